@@ -1,0 +1,48 @@
+//! The plan file format of tether: `plan.md`.
+//!
+//! One git-tracked markdown file holds the goals (each a contract: `done_when`, `verify`,
+//! `failure_modes`, `ask_before`, `threshold`, subtasks) and a short append-only log. The agent
+//! edits it with its ordinary tools; tether only **parses** it and makes a few exact line-level
+//! **patches** — flip a status, tick a subtask, append a log line, add a missing id — and never
+//! re-serialises it, so every byte tether does not mean to change stays as it was.
+//!
+//! This crate is pure: strings and paths in, strings out. Reading and writing the file is the
+//! caller's job.
+//!
+//! ```
+//! use tether_plan::{PlanDoc, Status};
+//!
+//! let text = "# Plan: demo\n\n## Goal: Ship it\n<!-- id: ship -->\nstatus: active\n\
+//!             done_when: it ships\n\n- [ ] build\n";
+//! let doc = PlanDoc::parse("plan.md", text);
+//! assert_eq!(doc.plan().goals[0].status(), Status::Active);
+//!
+//! let patch = doc.set_status("ship", Status::Done)?;
+//! let after = doc.apply(&patch);
+//! assert_eq!(after.plan().goals[0].status(), Status::Done);
+//! assert_eq!(after.text(), text.replace("status: active", "status: done"));
+//! # Ok::<(), tether_plan::PatchError>(())
+//! ```
+
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod doc;
+mod lines;
+mod model;
+mod parse;
+mod patch;
+mod problem;
+pub mod render;
+mod syntax;
+
+pub use doc::{AssignedId, PatchError, PlanDoc};
+pub use lines::LineEnding;
+pub use model::{Field, Goal, Located, Log, LogEntry, Plan, Status, Subtask, UnknownStatus};
+pub use patch::{Edit, Patch};
+pub use problem::{PlanError, Problem, ProblemKind, Severity};
+
+/// Derives a goal id from a title the way tether does for goals that lack one.
+pub fn id_from_title(title: &str) -> String {
+    syntax::slug(title)
+}

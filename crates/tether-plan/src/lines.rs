@@ -1,0 +1,80 @@
+//! The line table: where each line of the plan starts and ends, and how it ends.
+//!
+//! Every patch is expressed against this table, so that tether can change exactly the bytes it
+//! means to and leave every other byte — including each line's own terminator — as it was.
+
+use serde::Serialize;
+
+/// How a line ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LineEnding {
+    /// `\n`
+    Lf,
+    /// `\r\n`
+    CrLf,
+    /// The last line of a file that does not end with a newline.
+    None,
+}
+
+impl LineEnding {
+    /// The bytes of this ending.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LineEnding::Lf => "\n",
+            LineEnding::CrLf => "\r\n",
+            LineEnding::None => "",
+        }
+    }
+}
+
+/// One line of the source: `content` excludes the terminator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Line {
+    /// Byte offset of the first byte of the line.
+    pub start: usize,
+    /// Byte offset one past the last content byte (the terminator starts here).
+    pub content_end: usize,
+    /// How the line ends.
+    pub ending: LineEnding,
+}
+
+impl Line {
+    /// Byte offset one past the terminator.
+    pub fn end(&self) -> usize {
+        self.content_end + self.ending.as_str().len()
+    }
+}
+
+/// Splits `text` into lines. An empty text has no lines; a text ending in a newline has no empty
+/// line after it.
+pub(crate) fn split(text: &str) -> Vec<Line> {
+    let mut lines = Vec::with_capacity(text.len() / 32 + 1);
+    let mut start = 0;
+    for piece in text.split_inclusive('\n') {
+        let end = start + piece.len();
+        let (content_end, ending) = if piece.ends_with("\r\n") {
+            (end - 2, LineEnding::CrLf)
+        } else if piece.ends_with('\n') {
+            (end - 1, LineEnding::Lf)
+        } else {
+            (end, LineEnding::None)
+        };
+        lines.push(Line {
+            start,
+            content_end,
+            ending,
+        });
+        start = end;
+    }
+    lines
+}
+
+/// The ending tether uses for lines it inserts: the first terminator found in the file, or `\n`.
+pub(crate) fn dominant(lines: &[Line]) -> LineEnding {
+    lines
+        .iter()
+        .map(|l| l.ending)
+        .find(|e| *e != LineEnding::None)
+        .unwrap_or(LineEnding::Lf)
+}

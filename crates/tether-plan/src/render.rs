@@ -1,0 +1,155 @@
+//! The task list `tether plan` prints: each goal with its status, open subtasks, a count of the
+//! ticked ones it hides, and flags for what needs a human's attention.
+//!
+//! Flags that need only the file (no `done_when`, duplicate ids, invalid status or threshold…)
+//! come from the parse; flags that need the store (done without sign-off, contract changed since
+//! approval) are passed in by the caller as [`Flag`]s.
+
+use std::fmt::Write as _;
+
+use crate::model::{Goal, Plan, Status};
+use crate::problem::{Problem, Severity};
+
+/// A flag on one goal, supplied by the caller (for example from the store).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flag {
+    /// The index of the goal in `Plan::goals`.
+    pub goal: usize,
+    /// What needs attention.
+    pub message: String,
+}
+
+/// What to render besides the plan itself.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Extra flags, shown under their goals after the parse's own.
+    pub flags: Vec<Flag>,
+    /// How many of the last log entries to show.
+    pub log_lines: usize,
+}
+
+const INDENT: &str = "            ";
+
+/// Renders the task list for `plan`, read from `file` (shown in the header).
+pub fn task_list(file: &str, plan: &Plan, opts: &Options) -> String {
+    let mut out = String::new();
+    match &plan.title {
+        Some(t) if !t.value.is_empty() => {
+            let _ = writeln!(out, "Plan: {}", t.value);
+        }
+        _ => {
+            let _ = writeln!(out, "Plan (untitled)");
+        }
+    }
+    let _ = writeln!(out, "{file} · {}", counts(plan));
+    if plan.goals.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNo goals yet. Add a `## Goal: <title>` section to {file}, or draft goals with \
+             `tether plan new \"<objective>\"`."
+        );
+    }
+    for (i, goal) in plan.goals.iter().enumerate() {
+        out.push('\n');
+        render_goal(&mut out, plan, i, goal, opts);
+    }
+    let loose: Vec<&Problem> = plan.problems.iter().filter(|p| p.goal.is_none()).collect();
+    if !loose.is_empty() {
+        out.push_str("\nOther problems:\n");
+        for p in loose {
+            let _ = writeln!(out, "  {} line {}: {}", mark(p.severity), p.line, p.message);
+        }
+    }
+    if let Some(log) = &plan.log
+        && opts.log_lines > 0
+        && !log.entries.is_empty()
+    {
+        let n = log.entries.len();
+        let shown = opts.log_lines.min(n);
+        if shown == n {
+            let _ = writeln!(out, "\nLog:");
+        } else {
+            let _ = writeln!(out, "\nLog (last {shown} of {n}):");
+        }
+        for e in &log.entries[n - shown..] {
+            let _ = writeln!(out, "  - {}", e.text);
+        }
+    }
+    out
+}
+
+fn counts(plan: &Plan) -> String {
+    let total = plan.goals.len();
+    let mut parts = vec![format!("{total} goal{}", if total == 1 { "" } else { "s" })];
+    let by: Vec<String> = Status::ALL
+        .iter()
+        .map(|s| (s, plan.goals.iter().filter(|g| g.status() == *s).count()))
+        .filter(|(_, n)| *n > 0)
+        .map(|(s, n)| format!("{n} {s}"))
+        .collect();
+    if !by.is_empty() {
+        parts.push(by.join(", "));
+    }
+    parts.join(": ")
+}
+
+fn mark(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "✗",
+        Severity::Warning => "⚠",
+    }
+}
+
+fn render_goal(out: &mut String, plan: &Plan, index: usize, goal: &Goal, opts: &Options) {
+    let status = match &goal.status {
+        Some(f) if f.value.is_none() => "invalid".to_owned(),
+        _ => goal.status().to_string(),
+    };
+    let id = goal
+        .id()
+        .map_or_else(|| "no id".to_owned(), |i| format!("#{i}"));
+    let title = if goal.title.is_empty() {
+        "(untitled)"
+    } else {
+        &goal.title
+    };
+    let _ = writeln!(out, "{status:<10}  {title}  ({id})");
+    let closed =
+        goal.status().is_closed() && goal.status.as_ref().is_some_and(|f| f.value.is_some());
+    if closed {
+        if !goal.subtasks.is_empty() {
+            let _ = writeln!(
+                out,
+                "{INDENT}{}/{} subtasks ticked",
+                goal.done_subtasks(),
+                goal.subtasks.len()
+            );
+        }
+    } else {
+        if let Some(d) = &goal.done_when {
+            let _ = writeln!(out, "{INDENT}done when: {}", d.value);
+        }
+        if let Some(v) = &goal.verify {
+            let _ = writeln!(out, "{INDENT}verify:    {}", v.value);
+        }
+        for s in goal.subtasks.iter().filter(|s| !s.checked) {
+            let _ = writeln!(out, "{INDENT}[ ] {}", s.text);
+        }
+        let hidden = goal.done_subtasks();
+        if hidden > 0 {
+            let _ = writeln!(out, "{INDENT}({hidden} done hidden)");
+        }
+    }
+    for p in plan.problems.iter().filter(|p| p.goal == Some(index)) {
+        let _ = writeln!(
+            out,
+            "{INDENT}{} line {}: {}",
+            mark(p.severity),
+            p.line,
+            p.message
+        );
+    }
+    for f in opts.flags.iter().filter(|f| f.goal == index) {
+        let _ = writeln!(out, "{INDENT}⚠ {}", f.message);
+    }
+}
