@@ -1,1 +1,63 @@
-fn main() {}
+//! Parse a 10,000-goal plan and compute + apply one patch on it.
+//!
+//! Bars (PRODUCT section 8): parse < 10 ms, patch < 1 ms. Run with
+//! `cargo bench -p tether-plan --bench plan`.
+
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use tether_plan::{PlanDoc, Status};
+
+fn big_plan(goals: usize) -> String {
+    let mut s = String::from("# Plan: a very large plan\n\nSome preamble prose.\n");
+    for i in 0..goals {
+        let _ = write!(
+            s,
+            "\n## Goal: Goal number {i}\n<!-- id: goal-{i} -->\nstatus: {}\n\
+             done_when: the thing numbered {i} works and p95 < 50ms\n\
+             verify: cargo test -p thing{i}\nfailure_modes:\n- it is bypassed\n\
+             - verify passes on a trivial test\nask_before: git push\nthreshold: 2\n\n\
+             - [x] first step\n- [ ] second step\n- [ ] third step\n",
+            if i % 3 == 0 { "active" } else { "open" }
+        );
+    }
+    s.push_str("\n## Log\n- 2026-06-15 14:02 started\n");
+    s
+}
+
+fn bench(c: &mut Criterion) {
+    let text = big_plan(10_000);
+    eprintln!(
+        "plan: {} goals, {} lines, {} bytes",
+        10_000,
+        text.lines().count(),
+        text.len()
+    );
+    c.bench_function("parse 10k goals", |b| {
+        b.iter(|| PlanDoc::parse("plan.md", black_box(text.as_str())))
+    });
+    let doc = PlanDoc::parse("plan.md", text.as_str());
+    assert!(doc.check().is_ok());
+    c.bench_function("patch status on 10k goals", |b| {
+        b.iter(|| {
+            let patch = doc
+                .set_status(black_box("goal-7777"), Status::Done)
+                .unwrap();
+            patch.apply(doc.text())
+        })
+    });
+    c.bench_function("append log on 10k goals", |b| {
+        b.iter(|| {
+            let patch = doc
+                .append_log(black_box("2026-06-15 14:03 one more"))
+                .unwrap();
+            patch.apply(doc.text())
+        })
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -60,8 +60,17 @@ struct GoalState {
     list: Option<List>,
     /// The line `failure_modes:` was declared on, if it was.
     failure_modes_line: Option<usize>,
-    /// First line of each field seen, for duplicate detection.
-    seen: HashMap<&'static str, usize>,
+    /// First line of each field seen (indexed like `FIELDS`), for duplicate detection.
+    seen: [Option<usize>; FIELDS.len()],
+}
+
+impl GoalState {
+    fn seen(&self, field: &str) -> bool {
+        FIELDS
+            .iter()
+            .position(|f| *f == field)
+            .is_some_and(|i| self.seen[i].is_some())
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -284,10 +293,11 @@ impl Parser {
     }
 
     fn field_line(&mut self, n: usize, key: &str, value: &str) {
-        let Some(name) = FIELDS.iter().find(|f| f.eq_ignore_ascii_case(key)).copied() else {
+        let Some(index) = FIELDS.iter().position(|f| f.eq_ignore_ascii_case(key)) else {
             return self.unknown_key(n, key);
         };
-        if let Some(first) = self.cur.seen.get(name).copied() {
+        let name = FIELDS[index];
+        if let Some(first) = self.cur.seen[index] {
             return self.problem(
                 Severity::Error,
                 ProblemKind::DuplicateField,
@@ -295,7 +305,7 @@ impl Parser {
                 format!("`{name}:` appears twice in this goal (first at line {first}); keep one"),
             );
         }
-        self.cur.seen.insert(name, n);
+        self.cur.seen[index] = Some(n);
         let is_list = matches!(name, "failure_modes" | "ask_before");
         if value.is_empty() && !is_list {
             let expected = match name {
@@ -405,12 +415,20 @@ impl Parser {
     /// The warnings owed by a goal once its section has ended.
     fn check_goal(&mut self) {
         let Some(g) = self.goals.last() else { return };
-        let (line, title) = (g.heading_line, g.title.clone());
-        let no_fields = self.cur.seen.is_empty() && g.subtasks.is_empty();
+        let no_fields = self.cur.seen.iter().all(Option::is_none) && g.subtasks.is_empty();
         let missing_id = g.id.is_none();
-        let missing_status = g.status.is_none() && !self.cur.seen.contains_key("status");
-        let missing_done_when = g.done_when.is_none() && !self.cur.seen.contains_key("done_when");
+        let missing_status = g.status.is_none() && !self.cur.seen("status");
+        let missing_done_when = g.done_when.is_none() && !self.cur.seen("done_when");
         let empty_failure_modes = g.failure_modes.is_empty();
+        let unhappy = missing_id
+            || no_fields
+            || missing_status
+            || missing_done_when
+            || (self.cur.failure_modes_line.is_some() && empty_failure_modes);
+        if !unhappy {
+            return;
+        }
+        let (line, title) = (g.heading_line, g.title.clone());
         if missing_id {
             let suggestion = syntax::slug(&title);
             self.problem(
@@ -468,10 +486,12 @@ impl Parser {
     fn finish(mut self, line_count: usize, ending: crate::LineEnding) -> Plan {
         if let Some((_, _, open)) = self.fence {
             self.problem(
-                Severity::Warning,
+                Severity::Error,
                 ProblemKind::UnclosedFence,
                 open,
-                "this code fence is never closed; everything after it is read as code".to_owned(),
+                "this code fence is never closed, so everything after it is read as code; \
+                 close it with a matching fence line"
+                    .to_owned(),
             );
         }
         self.close_section(line_count);

@@ -101,12 +101,13 @@ fn a_shorter_fence_does_not_close_a_longer_one() {
 }
 
 #[test]
-fn an_unclosed_fence_is_a_warning_and_swallows_the_rest() {
+fn an_unclosed_fence_is_an_error_and_swallows_the_rest() {
     let text = "## Goal: a\n<!-- id: a -->\nstatus: open\ndone_when: x\n```\n## Goal: b\n";
     let doc = PlanDoc::parse("plan.md", text);
     assert_eq!(doc.plan().goals.len(), 1);
     assert_eq!(kinds(&doc), [(5, ProblemKind::UnclosedFence)]);
-    assert!(doc.check().is_ok());
+    // Appending a log section after it would land inside the fence, so nothing is patched.
+    assert!(doc.check().is_err());
 }
 
 #[test]

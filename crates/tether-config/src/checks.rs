@@ -1,0 +1,71 @@
+//! Rules that involve more than one table, run after the schema walk.
+//!
+//! They see the environment-resolved config, so "missing" means missing from both the file and
+//! the environment.
+
+use crate::Config;
+use crate::config::{Channel, ExecutorKind, ZulipConfig};
+use crate::reader::Reader;
+use crate::schema::Marks;
+
+/// Runs every cross-table rule, adding problems to `r`.
+pub(crate) fn run(config: &Config, marks: &Marks, r: &mut Reader) {
+    judge_differs_from_model(config, marks, r);
+    zulip_channel_is_complete(config, marks, r);
+}
+
+/// Cross-model by default: the judge may not be the executor's own model unless allowed.
+/// Only the built-in executor runs on `[model]`; other executors bring their own model.
+fn judge_differs_from_model(config: &Config, marks: &Marks, r: &mut Reader) {
+    let (Some(model), Some(judge)) = (&config.model, &config.judge) else {
+        return;
+    };
+    if config.executor.kind == ExecutorKind::Builtin
+        && !judge.same_model
+        && judge.endpoint.same_model_as(model)
+    {
+        r.report(
+            marks.judge.clone(),
+            "judge",
+            format!(
+                "the judge is the executor's own model ({} {} at {}), but the judge must be \
+                 independent; set `judge.same_model = true` or pick another model",
+                model.api.as_str(),
+                model.model,
+                model.base_url
+            ),
+        );
+    }
+}
+
+/// A Zulip channel needs a server, a bot, a stream and a key.
+fn zulip_channel_is_complete(config: &Config, marks: &Marks, r: &mut Reader) {
+    if !config.human.channels.contains(&Channel::Zulip) {
+        return;
+    }
+    let zulip = &config.zulip;
+    let fields = [
+        ("zulip.server_url", ZulipConfig::SERVER_URL_ENV),
+        ("zulip.bot_email", ZulipConfig::BOT_EMAIL_ENV),
+        ("zulip.stream", ZulipConfig::STREAM_ENV),
+    ];
+    let mut missing: Vec<String> = fields
+        .iter()
+        .zip(marks.zulip_given)
+        .filter(|(_, given)| !given)
+        .map(|((key, var), _)| format!("`{key}` (or {var})"))
+        .collect();
+    if zulip.api_key.is_none() {
+        missing.push(format!("the bot's API key (set {})", zulip.api_key_env));
+    }
+    if !missing.is_empty() {
+        r.report(
+            marks.channels.clone(),
+            "human.channels",
+            format!(
+                "\"zulip\" is a channel but its settings are missing: {}",
+                missing.join(", ")
+            ),
+        );
+    }
+}

@@ -1,0 +1,269 @@
+//! The typed configuration: one struct per `tether.toml` table, with the defaults of PRODUCT §6.
+//!
+//! These types hold only validated values; they are built by the schema walk in `schema.rs`,
+//! never deserialized directly, so every problem can be reported with its line.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use crate::Secret;
+use crate::model::{JudgeConfig, ModelConfig};
+
+/// A whole, validated `tether.toml` with the environment's overrides applied.
+///
+/// Its `Debug` never shows a key: keys are held as [`Secret`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// The plan file, relative to the workspace root (or absolute).
+    pub plan: PathBuf,
+    /// The built-in agent's model; `None` when `[model]` is absent.
+    pub model: Option<ModelConfig>,
+    /// The sign-off judge; `None` when `[judge]` is absent.
+    pub judge: Option<JudgeConfig>,
+    /// Loop budgets and stop rules (`[loop]`).
+    pub r#loop: LoopConfig,
+    /// How and when a human is asked (`[human]`).
+    pub human: HumanConfig,
+    /// The Zulip channel's settings (`[zulip]` plus environment).
+    pub zulip: ZulipConfig,
+    /// Who does the work (`[executor]`).
+    pub executor: ExecutorConfig,
+    /// The dashboard and API (`[server]`).
+    pub server: ServerConfig,
+}
+
+impl Config {
+    /// Default for `plan`.
+    pub const DEFAULT_PLAN: &'static str = "plan.md";
+
+    /// The plan file's path, resolved against the workspace root.
+    pub fn plan_path(&self, workspace_root: &Path) -> PathBuf {
+        workspace_root.join(&self.plan)
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            plan: PathBuf::from(Self::DEFAULT_PLAN),
+            model: None,
+            judge: None,
+            r#loop: LoopConfig::default(),
+            human: HumanConfig::default(),
+            zulip: ZulipConfig::default(),
+            executor: ExecutorConfig::default(),
+            server: ServerConfig::default(),
+        }
+    }
+}
+
+/// Budgets and stop rules of the loops (`[loop]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoopConfig {
+    /// Iteration budget; `0` means unlimited. At most [`LoopConfig::MAX_ITERATIONS_CEILING`].
+    pub max_iterations: u32,
+    /// Spins (no tool call, no file change) in a row that pause the run as blocked.
+    pub spin_guard: u32,
+    /// Identical failing verify outputs in a row that trigger the oscillation nudge.
+    pub oscillation_repeats: u32,
+    /// Iterations changing files but not the plan before the upkeep reminder.
+    pub reminder_after: u32,
+    /// Clean-end reminders before the run pauses for a human.
+    pub clean_end_reminders: u32,
+    /// Timeout of one `verify` command, in seconds.
+    pub verify_timeout_secs: u64,
+    /// Consecutive failed agent iterations that stop a Ralph loop.
+    pub max_consecutive_failures: u32,
+}
+
+impl LoopConfig {
+    /// The hard ceiling on `max_iterations` (and on `--max-iterations`).
+    pub const MAX_ITERATIONS_CEILING: u32 = 20_000;
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        Self {
+            max_iterations: 20,
+            spin_guard: 2,
+            oscillation_repeats: 3,
+            reminder_after: 3,
+            clean_end_reminders: 2,
+            verify_timeout_secs: 600,
+            max_consecutive_failures: 3,
+        }
+    }
+}
+
+/// A way a human can answer a question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Channel {
+    /// A prompt in the terminal tether runs in.
+    Terminal,
+    /// `tether questions` / `tether answer` from any shell.
+    Cli,
+    /// The dashboard.
+    Web,
+    /// A Zulip stream, one topic per conversation.
+    Zulip,
+}
+
+impl Channel {
+    /// Every channel with its spelling in `tether.toml`.
+    pub const CHOICES: [(&'static str, Channel); 4] = [
+        ("terminal", Channel::Terminal),
+        ("cli", Channel::Cli),
+        ("web", Channel::Web),
+        ("zulip", Channel::Zulip),
+    ];
+
+    /// The spelling in `tether.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Terminal => "terminal",
+            Channel::Cli => "cli",
+            Channel::Web => "web",
+            Channel::Zulip => "zulip",
+        }
+    }
+}
+
+/// What happens when nobody answers a question in time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HumanTimeout {
+    /// Seconds to wait for an answer.
+    pub secs: u64,
+    /// The answer given to the agent when the time is up.
+    pub on_timeout: String,
+}
+
+/// How and when a human is asked (`[human]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HumanConfig {
+    /// Interaction threshold, 0 (never ask) to 5 (confirm everything).
+    pub threshold: u8,
+    /// Channels a question is offered on, without duplicates, in file order.
+    pub channels: Vec<Channel>,
+    /// `None` (the default) waits forever.
+    pub timeout: Option<HumanTimeout>,
+    /// Command prefixes that need a human's yes before they run.
+    pub ask_before: Vec<String>,
+}
+
+impl HumanConfig {
+    /// The answer used when `timeout_secs` is set without `on_timeout`.
+    pub const DEFAULT_ON_TIMEOUT: &'static str =
+        "Proceed with your best judgement and note the assumption in the plan log.";
+}
+
+impl Default for HumanConfig {
+    fn default() -> Self {
+        Self {
+            threshold: 2,
+            channels: vec![Channel::Terminal, Channel::Cli, Channel::Web],
+            timeout: None,
+            ask_before: Vec::new(),
+        }
+    }
+}
+
+/// The Zulip channel's settings, after the environment's overrides (`[zulip]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ZulipConfig {
+    /// The server, e.g. `https://chat.example.com` (`ZULIP_SERVER_URL` overrides).
+    pub server_url: Option<String>,
+    /// The bot's email address (`ZULIP_BOT_EMAIL` overrides).
+    pub bot_email: Option<String>,
+    /// The stream questions are posted to (`ZULIP_STREAM` overrides).
+    pub stream: Option<String>,
+    /// The NAME of the variable holding the bot's API key.
+    pub api_key_env: String,
+    /// The bot's API key, read from `api_key_env` at load; `None` when unset.
+    pub api_key: Option<Secret>,
+}
+
+impl ZulipConfig {
+    /// Default for `zulip.api_key_env`.
+    pub const DEFAULT_API_KEY_ENV: &'static str = "ZULIP_BOT_API_KEY";
+    /// Variable overriding `zulip.server_url`.
+    pub const SERVER_URL_ENV: &'static str = "ZULIP_SERVER_URL";
+    /// Variable overriding `zulip.bot_email`.
+    pub const BOT_EMAIL_ENV: &'static str = "ZULIP_BOT_EMAIL";
+    /// Variable overriding `zulip.stream`.
+    pub const STREAM_ENV: &'static str = "ZULIP_STREAM";
+}
+
+impl Default for ZulipConfig {
+    fn default() -> Self {
+        Self {
+            server_url: None,
+            bot_email: None,
+            stream: None,
+            api_key_env: Self::DEFAULT_API_KEY_ENV.to_owned(),
+            api_key: None,
+        }
+    }
+}
+
+/// Which agent does the work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ExecutorKind {
+    /// tether's own agent on `[model]`.
+    #[default]
+    Builtin,
+    /// Claude Code in print mode.
+    Claude,
+    /// `codex exec --json`.
+    Codex,
+    /// The pi coding agent.
+    Pi,
+    /// Any CLI, given by `executor.command`.
+    Command,
+}
+
+impl ExecutorKind {
+    /// Every kind with its spelling in `tether.toml`.
+    pub const CHOICES: [(&'static str, ExecutorKind); 5] = [
+        ("builtin", ExecutorKind::Builtin),
+        ("claude", ExecutorKind::Claude),
+        ("codex", ExecutorKind::Codex),
+        ("pi", ExecutorKind::Pi),
+        ("command", ExecutorKind::Command),
+    ];
+
+    /// The spelling in `tether.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecutorKind::Builtin => "builtin",
+            ExecutorKind::Claude => "claude",
+            ExecutorKind::Codex => "codex",
+            ExecutorKind::Pi => "pi",
+            ExecutorKind::Command => "command",
+        }
+    }
+}
+
+/// Who does the work (`[executor]`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExecutorConfig {
+    /// The driver.
+    pub kind: ExecutorKind,
+    /// The program and its arguments: non-empty exactly when `kind` is
+    /// [`ExecutorKind::Command`], empty otherwise.
+    pub command: Vec<String>,
+}
+
+/// The dashboard and API of a run (`[server]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// Where to listen; port 0 picks a free port.
+    pub listen: SocketAddr,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+        }
+    }
+}

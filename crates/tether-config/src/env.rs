@@ -1,0 +1,88 @@
+//! The process environment, behind a trait.
+//!
+//! The environment overrides `tether.toml` (Zulip settings, `TETHER_CONFIG`, API keys), but the
+//! loading logic never calls `std::env` itself: callers pass an [`Env`]. Tests hand in a
+//! [`MapEnv`] instead of mutating the real environment, which would race between threads.
+
+use std::collections::HashMap;
+
+/// A source of environment variables.
+pub trait Env {
+    /// The value of the variable `name`, or `None` when it is unset or not valid Unicode.
+    fn var(&self, name: &str) -> Option<String>;
+}
+
+/// The real process environment.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProcessEnv;
+
+impl Env for ProcessEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+}
+
+impl Env for HashMap<String, String> {
+    fn var(&self, name: &str) -> Option<String> {
+        self.get(name).cloned()
+    }
+}
+
+/// An in-memory environment, for tests and for embedding tether.
+///
+/// Its `Debug` prints variable names only, since values may be API keys.
+#[derive(Clone, Default)]
+pub struct MapEnv {
+    vars: HashMap<String, String>,
+}
+
+impl MapEnv {
+    /// An environment with no variables set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Returns this environment with `name` set to `value`.
+    #[must_use]
+    pub fn with(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.vars.insert(name.into(), value.into());
+        self
+    }
+
+    /// Sets `name` to `value`.
+    pub fn set(&mut self, name: impl Into<String>, value: impl Into<String>) {
+        self.vars.insert(name.into(), value.into());
+    }
+}
+
+impl Env for MapEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        self.vars.get(name).cloned()
+    }
+}
+
+impl std::fmt::Debug for MapEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&str> = self.vars.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        f.debug_struct("MapEnv").field("names", &names).finish()
+    }
+}
+
+impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for MapEnv {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        Self {
+            vars: iter
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        }
+    }
+}
+
+/// The value of `name`, treating a variable set to only whitespace like an unset one.
+pub(crate) fn non_empty(env: &dyn Env, name: &str) -> Option<String> {
+    env.var(name)
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+}

@@ -1,0 +1,84 @@
+//! The schema's key names, in the order of PRODUCT §6.
+//!
+//! One list serves the unknown-key check, the "did you mean" suggestions, the hint that a key
+//! belongs in another table, and the test that the template documents every key.
+
+/// Keys allowed at the top level: `plan` and the tables.
+pub(crate) const TOP_LEVEL: &[&str] = &[
+    "plan", "model", "judge", "loop", "human", "zulip", "executor", "server",
+];
+
+/// Keys of `[model]`.
+pub(crate) const MODEL: &[&str] = &["api", "base_url", "model", "api_key_env"];
+
+/// Keys of `[judge]`.
+pub(crate) const JUDGE: &[&str] = &[
+    "api",
+    "base_url",
+    "model",
+    "api_key_env",
+    "same_model",
+    "timeout_secs",
+];
+
+/// Keys of `[loop]`.
+pub(crate) const LOOP: &[&str] = &[
+    "max_iterations",
+    "spin_guard",
+    "oscillation_repeats",
+    "reminder_after",
+    "clean_end_reminders",
+    "verify_timeout_secs",
+    "max_consecutive_failures",
+];
+
+/// Keys of `[human]`.
+pub(crate) const HUMAN: &[&str] = &[
+    "threshold",
+    "channels",
+    "timeout_secs",
+    "on_timeout",
+    "ask_before",
+];
+
+/// Keys of `[zulip]`.
+pub(crate) const ZULIP: &[&str] = &["server_url", "bot_email", "stream", "api_key_env"];
+
+/// Keys of `[executor]`.
+pub(crate) const EXECUTOR: &[&str] = &["kind", "command"];
+
+/// Keys of `[server]`.
+pub(crate) const SERVER: &[&str] = &["listen"];
+
+/// Every table with its keys.
+pub(crate) const TABLES: &[(&str, &[&str])] = &[
+    ("model", MODEL),
+    ("judge", JUDGE),
+    ("loop", LOOP),
+    ("human", HUMAN),
+    ("zulip", ZULIP),
+    ("executor", EXECUTOR),
+    ("server", SERVER),
+];
+
+/// The tables (other than `current`) that have a key spelled exactly `key`.
+pub(crate) fn tables_with(key: &str, current: &str) -> Vec<&'static str> {
+    TABLES
+        .iter()
+        .filter(|(table, keys)| *table != current && keys.contains(&key))
+        .map(|(table, _)| *table)
+        .collect()
+}
+
+/// Whether a key looks like an attempt to put a credential in the file (`api_key`, `token`, …).
+pub(crate) fn is_secret_like(key: &str) -> bool {
+    let squashed: String = key
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    matches!(
+        squashed.as_str(),
+        "apikey" | "key" | "token" | "apitoken" | "secret" | "password" | "botapikey"
+    )
+}

@@ -1,0 +1,51 @@
+//! `tether.toml`: tether's configuration, loaded, validated and documented.
+//!
+//! [`load()`] finds the file (`<workspace>/tether.toml`, or `TETHER_CONFIG`), applies the
+//! environment's overrides, and validates everything at once: every problem is collected as a
+//! [`Problem`] with its line and key path, so `tether validate` can list them all. API keys are
+//! only ever read from environment variables named in the file, and held as [`Secret`].
+//!
+//! ```
+//! use std::path::Path;
+//! use tether_config::{MapEnv, parse};
+//!
+//! let env = MapEnv::new().with("ZULIP_STREAM", "my-repo");
+//! let config = parse("[loop]\nmax_iterations = 50\n", Path::new("tether.toml"), &env)?;
+//! assert_eq!(config.r#loop.max_iterations, 50);
+//! assert_eq!(config.zulip.stream.as_deref(), Some("my-repo"));
+//!
+//! let err = parse("[loop]\nmax_iteratons = 50\n", Path::new("tether.toml"), &env).unwrap_err();
+//! assert_eq!(
+//!     err.problems()[0].to_string(),
+//!     "tether.toml:2: loop.max_iteratons: unknown key; did you mean `max_iterations`?"
+//! );
+//! # Ok::<(), tether_config::ConfigError>(())
+//! ```
+
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod checks;
+mod config;
+mod env;
+mod error;
+mod keys;
+mod load;
+mod model;
+mod reader;
+mod schema;
+mod secret;
+mod suggest;
+mod template;
+mod values;
+
+pub use config::{
+    Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, LoopConfig,
+    ServerConfig, ZulipConfig,
+};
+pub use env::{Env, MapEnv, ProcessEnv};
+pub use error::{ConfigError, Problem};
+pub use load::{CONFIG_ENV, FILE_NAME, Loaded, check, load, parse};
+pub use model::{Api, JudgeConfig, ModelConfig};
+pub use secret::Secret;
+pub use template::TEMPLATE;

@@ -1,0 +1,108 @@
+//! Entry points: find the config file, read it, and turn it into a [`Config`] or a list of
+//! problems.
+//!
+//! Parsing is separate from finding the file so callers (and tests) can validate text without
+//! touching the file system.
+
+use std::path::{Path, PathBuf};
+
+use toml::de::DeTable;
+
+use crate::env::{Env, non_empty};
+use crate::reader::Reader;
+use crate::{Config, ConfigError, Problem, checks, schema};
+
+/// The file name looked for at the workspace root.
+pub const FILE_NAME: &str = "tether.toml";
+
+/// The variable naming another config file (relative paths are resolved against the workspace
+/// root).
+pub const CONFIG_ENV: &str = "TETHER_CONFIG";
+
+/// A loaded config and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loaded {
+    /// The validated config, with the environment applied.
+    pub config: Config,
+    /// The file read; `None` when no `tether.toml` exists and defaults were used.
+    pub source: Option<PathBuf>,
+}
+
+/// Loads `<workspace_root>/tether.toml`, or the file named by `TETHER_CONFIG`.
+///
+/// A missing `tether.toml` means defaults (plus the environment), not an error; a missing file
+/// named by `TETHER_CONFIG` is [`ConfigError::NotFound`].
+pub fn load(workspace_root: &Path, env: &dyn Env) -> Result<Loaded, ConfigError> {
+    let (path, named) = match non_empty(env, CONFIG_ENV) {
+        Some(path) => (workspace_root.join(path), true),
+        None => (workspace_root.join(FILE_NAME), false),
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let config = parse(&text, &path, env)?;
+            Ok(Loaded {
+                config,
+                source: Some(path),
+            })
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            if named {
+                return Err(ConfigError::NotFound { path });
+            }
+            let config = parse("", &path, env)?;
+            Ok(Loaded {
+                config,
+                source: None,
+            })
+        }
+        Err(source) => Err(ConfigError::Io { path, source }),
+    }
+}
+
+/// Parses and validates config text. `file` is only used to label problems.
+///
+/// On failure the error is [`ConfigError::Invalid`] with every problem found.
+pub fn parse(text: &str, file: &Path, env: &dyn Env) -> Result<Config, ConfigError> {
+    check(text, file, env).map_err(|problems| ConfigError::Invalid {
+        file: file.to_path_buf(),
+        problems,
+    })
+}
+
+/// Like [`parse`], but returns the bare list of problems, as `tether validate` prints them.
+pub fn check(text: &str, file: &Path, env: &dyn Env) -> Result<Config, Vec<Problem>> {
+    let mut reader = Reader::new(text, file);
+    let (doc, errors) = DeTable::parse_recoverable(text);
+    if !errors.is_empty() {
+        // Checking a half-parsed document would report problems that are not there.
+        let problems = errors
+            .iter()
+            .map(|err| {
+                let (line, column) = match err.span() {
+                    Some(span) => {
+                        let (line, column) = reader.line_col(text, span.start);
+                        (Some(line), Some(column))
+                    }
+                    None => (None, None),
+                };
+                Problem {
+                    file: file.to_path_buf(),
+                    line,
+                    column,
+                    key: String::new(),
+                    message: format!("syntax error: {}", err.message()),
+                }
+            })
+            .collect();
+        return Err(problems);
+    }
+    let (config, marks) = schema::read(doc.get_ref(), &mut reader, env);
+    checks::run(&config, &marks, &mut reader);
+    let mut problems = reader.problems;
+    if problems.is_empty() {
+        return Ok(config);
+    }
+    // File order, then the problems that have no line (environment values, cross-table rules).
+    problems.sort_by_key(|p| (p.line.is_none(), p.line));
+    Err(problems)
+}

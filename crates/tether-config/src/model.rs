@@ -1,0 +1,115 @@
+//! Model endpoints: the built-in agent's `[model]` and the sign-off `[judge]`.
+//!
+//! Both tables share one shape, so they share [`ModelConfig`]. The key itself is looked up on
+//! demand through [`ModelConfig::api_key`], because only the code that calls the model needs it
+//! and `tether validate` must work without it.
+
+use crate::env::{Env, non_empty};
+use crate::{ConfigError, Secret};
+
+/// The wire protocol a model endpoint speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Api {
+    /// OpenAI Chat Completions (and compatible local servers).
+    OpenAiChat,
+    /// OpenAI Responses.
+    OpenAiResponses,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+impl Api {
+    /// Every protocol with its spelling in `tether.toml`.
+    pub const CHOICES: [(&'static str, Api); 3] = [
+        ("openai-chat", Api::OpenAiChat),
+        ("openai-responses", Api::OpenAiResponses),
+        ("anthropic", Api::Anthropic),
+    ];
+
+    /// The spelling in `tether.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::OpenAiChat => "openai-chat",
+            Api::OpenAiResponses => "openai-responses",
+            Api::Anthropic => "anthropic",
+        }
+    }
+
+    /// The variable such endpoints conventionally read their key from; used in hints.
+    pub fn conventional_key_env(self) -> &'static str {
+        match self {
+            Api::OpenAiChat | Api::OpenAiResponses => "OPENAI_API_KEY",
+            Api::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+}
+
+/// One model endpoint (`[model]`, and the endpoint part of `[judge]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelConfig {
+    /// The wire protocol.
+    pub api: Api,
+    /// An `http://` or `https://` URL with a host.
+    pub base_url: String,
+    /// The model's name as the endpoint knows it; never empty.
+    pub model: String,
+    /// The NAME of the environment variable holding the key; `None` for keyless local servers.
+    pub api_key_env: Option<String>,
+}
+
+impl ModelConfig {
+    /// The API key, read from the variable named by `api_key_env`.
+    ///
+    /// `Ok(None)` when no variable is named. An error names the variable when it is named but
+    /// unset or blank.
+    pub fn api_key(&self, env: &dyn Env) -> Result<Option<Secret>, ConfigError> {
+        let Some(var) = &self.api_key_env else {
+            return Ok(None);
+        };
+        match non_empty(env, var) {
+            Some(value) => Ok(Some(Secret::new(value))),
+            None => Err(ConfigError::MissingKey { var: var.clone() }),
+        }
+    }
+
+    /// Whether two endpoints are the same model: same protocol, same URL (ignoring a trailing
+    /// `/` and the case of scheme and host), same model name.
+    pub fn same_model_as(&self, other: &ModelConfig) -> bool {
+        self.api == other.api
+            && normalize_url(&self.base_url) == normalize_url(&other.base_url)
+            && self.model.trim() == other.model.trim()
+    }
+}
+
+fn normalize_url(url: &str) -> String {
+    let url = url.trim().trim_end_matches('/');
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            format!(
+                "{}://{}{path}",
+                scheme.to_ascii_lowercase(),
+                authority.to_ascii_lowercase()
+            )
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// The sign-off judge (`[judge]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JudgeConfig {
+    /// The judge's endpoint: the same fields as `[model]`.
+    pub endpoint: ModelConfig,
+    /// Allows the judge to be the executor's own model (cross-model is the default).
+    pub same_model: bool,
+    /// How long one judge call may take, in seconds.
+    pub timeout_secs: u64,
+}
+
+impl JudgeConfig {
+    /// Default for `judge.same_model`.
+    pub const DEFAULT_SAME_MODEL: bool = false;
+    /// Default for `judge.timeout_secs`.
+    pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
+}

@@ -1,0 +1,331 @@
+//! Walks a parsed `tether.toml` against the schema of PRODUCT §6 and builds a [`Config`].
+//!
+//! Every rule that concerns one table lives here; rules across tables are in `checks.rs`.
+//! Invalid values leave the default in place and add a problem, so one walk finds them all.
+
+use std::ops::Range;
+use std::path::PathBuf;
+
+use toml::de::DeTable;
+
+use crate::config::{Channel, ExecutorKind, HumanConfig, HumanTimeout, ZulipConfig};
+use crate::env::{Env, non_empty};
+use crate::model::{Api, JudgeConfig, ModelConfig};
+use crate::reader::{Reader, Table, entry, path_of};
+use crate::{Config, Secret, keys, values};
+
+/// `(min, max)` of every integer setting. `max_iterations` 0 means unlimited.
+pub(crate) mod range {
+    pub(crate) const JUDGE_TIMEOUT_SECS: (i64, i64) = (1, 86_400);
+    pub(crate) const MAX_ITERATIONS: (i64, i64) = (0, 20_000);
+    pub(crate) const SPIN_GUARD: (i64, i64) = (1, 100);
+    pub(crate) const OSCILLATION_REPEATS: (i64, i64) = (2, 100);
+    pub(crate) const REMINDER_AFTER: (i64, i64) = (1, 100);
+    pub(crate) const CLEAN_END_REMINDERS: (i64, i64) = (1, 100);
+    pub(crate) const VERIFY_TIMEOUT_SECS: (i64, i64) = (1, 86_400);
+    pub(crate) const MAX_CONSECUTIVE_FAILURES: (i64, i64) = (1, 100);
+    pub(crate) const THRESHOLD: (i64, i64) = (0, 5);
+    pub(crate) const HUMAN_TIMEOUT_SECS: (i64, i64) = (1, 2_592_000);
+}
+
+/// Where things were found, for the checks that span tables.
+#[derive(Default)]
+pub(crate) struct Marks {
+    pub(crate) judge: Option<Range<usize>>,
+    pub(crate) channels: Option<Range<usize>>,
+    /// Whether `server_url`, `bot_email`, `stream` were given at all (file or environment),
+    /// so an invalid value is not also reported as missing.
+    pub(crate) zulip_given: [bool; 3],
+}
+
+/// Reads the whole document. Problems go to `r`; the config holds defaults where values were
+/// invalid.
+pub(crate) fn read(doc: &DeTable, r: &mut Reader, env: &dyn Env) -> (Config, Marks) {
+    let root = Table {
+        path: "",
+        entries: doc,
+        span: None,
+    };
+    let mut config = Config::default();
+    let mut marks = Marks::default();
+    r.unknown_keys(
+        &root,
+        keys::TOP_LEVEL,
+        Some("put the key in an environment variable named by `model.api_key_env`"),
+    );
+    if let Some(plan) = r.string(&root, "plan", values::non_empty) {
+        config.plan = PathBuf::from(plan);
+    }
+    if let Some(t) = r.table(&root, "model") {
+        config.model = read_endpoint(r, &t, keys::MODEL);
+    }
+    if let Some(t) = r.table(&root, "judge") {
+        marks.judge.clone_from(&t.span);
+        config.judge = read_judge(r, &t);
+    }
+    if let Some(t) = r.table(&root, "loop") {
+        read_loop(r, &t, &mut config.r#loop);
+    }
+    if let Some(t) = r.table(&root, "human") {
+        marks.channels = entry(&t, "channels").map(|(_, v)| v.span());
+        read_human(r, &t, &mut config.human);
+    }
+    let zulip = r.table(&root, "zulip");
+    marks.zulip_given = read_zulip(r, zulip.as_ref(), env, &mut config.zulip);
+    if let Some(t) = r.table(&root, "executor") {
+        read_executor(r, &t, &mut config.executor);
+    }
+    if let Some(t) = r.table(&root, "server") {
+        r.unknown_keys(&t, keys::SERVER, None);
+        if let Some(listen) = r.string(&t, "listen", socket_addr) {
+            // `socket_addr` accepted it, so it parses.
+            config.server.listen = listen.parse().unwrap_or(config.server.listen);
+        }
+    }
+    (config, marks)
+}
+
+fn int<T: TryFrom<i64>>(r: &mut Reader, t: &Table, key: &str, (min, max): (i64, i64)) -> Option<T> {
+    r.int(t, key, min, max)
+}
+
+/// `[model]`, or the endpoint part of `[judge]`.
+fn read_endpoint(r: &mut Reader, t: &Table, allowed: &[&str]) -> Option<ModelConfig> {
+    let api = r.choice(t, "api", &Api::CHOICES);
+    let base_url = r.string(t, "base_url", values::http_url);
+    let model = r.string(t, "model", values::non_empty);
+    let api_key_env = r.string(t, "api_key_env", values::env_var_name);
+    let advice = match (&api_key_env, api) {
+        (Some(var), _) => format!(
+            "set the environment variable {var} instead (named by `{}`)",
+            path_of(t.path, "api_key_env")
+        ),
+        (None, api) => {
+            let var = api.map_or("OPENAI_API_KEY", Api::conventional_key_env);
+            format!(
+                "put the key in the environment variable {var} and set `{} = \"{var}\"`",
+                path_of(t.path, "api_key_env")
+            )
+        }
+    };
+    r.unknown_keys(t, allowed, Some(&advice));
+    let required = ["api", "base_url", "model"];
+    for key in required {
+        if entry(t, key).is_none() {
+            r.missing(t, key, &required);
+        }
+    }
+    Some(ModelConfig {
+        api: api?,
+        base_url: base_url?,
+        model: model?,
+        api_key_env,
+    })
+}
+
+fn read_judge(r: &mut Reader, t: &Table) -> Option<JudgeConfig> {
+    let endpoint = read_endpoint(r, t, keys::JUDGE);
+    let same_model = r.bool(t, "same_model");
+    let timeout_secs = int(r, t, "timeout_secs", range::JUDGE_TIMEOUT_SECS);
+    Some(JudgeConfig {
+        endpoint: endpoint?,
+        same_model: same_model.unwrap_or(JudgeConfig::DEFAULT_SAME_MODEL),
+        timeout_secs: timeout_secs.unwrap_or(JudgeConfig::DEFAULT_TIMEOUT_SECS),
+    })
+}
+
+fn read_loop(r: &mut Reader, t: &Table, out: &mut crate::LoopConfig) {
+    r.unknown_keys(t, keys::LOOP, None);
+    let set = |value: Option<u32>, slot: &mut u32| {
+        if let Some(v) = value {
+            *slot = v;
+        }
+    };
+    set(
+        int(r, t, "max_iterations", range::MAX_ITERATIONS),
+        &mut out.max_iterations,
+    );
+    set(
+        int(r, t, "spin_guard", range::SPIN_GUARD),
+        &mut out.spin_guard,
+    );
+    let repeats = int(r, t, "oscillation_repeats", range::OSCILLATION_REPEATS);
+    set(repeats, &mut out.oscillation_repeats);
+    set(
+        int(r, t, "reminder_after", range::REMINDER_AFTER),
+        &mut out.reminder_after,
+    );
+    let clean = int(r, t, "clean_end_reminders", range::CLEAN_END_REMINDERS);
+    set(clean, &mut out.clean_end_reminders);
+    if let Some(v) = int(r, t, "verify_timeout_secs", range::VERIFY_TIMEOUT_SECS) {
+        out.verify_timeout_secs = v;
+    }
+    let failures = int(
+        r,
+        t,
+        "max_consecutive_failures",
+        range::MAX_CONSECUTIVE_FAILURES,
+    );
+    set(failures, &mut out.max_consecutive_failures);
+}
+
+fn read_human(r: &mut Reader, t: &Table, out: &mut HumanConfig) {
+    r.unknown_keys(t, keys::HUMAN, None);
+    if let Some(v) = int(r, t, "threshold", range::THRESHOLD) {
+        out.threshold = v;
+    }
+    if let Some(channels) = r.choice_list(t, "channels", &Channel::CHOICES) {
+        out.channels = channels;
+    }
+    let secs: Option<u64> = int(r, t, "timeout_secs", range::HUMAN_TIMEOUT_SECS);
+    let on_timeout = r.string(t, "on_timeout", values::non_empty);
+    if let Some(secs) = secs {
+        out.timeout = Some(HumanTimeout {
+            secs,
+            on_timeout: on_timeout.unwrap_or_else(|| HumanConfig::DEFAULT_ON_TIMEOUT.to_owned()),
+        });
+    }
+    if entry(t, "timeout_secs").is_none()
+        && let Some((_, v)) = entry(t, "on_timeout")
+    {
+        r.report(
+            Some(v.span()),
+            "human.on_timeout",
+            "has no effect without `human.timeout_secs` (absent = wait forever); \
+             set timeout_secs or remove on_timeout",
+        );
+    }
+    if let Some(prefixes) = r.string_list(t, "ask_before", values::non_empty) {
+        out.ask_before = prefixes;
+    }
+}
+
+/// Reads `[zulip]` (if present) and applies the environment. Returns which of server_url,
+/// bot_email and stream were given anywhere.
+fn read_zulip(
+    r: &mut Reader,
+    t: Option<&Table>,
+    env: &dyn Env,
+    out: &mut ZulipConfig,
+) -> [bool; 3] {
+    let mut given = [false; 3];
+    if let Some(t) = t {
+        let var = r.string(t, "api_key_env", values::env_var_name);
+        let advice = format!(
+            "set the environment variable {} instead (named by `zulip.api_key_env`)",
+            var.as_deref().unwrap_or(ZulipConfig::DEFAULT_API_KEY_ENV)
+        );
+        r.unknown_keys(t, keys::ZULIP, Some(&advice));
+        if let Some(var) = var {
+            out.api_key_env = var;
+        }
+        out.server_url = r.string(t, "server_url", values::http_url);
+        out.bot_email = r.string(t, "bot_email", values::email);
+        out.stream = r.string(t, "stream", values::non_empty);
+        for (i, key) in ["server_url", "bot_email", "stream"]
+            .into_iter()
+            .enumerate()
+        {
+            given[i] = entry(t, key).is_some();
+        }
+    }
+    let overrides: [(&str, &str, &mut Option<String>, values::Check); 3] = [
+        (
+            "server_url",
+            ZulipConfig::SERVER_URL_ENV,
+            &mut out.server_url,
+            values::http_url,
+        ),
+        (
+            "bot_email",
+            ZulipConfig::BOT_EMAIL_ENV,
+            &mut out.bot_email,
+            values::email,
+        ),
+        (
+            "stream",
+            ZulipConfig::STREAM_ENV,
+            &mut out.stream,
+            values::non_empty,
+        ),
+    ];
+    for (i, (key, var, slot, check)) in overrides.into_iter().enumerate() {
+        let Some(value) = non_empty(env, var) else {
+            continue;
+        };
+        given[i] = true;
+        match check(&value) {
+            Ok(()) => *slot = Some(value),
+            Err(message) => {
+                r.report(
+                    None,
+                    path_of("zulip", key),
+                    format!("from {var}: {message}"),
+                );
+            }
+        }
+    }
+    out.api_key = non_empty(env, &out.api_key_env).map(Secret::new);
+    given
+}
+
+fn read_executor(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
+    r.unknown_keys(t, keys::EXECUTOR, None);
+    let kind = r.choice(t, "kind", &ExecutorKind::CHOICES);
+    let kind_given = entry(t, "kind").is_some();
+    if let Some(kind) = kind {
+        out.kind = kind;
+    }
+    let command = r.string_list(t, "command", |_| Ok(()));
+    let command_span = entry(t, "command").map(|(_, v)| v.span());
+    match (kind_given, kind, command_span) {
+        // kind is invalid: which rule applies is unknown.
+        (true, None, _) => {}
+        (_, Some(ExecutorKind::Command), None) => r.missing_with(
+            t,
+            "command",
+            "missing; kind = \"command\" needs the program and its arguments, \
+             e.g. command = [\"my-agent\", \"--print\"]",
+        ),
+        (_, Some(ExecutorKind::Command), Some(span)) => match command {
+            Some(argv) if argv.first().is_some_and(|p| !p.trim().is_empty()) => {
+                out.command = argv;
+            }
+            Some(argv) if argv.is_empty() => r.report(
+                Some(span),
+                "executor.command",
+                "must not be empty: it names the program and its arguments",
+            ),
+            Some(_) => r.report(
+                Some(span),
+                "executor.command",
+                "item 1: the program must not be empty",
+            ),
+            None => {}
+        },
+        (_, _, Some(span)) => {
+            let kind = out.kind.as_str();
+            r.report(
+                Some(span),
+                "executor.command",
+                format!(
+                    "only used when kind = \"command\", but kind is {kind:?}; \
+                     remove it or set kind = \"command\""
+                ),
+            );
+        }
+        (_, _, None) => {}
+    }
+}
+
+fn socket_addr(value: &str) -> Result<(), String> {
+    value
+        .parse::<std::net::SocketAddr>()
+        .map(|_| ())
+        .map_err(|_| {
+            format!(
+                "must be an IP address and port such as 127.0.0.1:0 or [::1]:8080 \
+                 (port 0 picks a free port), got {value:?}"
+            )
+        })
+}

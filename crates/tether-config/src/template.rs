@@ -1,0 +1,93 @@
+//! The commented `tether.toml` that `tether init` writes.
+//!
+//! It doubles as the reference for the file's shape: tests check that it names every key in
+//! the schema's order, parses with no problems, and that its active values are the defaults.
+
+/// The `tether.toml` written by `tether init`: every table and key of PRODUCT §6 in order, each
+/// with a one-line comment; settings that are absent by default are commented out.
+pub const TEMPLATE: &str = r#"# tether.toml: settings for tether, written by `tether init`.
+# The environment overrides this file (ZULIP_SERVER_URL, ZULIP_BOT_EMAIL, ZULIP_STREAM), and
+# TETHER_CONFIG can name another file. API keys never live here: name their variables instead.
+
+# The plan file with goals, subtasks and the log; a path relative to the workspace root.
+plan = "plan.md"
+
+# The built-in agent's model (optional): uncomment for executor kind "builtin".
+# [model]
+# Wire protocol: openai-chat | openai-responses | anthropic.
+# api = "openai-chat"
+# Endpoint base URL, http:// or https:// (a local llama.cpp, vLLM or ollama server works).
+# base_url = "http://127.0.0.1:8080/v1"
+# The model's name as the endpoint knows it (not empty).
+# model = "qwen3-coder"
+# The NAME of the environment variable holding the key; omit it for keyless local servers.
+# api_key_env = "OPENAI_API_KEY"
+
+# The sign-off judge (optional): an independent model that checks a goal is really done.
+# [judge]
+# Wire protocol: openai-chat | openai-responses | anthropic.
+# api = "anthropic"
+# Endpoint base URL, http:// or https://.
+# base_url = "https://api.anthropic.com"
+# The model's name as the endpoint knows it (not empty).
+# model = "claude-opus-4-5"
+# The NAME of the environment variable holding the key; omit it for keyless local servers.
+# api_key_env = "ANTHROPIC_API_KEY"
+# true | false: true allows the judge to be the executor's own model (default false).
+# same_model = false
+# Seconds one judge call may take: 1..86400.
+# timeout_secs = 600
+
+[loop]
+# Iteration budget of a run: 0..20000, where 0 = unlimited (ask for it explicitly).
+max_iterations = 20
+# Iterations in a row with no tool call and no file change that pause the run: 1..100.
+spin_guard = 2
+# Identical failing verify outputs in a row before the agent is nudged to ask: 2..100.
+oscillation_repeats = 3
+# Iterations that change files but not the plan before the upkeep reminder: 1..100.
+reminder_after = 3
+# Reminders to sign off a fully ticked goal before the run pauses for a human: 1..100.
+clean_end_reminders = 2
+# Seconds a goal's verify command may run: 1..86400.
+verify_timeout_secs = 600
+# Failed agent iterations in a row that stop a Ralph loop: 1..100.
+max_consecutive_failures = 3
+
+[human]
+# Interaction threshold: 0 (never ask) .. 5 (confirm everything); goals can override it.
+threshold = 2
+# Where questions are offered, first answer wins: "terminal", "cli", "web", "zulip", no repeats.
+channels = ["terminal", "cli", "web"]
+# Seconds to wait for an answer: 1..2592000; absent = wait forever.
+# timeout_secs = 14400
+# The answer the agent gets when the wait times out (only with timeout_secs; not empty).
+# on_timeout = "Proceed with your best judgement and note the assumption in the plan log."
+# Command prefixes that need a human's yes before they run, e.g. ["git push"].
+ask_before = []
+
+# The Zulip channel; ZULIP_SERVER_URL, ZULIP_BOT_EMAIL and ZULIP_STREAM override these values.
+[zulip]
+# The Zulip server: an http:// or https:// URL.
+# server_url = "https://chat.example.com"
+# The bot's email address.
+# bot_email = "tether-bot@chat.example.com"
+# The stream questions go to, one topic per conversation (not empty).
+# stream = "my-repo"
+# The NAME of the environment variable holding the bot's API key.
+api_key_env = "ZULIP_BOT_API_KEY"
+
+[executor]
+# Who does the work: builtin | claude | codex | pi | command.
+kind = "builtin"
+# Only for kind = "command", and required then: the program and its arguments.
+# command = ["my-agent", "--print"]
+
+[server]
+# Where a run's dashboard and API listen, IP:port; port 0 picks a free port.
+listen = "127.0.0.1:0"
+"#;
+
+#[cfg(test)]
+#[path = "template_tests.rs"]
+mod tests;

@@ -1,0 +1,130 @@
+//! Checks for the string-shaped values: URLs, email addresses, variable names.
+//!
+//! Each returns the sentence a user should read (without the key, which the caller adds), so the
+//! same rule gives the same message whether the value came from the file or the environment.
+//! No URL crate: the rules tether needs (scheme, host, port) are a few lines.
+
+/// A rule for a string value: `Err` holds the sentence to show.
+pub(crate) type Check = fn(&str) -> Result<(), String>;
+
+/// An `http://` or `https://` URL with a non-empty host, an optional valid port and no
+/// credentials.
+pub(crate) fn http_url(value: &str) -> Result<(), String> {
+    let expected = "must be an http:// or https:// URL such as https://chat.example.com";
+    if value.chars().any(char::is_whitespace) {
+        return Err(format!("{expected}; it contains whitespace"));
+    }
+    let Some((scheme, rest)) = value.split_once("://") else {
+        return Err(format!("{expected}, got {value:?}"));
+    };
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return Err(format!(
+            "{expected}; the scheme {scheme:?} is not http or https"
+        ));
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    if authority.contains('@') {
+        return Err(
+            "must not contain credentials (user:password@); keys never live in files".to_owned(),
+        );
+    }
+    let (host, port) = split_host_port(authority);
+    let host_ok = if let Some(inner) = host.strip_prefix('[') {
+        inner
+            .strip_suffix(']')
+            .is_some_and(|ip| ip.parse::<std::net::Ipv6Addr>().is_ok())
+    } else {
+        !host.is_empty()
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
+    };
+    if host.is_empty() {
+        return Err(format!("{expected}; the host is missing in {value:?}"));
+    }
+    if !host_ok {
+        return Err(format!("{expected}; {host:?} is not a valid host"));
+    }
+    if let Some(port) = port
+        && port.parse::<u16>().map_or(true, |p| p == 0)
+    {
+        return Err(format!(
+            "{expected}; the port {port:?} is not between 1 and 65535"
+        ));
+    }
+    Ok(())
+}
+
+fn split_host_port(authority: &str) -> (&str, Option<&str>) {
+    if authority.starts_with('[') {
+        // [v6]:port
+        match authority.find(']') {
+            Some(close) => {
+                let (host, rest) = authority.split_at(close + 1);
+                (host, rest.strip_prefix(':'))
+            }
+            None => (authority, None),
+        }
+    } else {
+        match authority.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
+    }
+}
+
+/// An email address: something, `@`, a domain with a dot, no whitespace.
+pub(crate) fn email(value: &str) -> Result<(), String> {
+    let valid = match value.split_once('@') {
+        Some((local, domain)) => {
+            !local.is_empty()
+                && !domain.is_empty()
+                && !domain.contains('@')
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !value.chars().any(char::is_whitespace)
+        }
+        None => false,
+    };
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "must be an email address such as tether-bot@chat.example.com, got {value:?}"
+        ))
+    }
+}
+
+/// The name of an environment variable: `[A-Za-z_][A-Za-z0-9_]*`.
+pub(crate) fn env_var_name(value: &str) -> Result<(), String> {
+    let mut chars = value.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        Ok(())
+    } else {
+        // Do not echo the value: a user may have pasted the key itself here.
+        Err(
+            "must be the NAME of an environment variable (letters, digits and _, not starting \
+             with a digit), such as OPENAI_API_KEY; the key itself never goes in the file"
+                .to_owned(),
+        )
+    }
+}
+
+/// Any text that is not empty or only whitespace.
+pub(crate) fn non_empty(value: &str) -> Result<(), String> {
+    if value.trim().is_empty() {
+        Err("must not be empty".to_owned())
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "values_tests.rs"]
+mod tests;

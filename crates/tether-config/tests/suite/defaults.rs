@@ -1,0 +1,233 @@
+//! Defaults, and that every key is read into the typed config.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use tether_config::{
+    Api, Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, JudgeConfig,
+    LoopConfig, MapEnv, ModelConfig, ServerConfig, ZulipConfig,
+};
+
+use super::config;
+
+#[test]
+fn empty_file_gives_the_documented_defaults() {
+    let config = config("");
+    assert_eq!(config, Config::default());
+    assert_eq!(config.plan, PathBuf::from("plan.md"));
+    assert_eq!(config.model, None);
+    assert_eq!(config.judge, None);
+    assert_eq!(
+        config.r#loop,
+        LoopConfig {
+            max_iterations: 20,
+            spin_guard: 2,
+            oscillation_repeats: 3,
+            reminder_after: 3,
+            clean_end_reminders: 2,
+            verify_timeout_secs: 600,
+            max_consecutive_failures: 3,
+        }
+    );
+    assert_eq!(
+        config.human,
+        HumanConfig {
+            threshold: 2,
+            channels: vec![Channel::Terminal, Channel::Cli, Channel::Web],
+            timeout: None,
+            ask_before: vec![],
+        }
+    );
+    assert_eq!(config.zulip.api_key_env, "ZULIP_BOT_API_KEY");
+    assert_eq!(config.zulip.server_url, None);
+    assert_eq!(config.zulip.api_key, None);
+    assert_eq!(config.executor.kind, ExecutorKind::Builtin);
+    assert!(config.executor.command.is_empty());
+    let listen: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    assert_eq!(config.server.listen, listen);
+}
+
+#[test]
+fn comments_and_empty_tables_keep_defaults() {
+    let text = "# nothing\n[loop]\n[human]\n[zulip]\n[executor]\n[server]\n";
+    assert_eq!(config(text), Config::default());
+}
+
+#[test]
+fn every_key_is_read() {
+    let text = r#"
+plan = "docs/plan.md"
+
+[model]
+api = "openai-responses"
+base_url = "https://api.openai.com/v1"
+model = "gpt-5"
+api_key_env = "OPENAI_API_KEY"
+
+[judge]
+api = "anthropic"
+base_url = "https://api.anthropic.com"
+model = "claude-opus-4-5"
+api_key_env = "ANTHROPIC_API_KEY"
+same_model = true
+timeout_secs = 120
+
+[loop]
+max_iterations = 0
+spin_guard = 5
+oscillation_repeats = 4
+reminder_after = 6
+clean_end_reminders = 7
+verify_timeout_secs = 30
+max_consecutive_failures = 9
+
+[human]
+threshold = 4
+channels = ["zulip", "web"]
+timeout_secs = 14400
+on_timeout = "Pick the safer option."
+ask_before = ["git push", "cargo publish"]
+
+[zulip]
+server_url = "https://chat.example.com"
+bot_email = "tether-bot@chat.example.com"
+stream = "my-repo"
+api_key_env = "MY_ZULIP_KEY"
+
+[executor]
+kind = "command"
+command = ["my-agent", "--print", ""]
+
+[server]
+listen = "[::1]:8080"
+"#;
+    let env = MapEnv::new().with("MY_ZULIP_KEY", "zk");
+    let config = super::config_with(text, &env);
+    let expected = Config {
+        plan: PathBuf::from("docs/plan.md"),
+        model: Some(ModelConfig {
+            api: Api::OpenAiResponses,
+            base_url: "https://api.openai.com/v1".into(),
+            model: "gpt-5".into(),
+            api_key_env: Some("OPENAI_API_KEY".into()),
+        }),
+        judge: Some(JudgeConfig {
+            endpoint: ModelConfig {
+                api: Api::Anthropic,
+                base_url: "https://api.anthropic.com".into(),
+                model: "claude-opus-4-5".into(),
+                api_key_env: Some("ANTHROPIC_API_KEY".into()),
+            },
+            same_model: true,
+            timeout_secs: 120,
+        }),
+        r#loop: LoopConfig {
+            max_iterations: 0,
+            spin_guard: 5,
+            oscillation_repeats: 4,
+            reminder_after: 6,
+            clean_end_reminders: 7,
+            verify_timeout_secs: 30,
+            max_consecutive_failures: 9,
+        },
+        human: HumanConfig {
+            threshold: 4,
+            channels: vec![Channel::Zulip, Channel::Web],
+            timeout: Some(HumanTimeout {
+                secs: 14400,
+                on_timeout: "Pick the safer option.".into(),
+            }),
+            ask_before: vec!["git push".into(), "cargo publish".into()],
+        },
+        zulip: ZulipConfig {
+            server_url: Some("https://chat.example.com".into()),
+            bot_email: Some("tether-bot@chat.example.com".into()),
+            stream: Some("my-repo".into()),
+            api_key_env: "MY_ZULIP_KEY".into(),
+            api_key: Some(tether_config::Secret::new("zk")),
+        },
+        executor: ExecutorConfig {
+            kind: ExecutorKind::Command,
+            command: vec!["my-agent".into(), "--print".into(), String::new()],
+        },
+        server: ServerConfig {
+            listen: "[::1]:8080".parse().unwrap(),
+        },
+    };
+    assert_eq!(config, expected);
+}
+
+#[test]
+fn a_human_timeout_without_an_answer_gets_the_default_answer() {
+    let config = config("[human]\ntimeout_secs = 60\n");
+    assert_eq!(
+        config.human.timeout,
+        Some(HumanTimeout {
+            secs: 60,
+            on_timeout: "Proceed with your best judgement and note the assumption in the plan log."
+                .into(),
+        })
+    );
+}
+
+#[test]
+fn judge_defaults_to_cross_model_and_ten_minutes() {
+    let config = config(
+        "[judge]\napi = \"anthropic\"\nbase_url = \"https://api.anthropic.com\"\nmodel = \"m\"\n",
+    );
+    let judge = config.judge.unwrap();
+    assert!(!judge.same_model);
+    assert_eq!(judge.timeout_secs, 600);
+    assert_eq!(judge.endpoint.api_key_env, None);
+}
+
+#[test]
+fn every_executor_kind_and_api_is_accepted() {
+    for (name, kind) in ExecutorKind::CHOICES {
+        let extra = if kind == ExecutorKind::Command {
+            "command = [\"x\"]\n"
+        } else {
+            ""
+        };
+        let config = config(&format!("[executor]\nkind = \"{name}\"\n{extra}"));
+        assert_eq!(config.executor.kind, kind);
+        assert_eq!(kind.as_str(), name);
+    }
+    for (name, api) in Api::CHOICES {
+        let text = format!("[model]\napi = \"{name}\"\nbase_url = \"http://h\"\nmodel = \"m\"\n");
+        assert_eq!(config(&text).model.unwrap().api, api);
+        assert_eq!(api.as_str(), name);
+    }
+    for (name, channel) in Channel::CHOICES {
+        assert_eq!(channel.as_str(), name);
+    }
+}
+
+#[test]
+fn an_empty_channel_list_is_allowed() {
+    assert!(config("[human]\nchannels = []\n").human.channels.is_empty());
+}
+
+#[test]
+fn dotted_keys_and_inline_tables_equal_table_headers() {
+    let dotted = config("loop.spin_guard = 7\nserver = { listen = \"0.0.0.0:9\" }\n");
+    let tables = config("[loop]\nspin_guard = 7\n[server]\nlisten = \"0.0.0.0:9\"\n");
+    assert_eq!(dotted, tables);
+    assert_eq!(dotted.r#loop.spin_guard, 7);
+}
+
+#[test]
+fn integers_may_use_other_radixes_and_underscores() {
+    let config = config("[loop]\nmax_iterations = 0x10\nverify_timeout_secs = 1_200\n");
+    assert_eq!(config.r#loop.max_iterations, 16);
+    assert_eq!(config.r#loop.verify_timeout_secs, 1200);
+}
+
+#[test]
+fn the_plan_path_resolves_against_the_workspace_root() {
+    let config = config("plan = \"docs/plan.md\"\n");
+    assert_eq!(
+        config.plan_path(Path::new("/ws")),
+        PathBuf::from("/ws/docs/plan.md")
+    );
+}

@@ -1,0 +1,55 @@
+//! Helpers shared by the integration tests, and the list of test modules.
+
+use std::path::Path;
+
+use tether_config::{Config, Env, MapEnv, parse};
+
+mod cross;
+mod defaults;
+mod env;
+mod load;
+mod multiple;
+mod ranges;
+mod secrets;
+mod template;
+mod types;
+mod unknown_keys;
+
+/// The file name problems are labelled with.
+pub const FILE: &str = "tether.toml";
+
+/// Parses `text` under `env`, panicking with every problem if it is invalid.
+pub fn config_with(text: &str, env: &dyn Env) -> Config {
+    match parse(text, Path::new(FILE), env) {
+        Ok(config) => config,
+        Err(err) => panic!("expected a valid config, got:\n{err}"),
+    }
+}
+
+/// Parses `text` under an empty environment, panicking if it is invalid.
+pub fn config(text: &str) -> Config {
+    config_with(text, &MapEnv::new())
+}
+
+/// The problems of `text` under `env`, as displayed; panics if `text` is valid.
+pub fn problems_with(text: &str, env: &dyn Env) -> Vec<String> {
+    match parse(text, Path::new(FILE), env) {
+        Ok(config) => panic!("expected problems, got a valid config: {config:#?}"),
+        Err(err) => {
+            assert!(!err.problems().is_empty(), "no problems in {err:?}");
+            err.problems().iter().map(ToString::to_string).collect()
+        }
+    }
+}
+
+/// The problems of `text` under an empty environment.
+pub fn problems(text: &str) -> Vec<String> {
+    problems_with(text, &MapEnv::new())
+}
+
+/// The single problem of `text`, as displayed; panics unless there is exactly one.
+pub fn problem(text: &str) -> String {
+    let mut all = problems(text);
+    assert_eq!(all.len(), 1, "expected one problem, got {all:#?}");
+    all.remove(0)
+}

@@ -1,0 +1,61 @@
+//! The template `tether init` writes is valid and holds the defaults.
+
+use std::path::Path;
+
+use tether_config::{Config, MapEnv, TEMPLATE, parse};
+
+#[test]
+fn the_template_parses_with_no_problems_in_an_empty_environment() {
+    if let Err(err) = parse(TEMPLATE, Path::new("tether.toml"), &MapEnv::new()) {
+        panic!("{err}");
+    }
+}
+
+#[test]
+fn the_templates_values_are_the_defaults() {
+    let config = parse(TEMPLATE, Path::new("tether.toml"), &MapEnv::new()).unwrap();
+    assert_eq!(config, Config::default());
+}
+
+/// Uncomments `# [table]` and `# key = value` lines, leaving descriptions alone.
+fn uncomment(template: &str) -> String {
+    template
+        .lines()
+        .map(|line| match line.strip_prefix("# ") {
+            Some(rest) if is_setting(rest) => rest,
+            _ => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_setting(line: &str) -> bool {
+    let is_header = line.starts_with('[')
+        && line.ends_with(']')
+        && line[1..line.len() - 1]
+            .chars()
+            .all(|c| c.is_ascii_lowercase());
+    let is_key = line.split_once(" = ").is_some_and(|(key, _)| {
+        !key.is_empty() && key.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+    });
+    is_header || is_key
+}
+
+#[test]
+fn the_commented_out_examples_are_valid_too() {
+    let text = uncomment(TEMPLATE);
+    assert!(
+        text.contains("\n[model]\n") && text.contains("\n[judge]\n"),
+        "{text}"
+    );
+    let err = parse(&text, Path::new("tether.toml"), &MapEnv::new()).unwrap_err();
+    // The only clash: the example command is for kind = "command", and the kind is "builtin".
+    let keys: Vec<&str> = err.problems().iter().map(|p| p.key.as_str()).collect();
+    assert_eq!(keys, ["executor.command"], "{err}");
+    let text = text.replace("kind = \"builtin\"", "kind = \"command\"");
+    let config = parse(&text, Path::new("tether.toml"), &MapEnv::new()).unwrap();
+    assert!(config.model.is_some() && config.judge.is_some());
+    assert!(config.human.timeout.is_some());
+    assert_eq!(config.zulip.stream.as_deref(), Some("my-repo"));
+    assert_eq!(config.executor.command, ["my-agent", "--print"]);
+}
