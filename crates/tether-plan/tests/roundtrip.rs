@@ -400,7 +400,7 @@ proptest! {
             let subs: Vec<_> = g.subtasks.iter().map(|(c, t)| (t.clone(), *c)).collect();
             prop_assert_eq!(&m.6, &subs);
         }
-        prop_assert_eq!(log_entries(&doc), p.log.clone().unwrap_or_default());
+        prop_assert_eq!(log_entries(&doc), p.log.unwrap_or_default());
     }
 
     #[test]
