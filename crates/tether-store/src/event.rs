@@ -1,0 +1,197 @@
+//! The journal's event vocabulary.
+//!
+//! Every state change in tether is an [`Event`] appended to the `events` table; everything else
+//! in the store (run status, iteration rows) is a projection that can be rebuilt from these. The
+//! JSON form (`{"type":"iteration_started","n":3}`) is also what `tether run --events jsonl`
+//! prints, so it is a wire format: rename nothing, and give new fields `#[serde(default)]` so
+//! older journal rows still decode.
+//!
+//! Adding a variant: add it here, give [`Event::kind`] its tag, and decide in
+//! [`crate::RunState::apply`] whether it changes run state. An older tether reading a journal
+//! that holds a newer variant sees it as a [`StoredEvent`] with `event: None` and skips it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ids::{QuestionId, RunId, Seq};
+use crate::vocab::{Outcome, RunKind, Verdict};
+
+/// One thing that happened, as recorded in the journal.
+///
+/// Iteration numbers start at 1. Free-text fields (`by`, `responder`, `summary`) are for
+/// people; nothing parses them. No variant ever carries a secret.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A run began. Written by [`crate::Store::create_run`] together with the run row.
+    RunStarted {
+        /// Which loop this is.
+        kind: RunKind,
+        /// The run's parameters as the caller chose them (prompt, `max_iterations`, promise...).
+        spec: Value,
+    },
+    /// Iteration `n` began: the agent was handed its prompt.
+    IterationStarted {
+        /// The iteration number.
+        n: u32,
+    },
+    /// Iteration `n` ended normally.
+    IterationCompleted {
+        /// The iteration number.
+        n: u32,
+        /// A one-line account of what the iteration did.
+        summary: String,
+    },
+    /// Iteration `n` ended with an error from the agent or executor.
+    IterationFailed {
+        /// The iteration number.
+        n: u32,
+        /// The error, as shown to people.
+        error: String,
+    },
+    /// The agent called a tool during iteration `n`.
+    ToolCalled {
+        /// The iteration number.
+        n: u32,
+        /// The tool's name.
+        tool: String,
+        /// A short description of the call (its arguments, abridged).
+        summary: String,
+    },
+    /// Someone asked the run to pause at the next iteration boundary.
+    PauseRequested {
+        /// Who asked (`cli`, `web:alice`, ...).
+        by: String,
+    },
+    /// The loop stopped and waits for `tether resume`.
+    Paused {
+        /// Why (a person's request, a rule, ...).
+        reason: String,
+    },
+    /// The run was resumed after a pause, a crash or the end of its budget.
+    Resumed {
+        /// Who resumed it.
+        by: String,
+        /// Whether the iteration budget starts again from zero.
+        reset_budget: bool,
+    },
+    /// Someone asked the run to stop for good.
+    CancelRequested {
+        /// Who asked.
+        by: String,
+    },
+    /// A person queued a message for the agent (`tether say`, the dashboard).
+    MessageQueued {
+        /// The message.
+        text: String,
+        /// Who wrote it.
+        by: String,
+    },
+    /// Every message queued before this event was put into iteration `n`'s prompt.
+    MessageDelivered {
+        /// The iteration that carried the messages.
+        n: u32,
+    },
+    /// A question to a human was stored (see the `questions` table for its text).
+    QuestionAsked {
+        /// The question.
+        question_id: QuestionId,
+    },
+    /// The first answer to a question was recorded.
+    QuestionAnswered {
+        /// The question.
+        question_id: QuestionId,
+        /// Where the answer came from (`terminal`, `cli`, `web`, `zulip`, ...).
+        channel: String,
+        /// Who answered.
+        responder: String,
+    },
+    /// A question was withdrawn without an answer.
+    QuestionCancelled {
+        /// The question.
+        question_id: QuestionId,
+    },
+    /// A loop rule (spin guard, oscillation nudge, reminder, budget...) took effect.
+    RuleFired {
+        /// The rule's name.
+        rule: String,
+        /// What triggered it.
+        reason: String,
+    },
+    /// A sign-off attempt for a goal was decided. Written by [`crate::Store::insert_verdict`].
+    GoalVerdict {
+        /// The goal's id in the plan.
+        goal_id: String,
+        /// Accept or reject.
+        verdict: Verdict,
+        /// Why.
+        reason: String,
+    },
+    /// A goal's contract was approved. Written by [`crate::Store::approve_contract`].
+    ContractApproved {
+        /// The plan file, as the caller names it (relative to the workspace).
+        plan_path: String,
+        /// The goal's id in the plan.
+        goal_id: String,
+        /// The hash of the approved contract.
+        contract_hash: String,
+        /// Who approved it.
+        by: String,
+    },
+    /// The run ended (for now, in the case of `interrupted`).
+    RunFinished {
+        /// How.
+        outcome: Outcome,
+    },
+}
+
+impl Event {
+    /// The event's type tag, as stored in `events.kind` and in the JSON `type` field.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::RunStarted { .. } => "run_started",
+            Event::IterationStarted { .. } => "iteration_started",
+            Event::IterationCompleted { .. } => "iteration_completed",
+            Event::IterationFailed { .. } => "iteration_failed",
+            Event::ToolCalled { .. } => "tool_called",
+            Event::PauseRequested { .. } => "pause_requested",
+            Event::Paused { .. } => "paused",
+            Event::Resumed { .. } => "resumed",
+            Event::CancelRequested { .. } => "cancel_requested",
+            Event::MessageQueued { .. } => "message_queued",
+            Event::MessageDelivered { .. } => "message_delivered",
+            Event::QuestionAsked { .. } => "question_asked",
+            Event::QuestionAnswered { .. } => "question_answered",
+            Event::QuestionCancelled { .. } => "question_cancelled",
+            Event::RuleFired { .. } => "rule_fired",
+            Event::GoalVerdict { .. } => "goal_verdict",
+            Event::ContractApproved { .. } => "contract_approved",
+            Event::RunFinished { .. } => "run_finished",
+        }
+    }
+}
+
+/// An event as read back from the journal.
+///
+/// Serialises as `{"seq":…,"run_id":…,"at_ms":…,"event":{"type":…,…}}`, one JSON line per event
+/// for `--events jsonl`; the `event` object is exactly what was stored, even when this build does
+/// not know its type.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredEvent {
+    /// Position in the journal.
+    pub seq: Seq,
+    /// The run it belongs to, if any (a standalone `tether ask` has none).
+    pub run_id: Option<RunId>,
+    /// When it was appended, in milliseconds since the Unix epoch.
+    pub at_ms: i64,
+    /// The type tag.
+    #[serde(skip)]
+    pub kind: String,
+    /// The decoded event, or `None` when this build does not know the type (written by a newer
+    /// tether) or cannot decode it.
+    #[serde(skip)]
+    pub event: Option<Event>,
+    /// The stored JSON, type tag included.
+    #[serde(rename = "event")]
+    pub payload: Value,
+}

@@ -1,0 +1,90 @@
+//! tether's store: one SQLite file, `<workspace>/.tether/tether.db`, holding everything tether
+//! must not forget.
+//!
+//! # Why it looks like this
+//!
+//! tether runs agents unattended for hours, is killed and resumed, and is read by several
+//! processes at once (the loop, `tether answer` from another shell, the dashboard, `tether mcp`).
+//! So the store is built around three rules:
+//!
+//! 1. **Every state change is an event.** The `events` table is an append-only journal (SQL
+//!    triggers refuse `UPDATE` and `DELETE`). A run's state is a pure fold over its events
+//!    ([`RunState::apply`]); the `runs` and `iterations` rows are projections of that fold,
+//!    written in the same transaction as the event, and [`Store::rebuild_run_state`] can always
+//!    recompute them from the journal. A commit that returned is never lost, even to `kill -9`.
+//! 2. **Concurrent processes serialise, never deadlock.** WAL mode lets readers run alongside
+//!    the writer; every write begins with `BEGIN IMMEDIATE`, so writers queue for the lock up
+//!    front (waiting up to the busy timeout, then [`StoreError::Busy`]) and a transaction's reads
+//!    are never stale. [`Store::data_version`] tells a poller cheaply that someone else wrote.
+//! 3. **No secrets.** Nothing in this API takes a key or token; run specs and event payloads are
+//!    for parameters and prose only.
+//!
+//! # Schema (version [`SCHEMA_VERSION`])
+//!
+//! | table | holds | key |
+//! | --- | --- | --- |
+//! | `runs` | a run's kind, workspace, spec (JSON) and projected status/iteration/state | `id` (`r-…`) |
+//! | `events` | the journal: `run_id` (nullable), `at_ms`, `kind`, `payload` (the [`Event`] JSON) | `seq` (autoincrement) |
+//! | `iterations` | per iteration: start, end, outcome, summary (projection) | `(run_id, n)` |
+//! | `questions` | questions to a human and the first answer | `id` (`q-…`) |
+//! | `question_posts` | where each question was posted, so it is never re-posted | `(question_id, channel)` |
+//! | `topic_counters` | the per-stream `Agent Q #<n>` counter | `stream` |
+//! | `verdicts` | every sign-off decision with checks, missing, judge and transcript | `id` |
+//! | `contract_approvals` | approval history of goal contracts; newest per goal in force | `id` |
+//!
+//! The schema ships in the binary as numbered SQL scripts (`src/migrations/`), applied in order
+//! and tracked with `PRAGMA user_version`; a database from a newer tether is refused with
+//! [`StoreError::TooNew`] rather than misread.
+//!
+//! # Example
+//!
+//! ```
+//! use tether_store::{Event, RunKind, RunStatus, Store};
+//!
+//! let store = Store::open_in_memory()?;
+//! let run = store.create_run(RunKind::Ralph, "/work".as_ref(), &serde_json::json!({
+//!     "prompt": "make the tests pass",
+//!     "max_iterations": 20,
+//! }))?;
+//! store.append(Some(&run), &Event::IterationStarted { n: 1 })?;
+//! store.append(Some(&run), &Event::IterationCompleted { n: 1, summary: "fixed one".into() })?;
+//!
+//! let state = store.run(&run)?.state;
+//! assert_eq!((state.status, state.iteration), (RunStatus::Running, 1));
+//! assert_eq!(state, store.rebuild_run_state(&run)?);
+//! # Ok::<(), tether_store::StoreError>(())
+//! ```
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![deny(missing_docs)]
+
+mod approvals;
+mod error;
+mod event;
+mod ids;
+mod iterations;
+mod journal;
+mod migrations;
+mod questions;
+mod row;
+mod runs;
+mod state;
+mod store;
+mod topics;
+mod verdicts;
+mod vocab;
+
+pub use approvals::Approval;
+pub use error::{Result, StoreError};
+pub use event::{Event, StoredEvent};
+pub use ids::{ParseIdError, QuestionId, RunId, Seq};
+pub use iterations::Iteration;
+pub use migrations::SCHEMA_VERSION;
+pub use questions::{AnswerOutcome, NewQuestion, Question, QuestionPost};
+pub use runs::Run;
+pub use state::{QueuedMessage, RunState};
+pub use store::{Durability, Store, StoreOptions, now_ms};
+pub use verdicts::{NewVerdict, VerdictRecord};
+pub use vocab::{
+    IterationOutcome, Outcome, QuestionStatus, RunKind, RunStatus, UnknownValue, Verdict,
+};

@@ -1,0 +1,167 @@
+//! The `runs` table: creating runs and reading their projected state.
+//!
+//! A run row is written once with its parameters and then only its projection columns change,
+//! always from [`crate::journal`] in the same transaction as the event that caused the change.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{Result, StoreError};
+use crate::event::Event;
+use crate::ids::{RunId, Seq};
+use crate::journal::{append_in, run_not_found};
+use crate::row;
+use crate::state::RunState;
+use crate::store::Store;
+use crate::vocab::{RunKind, RunStatus};
+
+/// How many fresh ids to draw before concluding something is wrong with the generator.
+pub(crate) const ID_ATTEMPTS: usize = 16;
+
+const RUN_COLUMNS: &str = "id, kind, created_at_ms, workspace, spec, status, iteration, \
+                           updated_at_ms, last_event_seq, state";
+
+/// A run and its projected state.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Run {
+    /// The run's id.
+    pub id: RunId,
+    /// Which loop it is.
+    pub kind: RunKind,
+    /// When it was created (ms since the Unix epoch).
+    pub created_at_ms: i64,
+    /// The workspace it works in.
+    pub workspace: PathBuf,
+    /// Its parameters, as given to [`Store::create_run`].
+    pub spec: Value,
+    /// Where it stands (also in `state.status`).
+    pub status: RunStatus,
+    /// The last iteration that ended (also in `state.iteration`).
+    pub iteration: u32,
+    /// When its last event was appended.
+    pub updated_at_ms: i64,
+    /// Its last event's seq.
+    pub last_event_seq: Seq,
+    /// The full projected state.
+    pub state: RunState,
+}
+
+impl Store {
+    /// Creates a run and writes its `run_started` event in one transaction.
+    ///
+    /// `spec` is stored as given; put `max_iterations` in it to have it appear in
+    /// [`RunState::max_iterations`]. Never put secrets in it.
+    pub fn create_run(&self, kind: RunKind, workspace: &Path, spec: &Value) -> Result<RunId> {
+        let workspace = workspace.to_str().ok_or_else(|| StoreError::NonUtf8Path {
+            path: workspace.to_path_buf(),
+        })?;
+        let tx = self.write()?;
+        let now = self.now();
+        let id = unused_run_id(&tx)?;
+        tx.execute(
+            "INSERT INTO runs (id, kind, created_at_ms, workspace, spec, status, updated_at_ms) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?3)",
+            params![
+                id.as_str(),
+                kind.as_str(),
+                now,
+                workspace,
+                serde_json::to_string(spec)?,
+                RunStatus::Running.as_str(),
+            ],
+        )?;
+        append_in(
+            &tx,
+            Some(&id),
+            now,
+            &[Event::RunStarted {
+                kind,
+                spec: spec.clone(),
+            }],
+        )?;
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// The run with this id.
+    pub fn run(&self, id: &RunId) -> Result<Run> {
+        let raw = self
+            .conn
+            .prepare_cached(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"))?
+            .query_row([id.as_str()], raw_run)
+            .optional()?;
+        decode_run(raw.ok_or_else(|| run_not_found(id))?)
+    }
+
+    /// The most recently created run, if there is one.
+    pub fn latest_run(&self) -> Result<Option<Run>> {
+        Ok(self.runs(1)?.into_iter().next())
+    }
+
+    /// Up to `limit` runs, newest first.
+    pub fn runs(&self, limit: usize) -> Result<Vec<Run>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at_ms DESC, rowid DESC LIMIT ?1"
+        ))?;
+        let rows = stmt.query_map([row::limit(limit)], raw_run)?;
+        rows.map(|raw| decode_run(raw?)).collect()
+    }
+}
+
+fn unused_run_id(conn: &rusqlite::Connection) -> Result<RunId> {
+    let mut exists = conn.prepare_cached("SELECT 1 FROM runs WHERE id = ?1")?;
+    for _ in 0..ID_ATTEMPTS {
+        let id = RunId::generate();
+        if !exists.exists([id.as_str()])? {
+            return Ok(id);
+        }
+    }
+    Err(StoreError::corrupt("could not draw an unused run id"))
+}
+
+type RawRun = (
+    String,
+    String,
+    i64,
+    String,
+    String,
+    String,
+    u32,
+    i64,
+    i64,
+    String,
+);
+
+fn raw_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+        r.get(7)?,
+        r.get(8)?,
+        r.get(9)?,
+    ))
+}
+
+fn decode_run(raw: RawRun) -> Result<Run> {
+    let (id, kind, created_at_ms, workspace, spec, status, iteration, updated, seq, state) = raw;
+    Ok(Run {
+        id: row::parse("runs.id", &id)?,
+        kind: row::parse("runs.kind", &kind)?,
+        created_at_ms,
+        workspace: PathBuf::from(workspace),
+        spec: row::json("runs.spec", &spec)?,
+        status: row::parse("runs.status", &status)?,
+        iteration,
+        updated_at_ms: updated,
+        last_event_seq: Seq(seq),
+        state: row::json("runs.state", &state)?,
+    })
+}

@@ -1,0 +1,207 @@
+//! A run's state as a pure fold over its events.
+//!
+//! [`RunState::apply`] is the only place that decides what an event means for a run. The store
+//! calls it inside each append transaction to keep the `runs` row current, and
+//! [`crate::Store::rebuild_run_state`] calls it over the whole journal; the two must agree, and a
+//! property test checks that they do. Keeping the fold free of I/O and clocks (timestamps come
+//! from the events) is what makes a crashed run's state recoverable from its journal alone.
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::{Event, StoredEvent};
+use crate::ids::{QuestionId, Seq};
+use crate::vocab::{Outcome, RunKind, RunStatus};
+
+/// A message queued for the agent and not yet delivered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueuedMessage {
+    /// The seq of its `message_queued` event.
+    pub seq: Seq,
+    /// When it was queued (ms since the Unix epoch).
+    pub at_ms: i64,
+    /// The message.
+    pub text: String,
+    /// Who wrote it.
+    pub by: String,
+}
+
+/// Everything the loop and the status surfaces need to know about a run, derived from its
+/// journal.
+///
+/// Stored as JSON in `runs.state`; fields added later must default (the struct is
+/// `#[serde(default)]`) so rows written by older builds still load.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunState {
+    /// Which loop (from `run_started`).
+    pub kind: Option<RunKind>,
+    /// Where the run stands.
+    pub status: RunStatus,
+    /// How it last finished, while it stays finished; cleared by `resumed`.
+    pub outcome: Option<Outcome>,
+    /// The highest iteration that ended (completed or failed). A crash mid-iteration does not
+    /// count it, so a resumed loop continues with `iteration + 1`.
+    pub iteration: u32,
+    /// The iteration that started and has not ended, if any.
+    pub in_progress: Option<u32>,
+    /// `iteration` when the budget was last reset; the budget used is `iteration - budget_start`.
+    pub budget_start: u32,
+    /// `max_iterations` from the run's spec, if it has one (0 means unlimited).
+    pub max_iterations: Option<u32>,
+    /// Who asked for a pause that has not taken effect yet.
+    pub pause_requested: Option<String>,
+    /// Who asked for a cancel that has not taken effect yet.
+    pub cancel_requested: Option<String>,
+    /// Messages queued for the agent and not yet delivered, oldest first.
+    pub queued_messages: Vec<QueuedMessage>,
+    /// Questions asked by this run that are still waiting for an answer, oldest first.
+    pub pending_questions: Vec<QuestionId>,
+    /// Failed iterations since the last completed one.
+    pub consecutive_failures: u32,
+    /// The seq of the last event folded in.
+    pub last_event_seq: Seq,
+    /// The type tag of the last event folded in.
+    pub last_event_kind: Option<String>,
+    /// When the last event was appended (ms since the Unix epoch).
+    pub last_event_at_ms: Option<i64>,
+}
+
+impl RunState {
+    /// Folds a journal into a state.
+    pub fn from_events<'a>(events: impl IntoIterator<Item = &'a StoredEvent>) -> RunState {
+        let mut state = RunState::default();
+        for event in events {
+            state.apply_stored(event);
+        }
+        state
+    }
+
+    /// Iterations counted against the current budget.
+    pub fn budget_used(&self) -> u32 {
+        self.iteration.saturating_sub(self.budget_start)
+    }
+
+    /// Folds in an event read back from the journal. An event this build cannot decode only
+    /// moves the position.
+    pub fn apply_stored(&mut self, stored: &StoredEvent) {
+        match &stored.event {
+            Some(event) => self.apply(stored.seq, stored.at_ms, event),
+            None => self.note_position(stored.seq, stored.at_ms, &stored.kind),
+        }
+    }
+
+    /// Folds in one event appended at `seq` and `at_ms`. Pure: same inputs, same state.
+    pub fn apply(&mut self, seq: Seq, at_ms: i64, event: &Event) {
+        self.note_position(seq, at_ms, event.kind());
+        match event {
+            Event::RunStarted { kind, spec } => {
+                *self = RunState {
+                    kind: Some(*kind),
+                    max_iterations: spec
+                        .get("max_iterations")
+                        .and_then(serde_json::Value::as_u64)
+                        .and_then(|n| u32::try_from(n).ok()),
+                    last_event_seq: self.last_event_seq,
+                    last_event_kind: self.last_event_kind.take(),
+                    last_event_at_ms: self.last_event_at_ms,
+                    ..RunState::default()
+                };
+            }
+            Event::IterationStarted { n } => {
+                self.in_progress = Some(*n);
+                self.status = self.waiting_or_running();
+                self.outcome = None;
+            }
+            Event::IterationCompleted { n, .. } => {
+                self.end_iteration(*n);
+                self.consecutive_failures = 0;
+            }
+            Event::IterationFailed { n, .. } => {
+                self.end_iteration(*n);
+                self.consecutive_failures = self.consecutive_failures.saturating_add(1);
+            }
+            Event::ToolCalled { .. }
+            | Event::RuleFired { .. }
+            | Event::GoalVerdict { .. }
+            | Event::ContractApproved { .. } => {}
+            Event::PauseRequested { by } => self.pause_requested = Some(by.clone()),
+            Event::Paused { .. } => {
+                self.in_progress = None;
+                self.pause_requested = None;
+                self.status = RunStatus::Paused;
+            }
+            Event::Resumed { reset_budget, .. } => {
+                self.in_progress = None;
+                self.pause_requested = None;
+                self.outcome = None;
+                if *reset_budget {
+                    self.budget_start = self.iteration;
+                }
+                self.status = self.waiting_or_running();
+            }
+            Event::CancelRequested { by } => self.cancel_requested = Some(by.clone()),
+            Event::MessageQueued { text, by } => self.queued_messages.push(QueuedMessage {
+                seq,
+                at_ms,
+                text: text.clone(),
+                by: by.clone(),
+            }),
+            Event::MessageDelivered { .. } => self.queued_messages.clear(),
+            Event::QuestionAsked { question_id } => {
+                if !self.pending_questions.contains(question_id) {
+                    self.pending_questions.push(question_id.clone());
+                }
+                if !self.status.is_stopped() {
+                    self.status = RunStatus::WaitingForInput;
+                }
+            }
+            Event::QuestionAnswered { question_id, .. }
+            | Event::QuestionCancelled { question_id } => {
+                self.pending_questions.retain(|id| id != question_id);
+                if self.status == RunStatus::WaitingForInput {
+                    self.status = self.waiting_or_running();
+                }
+            }
+            Event::RunFinished { outcome } => {
+                self.in_progress = None;
+                self.pause_requested = None;
+                self.cancel_requested = None;
+                self.outcome = Some(*outcome);
+                self.status = match outcome {
+                    Outcome::Completed => RunStatus::Completed,
+                    Outcome::BudgetExhausted => RunStatus::BudgetExhausted,
+                    Outcome::Failed => RunStatus::Failed,
+                    Outcome::Cancelled => RunStatus::Cancelled,
+                    Outcome::Blocked => RunStatus::Blocked,
+                    Outcome::Interrupted if self.pending_questions.is_empty() => RunStatus::Paused,
+                    Outcome::Interrupted => RunStatus::WaitingForInput,
+                };
+            }
+        }
+    }
+
+    fn note_position(&mut self, seq: Seq, at_ms: i64, kind: &str) {
+        self.last_event_seq = seq;
+        self.last_event_kind = Some(kind.to_owned());
+        self.last_event_at_ms = Some(at_ms);
+    }
+
+    fn end_iteration(&mut self, n: u32) {
+        self.iteration = self.iteration.max(n);
+        if self.in_progress == Some(n) {
+            self.in_progress = None;
+        }
+    }
+
+    fn waiting_or_running(&self) -> RunStatus {
+        if self.pending_questions.is_empty() {
+            RunStatus::Running
+        } else {
+            RunStatus::WaitingForInput
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;

@@ -1,0 +1,166 @@
+//! Closed vocabularies: the small enums stored as text in events and tables.
+//!
+//! Each is a Rust enum rather than a string so a typo is a compile error, and each has exactly
+//! one spelling, used both in JSON and in SQL columns (snake case). The columns carry no SQL
+//! `CHECK` on these spellings: adding a variant later then needs no table rebuild, and the
+//! decoding here reports a value it does not know as [`crate::StoreError::Corrupt`].
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// A spelling that is not one of an enum's values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{input}` is not a known {what}")]
+pub struct UnknownValue {
+    /// Which vocabulary was being parsed.
+    pub what: &'static str,
+    /// The text that did not match.
+    pub input: String,
+}
+
+macro_rules! vocab {
+    (
+        $(#[$doc:meta])*
+        $name:ident, $what:literal {
+            $( $(#[$vdoc:meta])* $variant:ident => $text:literal ),+ $(,)?
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            $( $(#[$vdoc])* #[serde(rename = $text)] $variant ),+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The one spelling used in JSON and SQL.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = UnknownValue;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($text => Ok($name::$variant),)+
+                    _ => Err(UnknownValue { what: $what, input: s.to_owned() }),
+                }
+            }
+        }
+    };
+}
+
+vocab!(
+    /// Which loop a run is.
+    RunKind, "run kind" {
+        /// `tether ralph`: the same prompt again and again until the promise or the budget.
+        Ralph => "ralph",
+        /// `tether run`: work toward the plan's goals until each is signed off.
+        Goal => "goal",
+        /// `tether plan new`: draft goals read-only, then agree them.
+        Plan => "plan",
+        /// `tether ask`: a standalone question from a script.
+        Ask => "ask",
+    }
+);
+
+vocab!(
+    /// Where a run stands, as shown by `tether status` and the dashboard.
+    #[derive(Default)]
+    RunStatus, "run status" {
+        /// The loop is (or should be) iterating. The default, before any event.
+        #[default]
+        Running => "running",
+        /// Stopped at an iteration boundary by a person or a rule; `tether resume` continues.
+        Paused => "paused",
+        /// Blocked in `ask_human` until a person answers a pending question.
+        WaitingForInput => "waiting_for_input",
+        /// Finished: the promise was printed or every goal was signed off.
+        Completed => "completed",
+        /// Finished: the iteration budget ran out; `tether resume` grants a new one.
+        BudgetExhausted => "budget_exhausted",
+        /// Finished: too many consecutive failures or an unrecoverable error.
+        Failed => "failed",
+        /// Finished: a person cancelled the run.
+        Cancelled => "cancelled",
+        /// Stopped by a guard (spinning, clean-end reminders, judge unavailable) for a human.
+        Blocked => "blocked",
+    }
+);
+
+impl RunStatus {
+    /// Whether the loop is stopped (for now or for good) rather than running or waiting.
+    pub fn is_stopped(self) -> bool {
+        !matches!(self, RunStatus::Running | RunStatus::WaitingForInput)
+    }
+}
+
+vocab!(
+    /// How a run ended (the payload of `run_finished`).
+    Outcome, "run outcome" {
+        /// The promise was printed or every goal was signed off.
+        Completed => "completed",
+        /// The iteration budget ran out.
+        BudgetExhausted => "budget_exhausted",
+        /// Too many consecutive failures or an unrecoverable error.
+        Failed => "failed",
+        /// A person cancelled the run.
+        Cancelled => "cancelled",
+        /// The process was interrupted (Ctrl+C); the run can be resumed.
+        Interrupted => "interrupted",
+        /// A guard stopped the run for a human.
+        Blocked => "blocked",
+    }
+);
+
+vocab!(
+    /// A judge's (or a verify-only) decision on a sign-off attempt.
+    Verdict, "verdict" {
+        /// The goal is done.
+        Accept => "accept",
+        /// The goal is not done; see the reason and the missing list.
+        Reject => "reject",
+    }
+);
+
+vocab!(
+    /// How an iteration ended.
+    IterationOutcome, "iteration outcome" {
+        /// The agent's turn ended normally.
+        Completed => "completed",
+        /// The agent's turn errored.
+        Failed => "failed",
+        /// The loop stopped (pause, cancel, crash then resume) before the turn ended.
+        Interrupted => "interrupted",
+    }
+);
+
+vocab!(
+    /// Where a question to a human stands.
+    QuestionStatus, "question status" {
+        /// Stored and offered; nobody has answered yet.
+        Pending => "pending",
+        /// The first answer has been recorded; later answers are refused.
+        Answered => "answered",
+        /// Withdrawn without an answer.
+        Cancelled => "cancelled",
+    }
+);
+
+#[cfg(test)]
+#[path = "vocab_tests.rs"]
+mod tests;

@@ -1,0 +1,79 @@
+//! The projection kept during appends always equals a fresh fold of the journal.
+//!
+//! Random event sequences (including ones no real loop would produce: restarts, interleaved
+//! questions, finishing twice) are appended one by one or in batches; after each batch the
+//! stored `runs` row and `iterations` rows must equal what rebuilding from the journal gives.
+
+use proptest::prelude::*;
+use serde_json::json;
+use tether_store::{Event, Outcome, QuestionId, RunKind, Verdict};
+
+use super::common::{assert_projection_matches_journal, memory_store, ralph_run};
+
+fn text() -> impl Strategy<Value = String> {
+    prop::sample::select(vec!["", "a", "some words", "ünïcode ✓"]).prop_map(str::to_owned)
+}
+
+fn question() -> impl Strategy<Value = QuestionId> {
+    prop::sample::select(vec!["q-aaaaaa", "q-bbbbbb", "q-cccccc"])
+        .prop_map(|id| id.parse().unwrap())
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    let n = 1u32..6;
+    prop_oneof![
+        1 => (prop::sample::select(RunKind::ALL.to_vec()), 0u64..30).prop_map(|(kind, max)| {
+            Event::RunStarted { kind, spec: json!({ "max_iterations": max }) }
+        }),
+        6 => n.clone().prop_map(|n| Event::IterationStarted { n }),
+        5 => (n.clone(), text()).prop_map(|(n, summary)| Event::IterationCompleted { n, summary }),
+        3 => (n.clone(), text()).prop_map(|(n, error)| Event::IterationFailed { n, error }),
+        2 => (n.clone(), text(), text())
+            .prop_map(|(n, tool, summary)| Event::ToolCalled { n, tool, summary }),
+        1 => text().prop_map(|by| Event::PauseRequested { by }),
+        1 => text().prop_map(|reason| Event::Paused { reason }),
+        1 => (text(), any::<bool>())
+            .prop_map(|(by, reset_budget)| Event::Resumed { by, reset_budget }),
+        1 => text().prop_map(|by| Event::CancelRequested { by }),
+        2 => (text(), text()).prop_map(|(text, by)| Event::MessageQueued { text, by }),
+        1 => n.prop_map(|n| Event::MessageDelivered { n }),
+        2 => question().prop_map(|question_id| Event::QuestionAsked { question_id }),
+        2 => (question(), text(), text()).prop_map(|(question_id, channel, responder)| {
+            Event::QuestionAnswered { question_id, channel, responder }
+        }),
+        1 => question().prop_map(|question_id| Event::QuestionCancelled { question_id }),
+        1 => (text(), text()).prop_map(|(rule, reason)| Event::RuleFired { rule, reason }),
+        1 => (text(), prop::sample::select(Verdict::ALL.to_vec()), text())
+            .prop_map(|(goal_id, verdict, reason)| Event::GoalVerdict { goal_id, verdict, reason }),
+        1 => prop::sample::select(Outcome::ALL.to_vec())
+            .prop_map(|outcome| Event::RunFinished { outcome }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn projection_after_appends_equals_a_rebuild_from_the_journal(
+        batches in prop::collection::vec(prop::collection::vec(event(), 1..4), 0..25)
+    ) {
+        let store = memory_store();
+        let run = ralph_run(&store);
+        for batch in &batches {
+            if let [single] = batch.as_slice() {
+                store.append(Some(&run), single).unwrap();
+            } else {
+                store.append_all(Some(&run), batch).unwrap();
+            }
+            assert_projection_matches_journal(&store, &run);
+        }
+        let journal: Vec<Event> = store
+            .events(&run, tether_store::Seq::START, usize::MAX)
+            .unwrap()
+            .into_iter()
+            .skip(1)
+            .map(|e| e.event.unwrap())
+            .collect();
+        prop_assert_eq!(journal, batches.concat());
+    }
+}

@@ -1,0 +1,101 @@
+//! The JSON shape of events, which `tether run --events jsonl` prints for other programs.
+//!
+//! A snapshot of one event of every type pins the wire format: a rename shows up as a diff.
+
+use serde_json::json;
+use tether_store::{Event, Outcome, RunKind, Seq, Store, StoreOptions, Verdict};
+
+use super::common::frozen;
+
+fn one_of_each(question_id: tether_store::QuestionId) -> Vec<Event> {
+    vec![
+        Event::IterationStarted { n: 1 },
+        Event::ToolCalled {
+            n: 1,
+            tool: "bash".into(),
+            summary: "cargo test".into(),
+        },
+        Event::IterationCompleted {
+            n: 1,
+            summary: "tests pass".into(),
+        },
+        Event::IterationFailed {
+            n: 2,
+            error: "model timed out".into(),
+        },
+        Event::PauseRequested { by: "cli".into() },
+        Event::Paused {
+            reason: "requested by cli".into(),
+        },
+        Event::Resumed {
+            by: "web".into(),
+            reset_budget: true,
+        },
+        Event::MessageQueued {
+            text: "use sqlite".into(),
+            by: "cli".into(),
+        },
+        Event::MessageDelivered { n: 3 },
+        Event::QuestionAsked {
+            question_id: question_id.clone(),
+        },
+        Event::QuestionAnswered {
+            question_id: question_id.clone(),
+            channel: "zulip".into(),
+            responder: "alice".into(),
+        },
+        Event::QuestionCancelled { question_id },
+        Event::RuleFired {
+            rule: "spin_guard".into(),
+            reason: "2 iterations without a tool call".into(),
+        },
+        Event::GoalVerdict {
+            goal_id: "cache-layer".into(),
+            verdict: Verdict::Reject,
+            reason: "p95 not measured".into(),
+        },
+        Event::ContractApproved {
+            plan_path: "plan.md".into(),
+            goal_id: "cache-layer".into(),
+            contract_hash: "sha256:abc".into(),
+            by: "alice".into(),
+        },
+        Event::CancelRequested { by: "web".into() },
+        Event::RunFinished {
+            outcome: Outcome::Cancelled,
+        },
+    ]
+}
+
+#[test]
+fn events_jsonl_has_a_stable_shape() {
+    let store = Store::open_in_memory_with(&StoreOptions {
+        clock: frozen,
+        ..StoreOptions::default()
+    })
+    .unwrap();
+    let run = store
+        .create_run(
+            RunKind::Goal,
+            "/work".as_ref(),
+            &json!({ "plan": "plan.md", "max_iterations": 20 }),
+        )
+        .unwrap();
+    let question_id: tether_store::QuestionId = "q-7k2m9x".parse().unwrap();
+    let events = one_of_each(question_id);
+    store.append_all(Some(&run), &events).unwrap();
+
+    let mut lines = Vec::new();
+    for stored in store.events_all_after(Seq::START, usize::MAX).unwrap() {
+        let event = stored.event.as_ref().unwrap();
+        assert_eq!(
+            stored.payload["type"],
+            event.kind(),
+            "kind() matches the tag"
+        );
+        assert_eq!(stored.kind, event.kind());
+        lines.push(serde_json::to_string(&stored).unwrap());
+    }
+    let jsonl = lines.join("\n").replace(run.as_str(), "r-RUNID");
+    insta::assert_snapshot!(jsonl);
+}
