@@ -37,6 +37,9 @@ pub(crate) struct Line {
     pub content_end: usize,
     /// How the line ends.
     pub ending: LineEnding,
+    /// Whether the content's last byte is a bare `\r` (possible only on an unterminated last
+    /// line, or before a lone CR that is not a line break).
+    pub ends_in_cr: bool,
 }
 
 impl Line {
@@ -64,6 +67,7 @@ pub(crate) fn split(text: &str) -> Vec<Line> {
             start,
             content_end,
             ending,
+            ends_in_cr: text.as_bytes()[start..content_end].last() == Some(&b'\r'),
         });
         start = end;
     }

@@ -71,8 +71,11 @@ pub(crate) fn insert_after(
     let at = match after.and_then(|i| lines.get(i)) {
         None => 0,
         Some(line) if line.ending == LineEnding::None => {
-            for l in new_lines {
-                text.push_str(eol);
+            // A bare `\r` at the end of the file would fuse with an `\n` into one CRLF and
+            // change that line's content; joining with `\r\n` keeps its `\r` its own.
+            let ends_in_cr = line.ends_in_cr;
+            for (i, l) in new_lines.iter().enumerate() {
+                text.push_str(if i == 0 && ends_in_cr { "\r\n" } else { eol });
                 text.push_str(l);
             }
             return Edit {

@@ -56,6 +56,30 @@ pub enum ProblemKind {
     UnclosedFence,
 }
 
+impl ProblemKind {
+    /// The stable snake_case code, as `--json` spells it.
+    pub fn code(self) -> &'static str {
+        match self {
+            ProblemKind::InvalidStatus => "invalid_status",
+            ProblemKind::InvalidThreshold => "invalid_threshold",
+            ProblemKind::DuplicateId => "duplicate_id",
+            ProblemKind::InvalidId => "invalid_id",
+            ProblemKind::SecondId => "second_id",
+            ProblemKind::MissingId => "missing_id",
+            ProblemKind::MissingStatus => "missing_status",
+            ProblemKind::MissingDoneWhen => "missing_done_when",
+            ProblemKind::NoFields => "no_fields",
+            ProblemKind::DuplicateField => "duplicate_field",
+            ProblemKind::EmptyField => "empty_field",
+            ProblemKind::UnknownField => "unknown_field",
+            ProblemKind::EmptyTitle => "empty_title",
+            ProblemKind::EmptyList => "empty_list",
+            ProblemKind::SecondLog => "second_log",
+            ProblemKind::UnclosedFence => "unclosed_fence",
+        }
+    }
+}
+
 /// One problem, located.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {

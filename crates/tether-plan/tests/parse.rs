@@ -205,3 +205,12 @@ fn other_sections_end_a_goal_and_are_left_alone() {
     assert!(g.subtasks.is_empty());
     assert!(doc.plan().problems.is_empty());
 }
+
+#[test]
+fn problem_codes_match_their_json_names() {
+    let doc = PlanDoc::parse("plan.md", fixture("malformed.md"));
+    for p in &doc.plan().problems {
+        let json = serde_json::to_value(p.kind).unwrap();
+        assert_eq!(json.as_str(), Some(p.kind.code()));
+    }
+}

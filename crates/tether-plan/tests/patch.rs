@@ -163,3 +163,19 @@ fn unknown_goal_names_the_known_ids() {
         "no goal with id `nope` in plan.md; known ids: cache"
     );
 }
+
+#[test]
+fn a_bare_cr_at_the_end_of_the_file_stays_its_own_line() {
+    // Found by the fuzzer: appending `\n` after a final bare `\r` fused into one CRLF.
+    for before in ["# P\n\r", "## Log\n- a\r", "## Goal: G\r"] {
+        let doc = PlanDoc::parse("plan.md", before);
+        let patch = if before.starts_with("## Goal") {
+            doc.add_missing_ids().unwrap().0
+        } else {
+            doc.append_log("e").unwrap()
+        };
+        let after = apply(&doc, &patch);
+        assert!(after.starts_with(before), "{after:?}");
+        assert_eq!(&after[before.len()..before.len() + 2], "\r\n", "{after:?}");
+    }
+}

@@ -215,6 +215,12 @@ fn log_entries(doc: &PlanDoc) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The line without the one terminator (`\n` or `\r\n`) it gained.
+fn gained_terminator(line: &str) -> Option<&str> {
+    let s = line.strip_suffix('\n')?;
+    Some(s.strip_suffix('\r').unwrap_or(s))
+}
+
 /// Splits into lines with their terminators.
 fn raw_lines(s: &str) -> Vec<&str> {
     s.split_inclusive('\n').collect()
@@ -230,8 +236,7 @@ fn assert_only_inserted(before: &str, after: &str, inserted: usize) {
     for (i, line) in old.iter().enumerate() {
         let last_unterminated = i + 1 == old.len() && !line.ends_with('\n');
         while j < new.len()
-            && !(new[j] == *line
-                || (last_unterminated && new[j].trim_end_matches(['\r', '\n']) == *line))
+            && !(new[j] == *line || (last_unterminated && gained_terminator(new[j]) == Some(*line)))
         {
             j += 1;
         }

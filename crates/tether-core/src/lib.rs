@@ -1,0 +1,15 @@
+//! tether's core: the logic between the command line and the libraries.
+//!
+//! It knows the workspace layout, reads and safely patches the plan file, sets a repository up
+//! (`init`) and checks it (`validate`). It never prints: the binary decides what reaches the
+//! terminal, so stdout stays free for protocols and `--json`.
+
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod init;
+pub mod plan_file;
+pub mod validate;
+pub mod workspace;
+
+pub use workspace::Workspace;

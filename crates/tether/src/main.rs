@@ -1,0 +1,90 @@
+//! The `tether` binary: parses the command line, sets up logging on stderr, runs one command,
+//! and turns its result into an exit code. stdout carries only results (text or `--json`).
+
+mod cli;
+mod cmd;
+mod exit;
+mod failure;
+
+use std::io::{self, Write as _};
+use std::process::ExitCode;
+
+use clap::Parser as _;
+use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::prelude::*;
+
+use crate::cli::{Cli, Command};
+use crate::exit::Exit;
+use crate::failure::Failure;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    match run(cli, &mut out) {
+        Ok(exit) => exit.into(),
+        Err(e) if is_broken_pipe(&e) => Exit::Done.into(),
+        Err(e) => {
+            let _ = out.flush();
+            let code = if e.chain().any(|c| c.is::<Failure>()) {
+                Exit::Usage
+            } else {
+                Exit::Error
+            };
+            let mut err = io::stderr().lock();
+            let _ = writeln!(err, "error: {e:#}");
+            code.into()
+        }
+    }
+}
+
+fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
+    let cwd = std::env::current_dir()?;
+    let ws = match &cli.workspace {
+        Some(dir) => tether_core::Workspace::at(cwd.join(dir)),
+        None if matches!(cli.command, Command::Init(_)) => tether_core::Workspace::at(cwd),
+        None => tether_core::Workspace::discover(&cwd),
+    };
+    tracing::debug!(root = %ws.root().display(), "workspace");
+    let env = tether_config::ProcessEnv;
+    let mut ctx = cmd::Ctx { ws, env: &env, out };
+    let exit = match &cli.command {
+        Command::Init(args) => cmd::init::run(&mut ctx, args),
+        Command::Validate(args) => cmd::validate::run(&mut ctx, args.json),
+        Command::Plan(args) => cmd::plan::run(&mut ctx, args.json),
+    }?;
+    ctx.out.flush()?;
+    Ok(exit)
+}
+
+/// Logs go to stderr. `TETHER_LOG` takes a filter such as `debug` or `tether_core=debug,warn`;
+/// otherwise `-v` raises the level from warnings to info and debug.
+fn init_logging(verbose: u8) {
+    let from_env = std::env::var("TETHER_LOG")
+        .ok()
+        .and_then(|s| s.parse::<Targets>().ok());
+    let filter = from_env.unwrap_or_else(|| {
+        let level = match verbose {
+            0 => LevelFilter::WARN,
+            1 => LevelFilter::INFO,
+            _ => LevelFilter::DEBUG,
+        };
+        Targets::new().with_default(level)
+    });
+    let _ = tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(io::stderr))
+        .with(filter)
+        .try_init();
+}
+
+/// A reader closed our stdout (`tether plan | head`): not an error worth reporting.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        let io_kind = c
+            .downcast_ref::<io::Error>()
+            .map(io::Error::kind)
+            .or_else(|| c.downcast_ref::<serde_json::Error>()?.io_error_kind());
+        io_kind == Some(io::ErrorKind::BrokenPipe)
+    })
+}
