@@ -52,24 +52,27 @@ impl Line {
 /// Splits `text` into lines. An empty text has no lines; a text ending in a newline has no empty
 /// line after it.
 pub(crate) fn split(text: &str) -> Vec<Line> {
-    let mut lines = Vec::with_capacity(text.len() / 32 + 1);
+    let bytes = text.as_bytes();
+    let mut lines = Vec::with_capacity(bytes.len() / 20 + 1);
     let mut start = 0;
-    for piece in text.split_inclusive('\n') {
-        let end = start + piece.len();
-        let (content_end, ending) = if piece.ends_with("\r\n") {
-            (end - 2, LineEnding::CrLf)
-        } else if piece.ends_with('\n') {
-            (end - 1, LineEnding::Lf)
-        } else {
-            (end, LineEnding::None)
-        };
+    let mut push = |start: usize, content_end: usize, ending: LineEnding| {
         lines.push(Line {
             start,
             content_end,
             ending,
-            ends_in_cr: text.as_bytes()[start..content_end].last() == Some(&b'\r'),
+            ends_in_cr: content_end > start && bytes[content_end - 1] == b'\r',
         });
-        start = end;
+    };
+    for nl in memchr::memchr_iter(b'\n', bytes) {
+        if nl > start && bytes[nl - 1] == b'\r' {
+            push(start, nl - 1, LineEnding::CrLf);
+        } else {
+            push(start, nl, LineEnding::Lf);
+        }
+        start = nl + 1;
+    }
+    if start < bytes.len() {
+        push(start, bytes.len(), LineEnding::None);
     }
     lines
 }

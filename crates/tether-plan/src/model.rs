@@ -92,13 +92,15 @@ pub struct Subtask {
     pub line: usize,
 }
 
-/// A raw field value as written, with its line; `value` is `None` when it did not parse.
+/// A field that must parse (a status, a threshold), with its line: either the parsed value, or
+/// the text that did not parse.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Field<T> {
-    /// The text after `key:`, trimmed.
-    pub raw: String,
-    /// The parsed value, when the raw text is valid.
+    /// The parsed value, when the text is valid.
     pub value: Option<T>,
+    /// The text after `key:` (trimmed), kept only when it did not parse.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub invalid: Option<String>,
     /// The 1-based line number.
     pub line: usize,
 }

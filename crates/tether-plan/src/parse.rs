@@ -96,7 +96,7 @@ impl Parser {
             if let Some((c, l, rest)) = syntax::fence(content)
                 && c == ch
                 && l >= len
-                && rest.trim().is_empty()
+                && rest.trim_ascii().is_empty()
             {
                 self.fence = None;
             }
@@ -235,7 +235,7 @@ impl Parser {
                 }
                 return;
             }
-            if content.trim().is_empty() {
+            if content.trim_ascii().is_empty() {
                 return;
             }
             self.end_list();
@@ -346,7 +346,11 @@ impl Parser {
             }
             _ => {
                 self.cur.list = Some(List::AskBefore);
-                for prefix in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                for prefix in value
+                    .split(',')
+                    .map(str::trim_ascii)
+                    .filter(|s| !s.is_empty())
+                {
                     self.list_item(List::AskBefore, n, prefix);
                 }
             }
@@ -386,7 +390,7 @@ impl Parser {
         }
         if let Some(g) = self.goals.last_mut() {
             g.status = Some(Field {
-                raw: raw.to_owned(),
+                invalid: value.is_err().then(|| raw.to_owned()),
                 value: value.ok(),
                 line: n,
             });
@@ -405,7 +409,7 @@ impl Parser {
         }
         if let Some(g) = self.goals.last_mut() {
             g.threshold = Some(Field {
-                raw: raw.to_owned(),
+                invalid: value.is_none().then(|| raw.to_owned()),
                 value,
                 line: n,
             });

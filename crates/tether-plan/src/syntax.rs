@@ -8,6 +8,12 @@ fn strip_indent(s: &str) -> Option<&str> {
     (n <= 3).then(|| &s[n..])
 }
 
+/// Skips leading spaces and tabs.
+fn skip_blanks(s: &str) -> &str {
+    let n = s.bytes().take_while(|b| *b == b' ' || *b == b'\t').count();
+    &s[n..]
+}
+
 /// A fence opener or closer: the fence character, its run length, and the text after it.
 pub(crate) fn fence(content: &str) -> Option<(u8, usize, &str)> {
     let s = strip_indent(content)?;
@@ -37,12 +43,12 @@ pub(crate) fn heading(content: &str) -> Option<(usize, &str)> {
     if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
         return None;
     }
-    let mut text = rest.trim();
+    let mut text = rest.trim_ascii();
     let without_hashes = text.trim_end_matches('#');
     if without_hashes.is_empty() {
         text = "";
     } else if without_hashes.ends_with([' ', '\t']) {
-        text = without_hashes.trim_end();
+        text = without_hashes.trim_ascii_end();
     }
     Some((level, text))
 }
@@ -52,7 +58,7 @@ pub(crate) fn goal_title(heading_text: &str) -> Option<&str> {
     let prefix = heading_text.get(..5)?;
     prefix
         .eq_ignore_ascii_case("goal:")
-        .then(|| heading_text[5..].trim())
+        .then(|| heading_text[5..].trim_ascii())
 }
 
 /// Whether a heading text names the log section.
@@ -63,7 +69,7 @@ pub(crate) fn is_log_heading(heading_text: &str) -> bool {
 /// The objective of a `# Plan: <objective>` heading text (or the whole text without the prefix).
 pub(crate) fn plan_title(heading_text: &str) -> &str {
     match heading_text.get(..5) {
-        Some(p) if p.eq_ignore_ascii_case("plan:") => heading_text[5..].trim(),
+        Some(p) if p.eq_ignore_ascii_case("plan:") => heading_text[5..].trim_ascii(),
         _ => heading_text,
     }
 }
@@ -71,12 +77,13 @@ pub(crate) fn plan_title(heading_text: &str) -> &str {
 /// The value of an `<!-- id: … -->` comment line.
 pub(crate) fn id_comment(content: &str) -> Option<&str> {
     let inner = content
-        .trim()
+        .trim_ascii()
         .strip_prefix("<!--")?
         .strip_suffix("-->")?
-        .trim();
+        .trim_ascii();
     let key = inner.get(..3)?;
-    key.eq_ignore_ascii_case("id:").then(|| inner[3..].trim())
+    key.eq_ignore_ascii_case("id:")
+        .then(|| inner[3..].trim_ascii())
 }
 
 /// Whether `id` is a valid goal id: ASCII letters, digits, `.`, `_`, `-`, starting with a letter
@@ -103,30 +110,30 @@ pub(crate) fn field(content: &str) -> Option<(&str, &str, std::ops::Range<usize>
         return None;
     }
     let key = &s[..key_len];
-    let after_key = s[key_len..].trim_start_matches([' ', '\t']);
+    let after_key = skip_blanks(&s[key_len..]);
     let after_colon = after_key.strip_prefix(':')?;
-    let lead = after_colon.len() - after_colon.trim_start().len();
-    let value = after_colon.trim();
+    let lead = after_colon.len() - after_colon.trim_ascii_start().len();
+    let value = after_colon.trim_ascii();
     let value_start = content.len() - after_colon.len() + lead;
     Some((key, value, value_start..value_start + value.len()))
 }
 
 /// A bullet list item (`-`, `*` or `+`): the text after the bullet.
 pub(crate) fn list_item(content: &str) -> Option<&str> {
-    let s = content.trim_start_matches([' ', '\t']);
+    let s = skip_blanks(content);
     let rest = s.strip_prefix(['-', '*', '+'])?;
     if rest.is_empty() {
         return Some("");
     }
-    rest.starts_with([' ', '\t']).then(|| rest.trim())
+    rest.starts_with([' ', '\t']).then(|| rest.trim_ascii())
 }
 
 /// A checkbox item: whether it is ticked, its text, and the byte offset of the mark inside the
 /// brackets (the one byte a tick or untick replaces).
 pub(crate) fn checkbox(content: &str) -> Option<(bool, &str, usize)> {
-    let s = content.trim_start_matches([' ', '\t']);
+    let s = skip_blanks(content);
     let rest = s.strip_prefix(['-', '*', '+'])?;
-    let after_bullet = rest.trim_start_matches([' ', '\t']);
+    let after_bullet = skip_blanks(rest);
     if after_bullet.len() == rest.len() {
         return None;
     }
@@ -144,7 +151,7 @@ pub(crate) fn checkbox(content: &str) -> Option<(bool, &str, usize)> {
         return None;
     }
     let mark = content.len() - after_bullet.len() + 1;
-    Some((checked, tail.trim(), mark))
+    Some((checked, tail.trim_ascii(), mark))
 }
 
 /// Levenshtein distance, for "did you mean" suggestions on short keys.
