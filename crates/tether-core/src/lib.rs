@@ -8,7 +8,11 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod init;
+pub mod journal;
 pub mod plan_file;
+pub mod prompts;
+pub mod ralph;
+pub mod run_lock;
 pub mod validate;
 pub mod workspace;
 

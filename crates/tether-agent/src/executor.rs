@@ -1,0 +1,106 @@
+//! The executor contract: one agent turn, in a fresh context, observed as it happens.
+//!
+//! The loops (Ralph, goal) do not care who does the work. They hand an executor a prompt, watch
+//! the tool calls it reports, and read its final message; every driver (the built-in agent, and
+//! the external agent CLIs) implements this one trait.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+/// What one turn is asked to do.
+#[derive(Debug, Clone)]
+pub struct TurnRequest {
+    /// The loop's iteration number (1-based), for transcripts and events.
+    pub iteration: u32,
+    /// The user-role prompt for this turn. Each turn starts from a fresh context.
+    pub prompt: String,
+    /// Where the turn's transcript (JSON lines) goes.
+    pub transcript: PathBuf,
+}
+
+/// Something that happened during a turn, reported as it happens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// The agent called a tool; `summary` is one short line (`edit src/lib.rs`).
+    ToolCall {
+        /// The tool's name.
+        tool: String,
+        /// A one-line summary of the call and its result.
+        summary: String,
+        /// Whether the tool reported an error to the model.
+        is_error: bool,
+    },
+    /// A model call finished.
+    ModelCall {
+        /// Input tokens of the call.
+        input_tokens: u64,
+        /// Output tokens of the call.
+        output_tokens: u64,
+    },
+}
+
+/// Receives a turn's events as they happen (the loop records each one in the store).
+pub trait TurnObserver: Send + Sync {
+    /// Called for every event, in order.
+    fn event(&self, event: AgentEvent);
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnOutcome {
+    /// The agent's final message of the turn (the text after its last tool call).
+    pub final_message: String,
+    /// How many tool calls the turn made.
+    pub tool_calls: u32,
+    /// Tokens used by all of the turn's model calls.
+    pub input_tokens: u64,
+    /// Tokens produced by all of the turn's model calls.
+    pub output_tokens: u64,
+}
+
+/// A turn failed. The loop records it and decides whether to go on.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// The turn was cancelled (Ctrl+C, `tether cancel`); nothing to retry.
+    #[error("the turn was cancelled")]
+    Cancelled,
+    /// The model (or the external agent) failed after its own retries; the next iteration may
+    /// succeed.
+    #[error("the agent's model failed")]
+    Model(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The turn used up its step limit without a final answer.
+    #[error("the agent made {0} model calls without finishing its turn")]
+    TooManySteps(u32),
+    /// Writing the transcript failed.
+    #[error("writing the transcript {}", path.display())]
+    Transcript {
+        /// The transcript file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A boxed future, so `dyn Executor` works.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Who does the work: runs one agent turn.
+pub trait Executor: Send + Sync {
+    /// A short description for status lines (`builtin · openai-chat qwen3-coder`).
+    fn describe(&self) -> String;
+
+    /// Runs one turn on `request` in a fresh context, reporting events to `observer`, stopping
+    /// promptly with [`ExecError::Cancelled`] when `cancel` fires.
+    fn run_turn<'a>(
+        &'a self,
+        request: TurnRequest,
+        observer: &'a dyn TurnObserver,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>>;
+}

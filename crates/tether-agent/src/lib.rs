@@ -1,0 +1,14 @@
+//! Executors: who does the work in a tether loop.
+//!
+//! The loops hand an [`Executor`] one turn at a time — a prompt, in a fresh context — and watch
+//! what it does through a [`TurnObserver`]. The built-in agent and the drivers for external agent
+//! CLIs implement the same trait, so the loops do not care which one runs.
+
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod executor;
+
+pub use executor::{
+    AgentEvent, BoxFuture, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
+};

@@ -1,0 +1,347 @@
+//! The Ralph loop: the same prompt, again and again, each iteration in a fresh context, until the
+//! agent keeps its completion promise or the budget runs out.
+//!
+//! State lives in the workspace files and the store, never in the model's context, so a loop can
+//! be paused, cancelled, killed and resumed: each iteration is bracketed by journal events, and
+//! a resumed run continues after its last completed iteration.
+
+pub mod promise;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tether_agent::{AgentEvent, ExecError, Executor, TurnObserver, TurnRequest};
+use tether_store::{Event, Outcome, RunId, RunKind, RunStatus, StoreError};
+use tokio_util::sync::CancellationToken;
+
+use crate::journal::Journal;
+use crate::prompts;
+use crate::run_lock::{LockError, RunLock};
+use crate::workspace::Workspace;
+
+/// The highest `--max-iterations` accepted.
+pub const MAX_ITERATIONS_CEILING: u32 = 20_000;
+
+/// A Ralph loop's parameters, stored as the run's spec.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RalphSpec {
+    /// The prompt given each iteration.
+    pub prompt: String,
+    /// The completion promise; without one the loop runs to its budget.
+    pub promise: Option<String>,
+    /// The budget; `None` is unlimited (asked for explicitly).
+    pub max_iterations: Option<u32>,
+    /// Failed iterations in a row that stop the loop.
+    pub max_consecutive_failures: u32,
+}
+
+/// How a loop ended (or stopped).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RalphEnd {
+    /// The agent kept its promise in iteration `iteration`.
+    PromiseKept {
+        /// The iteration.
+        iteration: u32,
+    },
+    /// The budget was spent without the promise.
+    BudgetSpent {
+        /// The last iteration run.
+        iteration: u32,
+    },
+    /// Too many iterations failed in a row.
+    Failed {
+        /// The last iteration run.
+        iteration: u32,
+        /// The last error.
+        error: String,
+    },
+    /// `tether cancel` stopped it.
+    Cancelled,
+    /// `tether pause` stopped it at an iteration boundary.
+    Paused,
+    /// Ctrl+C stopped it; `tether resume` continues.
+    Interrupted,
+}
+
+/// The loop could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum LoopError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Another process drives the run.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The run's stored spec is not a Ralph spec (it is another kind of run, or damaged).
+    #[error("run {run} is not a Ralph loop this tether can resume: {detail}")]
+    NotRalph {
+        /// The run.
+        run: RunId,
+        /// Why.
+        detail: String,
+    },
+    /// The run already ended; there is nothing to resume.
+    #[error("run {run} has already ended ({status}); start a new one")]
+    Ended {
+        /// The run.
+        run: RunId,
+        /// How it ended.
+        status: RunStatus,
+    },
+}
+
+/// What a loop needs.
+#[derive(Clone)]
+pub struct Deps {
+    /// The workspace.
+    pub ws: Workspace,
+    /// The store, with sinks.
+    pub journal: Journal,
+    /// Who does the work.
+    pub executor: Arc<dyn Executor>,
+}
+
+/// How often a running iteration checks the store for `tether cancel`.
+const CANCEL_POLL: Duration = Duration::from_millis(100);
+
+/// Starts a new Ralph run and drives it. `on_start` is told the run id before the first
+/// iteration (so the caller can print it).
+pub async fn start(
+    deps: &Deps,
+    spec: RalphSpec,
+    interrupt: CancellationToken,
+    on_start: impl FnOnce(&RunId),
+) -> Result<(RunId, RalphEnd), LoopError> {
+    let spec_json = serde_json::to_value(&spec).map_err(StoreError::from)?;
+    let run = deps
+        .journal
+        .store()
+        .create_run(RunKind::Ralph, deps.ws.root(), &spec_json)?;
+    let lock = RunLock::acquire(&lock_path(&deps.ws, &run))?;
+    on_start(&run);
+    let end = drive(deps, &run, &spec, interrupt).await?;
+    drop(lock);
+    Ok((run, end))
+}
+
+/// Resumes a stopped Ralph run (paused, interrupted, killed, or out of budget — the budget is
+/// reset then) and drives it from its last completed iteration.
+pub async fn resume(
+    deps: &Deps,
+    run: &RunId,
+    by: &str,
+    interrupt: CancellationToken,
+) -> Result<RalphEnd, LoopError> {
+    let lock = RunLock::acquire(&lock_path(&deps.ws, run))?;
+    let record = deps.journal.store().run(run)?;
+    if record.kind != RunKind::Ralph {
+        return Err(LoopError::NotRalph {
+            run: run.clone(),
+            detail: format!("it is a {} run", record.kind.as_str()),
+        });
+    }
+    let spec: RalphSpec =
+        serde_json::from_value(record.spec.clone()).map_err(|e| LoopError::NotRalph {
+            run: run.clone(),
+            detail: e.to_string(),
+        })?;
+    let status = record.state.status;
+    if matches!(
+        status,
+        RunStatus::Completed | RunStatus::Cancelled | RunStatus::Failed
+    ) {
+        return Err(LoopError::Ended {
+            run: run.clone(),
+            status,
+        });
+    }
+    deps.journal.append(
+        run,
+        &Event::Resumed {
+            by: by.to_owned(),
+            reset_budget: status == RunStatus::BudgetExhausted,
+        },
+    )?;
+    let end = drive(deps, run, &spec, interrupt).await?;
+    drop(lock);
+    Ok(end)
+}
+
+/// `.tether/runs/<run>/lock`.
+pub fn lock_path(ws: &Workspace, run: &RunId) -> std::path::PathBuf {
+    ws.runs_dir().join(run.to_string()).join("lock")
+}
+
+/// Records the executor's tool calls as journal events.
+struct Recorder<'a> {
+    journal: &'a Journal,
+    run: &'a RunId,
+    n: u32,
+}
+
+impl TurnObserver for Recorder<'_> {
+    fn event(&self, event: AgentEvent) {
+        if let AgentEvent::ToolCall { tool, summary, .. } = event {
+            let e = Event::ToolCalled {
+                n: self.n,
+                tool,
+                summary,
+            };
+            if let Err(err) = self.journal.append(self.run, &e) {
+                tracing::warn!(error = %err, "could not record a tool call");
+            }
+        }
+    }
+}
+
+fn finish(deps: &Deps, run: &RunId, outcome: Outcome) -> Result<(), StoreError> {
+    deps.journal
+        .append(run, &Event::RunFinished { outcome })
+        .map(|_| ())
+}
+
+/// The first line of the final message, shortened, for the iteration's journal entry.
+fn summary(message: &str) -> String {
+    let line = message
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut s: String = line.chars().take(200).collect();
+    if line.chars().count() > 200 {
+        s.push('…');
+    }
+    s
+}
+
+/// Every error in a chain, joined like anyhow's `{:#}`.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    s
+}
+
+async fn drive(
+    deps: &Deps,
+    run: &RunId,
+    spec: &RalphSpec,
+    interrupt: CancellationToken,
+) -> Result<RalphEnd, LoopError> {
+    let prompt = prompts::ralph(&spec.prompt, spec.promise.as_deref());
+    let dir = deps.ws.runs_dir().join(run.to_string());
+    loop {
+        let state = deps.journal.state(run)?;
+        if state.cancel_requested.is_some() {
+            finish(deps, run, Outcome::Cancelled)?;
+            return Ok(RalphEnd::Cancelled);
+        }
+        if let Some(by) = &state.pause_requested {
+            let reason = format!("paused by {by}");
+            deps.journal.append(run, &Event::Paused { reason })?;
+            return Ok(RalphEnd::Paused);
+        }
+        if interrupt.is_cancelled() {
+            finish(deps, run, Outcome::Interrupted)?;
+            return Ok(RalphEnd::Interrupted);
+        }
+        let n = state.iteration + 1;
+        if let Some(max) = spec.max_iterations
+            && state.budget_used() >= max
+        {
+            finish(deps, run, Outcome::BudgetExhausted)?;
+            return Ok(RalphEnd::BudgetSpent {
+                iteration: state.iteration,
+            });
+        }
+        deps.journal.append(run, &Event::IterationStarted { n })?;
+        let turn_cancel = interrupt.child_token();
+        let watcher = tokio::spawn(watch_for_cancel(
+            deps.journal.clone(),
+            run.clone(),
+            turn_cancel.clone(),
+        ));
+        let request = TurnRequest {
+            iteration: n,
+            prompt: prompt.clone(),
+            transcript: dir.join(format!("iteration-{n:04}.jsonl")),
+        };
+        let recorder = Recorder {
+            journal: &deps.journal,
+            run,
+            n,
+        };
+        let result = deps
+            .executor
+            .run_turn(request, &recorder, turn_cancel.clone())
+            .await;
+        watcher.abort();
+        match result {
+            Ok(outcome) => {
+                let summary = summary(&outcome.final_message);
+                deps.journal
+                    .append(run, &Event::IterationCompleted { n, summary })?;
+                if let Some(p) = &spec.promise
+                    && promise::is_kept(&outcome.final_message, p)
+                {
+                    finish(deps, run, Outcome::Completed)?;
+                    return Ok(RalphEnd::PromiseKept { iteration: n });
+                }
+            }
+            Err(ExecError::Cancelled) => {
+                // The store is the judge of why: a recorded cancel request wins over Ctrl+C.
+                if deps.journal.state(run)?.cancel_requested.is_some() {
+                    finish(deps, run, Outcome::Cancelled)?;
+                    return Ok(RalphEnd::Cancelled);
+                }
+                finish(deps, run, Outcome::Interrupted)?;
+                return Ok(RalphEnd::Interrupted);
+            }
+            Err(e) => {
+                let error = chain(&e);
+                deps.journal.append(
+                    run,
+                    &Event::IterationFailed {
+                        n,
+                        error: error.clone(),
+                    },
+                )?;
+                let failures = deps.journal.state(run)?.consecutive_failures;
+                if failures >= spec.max_consecutive_failures {
+                    finish(deps, run, Outcome::Failed)?;
+                    return Ok(RalphEnd::Failed {
+                        iteration: n,
+                        error,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Fires `cancel` when the run's journal records a cancel request (from another process).
+async fn watch_for_cancel(journal: Journal, run: RunId, cancel: CancellationToken) {
+    let mut seen = None;
+    loop {
+        let version = journal.store().data_version().ok();
+        if version != seen {
+            seen = version;
+            if journal
+                .state(&run)
+                .is_ok_and(|s| s.cancel_requested.is_some())
+            {
+                cancel.cancel();
+                return;
+            }
+        }
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = tokio::time::sleep(CANCEL_POLL) => {}
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! Whether a run's loop is alive: an exclusive `flock` on `.tether/runs/<run>/lock`.
+//!
+//! The kernel releases the lock when the process dies, even by SIGKILL, so a run whose journal
+//! says "running" but whose lock is free was interrupted, and `tether resume` may continue it.
+//! Two processes can never drive the same run at once.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read as _, Seek as _, Write as _};
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::{Flock, FlockArg};
+
+/// A held run lock; released on drop.
+#[derive(Debug)]
+pub struct RunLock {
+    _lock: Flock<File>,
+}
+
+/// The lock could not be taken.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Another process drives this run; stop it first (`tether cancel`) or wait.
+    #[error("run is being driven by another tether process (pid {pid})")]
+    Held {
+        /// The pid recorded by the holder (0 if unreadable).
+        pid: u32,
+    },
+    /// The lock file could not be opened.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The lock file.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+}
+
+fn open(path: &Path) -> Result<File, LockError> {
+    let io = |source| LockError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(io)?;
+    }
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(io)
+}
+
+fn recorded_pid(file: &mut File) -> u32 {
+    let mut s = String::new();
+    let _ = file.read_to_string(&mut s);
+    s.trim().parse().unwrap_or(0)
+}
+
+impl RunLock {
+    /// Takes the lock at `path`, recording this process's pid in it. It does not wait for a live
+    /// holder; it only retries briefly, so a concurrent [`RunLock::holder`] probe cannot make it
+    /// fail.
+    pub fn acquire(path: &Path) -> Result<RunLock, LockError> {
+        let io = |source| LockError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let mut file = open(path)?;
+        for attempt in 0..5 {
+            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                Ok(mut lock) => {
+                    lock.set_len(0).map_err(io)?;
+                    lock.rewind().map_err(io)?;
+                    write!(lock, "{}", std::process::id()).map_err(io)?;
+                    lock.flush().map_err(io)?;
+                    return Ok(RunLock { _lock: lock });
+                }
+                Err((f, _)) if attempt < 4 => {
+                    file = f;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err((mut f, _)) => {
+                    return Err(LockError::Held {
+                        pid: recorded_pid(&mut f),
+                    });
+                }
+            }
+        }
+        Err(LockError::Held { pid: 0 })
+    }
+
+    /// The pid of the live process holding the lock at `path`, if one does. Probes with a shared
+    /// lock and writes nothing.
+    pub fn holder(path: &Path) -> Option<u32> {
+        let file = OpenOptions::new().read(true).open(path).ok()?;
+        match Flock::lock(file, FlockArg::LockSharedNonblock) {
+            Ok(_released_on_drop) => None,
+            Err((mut f, _)) => Some(recorded_pid(&mut f)),
+        }
+    }
+}
