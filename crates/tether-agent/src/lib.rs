@@ -7,7 +7,10 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod command;
 mod executor;
+
+pub use command::{CommandError, CommandExecutor};
 
 pub use executor::{
     AgentEvent, BoxFuture, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,

@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod control;
 pub mod init;
 pub mod journal;
 pub mod plan_file;

@@ -33,6 +33,76 @@ pub enum Command {
     Validate(JsonArgs),
     /// Show the plan's goals as a task list, with flags for what needs attention.
     Plan(JsonArgs),
+    /// Run the agent on the same prompt again and again, each time in a fresh context, until it
+    /// keeps its completion promise or the budget is spent.
+    Ralph(RalphArgs),
+    /// Where a run stands: iteration n/max, state, last event (default: the latest run).
+    Status(StatusArgs),
+    /// Pause a run at its next iteration boundary (default: the latest run).
+    Pause(RunArg),
+    /// Stop a run now, ending its current iteration (default: the latest run).
+    Cancel(RunArg),
+    /// Continue a paused, interrupted, killed or out-of-budget run from its last completed
+    /// iteration (the budget starts again after it was spent).
+    Resume(ResumeArgs),
+}
+
+/// Output formats for `--events`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EventsFormat {
+    /// One JSON object per line on stdout, for every event of the run.
+    Jsonl,
+}
+
+/// Options of `tether ralph`.
+#[derive(Debug, Args)]
+pub struct RalphArgs {
+    /// The prompt given to the agent each iteration.
+    #[arg(
+        required_unless_present = "prompt_file",
+        conflicts_with = "prompt_file"
+    )]
+    pub prompt: Option<String>,
+    /// Read the prompt from a file instead.
+    #[arg(long, value_name = "FILE")]
+    pub prompt_file: Option<std::path::PathBuf>,
+    /// The loop ends with success when the agent's final message of an iteration holds
+    /// <promise>TEXT</promise> as its first promise tag.
+    #[arg(long, value_name = "TEXT")]
+    pub completion_promise: Option<String>,
+    /// The iteration budget (default: loop.max_iterations, 20). 0 means unlimited; at most 20000.
+    #[arg(long, value_name = "N")]
+    pub max_iterations: Option<u32>,
+    /// Also write every event to stdout.
+    #[arg(long, value_name = "FORMAT")]
+    pub events: Option<EventsFormat>,
+}
+
+/// Options of `tether status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The run (default: the latest).
+    pub run: Option<String>,
+    /// Print JSON on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A run to act on.
+#[derive(Debug, Args)]
+pub struct RunArg {
+    /// The run (default: the latest).
+    pub run: Option<String>,
+}
+
+/// Options of `tether resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The run (default: the latest).
+    pub run: Option<String>,
+    /// Also write every event to stdout.
+    #[arg(long, value_name = "FORMAT")]
+    pub events: Option<EventsFormat>,
 }
 
 /// Options of `tether init`.

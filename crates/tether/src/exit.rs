@@ -1,5 +1,4 @@
-//! The exit codes tether promises, in one place. The loops add 3 (budget exhausted), 4 (paused
-//! or blocked waiting for a human) and 130 (interrupted).
+//! The exit codes tether promises, in one place.
 
 use std::process::ExitCode;
 
@@ -12,6 +11,12 @@ pub enum Exit {
     Error,
     /// 2: a usage or configuration error (including a plan or config that does not validate).
     Usage,
+    /// 3: the iteration budget is exhausted.
+    Budget,
+    /// 4: paused, or blocked waiting for a human.
+    Paused,
+    /// 130: interrupted (Ctrl+C, or `tether cancel`).
+    Interrupted,
 }
 
 impl Exit {
@@ -21,6 +26,9 @@ impl Exit {
             Exit::Done => 0,
             Exit::Error => 1,
             Exit::Usage => 2,
+            Exit::Budget => 3,
+            Exit::Paused => 4,
+            Exit::Interrupted => 130,
         }
     }
 }

@@ -3,8 +3,10 @@
 
 mod cli;
 mod cmd;
+mod executor;
 mod exit;
 mod failure;
+mod sinks;
 
 use std::io::{self, Write as _};
 use std::process::ExitCode;
@@ -53,6 +55,11 @@ fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
         Command::Init(args) => cmd::init::run(&mut ctx, args),
         Command::Validate(args) => cmd::validate::run(&mut ctx, args.json),
         Command::Plan(args) => cmd::plan::run(&mut ctx, args.json),
+        Command::Ralph(args) => cmd::ralph::run(&mut ctx, args),
+        Command::Status(args) => cmd::runs::status(&mut ctx, args),
+        Command::Pause(args) => cmd::runs::pause(&mut ctx, args),
+        Command::Cancel(args) => cmd::runs::cancel(&mut ctx, args),
+        Command::Resume(args) => cmd::ralph::resume(&mut ctx, args),
     }?;
     ctx.out.flush()?;
     Ok(exit)

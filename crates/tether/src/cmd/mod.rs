@@ -3,6 +3,8 @@
 
 pub mod init;
 pub mod plan;
+pub mod ralph;
+pub mod runs;
 pub mod validate;
 
 use std::io::Write;

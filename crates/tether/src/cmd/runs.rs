@@ -1,0 +1,127 @@
+//! `tether status`, `tether pause`, `tether cancel`: a run seen and steered from any shell.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::Result;
+use tether_core::control::{self, Control, RunView};
+use tether_store::{Event, Store};
+
+use super::Ctx;
+use crate::cli::{RunArg, StatusArgs};
+use crate::exit::Exit;
+use crate::failure::Failure;
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+fn ago(ms: i64) -> String {
+    let secs = (now_ms() - ms).max(0) / 1000;
+    match secs {
+        0..60 => format!("{secs} s ago"),
+        60..3600 => format!("{} min ago", secs / 60),
+        _ => format!("{} h {} min ago", secs / 3600, secs % 3600 / 60),
+    }
+}
+
+/// `tether status`.
+pub fn status(ctx: &mut Ctx<'_>, args: &StatusArgs) -> Result<Exit> {
+    let store = Store::open(ctx.ws.db_path())?;
+    let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
+    let view = control::view(&store, &ctx.ws, &run)?;
+    if args.json {
+        serde_json::to_writer_pretty(&mut *ctx.out, &view)?;
+        writeln!(ctx.out)?;
+    } else {
+        write_status(ctx, &view)?;
+    }
+    Ok(Exit::Done)
+}
+
+fn write_status(ctx: &mut Ctx<'_>, v: &RunView) -> Result<()> {
+    let max = v
+        .max_iterations
+        .map_or_else(|| "∞".to_owned(), |m| m.to_string());
+    let state = if v.orphaned {
+        format!(
+            "{} — but no process is driving it (it was killed)",
+            v.status.as_str()
+        )
+    } else {
+        v.status.as_str().to_owned()
+    };
+    let pid = v.pid.map_or_else(String::new, |p| format!(" · pid {p}"));
+    writeln!(
+        ctx.out,
+        "run {} ({}) · {state} · iteration {}/{max}{pid}",
+        v.id, v.kind, v.budget_used
+    )?;
+    if let Some(n) = v.in_progress {
+        writeln!(ctx.out, "in progress: iteration {n}")?;
+    }
+    if let Some(e) = &v.last_event {
+        let what = match &e.event {
+            Some(Event::ToolCalled { summary, .. }) => format!("tool call: {summary}"),
+            Some(Event::IterationFailed { error, .. }) => format!("iteration failed: {error}"),
+            Some(Event::IterationCompleted { summary, .. }) => {
+                format!("iteration completed: {summary}")
+            }
+            _ => e.kind.replace('_', " "),
+        };
+        writeln!(ctx.out, "last event: {what} ({})", ago(e.at_ms))?;
+    }
+    if let Some(t) = &v.last_tool_call {
+        writeln!(ctx.out, "last tool call: {t}")?;
+    }
+    writeln!(
+        ctx.out,
+        "started {} · transcripts: {}/",
+        ago(v.created_at_ms),
+        v.transcripts
+    )?;
+    let stopped = v.pid.is_none()
+        && matches!(
+            v.status.as_str(),
+            "running" | "waiting_for_input" | "paused" | "budget_exhausted"
+        );
+    if stopped {
+        writeln!(ctx.out, "continue with: tether resume {}", v.id)?;
+    }
+    Ok(())
+}
+
+/// `tether pause`.
+pub fn pause(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
+    let store = Store::open(ctx.ws.db_path())?;
+    let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
+    let line = match control::pause(&store, &ctx.ws, &run, "cli")? {
+        Control::Requested => {
+            format!(
+                "pause requested: run {} pauses at its next iteration boundary",
+                run.id
+            )
+        }
+        Control::Applied => format!(
+            "run {} paused; continue with: tether resume {}",
+            run.id, run.id
+        ),
+        Control::Unchanged(s) => format!("run {} is {}; nothing to pause", run.id, s.as_str()),
+    };
+    writeln!(ctx.out, "{line}")?;
+    Ok(Exit::Done)
+}
+
+/// `tether cancel`.
+pub fn cancel(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
+    let store = Store::open(ctx.ws.db_path())?;
+    let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
+    let line = match control::cancel(&store, &ctx.ws, &run, "cli")? {
+        Control::Requested => format!("cancel requested: run {} stops now", run.id),
+        Control::Applied => format!("run {} cancelled", run.id),
+        Control::Unchanged(s) => format!("run {} already ended ({})", run.id, s.as_str()),
+    };
+    writeln!(ctx.out, "{line}")?;
+    Ok(Exit::Done)
+}
