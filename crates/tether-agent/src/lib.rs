@@ -7,10 +7,17 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod builtin;
 mod command;
 mod executor;
+pub mod prompts;
+mod toolbox;
+mod workspace_tools;
 
+pub use builtin::{BuiltinAgent, DEFAULT_MAX_STEPS};
 pub use command::{CommandError, CommandExecutor};
+pub use toolbox::{ToolBox, ToolResult};
+pub use workspace_tools::WorkspaceTools;
 
 pub use executor::{
     AgentEvent, BoxFuture, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,

@@ -42,6 +42,9 @@ pub enum Command {
     Pause(RunArg),
     /// Stop a run now, ending its current iteration (default: the latest run).
     Cancel(RunArg),
+    /// Watch tether work: a Ralph loop in a fresh workspace with a scripted model (no AI is
+    /// called) that writes, tests and fixes a small script until it keeps its promise.
+    Demo(DemoArgs),
     /// Continue a paused, interrupted, killed or out-of-budget run from its last completed
     /// iteration (the budget starts again after it was spent).
     Resume(ResumeArgs),
@@ -76,6 +79,14 @@ pub struct RalphArgs {
     /// Also write every event to stdout.
     #[arg(long, value_name = "FORMAT")]
     pub events: Option<EventsFormat>,
+}
+
+/// Options of `tether demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Where to create the demo workspace (default: a new temporary directory, kept afterwards).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<std::path::PathBuf>,
 }
 
 /// Options of `tether status`.

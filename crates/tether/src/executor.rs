@@ -3,10 +3,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Result, anyhow};
-use tether_agent::{CommandExecutor, Executor};
-use tether_config::{Config, ExecutorKind};
+use anyhow::{Context as _, Result, anyhow};
+use tether_agent::{BuiltinAgent, CommandExecutor, Executor, WorkspaceTools};
+use tether_config::{Config, Env, ExecutorKind};
 use tether_core::Workspace;
+use tether_model::{Endpoint, HttpOptions};
+use tether_tools::{ToolOptions, ToolSet};
 
 use crate::failure::Failure;
 
@@ -14,17 +16,39 @@ use crate::failure::Failure;
 const COMMAND_TURN_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// The executor configured for this workspace.
-pub fn from_config(config: &Config, ws: &Workspace) -> Result<Arc<dyn Executor>> {
+pub fn from_config(config: &Config, ws: &Workspace, env: &dyn Env) -> Result<Arc<dyn Executor>> {
     match config.executor.kind {
+        ExecutorKind::Builtin => builtin(config, ws, env),
         ExecutorKind::Command => Ok(Arc::new(CommandExecutor::new(
             config.executor.command.clone(),
             ws.root().to_owned(),
             COMMAND_TURN_TIMEOUT,
         ))),
         other => Err(Failure::usage(anyhow!(
-            "executor kind `{}` is not available in this build yet; set `[executor] kind = \
-             \"command\"` with a `command = [...]`",
+            "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \
+             [model]) or \"command\"",
             other.as_str()
         ))),
     }
+}
+
+fn builtin(config: &Config, ws: &Workspace, env: &dyn Env) -> Result<Arc<dyn Executor>> {
+    let Some(model) = &config.model else {
+        return Err(Failure::usage(anyhow!(
+            "the built-in agent needs a model: add a [model] table to tether.toml (api, \
+             base_url, model, api_key_env), or run `tether demo` to see it with a scripted one"
+        )));
+    };
+    let key = model.api_key(env).map_err(Failure::usage)?;
+    let endpoint = Endpoint::from_config(model, key);
+    let client = tether_model::connect(endpoint, HttpOptions::default())
+        .context("setting up the model client")
+        .map_err(Failure::usage)?;
+    let tools = ToolSet::builtin(ws.root(), &ToolOptions::default())?;
+    let describe = format!("{} {}", model.api.as_str(), model.model);
+    Ok(Arc::new(BuiltinAgent::new(
+        client,
+        Arc::new(WorkspaceTools::new(tools)),
+        describe,
+    )))
 }

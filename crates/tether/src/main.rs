@@ -3,6 +3,7 @@
 
 mod cli;
 mod cmd;
+mod demo;
 mod executor;
 mod exit;
 mod failure;
@@ -60,6 +61,7 @@ fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
         Command::Pause(args) => cmd::runs::pause(&mut ctx, args),
         Command::Cancel(args) => cmd::runs::cancel(&mut ctx, args),
         Command::Resume(args) => cmd::ralph::resume(&mut ctx, args),
+        Command::Demo(args) => cmd::demo::run(&mut ctx, args),
     }?;
     ctx.out.flush()?;
     Ok(exit)

@@ -146,3 +146,23 @@ fn usage_errors_exit_2() {
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("--json"), "{}", out.stderr);
 }
+
+#[test]
+fn demo_runs_the_loop_with_a_scripted_model_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("demo");
+    let out = tether(dir.path(), &["demo", "--dir", "demo"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        fs::read_to_string(ws.join("greet.sh")).unwrap(),
+        "echo \"Hello, $1!\"\n"
+    );
+    let runs: Vec<_> = fs::read_dir(ws.join(".tether/runs")).unwrap().collect();
+    assert_eq!(runs.len(), 1);
+    let run = runs[0].as_ref().unwrap().file_name().into_string().unwrap();
+    let durations = regex_lite::Regex::new(r"\d+\.\d s\)").unwrap();
+    let stdout = durations
+        .replace_all(&out.stdout, "[T] s)")
+        .replace(&run, "[RUN]");
+    insta::assert_snapshot!(stdout);
+}

@@ -64,7 +64,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RalphArgs) -> Result<Exit> {
         max_iterations: (max != 0).then_some(max),
         max_consecutive_failures: loaded.config.r#loop.max_consecutive_failures,
     };
-    let executor = crate::executor::from_config(&loaded.config, &ctx.ws)?;
+    let executor = crate::executor::from_config(&loaded.config, &ctx.ws, ctx.env)?;
     drive(ctx, executor, Start::New(spec), args.events)
 }
 
@@ -75,7 +75,7 @@ pub fn resume(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
         let store = Store::open(ctx.ws.db_path())?;
         control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?
     };
-    let executor = crate::executor::from_config(&loaded.config, &ctx.ws)?;
+    let executor = crate::executor::from_config(&loaded.config, &ctx.ws, ctx.env)?;
     drive(ctx, executor, Start::Resume(run.id), args.events)
 }
 

@@ -1,0 +1,180 @@
+//! The built-in agent: one turn is model calls and tool executions until the model answers
+//! without calling a tool. That last answer is the turn's final message.
+//!
+//! Each turn starts from a fresh conversation (the system prompt and the loop's prompt), so
+//! nothing carries over between iterations except the workspace itself. Every message is
+//! appended to the turn's transcript as it happens, so a killed turn leaves a readable record.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::json;
+use tether_model::{Message, ModelClient, ModelError, Request};
+use tokio_util::sync::CancellationToken;
+
+use crate::executor::{
+    AgentEvent, BoxFuture, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
+};
+use crate::prompts;
+use crate::toolbox::{ToolBox, ToolResult};
+
+/// The default cap on model calls in one turn.
+pub const DEFAULT_MAX_STEPS: u32 = 60;
+
+/// tether's own agent.
+pub struct BuiltinAgent {
+    model: Arc<dyn ModelClient>,
+    tools: Arc<dyn ToolBox>,
+    describe: String,
+    max_steps: u32,
+}
+
+impl BuiltinAgent {
+    /// An agent calling `model`, with `tools`; `describe` names the model for status lines.
+    pub fn new(model: Arc<dyn ModelClient>, tools: Arc<dyn ToolBox>, describe: String) -> Self {
+        BuiltinAgent {
+            model,
+            tools,
+            describe,
+            max_steps: DEFAULT_MAX_STEPS,
+        }
+    }
+
+    /// Caps the model calls of one turn.
+    pub fn with_max_steps(mut self, max_steps: u32) -> Self {
+        self.max_steps = max_steps.max(1);
+        self
+    }
+
+    async fn turn(
+        &self,
+        request: TurnRequest,
+        observer: &dyn TurnObserver,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, ExecError> {
+        let mut transcript = Transcript::create(&request.transcript)?;
+        let system = prompts::SYSTEM;
+        transcript.write(&json!({"role": "system", "text": system}))?;
+        let specs = self.tools.specs();
+        let mut messages = vec![Message::user(request.prompt)];
+        transcript.message(&messages[0])?;
+        let mut outcome = TurnOutcome::default();
+        for _ in 0..self.max_steps {
+            let call = Request::new(messages.clone())
+                .with_system(system)
+                .with_tools(specs.clone());
+            let response = match self.model.complete(&call, cancel.clone()).await {
+                Ok(r) => r,
+                Err(ModelError::Cancelled) => return Err(ExecError::Cancelled),
+                Err(e) => return Err(ExecError::Model(Box::new(e))),
+            };
+            outcome.input_tokens += response.usage.input_tokens;
+            outcome.output_tokens += response.usage.output_tokens;
+            observer.event(AgentEvent::ModelCall {
+                input_tokens: response.usage.input_tokens,
+                output_tokens: response.usage.output_tokens,
+            });
+            let message = response.to_message();
+            transcript.message(&message)?;
+            messages.push(message);
+            if response.tool_calls.is_empty() {
+                outcome.final_message = response.text;
+                return Ok(outcome);
+            }
+            for call in &response.tool_calls {
+                if cancel.is_cancelled() {
+                    return Err(ExecError::Cancelled);
+                }
+                let result = match call.arguments_error() {
+                    Some(problem) => ToolResult {
+                        content: format!(
+                            "{problem}; call `{}` again with a JSON object",
+                            call.name
+                        ),
+                        is_error: true,
+                        summary: format!("{}: malformed arguments", call.name),
+                    },
+                    None => {
+                        self.tools
+                            .call(&call.name, call.arguments.clone(), cancel.clone())
+                            .await
+                    }
+                };
+                outcome.tool_calls += 1;
+                observer.event(AgentEvent::ToolCall {
+                    tool: call.name.clone(),
+                    summary: result.summary.clone(),
+                    is_error: result.is_error,
+                });
+                let message = Message::Tool {
+                    tool_call_id: call.id.clone(),
+                    content: result.content,
+                    is_error: result.is_error,
+                };
+                transcript.message(&message)?;
+                messages.push(message);
+            }
+            if cancel.is_cancelled() {
+                return Err(ExecError::Cancelled);
+            }
+        }
+        Err(ExecError::TooManySteps(self.max_steps))
+    }
+}
+
+impl Executor for BuiltinAgent {
+    fn describe(&self) -> String {
+        format!("builtin · {}", self.describe)
+    }
+
+    fn run_turn<'a>(
+        &'a self,
+        request: TurnRequest,
+        observer: &'a dyn TurnObserver,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>> {
+        Box::pin(self.turn(request, observer, cancel))
+    }
+}
+
+/// The turn's JSON-lines transcript.
+struct Transcript {
+    file: File,
+    path: std::path::PathBuf,
+}
+
+impl Transcript {
+    fn create(path: &Path) -> Result<Self, ExecError> {
+        let err = |source| ExecError::Transcript {
+            path: path.to_owned(),
+            source,
+        };
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(err)?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(path)
+            .map_err(err)?;
+        Ok(Transcript {
+            file,
+            path: path.to_owned(),
+        })
+    }
+
+    fn write(&mut self, value: &serde_json::Value) -> Result<(), ExecError> {
+        writeln!(self.file, "{value}").map_err(|source| ExecError::Transcript {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    fn message(&mut self, message: &Message) -> Result<(), ExecError> {
+        let value = serde_json::to_value(message).unwrap_or(serde_json::Value::Null);
+        self.write(&value)
+    }
+}

@@ -1,0 +1,269 @@
+use std::collections::VecDeque;
+
+use serde_json::json;
+use tether_config::Api;
+
+use super::{parser, request_body, request_url};
+use crate::sse::SseFrame;
+use crate::{Message, ModelError, Request, StopReason, StreamEvent, ToolCall, Usage};
+
+#[test]
+fn base_url_rule() {
+    let cases = [
+        (
+            Api::OpenAiChat,
+            "http://h:1/v1",
+            "http://h:1/v1/chat/completions",
+        ),
+        (
+            Api::OpenAiChat,
+            "http://h:1/v1/",
+            "http://h:1/v1/chat/completions",
+        ),
+        (
+            Api::OpenAiResponses,
+            "https://api.openai.com/v1",
+            "https://api.openai.com/v1/responses",
+        ),
+        (
+            Api::Anthropic,
+            "https://api.anthropic.com",
+            "https://api.anthropic.com/v1/messages",
+        ),
+        (
+            Api::Anthropic,
+            "https://api.anthropic.com/",
+            "https://api.anthropic.com/v1/messages",
+        ),
+        (Api::Anthropic, "http://h:1/v1", "http://h:1/v1/messages"),
+        (
+            Api::Anthropic,
+            "http://h:1/proxy",
+            "http://h:1/proxy/v1/messages",
+        ),
+    ];
+    for (api, base, expected) in cases {
+        assert_eq!(request_url(api, base), expected, "{api:?} {base}");
+    }
+}
+
+fn feed(api: Api, frames: &[(Option<&str>, &str)]) -> Result<Vec<StreamEvent>, ModelError> {
+    let mut parser = parser(api);
+    let mut out = VecDeque::new();
+    for (event, data) in frames {
+        let frame = SseFrame {
+            event: event.map(str::to_owned),
+            data: (*data).to_owned(),
+        };
+        if parser.frame(&frame, &mut out)? {
+            return Ok(out.into());
+        }
+    }
+    parser.end(&mut out)?;
+    Ok(out.into())
+}
+
+#[test]
+fn responses_parser_handles_the_full_openai_event_set_without_duplicates() {
+    // What api.openai.com sends: item added, argument deltas, item done repeating everything.
+    let events = feed(
+        Api::OpenAiResponses,
+        &[
+            (Some("response.created"), r#"{"type":"response.created","response":{"id":"r"}}"#),
+            (Some("response.output_item.added"), r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message","id":"m1"}}"#),
+            (Some("response.output_text.delta"), r#"{"type":"response.output_text.delta","item_id":"m1","output_index":0,"delta":"Hi"}"#),
+            (Some("response.output_item.done"), r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"message","id":"m1","content":[{"type":"output_text","text":"Hi"}]}}"#),
+            (Some("response.output_item.added"), r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc1","call_id":"call_9","name":"ls","arguments":""}}"#),
+            (Some("response.function_call_arguments.delta"), r#"{"type":"response.function_call_arguments.delta","item_id":"fc1","output_index":1,"delta":"{\"path\":"}"#),
+            (Some("response.function_call_arguments.delta"), r#"{"type":"response.function_call_arguments.delta","item_id":"fc1","output_index":1,"delta":"\".\"}"}"#),
+            (Some("response.output_item.done"), r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"function_call","id":"fc1","call_id":"call_9","name":"ls","arguments":"{\"path\":\".\"}"}}"#),
+            (Some("response.completed"), r#"{"type":"response.completed","response":{"id":"r","usage":{"input_tokens":5,"output_tokens":7,"total_tokens":12}}}"#),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        events,
+        vec![
+            StreamEvent::TextDelta("Hi".into()),
+            StreamEvent::ToolCallStarted {
+                index: 0,
+                id: "call_9".into(),
+                name: "ls".into()
+            },
+            StreamEvent::ToolCallArgumentsDelta {
+                index: 0,
+                delta: "{\"path\":".into()
+            },
+            StreamEvent::ToolCallArgumentsDelta {
+                index: 0,
+                delta: "\".\"}".into()
+            },
+            StreamEvent::ToolCallFinished {
+                index: 0,
+                call: ToolCall::new("call_9", "ls", json!({"path": "."})),
+            },
+            StreamEvent::Usage(Usage {
+                input_tokens: 5,
+                output_tokens: 7
+            }),
+            StreamEvent::Done {
+                stop_reason: StopReason::ToolUse
+            },
+        ]
+    );
+}
+
+#[test]
+fn responses_incomplete_is_max_tokens() {
+    let events = feed(
+        Api::OpenAiResponses,
+        &[(None, r#"{"type":"response.incomplete","response":{"incomplete_details":{"reason":"max_output_tokens"}}}"#)],
+    )
+    .unwrap();
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done {
+            stop_reason: StopReason::MaxTokens
+        })
+    );
+}
+
+#[test]
+fn chat_parser_accepts_a_stream_closed_after_finish_reason_without_done() {
+    let events = feed(
+        Api::OpenAiChat,
+        &[
+            (
+                None,
+                r#"{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":null}]}"#,
+            ),
+            (
+                None,
+                r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
+            ),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done {
+            stop_reason: StopReason::MaxTokens
+        })
+    );
+}
+
+#[test]
+fn chat_parser_rejects_a_stream_that_just_stops() {
+    let err = feed(
+        Api::OpenAiChat,
+        &[(
+            None,
+            r#"{"choices":[{"index":0,"delta":{"content":"o"},"finish_reason":null}]}"#,
+        )],
+    )
+    .unwrap_err();
+    assert!(matches!(err, ModelError::MalformedStream { .. }), "{err:?}");
+}
+
+#[test]
+fn chat_tool_calls_with_stop_finish_reason_are_still_tool_use() {
+    let events = feed(
+        Api::OpenAiChat,
+        &[
+            (None, r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"ls","arguments":"{oops"}}]},"finish_reason":"stop"}]}"#),
+            (None, "[DONE]"),
+        ],
+    )
+    .unwrap();
+    let call = events.iter().find_map(|event| match event {
+        StreamEvent::ToolCallFinished { call, .. } => Some(call.clone()),
+        _ => None,
+    });
+    let call = call.unwrap();
+    assert_eq!(call.raw_arguments, "{oops");
+    assert!(call.arguments.is_null());
+    assert!(call.arguments_error().is_some());
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done {
+            stop_reason: StopReason::ToolUse
+        })
+    );
+}
+
+#[test]
+fn anthropic_error_events_are_typed() {
+    let overloaded = feed(
+        Api::Anthropic,
+        &[(
+            Some("error"),
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        )],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(overloaded, ModelError::Server { status: None, .. }),
+        "{overloaded:?}"
+    );
+    assert!(overloaded.is_retryable());
+    let limited = feed(
+        Api::Anthropic,
+        &[(
+            Some("error"),
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#,
+        )],
+    )
+    .unwrap_err();
+    assert_eq!(limited, ModelError::RateLimited { retry_after: None });
+}
+
+#[test]
+fn anthropic_body_merges_roles_and_folds_system_messages() {
+    let call = ToolCall::from_raw("toolu_1", "ls", "{not json");
+    let mut request = Request::new(vec![
+        Message::user("hi"),
+        Message::system("extra rule"),
+        Message::assistant_tool_calls("", vec![call]),
+        Message::tool_error("toolu_1", "bad arguments"),
+        Message::user("and then"),
+        Message::assistant(""),
+    ])
+    .with_system("base");
+    request.max_tokens = 100;
+    let body = request_body(Api::Anthropic, "m", &request);
+    assert_eq!(
+        body,
+        json!({
+            "model": "m",
+            "max_tokens": 100,
+            "stream": true,
+            "system": "base\n\nextra rule",
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {}},
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "bad arguments", "is_error": true},
+                    {"type": "text", "text": "and then"},
+                ]},
+            ],
+        })
+    );
+}
+
+#[test]
+fn malformed_arguments_are_echoed_as_empty_objects_in_openai_history() {
+    let request = Request::new(vec![Message::assistant_tool_calls(
+        "",
+        vec![ToolCall::from_raw("c1", "ls", "{oops")],
+    )]);
+    let chat = request_body(Api::OpenAiChat, "m", &request);
+    assert_eq!(
+        chat["messages"][0]["tool_calls"][0]["function"]["arguments"],
+        "{}"
+    );
+    assert_eq!(chat["messages"][0]["content"], serde_json::Value::Null);
+    let responses = request_body(Api::OpenAiResponses, "m", &request);
+    assert_eq!(responses["input"][0]["arguments"], "{}");
+}

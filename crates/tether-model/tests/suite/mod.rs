@@ -1,0 +1,11 @@
+//! Test modules; `common` holds the shared fixtures.
+
+mod cancel;
+mod common;
+mod fake_server;
+mod faults;
+mod scripted;
+mod secrets;
+mod snapshots;
+mod text;
+mod tools;

@@ -1,0 +1,15 @@
+//! Test support for tether. **Dev-only**: depend on it from `[dev-dependencies]` only.
+//!
+//! - [`model_server`]: a real HTTP server on loopback that speaks the three model wire formats
+//!   (Anthropic Messages, OpenAI Responses, OpenAI Chat Completions) from a
+//!   [`tether_model::scripted::Script`], records every request, and injects faults on demand.
+//!
+//! Everything here fails with errors rather than panics, so a helper misused by a test reports
+//! what went wrong through the test's own `unwrap`.
+
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod model_server;
+
+pub use model_server::{FakeModelServer, Fault, RecordedRequest, WaitTimeout};

@@ -1,0 +1,193 @@
+//! A scripted fake model server: real HTTP on `127.0.0.1:0`, all three wire formats.
+//!
+//! Model clients, executors and whole-binary tests point at [`FakeModelServer::base_url`] and
+//! get answers from a [`Script`] — the same scripts the in-process
+//! [`tether_model::scripted::ScriptedModel`] plays. Every request is recorded (credentials
+//! redacted) for assertions, and faults can be injected per request.
+//!
+//! Routes: `POST /v1/chat/completions`, `POST /v1/responses`, `POST /v1/messages`. Anything
+//! else is recorded and answered 404. A request the server cannot parse, or one that finds the
+//! script exhausted, is answered 400 with the reason, so the client reports it.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use tether_config::Api;
+//! use tether_model::scripted::{Script, Turn};
+//! use tether_testkit::{Fault, FakeModelServer};
+//!
+//! let server = FakeModelServer::start(Script::turns([Turn::text("hi")])).await?;
+//! server.fault_next(1, Fault::rate_limited("0.01"));
+//! let base = server.base_url(Api::Anthropic); // http://127.0.0.1:PORT
+//! // … point a client at `base` …
+//! let first = server.wait_for_request(0, Duration::from_secs(5)).await?;
+//! assert_eq!(first.path, "/v1/messages");
+//! # Ok(())
+//! # }
+//! ```
+
+mod body;
+mod fault;
+mod record;
+mod routes;
+mod wire;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tether_config::Api;
+use tether_model::scripted::Script;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+pub use fault::Fault;
+pub use record::{RecordedRequest, WaitTimeout};
+
+use fault::FaultPlan;
+use record::Recorder;
+use routes::Shared;
+
+/// Options for [`FakeModelServer`] beyond the script.
+#[derive(Debug)]
+pub struct FakeModelServerBuilder {
+    script: Script,
+    key: Option<String>,
+}
+
+impl FakeModelServerBuilder {
+    /// Requires this API key (`Authorization: Bearer` for OpenAI paths, `x-api-key` for
+    /// Anthropic); other requests get a 401 whose message echoes the presented key, as
+    /// OpenAI's does, so tests can check clients keep keys out of their errors.
+    pub fn require_key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// Binds `127.0.0.1:0` and starts serving on the current tokio runtime.
+    pub async fn start(self) -> std::io::Result<FakeModelServer> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let shutdown = CancellationToken::new();
+        let shared = Arc::new(Shared {
+            script: self.script,
+            recorder: Arc::new(Recorder::new()),
+            faults: FaultPlan::default(),
+            key: self.key,
+            shutdown: shutdown.clone(),
+        });
+        let app = routes::router(Arc::clone(&shared));
+        let stop = shutdown.clone();
+        let task = tokio::spawn(async move {
+            let served = axum::serve(listener, app)
+                .with_graceful_shutdown(stop.cancelled_owned())
+                .await;
+            drop(served);
+        });
+        Ok(FakeModelServer {
+            addr,
+            shared,
+            shutdown,
+            task,
+        })
+    }
+}
+
+/// A running fake model server; stops when dropped.
+#[derive(Debug)]
+pub struct FakeModelServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+impl FakeModelServer {
+    /// Starts a server playing `script`, with no key required.
+    pub async fn start(script: Script) -> std::io::Result<Self> {
+        Self::builder(script).start().await
+    }
+
+    /// A server to configure before starting.
+    pub fn builder(script: Script) -> FakeModelServerBuilder {
+        FakeModelServerBuilder { script, key: None }
+    }
+
+    /// The base URL a client of `api` is configured with: `http://127.0.0.1:PORT/v1` for the
+    /// OpenAI formats, `http://127.0.0.1:PORT` (no `/v1`, as `ANTHROPIC_BASE_URL`) for Anthropic.
+    pub fn base_url(&self, api: Api) -> String {
+        match api {
+            Api::OpenAiChat | Api::OpenAiResponses => format!("http://{}/v1", self.addr),
+            Api::Anthropic => format!("http://{}", self.addr),
+        }
+    }
+
+    /// The listening address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The script (a clone shares its cursor).
+    pub fn script(&self) -> &Script {
+        &self.shared.script
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.recorder.requests()
+    }
+
+    /// How many requests arrived so far.
+    pub fn request_count(&self) -> usize {
+        self.shared.recorder.count()
+    }
+
+    /// Waits until request `index` (0-based) has arrived and returns it.
+    pub async fn wait_for_request(
+        &self,
+        index: usize,
+        timeout: Duration,
+    ) -> Result<RecordedRequest, WaitTimeout> {
+        self.shared.recorder.wait_for_request(index, timeout).await
+    }
+
+    /// How many responses were abandoned by their client before they finished.
+    pub fn disconnects(&self) -> usize {
+        self.shared.recorder.disconnects()
+    }
+
+    /// Waits until at least `n` responses were abandoned by their client.
+    pub async fn wait_for_disconnects(
+        &self,
+        n: usize,
+        timeout: Duration,
+    ) -> Result<(), WaitTimeout> {
+        self.shared.recorder.wait_for_disconnects(n, timeout).await
+    }
+
+    /// Injects `fault` into request number `index` (0-based, counting every request).
+    pub fn fault_on(&self, index: usize, fault: Fault) {
+        self.shared.faults.on(index, fault);
+    }
+
+    /// Injects `fault` into each of the next `count` requests (after any queued earlier).
+    pub fn fault_next(&self, count: usize, fault: Fault) {
+        self.shared.faults.next(count, fault);
+    }
+}
+
+impl Drop for FakeModelServer {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        self.task.abort();
+    }
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("script", &self.script)
+            .field("key_required", &self.key.is_some())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,80 @@
+//! The tools tether's built-in agent calls — `read`, `write`, `edit`, `bash`, `grep`, `ls` — and,
+//! read-only, the sign-off judge's (`read`, `grep`, `ls`).
+//!
+//! # Why it looks like this
+//!
+//! A model calls tools with whatever arguments it came up with, for hours, unattended. So:
+//!
+//! 1. **A tool never fails the turn for the model's mistakes.** Bad arguments, a missing file, a
+//!    path outside the workspace, a command exiting non-zero: each is a [`ToolOutput`] with
+//!    `is_error: true` and a message naming the field or path, and the agent tries again. Only a
+//!    [`FatalToolError`] ends a turn, and the built-in tools never return one.
+//! 2. **Paths stay in the workspace.** Every path goes through [`Workspace::resolve`], which
+//!    follows symlinks and refuses anything that leads out of the root.
+//! 3. **Every call is bounded.** Output is capped (keeping a command's tail, where the error
+//!    is), and `bash` runs with no stdin, in its own process group, under a timeout and a
+//!    [`CancellationToken`](tokio_util::sync::CancellationToken), killing the whole group — see
+//!    [`run_shell`].
+//! 4. **Everything a model reads is stable text**, so prompts stay cacheable and the specs and
+//!    outputs are snapshot-tested.
+//!
+//! A [`ToolSet`] holds the tools by name; tether's own tools (`ask_human`, `complete_goal`) join
+//! it as `Arc<dyn Tool>`.
+//!
+//! # Example
+//!
+//! ```
+//! use serde_json::json;
+//! use tether_tools::{ToolContext, ToolOptions, ToolSet};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let tools = ToolSet::builtin(dir.path(), &ToolOptions::default())?;
+//! let ctx = ToolContext::default();
+//!
+//! let done = tools.call("write", json!({"path": "notes/a.txt", "content": "hello\n"}), &ctx).await?;
+//! assert_eq!(done.output.content, "wrote 6 bytes to `notes/a.txt` (new file)");
+//! assert_eq!(done.summary, "write notes/a.txt (6 bytes)");
+//!
+//! let read = tools.call("read", json!({"path": "notes/a.txt"}), &ctx).await?;
+//! assert_eq!(read.output.content, "     1\thello\n");
+//!
+//! let escape = tools.call("read", json!({"path": "../secret"}), &ctx).await?;
+//! assert!(escape.output.is_error);
+//! assert!(escape.output.content.contains("is outside the workspace"));
+//! # Ok(())
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod args;
+mod error;
+mod glob;
+mod options;
+mod output;
+mod registry;
+mod shell;
+mod summary;
+mod tail;
+mod text;
+mod tool;
+mod tools;
+mod walk;
+mod workspace;
+
+pub use error::{FatalToolError, SetupError};
+pub use options::ToolOptions;
+pub use output::{ToolCallOutcome, ToolOutput, ToolSpec};
+pub use registry::ToolSet;
+pub use shell::{ShellCommand, ShellEnd, ShellRun, run_shell};
+pub use tool::{BoxFuture, Tool, ToolContext};
+pub use tools::bash::BashTool;
+pub use tools::edit::EditTool;
+pub use tools::grep::GrepTool;
+pub use tools::ls::LsTool;
+pub use tools::read::ReadTool;
+pub use tools::write::WriteTool;
+pub use workspace::{PathError, Workspace};

@@ -1,0 +1,56 @@
+//! The limits of the built-in tools, in one place so the agent can set them from `tether.toml`.
+//!
+//! Every limit exists to keep a model's context small and a turn bounded; the defaults suit a
+//! model with a context window of 100k tokens or more.
+
+use std::time::Duration;
+
+/// Limits and settings of the built-in tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOptions {
+    /// `bash`: the timeout when the model gives none.
+    pub bash_default_timeout: Duration,
+    /// `bash`: the longest timeout a model may ask for; longer requests are lowered to it.
+    pub bash_max_timeout: Duration,
+    /// `bash`: after a timeout or cancellation the process group gets SIGTERM, then SIGKILL once
+    /// the shell has exited or this much time has passed.
+    pub bash_kill_grace: Duration,
+    /// `bash`: how many bytes of combined output are kept (the tail).
+    pub bash_output_cap: usize,
+    /// `bash`: environment variables removed from the command's environment (API keys the
+    /// agent's model client uses, which must never end up in a transcript).
+    pub bash_env_remove: Vec<String>,
+    /// `read`: how many lines are shown when the model gives no `limit`.
+    pub read_default_lines: usize,
+    /// `read`: how many bytes of text one call returns at most.
+    pub read_max_bytes: usize,
+    /// `grep`: how many matching lines are shown when the model gives no `max_results`.
+    pub grep_default_results: usize,
+    /// `grep`: the largest `max_results` a model may ask for.
+    pub grep_max_results: usize,
+    /// `grep`: files larger than this are skipped.
+    pub grep_max_file_bytes: u64,
+    /// `ls`: how many entries one listing shows at most.
+    pub ls_max_entries: usize,
+    /// `ls`: the deepest `depth` a model may ask for.
+    pub ls_max_depth: usize,
+}
+
+impl Default for ToolOptions {
+    fn default() -> Self {
+        Self {
+            bash_default_timeout: Duration::from_secs(120),
+            bash_max_timeout: Duration::from_secs(600),
+            bash_kill_grace: Duration::from_secs(2),
+            bash_output_cap: 30_000,
+            bash_env_remove: Vec::new(),
+            read_default_lines: 2000,
+            read_max_bytes: 50_000,
+            grep_default_results: 100,
+            grep_max_results: 1000,
+            grep_max_file_bytes: 10 * 1024 * 1024,
+            ls_max_entries: 500,
+            ls_max_depth: 5,
+        }
+    }
+}

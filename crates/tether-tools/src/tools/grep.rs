@@ -1,0 +1,251 @@
+//! `grep`: search file contents under the workspace with a regular expression.
+//!
+//! One multi-line regex runs over each whole file and each match is mapped back to its line, so
+//! a file without a match costs one scan. The walk is sorted and skips what [`crate::walk`]
+//! skips, so results are stable from call to call.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+
+use regex_lite::{Regex, RegexBuilder};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{blocking, spec, str_arg, try_out};
+use crate::args;
+use crate::error::FatalToolError;
+use crate::glob::Glob;
+use crate::options::ToolOptions;
+use crate::output::{ToolOutput, ToolSpec};
+use crate::text::{looks_binary, plural, shorten};
+use crate::tool::{BoxFuture, Tool, ToolContext};
+use crate::walk;
+use crate::workspace::Workspace;
+
+/// Matching lines are shortened to this many characters.
+const MAX_LINE_CHARS: usize = 300;
+
+/// The `grep` tool.
+#[derive(Debug, Clone)]
+pub struct GrepTool {
+    searcher: Searcher,
+    spec: ToolSpec,
+}
+
+#[derive(Debug, Clone)]
+struct Searcher {
+    ws: Workspace,
+    default_results: usize,
+    max_results: usize,
+    max_file_bytes: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    pattern: String,
+    path: Option<String>,
+    glob: Option<String>,
+    #[serde(default)]
+    case_insensitive: bool,
+    max_results: Option<usize>,
+}
+
+impl GrepTool {
+    /// `grep` over `ws`, with the limits of `options`.
+    pub fn new(ws: Workspace, options: &ToolOptions) -> Self {
+        let max_results = options.grep_max_results.max(1);
+        let default_results = options.grep_default_results.clamp(1, max_results);
+        let description = format!(
+            "Search the contents of files in the workspace with a regular expression (Rust regex \
+             syntax, no look-around or backreferences; `^` and `$` match at line ends). Returns \
+             matching lines as `path:line: text`, at most `max_results` (default \
+             {default_results}, at most {max_results}). `path` limits the search to a file or \
+             directory; `glob` filters files by name (`*.rs`, `*.{{ts,tsx}}`) or, if it contains \
+             `/`, by path from the workspace root (`src/**/*.rs`). Binary files and the \
+             directories {} are skipped unless `path` points inside one.",
+            walk::SKIPPED_DIRS.join(", ")
+        );
+        let properties = json!({
+            "pattern": {"type": "string", "description": "The regular expression to search for."},
+            "path": {"type": "string", "description": "A file or directory to search (default: the whole workspace)."},
+            "glob": {"type": "string", "description": "Only search files matching this glob."},
+            "case_insensitive": {"type": "boolean", "description": "Ignore case (default false)."},
+            "max_results": {"type": "integer", "minimum": 1, "description": "How many matching lines to return at most."},
+        });
+        Self {
+            searcher: Searcher {
+                ws,
+                default_results,
+                max_results,
+                max_file_bytes: options.grep_max_file_bytes,
+            },
+            spec: spec("grep", description, properties, &["pattern"]),
+        }
+    }
+}
+
+impl Searcher {
+    fn run(&self, args: Args) -> ToolOutput {
+        let regex = try_out!(
+            RegexBuilder::new(&args.pattern)
+                .case_insensitive(args.case_insensitive)
+                .multi_line(true)
+                .crlf(true)
+                .build()
+                .map_err(|e| ToolOutput::error(format!(
+                    "`pattern` is not a valid regular expression: {e}"
+                )))
+        );
+        let glob = match &args.glob {
+            Some(glob) => Some(try_out!(Glob::new(glob).map_err(ToolOutput::error))),
+            None => None,
+        };
+        let path = args.path.as_deref().unwrap_or(".");
+        let start = try_out!(
+            self.ws
+                .resolve(path)
+                .map_err(|e| ToolOutput::error(e.to_string()))
+        );
+        if !start.exists() {
+            return ToolOutput::error(format!("`{path}` does not exist"));
+        }
+        let mut limit = args.max_results.unwrap_or(self.default_results).max(1);
+        let mut notes = String::new();
+        if limit > self.max_results {
+            let max = self.max_results;
+            let _ = writeln!(
+                notes,
+                "[max_results {limit} is above the limit of {max}; used {max}]"
+            );
+            limit = self.max_results;
+        }
+        let mut found = Found {
+            out: String::new(),
+            count: 0,
+            limit,
+            full: false,
+            too_big: 0,
+        };
+        walk::files(&start, &mut |file| {
+            let rel = self.ws.display(file);
+            if glob.as_ref().is_none_or(|g| g.matches(&rel)) {
+                self.search_file(file, &rel, &regex, &mut found);
+            }
+            !found.full
+        });
+        let mut text = found.out;
+        if found.count == 0 {
+            let within = args
+                .glob
+                .as_deref()
+                .map(|g| format!(" (files matching `{g}`)"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                text,
+                "no matches for `{}` in `{path}`{within}",
+                args.pattern
+            );
+        }
+        if found.full {
+            let _ = writeln!(
+                text,
+                "[stopped at {limit} matches; narrow `pattern`, `path` or `glob`, or raise \
+                 `max_results` (at most {})]",
+                self.max_results
+            );
+        }
+        if found.too_big > 0 {
+            let _ = writeln!(
+                text,
+                "[{} over {} bytes not searched]",
+                plural(found.too_big, "file", "files"),
+                self.max_file_bytes
+            );
+        }
+        text.push_str(&notes);
+        let note = plural(found.count, "match", "matches");
+        ToolOutput::ok(text).with_note(if found.full {
+            format!("{note}, capped")
+        } else {
+            note
+        })
+    }
+
+    fn search_file(&self, file: &Path, rel: &str, regex: &Regex, found: &mut Found) {
+        if fs::metadata(file).is_ok_and(|meta| meta.len() > self.max_file_bytes) {
+            found.too_big += 1;
+            return;
+        }
+        let Ok(bytes) = fs::read(file) else { return };
+        if looks_binary(&bytes) {
+            return;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let (mut line_no, mut line_start, mut last_line) = (1usize, 0usize, 0usize);
+        for m in regex.find_iter(&text) {
+            line_no += text.as_bytes()[line_start..m.start()]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count();
+            line_start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+            if line_no == last_line {
+                continue;
+            }
+            last_line = line_no;
+            let end = text[line_start..]
+                .find('\n')
+                .map_or(text.len(), |i| line_start + i);
+            let line = text[line_start..end].trim_end_matches('\r');
+            let _ = writeln!(
+                found.out,
+                "{rel}:{line_no}: {}",
+                shorten(line, MAX_LINE_CHARS)
+            );
+            found.count += 1;
+            if found.count == found.limit {
+                found.full = true;
+                return;
+            }
+        }
+    }
+}
+
+/// The matches so far.
+struct Found {
+    out: String,
+    count: usize,
+    limit: usize,
+    full: bool,
+    too_big: usize,
+}
+
+impl Tool for GrepTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
+        Box::pin(async move {
+            let args: Args = match args::parse(&self.spec, args) {
+                Ok(args) => args,
+                Err(output) => return Ok(output),
+            };
+            let searcher = self.searcher.clone();
+            Ok(blocking(move || searcher.run(args)).await)
+        })
+    }
+
+    fn describe_call(&self, args: &Value) -> String {
+        let pattern = crate::text::first_line(str_arg(args, "pattern").unwrap_or("?"), 40);
+        match str_arg(args, "path") {
+            Some(path) => format!("grep `{pattern}` in {path}"),
+            None => format!("grep `{pattern}`"),
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! `ls`: a sorted listing of a directory, optionally a few levels deep.
+//!
+//! Paths are printed relative to the workspace root, so any line can be passed back as a `path`.
+//! Directories that are never worth listing (see [`crate::walk`]) are shown but not entered, so
+//! the model knows they exist without paying for their contents.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{blocking, io_error, spec, str_arg, try_out};
+use crate::args;
+use crate::error::FatalToolError;
+use crate::options::ToolOptions;
+use crate::output::{ToolOutput, ToolSpec};
+use crate::tool::{BoxFuture, Tool, ToolContext};
+use crate::walk::{self, Kind};
+use crate::workspace::Workspace;
+
+/// The `ls` tool.
+#[derive(Debug, Clone)]
+pub struct LsTool {
+    lister: Lister,
+    spec: ToolSpec,
+}
+
+#[derive(Debug, Clone)]
+struct Lister {
+    ws: Workspace,
+    max_entries: usize,
+    max_depth: usize,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: Option<String>,
+    depth: Option<usize>,
+}
+
+impl LsTool {
+    /// `ls` over `ws`, with the limits of `options`.
+    pub fn new(ws: Workspace, options: &ToolOptions) -> Self {
+        let max_depth = options.ls_max_depth.max(1);
+        let max_entries = options.ls_max_entries.max(1);
+        let description = format!(
+            "List a directory in the workspace (default: the root). Entries are sorted and shown \
+             as paths from the workspace root, directories with a trailing `/`, symlinks as \
+             `path -> target`. `depth` (default 1, at most {max_depth}) also lists the contents \
+             of subdirectories that many levels down. The directories {} are shown but not \
+             entered unless `path` points inside one. At most {max_entries} entries.",
+            walk::SKIPPED_DIRS.join(", ")
+        );
+        let properties = json!({
+            "path": {"type": "string", "description": "The directory to list (default: the workspace root)."},
+            "depth": {"type": "integer", "minimum": 1, "description": "How many levels to list (default 1)."},
+        });
+        Self {
+            lister: Lister {
+                ws,
+                max_entries,
+                max_depth,
+            },
+            spec: spec("ls", description, properties, &[]),
+        }
+    }
+}
+
+impl Lister {
+    fn run(&self, args: Args) -> ToolOutput {
+        let path = args.path.as_deref().unwrap_or(".");
+        let start = try_out!(
+            self.ws
+                .resolve(path)
+                .map_err(|e| ToolOutput::error(e.to_string()))
+        );
+        let meta = try_out!(fs::metadata(&start).map_err(|e| io_error("list", path, &e)));
+        if !meta.is_dir() {
+            return ToolOutput::ok(format!("{}\n", self.ws.display(&start)));
+        }
+        let mut depth = args.depth.unwrap_or(1).max(1);
+        let mut notes = String::new();
+        if depth > self.max_depth {
+            let _ = writeln!(
+                notes,
+                "[depth {depth} is above the limit of {}; used {}]",
+                self.max_depth, self.max_depth
+            );
+            depth = self.max_depth;
+        }
+        let mut listing = Listing {
+            out: String::new(),
+            count: 0,
+            full: false,
+        };
+        if let Err(err) = self.list(&start, depth, &mut listing) {
+            return io_error("list", path, &err);
+        }
+        let mut text = listing.out;
+        if listing.count == 0 {
+            let _ = writeln!(text, "(`{path}` is empty)");
+        }
+        if listing.full {
+            let _ = writeln!(
+                text,
+                "[stopped at {} entries; list a subdirectory or use a smaller depth]",
+                self.max_entries
+            );
+        }
+        text.push_str(&notes);
+        ToolOutput::ok(text)
+    }
+
+    fn list(&self, dir: &Path, depth: usize, listing: &mut Listing) -> std::io::Result<()> {
+        for entry in walk::entries(dir)? {
+            if listing.count == self.max_entries {
+                listing.full = true;
+                return Ok(());
+            }
+            let rel = self.ws.display(&entry.path);
+            listing.count += 1;
+            match entry.kind {
+                Kind::Dir if entry.path.file_name().is_some_and(walk::is_skipped) => {
+                    let _ = writeln!(listing.out, "{rel}/ (not listed)");
+                }
+                Kind::Dir => {
+                    let _ = writeln!(listing.out, "{rel}/");
+                    if depth > 1 {
+                        // An unreadable subdirectory is listed, just not entered.
+                        let _ = self.list(&entry.path, depth - 1, listing);
+                    }
+                }
+                Kind::Symlink => {
+                    let target = fs::read_link(&entry.path).map(|t| t.display().to_string());
+                    let _ = writeln!(
+                        listing.out,
+                        "{rel} -> {}",
+                        target.unwrap_or_else(|_| "?".into())
+                    );
+                }
+                Kind::File | Kind::Other => {
+                    let _ = writeln!(listing.out, "{rel}");
+                }
+            }
+            if listing.full {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The entries so far.
+struct Listing {
+    out: String,
+    count: usize,
+    full: bool,
+}
+
+impl Tool for LsTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
+        Box::pin(async move {
+            let args: Args = match args::parse(&self.spec, args) {
+                Ok(args) => args,
+                Err(output) => return Ok(output),
+            };
+            let lister = self.lister.clone();
+            Ok(blocking(move || lister.run(args)).await)
+        })
+    }
+
+    fn describe_call(&self, args: &Value) -> String {
+        format!("ls {}", str_arg(args, "path").unwrap_or("."))
+    }
+}
