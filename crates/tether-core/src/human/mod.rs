@@ -1,0 +1,9 @@
+//! Asking a human: the broker, the interaction threshold, the cross-process notification path,
+//! and the `ask_human` tool the agent calls.
+
+pub mod broker;
+pub mod notify;
+pub mod threshold;
+pub mod tool;
+
+pub use broker::{Answer, Ask, Broker, BrokerError, Channel, ChannelAnswer, Timeout};
