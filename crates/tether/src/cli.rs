@@ -42,6 +42,15 @@ pub enum Command {
     Pause(RunArg),
     /// Stop a run now, ending its current iteration (default: the latest run).
     Cancel(RunArg),
+    /// Ask a human from any script and print the answer (waits as long as it takes; Ctrl+C
+    /// leaves the question pending).
+    Ask(AskArgs),
+    /// Answer a pending question from any shell; the waiting agent gets it at once.
+    Answer(AnswerArgs),
+    /// List the questions waiting for an answer.
+    Questions(JsonArgs),
+    /// Every question asked and how it was answered, newest first.
+    History(HistoryArgs),
     /// Watch tether work: a Ralph loop in a fresh workspace with a scripted model (no AI is
     /// called) that writes, tests and fixes a small script until it keeps its promise.
     Demo(DemoArgs),
@@ -79,6 +88,48 @@ pub struct RalphArgs {
     /// Also write every event to stdout.
     #[arg(long, value_name = "FORMAT")]
     pub events: Option<EventsFormat>,
+}
+
+/// Options of `tether ask`.
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    /// What you need decided.
+    pub question: String,
+    /// Error logs, code, options considered.
+    #[arg(long, default_value = "")]
+    pub context: String,
+    /// 0-100: how sure you are you could resolve this alone.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub confidence: Option<u8>,
+    /// Continue an earlier conversation (the thread_id of an earlier answer).
+    #[arg(long = "thread", value_name = "ID")]
+    pub thread: Option<String>,
+    /// Print the answer as JSON (question_id, text, channel, responder, thread_id).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `tether answer`.
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    /// The question's id (`tether questions` lists them).
+    pub id: String,
+    /// The answer.
+    pub text: String,
+    /// Who is answering (default: $USER).
+    #[arg(long = "as", value_name = "NAME")]
+    pub responder: Option<String>,
+}
+
+/// Options of `tether history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// How many questions to show.
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+    /// Print JSON on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `tether demo`.

@@ -7,7 +7,11 @@ use anyhow::{Context as _, Result, anyhow};
 use tether_agent::{BuiltinAgent, CommandExecutor, Executor, WorkspaceTools};
 use tether_config::{Config, Env, ExecutorKind};
 use tether_core::Workspace;
+use tether_core::human::tool::{AskHuman, RunCell};
+use tether_core::human::{Broker, Timeout};
+use tether_core::journal::Journal;
 use tether_model::{Endpoint, HttpOptions};
+use tether_store::Store;
 use tether_tools::{ToolOptions, ToolSet};
 
 use crate::failure::Failure;
@@ -15,10 +19,16 @@ use crate::failure::Failure;
 /// How long one turn of an external command may take.
 const COMMAND_TURN_TIMEOUT: Duration = Duration::from_secs(3600);
 
-/// The executor configured for this workspace.
-pub fn from_config(config: &Config, ws: &Workspace, env: &dyn Env) -> Result<Arc<dyn Executor>> {
+/// The executor configured for this workspace. Its `ask_human` questions are filed under the
+/// run the caller puts in `run` once it exists.
+pub fn from_config(
+    config: &Config,
+    ws: &Workspace,
+    env: &dyn Env,
+    run: &RunCell,
+) -> Result<Arc<dyn Executor>> {
     match config.executor.kind {
-        ExecutorKind::Builtin => builtin(config, ws, env),
+        ExecutorKind::Builtin => builtin(config, ws, env, run),
         ExecutorKind::Command => Ok(Arc::new(CommandExecutor::new(
             config.executor.command.clone(),
             ws.root().to_owned(),
@@ -32,7 +42,12 @@ pub fn from_config(config: &Config, ws: &Workspace, env: &dyn Env) -> Result<Arc
     }
 }
 
-fn builtin(config: &Config, ws: &Workspace, env: &dyn Env) -> Result<Arc<dyn Executor>> {
+fn builtin(
+    config: &Config,
+    ws: &Workspace,
+    env: &dyn Env,
+    run: &RunCell,
+) -> Result<Arc<dyn Executor>> {
     let Some(model) = &config.model else {
         return Err(Failure::usage(anyhow!(
             "the built-in agent needs a model: add a [model] table to tether.toml (api, \
@@ -44,7 +59,17 @@ fn builtin(config: &Config, ws: &Workspace, env: &dyn Env) -> Result<Arc<dyn Exe
     let client = tether_model::connect(endpoint, HttpOptions::default())
         .context("setting up the model client")
         .map_err(Failure::usage)?;
-    let tools = ToolSet::builtin(ws.root(), &ToolOptions::default())?;
+    let mut tools = ToolSet::builtin(ws.root(), &ToolOptions::default())?;
+    let threshold = config.human.threshold;
+    if threshold > 0 {
+        let journal = Journal::new(Store::open(ws.db_path())?, Vec::new())?;
+        let timeout = config.human.timeout.as_ref().map(|t| Timeout {
+            after: Duration::from_secs(t.secs),
+            answer: t.on_timeout.clone(),
+        });
+        let broker = Broker::new(journal, ws.state_dir(), Vec::new()).with_timeout(timeout);
+        tools.add(Arc::new(AskHuman::new(broker, threshold, run.clone())))?;
+    }
     let describe = format!("{} {}", model.api.as_str(), model.model);
     Ok(Arc::new(BuiltinAgent::new(
         client,

@@ -62,6 +62,10 @@ fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
         Command::Cancel(args) => cmd::runs::cancel(&mut ctx, args),
         Command::Resume(args) => cmd::ralph::resume(&mut ctx, args),
         Command::Demo(args) => cmd::demo::run(&mut ctx, args),
+        Command::Ask(args) => cmd::human::ask(&mut ctx, args),
+        Command::Answer(args) => cmd::human::answer_cmd(&mut ctx, args),
+        Command::Questions(args) => cmd::human::questions(&mut ctx, args.json),
+        Command::History(args) => cmd::human::history(&mut ctx, args),
     }?;
     ctx.out.flush()?;
     Ok(exit)

@@ -92,6 +92,12 @@ impl EventSink for Progress {
                 }
                 Some(Event::ToolCalled { summary, .. }) => s.last.clone_from(summary),
                 Some(Event::IterationFailed { error, .. }) => s.last = format!("failed: {error}"),
+                Some(Event::QuestionAsked { question_id }) => {
+                    s.last = format!("waiting for a human: tether answer {question_id} \"…\"");
+                }
+                Some(Event::QuestionAnswered { responder, .. }) => {
+                    s.last = format!("{responder} answered");
+                }
                 _ => {}
             }
         }

@@ -133,6 +133,17 @@ impl Broker {
 
     /// Stores the question (pending) and waits for the first answer.
     pub async fn ask(&self, ask: Ask, cancel: CancellationToken) -> Result<Answer, BrokerError> {
+        self.ask_with(ask, cancel, |_| {}).await
+    }
+
+    /// Like [`Broker::ask`], telling `stored` the question once it is in the store (so a caller
+    /// can say how to answer it).
+    pub async fn ask_with(
+        &self,
+        ask: Ask,
+        cancel: CancellationToken,
+        stored: impl FnOnce(&Question),
+    ) -> Result<Answer, BrokerError> {
         let question = self.journal.store().insert_question(&NewQuestion {
             run_id: ask.run.clone(),
             thread_id: ask.thread_id.clone(),
@@ -140,6 +151,7 @@ impl Broker {
             context: ask.context,
             confidence: ask.confidence,
         })?;
+        stored(&question);
         self.wait(&question.id, cancel).await
     }
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
 use tether_core::control;
+use tether_core::human::tool::RunCell;
 use tether_core::journal::{EventSink, Journal};
 use tether_core::ralph::{self, Deps, LoopError, MAX_ITERATIONS_CEILING, RalphEnd, RalphSpec};
 use tether_store::{RunId, Store};
@@ -64,8 +65,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RalphArgs) -> Result<Exit> {
         max_iterations: (max != 0).then_some(max),
         max_consecutive_failures: loaded.config.r#loop.max_consecutive_failures,
     };
-    let executor = crate::executor::from_config(&loaded.config, &ctx.ws, ctx.env)?;
-    drive(ctx, executor, Start::New(spec), args.events)
+    let run = RunCell::default();
+    let executor = crate::executor::from_config(&loaded.config, &ctx.ws, ctx.env, &run)?;
+    drive(ctx, executor, &run, Start::New(spec), args.events)
 }
 
 /// `tether resume`.
@@ -75,13 +77,15 @@ pub fn resume(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
         let store = Store::open(ctx.ws.db_path())?;
         control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?
     };
-    let executor = crate::executor::from_config(&loaded.config, &ctx.ws, ctx.env)?;
-    drive(ctx, executor, Start::Resume(run.id), args.events)
+    let cell = RunCell::default();
+    let executor = crate::executor::from_config(&loaded.config, &ctx.ws, ctx.env, &cell)?;
+    drive(ctx, executor, &cell, Start::Resume(run.id), args.events)
 }
 
 fn drive(
     ctx: &mut Ctx<'_>,
     executor: Arc<dyn tether_agent::Executor>,
+    cell: &RunCell,
     start: Start,
     events: Option<EventsFormat>,
 ) -> Result<Exit> {
@@ -123,6 +127,9 @@ fn drive(
                 Start::New(spec) => {
                     let (promise, max) = (spec.promise.clone(), spec.max_iterations);
                     ralph::start(&deps, spec, interrupt, |run| {
+                        if let Ok(mut c) = cell.lock() {
+                            *c = Some(run.clone());
+                        }
                         let budget = max.map_or_else(
                             || "no limit".to_owned(),
                             |m| format!("up to {m} iterations"),

@@ -1,0 +1,179 @@
+//! `tether ask`, `tether answer`, `tether questions`, `tether history`: asking a human from any
+//! shell, and answering from any shell.
+
+use anyhow::{Result, anyhow};
+use tether_core::human::broker::answer;
+use tether_core::human::{Ask, Broker, BrokerError};
+use tether_core::journal::Journal;
+use tether_store::{AnswerOutcome, Question, QuestionId, QuestionStatus, Store, StoreError};
+use tokio_util::sync::CancellationToken;
+
+use super::Ctx;
+use crate::cli::{AnswerArgs, AskArgs, HistoryArgs};
+use crate::exit::Exit;
+use crate::failure::Failure;
+
+/// `tether ask`.
+pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
+    if args.question.trim().is_empty() {
+        return Err(Failure::usage(anyhow!("the question is empty")));
+    }
+    let journal = Journal::new(Store::open(ctx.ws.db_path())?, Vec::new())?;
+    let broker = Broker::new(journal, ctx.ws.state_dir(), Vec::new());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let cancel = CancellationToken::new();
+    let ask = Ask {
+        question: args.question.clone(),
+        context: args.context.clone(),
+        confidence: args.confidence,
+        thread_id: args.thread.clone(),
+        run: None,
+    };
+    let result = runtime.block_on(async {
+        let c = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                c.cancel();
+            }
+        });
+        broker
+            .ask_with(ask, cancel.clone(), |q| {
+                eprintln!(
+                    "waiting for a human: answer with `tether answer {} \"…\"`",
+                    q.id
+                );
+            })
+            .await
+    });
+    match result {
+        Ok(a) => {
+            if args.json {
+                serde_json::to_writer_pretty(&mut *ctx.out, &a)?;
+                writeln!(ctx.out)?;
+            } else {
+                writeln!(ctx.out, "{}", a.text)?;
+            }
+            Ok(Exit::Done)
+        }
+        Err(BrokerError::Cancelled(id)) => {
+            eprintln!("interrupted; question {id} stays pending (tether questions)");
+            Ok(Exit::Interrupted)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `tether answer`.
+pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
+    let id: QuestionId = args.id.parse().map_err(|_| {
+        Failure::usage(anyhow!(
+            "`{}` is not a question id (like q-ab12cd)",
+            args.id
+        ))
+    })?;
+    let store = Store::open(ctx.ws.db_path())?;
+    let responder = args
+        .responder
+        .clone()
+        .or_else(|| std::env::var("USER").ok())
+        .unwrap_or_else(|| "cli".to_owned());
+    match answer(
+        &store,
+        &ctx.ws.state_dir(),
+        &id,
+        &args.text,
+        "cli",
+        &responder,
+    ) {
+        Ok(AnswerOutcome::Answered(_)) => {
+            writeln!(ctx.out, "answered {id}")?;
+            Ok(Exit::Done)
+        }
+        Ok(AnswerOutcome::AlreadyAnswered {
+            by_channel,
+            responder,
+            ..
+        }) => {
+            eprintln!(
+                "{id} was already answered on {by_channel} by {responder}; your answer was not used"
+            );
+            Ok(Exit::Error)
+        }
+        Ok(AnswerOutcome::Cancelled) => {
+            eprintln!("{id} was withdrawn; nobody is waiting for an answer");
+            Ok(Exit::Error)
+        }
+        Err(StoreError::NotFound { .. }) => Err(Failure::usage(anyhow!(
+            "no question {id} in this workspace"
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn line(q: &Question) -> String {
+    let confidence = q
+        .confidence
+        .map_or_else(String::new, |c| format!(" (confidence {c})"));
+    let run = q
+        .run_id
+        .as_ref()
+        .map_or_else(String::new, |r| format!(" [run {r}]"));
+    format!("{}{run}: {}{confidence}", q.id, q.question)
+}
+
+/// `tether questions`.
+pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
+    let store = Store::open(ctx.ws.db_path())?;
+    let pending = store.pending_questions()?;
+    if json {
+        serde_json::to_writer_pretty(&mut *ctx.out, &pending)?;
+        writeln!(ctx.out)?;
+        return Ok(Exit::Done);
+    }
+    if pending.is_empty() {
+        writeln!(ctx.out, "no questions are waiting")?;
+    }
+    for q in &pending {
+        writeln!(ctx.out, "{}", line(q))?;
+        if !q.context.is_empty() {
+            writeln!(
+                ctx.out,
+                "    context: {}",
+                q.context.replace('\n', "\n             ")
+            )?;
+        }
+        writeln!(ctx.out, "    answer:  tether answer {} \"…\"", q.id)?;
+    }
+    Ok(Exit::Done)
+}
+
+/// `tether history`.
+pub fn history(ctx: &mut Ctx<'_>, args: &HistoryArgs) -> Result<Exit> {
+    let store = Store::open(ctx.ws.db_path())?;
+    let all = store.question_history(args.limit)?;
+    if args.json {
+        serde_json::to_writer_pretty(&mut *ctx.out, &all)?;
+        writeln!(ctx.out)?;
+        return Ok(Exit::Done);
+    }
+    if all.is_empty() {
+        writeln!(ctx.out, "no questions asked yet")?;
+    }
+    for q in &all {
+        writeln!(ctx.out, "{}", line(q))?;
+        match q.status {
+            QuestionStatus::Answered => writeln!(
+                ctx.out,
+                "    → {} — {} via {}",
+                q.answer.as_deref().unwrap_or(""),
+                q.responder.as_deref().unwrap_or("?"),
+                q.channel.as_deref().unwrap_or("?")
+            )?,
+            QuestionStatus::Pending => writeln!(ctx.out, "    → (waiting)")?,
+            QuestionStatus::Cancelled => writeln!(ctx.out, "    → (withdrawn)")?,
+        }
+    }
+    Ok(Exit::Done)
+}
