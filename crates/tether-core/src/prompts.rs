@@ -24,6 +24,19 @@ pub fn ralph(prompt: &str, promise: Option<&str>) -> String {
     }
 }
 
+/// Added to the first prompt after a resume: answers to questions the agent asked in an
+/// iteration that was interrupted while it waited.
+pub fn answers_after_interruption(answers: &[(String, String)]) -> String {
+    let mut out = String::from(
+        "\n\n---\nIn an earlier attempt at this iteration, which was interrupted, you asked a \
+         human and they have answered. Use their answers; do not ask these again.",
+    );
+    for (question, answer) in answers {
+        out.push_str(&format!("\nQuestion: {question}\nAnswer: {answer}"));
+    }
+    out
+}
+
 /// How readily the agent should ask, for thresholds 1–5 (0 does not offer the tool).
 pub fn threshold_guidance(threshold: u8) -> &'static str {
     match threshold {
@@ -96,6 +109,10 @@ mod tests {
         all.push_str(&format!(
             "--- result\n{}\n",
             super::human_replied("Use Postgres.", "q-abc123", "alice", "cli")
+        ));
+        all.push_str(&format!(
+            "--- after an interruption\n{}\n",
+            super::answers_after_interruption(&[("Which port?".into(), "8080".into())])
         ));
         insta::assert_snapshot!(all);
     }

@@ -189,3 +189,72 @@ fn a_ralph_loop_waits_for_a_human_and_continues_with_the_answer() {
     assert!(last.contains("Human replied: Blue."), "{last}");
     assert!(last.contains("responder: carol (via cli)"), "{last}");
 }
+
+#[test]
+fn killed_while_waiting_then_resumed_keeps_the_same_question_and_delivers_its_answer() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let script = Script::from_fn(|req: &Request| {
+        let prompt = req.last_user_text().unwrap_or_default().to_owned();
+        if prompt.contains("Answer: Green.") {
+            return Turn::text("Using green as the human said. <promise>DONE</promise>");
+        }
+        match req.last_tool_result() {
+            None => Turn::tool(
+                "ask_human",
+                json!({"question": "Which colour?", "context": "", "confidence": 5}),
+            ),
+            Some(_) => Turn::text("no answer yet"),
+        }
+    });
+    let server = rt.block_on(FakeModelServer::start(script)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("tether.toml"),
+        format!(
+            "[model]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"fake\"\n",
+            server.base_url(Api::OpenAiChat)
+        ),
+    )
+    .unwrap();
+    let mut child = cmd(
+        dir.path(),
+        &["ralph", "Pick a colour.", "--completion-promise", "DONE"],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let q = pending(dir.path());
+    child.kill().unwrap(); // SIGKILL while the agent waits
+    child.wait().unwrap();
+    let status: Value =
+        serde_json::from_slice(&run(dir.path(), &["status", "--json"]).stdout).unwrap();
+    assert_eq!(
+        (status["status"].as_str(), status["orphaned"].as_bool()),
+        (Some("waiting_for_input"), Some(true))
+    );
+    // The human answers while nothing runs; the answer is kept for the resumed loop.
+    let id = q["id"].as_str().unwrap();
+    assert_eq!(
+        run(dir.path(), &["answer", id, "Green."]).status.code(),
+        Some(0)
+    );
+    let out = run(dir.path(), &["resume"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let history: Value =
+        serde_json::from_slice(&run(dir.path(), &["history", "--json"]).stdout).unwrap();
+    assert_eq!(
+        history.as_array().unwrap().len(),
+        1,
+        "the question was not asked again"
+    );
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "one ask, then the resumed iteration's answer"
+    );
+}

@@ -12,9 +12,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tether_agent::{AgentEvent, ExecError, Executor, TurnObserver, TurnRequest};
-use tether_store::{Event, Outcome, RunId, RunKind, RunStatus, StoreError};
+use tether_store::{Event, Outcome, QuestionId, RunId, RunKind, RunStatus, Seq, StoreError};
 use tokio_util::sync::CancellationToken;
 
+use crate::human::{Broker, BrokerError};
 use crate::journal::Journal;
 use crate::prompts;
 use crate::run_lock::{LockError, RunLock};
@@ -120,7 +121,7 @@ pub async fn start(
         .create_run(RunKind::Ralph, deps.ws.root(), &spec_json)?;
     let lock = RunLock::acquire(&lock_path(&deps.ws, &run))?;
     on_start(&run);
-    let end = drive(deps, &run, &spec, interrupt).await?;
+    let end = drive(deps, &run, &spec, interrupt, None).await?;
     drop(lock);
     Ok((run, end))
 }
@@ -163,9 +164,58 @@ pub async fn resume(
             reset_budget: status == RunStatus::BudgetExhausted,
         },
     )?;
-    let end = drive(deps, run, &spec, interrupt).await?;
+    // Questions left pending by the interrupted iteration are waited for first — the same
+    // questions, not asked again — and their answers go to the next iteration.
+    let pending = interrupted_questions(deps, run)?;
+    let mut answers = Vec::new();
+    if !pending.is_empty() {
+        let broker = Broker::new(deps.journal.clone(), deps.ws.state_dir(), Vec::new());
+        for id in &pending {
+            let question = deps.journal.store().question(id)?.question;
+            match broker.wait(id, interrupt.clone()).await {
+                Ok(answer) => answers.push((question, answer.text)),
+                Err(BrokerError::Cancelled(_)) => {
+                    finish(deps, run, Outcome::Interrupted)?;
+                    return Ok(RalphEnd::Interrupted);
+                }
+                Err(BrokerError::Withdrawn(_)) => {}
+                Err(BrokerError::Store(e)) => return Err(e.into()),
+            }
+        }
+    }
+    let preface = (!answers.is_empty()).then(|| prompts::answers_after_interruption(&answers));
+    let end = drive(deps, run, &spec, interrupt, preface).await?;
     drop(lock);
     Ok(end)
+}
+
+/// The questions asked in the run's last iteration if it never ended (it was interrupted or the
+/// process killed while the agent waited): pending ones and ones answered in the meantime.
+fn interrupted_questions(deps: &Deps, run: &RunId) -> Result<Vec<QuestionId>, StoreError> {
+    let events = deps.journal.store().events(run, Seq(0), usize::MAX)?;
+    let Some(start) = events
+        .iter()
+        .rposition(|e| matches!(e.event, Some(Event::IterationStarted { .. })))
+    else {
+        return Ok(Vec::new());
+    };
+    let tail = &events[start + 1..];
+    let ended = tail.iter().any(|e| {
+        matches!(
+            e.event,
+            Some(Event::IterationCompleted { .. } | Event::IterationFailed { .. })
+        )
+    });
+    if ended {
+        return Ok(Vec::new());
+    }
+    Ok(tail
+        .iter()
+        .filter_map(|e| match &e.event {
+            Some(Event::QuestionAsked { question_id }) => Some(question_id.clone()),
+            _ => None,
+        })
+        .collect())
 }
 
 /// `.tether/runs/<run>/lock`.
@@ -232,8 +282,9 @@ async fn drive(
     run: &RunId,
     spec: &RalphSpec,
     interrupt: CancellationToken,
+    mut preface: Option<String>,
 ) -> Result<RalphEnd, LoopError> {
-    let prompt = prompts::ralph(&spec.prompt, spec.promise.as_deref());
+    let base = prompts::ralph(&spec.prompt, spec.promise.as_deref());
     let dir = deps.ws.runs_dir().join(run.to_string());
     loop {
         let state = deps.journal.state(run)?;
@@ -266,9 +317,13 @@ async fn drive(
             run.clone(),
             turn_cancel.clone(),
         ));
+        let prompt = match preface.take() {
+            Some(extra) => format!("{base}{extra}"),
+            None => base.clone(),
+        };
         let request = TurnRequest {
             iteration: n,
-            prompt: prompt.clone(),
+            prompt,
             transcript: dir.join(format!("iteration-{n:04}.jsonl")),
         };
         let recorder = Recorder {
