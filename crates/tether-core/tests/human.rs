@@ -262,3 +262,75 @@ async fn ask_human_applies_the_threshold_and_formats_the_reply() {
         )
     );
 }
+
+/// A writer the test can read back.
+#[derive(Clone, Default)]
+struct Screen(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Screen {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn the_terminal_shows_a_card_and_takes_the_typed_answer() {
+    use tether_core::human::terminal::Terminal;
+    let (_d, ws, journal) = setup();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let screen = Screen::default();
+    let terminal = Arc::new(Terminal::new(rx, Box::new(screen.clone()), "you".into()));
+    let broker = Broker::new(journal, ws.state_dir(), vec![terminal]);
+    tx.send("\n".into()).unwrap(); // an empty line asks again
+    tx.send("Blue, please.\n".into()).unwrap();
+    let mut a = ask("Which colour?\nThe logo needs one.");
+    a.context = "brand.md says nothing".into();
+    let got = broker.ask(a, CancellationToken::new()).await.unwrap();
+    assert_eq!(
+        (
+            got.text.as_str(),
+            got.channel.as_str(),
+            got.responder.as_str()
+        ),
+        ("Blue, please.", "terminal", "you")
+    );
+    let shown = String::from_utf8(screen.0.lock().unwrap().clone()).unwrap();
+    insta::assert_snapshot!(shown.replace(got.question_id.as_str(), "q-ID"));
+}
+
+#[tokio::test]
+async fn the_terminal_prompt_closes_when_another_channel_answers_first() {
+    use tether_core::human::terminal::Terminal;
+    let (_d, ws, journal) = setup();
+    let (_tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let screen = Screen::default();
+    let terminal = Arc::new(Terminal::new(rx, Box::new(screen.clone()), "you".into()));
+    let broker = Broker::new(journal, ws.state_dir(), vec![terminal]);
+    let b = broker.clone();
+    let waiting = tokio::spawn(async move { b.ask(ask("Ship?"), CancellationToken::new()).await });
+    let q = pending(&ws).await;
+    answer(
+        &Store::open(ws.db_path()).unwrap(),
+        &ws.state_dir(),
+        &q.id,
+        "Yes",
+        "cli",
+        "zoe",
+    )
+    .unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.channel, "cli");
+    let shown = String::from_utf8(screen.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        shown.ends_with("\n(answered on cli by zoe: Yes)\n"),
+        "{shown}"
+    );
+}

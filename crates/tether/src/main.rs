@@ -91,6 +91,19 @@ fn init_logging(verbose: u8) {
         .try_init();
 }
 
+/// The terminal channel, when tether runs on a terminal (stdin and stderr are TTYs).
+fn terminal_channels() -> Vec<std::sync::Arc<dyn tether_core::human::Channel>> {
+    use std::io::IsTerminal as _;
+    if io::stdin().is_terminal() && io::stderr().is_terminal() {
+        let who = std::env::var("USER").unwrap_or_else(|_| "terminal".to_owned());
+        vec![std::sync::Arc::new(
+            tether_core::human::terminal::Terminal::stdio(who),
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
 /// A reader closed our stdout (`tether plan | head`): not an error worth reporting.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {

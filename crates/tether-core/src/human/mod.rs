@@ -3,6 +3,7 @@
 
 pub mod broker;
 pub mod notify;
+pub mod terminal;
 pub mod threshold;
 pub mod tool;
 

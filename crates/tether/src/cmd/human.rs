@@ -19,7 +19,7 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
         return Err(Failure::usage(anyhow!("the question is empty")));
     }
     let journal = Journal::new(Store::open(ctx.ws.db_path())?, Vec::new())?;
-    let broker = Broker::new(journal, ctx.ws.state_dir(), Vec::new());
+    let broker = Broker::new(journal, ctx.ws.state_dir(), crate::terminal_channels());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
