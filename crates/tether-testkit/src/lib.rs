@@ -3,6 +3,9 @@
 //! - [`model_server`]: a real HTTP server on loopback that speaks the three model wire formats
 //!   (Anthropic Messages, OpenAI Responses, OpenAI Chat Completions) from a
 //!   [`tether_model::scripted::Script`], records every request, and injects faults on demand.
+//! - [`zulip_server`]: a real HTTP server on loopback that plays Zulip for a bot (messages,
+//!   event queues with long-polls and heartbeats, narrows), lets a test post as a human, records
+//!   every request, and injects faults on demand.
 //!
 //! Everything here fails with errors rather than panics, so a helper misused by a test reports
 //! what went wrong through the test's own `unwrap`.
@@ -11,5 +14,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod model_server;
+pub mod zulip_server;
 
 pub use model_server::{FakeModelServer, Fault, RecordedRequest, WaitTimeout};
+pub use zulip_server::{FakeZulipServer, ZulipFault};

@@ -1,0 +1,80 @@
+//! The bot's messages, in the seed's format: a question card a human can answer at a glance,
+//! and a follow-up card for the next question in the same topic.
+//!
+//! Zulip truncates a message over `max_message_length` (10 000 before feature level 53) and would
+//! then drop the "Reply in this topic" line, so an overlong context is shortened here instead.
+
+/// The longest message tether posts, in characters.
+const MAX_MESSAGE_CHARS: usize = 10_000;
+
+const FOOTER: &str = "_Reply in this topic. The agent is waiting for your response._";
+
+/// An agent's question, rendered for Zulip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuestionMessage<'a> {
+    /// What the agent needs decided.
+    pub question: &'a str,
+    /// Logs, code, options considered (Markdown). May be empty.
+    pub context: &'a str,
+    /// The agent's confidence it could resolve this alone, 0–100 (higher is shown as 100).
+    pub confidence: u8,
+}
+
+impl QuestionMessage<'_> {
+    /// The first question of a conversation (a new topic).
+    pub fn render(&self) -> String {
+        let head = format!(
+            "🤖 **Agent needs help**\n\n**Question:** {}",
+            self.question.trim()
+        );
+        self.assemble(&head)
+    }
+
+    /// A follow-up question in an existing topic (`thread_id`).
+    pub fn render_follow_up(&self) -> String {
+        let head = format!("🤖 **Follow-up:**\n\n{}", self.question.trim());
+        self.assemble(&head)
+    }
+
+    fn assemble(&self, head: &str) -> String {
+        let tail = format!(
+            "**Confidence:** {}/100\n\n{FOOTER}",
+            self.confidence.min(100)
+        );
+        let context = self.context.trim_matches('\n').trim_end();
+        let mut text = if context.is_empty() {
+            format!("{head}\n\n{tail}")
+        } else {
+            let fixed =
+                head.chars().count() + tail.chars().count() + "\n\n**Context:**\n\n\n".len();
+            let room = MAX_MESSAGE_CHARS.saturating_sub(fixed + TRUNCATED.len());
+            format!(
+                "{head}\n\n**Context:**\n{}\n\n{tail}",
+                shorten(context, room)
+            )
+        };
+        // Zulip rejects a NUL byte anywhere in a message.
+        text.retain(|c| c != '\0');
+        text
+    }
+}
+
+const TRUNCATED: &str = "\n[… context truncated]";
+
+fn shorten(text: &str, room: usize) -> String {
+    if text.chars().count() <= room {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(room).collect();
+    format!("{kept}{TRUNCATED}")
+}
+
+/// The note posted in a topic when another channel answered first, e.g.
+/// `✅ Answered on web by Alice. The agent has moved on.`
+pub fn answered_elsewhere_note(channel: &str, responder: &str) -> String {
+    format!("✅ Answered on {channel} by {responder}. The agent has moved on.")
+}
+
+#[cfg(test)]
+#[path = "format_tests.rs"]
+mod tests;

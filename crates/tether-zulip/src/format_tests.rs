@@ -1,0 +1,66 @@
+use super::{QuestionMessage, answered_elsewhere_note};
+
+fn sample() -> QuestionMessage<'static> {
+    QuestionMessage {
+        question: "The test `test_payment_processing` expects a `DecimalError`\nbut the code raises `ValueError`. Should I change the test or the code?",
+        context: "- File: `payments/processor.py:142`\n- Error: `AssertionError: Expected DecimalError, got ValueError`\n- Attempted 2 fixes already\n",
+        confidence: 25,
+    }
+}
+
+#[test]
+fn question_card() {
+    insta::assert_snapshot!(sample().render());
+}
+
+#[test]
+fn follow_up_card() {
+    let message = QuestionMessage {
+        question: "Here's the code at line 142:\n\n```python\nraise ValueError(\"Invalid decimal format\")\n```\n\nShould I wrap this in a `DecimalError` or update the test expectation?",
+        context: "",
+        confidence: 40,
+    };
+    insta::assert_snapshot!(message.render_follow_up());
+}
+
+#[test]
+fn without_context_the_context_section_is_left_out_and_confidence_is_capped() {
+    let message = QuestionMessage {
+        question: "Ship it?",
+        context: " \n",
+        confidence: 250,
+    };
+    insta::assert_snapshot!(message.render());
+}
+
+#[test]
+fn an_overlong_context_is_truncated_so_the_footer_survives() {
+    let context = "log line\n".repeat(3000);
+    let message = QuestionMessage {
+        question: "Why?",
+        context: &context,
+        confidence: 10,
+    };
+    let text = message.render();
+    assert!(text.chars().count() <= 10_000, "{}", text.chars().count());
+    assert!(text.contains("[… context truncated]"));
+    assert!(text.ends_with("_Reply in this topic. The agent is waiting for your response._"));
+}
+
+#[test]
+fn nul_bytes_are_removed() {
+    let message = QuestionMessage {
+        question: "a\0b",
+        context: "c\0d",
+        confidence: 1,
+    };
+    assert!(!message.render().contains('\0'));
+}
+
+#[test]
+fn the_answered_elsewhere_note() {
+    assert_eq!(
+        answered_elsewhere_note("web", "Alice"),
+        "✅ Answered on web by Alice. The agent has moved on."
+    );
+}

@@ -1,0 +1,6 @@
+//! tether-zulip's integration tests, in one binary: the client against tether-testkit's fake
+//! Zulip server (happy path, every fault, resume, follow-ups, cancellation, secrets, a seeded
+//! chaos run) and the fake server's own contract.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod suite;
