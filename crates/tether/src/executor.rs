@@ -67,8 +67,8 @@ fn builtin(
             after: Duration::from_secs(t.secs),
             answer: t.on_timeout.clone(),
         });
-        let broker =
-            Broker::new(journal, ws.state_dir(), crate::terminal_channels()).with_timeout(timeout);
+        let broker = Broker::new(journal, ws.state_dir(), crate::human_channels(config, ws)?)
+            .with_timeout(timeout);
         tools.add(Arc::new(AskHuman::new(broker, threshold, run.clone())))?;
     }
     let describe = format!("{} {}", model.api.as_str(), model.model);

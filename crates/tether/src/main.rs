@@ -91,17 +91,36 @@ fn init_logging(verbose: u8) {
         .try_init();
 }
 
-/// The terminal channel, when tether runs on a terminal (stdin and stderr are TTYs).
-fn terminal_channels() -> Vec<std::sync::Arc<dyn tether_core::human::Channel>> {
+/// The channels besides the CLI: the terminal when tether runs on one (stdin and stderr are
+/// TTYs), and Zulip when `human.channels` lists it.
+fn human_channels(
+    config: &tether_config::Config,
+    ws: &tether_core::Workspace,
+) -> anyhow::Result<Vec<std::sync::Arc<dyn tether_core::human::Channel>>> {
     use std::io::IsTerminal as _;
+    let mut channels: Vec<std::sync::Arc<dyn tether_core::human::Channel>> = Vec::new();
     if io::stdin().is_terminal() && io::stderr().is_terminal() {
         let who = std::env::var("USER").unwrap_or_else(|_| "terminal".to_owned());
-        vec![std::sync::Arc::new(
+        channels.push(std::sync::Arc::new(
             tether_core::human::terminal::Terminal::stdio(who),
-        )]
-    } else {
-        Vec::new()
+        ));
     }
+    if config
+        .human
+        .channels
+        .contains(&tether_config::Channel::Zulip)
+    {
+        let client =
+            tether_zulip::ZulipClient::from_config(&config.zulip).map_err(Failure::usage)?;
+        let journal = tether_core::journal::Journal::new(
+            tether_store::Store::open(ws.db_path())?,
+            Vec::new(),
+        )?;
+        channels.push(std::sync::Arc::new(tether_core::human::zulip::Zulip::new(
+            client, journal,
+        )));
+    }
+    Ok(channels)
 }
 
 /// A reader closed our stdout (`tether plan | head`): not an error worth reporting.

@@ -6,5 +6,6 @@ pub mod notify;
 pub mod terminal;
 pub mod threshold;
 pub mod tool;
+pub mod zulip;
 
 pub use broker::{Answer, Ask, Broker, BrokerError, Channel, ChannelAnswer, Timeout};
