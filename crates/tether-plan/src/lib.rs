@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod contract;
 mod doc;
 mod lines;
 mod model;

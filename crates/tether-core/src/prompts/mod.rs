@@ -3,6 +3,10 @@
 //!
 //! Texts are fixed strings or pure functions of their inputs, with no timestamps, so that the
 //! same inputs give byte-identical prompts and provider prompt caches keep hitting.
+//!
+//! Flow order: plan mode's drafting ([`drafting`]); each goal-loop iteration's framing, plan
+//! injection, reminder, continuation, clean end and oscillation nudge ([`goal`]); asking a human
+//! (here); signing a goal off ([`judge`]). The Ralph loop's prompt is here too.
 
 /// The Ralph loop's prompt for every iteration: the user's prompt, then, when a completion
 /// promise is configured, how to declare completion.

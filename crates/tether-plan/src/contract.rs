@@ -1,0 +1,87 @@
+//! A goal's contract and its hash.
+//!
+//! The contract is what a human agrees to before work starts: `done_when`, `verify`,
+//! `failure_modes` and `ask_before`. Its hash is recorded when the plan is approved; a later edit
+//! of any of those lines changes the hash, and `complete_goal` refuses to sign the goal off until
+//! a human approves again. Titles, statuses, subtasks and whitespace around values do not count:
+//! ticking a box or renaming a goal is not a change of contract.
+
+use sha2::{Digest as _, Sha256};
+
+use crate::model::Goal;
+
+impl Goal {
+    /// The hash of the goal's contract: `sha256:` and 64 hex digits.
+    pub fn contract_hash(&self) -> String {
+        let mut h = Sha256::new();
+        let mut field = |name: &str, value: &str| {
+            h.update(name.as_bytes());
+            h.update([0]);
+            h.update(value.as_bytes());
+            h.update([0]);
+        };
+        field("done_when", self.done_when.as_ref().map_or("", |l| &l.value));
+        field("verify", self.verify.as_ref().map_or("", |l| &l.value));
+        for mode in &self.failure_modes {
+            field("failure_mode", &mode.value);
+        }
+        for prefix in &self.ask_before {
+            field("ask_before", &prefix.value);
+        }
+        let digest = h.finalize();
+        let mut out = String::with_capacity(7 + 64);
+        out.push_str("sha256:");
+        for byte in digest.iter() {
+            out.push(char::from(HEX[usize::from(byte >> 4)]));
+            out.push(char::from(HEX[usize::from(byte & 0xf)]));
+        }
+        out
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use crate::PlanDoc;
+
+    const PLAN: &str = "# Plan: p\n\n## Goal: Cache\n<!-- id: cache -->\nstatus: active\n\
+        done_when: p95 < 50ms\nverify: cargo test\nfailure_modes:\n- bypassed\n- trivial test\n\
+        ask_before: git push\n\n- [ ] wire\n";
+
+    fn hash(text: &str) -> String {
+        PlanDoc::parse("plan.md", text).plan().goals[0].contract_hash()
+    }
+
+    #[test]
+    fn the_hash_is_stable_and_shaped() {
+        let h = hash(PLAN);
+        assert_eq!(h, hash(PLAN));
+        assert!(h.starts_with("sha256:"));
+        assert_eq!(h.len(), 7 + 64);
+    }
+
+    #[test]
+    fn status_subtasks_and_title_are_not_the_contract() {
+        let edited = PLAN
+            .replace("status: active", "status: done")
+            .replace("- [ ] wire", "- [x] wire\n- [ ] more")
+            .replace("Goal: Cache", "Goal: Cache layer");
+        assert_eq!(hash(PLAN), hash(&edited));
+    }
+
+    #[test]
+    fn every_contract_line_counts() {
+        for (from, to) in [
+            ("p95 < 50ms", "p95 < 500ms"),
+            ("cargo test", "true"),
+            ("- trivial test", "- trivial tests"),
+            ("ask_before: git push", "ask_before: git pushx"),
+            ("- bypassed\n", ""),
+        ] {
+            assert_ne!(hash(PLAN), hash(&PLAN.replace(from, to)), "{from} -> {to}");
+        }
+    }
+}
