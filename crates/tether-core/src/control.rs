@@ -7,7 +7,7 @@
 use serde::Serialize;
 use tether_store::{Event, Outcome, Run, RunId, RunStatus, Seq, Store, StoreError, StoredEvent};
 
-use crate::ralph;
+use crate::looping;
 use crate::run_lock::RunLock;
 use crate::workspace::Workspace;
 
@@ -74,7 +74,7 @@ pub struct RunView {
 
 /// Where `run` stands, including whether its process is alive.
 pub fn view(store: &Store, ws: &Workspace, run: &Run) -> Result<RunView, ControlError> {
-    let pid = RunLock::holder(&ralph::lock_path(ws, &run.id));
+    let pid = RunLock::holder(&looping::lock_path(ws, &run.id));
     let state = &run.state;
     let active = matches!(
         state.status,
@@ -128,7 +128,7 @@ pub fn pause(store: &Store, ws: &Workspace, run: &Run, by: &str) -> Result<Contr
     if is_ended(status) || status == RunStatus::Paused {
         return Ok(Control::Unchanged(status));
     }
-    if RunLock::holder(&ralph::lock_path(ws, &run.id)).is_some() {
+    if RunLock::holder(&looping::lock_path(ws, &run.id)).is_some() {
         store.append(Some(&run.id), &Event::PauseRequested { by: by.to_owned() })?;
         return Ok(Control::Requested);
     }
@@ -147,7 +147,7 @@ pub fn cancel(store: &Store, ws: &Workspace, run: &Run, by: &str) -> Result<Cont
         return Ok(Control::Unchanged(status));
     }
     store.append(Some(&run.id), &Event::CancelRequested { by: by.to_owned() })?;
-    if RunLock::holder(&ralph::lock_path(ws, &run.id)).is_some() {
+    if RunLock::holder(&looping::lock_path(ws, &run.id)).is_some() {
         return Ok(Control::Requested);
     }
     store.append(

@@ -11,6 +11,7 @@ pub mod control;
 pub mod human;
 pub mod init;
 pub mod journal;
+pub mod looping;
 pub mod plan_file;
 pub mod prompts;
 pub mod ralph;

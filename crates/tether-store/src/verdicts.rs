@@ -116,6 +116,25 @@ impl Store {
         rows.map(|raw| decode_verdict(raw?)).collect()
     }
 
+    /// Every decision recorded for the plan after the record `after_id` (0 for all), oldest
+    /// first, whichever run (or none) made it: a loop uses this to see the sign-off attempts of
+    /// an iteration, including ones made with `tether goal complete` from the agent's shell.
+    pub fn verdicts_after(&self, plan_path: &str, after_id: i64) -> Result<Vec<VerdictRecord>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {VERDICT_COLUMNS} FROM verdicts WHERE plan_path = ?1 AND id > ?2 ORDER BY id"
+        ))?;
+        let rows = stmt.query_map(rusqlite::params![plan_path, after_id], raw_verdict)?;
+        rows.map(|raw| decode_verdict(raw?)).collect()
+    }
+
+    /// The id of the newest decision recorded (0 when there is none).
+    pub fn last_verdict_id(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT COALESCE(MAX(id), 0) FROM verdicts")?
+            .query_row([], |r| r.get(0))?)
+    }
+
     /// Whether the goal has ever been accepted.
     pub fn has_accepted_signoff(&self, plan_path: &str, goal_id: &str) -> Result<bool> {
         Ok(self

@@ -8,6 +8,8 @@
 //! injection, reminder, continuation, clean end and oscillation nudge ([`goal`]); asking a human
 //! (here); signing a goal off ([`judge`]). The Ralph loop's prompt is here too.
 
+pub mod goal;
+
 /// The Ralph loop's prompt for every iteration: the user's prompt, then, when a completion
 /// promise is configured, how to declare completion.
 pub fn ralph(prompt: &str, promise: Option<&str>) -> String {
@@ -31,9 +33,14 @@ pub fn ralph(prompt: &str, promise: Option<&str>) -> String {
 /// Added to the first prompt after a resume: answers to questions the agent asked in an
 /// iteration that was interrupted while it waited.
 pub fn answers_after_interruption(answers: &[(String, String)]) -> String {
+    format!("\n\n---\n{}", answered_while_interrupted(answers))
+}
+
+/// The answers to questions asked in an interrupted iteration, as one paragraph.
+pub fn answered_while_interrupted(answers: &[(String, String)]) -> String {
     let mut out = String::from(
-        "\n\n---\nIn an earlier attempt at this iteration, which was interrupted, you asked a \
-         human and they have answered. Use their answers; do not ask these again.",
+        "In an earlier attempt at this iteration, which was interrupted, you asked a human and \
+         they have answered. Use their answers; do not ask these again.",
     );
     for (question, answer) in answers {
         out.push_str(&format!("\nQuestion: {question}\nAnswer: {answer}"));

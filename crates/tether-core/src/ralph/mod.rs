@@ -8,15 +8,14 @@
 pub mod promise;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tether_agent::{AgentEvent, ExecError, Executor, TurnObserver, TurnRequest};
-use tether_store::{Event, Outcome, QuestionId, RunId, RunKind, RunStatus, Seq, StoreError};
+use tether_agent::{ExecError, Executor, TurnRequest};
+use tether_store::{Event, Outcome, RunId, RunKind, RunStatus, StoreError};
 use tokio_util::sync::CancellationToken;
 
-use crate::human::{Broker, BrokerError};
 use crate::journal::Journal;
+use crate::looping::{self, Recorder, chain, lock_path, summary, watch_for_cancel};
 use crate::prompts;
 use crate::run_lock::{LockError, RunLock};
 use crate::workspace::Workspace;
@@ -103,9 +102,6 @@ pub struct Deps {
     pub executor: Arc<dyn Executor>,
 }
 
-/// How often a running iteration checks the store for `tether cancel`.
-const CANCEL_POLL: Duration = Duration::from_millis(100);
-
 /// Starts a new Ralph run and drives it. `on_start` is told the run id before the first
 /// iteration (so the caller can print it).
 pub async fn start(
@@ -166,115 +162,19 @@ pub async fn resume(
     )?;
     // Questions left pending by the interrupted iteration are waited for first — the same
     // questions, not asked again — and their answers go to the next iteration.
-    let pending = interrupted_questions(deps, run)?;
-    let mut answers = Vec::new();
-    if !pending.is_empty() {
-        let broker = Broker::new(deps.journal.clone(), deps.ws.state_dir(), Vec::new());
-        for id in &pending {
-            let question = deps.journal.store().question(id)?.question;
-            match broker.wait(id, interrupt.clone()).await {
-                Ok(answer) => answers.push((question, answer.text)),
-                Err(BrokerError::Cancelled(_)) => {
-                    finish(deps, run, Outcome::Interrupted)?;
-                    return Ok(RalphEnd::Interrupted);
-                }
-                Err(BrokerError::Withdrawn(_)) => {}
-                Err(BrokerError::Store(e)) => return Err(e.into()),
-            }
-        }
-    }
+    let Some(answers) = looping::await_interrupted(&deps.ws, &deps.journal, run, &interrupt).await?
+    else {
+        finish(deps, run, Outcome::Interrupted)?;
+        return Ok(RalphEnd::Interrupted);
+    };
     let preface = (!answers.is_empty()).then(|| prompts::answers_after_interruption(&answers));
     let end = drive(deps, run, &spec, interrupt, preface).await?;
     drop(lock);
     Ok(end)
 }
 
-/// The questions asked in the run's last iteration if it never ended (it was interrupted or the
-/// process killed while the agent waited): pending ones and ones answered in the meantime.
-fn interrupted_questions(deps: &Deps, run: &RunId) -> Result<Vec<QuestionId>, StoreError> {
-    let events = deps.journal.store().events(run, Seq(0), usize::MAX)?;
-    let Some(start) = events
-        .iter()
-        .rposition(|e| matches!(e.event, Some(Event::IterationStarted { .. })))
-    else {
-        return Ok(Vec::new());
-    };
-    let tail = &events[start + 1..];
-    let ended = tail.iter().any(|e| {
-        matches!(
-            e.event,
-            Some(Event::IterationCompleted { .. } | Event::IterationFailed { .. })
-        )
-    });
-    if ended {
-        return Ok(Vec::new());
-    }
-    Ok(tail
-        .iter()
-        .filter_map(|e| match &e.event {
-            Some(Event::QuestionAsked { question_id }) => Some(question_id.clone()),
-            _ => None,
-        })
-        .collect())
-}
-
-/// `.tether/runs/<run>/lock`.
-pub fn lock_path(ws: &Workspace, run: &RunId) -> std::path::PathBuf {
-    ws.runs_dir().join(run.to_string()).join("lock")
-}
-
-/// Records the executor's tool calls as journal events.
-struct Recorder<'a> {
-    journal: &'a Journal,
-    run: &'a RunId,
-    n: u32,
-}
-
-impl TurnObserver for Recorder<'_> {
-    fn event(&self, event: AgentEvent) {
-        if let AgentEvent::ToolCall { tool, summary, .. } = event {
-            let e = Event::ToolCalled {
-                n: self.n,
-                tool,
-                summary,
-            };
-            if let Err(err) = self.journal.append(self.run, &e) {
-                tracing::warn!(error = %err, "could not record a tool call");
-            }
-        }
-    }
-}
-
 fn finish(deps: &Deps, run: &RunId, outcome: Outcome) -> Result<(), StoreError> {
-    deps.journal
-        .append(run, &Event::RunFinished { outcome })
-        .map(|_| ())
-}
-
-/// The first line of the final message, shortened, for the iteration's journal entry.
-fn summary(message: &str) -> String {
-    let line = message
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
-    let mut s: String = line.chars().take(200).collect();
-    if line.chars().count() > 200 {
-        s.push('…');
-    }
-    s
-}
-
-/// Every error in a chain, joined like anyhow's `{:#}`.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    s
+    looping::finish(&deps.journal, run, outcome)
 }
 
 async fn drive(
@@ -326,11 +226,7 @@ async fn drive(
             prompt,
             transcript: dir.join(format!("iteration-{n:04}.jsonl")),
         };
-        let recorder = Recorder {
-            journal: &deps.journal,
-            run,
-            n,
-        };
+        let recorder = Recorder::new(&deps.journal, run, n);
         let result = deps
             .executor
             .run_turn(request, &recorder, turn_cancel.clone())
@@ -375,28 +271,6 @@ async fn drive(
                     });
                 }
             }
-        }
-    }
-}
-
-/// Fires `cancel` when the run's journal records a cancel request (from another process).
-async fn watch_for_cancel(journal: Journal, run: RunId, cancel: CancellationToken) {
-    let mut seen = None;
-    loop {
-        let version = journal.store().data_version().ok();
-        if version != seen {
-            seen = version;
-            if journal
-                .state(&run)
-                .is_ok_and(|s| s.cancel_requested.is_some())
-            {
-                cancel.cancel();
-                return;
-            }
-        }
-        tokio::select! {
-            () = cancel.cancelled() => return,
-            () = tokio::time::sleep(CANCEL_POLL) => {}
         }
     }
 }

@@ -91,3 +91,27 @@ fn the_newest_approval_is_in_force() {
         .count();
     assert_eq!(approvals, 3);
 }
+
+#[test]
+fn verdicts_after_an_id_are_the_newer_ones_of_that_plan() {
+    let store = memory_store();
+    assert_eq!(store.last_verdict_id().unwrap(), 0);
+    let first = store.insert_verdict(&verdict(Verdict::Reject, 1)).unwrap();
+    let other = NewVerdict {
+        plan_path: "other.md".into(),
+        ..verdict(Verdict::Reject, 1)
+    };
+    store.insert_verdict(&other).unwrap();
+    let third = store.insert_verdict(&verdict(Verdict::Accept, 2)).unwrap();
+    assert_eq!(store.last_verdict_id().unwrap(), third);
+    let all: Vec<i64> = store
+        .verdicts_after("plan.md", 0)
+        .unwrap()
+        .iter()
+        .map(|v| v.id)
+        .collect();
+    assert_eq!(all, vec![first, third]);
+    let newer = store.verdicts_after("plan.md", first).unwrap();
+    assert_eq!(newer.len(), 1);
+    assert_eq!(newer[0].decision.verdict, Verdict::Accept);
+}

@@ -1,0 +1,311 @@
+//! The goal loop's prompt, in the order it is assembled each iteration: the framing, the plan
+//! injection, the asking guidance, then the feedback owed (messages, answers, sign-off results,
+//! reminders, the continuation line).
+//!
+//! Everything before the feedback is a pure function of the plan and the run's settings, so
+//! while the plan does not change the prompt's long prefix is byte-identical from one iteration
+//! to the next and provider prompt caches keep hitting. Feedback goes last for the same reason.
+
+use std::fmt::Write as _;
+
+use tether_plan::{Goal, Plan};
+
+use super::{answered_while_interrupted, threshold_guidance};
+
+/// How many of the plan's last log lines the injection carries.
+pub const INJECTED_LOG_LINES: usize = 5;
+
+/// The fixed framing at the top of every goal-loop prompt.
+pub fn framing(plan_file: &str) -> String {
+    format!(
+        "You are working toward the goals in the plan file `{plan_file}` of this repository. \
+         You work in a loop: each iteration you get this prompt in a fresh context, so the \
+         repository, the plan and its log are your memory. Look there first.\n\n\
+         Each iteration:\n\
+         - Pick the most useful next step toward an active goal and do it.\n\
+         - Keep the plan current with your edit tool: tick the subtasks you finished (`- [x]`), \
+         add the ones you discover (`- [ ]`), and append one short line to `## Log` (append, \
+         never rewrite).\n\
+         - When a goal's done_when holds, call `complete_goal` with its id, your evidence (the \
+         commands you ran and what they printed) and the paths that show it. Never write \
+         `status: done` yourself: only complete_goal signs a goal off, after the goal's verify \
+         command passes and an independent judge, reading the repository, agrees. If you have no \
+         complete_goal tool, run `tether goal complete <id> --evidence \"…\" --path <file>` in \
+         the shell.\n\
+         - If a goal turns out to be wrong or impossible, call `cancel_goal` with the reason.\n\
+         - Do not edit a goal's contract (done_when, verify, failure_modes, ask_before): a \
+         changed contract needs a human's approval before the goal can be signed off.\n\
+         End your turn with a short summary: what you did, and what comes next."
+    )
+}
+
+/// The plan injection: a fixed-shape summary of the active goals (contract, open subtasks) and
+/// the last log lines. Byte-identical for an unchanged plan.
+pub fn plan_injection(plan_file: &str, plan: &Plan) -> String {
+    let mut out = format!("<plan file=\"{plan_file}\">\n");
+    if let Some(title) = &plan.title {
+        let _ = writeln!(out, "Plan: {}", title.value);
+    }
+    let active: Vec<&Goal> = plan.active_goals().collect();
+    let _ = writeln!(
+        out,
+        "Active goals: {} of {}",
+        active.len(),
+        plan.goals.len()
+    );
+    for goal in active {
+        out.push('\n');
+        goal_block(&mut out, goal);
+    }
+    if let Some(log) = &plan.log {
+        let skip = log.entries.len().saturating_sub(INJECTED_LOG_LINES);
+        out.push_str("\nLast log lines:\n");
+        if log.entries.is_empty() {
+            out.push_str("(none yet)\n");
+        }
+        for entry in &log.entries[skip..] {
+            let _ = writeln!(out, "- {}", entry.text);
+        }
+    }
+    out.push_str("</plan>");
+    out
+}
+
+fn goal_block(out: &mut String, goal: &Goal) {
+    let _ = writeln!(
+        out,
+        "## {} — {}",
+        goal.id().unwrap_or("(no id)"),
+        goal.title
+    );
+    let value = |l: &Option<tether_plan::Located<String>>| {
+        l.as_ref().map_or("(not set)", |l| l.value.as_str()).to_owned()
+    };
+    let _ = writeln!(out, "done_when: {}", value(&goal.done_when));
+    if goal.verify.is_some() {
+        let _ = writeln!(out, "verify: {}", value(&goal.verify));
+    }
+    if !goal.failure_modes.is_empty() {
+        out.push_str("failure_modes:\n");
+        for mode in &goal.failure_modes {
+            let _ = writeln!(out, "- {}", mode.value);
+        }
+    }
+    if !goal.ask_before.is_empty() {
+        let prefixes: Vec<&str> = goal.ask_before.iter().map(|p| p.value.as_str()).collect();
+        let _ = writeln!(out, "ask_before: {}", prefixes.join(", "));
+    }
+    if let Some(t) = goal.threshold() {
+        let _ = writeln!(out, "threshold: {t}");
+    }
+    let _ = writeln!(
+        out,
+        "subtasks: {} of {} done",
+        goal.done_subtasks(),
+        goal.subtasks.len()
+    );
+    for subtask in goal.subtasks.iter().filter(|s| !s.checked) {
+        let _ = writeln!(out, "- [ ] {}", subtask.text);
+    }
+}
+
+/// How the agent may reach a human at this threshold.
+pub fn asking(threshold: u8) -> String {
+    if threshold == 0 {
+        return format!(
+            "No human is available for questions in this run. {}",
+            threshold_guidance(0)
+        );
+    }
+    format!(
+        "A human is reachable through `ask_human` (interaction level {threshold} of 5). {}",
+        threshold_guidance(threshold)
+    )
+}
+
+/// Something the next prompt owes the agent, after the fixed part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Feedback {
+    /// A message typed by the user (`tether say`).
+    Message {
+        /// Who sent it.
+        by: String,
+        /// What they said.
+        text: String,
+    },
+    /// Answers to questions asked in an interrupted iteration.
+    Answers(Vec<(String, String)>),
+    /// A sign-off attempt was rejected.
+    Rejected {
+        /// The goal.
+        goal: String,
+        /// Why.
+        reason: String,
+        /// What the judge found missing.
+        missing: Vec<String>,
+    },
+    /// Files changed for a while but the plan did not.
+    Reminder,
+    /// Every subtask of a goal is ticked, but it is not signed off.
+    CleanEnd {
+        /// The goal.
+        goal: String,
+        /// Its verify command, if any.
+        verify: Option<String>,
+    },
+    /// The same failing verify output keeps coming back.
+    Oscillation,
+    /// A goal was marked done by hand without a sign-off and was set back to active.
+    UnsignedDone {
+        /// The goal.
+        goal: String,
+    },
+    /// What the previous iteration said it did.
+    Continuation {
+        /// Its number.
+        n: u32,
+        /// The first line of its final message.
+        summary: String,
+    },
+}
+
+/// The upkeep reminder.
+pub const REMINDER: &str = "Reminder: you have changed files for several iterations without \
+    updating the plan. Tick the subtasks you finished and add any you discovered; append one \
+    short line to `## Log`; if a goal's evidence is in, sign it off with `complete_goal` (never \
+    by writing `status: done`); then keep working toward the active goals. Do not stop to ask \
+    unless you are really blocked.";
+
+/// The oscillation nudge (only given when asking is allowed).
+pub const OSCILLATION: &str = "You appear stuck in a loop making the same changes repeatedly. \
+    Consider using ask_human to get guidance.";
+
+/// One piece of feedback as prompt text.
+pub fn feedback(item: &Feedback) -> String {
+    match item {
+        Feedback::Message { by, text } => format!("A message from {by}: {text}"),
+        Feedback::Answers(answers) => answered_while_interrupted(answers),
+        Feedback::Rejected {
+            goal,
+            reason,
+            missing,
+        } => {
+            let mut out = format!("Signing off `{goal}` was rejected: {reason}");
+            if !missing.is_empty() {
+                out.push_str("\nWhat is missing:");
+                for m in missing {
+                    let _ = write!(out, "\n- {m}");
+                }
+            }
+            out
+        }
+        Feedback::Reminder => REMINDER.to_owned(),
+        Feedback::CleanEnd { goal, verify } => {
+            let check = verify.as_ref().map_or_else(String::new, |v| {
+                format!(" (its verify command `{v}` runs first)")
+            });
+            format!(
+                "Every subtask of `{goal}` is ticked, but the goal is not signed off. Pick one:\n\
+                 1. If done_when holds, call `complete_goal` for `{goal}` with your evidence{check}.\n\
+                 2. If residual work surfaced, add it as new subtasks and continue.\n\
+                 Do not invent new work outside the plan."
+            )
+        }
+        Feedback::Oscillation => OSCILLATION.to_owned(),
+        Feedback::UnsignedDone { goal } => format!(
+            "`{goal}` was marked `status: done` without a sign-off, so tether set it back to \
+             active. A goal is done only when `complete_goal` accepts it."
+        ),
+        Feedback::Continuation { n, summary } => {
+            format!("Iteration {n} ended with: {summary}")
+        }
+    }
+}
+
+/// The whole prompt for one iteration.
+pub fn iteration(plan_file: &str, plan: &Plan, threshold: u8, owed: &[Feedback]) -> String {
+    let mut out = framing(plan_file);
+    out.push_str("\n\n");
+    out.push_str(&plan_injection(plan_file, plan));
+    out.push_str("\n\n");
+    out.push_str(&asking(threshold));
+    if !owed.is_empty() {
+        out.push_str("\n\n---\nSince the last iteration:");
+        for item in owed {
+            out.push_str("\n\n");
+            out.push_str(&feedback(item));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use tether_plan::PlanDoc;
+
+    use super::*;
+
+    const PLAN: &str = "# Plan: make the cache fast\n\n## Goal: Implement cache layer\n\
+        <!-- id: cache-layer -->\nstatus: active\n\
+        done_when: p95 < 50ms on the bench\nverify: cargo test -p cache\nfailure_modes:\n\
+        - cache silently bypassed\n- verify passes on a trivial test\nask_before: git push\n\
+        threshold: 3\n\n- [x] wire cache client\n- [ ] eviction policy\n\n\
+        ## Goal: Docs\n<!-- id: docs -->\nstatus: open\ndone_when: README says how\n\n\
+        ## Log\n- 2026-06-15 14:02 cache client wired; eviction next\n";
+
+    fn plan() -> tether_plan::Plan {
+        PlanDoc::parse("plan.md", PLAN).plan().clone()
+    }
+
+    #[test]
+    fn the_first_prompt() {
+        insta::assert_snapshot!(iteration("plan.md", &plan(), 2, &[]));
+    }
+
+    #[test]
+    fn every_feedback_text() {
+        let owed = [
+            Feedback::Message {
+                by: "ana".into(),
+                text: "use LRU".into(),
+            },
+            Feedback::Answers(vec![("Which cache?".into(), "LRU".into())]),
+            Feedback::Rejected {
+                goal: "cache-layer".into(),
+                reason: "verify failed (exit 1): test cache::evicts ... FAILED".into(),
+                missing: vec!["an eviction test".into()],
+            },
+            Feedback::Reminder,
+            Feedback::CleanEnd {
+                goal: "cache-layer".into(),
+                verify: Some("cargo test -p cache".into()),
+            },
+            Feedback::Oscillation,
+            Feedback::UnsignedDone {
+                goal: "cache-layer".into(),
+            },
+            Feedback::Continuation {
+                n: 4,
+                summary: "wired the LRU; tests next".into(),
+            },
+        ];
+        insta::assert_snapshot!(iteration("plan.md", &plan(), 0, &owed));
+    }
+
+    #[test]
+    fn an_unchanged_plan_gives_the_same_prefix() {
+        let a = iteration("plan.md", &plan(), 2, &[]);
+        let b = iteration(
+            "plan.md",
+            &plan(),
+            2,
+            &[Feedback::Continuation {
+                n: 1,
+                summary: "x".into(),
+            }],
+        );
+        assert!(b.starts_with(&a));
+    }
+}
