@@ -8,6 +8,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod control;
+pub mod goal;
 pub mod human;
 pub mod init;
 pub mod journal;

@@ -122,7 +122,10 @@ pub async fn watch_for_cancel(journal: Journal, run: RunId, cancel: Cancellation
 
 /// The questions asked in the run's last iteration if it never ended (it was interrupted or the
 /// process killed while the agent waited): pending ones and ones answered in the meantime.
-pub fn interrupted_questions(journal: &Journal, run: &RunId) -> Result<Vec<QuestionId>, StoreError> {
+pub fn interrupted_questions(
+    journal: &Journal,
+    run: &RunId,
+) -> Result<Vec<QuestionId>, StoreError> {
     let events = journal.store().events(run, Seq(0), usize::MAX)?;
     let Some(start) = events
         .iter()

@@ -79,7 +79,9 @@ fn goal_block(out: &mut String, goal: &Goal) {
         goal.title
     );
     let value = |l: &Option<tether_plan::Located<String>>| {
-        l.as_ref().map_or("(not set)", |l| l.value.as_str()).to_owned()
+        l.as_ref()
+            .map_or("(not set)", |l| l.value.as_str())
+            .to_owned()
     };
     let _ = writeln!(out, "done_when: {}", value(&goal.done_when));
     if goal.verify.is_some() {

@@ -162,7 +162,8 @@ pub async fn resume(
     )?;
     // Questions left pending by the interrupted iteration are waited for first — the same
     // questions, not asked again — and their answers go to the next iteration.
-    let Some(answers) = looping::await_interrupted(&deps.ws, &deps.journal, run, &interrupt).await?
+    let Some(answers) =
+        looping::await_interrupted(&deps.ws, &deps.journal, run, &interrupt).await?
     else {
         finish(deps, run, Outcome::Interrupted)?;
         return Ok(RalphEnd::Interrupted);

@@ -1,0 +1,265 @@
+//! The goal loop's rules, decided after each iteration from what it did: the spin guard, the
+//! oscillation nudge, the upkeep reminder, the clean-end reminders, and the pause after the judge
+//! failed several times in a row.
+//!
+//! This is a pure state machine (observations in, feedback and a possible stop out) so every
+//! rule can be tested without running an agent; the loop records each fired rule as an event.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use tether_plan::Plan;
+
+use crate::prompts::goal::Feedback;
+
+/// The rules' settings (`[loop]` in tether.toml), stored with the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleSettings {
+    /// Iterations in a row with no tool call and no file change that block the run.
+    pub spin_guard: u32,
+    /// Identical failing verify outputs in a row that trigger the oscillation nudge.
+    pub oscillation_repeats: u32,
+    /// Iterations in a row that changed files but not the plan before the upkeep reminder.
+    pub reminder_after: u32,
+    /// Clean-end reminders for a goal before the run pauses for the human.
+    pub clean_end_reminders: u32,
+    /// Judge failures ("judge unavailable") in a row that pause the run.
+    pub judge_failures: u32,
+    /// Whether the agent may ask a human (threshold above 0): the nudge suggests asking.
+    pub asking_allowed: bool,
+}
+
+/// One sign-off attempt made during the iteration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    /// The goal.
+    pub goal: String,
+    /// Whether it was accepted.
+    pub accepted: bool,
+    /// Whether the judge failed (error, timeout, garbage) rather than judged.
+    pub judge_unavailable: bool,
+    /// A hash of the failing verify output, when verify failed.
+    pub failed_verify: Option<u64>,
+    /// Why it was rejected.
+    pub reason: String,
+    /// What the judge found missing.
+    pub missing: Vec<String>,
+}
+
+/// What an iteration did.
+#[derive(Debug, Clone, Copy)]
+pub struct Observation<'a> {
+    /// Tool calls the agent made.
+    pub tool_calls: u32,
+    /// Whether any workspace file (other than the plan) changed.
+    pub files_changed: bool,
+    /// Whether the plan file changed.
+    pub plan_changed: bool,
+    /// Sign-off attempts, in order.
+    pub attempts: &'a [Attempt],
+    /// The plan after the iteration.
+    pub plan: &'a Plan,
+}
+
+/// How a rule stops the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// Blocked: the agent is not making progress.
+    Blocked {
+        /// The rule.
+        rule: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// Paused for a human.
+    Paused {
+        /// The rule.
+        rule: &'static str,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The rules' decision after one iteration.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Decision {
+    /// Every rule that fired, with its reason (recorded as `rule_fired` events).
+    pub fired: Vec<(&'static str, String)>,
+    /// What the next prompt owes the agent.
+    pub feedback: Vec<Feedback>,
+    /// Whether the run stops here.
+    pub stop: Option<Stop>,
+}
+
+/// The rules' memory between iterations.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    settings: RuleSettings,
+    spins: u32,
+    edits_without_plan: u32,
+    last_failed_verify: Option<u64>,
+    verify_repeats: u32,
+    judge_failures: u32,
+    clean_end: BTreeMap<String, u32>,
+}
+
+impl Rules {
+    /// Fresh rules.
+    pub fn new(settings: RuleSettings) -> Self {
+        Rules {
+            settings,
+            spins: 0,
+            edits_without_plan: 0,
+            last_failed_verify: None,
+            verify_repeats: 0,
+            judge_failures: 0,
+            clean_end: BTreeMap::new(),
+        }
+    }
+
+    /// Decides after an iteration that completed.
+    pub fn after_iteration(&mut self, obs: &Observation<'_>) -> Decision {
+        let mut d = Decision::default();
+        self.attempts(obs.attempts, &mut d);
+        self.spin_guard(obs, &mut d);
+        self.reminder(obs, &mut d);
+        self.clean_end(obs, &mut d);
+        d
+    }
+
+    fn attempts(&mut self, attempts: &[Attempt], d: &mut Decision) {
+        for a in attempts {
+            if !a.accepted {
+                d.feedback.push(Feedback::Rejected {
+                    goal: a.goal.clone(),
+                    reason: a.reason.clone(),
+                    missing: a.missing.clone(),
+                });
+            }
+            if a.judge_unavailable {
+                self.judge_failures += 1;
+            } else if a.failed_verify.is_none() {
+                self.judge_failures = 0;
+            }
+            match a.failed_verify {
+                Some(h) if self.last_failed_verify == Some(h) => self.verify_repeats += 1,
+                Some(h) => {
+                    self.last_failed_verify = Some(h);
+                    self.verify_repeats = 1;
+                }
+                None => {
+                    self.last_failed_verify = None;
+                    self.verify_repeats = 0;
+                }
+            }
+            let n = self.settings.oscillation_repeats;
+            if n > 0 && self.verify_repeats >= n {
+                self.verify_repeats = 0;
+                d.fired.push((
+                    "oscillation",
+                    format!(
+                        "the same failing verify output of `{}` {n} times in a row",
+                        a.goal
+                    ),
+                ));
+                if self.settings.asking_allowed {
+                    d.feedback.push(Feedback::Oscillation);
+                }
+            }
+        }
+        let n = self.settings.judge_failures;
+        if n > 0 && self.judge_failures >= n {
+            self.judge_failures = 0;
+            let last = attempts
+                .iter()
+                .rev()
+                .find(|a| a.judge_unavailable)
+                .map_or("", |a| a.reason.as_str());
+            let reason = format!("the judge failed {n} times in a row (last: {last})");
+            d.fired.push(("judge_unavailable", reason.clone()));
+            d.stop = Some(Stop::Paused {
+                rule: "judge_unavailable",
+                reason,
+            });
+        }
+    }
+
+    fn spin_guard(&mut self, obs: &Observation<'_>, d: &mut Decision) {
+        if obs.tool_calls == 0 && !obs.files_changed && !obs.plan_changed {
+            self.spins += 1;
+        } else {
+            self.spins = 0;
+        }
+        let n = self.settings.spin_guard;
+        if n > 0 && self.spins >= n && d.stop.is_none() {
+            let reason = format!("{n} iterations in a row with no tool call and no file change");
+            d.fired.push(("spin_guard", reason.clone()));
+            d.stop = Some(Stop::Blocked {
+                rule: "spin_guard",
+                reason,
+            });
+        }
+    }
+
+    fn reminder(&mut self, obs: &Observation<'_>, d: &mut Decision) {
+        if obs.plan_changed {
+            self.edits_without_plan = 0;
+        } else if obs.files_changed {
+            self.edits_without_plan += 1;
+        }
+        let n = self.settings.reminder_after;
+        if n > 0 && self.edits_without_plan >= n {
+            self.edits_without_plan = 0;
+            d.fired.push((
+                "reminder",
+                format!("{n} iterations changed files but not the plan"),
+            ));
+            d.feedback.push(Feedback::Reminder);
+        }
+    }
+
+    fn clean_end(&mut self, obs: &Observation<'_>, d: &mut Decision) {
+        let ready: Vec<_> = obs
+            .plan
+            .active_goals()
+            .filter(|g| !g.subtasks.is_empty() && g.done_subtasks() == g.subtasks.len())
+            .filter_map(|g| {
+                Some((
+                    g.id()?.to_owned(),
+                    g.verify.as_ref().map(|v| v.value.clone()),
+                ))
+            })
+            .collect();
+        self.clean_end
+            .retain(|id, _| ready.iter().any(|(r, _)| r == id));
+        for (goal, verify) in ready {
+            let sent = self.clean_end.entry(goal.clone()).or_insert(0);
+            if *sent >= self.settings.clean_end_reminders {
+                let reason = format!(
+                    "every subtask of `{goal}` is ticked but it is still not signed off after \
+                     {sent} reminders"
+                );
+                d.fired.push(("clean_end", reason.clone()));
+                if d.stop.is_none() {
+                    d.stop = Some(Stop::Paused {
+                        rule: "clean_end",
+                        reason,
+                    });
+                }
+                continue;
+            }
+            *sent += 1;
+            d.fired.push((
+                "clean_end",
+                format!(
+                    "every subtask of `{goal}` is ticked but it is not signed off (reminder {sent})"
+                ),
+            ));
+            d.feedback.push(Feedback::CleanEnd { goal, verify });
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "rules_tests.rs"]
+mod tests;
