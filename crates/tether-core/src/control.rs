@@ -158,3 +158,20 @@ pub fn cancel(store: &Store, ws: &Workspace, run: &Run, by: &str) -> Result<Cont
     )?;
     Ok(Control::Applied)
 }
+
+/// Queues a message from `by` for the run's agent: it is delivered at the start of the next
+/// iteration (recorded when it is). A run that ended cannot take messages.
+pub fn say(store: &Store, run: &Run, text: &str, by: &str) -> Result<Control, ControlError> {
+    let status = run.state.status;
+    if is_ended(status) {
+        return Ok(Control::Unchanged(status));
+    }
+    store.append(
+        Some(&run.id),
+        &Event::MessageQueued {
+            text: text.to_owned(),
+            by: by.to_owned(),
+        },
+    )?;
+    Ok(Control::Requested)
+}
