@@ -351,7 +351,7 @@ async fn a_run_driven_elsewhere_cannot_be_resumed() {
         .await
         .unwrap();
     let run = deps.journal.store().latest_run().unwrap().unwrap().id;
-    let lock = looping::lock_path(&f.ws, &run);
+    let lock = tether_core::looping::lock_path(&f.ws, &run);
     assert_eq!(
         tether_core::run_lock::RunLock::holder(&lock),
         Some(std::process::id())

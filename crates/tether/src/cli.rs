@@ -33,6 +33,9 @@ pub enum Command {
     Validate(JsonArgs),
     /// Show the plan's goals as a task list, with flags for what needs attention.
     Plan(JsonArgs),
+    /// Work toward the plan's active goals, iteration after iteration, until each is signed off
+    /// by its verify command and an independent judge, the budget is spent, or a rule stops it.
+    Run(RunArgs),
     /// Run the agent on the same prompt again and again, each time in a fresh context, until it
     /// keeps its completion promise or the budget is spent.
     Ralph(RalphArgs),
@@ -42,6 +45,8 @@ pub enum Command {
     Pause(RunArg),
     /// Stop a run now, ending its current iteration (default: the latest run).
     Cancel(RunArg),
+    /// Send the agent of a run a message, delivered at the start of its next iteration.
+    Say(SayArgs),
     /// Ask a human from any script and print the answer (waits as long as it takes; Ctrl+C
     /// leaves the question pending).
     Ask(AskArgs),
@@ -88,6 +93,36 @@ pub struct RalphArgs {
     /// Also write every event to stdout.
     #[arg(long, value_name = "FORMAT")]
     pub events: Option<EventsFormat>,
+}
+
+/// Options of `tether run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The iteration budget (default: loop.max_iterations, 20). 0 means unlimited; at most 20000.
+    #[arg(long, value_name = "N")]
+    pub max_iterations: Option<u32>,
+    /// The interaction threshold for this run, 0 (never ask) to 5 (default: human.threshold).
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u8).range(0..=5))]
+    pub threshold: Option<u8>,
+    /// Sign goals off by their verify command alone, without a judge (recorded as such).
+    #[arg(long)]
+    pub no_judge: bool,
+    /// Approve the contracts of goals never approved (or changed since) without asking.
+    #[arg(long)]
+    pub approve: bool,
+    /// Also write every event to stdout.
+    #[arg(long, value_name = "FORMAT")]
+    pub events: Option<EventsFormat>,
+}
+
+/// Options of `tether say`.
+#[derive(Debug, Args)]
+pub struct SayArgs {
+    /// The message.
+    pub message: String,
+    /// The run (default: the latest).
+    #[arg(long)]
+    pub run: Option<String>,
 }
 
 /// Options of `tether ask`.

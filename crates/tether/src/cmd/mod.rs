@@ -2,10 +2,12 @@
 //! stdout, and returns how it ended.
 
 pub mod demo;
+pub mod foreground;
 pub mod human;
 pub mod init;
 pub mod plan;
 pub mod ralph;
+pub mod run;
 pub mod runs;
 pub mod validate;
 

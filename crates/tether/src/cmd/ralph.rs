@@ -1,21 +1,18 @@
 //! `tether ralph` and `tether resume`: drive a Ralph loop in the foreground.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
 use tether_core::control;
 use tether_core::human::tool::RunCell;
-use tether_core::journal::{EventSink, Journal};
 use tether_core::ralph::{self, Deps, LoopError, MAX_ITERATIONS_CEILING, RalphEnd, RalphSpec};
 use tether_store::{RunId, Store};
-use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
+use super::foreground::Foreground;
 use crate::cli::{EventsFormat, RalphArgs, ResumeArgs};
 use crate::exit::Exit;
 use crate::failure::Failure;
-use crate::sinks::{Jsonl, Progress};
 
 enum Start {
     New(RalphSpec),
@@ -72,11 +69,14 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RalphArgs) -> Result<Exit> {
 
 /// `tether resume`.
 pub fn resume(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let run = {
         let store = Store::open(ctx.ws.db_path())?;
         control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?
     };
+    if run.kind == tether_store::RunKind::Goal {
+        return super::run::resume(ctx, run.id, args.events);
+    }
+    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let cell = RunCell::default();
     let executor = crate::executor::from_config(&loaded.config, &ctx.ws, ctx.env, &cell)?;
     drive(ctx, executor, &cell, Start::Resume(run.id), args.events)
@@ -89,40 +89,19 @@ fn drive(
     start: Start,
     events: Option<EventsFormat>,
 ) -> Result<Exit> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
     let max = match &start {
         Start::New(spec) => spec.max_iterations,
         Start::Resume(_) => None,
     };
-    let progress = Progress::for_terminal("ralph", max).map(Arc::new);
-    let mut sinks: Vec<Arc<dyn EventSink>> = Vec::new();
-    if events == Some(EventsFormat::Jsonl) {
-        sinks.push(Arc::new(Jsonl));
-    }
-    if let Some(p) = &progress {
-        sinks.push(p.clone());
-    }
+    let fg = Foreground::new("ralph", max, events)?;
     let describe = executor.describe();
     let deps = Deps {
         ws: ctx.ws.clone(),
-        journal: Journal::new(Store::open(ctx.ws.db_path())?, sinks)?,
+        journal: fg.journal(&ctx.ws)?,
         executor,
     };
-    let interrupt = CancellationToken::new();
-    let (run, end) = runtime
-        .block_on(async {
-            tokio::spawn(watch_ctrl_c(interrupt.clone()));
-            if let Some(p) = progress.clone() {
-                tokio::spawn(async move {
-                    loop {
-                        tokio::time::sleep(Duration::from_secs(1)).await;
-                        p.draw();
-                    }
-                });
-            }
+    let (run, end) = fg
+        .run(|interrupt| async {
             match start {
                 Start::New(spec) => {
                     let (promise, max) = (spec.promise.clone(), spec.max_iterations);
@@ -141,6 +120,9 @@ fn drive(
                     .await
                 }
                 Start::Resume(run) => {
+                    if let Ok(mut c) = cell.lock() {
+                        *c = Some(run.clone());
+                    }
                     eprintln!("resuming run {run} · {describe}");
                     let end = ralph::resume(&deps, &run, "cli", interrupt).await;
                     end.map(|e| (run, e))
@@ -155,21 +137,7 @@ fn drive(
             }
             LoopError::Store(_) => anyhow::Error::new(e),
         })?;
-    runtime.shutdown_background();
-    if let Some(p) = &progress {
-        p.clear();
-    }
     report(ctx, &run, &end, events.is_some())
-}
-
-async fn watch_ctrl_c(interrupt: CancellationToken) {
-    if tokio::signal::ctrl_c().await.is_ok() {
-        eprintln!("\ninterrupting after the current step… (Ctrl+C again to exit now)");
-        interrupt.cancel();
-        if tokio::signal::ctrl_c().await.is_ok() {
-            std::process::exit(i32::from(Exit::Interrupted.code()));
-        }
-    }
 }
 
 fn report(ctx: &mut Ctx<'_>, run: &RunId, end: &RalphEnd, quiet_stdout: bool) -> Result<Exit> {
