@@ -98,6 +98,12 @@ impl EventSink for Progress {
                 Some(Event::QuestionAnswered { responder, .. }) => {
                     s.last = format!("{responder} answered");
                 }
+                Some(Event::GoalVerdict {
+                    goal_id, verdict, ..
+                }) => {
+                    s.last = format!("sign-off of {goal_id}: {}", verdict.as_str());
+                }
+                Some(Event::RuleFired { rule, reason }) => s.last = format!("{rule}: {reason}"),
                 _ => {}
             }
         }
