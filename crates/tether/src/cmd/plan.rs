@@ -36,6 +36,7 @@ pub fn run(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     } else {
         let options = render::Options {
             flags: Vec::new(),
+            notes: Vec::new(),
             log_lines: 3,
         };
         write!(
