@@ -12,6 +12,7 @@ pub mod human;
 pub mod init;
 pub mod journal;
 pub mod plan_file;
+pub mod planning;
 pub mod prompts;
 pub mod ralph;
 pub mod run_lock;
