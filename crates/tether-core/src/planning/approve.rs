@@ -83,10 +83,7 @@ pub fn prepare(
                     .into());
                 }
             }
-            states
-                .into_iter()
-                .filter(|g| ids.contains(&g.id))
-                .collect()
+            states.into_iter().filter(|g| ids.contains(&g.id)).collect()
         }
     };
     Ok(Prepared {

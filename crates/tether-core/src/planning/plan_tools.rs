@@ -49,14 +49,24 @@ impl Baseline {
         doc.check().map_err(tether_plan::PatchError::from)?;
         let plan = doc.plan();
         Ok(Baseline {
-            ids: plan.goals.iter().filter_map(|g| g.id()).map(str::to_owned).collect(),
+            ids: plan
+                .goals
+                .iter()
+                .filter_map(|g| g.id())
+                .map(str::to_owned)
+                .collect(),
             untitled: plan
                 .goals
                 .iter()
                 .filter(|g| g.id.is_none())
                 .map(|g| g.title.clone())
                 .collect(),
-            log: plan.log.iter().flat_map(|l| &l.entries).map(|e| e.text.clone()).collect(),
+            log: plan
+                .log
+                .iter()
+                .flat_map(|l| &l.entries)
+                .map(|e| e.text.clone())
+                .collect(),
             text: Some(doc.text().to_owned()),
         })
     }
@@ -145,12 +155,19 @@ impl PlanTarget {
         let ids: Vec<String> = plan
             .goals
             .iter()
-            .map(|g| g.id().map_or_else(|| format!("`{}` (no id)", g.title), |i| format!("`{i}`")))
+            .map(|g| {
+                g.id()
+                    .map_or_else(|| format!("`{}` (no id)", g.title), |i| format!("`{i}`"))
+            })
             .collect();
         let mut out = format!(
             "wrote {name}: {} goal(s): {}",
             plan.goals.len(),
-            if ids.is_empty() { "none".to_owned() } else { ids.join(", ") }
+            if ids.is_empty() {
+                "none".to_owned()
+            } else {
+                ids.join(", ")
+            }
         );
         for p in &plan.problems {
             out.push_str(&format!("\nwarning: line {}: {}", p.line, p.message));

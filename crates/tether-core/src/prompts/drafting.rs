@@ -115,9 +115,8 @@ pub fn revision(objective: &str, plan_file: &str, request: &str, drafted: &[Stri
 
 /// The same turn again, with what the last attempt left wrong.
 pub fn send_back(prompt: &str, problems: &[String]) -> String {
-    let mut out = format!(
-        "{prompt}\n\n---\nAn earlier attempt at this left the plan short of the format:\n"
-    );
+    let mut out =
+        format!("{prompt}\n\n---\nAn earlier attempt at this left the plan short of the format:\n");
     for p in problems {
         out.push_str(&format!("- {p}\n"));
     }
