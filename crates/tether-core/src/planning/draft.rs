@@ -87,6 +87,11 @@ impl Drafter {
         }
     }
 
+    /// The plan file being drafted.
+    pub fn plan(&self) -> &PlanRef {
+        &self.plan
+    }
+
     /// The plan before drafting.
     pub fn baseline(&self) -> &Baseline {
         &self.baseline
@@ -127,17 +132,7 @@ impl Drafter {
 
     /// Puts the plan file back as it was before drafting (removing it if there was none).
     pub fn restore(&self) -> Result<(), PlanFileError> {
-        match self.baseline.text() {
-            Some(text) => plan_file::write(&self.plan.path, text),
-            None => match std::fs::remove_file(&self.plan.path) {
-                Ok(()) => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                Err(source) => Err(PlanFileError::Io {
-                    path: self.plan.path.clone(),
-                    source,
-                }),
-            },
-        }
+        self.baseline.restore(&self.plan)
     }
 
     async fn turn_and_check(

@@ -76,6 +76,21 @@ impl Baseline {
         self.text.as_deref()
     }
 
+    /// Puts `plan`'s file back as it was (removing it if there was none).
+    pub fn restore(&self, plan: &PlanRef) -> Result<(), PlanFileError> {
+        match &self.text {
+            Some(text) => plan_file::write(&plan.path, text),
+            None => match std::fs::remove_file(&plan.path) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(source) => Err(PlanFileError::Io {
+                    path: plan.path.clone(),
+                    source,
+                }),
+            },
+        }
+    }
+
     /// Whether `goal` was in the plan before drafting (by id, or by title for goals that had
     /// no id then).
     pub fn had(&self, goal: &Goal) -> bool {
