@@ -116,7 +116,7 @@ fn store_flags(store: &Store, plan_key: &str, plan: &Plan) -> Result<(Vec<Flag>,
             } if c.status != Status::Cancelled => flags.push(Flag {
                 goal: c.index,
                 message: format!(
-                    "contract changed since {approved_by} approved it ({}); it cannot be \
+                    "contract changed since {approved_by} approved it on {}; it cannot be \
                      signed off until approved again: tether plan approve {}",
                     cards::utc(*approved_at_ms),
                     c.id

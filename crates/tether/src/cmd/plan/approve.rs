@@ -105,10 +105,7 @@ fn locked(out: &mut dyn Write, goals: &[GoalContract]) -> io::Result<()> {
          ask_before needs approval again):",
         if n == 1 { "" } else { "s" }
     )?;
-    for g in goals {
-        writeln!(out, "{}", cards::locked_line(g))?;
-    }
-    Ok(())
+    write!(out, "{}", cards::locked_lines(goals))
 }
 
 /// `the contract of goal a (never approved) is` / `the contracts of 2 goals … are`.

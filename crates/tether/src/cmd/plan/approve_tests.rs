@@ -109,7 +109,7 @@ fn approve_locks_without_asking_and_then_there_is_nothing_to_do() {
     let run = ensure(dir.path(), false, None);
     let msg = format!("{:#}", run.result.unwrap_err());
     assert!(
-        msg.starts_with("the contract of goal `cache-layer` (changed since alice approved it ("),
+        msg.starts_with("the contract of goal `cache-layer` (changed since alice approved it on "),
         "{msg}"
     );
 }

@@ -51,7 +51,7 @@ pub fn contract(goal: &Goal) -> String {
     out
 }
 
-/// The state in words: `never approved`, `changed since alice approved it (…)`, `approved`.
+/// The state in words: `never approved`, `changed since alice approved it on …`, `approved`.
 pub fn state(state: &ContractState) -> String {
     match state {
         ContractState::Approved => "approved".to_owned(),
@@ -60,7 +60,7 @@ pub fn state(state: &ContractState) -> String {
             approved_by,
             approved_at_ms,
         } => format!(
-            "changed since {approved_by} approved it ({})",
+            "changed since {approved_by} approved it on {}",
             utc(*approved_at_ms)
         ),
     }
@@ -71,9 +71,25 @@ pub fn short_hash(hash: &str) -> &str {
     hash.get(..7 + 12).unwrap_or(hash)
 }
 
-/// One line per goal: `  id  sha256:…  title`.
-pub fn locked_line(goal: &GoalContract) -> String {
-    format!("  {}  {}  {}", goal.id, short_hash(&goal.hash), goal.title)
+/// One line per goal, `  id  sha256:…  title`, with the ids padded to the longest.
+pub fn locked_lines<'a>(goals: impl IntoIterator<Item = &'a GoalContract>) -> String {
+    let goals: Vec<&GoalContract> = goals.into_iter().collect();
+    let width = goals
+        .iter()
+        .map(|g| g.id.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for g in goals {
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {}  {}",
+            g.id,
+            short_hash(&g.hash),
+            g.title
+        );
+    }
+    out
 }
 
 /// `ms` since the Unix epoch as `YYYY-MM-DD HH:MM UTC`.

@@ -154,10 +154,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanNewArgs) -> Result<Exit> {
         done.approved.len(),
         if done.approved.len() == 1 { "" } else { "s" }
     );
-    for (g, _) in &done.approved {
-        text.push_str(&cards::locked_line(g));
-        text.push('\n');
-    }
+    text.push_str(&cards::locked_lines(done.approved.iter().map(|(g, _)| g)));
     text.push_str("Start the work with `tether run`.\n");
     say(ctx, json, &text)?;
     let approved = done.approved.iter().map(|(g, _)| g.id.clone()).collect();
