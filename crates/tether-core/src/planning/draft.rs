@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::PlanRef;
 use super::approve::add_missing_ids;
-use super::plan_tools::Baseline;
+use super::baseline::Baseline;
 use crate::plan_file::{self, PlanFileError};
 use crate::prompts::drafting as prompts;
 

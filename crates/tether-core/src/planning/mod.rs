@@ -4,14 +4,15 @@
 //!   `verify`, `failure_modes`, `ask_before`) still matches the plan.
 //! - [`approve`]: locking contracts — ids are added to the plan first (as a patch, never a
 //!   re-serialisation), then each chosen goal's hash is recorded in the store with who approved.
-//! - [`draft`] and [`plan_tools`]: the drafting agent. It explores the repository read-only and
-//!   may write only the plan file, through tools that refuse a plan that does not parse or that
-//!   drops goals or log entries it had; tether checks the draft afterwards and sends the agent
-//!   back once when it is short of the contract format.
+//! - [`draft`], [`plan_tools`] and [`baseline`]: the drafting agent. It explores the
+//!   repository read-only and may write only the plan file, through tools that refuse a plan
+//!   that does not parse or that drops goals or log entries it had ([`baseline`]); tether checks
+//!   the draft afterwards and sends the agent back once when it is short of the contract format.
 //!
 //! Nothing here prints; the binary shows drafts, menus and what was locked.
 
 pub mod approve;
+pub mod baseline;
 pub mod contracts;
 pub mod draft;
 pub mod plan_tools;
@@ -25,9 +26,10 @@ use crate::plan_file::PlanFileError;
 use crate::workspace::Workspace;
 
 pub use approve::{Approved, Prepared, Selection};
+pub use baseline::Baseline;
 pub use contracts::{ContractState, GoalContract, contract_states};
 pub use draft::{Draft, DraftError, Drafter};
-pub use plan_tools::{Baseline, DraftingTools, PlanTarget};
+pub use plan_tools::{DraftingTools, PlanTarget};
 
 /// The plan file of a workspace: where it is, and the name the store files its approvals and
 /// verdicts under.

@@ -3,6 +3,7 @@
 
 mod approve;
 mod cards;
+mod interrupts;
 mod new;
 mod review;
 

@@ -6,7 +6,6 @@
 //! (exit 130). Inside `$EDITOR` it belongs to the editor.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
 use anyhow::{Result, anyhow};
 use serde::Serialize;
@@ -15,9 +14,8 @@ use tether_config::Env;
 use tether_core::planning::approve::{self, Selection};
 use tether_core::planning::{Baseline, Draft, DraftError, Drafter, PlanRef, PlanTarget};
 use tether_store::Store;
-use tokio::runtime::Runtime;
-use tokio_util::sync::CancellationToken;
 
+use super::interrupts::Interrupts;
 use super::review::{self, Choice};
 use super::{Ctx, cards, interactive, planning_error, who};
 use crate::cli::PlanNewArgs;
@@ -260,60 +258,4 @@ fn open_editor(env: &dyn Env, path: &Path) -> Result<()> {
         eprintln!("the editor `{editor}` exited with {status}; reading the plan as it is");
     }
     Ok(())
-}
-
-enum Phase {
-    Turn(CancellationToken),
-    Idle,
-    Editor,
-}
-
-/// What Ctrl+C does, by phase: cancel the agent's turn; at the menu, restore the plan and exit
-/// 130; inside the editor, nothing (the editor has it).
-struct Interrupts {
-    phase: Arc<Mutex<Phase>>,
-}
-
-impl Interrupts {
-    fn install(runtime: &Runtime, drafter: &Drafter) -> Self {
-        let phase = Arc::new(Mutex::new(Phase::Idle));
-        let (plan, baseline) = (drafter.plan().clone(), drafter.baseline().clone());
-        let seen = Arc::clone(&phase);
-        runtime.spawn(async move {
-            while tokio::signal::ctrl_c().await.is_ok() {
-                let Ok(phase) = seen.lock() else { return };
-                match &*phase {
-                    Phase::Turn(cancel) => cancel.cancel(),
-                    Phase::Idle => {
-                        let _ = baseline.restore(&plan);
-                        eprintln!("\ncancelled; {} restored", plan.key);
-                        std::process::exit(i32::from(Exit::Interrupted.code()));
-                    }
-                    Phase::Editor => {}
-                }
-            }
-        });
-        Interrupts { phase }
-    }
-
-    fn set(&self, phase: Phase) {
-        if let Ok(mut p) = self.phase.lock() {
-            *p = phase;
-        }
-    }
-
-    /// A turn starts: Ctrl+C cancels it.
-    fn turn(&self) -> CancellationToken {
-        let cancel = CancellationToken::new();
-        self.set(Phase::Turn(cancel.clone()));
-        cancel
-    }
-
-    fn idle(&self) {
-        self.set(Phase::Idle);
-    }
-
-    fn editor(&self) {
-        self.set(Phase::Editor);
-    }
 }
