@@ -29,6 +29,7 @@ pub struct BuiltinAgent {
     tools: Arc<dyn ToolBox>,
     describe: String,
     max_steps: u32,
+    system: String,
 }
 
 impl BuiltinAgent {
@@ -39,7 +40,15 @@ impl BuiltinAgent {
             tools,
             describe,
             max_steps: DEFAULT_MAX_STEPS,
+            system: prompts::SYSTEM.to_owned(),
         }
+    }
+
+    /// Replaces the system prompt (default [`prompts::SYSTEM`]), for an agent with another job
+    /// and other tools, such as plan mode's read-only drafting agent.
+    pub fn with_system(mut self, system: impl Into<String>) -> Self {
+        self.system = system.into();
+        self
     }
 
     /// Caps the model calls of one turn.
@@ -55,7 +64,7 @@ impl BuiltinAgent {
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, ExecError> {
         let mut transcript = Transcript::create(&request.transcript)?;
-        let system = prompts::SYSTEM;
+        let system = self.system.as_str();
         transcript.write(&json!({"role": "system", "text": system}))?;
         let specs = self.tools.specs();
         let mut messages = vec![Message::user(request.prompt)];

@@ -14,6 +14,7 @@ pub mod init;
 pub mod journal;
 pub mod looping;
 pub mod plan_file;
+pub mod planning;
 pub mod prompts;
 pub mod ralph;
 pub mod run_lock;

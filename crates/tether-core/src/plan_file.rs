@@ -118,6 +118,13 @@ pub fn patch(
     })
 }
 
+/// Replaces the whole plan file with `text`, atomically (a temporary file renamed over it). For
+/// the few writers that own the file for a moment: plan mode's `write_plan` tool, and restoring
+/// the plan when a draft is cancelled. Everyone else patches.
+pub fn write(path: &Path, text: &str) -> Result<(), PlanFileError> {
+    write_atomically(path, text.as_bytes())
+}
+
 /// Writes `bytes` to a temporary file beside `path`, syncs it, keeps the original's permissions,
 /// and renames it over `path`.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), PlanFileError> {

@@ -3,7 +3,8 @@
 //!
 //! Flags that need only the file (no `done_when`, duplicate ids, invalid status or threshold…)
 //! come from the parse; flags that need the store (done without sign-off, contract changed since
-//! approval) are passed in by the caller as [`Flag`]s.
+//! approval) are passed in by the caller as [`Flag`]s, and milder notes (a contract not approved
+//! yet) as notes.
 
 use std::fmt::Write as _;
 
@@ -22,8 +23,10 @@ pub struct Flag {
 /// What to render besides the plan itself.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// Extra flags, shown under their goals after the parse's own.
+    /// Extra flags, shown under their goals after the parse's own (marked `⚠`).
     pub flags: Vec<Flag>,
+    /// Milder notes, shown under their goals after the flags (marked `·`).
+    pub notes: Vec<Flag>,
     /// How many of the last log entries to show.
     pub log_lines: usize,
 }
@@ -151,5 +154,8 @@ fn render_goal(out: &mut String, plan: &Plan, index: usize, goal: &Goal, opts: &
     }
     for f in opts.flags.iter().filter(|f| f.goal == index) {
         let _ = writeln!(out, "{INDENT}⚠ {}", f.message);
+    }
+    for n in opts.notes.iter().filter(|n| n.goal == index) {
+        let _ = writeln!(out, "{INDENT}· {}", n.message);
     }
 }

@@ -16,6 +16,7 @@ fn fixture(name: &str) -> String {
 fn opts() -> Options {
     Options {
         flags: Vec::new(),
+        notes: Vec::new(),
         log_lines: 3,
     }
 }
@@ -40,6 +41,10 @@ fn closed_goals_collapse_and_the_log_is_cut_to_its_tail() {
     o.flags.push(Flag {
         goal: 0,
         message: "done without a sign-off in the store".to_owned(),
+    });
+    o.notes.push(Flag {
+        goal: 2,
+        message: "contract not approved yet".to_owned(),
     });
     insta::assert_snapshot!(task_list("plan.md", doc.plan(), &o));
 }

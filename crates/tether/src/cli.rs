@@ -32,7 +32,10 @@ pub enum Command {
     /// Check tether.toml and the plan file, listing every problem; exits 2 if there is any.
     Validate(JsonArgs),
     /// Show the plan's goals as a task list, with flags for what needs attention.
-    Plan(JsonArgs),
+    ///
+    /// `tether plan new "<objective>"` drafts goals with the agent (plan mode); `tether plan
+    /// approve` locks their contracts.
+    Plan(PlanArgs),
     /// Work toward the plan's active goals, iteration after iteration, until each is signed off
     /// by its verify command and an independent judge, the budget is spent, or a rule stops it.
     Run(RunArgs),
@@ -62,6 +65,62 @@ pub enum Command {
     /// Continue a paused, interrupted, killed or out-of-budget run from its last completed
     /// iteration (the budget starts again after it was spent).
     Resume(ResumeArgs),
+}
+
+/// `tether plan` and its subcommands.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct PlanArgs {
+    /// Print the parsed plan as JSON on stdout instead of the task list.
+    #[arg(long)]
+    pub json: bool,
+    /// Draft or approve goals instead of showing them.
+    #[command(subcommand)]
+    pub command: Option<PlanCommand>,
+}
+
+/// What `tether plan` can do besides showing the task list.
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// Plan mode: the agent drafts goals for an objective; you review them; Ready locks them.
+    ///
+    /// The agent explores the repository read-only and may write only the plan file. It drafts
+    /// goals with done_when, an optional verify command, 2-3 failure modes and subtasks. On a
+    /// terminal you choose Ready (lock the contracts), Edit (ask the agent for changes), $EDITOR
+    /// (edit by hand) or Cancel (restore the plan). Without a terminal, --approve locks the
+    /// draft; without it the draft stays unapproved. Needs a [model] in tether.toml.
+    New(PlanNewArgs),
+    /// Lock goal contracts that were never approved or changed since.
+    ///
+    /// A contract is a goal's done_when, verify, failure_modes and ask_before. Its hash is
+    /// recorded; a goal whose contract changed afterwards is not signed off until it is approved
+    /// again.
+    Approve(PlanApproveArgs),
+}
+
+/// Options of `tether plan new`.
+#[derive(Debug, Args)]
+pub struct PlanNewArgs {
+    /// What the goals should achieve.
+    pub objective: String,
+    /// Accept the draft without the review menu and lock its contracts (for scripts).
+    #[arg(long)]
+    pub approve: bool,
+    /// Print the drafted goals and what was approved as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `tether plan approve`.
+#[derive(Debug, Args)]
+pub struct PlanApproveArgs {
+    /// The goals to approve, by id.
+    #[arg(value_name = "ID", conflicts_with = "all")]
+    pub ids: Vec<String>,
+    /// Approve every open or active goal whose contract was never approved or changed since,
+    /// without asking. (With neither ids nor --all, tether asks on a terminal.)
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// Output formats for `--events`.

@@ -4,6 +4,7 @@
 mod cli;
 mod cmd;
 mod demo;
+mod drafting;
 mod executor;
 mod exit;
 mod failure;
@@ -55,7 +56,7 @@ fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
     let exit = match &cli.command {
         Command::Init(args) => cmd::init::run(&mut ctx, args),
         Command::Validate(args) => cmd::validate::run(&mut ctx, args.json),
-        Command::Plan(args) => cmd::plan::run(&mut ctx, args.json),
+        Command::Plan(args) => cmd::plan::run(&mut ctx, args),
         Command::Run(args) => cmd::run::run(&mut ctx, args),
         Command::Ralph(args) => cmd::ralph::run(&mut ctx, args),
         Command::Status(args) => cmd::runs::status(&mut ctx, args),

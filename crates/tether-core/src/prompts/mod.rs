@@ -8,6 +8,7 @@
 //! injection, reminder, continuation, clean end and oscillation nudge ([`goal`]); asking a human
 //! (here); signing a goal off ([`judge`]). The Ralph loop's prompt is here too.
 
+pub mod drafting;
 pub mod goal;
 
 /// The Ralph loop's prompt for every iteration: the user's prompt, then, when a completion

@@ -1,13 +1,29 @@
-//! `tether plan`: the task list.
+//! `tether plan`: the task list with its flags; `tether plan new` (plan mode) and
+//! `tether plan approve` (locking contracts) live in the submodules.
+
+mod approve;
+mod cards;
+mod interrupts;
+mod new;
+mod review;
+
+use std::io::IsTerminal as _;
 
 use anyhow::Result;
 use serde::Serialize;
 use tether_core::plan_file::{self, PlanFileError};
-use tether_plan::{Plan, render};
+use tether_core::planning::{ContractState, PlanRef, PlanningError, contract_states};
+use tether_plan::render::{self, Flag};
+use tether_plan::{Plan, Status};
+use tether_store::Store;
 
 use super::Ctx;
+use crate::cli::{PlanArgs, PlanCommand};
 use crate::exit::Exit;
 use crate::failure::Failure;
+
+#[allow(unused_imports)] // `tether run` calls it before its goal loop starts.
+pub use approve::ensure_approved;
 
 #[derive(Serialize)]
 struct PlanJson<'a> {
@@ -15,8 +31,17 @@ struct PlanJson<'a> {
     plan: &'a Plan,
 }
 
-/// Prints the plan as a task list, or as JSON.
-pub fn run(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
+/// `tether plan` and its subcommands.
+pub fn run(ctx: &mut Ctx<'_>, args: &PlanArgs) -> Result<Exit> {
+    match &args.command {
+        None => show(ctx, args.json),
+        Some(PlanCommand::New(a)) => new::run(ctx, a),
+        Some(PlanCommand::Approve(a)) => approve::run(ctx, a),
+    }
+}
+
+/// Prints the plan as a task list (with the store's flags), or as JSON.
+fn show(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     let config = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let path = config.config.plan_path(ctx.ws.root());
     let doc = match plan_file::read(&path) {
@@ -34,8 +59,12 @@ pub fn run(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
         serde_json::to_writer_pretty(&mut *ctx.out, &value)?;
         writeln!(ctx.out)?;
     } else {
+        let plan = PlanRef::new(&ctx.ws, &config.config);
+        let store = store_for_reading(ctx)?;
+        let (flags, notes) = store_flags(&store, &plan.key, doc.plan())?;
         let options = render::Options {
-            flags: Vec::new(),
+            flags,
+            notes,
             log_lines: 3,
         };
         write!(
@@ -45,4 +74,84 @@ pub fn run(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
         )?;
     }
     Ok(Exit::Done)
+}
+
+/// The store, or an empty one in memory when the workspace has none yet (a reading command does
+/// not create `.tether/`).
+fn store_for_reading(ctx: &Ctx<'_>) -> Result<Store> {
+    let path = ctx.ws.db_path();
+    Ok(if path.is_file() {
+        Store::open(path)?
+    } else {
+        Store::open_in_memory()?
+    })
+}
+
+/// The flags only the store can tell: a `done` goal never signed off, a contract changed since
+/// it was approved; and the milder note on an active goal whose contract was never approved.
+fn store_flags(store: &Store, plan_key: &str, plan: &Plan) -> Result<(Vec<Flag>, Vec<Flag>)> {
+    let mut flags = Vec::new();
+    let mut notes = Vec::new();
+    for (index, goal) in plan.goals.iter().enumerate() {
+        if goal.status() != Status::Done {
+            continue;
+        }
+        let signed = match goal.id() {
+            Some(id) => store.has_accepted_signoff(plan_key, id)?,
+            None => false,
+        };
+        if !signed {
+            flags.push(Flag {
+                goal: index,
+                message: "done, but no sign-off is recorded: goals are signed off through \
+                          complete_goal (verify, then the judge)"
+                    .to_owned(),
+            });
+        }
+    }
+    for c in contract_states(store, plan_key, plan)? {
+        match &c.state {
+            ContractState::Changed {
+                approved_by,
+                approved_at_ms,
+            } if c.status != Status::Cancelled => flags.push(Flag {
+                goal: c.index,
+                message: format!(
+                    "contract changed since {approved_by} approved it on {}; it cannot be \
+                     signed off until approved again: tether plan approve {}",
+                    cards::utc(*approved_at_ms),
+                    c.id
+                ),
+            }),
+            ContractState::NeverApproved if c.status == Status::Active => notes.push(Flag {
+                goal: c.index,
+                message: format!("contract not approved yet: tether plan approve {}", c.id),
+            }),
+            _ => {}
+        }
+    }
+    flags.sort_by_key(|f| f.goal);
+    Ok((flags, notes))
+}
+
+/// Both stdin and stderr are a terminal, so a menu or question can be shown and answered.
+fn interactive() -> bool {
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// Who approves: `$USER`, or `unknown`.
+fn who(ctx: &Ctx<'_>) -> String {
+    ctx.env
+        .var("USER")
+        .filter(|u| !u.trim().is_empty())
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// A planning error as the CLI reports it: what the user can fix exits 2.
+fn planning_error(e: PlanningError) -> anyhow::Error {
+    if e.is_usage() {
+        Failure::usage(e)
+    } else {
+        e.into()
+    }
 }

@@ -33,6 +33,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
              verify command alone"
         )));
     }
+    super::plan::ensure_approved(ctx, args.approve)?;
     let max = args.max_iterations.unwrap_or(config.r#loop.max_iterations);
     if max > MAX_ITERATIONS_CEILING {
         return Err(Failure::usage(anyhow!(
