@@ -15,6 +15,7 @@ pub mod plan_file;
 pub mod prompts;
 pub mod ralph;
 pub mod run_lock;
+pub mod signoff;
 pub mod validate;
 pub mod workspace;
 

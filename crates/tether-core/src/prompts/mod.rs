@@ -8,6 +8,8 @@
 //! injection, reminder, continuation, clean end and oscillation nudge ([`goal`]); asking a human
 //! (here); signing a goal off ([`judge`]). The Ralph loop's prompt is here too.
 
+pub mod judge;
+
 /// The Ralph loop's prompt for every iteration: the user's prompt, then, when a completion
 /// promise is configured, how to declare completion.
 pub fn ralph(prompt: &str, promise: Option<&str>) -> String {

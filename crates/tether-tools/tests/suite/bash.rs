@@ -315,6 +315,10 @@ async fn the_tee_gets_every_byte_while_the_result_keeps_the_tail() {
     expected.push_str("done\n");
     assert_eq!(String::from_utf8(log).unwrap(), expected);
     assert_eq!(run.total_bytes, expected.len() as u64);
-    assert!(run.output.ends_with("19999\n20000\ndone\n"), "{}", run.output);
+    assert!(
+        run.output.ends_with("19999\n20000\ndone\n"),
+        "{}",
+        run.output
+    );
     assert!(run.output.len() < 200, "{}", run.output);
 }
