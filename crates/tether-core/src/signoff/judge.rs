@@ -127,8 +127,8 @@ impl Judge {
             Ok(Err(SessionError::Unavailable(why))) => Err(why),
             Ok(Ok(text)) => Ok(text),
             Err(_) => Err(format!(
-                "no verdict within {} s (judge.timeout_secs)",
-                self.timeout.as_secs()
+                "no verdict within {} (judge.timeout_secs)",
+                seconds(self.timeout)
             )),
         };
         if let Err(why) = &result {
@@ -200,6 +200,15 @@ impl Judge {
             "it made {} model calls without giving a verdict",
             self.max_steps
         )))
+    }
+}
+
+/// `600 s`, or `0.25 s` below a second.
+fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.2} s", d.as_secs_f64())
     }
 }
 
