@@ -7,6 +7,8 @@
 mod common;
 #[path = "signoff/contract.rs"]
 mod contract;
+#[path = "signoff/http.rs"]
+mod http;
 #[path = "signoff/judge.rs"]
 mod judge;
 #[path = "signoff/tools.rs"]
