@@ -2,6 +2,7 @@
 //! stdout, and returns how it ended.
 
 pub mod demo;
+pub mod goal;
 pub mod human;
 pub mod init;
 pub mod plan;
