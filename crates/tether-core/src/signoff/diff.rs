@@ -89,6 +89,54 @@ async fn git(root: &Path, command: &str, cancel: &CancellationToken) -> Option<(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use std::process::Command;
+
+    use tokio_util::sync::CancellationToken;
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let status = Command::new("git")
+            .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "git {args:?}: {status:?}");
+    }
+
+    #[tokio::test]
+    async fn a_repository_shows_changed_and_new_files_and_a_plain_directory_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let cancel = CancellationToken::new();
+        assert_eq!(super::summary(root, &cancel).await, "not a git repository");
+
+        git(root, &["init", "-q"]);
+        std::fs::write(root.join("a.txt"), "one\n").unwrap();
+        let fresh = super::summary(root, &cancel).await;
+        assert!(
+            fresh.starts_with("git diff --stat HEAD failed (no commit yet?)"),
+            "{fresh}"
+        );
+
+        git(root, &["add", "a.txt"]);
+        git(root, &["commit", "-q", "-m", "first"]);
+        assert_eq!(
+            super::summary(root, &cancel).await,
+            "no changes to tracked files since the last commit\nno untracked files"
+        );
+        std::fs::write(root.join("a.txt"), "one\ntwo\n").unwrap();
+        std::fs::create_dir(root.join(".tether")).unwrap();
+        std::fs::write(root.join(".tether/tether.db"), "x").unwrap();
+        std::fs::write(root.join("b.txt"), "new\n").unwrap();
+        let text = super::summary(root, &cancel).await;
+        assert!(
+            text.starts_with("git diff --stat HEAD:\n a.txt | 1 +\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("\nuntracked files (1):\n  b.txt"), "{text}");
+    }
     #[test]
     fn untracked_files_are_bounded_and_tether_state_is_left_out() {
         let mut out = String::from(".tether/tether.db\n");
