@@ -41,9 +41,9 @@ looks up every quote of an accept in its file: a quote that is not there turns t
 a reject.
 - missing: what is still needed for the goal to be done; empty when you accept.";
 
-/// Added as the last user message when the judge has one model call left (no tools offered).
-pub const LAST_STEP: &str = "You have used all your tool calls. Give your verdict now, from what \
-you have read, ending with the JSON object.";
+/// Added as the last user message when the judge has one model call left.
+pub const LAST_STEP: &str = "This is your last turn: do not call any more tools. Give your \
+verdict now, from what you have read, ending with the JSON object.";
 
 /// Everything the judge is told about one attempt.
 #[derive(Debug, Clone)]

@@ -4,8 +4,9 @@
 //! to the workspace, escaping symlinks refused), reads what it needs, and ends with its verdict.
 //! The session is a small loop of its own rather than the built-in agent, because the judge
 //! needs its own system prompt and a transcript of every request and response. It is bounded in
-//! steps (the last step offers no tools and asks for the verdict) and in time
-//! (`[judge] timeout_secs` for the whole session).
+//! steps (before the last one it is told to stop calling tools and give its verdict; the tools
+//! stay offered, since some APIs refuse a conversation holding tool calls without them) and in
+//! time (`[judge] timeout_secs` for the whole session).
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write as _};
@@ -155,14 +156,12 @@ impl Judge {
         let ctx = ToolContext::new(cancel.clone());
         let mut messages = vec![Message::user(prompt)];
         for step in 1..=self.max_steps {
-            let last = step == self.max_steps;
-            if last && step > 1 {
+            if step == self.max_steps && step > 1 {
                 messages.push(Message::user(prompts::judge::LAST_STEP));
             }
-            let offered = if last { Vec::new() } else { specs.clone() };
             let request = Request::new(messages.clone())
                 .with_system(prompts::judge::SYSTEM)
-                .with_tools(offered);
+                .with_tools(specs.clone());
             log.line(&json!({"type": "request", "step": step, "request": request}))?;
             let response = match self.model.complete(&request, cancel.clone()).await {
                 Ok(r) => r,

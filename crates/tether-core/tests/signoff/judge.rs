@@ -226,13 +226,16 @@ async fn garbage_or_endless_tool_calls_are_judge_unavailable() {
     assert_eq!(lines.last().unwrap()["type"], "unavailable");
     let last_request = &lines[lines.len() - 3]["request"];
     assert_eq!(
-        last_request["tools"],
-        json!([]),
-        "the last step offers no tools"
+        last_request["tools"].as_array().unwrap().len(),
+        3,
+        "the tools stay offered"
     );
+    let last_message = last_request["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(last_message["role"], "user");
     assert!(
-        last_request["messages"]
-            .to_string()
-            .contains("Give your verdict now")
+        last_message["text"]
+            .as_str()
+            .unwrap()
+            .contains("do not call any more tools")
     );
 }
