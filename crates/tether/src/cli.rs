@@ -202,8 +202,8 @@ pub struct GoalCompleteArgs {
     /// The goal's id (`tether plan` shows them).
     pub id: String,
     /// Why the goal is done: what was done and how it was checked (given to the judge).
-    #[arg(long, value_name = "TEXT", default_value = "")]
-    pub evidence: String,
+    #[arg(long, value_name = "TEXT")]
+    pub evidence: Option<String>,
     /// A file that shows it (repeatable), relative to the workspace root.
     #[arg(long = "path", value_name = "P")]
     pub paths: Vec<String>,

@@ -51,7 +51,12 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
             }
         });
         signoff
-            .complete(&args.id, &args.evidence, &args.paths, &cancel)
+            .complete(
+                &args.id,
+                args.evidence.as_deref().unwrap_or_default(),
+                &args.paths,
+                &cancel,
+            )
             .await
     });
     let outcome = match result {
