@@ -3,6 +3,10 @@
 //! Refusals and rejects are results the model reads and acts on, never failures of the turn;
 //! only a failing store or file system ends the turn ([`FatalToolError`]). A cancelled attempt
 //! (Ctrl+C, `tether cancel`) is an error result, as for `ask_human`.
+//!
+//! For the goal loop: build one [`Signoff`] (`Signoff::from_config`), add
+//! `CompleteGoal::new(signoff.clone(), run_cell)` and `CancelGoal::new(signoff)` to the agent's
+//! tool set, and put the run id into the cell once the run exists.
 
 use serde_json::{Value, json};
 use tether_tools::{BoxFuture, FatalToolError, Tool, ToolContext, ToolOutput, ToolSpec};
@@ -75,10 +79,16 @@ fn text(args: &Value, key: &str) -> String {
         .to_owned()
 }
 
+/// A failing store or file system ends the turn; the rest (a cancellation, a plan that could not
+/// be patched, a verify that could not start) is an error result the model reads.
 fn fatal(tool: &str, e: SignoffError) -> Result<ToolOutput, FatalToolError> {
     match e {
-        SignoffError::Cancelled => Ok(ToolOutput::error(e.to_string())),
-        other => Err(FatalToolError::with_source(tool, other.to_string(), other)),
+        SignoffError::Store(_) | SignoffError::Io { .. } => {
+            Err(FatalToolError::with_source(tool, e.to_string(), e))
+        }
+        SignoffError::Cancelled
+        | SignoffError::PlanNotPatched { .. }
+        | SignoffError::VerifyStart { .. } => Ok(ToolOutput::error(e.to_string())),
     }
 }
 
