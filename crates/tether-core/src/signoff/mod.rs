@@ -19,7 +19,7 @@
 //! and `cancel_goal` tools ([`tool`]); a person through `tether goal complete` / `cancel`.
 
 mod complete;
-pub mod diff;
+mod diff;
 mod error;
 pub mod judge;
 mod outcome;
