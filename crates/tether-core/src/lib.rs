@@ -18,6 +18,7 @@ pub mod planning;
 pub mod prompts;
 pub mod ralph;
 pub mod run_lock;
+pub mod signoff;
 pub mod validate;
 pub mod workspace;
 

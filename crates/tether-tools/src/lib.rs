@@ -69,7 +69,7 @@ pub use error::{FatalToolError, SetupError};
 pub use options::ToolOptions;
 pub use output::{ToolCallOutcome, ToolOutput, ToolSpec};
 pub use registry::ToolSet;
-pub use shell::{ShellCommand, ShellEnd, ShellRun, run_shell};
+pub use shell::{ShellCommand, ShellEnd, ShellRun, run_shell, run_shell_tee};
 pub use tool::{BoxFuture, Tool, ToolContext};
 pub use tools::bash::BashTool;
 pub use tools::edit::EditTool;

@@ -11,9 +11,10 @@
 //! as well. Processes that leave the group (`setsid`) are out of reach; reading their output
 //! stops shortly after the shell has gone.
 //!
-//! Used by the `bash` tool, and usable for a goal's `verify` command.
+//! Used by the `bash` tool, and by sign-off for a goal's `verify` command, which also keeps the
+//! whole output in a log file ([`run_shell_tee`]).
 
-use std::io;
+use std::io::{self, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -97,19 +98,28 @@ impl Drop for GroupGuard {
     }
 }
 
-/// Reads the pipe into the tail buffer.
-struct Output {
+/// Reads the pipe into the tail buffer (and the tee).
+struct Output<'t> {
     pipe: pipe::Receiver,
     tail: TailBuffer,
+    tee: &'t mut (dyn Write + Send),
+    tee_error: Option<io::Error>,
     eof: bool,
     buf: Box<[u8]>,
 }
 
-impl Output {
+impl Output<'_> {
     async fn read_some(&mut self) {
         match self.pipe.read(&mut self.buf).await {
             Ok(0) => self.eof = true,
-            Ok(n) => self.tail.push(&self.buf[..n]),
+            Ok(n) => {
+                self.tail.push(&self.buf[..n]);
+                if self.tee_error.is_none()
+                    && let Err(err) = self.tee.write_all(&self.buf[..n])
+                {
+                    self.tee_error = Some(err);
+                }
+            }
             Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
             Err(err) => {
                 tracing::warn!(%err, "reading a command's output");
@@ -135,6 +145,19 @@ impl Output {
 ///
 /// Errors only if the command cannot be started (no `sh`, a missing working directory).
 pub async fn run_shell(spec: &ShellCommand, cancel: &CancellationToken) -> io::Result<ShellRun> {
+    run_shell_tee(spec, cancel, &mut io::sink()).await
+}
+
+/// [`run_shell`], also writing every byte of the combined output to `tee` as it arrives (a log
+/// file that keeps what the tail drops).
+///
+/// Errors if the command cannot be started, or if writing to `tee` failed; in the latter case
+/// the command still ran to its end (or was killed) before the error is returned.
+pub async fn run_shell_tee(
+    spec: &ShellCommand,
+    cancel: &CancellationToken,
+    tee: &mut (dyn Write + Send),
+) -> io::Result<ShellRun> {
     let started = Instant::now();
     let (reader, writer) = io::pipe()?;
     let mut child = {
@@ -163,6 +186,8 @@ pub async fn run_shell(spec: &ShellCommand, cancel: &CancellationToken) -> io::R
     let mut out = Output {
         pipe: pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?,
         tail: TailBuffer::new(spec.output_cap),
+        tee,
+        tee_error: None,
         eof: false,
         buf: vec![0; 16 * 1024].into_boxed_slice(),
     };
@@ -186,6 +211,10 @@ pub async fn run_shell(spec: &ShellCommand, cancel: &CancellationToken) -> io::R
     // The group is dead and reaped; stop the guard from signalling a recycled id later.
     group.0 = None;
     let reached_eof = out.drain(DRAIN_LIMIT).await;
+    if let Some(err) = out.tee_error.take() {
+        return Err(err);
+    }
+    out.tee.flush()?;
     Ok(ShellRun {
         end,
         total_bytes: out.tail.total(),
@@ -197,7 +226,12 @@ pub async fn run_shell(spec: &ShellCommand, cancel: &CancellationToken) -> io::R
 
 /// SIGTERM to the group, up to `grace` for the shell to exit (still reading output, so nobody
 /// blocks on a full pipe), then SIGKILL to the group and the shell.
-async fn stop_group(child: &mut Child, group: &mut GroupGuard, out: &mut Output, grace: Duration) {
+async fn stop_group(
+    child: &mut Child,
+    group: &mut GroupGuard,
+    out: &mut Output<'_>,
+    grace: Duration,
+) {
     group.kill(Signal::SIGTERM);
     let grace_end = Instant::now() + grace;
     loop {

@@ -65,6 +65,9 @@ pub enum Command {
     /// Continue a paused, interrupted, killed or out-of-budget run from its last completed
     /// iteration (the budget starts again after it was spent).
     Resume(ResumeArgs),
+    /// Sign a goal off by hand (its verify command, then the judge) or cancel it.
+    #[command(subcommand)]
+    Goal(GoalCommand),
 }
 
 /// `tether plan` and its subcommands.
@@ -275,4 +278,43 @@ pub struct JsonArgs {
     /// Print JSON on stdout instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `tether goal …`.
+#[derive(Debug, Subcommand)]
+pub enum GoalCommand {
+    /// Sign a goal off: run its verify command, then ask the judge; on accept the goal becomes
+    /// done. Exits 0 on accept, 1 on reject, 2 when refused (e.g. contract not approved).
+    Complete(GoalCompleteArgs),
+    /// Cancel an open or active goal, logging the reason in the plan.
+    Cancel(GoalCancelArgs),
+}
+
+/// Options of `tether goal complete`.
+#[derive(Debug, Args)]
+pub struct GoalCompleteArgs {
+    /// The goal's id (`tether plan` shows them).
+    pub id: String,
+    /// Why the goal is done: what was done and how it was checked (given to the judge).
+    #[arg(long, value_name = "TEXT")]
+    pub evidence: Option<String>,
+    /// A file that shows it (repeatable), relative to the workspace root.
+    #[arg(long = "path", value_name = "P")]
+    pub paths: Vec<String>,
+    /// Sign off on the verify command alone, without a judge (recorded as such).
+    #[arg(long)]
+    pub no_judge: bool,
+    /// Print the outcome as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `tether goal cancel`.
+#[derive(Debug, Args)]
+pub struct GoalCancelArgs {
+    /// The goal's id.
+    pub id: String,
+    /// Why it is cancelled (logged in the plan).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
 }

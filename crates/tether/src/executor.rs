@@ -10,9 +10,11 @@ use tether_core::Workspace;
 use tether_core::human::tool::{AskHuman, RunCell};
 use tether_core::human::{Broker, Timeout};
 use tether_core::journal::Journal;
+use tether_core::signoff::Signoff;
+use tether_core::signoff::tool::{CancelGoal, CompleteGoal};
 use tether_model::{Endpoint, HttpOptions};
 use tether_store::Store;
-use tether_tools::{ToolOptions, ToolSet};
+use tether_tools::{Tool, ToolOptions, ToolSet};
 
 use crate::failure::Failure;
 
@@ -28,7 +30,7 @@ pub fn from_config(
     run: &RunCell,
 ) -> Result<Arc<dyn Executor>> {
     match config.executor.kind {
-        ExecutorKind::Builtin => builtin(config, ws, env, run),
+        ExecutorKind::Builtin => builtin(config, ws, env, run, Vec::new()),
         ExecutorKind::Command => Ok(Arc::new(CommandExecutor::new(
             config.executor.command.clone(),
             ws.root().to_owned(),
@@ -43,7 +45,8 @@ pub fn from_config(
 }
 
 /// The executor of a goal loop: [`from_config`], with the sign-off tools (`complete_goal`,
-/// `cancel_goal`) for the built-in agent. `no_judge` signs off by verify alone.
+/// `cancel_goal`) for the built-in agent (other agents sign off with `tether goal complete`).
+/// Without a `[judge]` this is a usage error saying how to configure one, unless `no_judge`.
 pub fn for_goal_loop(
     config: &Config,
     ws: &Workspace,
@@ -51,8 +54,19 @@ pub fn for_goal_loop(
     run: &RunCell,
     no_judge: bool,
 ) -> Result<Arc<dyn Executor>> {
-    let _ = no_judge;
-    from_config(config, ws, env, run)
+    let journal = Journal::new(Store::open(ws.db_path())?, Vec::new())?;
+    let signoff =
+        Signoff::from_config(ws.clone(), journal, config, env, no_judge).map_err(Failure::usage)?;
+    match config.executor.kind {
+        ExecutorKind::Builtin => {
+            let tools: Vec<Arc<dyn Tool>> = vec![
+                Arc::new(CompleteGoal::new(signoff.clone(), run.clone())),
+                Arc::new(CancelGoal::new(signoff)),
+            ];
+            builtin(config, ws, env, run, tools)
+        }
+        _ => from_config(config, ws, env, run),
+    }
 }
 
 fn builtin(
@@ -60,6 +74,7 @@ fn builtin(
     ws: &Workspace,
     env: &dyn Env,
     run: &RunCell,
+    extra: Vec<Arc<dyn Tool>>,
 ) -> Result<Arc<dyn Executor>> {
     let Some(model) = &config.model else {
         return Err(Failure::usage(anyhow!(
@@ -83,6 +98,9 @@ fn builtin(
         let broker = Broker::new(journal, ws.state_dir(), crate::human_channels(config, ws)?)
             .with_timeout(timeout);
         tools.add(Arc::new(AskHuman::new(broker, threshold, run.clone())))?;
+    }
+    for tool in extra {
+        tools.add(tool)?;
     }
     let describe = format!("{} {}", model.api.as_str(), model.model);
     Ok(Arc::new(BuiltinAgent::new(

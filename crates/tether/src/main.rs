@@ -69,6 +69,7 @@ fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
         Command::Answer(args) => cmd::human::answer_cmd(&mut ctx, args),
         Command::Questions(args) => cmd::human::questions(&mut ctx, args.json),
         Command::History(args) => cmd::human::history(&mut ctx, args),
+        Command::Goal(args) => cmd::goal::run(&mut ctx, args),
     }?;
     ctx.out.flush()?;
     Ok(exit)

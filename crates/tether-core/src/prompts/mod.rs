@@ -10,6 +10,7 @@
 
 pub mod drafting;
 pub mod goal;
+pub mod judge;
 
 /// The Ralph loop's prompt for every iteration: the user's prompt, then, when a completion
 /// promise is configured, how to declare completion.

@@ -294,3 +294,31 @@ async fn configured_variables_are_removed_from_the_environment() {
     });
     assert_eq!(scrubbed.ok("bash", command).await, "[unset]\n[exit code 0]");
 }
+
+#[tokio::test]
+async fn the_tee_gets_every_byte_while_the_result_keeps_the_tail() {
+    let fx = Fixture::new();
+    let spec = tether_tools::ShellCommand {
+        command: "seq 1 20000; echo done >&2; exit 4".to_owned(),
+        cwd: fx.root.clone(),
+        timeout: CALL_LIMIT,
+        kill_grace: Duration::from_secs(1),
+        output_cap: 100,
+        env_remove: Vec::new(),
+    };
+    let mut log = Vec::new();
+    let run = tether_tools::run_shell_tee(&spec, &CancellationToken::new(), &mut log)
+        .await
+        .unwrap();
+    assert_eq!(run.end, tether_tools::ShellEnd::Exited(4));
+    let mut expected: String = (1..=20_000).map(|i| format!("{i}\n")).collect();
+    expected.push_str("done\n");
+    assert_eq!(String::from_utf8(log).unwrap(), expected);
+    assert_eq!(run.total_bytes, expected.len() as u64);
+    assert!(
+        run.output.ends_with("19999\n20000\ndone\n"),
+        "{}",
+        run.output
+    );
+    assert!(run.output.len() < 200, "{}", run.output);
+}

@@ -3,6 +3,7 @@
 
 pub mod demo;
 pub mod foreground;
+pub mod goal;
 pub mod human;
 pub mod init;
 pub mod plan;

@@ -25,14 +25,6 @@ const JUDGE_FAILURES: u32 = 3;
 pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let mut config = loaded.config;
-    if config.judge.is_none() && !args.no_judge {
-        return Err(Failure::usage(anyhow!(
-            "no judge is configured, and a goal is signed off only when an independent judge \
-             agrees: add a [judge] table to tether.toml (api, base_url, model, api_key_env; a \
-             different model from [model]), or pass --no-judge to sign goals off by their \
-             verify command alone"
-        )));
-    }
     super::plan::ensure_approved(ctx, args.approve)?;
     let max = args.max_iterations.unwrap_or(config.r#loop.max_iterations);
     if max > MAX_ITERATIONS_CEILING {

@@ -1,0 +1,206 @@
+//! `tether goal complete` and `tether goal cancel`: a person signing a goal off (or cancelling
+//! it) through the same path the agent's `complete_goal` takes.
+
+use anyhow::{Result, anyhow};
+use tether_core::journal::Journal;
+use tether_core::signoff::{CancelOutcome, Signoff, SignoffError, SignoffOutcome, VerifyResult};
+use tether_store::Store;
+use tokio_util::sync::CancellationToken;
+
+use super::Ctx;
+use crate::cli::{GoalCancelArgs, GoalCommand, GoalCompleteArgs};
+use crate::exit::Exit;
+use crate::failure::Failure;
+
+/// How many lines of a failing verify's output are printed.
+const TAIL_LINES: usize = 20;
+
+/// `tether goal …`.
+pub fn run(ctx: &mut Ctx<'_>, cmd: &GoalCommand) -> Result<Exit> {
+    match cmd {
+        GoalCommand::Complete(args) => complete(ctx, args),
+        GoalCommand::Cancel(args) => cancel(ctx, args),
+    }
+}
+
+fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
+    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let journal = Journal::new(Store::open(ctx.ws.db_path())?, Vec::new())?;
+    let signoff = Signoff::from_config(
+        ctx.ws.clone(),
+        journal,
+        &loaded.config,
+        ctx.env,
+        args.no_judge,
+    )
+    .map_err(Failure::usage)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let cancel = CancellationToken::new();
+    let judge = signoff.judge().map_or_else(
+        || "no judge".to_owned(),
+        |j| format!("judge {}", j.model_name()),
+    );
+    eprintln!("checking goal {}: verify, then {judge}…", args.id);
+    let result = runtime.block_on(async {
+        let c = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                c.cancel();
+            }
+        });
+        signoff
+            .complete(
+                &args.id,
+                args.evidence.as_deref().unwrap_or_default(),
+                &args.paths,
+                &cancel,
+            )
+            .await
+    });
+    let outcome = match result {
+        Ok(o) => o,
+        Err(SignoffError::Cancelled) => {
+            eprintln!("interrupted; nothing was recorded");
+            return Ok(Exit::Interrupted);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if args.json {
+        serde_json::to_writer_pretty(&mut *ctx.out, &outcome)?;
+        writeln!(ctx.out)?;
+    }
+    match &outcome {
+        SignoffOutcome::Refused { reason, .. } if args.json => {
+            eprintln!("refused: {reason}");
+            Ok(Exit::Usage)
+        }
+        SignoffOutcome::Refused { reason, .. } => Err(Failure::usage(anyhow!("{reason}"))),
+        _ if args.json => Ok(exit_of(&outcome)),
+        _ => {
+            write_outcome(ctx, &outcome)?;
+            Ok(exit_of(&outcome))
+        }
+    }
+}
+
+fn exit_of(outcome: &SignoffOutcome) -> Exit {
+    if outcome.is_accepted() {
+        Exit::Done
+    } else {
+        Exit::Error
+    }
+}
+
+fn write_outcome(ctx: &mut Ctx<'_>, outcome: &SignoffOutcome) -> Result<()> {
+    let out = &mut *ctx.out;
+    match outcome {
+        SignoffOutcome::Accepted {
+            goal_id,
+            attempt,
+            reason,
+            verify,
+            judge_model,
+            checks,
+            transcript,
+        } => {
+            writeln!(
+                out,
+                "accepted: goal {goal_id} is done (attempt {attempt}): {reason}"
+            )?;
+            write_verify(out, verify.as_ref(), false)?;
+            match judge_model {
+                Some(model) => {
+                    writeln!(
+                        out,
+                        "  judge: {model} accepted, {} quote(s) checked{}",
+                        checks.len(),
+                        transcript_note(transcript.as_deref())
+                    )?;
+                    for c in checks {
+                        let quote: String =
+                            c.quote.split_whitespace().collect::<Vec<_>>().join(" ");
+                        writeln!(out, "    - {}: \"{quote}\" — {}", c.path, c.observation)?;
+                    }
+                }
+                None => writeln!(out, "  judge: none (--no-judge)")?,
+            }
+        }
+        SignoffOutcome::Rejected {
+            goal_id,
+            attempt,
+            reason,
+            missing,
+            verify,
+            judge_model,
+            transcript,
+            ..
+        } => {
+            writeln!(
+                out,
+                "rejected: goal {goal_id} is not done (attempt {attempt}): {reason}"
+            )?;
+            write_verify(out, verify.as_ref(), true)?;
+            if let Some(model) = judge_model {
+                writeln!(
+                    out,
+                    "  judge: {model}{}",
+                    transcript_note(transcript.as_deref())
+                )?;
+            }
+            if !missing.is_empty() {
+                writeln!(out, "  missing:")?;
+                for m in missing {
+                    writeln!(out, "    - {m}")?;
+                }
+            }
+        }
+        SignoffOutcome::Refused { .. } => {}
+    }
+    Ok(())
+}
+
+fn transcript_note(path: Option<&str>) -> String {
+    path.map_or_else(String::new, |p| format!(" (transcript: {p})"))
+}
+
+fn write_verify(
+    out: &mut dyn std::io::Write,
+    verify: Option<&VerifyResult>,
+    tail_on_failure: bool,
+) -> Result<()> {
+    let Some(v) = verify else {
+        writeln!(out, "  verify: none")?;
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "  verify: `{}` {} in {:.1} s (log: {})",
+        v.command,
+        v.ending(),
+        v.elapsed_ms as f64 / 1000.0,
+        v.log_path
+    )?;
+    if tail_on_failure && !v.passed() {
+        let lines: Vec<&str> = v.tail.lines().collect();
+        for line in &lines[lines.len().saturating_sub(TAIL_LINES)..] {
+            writeln!(out, "    | {line}")?;
+        }
+    }
+    Ok(())
+}
+
+fn cancel(ctx: &mut Ctx<'_>, args: &GoalCancelArgs) -> Result<Exit> {
+    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let journal = Journal::new(Store::open(ctx.ws.db_path())?, Vec::new())?;
+    let plan = loaded.config.plan_path(ctx.ws.root());
+    let signoff = Signoff::new(ctx.ws.clone(), journal, plan);
+    match signoff.cancel_goal(&args.id, &args.reason)? {
+        CancelOutcome::Cancelled { goal_id, reason } => {
+            writeln!(ctx.out, "cancelled: goal {goal_id}: {reason}")?;
+            Ok(Exit::Done)
+        }
+        CancelOutcome::Refused { reason, .. } => Err(Failure::usage(anyhow!("{reason}"))),
+    }
+}
