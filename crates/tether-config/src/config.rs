@@ -40,6 +40,22 @@ impl Config {
     pub fn plan_path(&self, workspace_root: &Path) -> PathBuf {
         workspace_root.join(&self.plan)
     }
+
+    /// The names of the environment variables holding tether's own keys (the model's, the
+    /// judge's, the Zulip bot's), each once: to be removed from the environment of commands
+    /// an agent runs, so a key never reaches a transcript or a model.
+    pub fn key_vars(&self) -> Vec<String> {
+        let judge = self.judge.as_ref().map(|j| &j.endpoint);
+        let mut vars: Vec<String> = [self.model.as_ref(), judge]
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m.api_key_env.clone())
+            .collect();
+        vars.push(self.zulip.api_key_env.clone());
+        let mut seen = std::collections::HashSet::new();
+        vars.retain(|v| seen.insert(v.clone()));
+        vars
+    }
 }
 
 impl Default for Config {

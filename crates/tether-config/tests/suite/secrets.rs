@@ -111,3 +111,32 @@ fn a_key_looking_name_elsewhere_is_just_an_unknown_key() {
          key in an environment variable named by `model.api_key_env`"
     );
 }
+
+#[test]
+fn the_key_variables_are_listed_once_each() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("tether.toml"),
+        "[model]\napi = \"openai-chat\"\nbase_url = \"http://h\"\nmodel = \"m\"\n\
+         api_key_env = \"OPENAI_API_KEY\"\n\
+         [judge]\napi = \"anthropic\"\nbase_url = \"http://j\"\nmodel = \"j\"\n\
+         api_key_env = \"ANTHROPIC_API_KEY\"\n",
+    )
+    .unwrap();
+    let env = MapEnv::new()
+        .with("OPENAI_API_KEY", "a")
+        .with("ANTHROPIC_API_KEY", "b");
+    let config = load(dir.path(), &env).unwrap().config;
+    assert_eq!(
+        config.key_vars(),
+        ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ZULIP_BOT_API_KEY"]
+    );
+    let same = tether_config::Config {
+        judge: config.judge.clone().map(|mut j| {
+            j.endpoint.api_key_env = Some("OPENAI_API_KEY".into());
+            j
+        }),
+        ..config
+    };
+    assert_eq!(same.key_vars(), ["OPENAI_API_KEY", "ZULIP_BOT_API_KEY"]);
+}

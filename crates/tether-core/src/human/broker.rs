@@ -14,7 +14,7 @@ use tether_agent::BoxFuture;
 use tether_store::{AnswerOutcome, NewQuestion, Question, QuestionId, QuestionStatus, RunId};
 use tokio_util::sync::CancellationToken;
 
-use super::notify::{self, Listener};
+use super::notify::{self, SharedListener};
 use crate::journal::Journal;
 
 /// How often a waiter re-reads the store even without a poke.
@@ -112,6 +112,7 @@ pub struct Broker {
     state_dir: PathBuf,
     channels: Vec<Arc<dyn Channel>>,
     timeout: Option<Timeout>,
+    listener: SharedListener,
 }
 
 impl Broker {
@@ -119,6 +120,7 @@ impl Broker {
     pub fn new(journal: Journal, state_dir: PathBuf, channels: Vec<Arc<dyn Channel>>) -> Self {
         Broker {
             journal,
+            listener: SharedListener::new(state_dir.clone()),
             state_dir,
             channels,
             timeout: None,
@@ -161,7 +163,7 @@ impl Broker {
         id: &QuestionId,
         cancel: CancellationToken,
     ) -> Result<Answer, BrokerError> {
-        let listener = Listener::bind(&self.state_dir);
+        let poked = self.listener.subscribe(id);
         let question = self.journal.store().question(id)?;
         if let Some(answer) = settled(&question)? {
             return Ok(answer);
@@ -188,12 +190,6 @@ impl Broker {
             if let Some(answer) = settled(&current)? {
                 break Ok(answer);
             }
-            let poke = async {
-                match &listener {
-                    Some(l) => l.notified().await,
-                    None => std::future::pending().await,
-                }
-            };
             let timed_out = async {
                 match deadline {
                     Some(d) => tokio::time::sleep_until(d).await,
@@ -211,7 +207,7 @@ impl Broker {
                         self.record(id, &t.answer, "timeout", "tether")?;
                     }
                 }
-                () = poke => {}
+                () = poked.poked() => {}
                 () = tokio::time::sleep(RECHECK) => {}
             }
         };
@@ -257,7 +253,7 @@ pub fn answer(
     responder: &str,
 ) -> Result<AnswerOutcome, tether_store::StoreError> {
     let outcome = store.answer_question(id, text, channel, responder)?;
-    notify::poke(state_dir);
+    notify::poke(state_dir, id);
     Ok(outcome)
 }
 
