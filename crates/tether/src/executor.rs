@@ -87,7 +87,12 @@ fn builtin(
     let client = tether_model::connect(endpoint, HttpOptions::default())
         .context("setting up the model client")
         .map_err(Failure::usage)?;
-    let mut tools = ToolSet::builtin(ws.root(), &ToolOptions::default())?;
+    // The agent's shell must not see the keys tether itself holds.
+    let options = ToolOptions {
+        bash_env_remove: config.key_vars(),
+        ..ToolOptions::default()
+    };
+    let mut tools = ToolSet::builtin(ws.root(), &options)?;
     let threshold = config.human.threshold;
     if threshold > 0 {
         let journal = Journal::new(Store::open(ws.db_path())?, Vec::new())?;

@@ -264,8 +264,6 @@ fn a_401_echoing_a_wrong_key_keeps_it_out_of_the_output_and_the_store() {
 /// The agent's `bash` runs `env`: its output goes to the transcript and to the model, so the
 /// keys tether itself uses must not be in that command's environment.
 #[test]
-#[ignore = "a leak: crates/tether/src/executor.rs builds the bash tool with ToolOptions::default(); \
-            it needs `bash_env_remove: config.key_vars()`"]
 fn the_agents_shell_does_not_see_the_keys() {
     let rt = runtime();
     let script = Script::from_fn(|req: &Request| match req.last_tool_result() {
