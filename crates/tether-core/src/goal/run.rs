@@ -92,14 +92,49 @@ pub async fn resume(
         looping::finish(&deps.journal, run, Outcome::Interrupted)?;
         return Ok(GoalEnd::Interrupted);
     };
-    let owed = if answers.is_empty() {
-        Vec::new()
-    } else {
-        vec![Feedback::Answers(answers)]
-    };
+    let mut owed = owed_before_stop(deps, run, &spec)?;
+    if !answers.is_empty() {
+        owed.push(Feedback::Answers(answers));
+    }
     let end = drive(deps, run, &spec, interrupt, owed).await?;
     drop(lock);
     Ok(end)
+}
+
+/// What the run's last iteration left owed to the next prompt when the process stopped (the
+/// budget ran out, a pause, a kill): its rejected sign-offs and what it said it did.
+fn owed_before_stop(deps: &Deps, run: &RunId, spec: &GoalSpec) -> Result<Vec<Feedback>, GoalError> {
+    let store = deps.journal.store();
+    let events = store.events(run, tether_store::Seq(0), usize::MAX)?;
+    let Some(start) = events
+        .iter()
+        .rposition(|e| matches!(e.event, Some(Event::IterationStarted { .. })))
+    else {
+        return Ok(Vec::new());
+    };
+    let since = events[start].at_ms;
+    let mut owed: Vec<Feedback> = store
+        .verdicts_after(&spec.plan, 0)?
+        .iter()
+        .filter(|v| v.decision.run_id.as_ref() == Some(run) && v.created_at_ms >= since)
+        .map(attempt)
+        .filter(|a| !a.accepted)
+        .map(|a| Feedback::Rejected {
+            goal: a.goal,
+            reason: a.reason,
+            missing: a.missing,
+        })
+        .collect();
+    if let Some(Event::IterationCompleted { n, summary }) =
+        events[start..].iter().find_map(|e| match &e.event {
+            Some(ev @ Event::IterationCompleted { .. }) => Some(ev.clone()),
+            _ => None,
+        })
+        && !summary.is_empty()
+    {
+        owed.push(Feedback::Continuation { n, summary });
+    }
+    Ok(owed)
 }
 
 fn read_valid(deps: &Deps, spec: &GoalSpec) -> Result<PlanDoc, GoalError> {
