@@ -59,8 +59,9 @@ pub enum Command {
     Questions(JsonArgs),
     /// Every question asked and how it was answered, newest first.
     History(HistoryArgs),
-    /// Watch tether work: a Ralph loop in a fresh workspace with a scripted model (no AI is
-    /// called) that writes, tests and fixes a small script until it keeps its promise.
+    /// Watch tether work: a goal loop in a fresh workspace with scripted models (no AI is
+    /// called): the agent writes and fixes a small script, asks you one question, and the goal is
+    /// signed off by a real verify and a judge citing the file.
     Demo(DemoArgs),
     /// Continue a paused, interrupted, killed or out-of-budget run from its last completed
     /// iteration (the budget starts again after it was spent).
@@ -235,6 +236,9 @@ pub struct DemoArgs {
     /// Where to create the demo workspace (default: a new temporary directory, kept afterwards).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<std::path::PathBuf>,
+    /// Answer the agent's question automatically instead of asking on the terminal.
+    #[arg(long)]
+    pub yes: bool,
 }
 
 /// Options of `tether status`.

@@ -33,6 +33,9 @@ struct ProgressState {
     last: String,
     started: Instant,
     shown: bool,
+    /// Questions pending: the line is not redrawn meanwhile, so it never overwrites the
+    /// terminal's `Your answer:` prompt.
+    waiting: usize,
 }
 
 impl Progress {
@@ -46,6 +49,7 @@ impl Progress {
                 last: "starting".to_owned(),
                 started: Instant::now(),
                 shown: false,
+                waiting: 0,
             }),
         })
     }
@@ -53,6 +57,9 @@ impl Progress {
     /// Redraws the line (called on events and once a second).
     pub fn draw(&self) {
         let Ok(mut s) = self.state.lock() else { return };
+        if s.waiting > 0 {
+            return;
+        }
         let secs = s.started.elapsed().as_secs();
         let max = s.max.map_or_else(|| "∞".to_owned(), |m| m.to_string());
         let mut line = format!(
@@ -94,10 +101,13 @@ impl EventSink for Progress {
                 Some(Event::IterationFailed { error, .. }) => s.last = format!("failed: {error}"),
                 Some(Event::QuestionAsked { question_id }) => {
                     s.last = format!("waiting for a human: tether answer {question_id} \"…\"");
+                    s.waiting += 1;
                 }
                 Some(Event::QuestionAnswered { responder, .. }) => {
                     s.last = format!("{responder} answered");
+                    s.waiting = s.waiting.saturating_sub(1);
                 }
+                Some(Event::QuestionCancelled { .. }) => s.waiting = s.waiting.saturating_sub(1),
                 Some(Event::GoalVerdict {
                     goal_id, verdict, ..
                 }) => {

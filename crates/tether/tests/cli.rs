@@ -151,7 +151,7 @@ fn usage_errors_exit_2() {
 fn demo_runs_the_loop_with_a_scripted_model_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("demo");
-    let out = tether(dir.path(), &["demo", "--dir", "demo"]);
+    let out = tether(dir.path(), &["demo", "--dir", "demo", "--yes"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
         fs::read_to_string(ws.join("greet.sh")).unwrap(),

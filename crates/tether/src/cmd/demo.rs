@@ -1,15 +1,22 @@
-//! `tether demo`: the Ralph loop end to end in a fresh workspace, with a scripted model.
+//! `tether demo`: the whole story in a fresh workspace with scripted models — a plan with one
+//! goal, the goal loop, a question to a human, a real verify, a judge citing a real quote, the
+//! sign-off, and a summary.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use tether_agent::{BuiltinAgent, WorkspaceTools};
+use tether_agent::{BoxFuture, BuiltinAgent, WorkspaceTools};
 use tether_core::Workspace;
+use tether_core::goal::{self, Deps, GoalEnd, GoalSpec, RuleSettings};
+use tether_core::human::tool::{AskHuman, RunCell};
+use tether_core::human::{Broker, Channel, ChannelAnswer};
 use tether_core::journal::{EventSink, Journal};
-use tether_core::ralph::{self, Deps, RalphEnd, RalphSpec};
+use tether_core::signoff::tool::{CancelGoal, CompleteGoal};
+use tether_core::signoff::{Judge, Signoff};
 use tether_model::scripted::ScriptedModel;
-use tether_store::{Event, Seq, Store};
+use tether_store::{Event, Question, RunId, Seq, Store, Verdict};
 use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
@@ -18,102 +25,269 @@ use crate::demo;
 use crate::exit::Exit;
 use crate::sinks::Progress;
 
+/// Answers every question at once, for `--yes` and runs without a terminal.
+struct AutoAnswer;
+
+impl Channel for AutoAnswer {
+    fn name(&self) -> &'static str {
+        "demo"
+    }
+
+    fn offer<'a>(
+        &'a self,
+        _question: &'a Question,
+        _stop: CancellationToken,
+    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
+        Box::pin(async {
+            Some(ChannelAnswer {
+                text: demo::AUTO_ANSWER.to_owned(),
+                responder: "tether demo --yes".to_owned(),
+            })
+        })
+    }
+}
+
 /// Runs the demo and tells what happened.
 pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
-    let dir = match &args.dir {
+    let dir = workspace_dir(args.dir.as_deref())?;
+    let ws = Workspace::at(&dir);
+    for (name, text) in demo::FILES {
+        std::fs::write(dir.join(name), text).with_context(|| format!("writing {name}"))?;
+    }
+    std::fs::create_dir_all(ws.state_dir())?;
+    let store = Store::open(ws.db_path())?;
+    let doc = tether_plan::PlanDoc::parse("plan.md", demo::PLAN);
+    for g in &doc.plan().goals {
+        if let Some(id) = g.id() {
+            store.approve_contract("plan.md", id, &g.contract_hash(), "tether demo")?;
+        }
+    }
+    use std::io::IsTerminal as _;
+    let terminal = !args.yes && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    intro(ctx, &dir, terminal)?;
+
+    let cell = RunCell::default();
+    let progress = Progress::for_terminal("demo", Some(5)).map(Arc::new);
+    let sinks: Vec<Arc<dyn EventSink>> = progress
+        .iter()
+        .map(|p| Arc::clone(p) as Arc<dyn EventSink>)
+        .collect();
+    let journal = Journal::new(Store::open(ws.db_path())?, sinks)?;
+    let channel: Arc<dyn Channel> = if terminal {
+        let who = std::env::var("USER").unwrap_or_else(|_| "you".to_owned());
+        Arc::new(tether_core::human::terminal::Terminal::stdio(who))
+    } else {
+        Arc::new(AutoAnswer)
+    };
+    let broker = Broker::new(
+        Journal::new(Store::open(ws.db_path())?, Vec::new())?,
+        ws.state_dir(),
+        vec![channel],
+    );
+    let judge = Judge::new(
+        Arc::new(ScriptedModel::new(demo::judge())),
+        "scripted judge",
+        Duration::from_secs(60),
+    );
+    let signoff = Signoff::new(
+        ws.clone(),
+        Journal::new(Store::open(ws.db_path())?, Vec::new())?,
+        "plan.md",
+    )
+    .with_judge(Some(judge));
+    let mut tools =
+        tether_tools::ToolSet::builtin(ws.root(), &tether_tools::ToolOptions::default())?;
+    tools.add(Arc::new(AskHuman::new(broker, 2, cell.clone())))?;
+    tools.add(Arc::new(CompleteGoal::new(signoff.clone(), cell.clone())))?;
+    tools.add(Arc::new(CancelGoal::new(signoff)))?;
+    let agent = BuiltinAgent::new(
+        Arc::new(ScriptedModel::new(demo::agent())),
+        Arc::new(WorkspaceTools::new(tools)),
+        "scripted demo model".into(),
+    );
+    let deps = Deps {
+        ws: ws.clone(),
+        journal,
+        executor: Arc::new(agent),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let (run, end) = runtime.block_on(goal::start(
+        &deps,
+        spec(),
+        CancellationToken::new(),
+        |run| {
+            if let Ok(mut c) = cell.lock() {
+                *c = Some(run.clone());
+            }
+        },
+    ))?;
+    runtime.shutdown_background();
+    if let Some(p) = &progress {
+        p.clear();
+    }
+    timeline(ctx, &store, &run)?;
+    summary(ctx, &ws, &run, &end)
+}
+
+fn workspace_dir(dir: Option<&Path>) -> Result<PathBuf> {
+    let dir = match dir {
         Some(d) => {
             std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-            d.clone()
+            d.to_owned()
         }
         None => tempfile::Builder::new()
             .prefix("tether-demo-")
             .tempdir()?
             .keep(),
     };
-    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-    let ws = Workspace::at(&dir);
-    for (name, text) in demo::FILES {
-        std::fs::write(dir.join(name), text).with_context(|| format!("writing {name}"))?;
+    Ok(std::fs::canonicalize(&dir).unwrap_or(dir))
+}
+
+fn spec() -> GoalSpec {
+    GoalSpec {
+        plan: "plan.md".into(),
+        max_iterations: Some(5),
+        threshold: 2,
+        no_judge: false,
+        rules: RuleSettings {
+            spin_guard: 2,
+            oscillation_repeats: 3,
+            reminder_after: 3,
+            clean_end_reminders: 2,
+            judge_failures: 3,
+            asking_allowed: true,
+        },
+        max_consecutive_failures: 3,
     }
+}
+
+fn intro(ctx: &mut Ctx<'_>, dir: &Path, terminal: bool) -> Result<()> {
     writeln!(
         ctx.out,
-        "tether demo — a Ralph loop in a fresh workspace: {}",
+        "tether demo — a goal loop in a fresh workspace: {}",
         dir.display()
     )?;
     writeln!(
         ctx.out,
-        "The model is SCRIPTED (no AI is called): it answers from a fixed list. The files, the \
-         tools, the loop, the store and the transcripts are real.\n"
+        "The agent and the judge are SCRIPTED models (no AI is called): they answer from fixed \
+         lists. The files, the tools, the question, the verify command, the judge's quote check, \
+         the loop, the store and the transcripts are real.\n"
     )?;
-    writeln!(ctx.out, "prompt:  {}", demo::PROMPT)?;
-    writeln!(ctx.out, "promise: {}\n", demo::PROMISE)?;
-
-    let model = Arc::new(ScriptedModel::new(demo::script()));
-    let tools = tether_tools::ToolSet::builtin(ws.root(), &tether_tools::ToolOptions::default())?;
-    let agent = BuiltinAgent::new(
-        model,
-        Arc::new(WorkspaceTools::new(tools)),
-        "scripted demo model".into(),
-    );
-    let progress = Progress::for_terminal("demo", Some(5)).map(Arc::new);
-    let sinks: Vec<Arc<dyn EventSink>> = progress
-        .iter()
-        .map(|p| Arc::clone(p) as Arc<dyn EventSink>)
-        .collect();
-    let deps = Deps {
-        ws: ws.clone(),
-        journal: Journal::new(Store::open(ws.db_path())?, sinks)?,
-        executor: Arc::new(agent),
-    };
-    let spec = RalphSpec {
-        prompt: demo::PROMPT.into(),
-        promise: Some(demo::PROMISE.into()),
-        max_iterations: Some(5),
-        max_consecutive_failures: 3,
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    let (run, end) =
-        runtime.block_on(ralph::start(&deps, spec, CancellationToken::new(), |_| {}))?;
-    if let Some(p) = &progress {
-        p.clear();
+    writeln!(
+        ctx.out,
+        "plan.md has one goal, `greet`: `sh greet.sh NAME` prints `Hello, NAME!`; verify: sh \
+         test.sh. Its contract is approved."
+    )?;
+    if terminal {
+        writeln!(
+            ctx.out,
+            "The agent will ask you one question on this terminal (any answer works: the script \
+             does not read it; --yes answers for you).\n"
+        )?;
+    } else {
+        writeln!(
+            ctx.out,
+            "The agent's one question is answered automatically (--yes, or no terminal).\n"
+        )?;
     }
-    let events = deps.journal.store().events(&run, Seq(0), usize::MAX)?;
-    for e in events.iter().filter_map(|e| e.event.as_ref()) {
-        match e {
-            Event::IterationStarted { n } => writeln!(ctx.out, "iteration {n}")?,
-            Event::ToolCalled { summary, .. } => writeln!(ctx.out, "  tool  {summary}")?,
-            Event::IterationCompleted { summary, .. } => {
-                writeln!(ctx.out, "  said  {summary}")?;
+    Ok(())
+}
+
+fn timeline(ctx: &mut Ctx<'_>, store: &Store, run: &RunId) -> Result<()> {
+    for e in store.events(run, Seq(0), usize::MAX)? {
+        match e.event {
+            Some(Event::IterationStarted { n }) => writeln!(ctx.out, "iteration {n}")?,
+            Some(Event::ToolCalled { summary, .. }) => writeln!(ctx.out, "  tool     {summary}")?,
+            Some(Event::QuestionAsked { question_id }) => {
+                let q = store.question(&question_id)?;
+                writeln!(ctx.out, "  asked    {}", q.question)?;
             }
-            Event::IterationFailed { error, .. } => writeln!(ctx.out, "  failed  {error}")?,
+            Some(Event::QuestionAnswered { question_id, .. }) => {
+                let q = store.question(&question_id)?;
+                let who = q.responder.unwrap_or_default();
+                writeln!(
+                    ctx.out,
+                    "  answer   {} — {who}",
+                    q.answer.unwrap_or_default()
+                )?;
+            }
+            Some(Event::GoalVerdict {
+                goal_id,
+                verdict,
+                reason,
+            }) => writeln!(
+                ctx.out,
+                "  sign-off {goal_id}: {} — {reason}",
+                verdict.as_str()
+            )?,
+            Some(Event::RuleFired { rule, reason }) => {
+                writeln!(ctx.out, "  rule     {rule}: {reason}")?;
+            }
+            Some(Event::IterationCompleted { summary, .. }) => {
+                writeln!(ctx.out, "  said     {summary}")?;
+            }
+            Some(Event::IterationFailed { error, .. }) => writeln!(ctx.out, "  failed   {error}")?,
             _ => {}
         }
     }
-    let greet = std::fs::read_to_string(dir.join("greet.sh")).unwrap_or_default();
-    let transcripts: PathBuf = ws.runs_dir().join(run.to_string());
+    Ok(())
+}
+
+fn summary(ctx: &mut Ctx<'_>, ws: &Workspace, run: &RunId, end: &GoalEnd) -> Result<Exit> {
     writeln!(ctx.out)?;
+    let store = Store::open(ws.db_path())?;
     let exit = match end {
-        RalphEnd::PromiseKept { iteration } => {
+        GoalEnd::AllDone { iteration, .. } => {
             writeln!(
                 ctx.out,
-                "The agent kept its promise in iteration {iteration}."
+                "The goal `greet` was signed off in iteration {iteration}."
             )?;
             Exit::Done
         }
         other => {
-            writeln!(ctx.out, "The loop ended without the promise: {other:?}")?;
+            writeln!(ctx.out, "The run ended without the sign-off: {other:?}")?;
             Exit::Error
         }
     };
-    writeln!(ctx.out, "greet.sh is now: {}", greet.trim())?;
-    writeln!(ctx.out, "transcripts:     {}/", transcripts.display())?;
+    for v in store.verdicts_for_goal("plan.md", "greet")? {
+        let d = &v.decision;
+        let judge = d.judge_model.as_deref().unwrap_or("no judge");
+        writeln!(
+            ctx.out,
+            "  attempt {}: {} (verify exit {}, {judge})",
+            d.attempt,
+            d.verdict.as_str(),
+            d.verify_exit
+                .map_or_else(|| "-".to_owned(), |c| c.to_string()),
+        )?;
+        if d.verdict == Verdict::Accept
+            && let Some(checks) = d.checks.as_array()
+        {
+            for c in checks {
+                writeln!(
+                    ctx.out,
+                    "    cited {}: {}   (found in the file by tether)",
+                    c["path"].as_str().unwrap_or_default(),
+                    c["quote"].as_str().unwrap_or_default()
+                )?;
+            }
+        }
+    }
+    let greet = std::fs::read_to_string(ws.root().join("greet.sh")).unwrap_or_default();
+    let files: PathBuf = ws.runs_dir().join(run.to_string());
+    writeln!(ctx.out, "greet.sh is now:  {}", greet.trim())?;
     writeln!(
         ctx.out,
-        "look around:     tether -C {} status",
-        dir.display()
+        "transcripts, verify and judge logs: {}/",
+        files.display()
+    )?;
+    writeln!(
+        ctx.out,
+        "look around:      tether -C {} plan   (also: status, history)",
+        ws.root().display()
     )?;
     Ok(exit)
 }
