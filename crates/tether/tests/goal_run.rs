@@ -153,6 +153,14 @@ fn garbage_verdicts_and_a_judge_timeout_are_rejects_and_three_pause_the_run() {
     );
     assert_eq!(e.status_of("add"), "active");
     assert!(e.rules().contains(&"judge_unavailable".to_owned()));
+    // The human is told: a question waits in `tether questions`.
+    let questions = e.store().pending_questions().unwrap();
+    assert_eq!(questions.len(), 1);
+    assert!(
+        questions[0]
+            .question
+            .contains("judge failed 3 times in a row")
+    );
 }
 
 #[test]

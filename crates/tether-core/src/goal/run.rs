@@ -321,13 +321,16 @@ async fn drive(
                     reason,
                 });
             }
-            Some(Stop::Paused { reason, .. }) => {
+            Some(Stop::Paused { rule, reason }) => {
                 deps.journal.append(
                     run,
                     &Event::Paused {
                         reason: reason.clone(),
                     },
                 )?;
+                if rule == "judge_unavailable" {
+                    tell_human_the_judge_is_down(deps, run, &reason)?;
+                }
                 return Ok(GoalEnd::Paused { reason });
             }
             None => {}
@@ -433,4 +436,26 @@ pub(super) fn attempt(record: &VerdictRecord) -> Attempt {
         reason: d.reason.clone(),
         missing: d.missing.clone(),
     }
+}
+
+/// Leaves a question for the human (in `tether questions`, the dashboard) saying the run paused
+/// because the judge keeps failing. It is not tied to the run, so the run reads as paused, not
+/// waiting; answering it only acknowledges it.
+fn tell_human_the_judge_is_down(deps: &Deps, run: &RunId, reason: &str) -> Result<(), GoalError> {
+    let question = deps
+        .journal
+        .store()
+        .insert_question(&tether_store::NewQuestion {
+            run_id: None,
+            thread_id: None,
+            question: format!(
+                "Run {run} paused: {reason}. Goals cannot be signed off until the judge answers. \
+             Check [judge] in tether.toml (endpoint, model, key, timeout_secs), then continue \
+             with `tether resume {run}`. (Answer this to acknowledge it.)"
+            ),
+            context: String::new(),
+            confidence: None,
+        })?;
+    tracing::warn!(question = %question.id, "the judge is unavailable; the run paused");
+    Ok(())
 }
