@@ -20,7 +20,10 @@ impl Goal {
             h.update(value.as_bytes());
             h.update([0]);
         };
-        field("done_when", self.done_when.as_ref().map_or("", |l| &l.value));
+        field(
+            "done_when",
+            self.done_when.as_ref().map_or("", |l| &l.value),
+        );
         field("verify", self.verify.as_ref().map_or("", |l| &l.value));
         for mode in &self.failure_modes {
             field("failure_mode", &mode.value);
