@@ -57,6 +57,20 @@ pub enum Command {
     /// Continue a paused, interrupted, killed or out-of-budget run from its last completed
     /// iteration (the budget starts again after it was spent).
     Resume(ResumeArgs),
+    /// Serve ask_human and plan_status to any MCP client (Claude Code, Codex, pi, …) over
+    /// stdio; questions are answered with `tether answer` or on Zulip.
+    Mcp(McpArgs),
+}
+
+/// Options of `tether mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// File the questions under this run (default: $TETHER_RUN_ID; none: a standalone server).
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+    /// How often a waiting ask_human sends a progress notification, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 30_000, hide = true)]
+    pub progress_ms: u64,
 }
 
 /// Output formats for `--events`.

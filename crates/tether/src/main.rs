@@ -23,8 +23,8 @@ use crate::failure::Failure;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
+    // Not locked for the whole run: `tether mcp` writes stdout from its runtime.
+    let mut out = io::stdout();
     match run(cli, &mut out) {
         Ok(exit) => exit.into(),
         Err(e) if is_broken_pipe(&e) => Exit::Done.into(),
@@ -66,6 +66,7 @@ fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
         Command::Answer(args) => cmd::human::answer_cmd(&mut ctx, args),
         Command::Questions(args) => cmd::human::questions(&mut ctx, args.json),
         Command::History(args) => cmd::human::history(&mut ctx, args),
+        Command::Mcp(args) => cmd::mcp::run(&mut ctx, args),
     }?;
     ctx.out.flush()?;
     Ok(exit)

@@ -4,6 +4,7 @@
 pub mod demo;
 pub mod human;
 pub mod init;
+pub mod mcp;
 pub mod plan;
 pub mod ralph;
 pub mod runs;
