@@ -199,22 +199,27 @@ impl Server {
         self.child.id()
     }
 
+    /// Waits for the process to end (stdin stays open); returns its exit code.
+    pub fn wait_exit(&mut self) -> Option<i32> {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            assert!(Instant::now() < deadline, "tether mcp did not exit");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Closes stdin and waits for the process to end; returns its exit code and every line it
     /// wrote on stdout.
     pub fn close(mut self) -> (Option<i32>, Vec<String>) {
         drop(self.stdin.take());
-        let deadline = Instant::now() + PATIENCE;
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            assert!(Instant::now() < deadline, "tether mcp did not exit");
-            std::thread::sleep(Duration::from_millis(10));
-        };
+        let code = self.wait_exit();
         // The reader thread has seen everything once stdout is closed.
         while self.lines.recv_timeout(Duration::from_secs(5)).is_ok() {}
         let lines = self.stdout.lock().unwrap().clone();
-        (status.code(), lines)
+        (code, lines)
     }
 }
 
