@@ -38,7 +38,8 @@ fn judge_differs_from_model(config: &Config, marks: &Marks, r: &mut Reader) {
     }
 }
 
-/// A Zulip channel needs a server, a bot, a stream and a key.
+/// A Zulip channel needs a server, a bot, a stream and a key. Missing ones are a warning, not
+/// an error: the run goes on without Zulip and `ask_human` names what is missing (PRODUCT §4.1).
 fn zulip_channel_is_complete(config: &Config, marks: &Marks, r: &mut Reader) {
     if !config.human.channels.contains(&Channel::Zulip) {
         return;
@@ -59,7 +60,7 @@ fn zulip_channel_is_complete(config: &Config, marks: &Marks, r: &mut Reader) {
         missing.push(format!("the bot's API key (set {})", zulip.api_key_env));
     }
     if !missing.is_empty() {
-        r.report(
+        r.warn(
             marks.channels.clone(),
             "human.channels",
             format!(

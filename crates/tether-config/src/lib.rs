@@ -45,7 +45,7 @@ pub use config::{
 };
 pub use env::{Env, MapEnv, ProcessEnv};
 pub use error::{ConfigError, Problem};
-pub use load::{CONFIG_ENV, FILE_NAME, Loaded, check, load, parse};
+pub use load::{CONFIG_ENV, FILE_NAME, Loaded, check, load, parse, parse_with_warnings};
 pub use model::{Api, JudgeConfig, ModelConfig};
 pub use secret::Secret;
 pub use template::TEMPLATE;

@@ -26,6 +26,9 @@ pub struct Loaded {
     pub config: Config,
     /// The file read; `None` when no `tether.toml` exists and defaults were used.
     pub source: Option<PathBuf>,
+    /// Problems that leave the config usable (e.g. a channel that lacks its settings and is
+    /// left out); `tether validate` lists them.
+    pub warnings: Vec<Problem>,
 }
 
 /// Loads `<workspace_root>/tether.toml`, or the file named by `TETHER_CONFIG`.
@@ -39,20 +42,22 @@ pub fn load(workspace_root: &Path, env: &dyn Env) -> Result<Loaded, ConfigError>
     };
     match std::fs::read_to_string(&path) {
         Ok(text) => {
-            let config = parse(&text, &path, env)?;
+            let (config, warnings) = parse_with_warnings(&text, &path, env)?;
             Ok(Loaded {
                 config,
                 source: Some(path),
+                warnings,
             })
         }
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             if named {
                 return Err(ConfigError::NotFound { path });
             }
-            let config = parse("", &path, env)?;
+            let (config, warnings) = parse_with_warnings("", &path, env)?;
             Ok(Loaded {
                 config,
                 source: None,
+                warnings,
             })
         }
         Err(source) => Err(ConfigError::Io { path, source }),
@@ -69,8 +74,33 @@ pub fn parse(text: &str, file: &Path, env: &dyn Env) -> Result<Config, ConfigErr
     })
 }
 
+/// Like [`parse`], also returning the warnings (problems that leave the config usable).
+pub fn parse_with_warnings(
+    text: &str,
+    file: &Path,
+    env: &dyn Env,
+) -> Result<(Config, Vec<Problem>), ConfigError> {
+    let (config, warnings) = check_with_warnings(text, file, env);
+    match config {
+        Ok(config) => Ok((config, warnings)),
+        Err(problems) => Err(ConfigError::Invalid {
+            file: file.to_path_buf(),
+            problems,
+        }),
+    }
+}
+
 /// Like [`parse`], but returns the bare list of problems, as `tether validate` prints them.
 pub fn check(text: &str, file: &Path, env: &dyn Env) -> Result<Config, Vec<Problem>> {
+    check_with_warnings(text, file, env).0
+}
+
+/// [`check`], plus the warnings (empty when the text does not parse).
+fn check_with_warnings(
+    text: &str,
+    file: &Path,
+    env: &dyn Env,
+) -> (Result<Config, Vec<Problem>>, Vec<Problem>) {
     let mut reader = Reader::new(text, file);
     let (doc, errors) = DeTable::parse_recoverable(text);
     if !errors.is_empty() {
@@ -94,15 +124,17 @@ pub fn check(text: &str, file: &Path, env: &dyn Env) -> Result<Config, Vec<Probl
                 }
             })
             .collect();
-        return Err(problems);
+        return (Err(problems), Vec::new());
     }
     let (config, marks) = schema::read(doc.get_ref(), &mut reader, env);
     checks::run(&config, &marks, &mut reader);
     let mut problems = reader.problems;
-    if problems.is_empty() {
-        return Ok(config);
-    }
+    let mut warnings = reader.warnings;
     // File order, then the problems that have no line (environment values, cross-table rules).
+    warnings.sort_by_key(|p| (p.line.is_none(), p.line));
+    if problems.is_empty() {
+        return (Ok(config), warnings);
+    }
     problems.sort_by_key(|p| (p.line.is_none(), p.line));
-    Err(problems)
+    (Err(problems), warnings)
 }

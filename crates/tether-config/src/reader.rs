@@ -25,6 +25,8 @@ pub(crate) struct Reader<'a> {
     file: &'a Path,
     line_starts: Vec<usize>,
     pub(crate) problems: Vec<Problem>,
+    /// Problems that do not make the config unusable (a channel left out, for example).
+    pub(crate) warnings: Vec<Problem>,
 }
 
 impl<'a> Reader<'a> {
@@ -36,6 +38,7 @@ impl<'a> Reader<'a> {
             file,
             line_starts,
             problems: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -63,6 +66,23 @@ impl<'a> Reader<'a> {
     ) {
         let line = span.map(|s| self.line(s.start));
         self.problems.push(Problem {
+            file: self.file.to_path_buf(),
+            line,
+            column: None,
+            key: key.into(),
+            message: message.into(),
+        });
+    }
+
+    /// Records a warning at `span`: something to fix that does not make the config unusable.
+    pub(crate) fn warn(
+        &mut self,
+        span: Option<Range<usize>>,
+        key: impl Into<String>,
+        message: impl Into<String>,
+    ) {
+        let line = span.map(|s| self.line(s.start));
+        self.warnings.push(Problem {
             file: self.file.to_path_buf(),
             line,
             column: None,

@@ -64,6 +64,16 @@ pub fn validate(ws: &Workspace, env: &dyn Env) -> Report {
     let config = match tether_config::load(ws.root(), env) {
         Ok(loaded) => {
             report.config_file = loaded.source.as_deref().map(rel);
+            report
+                .findings
+                .extend(loaded.warnings.iter().map(|p| Finding {
+                    file: rel(&p.file),
+                    line: p.line,
+                    severity: Severity::Warning,
+                    key: Some(p.key.clone()),
+                    code: "config".to_owned(),
+                    message: p.message.clone(),
+                }));
             Some(loaded.config)
         }
         Err(e) => {

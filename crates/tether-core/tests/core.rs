@@ -277,3 +277,26 @@ fn validate_follows_tether_config_from_the_environment() {
     assert_eq!(report.findings[0].file.display().to_string(), "alt.toml");
     assert_eq!(report.findings[0].key.as_deref(), Some("human.threshold"));
 }
+
+#[test]
+fn validate_warns_about_a_zulip_channel_without_its_settings() {
+    let (_d, ws) = ws();
+    fs::write(ws.root().join("plan.md"), init::PLAN_TEMPLATE).unwrap();
+    fs::write(
+        ws.root().join("tether.toml"),
+        "[human]\nchannels = [\"cli\", \"zulip\"]\n",
+    )
+    .unwrap();
+    let env = MapEnv::new()
+        .with("ZULIP_SERVER_URL", "https://chat.example.com")
+        .with("ZULIP_BOT_EMAIL", "bot@example.com")
+        .with("ZULIP_STREAM", "repo");
+    let report = validate::validate(&ws, &env);
+    assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
+    let f = &report.findings[0];
+    assert_eq!(
+        (f.severity, f.key.as_deref(), f.line),
+        (Severity::Warning, Some("human.channels"), Some(2))
+    );
+    assert!(f.message.contains("ZULIP_BOT_API_KEY"), "{}", f.message);
+}

@@ -69,6 +69,9 @@ pub enum Command {
     /// Sign a goal off by hand (its verify command, then the judge) or cancel it.
     #[command(subcommand)]
     Goal(GoalCommand),
+    /// Serve ask_human and plan_status to any MCP client (Claude Code, Codex, pi, …) over
+    /// stdio; questions are answered with `tether answer` or on Zulip.
+    Mcp(McpArgs),
 }
 
 /// `tether plan` and its subcommands.
@@ -125,6 +128,17 @@ pub struct PlanApproveArgs {
     /// without asking. (With neither ids nor --all, tether asks on a terminal.)
     #[arg(long)]
     pub all: bool,
+}
+
+/// Options of `tether mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// File the questions under this run (default: $TETHER_RUN_ID; none: a standalone server).
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+    /// How often a waiting ask_human sends a progress notification, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 30_000, hide = true)]
+    pub progress_ms: u64,
 }
 
 /// Output formats for `--events`.

@@ -8,7 +8,7 @@ use tether_agent::{BuiltinAgent, CommandExecutor, Executor, WorkspaceTools};
 use tether_config::{Config, Env, ExecutorKind};
 use tether_core::Workspace;
 use tether_core::human::tool::{AskHuman, RunCell};
-use tether_core::human::{Broker, Timeout};
+use tether_core::human::{Broker, channels};
 use tether_core::journal::Journal;
 use tether_core::signoff::Signoff;
 use tether_core::signoff::tool::{CancelGoal, CompleteGoal};
@@ -96,13 +96,12 @@ fn builtin(
     let threshold = config.human.threshold;
     if threshold > 0 {
         let journal = Journal::new(Store::open(ws.db_path())?, Vec::new())?;
-        let timeout = config.human.timeout.as_ref().map(|t| Timeout {
-            after: Duration::from_secs(t.secs),
-            answer: t.on_timeout.clone(),
-        });
-        let broker = Broker::new(journal, ws.state_dir(), crate::human_channels(config, ws)?)
-            .with_timeout(timeout);
-        tools.add(Arc::new(AskHuman::new(broker, threshold, run.clone())))?;
+        let human = crate::human_channels(config, ws)?;
+        let broker = Broker::new(journal, ws.state_dir(), human.channels)
+            .with_timeout(channels::timeout(config));
+        tools.add(Arc::new(
+            AskHuman::new(broker, threshold, run.clone()).with_problems(human.problems),
+        ))?;
     }
     for tool in extra {
         tools.add(tool)?;

@@ -24,8 +24,8 @@ use crate::failure::Failure;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
+    // Not locked for the whole run: `tether mcp` writes stdout from its runtime.
+    let mut out = io::stdout();
     match run(cli, &mut out) {
         Ok(exit) => exit.into(),
         Err(e) if is_broken_pipe(&e) => Exit::Done.into(),
@@ -70,6 +70,7 @@ fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
         Command::Questions(args) => cmd::human::questions(&mut ctx, args.json),
         Command::History(args) => cmd::human::history(&mut ctx, args),
         Command::Goal(args) => cmd::goal::run(&mut ctx, args),
+        Command::Mcp(args) => cmd::mcp::run(&mut ctx, args),
     }?;
     ctx.out.flush()?;
     Ok(exit)
@@ -96,35 +97,24 @@ fn init_logging(verbose: u8) {
 }
 
 /// The channels besides the CLI: the terminal when tether runs on one (stdin and stderr are
-/// TTYs), and Zulip when `human.channels` lists it.
+/// TTYs), and Zulip when `human.channels` lists it. A channel that cannot be set up is left out
+/// and its problem returned, for `ask_human` to report (misconfiguration never stops a run).
 fn human_channels(
     config: &tether_config::Config,
     ws: &tether_core::Workspace,
-) -> anyhow::Result<Vec<std::sync::Arc<dyn tether_core::human::Channel>>> {
+) -> anyhow::Result<tether_core::human::channels::HumanChannels> {
     use std::io::IsTerminal as _;
-    let mut channels: Vec<std::sync::Arc<dyn tether_core::human::Channel>> = Vec::new();
+    let journal =
+        tether_core::journal::Journal::new(tether_store::Store::open(ws.db_path())?, Vec::new())?;
+    let mut human = tether_core::human::channels::from_config(config, &journal);
     if io::stdin().is_terminal() && io::stderr().is_terminal() {
         let who = std::env::var("USER").unwrap_or_else(|_| "terminal".to_owned());
-        channels.push(std::sync::Arc::new(
-            tether_core::human::terminal::Terminal::stdio(who),
-        ));
+        human.channels.insert(
+            0,
+            std::sync::Arc::new(tether_core::human::terminal::Terminal::stdio(who)),
+        );
     }
-    if config
-        .human
-        .channels
-        .contains(&tether_config::Channel::Zulip)
-    {
-        let client =
-            tether_zulip::ZulipClient::from_config(&config.zulip).map_err(Failure::usage)?;
-        let journal = tether_core::journal::Journal::new(
-            tether_store::Store::open(ws.db_path())?,
-            Vec::new(),
-        )?;
-        channels.push(std::sync::Arc::new(tether_core::human::zulip::Zulip::new(
-            client, journal,
-        )));
-    }
-    Ok(channels)
+    Ok(human)
 }
 
 /// A reader closed our stdout (`tether plan | head`): not an error worth reporting.

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use tether_config::{Config, Env, MapEnv, parse};
+use tether_config::{Config, Env, MapEnv, parse, parse_with_warnings};
 
 mod cross;
 mod defaults;
@@ -52,4 +52,12 @@ pub fn problem(text: &str) -> String {
     let mut all = problems(text);
     assert_eq!(all.len(), 1, "expected one problem, got {all:#?}");
     all.remove(0)
+}
+
+/// The warnings of valid `text` under `env`, as displayed; panics if `text` is invalid.
+pub fn warnings_with(text: &str, env: &dyn Env) -> Vec<String> {
+    match parse_with_warnings(text, Path::new(FILE), env) {
+        Ok((_, warnings)) => warnings.iter().map(ToString::to_string).collect(),
+        Err(err) => panic!("expected a valid config, got:\n{err}"),
+    }
 }

@@ -1,7 +1,9 @@
 //! Asking a human: the broker, the interaction threshold, the cross-process notification path,
 //! and the `ask_human` tool the agent calls.
 
+pub mod asking;
 pub mod broker;
+pub mod channels;
 pub mod notify;
 pub mod terminal;
 pub mod threshold;

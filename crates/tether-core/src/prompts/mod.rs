@@ -104,6 +104,25 @@ pub fn human_replied(answer: &str, thread_id: &str, responder: &str, channel: &s
     )
 }
 
+/// What `ask_human` answers at interaction level 0, where asking is disabled (an MCP client
+/// still lists the tool).
+pub fn asking_disabled() -> String {
+    "Asking a human is disabled here (interaction level 0). Do not ask: make the best \
+     assumption, note it in the plan log, and carry on."
+        .to_owned()
+}
+
+/// The tool error of `ask_human` when the configured channels cannot work; each problem names
+/// what is missing.
+pub fn ask_human_unavailable(problems: &[String]) -> String {
+    format!(
+        "ask_human cannot reach a human: {}. The question was not asked. To fix it, set what is \
+         missing or remove that channel from `human.channels` in tether.toml. Until then, proceed with your best judgement and note the assumption in \
+         the plan log.",
+        problems.join("; ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -122,6 +141,13 @@ mod tests {
         all.push_str(&format!(
             "--- result\n{}\n",
             super::human_replied("Use Postgres.", "q-abc123", "alice", "cli")
+        ));
+        all.push_str(&format!("--- disabled\n{}\n", super::asking_disabled()));
+        all.push_str(&format!(
+            "--- unavailable\n{}\n",
+            super::ask_human_unavailable(&[
+                "Zulip is not configured: missing the bot API key (set ZULIP_BOT_API_KEY)".into()
+            ])
         ));
         all.push_str(&format!(
             "--- after an interruption\n{}\n",

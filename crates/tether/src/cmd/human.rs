@@ -19,7 +19,11 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
         return Err(Failure::usage(anyhow!("the question is empty")));
     }
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
-    let channels = crate::human_channels(&loaded.config, &ctx.ws)?;
+    let human = crate::human_channels(&loaded.config, &ctx.ws)?;
+    if !human.problems.is_empty() {
+        return Err(Failure::usage(anyhow!("{}", human.problems.join("; "))));
+    }
+    let channels = human.channels;
     let journal = Journal::new(Store::open(ctx.ws.db_path())?, Vec::new())?;
     let broker = Broker::new(journal, ctx.ws.state_dir(), channels);
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -6,6 +6,7 @@ pub mod foreground;
 pub mod goal;
 pub mod human;
 pub mod init;
+pub mod mcp;
 pub mod plan;
 pub mod ralph;
 pub mod run;

@@ -1,0 +1,209 @@
+//! The `ask_human` tool over MCP: the same behaviour as the built-in agent's (it calls
+//! [`tether_core::human::asking`]), plus what a long MCP call needs — progress notifications
+//! while it waits, and `notifications/cancelled` stopping the wait with the question left
+//! pending and no response sent.
+
+use std::time::Duration;
+
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{
+    CallToolResult, ContentBlock, ProgressNotificationParam, ProgressToken, Tool, ToolAnnotations,
+    object,
+};
+use rmcp::service::RequestContext;
+use rmcp::{Peer, RoleServer};
+use serde_json::Value;
+use tether_core::human::asking::{self, AskFailed, AskHumanArgs, AskPolicy, Reply};
+use tether_core::human::{Broker, channels};
+use tether_core::journal::Journal;
+use tether_core::prompts;
+use tether_store::{QuestionId, Store};
+use tokio_util::sync::CancellationToken;
+
+use crate::server::{Options, TetherMcp, ToolFuture};
+
+/// The broker and the policy, built on the first question that needs a human.
+pub(crate) struct Asker {
+    broker: Broker,
+    policy: AskPolicy,
+}
+
+/// The tool's definition: the built-in agent's description and schema.
+pub(crate) fn definition(options: &Options) -> Tool {
+    Tool::new(
+        asking::NAME,
+        prompts::ask_human_description(options.threshold()),
+        object(asking::parameters()),
+    )
+    .annotate(
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(false)
+            .open_world(true),
+    )
+}
+
+/// The tool's handler.
+pub(crate) fn call(ctx: ToolCallContext<'_, TetherMcp>) -> ToolFuture<'_> {
+    Box::pin(async move {
+        let args = Value::Object(ctx.arguments.unwrap_or_default());
+        let result = ctx
+            .service
+            .ask_human(AskHumanArgs::from_json(&args), ctx.request_context)
+            .await;
+        Ok(result.into())
+    })
+}
+
+fn refused(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text.into())])
+}
+
+fn reply(reply: Reply) -> CallToolResult {
+    match reply {
+        Reply::Answered { text, .. } => CallToolResult::success(vec![ContentBlock::text(text)]),
+        Reply::Refused(text) => refused(text),
+    }
+}
+
+impl TetherMcp {
+    async fn ask_human(
+        &self,
+        args: AskHumanArgs,
+        rc: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let _busy = self.inner.in_flight.enter();
+        let options = &self.inner.options;
+        if let Err(e) = &options.config {
+            return refused(format!("ask_human cannot reach a human: {e}"));
+        }
+        let before_setup = AskPolicy {
+            threshold: options.threshold(),
+            problems: Vec::new(),
+        };
+        if let Some(r) = before_setup.settle(&args) {
+            return reply(r);
+        }
+        let asker = match self
+            .inner
+            .asker
+            .get_or_try_init(|| async { build_asker(options) })
+            .await
+        {
+            Ok(a) => a,
+            Err(e) => return refused(format!("ask_human cannot reach a human: {e}")),
+        };
+        if let Some(r) = asker.policy.settle(&args) {
+            return reply(r);
+        }
+        let cancel = self.inner.shutdown.child_token();
+        let asked = std::sync::OnceLock::new();
+        let waiting = asking::ask(
+            &asker.broker,
+            args,
+            options.run.clone(),
+            cancel.clone(),
+            |q| {
+                tracing::info!(question = %q.id, "waiting for a human; answer with `tether answer {} \"…\"`", q.id);
+                let _ = asked.set(q.id.clone());
+            },
+        );
+        let progress = Progress {
+            token: rc.meta.get_progress_token(),
+            peer: rc.peer.clone(),
+            every: options.progress_every,
+        };
+        let outcome = progress
+            .while_waiting(waiting, &rc.ct, &cancel, &asked)
+            .await;
+        match outcome {
+            Ok(r) => reply(r),
+            Err(AskFailed::Cancelled(id)) => {
+                if rc.ct.is_cancelled() {
+                    tracing::info!(question = %id, "the client cancelled; the question stays pending");
+                }
+                refused(format!(
+                    "tether stopped waiting for an answer to {id}; the question stays pending"
+                ))
+            }
+            Err(AskFailed::Store(e)) => refused(format!("ask_human failed: {e}")),
+        }
+    }
+}
+
+/// Opens the store, checks the run, and sets the channels up (no terminal: stdin and stdout
+/// are the protocol). Misconfigured channels become the policy's problems.
+fn build_asker(options: &Options) -> Result<Asker, String> {
+    let config = options.config.as_ref().map_err(Clone::clone)?;
+    let ws = &options.workspace;
+    let store = Store::open(ws.db_path()).map_err(|e| e.to_string())?;
+    if let Some(run) = &options.run {
+        store
+            .run(run)
+            .map_err(|e| format!("the run {run} is not in this workspace's store: {e}"))?;
+    }
+    let journal = Journal::new(store, Vec::new()).map_err(|e| e.to_string())?;
+    let human = channels::from_config(config, &journal);
+    let broker = Broker::new(journal, ws.state_dir(), human.channels)
+        .with_timeout(channels::timeout(config));
+    Ok(Asker {
+        broker,
+        policy: AskPolicy {
+            threshold: config.human.threshold,
+            problems: human.problems,
+        },
+    })
+}
+
+/// Progress notifications for one waiting call.
+struct Progress {
+    token: Option<ProgressToken>,
+    peer: Peer<RoleServer>,
+    every: Duration,
+}
+
+impl Progress {
+    /// Drives `waiting` to its end, notifying progress every `self.every` while it runs, and
+    /// turning the request's cancellation (`request`) into `cancel`, so the broker stops its
+    /// channels and leaves the question pending.
+    async fn while_waiting<F>(
+        &self,
+        waiting: F,
+        request: &CancellationToken,
+        cancel: &CancellationToken,
+        asked: &std::sync::OnceLock<QuestionId>,
+    ) -> Result<Reply, AskFailed>
+    where
+        F: Future<Output = Result<Reply, AskFailed>>,
+    {
+        tokio::pin!(waiting);
+        let start = tokio::time::Instant::now();
+        let mut ticks = tokio::time::interval_at(start + self.every, self.every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tokio::select! {
+                outcome = &mut waiting => return outcome,
+                () = request.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+                _ = ticks.tick(), if self.token.is_some() && !cancel.is_cancelled() => {
+                    self.notify(start.elapsed(), asked.get()).await;
+                }
+            }
+        }
+    }
+
+    async fn notify(&self, waited: Duration, question: Option<&QuestionId>) {
+        let Some(token) = &self.token else { return };
+        let secs = waited.as_secs();
+        let message = match question {
+            Some(id) => {
+                format!("waiting {secs} s for a human to answer {id} (tether answer {id} \"…\")")
+            }
+            None => format!("waiting {secs} s for a human"),
+        };
+        let param = ProgressNotificationParam::new(token.clone(), waited.as_secs_f64())
+            .with_message(message);
+        if let Err(e) = self.peer.notify_progress(param).await {
+            tracing::debug!(error = %e, "could not send a progress notification");
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! tether's MCP server: `ask_human` and the plan's status for any MCP client (Claude Code,
+//! Codex, pi, …), spoken over stdio by `tether mcp`.
+//!
+//! Inside a `tether run` the questions are filed under that run; alone it is a standalone
+//! human-in-the-loop server. Questions go through the same broker as the built-in agent's: the
+//! store (so `tether answer` from any shell wakes it at once) and Zulip when configured — never
+//! the terminal, since stdin and stdout carry the protocol. Nothing but protocol is written to
+//! stdout; logs go to stderr.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), tether_mcp::ServeError> {
+//! use std::time::Duration;
+//! use tether_mcp::{Options, TetherMcp};
+//!
+//! let ws = tether_core::Workspace::discover(std::path::Path::new("."));
+//! let config = tether_config::load(ws.root(), &tether_config::ProcessEnv)
+//!     .map(|l| l.config)
+//!     .map_err(|e| e.to_string());
+//! let server = TetherMcp::new(Options {
+//!     workspace: ws,
+//!     config,
+//!     run: None,
+//!     progress_every: Duration::from_secs(30),
+//! });
+//! tether_mcp::serve_stdio(server).await
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod ask;
+mod in_flight;
+mod server;
+mod status;
+mod stdio;
+
+pub use server::{Options, TetherMcp};
+pub use status::{GoalStatus, PlanStatus, ProblemAt, StatusCounts};
+pub use stdio::{ServeError, serve_stdio};

@@ -1,0 +1,141 @@
+//! The MCP handler: the server's identity, and the list of tools it offers.
+//!
+//! Every tool lives in its own module with a `definition` (name, description, schemas) and a
+//! `call` (its handler), and is listed once in [`tools`]. To add a tool, write its module and
+//! add one line there.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::handler::server::tool::{ToolCallContext, ToolRoute, ToolRouter};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use tether_config::{Config, HumanConfig};
+use tether_core::Workspace;
+use tether_store::RunId;
+use tokio_util::sync::CancellationToken;
+
+use crate::ask::{self, Asker};
+use crate::in_flight::InFlight;
+use crate::status;
+
+/// What a tool's handler returns.
+pub(crate) type ToolFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a>>;
+
+/// Every tool this server offers, one line each.
+fn tools(options: &Options) -> ToolRouter<TetherMcp> {
+    ToolRouter::new()
+        .with_route(ToolRoute::new_dyn(ask::definition(options), ask::call))
+        .with_route(ToolRoute::new_dyn(status::definition(), status::call))
+}
+
+/// How the server is set up.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The workspace whose store and plan the tools use.
+    pub workspace: Workspace,
+    /// The loaded `tether.toml`, or why it could not be loaded: then every tool that needs it
+    /// returns that as a tool error (the server itself still starts).
+    pub config: Result<Config, String>,
+    /// The run questions are filed under (`tether mcp --run`, `TETHER_RUN_ID`), if any.
+    pub run: Option<RunId>,
+    /// How often a waiting `ask_human` sends a progress notification (when the client asked
+    /// for progress).
+    pub progress_every: Duration,
+}
+
+impl Options {
+    /// The interaction threshold (the default when the config could not be loaded).
+    pub(crate) fn threshold(&self) -> u8 {
+        self.config
+            .as_ref()
+            .map_or(HumanConfig::default().threshold, |c| c.human.threshold)
+    }
+}
+
+/// The MCP server. Cheap to clone.
+#[derive(Clone)]
+pub struct TetherMcp {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) options: Options,
+    tools: ToolRouter<TetherMcp>,
+    /// The broker, built on the first question (so starting stays fast).
+    pub(crate) asker: tokio::sync::OnceCell<Asker>,
+    pub(crate) in_flight: InFlight,
+    /// Fires when the process is going away (stdin closed, a signal): every wait stops.
+    pub(crate) shutdown: CancellationToken,
+}
+
+impl TetherMcp {
+    /// A server with `options`. Nothing is opened until a tool needs it.
+    pub fn new(options: Options) -> Self {
+        let tools = tools(&options);
+        TetherMcp {
+            inner: Arc::new(Inner {
+                options,
+                tools,
+                asker: tokio::sync::OnceCell::new(),
+                in_flight: InFlight::new(),
+                shutdown: CancellationToken::new(),
+            }),
+        }
+    }
+
+    /// The tools offered, sorted by name (what `tools/list` returns).
+    pub fn tools(&self) -> Vec<Tool> {
+        self.inner.tools.list_all()
+    }
+
+    /// Stops every wait: questions stay pending, channels clean up. Used on shutdown.
+    pub fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+    }
+
+    /// Waits until no tool call runs any more, at most `limit`; whether that happened.
+    pub async fn idle(&self, limit: Duration) -> bool {
+        self.inner.in_flight.idle(limit).await
+    }
+}
+
+impl ServerHandler for TetherMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("tether", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "tether keeps you within reach of a human: call ask_human when you need a \
+                 decision only a person can make (it waits, possibly for hours, until someone \
+                 answers), and plan_status to read the goals of the plan and where they stand.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let call = ToolCallContext::new(self, request, context);
+        self.inner.tools.call(call).await
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner.tools.get(name).cloned()
+    }
+}

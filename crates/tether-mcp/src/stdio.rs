@@ -1,0 +1,94 @@
+//! Serving over stdin and stdout until the client goes away.
+//!
+//! When stdin closes or a SIGINT/SIGTERM arrives, every waiting `ask_human` is stopped at once
+//! (its question stays pending, its Zulip queue is deregistered) and the process ends after
+//! they have cleaned up, instead of leaving the cleanup to be cut off.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use rmcp::ServiceExt as _;
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio_util::sync::CancellationToken;
+
+use crate::server::TetherMcp;
+
+/// How long waiting calls get to clean up when the process is going away.
+const CLEANUP: Duration = Duration::from_secs(5);
+
+/// Serving failed before or while talking to the client.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The client went away or sent something else before `initialize`.
+    #[error("the MCP client did not initialize the session: {0}")]
+    Initialize(String),
+    /// The server task failed.
+    #[error("the MCP server stopped unexpectedly: {0}")]
+    Task(#[from] tokio::task::JoinError),
+    /// Signals could not be watched.
+    #[error("cannot watch for signals: {0}")]
+    Signals(#[from] io::Error),
+}
+
+/// Serves `server` on this process's stdin and stdout until stdin closes or a SIGINT or
+/// SIGTERM arrives. Must run inside a Tokio runtime with I/O and time enabled.
+pub async fn serve_stdio(server: TetherMcp) -> Result<(), ServeError> {
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let (read, write) = rmcp::transport::stdio_pipes();
+    let closed = CancellationToken::new();
+    let read = EofWatch {
+        inner: read,
+        eof: closed.clone(),
+    };
+    let running = server
+        .clone()
+        .serve((read, write))
+        .await
+        .map_err(|e| ServeError::Initialize(e.to_string()))?;
+    let stop = running.cancellation_token();
+    let mut waiting = std::pin::pin!(running.waiting());
+    tokio::select! {
+        quit = &mut waiting => {
+            tracing::debug!(?quit, "the client ended the session");
+            server.shutdown();
+            server.idle(CLEANUP).await;
+            return Ok(());
+        }
+        () = closed.cancelled() => tracing::debug!("stdin closed"),
+        _ = tokio::signal::ctrl_c() => tracing::info!("interrupted"),
+        _ = terminate.recv() => tracing::info!("terminated"),
+    }
+    server.shutdown();
+    if !server.idle(CLEANUP).await {
+        tracing::warn!("waiting tool calls did not clean up in time");
+    }
+    stop.cancel();
+    waiting.await?;
+    Ok(())
+}
+
+/// Stdin, telling `eof` when it ends (or fails).
+struct EofWatch<R> {
+    inner: R,
+    eof: CancellationToken,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for EofWatch<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let wanted = buf.remaining() > 0;
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        match &polled {
+            Poll::Ready(Ok(())) if wanted && buf.filled().len() == before => self.eof.cancel(),
+            Poll::Ready(Err(_)) => self.eof.cancel(),
+            _ => {}
+        }
+        polled
+    }
+}

@@ -1,0 +1,62 @@
+//! `tether mcp`: the MCP server on stdin and stdout, for any MCP client.
+//!
+//! Nothing but protocol goes to stdout; logs go to stderr. The store is opened only when a
+//! question needs it, and the runtime is a single thread, so a client gets its `initialize`
+//! answered within milliseconds.
+
+use std::time::Duration;
+
+use anyhow::{Result, anyhow};
+use tether_mcp::{Options, TetherMcp};
+use tether_store::RunId;
+
+use super::Ctx;
+use crate::cli::McpArgs;
+use crate::exit::Exit;
+use crate::failure::Failure;
+
+/// The variable that files the questions under a run (set by a `tether run` that launches
+/// `tether mcp` for an external agent).
+pub const RUN_ENV: &str = "TETHER_RUN_ID";
+
+/// `tether mcp`.
+pub fn run(ctx: &mut Ctx<'_>, args: &McpArgs) -> Result<Exit> {
+    let run = args
+        .run
+        .clone()
+        .or_else(|| ctx.env.var(RUN_ENV).filter(|r| !r.trim().is_empty()));
+    let run = match run {
+        Some(r) => Some(r.trim().parse::<RunId>().map_err(|_| {
+            Failure::usage(anyhow!(
+                "`{r}` is not a run id (like r-ab12cd); see `tether status`"
+            ))
+        })?),
+        None => None,
+    };
+    let config = match tether_config::load(ctx.ws.root(), ctx.env) {
+        Ok(loaded) => {
+            for w in &loaded.warnings {
+                tracing::warn!("{w}");
+            }
+            Ok(loaded.config)
+        }
+        Err(e) => {
+            tracing::warn!("{e}");
+            Err(e.to_string())
+        }
+    };
+    let server = TetherMcp::new(Options {
+        workspace: ctx.ws.clone(),
+        config,
+        run,
+        progress_every: Duration::from_millis(args.progress_ms.max(1)),
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let served = runtime.block_on(tether_mcp::serve_stdio(server));
+    // A blocking stdin read (when stdin is not a pipe) must not keep the process alive.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    served?;
+    Ok(Exit::Done)
+}
