@@ -1,4 +1,5 @@
-//! tether's MCP server: `ask_human` and the plan's status for any MCP client (Claude Code,
+//! tether's MCP server: `ask_human`, the plan's status, `complete_goal` and `cancel_goal` for
+//! any MCP client (Claude Code,
 //! Codex, pi, …), spoken over stdio by `tether mcp`.
 //!
 //! Inside a `tether run` the questions are filed under that run; alone it is a standalone
@@ -30,6 +31,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod ask;
+mod goals;
 mod in_flight;
 mod server;
 mod status;

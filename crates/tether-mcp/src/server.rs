@@ -22,6 +22,7 @@ use tether_store::RunId;
 use tokio_util::sync::CancellationToken;
 
 use crate::ask::{self, Asker};
+use crate::goals;
 use crate::in_flight::InFlight;
 use crate::status;
 
@@ -34,6 +35,14 @@ fn tools(options: &Options) -> ToolRouter<TetherMcp> {
     ToolRouter::new()
         .with_route(ToolRoute::new_dyn(ask::definition(options), ask::call))
         .with_route(ToolRoute::new_dyn(status::definition(), status::call))
+        .with_route(ToolRoute::new_dyn(
+            goals::complete_definition(),
+            goals::complete,
+        ))
+        .with_route(ToolRoute::new_dyn(
+            goals::cancel_definition(),
+            goals::cancel,
+        ))
 }
 
 /// How the server is set up.

@@ -68,7 +68,7 @@ fn cancelling_stops_the_wait_leaves_the_question_pending_and_sends_no_response()
     );
     // The server goes on serving; the cancelled call gets nothing.
     let tools = server.call("tools/list", json!({}));
-    assert_eq!(tools["tools"].as_array().unwrap().len(), 2);
+    assert_eq!(tools["tools"].as_array().unwrap().len(), 4);
     let (code, lines) = server.close();
     assert_eq!(code, Some(0));
     assert_only_protocol(&lines);

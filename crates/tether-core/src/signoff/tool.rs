@@ -29,17 +29,7 @@ impl CompleteGoal {
         let spec = ToolSpec {
             name: "complete_goal".to_owned(),
             description: prompts::judge::COMPLETE_GOAL_DESCRIPTION.to_owned(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string", "description": "The goal's id (from `<!-- id: … -->` in the plan)."},
-                    "evidence": {"type": "string", "description": "What you did and why done_when is met: commands run and what they showed."},
-                    "paths": {"type": "array", "items": {"type": "string"},
-                        "description": "Files that show it (code, tests), relative to the workspace root."}
-                },
-                "required": ["id", "evidence"],
-                "additionalProperties": false
-            }),
+            parameters: complete_goal_parameters(),
         };
         CompleteGoal { spec, signoff, run }
     }
@@ -57,18 +47,38 @@ impl CancelGoal {
         let spec = ToolSpec {
             name: "cancel_goal".to_owned(),
             description: prompts::judge::CANCEL_GOAL_DESCRIPTION.to_owned(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string", "description": "The goal's id."},
-                    "reason": {"type": "string", "description": "Why the goal is cancelled, in one sentence."}
-                },
-                "required": ["id", "reason"],
-                "additionalProperties": false
-            }),
+            parameters: cancel_goal_parameters(),
         };
         CancelGoal { spec, signoff }
     }
+}
+
+/// `complete_goal`'s JSON Schema (shared by the built-in agent's tool and MCP).
+pub fn complete_goal_parameters() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "description": "The goal's id (from `<!-- id: … -->` in the plan)."},
+            "evidence": {"type": "string", "description": "What you did and why done_when is met: commands run and what they showed."},
+            "paths": {"type": "array", "items": {"type": "string"},
+                "description": "Files that show it (code, tests), relative to the workspace root."}
+        },
+        "required": ["id", "evidence"],
+        "additionalProperties": false
+    })
+}
+
+/// `cancel_goal`'s JSON Schema (shared by the built-in agent's tool and MCP).
+pub fn cancel_goal_parameters() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "description": "The goal's id."},
+            "reason": {"type": "string", "description": "Why the goal is cancelled, in one sentence."}
+        },
+        "required": ["id", "reason"],
+        "additionalProperties": false
+    })
 }
 
 fn text(args: &Value, key: &str) -> String {

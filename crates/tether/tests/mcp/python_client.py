@@ -98,7 +98,7 @@ async def main() -> None:
     async with Client(params, read_timeout_seconds=PATIENCE) as client:
         tools = await client.list_tools()
         names = sorted(t.name for t in tools.tools)
-        assert names == ["ask_human", "plan_status"], names
+        assert names == ["ask_human", "cancel_goal", "complete_goal", "plan_status"], names
         ask = next(t for t in tools.tools if t.name == "ask_human")
         assert sorted(ask.input_schema["required"]) == ["confidence", "context", "question"], ask.input_schema
         print("list_tools: ok", names, "protocol", client.protocol_version)

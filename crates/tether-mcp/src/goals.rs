@@ -1,0 +1,139 @@
+//! `complete_goal` and `cancel_goal` over MCP: an external agent (Claude Code, Codex, pi) signs
+//! a goal off through the same check as the built-in agent — the contract must be the approved
+//! one, verify runs, then the judge of `[judge]` reads the repository — and the result, accept or
+//! reject with what is missing, is the tool's text. Cancelling the request stops verify and the
+//! judge (killing verify's process group); nothing is recorded then.
+
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations, object};
+use serde_json::Value;
+use tether_config::ProcessEnv;
+use tether_core::journal::Journal;
+use tether_core::prompts::judge::{CANCEL_GOAL_DESCRIPTION, COMPLETE_GOAL_DESCRIPTION};
+use tether_core::signoff::tool::{cancel_goal_parameters, complete_goal_parameters};
+use tether_core::signoff::{Signoff, SignoffError};
+use tether_store::Store;
+
+use crate::server::{Options, TetherMcp, ToolFuture};
+
+/// `complete_goal`'s definition.
+pub(crate) fn complete_definition() -> Tool {
+    Tool::new(
+        "complete_goal",
+        COMPLETE_GOAL_DESCRIPTION,
+        object(complete_goal_parameters()),
+    )
+    .annotate(
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(false)
+            .open_world(true),
+    )
+}
+
+/// `cancel_goal`'s definition.
+pub(crate) fn cancel_definition() -> Tool {
+    Tool::new(
+        "cancel_goal",
+        CANCEL_GOAL_DESCRIPTION,
+        object(cancel_goal_parameters()),
+    )
+    .annotate(
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(true)
+            .open_world(false),
+    )
+}
+
+fn text(args: &Value, key: &str) -> String {
+    args.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn error(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text.into())])
+}
+
+/// The sign-off machinery for this workspace — with the judge of `[judge]` when `judged` — or
+/// why it cannot be built (a tool error).
+fn signoff(options: &Options, judged: bool) -> Result<Signoff, String> {
+    let config = options.config.as_ref().map_err(Clone::clone)?;
+    let ws = &options.workspace;
+    std::fs::create_dir_all(ws.state_dir()).map_err(|e| e.to_string())?;
+    let store = Store::open(ws.db_path()).map_err(|e| e.to_string())?;
+    let journal = Journal::new(store, Vec::new()).map_err(|e| e.to_string())?;
+    let signoff = if judged {
+        Signoff::from_config(ws.clone(), journal, config, &ProcessEnv, false)
+            .map_err(|e| e.to_string())?
+    } else {
+        Signoff::new(ws.clone(), journal, &config.plan)
+    };
+    Ok(signoff.with_run(options.run.clone()))
+}
+
+/// `complete_goal`'s handler.
+pub(crate) fn complete(ctx: ToolCallContext<'_, TetherMcp>) -> ToolFuture<'_> {
+    Box::pin(async move { Ok(complete_goal(ctx).await.into()) })
+}
+
+async fn complete_goal(ctx: ToolCallContext<'_, TetherMcp>) -> CallToolResult {
+    let _busy = ctx.service.inner.in_flight.enter();
+    let args = Value::Object(ctx.arguments.unwrap_or_default());
+    let id = text(&args, "id");
+    if id.trim().is_empty() {
+        return error("`id` must name a goal of the plan");
+    }
+    let paths: Vec<String> = args
+        .get("paths")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let signoff = match signoff(&ctx.service.inner.options, true) {
+        Ok(s) => s,
+        Err(e) => return error(format!("complete_goal cannot run: {e}")),
+    };
+    // The request's own token (notifications/cancelled) and the server's shutdown both stop
+    // the check.
+    let cancel = ctx.service.inner.shutdown.child_token();
+    let request = ctx.request_context.ct.clone();
+    let stop = cancel.clone();
+    let watcher = tokio::spawn(async move {
+        request.cancelled().await;
+        stop.cancel();
+    });
+    let outcome = signoff
+        .complete(&id, &text(&args, "evidence"), &paths, &cancel)
+        .await;
+    watcher.abort();
+    match outcome {
+        // Accepted, rejected or refused: each is an answer the agent reads and acts on.
+        Ok(o) => CallToolResult::success(vec![ContentBlock::text(o.tool_text())]),
+        Err(SignoffError::Cancelled) => error("the sign-off was cancelled; nothing recorded"),
+        Err(e) => error(format!("complete_goal failed: {e}")),
+    }
+}
+
+/// `cancel_goal`'s handler.
+pub(crate) fn cancel(ctx: ToolCallContext<'_, TetherMcp>) -> ToolFuture<'_> {
+    Box::pin(async move { Ok(cancel_goal(&ctx).into()) })
+}
+
+fn cancel_goal(ctx: &ToolCallContext<'_, TetherMcp>) -> CallToolResult {
+    let args = Value::Object(ctx.arguments.clone().unwrap_or_default());
+    let signoff = match signoff(&ctx.service.inner.options, false) {
+        Ok(s) => s,
+        Err(e) => return error(format!("cancel_goal cannot run: {e}")),
+    };
+    match signoff.cancel_goal(&text(&args, "id"), &text(&args, "reason")) {
+        Ok(o) => CallToolResult::success(vec![ContentBlock::text(o.tool_text())]),
+        Err(e) => error(format!("cancel_goal failed: {e}")),
+    }
+}
