@@ -109,3 +109,47 @@ async fn an_answer_elsewhere_is_noted_in_the_topic() {
     assert_eq!(notes.len(), 2, "{notes:?}");
     assert!(notes[1].content.contains("alice"), "{}", notes[1].content);
 }
+
+#[tokio::test]
+async fn a_follow_up_with_the_thread_id_goes_to_the_same_topic() {
+    let (_d, _ws, _journal, server, broker) = setup().await;
+    let b = broker.clone();
+    let first = tokio::spawn(async move { b.ask(ask(), CancellationToken::new()).await });
+    server
+        .wait_for_messages(1, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let topic = server.bot_messages()[0].topic.clone();
+    server.post_as_human(&topic, "Yes, merge it.");
+    let answer = tokio::time::timeout(Duration::from_secs(10), first)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+
+    let b = broker.clone();
+    let follow_up = Ask {
+        question: "And the rollback script too?".into(),
+        thread_id: Some(answer.thread_id.clone()),
+        ..ask()
+    };
+    let second = tokio::spawn(async move { b.ask(follow_up, CancellationToken::new()).await });
+    server
+        .wait_for_messages(3, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let posted = server.bot_messages();
+    assert_eq!(posted.len(), 2, "{posted:?}");
+    assert_eq!(
+        posted[1].topic, topic,
+        "the follow-up stays in the conversation's topic"
+    );
+    server.post_as_human(&topic, "Yes, that too.");
+    let got = tokio::time::timeout(Duration::from_secs(10), second)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.text, "Yes, that too.");
+    assert_eq!(got.thread_id, answer.thread_id);
+}

@@ -34,6 +34,21 @@ impl Zulip {
         Some((topic, id))
     }
 
+    /// The topic of the conversation `thread` names: a thread id is the id of the question that
+    /// started it, so its topic is where that question was posted (following its own thread
+    /// back). `None` when it was never posted on Zulip: the follow-up then opens a new topic.
+    fn thread_topic(&self, thread: &str) -> Option<String> {
+        let mut id: tether_store::QuestionId = thread.parse().ok()?;
+        for _ in 0..32 {
+            let first = self.journal.store().question(&id).ok()?;
+            if let Some((topic, _)) = self.posted(&first) {
+                return Some(topic);
+            }
+            id = first.thread_id.as_deref()?.parse().ok()?;
+        }
+        None
+    }
+
     async fn answer(
         &self,
         q: &Question,
@@ -42,8 +57,8 @@ impl Zulip {
         let reply = if let Some((topic, id)) = self.posted(q) {
             self.client.resume(&topic, MessageId(id), stop).await
         } else {
-            let topic = match &q.thread_id {
-                Some(t) => t.clone(),
+            let topic = match q.thread_id.as_deref().and_then(|t| self.thread_topic(t)) {
+                Some(t) => t,
                 None => {
                     let n = self
                         .journal
