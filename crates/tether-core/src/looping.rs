@@ -178,3 +178,70 @@ pub async fn await_interrupted(
     }
     Ok(Some(answers))
 }
+
+/// Why a stopped run cannot be taken up again.
+#[derive(Debug)]
+pub enum Reopen {
+    /// The store failed.
+    Store(StoreError),
+    /// Another process drives the run.
+    Lock(crate::run_lock::LockError),
+    /// The run is of another kind, or its stored spec does not decode.
+    NotThisKind {
+        /// The run.
+        run: RunId,
+        /// Why.
+        detail: String,
+    },
+    /// The run already ended.
+    Ended {
+        /// The run.
+        run: RunId,
+        /// How it ended.
+        status: tether_store::RunStatus,
+    },
+}
+
+/// Takes a stopped run of `kind` up again for `by`: locks it, checks its kind and that it has
+/// not ended, decodes its spec, and records `resumed` (resetting the budget when it was spent).
+/// The lock is held until the returned [`crate::run_lock::RunLock`] is dropped.
+pub fn reopen<S: serde::de::DeserializeOwned>(
+    ws: &Workspace,
+    journal: &Journal,
+    run: &RunId,
+    kind: tether_store::RunKind,
+    by: &str,
+) -> Result<(crate::run_lock::RunLock, S), Reopen> {
+    use tether_store::RunStatus;
+    let lock = crate::run_lock::RunLock::acquire(&lock_path(ws, run)).map_err(Reopen::Lock)?;
+    let record = journal.store().run(run).map_err(Reopen::Store)?;
+    let not_this = |detail: String| Reopen::NotThisKind {
+        run: run.clone(),
+        detail,
+    };
+    if record.kind != kind {
+        return Err(not_this(format!("it is a {} run", record.kind.as_str())));
+    }
+    let spec: S =
+        serde_json::from_value(record.spec.clone()).map_err(|e| not_this(e.to_string()))?;
+    let status = record.state.status;
+    if matches!(
+        status,
+        RunStatus::Completed | RunStatus::Cancelled | RunStatus::Failed
+    ) {
+        return Err(Reopen::Ended {
+            run: run.clone(),
+            status,
+        });
+    }
+    journal
+        .append(
+            run,
+            &Event::Resumed {
+                by: by.to_owned(),
+                reset_budget: status == RunStatus::BudgetExhausted,
+            },
+        )
+        .map_err(Reopen::Store)?;
+    Ok((lock, spec))
+}

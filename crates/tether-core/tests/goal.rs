@@ -143,14 +143,7 @@ fn spec(max: Option<u32>) -> GoalSpec {
         max_iterations: max,
         threshold: 2,
         no_judge: false,
-        rules: RuleSettings {
-            spin_guard: 2,
-            oscillation_repeats: 3,
-            reminder_after: 3,
-            clean_end_reminders: 2,
-            judge_failures: 3,
-            asking_allowed: true,
-        },
+        rules: RuleSettings::default(),
         max_consecutive_failures: 3,
     }
 }

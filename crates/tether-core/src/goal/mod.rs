@@ -128,6 +128,18 @@ pub enum GoalError {
     },
 }
 
+impl From<crate::looping::Reopen> for GoalError {
+    fn from(e: crate::looping::Reopen) -> Self {
+        use crate::looping::Reopen;
+        match e {
+            Reopen::Store(e) => GoalError::Store(e),
+            Reopen::Lock(e) => GoalError::Lock(e),
+            Reopen::NotThisKind { run, detail } => GoalError::NotGoalRun { run, detail },
+            Reopen::Ended { run, status } => GoalError::Ended { run, status },
+        }
+    }
+}
+
 /// What a goal loop needs.
 #[derive(Clone)]
 pub struct Deps {

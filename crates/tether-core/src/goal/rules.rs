@@ -29,6 +29,20 @@ pub struct RuleSettings {
     pub asking_allowed: bool,
 }
 
+impl Default for RuleSettings {
+    /// The defaults of `[loop]` (and three judge failures), asking allowed.
+    fn default() -> Self {
+        RuleSettings {
+            spin_guard: 2,
+            oscillation_repeats: 3,
+            reminder_after: 3,
+            clean_end_reminders: 2,
+            judge_failures: 3,
+            asking_allowed: true,
+        }
+    }
+}
+
 /// One sign-off attempt made during the iteration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attempt {

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use tether_agent::{ExecError, TurnRequest};
 use tether_plan::{PlanDoc, Status};
-use tether_store::{Event, Outcome, RunId, RunKind, RunStatus, Verdict, VerdictRecord};
+use tether_store::{Event, Outcome, RunId, RunKind, Verdict, VerdictRecord};
 use tokio_util::sync::CancellationToken;
 
 use super::observe::{fingerprint, text_hash};
@@ -56,36 +56,8 @@ pub async fn resume(
     by: &str,
     interrupt: CancellationToken,
 ) -> Result<GoalEnd, GoalError> {
-    let lock = RunLock::acquire(&lock_path(&deps.ws, run))?;
-    let record = deps.journal.store().run(run)?;
-    if record.kind != RunKind::Goal {
-        return Err(GoalError::NotGoalRun {
-            run: run.clone(),
-            detail: format!("it is a {} run", record.kind.as_str()),
-        });
-    }
-    let spec: GoalSpec =
-        serde_json::from_value(record.spec.clone()).map_err(|e| GoalError::NotGoalRun {
-            run: run.clone(),
-            detail: e.to_string(),
-        })?;
-    let status = record.state.status;
-    if matches!(
-        status,
-        RunStatus::Completed | RunStatus::Cancelled | RunStatus::Failed
-    ) {
-        return Err(GoalError::Ended {
-            run: run.clone(),
-            status,
-        });
-    }
-    deps.journal.append(
-        run,
-        &Event::Resumed {
-            by: by.to_owned(),
-            reset_budget: status == RunStatus::BudgetExhausted,
-        },
-    )?;
+    let (lock, spec): (_, GoalSpec) =
+        looping::reopen(&deps.ws, &deps.journal, run, RunKind::Goal, by)?;
     let Some(answers) =
         looping::await_interrupted(&deps.ws, &deps.journal, run, &interrupt).await?
     else {

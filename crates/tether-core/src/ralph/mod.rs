@@ -91,6 +91,17 @@ pub enum LoopError {
     },
 }
 
+impl From<looping::Reopen> for LoopError {
+    fn from(e: looping::Reopen) -> Self {
+        match e {
+            looping::Reopen::Store(e) => LoopError::Store(e),
+            looping::Reopen::Lock(e) => LoopError::Lock(e),
+            looping::Reopen::NotThisKind { run, detail } => LoopError::NotRalph { run, detail },
+            looping::Reopen::Ended { run, status } => LoopError::Ended { run, status },
+        }
+    }
+}
+
 /// What a loop needs.
 #[derive(Clone)]
 pub struct Deps {
@@ -130,36 +141,8 @@ pub async fn resume(
     by: &str,
     interrupt: CancellationToken,
 ) -> Result<RalphEnd, LoopError> {
-    let lock = RunLock::acquire(&lock_path(&deps.ws, run))?;
-    let record = deps.journal.store().run(run)?;
-    if record.kind != RunKind::Ralph {
-        return Err(LoopError::NotRalph {
-            run: run.clone(),
-            detail: format!("it is a {} run", record.kind.as_str()),
-        });
-    }
-    let spec: RalphSpec =
-        serde_json::from_value(record.spec.clone()).map_err(|e| LoopError::NotRalph {
-            run: run.clone(),
-            detail: e.to_string(),
-        })?;
-    let status = record.state.status;
-    if matches!(
-        status,
-        RunStatus::Completed | RunStatus::Cancelled | RunStatus::Failed
-    ) {
-        return Err(LoopError::Ended {
-            run: run.clone(),
-            status,
-        });
-    }
-    deps.journal.append(
-        run,
-        &Event::Resumed {
-            by: by.to_owned(),
-            reset_budget: status == RunStatus::BudgetExhausted,
-        },
-    )?;
+    let (lock, spec): (_, RalphSpec) =
+        looping::reopen(&deps.ws, &deps.journal, run, RunKind::Ralph, by)?;
     // Questions left pending by the interrupted iteration are waited for first — the same
     // questions, not asked again — and their answers go to the next iteration.
     let Some(answers) =

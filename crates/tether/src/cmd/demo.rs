@@ -152,14 +152,7 @@ fn spec() -> GoalSpec {
         max_iterations: Some(5),
         threshold: 2,
         no_judge: false,
-        rules: RuleSettings {
-            spin_guard: 2,
-            oscillation_repeats: 3,
-            reminder_after: 3,
-            clean_end_reminders: 2,
-            judge_failures: 3,
-            asking_allowed: true,
-        },
+        rules: RuleSettings::default(),
         max_consecutive_failures: 3,
     }
 }
