@@ -204,7 +204,7 @@ fn log_line(goal_id: &str, what: &str, reason: &str, missing: &[String]) -> Stri
 }
 
 /// `YYYY-MM-DD HH:MM` (UTC) for milliseconds since the Unix epoch.
-pub(crate) fn stamp(ms: i64) -> String {
+pub fn stamp(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let days = secs.div_euclid(86_400);
     let minute_of_day = secs.rem_euclid(86_400) / 60;
