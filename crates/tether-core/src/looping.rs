@@ -245,3 +245,20 @@ pub fn reopen<S: serde::de::DeserializeOwned>(
         .map_err(Reopen::Store)?;
     Ok((lock, spec))
 }
+
+/// Creates a run of `kind` with `spec` (stored as JSON) and locks it for this process. The lock
+/// is held until the returned [`crate::run_lock::RunLock`] is dropped.
+pub fn open_new<S: serde::Serialize>(
+    ws: &Workspace,
+    journal: &Journal,
+    kind: tether_store::RunKind,
+    spec: &S,
+) -> Result<(RunId, crate::run_lock::RunLock), Reopen> {
+    let spec = serde_json::to_value(spec).map_err(|e| Reopen::Store(StoreError::from(e)))?;
+    let run = journal
+        .store()
+        .create_run(kind, ws.root(), &spec)
+        .map_err(Reopen::Store)?;
+    let lock = crate::run_lock::RunLock::acquire(&lock_path(ws, &run)).map_err(Reopen::Lock)?;
+    Ok((run, lock))
+}

@@ -10,8 +10,10 @@ use serde_json::Value;
 use tether_config::ProcessEnv;
 use tether_core::journal::Journal;
 use tether_core::prompts::judge::{CANCEL_GOAL_DESCRIPTION, COMPLETE_GOAL_DESCRIPTION};
-use tether_core::signoff::tool::{cancel_goal_parameters, complete_goal_parameters};
-use tether_core::signoff::{Signoff, SignoffError};
+use tether_core::signoff::tool::{
+    CompleteArgs, cancel_args, cancel_goal_parameters, complete_goal_parameters,
+};
+use tether_core::signoff::{Signoff, SignoffError, SignoffOutcome};
 use tether_store::Store;
 
 use crate::server::{Options, TetherMcp, ToolFuture};
@@ -46,13 +48,6 @@ pub(crate) fn cancel_definition() -> Tool {
     )
 }
 
-fn text(args: &Value, key: &str) -> String {
-    args.get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
-}
-
 fn error(text: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text.into())])
 }
@@ -81,21 +76,10 @@ pub(crate) fn complete(ctx: ToolCallContext<'_, TetherMcp>) -> ToolFuture<'_> {
 
 async fn complete_goal(ctx: ToolCallContext<'_, TetherMcp>) -> CallToolResult {
     let _busy = ctx.service.inner.in_flight.enter();
-    let args = Value::Object(ctx.arguments.unwrap_or_default());
-    let id = text(&args, "id");
-    if id.trim().is_empty() {
-        return error("`id` must name a goal of the plan");
-    }
-    let paths: Vec<String> = args
-        .get("paths")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
+    let args = match CompleteArgs::from_json(&Value::Object(ctx.arguments.unwrap_or_default())) {
+        Ok(a) => a,
+        Err(e) => return error(e),
+    };
     let signoff = match signoff(&ctx.service.inner.options, true) {
         Ok(s) => s,
         Err(e) => return error(format!("complete_goal cannot run: {e}")),
@@ -110,11 +94,13 @@ async fn complete_goal(ctx: ToolCallContext<'_, TetherMcp>) -> CallToolResult {
         stop.cancel();
     });
     let outcome = signoff
-        .complete(&id, &text(&args, "evidence"), &paths, &cancel)
+        .complete(&args.id, &args.evidence, &args.paths, &cancel)
         .await;
     watcher.abort();
     match outcome {
-        // Accepted, rejected or refused: each is an answer the agent reads and acts on.
+        // As for the built-in agent: a refusal is an error result; an accept or a reject is the
+        // answer the agent reads and acts on.
+        Ok(o @ SignoffOutcome::Refused { .. }) => error(o.tool_text()),
         Ok(o) => CallToolResult::success(vec![ContentBlock::text(o.tool_text())]),
         Err(SignoffError::Cancelled) => error("the sign-off was cancelled; nothing recorded"),
         Err(e) => error(format!("complete_goal failed: {e}")),
@@ -132,7 +118,8 @@ fn cancel_goal(ctx: &ToolCallContext<'_, TetherMcp>) -> CallToolResult {
         Ok(s) => s,
         Err(e) => return error(format!("cancel_goal cannot run: {e}")),
     };
-    match signoff.cancel_goal(&text(&args, "id"), &text(&args, "reason")) {
+    let (id, reason) = cancel_args(&args);
+    match signoff.cancel_goal(&id, &reason) {
         Ok(o) => CallToolResult::success(vec![ContentBlock::text(o.tool_text())]),
         Err(e) => error(format!("cancel_goal failed: {e}")),
     }

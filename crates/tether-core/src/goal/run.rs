@@ -10,10 +10,9 @@ use tokio_util::sync::CancellationToken;
 use super::observe::{fingerprint, text_hash};
 use super::rules::{Attempt, Observation, Rules, Stop};
 use super::{Deps, GoalEnd, GoalError, GoalSpec};
-use crate::looping::{self, Recorder, chain, lock_path, summary, watch_for_cancel};
+use crate::looping::{self, Recorder, chain, summary, watch_for_cancel};
 use crate::plan_file;
 use crate::prompts::goal::{self as prompt, Feedback};
-use crate::run_lock::RunLock;
 
 /// Starts a new goal run over the plan's active goals and drives it. `on_start` is told the run
 /// id before the first iteration.
@@ -36,12 +35,7 @@ pub async fn start(
                 .collect(),
         });
     }
-    let spec_json = serde_json::to_value(&spec).map_err(tether_store::StoreError::from)?;
-    let run = deps
-        .journal
-        .store()
-        .create_run(RunKind::Goal, deps.ws.root(), &spec_json)?;
-    let lock = RunLock::acquire(&lock_path(&deps.ws, &run))?;
+    let (run, lock) = looping::open_new(&deps.ws, &deps.journal, RunKind::Goal, &spec)?;
     on_start(&run);
     let end = drive(deps, &run, &spec, interrupt, Vec::new()).await?;
     drop(lock);

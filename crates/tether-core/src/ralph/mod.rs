@@ -15,9 +15,9 @@ use tether_store::{Event, Outcome, RunId, RunKind, RunStatus, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use crate::journal::Journal;
-use crate::looping::{self, Recorder, chain, lock_path, summary, watch_for_cancel};
+use crate::looping::{self, Recorder, chain, summary, watch_for_cancel};
 use crate::prompts;
-use crate::run_lock::{LockError, RunLock};
+use crate::run_lock::LockError;
 use crate::workspace::Workspace;
 
 /// The highest `--max-iterations` accepted.
@@ -121,12 +121,7 @@ pub async fn start(
     interrupt: CancellationToken,
     on_start: impl FnOnce(&RunId),
 ) -> Result<(RunId, RalphEnd), LoopError> {
-    let spec_json = serde_json::to_value(&spec).map_err(StoreError::from)?;
-    let run = deps
-        .journal
-        .store()
-        .create_run(RunKind::Ralph, deps.ws.root(), &spec_json)?;
-    let lock = RunLock::acquire(&lock_path(&deps.ws, &run))?;
+    let (run, lock) = looping::open_new(&deps.ws, &deps.journal, RunKind::Ralph, &spec)?;
     on_start(&run);
     let end = drive(deps, &run, &spec, interrupt, None).await?;
     drop(lock);

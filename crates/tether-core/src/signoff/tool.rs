@@ -81,6 +81,47 @@ pub fn cancel_goal_parameters() -> Value {
     })
 }
 
+/// `complete_goal`'s arguments, read the same way by the built-in agent's tool and by MCP.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompleteArgs {
+    /// The goal's id.
+    pub id: String,
+    /// What the agent did and why the goal is met.
+    pub evidence: String,
+    /// The files that show it.
+    pub paths: Vec<String>,
+}
+
+impl CompleteArgs {
+    /// Reads the arguments; an empty `id` is the error the agent reads.
+    pub fn from_json(args: &Value) -> Result<Self, &'static str> {
+        let id = text(args, "id");
+        if id.is_empty() {
+            return Err("`id` must name a goal of the plan");
+        }
+        let paths = args
+            .get("paths")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(CompleteArgs {
+            id,
+            evidence: text(args, "evidence"),
+            paths,
+        })
+    }
+}
+
+/// `cancel_goal`'s arguments: the goal's id and the reason.
+pub fn cancel_args(args: &Value) -> (String, String) {
+    (text(args, "id"), text(args, "reason"))
+}
+
 fn text(args: &Value, key: &str) -> String {
     args.get(key)
         .and_then(Value::as_str)
@@ -113,24 +154,14 @@ impl Tool for CompleteGoal {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
         Box::pin(async move {
-            let id = text(&args, "id");
-            if id.is_empty() {
-                return Ok(ToolOutput::error("`id` must name a goal of the plan"));
-            }
-            let paths: Vec<String> = args
-                .get("paths")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default();
+            let args = match CompleteArgs::from_json(&args) {
+                Ok(a) => a,
+                Err(e) => return Ok(ToolOutput::error(e)),
+            };
             let run = self.run.lock().ok().and_then(|r| r.clone());
             let signoff = self.signoff.clone().with_run(run);
             let outcome = signoff
-                .complete(&id, &text(&args, "evidence"), &paths, ctx.cancel_token())
+                .complete(&args.id, &args.evidence, &args.paths, ctx.cancel_token())
                 .await;
             match outcome {
                 Ok(o @ SignoffOutcome::Refused { .. }) => Ok(ToolOutput::error(o.tool_text())),
@@ -163,10 +194,8 @@ impl Tool for CancelGoal {
         _ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
         Box::pin(async move {
-            match self
-                .signoff
-                .cancel_goal(&text(&args, "id"), &text(&args, "reason"))
-            {
+            let (id, reason) = cancel_args(&args);
+            match self.signoff.cancel_goal(&id, &reason) {
                 Ok(o @ CancelOutcome::Cancelled { .. }) => {
                     Ok(ToolOutput::ok(o.tool_text()).with_note("cancelled"))
                 }
