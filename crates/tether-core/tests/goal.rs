@@ -193,7 +193,8 @@ fn reject(root: &Path, reason: &str, exit: Option<i32>) {
             reason: reason.into(),
             checks: json!([]),
             missing: vec!["a test".into()],
-            judge_model: None,
+            // As recorded: the judge is only asked (and named) once verify passed.
+            judge_model: (!reason.starts_with("verify")).then(|| "judge".into()),
             transcript_path: None,
             contract_hash: None,
         })

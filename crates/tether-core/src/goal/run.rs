@@ -392,12 +392,12 @@ impl Cycle<'_> {
 /// A recorded verdict as the rules see it.
 pub(super) fn attempt(record: &VerdictRecord) -> Attempt {
     let d = &record.decision;
-    let verify_failed = d.verify_exit.is_some_and(|code| code != 0)
-        || (d.verdict == Verdict::Reject && d.reason.starts_with("verify"));
+    // A reject with no judge model is verify's: the judge is only asked once verify passed.
+    let verify_failed = d.verdict == Verdict::Reject && d.judge_model.is_none();
     Attempt {
         goal: d.goal_id.clone(),
         accepted: d.verdict == Verdict::Accept,
-        judge_unavailable: d.reason.starts_with("judge unavailable"),
+        judge_unavailable: d.reason.starts_with(crate::signoff::JUDGE_UNAVAILABLE),
         failed_verify: verify_failed.then(|| text_hash(&d.reason)),
         reason: d.reason.clone(),
         missing: d.missing.clone(),

@@ -38,7 +38,7 @@ pub use complete::NO_JUDGE_REASON;
 pub use error::{JudgeSetupError, SignoffError};
 pub use judge::Judge;
 pub use outcome::{CancelOutcome, SignoffOutcome};
-pub use record::stamp;
+pub use record::{JUDGE_UNAVAILABLE, stamp};
 pub use verdict::Check;
 pub use verify::VerifyResult;
 

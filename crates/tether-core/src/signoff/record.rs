@@ -14,6 +14,9 @@ use super::verify::VerifyResult;
 use super::{CancelOutcome, Signoff, SignoffError, SignoffOutcome};
 use crate::plan_file;
 
+/// How the recorded reason of a judge failure begins (the goal loop counts these in a row).
+pub const JUDGE_UNAVAILABLE: &str = "judge unavailable";
+
 /// The longest log line tether appends (in characters, before the stamp).
 const MAX_LOG_CHARS: usize = 400;
 
@@ -73,7 +76,7 @@ impl Decision {
 
     /// A reject because the judge failed: fail closed.
     pub(super) fn unavailable(self, why: String) -> Decided {
-        let reason = format!("judge unavailable: {why}");
+        let reason = format!("{JUDGE_UNAVAILABLE}: {why}");
         Decided {
             judge_unavailable: true,
             ..self.reject(reason, Vec::new())
