@@ -25,7 +25,6 @@ const JUDGE_FAILURES: u32 = 3;
 pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let mut config = loaded.config;
-    super::plan::ensure_approved(ctx, args.approve)?;
     let max = args.max_iterations.unwrap_or(config.r#loop.max_iterations);
     if max > MAX_ITERATIONS_CEILING {
         return Err(Failure::usage(anyhow!(
@@ -44,6 +43,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
     let spec = spec(&config, (max != 0).then_some(max), args.no_judge);
     let cell = RunCell::default();
     let executor = crate::executor::for_goal_loop(&config, &ctx.ws, ctx.env, &cell, args.no_judge)?;
+    // Configuration problems first, so nobody is asked to approve contracts for a run that
+    // cannot start.
+    super::plan::ensure_approved(ctx, args.approve)?;
     drive(ctx, executor, &cell, Start::New(spec), args.events)
 }
 
