@@ -32,6 +32,7 @@ mod error;
 mod keys;
 mod load;
 mod model;
+mod not_built;
 mod reader;
 mod schema;
 mod secret;
@@ -41,7 +42,7 @@ mod values;
 
 pub use config::{
     Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, LoopConfig,
-    ServerConfig, ZulipConfig,
+    ZulipConfig,
 };
 pub use env::{Env, MapEnv, ProcessEnv};
 pub use error::{ConfigError, Problem};
