@@ -25,10 +25,10 @@ use tether_agent::{
 };
 use tether_agent::{BuiltinAgent, WorkspaceTools};
 use tether_config::Api;
-use tether_core::Workspace;
-use tether_core::journal::Journal;
+use tether_config::Workspace;
 use tether_core::ralph::{self, Deps, RalphEnd, RalphSpec};
 use tether_model::scripted::{Script, ScriptedModel, Turn};
+use tether_store::Journal;
 use tether_store::{Event, Seq, Store};
 use tether_testkit::model_server::FakeModelServer;
 use tether_tools::{ToolOptions, ToolSet};

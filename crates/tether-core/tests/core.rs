@@ -6,10 +6,10 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
 
 use tether_config::MapEnv;
-use tether_core::Workspace;
+use tether_config::Workspace;
 use tether_core::init::{self, InitAction, InitError, InitOptions};
-use tether_core::plan_file::{self, PlanFileError};
 use tether_core::validate;
+use tether_plan::file::{self as plan_file, PlanFileError};
 use tether_plan::{PatchError, Severity, Status};
 
 fn ws() -> (tempfile::TempDir, Workspace) {

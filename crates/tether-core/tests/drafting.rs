@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use tether_agent::{AgentEvent, BuiltinAgent, TurnObserver};
-use tether_core::Workspace;
+use tether_config::Workspace;
 use tether_core::planning::{Baseline, Draft, Drafter, DraftingTools, PlanRef, PlanTarget};
 use tether_model::scripted::{Script, ScriptedModel, Turn};
 use tether_model::{Message, Request};

@@ -12,10 +12,10 @@ use serde_json::json;
 use tether_agent::{
     AgentEvent, BoxFuture, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
 };
-use tether_core::Workspace;
+use tether_config::Workspace;
 use tether_core::goal::{self, Deps, GoalEnd, GoalError, GoalSpec, RuleSettings};
-use tether_core::journal::Journal;
 use tether_plan::PlanDoc;
+use tether_store::Journal;
 use tether_store::{Event, NewVerdict, RunId, RunStatus, Seq, Store, Verdict};
 use tokio_util::sync::CancellationToken;
 

@@ -5,11 +5,11 @@
 
 use std::fs;
 
-use tether_core::Workspace;
-use tether_core::plan_file::PlanFileError;
+use tether_config::Workspace;
 use tether_core::planning::approve::{self, Selection};
 use tether_core::planning::{ContractState, PlanRef, PlanningError, contract_states};
 use tether_plan::PatchError;
+use tether_plan::file::PlanFileError;
 use tether_store::Store;
 
 const PLAN: &str = "# Plan: p\r\n\r\n## Goal: Cache layer\r\n<!-- id: cache -->\r\nstatus: active\r\n\
@@ -44,7 +44,7 @@ impl Fixture {
         fs::read_to_string(&self.plan.path).unwrap()
     }
     fn states(&self) -> Vec<(String, ContractState)> {
-        let doc = tether_core::plan_file::read(&self.plan.path).unwrap();
+        let doc = tether_plan::file::read(&self.plan.path).unwrap();
         contract_states(&self.store, &self.plan.key, doc.plan())
             .unwrap()
             .into_iter()

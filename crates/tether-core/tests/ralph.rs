@@ -9,9 +9,9 @@ use std::time::Duration;
 use tether_agent::{
     AgentEvent, BoxFuture, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
 };
-use tether_core::Workspace;
-use tether_core::journal::Journal;
+use tether_config::Workspace;
 use tether_core::ralph::{self, Deps, LoopError, RalphEnd, RalphSpec};
+use tether_store::Journal;
 use tether_store::{Event, RunStatus, Store};
 use tokio_util::sync::CancellationToken;
 

@@ -13,7 +13,7 @@
 //! use std::time::Duration;
 //! use tether_mcp::{Options, TetherMcp};
 //!
-//! let ws = tether_core::Workspace::discover(std::path::Path::new("."));
+//! let ws = tether_config::Workspace::discover(std::path::Path::new("."));
 //! let config = tether_config::load(ws.root(), &tether_config::ProcessEnv)
 //!     .map(|l| l.config)
 //!     .map_err(|e| e.to_string());
