@@ -117,7 +117,7 @@ fn a_fifo_or_a_directory_is_refused_without_blocking() {
             .contains("plan.md: not a regular file (a FIFO)"),
         "{err}"
     );
-    let path = fifo.clone();
+    let path = fifo;
     let err = within_deadline(move || {
         plan_file::patch(&path, |doc| doc.set_status("ship", Status::Done)).map(|_| ())
     })
