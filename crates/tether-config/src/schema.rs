@@ -1,4 +1,4 @@
-//! Walks a parsed `tether.toml` against its schema and builds a [`Config`].
+//! Walks a parsed `tether.toml` against the schema (see `keys.rs`) and builds a [`Config`].
 //!
 //! Every rule that concerns one table lives here; rules across tables are in `checks.rs`, and
 //! the refusals of settings this build cannot act on yet in `not_built.rs`.
