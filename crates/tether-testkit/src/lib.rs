@@ -6,6 +6,8 @@
 //! - [`zulip_server`]: a real HTTP server on loopback that plays Zulip for a bot (messages,
 //!   event queues with long-polls and heartbeats, narrows), lets a test post as a human, records
 //!   every request, and injects faults on demand.
+//! - [`wait`]: [`wait_until`], the one way a test waits for something to happen — polling with a
+//!   deadline, failing with an error that names what was awaited.
 //!
 //! Everything here fails with errors rather than panics, so a helper misused by a test reports
 //! what went wrong through the test's own `unwrap`.
@@ -14,7 +16,9 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod model_server;
+pub mod wait;
 pub mod zulip_server;
 
-pub use model_server::{FakeModelServer, Fault, RecordedRequest, WaitTimeout};
+pub use model_server::{FakeModelServer, Fault, RecordedRequest};
+pub use wait::{WaitTimeout, wait_until, wait_until_async};
 pub use zulip_server::{FakeZulipServer, ZulipFault};

@@ -42,7 +42,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use fault::Fault;
-pub use record::{RecordedRequest, WaitTimeout};
+pub use crate::wait::WaitTimeout;
+pub use record::RecordedRequest;
 
 use fault::FaultPlan;
 use record::Recorder;
