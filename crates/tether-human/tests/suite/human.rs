@@ -12,6 +12,7 @@ use tether_human::tool::AskHuman;
 use tether_human::{Answer, Ask, Broker, BrokerError, Channel, ChannelAnswer, Timeout};
 use tether_store::Journal;
 use tether_store::{AnswerOutcome, Question, QuestionStatus, Store};
+use tether_testkit::wait_until_async;
 use tether_tools::{Tool, ToolContext};
 use tokio_util::sync::CancellationToken;
 
@@ -34,13 +35,8 @@ fn ask(q: &str) -> Ask {
 /// Waits (with a deadline) until the store holds a pending question, and returns it.
 async fn pending(ws: &Workspace) -> Question {
     let store = Store::open(ws.db_path()).unwrap();
-    tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            if let Some(q) = store.pending_questions().unwrap().into_iter().next() {
-                return q;
-            }
-            tokio::task::yield_now().await;
-        }
+    wait_until_async("a pending question", Duration::from_secs(10), || {
+        store.pending_questions().unwrap().into_iter().next()
     })
     .await
     .unwrap()
