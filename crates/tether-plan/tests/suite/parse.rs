@@ -1,16 +1,8 @@
 //! Parser behaviour: the full contract format, code fences, malformed plans, line endings.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use tether_plan::{LineEnding, PlanDoc, ProblemKind, Severity, Status};
 
-fn fixture(name: &str) -> String {
-    std::fs::read_to_string(format!(
-        "{}/tests/fixtures/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
-}
+use super::fixture;
 
 fn kinds(doc: &PlanDoc) -> Vec<(usize, ProblemKind)> {
     doc.plan()

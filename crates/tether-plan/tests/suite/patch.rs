@@ -1,7 +1,5 @@
 //! Patches change exactly the bytes they mean to: checked against literal before/after texts.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use tether_plan::{PatchError, PlanDoc, Status};
 
 const PLAN: &str = "# Plan: p\n\n## Goal: Cache layer\n<!-- id: cache -->\nstatus:   active  \ndone_when: fast\n\n- [x] wire\n- [ ] evict\n\n## Log\n- one\n- two\n\ntrailing prose\n";

@@ -1,17 +1,9 @@
 //! The task list a human reads: snapshot-tested.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use tether_plan::PlanDoc;
 use tether_plan::render::{Flag, Options, task_list};
 
-fn fixture(name: &str) -> String {
-    std::fs::read_to_string(format!(
-        "{}/tests/fixtures/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
-}
+use super::fixture;
 
 fn opts() -> Options {
     Options {

@@ -1,8 +1,6 @@
 //! Property tests: for random plans and random patches, every line a patch does not target is
 //! byte-identical afterwards, and parsing the patched text agrees with the patch.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use proptest::prelude::*;
 use tether_plan::{Patch, PlanDoc, Status, render};
 
@@ -383,7 +381,7 @@ fn check_op(doc: &PlanDoc, op: &Op) -> PlanDoc {
 proptest! {
     #![proptest_config(ProptestConfig {
         failure_persistence: Some(Box::new(
-            proptest::test_runner::FileFailurePersistence::Direct("tests/roundtrip.proptest-regressions"),
+            proptest::test_runner::FileFailurePersistence::Direct("tests/suite/roundtrip.proptest-regressions"),
         )),
         ..ProptestConfig::default()
     })]
