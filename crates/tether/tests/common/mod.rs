@@ -11,6 +11,8 @@ use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
+use tether_config::Api;
+use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::wait_until;
 
 /// How long any single wait of these tests may take before it fails.
@@ -144,6 +146,16 @@ pub fn pending_question_by(mut tether: impl FnMut(&[&str]) -> Output) -> Value {
         list.as_array().and_then(|l| l.first()).cloned()
     })
     .unwrap()
+}
+
+/// A `[table]` of tether.toml (`model` or `judge`) pointing `model` at the fake `server`
+/// speaking `api`.
+pub fn model_table(table: &str, api: Api, server: &FakeModelServer, model: &str) -> String {
+    format!(
+        "[{table}]\napi = \"{}\"\nbase_url = \"{}\"\nmodel = \"{model}\"\n",
+        api.as_str(),
+        server.base_url(api)
+    )
 }
 
 /// A runtime for the fake servers a test starts (one worker: they are light).

@@ -9,12 +9,12 @@ use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 
-use crate::common::{cmd, pending_question, run, runtime, text, wait_output};
+use crate::common::{cmd, model_table, pending_question, run, runtime, spawn, text, wait_output};
 
 #[test]
 fn ask_is_answered_from_another_shell() {
     let dir = tempfile::tempdir().unwrap();
-    let child = cmd(
+    let child = spawn(
         dir.path(),
         &[
             "ask",
@@ -25,11 +25,7 @@ fn ask_is_answered_from_another_shell() {
             "30",
             "--json",
         ],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    );
     let q = pending_question(dir.path());
     let id = q["id"].as_str().unwrap();
     assert_eq!(
@@ -68,11 +64,7 @@ fn ask_is_answered_from_another_shell() {
 #[test]
 fn ctrl_c_leaves_the_question_pending() {
     let dir = tempfile::tempdir().unwrap();
-    let child = cmd(dir.path(), &["ask", "Still there?"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(dir.path(), &["ask", "Still there?"]);
     let q = pending_question(dir.path());
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -100,13 +92,10 @@ fn a_ralph_loop_waits_for_a_human_and_continues_with_the_answer() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("tether.toml"),
-        format!(
-            "[model]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"fake\"\n",
-            server.base_url(Api::OpenAiChat)
-        ),
+        model_table("model", Api::OpenAiChat, &server, "fake"),
     )
     .unwrap();
-    let child = cmd(
+    let child = spawn(
         dir.path(),
         &[
             "ralph",
@@ -114,11 +103,7 @@ fn a_ralph_loop_waits_for_a_human_and_continues_with_the_answer() {
             "--completion-promise",
             "DONE",
         ],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    );
     let q = pending_question(dir.path());
     let status: Value =
         serde_json::from_slice(&run(dir.path(), &["status", "--json"]).stdout).unwrap();
@@ -163,10 +148,7 @@ fn killed_while_waiting_then_resumed_keeps_the_same_question_and_delivers_its_an
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("tether.toml"),
-        format!(
-            "[model]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"fake\"\n",
-            server.base_url(Api::OpenAiChat)
-        ),
+        model_table("model", Api::OpenAiChat, &server, "fake"),
     )
     .unwrap();
     let mut child = cmd(

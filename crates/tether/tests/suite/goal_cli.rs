@@ -9,7 +9,7 @@ use tether_config::Api;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 
-use crate::common::{Out, runtime, tether};
+use crate::common::{Out, model_table, runtime, tether};
 
 const PLAN: &str = "# Plan: demo
 
@@ -43,10 +43,7 @@ fn env(script: Script, judge: bool) -> Env {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let config = if judge {
-        format!(
-            "[judge]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"judge-model\"\n",
-            server.base_url(Api::OpenAiChat)
-        )
+        model_table("judge", Api::OpenAiChat, &server, "judge-model")
     } else {
         String::new()
     };

@@ -11,7 +11,7 @@ use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 
-use crate::common::{cmd, runtime, text};
+use crate::common::{cmd, model_table, runtime, text};
 
 /// `tether <args>` with Zulip configured but for its bot API key.
 fn run(dir: &Path, args: &[&str]) -> Output {
@@ -40,8 +40,8 @@ fn the_agent_is_told_what_is_missing_and_the_run_goes_on() {
     fs::write(
         dir.path().join("tether.toml"),
         format!(
-            "[model]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"fake\"\n\n{HUMAN}",
-            server.base_url(Api::OpenAiChat)
+            "{}\n{HUMAN}",
+            model_table("model", Api::OpenAiChat, &server, "fake")
         ),
     )
     .unwrap();

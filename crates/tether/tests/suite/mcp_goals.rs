@@ -11,7 +11,7 @@ use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 
 use crate::common::mcp::{Server, text};
-use crate::common::runtime;
+use crate::common::{model_table, runtime};
 
 const PLAN: &str = "# Plan: numbers
 
@@ -35,10 +35,7 @@ done_when: someday
 fn workspace(dir: &Path, judge: &FakeModelServer, approve: bool) {
     fs::write(
         dir.join("tether.toml"),
-        format!(
-            "[judge]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"judge-model\"\n",
-            judge.base_url(Api::OpenAiChat)
-        ),
+        model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
     )
     .unwrap();
     fs::write(dir.join("plan.md"), PLAN).unwrap();

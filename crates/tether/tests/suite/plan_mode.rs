@@ -14,7 +14,7 @@ use tether_config::Api;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 
-use crate::common::{Out, isolate, runtime};
+use crate::common::{Out, isolate, model_table, runtime};
 
 const EXISTING: &str = "# Plan: greet\n\n## Goal: Keep it working\n<!-- id: keep -->\n\
 status: active\ndone_when: sh test.sh exits 0\n\n## Log\n- plan started\n";
@@ -46,10 +46,7 @@ fn env(script: Script) -> Env {
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("tether.toml"),
-        format!(
-            "[model]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"fake-model\"\n",
-            server.base_url(Api::OpenAiChat)
-        ),
+        model_table("model", Api::OpenAiChat, &server, "fake-model"),
     )
     .unwrap();
     fs::write(dir.path().join("greet.sh"), "echo \"Hello, $1!\"\n").unwrap();

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tether_testkit::wait_until;
 
-use crate::common::{PATIENCE, cmd, run, text, wait_exit};
+use crate::common::{PATIENCE, cmd, run, spawn, text, wait_exit};
 
 /// The agent: counts its runs in `count`; on run `PROMISE_AT` it keeps the promise. If a file
 /// `hang-<n>` exists on run n it records its pid and waits for `go-<n>` (so a test can steer the
@@ -168,11 +168,7 @@ fn usage_errors_exit_2() {
 fn pause_from_another_shell_stops_at_the_boundary() {
     let dir = workspace(3);
     fs::write(dir.path().join("hang-1"), "").unwrap();
-    let mut child = cmd(dir.path(), &["ralph", "x", "--completion-promise", "DONE"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(dir.path(), &["ralph", "x", "--completion-promise", "DONE"]);
     wait_for(dir.path().join("agent.pid"));
     let out = run(dir.path(), &["pause"]);
     assert!(
@@ -203,11 +199,7 @@ fn pause_from_another_shell_stops_at_the_boundary() {
 fn cancel_from_another_shell_stops_the_running_iteration() {
     let dir = workspace(3);
     fs::write(dir.path().join("hang-2"), "").unwrap();
-    let mut child = cmd(dir.path(), &["ralph", "x", "--completion-promise", "DONE"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(dir.path(), &["ralph", "x", "--completion-promise", "DONE"]);
     wait_for(dir.path().join("agent.pid"));
     let out = run(dir.path(), &["cancel"]);
     assert!(

@@ -12,7 +12,7 @@ use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::{FakeModelServer, Fault};
 
-use crate::common::{cmd, run, runtime, text};
+use crate::common::{cmd, model_table, run, runtime, text};
 
 struct Env {
     dir: tempfile::TempDir,
@@ -26,11 +26,7 @@ fn env(api: Api, script: Script) -> Env {
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("tether.toml"),
-        format!(
-            "[model]\napi = \"{}\"\nbase_url = \"{}\"\nmodel = \"fake-model\"\n",
-            api.as_str(),
-            server.base_url(api)
-        ),
+        model_table("model", api, &server, "fake-model"),
     )
     .unwrap();
     Env { dir, server, rt }

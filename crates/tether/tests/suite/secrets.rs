@@ -18,7 +18,7 @@ use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::zulip_server::FakeZulipServer;
 
-use crate::common::{PATIENCE, cmd, pending_question_by, runtime, text};
+use crate::common::{PATIENCE, cmd, model_table, pending_question_by, runtime, text};
 use support::{Running, base64, hits_in, needles, scan_tree};
 
 const MODEL_KEY: &str = "sk-tether-LEAKCHECK-5f0c9e27a1d84b36";
@@ -38,11 +38,8 @@ fn tether(dir: &Path, model_key: &str, args: &[&str]) -> Command {
 }
 
 fn model_toml(api: Api, server: &FakeModelServer) -> String {
-    format!(
-        "[model]\napi = \"{}\"\nbase_url = \"{}\"\nmodel = \"fake\"\napi_key_env = \"{MODEL_VAR}\"\n",
-        api.as_str(),
-        server.base_url(api)
-    )
+    let table = model_table("model", api, server, "fake");
+    format!("{table}api_key_env = \"{MODEL_VAR}\"\n")
 }
 
 /// The first pending question, listed with the keys in the environment too.

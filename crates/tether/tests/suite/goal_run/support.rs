@@ -12,7 +12,7 @@ use tether_store::{Seq, Store, VerdictRecord};
 use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::wait_until;
 
-use crate::common::{self, PATIENCE, runtime};
+use crate::common::{self, PATIENCE, model_table, runtime};
 
 pub const PLAN: &str = "# Plan: numbers
 
@@ -62,10 +62,9 @@ pub fn env(plan: &str, agent: Script, judge: Script, extra: &str) -> Env {
     fs::write(
         root.join("tether.toml"),
         format!(
-            "[model]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"worker-model\"\n\n\
-             [judge]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"judge-model\"\n{extra}",
-            agent.base_url(Api::OpenAiChat),
-            judge.base_url(Api::OpenAiChat),
+            "{}\n{}{extra}",
+            model_table("model", Api::OpenAiChat, &agent, "worker-model"),
+            model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
         ),
     )
     .unwrap();
