@@ -35,7 +35,7 @@ done_when: someday
 fn workspace(dir: &Path, judge: &FakeModelServer, approve: bool) {
     fs::write(
         dir.join("tether.toml"),
-        model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
+        model_table("judge", Api::OpenAiChat, judge, "judge-model"),
     )
     .unwrap();
     fs::write(dir.join("plan.md"), PLAN).unwrap();
