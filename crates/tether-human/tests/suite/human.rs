@@ -12,7 +12,7 @@ use tether_human::tool::AskHuman;
 use tether_human::{Answer, Ask, Broker, BrokerError, Channel, ChannelAnswer, Timeout};
 use tether_store::Journal;
 use tether_store::{AnswerOutcome, Question, QuestionStatus, Store};
-use tether_testkit::wait_until_async;
+use tether_testkit::{Captured, wait_until_async};
 use tether_tools::{Tool, ToolContext};
 use tokio_util::sync::CancellationToken;
 
@@ -257,26 +257,12 @@ async fn ask_human_applies_the_threshold_and_formats_the_reply() {
     );
 }
 
-/// A writer the test can read back.
-#[derive(Clone, Default)]
-struct Screen(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Screen {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn the_terminal_shows_a_card_and_takes_the_typed_answer() {
     use tether_human::terminal::Terminal;
     let (_d, ws, journal) = setup();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let screen = Screen::default();
+    let screen = Captured::default();
     let terminal = Arc::new(Terminal::new(rx, Box::new(screen.clone()), "you".into()));
     let broker = Broker::new(journal, ws.state_dir(), vec![terminal]);
     tx.send("\n".into()).unwrap(); // an empty line asks again
@@ -301,7 +287,7 @@ async fn the_terminal_prompt_closes_when_another_channel_answers_first() {
     use tether_human::terminal::Terminal;
     let (_d, ws, journal) = setup();
     let (_tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let screen = Screen::default();
+    let screen = Captured::default();
     let terminal = Arc::new(Terminal::new(rx, Box::new(screen.clone()), "you".into()));
     let broker = Broker::new(journal, ws.state_dir(), vec![terminal]);
     let b = broker.clone();
