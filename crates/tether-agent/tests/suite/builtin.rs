@@ -13,6 +13,7 @@ use tether_model::scripted::{Script, ScriptedModel, Turn};
 use tether_model::{
     EventStream, Message, ModelClient, Request, StopReason, StreamEvent, ToolCall, Usage,
 };
+use tether_testkit::recording_script;
 use tether_tools::{ToolOptions, ToolSet};
 use tokio_util::sync::CancellationToken;
 
@@ -38,22 +39,6 @@ fn request(dir: &std::path::Path) -> TurnRequest {
     }
 }
 
-/// A script that records every request it answers.
-fn recording(turns: Vec<Turn>) -> (Script, Arc<Mutex<Vec<Request>>>) {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let turns = Arc::new(Mutex::new(std::collections::VecDeque::from(turns)));
-    let script = Script::from_fn(move |req: &Request| {
-        log.lock().unwrap().push(req.clone());
-        turns
-            .lock()
-            .unwrap()
-            .pop_front()
-            .unwrap_or_else(|| Turn::text("done"))
-    });
-    (script, seen)
-}
-
 fn last_tool_message(req: &Request) -> (String, bool) {
     match req.messages.last().unwrap() {
         Message::Tool {
@@ -66,7 +51,7 @@ fn last_tool_message(req: &Request) -> (String, bool) {
 #[tokio::test]
 async fn a_turn_runs_tools_until_a_final_answer_and_writes_a_transcript() {
     let dir = tempfile::tempdir().unwrap();
-    let (script, seen) = recording(vec![
+    let (script, seen) = recording_script(vec![
         Turn::tool("write", json!({"path": "a.txt", "content": "hi\n"})),
         Turn::tool("read", json!({"path": "a.txt"})).with_text("checking"),
         Turn::text("Wrote and checked a.txt."),
@@ -134,7 +119,7 @@ async fn an_unknown_tool_and_an_escaping_path_go_back_to_the_model() {
     let dir = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let escape = format!("{}/x.txt", outside.path().display());
-    let (script, seen) = recording(vec![
+    let (script, seen) = recording_script(vec![
         Turn::tool("writ", json!({"path": "a.txt"})),
         Turn::tool("write", json!({"path": escape, "content": "no"})),
         Turn::tool("write", json!({"path": "../escape.txt", "content": "no"})),

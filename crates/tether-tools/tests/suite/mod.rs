@@ -119,15 +119,3 @@ pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out.sort();
     out
 }
-
-/// Waits until `cond` holds, checking every few milliseconds, failing after `limit`.
-pub async fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + limit;
-    while !cond() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}

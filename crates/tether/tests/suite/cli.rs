@@ -2,34 +2,8 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn tether(dir: &Path, args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("TETHER_CONFIG")
-        .env_remove("TETHER_LOG")
-        .env_remove("ZULIP_SERVER_URL")
-        .env_remove("ZULIP_BOT_EMAIL")
-        .env_remove("ZULIP_STREAM")
-        .env_remove("ZULIP_BOT_API_KEY")
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    let clean = |b: &[u8]| String::from_utf8_lossy(b).replace(&dir.display().to_string(), "[WS]");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: clean(&out.stdout),
-        stderr: clean(&out.stderr),
-    }
-}
+use crate::common::tether;
 
 fn fixture(name: &str) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tether-plan/tests/fixtures");

@@ -2,12 +2,12 @@
 //! ask_human answered from another shell, cancellation, progress, misconfiguration, the run a
 //! question is filed under, and nothing but protocol on stdout.
 
-use super::mcp_client as client;
-
 use std::fs;
 
-use client::{Server, assert_only_protocol, pending_question, run, text};
 use serde_json::{Value, json};
+
+use crate::common::mcp::{Server, assert_only_protocol, text};
+use crate::common::{pending_question, run};
 
 fn ask(question: &str) -> Value {
     json!({"question": question, "context": "tests", "confidence": 10})
