@@ -4,6 +4,7 @@
 //! environment's overrides, and validates everything at once: every problem is collected as a
 //! [`Problem`] with its line and key path, so `tether validate` can list them all. API keys are
 //! only ever read from environment variables named in the file, and held as [`Secret`].
+//! [`Workspace`] is where everything lives on disk: the config, the plan, `.tether/`.
 //!
 //! ```
 //! use std::path::Path;
@@ -38,6 +39,7 @@ mod secret;
 mod suggest;
 mod template;
 mod values;
+mod workspace;
 
 pub use config::{
     Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, LoopConfig,
@@ -49,3 +51,4 @@ pub use load::{CONFIG_ENV, FILE_NAME, Loaded, check, load, parse, parse_with_war
 pub use model::{Api, JudgeConfig, ModelConfig};
 pub use secret::Secret;
 pub use template::TEMPLATE;
+pub use workspace::{STATE_DIR, Workspace};

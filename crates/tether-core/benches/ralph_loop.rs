@@ -1,4 +1,4 @@
-//! Three measurements of the Ralph loop, each over 1,000 iterations (bars from PRODUCT section 8):
+//! Three measurements of the Ralph loop, each over 1,000 iterations (the bars are the README's targets):
 //!
 //! 1. Loop overhead with an executor that answers instantly: the time between one turn's start
 //!    and the next is all the loop's own work (journal transactions, state reads, the cancel
@@ -25,10 +25,10 @@ use tether_agent::{
 };
 use tether_agent::{BuiltinAgent, WorkspaceTools};
 use tether_config::Api;
-use tether_core::Workspace;
-use tether_core::journal::Journal;
+use tether_config::Workspace;
 use tether_core::ralph::{self, Deps, RalphEnd, RalphSpec};
 use tether_model::scripted::{Script, ScriptedModel, Turn};
+use tether_store::Journal;
 use tether_store::{Event, Seq, Store};
 use tether_testkit::model_server::FakeModelServer;
 use tether_tools::{ToolOptions, ToolSet};

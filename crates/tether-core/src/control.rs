@@ -9,7 +9,7 @@ use tether_store::{Event, Outcome, Run, RunId, RunStatus, Seq, Store, StoreError
 
 use crate::looping;
 use crate::run_lock::RunLock;
-use crate::workspace::Workspace;
+use tether_config::Workspace;
 
 /// A run could not be found or changed.
 #[derive(Debug, thiserror::Error)]

@@ -8,7 +8,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::workspace::{STATE_DIR, Workspace};
+use tether_config::{STATE_DIR, Workspace};
 
 /// The `plan.md` that `tether init` writes: one example goal in the contract format.
 pub const PLAN_TEMPLATE: &str = "\

@@ -1,25 +1,22 @@
-//! tether's core: the logic between the command line and the libraries.
+//! tether's loops and the commands around them: the Ralph loop ([`ralph`]) and the goal loop
+//! ([`goal`]) over the shared iteration machinery ([`looping`]), plan mode ([`planning`]), the
+//! requests other processes make of a running loop ([`control`]), one driver per run
+//! ([`run_lock`]), setting a repository up ([`init`]) and checking it ([`validate`]), and every
+//! prompt the loops give the agent ([`prompts`]).
 //!
-//! It knows the workspace layout, reads and safely patches the plan file, sets a repository up
-//! (`init`) and checks it (`validate`). It never prints: the binary decides what reaches the
-//! terminal, so stdout stays free for protocols and `--json`.
+//! Asking a human (`tether-human`) and signing a goal off (`tether-signoff`) are crates of their
+//! own below this one. It never prints: the binary decides what reaches the terminal, so stdout
+//! stays free for protocols and `--json`.
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod control;
 pub mod goal;
-pub mod human;
 pub mod init;
-pub mod journal;
 pub mod looping;
-pub mod plan_file;
 pub mod planning;
 pub mod prompts;
 pub mod ralph;
 pub mod run_lock;
-pub mod signoff;
 pub mod validate;
-pub mod workspace;
-
-pub use workspace::Workspace;

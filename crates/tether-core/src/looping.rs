@@ -12,9 +12,9 @@ use tether_agent::{AgentEvent, TurnObserver};
 use tether_store::{Event, Outcome, QuestionId, RunId, Seq, StoreError};
 use tokio_util::sync::CancellationToken;
 
-use crate::human::{Broker, BrokerError};
-use crate::journal::Journal;
-use crate::workspace::Workspace;
+use tether_config::Workspace;
+use tether_human::{Broker, BrokerError};
+use tether_store::Journal;
 
 /// How often a running iteration checks the store for `tether cancel`.
 const CANCEL_POLL: Duration = Duration::from_millis(100);

@@ -9,8 +9,8 @@ use serde::Serialize;
 use tether_config::{ConfigError, Env};
 use tether_plan::Severity;
 
-use crate::plan_file::{self, PlanFileError};
-use crate::workspace::Workspace;
+use tether_config::Workspace;
+use tether_plan::file::{self as plan_file, PlanFileError};
 
 /// One problem, in either file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -1,5 +1,5 @@
 //! The `ask_human` tool over MCP: the same behaviour as the built-in agent's (it calls
-//! [`tether_core::human::asking`]), plus what a long MCP call needs — progress notifications
+//! [`tether_human::asking`]), plus what a long MCP call needs — progress notifications
 //! while it waits, and `notifications/cancelled` stopping the wait with the question left
 //! pending and no response sent.
 
@@ -13,10 +13,10 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
-use tether_core::human::asking::{self, AskFailed, AskHumanArgs, AskPolicy, Reply};
-use tether_core::human::{Broker, channels};
-use tether_core::journal::Journal;
-use tether_core::prompts;
+use tether_human::asking::{self, AskFailed, AskHumanArgs, AskPolicy, Reply};
+use tether_human::prompts;
+use tether_human::{Broker, channels};
+use tether_store::Journal;
 use tether_store::{QuestionId, Store};
 use tokio_util::sync::CancellationToken;
 

@@ -8,12 +8,12 @@ use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations, object};
 use serde_json::Value;
 use tether_config::ProcessEnv;
-use tether_core::journal::Journal;
-use tether_core::prompts::judge::{CANCEL_GOAL_DESCRIPTION, COMPLETE_GOAL_DESCRIPTION};
-use tether_core::signoff::tool::{
+use tether_signoff::prompts::{CANCEL_GOAL_DESCRIPTION, COMPLETE_GOAL_DESCRIPTION};
+use tether_signoff::tool::{
     CompleteArgs, cancel_args, cancel_goal_parameters, complete_goal_parameters,
 };
-use tether_core::signoff::{Signoff, SignoffError, SignoffOutcome};
+use tether_signoff::{Signoff, SignoffError, SignoffOutcome};
+use tether_store::Journal;
 use tether_store::Store;
 
 use crate::server::{Options, TetherMcp, ToolFuture};

@@ -16,8 +16,8 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use tether_config::Workspace;
 use tether_config::{Config, HumanConfig};
-use tether_core::Workspace;
 use tether_store::RunId;
 use tokio_util::sync::CancellationToken;
 

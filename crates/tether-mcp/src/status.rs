@@ -9,7 +9,7 @@ use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations, object};
 use rmcp::schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
-use tether_core::plan_file;
+use tether_plan::file as plan_file;
 use tether_plan::{Plan, Severity, Status};
 
 use crate::server::{Options, TetherMcp, ToolFuture};

@@ -6,8 +6,9 @@
 //! **patches** — flip a status, tick a subtask, append a log line, add a missing id — and never
 //! re-serialises it, so every byte tether does not mean to change stays as it was.
 //!
-//! This crate is pure: strings and paths in, strings out. Reading and writing the file is the
-//! caller's job.
+//! The format itself is pure (strings in, strings out); [`file`] is the one place that reads the
+//! plan from disk (bounded) and writes a patch back (only if the file did not change meanwhile,
+//! through a temporary file and a rename).
 //!
 //! ```
 //! use tether_plan::{PlanDoc, Status};
@@ -29,6 +30,7 @@
 
 mod contract;
 mod doc;
+pub mod file;
 mod lines;
 mod model;
 mod parse;
@@ -38,6 +40,7 @@ pub mod render;
 mod syntax;
 
 pub use doc::{AssignedId, PatchError, PlanDoc};
+pub use file::PlanFileError;
 pub use lines::LineEnding;
 pub use model::{Field, Goal, Located, Log, LogEntry, Plan, Status, Subtask, UnknownStatus};
 pub use patch::{Edit, Patch};

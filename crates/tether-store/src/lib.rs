@@ -36,6 +36,10 @@
 //! and tracked with `PRAGMA user_version`; a database from a newer tether is refused with
 //! [`StoreError::TooNew`] rather than misread.
 //!
+//! A process that records events from several tasks shares one connection through a
+//! [`Journal`], which also hands every committed event to its sinks (the progress line,
+//! `--events jsonl`).
+//!
 //! # Example
 //!
 //! ```
@@ -68,6 +72,7 @@ mod migrations;
 mod questions;
 mod row;
 mod runs;
+mod shared;
 mod state;
 mod store;
 mod topics;
@@ -82,6 +87,7 @@ pub use iterations::Iteration;
 pub use migrations::SCHEMA_VERSION;
 pub use questions::{AnswerOutcome, NewQuestion, Question, QuestionPost};
 pub use runs::Run;
+pub use shared::{EventSink, Journal, RunCell};
 pub use state::{QueuedMessage, RunState};
 pub use store::{Durability, Store, StoreOptions, now_ms};
 pub use verdicts::{NewVerdict, VerdictRecord};

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, Result, anyhow};
 use tether_agent::{AgentEvent, BuiltinAgent, Executor, TurnObserver};
+use tether_config::Workspace;
 use tether_config::{Config, Env};
-use tether_core::Workspace;
 use tether_core::planning::{DraftingTools, PlanTarget};
 use tether_model::{Endpoint, HttpOptions};
 

@@ -5,14 +5,14 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
 use tether_agent::{BuiltinAgent, CommandExecutor, Executor, WorkspaceTools};
+use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
-use tether_core::Workspace;
-use tether_core::human::tool::{AskHuman, RunCell};
-use tether_core::human::{Broker, channels};
-use tether_core::journal::Journal;
-use tether_core::signoff::Signoff;
-use tether_core::signoff::tool::{CancelGoal, CompleteGoal};
+use tether_human::tool::{AskHuman, RunCell};
+use tether_human::{Broker, channels};
 use tether_model::{Endpoint, HttpOptions};
+use tether_signoff::Signoff;
+use tether_signoff::tool::{CancelGoal, CompleteGoal};
+use tether_store::Journal;
 use tether_store::Store;
 use tether_tools::{Tool, ToolOptions, ToolSet};
 

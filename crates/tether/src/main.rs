@@ -46,9 +46,9 @@ fn main() -> ExitCode {
 fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
     let cwd = std::env::current_dir()?;
     let ws = match &cli.workspace {
-        Some(dir) => tether_core::Workspace::at(cwd.join(dir)),
-        None if matches!(cli.command, Command::Init(_)) => tether_core::Workspace::at(cwd),
-        None => tether_core::Workspace::discover(&cwd),
+        Some(dir) => tether_config::Workspace::at(cwd.join(dir)),
+        None if matches!(cli.command, Command::Init(_)) => tether_config::Workspace::at(cwd),
+        None => tether_config::Workspace::discover(&cwd),
     };
     tracing::debug!(root = %ws.root().display(), "workspace");
     let env = tether_config::ProcessEnv;
@@ -101,17 +101,16 @@ fn init_logging(verbose: u8) {
 /// and its problem returned, for `ask_human` to report (misconfiguration never stops a run).
 fn human_channels(
     config: &tether_config::Config,
-    ws: &tether_core::Workspace,
-) -> anyhow::Result<tether_core::human::channels::HumanChannels> {
+    ws: &tether_config::Workspace,
+) -> anyhow::Result<tether_human::channels::HumanChannels> {
     use std::io::IsTerminal as _;
-    let journal =
-        tether_core::journal::Journal::new(tether_store::Store::open(ws.db_path())?, Vec::new())?;
-    let mut human = tether_core::human::channels::from_config(config, &journal);
+    let journal = tether_store::Journal::new(tether_store::Store::open(ws.db_path())?, Vec::new())?;
+    let mut human = tether_human::channels::from_config(config, &journal);
     if io::stdin().is_terminal() && io::stderr().is_terminal() {
         let who = std::env::var("USER").unwrap_or_else(|_| "terminal".to_owned());
         human.channels.insert(
             0,
-            std::sync::Arc::new(tether_core::human::terminal::Terminal::stdio(who)),
+            std::sync::Arc::new(tether_human::terminal::Terminal::stdio(who)),
         );
     }
     Ok(human)

@@ -5,7 +5,7 @@ use std::io::{self, IsTerminal as _, Write as _};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use tether_core::journal::EventSink;
+use tether_store::EventSink;
 use tether_store::{Event, StoredEvent};
 
 /// Writes each event as one JSON line to stdout.

@@ -19,10 +19,10 @@ use serde::{Deserialize, Serialize};
 use tether_agent::Executor;
 use tether_store::{RunId, RunStatus, StoreError};
 
-use crate::journal::Journal;
-use crate::plan_file::PlanFileError;
 use crate::run_lock::LockError;
-use crate::workspace::Workspace;
+use tether_config::Workspace;
+use tether_plan::file::PlanFileError;
+use tether_store::Journal;
 
 pub use rules::RuleSettings;
 pub use run::{resume, start};

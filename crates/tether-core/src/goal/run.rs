@@ -11,8 +11,8 @@ use super::observe::{fingerprint, text_hash};
 use super::rules::{Attempt, Observation, Rules, Stop};
 use super::{Deps, GoalEnd, GoalError, GoalSpec};
 use crate::looping::{self, Recorder, chain, summary, watch_for_cancel};
-use crate::plan_file;
 use crate::prompts::goal::{self as prompt, Feedback};
+use tether_plan::file as plan_file;
 
 /// Starts a new goal run over the plan's active goals and drives it. `on_start` is told the run
 /// id before the first iteration.
@@ -397,7 +397,7 @@ pub(super) fn attempt(record: &VerdictRecord) -> Attempt {
     Attempt {
         goal: d.goal_id.clone(),
         accepted: d.verdict == Verdict::Accept,
-        judge_unavailable: d.reason.starts_with(crate::signoff::JUDGE_UNAVAILABLE),
+        judge_unavailable: d.reason.starts_with(tether_signoff::JUDGE_UNAVAILABLE),
         failed_verify: verify_failed.then(|| text_hash(&d.reason)),
         reason: d.reason.clone(),
         missing: d.missing.clone(),

@@ -11,7 +11,7 @@ use tether_store::{Approval, Store, StoreError};
 
 use super::contracts::{GoalContract, contract_states};
 use super::{PlanRef, PlanningError};
-use crate::plan_file::{self, PlanFileError};
+use tether_plan::file::{self as plan_file, PlanFileError};
 
 /// Which goals to approve.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 use tether_plan::{Goal, Plan};
 
 use super::PlanRef;
-use crate::plan_file::{self, PlanFileError};
+use tether_plan::file::{self as plan_file, PlanFileError};
 
 /// The plan as it was before drafting: restored on cancel, and what a draft must keep.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,8 +17,8 @@ use tokio_util::sync::CancellationToken;
 use super::PlanRef;
 use super::approve::add_missing_ids;
 use super::baseline::Baseline;
-use crate::plan_file::{self, PlanFileError};
 use crate::prompts::drafting as prompts;
+use tether_plan::file::{self as plan_file, PlanFileError};
 
 /// The plan after a drafting turn, and how it measures up.
 #[derive(Debug, Clone)]

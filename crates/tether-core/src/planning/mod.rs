@@ -22,8 +22,8 @@ use std::path::PathBuf;
 use tether_config::Config;
 use tether_store::StoreError;
 
-use crate::plan_file::PlanFileError;
-use crate::workspace::Workspace;
+use tether_config::Workspace;
+use tether_plan::file::PlanFileError;
 
 pub use approve::{Approved, Prepared, Selection};
 pub use baseline::Baseline;

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::PlanRef;
 use super::baseline::Baseline;
-use crate::plan_file::{self, PlanFileError};
+use tether_plan::file::{self as plan_file, PlanFileError};
 
 /// The plan file the drafting tools may write, and what it must keep.
 #[derive(Debug, Clone)]

@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 
 use tether_plan::{Goal, Plan};
 
-use super::{answered_while_interrupted, threshold_guidance};
+use super::answered_while_interrupted;
+use tether_human::prompts::threshold_guidance;
 
 /// How many of the plan's last log lines the injection carries.
 pub const INJECTED_LOG_LINES: usize = 5;

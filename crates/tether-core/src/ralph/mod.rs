@@ -14,11 +14,11 @@ use tether_agent::{ExecError, Executor, TurnRequest};
 use tether_store::{Event, Outcome, RunId, RunKind, RunStatus, StoreError};
 use tokio_util::sync::CancellationToken;
 
-use crate::journal::Journal;
 use crate::looping::{self, Recorder, chain, summary, watch_for_cancel};
 use crate::prompts;
 use crate::run_lock::LockError;
-use crate::workspace::Workspace;
+use tether_config::Workspace;
+use tether_store::Journal;
 
 /// The highest `--max-iterations` accepted.
 pub const MAX_ITERATIONS_CEILING: u32 = 20_000;

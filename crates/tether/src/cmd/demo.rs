@@ -8,15 +8,15 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use tether_agent::{BoxFuture, BuiltinAgent, WorkspaceTools};
-use tether_core::Workspace;
+use tether_config::Workspace;
 use tether_core::goal::{self, Deps, GoalEnd, GoalSpec, RuleSettings};
-use tether_core::human::tool::{AskHuman, RunCell};
-use tether_core::human::{Broker, Channel, ChannelAnswer};
-use tether_core::journal::{EventSink, Journal};
-use tether_core::signoff::tool::{CancelGoal, CompleteGoal};
-use tether_core::signoff::{Judge, Signoff};
+use tether_human::tool::{AskHuman, RunCell};
+use tether_human::{Broker, Channel, ChannelAnswer};
 use tether_model::scripted::ScriptedModel;
+use tether_signoff::tool::{CancelGoal, CompleteGoal};
+use tether_signoff::{Judge, Signoff};
 use tether_store::{Event, Question, RunId, Seq, Store, Verdict};
+use tether_store::{EventSink, Journal};
 use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
@@ -75,7 +75,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     let journal = Journal::new(Store::open(ws.db_path())?, sinks)?;
     let channel: Arc<dyn Channel> = if terminal {
         let who = std::env::var("USER").unwrap_or_else(|_| "you".to_owned());
-        Arc::new(tether_core::human::terminal::Terminal::stdio(who))
+        Arc::new(tether_human::terminal::Terminal::stdio(who))
     } else {
         Arc::new(AutoAnswer)
     };

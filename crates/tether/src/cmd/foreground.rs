@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
-use tether_core::Workspace;
-use tether_core::journal::{EventSink, Journal};
+use tether_config::Workspace;
 use tether_store::Store;
+use tether_store::{EventSink, Journal};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::EventsFormat;

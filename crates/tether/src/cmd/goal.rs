@@ -2,8 +2,8 @@
 //! it) through the same path the agent's `complete_goal` takes.
 
 use anyhow::{Result, anyhow};
-use tether_core::journal::Journal;
-use tether_core::signoff::{CancelOutcome, Signoff, SignoffError, SignoffOutcome, VerifyResult};
+use tether_signoff::{CancelOutcome, Signoff, SignoffError, SignoffOutcome, VerifyResult};
+use tether_store::Journal;
 use tether_store::Store;
 use tokio_util::sync::CancellationToken;
 

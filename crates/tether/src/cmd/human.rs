@@ -2,9 +2,9 @@
 //! shell, and answering from any shell.
 
 use anyhow::{Result, anyhow};
-use tether_core::human::broker::answer;
-use tether_core::human::{Ask, Broker, BrokerError};
-use tether_core::journal::Journal;
+use tether_human::broker::answer;
+use tether_human::{Ask, Broker, BrokerError};
+use tether_store::Journal;
 use tether_store::{AnswerOutcome, Question, QuestionId, QuestionStatus, Store, StoreError};
 use tokio_util::sync::CancellationToken;
 

@@ -16,7 +16,7 @@ pub mod validate;
 use std::io::Write;
 
 use tether_config::Env;
-use tether_core::Workspace;
+use tether_config::Workspace;
 
 /// What every command gets from `main`.
 pub struct Ctx<'a> {

@@ -11,8 +11,8 @@ use std::io::IsTerminal as _;
 
 use anyhow::Result;
 use serde::Serialize;
-use tether_core::plan_file::{self, PlanFileError};
 use tether_core::planning::{ContractState, PlanRef, PlanningError, contract_states};
+use tether_plan::file::{self as plan_file, PlanFileError};
 use tether_plan::render::{self, Flag};
 use tether_plan::{Plan, Status};
 use tether_store::Store;

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, Result, anyhow};
 use tether_core::control;
-use tether_core::human::tool::RunCell;
 use tether_core::ralph::{self, Deps, LoopError, MAX_ITERATIONS_CEILING, RalphEnd, RalphSpec};
+use tether_store::RunCell;
 use tether_store::{RunId, Store};
 
 use super::Ctx;

@@ -8,8 +8,8 @@ use anyhow::{Result, anyhow};
 use tether_config::Config;
 use tether_core::control::{self, Control};
 use tether_core::goal::{self, Deps, GoalEnd, GoalError, GoalSpec, RuleSettings};
-use tether_core::human::tool::RunCell;
 use tether_core::ralph::MAX_ITERATIONS_CEILING;
+use tether_store::RunCell;
 use tether_store::{RunId, Store};
 
 use super::Ctx;

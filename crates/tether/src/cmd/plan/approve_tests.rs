@@ -5,7 +5,7 @@
 use std::fs;
 
 use tether_config::MapEnv;
-use tether_core::Workspace;
+use tether_config::Workspace;
 
 use super::ensure_approved_with;
 use crate::cmd::Ctx;

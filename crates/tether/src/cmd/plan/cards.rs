@@ -94,7 +94,7 @@ pub fn locked_lines<'a>(goals: impl IntoIterator<Item = &'a GoalContract>) -> St
 
 /// `ms` since the Unix epoch as `YYYY-MM-DD HH:MM UTC`.
 pub fn utc(ms: i64) -> String {
-    format!("{} UTC", tether_core::signoff::stamp(ms))
+    format!("{} UTC", tether_signoff::stamp(ms))
 }
 
 #[cfg(test)]

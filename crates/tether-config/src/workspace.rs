@@ -1,0 +1,68 @@
+//! Where tether keeps things inside a repository.
+//!
+//! Every path tether reads or writes is derived here from one root, so the layout
+//! (`tether.toml`, `plan.md`, `.tether/tether.db`, `.tether/runs/<run>/`) is defined once.
+
+use std::path::{Path, PathBuf};
+
+/// The name of tether's own directory inside a workspace.
+pub const STATE_DIR: &str = ".tether";
+
+/// A repository tether works in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// The workspace rooted exactly at `root`.
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        Workspace { root: root.into() }
+    }
+
+    /// The nearest directory at or above `start` holding `tether.toml` or `.tether/`; `start`
+    /// itself when there is none (so commands run from a subdirectory find their workspace).
+    pub fn discover(start: &Path) -> Self {
+        let found = start
+            .ancestors()
+            .find(|dir| dir.join(crate::FILE_NAME).is_file() || dir.join(STATE_DIR).is_dir());
+        Workspace::at(found.unwrap_or(start))
+    }
+
+    /// The workspace root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `.tether/`, tether's state directory (git-ignored).
+    pub fn state_dir(&self) -> PathBuf {
+        self.root.join(STATE_DIR)
+    }
+
+    /// `.tether/tether.db`, the store.
+    pub fn db_path(&self) -> PathBuf {
+        self.state_dir().join("tether.db")
+    }
+
+    /// `.tether/runs/`, transcripts and logs per run.
+    pub fn runs_dir(&self) -> PathBuf {
+        self.state_dir().join("runs")
+    }
+
+    /// `tether.toml` at the root (the environment may name another file).
+    pub fn default_config_path(&self) -> PathBuf {
+        self.root.join(crate::FILE_NAME)
+    }
+
+    /// `.gitignore` at the root.
+    pub fn gitignore_path(&self) -> PathBuf {
+        self.root.join(".gitignore")
+    }
+
+    /// `path` relative to the root when it is inside it, for messages.
+    pub fn display<'a>(&self, path: &'a Path) -> std::borrow::Cow<'a, str> {
+        path.strip_prefix(&self.root)
+            .unwrap_or(path)
+            .to_string_lossy()
+    }
+}

@@ -1,0 +1,130 @@
+//! The terminal channel: a question card and a `Your answer:` prompt on the terminal where
+//! tether runs. It closes by itself (saying who answered) when another channel wins first.
+//!
+//! Lines come from a channel fed by one reader of stdin for the whole process (standard input
+//! cannot be shared between concurrent readers), so the card can be offered again for the next
+//! question; the writer is injected, so the card is testable without a terminal.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use futures_util::future::BoxFuture;
+use tether_store::Question;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::broker::{Answer, Channel, ChannelAnswer};
+
+/// Offers questions on a terminal.
+pub struct Terminal {
+    lines: tokio::sync::Mutex<mpsc::UnboundedReceiver<String>>,
+    out: Mutex<Box<dyn Write + Send>>,
+    responder: String,
+}
+
+impl Terminal {
+    /// Reads answers from `lines` and writes cards to `out`; answers are stored as `responder`'s.
+    pub fn new(
+        lines: mpsc::UnboundedReceiver<String>,
+        out: Box<dyn Write + Send>,
+        responder: String,
+    ) -> Self {
+        Terminal {
+            lines: tokio::sync::Mutex::new(lines),
+            out: Mutex::new(out),
+            responder,
+        }
+    }
+
+    /// The process's stdin, read line by line on a thread of its own, and stderr.
+    pub fn stdio(responder: String) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            let stdin = std::io::stdin();
+            let mut line = String::new();
+            while stdin.read_line(&mut line).is_ok_and(|n| n > 0) {
+                if tx.send(std::mem::take(&mut line)).is_err() {
+                    break;
+                }
+            }
+        });
+        Terminal::new(rx, Box::new(std::io::stderr()), responder)
+    }
+
+    fn write(&self, text: &str) {
+        if let Ok(mut out) = self.out.lock() {
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        }
+    }
+}
+
+/// The card shown for a question.
+pub fn card(q: &Question) -> String {
+    let mut s = format!("\n┌─ a question for you ({})", q.id);
+    if let Some(c) = q.confidence {
+        s.push_str(&format!(" · the agent's confidence: {c}/100"));
+    }
+    s.push('\n');
+    for line in q.question.lines() {
+        s.push_str(&format!("│ {line}\n"));
+    }
+    if !q.context.trim().is_empty() {
+        s.push_str("│\n│ context:\n");
+        for line in q.context.lines() {
+            s.push_str(&format!("│   {line}\n"));
+        }
+    }
+    s.push_str(&format!(
+        "└─ answer here, or from any shell: tether answer {} \"…\"\nYour answer: ",
+        q.id
+    ));
+    s
+}
+
+impl Channel for Terminal {
+    fn name(&self) -> &'static str {
+        "terminal"
+    }
+
+    fn offer<'a>(
+        &'a self,
+        question: &'a Question,
+        stop: CancellationToken,
+    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
+        Box::pin(async move {
+            let mut lines = tokio::select! {
+                l = self.lines.lock() => l,
+                () = stop.cancelled() => return None,
+            };
+            self.write(&card(question));
+            loop {
+                let line = tokio::select! {
+                    l = lines.recv() => l?,
+                    () = stop.cancelled() => return None,
+                };
+                let text = line.trim();
+                if !text.is_empty() {
+                    return Some(ChannelAnswer {
+                        text: text.to_owned(),
+                        responder: self.responder.clone(),
+                    });
+                }
+                self.write("Your answer: ");
+            }
+        })
+    }
+
+    fn answered_elsewhere<'a>(
+        &'a self,
+        _question: &'a Question,
+        answer: &'a Answer,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            self.write(&format!(
+                "\n(answered on {} by {}: {})\n",
+                answer.channel, answer.responder, answer.text
+            ));
+        })
+    }
+}

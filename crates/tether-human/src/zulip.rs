@@ -1,0 +1,143 @@
+//! The Zulip channel: one topic per conversation, the question posted by the bot, the first
+//! human reply in the topic taken as the answer.
+//!
+//! Where a question was posted is recorded in the store, so a resumed run waits in the same
+//! topic for replies newer than the same message — the question is never posted twice.
+
+use futures_util::future::BoxFuture;
+use serde_json::json;
+use tether_store::Question;
+use tether_zulip::{MessageId, QuestionMessage, ZulipClient, answered_elsewhere_note, topic_name};
+use tokio_util::sync::CancellationToken;
+
+use super::broker::{Answer, Channel, ChannelAnswer};
+use tether_store::Journal;
+
+/// Offers questions in a Zulip stream.
+pub struct Zulip {
+    client: ZulipClient,
+    journal: Journal,
+}
+
+impl Zulip {
+    /// A channel posting with `client`, recording posts in `journal`'s store.
+    pub fn new(client: ZulipClient, journal: Journal) -> Self {
+        Zulip { client, journal }
+    }
+
+    /// The topic and message id where `question` was posted, if it was.
+    fn posted(&self, question: &Question) -> Option<(String, u64)> {
+        let posts = self.journal.store().posts(&question.id).ok()?;
+        let post = posts.into_iter().find(|p| p.channel == "zulip")?;
+        let topic = post.external_ref.get("topic")?.as_str()?.to_owned();
+        let id = post.external_ref.get("message_id")?.as_u64()?;
+        Some((topic, id))
+    }
+
+    /// The topic of the conversation `thread` names: a thread id is the id of the question that
+    /// started it, so its topic is where that question was posted (following its own thread
+    /// back). `None` when it was never posted on Zulip: the follow-up then opens a new topic.
+    fn thread_topic(&self, thread: &str) -> Option<String> {
+        let mut id: tether_store::QuestionId = thread.parse().ok()?;
+        for _ in 0..32 {
+            let first = self.journal.store().question(&id).ok()?;
+            if let Some((topic, _)) = self.posted(&first) {
+                return Some(topic);
+            }
+            id = first.thread_id.as_deref()?.parse().ok()?;
+        }
+        None
+    }
+
+    async fn answer(
+        &self,
+        q: &Question,
+        stop: &CancellationToken,
+    ) -> Result<ChannelAnswer, String> {
+        let reply = if let Some((topic, id)) = self.posted(q) {
+            self.client.resume(&topic, MessageId(id), stop).await
+        } else {
+            let topic = match q.thread_id.as_deref().and_then(|t| self.thread_topic(t)) {
+                Some(t) => t,
+                None => {
+                    let n = self
+                        .journal
+                        .store()
+                        .next_topic_number(self.client.stream())
+                        .map_err(|e| e.to_string())?;
+                    topic_name(n, &q.question)
+                }
+            };
+            let message = QuestionMessage {
+                question: &q.question,
+                context: &q.context,
+                confidence: q.confidence.unwrap_or(0),
+            };
+            let content = if q.thread_id.is_some() {
+                message.render_follow_up()
+            } else {
+                message.render()
+            };
+            let pending = self
+                .client
+                .post_question(&topic, &content, stop)
+                .await
+                .map_err(|e| e.to_string())?;
+            let reference =
+                json!({"topic": pending.topic(), "message_id": pending.question_id().0});
+            self.journal
+                .store()
+                .record_post(&q.id, "zulip", &reference)
+                .map_err(|e| e.to_string())?;
+            pending.wait(stop).await
+        };
+        let reply = reply.map_err(|e| e.to_string())?;
+        Ok(ChannelAnswer {
+            text: reply.text,
+            responder: reply.sender_full_name,
+        })
+    }
+}
+
+impl Channel for Zulip {
+    fn name(&self) -> &'static str {
+        "zulip"
+    }
+
+    fn offer<'a>(
+        &'a self,
+        question: &'a Question,
+        stop: CancellationToken,
+    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
+        Box::pin(async move {
+            match self.answer(question, &stop).await {
+                Ok(a) => Some(a),
+                Err(e) => {
+                    if !stop.is_cancelled() {
+                        tracing::warn!(error = %e, "zulip channel stopped");
+                    }
+                    None
+                }
+            }
+        })
+    }
+
+    fn answered_elsewhere<'a>(
+        &'a self,
+        question: &'a Question,
+        answer: &'a Answer,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if let Some((topic, _)) = self.posted(question) {
+                let note = answered_elsewhere_note(&answer.channel, &answer.responder);
+                if let Err(e) = self
+                    .client
+                    .note(&topic, &note, &CancellationToken::new())
+                    .await
+                {
+                    tracing::warn!(error = %e, "could not tell zulip who answered");
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,220 @@
+//! `complete_goal`: the contract check, then verify, then the judge, then the record.
+
+use tether_plan::{Goal, Status};
+use tokio_util::sync::CancellationToken;
+
+use super::record::Decision;
+use super::verdict::{self, Check};
+use super::{Signoff, SignoffError, SignoffOutcome, diff, verify};
+use crate::prompts::{JudgeBrief, request};
+use tether_plan::file as plan_file;
+
+/// The reason recorded for a sign-off by verify alone.
+pub const NO_JUDGE_REASON: &str = "verify passed; signed off without a judge (--no-judge)";
+
+impl Signoff {
+    /// Tries to sign the goal `goal_id` off, with the agent's (or person's) `evidence` and the
+    /// `paths` that show it. Refusals, rejects and an unavailable judge are outcomes; `Err` is
+    /// for a failing store or file system and for `cancel` firing mid-way (nothing recorded).
+    pub async fn complete(
+        &self,
+        goal_id: &str,
+        evidence: &str,
+        paths: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<SignoffOutcome, SignoffError> {
+        let goal = match self.approved_goal(goal_id)? {
+            Ok(goal) => goal,
+            Err(reason) => return Ok(refused(goal_id, reason)),
+        };
+        if goal.verify.is_none() && self.judge.is_none() {
+            return Ok(refused(
+                goal_id,
+                format!(
+                    "nothing to check: goal `{goal_id}` has no verify command and no judge is \
+                     used (--no-judge); add a `verify:` line (and have the contract approved \
+                     again) or configure a [judge]"
+                ),
+            ));
+        }
+        let key = self.plan_key();
+        let attempt = {
+            let previous = self.journal.store().verdicts_for_goal(&key, goal_id)?.len();
+            u32::try_from(previous).unwrap_or(u32::MAX - 1) + 1
+        };
+        let dir = self.files_dir();
+        let root = self.ws.root();
+        let mut decision = Decision::new(goal_id, attempt, goal.contract_hash());
+
+        if let Some(command) = goal.verify.as_ref().map(|l| l.value.as_str()) {
+            let log = dir.join(format!("verify-{goal_id}-{attempt}.log"));
+            let shown = self.ws.display(&log).into_owned();
+            let result =
+                verify::run(command, root, self.verify_timeout, &log, shown, cancel).await?;
+            let passed = result.passed();
+            let ending = result.ending();
+            // The output's hash is part of the reason, so the goal loop can tell the same
+            // failure repeating from a new one; where the whole output is goes to `missing`, so
+            // the next prompt points at it.
+            let hash: String = result
+                .output_hash
+                .trim_start_matches("sha256:")
+                .chars()
+                .take(12)
+                .collect();
+            let log_shown = result.log_path.clone();
+            decision.verify = Some(result);
+            if !passed {
+                return self.record(decision.reject(
+                    format!("verify failed: `{command}` {ending} (output {hash})"),
+                    vec![format!(
+                        "the verify command `{command}` must pass (it {ending}; its output is in \
+                         {log_shown})"
+                    )],
+                ));
+            }
+        }
+
+        let Some(judge) = &self.judge else {
+            return self.record(decision.accept(NO_JUDGE_REASON.to_owned(), Vec::new()));
+        };
+        decision.judge_model = Some(judge.model_name().to_owned());
+        let transcript = dir.join(format!("judge-{goal_id}-{attempt}.jsonl"));
+        decision.transcript = Some(self.ws.display(&transcript).into_owned());
+        let diff = diff::summary(root, cancel).await;
+        let brief = JudgeBrief {
+            goal_id,
+            title: &goal.title,
+            done_when: goal.done_when.as_ref().map_or("", |l| l.value.as_str()),
+            verify_command: goal.verify.as_ref().map(|l| l.value.as_str()),
+            failure_modes: goal
+                .failure_modes
+                .iter()
+                .map(|l| l.value.as_str())
+                .collect(),
+            evidence,
+            paths,
+            verify: decision.verify.as_ref(),
+            diff: &diff,
+        };
+        let final_message = match judge
+            .session(root, request(&brief), &transcript, cancel)
+            .await?
+        {
+            Ok(text) => text,
+            Err(why) => return self.record(decision.unavailable(why)),
+        };
+        let verdict = match verdict::parse(&final_message) {
+            Ok(v) => v,
+            Err(why) => {
+                return self.record(decision.unavailable(format!("no parsable verdict: {why}")));
+            }
+        };
+        decision.checks = verdict.checks.clone();
+        match verdict.decision {
+            verdict::Decision::Reject => {
+                let reason = verdict
+                    .summary
+                    .unwrap_or_else(|| "the judge rejected the claim".to_owned());
+                self.record(decision.reject(reason, verdict.missing))
+            }
+            verdict::Decision::Accept => self.accept_if_backed(decision, verdict),
+        }
+    }
+
+    /// An accept whose every quote is in its file; otherwise a reject naming the bad quotes.
+    fn accept_if_backed(
+        &self,
+        decision: Decision,
+        verdict: verdict::Verdict,
+    ) -> Result<SignoffOutcome, SignoffError> {
+        let problems = match tether_tools::Workspace::new(self.ws.root()) {
+            Ok(confined) => verdict::unbacked(&verdict.checks, &confined),
+            Err(e) => vec![format!("the quotes could not be checked: {e}")],
+        };
+        if problems.is_empty() {
+            let reason = verdict.summary.unwrap_or_else(|| {
+                format!(
+                    "the judge accepted, citing {} checked quote(s)",
+                    verdict.checks.len()
+                )
+            });
+            let checks: Vec<Check> = verdict.checks;
+            return self.record(decision.accept(reason, checks));
+        }
+        let reason = format!(
+            "the judge's accept is not backed by its evidence: {}",
+            problems.join("; ")
+        );
+        let mut missing = verdict.missing;
+        missing.extend(problems);
+        self.record(decision.reject(reason, missing))
+    }
+
+    /// The goal, if it may be signed off: the plan parses, the goal exists and is open or
+    /// active, it has a `done_when`, and its contract is the approved one. `Ok(Err(reason))`
+    /// when not.
+    fn approved_goal(&self, goal_id: &str) -> Result<Result<Goal, String>, SignoffError> {
+        let goal = match self.open_goal(goal_id) {
+            Ok(goal) => goal,
+            Err(reason) => return Ok(Err(reason)),
+        };
+        if goal.done_when.is_none() {
+            return Ok(Err(format!(
+                "goal `{goal_id}` has no `done_when:`, so there is nothing to sign it off \
+                 against; add one and have the contract approved (`tether plan approve \
+                 {goal_id}`)"
+            )));
+        }
+        let approval = self.journal.store().approval(&self.plan_key(), goal_id)?;
+        let hash = goal.contract_hash();
+        Ok(match approval {
+            None => Err(format!(
+                "the contract of goal `{goal_id}` has not been approved by a human; approve it \
+                 with `tether plan approve {goal_id}`"
+            )),
+            Some(a) if a.contract_hash != hash => Err(format!(
+                "the contract of goal `{goal_id}` (done_when, verify, failure_modes, ask_before) \
+                 changed since {} approved it; a human must review it and run `tether plan \
+                 approve {goal_id}`",
+                a.approved_by
+            )),
+            Some(_) => Ok(goal),
+        })
+    }
+
+    /// The goal, if the plan parses and the goal is open or active; else why not.
+    pub(super) fn open_goal(&self, goal_id: &str) -> Result<Goal, String> {
+        let doc = plan_file::read(&self.plan).map_err(|e| e.to_string())?;
+        doc.check()
+            .map_err(|e| format!("the plan cannot be used until it is fixed: {e}"))?;
+        let plan = doc.plan();
+        let Some(goal) = plan.goal(goal_id) else {
+            let known: Vec<&str> = plan.goals.iter().filter_map(Goal::id).collect();
+            return Err(format!(
+                "no goal with id `{goal_id}` in {}; {}",
+                self.plan_key(),
+                if known.is_empty() {
+                    "it has no goals with ids".to_owned()
+                } else {
+                    format!("known ids: {}", known.join(", "))
+                }
+            ));
+        };
+        match goal.status() {
+            Status::Open | Status::Active => Ok(goal.clone()),
+            Status::Done => Err(format!("goal `{goal_id}` is already done")),
+            Status::Cancelled => Err(format!(
+                "goal `{goal_id}` is cancelled; set it back to `status: active` first if it is \
+                 wanted again"
+            )),
+        }
+    }
+}
+
+fn refused(goal_id: &str, reason: String) -> SignoffOutcome {
+    SignoffOutcome::Refused {
+        goal_id: goal_id.to_owned(),
+        reason,
+    }
+}

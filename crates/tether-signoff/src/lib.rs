@@ -1,0 +1,166 @@
+//! Signing a goal off: the one blessed path to `status: done` (`complete_goal`), and
+//! `cancel_goal`.
+//!
+//! An agent's "done" is a claim. [`Signoff::complete`] turns it into a decision in stages:
+//!
+//! 0. **Contract.** The goal is read from the plan; it must be `open` or `active`, and its
+//!    contract (`done_when`, `verify`, `failure_modes`, `ask_before`) must be the one a human
+//!    approved (the hash in the store). Otherwise the attempt is *refused* and nothing runs.
+//! 1. **Verify.** The goal's `verify` command runs in the workspace ([`verify`]); a non-zero exit
+//!    or a timeout rejects the attempt at once, without a model call.
+//! 2. **Judge.** One session with an independent model ([`Judge`]) that reads the workspace with
+//!    read-only tools and must end with a verdict whose quotes tether checks against the files
+//!    ([`verdict`]). A judge that fails in any way is a reject (*fail closed*), flagged as
+//!    `judge_unavailable`.
+//!
+//! Every accept or reject is recorded in the store (with the judge's transcript under
+//! `.tether/runs/<run>/`, or `.tether/signoff/` outside a run) and logged in the plan; an accept
+//! also patches the goal's status to `done`. The agent calls this through the `complete_goal`
+//! and `cancel_goal` tools ([`tool`]); a person through `tether goal complete` / `cancel`.
+//! Every text the judge reads, and the tools' results, are in [`prompts`].
+
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod complete;
+mod diff;
+mod error;
+pub mod judge;
+mod outcome;
+pub mod prompts;
+mod record;
+pub mod tool;
+pub mod verdict;
+pub mod verify;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tether_config::{Config, Env};
+use tether_store::RunId;
+
+pub use complete::NO_JUDGE_REASON;
+pub use error::{JudgeSetupError, SignoffError};
+pub use judge::Judge;
+pub use outcome::{CancelOutcome, SignoffOutcome};
+pub use record::{JUDGE_UNAVAILABLE, stamp};
+pub use verdict::Check;
+pub use verify::VerifyResult;
+
+use tether_config::Workspace;
+use tether_store::Journal;
+
+/// The default timeout of a verify command (`[loop] verify_timeout_secs`).
+pub const DEFAULT_VERIFY_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Signs goals off (and cancels them) in one workspace. Cheap to clone.
+#[derive(Clone)]
+pub struct Signoff {
+    ws: Workspace,
+    journal: Journal,
+    plan: PathBuf,
+    judge: Option<Judge>,
+    verify_timeout: Duration,
+    run: Option<RunId>,
+}
+
+impl std::fmt::Debug for Signoff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Signoff")
+            .field("root", &self.ws.root())
+            .field("plan", &self.plan)
+            .field("judge", &self.judge)
+            .field("verify_timeout", &self.verify_timeout)
+            .field("run", &self.run)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Signoff {
+    /// Sign-off for the plan file `plan` (absolute, or relative to the workspace root), with no
+    /// judge (verify alone, as `--no-judge`) until [`Signoff::with_judge`], the default verify
+    /// timeout, and no run.
+    pub fn new(ws: Workspace, journal: Journal, plan: impl AsRef<Path>) -> Self {
+        let plan = ws.root().join(plan);
+        Signoff {
+            ws,
+            journal,
+            plan,
+            judge: None,
+            verify_timeout: DEFAULT_VERIFY_TIMEOUT,
+            run: None,
+        }
+    }
+
+    /// Sign-off as `tether.toml` configures it: its plan file, `[loop] verify_timeout_secs`, and
+    /// the `[judge]` — refused when there is none unless `no_judge` (which also skips a
+    /// configured one: sign-off by verify alone, recorded as such).
+    pub fn from_config(
+        ws: Workspace,
+        journal: Journal,
+        config: &Config,
+        env: &dyn Env,
+        no_judge: bool,
+    ) -> Result<Self, JudgeSetupError> {
+        let judge = match (&config.judge, no_judge) {
+            (_, true) => None,
+            (None, false) => return Err(JudgeSetupError::NotConfigured),
+            (Some(judge), false) => Some(Judge::from_config(judge, config.model.as_ref(), env)?),
+        };
+        let plan = config.plan_path(ws.root());
+        Ok(Signoff::new(ws, journal, plan)
+            .with_judge(judge)
+            .with_verify_timeout(Duration::from_secs(config.r#loop.verify_timeout_secs)))
+    }
+
+    /// Judges with `judge`; `None` signs off by verify alone (`--no-judge`).
+    #[must_use]
+    pub fn with_judge(mut self, judge: Option<Judge>) -> Self {
+        self.judge = judge;
+        self
+    }
+
+    /// Sets the verify command's timeout.
+    #[must_use]
+    pub fn with_verify_timeout(mut self, timeout: Duration) -> Self {
+        self.verify_timeout = timeout;
+        self
+    }
+
+    /// Files attempts under `run` (verdicts, logs in `.tether/runs/<run>/`).
+    #[must_use]
+    pub fn with_run(mut self, run: Option<RunId>) -> Self {
+        self.run = run;
+        self
+    }
+
+    /// The judge, if any.
+    pub fn judge(&self) -> Option<&Judge> {
+        self.judge.as_ref()
+    }
+
+    /// The plan file.
+    pub fn plan_path(&self) -> &Path {
+        &self.plan
+    }
+
+    /// The plan file as the store names it (see [`plan_key`]).
+    pub fn plan_key(&self) -> String {
+        plan_key(&self.ws, &self.plan)
+    }
+
+    /// Where this attempt's files go: `.tether/runs/<run>/`, or `.tether/signoff/` outside a
+    /// run.
+    fn files_dir(&self) -> PathBuf {
+        match &self.run {
+            Some(run) => self.ws.runs_dir().join(run.to_string()),
+            None => self.ws.state_dir().join("signoff"),
+        }
+    }
+}
+
+/// The plan file's name in the store (approvals, verdicts): its path relative to the workspace
+/// root (`plan.md`), or as given when outside it.
+pub fn plan_key(ws: &Workspace, plan: &Path) -> String {
+    ws.display(plan).into_owned()
+}

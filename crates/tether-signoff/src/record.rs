@@ -1,0 +1,259 @@
+//! Recording a decision: the verdict in the store, then the plan patched to match (status and a
+//! `## Log` line); and `cancel_goal`, which only patches the plan.
+//!
+//! The verdict is stored first: it is the fact (what was checked and decided), and a plan that
+//! could not be patched afterwards is reported as [`SignoffError::PlanNotPatched`] with the
+//! decision kept. Log lines are stamped `YYYY-MM-DD HH:MM` in UTC and kept short.
+
+use serde_json::Value;
+use tether_plan::Status;
+use tether_store::{NewVerdict, Verdict};
+
+use super::verdict::Check;
+use super::verify::VerifyResult;
+use super::{CancelOutcome, Signoff, SignoffError, SignoffOutcome};
+use tether_plan::file as plan_file;
+
+/// How the recorded reason of a judge failure begins (the goal loop counts these in a row).
+pub const JUDGE_UNAVAILABLE: &str = "judge unavailable";
+
+/// The longest log line tether appends (in characters, before the stamp).
+const MAX_LOG_CHARS: usize = 400;
+
+/// A decision being assembled.
+pub(super) struct Decision {
+    goal_id: String,
+    attempt: u32,
+    contract_hash: String,
+    pub(super) verify: Option<VerifyResult>,
+    pub(super) judge_model: Option<String>,
+    pub(super) transcript: Option<String>,
+    pub(super) checks: Vec<Check>,
+}
+
+/// A decision with its verdict.
+pub(super) struct Decided {
+    decision: Decision,
+    verdict: Verdict,
+    reason: String,
+    missing: Vec<String>,
+    judge_unavailable: bool,
+}
+
+impl Decision {
+    pub(super) fn new(goal_id: &str, attempt: u32, contract_hash: String) -> Self {
+        Decision {
+            goal_id: goal_id.to_owned(),
+            attempt,
+            contract_hash,
+            verify: None,
+            judge_model: None,
+            transcript: None,
+            checks: Vec::new(),
+        }
+    }
+
+    pub(super) fn accept(mut self, reason: String, checks: Vec<Check>) -> Decided {
+        self.checks = checks;
+        Decided {
+            decision: self,
+            verdict: Verdict::Accept,
+            reason,
+            missing: Vec::new(),
+            judge_unavailable: false,
+        }
+    }
+
+    pub(super) fn reject(self, reason: String, missing: Vec<String>) -> Decided {
+        Decided {
+            decision: self,
+            verdict: Verdict::Reject,
+            reason,
+            missing,
+            judge_unavailable: false,
+        }
+    }
+
+    /// A reject because the judge failed: fail closed.
+    pub(super) fn unavailable(self, why: String) -> Decided {
+        let reason = format!("{JUDGE_UNAVAILABLE}: {why}");
+        Decided {
+            judge_unavailable: true,
+            ..self.reject(reason, Vec::new())
+        }
+    }
+}
+
+impl Signoff {
+    /// Stores the verdict, patches the plan, and returns the outcome.
+    pub(super) fn record(&self, decided: Decided) -> Result<SignoffOutcome, SignoffError> {
+        let Decided {
+            decision: d,
+            verdict,
+            reason,
+            missing,
+            judge_unavailable,
+        } = decided;
+        let new = NewVerdict {
+            run_id: self.run.clone(),
+            goal_id: d.goal_id.clone(),
+            plan_path: self.plan_key(),
+            attempt: d.attempt,
+            verify_exit: d.verify.as_ref().and_then(|v| v.exit_code),
+            verdict,
+            reason: reason.clone(),
+            checks: serde_json::to_value(&d.checks).unwrap_or(Value::Null),
+            missing: missing.clone(),
+            judge_model: d.judge_model.clone(),
+            transcript_path: d.transcript.clone(),
+            contract_hash: Some(d.contract_hash.clone()),
+        };
+        self.journal.store().insert_verdict(&new)?;
+        let id = &d.goal_id;
+        if verdict == Verdict::Accept {
+            let line = log_line(id, "signed off", &reason, &[]);
+            self.patch_plan(id, Some(Status::Done), &line)
+                .map_err(|source| SignoffError::PlanNotPatched {
+                    goal_id: id.clone(),
+                    note: "the accept is recorded in the store; set `status: done` by hand",
+                    source,
+                })?;
+            Ok(SignoffOutcome::Accepted {
+                goal_id: d.goal_id,
+                attempt: d.attempt,
+                reason,
+                verify: d.verify,
+                judge_model: d.judge_model,
+                checks: d.checks,
+                transcript: d.transcript,
+            })
+        } else {
+            let line = log_line(id, "sign-off rejected", &reason, &missing);
+            self.patch_plan(id, None, &line)
+                .map_err(|source| SignoffError::PlanNotPatched {
+                    goal_id: id.clone(),
+                    note: "the reject is recorded in the store",
+                    source,
+                })?;
+            Ok(SignoffOutcome::Rejected {
+                goal_id: d.goal_id,
+                attempt: d.attempt,
+                reason,
+                missing,
+                verify: d.verify,
+                judge_model: d.judge_model,
+                judge_unavailable,
+                transcript: d.transcript,
+            })
+        }
+    }
+
+    /// Cancels the goal `goal_id` (open or active → cancelled) with a log line giving `reason`.
+    /// No check runs. Refused for an unknown or closed goal, a plan with errors, or an empty
+    /// reason.
+    pub fn cancel_goal(&self, goal_id: &str, reason: &str) -> Result<CancelOutcome, SignoffError> {
+        let refused = |reason: String| CancelOutcome::Refused {
+            goal_id: goal_id.to_owned(),
+            reason,
+        };
+        let reason = reason.trim();
+        if reason.is_empty() {
+            return Ok(refused("a reason is required to cancel a goal".to_owned()));
+        }
+        if let Err(why) = self.open_goal(goal_id) {
+            return Ok(refused(why));
+        }
+        let line = log_line(goal_id, "cancelled", reason, &[]);
+        self.patch_plan(goal_id, Some(Status::Cancelled), &line)
+            .map_err(|source| SignoffError::PlanNotPatched {
+                goal_id: goal_id.to_owned(),
+                note: "nothing was changed",
+                source,
+            })?;
+        Ok(CancelOutcome::Cancelled {
+            goal_id: goal_id.to_owned(),
+            reason: reason.to_owned(),
+        })
+    }
+
+    /// Sets the status (if asked), then appends the log line; each an atomic patch.
+    fn patch_plan(
+        &self,
+        goal_id: &str,
+        status: Option<Status>,
+        line: &str,
+    ) -> Result<(), plan_file::PlanFileError> {
+        if let Some(status) = status {
+            plan_file::patch(&self.plan, |doc| doc.set_status(goal_id, status))?;
+        }
+        plan_file::patch(&self.plan, |doc| doc.append_log(line))?;
+        Ok(())
+    }
+}
+
+/// `YYYY-MM-DD HH:MM <id> <what>: <reason>[; missing: a; b]`, shortened.
+fn log_line(goal_id: &str, what: &str, reason: &str, missing: &[String]) -> String {
+    let mut text = format!("{goal_id} {what}: {reason}");
+    if !missing.is_empty() {
+        text.push_str("; missing: ");
+        text.push_str(&missing.join("; "));
+    }
+    let mut text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if text.chars().count() > MAX_LOG_CHARS {
+        text = text.chars().take(MAX_LOG_CHARS - 1).collect();
+        text.push('…');
+    }
+    format!("{} {text}", stamp(tether_store::now_ms()))
+}
+
+/// `YYYY-MM-DD HH:MM` (UTC) for milliseconds since the Unix epoch.
+pub fn stamp(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let minute_of_day = secs.rem_euclid(86_400) / 60;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        minute_of_day / 60,
+        minute_of_day % 60
+    )
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (eras of 400 years).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn stamps_are_utc_calendar_minutes() {
+        assert_eq!(super::stamp(0), "1970-01-01 00:00");
+        assert_eq!(super::stamp(951_782_400_000), "2000-02-29 00:00");
+        assert_eq!(super::stamp(1_781_532_120_000), "2026-06-15 14:02");
+        assert_eq!(super::stamp(4_107_542_399_000), "2100-02-28 23:59");
+        assert_eq!(super::stamp(-60_000), "1969-12-31 23:59");
+    }
+
+    #[test]
+    fn log_lines_are_one_short_line() {
+        let long = "x ".repeat(500);
+        let line = super::log_line("g", "sign-off rejected", "bad\nreason", &[long]);
+        assert!(
+            line.contains(" g sign-off rejected: bad reason; missing: x x"),
+            "{line}"
+        );
+        assert!(!line.contains('\n'));
+        assert!(line.ends_with('…'));
+        assert!(line.chars().count() <= 17 + super::MAX_LOG_CHARS);
+    }
+}

@@ -1,0 +1,84 @@
+//! The loops' handle on the store: append an event, then hand every newly stored event to the
+//! sinks (the live progress line, `--events jsonl` on stdout) in journal order.
+//!
+//! The store connection is shared behind a mutex because a loop records events from more than
+//! one task (the loop itself and the executor's observer).
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::{Event, RunId, RunState, Seq, Store, StoreError, StoredEvent};
+
+/// The run a tool or task belongs to, set once the run exists (tools are built before it).
+pub type RunCell = Arc<Mutex<Option<RunId>>>;
+
+/// Receives every event a loop records, after it is committed.
+pub trait EventSink: Send + Sync {
+    /// Called once per event, in journal order.
+    fn event(&self, event: &StoredEvent);
+}
+
+/// A store shared by a loop's tasks, with sinks for committed events.
+#[derive(Clone)]
+pub struct Journal {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Mutex<Store>,
+    sinks: Vec<Arc<dyn EventSink>>,
+    emitted: Mutex<Seq>,
+}
+
+impl Journal {
+    /// Wraps `store`; `sinks` see every event appended through this journal from now on.
+    pub fn new(store: Store, sinks: Vec<Arc<dyn EventSink>>) -> Result<Self, StoreError> {
+        let emitted = store.last_seq()?;
+        Ok(Journal {
+            inner: Arc::new(Inner {
+                store: Mutex::new(store),
+                sinks,
+                emitted: Mutex::new(emitted),
+            }),
+        })
+    }
+
+    /// The store, for reads and for writes that are not events.
+    pub fn store(&self) -> MutexGuard<'_, Store> {
+        // A poisoned lock only means another task panicked mid-call; SQLite's own transaction
+        // keeps the data consistent, so carry on with the connection.
+        self.inner
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Appends `event` to `run`'s journal and passes it (and anything appended before it by
+    /// this journal but not yet passed on) to the sinks.
+    pub fn append(&self, run: &RunId, event: &Event) -> Result<Seq, StoreError> {
+        let store = self.store();
+        let seq = store.append(Some(run), event)?;
+        if !self.inner.sinks.is_empty() {
+            let mut emitted = self
+                .inner
+                .emitted
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let fresh = store.events(run, *emitted, usize::MAX)?;
+            drop(store);
+            for e in &fresh {
+                for sink in &self.inner.sinks {
+                    sink.event(e);
+                }
+            }
+            if let Some(last) = fresh.last() {
+                *emitted = last.seq;
+            }
+        }
+        Ok(seq)
+    }
+
+    /// The run's state as the store's projection holds it.
+    pub fn state(&self, run: &RunId) -> Result<RunState, StoreError> {
+        Ok(self.store().run(run)?.state)
+    }
+}
