@@ -6,10 +6,9 @@ use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use futures_util::future::BoxFuture;
 use serde_json::json;
-use tether_agent::{
-    AgentEvent, BoxFuture, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
-};
+use tether_agent::{AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 use tether_config::Workspace;
 use tether_core::goal::{self, Deps, GoalEnd, GoalError, GoalSpec, RuleSettings};
 use tether_plan::PlanDoc;

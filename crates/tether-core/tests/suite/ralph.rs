@@ -4,9 +4,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tether_agent::{
-    AgentEvent, BoxFuture, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
-};
+use futures_util::future::BoxFuture;
+use tether_agent::{AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 use tether_config::Workspace;
 use tether_core::ralph::{self, Deps, LoopError, RalphEnd, RalphSpec};
 use tether_store::Journal;

@@ -2,8 +2,6 @@
 //! is the final message, a failure says why with the end of its stderr, and a timeout or a
 //! cancellation stops it.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::time::{Duration, Instant};
 
 use tether_agent::{
