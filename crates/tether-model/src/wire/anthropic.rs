@@ -77,9 +77,6 @@ pub(super) fn body(model: &str, request: &Request) -> Value {
     if !system.is_empty() {
         body["system"] = Value::from(system.join("\n\n"));
     }
-    if let Some(temperature) = request.temperature {
-        body["temperature"] = json!(temperature);
-    }
     body
 }
 

@@ -53,17 +53,13 @@ pub(super) fn body(model: &str, request: &Request) -> Value {
             } => json!({"role": "tool", "tool_call_id": tool_call_id, "content": content}),
         });
     }
-    let mut body = json!({
+    json!({
         "model": model,
         "messages": messages,
         "stream": true,
         "stream_options": {"include_usage": true},
         "max_tokens": request.max_tokens,
-    });
-    if let Some(temperature) = request.temperature {
-        body["temperature"] = json!(temperature);
-    }
-    body
+    })
 }
 
 /// Chat Completions stream state.

@@ -41,13 +41,17 @@ pub fn request_url(api: Api, base_url: &str) -> String {
     }
 }
 
-/// The JSON body for one streamed call.
+/// The JSON body for one streamed call: what differs per API from its module, the settings and
+/// tools every API takes here.
 pub(crate) fn request_body(api: Api, model: &str, request: &Request) -> Value {
     let mut body = match api {
         Api::OpenAiChat => chat::body(model, request),
         Api::OpenAiResponses => responses::body(model, request),
         Api::Anthropic => anthropic::body(model, request),
     };
+    if let Some(temperature) = request.temperature {
+        body["temperature"] = Value::from(temperature);
+    }
     if !request.tools.is_empty() {
         let tools = request.tools.iter().map(|tool| tool_json(api, tool));
         body["tools"] = Value::Array(tools.collect());

@@ -56,9 +56,6 @@ pub(super) fn body(model: &str, request: &Request) -> Value {
     if let Some(system) = &request.system {
         body["instructions"] = Value::from(system.as_str());
     }
-    if let Some(temperature) = request.temperature {
-        body["temperature"] = json!(temperature);
-    }
     body
 }
 

@@ -18,7 +18,7 @@ use nix::unistd::Pid;
 use tokio::io::{AsyncReadExt, AsyncWriteExt as _};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
-use tokio::time::{Instant, sleep_until, timeout};
+use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use super::ShellEnd;
@@ -32,6 +32,7 @@ const DRAIN_LIMIT: Duration = Duration::from_millis(500);
 pub(super) struct Group {
     child: Child,
     pgid: Option<Pid>,
+    started: Instant,
 }
 
 impl Group {
@@ -55,6 +56,7 @@ impl Group {
         for name in env_remove {
             cmd.env_remove(name);
         }
+        let started = Instant::now();
         let mut child = cmd.spawn()?;
         // `cmd` holds our copies of the pipes' write ends; it is dropped here so the pipes reach
         // EOF once the child's processes close theirs.
@@ -69,7 +71,11 @@ impl Group {
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .map(Pid::from_raw);
-        Ok(Self { child, pgid })
+        Ok(Self {
+            child,
+            pgid,
+            started,
+        })
     }
 
     fn kill(&mut self, signal: Signal) {
@@ -79,17 +85,18 @@ impl Group {
         }
     }
 
-    /// Waits for the child while reading `outputs`, until it exits, `deadline` passes or
-    /// `cancel` fires; then stops the group (SIGTERM, up to `grace`, SIGKILL), or kills what the
+    /// Waits for the child while reading `outputs`, until it exits, `timeout` has passed since
+    /// it was spawned, or `cancel` fires; then stops the group (SIGTERM, up to `grace`, SIGKILL), or kills what the
     /// child left running in it, and reads what is left of the output. Returns how it ended and
     /// whether every output reached EOF.
     pub(super) async fn supervise(
         mut self,
         outputs: &mut [Output<'_>],
-        deadline: Instant,
+        timeout: Duration,
         grace: Duration,
         cancel: &CancellationToken,
     ) -> io::Result<(ShellEnd, bool)> {
+        let deadline = self.started + timeout;
         let end = loop {
             tokio::select! {
                 biased;
@@ -130,7 +137,7 @@ impl Group {
         self.kill(Signal::SIGKILL);
         let _ = self.child.start_kill();
         // SIGKILL cannot be ignored; the bound only guards against a wedged kernel.
-        if timeout(Duration::from_secs(5), self.child.wait())
+        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
             .await
             .is_err()
         {

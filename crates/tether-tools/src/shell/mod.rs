@@ -103,12 +103,7 @@ pub async fn run_shell_tee(
     let group = Group::spawn(cmd, &spec.cwd, &spec.env_remove, None)?;
     let mut outputs = [Output::new(reader, spec.output_cap, tee)?];
     let (end, reached_eof) = group
-        .supervise(
-            &mut outputs,
-            started + spec.timeout,
-            spec.kill_grace,
-            cancel,
-        )
+        .supervise(&mut outputs, spec.timeout, spec.kill_grace, cancel)
         .await?;
     let [out] = outputs;
     let (output, total_bytes) = out.finish()?;

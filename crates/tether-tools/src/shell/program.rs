@@ -73,12 +73,7 @@ pub async fn run_program(
         Output::new(err_reader, spec.stderr_cap, &mut err_sink)?,
     ];
     let (end, _) = group
-        .supervise(
-            &mut outputs,
-            started + spec.timeout,
-            spec.kill_grace,
-            cancel,
-        )
+        .supervise(&mut outputs, spec.timeout, spec.kill_grace, cancel)
         .await?;
     let [out, err] = outputs;
     Ok(ProgramRun {
