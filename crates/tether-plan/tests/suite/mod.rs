@@ -4,6 +4,7 @@ mod parse;
 mod patch;
 mod render;
 mod roundtrip;
+mod untrusted;
 
 /// A plan file from `tests/fixtures/` (shared with the CLI's tests).
 pub fn fixture(name: &str) -> String {
