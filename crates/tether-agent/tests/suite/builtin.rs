@@ -1,20 +1,20 @@
 //! The built-in agent's turn: model calls and tool executions until a final answer, with every
-//! model mistake going back to the model instead of ending the turn.
+//! model mistake going back to the model instead of ending the turn — and a tool's fatal failure
+//! ending it.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use futures_util::stream;
-use serde_json::json;
-use tether_agent::{
-    AgentEvent, BuiltinAgent, ExecError, Executor, TurnObserver, TurnRequest, WorkspaceTools,
-};
+use serde_json::{Value, json};
+use tether_agent::{AgentEvent, BuiltinAgent, ExecError, Executor, TurnObserver, TurnRequest};
 use tether_model::scripted::{Script, ScriptedModel, Turn};
 use tether_model::{
     EventStream, Message, ModelClient, Request, StopReason, StreamEvent, ToolCall, Usage,
 };
 use tether_testkit::recording_script;
-use tether_tools::{ToolOptions, ToolSet};
+use tether_tools::{FatalToolError, Tool, ToolContext, ToolOptions, ToolOutput, ToolSet, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Default)]
@@ -28,7 +28,7 @@ impl TurnObserver for Events {
 
 fn agent(dir: &std::path::Path, model: Arc<dyn ModelClient>) -> BuiltinAgent {
     let tools = ToolSet::builtin(dir, &ToolOptions::default()).unwrap();
-    BuiltinAgent::new(model, Arc::new(WorkspaceTools::new(tools)), "test".into())
+    BuiltinAgent::new(model, tools, "test".into())
 }
 
 fn request(dir: &std::path::Path) -> TurnRequest {
@@ -231,4 +231,70 @@ async fn cancelling_mid_turn_stops_promptly() {
     .await
     .unwrap();
     assert!(matches!(result, Err(ExecError::Cancelled)), "{result:?}");
+}
+
+/// A tool whose store is gone, like `complete_goal` when the database fails.
+struct Broken {
+    spec: ToolSpec,
+}
+
+impl Tool for Broken {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call<'a>(
+        &'a self,
+        _args: Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
+        Box::pin(async { Err(FatalToolError::new("complete_goal", "the store is gone")) })
+    }
+}
+
+#[tokio::test]
+async fn a_fatal_tool_failure_ends_the_turn_with_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (script, seen) = recording_script(vec![
+        Turn::tool("complete_goal", json!({})),
+        Turn::text("should not be asked"),
+    ]);
+    let spec = ToolSpec::object("complete_goal", "Sign a goal off.", json!({}), &[]);
+    let tools = ToolSet::builtin(dir.path(), &ToolOptions::default())
+        .unwrap()
+        .with(Arc::new(Broken { spec }))
+        .unwrap();
+    let agent = BuiltinAgent::new(Arc::new(ScriptedModel::new(script)), tools, "test".into());
+    let events = Events::default();
+    let req = request(dir.path());
+    let transcript = req.transcript.clone();
+    let err = agent
+        .run_turn(req, &events, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ExecError::Tool(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "tool `complete_goal` failed: the store is gone"
+    );
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "the model is not called again"
+    );
+    assert!(
+        !events
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolCall { .. })),
+        "a call that ended the turn is not reported as a tool call"
+    );
+    let log = std::fs::read_to_string(transcript).unwrap();
+    let last = log.lines().last().unwrap();
+    assert_eq!(
+        last,
+        r#"{"role":"error","text":"tool `complete_goal` failed: the store is gone"}"#
+    );
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 use tether_agent::{AgentEvent, BuiltinAgent, TurnObserver};
 use tether_config::Workspace;
-use tether_core::planning::{Baseline, Draft, Drafter, DraftingTools, PlanRef, PlanTarget};
+use tether_core::planning::{Baseline, Draft, Drafter, PlanRef, PlanTarget, drafting_tools};
 use tether_model::scripted::{ScriptedModel, Turn};
 use tether_model::{Message, Request};
 use tether_testkit::recording_script;
@@ -61,7 +61,7 @@ fn session(plan: Option<&str>, turns: Vec<Turn>) -> Session {
     let ws = Workspace::at(dir.path());
     let plan = PlanRef::new(&ws, &tether_config::Config::default());
     let baseline = Baseline::read(&plan).unwrap();
-    let tools = DraftingTools::new(
+    let tools = drafting_tools(
         ws.root(),
         PlanTarget {
             plan: plan.clone(),
@@ -72,7 +72,7 @@ fn session(plan: Option<&str>, turns: Vec<Turn>) -> Session {
     let (script, requests) = recording_script(turns);
     let agent = BuiltinAgent::new(
         Arc::new(ScriptedModel::new(script)),
-        Arc::new(tools),
+        tools,
         "scripted".into(),
     )
     .with_system(tether_core::prompts::drafting::SYSTEM);

@@ -27,7 +27,7 @@ fn alive(pid: i32) -> bool {
     }
 }
 
-async fn assert_gone(pid: i32) {
+pub(super) async fn assert_gone(pid: i32) {
     wait_until_async(
         &format!("process {pid} to be gone"),
         Duration::from_secs(10),
@@ -44,7 +44,7 @@ fn first_pid(content: &str) -> i32 {
         .unwrap_or_else(|_| panic!("expected a pid on the first line:\n{content}"))
 }
 
-fn pid_file(fx: &Fixture) -> Option<i32> {
+pub(super) fn pid_file(fx: &Fixture) -> Option<i32> {
     std::fs::read_to_string(fx.root.join("bg.pid"))
         .ok()?
         .trim()

@@ -14,6 +14,7 @@ use tether_tools::{ToolCallOutcome, ToolContext, ToolOptions, ToolSet};
 mod bash;
 mod escape;
 mod files;
+mod program;
 mod registry;
 mod search;
 mod snapshots;
