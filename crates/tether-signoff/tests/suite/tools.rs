@@ -23,7 +23,7 @@ async fn complete_goal_files_the_attempt_under_the_run_and_answers_the_model() {
     let cell: RunCell = Arc::new(Mutex::new(None));
     let script = Script::turns([verdict(
         "accept",
-        json!([check("src/lib.rs", "a + b")]),
+        json!([check("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {")]),
         &[],
     )]);
     let signoff = fx.signoff(Some(scripted(&script)));
