@@ -1,5 +1,5 @@
 //! tether's loops and the commands around them: the Ralph loop ([`ralph`]) and the goal loop
-//! ([`goal`]) over the shared iteration machinery ([`looping`]), plan mode ([`planning`]), the
+//! ([`goal`]), each a [`looping::LoopKind`] run by the one loop driver ([`looping`]), plan mode ([`planning`]), the
 //! requests other processes make of a running loop ([`control`]), one driver per run
 //! ([`run_lock`]), setting a repository up ([`init`]) and checking it ([`validate`]), and every
 //! prompt the loops give the agent ([`prompts`]).
