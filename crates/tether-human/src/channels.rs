@@ -1,6 +1,6 @@
 //! The channels a question is offered on besides the store, built from `[human]` and `[zulip]`.
 //!
-//! Misconfiguration never stops anything (PRODUCT §4.1): a channel that cannot be set up is left
+//! Misconfiguration never stops anything: a channel that cannot be set up is left
 //! out and its problem, naming exactly what is missing, is kept for `ask_human` to report as a
 //! tool error. The terminal is not built here: only the caller knows whether its stdin is a
 //! person (a TTY) or a protocol (`tether mcp`).

@@ -1,6 +1,5 @@
 //! tether's MCP server: `ask_human`, the plan's status, `complete_goal` and `cancel_goal` for
-//! any MCP client (Claude Code,
-//! Codex, pi, …), spoken over stdio by `tether mcp`.
+//! any MCP client (Claude Code, Codex, pi, …), spoken over stdio by `tether mcp`.
 //!
 //! Inside a `tether run` the questions are filed under that run; alone it is a standalone
 //! human-in-the-loop server. Questions go through the same broker as the built-in agent's: the

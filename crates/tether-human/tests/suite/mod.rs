@@ -1,0 +1,3 @@
+mod human;
+mod notify;
+mod zulip_channel;
