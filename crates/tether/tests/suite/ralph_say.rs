@@ -2,8 +2,6 @@
 //! against the fake model server, another `tether` process sends a message while iteration 1
 //! is in flight, and the request that opens iteration 2 carries it (recorded as delivered).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::fs;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
