@@ -2,11 +2,10 @@
 //! signed off by the completion check, the budget runs out, or a rule stops the run.
 //!
 //! The iteration skeleton is the shared driver's ([`crate::looping`]); an iteration of this loop
-//! is five named steps: **reconcile** the plan with the store's sign-offs ([`reconcile`]),
-//! build the **prompt** (the framing, the plan injection and the feedback owed, see
-//! [`crate::prompts::goal`]), **run** the agent's turn (the driver), **observe** what it did
-//! (tool calls, file and plan changes, sign-off attempts in the store), and **decide** with the
-//! [`rules`]. Like the Ralph loop, every step is a journal event, so a run can be paused,
+//! is five named steps: **reconcile** the plan with the store's sign-offs, build the **prompt**
+//! (the framing, the plan injection and the feedback owed, see [`crate::prompts::goal`]),
+//! **run** the agent's turn (the driver), **observe** what it did (tool calls, file and plan
+//! changes, sign-off attempts in the store), and **decide** with the [`rules`]. Like the Ralph loop, every step is a journal event, so a run can be paused,
 //! cancelled, killed and resumed; the plan and the store, not the model's memory, say where the
 //! work stands.
 
