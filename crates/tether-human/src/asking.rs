@@ -34,8 +34,10 @@ pub fn parameters() -> Value {
 }
 
 /// The arguments of one call, read leniently: a missing text is empty, a confidence above 100
-/// counts as 100, one that is not a whole number is absent.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// counts as 100, one that is not a whole number is absent. Deserialising one reads it the same
+/// way ([`AskHumanArgs::from_json`]), so the tool and MCP cannot differ.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(from = "Value")]
 pub struct AskHumanArgs {
     /// What needs deciding.
     pub question: String,
@@ -45,6 +47,12 @@ pub struct AskHumanArgs {
     pub confidence: Option<u8>,
     /// An earlier conversation to continue.
     pub thread_id: Option<String>,
+}
+
+impl From<Value> for AskHumanArgs {
+    fn from(args: Value) -> Self {
+        Self::from_json(&args)
+    }
 }
 
 impl AskHumanArgs {

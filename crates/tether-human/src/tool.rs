@@ -7,7 +7,7 @@
 //! `thread_id` and who answered.
 
 use serde_json::Value;
-use tether_tools::{BoxFuture, FatalToolError, Tool, ToolContext, ToolOutput, ToolSpec};
+use tether_tools::{FatalToolError, ToolContext, ToolOutput, ToolSpec, TypedTool};
 
 use super::asking::{self, AskFailed, AskHumanArgs, AskPolicy, Reply};
 use super::broker::Broker;
@@ -51,27 +51,31 @@ impl AskHuman {
     }
 }
 
-impl Tool for AskHuman {
+impl TypedTool for AskHuman {
+    type Args = AskHumanArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
-        Box::pin(async move {
-            let args = AskHumanArgs::from_json(&args);
-            let run = self.run.lock().ok().and_then(|r| r.clone());
-            let cancel = ctx.cancel_token().clone();
-            match asking::ask_human(&self.policy, &self.broker, args, run, cancel).await {
-                Ok(Reply::Answered { text, .. }) => Ok(ToolOutput::ok(text)),
-                Ok(Reply::Refused(text)) => Ok(ToolOutput::error(text)),
-                Err(e @ AskFailed::Cancelled(_)) => Ok(ToolOutput::error(e.to_string())),
-                Err(AskFailed::Store(e)) => Err(FatalToolError::new(asking::NAME, e.to_string())),
-            }
-        })
+    /// A store that fails while asking ends the turn; a cancelled question is an error result.
+    async fn run(
+        &self,
+        args: AskHumanArgs,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, FatalToolError> {
+        let run = self.run.lock().ok().and_then(|r| r.clone());
+        let cancel = ctx.cancel_token().clone();
+        match asking::ask_human(&self.policy, &self.broker, args, run, cancel).await {
+            Ok(Reply::Answered { text, .. }) => Ok(ToolOutput::ok(text)),
+            Ok(Reply::Refused(text)) => Ok(ToolOutput::error(text)),
+            Err(e @ AskFailed::Cancelled(_)) => Ok(ToolOutput::error(e.to_string())),
+            Err(AskFailed::Store(e)) => Err(FatalToolError::with_source(
+                asking::NAME,
+                "the store failed while asking",
+                e,
+            )),
+        }
     }
 
     fn describe_call(&self, args: &Value) -> String {

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use tether_agent::{BoxFuture, BuiltinAgent, WorkspaceTools};
+use futures_util::future::BoxFuture;
+use tether_agent::BuiltinAgent;
 use tether_config::Workspace;
 use tether_core::goal::{self, Deps, GoalEnd, GoalSpec, RuleSettings};
 use tether_human::tool::{AskHuman, RunCell};
@@ -102,7 +103,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     tools.add(Arc::new(CancelGoal::new(signoff)))?;
     let agent = BuiltinAgent::new(
         Arc::new(ScriptedModel::new(demo::agent())),
-        Arc::new(WorkspaceTools::new(tools)),
+        tools,
         "scripted demo model".into(),
     );
     let deps = Deps {
