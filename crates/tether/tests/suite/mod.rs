@@ -11,4 +11,5 @@ mod plan_approve;
 mod plan_mode;
 mod ralph_cli;
 mod ralph_model;
+mod ralph_say;
 mod secrets;

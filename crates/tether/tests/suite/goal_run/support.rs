@@ -127,7 +127,7 @@ impl Env {
             .unwrap()
             .into_iter()
             .filter_map(|e| match e.event {
-                Some(tether_store::Event::RuleFired { rule, .. }) => Some(rule),
+                Some(tether_store::Event::RuleFired { rule, .. }) => Some(rule.to_string()),
                 _ => None,
             })
             .collect()
