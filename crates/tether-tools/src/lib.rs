@@ -66,6 +66,7 @@ mod error;
 mod glob;
 mod options;
 mod output;
+pub mod process;
 mod registry;
 mod shell;
 mod spec;
