@@ -158,6 +158,14 @@ impl Store {
         Ok(id)
     }
 
+    /// The id of the newest cancellation recorded (0 when there is none).
+    pub fn last_cancellation_id(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT COALESCE(MAX(id), 0) FROM cancellations")?
+            .query_row([], |r| r.get(0))?)
+    }
+
     /// The newest cancellation of the goal, if any.
     pub fn latest_cancellation(
         &self,

@@ -74,6 +74,7 @@ pub async fn drive<K: LoopKind>(
     let at = At { deps, run };
     let limits = kind.limits();
     loop {
+        crate::subreaper::reap_orphans();
         let state = deps.journal.state(run)?;
         if let Some(stopped) = boundary(at, &state, &interrupt)? {
             return Ok(stopped.into());

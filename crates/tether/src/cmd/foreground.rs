@@ -75,6 +75,11 @@ pub fn drive<L: Loop>(
         Start::New(spec) => L::max_iterations(spec),
         Start::Resume(_) => None,
     };
+    // Descendants of the agent that fork twice stay in this process's tree, where the checks
+    // of human-only commands look for it.
+    if let Err(e) = tether_core::subreaper::adopt_orphans() {
+        tracing::warn!("could not become a child subreaper: {e}");
+    }
     let fg = Foreground::new(L::LABEL, max, events)?;
     let describe = executor.describe();
     let deps = Deps {
