@@ -268,7 +268,7 @@ fn cancel_logs_the_reason_and_refuses_a_closed_goal() {
     assert!(e.plan().contains("<!-- id: later -->\nstatus: cancelled\n"));
     assert!(
         e.plan()
-            .contains(" later cancelled: not needed after all\n")
+            .contains(" later cancelled by tester: not needed after all\n")
     );
     let again = e.run(&["goal", "cancel", "later", "--reason", "again"]);
     assert_eq!(again.code, 2);
