@@ -13,7 +13,7 @@ use tether_store::{Event, Outcome, QuestionId, RunId, Seq, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use tether_config::Workspace;
-use tether_human::{Broker, BrokerError};
+use tether_human::{BrokerError, Desk};
 use tether_store::Journal;
 
 /// How often a running iteration checks the store for `tether cancel`.
@@ -65,11 +65,16 @@ impl TurnObserver for Recorder<'_> {
     }
 }
 
-/// Records that the run ended with `outcome`.
-pub fn finish(journal: &Journal, run: &RunId, outcome: Outcome) -> Result<(), StoreError> {
-    journal
-        .append(run, &Event::RunFinished { outcome })
-        .map(|_| ())
+/// Records that the run ended with `outcome`, and tells the human side's channels.
+pub async fn finish(
+    journal: &Journal,
+    human: &Desk,
+    run: &RunId,
+    outcome: Outcome,
+) -> Result<(), StoreError> {
+    journal.append(run, &Event::RunFinished { outcome })?;
+    human.run_ended(run, outcome).await;
+    Ok(())
 }
 
 /// The first line of the final message, shortened, for the iteration's journal entry.
@@ -153,10 +158,12 @@ pub fn interrupted_questions(
 }
 
 /// Waits for the answers to the questions an interrupted iteration left behind — the same
-/// questions, not asked again. `None` when the wait was interrupted (Ctrl+C); otherwise each
-/// answered question with its answer, for the next prompt.
+/// questions, not asked again: `human` offers each again on every channel (the terminal card
+/// again, the Zulip topic it was posted in) with the timeout counted from when it was asked.
+/// `None` when the wait was interrupted (Ctrl+C); otherwise each answered question with its
+/// answer, for the next prompt.
 pub async fn await_interrupted(
-    ws: &Workspace,
+    human: &Desk,
     journal: &Journal,
     run: &RunId,
     interrupt: &CancellationToken,
@@ -166,10 +173,9 @@ pub async fn await_interrupted(
     if pending.is_empty() {
         return Ok(Some(answers));
     }
-    let broker = Broker::new(journal.clone(), ws.state_dir(), Vec::new());
     for id in &pending {
         let question = journal.store().question(id)?.question;
-        match broker.wait(id, interrupt.clone()).await {
+        match human.wait(id, interrupt.clone()).await {
             Ok(answer) => answers.push((question, answer.text)),
             Err(BrokerError::Cancelled(_)) => return Ok(None),
             Err(BrokerError::Withdrawn(_)) => {}

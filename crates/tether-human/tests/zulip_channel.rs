@@ -10,8 +10,9 @@ use tether_config::Secret;
 use tether_config::Workspace;
 use tether_human::broker::answer;
 use tether_human::zulip::Zulip;
-use tether_human::{Ask, Broker, Channel};
+use tether_human::{Broker, Channel};
 use tether_store::Journal;
+use tether_store::NewQuestion;
 use tether_store::Store;
 use tether_testkit::zulip_server::FakeZulipServer;
 use tether_zulip::{ZulipClient, ZulipSettings};
@@ -47,12 +48,12 @@ async fn setup() -> (
     (dir, ws, journal, server, broker)
 }
 
-fn ask() -> Ask {
-    Ask {
+fn ask() -> NewQuestion {
+    NewQuestion {
         question: "Merge the migration now?".into(),
         context: "all tests pass".into(),
         confidence: Some(20),
-        ..Ask::default()
+        ..NewQuestion::default()
     }
 }
 
@@ -128,7 +129,7 @@ async fn a_follow_up_with_the_thread_id_goes_to_the_same_topic() {
         .unwrap();
 
     let b = broker.clone();
-    let follow_up = Ask {
+    let follow_up = NewQuestion {
         question: "And the rollback script too?".into(),
         thread_id: Some(answer.thread_id.clone()),
         ..ask()

@@ -21,6 +21,7 @@ use tether_store::{RunId, RunStatus, StoreError};
 
 use crate::run_lock::LockError;
 use tether_config::Workspace;
+use tether_human::Desk;
 use tether_plan::file::PlanFileError;
 use tether_store::Journal;
 
@@ -149,6 +150,8 @@ pub struct Deps {
     pub journal: Journal,
     /// Who does the work.
     pub executor: Arc<dyn Executor>,
+    /// The human side: waits for questions a killed run left pending, hears that a run ended.
+    pub human: Desk,
 }
 
 impl Deps {

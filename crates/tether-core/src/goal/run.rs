@@ -53,9 +53,9 @@ pub async fn resume(
     let (lock, spec): (_, GoalSpec) =
         looping::reopen(&deps.ws, &deps.journal, run, RunKind::Goal, by)?;
     let Some(answers) =
-        looping::await_interrupted(&deps.ws, &deps.journal, run, &interrupt).await?
+        looping::await_interrupted(&deps.human, &deps.journal, run, &interrupt).await?
     else {
-        looping::finish(&deps.journal, run, Outcome::Interrupted)?;
+        looping::finish(&deps.journal, &deps.human, run, Outcome::Interrupted).await?;
         return Ok(GoalEnd::Interrupted);
     };
     let mut owed = owed_before_stop(deps, run, &spec)?;
@@ -143,7 +143,7 @@ async fn drive(
     loop {
         let state = deps.journal.state(run)?;
         if state.cancel_requested.is_some() {
-            looping::finish(&deps.journal, run, Outcome::Cancelled)?;
+            looping::finish(&deps.journal, &deps.human, run, Outcome::Cancelled).await?;
             return Ok(GoalEnd::Cancelled);
         }
         if let Some(by) = &state.pause_requested {
@@ -157,12 +157,12 @@ async fn drive(
             return Ok(GoalEnd::Paused { reason });
         }
         if interrupt.is_cancelled() {
-            looping::finish(&deps.journal, run, Outcome::Interrupted)?;
+            looping::finish(&deps.journal, &deps.human, run, Outcome::Interrupted).await?;
             return Ok(GoalEnd::Interrupted);
         }
         let doc = cycle.reconcile(&mut owed)?;
         if doc.plan().active_goals().next().is_none() {
-            looping::finish(&deps.journal, run, Outcome::Completed)?;
+            looping::finish(&deps.journal, &deps.human, run, Outcome::Completed).await?;
             return Ok(GoalEnd::AllDone {
                 iteration: state.iteration,
                 signed_off: cycle.signed_off,
@@ -172,7 +172,7 @@ async fn drive(
         if let Some(max) = spec.max_iterations
             && state.budget_used() >= max
         {
-            looping::finish(&deps.journal, run, Outcome::BudgetExhausted)?;
+            looping::finish(&deps.journal, &deps.human, run, Outcome::BudgetExhausted).await?;
             return Ok(GoalEnd::BudgetSpent {
                 iteration: state.iteration,
             });
@@ -227,10 +227,10 @@ async fn drive(
             }
             Err(ExecError::Cancelled) => {
                 if deps.journal.state(run)?.cancel_requested.is_some() {
-                    looping::finish(&deps.journal, run, Outcome::Cancelled)?;
+                    looping::finish(&deps.journal, &deps.human, run, Outcome::Cancelled).await?;
                     return Ok(GoalEnd::Cancelled);
                 }
-                looping::finish(&deps.journal, run, Outcome::Interrupted)?;
+                looping::finish(&deps.journal, &deps.human, run, Outcome::Interrupted).await?;
                 return Ok(GoalEnd::Interrupted);
             }
             Err(e) => {
@@ -243,7 +243,7 @@ async fn drive(
                     },
                 )?;
                 if deps.journal.state(run)?.consecutive_failures >= spec.max_consecutive_failures {
-                    looping::finish(&deps.journal, run, Outcome::Failed)?;
+                    looping::finish(&deps.journal, &deps.human, run, Outcome::Failed).await?;
                     return Ok(GoalEnd::Failed {
                         iteration: n,
                         error,
@@ -281,7 +281,7 @@ async fn drive(
         }
         match decision.stop {
             Some(Stop::Blocked { rule, reason }) => {
-                looping::finish(&deps.journal, run, Outcome::Blocked)?;
+                looping::finish(&deps.journal, &deps.human, run, Outcome::Blocked).await?;
                 return Ok(GoalEnd::Blocked {
                     rule: rule.to_owned(),
                     reason,

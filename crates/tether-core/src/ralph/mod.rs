@@ -18,6 +18,7 @@ use crate::looping::{self, Recorder, chain, summary, watch_for_cancel};
 use crate::prompts;
 use crate::run_lock::LockError;
 use tether_config::Workspace;
+use tether_human::Desk;
 use tether_store::Journal;
 
 /// The highest `--max-iterations` accepted.
@@ -111,6 +112,8 @@ pub struct Deps {
     pub journal: Journal,
     /// Who does the work.
     pub executor: Arc<dyn Executor>,
+    /// The human side: waits for questions a killed run left pending, hears that a run ended.
+    pub human: Desk,
 }
 
 /// Starts a new Ralph run and drives it. `on_start` is told the run id before the first
@@ -141,9 +144,9 @@ pub async fn resume(
     // Questions left pending by the interrupted iteration are waited for first — the same
     // questions, not asked again — and their answers go to the next iteration.
     let Some(answers) =
-        looping::await_interrupted(&deps.ws, &deps.journal, run, &interrupt).await?
+        looping::await_interrupted(&deps.human, &deps.journal, run, &interrupt).await?
     else {
-        finish(deps, run, Outcome::Interrupted)?;
+        finish(deps, run, Outcome::Interrupted).await?;
         return Ok(RalphEnd::Interrupted);
     };
     let preface = (!answers.is_empty()).then(|| prompts::answers_after_interruption(&answers));
@@ -152,8 +155,8 @@ pub async fn resume(
     Ok(end)
 }
 
-fn finish(deps: &Deps, run: &RunId, outcome: Outcome) -> Result<(), StoreError> {
-    looping::finish(&deps.journal, run, outcome)
+async fn finish(deps: &Deps, run: &RunId, outcome: Outcome) -> Result<(), StoreError> {
+    looping::finish(&deps.journal, &deps.human, run, outcome).await
 }
 
 async fn drive(
@@ -168,7 +171,7 @@ async fn drive(
     loop {
         let state = deps.journal.state(run)?;
         if state.cancel_requested.is_some() {
-            finish(deps, run, Outcome::Cancelled)?;
+            finish(deps, run, Outcome::Cancelled).await?;
             return Ok(RalphEnd::Cancelled);
         }
         if let Some(by) = &state.pause_requested {
@@ -177,14 +180,14 @@ async fn drive(
             return Ok(RalphEnd::Paused);
         }
         if interrupt.is_cancelled() {
-            finish(deps, run, Outcome::Interrupted)?;
+            finish(deps, run, Outcome::Interrupted).await?;
             return Ok(RalphEnd::Interrupted);
         }
         let n = state.iteration + 1;
         if let Some(max) = spec.max_iterations
             && state.budget_used() >= max
         {
-            finish(deps, run, Outcome::BudgetExhausted)?;
+            finish(deps, run, Outcome::BudgetExhausted).await?;
             return Ok(RalphEnd::BudgetSpent {
                 iteration: state.iteration,
             });
@@ -219,17 +222,17 @@ async fn drive(
                 if let Some(p) = &spec.promise
                     && promise::is_kept(&outcome.final_message, p)
                 {
-                    finish(deps, run, Outcome::Completed)?;
+                    finish(deps, run, Outcome::Completed).await?;
                     return Ok(RalphEnd::PromiseKept { iteration: n });
                 }
             }
             Err(ExecError::Cancelled) => {
                 // The store is the judge of why: a recorded cancel request wins over Ctrl+C.
                 if deps.journal.state(run)?.cancel_requested.is_some() {
-                    finish(deps, run, Outcome::Cancelled)?;
+                    finish(deps, run, Outcome::Cancelled).await?;
                     return Ok(RalphEnd::Cancelled);
                 }
-                finish(deps, run, Outcome::Interrupted)?;
+                finish(deps, run, Outcome::Interrupted).await?;
                 return Ok(RalphEnd::Interrupted);
             }
             Err(e) => {
@@ -243,7 +246,7 @@ async fn drive(
                 )?;
                 let failures = deps.journal.state(run)?.consecutive_failures;
                 if failures >= spec.max_consecutive_failures {
-                    finish(deps, run, Outcome::Failed)?;
+                    finish(deps, run, Outcome::Failed).await?;
                     return Ok(RalphEnd::Failed {
                         iteration: n,
                         error,

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use tether_config::Secret;
 use tether_config::Workspace;
 use tether_human::zulip::Zulip;
-use tether_human::{Ask, Broker, Channel};
+use tether_human::{Broker, Channel};
 use tether_store::Journal;
+use tether_store::NewQuestion;
 use tether_store::Store;
 use tether_testkit::zulip_server::{Endpoint, FakeZulipServer};
 use tether_zulip::{ZulipClient, ZulipSettings};
@@ -68,11 +69,11 @@ async fn measure(n: usize) -> Report {
     for i in 0..n + LONG_WAITS {
         let b = broker.clone();
         let asking = tokio::spawn(async move {
-            let ask = Ask {
+            let ask = NewQuestion {
                 question: format!("Merge migration {i}?"),
                 context: "all tests pass".into(),
                 confidence: Some(20),
-                ..Ask::default()
+                ..NewQuestion::default()
             };
             let got = b.ask(ask, CancellationToken::new()).await;
             (got, Instant::now())

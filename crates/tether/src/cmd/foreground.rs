@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
-use tether_config::Workspace;
+use tether_config::{Config, Workspace};
+use tether_human::{Console, Desk};
 use tether_store::Store;
 use tether_store::{EventSink, Journal};
 use tokio_util::sync::CancellationToken;
@@ -45,12 +46,12 @@ impl Foreground {
         })
     }
 
-    /// The workspace's store with this loop's sinks attached.
-    pub fn journal(&self, ws: &Workspace) -> Result<Journal> {
-        Ok(Journal::new(
-            Store::open(ws.db_path())?,
-            self.sinks.clone(),
-        )?)
+    /// The process's one store connection, with this loop's sinks attached, and the human desk
+    /// recording in it (the terminal when stdin and stderr are a person).
+    pub fn human_side(&self, ws: &Workspace, config: &Config) -> Result<(Journal, Desk)> {
+        let journal = Journal::new(Store::open(ws.db_path())?, self.sinks.clone())?;
+        let human = Desk::from_config(config, ws, journal.clone(), Console::detect());
+        Ok((journal, human))
     }
 
     /// Runs the loop `body` to its end; it gets the token Ctrl+C cancels.

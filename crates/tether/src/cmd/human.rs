@@ -3,9 +3,9 @@
 
 use anyhow::{Result, anyhow};
 use tether_human::broker::answer;
-use tether_human::{Ask, Broker, BrokerError};
-use tether_store::Journal;
+use tether_human::{BrokerError, Console, Desk};
 use tether_store::{AnswerOutcome, Question, QuestionId, QuestionStatus, Store, StoreError};
+use tether_store::{Journal, NewQuestion};
 use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
@@ -19,23 +19,23 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
         return Err(Failure::usage(anyhow!("the question is empty")));
     }
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
-    let human = crate::human_channels(&loaded.config, &ctx.ws)?;
-    if !human.problems.is_empty() {
-        return Err(Failure::usage(anyhow!("{}", human.problems.join("; "))));
-    }
-    let channels = human.channels;
     let journal = Journal::new(Store::open(ctx.ws.db_path())?, Vec::new())?;
-    let broker = Broker::new(journal, ctx.ws.state_dir(), channels);
+    let human = Desk::from_config(&loaded.config, &ctx.ws, journal, Console::detect());
+    let problems = &human.policy().problems;
+    if !problems.is_empty() {
+        return Err(Failure::usage(anyhow!("{}", problems.join("; "))));
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let cancel = CancellationToken::new();
-    let ask = Ask {
+    // A script asking decides itself whether to ask: the threshold does not apply here.
+    let question = NewQuestion {
+        run_id: None,
         question: args.question.clone(),
         context: args.context.clone(),
         confidence: args.confidence,
         thread_id: args.thread.clone(),
-        run: None,
     };
     let result = runtime.block_on(async {
         let c = cancel.clone();
@@ -44,8 +44,9 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
                 c.cancel();
             }
         });
-        broker
-            .ask_with(ask, cancel.clone(), |q| {
+        human
+            .broker()
+            .ask_with(question, cancel.clone(), |q| {
                 eprintln!(
                     "waiting for a human: answer with `tether answer {} \"…\"`",
                     q.id

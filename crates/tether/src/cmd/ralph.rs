@@ -1,8 +1,7 @@
 //! `tether ralph` and `tether resume`: drive a Ralph loop in the foreground.
 
-use std::sync::Arc;
-
 use anyhow::{Context as _, Result, anyhow};
+use tether_config::Config;
 use tether_core::control;
 use tether_core::ralph::{self, Deps, LoopError, MAX_ITERATIONS_CEILING, RalphEnd, RalphSpec};
 use tether_store::RunCell;
@@ -62,9 +61,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RalphArgs) -> Result<Exit> {
         max_iterations: (max != 0).then_some(max),
         max_consecutive_failures: loaded.config.r#loop.max_consecutive_failures,
     };
-    let run = RunCell::default();
-    let executor = crate::executor::from_config(&loaded.config, &ctx.ws, ctx.env, &run)?;
-    drive(ctx, executor, &run, Start::New(spec), args.events)
+    let fg = Foreground::new("ralph", spec.max_iterations, args.events)?;
+    let cell = RunCell::default();
+    let deps = deps(ctx, &fg, &loaded.config, &cell)?;
+    drive(ctx, fg, deps, &cell, Start::New(spec), args.events)
 }
 
 /// `tether resume`.
@@ -77,29 +77,34 @@ pub fn resume(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
         return super::run::resume(ctx, run.id, args.events);
     }
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let fg = Foreground::new("ralph", None, args.events)?;
     let cell = RunCell::default();
-    let executor = crate::executor::from_config(&loaded.config, &ctx.ws, ctx.env, &cell)?;
-    drive(ctx, executor, &cell, Start::Resume(run.id), args.events)
+    let deps = deps(ctx, &fg, &loaded.config, &cell)?;
+    drive(ctx, fg, deps, &cell, Start::Resume(run.id), args.events)
+}
+
+/// The loop's parts: the process's one store connection and its human desk, and the executor
+/// asking there.
+fn deps(ctx: &Ctx<'_>, fg: &Foreground, config: &Config, cell: &RunCell) -> Result<Deps> {
+    let (journal, human) = fg.human_side(&ctx.ws, config)?;
+    let executor = crate::executor::from_config(config, &ctx.ws, ctx.env, &human, cell)?;
+    Ok(Deps {
+        ws: ctx.ws.clone(),
+        journal,
+        executor,
+        human,
+    })
 }
 
 fn drive(
     ctx: &mut Ctx<'_>,
-    executor: Arc<dyn tether_agent::Executor>,
+    fg: Foreground,
+    deps: Deps,
     cell: &RunCell,
     start: Start,
     events: Option<EventsFormat>,
 ) -> Result<Exit> {
-    let max = match &start {
-        Start::New(spec) => spec.max_iterations,
-        Start::Resume(_) => None,
-    };
-    let fg = Foreground::new("ralph", max, events)?;
-    let describe = executor.describe();
-    let deps = Deps {
-        ws: ctx.ws.clone(),
-        journal: fg.journal(&ctx.ws)?,
-        executor,
-    };
+    let describe = deps.executor.describe();
     let (run, end) = fg
         .run(|interrupt| async {
             match start {

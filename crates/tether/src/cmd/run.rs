@@ -1,7 +1,6 @@
 //! `tether run` (and `tether resume` of a goal run): the goal loop in the foreground, and
 //! `tether say`.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Result, anyhow};
@@ -9,8 +8,9 @@ use tether_config::Config;
 use tether_core::control::{self, Control};
 use tether_core::goal::{self, Deps, GoalEnd, GoalError, GoalSpec, RuleSettings};
 use tether_core::ralph::MAX_ITERATIONS_CEILING;
+use tether_human::Desk;
 use tether_store::RunCell;
-use tether_store::{RunId, Store};
+use tether_store::{Journal, RunId, Store};
 
 use super::Ctx;
 use super::foreground::Foreground;
@@ -41,12 +41,33 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
         config.human.threshold = t;
     }
     let spec = spec(&config, (max != 0).then_some(max), args.no_judge);
+    let fg = Foreground::new("run", spec.max_iterations, args.events)?;
     let cell = RunCell::default();
-    let executor = crate::executor::for_goal_loop(&config, &ctx.ws, ctx.env, &cell, args.no_judge)?;
+    let (journal, human) = fg.human_side(&ctx.ws, &config)?;
+    let deps = deps(ctx, &config, (journal, human), &cell, args.no_judge)?;
     // Configuration problems first, so nobody is asked to approve contracts for a run that
     // cannot start.
     super::plan::ensure_approved(ctx, args.approve)?;
-    drive(ctx, executor, &cell, Start::New(spec), args.events)
+    drive(ctx, fg, deps, &cell, Start::New(spec), args.events)
+}
+
+/// The loop's parts: the process's one store connection and its human desk, and the executor
+/// asking there.
+fn deps(
+    ctx: &Ctx<'_>,
+    config: &Config,
+    (journal, human): (Journal, Desk),
+    cell: &RunCell,
+    no_judge: bool,
+) -> Result<Deps> {
+    let executor =
+        crate::executor::for_goal_loop(config, &ctx.ws, ctx.env, &journal, &human, cell, no_judge)?;
+    Ok(Deps {
+        ws: ctx.ws.clone(),
+        journal,
+        executor,
+        human,
+    })
 }
 
 /// The run's spec from the configuration.
@@ -72,16 +93,17 @@ fn spec(config: &Config, max_iterations: Option<u32>, no_judge: bool) -> GoalSpe
 /// `tether resume` of a goal run.
 pub fn resume(ctx: &mut Ctx<'_>, run: RunId, events: Option<EventsFormat>) -> Result<Exit> {
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
-    let record = Store::open(ctx.ws.db_path())?.run(&run)?;
+    let fg = Foreground::new("run", None, events)?;
+    let cell = RunCell::default();
+    let (journal, human) = fg.human_side(&ctx.ws, &loaded.config)?;
+    let record = journal.store().run(&run)?;
     let no_judge = record
         .spec
         .get("no_judge")
         .and_then(serde_json::Value::as_bool)
         .unwrap_or(false);
-    let cell = RunCell::default();
-    let executor =
-        crate::executor::for_goal_loop(&loaded.config, &ctx.ws, ctx.env, &cell, no_judge)?;
-    drive(ctx, executor, &cell, Start::Resume(run), events)
+    let deps = deps(ctx, &loaded.config, (journal, human), &cell, no_judge)?;
+    drive(ctx, fg, deps, &cell, Start::Resume(run), events)
 }
 
 enum Start {
@@ -91,22 +113,13 @@ enum Start {
 
 fn drive(
     ctx: &mut Ctx<'_>,
-    executor: Arc<dyn tether_agent::Executor>,
+    fg: Foreground,
+    deps: Deps,
     cell: &RunCell,
     start: Start,
     events: Option<EventsFormat>,
 ) -> Result<Exit> {
-    let max = match &start {
-        Start::New(spec) => spec.max_iterations,
-        Start::Resume(_) => None,
-    };
-    let fg = Foreground::new("run", max, events)?;
-    let describe = executor.describe();
-    let deps = Deps {
-        ws: ctx.ws.clone(),
-        journal: fg.journal(&ctx.ws)?,
-        executor,
-    };
+    let describe = deps.executor.describe();
     let began = Instant::now();
     let set_cell = |run: &RunId| {
         if let Ok(mut c) = cell.lock() {
