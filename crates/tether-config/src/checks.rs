@@ -39,7 +39,7 @@ fn judge_differs_from_model(config: &Config, marks: &Marks, r: &mut Reader) {
 }
 
 /// A Zulip channel needs a server, a bot, a stream and a key. Missing ones are a warning, not
-/// an error: the run goes on without Zulip and `ask_human` names what is missing (PRODUCT §4.1).
+/// an error: the run goes on without Zulip and `ask_human` names what is missing.
 fn zulip_channel_is_complete(config: &Config, marks: &Marks, r: &mut Reader) {
     if !config.human.channels.contains(&Channel::Zulip) {
         return;

@@ -1,4 +1,4 @@
-//! The typed configuration: one struct per `tether.toml` table, with the defaults of PRODUCT §6.
+//! The typed configuration: one struct per `tether.toml` table, with its defaults.
 //!
 //! These types hold only validated values; they are built by the schema walk in `schema.rs`,
 //! never deserialized directly, so every problem can be reported with its line.

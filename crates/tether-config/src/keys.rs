@@ -1,4 +1,4 @@
-//! The schema's key names, in the order of PRODUCT §6.
+//! The schema's key names, in the order the template and the README document them.
 //!
 //! One list serves the unknown-key check, the "did you mean" suggestions, the hint that a key
 //! belongs in another table, and the test that the template documents every key.

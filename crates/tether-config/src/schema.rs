@@ -1,4 +1,4 @@
-//! Walks a parsed `tether.toml` against the schema of PRODUCT §6 and builds a [`Config`].
+//! Walks a parsed `tether.toml` against the schema (see `keys.rs`) and builds a [`Config`].
 //!
 //! Every rule that concerns one table lives here; rules across tables are in `checks.rs`.
 //! Invalid values leave the default in place and add a problem, so one walk finds them all.

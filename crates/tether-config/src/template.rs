@@ -3,7 +3,7 @@
 //! It doubles as the reference for the file's shape: tests check that it names every key in
 //! the schema's order, parses with no problems, and that its active values are the defaults.
 
-/// The `tether.toml` written by `tether init`: every table and key of PRODUCT §6 in order, each
+/// The `tether.toml` written by `tether init`: every table and key, in schema order, each
 /// with a one-line comment; settings that are absent by default are commented out.
 pub const TEMPLATE: &str = r#"# tether.toml: settings for tether, written by `tether init`.
 # The environment overrides this file (ZULIP_SERVER_URL, ZULIP_BOT_EMAIL, ZULIP_STREAM), and

@@ -1,4 +1,4 @@
-//! Three measurements of the Ralph loop, each over 1,000 iterations (bars from PRODUCT section 8):
+//! Three measurements of the Ralph loop, each over 1,000 iterations (the bars are the README's targets):
 //!
 //! 1. Loop overhead with an executor that answers instantly: the time between one turn's start
 //!    and the next is all the loop's own work (journal transactions, state reads, the cancel

@@ -1,5 +1,5 @@
-//! How fast an answer reaches a waiting `ask`, and what 1,000 waiting questions cost (the bars
-//! below are tether's performance targets):
+//! How fast an answer reaches a waiting `ask`, and what 1,000 waiting questions cost (the bars are
+//! the README's performance targets):
 //!
 //! 1. CLI path: one question at a time waits in `Broker::ask` (a current-thread runtime, like
 //!    `tether ask`); a second OS thread with its own store connection answers it exactly as

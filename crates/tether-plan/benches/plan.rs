@@ -1,6 +1,6 @@
 //! Parse a 10,000-goal plan and compute + apply one patch on it.
 //!
-//! Bars (PRODUCT section 8): parse < 10 ms, patch < 1 ms. Run with
+//! Bars (the README's performance targets): parse < 10 ms, patch < 1 ms. Run with
 //! `cargo bench -p tether-plan --bench plan`.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]

@@ -46,6 +46,25 @@ pub enum PlanFileError {
         /// The plan file.
         path: PathBuf,
     },
+    /// The path is not a regular file (a directory, a FIFO, a device, a socket): tether reads
+    /// only regular files, so a FIFO can never make it wait forever. Point `plan` at a file.
+    #[error("{}: not a regular file ({kind}); the plan must be a regular file", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead.
+        kind: &'static str,
+    },
+    /// The file is larger than tether reads; a plan is prose and should be far smaller.
+    #[error("{}: {size} bytes is more than the {limit} bytes a plan file may have", path.display())]
+    TooLarge {
+        /// The plan file.
+        path: PathBuf,
+        /// Its size.
+        size: u64,
+        /// The most tether reads.
+        limit: u64,
+    },
     /// The patch could not be made (the plan has errors, or the goal does not exist).
     #[error(transparent)]
     Patch(#[from] PatchError),
@@ -58,17 +77,74 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> PlanFileError + '_ {
     }
 }
 
+/// The largest plan file tether reads (100,000 goals take about 30 MB).
+pub const MAX_PLAN_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Reads the bytes of the plan file, bounded: only a regular file (a symlink to one is fine),
+/// opened without blocking (a FIFO swapped in after the check cannot hang the read), at most
+/// [`MAX_PLAN_BYTES`].
+fn read_bounded(path: &Path) -> Result<Vec<u8>, PlanFileError> {
+    use std::io::Read as _;
+    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+    let not_found = |e: io::Error| {
+        if e.kind() == io::ErrorKind::NotFound {
+            PlanFileError::Missing {
+                path: path.to_owned(),
+            }
+        } else {
+            io_err(path)(e)
+        }
+    };
+    let regular = |meta: &fs::Metadata| -> Result<(), PlanFileError> {
+        let t = meta.file_type();
+        let kind = if t.is_file() {
+            return Ok(());
+        } else if t.is_dir() {
+            "a directory"
+        } else if t.is_fifo() {
+            "a FIFO"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "a device"
+        };
+        Err(PlanFileError::NotAFile {
+            path: path.to_owned(),
+            kind,
+        })
+    };
+    regular(&fs::metadata(path).map_err(not_found)?)?;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .map_err(not_found)?;
+    let meta = file.metadata().map_err(io_err(path))?;
+    regular(&meta)?;
+    if meta.len() > MAX_PLAN_BYTES {
+        return Err(PlanFileError::TooLarge {
+            path: path.to_owned(),
+            size: meta.len(),
+            limit: MAX_PLAN_BYTES,
+        });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(MAX_PLAN_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_err(path))?;
+    if bytes.len() as u64 > MAX_PLAN_BYTES {
+        return Err(PlanFileError::TooLarge {
+            path: path.to_owned(),
+            size: bytes.len() as u64,
+            limit: MAX_PLAN_BYTES,
+        });
+    }
+    Ok(bytes)
+}
+
 /// Reads and parses the plan file. Parsing never fails; problems are in the plan.
 pub fn read(path: &Path) -> Result<PlanDoc, PlanFileError> {
-    let bytes = match fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(PlanFileError::Missing {
-                path: path.to_owned(),
-            });
-        }
-        Err(e) => return Err(io_err(path)(e)),
-    };
+    let bytes = read_bounded(path)?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let bytes = e.as_bytes();
         let at = e.utf8_error().valid_up_to();
@@ -105,7 +181,7 @@ pub fn patch(
             return Ok(doc);
         }
         let new_text = patch.apply(doc.text());
-        let current = fs::read(path).map_err(io_err(path))?;
+        let current = read_bounded(path)?;
         if current != doc.text().as_bytes() {
             tracing::debug!(path = %path.display(), "plan changed while patching; retrying");
             continue;
@@ -126,8 +202,17 @@ pub fn write(path: &Path, text: &str) -> Result<(), PlanFileError> {
 }
 
 /// Writes `bytes` to a temporary file beside `path`, syncs it, keeps the original's permissions,
-/// and renames it over `path`.
+/// and renames it over `path`. When `path` is a symlink the file it points to is replaced, so the
+/// link stays a link and the real plan gets the change.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), PlanFileError> {
+    let resolved;
+    let path = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            resolved = fs::canonicalize(path).map_err(io_err(path))?;
+            resolved.as_path()
+        }
+        _ => path,
+    };
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

@@ -26,7 +26,14 @@ pub(crate) fn parse(text: &str) -> (Plan, Vec<Line>) {
     let lines = lines::split(text);
     let mut p = Parser::default();
     for (i, line) in lines.iter().enumerate() {
-        p.line(i + 1, &text[line.start..line.content_end]);
+        let content = &text[line.start..line.content_end];
+        // A byte-order mark (editors on Windows write one) is not part of the first line.
+        let content = if i == 0 {
+            content.strip_prefix('\u{feff}').unwrap_or(content)
+        } else {
+            content
+        };
+        p.line(i + 1, content);
     }
     let plan = p.finish(lines.len(), lines::dominant(&lines));
     (plan, lines)
@@ -40,6 +47,8 @@ struct Parser {
     problems: Vec<Problem>,
     section: Section,
     fence: Option<(u8, usize, usize)>,
+    /// The line an open HTML comment block started on.
+    comment: Option<usize>,
     /// State of the goal being read.
     cur: GoalState,
 }
@@ -92,6 +101,12 @@ impl Parser {
     }
 
     fn line(&mut self, n: usize, content: &str) {
+        if self.comment.is_some() {
+            if syntax::closes_comment_block(content) {
+                self.comment = None;
+            }
+            return;
+        }
         if let Some((ch, len, _)) = self.fence {
             if let Some((c, l, rest)) = syntax::fence(content)
                 && c == ch
@@ -104,6 +119,11 @@ impl Parser {
         }
         if let Some((ch, len, _)) = syntax::fence(content) {
             self.fence = Some((ch, len, n));
+            self.end_list();
+            return;
+        }
+        if syntax::opens_comment_block(content) {
+            self.comment = Some(n);
             self.end_list();
             return;
         }
@@ -495,6 +515,16 @@ impl Parser {
                 open,
                 "this code fence is never closed, so everything after it is read as code; \
                  close it with a matching fence line"
+                    .to_owned(),
+            );
+        }
+        if let Some(open) = self.comment {
+            self.problem(
+                Severity::Error,
+                ProblemKind::UnclosedComment,
+                open,
+                "this HTML comment is never closed, so everything after it is hidden; close it \
+                 with `-->`"
                     .to_owned(),
             );
         }

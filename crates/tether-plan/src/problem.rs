@@ -54,6 +54,8 @@ pub enum ProblemKind {
     SecondLog,
     /// A code fence that is never closed swallows the rest of the file.
     UnclosedFence,
+    /// An HTML comment that is never closed hides the rest of the file.
+    UnclosedComment,
 }
 
 impl ProblemKind {
@@ -76,6 +78,7 @@ impl ProblemKind {
             ProblemKind::EmptyList => "empty_list",
             ProblemKind::SecondLog => "second_log",
             ProblemKind::UnclosedFence => "unclosed_fence",
+            ProblemKind::UnclosedComment => "unclosed_comment",
         }
     }
 }

@@ -52,9 +52,10 @@ pub fn task_list(file: &str, plan: &Plan, opts: &Options) -> String {
              `tether plan new \"<objective>\"`."
         );
     }
+    let attached = Attached::group(plan, opts);
     for (i, goal) in plan.goals.iter().enumerate() {
         out.push('\n');
-        render_goal(&mut out, plan, i, goal, opts);
+        render_goal(&mut out, i, goal, &attached);
     }
     let loose: Vec<&Problem> = plan.problems.iter().filter(|p| p.goal.is_none()).collect();
     if !loose.is_empty() {
@@ -103,7 +104,42 @@ fn mark(severity: Severity) -> &'static str {
     }
 }
 
-fn render_goal(out: &mut String, plan: &Plan, index: usize, goal: &Goal, opts: &Options) {
+/// What is shown under each goal, grouped by goal index in one pass, so rendering stays linear
+/// in the size of the plan (a plan with many goals and many problems must not be quadratic).
+struct Attached<'a> {
+    problems: Vec<Vec<&'a Problem>>,
+    flags: Vec<Vec<&'a str>>,
+    notes: Vec<Vec<&'a str>>,
+}
+
+impl<'a> Attached<'a> {
+    fn group(plan: &'a Plan, opts: &'a Options) -> Self {
+        let n = plan.goals.len();
+        let mut a = Attached {
+            problems: vec![Vec::new(); n],
+            flags: vec![Vec::new(); n],
+            notes: vec![Vec::new(); n],
+        };
+        for p in &plan.problems {
+            if let Some(slot) = p.goal.and_then(|g| a.problems.get_mut(g)) {
+                slot.push(p);
+            }
+        }
+        for f in &opts.flags {
+            if let Some(slot) = a.flags.get_mut(f.goal) {
+                slot.push(&f.message);
+            }
+        }
+        for f in &opts.notes {
+            if let Some(slot) = a.notes.get_mut(f.goal) {
+                slot.push(&f.message);
+            }
+        }
+        a
+    }
+}
+
+fn render_goal(out: &mut String, index: usize, goal: &Goal, attached: &Attached<'_>) {
     let status = match &goal.status {
         Some(f) if f.value.is_none() => "invalid".to_owned(),
         _ => goal.status().to_string(),
@@ -143,7 +179,7 @@ fn render_goal(out: &mut String, plan: &Plan, index: usize, goal: &Goal, opts: &
             let _ = writeln!(out, "{INDENT}({hidden} done hidden)");
         }
     }
-    for p in plan.problems.iter().filter(|p| p.goal == Some(index)) {
+    for p in &attached.problems[index] {
         let _ = writeln!(
             out,
             "{INDENT}{} line {}: {}",
@@ -152,10 +188,10 @@ fn render_goal(out: &mut String, plan: &Plan, index: usize, goal: &Goal, opts: &
             p.message
         );
     }
-    for f in opts.flags.iter().filter(|f| f.goal == index) {
-        let _ = writeln!(out, "{INDENT}⚠ {}", f.message);
+    for message in &attached.flags[index] {
+        let _ = writeln!(out, "{INDENT}⚠ {message}");
     }
-    for n in opts.notes.iter().filter(|n| n.goal == index) {
-        let _ = writeln!(out, "{INDENT}· {}", n.message);
+    for message in &attached.notes[index] {
+        let _ = writeln!(out, "{INDENT}· {message}");
     }
 }

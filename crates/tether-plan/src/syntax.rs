@@ -74,6 +74,22 @@ pub(crate) fn plan_title(heading_text: &str) -> &str {
     }
 }
 
+/// Whether a line opens an HTML comment block that it does not also close: it starts (after at
+/// most three spaces) with `<!--` and has no `-->` after that. Such a block runs to the first line
+/// holding `-->`; markdown inside it — goal headings included — is not read.
+pub(crate) fn opens_comment_block(content: &str) -> bool {
+    let indent = content.len() - content.trim_start_matches(' ').len();
+    indent <= 3
+        && content[indent..]
+            .strip_prefix("<!--")
+            .is_some_and(|rest| !rest.contains("-->"))
+}
+
+/// Whether a line closes an HTML comment block (holds `-->`).
+pub(crate) fn closes_comment_block(content: &str) -> bool {
+    content.contains("-->")
+}
+
 /// The value of an `<!-- id: … -->` comment line.
 pub(crate) fn id_comment(content: &str) -> Option<&str> {
     let inner = content

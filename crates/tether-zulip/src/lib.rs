@@ -2,7 +2,7 @@
 //! posted by the bot, the first human reply returned — however long it takes, and without losing
 //! a reply when Zulip drops the event queue.
 //!
-//! The flow (PRODUCT §4.3):
+//! The flow:
 //!
 //! 1. [`ZulipClient::post_question`] registers an event queue narrowed to the stream and topic
 //!    **first**, then posts the question, so a reply between the post and the first poll is

@@ -1,6 +1,6 @@
 //! Validated Zulip settings, built from `[zulip]` plus the environment.
 //!
-//! Misconfiguration must never crash anything (PRODUCT §4.1): every problem becomes a
+//! Misconfiguration must never crash anything: every problem becomes a
 //! [`ConfigError`] that names each missing value and the variable that would set it, so the
 //! `ask_human` tool can hand the agent (and the human reading the log) a clear fix.
 

@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../tests/mcp/client.rs"]
+#[path = "../tests/suite/mcp_client.rs"]
 mod client;
 
 use std::io::{BufRead as _, BufReader, Write as _};

@@ -5,6 +5,8 @@
 //! another goal) have no state: approvals are keyed by id, so they are left out until the id is
 //! fixed (`approve` adds missing ids first).
 
+use std::collections::{HashMap, HashSet};
+
 use serde::Serialize;
 use tether_plan::{Plan, ProblemKind, Status};
 use tether_store::{Store, StoreError};
@@ -62,13 +64,22 @@ pub fn contract_states(
     plan_key: &str,
     plan: &Plan,
 ) -> Result<Vec<GoalContract>, StoreError> {
+    // Counted once up front: a per-goal scan of every goal and problem would make a large plan
+    // quadratic.
+    let mut uses: HashMap<&str, usize> = HashMap::with_capacity(plan.goals.len());
+    for id in plan.goals.iter().filter_map(|g| g.id()) {
+        *uses.entry(id).or_default() += 1;
+    }
+    let bad_id: HashSet<usize> = plan
+        .problems
+        .iter()
+        .filter(|p| matches!(p.kind, ProblemKind::InvalidId | ProblemKind::DuplicateId))
+        .filter_map(|p| p.goal)
+        .collect();
     let mut out = Vec::new();
     for (index, goal) in plan.goals.iter().enumerate() {
         let Some(id) = goal.id() else { continue };
-        let unusable = plan.problems.iter().any(|p| {
-            p.goal == Some(index)
-                && matches!(p.kind, ProblemKind::InvalidId | ProblemKind::DuplicateId)
-        }) || plan.goals.iter().filter(|g| g.id() == Some(id)).count() > 1;
+        let unusable = bad_id.contains(&index) || uses.get(id).copied().unwrap_or(0) > 1;
         if unusable {
             continue;
         }

@@ -1,0 +1,5 @@
+//! The integration tests of tether-agent, as one binary: the built-in agent's turns against a scripted model.
+//! Each file of `suite/` is one area.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod suite;

@@ -1,0 +1,5 @@
+//! The integration tests of tether-core, as one binary: the loops, plan mode, init and validation against real directories and a real store, with scripted executors and models.
+//! Each file of `suite/` is one area.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod suite;

@@ -1,0 +1,5 @@
+mod core;
+mod drafting;
+mod goal;
+mod planning;
+mod ralph;

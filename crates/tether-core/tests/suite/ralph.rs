@@ -1,0 +1,367 @@
+//! The Ralph loop driven by a scripted in-test executor: every ending, and resuming.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tether_agent::{
+    AgentEvent, BoxFuture, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
+};
+use tether_config::{Config, Workspace};
+use tether_core::ralph::{self, Deps, LoopError, RalphEnd, RalphSpec};
+use tether_human::{Console, Desk};
+use tether_store::Journal;
+use tether_store::{Event, RunStatus, Store};
+use tokio_util::sync::CancellationToken;
+
+/// What one scripted turn does.
+enum Step {
+    Say(&'static str),
+    Fail(&'static str),
+    /// Blocks until cancelled (signals `started` first).
+    Hang(Arc<tokio::sync::Notify>),
+}
+
+struct Scripted {
+    steps: Mutex<VecDeque<Step>>,
+    prompts: Mutex<Vec<String>>,
+}
+
+impl Scripted {
+    fn new(steps: Vec<Step>) -> Arc<Self> {
+        Arc::new(Scripted {
+            steps: Mutex::new(steps.into()),
+            prompts: Mutex::new(Vec::new()),
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Boom(String);
+
+impl Executor for Scripted {
+    fn describe(&self) -> String {
+        "scripted".into()
+    }
+    fn run_turn<'a>(
+        &'a self,
+        request: TurnRequest,
+        observer: &'a dyn TurnObserver,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>> {
+        Box::pin(async move {
+            self.prompts.lock().unwrap().push(request.prompt);
+            let step = self.steps.lock().unwrap().pop_front();
+            observer.event(AgentEvent::ToolCall {
+                tool: "write".into(),
+                summary: format!("write notes-{}.md", request.iteration),
+                is_error: false,
+            });
+            match step.unwrap_or(Step::Say("nothing left to do")) {
+                Step::Say(text) => Ok(TurnOutcome {
+                    final_message: text.into(),
+                    tool_calls: 1,
+                    ..TurnOutcome::default()
+                }),
+                Step::Fail(e) => Err(ExecError::Model(Box::new(Boom(e.into())))),
+                Step::Hang(started) => {
+                    started.notify_one();
+                    cancel.cancelled().await;
+                    Err(ExecError::Cancelled)
+                }
+            }
+        })
+    }
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    ws: Workspace,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(dir.path());
+        Fixture { _dir: dir, ws }
+    }
+    fn deps(&self, exec: Arc<Scripted>) -> Deps {
+        let store = Store::open(self.ws.db_path()).unwrap();
+        let journal = Journal::new(store, Vec::new()).unwrap();
+        Deps {
+            ws: self.ws.clone(),
+            journal: journal.clone(),
+            executor: exec,
+            human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
+        }
+    }
+    fn kinds(&self, deps: &Deps, run: &tether_store::RunId) -> Vec<String> {
+        let store = deps.journal.store();
+        store
+            .events(run, tether_store::Seq(0), usize::MAX)
+            .unwrap()
+            .into_iter()
+            .map(|e| match e.event.unwrap() {
+                Event::IterationStarted { n } => format!("start {n}"),
+                Event::IterationCompleted { n, summary } => format!("done {n}: {summary}"),
+                Event::IterationFailed { n, error } => format!("fail {n}: {error}"),
+                Event::ToolCalled { n, summary, .. } => format!("tool {n}: {summary}"),
+                Event::RunFinished { outcome } => format!("finished {}", outcome.as_str()),
+                other => other.kind().to_owned(),
+            })
+            .collect()
+    }
+}
+
+fn spec(promise: Option<&str>, max: Option<u32>) -> RalphSpec {
+    RalphSpec {
+        prompt: "Do the thing.".into(),
+        promise: promise.map(str::to_owned),
+        max_iterations: max,
+        max_consecutive_failures: 3,
+    }
+}
+
+async fn start(deps: &Deps, spec: RalphSpec) -> (tether_store::RunId, RalphEnd) {
+    ralph::start(deps, spec, CancellationToken::new(), |_| {})
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn promise_kept_early_stops_the_loop() {
+    let f = Fixture::new();
+    let exec = Scripted::new(vec![
+        Step::Say("working"),
+        Step::Say("done <promise>DONE</promise>"),
+    ]);
+    let deps = f.deps(exec.clone());
+    let (run, end) = start(&deps, spec(Some("DONE"), Some(5))).await;
+    assert_eq!(end, RalphEnd::PromiseKept { iteration: 2 });
+    insta::assert_debug_snapshot!(f.kinds(&deps, &run));
+    let prompts = exec.prompts.lock().unwrap();
+    assert_eq!(prompts.len(), 2);
+    assert_eq!(
+        prompts[0], prompts[1],
+        "every iteration gets the same prompt"
+    );
+    assert_eq!(
+        deps.journal.state(&run).unwrap().status,
+        RunStatus::Completed
+    );
+}
+
+#[tokio::test]
+async fn a_promise_on_the_last_iteration_is_success() {
+    let f = Fixture::new();
+    let exec = Scripted::new(vec![Step::Say("a"), Step::Say("<promise> DONE </promise>")]);
+    let deps = f.deps(exec);
+    let (_, end) = start(&deps, spec(Some("DONE"), Some(2))).await;
+    assert_eq!(end, RalphEnd::PromiseKept { iteration: 2 });
+}
+
+#[tokio::test]
+async fn no_promise_spends_the_budget() {
+    let f = Fixture::new();
+    let deps = f.deps(Scripted::new(vec![]));
+    let (run, end) = start(&deps, spec(Some("DONE"), Some(3))).await;
+    assert_eq!(end, RalphEnd::BudgetSpent { iteration: 3 });
+    let kinds = f.kinds(&deps, &run);
+    assert_eq!(kinds.last().unwrap(), "finished budget_exhausted");
+    assert_eq!(kinds.iter().filter(|k| k.starts_with("start")).count(), 3);
+}
+
+#[tokio::test]
+async fn only_the_first_tag_counts() {
+    let f = Fixture::new();
+    let exec = Scripted::new(vec![Step::Say(
+        "<promise>NOT YET</promise> <promise>DONE</promise>",
+    )]);
+    let deps = f.deps(exec);
+    let (_, end) = start(&deps, spec(Some("DONE"), Some(1))).await;
+    assert_eq!(end, RalphEnd::BudgetSpent { iteration: 1 });
+}
+
+#[tokio::test]
+async fn failures_then_recovery_and_the_failure_limit() {
+    let f = Fixture::new();
+    let exec = Scripted::new(vec![
+        Step::Fail("rate limited"),
+        Step::Fail("rate limited"),
+        Step::Say("<promise>DONE</promise>"),
+    ]);
+    let deps = f.deps(exec);
+    let (run, end) = start(&deps, spec(Some("DONE"), Some(10))).await;
+    assert_eq!(end, RalphEnd::PromiseKept { iteration: 3 });
+    assert!(
+        f.kinds(&deps, &run)
+            .contains(&"fail 1: the agent's model failed: rate limited".to_owned())
+    );
+
+    let f = Fixture::new();
+    let exec = Scripted::new(vec![Step::Fail("a"), Step::Fail("b"), Step::Fail("c")]);
+    let deps = f.deps(exec);
+    let (_, end) = start(&deps, spec(Some("DONE"), Some(10))).await;
+    assert_eq!(
+        end,
+        RalphEnd::Failed {
+            iteration: 3,
+            error: "the agent's model failed: c".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn cancel_from_another_connection_stops_a_running_iteration() {
+    let f = Fixture::new();
+    let started = Arc::new(tokio::sync::Notify::new());
+    let exec = Scripted::new(vec![Step::Say("one"), Step::Hang(started.clone())]);
+    let deps = f.deps(exec);
+    let loop_deps = deps.clone();
+    let task = tokio::spawn(async move { start(&loop_deps, spec(None, Some(10))).await });
+    tokio::time::timeout(Duration::from_secs(10), started.notified())
+        .await
+        .unwrap();
+    let other = Store::open(f.ws.db_path()).unwrap();
+    let run = other.latest_run().unwrap().unwrap().id;
+    other
+        .append(Some(&run), &Event::CancelRequested { by: "test".into() })
+        .unwrap();
+    let (_, end) = tokio::time::timeout(Duration::from_secs(10), task)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(end, RalphEnd::Cancelled);
+    assert_eq!(other.run(&run).unwrap().state.status, RunStatus::Cancelled);
+}
+
+#[tokio::test]
+async fn pause_stops_at_the_boundary_and_resume_continues() {
+    let f = Fixture::new();
+    let exec = Scripted::new(vec![Step::Say("one")]);
+    let deps = f.deps(exec.clone());
+    // Request a pause before the loop starts its first iteration.
+    let store = Store::open(f.ws.db_path()).unwrap();
+    let (run, end) = ralph::start(
+        &deps,
+        spec(Some("DONE"), Some(10)),
+        CancellationToken::new(),
+        |run| {
+            store
+                .append(Some(run), &Event::PauseRequested { by: "test".into() })
+                .unwrap();
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(end, RalphEnd::Paused);
+    assert_eq!(deps.journal.state(&run).unwrap().iteration, 0);
+    exec.steps
+        .lock()
+        .unwrap()
+        .extend([Step::Say("two"), Step::Say("<promise>DONE</promise>")]);
+    let end = ralph::resume(&deps, &run, "test", CancellationToken::new())
+        .await
+        .unwrap();
+    // Iterations 1 ("one") and 2 ("two") run after the resume; 3 keeps the promise.
+    assert_eq!(end, RalphEnd::PromiseKept { iteration: 3 });
+}
+
+#[tokio::test]
+async fn interrupt_then_resume_continues_from_the_last_completed_iteration() {
+    let f = Fixture::new();
+    let started = Arc::new(tokio::sync::Notify::new());
+    let exec = Scripted::new(vec![Step::Say("one"), Step::Hang(started.clone())]);
+    let deps = f.deps(exec.clone());
+    let interrupt = CancellationToken::new();
+    let (d, i) = (deps.clone(), interrupt.clone());
+    let task =
+        tokio::spawn(
+            async move { ralph::start(&d, spec(Some("DONE"), Some(10)), i, |_| {}).await },
+        );
+    tokio::time::timeout(Duration::from_secs(10), started.notified())
+        .await
+        .unwrap();
+    interrupt.cancel();
+    let (run, end) = task.await.unwrap().unwrap();
+    assert_eq!(end, RalphEnd::Interrupted);
+    assert_eq!(deps.journal.state(&run).unwrap().iteration, 1);
+
+    exec.steps
+        .lock()
+        .unwrap()
+        .push_back(Step::Say("<promise>DONE</promise>"));
+    let end = ralph::resume(&deps, &run, "test", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(end, RalphEnd::PromiseKept { iteration: 2 });
+    let kinds = f.kinds(&deps, &run);
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "start 2").count(),
+        2,
+        "{kinds:?}"
+    );
+}
+
+#[tokio::test]
+async fn resume_after_the_budget_resets_it_and_ended_runs_refuse() {
+    let f = Fixture::new();
+    let exec = Scripted::new(vec![]);
+    let deps = f.deps(exec.clone());
+    let (run, end) = start(&deps, spec(Some("DONE"), Some(2))).await;
+    assert_eq!(end, RalphEnd::BudgetSpent { iteration: 2 });
+    let end = ralph::resume(&deps, &run, "test", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(end, RalphEnd::BudgetSpent { iteration: 4 });
+
+    exec.steps
+        .lock()
+        .unwrap()
+        .push_back(Step::Say("<promise>DONE</promise>"));
+    let end = ralph::resume(&deps, &run, "test", CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(end, RalphEnd::PromiseKept { iteration: 5 });
+    let err = ralph::resume(&deps, &run, "test", CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LoopError::Ended {
+                status: RunStatus::Completed,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_run_driven_elsewhere_cannot_be_resumed() {
+    let f = Fixture::new();
+    let started = Arc::new(tokio::sync::Notify::new());
+    let exec = Scripted::new(vec![Step::Hang(started.clone())]);
+    let deps = f.deps(exec);
+    let interrupt = CancellationToken::new();
+    let (d, i) = (deps.clone(), interrupt.clone());
+    let task = tokio::spawn(async move { ralph::start(&d, spec(None, Some(3)), i, |_| {}).await });
+    tokio::time::timeout(Duration::from_secs(10), started.notified())
+        .await
+        .unwrap();
+    let run = deps.journal.store().latest_run().unwrap().unwrap().id;
+    let lock = tether_core::looping::lock_path(&f.ws, &run);
+    assert_eq!(
+        tether_core::run_lock::RunLock::holder(&lock),
+        Some(std::process::id())
+    );
+    let err = ralph::resume(&deps, &run, "test", CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, LoopError::Lock(_)), "{err:?}");
+    interrupt.cancel();
+    task.await.unwrap().unwrap();
+    assert_eq!(tether_core::run_lock::RunLock::holder(&lock), None);
+}

@@ -1,0 +1,241 @@
+//! Stage 2: the judge's session, its verdict and the quote check, and every way it can fail —
+//! none of which may ever end in an accept.
+
+use serde_json::json;
+use tether_model::Message;
+use tether_model::scripted::{Script, Turn};
+use tether_signoff::SignoffOutcome;
+use tether_store::Verdict;
+
+use crate::common::{Fx, check, scripted, transcript, verdict};
+
+#[tokio::test]
+async fn an_accept_with_real_quotes_signs_the_goal_off() {
+    let fx = Fx::new();
+    let script = Script::turns([
+        Turn::tool("read", json!({"path": "src/lib.rs"})),
+        verdict(
+            "accept",
+            json!([
+                check(
+                    "src/lib.rs",
+                    "pub fn add(a: i32, b: i32) -> i32 {\n    a + b"
+                ),
+                check("check.sh", "grep -q 'a + b' src/lib.rs")
+            ]),
+            &[],
+        ),
+    ]);
+    let outcome = fx.complete(Some(scripted(&script))).await;
+    assert_eq!(
+        script.served(),
+        2,
+        "one session: a tool call, then the verdict"
+    );
+    let SignoffOutcome::Accepted {
+        reason,
+        checks,
+        judge_model,
+        transcript: path,
+        attempt,
+        ..
+    } = &outcome
+    else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(
+        (reason.as_str(), checks.len(), *attempt),
+        ("judged: accept", 2, 1)
+    );
+    assert_eq!(judge_model.as_deref(), Some("judge-model"));
+
+    assert_eq!(fx.status("add"), "done");
+    assert!(
+        fx.last_log().ends_with(" add signed off: judged: accept"),
+        "{}",
+        fx.last_log()
+    );
+
+    let [record] = fx.verdicts().try_into().unwrap();
+    let v = record.decision;
+    assert_eq!(
+        (v.verdict, v.attempt, v.verify_exit),
+        (Verdict::Accept, 1, Some(0))
+    );
+    assert_eq!(v.judge_model.as_deref(), Some("judge-model"));
+    assert_eq!(v.checks[0]["path"], "src/lib.rs");
+    assert_eq!(
+        v.transcript_path.as_deref(),
+        Some(".tether/signoff/judge-add-1.jsonl")
+    );
+    assert!(v.contract_hash.unwrap().starts_with("sha256:"));
+
+    let lines = transcript(fx.root(), path.as_deref().unwrap());
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["judge", "request", "response", "request", "response"]
+    );
+    let first = &lines[1]["request"];
+    assert!(
+        first["system"]
+            .as_str()
+            .unwrap()
+            .contains("Look for gaming")
+    );
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["read", "grep", "ls"], "read-only tools only");
+    let prompt = first["messages"][0]["text"].as_str().unwrap();
+    for part in [
+        "done_when: `add` returns the sum",
+        "- the test asserts nothing",
+        "it exited 0",
+        "check ok",
+        "not a git repository",
+        "add returns a + b; check.sh passes",
+        "- src/lib.rs",
+    ] {
+        assert!(prompt.contains(part), "{part} missing from:\n{prompt}");
+    }
+    // The read tool really ran for the judge.
+    let second: Vec<Message> =
+        serde_json::from_value(lines[3]["request"]["messages"].clone()).unwrap();
+    let Some(Message::Tool {
+        content,
+        is_error: false,
+        ..
+    }) = second.last()
+    else {
+        panic!("{second:?}")
+    };
+    assert!(content.contains("a + b"), "{content}");
+}
+
+async fn rejected(fx: &Fx, script: &Script) -> (String, Vec<String>, bool) {
+    let outcome = fx.complete(Some(scripted(script))).await;
+    assert_eq!(fx.status("add"), "active", "{outcome:?}");
+    match outcome {
+        SignoffOutcome::Rejected {
+            reason,
+            missing,
+            judge_unavailable,
+            ..
+        } => (reason, missing, judge_unavailable),
+        other => panic!("expected a reject, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_accept_with_an_invented_quote_is_a_reject_naming_it() {
+    let fx = Fx::new();
+    let script = Script::turns([verdict(
+        "accept",
+        json!([
+            check("src/lib.rs", "a + b"),
+            check("src/lib.rs", "assert_eq!(add(2, 2), 4);")
+        ]),
+        &[],
+    )]);
+    let (reason, missing, unavailable) = rejected(&fx, &script).await;
+    assert!(!unavailable);
+    assert_eq!(
+        reason,
+        "the judge's accept is not backed by its evidence: the quote \"assert_eq!(add(2, 2), 4);\" \
+         does not occur in `src/lib.rs`"
+    );
+    assert_eq!(
+        missing,
+        ["the quote \"assert_eq!(add(2, 2), 4);\" does not occur in `src/lib.rs`"]
+    );
+    assert_eq!(fx.verdicts()[0].decision.verdict, Verdict::Reject);
+    assert!(
+        fx.last_log()
+            .contains("add sign-off rejected: the judge's accept is not backed")
+    );
+}
+
+#[tokio::test]
+async fn an_accept_without_checks_or_quoting_outside_the_workspace_is_a_reject() {
+    let fx = Fx::new();
+    let script = Script::turns([
+        verdict("accept", json!([]), &[]),
+        verdict(
+            "accept",
+            json!([check("../outside.txt", "pub fn add")]),
+            &[],
+        ),
+        verdict("accept", json!([check("src/lib.rs", "")]), &[]),
+        verdict("accept", json!([check("src/missing.rs", "a + b")]), &[]),
+    ]);
+    for why in [
+        "cites no checks",
+        "is outside the workspace",
+        "has an empty quote",
+        "cannot be checked",
+    ] {
+        let (reason, _, unavailable) = rejected(&fx, &script).await;
+        assert!(reason.contains(why), "{why}: {reason}");
+        assert!(!unavailable);
+    }
+    assert_eq!(fx.verdicts().len(), 4);
+}
+
+#[tokio::test]
+async fn a_reject_keeps_the_goal_active_and_logs_what_is_missing() {
+    let fx = Fx::new();
+    let script = Script::turns([verdict(
+        "reject",
+        json!([]),
+        &["a test of add", "a doc comment"],
+    )]);
+    let (reason, missing, unavailable) = rejected(&fx, &script).await;
+    assert_eq!((reason.as_str(), unavailable), ("judged: reject", false));
+    assert_eq!(missing, ["a test of add", "a doc comment"]);
+    assert!(fx.last_log().ends_with(
+        " add sign-off rejected: judged: reject; missing: a test of add; a doc comment"
+    ));
+    assert_eq!(fx.verdicts()[0].decision.missing, missing);
+}
+
+#[tokio::test]
+async fn garbage_or_endless_tool_calls_are_judge_unavailable() {
+    let fx = Fx::new();
+    let garbage = Script::turns([Turn::text("Looks done to me!")]);
+    let (reason, _, unavailable) = rejected(&fx, &garbage).await;
+    assert!(unavailable);
+    assert_eq!(
+        reason,
+        "judge unavailable: no parsable verdict: its final message holds no JSON object"
+    );
+
+    let endless = Script::turns([]).then_repeat(Turn::tool("ls", json!({})));
+    let judge = scripted(&endless).with_max_steps(3);
+    let outcome = fx.complete(Some(judge)).await;
+    assert!(outcome.judge_unavailable(), "{outcome:?}");
+    assert_eq!(
+        outcome.reason(),
+        "judge unavailable: it made 3 model calls without giving a verdict"
+    );
+    assert_eq!(endless.served(), 3);
+    let lines = transcript(fx.root(), ".tether/signoff/judge-add-2.jsonl");
+    assert_eq!(lines.last().unwrap()["type"], "unavailable");
+    let last_request = &lines[lines.len() - 3]["request"];
+    assert_eq!(
+        last_request["tools"].as_array().unwrap().len(),
+        3,
+        "the tools stay offered"
+    );
+    let last_message = last_request["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(last_message["role"], "user");
+    assert!(
+        last_message["text"]
+            .as_str()
+            .unwrap()
+            .contains("do not call any more tools")
+    );
+}

@@ -1,0 +1,5 @@
+mod contract;
+mod http;
+mod judge;
+mod tools;
+mod verify;

@@ -1,0 +1,5 @@
+//! The integration tests of tether, as one binary: the binary as a user runs it, as a process, against fake model and chat servers.
+//! Each file of `suite/` is one area.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod suite;

@@ -1,0 +1,166 @@
+//! The `tether` binary as a user runs it: output is snapshot-tested, exit codes asserted.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn tether(dir: &Path, args: &[&str]) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("TETHER_CONFIG")
+        .env_remove("TETHER_LOG")
+        .env_remove("ZULIP_SERVER_URL")
+        .env_remove("ZULIP_BOT_EMAIL")
+        .env_remove("ZULIP_STREAM")
+        .env_remove("ZULIP_BOT_API_KEY")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let clean = |b: &[u8]| String::from_utf8_lossy(b).replace(&dir.display().to_string(), "[WS]");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: clean(&out.stdout),
+        stderr: clean(&out.stderr),
+    }
+}
+
+fn fixture(name: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tether-plan/tests/fixtures");
+    fs::read_to_string(root.join(name)).unwrap()
+}
+
+#[test]
+fn help_reads_well() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tether(dir.path(), &["--help"]);
+    assert_eq!(out.code, 0);
+    insta::assert_snapshot!(out.stdout);
+}
+
+#[test]
+fn init_then_validate_then_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let init = tether(dir.path(), &["init"]);
+    assert_eq!((init.code, init.stderr.as_str()), (0, ""));
+    insta::assert_snapshot!("init", init.stdout);
+
+    let validate = tether(dir.path(), &["validate"]);
+    assert_eq!((validate.code, validate.stderr.as_str()), (0, ""));
+    insta::assert_snapshot!("validate_clean", validate.stdout);
+
+    let plan = tether(dir.path(), &["plan"]);
+    assert_eq!((plan.code, plan.stderr.as_str()), (0, ""));
+    insta::assert_snapshot!("plan_after_init", plan.stdout);
+
+    // From a subdirectory, the workspace is found upwards.
+    let sub = dir.path().join("src/deep");
+    fs::create_dir_all(&sub).unwrap();
+    assert_eq!(tether(&sub, &["plan"]).stdout, plan.stdout);
+}
+
+#[test]
+fn init_refuses_to_overwrite_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("plan.md"), "mine\n").unwrap();
+    let out = tether(dir.path(), &["init"]);
+    assert_eq!(out.code, 2);
+    assert_eq!(out.stdout, "");
+    insta::assert_snapshot!(out.stderr, @"error: plan.md already exists; nothing was written (use --force to overwrite)");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("plan.md")).unwrap(),
+        "mine\n"
+    );
+    assert_eq!(tether(dir.path(), &["init", "--force"]).code, 0);
+}
+
+#[test]
+fn validate_lists_every_problem_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("tether.toml"),
+        "[loop]\nmax_iteratons = 5\n[human]\nthreshold = 7\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("plan.md"), fixture("malformed.md")).unwrap();
+    let out = tether(dir.path(), &["validate"]);
+    assert_eq!(out.code, 2);
+    insta::assert_snapshot!(out.stdout);
+
+    let json = tether(dir.path(), &["validate", "--json"]);
+    assert_eq!(json.code, 2);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["findings"].as_array().unwrap().len(), 14);
+    assert_eq!(v["findings"][0]["key"], "loop.max_iteratons");
+}
+
+#[test]
+fn plan_json_is_the_parsed_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("plan.md"), fixture("product.md")).unwrap();
+    let out = tether(dir.path(), &["plan", "--json"]);
+    assert_eq!(out.code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["file"], "plan.md");
+    assert_eq!(v["plan"]["goals"][0]["id"]["value"], "cache-layer");
+    insta::assert_json_snapshot!(v);
+}
+
+#[test]
+fn plan_shows_flags_for_a_malformed_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("plan.md"), fixture("malformed.md")).unwrap();
+    let out = tether(dir.path(), &["plan"]);
+    assert_eq!(out.code, 0);
+    insta::assert_snapshot!(out.stdout);
+}
+
+#[test]
+fn plan_without_a_plan_file_or_with_a_bad_config_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tether(dir.path(), &["plan"]);
+    assert_eq!(out.code, 2);
+    insta::assert_snapshot!(out.stderr, @"error: [WS]/plan.md does not exist; run `tether init` or set `plan` in tether.toml");
+
+    fs::write(dir.path().join("tether.toml"), "plna = \"x.md\"\n").unwrap();
+    let out = tether(dir.path(), &["plan"]);
+    assert_eq!(out.code, 2);
+    insta::assert_snapshot!(out.stderr, @r"
+    error: [WS]/tether.toml has 1 problem:
+    [WS]/tether.toml:1: plna: unknown key; did you mean `plan`?
+    ");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tether(dir.path(), &["plan", "--jsn"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--json"), "{}", out.stderr);
+}
+
+#[test]
+fn demo_runs_the_loop_with_a_scripted_model_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("demo");
+    let out = tether(dir.path(), &["demo", "--dir", "demo", "--yes"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        fs::read_to_string(ws.join("greet.sh")).unwrap(),
+        "echo \"Hello, $1!\"\n"
+    );
+    let runs: Vec<_> = fs::read_dir(ws.join(".tether/runs")).unwrap().collect();
+    assert_eq!(runs.len(), 1);
+    let run = runs[0].as_ref().unwrap().file_name().into_string().unwrap();
+    let durations = regex_lite::Regex::new(r"\d+\.\d s\)").unwrap();
+    let stdout = durations
+        .replace_all(&out.stdout, "[T] s)")
+        .replace(&run, "[RUN]");
+    insta::assert_snapshot!(stdout);
+}

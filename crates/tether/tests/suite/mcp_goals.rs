@@ -1,0 +1,163 @@
+//! `complete_goal` and `cancel_goal` served by `tether mcp` to an MCP client over stdio, with
+//! the judge played by the fake model server: an accept that patches the plan, a verify failure
+//! that never reaches the judge, a refusal for an unapproved contract, and a cancel.
+
+use super::mcp_client as client;
+
+use std::fs;
+use std::path::Path;
+
+use client::{Server, text};
+use serde_json::json;
+use tether_config::Api;
+use tether_model::scripted::{Script, Turn};
+use tether_testkit::model_server::FakeModelServer;
+
+const PLAN: &str = "# Plan: numbers
+
+## Goal: Add numbers
+<!-- id: add -->
+status: active
+done_when: `add` returns the sum
+verify: grep -q 'a + b' src/lib.rs
+failure_modes:
+- the grep matches a comment
+- add is never called
+
+## Goal: Later
+<!-- id: later -->
+status: open
+done_when: someday
+
+## Log
+";
+
+fn workspace(dir: &Path, judge: &FakeModelServer, approve: bool) {
+    fs::write(
+        dir.join("tether.toml"),
+        format!(
+            "[judge]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"judge-model\"\n",
+            judge.base_url(Api::OpenAiChat)
+        ),
+    )
+    .unwrap();
+    fs::write(dir.join("plan.md"), PLAN).unwrap();
+    fs::create_dir_all(dir.join("src")).unwrap();
+    fs::write(
+        dir.join("src/lib.rs"),
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+    )
+    .unwrap();
+    if approve {
+        let doc = tether_plan::PlanDoc::parse("plan.md", PLAN);
+        let hash = doc.plan().goal("add").unwrap().contract_hash();
+        fs::create_dir_all(dir.join(".tether")).unwrap();
+        tether_store::Store::open(dir.join(".tether/tether.db"))
+            .unwrap()
+            .approve_contract("plan.md", "add", &hash, "alice")
+            .unwrap();
+    }
+}
+
+fn judge(rt: &tokio::runtime::Runtime, turns: Vec<Turn>) -> FakeModelServer {
+    rt.block_on(FakeModelServer::start(Script::turns(turns)))
+        .unwrap()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn complete() -> serde_json::Value {
+    json!({"id": "add", "evidence": "grep finds a + b", "paths": ["src/lib.rs"]})
+}
+
+#[test]
+fn the_goal_tools_are_listed_and_an_accept_signs_the_goal_off() {
+    let rt = runtime();
+    let verdict = json!({"verdict": "accept", "summary": "add adds",
+        "checks": [{"path": "src/lib.rs", "quote": "    a + b", "observation": "sums"}], "missing": []});
+    let judge = judge(&rt, vec![Turn::text(format!("```json\n{verdict}\n```"))]);
+    let dir = tempfile::tempdir().unwrap();
+    workspace(dir.path(), &judge, true);
+    let mut server = Server::start(dir.path(), &[], |_| {});
+    server.initialize();
+    let tools = server.call("tools/list", json!({}));
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"complete_goal") && names.contains(&"cancel_goal"),
+        "{names:?}"
+    );
+
+    let id = server.call_tool("complete_goal", complete(), None);
+    let result = server.response(id);
+    assert_eq!(result["result"]["isError"], false, "{result}");
+    assert!(text(&result["result"]).contains("accepted"), "{result}");
+    let plan = fs::read_to_string(dir.path().join("plan.md")).unwrap();
+    assert!(plan.contains("status: done"), "{plan}");
+    assert_eq!(judge.request_count(), 1);
+}
+
+#[test]
+fn a_failing_verify_is_a_reject_without_a_judge_call_and_an_unapproved_goal_is_refused() {
+    let rt = runtime();
+    let judge = judge(&rt, vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    workspace(dir.path(), &judge, false);
+    let mut server = Server::start(dir.path(), &[], |_| {});
+    server.initialize();
+    let id = server.call_tool("complete_goal", complete(), None);
+    let refused = server.response(id);
+    assert!(
+        text(&refused["result"]).contains("tether plan approve add"),
+        "{refused}"
+    );
+
+    let doc = tether_plan::PlanDoc::parse("plan.md", PLAN);
+    let hash = doc.plan().goal("add").unwrap().contract_hash();
+    tether_store::Store::open(dir.path().join(".tether/tether.db"))
+        .unwrap()
+        .approve_contract("plan.md", "add", &hash, "alice")
+        .unwrap();
+    fs::write(
+        dir.path().join("src/lib.rs"),
+        "pub fn add(a: i32, b: i32) -> i32 { a - b }\n",
+    )
+    .unwrap();
+    let id = server.call_tool("complete_goal", complete(), None);
+    let rejected = server.response(id);
+    assert!(
+        text(&rejected["result"]).contains("verify failed"),
+        "{rejected}"
+    );
+    assert_eq!(judge.request_count(), 0);
+}
+
+#[test]
+fn cancel_goal_cancels_with_a_logged_reason() {
+    let rt = runtime();
+    let judge = judge(&rt, vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    workspace(dir.path(), &judge, false);
+    let mut server = Server::start(dir.path(), &[], |_| {});
+    server.initialize();
+    let id = server.call_tool(
+        "cancel_goal",
+        json!({"id": "later", "reason": "replaced by add"}),
+        None,
+    );
+    let result = server.response(id);
+    assert_eq!(result["result"]["isError"], false, "{result}");
+    let plan = fs::read_to_string(dir.path().join("plan.md")).unwrap();
+    assert!(plan.contains("status: cancelled"), "{plan}");
+    assert!(plan.contains("later cancelled: replaced by add"), "{plan}");
+}

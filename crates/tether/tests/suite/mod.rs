@@ -1,0 +1,16 @@
+mod ask_cli;
+mod cli;
+mod goal_cli;
+mod goal_run;
+mod human_misconfig;
+mod mcp_client;
+mod mcp_goals;
+mod mcp_python;
+mod mcp_server;
+mod mcp_zulip;
+mod plan_approve;
+mod plan_mode;
+mod ralph_cli;
+mod ralph_model;
+mod resume_human;
+mod secrets;

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need, then runs every test of the workspace.
+#
+#   ./test.sh                 # every test: cargo test --workspace --locked
+#   ./test.sh -p tether-plan  # with arguments: cargo test --locked ARGUMENTS
+#
+# Installs only what is missing, so a second run goes straight to the tests:
+# - system programs the tests start: script(1) for the pseudo-terminal tests, kill, git,
+#   python3 (with apt-get; through sudo when not root);
+# - the official Python MCP SDK (`mcp>=2,<3`, the independent client of the `tether mcp` tests)
+#   into a virtual environment under the target directory, never into the system's Python.
+# Then runs `cargo test --workspace --locked` with PYTHON naming that environment's interpreter.
+# Formatting and lints are not part of it: `.ci/run` checks them before calling this script.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+target="${CARGO_TARGET_DIR:-target}"
+venv="$target/test-venv"
+py="$venv/bin/python"
+
+say() { printf 'test.sh: %s\n' "$*" >&2; }
+
+apt_install() {
+  local sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  say "installing $* (apt-get)"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "$@" >/dev/null
+}
+
+system_packages() {
+  local need=()
+  type -P script >/dev/null || need+=(bsdutils)
+  type -P kill >/dev/null || need+=(procps)
+  type -P git >/dev/null || need+=(git)
+  type -P python3 >/dev/null || need+=(python3 python3-venv)
+  if [ ${#need[@]} -gt 0 ]; then
+    apt_install "${need[@]}"
+  fi
+}
+
+# A virtual environment whose interpreter runs; Debian's python3 needs python3-venv for it.
+python_venv() {
+  if "$py" -c '' 2>/dev/null; then
+    return
+  fi
+  rm -rf "$venv"
+  mkdir -p "$target"
+  if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+    rm -rf "$venv"
+    apt_install python3-venv
+    python3 -m venv "$venv"
+  fi
+}
+
+mcp_sdk() {
+  local has_mcp2='import importlib.metadata as m, sys; sys.exit(not m.version("mcp").startswith("2."))'
+  if ! "$py" -c "$has_mcp2" 2>/dev/null; then
+    say "installing the Python MCP SDK into $venv"
+    "$py" -m pip install --quiet --disable-pip-version-check "mcp>=2,<3"
+  fi
+}
+
+system_packages
+python_venv
+mcp_sdk
+
+PYTHON="$(cd "$(dirname "$py")" && pwd)/$(basename "$py")"
+export PYTHON
+[ $# -gt 0 ] || set -- --workspace
+exec cargo test --locked "$@"
