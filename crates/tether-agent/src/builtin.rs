@@ -4,21 +4,25 @@
 //! Each turn starts from a fresh conversation (the system prompt and the loop's prompt), so
 //! nothing carries over between iterations except the workspace itself. Every message is
 //! appended to the turn's transcript as it happens, so a killed turn leaves a readable record.
+//!
+//! The agent calls its tools through the [`ToolSet`] registry as it is: the set's specs are the
+//! request's tools, and its outcomes are the tool messages and the journal's summaries. Anything
+//! the model got wrong comes back to it as an error result; a [`FatalToolError`] ends the turn
+//! at once ([`ExecError::Tool`]), recorded in the transcript.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
 use serde_json::json;
-use tether_model::{Message, ModelClient, ModelError, Request};
+use tether_model::{Message, ModelClient, ModelError, Request, ToolCall};
+use tether_tools::{FatalToolError, ToolCallOutcome, ToolContext, ToolOutput, ToolSet};
 use tokio_util::sync::CancellationToken;
 
-use crate::executor::{
-    AgentEvent, BoxFuture, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
-};
+use crate::executor::{AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 use crate::prompts;
-use crate::toolbox::{ToolBox, ToolResult};
 
 /// The default cap on model calls in one turn.
 pub const DEFAULT_MAX_STEPS: u32 = 60;
@@ -26,7 +30,7 @@ pub const DEFAULT_MAX_STEPS: u32 = 60;
 /// tether's own agent.
 pub struct BuiltinAgent {
     model: Arc<dyn ModelClient>,
-    tools: Arc<dyn ToolBox>,
+    tools: ToolSet,
     describe: String,
     max_steps: u32,
     system: String,
@@ -34,7 +38,7 @@ pub struct BuiltinAgent {
 
 impl BuiltinAgent {
     /// An agent calling `model`, with `tools`; `describe` names the model for status lines.
-    pub fn new(model: Arc<dyn ModelClient>, tools: Arc<dyn ToolBox>, describe: String) -> Self {
+    pub fn new(model: Arc<dyn ModelClient>, tools: ToolSet, describe: String) -> Self {
         BuiltinAgent {
             model,
             tools,
@@ -67,6 +71,7 @@ impl BuiltinAgent {
         let system = self.system.as_str();
         transcript.write(&json!({"role": "system", "text": system}))?;
         let specs = self.tools.specs();
+        let ctx = ToolContext::new(cancel.clone());
         let mut messages = vec![Message::user(request.prompt)];
         transcript.message(&messages[0])?;
         let mut outcome = TurnOutcome::default();
@@ -96,31 +101,25 @@ impl BuiltinAgent {
                 if cancel.is_cancelled() {
                     return Err(ExecError::Cancelled);
                 }
-                let result = match call.arguments_error() {
-                    Some(problem) => ToolResult {
-                        content: format!(
-                            "{problem}; call `{}` again with a JSON object",
-                            call.name
-                        ),
-                        is_error: true,
-                        summary: format!("{}: malformed arguments", call.name),
-                    },
-                    None => {
-                        self.tools
-                            .call(&call.name, call.arguments.clone(), cancel.clone())
-                            .await
+                let done = match self.call_tool(call, &ctx).await {
+                    Ok(done) => done,
+                    Err(fatal) => {
+                        transcript.write(&json!({"role": "error", "text": fatal.to_string()}))?;
+                        return Err(ExecError::Tool(fatal));
                     }
                 };
                 outcome.tool_calls += 1;
                 observer.event(AgentEvent::ToolCall {
                     tool: call.name.clone(),
-                    summary: result.summary.clone(),
-                    is_error: result.is_error,
+                    summary: done.summary,
+                    is_error: done.output.is_error,
                 });
+                // The output's note (timings, counts) is in the summary only, so the model's
+                // view stays stable and prompts stay cacheable.
                 let message = Message::Tool {
                     tool_call_id: call.id.clone(),
-                    content: result.content,
-                    is_error: result.is_error,
+                    content: done.output.content,
+                    is_error: done.output.is_error,
                 };
                 transcript.message(&message)?;
                 messages.push(message);
@@ -130,6 +129,30 @@ impl BuiltinAgent {
             }
         }
         Err(ExecError::TooManySteps(self.max_steps))
+    }
+
+    /// Runs one of the model's tool calls; arguments that are not JSON go back to the model
+    /// without reaching the tool.
+    async fn call_tool(
+        &self,
+        call: &ToolCall,
+        ctx: &ToolContext,
+    ) -> Result<ToolCallOutcome, FatalToolError> {
+        match call.arguments_error() {
+            Some(problem) => Ok(ToolCallOutcome {
+                output: ToolOutput::error(format!(
+                    "{problem}; call `{}` again with a JSON object",
+                    call.name
+                )),
+                summary: format!("{}: malformed arguments", call.name),
+                elapsed: std::time::Duration::ZERO,
+            }),
+            None => {
+                self.tools
+                    .call(&call.name, call.arguments.clone(), ctx)
+                    .await
+            }
+        }
     }
 }
 

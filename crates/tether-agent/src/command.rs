@@ -3,23 +3,28 @@
 //! Each turn runs the configured command in the workspace in a fresh process — the prompt
 //! substituted for a `{prompt}` argument, or written to its stdin when no argument asks for it —
 //! and takes what it printed on stdout as the turn's final message (where the loop looks for the
-//! promise). The process gets its own process group, so cancelling a turn kills everything it
-//! started, and a turn that outlives its timeout is killed the same way.
+//! promise). The process is spawned by `tether-tools`' [`run_program`], like every child of
+//! tether: in its own process group, so cancelling a turn, a turn outliving its timeout, or a
+//! dropped turn stops everything it started, and whatever it leaves running when it exits is
+//! stopped too.
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::process::Command;
+use futures_util::future::BoxFuture;
+use tether_tools::{ProgramCommand, ShellEnd, run_program};
 use tokio_util::sync::CancellationToken;
 
-use crate::executor::{BoxFuture, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
+use crate::executor::{ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 
 /// How much of the command's stdout is kept as the final message (the tail).
 const MAX_OUTPUT: usize = 256 * 1024;
+
+/// How much of its stderr is kept for the error when it fails (the tail).
+const MAX_STDERR: usize = 2000;
+
+/// Between SIGTERM and SIGKILL when a turn is stopped.
+const KILL_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs a program per turn.
 #[derive(Debug, Clone)]
@@ -32,7 +37,7 @@ pub struct CommandExecutor {
 /// The command could not be run, or did not succeed.
 #[derive(Debug, thiserror::Error)]
 pub enum CommandError {
-    /// The program could not be started (not found, not executable).
+    /// The program could not be started (not found, not executable, no command configured).
     #[error("could not start `{program}`")]
     Spawn {
         /// The program.
@@ -41,22 +46,13 @@ pub enum CommandError {
         #[source]
         source: std::io::Error,
     },
-    /// Talking to the process failed.
-    #[error("reading from or writing to `{program}`")]
-    Io {
-        /// The program.
-        program: String,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The process exited unsuccessfully.
-    #[error("`{program}` exited with {status}: {stderr_tail}")]
+    /// The process exited unsuccessfully, or was killed by a signal it did not get from us.
+    #[error("`{program}` {}: {stderr_tail}", ended(.end))]
     Failed {
         /// The program.
         program: String,
-        /// Its exit status.
-        status: std::process::ExitStatus,
+        /// How it ended: an exit code other than 0, or a signal.
+        end: ShellEnd,
         /// The end of what it printed on stderr.
         stderr_tail: String,
     },
@@ -80,6 +76,34 @@ impl CommandExecutor {
         self.argv.first().cloned().unwrap_or_default()
     }
 
+    /// The program of one turn: `{prompt}` substituted in the arguments, or else the prompt on
+    /// stdin.
+    fn spec(&self, prompt: &str) -> ProgramCommand {
+        let substitutes = self.argv.iter().skip(1).any(|a| a.contains("{prompt}"));
+        let argv = self
+            .argv
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                if i == 0 {
+                    a.clone()
+                } else {
+                    a.replace("{prompt}", prompt)
+                }
+            })
+            .collect();
+        ProgramCommand {
+            argv,
+            cwd: self.cwd.clone(),
+            input: (!substitutes).then(|| prompt.as_bytes().to_vec()),
+            timeout: self.timeout,
+            kill_grace: KILL_GRACE,
+            stdout_cap: MAX_OUTPUT,
+            stderr_cap: MAX_STDERR,
+            env_remove: Vec::new(),
+        }
+    }
+
     async fn turn(
         &self,
         request: TurnRequest,
@@ -87,114 +111,50 @@ impl CommandExecutor {
     ) -> Result<TurnOutcome, ExecError> {
         let program = self.program();
         let fail = |e: CommandError| ExecError::Model(Box::new(e));
-        let substitutes = self.argv.iter().skip(1).any(|a| a.contains("{prompt}"));
-        let mut cmd = Command::new(&program);
-        cmd.args(
-            self.argv
-                .iter()
-                .skip(1)
-                .map(|a| a.replace("{prompt}", &request.prompt)),
-        )
-        .current_dir(&self.cwd)
-        .stdin(if substitutes {
-            Stdio::null()
-        } else {
-            Stdio::piped()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-        let mut child = cmd.spawn().map_err(|source| {
-            fail(CommandError::Spawn {
-                program: program.clone(),
-                source,
-            })
-        })?;
-        let group = child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .map(Pid::from_raw);
-        let kill_group = || {
-            if let Some(pgid) = group {
-                let _ = killpg(pgid, Signal::SIGKILL);
+        let run = run_program(&self.spec(&request.prompt), &cancel)
+            .await
+            .map_err(|source| {
+                fail(CommandError::Spawn {
+                    program: program.clone(),
+                    source,
+                })
+            })?;
+        match run.end {
+            ShellEnd::Cancelled => return Err(ExecError::Cancelled),
+            ShellEnd::TimedOut => {
+                return Err(fail(CommandError::Timeout {
+                    program,
+                    secs: self.timeout.as_secs(),
+                }));
             }
-        };
-        let io = |source| {
-            fail(CommandError::Io {
-                program: program.clone(),
-                source,
-            })
-        };
-        if let Some(mut stdin) = child.stdin.take() {
-            let prompt = request.prompt.clone();
-            tokio::spawn(async move {
-                let _ = stdin.write_all(prompt.as_bytes()).await;
-            });
+            ShellEnd::Exited(_) | ShellEnd::Signalled(_) => {}
         }
-        let mut stdout = child.stdout.take();
-        let mut stderr = child.stderr.take();
-        // Both pipes are drained at once: a child that fills one while we wait on the other
-        // would otherwise block forever.
-        let read_all = async {
-            let (mut out, mut err) = (Vec::new(), Vec::new());
-            let read_out = async {
-                match stdout.as_mut() {
-                    Some(s) => s.read_to_end(&mut out).await.map(|_| ()),
-                    None => Ok(()),
-                }
-            };
-            let read_err = async {
-                match stderr.as_mut() {
-                    Some(s) => s.read_to_end(&mut err).await.map(|_| ()),
-                    None => Ok(()),
-                }
-            };
-            let (a, b) = tokio::join!(read_out, read_err);
-            a?;
-            b?;
-            Ok::<_, std::io::Error>((out, err))
-        };
-        let run = async {
-            let (out, err) = read_all.await?;
-            let status = child.wait().await?;
-            Ok::<_, std::io::Error>((status, out, err))
-        };
-        let (status, out, err) = tokio::select! {
-            r = run => r.map_err(io)?,
-            () = cancel.cancelled() => {
-                kill_group();
-                return Err(ExecError::Cancelled);
-            }
-            () = tokio::time::sleep(self.timeout) => {
-                kill_group();
-                return Err(fail(CommandError::Timeout { program, secs: self.timeout.as_secs() }));
-            }
-        };
-        // Anything the command left running in its group goes with it.
-        kill_group();
-        let text = tail(&out, MAX_OUTPUT);
-        write_transcript(&request, &text).map_err(|source| ExecError::Transcript {
+        write_transcript(&request, &run.stdout).map_err(|source| ExecError::Transcript {
             path: request.transcript.clone(),
             source,
         })?;
-        if !status.success() {
+        if run.end != ShellEnd::Exited(0) {
             return Err(fail(CommandError::Failed {
                 program,
-                status,
-                stderr_tail: tail(&err, 2000).trim().to_owned(),
+                end: run.end,
+                stderr_tail: run.stderr.trim().to_owned(),
             }));
         }
         Ok(TurnOutcome {
-            final_message: text,
+            final_message: run.stdout,
             ..TurnOutcome::default()
         })
     }
 }
 
-fn tail(bytes: &[u8], max: usize) -> String {
-    let start = bytes.len().saturating_sub(max);
-    String::from_utf8_lossy(&bytes[start..]).into_owned()
+/// How a failed program ended, for [`CommandError::Failed`].
+fn ended(end: &ShellEnd) -> String {
+    match end {
+        ShellEnd::Exited(code) => format!("exited with exit status: {code}"),
+        ShellEnd::Signalled(signal) => format!("was killed by signal {signal}"),
+        ShellEnd::TimedOut => "timed out".to_owned(),
+        ShellEnd::Cancelled => "was cancelled".to_owned(),
+    }
 }
 
 fn write_transcript(request: &TurnRequest, output: &str) -> std::io::Result<()> {

@@ -4,11 +4,11 @@
 //! the tool calls it reports, and read its final message; every driver (the built-in agent, and
 //! the external agent CLIs) implements this one trait.
 
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 
+use futures_util::future::BoxFuture;
 use serde::Serialize;
+use tether_tools::FatalToolError;
 use tokio_util::sync::CancellationToken;
 
 /// What one turn is asked to do.
@@ -73,6 +73,10 @@ pub enum ExecError {
     /// succeed.
     #[error("the agent's model failed")]
     Model(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A tool failed in a way the model cannot fix (the store or file system behind it is
+    /// gone): the turn stopped at that call. The next iteration may succeed once it is back.
+    #[error(transparent)]
+    Tool(#[from] FatalToolError),
     /// The turn used up its step limit without a final answer.
     #[error("the agent made {0} model calls without finishing its turn")]
     TooManySteps(u32),
@@ -86,9 +90,6 @@ pub enum ExecError {
         source: std::io::Error,
     },
 }
-
-/// A boxed future, so `dyn Executor` works.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Who does the work: runs one agent turn.
 pub trait Executor: Send + Sync {

@@ -1,8 +1,16 @@
 //! Executors: who does the work in a tether loop.
 //!
 //! The loops hand an [`Executor`] one turn at a time — a prompt, in a fresh context — and watch
-//! what it does through a [`TurnObserver`]. The built-in agent and the drivers for external agent
-//! CLIs implement the same trait, so the loops do not care which one runs.
+//! what it does through a [`TurnObserver`]. Two executors implement it today:
+//!
+//! - [`BuiltinAgent`]: tether's own agent, a model (`tether-model`) calling the tools of a
+//!   `tether_tools::ToolSet` — the registry itself, no adapter in between — until it answers
+//!   without a tool call. A tool's fatal failure ends the turn ([`ExecError::Tool`]).
+//! - [`CommandExecutor`]: any program as the agent, run per turn through `tether-tools`'
+//!   process spawner (own process group, timeout, killed on drop).
+//!
+//! External agent CLIs will join as further executors of the same trait, so the loops do not
+//! care which one runs.
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -11,14 +19,7 @@ mod builtin;
 mod command;
 mod executor;
 pub mod prompts;
-mod toolbox;
-mod workspace_tools;
 
 pub use builtin::{BuiltinAgent, DEFAULT_MAX_STEPS};
 pub use command::{CommandError, CommandExecutor};
-pub use toolbox::{ToolBox, ToolResult};
-pub use workspace_tools::WorkspaceTools;
-
-pub use executor::{
-    AgentEvent, BoxFuture, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
-};
+pub use executor::{AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};

@@ -3,7 +3,6 @@
 //! These types hold only validated values; they are built by the schema walk in `schema.rs`,
 //! never deserialized directly, so every problem can be reported with its line.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use crate::Secret;
@@ -28,8 +27,6 @@ pub struct Config {
     pub zulip: ZulipConfig,
     /// Who does the work (`[executor]`).
     pub executor: ExecutorConfig,
-    /// The dashboard and API (`[server]`).
-    pub server: ServerConfig,
 }
 
 impl Config {
@@ -68,7 +65,6 @@ impl Default for Config {
             human: HumanConfig::default(),
             zulip: ZulipConfig::default(),
             executor: ExecutorConfig::default(),
-            server: ServerConfig::default(),
         }
     }
 }
@@ -111,14 +107,18 @@ impl Default for LoopConfig {
     }
 }
 
-/// A way a human can answer a question.
+/// A way a human can answer a question, as `human.channels` names it.
+///
+/// The terminal and the CLI are always on, listed or not: the terminal whenever tether runs in
+/// one (stdin and stderr are terminals), the CLI always. Listing `zulip` adds Zulip. `web` is
+/// recognised so that it can be refused with a reason: the dashboard is not built yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Channel {
-    /// A prompt in the terminal tether runs in.
+    /// A prompt in the terminal tether runs in; always on when there is one.
     Terminal,
-    /// `tether questions` / `tether answer` from any shell.
+    /// `tether questions` / `tether answer` from any shell; always on.
     Cli,
-    /// The dashboard.
+    /// The web dashboard: not built yet, refused when loading.
     Web,
     /// A Zulip stream, one topic per conversation.
     Zulip,
@@ -176,7 +176,7 @@ impl Default for HumanConfig {
     fn default() -> Self {
         Self {
             threshold: 2,
-            channels: vec![Channel::Terminal, Channel::Cli, Channel::Web],
+            channels: vec![Channel::Terminal, Channel::Cli],
             timeout: None,
             ask_before: Vec::new(),
         }
@@ -222,16 +222,20 @@ impl Default for ZulipConfig {
 }
 
 /// Which agent does the work.
+///
+/// Only [`ExecutorKind::Builtin`] and [`ExecutorKind::Command`] are built; the others are
+/// recognised so that they can be refused with a reason and an alternative
+/// ([`ExecutorKind::is_built`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ExecutorKind {
     /// tether's own agent on `[model]`.
     #[default]
     Builtin,
-    /// Claude Code in print mode.
+    /// Claude Code: not built yet, refused when loading.
     Claude,
-    /// `codex exec --json`.
+    /// Codex: not built yet, refused when loading.
     Codex,
-    /// The pi coding agent.
+    /// The pi coding agent: not built yet, refused when loading.
     Pi,
     /// Any CLI, given by `executor.command`.
     Command,
@@ -257,6 +261,14 @@ impl ExecutorKind {
             ExecutorKind::Command => "command",
         }
     }
+
+    /// Whether this build can run the kind; a config naming one that is not is refused.
+    pub fn is_built(self) -> bool {
+        match self {
+            ExecutorKind::Builtin | ExecutorKind::Command => true,
+            ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi => false,
+        }
+    }
 }
 
 /// Who does the work (`[executor]`).
@@ -267,19 +279,4 @@ pub struct ExecutorConfig {
     /// The program and its arguments: non-empty exactly when `kind` is
     /// [`ExecutorKind::Command`], empty otherwise.
     pub command: Vec<String>,
-}
-
-/// The dashboard and API of a run (`[server]`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerConfig {
-    /// Where to listen; port 0 picks a free port.
-    pub listen: SocketAddr,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        Self {
-            listen: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
-        }
-    }
 }

@@ -47,7 +47,8 @@ pub(crate) const ZULIP: &[&str] = &["server_url", "bot_email", "stream", "api_ke
 /// Keys of `[executor]`.
 pub(crate) const EXECUTOR: &[&str] = &["kind", "command"];
 
-/// Keys of `[server]`.
+/// Keys of `[server]`: recognised so that `listen` is refused with a reason (the dashboard is
+/// not built yet) rather than called unknown; the template leaves the table out.
 pub(crate) const SERVER: &[&str] = &["listen"];
 
 /// Every table with its keys.

@@ -33,6 +33,7 @@ mod error;
 mod keys;
 mod load;
 mod model;
+mod not_built;
 mod reader;
 mod schema;
 mod secret;
@@ -43,7 +44,7 @@ mod workspace;
 
 pub use config::{
     Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, LoopConfig,
-    ServerConfig, ZulipConfig,
+    ZulipConfig,
 };
 pub use env::{Env, MapEnv, ProcessEnv};
 pub use error::{ConfigError, Problem};

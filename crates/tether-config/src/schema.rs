@@ -1,6 +1,7 @@
 //! Walks a parsed `tether.toml` against the schema (see `keys.rs`) and builds a [`Config`].
 //!
-//! Every rule that concerns one table lives here; rules across tables are in `checks.rs`.
+//! Every rule that concerns one table lives here; rules across tables are in `checks.rs`, and
+//! the refusals of settings this build cannot act on yet in `not_built.rs`.
 //! Invalid values leave the default in place and add a problem, so one walk finds them all.
 
 use std::ops::Range;
@@ -12,7 +13,7 @@ use crate::config::{Channel, ExecutorKind, HumanConfig, HumanTimeout, ZulipConfi
 use crate::env::{Env, non_empty};
 use crate::model::{Api, JudgeConfig, ModelConfig};
 use crate::reader::{Reader, Table, entry, path_of};
-use crate::{Config, Secret, keys, values};
+use crate::{Config, Secret, keys, not_built, values};
 
 /// `(min, max)` of every integer setting. `max_iterations` 0 means unlimited.
 pub(crate) mod range {
@@ -77,9 +78,8 @@ pub(crate) fn read(doc: &DeTable, r: &mut Reader, env: &dyn Env) -> (Config, Mar
     }
     if let Some(t) = r.table(&root, "server") {
         r.unknown_keys(&t, keys::SERVER, None);
-        if let Some(listen) = r.string(&t, "listen", socket_addr) {
-            // `socket_addr` accepted it, so it parses.
-            config.server.listen = listen.parse().unwrap_or(config.server.listen);
+        if r.string(&t, "listen", socket_addr).is_some() {
+            not_built::server_listen(r, &t);
         }
     }
     (config, marks)
@@ -175,6 +175,8 @@ fn read_human(r: &mut Reader, t: &Table, out: &mut HumanConfig) {
         out.threshold = v;
     }
     if let Some(channels) = r.choice_list(t, "channels", &Channel::CHOICES) {
+        let span = entry(t, "channels").map(|(_, v)| v.span());
+        not_built::channels(r, &channels, span);
         out.channels = channels;
     }
     let secs: Option<u64> = int(r, t, "timeout_secs", range::HUMAN_TIMEOUT_SECS);
@@ -274,6 +276,7 @@ fn read_executor(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
     let kind = r.choice(t, "kind", &ExecutorKind::CHOICES);
     let kind_given = entry(t, "kind").is_some();
     if let Some(kind) = kind {
+        not_built::executor_kind(r, t, kind);
         out.kind = kind;
     }
     let command = r.string_list(t, "command", |_| Ok(()));

@@ -3,8 +3,9 @@
 //! It doubles as the reference for the file's shape: tests check that it names every key in
 //! the schema's order, parses with no problems, and that its active values are the defaults.
 
-/// The `tether.toml` written by `tether init`: every table and key, in schema order, each
-/// with a one-line comment; settings that are absent by default are commented out.
+/// The `tether.toml` written by `tether init`: every table and key tether acts on, in order,
+/// each with a one-line comment; settings that are absent by default are commented out. It
+/// offers nothing that loading refuses (executor kinds, channels and tables not built yet).
 pub const TEMPLATE: &str = r#"# tether.toml: settings for tether, written by `tether init`.
 # The environment overrides this file (ZULIP_SERVER_URL, ZULIP_BOT_EMAIL, ZULIP_STREAM), and
 # TETHER_CONFIG can name another file. API keys never live here: name their variables instead.
@@ -57,8 +58,9 @@ max_consecutive_failures = 3
 [human]
 # Interaction threshold: 0 (never ask) .. 5 (confirm everything); goals can override it.
 threshold = 2
-# Where questions are offered, first answer wins: "terminal", "cli", "web", "zulip", no repeats.
-channels = ["terminal", "cli", "web"]
+# Where questions are offered, first answer wins. The terminal (when tether runs in one) and
+# the CLI (`tether questions`, `tether answer`) are always on; add "zulip" for Zulip.
+channels = ["terminal", "cli"]
 # Seconds to wait for an answer: 1..2592000; absent = wait forever.
 # timeout_secs = 14400
 # The answer the agent gets when the wait times out (only with timeout_secs; not empty).
@@ -78,14 +80,11 @@ ask_before = []
 api_key_env = "ZULIP_BOT_API_KEY"
 
 [executor]
-# Who does the work: builtin | claude | codex | pi | command.
+# Claude Code, Codex and pi get kinds of their own later; until then run them as "command".
+# Who does the work: "builtin" (tether's own agent on [model]) | "command" (any program).
 kind = "builtin"
 # Only for kind = "command", and required then: the program and its arguments.
 # command = ["my-agent", "--print"]
-
-[server]
-# Where a run's dashboard and API listen, IP:port; port 0 picks a free port.
-listen = "127.0.0.1:0"
 "#;
 
 #[cfg(test)]

@@ -20,10 +20,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use tether_agent::{
-    AgentEvent, BoxFuture, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
-};
-use tether_agent::{BuiltinAgent, WorkspaceTools};
+use futures_util::future::BoxFuture;
+use tether_agent::BuiltinAgent;
+use tether_agent::{AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 use tether_config::Api;
 use tether_config::{Config, Workspace};
 use tether_core::ralph::{self, Deps, RalphEnd, RalphSpec};
@@ -112,7 +111,7 @@ fn builtin_agent_loop() {
     let tools = ToolSet::builtin(ws.root(), &ToolOptions::default()).unwrap();
     let agent = BuiltinAgent::new(
         Arc::new(ScriptedModel::new(script)),
-        Arc::new(WorkspaceTools::new(tools)),
+        tools,
         "instant".into(),
     );
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
@@ -169,7 +168,7 @@ fn prompt_bytes_shared() {
         let endpoint = tether_model::Endpoint::new(api, server.base_url(api), "fake");
         let client = tether_model::connect(endpoint, tether_model::HttpOptions::default()).unwrap();
         let tools = ToolSet::builtin(ws.root(), &ToolOptions::default()).unwrap();
-        let agent = BuiltinAgent::new(client, Arc::new(WorkspaceTools::new(tools)), "fake".into());
+        let agent = BuiltinAgent::new(client, tools, "fake".into());
         let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
         let deps = Deps {
             ws: ws.clone(),

@@ -25,8 +25,11 @@
     clippy::print_stderr
 )]
 
+// The broker on the fake Zulip server, shared with the tests.
 #[path = "human/cli.rs"]
 mod cli;
+#[path = "../tests/common/mod.rs"]
+mod common;
 #[path = "human/pending.rs"]
 mod pending;
 #[path = "human/zulip.rs"]

@@ -7,7 +7,7 @@
 //! `thread_id` and who answered.
 
 use serde_json::Value;
-use tether_tools::{BoxFuture, FatalToolError, Tool, ToolContext, ToolOutput, ToolSpec};
+use tether_tools::{FatalToolError, ToolContext, ToolOutput, ToolSpec, TypedTool};
 
 use crate::asking::{self, AskFailed, Reply};
 use crate::desk::Desk;
@@ -40,27 +40,30 @@ impl AskHuman {
     }
 }
 
-impl Tool for AskHuman {
+impl TypedTool for AskHuman {
+    /// Checked against the schema, then read leniently by [`asking::question_from_args`] (shared
+    /// with MCP) into the one question type that goes on to the store.
+    type Args = Value;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
-        Box::pin(async move {
-            let mut question = asking::question_from_args(&args);
-            question.run_id = self.run.lock().ok().and_then(|r| r.clone());
-            let cancel = ctx.cancel_token().clone();
-            match self.desk.ask_human(question, cancel).await {
-                Ok(Reply::Answered { text, .. }) => Ok(ToolOutput::ok(text)),
-                Ok(Reply::Refused(text)) => Ok(ToolOutput::error(text)),
-                Err(e @ AskFailed::Cancelled(_)) => Ok(ToolOutput::error(e.to_string())),
-                Err(AskFailed::Store(e)) => Err(FatalToolError::new(asking::NAME, e.to_string())),
-            }
-        })
+    /// A store that fails while asking ends the turn; a cancelled question is an error result.
+    async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, FatalToolError> {
+        let mut question = asking::question_from_args(&args);
+        question.run_id = self.run.lock().ok().and_then(|r| r.clone());
+        let cancel = ctx.cancel_token().clone();
+        match self.desk.ask_human(question, cancel).await {
+            Ok(Reply::Answered { text, .. }) => Ok(ToolOutput::ok(text)),
+            Ok(Reply::Refused(text)) => Ok(ToolOutput::error(text)),
+            Err(e @ AskFailed::Cancelled(_)) => Ok(ToolOutput::error(e.to_string())),
+            Err(AskFailed::Store(e)) => Err(FatalToolError::with_source(
+                asking::NAME,
+                "the store failed while asking",
+                e,
+            )),
+        }
     }
 
     fn describe_call(&self, args: &Value) -> String {

@@ -2,4 +2,5 @@
 //! Each file of `suite/` is one area.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
 mod suite;

@@ -10,7 +10,7 @@ use serde_json::Value;
 use tether_config::ProcessEnv;
 use tether_signoff::prompts::{CANCEL_GOAL_DESCRIPTION, COMPLETE_GOAL_DESCRIPTION};
 use tether_signoff::tool::{
-    CompleteArgs, cancel_args, cancel_goal_parameters, complete_goal_parameters,
+    CancelArgs, CompleteArgs, cancel_goal_parameters, complete_goal_parameters,
 };
 use tether_signoff::{Signoff, SignoffError, SignoffOutcome};
 
@@ -115,8 +115,8 @@ fn cancel_goal(ctx: &ToolCallContext<'_, TetherMcp>) -> CallToolResult {
         Ok(s) => s,
         Err(e) => return error(format!("cancel_goal cannot run: {e}")),
     };
-    let (id, reason) = cancel_args(&args);
-    match signoff.cancel_goal(&id, &reason) {
+    let args = CancelArgs::from_json(&args);
+    match signoff.cancel_goal(&args.id, &args.reason) {
         Ok(o) => CallToolResult::success(vec![ContentBlock::text(o.tool_text())]),
         Err(e) => error(format!("cancel_goal failed: {e}")),
     }

@@ -6,8 +6,11 @@
 //!   [`Endpoint::api`], with retries ([`RetryPolicy`]) and cancellation;
 //! - [`scripted::ScriptedModel`] — answers from a [`scripted::Script`], in-process.
 //!
-//! The conversation types ([`Request`], [`Message`], [`ToolSpec`], [`ToolCall`], [`Response`])
-//! are provider-neutral; the wire mapping lives in one module per API. Errors are typed by what
+//! The conversation types ([`Request`], [`Message`], [`ToolCall`], [`Response`]) are
+//! provider-neutral; the wire mapping lives in one module per API. A request's tools are the
+//! [`ToolSpec`]s of a `tether_tools::ToolSet`, defined in `tether-tools` and re-exported here
+//! unchanged: each wire module writes them in its API's format, and nothing else translates
+//! them. Errors are typed by what
 //! the caller can do ([`ModelError`]) and never contain the API key.
 //!
 //! ```no_run
@@ -42,7 +45,6 @@ pub use client::{EventStream, ModelClient, collect};
 pub use error::ModelError;
 pub use http::{Endpoint, HttpModel, HttpOptions, connect};
 pub use retry::{RetryPolicy, parse_retry_after};
-pub use types::{
-    Message, Request, Response, Role, StopReason, StreamEvent, ToolCall, ToolSpec, Usage,
-};
+pub use tether_tools::ToolSpec;
+pub use types::{Message, Request, Response, Role, StopReason, StreamEvent, ToolCall, Usage};
 pub use wire::{ANTHROPIC_VERSION, request_url};

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tether_tools::ToolSpec;
 
 /// Who wrote a [`Message`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -109,28 +110,6 @@ impl Message {
             Message::User { .. } => Role::User,
             Message::Assistant { .. } => Role::Assistant,
             Message::Tool { .. } => Role::Tool,
-        }
-    }
-}
-
-/// A tool offered to the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolSpec {
-    /// The name the model calls it by.
-    pub name: String,
-    /// What it does and when to use it; the model reads this.
-    pub description: String,
-    /// A JSON Schema (`{"type":"object","properties":…}`) for its arguments.
-    pub parameters: Value,
-}
-
-impl ToolSpec {
-    /// A tool with the given name, description and argument schema.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
-        Self {
-            name: name.into(),
-            description: description.into(),
-            parameters,
         }
     }
 }

@@ -3,6 +3,7 @@
 use tether_plan::{Goal, Status};
 use tokio_util::sync::CancellationToken;
 
+use super::quotes::Quotes;
 use super::record::Decision;
 use super::verdict::{self, Check};
 use super::{Signoff, SignoffError, SignoffOutcome, diff, verify};
@@ -129,7 +130,7 @@ impl Signoff {
         verdict: verdict::Verdict,
     ) -> Result<SignoffOutcome, SignoffError> {
         let problems = match tether_tools::Workspace::new(self.ws.root()) {
-            Ok(confined) => verdict::unbacked(&verdict.checks, &confined),
+            Ok(confined) => Quotes::new(&confined, &self.plan).unbacked(&verdict.checks),
             Err(e) => vec![format!("the quotes could not be checked: {e}")],
         };
         if problems.is_empty() {

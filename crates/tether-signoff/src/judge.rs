@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tether_config::{Env, JudgeConfig, ModelConfig};
-use tether_model::{Endpoint, HttpOptions, Message, ModelClient, ModelError, Request, ToolSpec};
+use tether_model::{Endpoint, HttpOptions, Message, ModelClient, ModelError, Request};
 use tether_tools::{ToolContext, ToolSet};
 use tokio_util::sync::CancellationToken;
 
@@ -148,11 +148,7 @@ impl Judge {
     ) -> Result<String, SessionError> {
         let tools = ToolSet::read_only(root)
             .map_err(|e| SessionError::Unavailable(format!("its tools: {e}")))?;
-        let specs: Vec<ToolSpec> = tools
-            .specs()
-            .into_iter()
-            .map(|s| ToolSpec::new(s.name, s.description, s.parameters))
-            .collect();
+        let specs = tools.specs();
         let ctx = ToolContext::new(cancel.clone());
         let mut messages = vec![Message::user(prompt)];
         for step in 1..=self.max_steps {
@@ -189,7 +185,10 @@ impl Judge {
                             Message::tool_error(&call.id, done.output.content)
                         }
                         Ok(done) => Message::tool_result(&call.id, done.output.content),
-                        Err(fatal) => Message::tool_error(&call.id, fatal.to_string()),
+                        // A tool that cannot go on ends the session, as it ends an agent's turn.
+                        Err(fatal) => {
+                            return Err(SessionError::Unavailable(format!("its tools: {fatal}")));
+                        }
                     },
                 };
                 messages.push(message);

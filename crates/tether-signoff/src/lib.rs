@@ -28,6 +28,7 @@ mod error;
 pub mod judge;
 mod outcome;
 pub mod prompts;
+pub mod quotes;
 mod record;
 pub mod tool;
 pub mod verdict;

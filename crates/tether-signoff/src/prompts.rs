@@ -35,10 +35,11 @@ nothing after it:
 {\"verdict\": \"accept\" or \"reject\", \"summary\": \"one sentence\", \"checks\": \
 [{\"path\": \"…\", \"quote\": \"…\", \"observation\": \"…\"}], \"missing\": [\"…\"]}
 - checks: the evidence you relied on. `path` is relative to the workspace root; `quote` is text \
-copied exactly from that file — one or a few whole lines, without the line numbers `read` \
-shows; `observation` says what the quote shows. An accept needs at least one check. tether \
-looks up every quote of an accept in its file: a quote that is not there turns the accept into \
-a reject.
+copied exactly from that file — one or a few consecutive whole lines of a project source or \
+text file, without the line numbers `read` shows; `observation` says what the quote shows. An \
+accept needs at least one check. tether looks up every quote of an accept in its file: a quote \
+that is not whole lines of that file, that is mere punctuation, or that cites the plan file, \
+`.tether/` or `.git/` turns the accept into a reject.
 - missing: what is still needed for the goal to be done; empty when you accept.";
 
 /// Added as the last user message when the judge has one model call left.

@@ -9,7 +9,7 @@
 //! tool set, and put the run id into the cell once the run exists.
 
 use serde_json::{Value, json};
-use tether_tools::{BoxFuture, FatalToolError, Tool, ToolContext, ToolOutput, ToolSpec};
+use tether_tools::{FatalToolError, ToolContext, ToolOutput, ToolSpec, TypedTool};
 
 use super::{CancelOutcome, Signoff, SignoffError, SignoffOutcome};
 use crate::prompts;
@@ -81,8 +81,10 @@ pub fn cancel_goal_parameters() -> Value {
     })
 }
 
-/// `complete_goal`'s arguments, read the same way by the built-in agent's tool and by MCP.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `complete_goal`'s arguments, read the same way by the built-in agent's tool and by MCP
+/// ([`CompleteArgs::from_json`], which deserialising also uses).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(try_from = "Value")]
 pub struct CompleteArgs {
     /// The goal's id.
     pub id: String,
@@ -117,9 +119,38 @@ impl CompleteArgs {
     }
 }
 
-/// `cancel_goal`'s arguments: the goal's id and the reason.
-pub fn cancel_args(args: &Value) -> (String, String) {
-    (text(args, "id"), text(args, "reason"))
+impl TryFrom<Value> for CompleteArgs {
+    type Error = &'static str;
+
+    fn try_from(args: Value) -> Result<Self, Self::Error> {
+        Self::from_json(&args)
+    }
+}
+
+/// `cancel_goal`'s arguments, read the same way by the built-in agent's tool and by MCP.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(from = "Value")]
+pub struct CancelArgs {
+    /// The goal's id.
+    pub id: String,
+    /// Why it is cancelled.
+    pub reason: String,
+}
+
+impl CancelArgs {
+    /// Reads the arguments; missing texts are empty (the plan refuses an unknown id).
+    pub fn from_json(args: &Value) -> Self {
+        CancelArgs {
+            id: text(args, "id"),
+            reason: text(args, "reason"),
+        }
+    }
+}
+
+impl From<Value> for CancelArgs {
+    fn from(args: Value) -> Self {
+        Self::from_json(&args)
+    }
 }
 
 fn text(args: &Value, key: &str) -> String {
@@ -134,48 +165,46 @@ fn text(args: &Value, key: &str) -> String {
 /// be patched, a verify that could not start) is an error result the model reads.
 fn fatal(tool: &str, e: SignoffError) -> Result<ToolOutput, FatalToolError> {
     match e {
-        SignoffError::Store(_) | SignoffError::Io { .. } => {
-            Err(FatalToolError::with_source(tool, e.to_string(), e))
-        }
+        SignoffError::Store(_) | SignoffError::Io { .. } => Err(FatalToolError::with_source(
+            tool,
+            "the store or the file system failed",
+            e,
+        )),
         SignoffError::Cancelled
         | SignoffError::PlanNotPatched { .. }
         | SignoffError::VerifyStart { .. } => Ok(ToolOutput::error(e.to_string())),
     }
 }
 
-impl Tool for CompleteGoal {
+impl TypedTool for CompleteGoal {
+    type Args = CompleteArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
-        Box::pin(async move {
-            let args = match CompleteArgs::from_json(&args) {
-                Ok(a) => a,
-                Err(e) => return Ok(ToolOutput::error(e)),
-            };
-            let run = self.run.lock().ok().and_then(|r| r.clone());
-            let signoff = self.signoff.clone().with_run(run);
-            let outcome = signoff
-                .complete(&args.id, &args.evidence, &args.paths, ctx.cancel_token())
-                .await;
-            match outcome {
-                Ok(o @ SignoffOutcome::Refused { .. }) => Ok(ToolOutput::error(o.tool_text())),
-                Ok(o) => {
-                    let note = match &o {
-                        SignoffOutcome::Accepted { .. } => "accepted",
-                        _ if o.judge_unavailable() => "judge unavailable",
-                        _ => "rejected",
-                    };
-                    Ok(ToolOutput::ok(o.tool_text()).with_note(note))
-                }
-                Err(e) => fatal("complete_goal", e),
+    async fn run(
+        &self,
+        args: CompleteArgs,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, FatalToolError> {
+        let run = self.run.lock().ok().and_then(|r| r.clone());
+        let signoff = self.signoff.clone().with_run(run);
+        let outcome = signoff
+            .complete(&args.id, &args.evidence, &args.paths, ctx.cancel_token())
+            .await;
+        match outcome {
+            Ok(o @ SignoffOutcome::Refused { .. }) => Ok(ToolOutput::error(o.tool_text())),
+            Ok(o) => {
+                let note = match &o {
+                    SignoffOutcome::Accepted { .. } => "accepted",
+                    _ if o.judge_unavailable() => "judge unavailable",
+                    _ => "rejected",
+                };
+                Ok(ToolOutput::ok(o.tool_text()).with_note(note))
             }
-        })
+            Err(e) => fatal("complete_goal", e),
+        }
     }
 
     fn describe_call(&self, args: &Value) -> String {
@@ -183,26 +212,25 @@ impl Tool for CompleteGoal {
     }
 }
 
-impl Tool for CancelGoal {
+impl TypedTool for CancelGoal {
+    type Args = CancelArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
-        Box::pin(async move {
-            let (id, reason) = cancel_args(&args);
-            match self.signoff.cancel_goal(&id, &reason) {
-                Ok(o @ CancelOutcome::Cancelled { .. }) => {
-                    Ok(ToolOutput::ok(o.tool_text()).with_note("cancelled"))
-                }
-                Ok(o @ CancelOutcome::Refused { .. }) => Ok(ToolOutput::error(o.tool_text())),
-                Err(e) => fatal("cancel_goal", e),
+    async fn run(
+        &self,
+        args: CancelArgs,
+        _ctx: &ToolContext,
+    ) -> Result<ToolOutput, FatalToolError> {
+        match self.signoff.cancel_goal(&args.id, &args.reason) {
+            Ok(o @ CancelOutcome::Cancelled { .. }) => {
+                Ok(ToolOutput::ok(o.tool_text()).with_note("cancelled"))
             }
-        })
+            Ok(o @ CancelOutcome::Refused { .. }) => Ok(ToolOutput::error(o.tool_text())),
+            Err(e) => fatal("cancel_goal", e),
+        }
     }
 
     fn describe_call(&self, args: &Value) -> String {

@@ -5,20 +5,10 @@
 //! key. Anything that does not parse into the expected shape is no verdict at all — and with
 //! the fail-closed policy, no verdict is a reject.
 //!
-//! An accept must be backed by evidence tether can check mechanically: at least one check, and
-//! every check's `quote` must occur in the cited file (read by tether, confined to the workspace,
-//! compared after turning CRLF into LF and collapsing runs of white space). One invented or
-//! unverifiable quote turns the accept into a reject that names it.
-
-use std::fs;
-use std::io::Read as _;
+//! An accept must be backed by evidence tether checks mechanically ([`crate::quotes`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tether_tools::Workspace as Confined;
-
-/// Files larger than this are not read for a quote check (the check fails).
-const MAX_QUOTED_FILE: u64 = 16 * 1024 * 1024;
 
 /// One piece of evidence the judge relied on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,105 +111,6 @@ fn json_objects(text: &str) -> Vec<Value> {
         }
     }
     found
-}
-
-/// Why an accept is not backed by its checks, one line per problem; empty when every check
-/// holds. Quotes are looked up in the files of `ws`.
-pub fn unbacked(checks: &[Check], ws: &Confined) -> Vec<String> {
-    if checks.is_empty() {
-        return vec!["the accept cites no checks; at least one quoted line is required".to_owned()];
-    }
-    checks
-        .iter()
-        .filter_map(|check| quote_problem(check, ws))
-        .collect()
-}
-
-/// What is wrong with one check, if anything.
-pub fn quote_problem(check: &Check, ws: &Confined) -> Option<String> {
-    let quote = normalize(&check.quote);
-    let path = check.path.trim();
-    if quote.is_empty() {
-        return Some(format!("the check of `{path}` has an empty quote"));
-    }
-    if path.is_empty() {
-        return Some(format!("the quote {} names no file", shown(&check.quote)));
-    }
-    let text = match read_confined(path, ws) {
-        Ok(text) => text,
-        Err(why) => {
-            return Some(format!(
-                "the quote {} cannot be checked: {why}",
-                shown(&check.quote)
-            ));
-        }
-    };
-    let file = normalize(&text);
-    if file.contains(&quote) || file.contains(&normalize(&strip_line_numbers(&check.quote))) {
-        None
-    } else {
-        Some(format!(
-            "the quote {} does not occur in `{path}`",
-            shown(&check.quote)
-        ))
-    }
-}
-
-fn read_confined(path: &str, ws: &Confined) -> Result<String, String> {
-    let real = ws.resolve(path).map_err(|e| e.to_string())?;
-    let file = fs::File::open(&real).map_err(|e| format!("`{path}`: {e}"))?;
-    let meta = file.metadata().map_err(|e| format!("`{path}`: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("`{path}` is not a file"));
-    }
-    if meta.len() > MAX_QUOTED_FILE {
-        return Err(format!("`{path}` is too large to check"));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_QUOTED_FILE)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("`{path}`: {e}"))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// CRLF to LF, then every run of white space to one space, trimmed.
-pub fn normalize(text: &str) -> String {
-    let text = text.replace("\r\n", "\n");
-    let mut out = String::with_capacity(text.len());
-    for word in text.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    out
-}
-
-/// The quote without the `   12\t` line-number prefixes the `read` tool shows, in case the judge
-/// copied them along.
-fn strip_line_numbers(quote: &str) -> String {
-    quote
-        .lines()
-        .map(|line| {
-            let trimmed = line.trim_start();
-            let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
-            match trimmed[digits..].strip_prefix('\t') {
-                Some(rest) if digits > 0 => rest,
-                _ => line,
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// The quote for a message: quoted, on one line, shortened.
-fn shown(quote: &str) -> String {
-    let one_line = normalize(quote);
-    let mut s: String = one_line.chars().take(120).collect();
-    if one_line.chars().count() > 120 {
-        s.push('…');
-    }
-    format!("\"{s}\"")
 }
 
 #[cfg(test)]

@@ -6,6 +6,10 @@
 //! - [`zulip_server`]: a real HTTP server on loopback that plays Zulip for a bot (messages,
 //!   event queues with long-polls and heartbeats, narrows), lets a test post as a human, records
 //!   every request, and injects faults on demand.
+//! - [`capture`]: an in-memory writer for screens and logs, and a model script that records the
+//!   requests it answers.
+//! - [`wait`]: [`wait_until`], the one way a test waits for something to happen — polling with a
+//!   deadline, failing with an error that names what was awaited.
 //!
 //! Everything here fails with errors rather than panics, so a helper misused by a test reports
 //! what went wrong through the test's own `unwrap`.
@@ -13,8 +17,12 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod capture;
 pub mod model_server;
+pub mod wait;
 pub mod zulip_server;
 
-pub use model_server::{FakeModelServer, Fault, RecordedRequest, WaitTimeout};
+pub use capture::{Captured, recording_script};
+pub use model_server::{FakeModelServer, Fault, RecordedRequest};
+pub use wait::{WaitTimeout, wait_until, wait_until_async};
 pub use zulip_server::{FakeZulipServer, ZulipFault};

@@ -10,7 +10,8 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::output::{ToolOutput, ToolSpec};
+use crate::output::ToolOutput;
+use crate::spec::ToolSpec;
 
 /// Checks `args` against `spec`'s schema, returning the message for the model if they do not fit.
 pub(crate) fn check(spec: &ToolSpec, args: &Value) -> Result<(), String> {

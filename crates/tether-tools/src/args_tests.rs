@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{check, parse};
-use crate::output::ToolSpec;
+use crate::spec::ToolSpec;
 
 fn spec() -> ToolSpec {
     ToolSpec {

@@ -3,8 +3,7 @@
 //! Anything the model did wrong — bad arguments, a missing file, a path outside the workspace, a
 //! command that failed — is a [`ToolOutput`](crate::ToolOutput) with `is_error: true`, so the
 //! agent's turn goes on. The types here are for the rest: a tool set that cannot be built, and a
-//! tool call that must end the turn (codex's `FunctionCallError::Fatal`, as opposed to
-//! `RespondToModel`).
+//! tool call that must end the turn.
 
 use std::error::Error;
 use std::io;
@@ -35,9 +34,11 @@ pub enum SetupError {
     DuplicateTool(String),
 }
 
-/// A tool call failed in a way that must end the agent's turn rather than be reported to the
-/// model (for example, the store behind a tether tool is gone). Not retried by this crate; the
-/// loop decides. The built-in tools never return it.
+/// A tool call failed in a way the model cannot fix (for example, the store behind a tether
+/// tool is gone), so the turn must end instead of going on with an error result. The built-in
+/// agent stops the turn at once and returns it as its error, which the loop records as a failed
+/// iteration; it is never shown to the model as a tool result. Not retried by this crate. The
+/// built-in tools never return it.
 #[derive(Debug, thiserror::Error)]
 #[error("tool `{tool}` failed: {message}")]
 pub struct FatalToolError {

@@ -1,5 +1,16 @@
-//! The tools tether's built-in agent calls — `read`, `write`, `edit`, `bash`, `grep`, `ls` — and,
-//! read-only, the sign-off judge's (`read`, `grep`, `ls`).
+//! tether's one tool abstraction and its built-in tools.
+//!
+//! - [`Tool`] is what every tool implements, built-in or tether's own (`ask_human`,
+//!   `complete_goal`, the plan tools); most are written as a [`TypedTool`] — their logic over a
+//!   typed argument struct — and get argument checking for free.
+//! - [`ToolSet`] is the one registry: the tools an agent (or the judge) may call, by name, and
+//!   their [`ToolSpec`]s, which the model clients (`tether-model`) write in each provider's wire
+//!   format as they are.
+//! - The built-in tools: `read`, `write`, `edit`, `bash`, `grep`, `ls` for the agent, and the
+//!   read-only `read`, `grep`, `ls` for the sign-off judge ([`ToolSet::builtin`],
+//!   [`ToolSet::read_only`]).
+//! - The shell spawner every child process of tether goes through ([`run_shell`],
+//!   [`run_program`]): own process group, null stdin, timeout, tail capture, killed on drop.
 //!
 //! # Why it looks like this
 //!
@@ -8,7 +19,8 @@
 //! 1. **A tool never fails the turn for the model's mistakes.** Bad arguments, a missing file, a
 //!    path outside the workspace, a command exiting non-zero: each is a [`ToolOutput`] with
 //!    `is_error: true` and a message naming the field or path, and the agent tries again. Only a
-//!    [`FatalToolError`] ends a turn, and the built-in tools never return one.
+//!    [`FatalToolError`] ends a turn (the agent stops and reports it), and the built-in tools
+//!    never return one.
 //! 2. **Paths stay in the workspace.** Every path goes through [`Workspace::resolve`], which
 //!    follows symlinks and refuses anything that leads out of the root.
 //! 3. **Every call is bounded.** Output is capped (keeping a command's tail, where the error
@@ -18,8 +30,7 @@
 //! 4. **Everything a model reads is stable text**, so prompts stay cacheable and the specs and
 //!    outputs are snapshot-tested.
 //!
-//! A [`ToolSet`] holds the tools by name; tether's own tools (`ask_human`, `complete_goal`) join
-//! it as `Arc<dyn Tool>`.
+//! tether's own tools join a [`ToolSet`] as `Arc<dyn Tool>`.
 //!
 //! # Example
 //!
@@ -57,6 +68,7 @@ mod options;
 mod output;
 mod registry;
 mod shell;
+mod spec;
 mod summary;
 mod tail;
 mod text;
@@ -67,14 +79,12 @@ mod workspace;
 
 pub use error::{FatalToolError, SetupError};
 pub use options::ToolOptions;
-pub use output::{ToolCallOutcome, ToolOutput, ToolSpec};
+pub use output::{ToolCallOutcome, ToolOutput};
 pub use registry::ToolSet;
-pub use shell::{ShellCommand, ShellEnd, ShellRun, run_shell, run_shell_tee};
-pub use tool::{BoxFuture, Tool, ToolContext};
-pub use tools::bash::BashTool;
-pub use tools::edit::EditTool;
-pub use tools::grep::GrepTool;
-pub use tools::ls::LsTool;
-pub use tools::read::ReadTool;
-pub use tools::write::WriteTool;
+pub use shell::{
+    ProgramCommand, ProgramRun, ShellCommand, ShellEnd, ShellRun, run_program, run_shell,
+    run_shell_tee,
+};
+pub use spec::ToolSpec;
+pub use tool::{Tool, ToolContext, TypedTool};
 pub use workspace::{PathError, Workspace};

@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::Value;
 
 /// What a tool call returns to the model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -45,17 +44,6 @@ impl ToolOutput {
         self.note = Some(note.into());
         self
     }
-}
-
-/// What a model is told about a tool: its name, what it does, and its parameters.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolSpec {
-    /// The name the model calls it by.
-    pub name: String,
-    /// What it does and its limits, written for the model.
-    pub description: String,
-    /// The JSON Schema of its arguments (an object schema).
-    pub parameters: Value,
 }
 
 /// A finished call through [`ToolSet::call`](crate::ToolSet::call): the output for the model,

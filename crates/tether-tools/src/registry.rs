@@ -1,8 +1,10 @@
-//! [`ToolSet`]: the tools one agent (or the judge) may call, looked up by name.
+//! [`ToolSet`]: the tools one agent (or the judge) may call, looked up by name — the one
+//! registry every tether agent uses.
 //!
 //! The set is where a model's call meets a tool, so it is also where calls that cannot reach a
-//! tool — an unknown name, arguments that do not fit the schema — become error results for the
-//! model, and where every call gets its one-line summary for the event journal.
+//! tool — an unknown name, a withheld tool, arguments that do not fit the schema — become error
+//! results for the model, and where every call gets its one-line summary for the event journal.
+//! Its [`specs`](ToolSet::specs) are what the model clients put on the wire.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -13,21 +15,27 @@ use serde_json::{Map, Value};
 use crate::args;
 use crate::error::{FatalToolError, SetupError};
 use crate::options::ToolOptions;
-use crate::output::{ToolCallOutcome, ToolOutput, ToolSpec};
+use crate::output::{ToolCallOutcome, ToolOutput};
+use crate::spec::ToolSpec;
 use crate::summary::summarize;
 use crate::tool::{Tool, ToolContext};
 use crate::tools::bash::BashTool;
-use crate::tools::edit::EditTool;
-use crate::tools::grep::GrepTool;
-use crate::tools::ls::LsTool;
-use crate::tools::read::ReadTool;
-use crate::tools::write::WriteTool;
+use crate::tools::{edit, grep, ls, read, write};
 use crate::workspace::Workspace;
 
 /// An ordered set of tools with unique names.
 #[derive(Clone, Default)]
 pub struct ToolSet {
     tools: Vec<Arc<dyn Tool>>,
+    withheld: Vec<Withheld>,
+}
+
+/// A name the model may call but is refused here (plan mode's `write`, `edit`, `bash`).
+#[derive(Clone)]
+struct Withheld {
+    name: String,
+    reason: String,
+    message: String,
 }
 
 impl std::fmt::Debug for ToolSet {
@@ -49,12 +57,12 @@ impl ToolSet {
     pub fn builtin(root: impl AsRef<Path>, options: &ToolOptions) -> Result<Self, SetupError> {
         let ws = Workspace::new(root)?;
         Self::new()
-            .with(Arc::new(ReadTool::new(ws.clone(), options)))?
-            .with(Arc::new(WriteTool::new(ws.clone())))?
-            .with(Arc::new(EditTool::new(ws.clone())))?
+            .with(Arc::new(read::tool(ws.clone(), options)))?
+            .with(Arc::new(write::tool(ws.clone())))?
+            .with(Arc::new(edit::tool(ws.clone())))?
             .with(Arc::new(BashTool::new(ws.clone(), options)))?
-            .with(Arc::new(GrepTool::new(ws.clone(), options)))?
-            .with(Arc::new(LsTool::new(ws, options)))
+            .with(Arc::new(grep::tool(ws.clone(), options)))?
+            .with(Arc::new(ls::tool(ws, options)))
     }
 
     /// The judge's read-only tools over the workspace at `root`: `read`, `grep`, `ls`, with the
@@ -70,9 +78,9 @@ impl ToolSet {
     ) -> Result<Self, SetupError> {
         let ws = Workspace::new(root)?;
         Self::new()
-            .with(Arc::new(ReadTool::new(ws.clone(), options)))?
-            .with(Arc::new(GrepTool::new(ws.clone(), options)))?
-            .with(Arc::new(LsTool::new(ws, options)))
+            .with(Arc::new(read::tool(ws.clone(), options)))?
+            .with(Arc::new(grep::tool(ws.clone(), options)))?
+            .with(Arc::new(ls::tool(ws, options)))
     }
 
     /// The set with `tool` added at the end; refused if its name is taken.
@@ -84,11 +92,36 @@ impl ToolSet {
     /// Adds `tool` at the end; refused if its name is taken.
     pub fn add(&mut self, tool: Arc<dyn Tool>) -> Result<(), SetupError> {
         let name = &tool.spec().name;
-        if self.get(name).is_some() {
+        if self.get(name).is_some() || self.withheld(name).is_some() {
             return Err(SetupError::DuplicateTool(name.clone()));
         }
         self.tools.push(tool);
         Ok(())
+    }
+
+    /// The set, refusing calls to `name` without offering it: the model reads `message`, and the
+    /// call's summary is `{name}: refused ({reason})`. For a tool the model knows from elsewhere
+    /// (its training, an earlier prompt) but may not use here. Refused if `name` is a tool of
+    /// the set.
+    pub fn withhold(
+        mut self,
+        name: &str,
+        reason: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Result<Self, SetupError> {
+        if self.get(name).is_some() || self.withheld(name).is_some() {
+            return Err(SetupError::DuplicateTool(name.to_owned()));
+        }
+        self.withheld.push(Withheld {
+            name: name.to_owned(),
+            reason: reason.into(),
+            message: message.into(),
+        });
+        Ok(self)
+    }
+
+    fn withheld(&self, name: &str) -> Option<&Withheld> {
+        self.withheld.iter().find(|w| w.name == name)
     }
 
     /// The tool called `name`.
@@ -119,6 +152,13 @@ impl ToolSet {
         ctx: &ToolContext,
     ) -> Result<ToolCallOutcome, FatalToolError> {
         let started = Instant::now();
+        if let Some(withheld) = self.withheld(name) {
+            return Ok(ToolCallOutcome {
+                output: ToolOutput::error(withheld.message.clone()),
+                summary: format!("{name}: refused ({})", withheld.reason),
+                elapsed: started.elapsed(),
+            });
+        }
         let Some(tool) = self.get(name) else {
             let output = ToolOutput::error(self.unknown(name));
             let summary = summarize(

@@ -7,8 +7,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../tests/suite/mcp_client.rs"]
-mod client;
+// The tests' runner and MCP client; the bench uses a part of them.
+#[allow(dead_code)]
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
@@ -24,7 +26,7 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let init = client::run(dir.path(), &["init"]);
+    let init = common::run(dir.path(), &["init"]);
     assert!(init.status.success());
     startup(dir.path());
     waiting(dir.path(), "store and CLI", |_| {});
@@ -73,8 +75,7 @@ fn startup(dir: &Path) {
 
 fn start_once(dir: &Path) -> Duration {
     let started = Instant::now();
-    let mut child = client::tether(dir)
-        .arg("mcp")
+    let mut child = common::cmd(dir, &["mcp"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -96,14 +97,14 @@ fn start_once(dir: &Path) -> Duration {
 
 /// Memory and CPU of a server waiting on a question, offered on `channels`.
 fn waiting(dir: &Path, channels: &str, setup: impl FnOnce(&mut Command)) {
-    let mut server = client::Server::start(dir, &[], setup);
+    let mut server = common::mcp::Server::start(dir, &[], setup);
     server.initialize();
     let id = server.call_tool(
         "ask_human",
         json!({"question": "Benchmark?", "context": "", "confidence": 0}),
         Some("bench"),
     );
-    let q = client::pending_question(dir);
+    let q = common::pending_question(dir);
     let pid = server.pid();
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let field = |name: &str| {
@@ -130,7 +131,7 @@ fn waiting(dir: &Path, channels: &str, setup: impl FnOnce(&mut Command)) {
         used as f64 / 1e6,
         used as f64 / wall.elapsed().as_nanos() as f64 * 100.0,
     );
-    client::run(dir, &["answer", q["id"].as_str().unwrap(), "done"]);
+    common::run(dir, &["answer", q["id"].as_str().unwrap(), "done"]);
     server.response(id);
     server.close();
 }

@@ -8,7 +8,7 @@ use anyhow::{Context as _, Result, anyhow};
 use tether_agent::{AgentEvent, BuiltinAgent, Executor, TurnObserver};
 use tether_config::Workspace;
 use tether_config::{Config, Env};
-use tether_core::planning::{DraftingTools, PlanTarget};
+use tether_core::planning::{PlanTarget, drafting_tools};
 use tether_model::{Endpoint, HttpOptions};
 
 use crate::failure::Failure;
@@ -31,9 +31,9 @@ pub fn agent(
     let client = tether_model::connect(Endpoint::from_config(model, key), HttpOptions::default())
         .context("setting up the model client")
         .map_err(Failure::usage)?;
-    let tools = DraftingTools::new(ws.root(), target)?;
+    let tools = drafting_tools(ws.root(), target)?;
     let describe = format!("{} {}", model.api.as_str(), model.model);
-    let agent = BuiltinAgent::new(client, Arc::new(tools), describe.clone())
+    let agent = BuiltinAgent::new(client, tools, describe.clone())
         .with_system(tether_core::prompts::drafting::SYSTEM);
     Ok((Arc::new(agent), describe))
 }

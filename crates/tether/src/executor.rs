@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
-use tether_agent::{BuiltinAgent, CommandExecutor, Executor, WorkspaceTools};
+use tether_agent::{BuiltinAgent, CommandExecutor, Executor};
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
 use tether_human::Desk;
@@ -104,9 +104,5 @@ fn builtin(
         tools.add(tool)?;
     }
     let describe = format!("{} {}", model.api.as_str(), model.model);
-    Ok(Arc::new(BuiltinAgent::new(
-        client,
-        Arc::new(WorkspaceTools::new(tools)),
-        describe,
-    )))
+    Ok(Arc::new(BuiltinAgent::new(client, tools, describe)))
 }

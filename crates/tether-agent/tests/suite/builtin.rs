@@ -1,19 +1,20 @@
 //! The built-in agent's turn: model calls and tool executions until a final answer, with every
-//! model mistake going back to the model instead of ending the turn.
+//! model mistake going back to the model instead of ending the turn — and a tool's fatal failure
+//! ending it.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use futures_util::stream;
-use serde_json::json;
-use tether_agent::{
-    AgentEvent, BuiltinAgent, ExecError, Executor, TurnObserver, TurnRequest, WorkspaceTools,
-};
+use serde_json::{Value, json};
+use tether_agent::{AgentEvent, BuiltinAgent, ExecError, Executor, TurnObserver, TurnRequest};
 use tether_model::scripted::{Script, ScriptedModel, Turn};
 use tether_model::{
     EventStream, Message, ModelClient, Request, StopReason, StreamEvent, ToolCall, Usage,
 };
-use tether_tools::{ToolOptions, ToolSet};
+use tether_testkit::recording_script;
+use tether_tools::{FatalToolError, Tool, ToolContext, ToolOptions, ToolOutput, ToolSet, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Default)]
@@ -27,7 +28,7 @@ impl TurnObserver for Events {
 
 fn agent(dir: &std::path::Path, model: Arc<dyn ModelClient>) -> BuiltinAgent {
     let tools = ToolSet::builtin(dir, &ToolOptions::default()).unwrap();
-    BuiltinAgent::new(model, Arc::new(WorkspaceTools::new(tools)), "test".into())
+    BuiltinAgent::new(model, tools, "test".into())
 }
 
 fn request(dir: &std::path::Path) -> TurnRequest {
@@ -36,22 +37,6 @@ fn request(dir: &std::path::Path) -> TurnRequest {
         prompt: "Do the task.".into(),
         transcript: dir.join(".tether/runs/r/iteration-0001.jsonl"),
     }
-}
-
-/// A script that records every request it answers.
-fn recording(turns: Vec<Turn>) -> (Script, Arc<Mutex<Vec<Request>>>) {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let turns = Arc::new(Mutex::new(std::collections::VecDeque::from(turns)));
-    let script = Script::from_fn(move |req: &Request| {
-        log.lock().unwrap().push(req.clone());
-        turns
-            .lock()
-            .unwrap()
-            .pop_front()
-            .unwrap_or_else(|| Turn::text("done"))
-    });
-    (script, seen)
 }
 
 fn last_tool_message(req: &Request) -> (String, bool) {
@@ -66,7 +51,7 @@ fn last_tool_message(req: &Request) -> (String, bool) {
 #[tokio::test]
 async fn a_turn_runs_tools_until_a_final_answer_and_writes_a_transcript() {
     let dir = tempfile::tempdir().unwrap();
-    let (script, seen) = recording(vec![
+    let (script, seen) = recording_script(vec![
         Turn::tool("write", json!({"path": "a.txt", "content": "hi\n"})),
         Turn::tool("read", json!({"path": "a.txt"})).with_text("checking"),
         Turn::text("Wrote and checked a.txt."),
@@ -134,7 +119,7 @@ async fn an_unknown_tool_and_an_escaping_path_go_back_to_the_model() {
     let dir = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let escape = format!("{}/x.txt", outside.path().display());
-    let (script, seen) = recording(vec![
+    let (script, seen) = recording_script(vec![
         Turn::tool("writ", json!({"path": "a.txt"})),
         Turn::tool("write", json!({"path": escape, "content": "no"})),
         Turn::tool("write", json!({"path": "../escape.txt", "content": "no"})),
@@ -246,4 +231,70 @@ async fn cancelling_mid_turn_stops_promptly() {
     .await
     .unwrap();
     assert!(matches!(result, Err(ExecError::Cancelled)), "{result:?}");
+}
+
+/// A tool whose store is gone, like `complete_goal` when the database fails.
+struct Broken {
+    spec: ToolSpec,
+}
+
+impl Tool for Broken {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call<'a>(
+        &'a self,
+        _args: Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
+        Box::pin(async { Err(FatalToolError::new("complete_goal", "the store is gone")) })
+    }
+}
+
+#[tokio::test]
+async fn a_fatal_tool_failure_ends_the_turn_with_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (script, seen) = recording_script(vec![
+        Turn::tool("complete_goal", json!({})),
+        Turn::text("should not be asked"),
+    ]);
+    let spec = ToolSpec::object("complete_goal", "Sign a goal off.", json!({}), &[]);
+    let tools = ToolSet::builtin(dir.path(), &ToolOptions::default())
+        .unwrap()
+        .with(Arc::new(Broken { spec }))
+        .unwrap();
+    let agent = BuiltinAgent::new(Arc::new(ScriptedModel::new(script)), tools, "test".into());
+    let events = Events::default();
+    let req = request(dir.path());
+    let transcript = req.transcript.clone();
+    let err = agent
+        .run_turn(req, &events, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ExecError::Tool(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "tool `complete_goal` failed: the store is gone"
+    );
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "the model is not called again"
+    );
+    assert!(
+        !events
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ToolCall { .. })),
+        "a call that ended the turn is not reported as a tool call"
+    );
+    let log = std::fs::read_to_string(transcript).unwrap();
+    let last = log.lines().last().unwrap();
+    assert_eq!(
+        last,
+        r#"{"role":"error","text":"tool `complete_goal` failed: the store is gone"}"#
+    );
 }

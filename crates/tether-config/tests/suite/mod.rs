@@ -9,6 +9,7 @@ mod defaults;
 mod env;
 mod load;
 mod multiple;
+mod not_built;
 mod ranges;
 mod secrets;
 mod template;

@@ -68,7 +68,7 @@ pub struct Drafter {
 
 impl Drafter {
     /// A session drafting goals for `objective` with `executor` (whose tools must be
-    /// [`super::DraftingTools`] over the same plan and baseline), keeping each turn's transcript
+    /// [`super::drafting_tools`] over the same plan and baseline), keeping each turn's transcript
     /// in `transcripts/turn-<n>.jsonl`.
     pub fn new(
         executor: Arc<dyn Executor>,

@@ -5,18 +5,16 @@
 //! keep every goal and log entry the plan had before drafting began (the [`Baseline`]). A plan
 //! that fails either check is not written; the tool returns the problems so the agent fixes them.
 //! Calls to the workspace's write tools (`write`, `edit`, `bash`) are refused with a message
-//! that says why and what to use instead.
+//! that says why and what to use instead (they are withheld from the [`ToolSet`]).
 
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
-use tether_agent::{BoxFuture as AgentFuture, ToolBox, ToolResult, WorkspaceTools};
-use tether_model::ToolSpec as ModelToolSpec;
 use tether_plan::PlanDoc;
 use tether_tools::{
-    BoxFuture, FatalToolError, SetupError, Tool, ToolContext, ToolOutput, ToolSet, ToolSpec,
+    FatalToolError, SetupError, ToolContext, ToolOutput, ToolSet, ToolSpec, TypedTool,
 };
-use tokio_util::sync::CancellationToken;
 
 use super::PlanRef;
 use super::baseline::Baseline;
@@ -85,19 +83,6 @@ impl PlanTarget {
     }
 }
 
-fn spec(name: &str, description: String, properties: Value, required: &[&str]) -> ToolSpec {
-    ToolSpec {
-        name: name.to_owned(),
-        description,
-        parameters: json!({
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": false,
-        }),
-    }
-}
-
 /// `write_plan`: replaces the whole plan file.
 struct WritePlan {
     target: Arc<PlanTarget>,
@@ -110,26 +95,26 @@ struct EditPlan {
     spec: ToolSpec,
 }
 
-fn str_field<'a>(args: &'a Value, name: &str) -> Option<&'a str> {
-    args.get(name).and_then(Value::as_str)
+#[derive(Deserialize)]
+struct WriteArgs {
+    content: String,
 }
 
-impl Tool for WritePlan {
+#[derive(Deserialize)]
+struct EditArgs {
+    old_text: String,
+    new_text: String,
+}
+
+impl TypedTool for WritePlan {
+    type Args = WriteArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
-        Box::pin(async move {
-            Ok(match str_field(&args, "content") {
-                Some(content) => self.target.accept(content),
-                None => ToolOutput::error("`write_plan` needs `content`, the whole new plan"),
-            })
-        })
+    async fn run(&self, args: WriteArgs, _ctx: &ToolContext) -> Result<ToolOutput, FatalToolError> {
+        Ok(self.target.accept(&args.content))
     }
 
     fn describe_call(&self, _args: &Value) -> String {
@@ -137,17 +122,15 @@ impl Tool for WritePlan {
     }
 }
 
-impl Tool for EditPlan {
+impl TypedTool for EditPlan {
+    type Args = EditArgs;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
-        Box::pin(async move { Ok(self.edit(&args)) })
+    async fn run(&self, args: EditArgs, _ctx: &ToolContext) -> Result<ToolOutput, FatalToolError> {
+        Ok(self.edit(&args.old_text, &args.new_text))
     }
 
     fn describe_call(&self, _args: &Value) -> String {
@@ -156,12 +139,8 @@ impl Tool for EditPlan {
 }
 
 impl EditPlan {
-    fn edit(&self, args: &Value) -> ToolOutput {
+    fn edit(&self, old: &str, new: &str) -> ToolOutput {
         let name = &self.target.plan.key;
-        let (Some(old), Some(new)) = (str_field(args, "old_text"), str_field(args, "new_text"))
-        else {
-            return ToolOutput::error("`edit_plan` needs `old_text` and `new_text`");
-        };
         if old.is_empty() {
             return ToolOutput::error("`old_text` is empty; give the exact text to replace");
         }
@@ -191,81 +170,49 @@ impl EditPlan {
 /// The names of the workspace tools that change files or run commands, refused in plan mode.
 const WITHHELD: [&str; 3] = ["write", "edit", "bash"];
 
-/// The drafting agent's tools: read-only workspace tools plus the plan tools; the write tools
-/// are refused with a message naming the plan tools.
-pub struct DraftingTools {
-    inner: WorkspaceTools,
-    plan_name: String,
-}
-
-impl DraftingTools {
-    /// The tools over the workspace at `root`, writing only `target`'s plan file.
-    pub fn new(root: &std::path::Path, target: PlanTarget) -> Result<Self, SetupError> {
-        let name = target.plan.key.clone();
-        let target = Arc::new(target);
-        let write = spec(
-            "write_plan",
-            format!(
-                "Replace the whole plan file {name} with `content`. The new plan must parse \
-                 without errors and keep every goal and log entry the plan already had; \
-                 otherwise nothing is written and the problems are returned: fix them and call \
-                 again. This is the only file you can write."
-            ),
-            json!({"content": {"type": "string", "description": "The complete new plan."}}),
-            &["content"],
+/// The drafting agent's tools over the workspace at `root`: the read-only workspace tools and
+/// the plan tools writing only `target`'s plan file; the write tools are withheld, with a
+/// message naming the plan tools.
+pub fn drafting_tools(root: &std::path::Path, target: PlanTarget) -> Result<ToolSet, SetupError> {
+    let name = target.plan.key.clone();
+    let target = Arc::new(target);
+    let write = ToolSpec::object(
+        "write_plan",
+        format!(
+            "Replace the whole plan file {name} with `content`. The new plan must parse \
+             without errors and keep every goal and log entry the plan already had; \
+             otherwise nothing is written and the problems are returned: fix them and call \
+             again. This is the only file you can write."
+        ),
+        json!({"content": {"type": "string", "description": "The complete new plan."}}),
+        &["content"],
+    );
+    let edit = ToolSpec::object(
+        "edit_plan",
+        format!(
+            "Replace one exact piece of the plan file {name}: `old_text` must occur exactly \
+             once, including whitespace. The result is checked as with `write_plan`; if it \
+             fails, nothing is written and the problems are returned."
+        ),
+        json!({
+            "old_text": {"type": "string", "description": "The exact text to replace."},
+            "new_text": {"type": "string", "description": "The text to put in its place."},
+        }),
+        &["old_text", "new_text"],
+    );
+    let mut set = ToolSet::read_only(root)?
+        .with(Arc::new(WritePlan {
+            target: Arc::clone(&target),
+            spec: write,
+        }))?
+        .with(Arc::new(EditPlan { target, spec: edit }))?;
+    for tool in WITHHELD {
+        let message = format!(
+            "`{tool}` is not available while goals are drafted: the repository is read-only in \
+             plan mode. The only file you can change is the plan, {name}, with `write_plan` (the \
+             whole file) or `edit_plan` (an exact replacement)."
         );
-        let edit = spec(
-            "edit_plan",
-            format!(
-                "Replace one exact piece of the plan file {name}: `old_text` must occur exactly \
-                 once, including whitespace. The result is checked as with `write_plan`; if it \
-                 fails, nothing is written and the problems are returned."
-            ),
-            json!({
-                "old_text": {"type": "string", "description": "The exact text to replace."},
-                "new_text": {"type": "string", "description": "The text to put in its place."},
-            }),
-            &["old_text", "new_text"],
-        );
-        let set = ToolSet::read_only(root)?
-            .with(Arc::new(WritePlan {
-                target: Arc::clone(&target),
-                spec: write,
-            }))?
-            .with(Arc::new(EditPlan { target, spec: edit }))?;
-        Ok(DraftingTools {
-            inner: WorkspaceTools::new(set),
-            plan_name: name,
-        })
+        set = set.withhold(tool, "plan mode is read-only", message)?;
     }
-}
-
-impl ToolBox for DraftingTools {
-    fn specs(&self) -> Vec<ModelToolSpec> {
-        self.inner.specs()
-    }
-
-    fn call<'a>(
-        &'a self,
-        name: &'a str,
-        arguments: Value,
-        cancel: CancellationToken,
-    ) -> AgentFuture<'a, ToolResult> {
-        if WITHHELD.contains(&name) {
-            let content = format!(
-                "`{name}` is not available while goals are drafted: the repository is \
-                 read-only in plan mode. The only file you can change is the plan, {}, with \
-                 `write_plan` (the whole file) or `edit_plan` (an exact replacement).",
-                self.plan_name
-            );
-            return Box::pin(async move {
-                ToolResult {
-                    content,
-                    is_error: true,
-                    summary: format!("{name}: refused (plan mode is read-only)"),
-                }
-            });
-        }
-        self.inner.call(name, arguments, cancel)
-    }
+    Ok(set)
 }

@@ -2,16 +2,16 @@
 //! workspace: the agent reads, may write only the plan (checked), is sent back once when its
 //! draft is short of the format, and the plan is restored on cancel.
 
-use std::collections::VecDeque;
 use std::fs;
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use tether_agent::{AgentEvent, BuiltinAgent, TurnObserver};
 use tether_config::Workspace;
-use tether_core::planning::{Baseline, Draft, Drafter, DraftingTools, PlanRef, PlanTarget};
-use tether_model::scripted::{Script, ScriptedModel, Turn};
+use tether_core::planning::{Baseline, Draft, Drafter, PlanRef, PlanTarget, drafting_tools};
+use tether_model::scripted::{ScriptedModel, Turn};
 use tether_model::{Message, Request};
+use tether_testkit::recording_script;
 use tokio_util::sync::CancellationToken;
 
 const EXISTING: &str = "# Plan: greet\n\n## Goal: Keep it working\n<!-- id: keep -->\n\
@@ -61,7 +61,7 @@ fn session(plan: Option<&str>, turns: Vec<Turn>) -> Session {
     let ws = Workspace::at(dir.path());
     let plan = PlanRef::new(&ws, &tether_config::Config::default());
     let baseline = Baseline::read(&plan).unwrap();
-    let tools = DraftingTools::new(
+    let tools = drafting_tools(
         ws.root(),
         PlanTarget {
             plan: plan.clone(),
@@ -69,20 +69,10 @@ fn session(plan: Option<&str>, turns: Vec<Turn>) -> Session {
         },
     )
     .unwrap();
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let log = requests.clone();
-    let turns = Arc::new(Mutex::new(VecDeque::from(turns)));
-    let script = Script::from_fn(move |req: &Request| {
-        log.lock().unwrap().push(req.clone());
-        turns
-            .lock()
-            .unwrap()
-            .pop_front()
-            .unwrap_or_else(|| Turn::text("done"))
-    });
+    let (script, requests) = recording_script(turns);
     let agent = BuiltinAgent::new(
         Arc::new(ScriptedModel::new(script)),
-        Arc::new(tools),
+        tools,
         "scripted".into(),
     )
     .with_system(tether_core::prompts::drafting::SYSTEM);

@@ -2,14 +2,10 @@
 //! each rule firing, budget and resume, pause and messages, and reconciling the plan with the
 //! store.
 
-use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::json;
-use tether_agent::{
-    AgentEvent, BoxFuture, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
-};
 use tether_config::{Config, Workspace};
 use tether_core::goal::{self, Deps, GoalEnd, GoalError, GoalSpec, RuleSettings};
 use tether_human::{Console, Desk};
@@ -18,79 +14,11 @@ use tether_store::Journal;
 use tether_store::{Event, NewVerdict, RunId, RunStatus, Seq, Store, Verdict};
 use tokio_util::sync::CancellationToken;
 
-/// What a scripted turn does to the workspace before it answers.
-type Act = Box<dyn FnOnce(&Path) + Send>;
+use crate::common::{Scripted, Step, work};
 
-struct Step {
-    act: Option<Act>,
-    tool_calls: u32,
-    say: &'static str,
-}
-
-fn work(act: impl FnOnce(&Path) + Send + 'static) -> Step {
-    Step {
-        act: Some(Box::new(act)),
-        tool_calls: 1,
-        say: "worked",
-    }
-}
-
-fn idle() -> Step {
-    Step {
-        act: None,
-        tool_calls: 0,
-        say: "thinking",
-    }
-}
-
-struct Scripted {
-    steps: Mutex<VecDeque<Step>>,
-    prompts: Mutex<Vec<String>>,
-}
-
-impl Scripted {
-    fn new(steps: Vec<Step>) -> Arc<Self> {
-        Arc::new(Scripted {
-            steps: Mutex::new(steps.into()),
-            prompts: Mutex::new(Vec::new()),
-        })
-    }
-    fn prompt(&self, n: usize) -> String {
-        self.prompts.lock().unwrap()[n - 1].clone()
-    }
-}
-
-impl Executor for Scripted {
-    fn describe(&self) -> String {
-        "scripted".into()
-    }
-    fn run_turn<'a>(
-        &'a self,
-        request: TurnRequest,
-        observer: &'a dyn TurnObserver,
-        _cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>> {
-        Box::pin(async move {
-            self.prompts.lock().unwrap().push(request.prompt);
-            let step = self.steps.lock().unwrap().pop_front().unwrap_or_else(idle);
-            let root = request.transcript.ancestors().nth(4).unwrap().to_path_buf();
-            if let Some(act) = step.act {
-                act(&root);
-            }
-            for _ in 0..step.tool_calls {
-                observer.event(AgentEvent::ToolCall {
-                    tool: "edit".into(),
-                    summary: "edit".into(),
-                    is_error: false,
-                });
-            }
-            Ok(TurnOutcome {
-                final_message: step.say.into(),
-                tool_calls: step.tool_calls,
-                ..TurnOutcome::default()
-            })
-        })
-    }
+/// The goal loop's script: `steps`, then idle turns.
+fn scripted(steps: Vec<Step>) -> Arc<Scripted> {
+    Scripted::then(steps, || Step::Idle)
 }
 
 const PLAN: &str = "# Plan: demo\n\n## Goal: Greeting\n<!-- id: greet -->\nstatus: active\n\
@@ -211,7 +139,7 @@ async fn start(deps: &Deps, spec: GoalSpec) -> (RunId, GoalEnd) {
 #[tokio::test]
 async fn a_signed_off_goal_ends_the_run() {
     let f = Fixture::new(PLAN);
-    let exec = Scripted::new(vec![
+    let exec = scripted(vec![
         work(|root| std::fs::write(root.join("hello.txt"), "hello").unwrap()),
         work(|root| sign_off(root, "greet", true)),
     ]);
@@ -235,7 +163,7 @@ async fn a_signed_off_goal_ends_the_run() {
 #[tokio::test]
 async fn a_goal_marked_done_by_hand_is_set_back_to_active() {
     let f = Fixture::new(PLAN);
-    let exec = Scripted::new(vec![
+    let exec = scripted(vec![
         work(|root| {
             let p = root.join("plan.md");
             let t = std::fs::read_to_string(&p).unwrap();
@@ -261,7 +189,7 @@ async fn a_goal_marked_done_by_hand_is_set_back_to_active() {
 async fn a_recorded_sign_off_whose_plan_patch_was_lost_is_completed() {
     // A crash between recording the verdict and writing `status: done`.
     let f = Fixture::new(PLAN);
-    let exec = Scripted::new(vec![work(|root| sign_off(root, "greet", false))]);
+    let exec = scripted(vec![work(|root| sign_off(root, "greet", false))]);
     let deps = f.deps(exec);
     let (_, end) = start(&deps, spec(Some(10))).await;
     assert!(
@@ -274,7 +202,7 @@ async fn a_recorded_sign_off_whose_plan_patch_was_lost_is_completed() {
 #[tokio::test]
 async fn idle_iterations_trip_the_spin_guard() {
     let f = Fixture::new(PLAN);
-    let exec = Scripted::new(vec![idle(), idle()]);
+    let exec = scripted(vec![Step::Idle, Step::Idle]);
     let deps = f.deps(exec);
     let (run, end) = start(&deps, spec(Some(10))).await;
     assert!(
@@ -292,7 +220,7 @@ async fn idle_iterations_trip_the_spin_guard() {
 async fn edits_without_plan_upkeep_bring_the_reminder() {
     let f = Fixture::new(PLAN);
     let touch = |n: u32| work(move |root| std::fs::write(root.join(format!("f{n}")), "x").unwrap());
-    let exec = Scripted::new(vec![touch(1), touch(2), touch(3), touch(4)]);
+    let exec = scripted(vec![touch(1), touch(2), touch(3), touch(4)]);
     let deps = f.deps(exec.clone());
     let (run, end) = start(&deps, spec(Some(4))).await;
     assert_eq!(end, GoalEnd::BudgetSpent { iteration: 4 });
@@ -304,7 +232,7 @@ async fn edits_without_plan_upkeep_bring_the_reminder() {
 #[tokio::test]
 async fn ticked_subtasks_without_sign_off_remind_twice_then_pause() {
     let f = Fixture::new(&PLAN.replace("- [ ] write", "- [x] write"));
-    let exec = Scripted::new(vec![
+    let exec = scripted(vec![
         work(|root| std::fs::write(root.join("a"), "1").unwrap()),
         work(|root| std::fs::write(root.join("b"), "1").unwrap()),
         work(|root| std::fs::write(root.join("c"), "1").unwrap()),
@@ -330,7 +258,7 @@ async fn the_same_failing_verify_three_times_brings_the_nudge() {
             reject(root, "verify failed (exit 1): no hello", Some(1));
         })
     };
-    let exec = Scripted::new(vec![fail(1), fail(2), fail(3), idle()]);
+    let exec = scripted(vec![fail(1), fail(2), fail(3), Step::Idle]);
     let deps = f.deps(exec.clone());
     let (run, _) = start(&deps, spec(Some(4))).await;
     assert!(f.rules(&run).contains(&"oscillation".to_owned()));
@@ -351,7 +279,7 @@ async fn three_judge_failures_pause_the_run() {
             reject(root, "judge unavailable: timed out after 5s", Some(0));
         })
     };
-    let exec = Scripted::new(vec![down(1), down(2), down(3)]);
+    let exec = scripted(vec![down(1), down(2), down(3)]);
     let deps = f.deps(exec);
     let (run, end) = start(&deps, spec(Some(10))).await;
     assert!(
@@ -364,7 +292,7 @@ async fn three_judge_failures_pause_the_run() {
 #[tokio::test]
 async fn budget_spent_then_resume_continues_with_a_fresh_budget() {
     let f = Fixture::new(PLAN);
-    let exec = Scripted::new(vec![
+    let exec = scripted(vec![
         work(|root| std::fs::write(root.join("a"), "1").unwrap()),
         work(|root| std::fs::write(root.join("b"), "1").unwrap()),
         work(|root| sign_off(root, "greet", true)),
@@ -384,7 +312,7 @@ async fn budget_spent_then_resume_continues_with_a_fresh_budget() {
 #[tokio::test]
 async fn messages_are_delivered_and_a_pause_takes_effect_at_the_boundary() {
     let f = Fixture::new(PLAN);
-    let exec = Scripted::new(vec![
+    let exec = scripted(vec![
         work(|root| {
             let store = Store::open(root.join(".tether/tether.db")).unwrap();
             let run = store.latest_run().unwrap().unwrap();
@@ -414,7 +342,7 @@ async fn messages_are_delivered_and_a_pause_takes_effect_at_the_boundary() {
 async fn the_prompt_prefix_is_byte_identical_while_the_plan_does_not_change() {
     let f = Fixture::new(PLAN);
     let touch = |n: u32| work(move |root| std::fs::write(root.join(format!("f{n}")), "x").unwrap());
-    let exec = Scripted::new(vec![touch(1), touch(2), touch(3)]);
+    let exec = scripted(vec![touch(1), touch(2), touch(3)]);
     let deps = f.deps(exec.clone());
     start(&deps, spec(Some(3))).await;
     let (a, b) = (exec.prompt(2), exec.prompt(3));
@@ -425,7 +353,7 @@ async fn the_prompt_prefix_is_byte_identical_while_the_plan_does_not_change() {
 #[tokio::test]
 async fn a_plan_without_active_goals_is_refused() {
     let f = Fixture::new(&PLAN.replace("status: active", "status: open"));
-    let deps = f.deps(Scripted::new(vec![]));
+    let deps = f.deps(scripted(vec![]));
     let err = goal::start(&deps, spec(Some(3)), CancellationToken::new(), |_| {})
         .await
         .unwrap_err();

@@ -1,12 +1,8 @@
 //! The Ralph loop driven by a scripted in-test executor: every ending, and resuming.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tether_agent::{
-    AgentEvent, BoxFuture, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
-};
 use tether_config::{Config, Workspace};
 use tether_core::ralph::{self, Deps, LoopError, RalphEnd, RalphSpec};
 use tether_human::{Console, Desk};
@@ -14,66 +10,7 @@ use tether_store::Journal;
 use tether_store::{Event, RunStatus, Store};
 use tokio_util::sync::CancellationToken;
 
-/// What one scripted turn does.
-enum Step {
-    Say(&'static str),
-    Fail(&'static str),
-    /// Blocks until cancelled (signals `started` first).
-    Hang(Arc<tokio::sync::Notify>),
-}
-
-struct Scripted {
-    steps: Mutex<VecDeque<Step>>,
-    prompts: Mutex<Vec<String>>,
-}
-
-impl Scripted {
-    fn new(steps: Vec<Step>) -> Arc<Self> {
-        Arc::new(Scripted {
-            steps: Mutex::new(steps.into()),
-            prompts: Mutex::new(Vec::new()),
-        })
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct Boom(String);
-
-impl Executor for Scripted {
-    fn describe(&self) -> String {
-        "scripted".into()
-    }
-    fn run_turn<'a>(
-        &'a self,
-        request: TurnRequest,
-        observer: &'a dyn TurnObserver,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>> {
-        Box::pin(async move {
-            self.prompts.lock().unwrap().push(request.prompt);
-            let step = self.steps.lock().unwrap().pop_front();
-            observer.event(AgentEvent::ToolCall {
-                tool: "write".into(),
-                summary: format!("write notes-{}.md", request.iteration),
-                is_error: false,
-            });
-            match step.unwrap_or(Step::Say("nothing left to do")) {
-                Step::Say(text) => Ok(TurnOutcome {
-                    final_message: text.into(),
-                    tool_calls: 1,
-                    ..TurnOutcome::default()
-                }),
-                Step::Fail(e) => Err(ExecError::Model(Box::new(Boom(e.into())))),
-                Step::Hang(started) => {
-                    started.notify_one();
-                    cancel.cancelled().await;
-                    Err(ExecError::Cancelled)
-                }
-            }
-        })
-    }
-}
+use crate::common::{Scripted, Step};
 
 struct Fixture {
     _dir: tempfile::TempDir,

@@ -11,6 +11,7 @@ use tether_human::broker::answer;
 use tether_store::Journal;
 use tether_store::NewQuestion;
 use tether_store::{QuestionId, Store};
+use tether_testkit::wait_until;
 use tokio_util::sync::CancellationToken;
 
 use crate::{Stats, open_fds, status_kb};
@@ -82,8 +83,19 @@ pub fn run(n: usize) -> Report {
     drop(tx);
     let ids: Vec<QuestionId> = rx.iter().take(n).collect();
     assert_eq!(ids.len(), n);
-    // Every question is stored; give the waiters a moment to park.
-    std::thread::sleep(Duration::from_millis(200));
+    // Every question is stored and its waiter subscribes right after: wait for the socket.
+    let notify_dir = ws.state_dir().join("notify");
+    wait_until(
+        "the waiters' notification socket",
+        Duration::from_secs(10),
+        || {
+            let mut entries = std::fs::read_dir(&notify_dir).ok()?.flatten();
+            entries
+                .any(|e| e.path().extension().is_some_and(|x| x == "sock"))
+                .then_some(())
+        },
+    )
+    .unwrap();
     let rss_pending_kb = status_kb("VmRSS");
     let fds_pending = open_fds();
     let sockets = std::fs::read_dir(ws.state_dir().join("notify")).map_or(0, Iterator::count);

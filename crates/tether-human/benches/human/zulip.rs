@@ -5,21 +5,15 @@
 //! after 50 each; the requests per timeout are counted over the long waits only (over a short
 //! wait the poll already under way when waiting starts would dominate the count).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tether_config::Secret;
 use tether_config::Workspace;
-use tether_human::zulip::Zulip;
-use tether_human::{Broker, Channel};
-use tether_store::Journal;
 use tether_store::NewQuestion;
-use tether_store::Store;
 use tether_testkit::zulip_server::{Endpoint, FakeZulipServer};
-use tether_zulip::{ZulipClient, ZulipSettings};
 use tokio_util::sync::CancellationToken;
 
 use crate::Stats;
+use crate::common::zulip_broker;
 
 pub const QUESTIONS: usize = 200;
 pub const LONG_WAITS: usize = 10;
@@ -49,21 +43,9 @@ async fn measure(n: usize) -> Report {
         .start()
         .await
         .unwrap();
-    let settings = ZulipSettings::new(
-        &server.server_url(),
-        server.bot_email(),
-        Secret::new(server.api_key().to_owned()),
-        server.stream(),
-    )
-    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::at(dir.path());
-    let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
-    let channel: Arc<dyn Channel> = Arc::new(Zulip::new(
-        ZulipClient::new(&settings).unwrap(),
-        journal.clone(),
-    ));
-    let broker = Broker::new(journal, ws.state_dir(), vec![channel]);
+    let (_, broker) = zulip_broker(&server, &ws);
     let mut rng = fastrand::Rng::with_seed(11);
     let (mut latencies, mut requests, mut waiting) = (Vec::new(), 0, Duration::ZERO);
     for i in 0..n + LONG_WAITS {

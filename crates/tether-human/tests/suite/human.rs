@@ -13,6 +13,7 @@ use tether_human::{Answer, AskPolicy, Broker, BrokerError, Channel, ChannelAnswe
 use tether_store::Journal;
 use tether_store::NewQuestion;
 use tether_store::{AnswerOutcome, Question, QuestionStatus, Store};
+use tether_testkit::{Captured, wait_until_async};
 use tether_tools::{Tool, ToolContext};
 use tokio_util::sync::CancellationToken;
 
@@ -35,13 +36,8 @@ fn ask(q: &str) -> NewQuestion {
 /// Waits (with a deadline) until the store holds a pending question, and returns it.
 async fn pending(ws: &Workspace) -> Question {
     let store = Store::open(ws.db_path()).unwrap();
-    tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            if let Some(q) = store.pending_questions().unwrap().into_iter().next() {
-                return q;
-            }
-            tokio::task::yield_now().await;
-        }
+    wait_until_async("a pending question", Duration::from_secs(10), || {
+        store.pending_questions().unwrap().into_iter().next()
     })
     .await
     .unwrap()
@@ -263,26 +259,12 @@ async fn ask_human_applies_the_threshold_and_formats_the_reply() {
     );
 }
 
-/// A writer the test can read back.
-#[derive(Clone, Default)]
-struct Screen(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Screen {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn the_terminal_shows_a_card_and_takes_the_typed_answer() {
     use tether_human::terminal::Terminal;
     let (_d, ws, journal) = setup();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let screen = Screen::default();
+    let screen = Captured::default();
     let terminal = Arc::new(Terminal::new(rx, Box::new(screen.clone()), "you".into()));
     let broker = Broker::new(journal, ws.state_dir(), vec![terminal]);
     tx.send("\n".into()).unwrap(); // an empty line asks again
@@ -307,7 +289,7 @@ async fn the_terminal_prompt_closes_when_another_channel_answers_first() {
     use tether_human::terminal::Terminal;
     let (_d, ws, journal) = setup();
     let (_tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let screen = Screen::default();
+    let screen = Captured::default();
     let terminal = Arc::new(Terminal::new(rx, Box::new(screen.clone()), "you".into()));
     let broker = Broker::new(journal, ws.state_dir(), vec![terminal]);
     let b = broker.clone();

@@ -5,14 +5,14 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tether_config::{Config, Secret, Workspace};
+use tether_config::{Config, Workspace};
 use tether_human::channels::BoxFuture;
-use tether_human::zulip::Zulip;
 use tether_human::{AskPolicy, Broker, Channel, ChannelAnswer, Console, Desk, Timeout};
 use tether_store::{Journal, NewQuestion, Outcome, Question, RunId, RunKind, Store, StoreOptions};
 use tether_testkit::zulip_server::{Endpoint, FakeZulipServer};
-use tether_zulip::{ZulipClient, ZulipSettings};
 use tokio_util::sync::CancellationToken;
+
+use crate::common::zulip_broker;
 
 const DEADLINE: Duration = Duration::from_secs(10);
 
@@ -67,23 +67,6 @@ async fn zulip_server() -> FakeZulipServer {
         .unwrap()
 }
 
-/// A broker with a Zulip channel of its own, as a fresh process would build it.
-fn zulip_broker(server: &FakeZulipServer, ws: &Workspace) -> Broker {
-    let settings = ZulipSettings::new(
-        &server.server_url(),
-        server.bot_email(),
-        Secret::new(server.api_key().to_owned()),
-        server.stream(),
-    )
-    .unwrap();
-    let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
-    let channel: Arc<dyn Channel> = Arc::new(Zulip::new(
-        ZulipClient::new(&settings).unwrap(),
-        journal.clone(),
-    ));
-    Broker::new(journal, ws.state_dir(), vec![channel])
-}
-
 #[tokio::test]
 async fn a_question_waited_for_again_stays_in_its_zulip_topic_and_is_not_posted_again() {
     let server = zulip_server().await;
@@ -91,7 +74,7 @@ async fn a_question_waited_for_again_stays_in_its_zulip_topic_and_is_not_posted_
     let ws = Workspace::at(dir.path());
 
     // The first process posts the question, then stops waiting (as if killed).
-    let first = zulip_broker(&server, &ws);
+    let (_, first) = zulip_broker(&server, &ws);
     let stop = CancellationToken::new();
     let asking = {
         let stop = stop.clone();
@@ -117,7 +100,7 @@ async fn a_question_waited_for_again_stays_in_its_zulip_topic_and_is_not_posted_
     let registered = server.count(Endpoint::Register);
 
     // A second process waits for the same question.
-    let second = zulip_broker(&server, &ws);
+    let (_, second) = zulip_broker(&server, &ws);
     let waiting = {
         let id = id.clone();
         tokio::spawn(async move { second.wait(&id, CancellationToken::new()).await })

@@ -1,20 +1,16 @@
 //! The broker's Zulip channel against the fake Zulip server: a reply in the topic answers the
 //! question; an answer from another channel is noted in the topic.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use tether_config::Secret;
 use tether_config::Workspace;
+use tether_human::Broker;
 use tether_human::broker::answer;
-use tether_human::zulip::Zulip;
-use tether_human::{Broker, Channel};
-use tether_store::Journal;
-use tether_store::NewQuestion;
-use tether_store::Store;
+use tether_store::{Journal, NewQuestion, Store};
 use tether_testkit::zulip_server::FakeZulipServer;
-use tether_zulip::{ZulipClient, ZulipSettings};
 use tokio_util::sync::CancellationToken;
+
+use crate::common::zulip_broker;
 
 async fn setup() -> (
     tempfile::TempDir,
@@ -28,21 +24,9 @@ async fn setup() -> (
         .start()
         .await
         .unwrap();
-    let settings = ZulipSettings::new(
-        &server.server_url(),
-        server.bot_email(),
-        Secret::new(server.api_key().to_owned()),
-        server.stream(),
-    )
-    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::at(dir.path());
-    let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
-    let channel: Arc<dyn Channel> = Arc::new(Zulip::new(
-        ZulipClient::new(&settings).unwrap(),
-        journal.clone(),
-    ));
-    let broker = Broker::new(journal.clone(), ws.state_dir(), vec![channel]);
+    let (journal, broker) = zulip_broker(&server, &ws);
     (dir, ws, journal, server, broker)
 }
 

@@ -77,23 +77,6 @@ pub(super) fn body(model: &str, request: &Request) -> Value {
     if !system.is_empty() {
         body["system"] = Value::from(system.join("\n\n"));
     }
-    if let Some(temperature) = request.temperature {
-        body["temperature"] = json!(temperature);
-    }
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "name": tool.name,
-                    "description": tool.description,
-                    "input_schema": tool.parameters,
-                })
-            })
-            .collect();
-        body["tools"] = Value::Array(tools);
-    }
     body
 }
 

@@ -53,34 +53,13 @@ pub(super) fn body(model: &str, request: &Request) -> Value {
             } => json!({"role": "tool", "tool_call_id": tool_call_id, "content": content}),
         });
     }
-    let mut body = json!({
+    json!({
         "model": model,
         "messages": messages,
         "stream": true,
         "stream_options": {"include_usage": true},
         "max_tokens": request.max_tokens,
-    });
-    if let Some(temperature) = request.temperature {
-        body["temperature"] = json!(temperature);
-    }
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    },
-                })
-            })
-            .collect();
-        body["tools"] = Value::Array(tools);
-    }
-    body
+    })
 }
 
 /// Chat Completions stream state.

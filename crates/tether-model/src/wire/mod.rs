@@ -1,7 +1,8 @@
 //! The three wire formats: request bodies out, SSE frames in.
 //!
 //! Each submodule maps the neutral [`crate::Request`] to one API's JSON and turns that API's
-//! stream frames into [`crate::StreamEvent`]s. The HTTP plumbing (retries, cancellation) is the
+//! stream frames into [`crate::StreamEvent`]s; the request's tools are written here, in
+//! [`request_body`], for all three. The HTTP plumbing (retries, cancellation) is the
 //! same for all three and lives in [`crate::http`]; only what differs lives here.
 
 mod anthropic;
@@ -16,7 +17,7 @@ use serde_json::Value;
 use tether_config::Api;
 
 use crate::sse::SseFrame;
-use crate::{ModelError, Request, StreamEvent};
+use crate::{ModelError, Request, StreamEvent, ToolSpec};
 
 pub(crate) use errors::from_status;
 
@@ -40,12 +41,47 @@ pub fn request_url(api: Api, base_url: &str) -> String {
     }
 }
 
-/// The JSON body for one streamed call.
+/// The JSON body for one streamed call: what differs per API from its module, the settings and
+/// tools every API takes here.
 pub(crate) fn request_body(api: Api, model: &str, request: &Request) -> Value {
-    match api {
+    let mut body = match api {
         Api::OpenAiChat => chat::body(model, request),
         Api::OpenAiResponses => responses::body(model, request),
         Api::Anthropic => anthropic::body(model, request),
+    };
+    if let Some(temperature) = request.temperature {
+        body["temperature"] = Value::from(temperature);
+    }
+    if !request.tools.is_empty() {
+        let tools = request.tools.iter().map(|tool| tool_json(api, tool));
+        body["tools"] = Value::Array(tools.collect());
+    }
+    body
+}
+
+/// A tool's definition as `api` takes it: the one place a [`ToolSpec`] becomes wire JSON.
+fn tool_json(api: Api, tool: &ToolSpec) -> Value {
+    match api {
+        Api::OpenAiChat => serde_json::json!({
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters,
+            },
+        }),
+        Api::OpenAiResponses => serde_json::json!({
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+            "strict": false,
+        }),
+        Api::Anthropic => serde_json::json!({
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": tool.parameters,
+        }),
     }
 }
 

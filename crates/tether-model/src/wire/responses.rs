@@ -56,25 +56,6 @@ pub(super) fn body(model: &str, request: &Request) -> Value {
     if let Some(system) = &request.system {
         body["instructions"] = Value::from(system.as_str());
     }
-    if let Some(temperature) = request.temperature {
-        body["temperature"] = json!(temperature);
-    }
-    if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.parameters,
-                    "strict": false,
-                })
-            })
-            .collect();
-        body["tools"] = Value::Array(tools);
-    }
     body
 }
 

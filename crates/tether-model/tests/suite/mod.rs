@@ -2,7 +2,6 @@
 
 mod cancel;
 mod common;
-mod fake_server;
 mod faults;
 mod scripted;
 mod secrets;

@@ -25,8 +25,16 @@ fn http_judge(server: &FakeModelServer, api: Api, timeout: Duration) -> Judge {
 async fn a_judge_over_http_accepts_and_its_errors_and_silence_are_rejects() {
     let fx = Fx::new();
     let server = FakeModelServer::start(Script::turns([
-        verdict("accept", json!([check("src/lib.rs", "a + b")]), &[]),
-        verdict("accept", json!([check("src/lib.rs", "a + b")]), &[]),
+        verdict(
+            "accept",
+            json!([check("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {")]),
+            &[],
+        ),
+        verdict(
+            "accept",
+            json!([check("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {")]),
+            &[],
+        ),
     ]))
     .await
     .unwrap();

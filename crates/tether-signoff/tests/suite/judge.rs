@@ -21,7 +21,7 @@ async fn an_accept_with_real_quotes_signs_the_goal_off() {
                     "src/lib.rs",
                     "pub fn add(a: i32, b: i32) -> i32 {\n    a + b"
                 ),
-                check("check.sh", "grep -q 'a + b' src/lib.rs")
+                check("check.sh", "grep -q 'a + b' src/lib.rs && echo 'check ok'")
             ]),
             &[],
         ),
@@ -136,7 +136,7 @@ async fn an_accept_with_an_invented_quote_is_a_reject_naming_it() {
     let script = Script::turns([verdict(
         "accept",
         json!([
-            check("src/lib.rs", "a + b"),
+            check("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {"),
             check("src/lib.rs", "assert_eq!(add(2, 2), 4);")
         ]),
         &[],
@@ -146,11 +146,11 @@ async fn an_accept_with_an_invented_quote_is_a_reject_naming_it() {
     assert_eq!(
         reason,
         "the judge's accept is not backed by its evidence: the quote \"assert_eq!(add(2, 2), 4);\" \
-         does not occur in `src/lib.rs`"
+         is not a run of whole lines of `src/lib.rs`"
     );
     assert_eq!(
         missing,
-        ["the quote \"assert_eq!(add(2, 2), 4);\" does not occur in `src/lib.rs`"]
+        ["the quote \"assert_eq!(add(2, 2), 4);\" is not a run of whole lines of `src/lib.rs`"]
     );
     assert_eq!(fx.verdicts()[0].decision.verdict, Verdict::Reject);
     assert!(
@@ -170,7 +170,14 @@ async fn an_accept_without_checks_or_quoting_outside_the_workspace_is_a_reject()
             &[],
         ),
         verdict("accept", json!([check("src/lib.rs", "")]), &[]),
-        verdict("accept", json!([check("src/missing.rs", "a + b")]), &[]),
+        verdict(
+            "accept",
+            json!([check(
+                "src/missing.rs",
+                "pub fn add(a: i32, b: i32) -> i32 {"
+            )]),
+            &[],
+        ),
     ]);
     for why in [
         "cites no checks",

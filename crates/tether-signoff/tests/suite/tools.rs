@@ -23,7 +23,7 @@ async fn complete_goal_files_the_attempt_under_the_run_and_answers_the_model() {
     let cell: RunCell = Arc::new(Mutex::new(None));
     let script = Script::turns([verdict(
         "accept",
-        json!([check("src/lib.rs", "a + b")]),
+        json!([check("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {")]),
         &[],
     )]);
     let signoff = fx.signoff(Some(scripted(&script)));
@@ -110,4 +110,31 @@ async fn complete_goal_files_the_attempt_under_the_run_and_answers_the_model() {
         again.output.content,
         "cancel_goal refused for goal `add`: goal `add` is already done"
     );
+}
+
+#[tokio::test]
+async fn a_failing_file_system_is_fatal_and_not_a_result_for_the_model() {
+    let fx = Fx::new();
+    // The directory for the verify log cannot be made: a file stands where it should be.
+    std::fs::create_dir_all(fx.ws.state_dir()).unwrap();
+    std::fs::write(fx.ws.state_dir().join("signoff"), "").unwrap();
+    let cell: RunCell = Arc::new(Mutex::new(None));
+    let tools = ToolSet::new()
+        .with(Arc::new(CompleteGoal::new(fx.signoff(None), cell)))
+        .unwrap();
+    let fatal = tools
+        .call(
+            "complete_goal",
+            json!({"id": "add", "evidence": "check.sh passes"}),
+            &ToolContext::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(fatal.tool(), "complete_goal");
+    assert_eq!(
+        fatal.to_string(),
+        "tool `complete_goal` failed: the store or the file system failed"
+    );
+    let source = std::error::Error::source(&fatal).unwrap().to_string();
+    assert!(source.contains("writing the verify log"), "{source}");
 }

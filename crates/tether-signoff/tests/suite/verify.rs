@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use tether_model::scripted::{Script, Turn};
 use tether_signoff::SignoffOutcome;
+use tether_testkit::wait_until_async;
 use tokio_util::sync::CancellationToken;
 
 use crate::common::{Fx, scripted};
@@ -127,14 +128,13 @@ async fn a_verify_that_times_out_is_killed_with_its_whole_process_group() {
         outcome.reason()
     );
     let pid: i32 = fx.read("grandchild.pid").trim().parse().unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while alive(pid) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "grandchild {pid} survived the timeout"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until_async(
+        &format!("grandchild {pid} to die with the timeout"),
+        Duration::from_secs(10),
+        || (!alive(pid)).then_some(()),
+    )
+    .await
+    .unwrap();
     assert_eq!(fx.verdicts()[0].decision.verify_exit, None);
 }
 
@@ -148,11 +148,11 @@ async fn a_cancelled_verify_records_nothing() {
     let task = tokio::spawn(async move { signoff.complete("add", "", &[], &c).await });
     // Wait until the verify log exists (the command has started), then cancel.
     let log = fx.root().join(".tether/signoff/verify-add-1.log");
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while !log.exists() {
-        assert!(std::time::Instant::now() < deadline, "verify never started");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait_until_async("verify to start", Duration::from_secs(10), || {
+        log.exists().then_some(())
+    })
+    .await
+    .unwrap();
     cancel.cancel();
     let result = tokio::time::timeout(Duration::from_secs(10), task)
         .await

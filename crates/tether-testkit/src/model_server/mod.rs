@@ -41,8 +41,9 @@ use tether_model::scripted::Script;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+pub use crate::wait::WaitTimeout;
 pub use fault::Fault;
-pub use record::{RecordedRequest, WaitTimeout};
+pub use record::RecordedRequest;
 
 use fault::FaultPlan;
 use record::Recorder;

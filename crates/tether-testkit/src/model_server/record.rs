@@ -10,6 +10,8 @@ use axum::http::HeaderMap;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::wait::WaitTimeout;
+
 /// Headers whose values are credentials; recorded as `<redacted>`.
 const SECRET_HEADERS: [&str; 3] = ["authorization", "x-api-key", "api-key"];
 
@@ -36,18 +38,6 @@ impl RecordedRequest {
             .find(|(key, _)| key.eq_ignore_ascii_case(name))
             .map(|(_, value)| value.as_str())
     }
-}
-
-/// A wait that ran out of time; says what was awaited and what was seen.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("timed out after {timeout:?} waiting for {what} (seen: {seen})")]
-pub struct WaitTimeout {
-    /// What was awaited.
-    pub what: String,
-    /// How long.
-    pub timeout: Duration,
-    /// The count reached.
-    pub seen: usize,
 }
 
 #[derive(Debug)]

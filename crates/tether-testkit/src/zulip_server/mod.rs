@@ -57,7 +57,7 @@ pub use fault::{Action, Endpoint, Moment, ZulipFault};
 pub use realm::{QueueInfo, StoredMessage, TopicMatch, ZulipUser};
 pub use record::ZulipRequest;
 
-use crate::model_server::WaitTimeout;
+use crate::wait::WaitTimeout;
 use realm::Realm;
 use record::Recorder;
 use routes::Shared;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::fault::Endpoint;
-use crate::model_server::WaitTimeout;
+use crate::wait::WaitTimeout;
 
 /// One request as the fake Zulip server received it.
 #[derive(Debug, Clone, PartialEq, Eq)]

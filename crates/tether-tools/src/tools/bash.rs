@@ -10,19 +10,19 @@ use nix::sys::signal::Signal;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{spec, str_arg};
-use crate::args;
+use super::str_arg;
 use crate::error::FatalToolError;
 use crate::options::ToolOptions;
-use crate::output::{ToolOutput, ToolSpec};
+use crate::output::ToolOutput;
 use crate::shell::{ShellCommand, ShellEnd, ShellRun, run_shell};
+use crate::spec::ToolSpec;
 use crate::text::first_line;
-use crate::tool::{BoxFuture, Tool, ToolContext};
+use crate::tool::{ToolContext, TypedTool};
 use crate::workspace::Workspace;
 
 /// The `bash` tool.
 #[derive(Debug, Clone)]
-pub struct BashTool {
+pub(crate) struct BashTool {
     ws: Workspace,
     default_timeout: Duration,
     max_timeout: Duration,
@@ -34,14 +34,14 @@ pub struct BashTool {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     command: String,
     timeout_secs: Option<u64>,
 }
 
 impl BashTool {
     /// `bash` in `ws`'s root, with the limits of `options`.
-    pub fn new(ws: Workspace, options: &ToolOptions) -> Self {
+    pub(crate) fn new(ws: Workspace, options: &ToolOptions) -> Self {
         let max_timeout = options.bash_max_timeout.max(Duration::from_secs(1));
         let default_timeout = options
             .bash_default_timeout
@@ -68,11 +68,11 @@ impl BashTool {
             kill_grace: options.bash_kill_grace,
             output_cap: options.bash_output_cap.max(1),
             env_remove: options.bash_env_remove.clone(),
-            spec: spec("bash", description, properties, &["command"]),
+            spec: ToolSpec::object("bash", description, properties, &["command"]),
         }
     }
 
-    async fn run(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
+    async fn shell(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         if args.command.trim().is_empty() {
             return ToolOutput::error("`command` is empty; give a shell command to run");
         }
@@ -155,23 +155,15 @@ fn report(run: &ShellRun, timeout: Duration, mut text: String) -> ToolOutput {
     }
 }
 
-impl Tool for BashTool {
+impl TypedTool for BashTool {
+    type Args = Args;
+
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
-        Box::pin(async move {
-            let args: Args = match args::parse(&self.spec, args) {
-                Ok(args) => args,
-                Err(output) => return Ok(output),
-            };
-            Ok(self.run(args, ctx).await)
-        })
+    async fn run(&self, args: Args, ctx: &ToolContext) -> Result<ToolOutput, FatalToolError> {
+        Ok(self.shell(args, ctx).await)
     }
 
     fn describe_call(&self, args: &Value) -> String {

@@ -10,12 +10,10 @@ use std::fs;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{blocking, io_error, spec, str_arg, try_out};
-use crate::args;
-use crate::error::FatalToolError;
-use crate::output::{ToolOutput, ToolSpec};
+use super::{FileLogic, FileTool, io_error, str_arg, try_out};
+use crate::output::ToolOutput;
+use crate::spec::ToolSpec;
 use crate::text::{looks_binary, plural, shorten};
-use crate::tool::{BoxFuture, Tool, ToolContext};
 use crate::workspace::Workspace;
 
 /// How many lines of the changed region are shown back.
@@ -23,16 +21,15 @@ const SHOWN_LINES: usize = 12;
 /// How many occurrence line numbers an ambiguity message lists.
 const LISTED_LINES: usize = 10;
 
-/// The `edit` tool.
-#[derive(Debug, Clone)]
-pub struct EditTool {
+/// The `edit` tool's logic.
+#[derive(Debug)]
+pub(crate) struct Editor {
     ws: Workspace,
-    spec: ToolSpec,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     path: String,
     old_text: String,
     new_text: String,
@@ -40,30 +37,40 @@ struct Args {
     replace_all: bool,
 }
 
-impl EditTool {
-    /// `edit` over `ws`.
-    pub fn new(ws: Workspace) -> Self {
-        let description = "Replace text in an existing file. `old_text` must match the file \
-             exactly, including whitespace, indentation and line breaks, and must occur exactly \
-             once, unless `replace_all` is true; include a few surrounding lines to make it \
-             unique. Read the file first. Returns where the change was made and the changed \
-             lines. To create a file or replace all of it, use `write`."
-            .to_owned();
-        let properties = json!({
-            "path": {"type": "string", "description": "The file to edit."},
-            "old_text": {"type": "string", "description": "The exact text to replace."},
-            "new_text": {"type": "string", "description": "The text to put in its place."},
-            "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
-        });
-        Self {
-            ws,
-            spec: spec(
-                "edit",
-                description,
-                properties,
-                &["path", "old_text", "new_text"],
-            ),
-        }
+/// `edit` over `ws`.
+pub(crate) fn tool(ws: Workspace) -> FileTool<Editor> {
+    let description = "Replace text in an existing file. `old_text` must match the file \
+         exactly, including whitespace, indentation and line breaks, and must occur exactly \
+         once, unless `replace_all` is true; include a few surrounding lines to make it \
+         unique. Read the file first. Returns where the change was made and the changed \
+         lines. To create a file or replace all of it, use `write`."
+        .to_owned();
+    let properties = json!({
+        "path": {"type": "string", "description": "The file to edit."},
+        "old_text": {"type": "string", "description": "The exact text to replace."},
+        "new_text": {"type": "string", "description": "The text to put in its place."},
+        "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
+    });
+    FileTool::new(
+        ToolSpec::object(
+            "edit",
+            description,
+            properties,
+            &["path", "old_text", "new_text"],
+        ),
+        Editor { ws },
+    )
+}
+
+impl FileLogic for Editor {
+    type Args = Args;
+
+    fn describe(args: &Value) -> String {
+        format!("edit {}", str_arg(args, "path").unwrap_or("?"))
+    }
+
+    fn run(&self, args: Args) -> ToolOutput {
+        run(&self.ws, args)
     }
 }
 
@@ -186,30 +193,5 @@ fn excerpt(out: &mut String, text: &str, first: usize, count: usize) {
         if let Some(line) = lines.get(n - 1) {
             let _ = writeln!(out, "{n:>6}\t{}", shorten(line, 200));
         }
-    }
-}
-
-impl Tool for EditTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
-        Box::pin(async move {
-            let args: Args = match args::parse(&self.spec, args) {
-                Ok(args) => args,
-                Err(output) => return Ok(output),
-            };
-            let ws = self.ws.clone();
-            Ok(blocking(move || run(&ws, args)).await)
-        })
-    }
-
-    fn describe_call(&self, args: &Value) -> String {
-        format!("edit {}", str_arg(args, "path").unwrap_or("?"))
     }
 }

@@ -12,29 +12,21 @@ use regex_lite::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{blocking, spec, str_arg, try_out};
-use crate::args;
-use crate::error::FatalToolError;
+use super::{FileLogic, FileTool, str_arg, try_out};
 use crate::glob::Glob;
 use crate::options::ToolOptions;
-use crate::output::{ToolOutput, ToolSpec};
+use crate::output::ToolOutput;
+use crate::spec::ToolSpec;
 use crate::text::{looks_binary, plural, shorten};
-use crate::tool::{BoxFuture, Tool, ToolContext};
 use crate::walk;
 use crate::workspace::Workspace;
 
 /// Matching lines are shortened to this many characters.
 const MAX_LINE_CHARS: usize = 300;
 
-/// The `grep` tool.
-#[derive(Debug, Clone)]
-pub struct GrepTool {
-    searcher: Searcher,
-    spec: ToolSpec,
-}
-
-#[derive(Debug, Clone)]
-struct Searcher {
+/// The `grep` tool's logic.
+#[derive(Debug)]
+pub(crate) struct Searcher {
     ws: Workspace,
     default_results: usize,
     max_results: usize,
@@ -43,7 +35,7 @@ struct Searcher {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     pattern: String,
     path: Option<String>,
     glob: Option<String>,
@@ -52,41 +44,49 @@ struct Args {
     max_results: Option<usize>,
 }
 
-impl GrepTool {
-    /// `grep` over `ws`, with the limits of `options`.
-    pub fn new(ws: Workspace, options: &ToolOptions) -> Self {
-        let max_results = options.grep_max_results.max(1);
-        let default_results = options.grep_default_results.clamp(1, max_results);
-        let description = format!(
-            "Search the contents of files in the workspace with a regular expression (Rust regex \
-             syntax, no look-around or backreferences; `^` and `$` match at line ends). Returns \
-             matching lines as `path:line: text`, at most `max_results` (default \
-             {default_results}, at most {max_results}). `path` limits the search to a file or \
-             directory; `glob` filters files by name (`*.rs`, `*.{{ts,tsx}}`) or, if it contains \
-             `/`, by path from the workspace root (`src/**/*.rs`). Binary files and the \
-             directories {} are skipped unless `path` points inside one.",
-            walk::SKIPPED_DIRS.join(", ")
-        );
-        let properties = json!({
-            "pattern": {"type": "string", "description": "The regular expression to search for."},
-            "path": {"type": "string", "description": "A file or directory to search (default: the whole workspace)."},
-            "glob": {"type": "string", "description": "Only search files matching this glob."},
-            "case_insensitive": {"type": "boolean", "description": "Ignore case (default false)."},
-            "max_results": {"type": "integer", "minimum": 1, "description": "How many matching lines to return at most."},
-        });
-        Self {
-            searcher: Searcher {
-                ws,
-                default_results,
-                max_results,
-                max_file_bytes: options.grep_max_file_bytes,
-            },
-            spec: spec("grep", description, properties, &["pattern"]),
-        }
-    }
+/// `grep` over `ws`, with the limits of `options`.
+pub(crate) fn tool(ws: Workspace, options: &ToolOptions) -> FileTool<Searcher> {
+    let max_results = options.grep_max_results.max(1);
+    let default_results = options.grep_default_results.clamp(1, max_results);
+    let description = format!(
+        "Search the contents of files in the workspace with a regular expression (Rust regex \
+         syntax, no look-around or backreferences; `^` and `$` match at line ends). Returns \
+         matching lines as `path:line: text`, at most `max_results` (default \
+         {default_results}, at most {max_results}). `path` limits the search to a file or \
+         directory; `glob` filters files by name (`*.rs`, `*.{{ts,tsx}}`) or, if it contains \
+         `/`, by path from the workspace root (`src/**/*.rs`). Binary files and the \
+         directories {} are skipped unless `path` points inside one.",
+        walk::SKIPPED_DIRS.join(", ")
+    );
+    let properties = json!({
+        "pattern": {"type": "string", "description": "The regular expression to search for."},
+        "path": {"type": "string", "description": "A file or directory to search (default: the whole workspace)."},
+        "glob": {"type": "string", "description": "Only search files matching this glob."},
+        "case_insensitive": {"type": "boolean", "description": "Ignore case (default false)."},
+        "max_results": {"type": "integer", "minimum": 1, "description": "How many matching lines to return at most."},
+    });
+    FileTool::new(
+        ToolSpec::object("grep", description, properties, &["pattern"]),
+        Searcher {
+            ws,
+            default_results,
+            max_results,
+            max_file_bytes: options.grep_max_file_bytes,
+        },
+    )
 }
 
-impl Searcher {
+impl FileLogic for Searcher {
+    type Args = Args;
+
+    fn describe(args: &Value) -> String {
+        let pattern = crate::text::first_line(str_arg(args, "pattern").unwrap_or("?"), 40);
+        match str_arg(args, "path") {
+            Some(path) => format!("grep `{pattern}` in {path}"),
+            None => format!("grep `{pattern}`"),
+        }
+    }
+
     fn run(&self, args: Args) -> ToolOutput {
         let regex = try_out!(
             RegexBuilder::new(&args.pattern)
@@ -172,7 +172,9 @@ impl Searcher {
             note
         })
     }
+}
 
+impl Searcher {
     fn search_file(&self, file: &Path, rel: &str, regex: &Regex, found: &mut Found) {
         if fs::metadata(file).is_ok_and(|meta| meta.len() > self.max_file_bytes) {
             found.too_big += 1;
@@ -219,33 +221,4 @@ struct Found {
     limit: usize,
     full: bool,
     too_big: usize,
-}
-
-impl Tool for GrepTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
-        Box::pin(async move {
-            let args: Args = match args::parse(&self.spec, args) {
-                Ok(args) => args,
-                Err(output) => return Ok(output),
-            };
-            let searcher = self.searcher.clone();
-            Ok(blocking(move || searcher.run(args)).await)
-        })
-    }
-
-    fn describe_call(&self, args: &Value) -> String {
-        let pattern = crate::text::first_line(str_arg(args, "pattern").unwrap_or("?"), 40);
-        match str_arg(args, "path") {
-            Some(path) => format!("grep `{pattern}` in {path}"),
-            None => format!("grep `{pattern}`"),
-        }
-    }
 }

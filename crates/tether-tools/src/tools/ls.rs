@@ -11,24 +11,16 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{blocking, io_error, spec, str_arg, try_out};
-use crate::args;
-use crate::error::FatalToolError;
+use super::{FileLogic, FileTool, io_error, str_arg, try_out};
 use crate::options::ToolOptions;
-use crate::output::{ToolOutput, ToolSpec};
-use crate::tool::{BoxFuture, Tool, ToolContext};
+use crate::output::ToolOutput;
+use crate::spec::ToolSpec;
 use crate::walk::{self, Kind};
 use crate::workspace::Workspace;
 
-/// The `ls` tool.
-#[derive(Debug, Clone)]
-pub struct LsTool {
-    lister: Lister,
-    spec: ToolSpec,
-}
-
-#[derive(Debug, Clone)]
-struct Lister {
+/// The `ls` tool's logic.
+#[derive(Debug)]
+pub(crate) struct Lister {
     ws: Workspace,
     max_entries: usize,
     max_depth: usize,
@@ -36,40 +28,44 @@ struct Lister {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     path: Option<String>,
     depth: Option<usize>,
 }
 
-impl LsTool {
-    /// `ls` over `ws`, with the limits of `options`.
-    pub fn new(ws: Workspace, options: &ToolOptions) -> Self {
-        let max_depth = options.ls_max_depth.max(1);
-        let max_entries = options.ls_max_entries.max(1);
-        let description = format!(
-            "List a directory in the workspace (default: the root). Entries are sorted and shown \
-             as paths from the workspace root, directories with a trailing `/`, symlinks as \
-             `path -> target`. `depth` (default 1, at most {max_depth}) also lists the contents \
-             of subdirectories that many levels down. The directories {} are shown but not \
-             entered unless `path` points inside one. At most {max_entries} entries.",
-            walk::SKIPPED_DIRS.join(", ")
-        );
-        let properties = json!({
-            "path": {"type": "string", "description": "The directory to list (default: the workspace root)."},
-            "depth": {"type": "integer", "minimum": 1, "description": "How many levels to list (default 1)."},
-        });
-        Self {
-            lister: Lister {
-                ws,
-                max_entries,
-                max_depth,
-            },
-            spec: spec("ls", description, properties, &[]),
-        }
-    }
+/// `ls` over `ws`, with the limits of `options`.
+pub(crate) fn tool(ws: Workspace, options: &ToolOptions) -> FileTool<Lister> {
+    let max_depth = options.ls_max_depth.max(1);
+    let max_entries = options.ls_max_entries.max(1);
+    let description = format!(
+        "List a directory in the workspace (default: the root). Entries are sorted and shown \
+         as paths from the workspace root, directories with a trailing `/`, symlinks as \
+         `path -> target`. `depth` (default 1, at most {max_depth}) also lists the contents \
+         of subdirectories that many levels down. The directories {} are shown but not \
+         entered unless `path` points inside one. At most {max_entries} entries.",
+        walk::SKIPPED_DIRS.join(", ")
+    );
+    let properties = json!({
+        "path": {"type": "string", "description": "The directory to list (default: the workspace root)."},
+        "depth": {"type": "integer", "minimum": 1, "description": "How many levels to list (default 1)."},
+    });
+    FileTool::new(
+        ToolSpec::object("ls", description, properties, &[]),
+        Lister {
+            ws,
+            max_entries,
+            max_depth,
+        },
+    )
 }
 
-impl Lister {
+impl FileLogic for Lister {
+    type Args = Args;
+
+    fn describe(args: &Value) -> String {
+        format!("ls {}", str_arg(args, "path").unwrap_or("."))
+    }
+
     fn run(&self, args: Args) -> ToolOutput {
         let path = args.path.as_deref().unwrap_or(".");
         let start = try_out!(
@@ -113,7 +109,9 @@ impl Lister {
         text.push_str(&notes);
         ToolOutput::ok(text)
     }
+}
 
+impl Lister {
     fn list(&self, dir: &Path, depth: usize, listing: &mut Listing) -> std::io::Result<()> {
         for entry in walk::entries(dir)? {
             if listing.count == self.max_entries {
@@ -158,29 +156,4 @@ struct Listing {
     out: String,
     count: usize,
     full: bool,
-}
-
-impl Tool for LsTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
-        Box::pin(async move {
-            let args: Args = match args::parse(&self.spec, args) {
-                Ok(args) => args,
-                Err(output) => return Ok(output),
-            };
-            let lister = self.lister.clone();
-            Ok(blocking(move || lister.run(args)).await)
-        })
-    }
-
-    fn describe_call(&self, args: &Value) -> String {
-        format!("ls {}", str_arg(args, "path").unwrap_or("."))
-    }
 }

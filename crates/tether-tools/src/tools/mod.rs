@@ -1,11 +1,17 @@
-//! The six built-in tools, one module each, and what they share: building a spec, running file
-//! work off the async runtime, and turning I/O errors into messages for the model.
+//! The six built-in tools, one module each, and what the five file tools share: a file tool is
+//! its logic ([`FileLogic`]) — synchronous work over typed arguments — and [`FileTool`] runs it
+//! off the async runtime, on tokio's blocking pool.
 
 use std::io;
+use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
 
-use crate::output::{ToolOutput, ToolSpec};
+use crate::error::FatalToolError;
+use crate::output::ToolOutput;
+use crate::spec::ToolSpec;
+use crate::tool::{ToolContext, TypedTool};
 
 pub(crate) mod bash;
 pub(crate) mod edit;
@@ -14,35 +20,54 @@ pub(crate) mod ls;
 pub(crate) mod read;
 pub(crate) mod write;
 
-/// A spec whose parameters are an object of `properties`, `required` ones listed, nothing else.
-pub(crate) fn spec(
-    name: &str,
-    description: String,
-    properties: Value,
-    required: &[&str],
-) -> ToolSpec {
-    ToolSpec {
-        name: name.to_owned(),
-        description,
-        parameters: json!({
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": false,
-        }),
+/// What a file tool does: blocking file-system work over its typed arguments.
+pub(crate) trait FileLogic: Send + Sync + 'static {
+    /// The arguments, deserialised from the model's JSON object.
+    type Args: DeserializeOwned + Send + 'static;
+
+    /// Does the work; every failure is an error output for the model.
+    fn run(&self, args: Self::Args) -> ToolOutput;
+
+    /// A few words naming the call, from arguments that may be malformed.
+    fn describe(args: &Value) -> String;
+}
+
+/// A file tool: its spec, and its logic run on tokio's blocking pool.
+pub(crate) struct FileTool<L> {
+    spec: ToolSpec,
+    logic: Arc<L>,
+}
+
+impl<L: FileLogic> FileTool<L> {
+    pub(crate) fn new(spec: ToolSpec, logic: L) -> Self {
+        Self {
+            spec,
+            logic: Arc::new(logic),
+        }
     }
 }
 
-/// Runs blocking file work on tokio's blocking pool.
-pub(crate) async fn blocking<F>(work: F) -> ToolOutput
-where
-    F: FnOnce() -> ToolOutput + Send + 'static,
-{
-    match tokio::task::spawn_blocking(work).await {
-        Ok(output) => output,
-        Err(err) => ToolOutput::error(format!(
-            "internal error: the tool stopped unexpectedly ({err})"
-        )),
+impl<L: FileLogic> TypedTool for FileTool<L> {
+    type Args = L::Args;
+
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn run(&self, args: L::Args, _ctx: &ToolContext) -> Result<ToolOutput, FatalToolError> {
+        let logic = Arc::clone(&self.logic);
+        Ok(
+            match tokio::task::spawn_blocking(move || logic.run(args)).await {
+                Ok(output) => output,
+                Err(err) => ToolOutput::error(format!(
+                    "internal error: the tool stopped unexpectedly ({err})"
+                )),
+            },
+        )
+    }
+
+    fn describe_call(&self, args: &Value) -> String {
+        L::describe(args)
     }
 }
 

@@ -11,28 +11,19 @@ use std::io::{BufRead, BufReader};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{blocking, io_error, spec, str_arg, try_out};
-use crate::args;
-use crate::error::FatalToolError;
+use super::{FileLogic, FileTool, io_error, str_arg, try_out};
 use crate::options::ToolOptions;
-use crate::output::{ToolOutput, ToolSpec};
+use crate::output::ToolOutput;
+use crate::spec::ToolSpec;
 use crate::text::{looks_binary, plural, shorten};
-use crate::tool::{BoxFuture, Tool, ToolContext};
 use crate::workspace::Workspace;
 
 /// Lines longer than this many characters are shortened.
 const MAX_LINE_CHARS: usize = 2000;
 
-/// The `read` tool.
-#[derive(Debug, Clone)]
-pub struct ReadTool {
-    reader: Reader,
-    spec: ToolSpec,
-}
-
-/// What a call needs, cheap to move to the blocking pool.
-#[derive(Debug, Clone)]
-struct Reader {
+/// The `read` tool's logic.
+#[derive(Debug)]
+pub(crate) struct Reader {
     ws: Workspace,
     default_lines: usize,
     max_bytes: usize,
@@ -40,42 +31,46 @@ struct Reader {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     path: String,
     offset: Option<usize>,
     limit: Option<usize>,
 }
 
-impl ReadTool {
-    /// `read` over `ws`, with the limits of `options`.
-    pub fn new(ws: Workspace, options: &ToolOptions) -> Self {
-        let description = format!(
-            "Read a text file in the workspace. Returns its lines numbered like `cat -n` (the \
-             numbers and the tab after them are not part of the file). Shows up to `limit` lines \
-             (default {}) starting at line `offset` (1-based, default 1), and at most {} bytes; \
-             lines over {MAX_LINE_CHARS} characters are shortened. When not everything is shown, \
-             the output ends with a note saying which `offset` to read next. Binary files are \
-             refused; use `ls` for directories. `path` is relative to the workspace root, or \
-             absolute inside it.",
-            options.read_default_lines, options.read_max_bytes
-        );
-        let properties = json!({
-            "path": {"type": "string", "description": "The file to read."},
-            "offset": {"type": "integer", "minimum": 1, "description": "The first line to show (1-based)."},
-            "limit": {"type": "integer", "minimum": 1, "description": "How many lines to show at most."},
-        });
-        Self {
-            reader: Reader {
-                ws,
-                default_lines: options.read_default_lines.max(1),
-                max_bytes: options.read_max_bytes.max(1),
-            },
-            spec: spec("read", description, properties, &["path"]),
-        }
-    }
+/// `read` over `ws`, with the limits of `options`.
+pub(crate) fn tool(ws: Workspace, options: &ToolOptions) -> FileTool<Reader> {
+    let description = format!(
+        "Read a text file in the workspace. Returns its lines numbered like `cat -n` (the \
+         numbers and the tab after them are not part of the file). Shows up to `limit` lines \
+         (default {}) starting at line `offset` (1-based, default 1), and at most {} bytes; \
+         lines over {MAX_LINE_CHARS} characters are shortened. When not everything is shown, \
+         the output ends with a note saying which `offset` to read next. Binary files are \
+         refused; use `ls` for directories. `path` is relative to the workspace root, or \
+         absolute inside it.",
+        options.read_default_lines, options.read_max_bytes
+    );
+    let properties = json!({
+        "path": {"type": "string", "description": "The file to read."},
+        "offset": {"type": "integer", "minimum": 1, "description": "The first line to show (1-based)."},
+        "limit": {"type": "integer", "minimum": 1, "description": "How many lines to show at most."},
+    });
+    FileTool::new(
+        ToolSpec::object("read", description, properties, &["path"]),
+        Reader {
+            ws,
+            default_lines: options.read_default_lines.max(1),
+            max_bytes: options.read_max_bytes.max(1),
+        },
+    )
 }
 
-impl Reader {
+impl FileLogic for Reader {
+    type Args = Args;
+
+    fn describe(args: &Value) -> String {
+        format!("read {}", str_arg(args, "path").unwrap_or("?"))
+    }
+
     fn run(&self, args: Args) -> ToolOutput {
         let path = args.path.as_str();
         let real = try_out!(
@@ -168,30 +163,5 @@ impl Window {
             };
         }
         ToolOutput::ok(self.out)
-    }
-}
-
-impl Tool for ReadTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
-        Box::pin(async move {
-            let args: Args = match args::parse(&self.spec, args) {
-                Ok(args) => args,
-                Err(output) => return Ok(output),
-            };
-            let reader = self.reader.clone();
-            Ok(blocking(move || reader.run(args)).await)
-        })
-    }
-
-    fn describe_call(&self, args: &Value) -> String {
-        format!("read {}", str_arg(args, "path").unwrap_or("?"))
     }
 }

@@ -8,44 +8,51 @@ use std::fs;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{blocking, io_error, spec, str_arg, try_out};
-use crate::args;
-use crate::error::FatalToolError;
-use crate::output::{ToolOutput, ToolSpec};
+use super::{FileLogic, FileTool, io_error, str_arg, try_out};
+use crate::output::ToolOutput;
+use crate::spec::ToolSpec;
 use crate::text::plural;
-use crate::tool::{BoxFuture, Tool, ToolContext};
 use crate::workspace::Workspace;
 
-/// The `write` tool.
-#[derive(Debug, Clone)]
-pub struct WriteTool {
+/// The `write` tool's logic.
+#[derive(Debug)]
+pub(crate) struct Writer {
     ws: Workspace,
-    spec: ToolSpec,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     path: String,
     content: String,
 }
 
-impl WriteTool {
-    /// `write` over `ws`.
-    pub fn new(ws: Workspace) -> Self {
-        let description = "Create a file in the workspace, or replace a file's whole content, \
-             with `content`; missing parent directories are created. To change part of an \
-             existing file, use `edit` instead. Returns the number of bytes written. `path` is \
-             relative to the workspace root, or absolute inside it."
-            .to_owned();
-        let properties = json!({
-            "path": {"type": "string", "description": "The file to write."},
-            "content": {"type": "string", "description": "The file's complete new content."},
-        });
-        Self {
-            ws,
-            spec: spec("write", description, properties, &["path", "content"]),
-        }
+/// `write` over `ws`.
+pub(crate) fn tool(ws: Workspace) -> FileTool<Writer> {
+    let description = "Create a file in the workspace, or replace a file's whole content, \
+         with `content`; missing parent directories are created. To change part of an \
+         existing file, use `edit` instead. Returns the number of bytes written. `path` is \
+         relative to the workspace root, or absolute inside it."
+        .to_owned();
+    let properties = json!({
+        "path": {"type": "string", "description": "The file to write."},
+        "content": {"type": "string", "description": "The file's complete new content."},
+    });
+    FileTool::new(
+        ToolSpec::object("write", description, properties, &["path", "content"]),
+        Writer { ws },
+    )
+}
+
+impl FileLogic for Writer {
+    type Args = Args;
+
+    fn describe(args: &Value) -> String {
+        format!("write {}", str_arg(args, "path").unwrap_or("?"))
+    }
+
+    fn run(&self, args: Args) -> ToolOutput {
+        run(&self.ws, args)
     }
 }
 
@@ -76,29 +83,4 @@ fn run(ws: &Workspace, args: Args) -> ToolOutput {
     };
     let size = plural(bytes, "byte", "bytes");
     ToolOutput::ok(format!("wrote {size} to `{}` ({what})", ws.display(&real))).with_note(size)
-}
-
-impl Tool for WriteTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn call<'a>(
-        &'a self,
-        args: Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
-        Box::pin(async move {
-            let args: Args = match args::parse(&self.spec, args) {
-                Ok(args) => args,
-                Err(output) => return Ok(output),
-            };
-            let ws = self.ws.clone();
-            Ok(blocking(move || run(&ws, args)).await)
-        })
-    }
-
-    fn describe_call(&self, args: &Value) -> String {
-        format!("write {}", str_arg(args, "path").unwrap_or("?"))
-    }
 }

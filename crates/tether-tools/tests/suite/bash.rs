@@ -9,7 +9,9 @@ use serde_json::json;
 use tether_tools::{ToolContext, ToolOptions};
 use tokio_util::sync::CancellationToken;
 
-use super::{CALL_LIMIT, Fixture, wait_until};
+use tether_testkit::wait_until_async;
+
+use super::{CALL_LIMIT, Fixture};
 
 /// Whether `pid` is a live process (a zombie waiting for a reaper counts as gone: the PID 1 of
 /// some containers never reaps orphans).
@@ -25,13 +27,14 @@ fn alive(pid: i32) -> bool {
     }
 }
 
-async fn assert_gone(pid: i32) {
-    wait_until(
+pub(super) async fn assert_gone(pid: i32) {
+    wait_until_async(
         &format!("process {pid} to be gone"),
         Duration::from_secs(10),
-        || !alive(pid),
+        || (!alive(pid)).then_some(()),
     )
-    .await;
+    .await
+    .unwrap();
 }
 
 fn first_pid(content: &str) -> i32 {
@@ -41,7 +44,7 @@ fn first_pid(content: &str) -> i32 {
         .unwrap_or_else(|_| panic!("expected a pid on the first line:\n{content}"))
 }
 
-fn pid_file(fx: &Fixture) -> Option<i32> {
+pub(super) fn pid_file(fx: &Fixture) -> Option<i32> {
     std::fs::read_to_string(fx.root.join("bg.pid"))
         .ok()?
         .trim()
@@ -213,10 +216,9 @@ async fn cancellation_kills_the_group_and_says_so() {
     let args = json!({"command": "sleep 1000 & echo $! > bg.pid; wait", "timeout_secs": 600});
     let started = Instant::now();
     let cancel = async {
-        wait_until("the command to start", CALL_LIMIT, || {
-            pid_file(&fx).is_some()
-        })
-        .await;
+        wait_until_async("the command to start", CALL_LIMIT, || pid_file(&fx))
+            .await
+            .unwrap();
         token.cancel();
     };
     let (out, ()) = tokio::join!(fx.call_with("bash", args, &ctx), cancel);
@@ -242,7 +244,9 @@ async fn dropping_the_call_kills_the_group() {
     let args = json!({"command": "sleep 1000 & echo $! > bg.pid; wait", "timeout_secs": 600});
     tokio::select! {
         out = fx.call_with("bash", args, &ctx) => panic!("the command should still run: {out:?}"),
-        () = wait_until("the command to start", CALL_LIMIT, || pid_file(&fx).is_some()) => {}
+        started = wait_until_async("the command to start", CALL_LIMIT, || pid_file(&fx)) => {
+            started.unwrap();
+        }
     }
     assert_gone(pid_file(&fx).unwrap()).await;
 }

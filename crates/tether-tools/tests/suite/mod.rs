@@ -14,6 +14,7 @@ use tether_tools::{ToolCallOutcome, ToolContext, ToolOptions, ToolSet};
 mod bash;
 mod escape;
 mod files;
+mod program;
 mod registry;
 mod search;
 mod snapshots;
@@ -118,16 +119,4 @@ pub fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     }
     out.sort();
     out
-}
-
-/// Waits until `cond` holds, checking every few milliseconds, failing after `limit`.
-pub async fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + limit;
-    while !cond() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }

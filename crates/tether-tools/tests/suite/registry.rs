@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use tether_tools::{
-    BoxFuture, FatalToolError, SetupError, Tool, ToolContext, ToolOutput, ToolSet, ToolSpec,
+    FatalToolError, SetupError, Tool, ToolContext, ToolOutput, ToolSet, ToolSpec, TypedTool,
 };
 
 use super::Fixture;
@@ -264,4 +265,98 @@ async fn every_call_gets_a_one_line_summary() {
         .await
         .summary;
     assert!(bash.starts_with("bash: echo one … (exit 0, "), "{bash}");
+}
+
+#[tokio::test]
+async fn a_withheld_tool_is_refused_without_being_offered() {
+    let fx = Fixture::new();
+    let tools = ToolSet::read_only(&fx.root)
+        .unwrap()
+        .withhold(
+            "write",
+            "read-only here",
+            "`write` is not available: this set is read-only",
+        )
+        .unwrap();
+    assert_eq!(tools.names(), ["read", "grep", "ls"]);
+    let out = tools
+        .call(
+            "write",
+            json!({"path": "a", "content": "b"}),
+            &ToolContext::default(),
+        )
+        .await
+        .unwrap();
+    assert!(out.output.is_error);
+    assert_eq!(
+        out.output.content,
+        "`write` is not available: this set is read-only"
+    );
+    assert_eq!(out.summary, "write: refused (read-only here)");
+    assert!(!fx.root.join("a").exists());
+
+    let taken = ToolSet::read_only(&fx.root)
+        .unwrap()
+        .withhold("read", "no", "no")
+        .unwrap_err();
+    assert_eq!(
+        taken.to_string(),
+        "a tool named `read` is already in the set"
+    );
+    let err = tools.with(Echo::tool("write", false)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "a tool named `write` is already in the set"
+    );
+}
+
+/// A tool written as its logic over typed arguments.
+struct Greet {
+    spec: ToolSpec,
+}
+
+#[derive(serde::Deserialize)]
+struct GreetArgs {
+    name: String,
+    times: Option<u32>,
+}
+
+impl TypedTool for Greet {
+    type Args = GreetArgs;
+
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn run(&self, args: GreetArgs, _ctx: &ToolContext) -> Result<ToolOutput, FatalToolError> {
+        Ok(ToolOutput::ok(
+            format!("hello {}", args.name).repeat(args.times.unwrap_or(1) as usize),
+        ))
+    }
+}
+
+#[tokio::test]
+async fn a_typed_tool_gets_checked_and_parsed_arguments() {
+    let greet = Greet {
+        spec: ToolSpec::object(
+            "greet",
+            "Greet someone.",
+            json!({"name": {"type": "string"}, "times": {"type": "integer", "minimum": 1}}),
+            &["name"],
+        ),
+    };
+    let ctx = ToolContext::default();
+    // Called directly, not through a set: the blanket `Tool` implementation does the checking.
+    let ok = Tool::call(&greet, json!({"name": "ada", "times": null}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(ok, ToolOutput::ok("hello ada"));
+    let bad = Tool::call(&greet, json!({"name": "ada", "times": 0}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(
+        bad,
+        ToolOutput::error("invalid arguments for `greet`: field `times` must be at least 1, got 0")
+    );
+    assert_eq!(Tool::describe_call(&greet, &json!({})), "greet");
 }

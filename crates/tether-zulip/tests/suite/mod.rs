@@ -7,7 +7,6 @@ mod chaos;
 pub mod chaos_scenario;
 mod common;
 mod config;
-mod fake_server;
 mod faults;
 mod follow_up;
 mod happy;

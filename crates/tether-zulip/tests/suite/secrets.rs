@@ -1,28 +1,13 @@
 //! The API key never leaves the Authorization header: not in errors, not in `Debug`, not in
 //! logs, whatever goes wrong.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use tether_config::Secret;
+use tether_testkit::Captured;
 use tether_testkit::zulip_server::{Endpoint, Moment, ZulipFault};
 use tether_zulip::{ZulipClient, ZulipError};
 use tokio_util::sync::CancellationToken;
 
 use super::common::{TOPIC, fast_options, server, settings, within};
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 #[tokio::test]
 async fn the_api_key_appears_in_no_error_debug_or_log_line() {

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use tether_agent::{BuiltinAgent, WorkspaceTools};
+use futures_util::future::BoxFuture;
+use tether_agent::BuiltinAgent;
 use tether_config::{Config, Workspace};
 use tether_core::goal::{self, Deps, GoalEnd, GoalSpec, RuleSettings};
-use tether_human::channels::BoxFuture;
 use tether_human::tool::{AskHuman, RunCell};
 use tether_human::{Channel, ChannelAnswer, Console, Desk};
 use tether_model::scripted::ScriptedModel;
@@ -91,7 +91,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     tools.add(Arc::new(CancelGoal::new(signoff)))?;
     let agent = BuiltinAgent::new(
         Arc::new(ScriptedModel::new(demo::agent())),
-        Arc::new(WorkspaceTools::new(tools)),
+        tools,
         "scripted demo model".into(),
     );
     let deps = Deps {

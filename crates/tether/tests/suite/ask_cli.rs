@@ -1,9 +1,7 @@
 //! Asking a human from the command line and from a running loop, answered from another shell.
 
 use std::fs;
-use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 use tether_config::Api;
@@ -11,51 +9,12 @@ use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 
-fn cmd(dir: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tether"));
-    c.args(args)
-        .current_dir(dir)
-        .env_remove("TETHER_CONFIG")
-        .stdin(Stdio::null());
-    c
-}
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    cmd(dir, args).output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// The first pending question, waited for with a deadline.
-fn pending(dir: &Path) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let out = run(dir, &["questions", "--json"]);
-        let list: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        if let Some(q) = list.as_array().and_then(|l| l.first()) {
-            return q.clone();
-        }
-        assert!(Instant::now() < deadline, "no question appeared");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn wait(child: Child) -> Output {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut child = child;
-    while child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "tether did not exit");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
+use crate::common::{cmd, model_table, pending_question, run, runtime, spawn, text, wait_output};
 
 #[test]
 fn ask_is_answered_from_another_shell() {
     let dir = tempfile::tempdir().unwrap();
-    let child = cmd(
+    let child = spawn(
         dir.path(),
         &[
             "ask",
@@ -66,12 +25,8 @@ fn ask_is_answered_from_another_shell() {
             "30",
             "--json",
         ],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let q = pending(dir.path());
+    );
+    let q = pending_question(dir.path());
     let id = q["id"].as_str().unwrap();
     assert_eq!(
         (q["question"].as_str(), q["confidence"].as_u64()),
@@ -82,7 +37,7 @@ fn ask_is_answered_from_another_shell() {
 
     let out = run(dir.path(), &["answer", id, "SQLite", "--as", "alice"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let asked = wait(child);
+    let asked = wait_output(child);
     assert_eq!(asked.status.code(), Some(0), "{}", text(&asked.stderr));
     let a: Value = serde_json::from_slice(&asked.stdout).unwrap();
     assert_eq!(
@@ -109,31 +64,23 @@ fn ask_is_answered_from_another_shell() {
 #[test]
 fn ctrl_c_leaves_the_question_pending() {
     let dir = tempfile::tempdir().unwrap();
-    let child = cmd(dir.path(), &["ask", "Still there?"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let q = pending(dir.path());
+    let child = spawn(dir.path(), &["ask", "Still there?"]);
+    let q = pending_question(dir.path());
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
-    let out = wait(child);
+    let out = wait_output(child);
     assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
-    let again = pending(dir.path());
+    let again = pending_question(dir.path());
     assert_eq!(again["id"], q["id"]);
     assert_eq!(again["status"], "pending");
 }
 
 #[test]
 fn a_ralph_loop_waits_for_a_human_and_continues_with_the_answer() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let script = Script::from_fn(|req: &Request| match req.last_tool_result() {
         None => Turn::tool(
             "ask_human",
@@ -145,13 +92,10 @@ fn a_ralph_loop_waits_for_a_human_and_continues_with_the_answer() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("tether.toml"),
-        format!(
-            "[model]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"fake\"\n",
-            server.base_url(Api::OpenAiChat)
-        ),
+        model_table("model", Api::OpenAiChat, &server, "fake"),
     )
     .unwrap();
-    let child = cmd(
+    let child = spawn(
         dir.path(),
         &[
             "ralph",
@@ -159,12 +103,8 @@ fn a_ralph_loop_waits_for_a_human_and_continues_with_the_answer() {
             "--completion-promise",
             "DONE",
         ],
-    )
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let q = pending(dir.path());
+    );
+    let q = pending_question(dir.path());
     let status: Value =
         serde_json::from_slice(&run(dir.path(), &["status", "--json"]).stdout).unwrap();
     assert_eq!(status["status"], "waiting_for_input");
@@ -180,7 +120,7 @@ fn a_ralph_loop_waits_for_a_human_and_continues_with_the_answer() {
         ],
     );
     assert_eq!(out.status.code(), Some(0));
-    let done = wait(child);
+    let done = wait_output(child);
     assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
     let requests = server.requests();
     let last = requests.last().unwrap().raw_body.clone();
@@ -190,11 +130,7 @@ fn a_ralph_loop_waits_for_a_human_and_continues_with_the_answer() {
 
 #[test]
 fn killed_while_waiting_then_resumed_keeps_the_same_question_and_delivers_its_answer() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let script = Script::from_fn(|req: &Request| {
         let prompt = req.last_user_text().unwrap_or_default().to_owned();
         if prompt.contains("Answer: Green.") {
@@ -212,10 +148,7 @@ fn killed_while_waiting_then_resumed_keeps_the_same_question_and_delivers_its_an
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("tether.toml"),
-        format!(
-            "[model]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"fake\"\n",
-            server.base_url(Api::OpenAiChat)
-        ),
+        model_table("model", Api::OpenAiChat, &server, "fake"),
     )
     .unwrap();
     let mut child = cmd(
@@ -226,7 +159,7 @@ fn killed_while_waiting_then_resumed_keeps_the_same_question_and_delivers_its_an
     .stderr(Stdio::null())
     .spawn()
     .unwrap();
-    let q = pending(dir.path());
+    let q = pending_question(dir.path());
     child.kill().unwrap(); // SIGKILL while the agent waits
     child.wait().unwrap();
     let status: Value =

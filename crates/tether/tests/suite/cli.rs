@@ -2,34 +2,8 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn tether(dir: &Path, args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("TETHER_CONFIG")
-        .env_remove("TETHER_LOG")
-        .env_remove("ZULIP_SERVER_URL")
-        .env_remove("ZULIP_BOT_EMAIL")
-        .env_remove("ZULIP_STREAM")
-        .env_remove("ZULIP_BOT_API_KEY")
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    let clean = |b: &[u8]| String::from_utf8_lossy(b).replace(&dir.display().to_string(), "[WS]");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: clean(&out.stdout),
-        stderr: clean(&out.stderr),
-    }
-}
+use crate::common::tether;
 
 fn fixture(name: &str) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tether-plan/tests/fixtures");
@@ -98,6 +72,43 @@ fn validate_lists_every_problem_and_exits_2() {
     let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(v["findings"].as_array().unwrap().len(), 14);
     assert_eq!(v["findings"][0]["key"], "loop.max_iteratons");
+}
+
+/// Settings this build cannot act on yet are errors in `validate`, each saying why and what to
+/// use instead, and every command that loads the file refuses them the same way.
+#[test]
+fn validate_refuses_settings_not_built_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("tether.toml"),
+        "[human]\nchannels = [\"terminal\", \"web\"]\n\n[executor]\nkind = \"claude\"\n\n\
+         [server]\nlisten = \"127.0.0.1:0\"\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("plan.md"), fixture("product.md")).unwrap();
+    let out = tether(dir.path(), &["validate"]);
+    assert_eq!(out.code, 2);
+    insta::assert_snapshot!(out.stdout);
+
+    let json = tether(dir.path(), &["validate", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let findings = v["findings"].as_array().unwrap();
+    let keys: Vec<&str> = findings
+        .iter()
+        .map(|f| f["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["human.channels", "executor.kind", "server.listen"]);
+    assert!(
+        findings.iter().all(|f| f["severity"] == "error"),
+        "{findings:#?}"
+    );
+
+    let run = tether(dir.path(), &["run", "--max-iterations", "1"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("executor.kind: \"claude\" (Claude Code) is not built yet")
+    );
 }
 
 #[test]

@@ -3,12 +3,13 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 use tether_config::Api;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
+
+use crate::common::{Out, model_table, runtime, tether};
 
 const PLAN: &str = "# Plan: demo
 
@@ -35,27 +36,14 @@ struct Env {
     _rt: tokio::runtime::Runtime,
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 /// A workspace whose `[judge]` is the fake server playing `script`, goal `add` approved.
 fn env(script: Script, judge: bool) -> Env {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let server = rt.block_on(FakeModelServer::start(script)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let config = if judge {
-        format!(
-            "[judge]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"judge-model\"\n",
-            server.base_url(Api::OpenAiChat)
-        )
+        model_table("judge", Api::OpenAiChat, &server, "judge-model")
     } else {
         String::new()
     };
@@ -92,26 +80,7 @@ impl Env {
     }
 
     fn run(&self, args: &[&str]) -> Out {
-        let out = Command::new(env!("CARGO_BIN_EXE_tether"))
-            .args(args)
-            .current_dir(self.path())
-            .env_remove("TETHER_CONFIG")
-            .env_remove("TETHER_LOG")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        let durations = regex_lite::Regex::new(r"in \d+\.\d s").unwrap();
-        let clean = |b: &[u8]| {
-            let text =
-                String::from_utf8_lossy(b).replace(&self.path().display().to_string(), "[WS]");
-            durations.replace_all(&text, "in [duration]").into_owned()
-        };
-        Out {
-            code: out.status.code().unwrap_or(-1),
-            stdout: clean(&out.stdout),
-            stderr: clean(&out.stderr),
-        }
+        tether(self.path(), args).durations()
     }
 
     fn plan(&self) -> String {

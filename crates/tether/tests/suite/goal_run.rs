@@ -8,8 +8,10 @@ mod support;
 use tether_model::scripted::{Script, Turn};
 use tether_store::Verdict;
 use tether_testkit::model_server::Fault;
+use tether_testkit::wait_until;
 
-use support::{PLAN, SECOND_GOAL, accepting_judge, complete, env, fix_add, text, touch, verdict};
+use crate::common::{PATIENCE, text};
+use support::{PLAN, SECOND_GOAL, accepting_judge, complete, env, fix_add, touch, verdict};
 
 #[test]
 fn a_goal_is_signed_off_by_verify_and_the_judge() {
@@ -359,9 +361,10 @@ fn kill_9_mid_run_then_resume_neither_loses_nor_repeats_a_sign_off() {
                 .flatten()
                 .is_some_and(|r| r.state.in_progress == Some(2))
     });
-    e.wait_until("the agent's request of iteration 2", || {
-        e.agent.request_count() >= 4
-    });
+    wait_until("the agent's request of iteration 2", PATIENCE, || {
+        (e.agent.request_count() >= 4).then_some(())
+    })
+    .unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
 

@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 use tether_config::Api;
@@ -11,33 +11,23 @@ use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 
+use crate::common::{cmd, model_table, runtime, text};
+
+/// `tether <args>` with Zulip configured but for its bot API key.
 fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("TETHER_CONFIG")
-        .env_remove("ZULIP_BOT_API_KEY")
+    cmd(dir, args)
         .env("ZULIP_SERVER_URL", "https://chat.example.com")
         .env("ZULIP_BOT_EMAIL", "bot@example.com")
         .env("ZULIP_STREAM", "repo")
-        .stdin(Stdio::null())
         .output()
         .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 const HUMAN: &str = "[human]\nchannels = [\"cli\", \"zulip\"]\n";
 
 #[test]
 fn the_agent_is_told_what_is_missing_and_the_run_goes_on() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let script = Script::from_fn(|req: &Request| match req.last_tool_result() {
         None => Turn::tool(
             "ask_human",
@@ -50,8 +40,8 @@ fn the_agent_is_told_what_is_missing_and_the_run_goes_on() {
     fs::write(
         dir.path().join("tether.toml"),
         format!(
-            "[model]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"fake\"\n\n{HUMAN}",
-            server.base_url(Api::OpenAiChat)
+            "{}\n{HUMAN}",
+            model_table("model", Api::OpenAiChat, &server, "fake")
         ),
     )
     .unwrap();

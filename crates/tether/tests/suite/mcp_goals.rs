@@ -2,16 +2,16 @@
 //! the judge played by the fake model server: an accept that patches the plan, a verify failure
 //! that never reaches the judge, a refusal for an unapproved contract, and a cancel.
 
-use super::mcp_client as client;
-
 use std::fs;
 use std::path::Path;
 
-use client::{Server, text};
 use serde_json::json;
 use tether_config::Api;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
+
+use crate::common::mcp::{Server, text};
+use crate::common::{model_table, runtime};
 
 const PLAN: &str = "# Plan: numbers
 
@@ -35,10 +35,7 @@ done_when: someday
 fn workspace(dir: &Path, judge: &FakeModelServer, approve: bool) {
     fs::write(
         dir.join("tether.toml"),
-        format!(
-            "[judge]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"judge-model\"\n",
-            judge.base_url(Api::OpenAiChat)
-        ),
+        model_table("judge", Api::OpenAiChat, judge, "judge-model"),
     )
     .unwrap();
     fs::write(dir.join("plan.md"), PLAN).unwrap();
@@ -61,14 +58,6 @@ fn workspace(dir: &Path, judge: &FakeModelServer, approve: bool) {
 
 fn judge(rt: &tokio::runtime::Runtime, turns: Vec<Turn>) -> FakeModelServer {
     rt.block_on(FakeModelServer::start(Script::turns(turns)))
-        .unwrap()
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
         .unwrap()
 }
 

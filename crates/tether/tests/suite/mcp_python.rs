@@ -3,11 +3,15 @@
 //! with `pip install "mcp>=2,<3"`); it is never skipped.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
+use crate::common::isolate;
+
+/// Python, with tether's own variables cleared from its environment (the client passes it on to
+/// the `tether mcp` it starts).
 fn python() -> Command {
     let mut c = Command::new(std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned()));
-    c.stdin(Stdio::null());
+    isolate(&mut c);
     c
 }
 
@@ -31,8 +35,6 @@ fn the_python_sdk_lists_calls_cancels_and_follows_up() {
     let out = python()
         .arg(&script)
         .args([env!("CARGO_BIN_EXE_tether"), dir.path().to_str().unwrap()])
-        .env_remove("TETHER_CONFIG")
-        .env_remove("TETHER_RUN_ID")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -2,12 +2,12 @@
 //! ask_human answered from another shell, cancellation, progress, misconfiguration, the run a
 //! question is filed under, and nothing but protocol on stdout.
 
-use super::mcp_client as client;
-
 use std::fs;
 
-use client::{Server, assert_only_protocol, pending_question, run, text};
 use serde_json::{Value, json};
+
+use crate::common::mcp::{Server, assert_only_protocol, text};
+use crate::common::{pending_question, run};
 
 fn ask(question: &str) -> Value {
     json!({"question": question, "context": "tests", "confidence": 10})
@@ -114,6 +114,8 @@ fn progress_is_notified_while_waiting() {
     assert!(text(&response["result"]).starts_with("Human replied: 8080"));
 }
 
+/// A second question, asked with a token while the first waits without one, is the clock: once
+/// it has had three progress notifications, the first has waited through as many intervals.
 #[test]
 fn no_progress_without_a_progress_token() {
     let dir = tempfile::tempdir().unwrap();
@@ -121,10 +123,28 @@ fn no_progress_without_a_progress_token() {
     server.initialize();
     let id = server.call_tool("ask_human", ask("Which port?"), None);
     let q = pending_question(dir.path());
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    let clock = server.call_tool("ask_human", ask("Which host?"), Some("clock"));
+    for _ in 0..3 {
+        let message = server.next();
+        assert_eq!(message["method"], "notifications/progress", "{message}");
+        assert_eq!(message["params"]["progressToken"], "clock", "{message}");
+    }
     run(dir.path(), &["answer", q["id"].as_str().unwrap(), "8080"]);
-    server.response(id);
-    assert!(server.seen.is_empty(), "{:?}", server.seen);
+    let response = server.response(id);
+    assert!(text(&response["result"]).starts_with("Human replied: 8080"));
+    let untokened: Vec<&Value> = server
+        .seen
+        .iter()
+        .filter(|m| m["params"]["progressToken"] != "clock")
+        .collect();
+    assert!(untokened.is_empty(), "{untokened:?}");
+    let second = pending_question(dir.path());
+    assert_eq!(second["question"], "Which host?");
+    run(
+        dir.path(),
+        &["answer", second["id"].as_str().unwrap(), "localhost"],
+    );
+    server.response(clock);
 }
 
 #[test]

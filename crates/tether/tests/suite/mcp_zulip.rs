@@ -2,23 +2,16 @@
 //! answers the MCP call, and a cancelled call deregisters its event queue and leaves the
 //! question pending.
 
-use super::mcp_client as client;
-
 use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use client::{Server, assert_only_protocol, pending_question, text};
 use serde_json::{Value, json};
+use tether_testkit::wait_until;
 use tether_testkit::zulip_server::{Endpoint, FakeZulipServer};
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap()
-}
+use crate::common::mcp::{Server, assert_only_protocol, text};
+use crate::common::{PATIENCE, pending_question, run, runtime};
 
 /// A workspace whose questions go to the store and to `zulip`, and `tether mcp` serving it.
 fn start(dir: &Path, zulip: &FakeZulipServer) -> Server {
@@ -158,20 +151,15 @@ fn sigterm_cleans_up_before_exiting() {
 
 /// Waits (with a deadline) until the queue was deleted and none is left.
 fn no_live_queues(zulip: &FakeZulipServer) {
-    let deadline = std::time::Instant::now() + client::PATIENCE;
-    while zulip.deleted_queues().is_empty() || !zulip.live_queues().is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "queues still live: {:?}",
-            zulip.live_queues()
-        );
-        std::thread::sleep(Duration::from_millis(5));
+    let done = || !zulip.deleted_queues().is_empty() && zulip.live_queues().is_empty();
+    if let Err(e) = wait_until("the queue to be deleted", PATIENCE, || done().then_some(())) {
+        panic!("{e}; queues still live: {:?}", zulip.live_queues());
     }
 }
 
 /// The workspace's only question, whatever its status.
 fn pending_or_answered(dir: &Path) -> Value {
-    let out = client::run(dir, &["history", "--json"]);
+    let out = run(dir, &["history", "--json"]);
     let all: Value = serde_json::from_slice(&out.stdout).unwrap();
     all[0].clone()
 }

@@ -3,7 +3,6 @@ mod cli;
 mod goal_cli;
 mod goal_run;
 mod human_misconfig;
-mod mcp_client;
 mod mcp_goals;
 mod mcp_python;
 mod mcp_server;

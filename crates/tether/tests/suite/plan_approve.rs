@@ -3,7 +3,8 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
+
+use crate::common::Out;
 
 const PLAN: &str = "# Plan: cache\n\n## Goal: Cache layer\n<!-- id: cache -->\nstatus: active\n\
 done_when: p95 < 50ms on the bench\nverify: cargo test -p cache\nfailure_modes:\n\
@@ -14,35 +15,9 @@ done_when: p95 < 50ms on the bench\nverify: cargo test -p cache\nfailure_modes:\
 ## Goal: Signed off\n<!-- id: signed -->\nstatus: done\ndone_when: it was checked\n\n\
 ## Log\n- started\n";
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
+/// `tether <args>` as a snapshot shows it, times redacted.
 fn tether(dir: &Path, args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("TETHER_CONFIG")
-        .env_remove("TETHER_LOG")
-        .env("USER", "tester")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let clean = |b: &[u8]| {
-        let s = String::from_utf8_lossy(b).replace(&dir.display().to_string(), "[WS]");
-        regex_lite::Regex::new(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
-            .unwrap()
-            .replace_all(&s, "[TIME]")
-            .into_owned()
-    };
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: clean(&out.stdout),
-        stderr: clean(&out.stderr),
-    }
+    crate::common::tether(dir, args).times()
 }
 
 fn store(dir: &Path) -> tether_store::Store {

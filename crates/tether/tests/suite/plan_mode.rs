@@ -14,6 +14,8 @@ use tether_config::Api;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 
+use crate::common::{Out, isolate, model_table, runtime};
+
 const EXISTING: &str = "# Plan: greet\n\n## Goal: Keep it working\n<!-- id: keep -->\n\
 status: active\ndone_when: sh test.sh exits 0\n\n## Log\n- plan started\n";
 
@@ -39,19 +41,12 @@ struct Env {
 }
 
 fn env(script: Script) -> Env {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let server = rt.block_on(FakeModelServer::start(script)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("tether.toml"),
-        format!(
-            "[model]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"fake-model\"\n",
-            server.base_url(Api::OpenAiChat)
-        ),
+        model_table("model", Api::OpenAiChat, &server, "fake-model"),
     )
     .unwrap();
     fs::write(dir.path().join("greet.sh"), "echo \"Hello, $1!\"\n").unwrap();
@@ -63,39 +58,9 @@ fn env(script: Script) -> Env {
     }
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn clean(dir: &Path, b: &[u8]) -> String {
-    let s = String::from_utf8_lossy(b).replace(&dir.display().to_string(), "[WS]");
-    regex_lite::Regex::new(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
-        .unwrap()
-        .replace_all(&s, "[TIME]")
-        .into_owned()
-}
-
-fn command(dir: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tether"));
-    c.args(args)
-        .current_dir(dir)
-        .env_remove("TETHER_CONFIG")
-        .env_remove("TETHER_LOG")
-        .env("USER", "tester")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null());
-    c
-}
-
+/// `tether <args>` as a snapshot shows it, times redacted.
 fn tether(dir: &Path, args: &[&str]) -> Out {
-    let out = command(dir, args).output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: clean(dir, &out.stdout),
-        stderr: clean(dir, &out.stderr),
-    }
+    crate::common::tether(dir, args).times()
 }
 
 impl Env {
@@ -317,13 +282,12 @@ fn a_model_failure_restores_the_plan_and_no_model_is_a_usage_error() {
 /// Runs `tether <args>` under a pseudo-terminal (`script`), typing `input` into it.
 fn on_a_terminal(dir: &Path, args: &str, input: &str, editor: &str) -> (i32, String) {
     let cmd = format!("{} {args}", env!("CARGO_BIN_EXE_tether"));
-    let mut child = Command::new("script")
+    let mut script = Command::new("script");
+    let mut child = isolate(&mut script)
         .args(["-qec", &cmd, "/dev/null"])
         .current_dir(dir)
-        .env_remove("TETHER_CONFIG")
         .env_remove("VISUAL")
         .env("EDITOR", editor)
-        .env("USER", "tester")
         .env("TERM", "dumb")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -345,11 +309,8 @@ fn on_a_terminal(dir: &Path, args: &str, input: &str, editor: &str) -> (i32, Str
         let _ = Command::new("kill").arg(pid.to_string()).status();
         panic!("tether under a pseudo-terminal did not finish within 60 s");
     };
-    let out = out.unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        clean(dir, &out.stdout).replace("\r\n", "\n"),
-    )
+    let out = Out::new(dir, &out.unwrap()).times();
+    (out.code, out.stdout.replace("\r\n", "\n"))
 }
 
 #[test]

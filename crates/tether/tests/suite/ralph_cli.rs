@@ -3,8 +3,12 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tether_testkit::wait_until;
+
+use crate::common::{PATIENCE, cmd, run, spawn, text, wait_exit};
 
 /// The agent: counts its runs in `count`; on run `PROMISE_AT` it keeps the promise. If a file
 /// `hang-<n>` exists on run n it records its pid and waits for `go-<n>` (so a test can steer the
@@ -32,24 +36,6 @@ fn workspace(promise_at: u32) -> tempfile::TempDir {
     dir
 }
 
-fn cmd(dir: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tether"));
-    c.args(args)
-        .current_dir(dir)
-        .env_remove("TETHER_CONFIG")
-        .env_remove("TETHER_LOG")
-        .stdin(Stdio::null());
-    c
-}
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    cmd(dir, args).output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 fn status_json(dir: &Path) -> serde_json::Value {
     let out = run(dir, &["status", "--json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -58,26 +44,8 @@ fn status_json(dir: &Path) -> serde_json::Value {
 
 /// Waits (with a deadline) until `path` exists.
 fn wait_for(path: PathBuf) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        assert!(Instant::now() < deadline, "tether did not exit");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let what = path.display().to_string();
+    wait_until(&what, PATIENCE, || path.exists().then_some(())).unwrap();
 }
 
 #[test]
@@ -200,11 +168,7 @@ fn usage_errors_exit_2() {
 fn pause_from_another_shell_stops_at_the_boundary() {
     let dir = workspace(3);
     fs::write(dir.path().join("hang-1"), "").unwrap();
-    let mut child = cmd(dir.path(), &["ralph", "x", "--completion-promise", "DONE"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(dir.path(), &["ralph", "x", "--completion-promise", "DONE"]);
     wait_for(dir.path().join("agent.pid"));
     let out = run(dir.path(), &["pause"]);
     assert!(
@@ -235,11 +199,7 @@ fn pause_from_another_shell_stops_at_the_boundary() {
 fn cancel_from_another_shell_stops_the_running_iteration() {
     let dir = workspace(3);
     fs::write(dir.path().join("hang-2"), "").unwrap();
-    let mut child = cmd(dir.path(), &["ralph", "x", "--completion-promise", "DONE"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(dir.path(), &["ralph", "x", "--completion-promise", "DONE"]);
     wait_for(dir.path().join("agent.pid"));
     let out = run(dir.path(), &["cancel"]);
     assert!(
@@ -259,11 +219,13 @@ fn cancel_from_another_shell_stops_the_running_iteration() {
         .trim()
         .parse()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Path::new(&format!("/proc/{pid}")).exists() {
-        assert!(Instant::now() < deadline, "agent {pid} survived the cancel");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let gone = || (!Path::new(&format!("/proc/{pid}")).exists()).then_some(());
+    wait_until(
+        &format!("agent {pid} to die with the cancel"),
+        Duration::from_secs(10),
+        gone,
+    )
+    .unwrap();
     let out = run(dir.path(), &["resume"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(

@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -12,6 +12,8 @@ use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::{FakeModelServer, Fault};
 
+use crate::common::{cmd, model_table, run, runtime, text};
+
 struct Env {
     dir: tempfile::TempDir,
     server: FakeModelServer,
@@ -19,20 +21,12 @@ struct Env {
 }
 
 fn env(api: Api, script: Script) -> Env {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let server = rt.block_on(FakeModelServer::start(script)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("tether.toml"),
-        format!(
-            "[model]\napi = \"{}\"\nbase_url = \"{}\"\nmodel = \"fake-model\"\n",
-            api.as_str(),
-            server.base_url(api)
-        ),
+        model_table("model", api, &server, "fake-model"),
     )
     .unwrap();
     Env { dir, server, rt }
@@ -42,16 +36,8 @@ impl Env {
     fn path(&self) -> &Path {
         self.dir.path()
     }
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_tether"));
-        c.args(args)
-            .current_dir(self.path())
-            .env_remove("TETHER_CONFIG")
-            .stdin(Stdio::null());
-        c
-    }
     fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
+        run(self.path(), args)
     }
     fn ralph(&self, max: u32) -> Output {
         self.run(&[
@@ -82,10 +68,6 @@ impl Env {
             })
             .collect()
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// Iteration k: write notes-k.md, then say `finals[k-1]`.
@@ -238,34 +220,27 @@ fn kill_9_mid_iteration_then_resume() {
     fs::copy(e.path().join("tether.toml"), ws.join("tether.toml")).unwrap();
     // Iteration 2's first model call hangs until the process is killed.
     e.server.fault_on(2, Fault::HoldBeforeHeaders);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args([
+    let mut child = cmd(
+        &ws,
+        &[
             "ralph",
             "Mark.",
             "--completion-promise",
             "DONE",
             "--max-iterations",
             "5",
-        ])
-        .current_dir(&ws)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        ],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
     e.rt.block_on(e.server.wait_for_request(2, Duration::from_secs(30)))
         .unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
 
-    let status = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_tether"))
-            .args(args)
-            .current_dir(&ws)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    };
+    let status = |args: &[&str]| run(&ws, args);
     let s: Value = serde_json::from_slice(&status(&["status", "--json"]).stdout).unwrap();
     assert_eq!(
         (s["orphaned"].as_bool(), s["iteration"].as_u64()),

@@ -8,7 +8,7 @@ use std::io::Read as _;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 use tether_config::Api;
@@ -16,20 +16,14 @@ use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_store::{Question, Store};
 use tether_testkit::model_server::FakeModelServer;
+use tether_testkit::wait_until;
 use tether_testkit::zulip_server::{Endpoint, FakeZulipServer};
 
-const DEADLINE: Duration = Duration::from_secs(60);
+use crate::common::{PATIENCE, cmd, isolate, model_table, runtime, wait_exit};
+
 const QUESTION: &str = "Which colour should the logo be?";
 const ANSWER: &str = "Teal, please.";
 const ON_TIMEOUT: &str = "Nobody answered: pick blue.";
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 /// The agent: asks its question until a request carries `marker` (the human's answer, or the
 /// timeout's), then keeps the promise.
@@ -49,61 +43,43 @@ fn agent(marker: &'static str) -> Script {
 /// A workspace whose agent talks to `model`, with `human` as its `[human]` table.
 fn workspace(model: &FakeModelServer, human: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
+    let toml = model_table("model", Api::OpenAiChat, model, "fake");
     fs::write(
         dir.path().join("tether.toml"),
-        format!(
-            "[model]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"fake\"\n\n[human]\n{human}",
-            model.base_url(Api::OpenAiChat)
-        ),
+        format!("{toml}\n[human]\n{human}"),
     )
     .unwrap();
     dir
 }
 
-/// `program args…` in `dir`, with the Zulip bot of `zulip` (if any) in its environment.
-fn command(program: &str, dir: &Path, zulip: Option<&FakeZulipServer>) -> Command {
-    let mut c = Command::new(program);
-    c.current_dir(dir)
-        .env_remove("TETHER_CONFIG")
-        .env_remove("TETHER_LOG")
-        .env("USER", "tester")
-        .env("TERM", "dumb");
-    if let Some(z) = zulip {
-        c.env("ZULIP_SERVER_URL", z.server_url())
-            .env("ZULIP_BOT_EMAIL", z.bot_email())
-            .env("ZULIP_BOT_API_KEY", z.api_key())
-            .env("ZULIP_STREAM", z.stream());
-    }
-    c
+/// The Zulip bot of `zulip` in `c`'s environment.
+fn with_zulip<'a>(c: &'a mut Command, zulip: &FakeZulipServer) -> &'a mut Command {
+    c.env("ZULIP_SERVER_URL", zulip.server_url())
+        .env("ZULIP_BOT_EMAIL", zulip.bot_email())
+        .env("ZULIP_BOT_API_KEY", zulip.api_key())
+        .env("ZULIP_STREAM", zulip.stream())
 }
 
 /// `tether ralph` asking until its promise, in the background, stdin not a terminal.
 fn start_ralph(dir: &Path, zulip: Option<&FakeZulipServer>) -> Child {
-    command(env!("CARGO_BIN_EXE_tether"), dir, zulip)
-        .args([
+    let mut c = cmd(
+        dir,
+        &[
             "ralph",
             "Choose the logo's colour.",
             "--completion-promise",
             "DONE",
             "--max-iterations",
             "3",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        ],
+    );
+    if let Some(z) = zulip {
+        with_zulip(&mut c, z);
+    }
+    c.stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap()
-}
-
-fn wait_until<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn store(dir: &Path) -> Store {
@@ -112,9 +88,10 @@ fn store(dir: &Path) -> Store {
 
 /// The pending question, once there is one.
 fn pending(dir: &Path) -> Question {
-    wait_until("the question to be stored", || {
+    wait_until("the question to be stored", PATIENCE, || {
         store(dir).pending_questions().ok()?.into_iter().next()
     })
+    .unwrap()
 }
 
 /// Kills `child` with SIGKILL and reaps it.
@@ -133,6 +110,7 @@ struct Running {
 impl Running {
     fn start(mut command: Command) -> Self {
         let mut child = command
+            // Held open: the terminal channel reads it.
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             // Shown with a failing test's output.
@@ -165,22 +143,11 @@ impl Running {
     /// Waits for the exit (with a deadline) and for the end of its output; returns its code and
     /// its output.
     fn wait(mut self) -> (i32, String) {
-        let deadline = Instant::now() + DEADLINE;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                let code = status.code().unwrap_or(-1);
-                if let Some(reader) = self.reader.take() {
-                    reader.join().unwrap();
-                }
-                return (code, self.output());
-            }
-            assert!(
-                Instant::now() < deadline,
-                "still running after {DEADLINE:?}:\n{}",
-                self.output()
-            );
-            std::thread::sleep(Duration::from_millis(20));
+        let code = wait_exit(&mut self.child).code().unwrap_or(-1);
+        if let Some(reader) = self.reader.take() {
+            reader.join().unwrap();
         }
+        (code, self.output())
     }
 }
 
@@ -208,28 +175,35 @@ fn a_resumed_run_offers_its_pending_question_again_without_posting_it_again() {
 
     let run = start_ralph(dir, Some(&zulip));
     let question = pending(dir);
-    let topic = wait_until("the question's Zulip post to be recorded", || {
+    let topic = wait_until("the question's Zulip post to be recorded", PATIENCE, || {
         let posts = store(dir).posts(&question.id).ok()?;
         let post = posts.into_iter().find(|p| p.channel == "zulip")?;
         Some(post.external_ref["topic"].as_str()?.to_owned())
-    });
+    })
+    .unwrap();
     kill_9(run);
     assert_eq!(zulip.bot_messages().len(), 1);
     let posted = zulip.count(Endpoint::SendMessage);
     let registered = zulip.count(Endpoint::Register);
 
     let resume = format!("{} resume", env!("CARGO_BIN_EXE_tether"));
-    let mut script = command("script", dir, Some(&zulip));
-    script.args(["-qfec", &resume, "/dev/null"]);
+    let mut script = Command::new("script");
+    isolate(&mut script)
+        .args(["-qfec", &resume, "/dev/null"])
+        .current_dir(dir)
+        .env("TERM", "dumb");
+    with_zulip(&mut script, &zulip);
     let resumed = Running::start(script);
     let card = format!("a question for you ({})", question.id);
     wait_until(
         "the terminal card and the Zulip wait of the resumed run",
+        PATIENCE,
         || {
             (resumed.output().contains(&card) && zulip.count(Endpoint::Register) > registered)
                 .then_some(())
         },
-    );
+    )
+    .unwrap();
     zulip.post_as_human(&topic, ANSWER);
     let (code, out) = resumed.wait();
 
@@ -277,9 +251,7 @@ fn the_timeout_answers_a_question_left_pending_by_a_killed_run() {
         "killed before the timeout"
     );
 
-    let mut resume = command(env!("CARGO_BIN_EXE_tether"), dir, None);
-    resume.arg("resume");
-    let (code, out) = Running::start(resume).wait();
+    let (code, out) = Running::start(cmd(dir, &["resume"])).wait();
     assert_eq!(code, 0, "{out}");
     let answered = store(dir).question(&question.id).unwrap();
     assert_eq!(

@@ -8,8 +8,8 @@ mod support;
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tether_config::Api;
@@ -18,6 +18,7 @@ use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::zulip_server::FakeZulipServer;
 
+use crate::common::{PATIENCE, cmd, model_table, pending_question_by, runtime, text};
 use support::{Running, base64, hits_in, needles, scan_tree};
 
 const MODEL_KEY: &str = "sk-tether-LEAKCHECK-5f0c9e27a1d84b36";
@@ -25,59 +26,25 @@ const ZULIP_KEY: &str = "zulip-LEAKCHECK-93be1a7c40d25f68";
 const WRONG_KEY: &str = "sk-tether-WRONGKEY-0b7d2e91c6a35f48";
 const MODEL_VAR: &str = "TETHER_SECRETS_TEST_MODEL_KEY";
 const ZULIP_VAR: &str = "TETHER_SECRETS_TEST_ZULIP_KEY";
-const DEADLINE: Duration = Duration::from_secs(30);
 
 /// `tether -vv <args>` in `dir` with trace logging and the keys in its environment.
 fn tether(dir: &Path, model_key: &str, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tether"));
-    c.arg("-vv")
-        .args(args)
-        .current_dir(dir)
-        .env_remove("TETHER_CONFIG")
-        .env_remove("ZULIP_SERVER_URL")
-        .env_remove("ZULIP_BOT_EMAIL")
-        .env_remove("ZULIP_STREAM")
+    let mut c = cmd(dir, &["-vv"]);
+    c.args(args)
         .env("TETHER_LOG", "trace")
         .env(MODEL_VAR, model_key)
-        .env(ZULIP_VAR, ZULIP_KEY)
-        .stdin(Stdio::null());
+        .env(ZULIP_VAR, ZULIP_KEY);
     c
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn model_toml(api: Api, server: &FakeModelServer) -> String {
-    format!(
-        "[model]\napi = \"{}\"\nbase_url = \"{}\"\nmodel = \"fake\"\napi_key_env = \"{MODEL_VAR}\"\n",
-        api.as_str(),
-        server.base_url(api)
-    )
+    let table = model_table("model", api, server, "fake");
+    format!("{table}api_key_env = \"{MODEL_VAR}\"\n")
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// The first pending question, waited for with a deadline.
+/// The first pending question, listed with the keys in the environment too.
 fn pending(dir: &Path) -> Value {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        let out = tether(dir, MODEL_KEY, &["questions", "--json"])
-            .output()
-            .unwrap();
-        let list: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        if let Some(q) = list.as_array().and_then(|l| l.first()) {
-            return q.clone();
-        }
-        assert!(Instant::now() < deadline, "no question appeared");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    pending_question_by(|args| tether(dir, MODEL_KEY, args).output().unwrap())
 }
 
 #[test]
@@ -149,7 +116,7 @@ fn a_run_that_asks_a_human_writes_no_key_anywhere() {
         ],
     ));
     let q = pending(dir.path());
-    rt.block_on(zulip.wait_for_messages(1, DEADLINE)).unwrap();
+    rt.block_on(zulip.wait_for_messages(1, PATIENCE)).unwrap();
     // While the question waits, the store's WAL holds the latest writes.
     let (mut hits, waiting_files) = scan_tree(dir.path(), &needles);
     let answered = tether(

@@ -3,14 +3,16 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Output};
 
 use serde_json::{Value, json};
 use tether_config::Api;
 use tether_model::scripted::{Script, Turn};
 use tether_store::{Seq, Store, VerdictRecord};
 use tether_testkit::model_server::FakeModelServer;
+use tether_testkit::wait_until;
+
+use crate::common::{self, PATIENCE, model_table, runtime};
 
 pub const PLAN: &str = "# Plan: numbers
 
@@ -52,11 +54,7 @@ pub struct Env {
 /// A workspace with `plan`, a buggy `src/lib.rs`, a `check.sh` that fails until it is fixed,
 /// the agent and the judge on their own fake servers, and `extra` appended to tether.toml.
 pub fn env(plan: &str, agent: Script, judge: Script, extra: &str) -> Env {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let agent = rt.block_on(FakeModelServer::start(agent)).unwrap();
     let judge = rt.block_on(FakeModelServer::start(judge)).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -64,10 +62,9 @@ pub fn env(plan: &str, agent: Script, judge: Script, extra: &str) -> Env {
     fs::write(
         root.join("tether.toml"),
         format!(
-            "[model]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"worker-model\"\n\n\
-             [judge]\napi = \"openai-chat\"\nbase_url = \"{}\"\nmodel = \"judge-model\"\n{extra}",
-            agent.base_url(Api::OpenAiChat),
-            judge.base_url(Api::OpenAiChat),
+            "{}\n{}{extra}",
+            model_table("model", Api::OpenAiChat, &agent, "worker-model"),
+            model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
         ),
     )
     .unwrap();
@@ -96,26 +93,12 @@ impl Env {
         self.dir.path()
     }
 
-    pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_tether"));
-        c.args(args)
-            .current_dir(self.path())
-            .env_remove("TETHER_CONFIG")
-            .env_remove("TETHER_LOG")
-            .stdin(Stdio::null());
-        c
-    }
-
     pub fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
+        common::run(self.path(), args)
     }
 
     pub fn spawn(&self, args: &[&str]) -> Child {
-        self.cmd(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
+        common::spawn(self.path(), args)
     }
 
     pub fn store(&self) -> Store {
@@ -150,25 +133,14 @@ impl Env {
             .collect()
     }
 
-    /// Waits (up to 30 s) until `cond` holds of the store.
+    /// Waits (up to [`PATIENCE`]) until `cond` holds of the store.
     pub fn wait_for(&self, what: &str, cond: impl Fn(&Store) -> bool) {
-        self.wait_until(what, || {
-            self.path().join(".tether/tether.db").exists() && cond(&self.store())
-        });
+        let db = self.path().join(".tether/tether.db");
+        wait_until(what, PATIENCE, || {
+            (db.exists() && cond(&self.store())).then_some(())
+        })
+        .unwrap();
     }
-
-    /// Waits (up to 30 s) until `cond` holds, checking every 20 ms.
-    pub fn wait_until(&self, what: &str, cond: impl Fn() -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !cond() {
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-pub fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// The agent's edit that fixes `add`.

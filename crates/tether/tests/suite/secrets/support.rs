@@ -6,9 +6,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
-use super::{DEADLINE, MODEL_KEY, WRONG_KEY, ZULIP_KEY};
+use super::{MODEL_KEY, WRONG_KEY, ZULIP_KEY};
+use crate::common::wait_exit;
 
 /// What must never be found: each key, its distinctive part, and the Zulip Basic credentials.
 pub fn needles(zulip_email: &str) -> Vec<String> {
@@ -103,18 +103,9 @@ impl Running {
         Running { child, out, err }
     }
 
+    /// Waits (with a deadline) for the process to exit; what it printed.
     pub fn wait(mut self) -> Output {
-        let deadline = Instant::now() + DEADLINE;
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!("tether did not exit");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let status = wait_exit(&mut self.child);
         Output {
             status,
             stdout: self.out.join().unwrap(),

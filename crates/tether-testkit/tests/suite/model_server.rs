@@ -1,4 +1,4 @@
-//! The fake server's own contract, checked over raw HTTP: tool names read from the request
+//! The fake model server's own contract, checked over raw HTTP: tool names read from the request
 //! (Codex's namespaced MCP tools), unknown routes, and which fault wins.
 
 use std::time::Duration;
@@ -9,7 +9,23 @@ use tether_model::scripted::{Script, Turn};
 use tether_model::sse::SseDecoder;
 use tether_testkit::{FakeModelServer, Fault};
 
-use super::common::{WAIT, raw_http};
+/// The bound on any wait in a test: generous, never reached when things work.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A bare HTTP client, for talking to the fake server without tether-model's mapping.
+fn raw_http() -> reqwest::Client {
+    let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(rustls::RootCertStore::empty())
+    .with_no_client_auth();
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .build()
+        .unwrap()
+}
 
 async fn post(server: &FakeModelServer, api: Api, body: &Value) -> (u16, String) {
     let url = tether_model::request_url(api, &server.base_url(api));

@@ -1,5 +1,5 @@
 //! The fake Zulip server's own contract, over raw HTTP: the shapes and error codes of the
-//! reference, so the client tests above test against something faithful.
+//! reference, so tether-zulip's client tests test against something faithful.
 
 use std::time::Duration;
 
@@ -8,7 +8,13 @@ use tether_testkit::FakeZulipServer;
 use tether_testkit::zulip_server::{Endpoint, TopicMatch, ZulipFault};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::common::server;
+async fn server(longpoll_ms: u64) -> FakeZulipServer {
+    FakeZulipServer::builder()
+        .longpoll_timeout(Duration::from_millis(longpoll_ms))
+        .start()
+        .await
+        .unwrap()
+}
 
 struct Answer {
     status: u16,

@@ -2,54 +2,16 @@
 //! its stdin and reads its stdout line by line, keeping every line so a test can check that
 //! nothing but protocol was written there.
 
-// Each test binary uses a different part of it.
-#![allow(dead_code)]
-
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-/// How long any single wait in these tests may take before it fails.
-pub const PATIENCE: Duration = Duration::from_secs(20);
-
-/// `tether` in `dir`, with a clean environment for tether's own variables.
-pub fn tether(dir: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tether"));
-    c.current_dir(dir)
-        .env_remove("TETHER_CONFIG")
-        .env_remove("TETHER_RUN_ID")
-        .env_remove("TETHER_LOG")
-        .env_remove("ZULIP_SERVER_URL")
-        .env_remove("ZULIP_BOT_EMAIL")
-        .env_remove("ZULIP_STREAM")
-        .env_remove("ZULIP_BOT_API_KEY")
-        .stdin(Stdio::null());
-    c
-}
-
-/// Runs a `tether` command to its end.
-pub fn run(dir: &Path, args: &[&str]) -> Output {
-    tether(dir).args(args).output().unwrap()
-}
-
-/// The first pending question of the workspace, waited for.
-pub fn pending_question(dir: &Path) -> Value {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let out = run(dir, &["questions", "--json"]);
-        let list: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        if let Some(q) = list.as_array().and_then(|l| l.first()) {
-            return q.clone();
-        }
-        assert!(Instant::now() < deadline, "no question appeared");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use super::{PATIENCE, cmd, wait_exit};
 
 /// A running `tether mcp`.
 pub struct Server {
@@ -64,11 +26,10 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts `tether mcp` with `args` in `dir`, configured by `cmd_setup`.
+    /// Starts `tether mcp` with `args` in `dir`, configured by `setup`.
     pub fn start(dir: &Path, args: &[&str], setup: impl FnOnce(&mut Command)) -> Server {
-        let mut cmd = tether(dir);
-        cmd.arg("mcp")
-            .args(args)
+        let mut cmd = cmd(dir, &["mcp"]);
+        cmd.args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -201,14 +162,7 @@ impl Server {
 
     /// Waits for the process to end (stdin stays open); returns its exit code.
     pub fn wait_exit(&mut self) -> Option<i32> {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code();
-            }
-            assert!(Instant::now() < deadline, "tether mcp did not exit");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait_exit(&mut self.child).code()
     }
 
     /// Closes stdin and waits for the process to end; returns its exit code and every line it

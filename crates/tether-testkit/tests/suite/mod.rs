@@ -1,0 +1,4 @@
+//! Test modules, one per fake server.
+
+mod model_server;
+mod zulip_server;
