@@ -1,8 +1,8 @@
 //! tether's loops and the commands around them: the Ralph loop ([`ralph`]) and the goal loop
-//! ([`goal`]) over the shared iteration machinery ([`looping`]), plan mode ([`planning`]), the
-//! requests other processes make of a running loop ([`control`]), one driver per run
-//! ([`run_lock`]), setting a repository up ([`init`]) and checking it ([`validate`]), and every
-//! prompt the loops give the agent ([`prompts`]).
+//! ([`goal`]), each a [`looping::LoopKind`] run by the one loop driver ([`looping`]); plan mode
+//! ([`planning`]); the requests other processes make of a running loop ([`control`]); one
+//! process per run ([`run_lock`]); setting a repository up ([`init`]) and checking it
+//! ([`validate`]); and every prompt the loops give the agent ([`prompts`]).
 //!
 //! Asking a human (`tether-human`) and signing a goal off (`tether-signoff`) are crates of their
 //! own below this one. It never prints: the binary decides what reaches the terminal, so stdout

@@ -66,7 +66,7 @@ impl Signoff {
             let log_shown = result.log_path.clone();
             decision.verify = Some(result);
             if !passed {
-                return self.record(decision.reject(
+                return self.record(decision.verify_failed(
                     format!("verify failed: `{command}` {ending} (output {hash})"),
                     vec![format!(
                         "the verify command `{command}` must pass (it {ending}; its output is in \

@@ -13,8 +13,10 @@
 //!    ([`verdict`]). A judge that fails in any way is a reject (*fail closed*), flagged as
 //!    `judge_unavailable`.
 //!
-//! Every accept or reject is recorded in the store (with the judge's transcript under
-//! `.tether/runs/<run>/`, or `.tether/signoff/` outside a run) and logged in the plan; an accept
+//! Every accept or reject is recorded in the store with its kind
+//! ([`tether_store::VerdictKind`]: accepted, verify failed, judge rejected, judge unavailable —
+//! what the goal loop's rules read) and the judge's transcript (under `.tether/runs/<run>/`, or
+//! `.tether/signoff/` outside a run), and logged in the plan; an accept
 //! also patches the goal's status to `done`. The agent calls this through the `complete_goal`
 //! and `cancel_goal` tools ([`tool`]); a person through `tether goal complete` / `cancel`.
 //! Every text the judge reads, and the tools' results, are in [`prompts`].
@@ -44,7 +46,7 @@ pub use complete::NO_JUDGE_REASON;
 pub use error::{JudgeSetupError, SignoffError};
 pub use judge::Judge;
 pub use outcome::{CancelOutcome, SignoffOutcome};
-pub use record::{JUDGE_UNAVAILABLE, stamp};
+pub use record::stamp;
 pub use verdict::Check;
 pub use verify::VerifyResult;
 

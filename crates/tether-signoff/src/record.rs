@@ -7,15 +7,16 @@
 
 use serde_json::Value;
 use tether_plan::Status;
-use tether_store::{NewVerdict, Verdict};
+use tether_store::{NewVerdict, Verdict, VerdictKind};
 
 use super::verdict::Check;
 use super::verify::VerifyResult;
 use super::{CancelOutcome, Signoff, SignoffError, SignoffOutcome};
 use tether_plan::file as plan_file;
 
-/// How the recorded reason of a judge failure begins (the goal loop counts these in a row).
-pub const JUDGE_UNAVAILABLE: &str = "judge unavailable";
+/// How the recorded reason of a judge failure begins (for people; the record's kind is what
+/// programs read).
+const JUDGE_UNAVAILABLE: &str = "judge unavailable";
 
 /// The longest log line tether appends (in characters, before the stamp).
 const MAX_LOG_CHARS: usize = 400;
@@ -34,10 +35,9 @@ pub(super) struct Decision {
 /// A decision with its verdict.
 pub(super) struct Decided {
     decision: Decision,
-    verdict: Verdict,
+    kind: VerdictKind,
     reason: String,
     missing: Vec<String>,
-    judge_unavailable: bool,
 }
 
 impl Decision {
@@ -57,29 +57,39 @@ impl Decision {
         self.checks = checks;
         Decided {
             decision: self,
-            verdict: Verdict::Accept,
+            kind: VerdictKind::Accepted,
             reason,
             missing: Vec::new(),
-            judge_unavailable: false,
         }
     }
 
+    /// A reject because the goal's verify command failed (the judge is not asked).
+    pub(super) fn verify_failed(self, reason: String, missing: Vec<String>) -> Decided {
+        Decided {
+            decision: self,
+            kind: VerdictKind::VerifyFailed,
+            reason,
+            missing,
+        }
+    }
+
+    /// A reject by the judge (or of its accept, when its quotes do not back it).
     pub(super) fn reject(self, reason: String, missing: Vec<String>) -> Decided {
         Decided {
             decision: self,
-            verdict: Verdict::Reject,
+            kind: VerdictKind::JudgeRejected,
             reason,
             missing,
-            judge_unavailable: false,
         }
     }
 
     /// A reject because the judge failed: fail closed.
     pub(super) fn unavailable(self, why: String) -> Decided {
-        let reason = format!("{JUDGE_UNAVAILABLE}: {why}");
         Decided {
-            judge_unavailable: true,
-            ..self.reject(reason, Vec::new())
+            decision: self,
+            kind: VerdictKind::JudgeUnavailable,
+            reason: format!("{JUDGE_UNAVAILABLE}: {why}"),
+            missing: Vec::new(),
         }
     }
 }
@@ -89,11 +99,11 @@ impl Signoff {
     pub(super) fn record(&self, decided: Decided) -> Result<SignoffOutcome, SignoffError> {
         let Decided {
             decision: d,
-            verdict,
+            kind,
             reason,
             missing,
-            judge_unavailable,
         } = decided;
+        let verdict = kind.verdict();
         let new = NewVerdict {
             run_id: self.run.clone(),
             goal_id: d.goal_id.clone(),
@@ -101,6 +111,7 @@ impl Signoff {
             attempt: d.attempt,
             verify_exit: d.verify.as_ref().and_then(|v| v.exit_code),
             verdict,
+            kind,
             reason: reason.clone(),
             checks: serde_json::to_value(&d.checks).unwrap_or(Value::Null),
             missing: missing.clone(),
@@ -142,7 +153,7 @@ impl Signoff {
                 missing,
                 verify: d.verify,
                 judge_model: d.judge_model,
-                judge_unavailable,
+                judge_unavailable: kind == VerdictKind::JudgeUnavailable,
                 transcript: d.transcript,
             })
         }

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ids::{QuestionId, RunId, Seq};
-use crate::vocab::{Outcome, RunKind, Verdict};
+use crate::vocab::{Outcome, Rule, RunKind, Verdict};
 
 /// One thing that happened, as recorded in the journal.
 ///
@@ -111,10 +111,10 @@ pub enum Event {
         /// The question.
         question_id: QuestionId,
     },
-    /// A loop rule (spin guard, oscillation nudge, reminder, budget...) took effect.
+    /// A goal-loop rule (spin guard, oscillation nudge, reminder, ...) took effect.
     RuleFired {
-        /// The rule's name.
-        rule: String,
+        /// The rule.
+        rule: Rule,
         /// What triggered it.
         reason: String,
     },

@@ -29,7 +29,7 @@
 //! | `questions` | questions to a human and the first answer | `id` (`q-…`) |
 //! | `question_posts` | where each question was posted, so it is never re-posted | `(question_id, channel)` |
 //! | `topic_counters` | the per-stream `Agent Q #<n>` counter | `stream` |
-//! | `verdicts` | every sign-off decision with checks, missing, judge and transcript | `id` |
+//! | `verdicts` | every sign-off decision with its kind, checks, missing, judge and transcript | `id` |
 //! | `contract_approvals` | approval history of goal contracts; newest per goal in force | `id` |
 //!
 //! The schema ships in the binary as numbered SQL scripts (`src/migrations/`), applied in order
@@ -92,5 +92,6 @@ pub use state::{QueuedMessage, RunState};
 pub use store::{Durability, Store, StoreOptions, now_ms};
 pub use verdicts::{NewVerdict, VerdictRecord};
 pub use vocab::{
-    IterationOutcome, Outcome, QuestionStatus, RunKind, RunStatus, UnknownValue, Verdict,
+    IterationOutcome, Outcome, QuestionStatus, Rule, RunKind, RunStatus, UnknownValue, Verdict,
+    VerdictKind,
 };

@@ -1,4 +1,7 @@
+#![allow(clippy::unwrap_used)]
+
 use super::*;
+use crate::vocab::VerdictKind;
 
 #[test]
 fn migrations_are_numbered_from_one_without_gaps_and_end_at_the_schema_version() {
@@ -12,4 +15,48 @@ fn migrations_are_numbered_from_one_without_gaps_and_end_at_the_schema_version()
         );
     }
     assert_eq!(MIGRATIONS.last().map(|m| m.version), Some(SCHEMA_VERSION));
+}
+
+#[test]
+fn verdicts_recorded_before_version_2_get_the_kind_the_loop_used_to_derive() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tether.db");
+    {
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch(MIGRATIONS[0].sql).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        let rows = [
+            ("accept", "looks done", Some("judge")),
+            ("reject", "verify failed: `make` exited 1", None),
+            ("reject", "judge unavailable: timed out", Some("judge")),
+            ("reject", "the judge found no test", Some("judge")),
+            ("accept", "verify passed; signed off without a judge", None),
+        ];
+        for (attempt, (verdict, reason, judge)) in rows.iter().enumerate() {
+            conn.execute(
+                "INSERT INTO verdicts (goal_id, plan_path, attempt, verdict, reason, \
+                 judge_model, created_at_ms) VALUES ('g', 'plan.md', ?1, ?2, ?3, ?4, 0)",
+                rusqlite::params![i64::try_from(attempt).unwrap() + 1, verdict, reason, judge],
+            )
+            .unwrap();
+        }
+    }
+    let store = crate::Store::open(&db).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let kinds: Vec<VerdictKind> = store
+        .verdicts_for_goal("plan.md", "g")
+        .unwrap()
+        .into_iter()
+        .map(|v| v.decision.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            VerdictKind::Accepted,
+            VerdictKind::VerifyFailed,
+            VerdictKind::JudgeUnavailable,
+            VerdictKind::JudgeRejected,
+            VerdictKind::Accepted,
+        ]
+    );
 }

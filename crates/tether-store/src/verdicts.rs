@@ -15,7 +15,7 @@ use crate::ids::RunId;
 use crate::journal::{append_in, ensure_run};
 use crate::row;
 use crate::store::Store;
-use crate::vocab::Verdict;
+use crate::vocab::{Verdict, VerdictKind};
 
 /// A sign-off decision about to be recorded.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -32,6 +32,9 @@ pub struct NewVerdict {
     pub verify_exit: Option<i32>,
     /// Accept or reject.
     pub verdict: Verdict,
+    /// Which kind of accept or reject (verify failed, the judge rejected, the judge was
+    /// unavailable); its [`VerdictKind::verdict`] is `verdict`.
+    pub kind: VerdictKind,
     /// Why (the judge's summary, "verify failed", "judge unavailable: …").
     pub reason: String,
     /// The judge's checks (`[{"path","quote","observation"}]`), as JSON.
@@ -60,7 +63,7 @@ pub struct VerdictRecord {
 
 const VERDICT_COLUMNS: &str = "id, created_at_ms, run_id, goal_id, plan_path, attempt, \
                                verify_exit, verdict, reason, checks, missing, judge_model, \
-                               transcript_path, contract_hash";
+                               transcript_path, contract_hash, kind";
 
 impl Store {
     /// Records a sign-off decision and its `goal_verdict` event (for the verdict's run, if any)
@@ -74,7 +77,8 @@ impl Store {
         tx.execute(
             "INSERT INTO verdicts (run_id, goal_id, plan_path, attempt, verify_exit, verdict, \
              reason, checks, missing, judge_model, transcript_path, contract_hash, \
-             created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+             created_at_ms, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, \
+             ?13, ?14)",
             params![
                 new.run_id.as_ref().map(RunId::as_str),
                 new.goal_id,
@@ -89,6 +93,7 @@ impl Store {
                 new.transcript_path,
                 new.contract_hash,
                 now,
+                new.kind.as_str(),
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -162,6 +167,7 @@ struct RawVerdict {
     judge_model: Option<String>,
     transcript_path: Option<String>,
     contract_hash: Option<String>,
+    kind: String,
 }
 
 fn raw_verdict(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawVerdict> {
@@ -180,6 +186,7 @@ fn raw_verdict(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawVerdict> {
         judge_model: r.get(11)?,
         transcript_path: r.get(12)?,
         contract_hash: r.get(13)?,
+        kind: r.get(14)?,
     })
 }
 
@@ -194,6 +201,7 @@ fn decode_verdict(raw: RawVerdict) -> Result<VerdictRecord> {
             attempt: raw.attempt,
             verify_exit: raw.verify_exit,
             verdict: row::parse("verdicts.verdict", &raw.verdict)?,
+            kind: row::parse("verdicts.kind", &raw.kind)?,
             reason: raw.reason,
             checks: row::json("verdicts.checks", &raw.checks)?,
             missing: row::json("verdicts.missing", &raw.missing)?,

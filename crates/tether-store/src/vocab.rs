@@ -138,6 +138,49 @@ vocab!(
 );
 
 vocab!(
+    /// What kind of decision a sign-off attempt got, recorded with it so readers (the goal
+    /// loop's rules, the dashboard) never guess it from the reason's wording.
+    VerdictKind, "verdict kind" {
+        /// Signed off: verify passed and the judge (if one is used) accepted with backed quotes.
+        Accepted => "accepted",
+        /// Rejected because the goal's verify command failed; the judge was not asked.
+        VerifyFailed => "verify_failed",
+        /// Rejected by the judge, or its accept was not backed by the quotes it cited.
+        JudgeRejected => "judge_rejected",
+        /// Rejected because the judge could not judge (error, timeout, no parsable verdict).
+        JudgeUnavailable => "judge_unavailable",
+    }
+);
+
+impl VerdictKind {
+    /// Accept for [`VerdictKind::Accepted`], reject for every other kind.
+    pub fn verdict(self) -> Verdict {
+        match self {
+            VerdictKind::Accepted => Verdict::Accept,
+            _ => Verdict::Reject,
+        }
+    }
+}
+
+vocab!(
+    /// A goal-loop rule that took effect (the `rule` of a `rule_fired` event).
+    Rule, "loop rule" {
+        /// Iterations in a row with no tool call and no file change: the run is blocked.
+        SpinGuard => "spin_guard",
+        /// The same failing verify output keeps coming back: the agent is nudged.
+        Oscillation => "oscillation",
+        /// Files changed for several iterations but the plan did not: the upkeep reminder.
+        Reminder => "reminder",
+        /// Every subtask of a goal is ticked but it is not signed off.
+        CleanEnd => "clean_end",
+        /// The judge failed several times in a row: the run pauses for a human.
+        JudgeUnavailable => "judge_unavailable",
+        /// A goal was marked done without a sign-off and was set back to active.
+        UnsignedDone => "unsigned_done",
+    }
+);
+
+vocab!(
     /// How an iteration ended.
     IterationOutcome, "iteration outcome" {
         /// The agent's turn ended normally.

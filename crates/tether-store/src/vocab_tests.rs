@@ -23,6 +23,8 @@ fn every_value_has_one_spelling_in_text_and_json() {
     round_trips(Verdict::ALL);
     round_trips(IterationOutcome::ALL);
     round_trips(QuestionStatus::ALL);
+    round_trips(VerdictKind::ALL);
+    round_trips(Rule::ALL);
 }
 
 #[test]

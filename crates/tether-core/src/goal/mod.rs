@@ -1,30 +1,27 @@
 //! The goal loop (`tether run`): iterations toward the plan's active goals until every one is
 //! signed off by the completion check, the budget runs out, or a rule stops the run.
 //!
-//! Each iteration gets a fresh context: the prompt is the framing, the plan injection and the
-//! feedback owed (see [`crate::prompts::goal`]). After it, the loop looks at what the iteration
-//! did (tool calls, file and plan changes, sign-off attempts in the store) and lets the
-//! [`rules`] decide. Like the Ralph loop, every step is a journal event, so a run can be paused,
+//! The iteration skeleton is the shared driver's ([`crate::looping`]); an iteration of this loop
+//! is five named steps: **reconcile** the plan with the store's sign-offs, build the **prompt**
+//! (the framing, the plan injection and the feedback owed, see [`crate::prompts::goal`]),
+//! **run** the agent's turn (the driver), **observe** what it did (tool calls, file and plan
+//! changes, sign-off attempts in the store), and **decide** with the [`rules`]. Like the Ralph loop, every step is a journal event, so a run can be paused,
 //! cancelled, killed and resumed; the plan and the store, not the model's memory, say where the
 //! work stands.
 
+mod cycle;
 pub mod observe;
+mod reconcile;
 pub mod rules;
 mod run;
-
-use std::path::PathBuf;
-use std::sync::Arc;
+mod verdicts;
 
 use serde::{Deserialize, Serialize};
-use tether_agent::Executor;
-use tether_store::{RunId, RunStatus, StoreError};
+use tether_store::Rule;
 
-use crate::run_lock::LockError;
-use tether_config::Workspace;
-use tether_human::Desk;
-use tether_plan::file::PlanFileError;
-use tether_store::Journal;
+use crate::looping::Stopped;
 
+pub use crate::looping::{Deps, LoopError};
 pub use rules::RuleSettings;
 pub use run::{resume, start};
 
@@ -63,7 +60,7 @@ pub enum GoalEnd {
     /// A rule blocked the run (the spin guard).
     Blocked {
         /// The rule.
-        rule: String,
+        rule: Rule,
         /// Why.
         reason: String,
     },
@@ -85,77 +82,14 @@ pub enum GoalEnd {
     Interrupted,
 }
 
-/// The loop could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum GoalError {
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// Another process drives the run.
-    #[error(transparent)]
-    Lock(#[from] LockError),
-    /// The plan file could not be read or patched.
-    #[error(transparent)]
-    Plan(#[from] PlanFileError),
-    /// The plan does not parse; fix it first.
-    #[error("{0}")]
-    PlanInvalid(String),
-    /// Nothing to work on.
-    #[error(
-        "{plan} has no active goal; set `status: active` on the goals to work on{}",
-        if open.is_empty() { String::new() } else { format!(" (open: {})", open.join(", ")) }
-    )]
-    NoActiveGoals {
-        /// The plan file.
-        plan: String,
-        /// The ids of the open goals.
-        open: Vec<String>,
-    },
-    /// The run is not a goal loop (or its spec is damaged).
-    #[error("run {run} is not a goal loop this tether can resume: {detail}")]
-    NotGoalRun {
-        /// The run.
-        run: RunId,
-        /// Why.
-        detail: String,
-    },
-    /// The run already ended.
-    #[error("run {run} has already ended ({status}); start a new one")]
-    Ended {
-        /// The run.
-        run: RunId,
-        /// How it ended.
-        status: RunStatus,
-    },
-}
-
-impl From<crate::looping::Reopen> for GoalError {
-    fn from(e: crate::looping::Reopen) -> Self {
-        use crate::looping::Reopen;
-        match e {
-            Reopen::Store(e) => GoalError::Store(e),
-            Reopen::Lock(e) => GoalError::Lock(e),
-            Reopen::NotThisKind { run, detail } => GoalError::NotGoalRun { run, detail },
-            Reopen::Ended { run, status } => GoalError::Ended { run, status },
+impl From<Stopped> for GoalEnd {
+    fn from(stopped: Stopped) -> Self {
+        match stopped {
+            Stopped::Cancelled => GoalEnd::Cancelled,
+            Stopped::Interrupted => GoalEnd::Interrupted,
+            Stopped::Paused { reason } => GoalEnd::Paused { reason },
+            Stopped::BudgetSpent { iteration } => GoalEnd::BudgetSpent { iteration },
+            Stopped::Failed { iteration, error } => GoalEnd::Failed { iteration, error },
         }
-    }
-}
-
-/// What a goal loop needs.
-#[derive(Clone)]
-pub struct Deps {
-    /// The workspace.
-    pub ws: Workspace,
-    /// The store, with sinks.
-    pub journal: Journal,
-    /// Who does the work.
-    pub executor: Arc<dyn Executor>,
-    /// The human side: waits for questions a killed run left pending, hears that a run ended.
-    pub human: Desk,
-}
-
-impl Deps {
-    fn plan_path(&self, spec: &GoalSpec) -> PathBuf {
-        self.ws.root().join(&spec.plan)
     }
 }

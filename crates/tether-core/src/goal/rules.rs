@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use tether_plan::Plan;
+use tether_store::{Rule, VerdictKind};
 
-use crate::prompts::goal::Feedback;
+use crate::prompts::Feedback;
 
 /// The rules' settings (`[loop]` in tether.toml), stored with the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,10 +49,8 @@ impl Default for RuleSettings {
 pub struct Attempt {
     /// The goal.
     pub goal: String,
-    /// Whether it was accepted.
-    pub accepted: bool,
-    /// Whether the judge failed (error, timeout, garbage) rather than judged.
-    pub judge_unavailable: bool,
+    /// What kind of decision it got (accepted, verify failed, judge rejected or unavailable).
+    pub kind: VerdictKind,
     /// A hash of the failing verify output, when verify failed.
     pub failed_verify: Option<u64>,
     /// Why it was rejected.
@@ -81,14 +80,14 @@ pub enum Stop {
     /// Blocked: the agent is not making progress.
     Blocked {
         /// The rule.
-        rule: &'static str,
+        rule: Rule,
         /// Why.
         reason: String,
     },
     /// Paused for a human.
     Paused {
         /// The rule.
-        rule: &'static str,
+        rule: Rule,
         /// Why.
         reason: String,
     },
@@ -98,7 +97,7 @@ pub enum Stop {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Decision {
     /// Every rule that fired, with its reason (recorded as `rule_fired` events).
-    pub fired: Vec<(&'static str, String)>,
+    pub fired: Vec<(Rule, String)>,
     /// What the next prompt owes the agent.
     pub feedback: Vec<Feedback>,
     /// Whether the run stops here.
@@ -143,14 +142,14 @@ impl Rules {
 
     fn attempts(&mut self, attempts: &[Attempt], d: &mut Decision) {
         for a in attempts {
-            if !a.accepted {
+            if a.kind != VerdictKind::Accepted {
                 d.feedback.push(Feedback::Rejected {
                     goal: a.goal.clone(),
                     reason: a.reason.clone(),
                     missing: a.missing.clone(),
                 });
             }
-            if a.judge_unavailable {
+            if a.kind == VerdictKind::JudgeUnavailable {
                 self.judge_failures += 1;
             } else if a.failed_verify.is_none() {
                 self.judge_failures = 0;
@@ -170,7 +169,7 @@ impl Rules {
             if n > 0 && self.verify_repeats >= n {
                 self.verify_repeats = 0;
                 d.fired.push((
-                    "oscillation",
+                    Rule::Oscillation,
                     format!(
                         "the same failing verify output of `{}` {n} times in a row",
                         a.goal
@@ -187,12 +186,12 @@ impl Rules {
             let last = attempts
                 .iter()
                 .rev()
-                .find(|a| a.judge_unavailable)
+                .find(|a| a.kind == VerdictKind::JudgeUnavailable)
                 .map_or("", |a| a.reason.as_str());
             let reason = format!("the judge failed {n} times in a row (last: {last})");
-            d.fired.push(("judge_unavailable", reason.clone()));
+            d.fired.push((Rule::JudgeUnavailable, reason.clone()));
             d.stop = Some(Stop::Paused {
-                rule: "judge_unavailable",
+                rule: Rule::JudgeUnavailable,
                 reason,
             });
         }
@@ -207,9 +206,9 @@ impl Rules {
         let n = self.settings.spin_guard;
         if n > 0 && self.spins >= n && d.stop.is_none() {
             let reason = format!("{n} iterations in a row with no tool call and no file change");
-            d.fired.push(("spin_guard", reason.clone()));
+            d.fired.push((Rule::SpinGuard, reason.clone()));
             d.stop = Some(Stop::Blocked {
-                rule: "spin_guard",
+                rule: Rule::SpinGuard,
                 reason,
             });
         }
@@ -225,7 +224,7 @@ impl Rules {
         if n > 0 && self.edits_without_plan >= n {
             self.edits_without_plan = 0;
             d.fired.push((
-                "reminder",
+                Rule::Reminder,
                 format!("{n} iterations changed files but not the plan"),
             ));
             d.feedback.push(Feedback::Reminder);
@@ -253,10 +252,10 @@ impl Rules {
                     "every subtask of `{goal}` is ticked but it is still not signed off after \
                      {sent} reminders"
                 );
-                d.fired.push(("clean_end", reason.clone()));
+                d.fired.push((Rule::CleanEnd, reason.clone()));
                 if d.stop.is_none() {
                     d.stop = Some(Stop::Paused {
-                        rule: "clean_end",
+                        rule: Rule::CleanEnd,
                         reason,
                     });
                 }
@@ -264,7 +263,7 @@ impl Rules {
             }
             *sent += 1;
             d.fired.push((
-                "clean_end",
+                Rule::CleanEnd,
                 format!(
                     "every subtask of `{goal}` is ticked but it is not signed off (reminder {sent})"
                 ),

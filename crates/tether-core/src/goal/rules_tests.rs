@@ -31,14 +31,13 @@ fn obs<'a>(plan: &'a Plan, attempts: &'a [Attempt]) -> Observation<'a> {
 }
 
 fn rules_fired(d: &Decision) -> Vec<&'static str> {
-    d.fired.iter().map(|(r, _)| *r).collect()
+    d.fired.iter().map(|(r, _)| r.as_str()).collect()
 }
 
 fn failed_verify(hash: u64) -> Attempt {
     Attempt {
         goal: "g".into(),
-        accepted: false,
-        judge_unavailable: false,
+        kind: VerdictKind::VerifyFailed,
         failed_verify: Some(hash),
         reason: "verify failed (exit 1)".into(),
         missing: vec![],
@@ -48,8 +47,7 @@ fn failed_verify(hash: u64) -> Attempt {
 fn judge_down() -> Attempt {
     Attempt {
         goal: "g".into(),
-        accepted: false,
-        judge_unavailable: true,
+        kind: VerdictKind::JudgeUnavailable,
         failed_verify: None,
         reason: "judge unavailable: timed out".into(),
         missing: vec![],
@@ -74,7 +72,7 @@ fn two_idle_iterations_in_a_row_block_the_run() {
     assert!(matches!(
         d.stop,
         Some(Stop::Blocked {
-            rule: "spin_guard",
+            rule: Rule::SpinGuard,
             ..
         })
     ));
@@ -152,7 +150,7 @@ fn three_judge_failures_in_a_row_pause_the_run() {
     let mut rules = Rules::new(SETTINGS);
     rules.after_iteration(&obs(&p, &[judge_down(), judge_down()]));
     let judged = Attempt {
-        judge_unavailable: false,
+        kind: VerdictKind::JudgeRejected,
         reason: "the test asserts nothing".into(),
         ..judge_down()
     };
@@ -163,7 +161,7 @@ fn three_judge_failures_in_a_row_pause_the_run() {
     let d = rules.after_iteration(&obs(&p, &[judge_down()]));
     match d.stop {
         Some(Stop::Paused { rule, reason }) => {
-            assert_eq!(rule, "judge_unavailable");
+            assert_eq!(rule.as_str(), "judge_unavailable");
             assert!(reason.contains("judge unavailable: timed out"), "{reason}");
         }
         other => panic!("{other:?}"),
@@ -190,7 +188,7 @@ fn clean_end_reminds_twice_then_pauses() {
     assert!(matches!(
         d.stop,
         Some(Stop::Paused {
-            rule: "clean_end",
+            rule: Rule::CleanEnd,
             ..
         })
     ));

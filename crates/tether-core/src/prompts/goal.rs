@@ -1,6 +1,6 @@
 //! The goal loop's prompt, in the order it is assembled each iteration: the framing, the plan
 //! injection, the asking guidance, then the feedback owed (messages, answers, sign-off results,
-//! reminders, the continuation line).
+//! reminders, the continuation line; rendered by [`super::feedback`]).
 //!
 //! Everything before the feedback is a pure function of the plan and the run's settings, so
 //! while the plan does not change the prompt's long prefix is byte-identical from one iteration
@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use tether_plan::{Goal, Plan};
 
-use super::answered_while_interrupted;
+use super::feedback::{Feedback, feedback};
 use tether_human::prompts::threshold_guidance;
 
 /// How many of the plan's last log lines the injection carries.
@@ -124,105 +124,6 @@ pub fn asking(threshold: u8) -> String {
         "A human is reachable through `ask_human` (interaction level {threshold} of 5). {}",
         threshold_guidance(threshold)
     )
-}
-
-/// Something the next prompt owes the agent, after the fixed part.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Feedback {
-    /// A message typed by the user (`tether say`).
-    Message {
-        /// Who sent it.
-        by: String,
-        /// What they said.
-        text: String,
-    },
-    /// Answers to questions asked in an interrupted iteration.
-    Answers(Vec<(String, String)>),
-    /// A sign-off attempt was rejected.
-    Rejected {
-        /// The goal.
-        goal: String,
-        /// Why.
-        reason: String,
-        /// What the judge found missing.
-        missing: Vec<String>,
-    },
-    /// Files changed for a while but the plan did not.
-    Reminder,
-    /// Every subtask of a goal is ticked, but it is not signed off.
-    CleanEnd {
-        /// The goal.
-        goal: String,
-        /// Its verify command, if any.
-        verify: Option<String>,
-    },
-    /// The same failing verify output keeps coming back.
-    Oscillation,
-    /// A goal was marked done by hand without a sign-off and was set back to active.
-    UnsignedDone {
-        /// The goal.
-        goal: String,
-    },
-    /// What the previous iteration said it did.
-    Continuation {
-        /// Its number.
-        n: u32,
-        /// The first line of its final message.
-        summary: String,
-    },
-}
-
-/// The upkeep reminder.
-pub const REMINDER: &str = "Reminder: you have changed files for several iterations without \
-    updating the plan. Tick the subtasks you finished and add any you discovered; append one \
-    short line to `## Log`; if a goal's evidence is in, sign it off with `complete_goal` (never \
-    by writing `status: done`); then keep working toward the active goals. Do not stop to ask \
-    unless you are really blocked.";
-
-/// The oscillation nudge (only given when asking is allowed).
-pub const OSCILLATION: &str = "You appear stuck in a loop making the same changes repeatedly. \
-    Consider using ask_human to get guidance.";
-
-/// One piece of feedback as prompt text.
-pub fn feedback(item: &Feedback) -> String {
-    match item {
-        Feedback::Message { by, text } => format!("A message from {by}: {text}"),
-        Feedback::Answers(answers) => answered_while_interrupted(answers),
-        Feedback::Rejected {
-            goal,
-            reason,
-            missing,
-        } => {
-            let mut out = format!("Signing off `{goal}` was rejected: {reason}");
-            if !missing.is_empty() {
-                out.push_str("\nWhat is missing:");
-                for m in missing {
-                    let _ = write!(out, "\n- {m}");
-                }
-            }
-            out
-        }
-        Feedback::Reminder => REMINDER.to_owned(),
-        Feedback::CleanEnd { goal, verify } => {
-            let check = verify.as_ref().map_or_else(String::new, |v| {
-                format!(" (its verify command `{v}` runs first)")
-            });
-            format!(
-                "Every subtask of `{goal}` is ticked, but the goal is not signed off. Pick one:\n\
-                 1. If done_when holds, call `complete_goal` for `{goal}` with your evidence{check}.\n\
-                 2. If residual work surfaced, add it as new subtasks and continue.\n\
-                 Do not invent new work outside the plan."
-            )
-        }
-        Feedback::Oscillation => OSCILLATION.to_owned(),
-        Feedback::UnsignedDone { goal } => format!(
-            "`{goal}` was marked `status: done` without a sign-off, so tether set it back to \
-             active. A goal is done only when `complete_goal` accepts it."
-        ),
-        Feedback::Continuation { n, summary } => {
-            format!("Iteration {n} ended with: {summary}")
-        }
-    }
 }
 
 /// The whole prompt for one iteration.

@@ -5,13 +5,17 @@
 //! same inputs give byte-identical prompts and provider prompt caches keep hitting.
 //!
 //! Flow order: plan mode's drafting ([`drafting`]); each goal-loop iteration's framing, plan
-//! injection, reminder, continuation, clean end and oscillation nudge ([`goal`]); the answers a
-//! resumed run delivers (here). The Ralph loop's prompt is here too. Asking a human's texts
+//! injection and asking guidance ([`goal`]); what a prompt owes the agent after its fixed part
+//! — messages a person sent, answers a resumed run delivers, the goal loop's reminders, nudges
+//! and continuation line ([`feedback`]). The Ralph loop's prompt is here. Asking a human's texts
 //! live with the broker (`tether_human::prompts`), the judge's with the sign-off
 //! (`tether_signoff::prompts`).
 
 pub mod drafting;
+pub mod feedback;
 pub mod goal;
+
+pub use feedback::Feedback;
 
 /// The Ralph loop's prompt for every iteration: the user's prompt, then, when a completion
 /// promise is configured, how to declare completion.
@@ -33,32 +37,47 @@ pub fn ralph(prompt: &str, promise: Option<&str>) -> String {
     }
 }
 
-/// Added to the first prompt after a resume: answers to questions the agent asked in an
-/// iteration that was interrupted while it waited.
-pub fn answers_after_interruption(answers: &[(String, String)]) -> String {
-    format!("\n\n---\n{}", answered_while_interrupted(answers))
-}
-
-/// The answers to questions asked in an interrupted iteration, as one paragraph.
-pub fn answered_while_interrupted(answers: &[(String, String)]) -> String {
-    let mut out = String::from(
-        "In an earlier attempt at this iteration, which was interrupted, you asked a human and \
-         they have answered. Use their answers; do not ask these again.",
-    );
-    for (question, answer) in answers {
-        out.push_str(&format!("\nQuestion: {question}\nAnswer: {answer}"));
+/// Iteration `n`'s prompt in a Ralph loop: the same prompt every time, then, only when
+/// something is owed (messages from `tether say` first, answers after an interruption), the
+/// feedback after a rule, so the long prefix stays byte-identical for prompt caches.
+pub fn ralph_iteration(base: &str, owed: &[Feedback]) -> String {
+    let mut out = base.to_owned();
+    for (i, item) in owed.iter().enumerate() {
+        out.push_str(if i == 0 { "\n\n---\n" } else { "\n\n" });
+        out.push_str(&feedback::feedback(item));
     }
     out
 }
 
 #[cfg(test)]
 mod tests {
+    use super::Feedback;
+
     #[test]
     fn after_an_interruption() {
-        insta::assert_snapshot!(super::answers_after_interruption(&[(
-            "Which port?".into(),
-            "8080".into()
-        )]));
+        insta::assert_snapshot!(super::ralph_iteration(
+            "",
+            &[Feedback::Answers(vec![(
+                "Which port?".into(),
+                "8080".into()
+            )])]
+        ));
+    }
+
+    #[test]
+    fn a_ralph_prompt_with_a_message_and_answers() {
+        let base = super::ralph("Make the tests pass.\n", Some("TESTS PASS"));
+        let owed = [
+            Feedback::Message {
+                by: "ana".into(),
+                text: "use the fixtures in tests/data".into(),
+            },
+            Feedback::Answers(vec![("Which port?".into(), "8080".into())]),
+        ];
+        let prompt = super::ralph_iteration(&base, &owed);
+        assert!(prompt.starts_with(&base));
+        assert_eq!(super::ralph_iteration(&base, &[]), base);
+        insta::assert_snapshot!(prompt);
     }
 
     #[test]

@@ -3,23 +3,20 @@
 //!
 //! State lives in the workspace files and the store, never in the model's context, so a loop can
 //! be paused, cancelled, killed and resumed: each iteration is bracketed by journal events, and
-//! a resumed run continues after its last completed iteration.
+//! a resumed run continues after its last completed iteration. The iteration skeleton is the
+//! shared driver's ([`crate::looping`]); this module supplies the prompt (the user's, then any
+//! message sent with `tether say` and answers owed after an interruption) and the promise check.
 
 pub mod promise;
 
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize};
-use tether_agent::{ExecError, Executor, TurnRequest};
-use tether_store::{Event, Outcome, RunId, RunKind, RunStatus, StoreError};
+use tether_store::{Outcome, RunId, RunKind};
 use tokio_util::sync::CancellationToken;
 
-use crate::looping::{self, Recorder, chain, summary, watch_for_cancel};
-use crate::prompts;
-use crate::run_lock::LockError;
-use tether_config::Workspace;
-use tether_human::Desk;
-use tether_store::Journal;
+use crate::looping::{self, At, Limits, LoopKind, Next, Stopped, Turn};
+use crate::prompts::{self, Feedback};
+
+pub use crate::looping::{Deps, LoopError};
 
 /// The highest `--max-iterations` accepted.
 pub const MAX_ITERATIONS_CEILING: u32 = 20_000;
@@ -65,55 +62,16 @@ pub enum RalphEnd {
     Interrupted,
 }
 
-/// The loop could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum LoopError {
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// Another process drives the run.
-    #[error(transparent)]
-    Lock(#[from] LockError),
-    /// The run's stored spec is not a Ralph spec (it is another kind of run, or damaged).
-    #[error("run {run} is not a Ralph loop this tether can resume: {detail}")]
-    NotRalph {
-        /// The run.
-        run: RunId,
-        /// Why.
-        detail: String,
-    },
-    /// The run already ended; there is nothing to resume.
-    #[error("run {run} has already ended ({status}); start a new one")]
-    Ended {
-        /// The run.
-        run: RunId,
-        /// How it ended.
-        status: RunStatus,
-    },
-}
-
-impl From<looping::Reopen> for LoopError {
-    fn from(e: looping::Reopen) -> Self {
-        match e {
-            looping::Reopen::Store(e) => LoopError::Store(e),
-            looping::Reopen::Lock(e) => LoopError::Lock(e),
-            looping::Reopen::NotThisKind { run, detail } => LoopError::NotRalph { run, detail },
-            looping::Reopen::Ended { run, status } => LoopError::Ended { run, status },
+impl From<Stopped> for RalphEnd {
+    fn from(stopped: Stopped) -> Self {
+        match stopped {
+            Stopped::Cancelled => RalphEnd::Cancelled,
+            Stopped::Interrupted => RalphEnd::Interrupted,
+            Stopped::Paused { .. } => RalphEnd::Paused,
+            Stopped::BudgetSpent { iteration } => RalphEnd::BudgetSpent { iteration },
+            Stopped::Failed { iteration, error } => RalphEnd::Failed { iteration, error },
         }
     }
-}
-
-/// What a loop needs.
-#[derive(Clone)]
-pub struct Deps {
-    /// The workspace.
-    pub ws: Workspace,
-    /// The store, with sinks.
-    pub journal: Journal,
-    /// Who does the work.
-    pub executor: Arc<dyn Executor>,
-    /// The human side: waits for questions a killed run left pending, hears that a run ended.
-    pub human: Desk,
 }
 
 /// Starts a new Ralph run and drives it. `on_start` is told the run id before the first
@@ -124,135 +82,68 @@ pub async fn start(
     interrupt: CancellationToken,
     on_start: impl FnOnce(&RunId),
 ) -> Result<(RunId, RalphEnd), LoopError> {
-    let (run, lock) = looping::open_new(&deps.ws, &deps.journal, RunKind::Ralph, &spec)?;
-    on_start(&run);
-    let end = drive(deps, &run, &spec, interrupt, None).await?;
-    drop(lock);
-    Ok((run, end))
+    let kind = Ralph::new(spec.clone(), Vec::new());
+    looping::start(deps, RunKind::Ralph, &spec, kind, interrupt, on_start).await
 }
 
 /// Resumes a stopped Ralph run (paused, interrupted, killed, or out of budget — the budget is
-/// reset then) and drives it from its last completed iteration.
+/// reset then) and drives it from its last completed iteration. Questions left pending by the
+/// interrupted iteration are waited for first — the same questions, not asked again — and their
+/// answers go to the next iteration.
 pub async fn resume(
     deps: &Deps,
     run: &RunId,
     by: &str,
     interrupt: CancellationToken,
 ) -> Result<RalphEnd, LoopError> {
-    let (lock, spec): (_, RalphSpec) =
-        looping::reopen(&deps.ws, &deps.journal, run, RunKind::Ralph, by)?;
-    // Questions left pending by the interrupted iteration are waited for first — the same
-    // questions, not asked again — and their answers go to the next iteration.
-    let Some(answers) =
-        looping::await_interrupted(&deps.human, &deps.journal, run, &interrupt).await?
-    else {
-        finish(deps, run, Outcome::Interrupted).await?;
-        return Ok(RalphEnd::Interrupted);
-    };
-    let preface = (!answers.is_empty()).then(|| prompts::answers_after_interruption(&answers));
-    let end = drive(deps, run, &spec, interrupt, preface).await?;
-    drop(lock);
-    Ok(end)
+    looping::resume(deps, run, RunKind::Ralph, by, interrupt, |spec, answers| {
+        let owed = if answers.is_empty() {
+            Vec::new()
+        } else {
+            vec![Feedback::Answers(answers)]
+        };
+        Ok(Ralph::new(spec, owed))
+    })
+    .await
 }
 
-async fn finish(deps: &Deps, run: &RunId, outcome: Outcome) -> Result<(), StoreError> {
-    looping::finish(&deps.journal, &deps.human, run, outcome).await
+/// The Ralph loop as the driver sees it.
+struct Ralph {
+    spec: RalphSpec,
+    /// The prompt every iteration starts with.
+    base: String,
+    /// What the next prompt owes after the messages (answers after an interruption).
+    owed: Vec<Feedback>,
 }
 
-async fn drive(
-    deps: &Deps,
-    run: &RunId,
-    spec: &RalphSpec,
-    interrupt: CancellationToken,
-    mut preface: Option<String>,
-) -> Result<RalphEnd, LoopError> {
-    let base = prompts::ralph(&spec.prompt, spec.promise.as_deref());
-    let dir = deps.ws.runs_dir().join(run.to_string());
-    loop {
-        let state = deps.journal.state(run)?;
-        if state.cancel_requested.is_some() {
-            finish(deps, run, Outcome::Cancelled).await?;
-            return Ok(RalphEnd::Cancelled);
+impl Ralph {
+    fn new(spec: RalphSpec, owed: Vec<Feedback>) -> Self {
+        let base = prompts::ralph(&spec.prompt, spec.promise.as_deref());
+        Ralph { spec, base, owed }
+    }
+}
+
+impl LoopKind for Ralph {
+    type End = RalphEnd;
+
+    fn limits(&self) -> Limits {
+        Limits {
+            max_iterations: self.spec.max_iterations,
+            max_consecutive_failures: self.spec.max_consecutive_failures,
         }
-        if let Some(by) = &state.pause_requested {
-            let reason = format!("paused by {by}");
-            deps.journal.append(run, &Event::Paused { reason })?;
-            return Ok(RalphEnd::Paused);
-        }
-        if interrupt.is_cancelled() {
-            finish(deps, run, Outcome::Interrupted).await?;
-            return Ok(RalphEnd::Interrupted);
-        }
-        let n = state.iteration + 1;
-        if let Some(max) = spec.max_iterations
-            && state.budget_used() >= max
-        {
-            finish(deps, run, Outcome::BudgetExhausted).await?;
-            return Ok(RalphEnd::BudgetSpent {
-                iteration: state.iteration,
-            });
-        }
-        deps.journal.append(run, &Event::IterationStarted { n })?;
-        let turn_cancel = interrupt.child_token();
-        let watcher = tokio::spawn(watch_for_cancel(
-            deps.journal.clone(),
-            run.clone(),
-            turn_cancel.clone(),
-        ));
-        let prompt = match preface.take() {
-            Some(extra) => format!("{base}{extra}"),
-            None => base.clone(),
-        };
-        let request = TurnRequest {
-            iteration: n,
-            prompt,
-            transcript: dir.join(format!("iteration-{n:04}.jsonl")),
-        };
-        let recorder = Recorder::new(&deps.journal, run, n);
-        let result = deps
-            .executor
-            .run_turn(request, &recorder, turn_cancel.clone())
-            .await;
-        watcher.abort();
-        match result {
-            Ok(outcome) => {
-                let summary = summary(&outcome.final_message);
-                deps.journal
-                    .append(run, &Event::IterationCompleted { n, summary })?;
-                if let Some(p) = &spec.promise
-                    && promise::is_kept(&outcome.final_message, p)
-                {
-                    finish(deps, run, Outcome::Completed).await?;
-                    return Ok(RalphEnd::PromiseKept { iteration: n });
-                }
+    }
+
+    fn prompt(&mut self, _: At<'_>, _: u32, mut owed: Vec<Feedback>) -> Result<String, LoopError> {
+        owed.append(&mut self.owed);
+        Ok(prompts::ralph_iteration(&self.base, &owed))
+    }
+
+    fn after(&mut self, _: At<'_>, n: u32, turn: Turn<'_>) -> Result<Next<RalphEnd>, LoopError> {
+        Ok(match &self.spec.promise {
+            Some(p) if promise::is_kept(turn.final_message, p) => {
+                Next::Finish(Outcome::Completed, RalphEnd::PromiseKept { iteration: n })
             }
-            Err(ExecError::Cancelled) => {
-                // The store is the judge of why: a recorded cancel request wins over Ctrl+C.
-                if deps.journal.state(run)?.cancel_requested.is_some() {
-                    finish(deps, run, Outcome::Cancelled).await?;
-                    return Ok(RalphEnd::Cancelled);
-                }
-                finish(deps, run, Outcome::Interrupted).await?;
-                return Ok(RalphEnd::Interrupted);
-            }
-            Err(e) => {
-                let error = chain(&e);
-                deps.journal.append(
-                    run,
-                    &Event::IterationFailed {
-                        n,
-                        error: error.clone(),
-                    },
-                )?;
-                let failures = deps.journal.state(run)?.consecutive_failures;
-                if failures >= spec.max_consecutive_failures {
-                    finish(deps, run, Outcome::Failed).await?;
-                    return Ok(RalphEnd::Failed {
-                        iteration: n,
-                        error,
-                    });
-                }
-            }
-        }
+            _ => Next::Continue,
+        })
     }
 }

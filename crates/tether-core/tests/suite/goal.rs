@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tether_config::{Config, Workspace};
-use tether_core::goal::{self, Deps, GoalEnd, GoalError, GoalSpec, RuleSettings};
+use tether_core::goal::{self, Deps, GoalEnd, GoalSpec, LoopError, RuleSettings};
 use tether_human::{Console, Desk};
 use tether_plan::PlanDoc;
 use tether_store::Journal;
-use tether_store::{Event, NewVerdict, RunId, RunStatus, Seq, Store, Verdict};
+use tether_store::{Event, NewVerdict, Rule, RunId, RunStatus, Seq, Store, Verdict, VerdictKind};
 use tokio_util::sync::CancellationToken;
 
 use crate::common::{Scripted, Step, work};
@@ -59,7 +59,7 @@ impl Fixture {
             .unwrap()
             .into_iter()
             .filter_map(|e| match e.event {
-                Some(Event::RuleFired { rule, .. }) => Some(rule),
+                Some(Event::RuleFired { rule, .. }) => Some(rule.to_string()),
                 _ => None,
             })
             .collect()
@@ -92,6 +92,7 @@ fn sign_off(root: &Path, goal: &str, patch_plan: bool) {
             attempt: 1,
             verify_exit: Some(0),
             verdict: Verdict::Accept,
+            kind: VerdictKind::Accepted,
             reason: "hello.txt says hello".into(),
             checks: json!([{"path": "hello.txt", "quote": "hello", "observation": "ok"}]),
             missing: vec![],
@@ -119,6 +120,12 @@ fn reject(root: &Path, reason: &str, exit: Option<i32>) {
             attempt: 1,
             verify_exit: exit,
             verdict: Verdict::Reject,
+            // As recorded: verify's failure, or the judge's.
+            kind: if reason.starts_with("verify") {
+                VerdictKind::VerifyFailed
+            } else {
+                VerdictKind::JudgeUnavailable
+            },
             reason: reason.into(),
             checks: json!([]),
             missing: vec!["a test".into()],
@@ -206,7 +213,7 @@ async fn idle_iterations_trip_the_spin_guard() {
     let deps = f.deps(exec);
     let (run, end) = start(&deps, spec(Some(10))).await;
     assert!(
-        matches!(end, GoalEnd::Blocked { ref rule, .. } if rule == "spin_guard"),
+        matches!(end, GoalEnd::Blocked { rule, .. } if rule == Rule::SpinGuard),
         "{end:?}"
     );
     assert_eq!(
@@ -357,7 +364,7 @@ async fn a_plan_without_active_goals_is_refused() {
     let err = goal::start(&deps, spec(Some(3)), CancellationToken::new(), |_| {})
         .await
         .unwrap_err();
-    assert!(matches!(err, GoalError::NoActiveGoals { .. }));
+    assert!(matches!(err, LoopError::NoActiveGoals { .. }));
     assert_eq!(
         err.to_string(),
         "plan.md has no active goal; set `status: active` on the goals to work on (open: greet)"

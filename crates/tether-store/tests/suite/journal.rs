@@ -65,7 +65,7 @@ fn events_page_by_seq_and_run_less_events_appear_only_in_the_global_feed() {
         .append(
             None,
             &Event::RuleFired {
-                rule: "standalone".into(),
+                rule: tether_store::Rule::Reminder,
                 reason: "no run".into(),
             },
         )

@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 use serde_json::json;
-use tether_store::{Event, Outcome, QuestionId, RunKind, Verdict};
+use tether_store::{Event, Outcome, QuestionId, Rule, RunKind, Verdict};
 
 use super::common::{assert_projection_matches_journal, memory_store, ralph_run};
 
@@ -42,7 +42,8 @@ fn event() -> impl Strategy<Value = Event> {
             Event::QuestionAnswered { question_id, channel, responder }
         }),
         1 => question().prop_map(|question_id| Event::QuestionCancelled { question_id }),
-        1 => (text(), text()).prop_map(|(rule, reason)| Event::RuleFired { rule, reason }),
+        1 => (prop::sample::select(Rule::ALL.to_vec()), text())
+            .prop_map(|(rule, reason)| Event::RuleFired { rule, reason }),
         1 => (text(), prop::sample::select(Verdict::ALL.to_vec()), text())
             .prop_map(|(goal_id, verdict, reason)| Event::GoalVerdict { goal_id, verdict, reason }),
         1 => prop::sample::select(Outcome::ALL.to_vec())

@@ -1,7 +1,7 @@
 //! Verdicts and contract approvals.
 
 use serde_json::json;
-use tether_store::{Event, NewVerdict, Seq, Verdict};
+use tether_store::{Event, NewVerdict, Seq, Verdict, VerdictKind};
 
 use super::common::{memory_store, ralph_run};
 
@@ -13,6 +13,10 @@ fn verdict(verdict: Verdict, attempt: u32) -> NewVerdict {
         attempt,
         verify_exit: Some(0),
         verdict,
+        kind: match verdict {
+            Verdict::Accept => VerdictKind::Accepted,
+            Verdict::Reject => VerdictKind::JudgeRejected,
+        },
         reason: format!("attempt {attempt}"),
         checks: json!([{ "path": "src/cache.rs", "quote": "fn evict", "observation": "ok" }]),
         missing: vec!["bench".into()],

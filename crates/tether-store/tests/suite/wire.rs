@@ -3,7 +3,7 @@
 //! A snapshot of one event of every type pins the wire format: a rename shows up as a diff.
 
 use serde_json::json;
-use tether_store::{Event, Outcome, RunKind, Seq, Store, StoreOptions, Verdict};
+use tether_store::{Event, Outcome, Rule, RunKind, Seq, Store, StoreOptions, Verdict};
 
 use super::common::frozen;
 
@@ -46,7 +46,7 @@ fn one_of_each(question_id: tether_store::QuestionId) -> Vec<Event> {
         },
         Event::QuestionCancelled { question_id },
         Event::RuleFired {
-            rule: "spin_guard".into(),
+            rule: Rule::SpinGuard,
             reason: "2 iterations without a tool call".into(),
         },
         Event::GoalVerdict {

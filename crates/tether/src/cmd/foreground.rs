@@ -1,24 +1,157 @@
 //! Driving a loop in the foreground, shared by `tether ralph`, `tether run` and `tether resume`:
-//! the runtime, the event sinks (`--events jsonl`, the progress line on a TTY), and Ctrl+C (the
-//! first one stops after the current step, the second exits at once).
+//! the loop's parts ([`Parts`]: the process's one store connection, its human desk, the
+//! executor), starting or resuming the run and reporting how it ended ([`drive`], for any
+//! [`Loop`]), the runtime, the event sinks (`--events jsonl`, the progress line on a TTY), and
+//! Ctrl+C (the first one stops after the current step, the second exits at once).
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use tether_agent::Executor;
 use tether_config::{Config, Workspace};
+use tether_core::looping::{Deps, LoopError};
 use tether_human::{Console, Desk};
 use tether_store::Store;
-use tether_store::{EventSink, Journal};
+use tether_store::{EventSink, Journal, RunCell, RunId};
 use tokio_util::sync::CancellationToken;
 
+use super::Ctx;
 use crate::cli::EventsFormat;
 use crate::exit::Exit;
+use crate::failure::Failure;
 use crate::sinks::{Jsonl, Progress};
 
+/// A loop the binary drives in the foreground: what differs between `tether ralph` and
+/// `tether run` around the shared [`drive`].
+pub trait Loop {
+    /// The run's parameters.
+    type Spec;
+    /// How a run ends.
+    type End;
+    /// Names the progress line (`ralph`, `run`).
+    const LABEL: &'static str;
+
+    /// The budget.
+    fn max_iterations(spec: &Self::Spec) -> Option<u32>;
+    /// How the line announcing a new run begins (`goal run`), and what it says after the run
+    /// id (the plan, the budget, ...).
+    fn banner(spec: &Self::Spec) -> (&'static str, String);
+    /// Starts a new run; `on_start` is told its id before the first iteration.
+    fn start(
+        deps: &Deps,
+        spec: Self::Spec,
+        interrupt: CancellationToken,
+        on_start: impl FnOnce(&RunId),
+    ) -> impl Future<Output = Result<(RunId, Self::End), LoopError>>;
+    /// Resumes a stopped run.
+    fn resume(
+        deps: &Deps,
+        run: &RunId,
+        interrupt: CancellationToken,
+    ) -> impl Future<Output = Result<Self::End, LoopError>>;
+    /// The closing line and the exit code.
+    fn report(ws: &Workspace, run: &RunId, end: &Self::End, began: Instant) -> (String, Exit);
+}
+
+/// Which run a foreground loop drives.
+pub enum Start<S> {
+    /// A new run with this spec.
+    New(S),
+    /// A stopped run, taken up again.
+    Resume(RunId),
+}
+
+/// What a loop runs with in this process: one store connection (with the loop's sinks) shared
+/// by the loop, the agent's tools and the human desk; the desk (the terminal when stdin and
+/// stderr are a person); and the executor asking there.
+pub struct Parts {
+    fg: Foreground,
+    deps: Deps,
+}
+
+impl Parts {
+    /// The parts of a loop `L` on `start` from `config`; `executor` builds the executor over
+    /// the store and the desk.
+    pub fn new<L: Loop>(
+        ws: &Workspace,
+        config: &Config,
+        start: &Start<L::Spec>,
+        events: Option<EventsFormat>,
+        executor: impl FnOnce(&Journal, &Desk) -> Result<Arc<dyn Executor>>,
+    ) -> Result<Parts> {
+        let max = match start {
+            Start::New(spec) => L::max_iterations(spec),
+            Start::Resume(_) => None,
+        };
+        let fg = Foreground::new(L::LABEL, max, events)?;
+        let journal = Journal::new(Store::open(ws.db_path())?, fg.sinks.clone())?;
+        let human = Desk::from_config(config, ws, journal.clone(), Console::detect());
+        let executor = executor(&journal, &human)?;
+        let deps = Deps {
+            ws: ws.clone(),
+            journal,
+            executor,
+            human,
+        };
+        Ok(Parts { fg, deps })
+    }
+}
+
+/// Drives the loop `L` in the foreground with `parts` to its end and reports it: on stdout,
+/// or on stderr when stdout carries `--events`. The run's id goes into `cell` (for the
+/// executor's `ask_human`) as soon as it is known.
+pub fn drive<L: Loop>(
+    ctx: &mut Ctx<'_>,
+    parts: Parts,
+    cell: &RunCell,
+    start: Start<L::Spec>,
+    events: Option<EventsFormat>,
+) -> Result<Exit> {
+    let Parts { fg, deps } = parts;
+    let describe = deps.executor.describe();
+    let began = Instant::now();
+    let set_cell = |run: &RunId| {
+        if let Ok(mut c) = cell.lock() {
+            *c = Some(run.clone());
+        }
+    };
+    let (run, end) = fg
+        .run(|interrupt| async {
+            match start {
+                Start::New(spec) => {
+                    let (what, banner) = L::banner(&spec);
+                    L::start(&deps, spec, interrupt, |run| {
+                        set_cell(run);
+                        eprintln!("{what} {run} · {banner} · {describe}");
+                    })
+                    .await
+                }
+                Start::Resume(run) => {
+                    set_cell(&run);
+                    eprintln!("resuming run {run} · {describe}");
+                    L::resume(&deps, &run, interrupt).await.map(|e| (run, e))
+                }
+            }
+        })
+        .map_err(|e| match e {
+            LoopError::Store(_) => anyhow::Error::new(e),
+            // Asking for something that cannot be done (the run ended, another process drives
+            // it, the plan needs fixing) is a usage error, not a failure of tether.
+            _ => Failure::usage(e),
+        })?;
+    let (line, exit) = L::report(&ctx.ws, &run, &end, began);
+    if events.is_some() {
+        eprintln!("{line}");
+    } else {
+        writeln!(ctx.out, "{line}")?;
+    }
+    Ok(exit)
+}
+
 /// A loop about to run in this process.
-pub struct Foreground {
+struct Foreground {
     runtime: tokio::runtime::Runtime,
     progress: Option<Arc<Progress>>,
     sinks: Vec<Arc<dyn EventSink>>,
@@ -26,7 +159,7 @@ pub struct Foreground {
 
 impl Foreground {
     /// Sets up for a `label` loop (`ralph`, `run`) with budget `max`.
-    pub fn new(label: &str, max: Option<u32>, events: Option<EventsFormat>) -> Result<Self> {
+    fn new(label: &str, max: Option<u32>, events: Option<EventsFormat>) -> Result<Self> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -46,16 +179,8 @@ impl Foreground {
         })
     }
 
-    /// The process's one store connection, with this loop's sinks attached, and the human desk
-    /// recording in it (the terminal when stdin and stderr are a person).
-    pub fn human_side(&self, ws: &Workspace, config: &Config) -> Result<(Journal, Desk)> {
-        let journal = Journal::new(Store::open(ws.db_path())?, self.sinks.clone())?;
-        let human = Desk::from_config(config, ws, journal.clone(), Console::detect());
-        Ok((journal, human))
-    }
-
     /// Runs the loop `body` to its end; it gets the token Ctrl+C cancels.
-    pub fn run<F: Future>(self, body: impl FnOnce(CancellationToken) -> F) -> F::Output {
+    fn run<F: Future>(self, body: impl FnOnce(CancellationToken) -> F) -> F::Output {
         let interrupt = CancellationToken::new();
         let progress = self.progress.clone();
         let out = self.runtime.block_on(async {

@@ -1,6 +1,7 @@
 //! One module per command. Each takes its parsed arguments, the context, and a writer for
 //! stdout, and returns how it ended.
 
+pub mod control;
 pub mod demo;
 pub mod foreground;
 pub mod goal;
@@ -9,8 +10,8 @@ pub mod init;
 pub mod mcp;
 pub mod plan;
 pub mod ralph;
+pub mod resume;
 pub mod run;
-pub mod runs;
 pub mod validate;
 
 use std::io::Write;

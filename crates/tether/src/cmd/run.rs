@@ -1,20 +1,18 @@
-//! `tether run` (and `tether resume` of a goal run): the goal loop in the foreground, and
-//! `tether say`.
+//! `tether run`: the goal loop in the foreground (a goal run is resumed by `tether resume`).
 
+use std::future::Future;
 use std::time::Instant;
 
 use anyhow::{Result, anyhow};
-use tether_config::Config;
-use tether_core::control::{self, Control};
-use tether_core::goal::{self, Deps, GoalEnd, GoalError, GoalSpec, RuleSettings};
+use tether_config::{Config, Workspace};
+use tether_core::goal::{self, Deps, GoalEnd, GoalSpec, LoopError, RuleSettings};
 use tether_core::ralph::MAX_ITERATIONS_CEILING;
-use tether_human::Desk;
-use tether_store::RunCell;
-use tether_store::{Journal, RunId, Store};
+use tether_store::{RunCell, RunId};
+use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
-use super::foreground::Foreground;
-use crate::cli::{EventsFormat, RunArgs, SayArgs};
+use super::foreground::{self, Loop, Parts, Start};
+use crate::cli::RunArgs;
 use crate::exit::Exit;
 use crate::failure::Failure;
 
@@ -41,33 +39,16 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
         config.human.threshold = t;
     }
     let spec = spec(&config, (max != 0).then_some(max), args.no_judge);
-    let fg = Foreground::new("run", spec.max_iterations, args.events)?;
     let cell = RunCell::default();
-    let (journal, human) = fg.human_side(&ctx.ws, &config)?;
-    let deps = deps(ctx, &config, (journal, human), &cell, args.no_judge)?;
+    let start = Start::New(spec);
+    let parts = Parts::new::<GoalLoop>(&ctx.ws, &config, &start, args.events, |journal, human| {
+        let (ws, env) = (&ctx.ws, ctx.env);
+        crate::executor::for_goal_loop(&config, ws, env, journal, human, &cell, args.no_judge)
+    })?;
     // Configuration problems first, so nobody is asked to approve contracts for a run that
     // cannot start.
     super::plan::ensure_approved(ctx, args.approve)?;
-    drive(ctx, fg, deps, &cell, Start::New(spec), args.events)
-}
-
-/// The loop's parts: the process's one store connection and its human desk, and the executor
-/// asking there.
-fn deps(
-    ctx: &Ctx<'_>,
-    config: &Config,
-    (journal, human): (Journal, Desk),
-    cell: &RunCell,
-    no_judge: bool,
-) -> Result<Deps> {
-    let executor =
-        crate::executor::for_goal_loop(config, &ctx.ws, ctx.env, &journal, &human, cell, no_judge)?;
-    Ok(Deps {
-        ws: ctx.ws.clone(),
-        journal,
-        executor,
-        human,
-    })
+    foreground::drive::<GoalLoop>(ctx, parts, &cell, start, args.events)
 }
 
 /// The run's spec from the configuration.
@@ -90,139 +71,86 @@ fn spec(config: &Config, max_iterations: Option<u32>, no_judge: bool) -> GoalSpe
     }
 }
 
-/// `tether resume` of a goal run.
-pub fn resume(ctx: &mut Ctx<'_>, run: RunId, events: Option<EventsFormat>) -> Result<Exit> {
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
-    let fg = Foreground::new("run", None, events)?;
-    let cell = RunCell::default();
-    let (journal, human) = fg.human_side(&ctx.ws, &loaded.config)?;
-    let record = journal.store().run(&run)?;
-    let no_judge = record
-        .spec
-        .get("no_judge")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false);
-    let deps = deps(ctx, &loaded.config, (journal, human), &cell, no_judge)?;
-    drive(ctx, fg, deps, &cell, Start::Resume(run), events)
-}
+/// The goal loop in the foreground.
+pub struct GoalLoop;
 
-enum Start {
-    New(GoalSpec),
-    Resume(RunId),
-}
+impl Loop for GoalLoop {
+    type Spec = GoalSpec;
+    type End = GoalEnd;
+    const LABEL: &'static str = "run";
 
-fn drive(
-    ctx: &mut Ctx<'_>,
-    fg: Foreground,
-    deps: Deps,
-    cell: &RunCell,
-    start: Start,
-    events: Option<EventsFormat>,
-) -> Result<Exit> {
-    let describe = deps.executor.describe();
-    let began = Instant::now();
-    let set_cell = |run: &RunId| {
-        if let Ok(mut c) = cell.lock() {
-            *c = Some(run.clone());
-        }
-    };
-    let (run, end) = fg
-        .run(|interrupt| async {
-            match start {
-                Start::New(spec) => {
-                    let (plan, max) = (spec.plan.clone(), spec.max_iterations);
-                    goal::start(&deps, spec, interrupt, |run| {
-                        set_cell(run);
-                        let budget = max.map_or_else(
-                            || "no limit".to_owned(),
-                            |m| format!("up to {m} iterations"),
-                        );
-                        eprintln!("goal run {run} · {plan} · {budget} · {describe}");
-                    })
-                    .await
-                }
-                Start::Resume(run) => {
-                    set_cell(&run);
-                    eprintln!("resuming run {run} · {describe}");
-                    goal::resume(&deps, &run, "cli", interrupt)
-                        .await
-                        .map(|e| (run, e))
-                }
+    fn max_iterations(spec: &GoalSpec) -> Option<u32> {
+        spec.max_iterations
+    }
+
+    fn banner(spec: &GoalSpec) -> (&'static str, String) {
+        let budget = spec.max_iterations.map_or_else(
+            || "no limit".to_owned(),
+            |m| format!("up to {m} iterations"),
+        );
+        ("goal run", format!("{} · {budget}", spec.plan))
+    }
+
+    fn start(
+        deps: &Deps,
+        spec: GoalSpec,
+        interrupt: CancellationToken,
+        on_start: impl FnOnce(&RunId),
+    ) -> impl Future<Output = Result<(RunId, GoalEnd), LoopError>> {
+        goal::start(deps, spec, interrupt, on_start)
+    }
+
+    fn resume(
+        deps: &Deps,
+        run: &RunId,
+        interrupt: CancellationToken,
+    ) -> impl Future<Output = Result<GoalEnd, LoopError>> {
+        goal::resume(deps, run, "cli", interrupt)
+    }
+
+    fn report(_: &Workspace, run: &RunId, end: &GoalEnd, began: Instant) -> (String, Exit) {
+        let resume = format!("continue with: tether resume {run}");
+        match end {
+            GoalEnd::AllDone {
+                iteration,
+                signed_off,
+            } => {
+                let goals = if signed_off.is_empty() {
+                    "no goal needed signing off".to_owned()
+                } else {
+                    format!("signed off: {}", signed_off.join(", "))
+                };
+                (
+                    format!(
+                        "all goals done: run {run} completed after {iteration} iteration(s) in {:.0?} · {goals}",
+                        began.elapsed()
+                    ),
+                    Exit::Done,
+                )
             }
-        })
-        .map_err(|e| match e {
-            GoalError::Store(_) => anyhow::Error::new(e),
-            _ => Failure::usage(e),
-        })?;
-    let line = report(&run, &end, began);
-    if events.is_some() {
-        eprintln!("{line}");
-    } else {
-        writeln!(ctx.out, "{line}")?;
-    }
-    Ok(exit(&end))
-}
-
-fn report(run: &RunId, end: &GoalEnd, began: Instant) -> String {
-    let resume = format!("continue with: tether resume {run}");
-    match end {
-        GoalEnd::AllDone {
-            iteration,
-            signed_off,
-        } => {
-            let goals = if signed_off.is_empty() {
-                "no goal needed signing off".to_owned()
-            } else {
-                format!("signed off: {}", signed_off.join(", "))
-            };
-            format!(
-                "all goals done: run {run} completed after {iteration} iteration(s) in {:.0?} · {goals}",
-                began.elapsed()
-            )
-        }
-        GoalEnd::BudgetSpent { iteration } => {
-            format!("budget spent after iteration {iteration}; {resume}")
-        }
-        GoalEnd::Blocked { rule, reason } => {
-            format!("run {run} blocked ({rule}): {reason}; {resume}")
-        }
-        GoalEnd::Paused { reason } => format!("run {run} paused: {reason}; {resume}"),
-        GoalEnd::Failed { iteration, error } => format!(
-            "stopped: iteration {iteration} was the last of several failures in a row: {error}"
-        ),
-        GoalEnd::Cancelled => format!("run {run} cancelled"),
-        GoalEnd::Interrupted => format!("run {run} interrupted; {resume}"),
-    }
-}
-
-fn exit(end: &GoalEnd) -> Exit {
-    match end {
-        GoalEnd::AllDone { .. } => Exit::Done,
-        GoalEnd::BudgetSpent { .. } => Exit::Budget,
-        GoalEnd::Blocked { .. } | GoalEnd::Paused { .. } => Exit::Paused,
-        GoalEnd::Failed { .. } => Exit::Error,
-        GoalEnd::Cancelled | GoalEnd::Interrupted => Exit::Interrupted,
-    }
-}
-
-/// `tether say`.
-pub fn say(ctx: &mut Ctx<'_>, args: &SayArgs) -> Result<Exit> {
-    let store = Store::open(ctx.ws.db_path())?;
-    let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
-    let by = std::env::var("USER").unwrap_or_else(|_| "user".to_owned());
-    match control::say(&store, &run, &args.message, &by)? {
-        Control::Unchanged(status) => Err(Failure::usage(anyhow!(
-            "run {} has ended ({}); a message can only go to a run that can continue",
-            run.id,
-            status.as_str()
-        ))),
-        _ => {
-            writeln!(
-                ctx.out,
-                "message queued for run {}: delivered at the start of its next iteration",
-                run.id
-            )?;
-            Ok(Exit::Done)
+            GoalEnd::BudgetSpent { iteration } => (
+                format!("budget spent after iteration {iteration}; {resume}"),
+                Exit::Budget,
+            ),
+            GoalEnd::Blocked { rule, reason } => (
+                format!("run {run} blocked ({rule}): {reason}; {resume}"),
+                Exit::Paused,
+            ),
+            GoalEnd::Paused { reason } => (
+                format!("run {run} paused: {reason}; {resume}"),
+                Exit::Paused,
+            ),
+            GoalEnd::Failed { iteration, error } => (
+                format!(
+                    "stopped: iteration {iteration} was the last of several failures in a row: {error}"
+                ),
+                Exit::Error,
+            ),
+            GoalEnd::Cancelled => (format!("run {run} cancelled"), Exit::Interrupted),
+            GoalEnd::Interrupted => (
+                format!("run {run} interrupted; {resume}"),
+                Exit::Interrupted,
+            ),
         }
     }
 }

@@ -101,7 +101,12 @@ fn a_verdict_quoting_text_that_is_not_in_the_file_is_a_reject() {
     let e = env(
         PLAN,
         Script::turns([fix_add(), complete("add"), Turn::text("Done.")]),
-        Script::turns([verdict("accept", "src/lib.rs", "a * b // multiplies", &[])]),
+        Script::turns([verdict(
+            "accept",
+            "src/lib.rs",
+            "    a * b // multiplies the numbers",
+            &[],
+        )]),
         "",
     );
     let out = e.run(&["run", "--approve", "--max-iterations", "1"]);
@@ -109,7 +114,12 @@ fn a_verdict_quoting_text_that_is_not_in_the_file_is_a_reject() {
     assert_eq!(e.status_of("add"), "active");
     let v = &e.verdicts("add")[0].decision;
     assert_eq!(v.verdict, Verdict::Reject);
-    assert!(v.reason.contains("a * b // multiplies"), "{}", v.reason);
+    assert!(
+        v.reason
+            .contains("\"a * b // multiplies the numbers\" is not a run of whole lines"),
+        "{}",
+        v.reason
+    );
 }
 
 #[test]
@@ -345,8 +355,18 @@ fn kill_9_mid_run_then_resume_neither_loses_nor_repeats_a_sign_off() {
     ]);
     let judge = Script::turns([
         Turn::tool("read", serde_json::json!({"path": "src/lib.rs"})),
-        verdict("accept", "src/lib.rs", "    a + b", &[]),
-        verdict("accept", "src/lib.rs", "    x * 2", &[]),
+        verdict(
+            "accept",
+            "src/lib.rs",
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a + b",
+            &[],
+        ),
+        verdict(
+            "accept",
+            "src/lib.rs",
+            "pub fn double(x: i32) -> i32 {\n    x * 2",
+            &[],
+        ),
     ]);
     let e = env(&plan, agent, judge, "");
     e.agent.fault_on(3, Fault::HoldBeforeHeaders);

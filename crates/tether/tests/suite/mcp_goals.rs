@@ -69,7 +69,7 @@ fn complete() -> serde_json::Value {
 fn the_goal_tools_are_listed_and_an_accept_signs_the_goal_off() {
     let rt = runtime();
     let verdict = json!({"verdict": "accept", "summary": "add adds",
-        "checks": [{"path": "src/lib.rs", "quote": "    a + b", "observation": "sums"}], "missing": []});
+        "checks": [{"path": "src/lib.rs", "quote": "pub fn add(a: i32, b: i32) -> i32 {\n    a + b", "observation": "sums"}], "missing": []});
     let judge = judge(&rt, vec![Turn::text(format!("```json\n{verdict}\n```"))]);
     let dir = tempfile::tempdir().unwrap();
     workspace(dir.path(), &judge, true);

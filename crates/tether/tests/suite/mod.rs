@@ -11,5 +11,6 @@ mod plan_approve;
 mod plan_mode;
 mod ralph_cli;
 mod ralph_model;
+mod ralph_say;
 mod resume_human;
 mod secrets;

@@ -33,6 +33,7 @@ fn accept(dir: &Path, goal: &str) {
             attempt: 1,
             verify_exit: Some(0),
             verdict: tether_store::Verdict::Accept,
+            kind: tether_store::VerdictKind::Accepted,
             reason: "checked".to_owned(),
             checks: serde_json::json!([]),
             missing: Vec::new(),

@@ -127,7 +127,7 @@ impl Env {
             .unwrap()
             .into_iter()
             .filter_map(|e| match e.event {
-                Some(tether_store::Event::RuleFired { rule, .. }) => Some(rule),
+                Some(tether_store::Event::RuleFired { rule, .. }) => Some(rule.to_string()),
                 _ => None,
             })
             .collect()
@@ -179,6 +179,11 @@ pub fn verdict(verdict: &str, path: &str, quote: &str, missing: &[&str]) -> Turn
 pub fn accepting_judge() -> Vec<Turn> {
     vec![
         Turn::tool("read", json!({"path": "src/lib.rs"})),
-        verdict("accept", "src/lib.rs", "    a + b", &[]),
+        verdict(
+            "accept",
+            "src/lib.rs",
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a + b",
+            &[],
+        ),
     ]
 }

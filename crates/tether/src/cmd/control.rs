@@ -1,13 +1,14 @@
-//! `tether status`, `tether pause`, `tether cancel`: a run seen and steered from any shell.
+//! `tether status`, `tether pause`, `tether cancel`, `tether say`: a run seen and steered from
+//! any shell while (or after) another process drives it.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::Result;
+use anyhow::{Result, anyhow};
 use tether_core::control::{self, Control, RunView};
 use tether_store::{Event, Store};
 
 use super::Ctx;
-use crate::cli::{RunArg, StatusArgs};
+use crate::cli::{RunArg, SayArgs, StatusArgs};
 use crate::exit::Exit;
 use crate::failure::Failure;
 
@@ -124,4 +125,26 @@ pub fn cancel(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
     };
     writeln!(ctx.out, "{line}")?;
     Ok(Exit::Done)
+}
+
+/// `tether say`.
+pub fn say(ctx: &mut Ctx<'_>, args: &SayArgs) -> Result<Exit> {
+    let store = Store::open(ctx.ws.db_path())?;
+    let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
+    let by = std::env::var("USER").unwrap_or_else(|_| "user".to_owned());
+    match control::say(&store, &run, &args.message, &by)? {
+        Control::Unchanged(status) => Err(Failure::usage(anyhow!(
+            "run {} has ended ({}); a message can only go to a run that can continue",
+            run.id,
+            status.as_str()
+        ))),
+        _ => {
+            writeln!(
+                ctx.out,
+                "message queued for run {}: delivered at the start of its next iteration",
+                run.id
+            )?;
+            Ok(Exit::Done)
+        }
+    }
 }

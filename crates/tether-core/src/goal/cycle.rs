@@ -1,0 +1,178 @@
+//! One goal-loop iteration as named steps around the driver's agent turn: **reconcile** the plan
+//! with the store, build the **prompt**, (the driver **runs** the turn), **observe** what the
+//! turn did, and **decide** with the rules what the next prompt owes and whether the run stops.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use tether_plan::PlanDoc;
+use tether_store::{Event, NewQuestion, Outcome, Rule, RunId};
+
+use super::observe::{fingerprint, text_hash};
+use super::rules::{Decision, Observation, Rules, Stop};
+use super::{Deps, GoalEnd, GoalSpec, LoopError};
+use crate::looping::{At, Limits, LoopKind, Next, Turn};
+use crate::prompts::Feedback;
+use crate::prompts::goal as prompt;
+use tether_plan::file as plan_file;
+
+/// The goal loop's memory within one process.
+pub(super) struct GoalLoop {
+    pub(super) spec: GoalSpec,
+    pub(super) plan_path: PathBuf,
+    rules: Rules,
+    /// Goals seen active during this run: the ones it must finish.
+    pub(super) goals: BTreeSet<String>,
+    /// The newest verdict already looked at.
+    pub(super) last_verdict: i64,
+    pub(super) signed_off: Vec<String>,
+    /// What the next prompt owes after the messages.
+    pub(super) owed: Vec<Feedback>,
+    /// The plan as this iteration's reconcile step left it, for its prompt.
+    plan: Option<PlanDoc>,
+    /// The workspace and plan fingerprints taken just before the turn.
+    before: (u64, u64),
+}
+
+impl GoalLoop {
+    pub(super) fn new(deps: &Deps, spec: GoalSpec, owed: Vec<Feedback>) -> Result<Self, LoopError> {
+        Ok(GoalLoop {
+            plan_path: deps.ws.root().join(&spec.plan),
+            rules: Rules::new(spec.rules),
+            goals: BTreeSet::new(),
+            last_verdict: deps.journal.store().last_verdict_id()?,
+            signed_off: Vec::new(),
+            owed,
+            plan: None,
+            before: (0, 0),
+            spec,
+        })
+    }
+
+    /// Observe: what the turn did — its tool calls, whether files and the plan changed, the
+    /// sign-off attempts recorded since the last look — as the rules judge it.
+    fn observe(&mut self, at: At<'_>, turn: Turn<'_>) -> Result<Decision, LoopError> {
+        let attempts = self.attempts(at)?;
+        let after = plan_file::read(&self.plan_path)?;
+        let (files_before, plan_before) = self.before;
+        let observation = Observation {
+            tool_calls: turn.tool_calls,
+            files_changed: fingerprint(at.deps.ws.root(), &self.plan_path) != files_before,
+            plan_changed: text_hash(after.text()) != plan_before,
+            attempts: &attempts,
+            plan: after.plan(),
+        };
+        Ok(self.rules.after_iteration(&observation))
+    }
+
+    /// Decide: record each fired rule, owe the next prompt the rules' feedback and what
+    /// iteration `n` said it did, and stop when a rule says so.
+    fn decide(
+        &mut self,
+        at: At<'_>,
+        n: u32,
+        turn: Turn<'_>,
+        decision: Decision,
+    ) -> Result<Next<GoalEnd>, LoopError> {
+        for (rule, reason) in &decision.fired {
+            at.deps.journal.append(
+                at.run,
+                &Event::RuleFired {
+                    rule: *rule,
+                    reason: reason.clone(),
+                },
+            )?;
+        }
+        self.owed = decision.feedback;
+        if !turn.summary.is_empty() {
+            self.owed.push(Feedback::Continuation {
+                n,
+                summary: turn.summary.to_owned(),
+            });
+        }
+        Ok(match decision.stop {
+            None => Next::Continue,
+            Some(Stop::Blocked { rule, reason }) => {
+                Next::Finish(Outcome::Blocked, GoalEnd::Blocked { rule, reason })
+            }
+            Some(Stop::Paused { rule, reason }) => {
+                if rule == Rule::JudgeUnavailable {
+                    tell_human_the_judge_is_down(at.deps, at.run, &reason)?;
+                }
+                Next::Pause(reason.clone(), GoalEnd::Paused { reason })
+            }
+        })
+    }
+}
+
+impl LoopKind for GoalLoop {
+    type End = GoalEnd;
+
+    fn limits(&self) -> Limits {
+        Limits {
+            max_iterations: self.spec.max_iterations,
+            max_consecutive_failures: self.spec.max_consecutive_failures,
+        }
+    }
+
+    /// Reconcile: the plan put right where the store knows better; the run is done when no
+    /// goal is left active.
+    fn before(&mut self, at: At<'_>, done: u32) -> Result<Next<GoalEnd>, LoopError> {
+        let doc = self.reconcile(at)?;
+        if doc.plan().active_goals().next().is_none() {
+            let end = GoalEnd::AllDone {
+                iteration: done,
+                signed_off: std::mem::take(&mut self.signed_off),
+            };
+            return Ok(Next::Finish(Outcome::Completed, end));
+        }
+        self.plan = Some(doc);
+        Ok(Next::Continue)
+    }
+
+    /// Prompt: the framing, the plan injection, then what is owed (messages first); the
+    /// workspace is fingerprinted so the observe step can tell what the turn changed.
+    fn prompt(&mut self, at: At<'_>, _: u32, mut owed: Vec<Feedback>) -> Result<String, LoopError> {
+        let doc = match self.plan.take() {
+            Some(doc) => doc,
+            None => super::run::read_valid(at.deps, &self.spec)?,
+        };
+        self.goals.extend(
+            doc.plan()
+                .active_goals()
+                .filter_map(|g| g.id().map(str::to_owned)),
+        );
+        owed.append(&mut self.owed);
+        let text = prompt::iteration(&self.spec.plan, doc.plan(), self.spec.threshold, &owed);
+        self.before = (
+            fingerprint(at.deps.ws.root(), &self.plan_path),
+            text_hash(doc.text()),
+        );
+        Ok(text)
+    }
+
+    /// Observe what the turn did, then decide.
+    fn after(&mut self, at: At<'_>, n: u32, turn: Turn<'_>) -> Result<Next<GoalEnd>, LoopError> {
+        let decision = self.observe(at, turn)?;
+        self.decide(at, n, turn, decision)
+    }
+}
+
+/// Leaves a question for the human (in `tether questions`, the dashboard) saying the run paused
+/// because the judge keeps failing. It is not tied to the run, so the run reads as paused, not
+/// waiting; answering it only acknowledges it.
+fn tell_human_the_judge_is_down(deps: &Deps, run: &RunId, reason: &str) -> Result<(), LoopError> {
+    let question = deps.journal.store().insert_question(&NewQuestion {
+        run_id: None,
+        thread_id: None,
+        question: format!(
+            "Run {run} paused: {reason}. Goals cannot be signed off until the judge answers. \
+             Check [judge] in tether.toml (endpoint, model, key, timeout_secs), then continue \
+             with `tether resume {run}`. (Answer this to acknowledge it.)"
+        ),
+        context: String::new(),
+        confidence: None,
+    })?;
+    tracing::warn!(question = %question.id, "the judge is unavailable; the run paused");
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! Sign-off attempts as the goal loop reads them from the store: the ones an iteration made
+//! (for the rules), and, on resume, the rejects the last iteration left owed to the next prompt.
+//! Each record's kind says what happened; nothing here reads the reason's wording.
+
+use tether_store::{Event, RunId, Seq, VerdictKind, VerdictRecord};
+
+use super::cycle::GoalLoop;
+use super::observe::text_hash;
+use super::rules::Attempt;
+use super::{Deps, GoalSpec, LoopError};
+use crate::looping::At;
+use crate::prompts::Feedback;
+
+impl GoalLoop {
+    /// The sign-off attempts recorded since the last look (whichever process made them: the
+    /// agent's tool, or `tether goal complete` from its shell).
+    pub(super) fn attempts(&mut self, at: At<'_>) -> Result<Vec<Attempt>, LoopError> {
+        let records = at
+            .deps
+            .journal
+            .store()
+            .verdicts_after(&self.spec.plan, self.last_verdict)?;
+        if let Some(last) = records.last() {
+            self.last_verdict = last.id;
+        }
+        for r in &records {
+            if r.decision.kind == VerdictKind::Accepted {
+                self.signed_off.push(r.decision.goal_id.clone());
+            }
+        }
+        Ok(records.iter().map(attempt).collect())
+    }
+}
+
+/// A recorded verdict as the rules see it.
+fn attempt(record: &VerdictRecord) -> Attempt {
+    let d = &record.decision;
+    Attempt {
+        goal: d.goal_id.clone(),
+        kind: d.kind,
+        failed_verify: (d.kind == VerdictKind::VerifyFailed).then(|| text_hash(&d.reason)),
+        reason: d.reason.clone(),
+        missing: d.missing.clone(),
+    }
+}
+
+/// What the run's last iteration left owed to the next prompt when the process stopped (the
+/// budget ran out, a pause, a kill): its rejected sign-offs and what it said it did.
+pub(super) fn owed_before_stop(
+    deps: &Deps,
+    run: &RunId,
+    spec: &GoalSpec,
+) -> Result<Vec<Feedback>, LoopError> {
+    let store = deps.journal.store();
+    let events = store.events(run, Seq(0), usize::MAX)?;
+    let Some(start) = events
+        .iter()
+        .rposition(|e| matches!(e.event, Some(Event::IterationStarted { .. })))
+    else {
+        return Ok(Vec::new());
+    };
+    let since = events[start].at_ms;
+    let mut owed: Vec<Feedback> = store
+        .verdicts_after(&spec.plan, 0)?
+        .iter()
+        .filter(|v| v.decision.run_id.as_ref() == Some(run) && v.created_at_ms >= since)
+        .map(attempt)
+        .filter(|a| a.kind != VerdictKind::Accepted)
+        .map(|a| Feedback::Rejected {
+            goal: a.goal,
+            reason: a.reason,
+            missing: a.missing,
+        })
+        .collect();
+    if let Some(Event::IterationCompleted { n, summary }) =
+        events[start..].iter().find_map(|e| match &e.event {
+            Some(ev @ Event::IterationCompleted { .. }) => Some(ev.clone()),
+            _ => None,
+        })
+        && !summary.is_empty()
+    {
+        owed.push(Feedback::Continuation { n, summary });
+    }
+    Ok(owed)
+}

@@ -1,0 +1,267 @@
+//! The one loop driver: the iteration skeleton every loop runs, with a [`LoopKind`] supplying
+//! what differs. Each iteration:
+//!
+//! 1. **Boundary** — a recorded cancel ends the run, a pause request pauses it, Ctrl+C
+//!    interrupts it; then the loop's own check ([`LoopKind::before`]); then the budget.
+//! 2. **Prompt** — messages queued with `tether say` are taken (and recorded as delivered) and
+//!    handed to [`LoopKind::prompt`], which puts them first in what the prompt owes the agent.
+//! 3. **Turn** — `iteration_started`, the agent's turn with its tool calls recorded and a
+//!    watcher turning a `tether cancel` from another shell into the turn's cancellation.
+//! 4. **Outcome** — a completed turn is recorded and given to [`LoopKind::after`]; a cancelled
+//!    turn ends the run (cancelled if the store says so, else interrupted); a failed one is
+//!    recorded and counted, and too many in a row end the run.
+//!
+//! Every step is a journal event, so a run can be paused, cancelled, killed and resumed; the
+//! store, not the process, says where a run stands.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tether_agent::{ExecError, TurnRequest};
+use tether_store::{Event, Outcome, RunId, RunKind, RunState};
+use tokio_util::sync::CancellationToken;
+
+use super::kind::{At, LoopKind, Next, Stopped, Turn};
+use super::recorder::{Recorder, chain, summary};
+use super::{Deps, LoopError, await_interrupted, open_new, reopen, watch_for_cancel};
+use crate::prompts::Feedback;
+
+/// Creates a run of `run_kind` with `spec`, tells `on_start` its id (so the caller can print
+/// it), and drives it with `kind` to its end.
+pub async fn start<K: LoopKind>(
+    deps: &Deps,
+    run_kind: RunKind,
+    spec: &impl Serialize,
+    mut kind: K,
+    interrupt: CancellationToken,
+    on_start: impl FnOnce(&RunId),
+) -> Result<(RunId, K::End), LoopError> {
+    let (run, lock) = open_new(&deps.ws, &deps.journal, run_kind, spec)?;
+    on_start(&run);
+    let end = drive(deps, &run, &mut kind, interrupt).await?;
+    drop(lock);
+    Ok((run, end))
+}
+
+/// Takes a stopped run of `run_kind` up again (see [`reopen`]), waits for the answers to the
+/// questions its interrupted iteration left pending, then drives it with the loop `kind` makes
+/// from its spec and those answers.
+pub async fn resume<S: DeserializeOwned, K: LoopKind>(
+    deps: &Deps,
+    run: &RunId,
+    run_kind: RunKind,
+    by: &str,
+    interrupt: CancellationToken,
+    kind: impl FnOnce(S, Vec<(String, String)>) -> Result<K, LoopError>,
+) -> Result<K::End, LoopError> {
+    let (lock, spec) = reopen(&deps.ws, &deps.journal, run, run_kind, by)?;
+    let Some(answers) = await_interrupted(&deps.human, &deps.journal, run, &interrupt).await?
+    else {
+        finish(deps, run, Outcome::Interrupted).await?;
+        return Ok(Stopped::Interrupted.into());
+    };
+    let mut kind = kind(spec, answers)?;
+    let end = drive(deps, run, &mut kind, interrupt).await?;
+    drop(lock);
+    Ok(end)
+}
+
+/// Drives `run` with `kind` until it ends or stops.
+pub async fn drive<K: LoopKind>(
+    deps: &Deps,
+    run: &RunId,
+    kind: &mut K,
+    interrupt: CancellationToken,
+) -> Result<K::End, LoopError> {
+    let at = At { deps, run };
+    let limits = kind.limits();
+    loop {
+        let state = deps.journal.state(run)?;
+        if let Some(stopped) = boundary(at, &state, &interrupt).await? {
+            return Ok(stopped.into());
+        }
+        if let Some(end) = settle(at, kind.before(at, state.iteration)?).await? {
+            return Ok(end);
+        }
+        if let Some(max) = limits.max_iterations
+            && state.budget_used() >= max
+        {
+            finish(deps, run, Outcome::BudgetExhausted).await?;
+            return Ok(Stopped::BudgetSpent {
+                iteration: state.iteration,
+            }
+            .into());
+        }
+        let n = state.iteration + 1;
+        let owed = messages(at, &state, n)?;
+        let prompt = kind.prompt(at, n, owed)?;
+        let next = match run_turn(at, n, prompt, &interrupt).await? {
+            Ran::Completed {
+                final_message,
+                tool_calls,
+            } => {
+                let summary = summary(&final_message);
+                deps.journal.append(
+                    run,
+                    &Event::IterationCompleted {
+                        n,
+                        summary: summary.clone(),
+                    },
+                )?;
+                let turn = Turn {
+                    final_message: &final_message,
+                    summary: &summary,
+                    tool_calls,
+                };
+                kind.after(at, n, turn)?
+            }
+            Ran::Failed(error) => {
+                deps.journal.append(
+                    run,
+                    &Event::IterationFailed {
+                        n,
+                        error: error.clone(),
+                    },
+                )?;
+                let failures = deps.journal.state(run)?.consecutive_failures;
+                if failures >= limits.max_consecutive_failures {
+                    finish(deps, run, Outcome::Failed).await?;
+                    return Ok(Stopped::Failed {
+                        iteration: n,
+                        error,
+                    }
+                    .into());
+                }
+                Next::Continue
+            }
+            Ran::Stopped(stopped) => return Ok(stopped.into()),
+        };
+        if let Some(end) = settle(at, next).await? {
+            return Ok(end);
+        }
+    }
+}
+
+/// The checks at an iteration boundary: a recorded cancel, a pause request, Ctrl+C.
+async fn boundary(
+    at: At<'_>,
+    state: &RunState,
+    interrupt: &CancellationToken,
+) -> Result<Option<Stopped>, LoopError> {
+    if state.cancel_requested.is_some() {
+        finish(at.deps, at.run, Outcome::Cancelled).await?;
+        return Ok(Some(Stopped::Cancelled));
+    }
+    if let Some(by) = &state.pause_requested {
+        let reason = format!("paused by {by}");
+        at.deps.journal.append(
+            at.run,
+            &Event::Paused {
+                reason: reason.clone(),
+            },
+        )?;
+        return Ok(Some(Stopped::Paused { reason }));
+    }
+    if interrupt.is_cancelled() {
+        finish(at.deps, at.run, Outcome::Interrupted).await?;
+        return Ok(Some(Stopped::Interrupted));
+    }
+    Ok(None)
+}
+
+/// Records the ending a loop decided on, if it decided on one.
+async fn settle<E>(at: At<'_>, next: Next<E>) -> Result<Option<E>, LoopError> {
+    match next {
+        Next::Continue => Ok(None),
+        Next::Finish(outcome, end) => {
+            finish(at.deps, at.run, outcome).await?;
+            Ok(Some(end))
+        }
+        Next::Pause(reason, end) => {
+            at.deps.journal.append(at.run, &Event::Paused { reason })?;
+            Ok(Some(end))
+        }
+    }
+}
+
+/// The messages queued for the run (`tether say`), taken for iteration `n`'s prompt and
+/// recorded as delivered. The state read at the boundary says whether any wait, so an iteration
+/// without messages costs no write.
+fn messages(at: At<'_>, state: &RunState, n: u32) -> Result<Vec<Feedback>, LoopError> {
+    if state.queued_messages.is_empty() {
+        return Ok(Vec::new());
+    }
+    let messages = at.deps.journal.store().deliver_messages(at.run, n)?;
+    Ok(messages
+        .into_iter()
+        .map(|m| Feedback::Message {
+            by: m.by,
+            text: m.text,
+        })
+        .collect())
+}
+
+/// How an agent turn went.
+enum Ran {
+    Completed {
+        final_message: String,
+        tool_calls: u32,
+    },
+    Failed(String),
+    Stopped(Stopped),
+}
+
+/// Iteration `n`'s turn: recorded as started, watched for `tether cancel`, its tool calls
+/// recorded; a cancelled turn ends the run here.
+async fn run_turn(
+    at: At<'_>,
+    n: u32,
+    prompt: String,
+    interrupt: &CancellationToken,
+) -> Result<Ran, LoopError> {
+    let At { deps, run } = at;
+    deps.journal.append(run, &Event::IterationStarted { n })?;
+    let turn_cancel = interrupt.child_token();
+    let watcher = tokio::spawn(watch_for_cancel(
+        deps.journal.clone(),
+        run.clone(),
+        turn_cancel.clone(),
+    ));
+    let request = TurnRequest {
+        iteration: n,
+        prompt,
+        transcript: deps
+            .ws
+            .runs_dir()
+            .join(run.to_string())
+            .join(format!("iteration-{n:04}.jsonl")),
+    };
+    let recorder = Recorder::new(&deps.journal, run, n);
+    let result = deps
+        .executor
+        .run_turn(request, &recorder, turn_cancel)
+        .await;
+    watcher.abort();
+    match result {
+        Ok(outcome) => Ok(Ran::Completed {
+            final_message: outcome.final_message,
+            tool_calls: recorder.tool_calls(),
+        }),
+        Err(ExecError::Cancelled) => {
+            // The store is the judge of why: a recorded cancel request wins over Ctrl+C.
+            if deps.journal.state(run)?.cancel_requested.is_some() {
+                finish(deps, run, Outcome::Cancelled).await?;
+                return Ok(Ran::Stopped(Stopped::Cancelled));
+            }
+            finish(deps, run, Outcome::Interrupted).await?;
+            Ok(Ran::Stopped(Stopped::Interrupted))
+        }
+        Err(e) => Ok(Ran::Failed(chain(&e))),
+    }
+}
+
+/// Records that the run ended with `outcome`, and tells the human side's channels.
+async fn finish(deps: &Deps, run: &RunId, outcome: Outcome) -> Result<(), LoopError> {
+    deps.journal.append(run, &Event::RunFinished { outcome })?;
+    deps.human.run_ended(run, outcome).await;
+    Ok(())
+}

@@ -1,0 +1,63 @@
+//! The one error type of both loops: what stops a loop from running at all (as opposed to how a
+//! run ends, which is the loop's `End`).
+
+use tether_plan::file::PlanFileError;
+use tether_store::{RunId, RunKind, RunStatus, StoreError};
+
+use crate::run_lock::LockError;
+
+/// The loop could not run. Every variant but [`LoopError::Store`] is the caller's to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum LoopError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Another process drives the run.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The plan file could not be read or patched.
+    #[error(transparent)]
+    Plan(#[from] PlanFileError),
+    /// The plan does not parse; fix it first.
+    #[error("{0}")]
+    PlanInvalid(String),
+    /// Nothing to work on.
+    #[error(
+        "{plan} has no active goal; set `status: active` on the goals to work on{}",
+        if open.is_empty() { String::new() } else { format!(" (open: {})", open.join(", ")) }
+    )]
+    NoActiveGoals {
+        /// The plan file.
+        plan: String,
+        /// The ids of the open goals.
+        open: Vec<String>,
+    },
+    /// The run is of another kind than the loop resuming it, or its stored spec is damaged.
+    #[error("run {run} is not a {} this tether can resume: {detail}", loop_name(*expected))]
+    NotThisKind {
+        /// The run.
+        run: RunId,
+        /// The kind of loop that tried to resume it.
+        expected: RunKind,
+        /// Why.
+        detail: String,
+    },
+    /// The run already ended; there is nothing to resume.
+    #[error("run {run} has already ended ({status}); start a new one")]
+    Ended {
+        /// The run.
+        run: RunId,
+        /// How it ended.
+        status: RunStatus,
+    },
+}
+
+/// How messages name a loop.
+fn loop_name(kind: RunKind) -> &'static str {
+    match kind {
+        RunKind::Ralph => "Ralph loop",
+        RunKind::Goal => "goal loop",
+        RunKind::Plan => "plan-mode run",
+        RunKind::Ask => "question",
+    }
+}

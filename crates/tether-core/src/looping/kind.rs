@@ -1,0 +1,99 @@
+//! What a loop supplies to the driver ([`super::drive`]): the prompt of each iteration and what
+//! to do with its outcome. Everything else — the checks at each iteration boundary, the budget,
+//! the journal events, the agent turn, its errors, finishing the run — is the driver's, and so
+//! the same for every loop.
+
+use tether_store::{Outcome, RunId};
+
+use super::{Deps, LoopError};
+use crate::prompts::Feedback;
+
+/// A loop's limits, from its spec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The budget; `None` is unlimited.
+    pub max_iterations: Option<u32>,
+    /// Failed iterations in a row that stop the run.
+    pub max_consecutive_failures: u32,
+}
+
+/// The run a loop works on, handed to each of its steps.
+#[derive(Clone, Copy)]
+pub struct At<'a> {
+    /// What the loop runs with.
+    pub deps: &'a Deps,
+    /// The run.
+    pub run: &'a RunId,
+}
+
+/// An agent turn that completed, as the loop sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Turn<'a> {
+    /// The agent's final message.
+    pub final_message: &'a str,
+    /// Its first line, shortened, as recorded in the journal.
+    pub summary: &'a str,
+    /// The tool calls the agent made.
+    pub tool_calls: u32,
+}
+
+/// How a run stops in the ways every loop shares. A loop's `End` is built from these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stopped {
+    /// `tether cancel` stopped it.
+    Cancelled,
+    /// Ctrl+C stopped it; `tether resume` continues.
+    Interrupted,
+    /// `tether pause` stopped it at an iteration boundary.
+    Paused {
+        /// Why.
+        reason: String,
+    },
+    /// The budget was spent.
+    BudgetSpent {
+        /// The last iteration run.
+        iteration: u32,
+    },
+    /// Too many iterations failed in a row.
+    Failed {
+        /// The last iteration run.
+        iteration: u32,
+        /// The last error.
+        error: String,
+    },
+}
+
+/// What a loop decides at one of its steps; the driver records the ending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Next<E> {
+    /// Go on to the next step.
+    Continue,
+    /// The run ends with `Outcome` (recorded as `run_finished`).
+    Finish(Outcome, E),
+    /// The run pauses for a human, for the reason given (recorded as `paused`).
+    Pause(String, E),
+}
+
+/// One kind of loop (Ralph, goal): what differs between loops.
+pub trait LoopKind {
+    /// How the loop ends.
+    type End: From<Stopped>;
+
+    /// The budget and the failure limit.
+    fn limits(&self) -> Limits;
+
+    /// At each iteration boundary, after the pause, cancel and Ctrl+C checks and before the
+    /// budget's: `done` iterations are behind. The goal loop reconciles the plan with the store
+    /// here and ends the run when no goal is left.
+    fn before(&mut self, at: At<'_>, done: u32) -> Result<Next<Self::End>, LoopError> {
+        let _ = (at, done);
+        Ok(Next::Continue)
+    }
+
+    /// The prompt of iteration `n`. `owed` is what the driver owes the agent first: the
+    /// messages a person sent (`tether say`), already recorded as delivered.
+    fn prompt(&mut self, at: At<'_>, n: u32, owed: Vec<Feedback>) -> Result<String, LoopError>;
+
+    /// After iteration `n`'s turn completed (and was recorded): go on or end.
+    fn after(&mut self, at: At<'_>, n: u32, turn: Turn<'_>) -> Result<Next<Self::End>, LoopError>;
+}

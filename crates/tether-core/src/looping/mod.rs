@@ -1,0 +1,46 @@
+//! What every loop (Ralph, goal) shares: one driver running the iteration skeleton
+//! ([`drive`], with [`start`] and [`resume`] around it), the [`LoopKind`] a loop implements to
+//! say what differs, and the jobs around one agent turn — recording it ([`Recorder`]),
+//! noticing `tether cancel` from another shell ([`watch_for_cancel`]), taking a run into this
+//! process under its lock ([`open_new`], [`reopen`]), and, on resume, waiting for the questions
+//! an interrupted turn left pending ([`await_interrupted`]).
+//!
+//! Keeping these in one place is what makes the loops behave the same way under pause, cancel,
+//! Ctrl+C, kill -9 and `tether say`.
+
+mod cancel;
+mod driver;
+mod error;
+mod interrupted;
+mod kind;
+mod open;
+mod recorder;
+
+use std::sync::Arc;
+
+use tether_agent::Executor;
+use tether_config::Workspace;
+use tether_human::Desk;
+use tether_store::Journal;
+
+pub use cancel::watch_for_cancel;
+pub use driver::{drive, resume, start};
+pub use error::LoopError;
+pub use interrupted::{await_interrupted, interrupted_questions};
+pub use kind::{At, Limits, LoopKind, Next, Stopped, Turn};
+pub use open::{lock_path, open_new, reopen};
+pub use recorder::{Recorder, chain, summary};
+
+/// What a loop needs.
+#[derive(Clone)]
+pub struct Deps {
+    /// The workspace.
+    pub ws: Workspace,
+    /// The store, with sinks.
+    pub journal: Journal,
+    /// Who does the work.
+    pub executor: Arc<dyn Executor>,
+    /// The human side: waits again for the questions a killed run left pending, and hears
+    /// that a run ended.
+    pub human: Desk,
+}

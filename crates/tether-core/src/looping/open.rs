@@ -1,0 +1,71 @@
+//! Taking a run into this process: creating a new one, or taking a stopped one up again, each
+//! under the run's lock so that only one process ever drives a run.
+
+use std::path::PathBuf;
+
+use tether_config::Workspace;
+use tether_store::{Event, Journal, RunId, RunKind, RunStatus, StoreError};
+
+use super::LoopError;
+use crate::run_lock::RunLock;
+
+/// `.tether/runs/<run>/lock`.
+pub fn lock_path(ws: &Workspace, run: &RunId) -> PathBuf {
+    ws.runs_dir().join(run.to_string()).join("lock")
+}
+
+/// Creates a run of `kind` with `spec` (stored as JSON) and locks it for this process. The lock
+/// is held until the returned [`RunLock`] is dropped.
+pub fn open_new<S: serde::Serialize>(
+    ws: &Workspace,
+    journal: &Journal,
+    kind: RunKind,
+    spec: &S,
+) -> Result<(RunId, RunLock), LoopError> {
+    let spec = serde_json::to_value(spec).map_err(StoreError::from)?;
+    let run = journal.store().create_run(kind, ws.root(), &spec)?;
+    let lock = RunLock::acquire(&lock_path(ws, &run))?;
+    Ok((run, lock))
+}
+
+/// Takes a stopped run of `kind` up again for `by`: locks it, checks its kind and that it has
+/// not ended, decodes its spec, and records `resumed` (resetting the budget when it was spent).
+/// The lock is held until the returned [`RunLock`] is dropped.
+pub fn reopen<S: serde::de::DeserializeOwned>(
+    ws: &Workspace,
+    journal: &Journal,
+    run: &RunId,
+    kind: RunKind,
+    by: &str,
+) -> Result<(RunLock, S), LoopError> {
+    let lock = RunLock::acquire(&lock_path(ws, run))?;
+    let record = journal.store().run(run)?;
+    let not_this = |detail: String| LoopError::NotThisKind {
+        run: run.clone(),
+        expected: kind,
+        detail,
+    };
+    if record.kind != kind {
+        return Err(not_this(format!("it is a {} run", record.kind.as_str())));
+    }
+    let spec: S =
+        serde_json::from_value(record.spec.clone()).map_err(|e| not_this(e.to_string()))?;
+    let status = record.state.status;
+    if matches!(
+        status,
+        RunStatus::Completed | RunStatus::Cancelled | RunStatus::Failed
+    ) {
+        return Err(LoopError::Ended {
+            run: run.clone(),
+            status,
+        });
+    }
+    journal.append(
+        run,
+        &Event::Resumed {
+            by: by.to_owned(),
+            reset_budget: status == RunStatus::BudgetExhausted,
+        },
+    )?;
+    Ok((lock, spec))
+}
