@@ -6,6 +6,7 @@ use tether_human::broker::answer;
 use tether_human::{BrokerError, Console, Desk};
 use tether_store::{AnswerOutcome, Question, QuestionId, QuestionStatus, Store, StoreError};
 use tether_store::{Journal, NewQuestion};
+use tokio::signal::unix::SignalKind;
 use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
@@ -38,22 +39,23 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
         thread_id: args.thread.clone(),
     };
     let result = runtime.block_on(async {
+        // Listening before the question is stored, so a Ctrl+C at any moment after it leaves
+        // the question pending.
+        let mut interrupt = tokio::signal::unix::signal(SignalKind::interrupt())?;
         let c = cancel.clone();
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
+            if interrupt.recv().await.is_some() {
                 c.cancel();
             }
         });
-        human
-            .broker()
-            .ask_with(question, cancel.clone(), |q| {
-                eprintln!(
-                    "waiting for a human: answer with `tether answer {} \"…\"`",
-                    q.id
-                );
-            })
-            .await
-    });
+        let asked = human.broker().ask_with(question, cancel.clone(), |q| {
+            eprintln!(
+                "waiting for a human: answer with `tether answer {} \"…\"`",
+                q.id
+            );
+        });
+        Ok::<_, std::io::Error>(asked.await)
+    })?;
     match result {
         Ok(a) => {
             if args.json {
