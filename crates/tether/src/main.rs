@@ -37,7 +37,10 @@ fn main() -> ExitCode {
                 Exit::Error
             };
             let mut err = io::stderr().lock();
-            let _ = writeln!(err, "error: {e:#}");
+            // Errors quote goal ids, plan lines and tool output: shown with their control
+            // characters escaped.
+            let message = format!("{e:#}");
+            let _ = writeln!(err, "error: {}", tether_human::visible::visible(&message));
             code.into()
         }
     }

@@ -142,6 +142,8 @@ pub fn drive<L: Loop>(
             _ => Failure::usage(e),
         })?;
     let (line, exit) = L::report(&ctx.ws, &run, &end, began);
+    // The ending quotes the agent (its error, a rule's reason).
+    let line = tether_human::visible::visible(&line);
     if events.is_some() {
         eprintln!("{line}");
     } else {

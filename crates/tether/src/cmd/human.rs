@@ -3,6 +3,7 @@
 
 use anyhow::{Result, anyhow};
 use tether_human::broker::answer;
+use tether_human::visible::visible;
 use tether_human::{BrokerError, Console, Desk};
 use tether_store::{AnswerOutcome, Question, QuestionId, QuestionStatus, Store, StoreError};
 use tether_store::{Journal, NewQuestion};
@@ -62,7 +63,7 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
                 serde_json::to_writer_pretty(&mut *ctx.out, &a)?;
                 writeln!(ctx.out)?;
             } else {
-                writeln!(ctx.out, "{}", a.text)?;
+                writeln!(ctx.out, "{}", visible(&a.text))?;
             }
             Ok(Exit::Done)
         }
@@ -82,6 +83,11 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
             args.id
         ))
     })?;
+    if args.text.trim().is_empty() {
+        return Err(Failure::usage(anyhow!(
+            "the answer is empty; give the text the agent should read (tether answer {id} \"…\")"
+        )));
+    }
     let store = Store::open(ctx.ws.db_path())?;
     let responder = args
         .responder
@@ -106,7 +112,9 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
             ..
         }) => {
             eprintln!(
-                "{id} was already answered on {by_channel} by {responder}; your answer was not used"
+                "{id} was already answered on {} by {}; your answer was not used",
+                visible(&by_channel),
+                visible(&responder)
             );
             Ok(Exit::Error)
         }
@@ -129,7 +137,7 @@ fn line(q: &Question) -> String {
         .run_id
         .as_ref()
         .map_or_else(String::new, |r| format!(" [run {r}]"));
-    format!("{}{run}: {}{confidence}", q.id, q.question)
+    format!("{}{run}: {}{confidence}", q.id, visible(&q.question))
 }
 
 /// `tether questions`.
@@ -150,7 +158,7 @@ pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
             writeln!(
                 ctx.out,
                 "    context: {}",
-                q.context.replace('\n', "\n             ")
+                visible(&q.context).replace('\n', "\n             ")
             )?;
         }
         writeln!(ctx.out, "    answer:  tether answer {} \"…\"", q.id)?;
@@ -176,9 +184,9 @@ pub fn history(ctx: &mut Ctx<'_>, args: &HistoryArgs) -> Result<Exit> {
             QuestionStatus::Answered => writeln!(
                 ctx.out,
                 "    → {} — {} via {}",
-                q.answer.as_deref().unwrap_or(""),
-                q.responder.as_deref().unwrap_or("?"),
-                q.channel.as_deref().unwrap_or("?")
+                visible(q.answer.as_deref().unwrap_or("")),
+                visible(q.responder.as_deref().unwrap_or("?")),
+                visible(q.channel.as_deref().unwrap_or("?"))
             )?,
             QuestionStatus::Pending => writeln!(ctx.out, "    → (waiting)")?,
             QuestionStatus::Cancelled => writeln!(ctx.out, "    → (withdrawn)")?,

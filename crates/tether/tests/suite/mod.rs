@@ -1,5 +1,6 @@
 mod ask_cli;
 mod cli;
+mod control_chars;
 mod goal_cli;
 mod goal_run;
 mod human_misconfig;
