@@ -60,7 +60,7 @@ pub fn load(workspace_root: &Path, env: &dyn Env) -> Result<Loaded, ConfigError>
                 warnings,
             })
         }
-        Err(source) => Err(ConfigError::Io { path, source }),
+        Err(cause) => Err(ConfigError::Io { path, cause }),
     }
 }
 

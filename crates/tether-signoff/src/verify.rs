@@ -98,10 +98,10 @@ pub(crate) async fn run(
     log_display: String,
     cancel: &CancellationToken,
 ) -> Result<VerifyResult, SignoffError> {
-    let io_err = |source| SignoffError::Io {
+    let io_err = |cause| SignoffError::Io {
         what: "writing the verify log",
         path: log.to_owned(),
-        source,
+        cause,
     };
     if let Some(dir) = log.parent() {
         fs::create_dir_all(dir).map_err(io_err)?;
@@ -120,9 +120,9 @@ pub(crate) async fn run(
     };
     let run = run_shell_tee(&spec, cancel, &mut tee)
         .await
-        .map_err(|source| SignoffError::VerifyStart {
+        .map_err(|cause| SignoffError::VerifyStart {
             command: command.to_owned(),
-            source,
+            cause,
         })?;
     let (exit_code, signal, timed_out) = match run.end {
         ShellEnd::Exited(code) => (Some(code), None, false),

@@ -109,3 +109,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         io_kind == Some(io::ErrorKind::BrokenPipe)
     })
 }
+
+#[cfg(test)]
+#[path = "error_chain_tests.rs"]
+mod error_chain_tests;
