@@ -10,7 +10,7 @@ use toml::de::DeTable;
 
 use crate::env::{Env, non_empty};
 use crate::reader::Reader;
-use crate::{Config, ConfigError, Problem, checks, schema};
+use crate::{Config, ConfigError, Problem, checks, schema, syntax};
 
 /// The file name looked for at the workspace root.
 pub const FILE_NAME: &str = "tether.toml";
@@ -107,22 +107,7 @@ fn check_with_warnings(
         // Checking a half-parsed document would report problems that are not there.
         let problems = errors
             .iter()
-            .map(|err| {
-                let (line, column) = match err.span() {
-                    Some(span) => {
-                        let (line, column) = reader.line_col(text, span.start);
-                        (Some(line), Some(column))
-                    }
-                    None => (None, None),
-                };
-                Problem {
-                    file: file.to_path_buf(),
-                    line,
-                    column,
-                    key: String::new(),
-                    message: format!("syntax error: {}", err.message()),
-                }
-            })
+            .map(|err| syntax::problem(text, file, &reader, err))
             .collect();
         return (Err(problems), Vec::new());
     }
