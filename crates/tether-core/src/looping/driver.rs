@@ -65,8 +65,37 @@ pub async fn resume<S: DeserializeOwned, K: LoopKind>(
     Ok(end)
 }
 
-/// Drives `run` with `kind` until it ends or stops.
+/// Drives `run` with `kind` until it ends or stops. A run stopped by an error that is the
+/// person's to fix (the agent broke the plan) is recorded as paused with the reason, so
+/// `tether status` says why it stopped and `tether resume` continues once it is fixed.
 pub async fn drive<K: LoopKind>(
+    deps: &Deps,
+    run: &RunId,
+    kind: &mut K,
+    interrupt: CancellationToken,
+) -> Result<K::End, LoopError> {
+    let result = iterate(deps, run, kind, interrupt).await;
+    if let Err(e) = &result {
+        record_stop(deps, run, e);
+    }
+    result
+}
+
+/// Records why the run stopped on `e`, when the person can fix it; a store that fails cannot
+/// record anything, and the other errors happen before a run is driven.
+fn record_stop(deps: &Deps, run: &RunId, e: &LoopError) {
+    let reason = match e {
+        LoopError::PlanInvalid(detail) => format!("stopped: the plan no longer parses: {detail}"),
+        LoopError::Plan(_) | LoopError::NoActiveGoals { .. } => format!("stopped: {e}"),
+        _ => return,
+    };
+    if let Err(err) = deps.journal.append(run, &Event::Paused { reason }) {
+        tracing::warn!(error = %err, "could not record why the run stopped");
+    }
+}
+
+/// The iterations of [`drive`].
+async fn iterate<K: LoopKind>(
     deps: &Deps,
     run: &RunId,
     kind: &mut K,
