@@ -1,5 +1,6 @@
 mod ask_cli;
 mod cli;
+mod cli_errors;
 mod control_chars;
 mod goal_cli;
 mod goal_run;
