@@ -149,6 +149,13 @@ impl Broker {
         if let Some(answer) = settled(&question)? {
             return Ok(answer);
         }
+        {
+            // Someone waits for it again: it is no longer "nobody is waiting".
+            let store = self.journal.store();
+            if store.abandoned(&question)?.is_some() {
+                store.await_question(id)?;
+            }
+        }
         let stop = cancel.child_token();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, ChannelAnswer)>();
         let mut offers = Vec::new();

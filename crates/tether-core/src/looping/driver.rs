@@ -212,21 +212,33 @@ async fn settle<E>(at: At<'_>, next: Next<E>) -> Result<Option<E>, LoopError> {
     }
 }
 
-/// The messages queued for the run (`tether say`), taken for iteration `n`'s prompt and
-/// recorded as delivered. The state read at the boundary says whether any wait, so an iteration
-/// without messages costs no write.
+/// What the run owes iteration `n`'s prompt besides the loop's own feedback — the messages
+/// queued with `tether say`, and the answers to questions whose asker had stopped waiting (an
+/// MCP client that timed out) — taken and recorded as delivered. The state read at the boundary
+/// says whether anything waits, so an iteration without any costs no write.
 fn messages(at: At<'_>, state: &RunState, n: u32) -> Result<Vec<Feedback>, LoopError> {
-    if state.queued_messages.is_empty() {
+    if state.queued_messages.is_empty() && state.late_answers.is_empty() {
         return Ok(Vec::new());
     }
-    let messages = at.deps.journal.store().deliver_messages(at.run, n)?;
-    Ok(messages
+    let delivery = at.deps.journal.store().deliver(at.run, n)?;
+    let mut owed: Vec<Feedback> = delivery
+        .messages
         .into_iter()
         .map(|m| Feedback::Message {
             by: m.by,
             text: m.text,
         })
-        .collect())
+        .collect();
+    if !delivery.answers.is_empty() {
+        owed.push(Feedback::LateAnswers(
+            delivery
+                .answers
+                .into_iter()
+                .map(|q| (q.question, q.answer.unwrap_or_default()))
+                .collect(),
+        ));
+    }
+    Ok(owed)
 }
 
 /// How an agent turn went.

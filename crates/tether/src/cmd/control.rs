@@ -20,7 +20,8 @@ fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-fn ago(ms: i64) -> String {
+/// `12 s ago`, `3 min ago`, `2 h 5 min ago`.
+pub(super) fn ago(ms: i64) -> String {
     let secs = (now_ms() - ms).max(0) / 1000;
     match secs {
         0..60 => format!("{secs} s ago"),

@@ -5,7 +5,9 @@ use anyhow::{Result, anyhow};
 use tether_human::broker::answer;
 use tether_human::visible::visible;
 use tether_human::{BrokerError, Console, Desk};
-use tether_store::{AnswerOutcome, Question, QuestionId, QuestionStatus, Store, StoreError};
+use tether_store::{
+    Abandoned, AnswerOutcome, Question, QuestionId, QuestionStatus, Store, StoreError,
+};
 use tether_store::{Journal, NewQuestion};
 use tokio::signal::unix::SignalKind;
 use tokio_util::sync::CancellationToken;
@@ -140,10 +142,30 @@ fn line(q: &Question) -> String {
     format!("{}{run}: {}{confidence}", q.id, visible(&q.question))
 }
 
+/// A pending question as `tether questions --json` lists it: the question, and whether its
+/// asker stopped waiting.
+#[derive(serde::Serialize)]
+struct Pending {
+    #[serde(flatten)]
+    question: Question,
+    /// Set when nobody waits for the answer any more.
+    abandoned: Option<Abandoned>,
+}
+
 /// `tether questions`.
 pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     let store = Store::open(ctx.ws.db_path())?;
-    let pending = store.pending_questions()?;
+    let pending = store
+        .pending_questions()?
+        .into_iter()
+        .map(|question| {
+            let abandoned = store.abandoned(&question)?;
+            Ok(Pending {
+                question,
+                abandoned,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
     if json {
         serde_json::to_writer_pretty(&mut *ctx.out, &pending)?;
         writeln!(ctx.out)?;
@@ -152,13 +174,28 @@ pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     if pending.is_empty() {
         writeln!(ctx.out, "no questions are waiting")?;
     }
-    for q in &pending {
+    for Pending {
+        question: q,
+        abandoned,
+    } in &pending
+    {
         writeln!(ctx.out, "{}", line(q))?;
         if !q.context.is_empty() {
             writeln!(
                 ctx.out,
                 "    context: {}",
                 visible(&q.context).replace('\n', "\n             ")
+            )?;
+        }
+        if let Some(a) = abandoned {
+            let delivered = q.run_id.as_ref().map_or_else(String::new, |r| {
+                format!("; run {r} gets it at its next iteration")
+            });
+            writeln!(
+                ctx.out,
+                "    nobody is waiting: {} ({}); an answer is still recorded{delivered}",
+                visible(&a.reason),
+                super::control::ago(a.at_ms)
             )?;
         }
         writeln!(ctx.out, "    answer:  tether answer {} \"…\"", q.id)?;

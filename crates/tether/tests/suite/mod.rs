@@ -7,6 +7,7 @@ mod goal_run;
 mod human_misconfig;
 mod mcp_goals;
 mod mcp_python;
+mod mcp_run;
 mod mcp_server;
 mod mcp_zulip;
 mod plan_approve;
