@@ -67,6 +67,7 @@ mod glob;
 mod options;
 mod output;
 mod registry;
+mod regular;
 mod shell;
 mod spec;
 mod summary;

@@ -18,6 +18,7 @@ mod program;
 mod registry;
 mod search;
 mod snapshots;
+mod special;
 
 /// No single tool call in these tests may take longer than this.
 pub const CALL_LIMIT: Duration = Duration::from_secs(30);
