@@ -66,7 +66,9 @@ fn signoff(options: &Options, judged: bool) -> Result<Signoff, String> {
     } else {
         Signoff::new(ws.clone(), journal, &config.plan)
     };
-    Ok(signoff.with_run(options.run.clone()))
+    Ok(signoff
+        .with_run(options.run.clone())
+        .without_env(config.key_vars()))
 }
 
 /// `complete_goal`'s handler.
