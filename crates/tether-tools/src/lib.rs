@@ -63,6 +63,7 @@
 
 mod args;
 mod error;
+pub mod gate;
 mod glob;
 mod options;
 mod output;

@@ -14,6 +14,7 @@ use tether_tools::{ToolCallOutcome, ToolContext, ToolOptions, ToolSet};
 mod bash;
 mod escape;
 mod files;
+mod gate;
 mod program;
 mod registry;
 mod search;
