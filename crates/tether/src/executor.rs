@@ -7,6 +7,7 @@ use anyhow::{Context as _, Result, anyhow};
 use tether_agent::{BuiltinAgent, CommandExecutor, Executor};
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
+use tether_core::ask_before::AskBeforeGate;
 use tether_human::tool::{AskHuman, RunCell};
 use tether_human::{Broker, channels};
 use tether_model::{Endpoint, HttpOptions};
@@ -87,18 +88,28 @@ fn builtin(
     let client = tether_model::connect(endpoint, HttpOptions::default())
         .context("setting up the model client")
         .map_err(Failure::usage)?;
-    // The agent's shell must not see the keys tether itself holds.
+    let journal = Journal::new(Store::open(ws.db_path())?, Vec::new())?;
+    let human = crate::human_channels(config, ws)?;
+    let broker = Broker::new(journal.clone(), ws.state_dir(), human.channels)
+        .with_timeout(channels::timeout(config));
+    // The agent's shell must not see the keys tether itself holds, and runs an `ask_before`
+    // command only after a human's yes.
+    let gate = AskBeforeGate::new(
+        broker.clone(),
+        journal,
+        human.problems.clone(),
+        config.human.ask_before.clone(),
+        config.plan_path(ws.root()),
+        run.clone(),
+    );
     let options = ToolOptions {
         bash_env_remove: config.key_vars(),
+        bash_gate: Some(Arc::new(gate)),
         ..ToolOptions::default()
     };
     let mut tools = ToolSet::builtin(ws.root(), &options)?;
     let threshold = config.human.threshold;
     if threshold > 0 {
-        let journal = Journal::new(Store::open(ws.db_path())?, Vec::new())?;
-        let human = crate::human_channels(config, ws)?;
-        let broker = Broker::new(journal, ws.state_dir(), human.channels)
-            .with_timeout(channels::timeout(config));
         tools.add(Arc::new(
             AskHuman::new(broker, threshold, run.clone()).with_problems(human.problems),
         ))?;

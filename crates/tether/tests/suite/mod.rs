@@ -2,6 +2,7 @@ mod ask_cli;
 mod cli;
 mod goal_cli;
 mod goal_run;
+mod guard;
 mod human_misconfig;
 mod mcp_goals;
 mod mcp_python;
