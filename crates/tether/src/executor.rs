@@ -32,11 +32,20 @@ pub fn from_config(
 ) -> Result<Arc<dyn Executor>> {
     match config.executor.kind {
         ExecutorKind::Builtin => builtin(config, ws, env, run, Vec::new()),
-        ExecutorKind::Command => Ok(Arc::new(CommandExecutor::new(
-            config.executor.command.clone(),
-            ws.root().to_owned(),
-            COMMAND_TURN_TIMEOUT,
-        ))),
+        ExecutorKind::Command => {
+            if !config.human.ask_before.is_empty() {
+                tracing::warn!(
+                    ask_before = ?config.human.ask_before,
+                    "[human] ask_before is enforced for the built-in agent only; give the \
+                     command executor's agent the same rule in its own permission settings"
+                );
+            }
+            Ok(Arc::new(CommandExecutor::new(
+                config.executor.command.clone(),
+                ws.root().to_owned(),
+                COMMAND_TURN_TIMEOUT,
+            )))
+        }
         other => Err(Failure::usage(anyhow!(
             "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \
              [model]) or \"command\"",
