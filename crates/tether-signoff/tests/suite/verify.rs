@@ -174,7 +174,6 @@ async fn verify_runs_without_the_key_variables() {
     let home = std::env::var("HOME").expect("the test runs with HOME set");
     let fx = Fx::new();
     fx.write("check.sh", "env; echo \"home=[$HOME]\"\n");
-    let log_of = |v: &tether_signoff::VerifyResult| fx.read(&v.log_path);
     let outcome = fx
         .signoff(None)
         .without_env(vec!["HOME".to_owned()])
