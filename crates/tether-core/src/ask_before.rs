@@ -17,9 +17,10 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use futures_util::future::BoxFuture;
-use tether_human::broker::{Ask, Broker, BrokerError};
+use tether_human::Desk;
+use tether_human::broker::BrokerError;
 use tether_plan::file::PlanFileError;
-use tether_store::{Journal, RunCell};
+use tether_store::{NewQuestion, RunCell};
 use tether_tools::ToolContext;
 use tether_tools::gate::{CommandGate, Verdict, check};
 
@@ -28,9 +29,7 @@ const SHOWN_CHARS: usize = 300;
 
 /// tether's `ask_before` gate for one run's built-in agent.
 pub struct AskBeforeGate {
-    broker: Broker,
-    journal: Journal,
-    problems: Vec<String>,
+    desk: Desk,
     global: Vec<String>,
     plan: PathBuf,
     run: RunCell,
@@ -48,23 +47,13 @@ impl std::fmt::Debug for AskBeforeGate {
 }
 
 impl AskBeforeGate {
-    /// A gate asking through `broker` (questions filed under the run in `run`; `journal` is the
-    /// broker's store, where a question whose wait was cancelled is withdrawn), with the
-    /// `[human] ask_before` prefixes `global` and the goals of the plan file `plan`. `problems`
-    /// are the human channels that could not be set up: while there are any, a matching command
-    /// is refused without asking, naming them.
-    pub fn new(
-        broker: Broker,
-        journal: Journal,
-        problems: Vec<String>,
-        global: Vec<String>,
-        plan: PathBuf,
-        run: RunCell,
-    ) -> Self {
+    /// A gate asking at `desk` (questions filed under the run in `run`), with the
+    /// `[human] ask_before` prefixes `global` and the goals of the plan file `plan`. While the
+    /// desk's channels have problems (one could not be set up), a matching command is refused
+    /// without asking, naming them.
+    pub fn new(desk: Desk, global: Vec<String>, plan: PathBuf, run: RunCell) -> Self {
         let gate = AskBeforeGate {
-            broker,
-            journal,
-            problems,
+            desk,
             global,
             plan,
             run,
@@ -135,12 +124,13 @@ impl AskBeforeGate {
             ),
         };
         let shown = shorten(command);
-        if !self.problems.is_empty() {
+        let problems = &self.desk.policy().problems;
+        if !problems.is_empty() {
             return Err(format!(
                 "not run: `{shown}` needs a human's yes first ({why}), and no human can be asked: \
                  {}. Do not run it another way; say in your summary that it is waiting for a \
                  human.",
-                self.problems.join("; ")
+                problems.join("; ")
             ));
         }
         let run = self
@@ -148,7 +138,8 @@ impl AskBeforeGate {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone();
-        let ask = Ask {
+        let ask = NewQuestion {
+            run_id: run,
             question: format!("run `{shown}`? yes/no"),
             context: format!(
                 "The agent's bash wants to run:\n{command}\n\nIt needs a human's yes first: {why}. \
@@ -156,9 +147,13 @@ impl AskBeforeGate {
             ),
             confidence: None,
             thread_id: None,
-            run,
         };
-        match self.broker.ask(ask, ctx.cancel_token().clone()).await {
+        match self
+            .desk
+            .broker()
+            .ask(ask, ctx.cancel_token().clone())
+            .await
+        {
             Ok(answer) if answer.channel != "timeout" && is_yes(&answer.text) => Ok(()),
             Ok(answer) => Err(format!(
                 "not run: `{shown}` needs a human's yes first ({why}); {} answered \"{}\". Do not \
@@ -182,7 +177,9 @@ impl AskBeforeGate {
     }
 
     fn broker_store_cancel(&self, id: &tether_store::QuestionId) -> Result<bool, String> {
-        self.journal
+        self.desk
+            .broker()
+            .journal()
             .store()
             .cancel_question(id)
             .map_err(|e| e.to_string())

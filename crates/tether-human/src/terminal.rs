@@ -8,12 +8,12 @@
 use std::io::Write;
 use std::sync::Mutex;
 
-use futures_util::future::BoxFuture;
 use tether_store::Question;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::broker::{Answer, Channel, ChannelAnswer};
+use crate::broker::Answer;
+use crate::channels::{BoxFuture, Channel, ChannelAnswer};
 
 /// Offers questions on a terminal.
 pub struct Terminal {
@@ -105,10 +105,7 @@ impl Channel for Terminal {
                 };
                 let text = line.trim();
                 if !text.is_empty() {
-                    return Some(ChannelAnswer {
-                        text: text.to_owned(),
-                        responder: self.responder.clone(),
-                    });
+                    return Some(ChannelAnswer::text(text, self.responder.clone()));
                 }
                 self.write("Your answer: ");
             }

@@ -18,10 +18,11 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tether_config::Workspace;
 use tether_config::{Config, HumanConfig};
-use tether_store::RunId;
+use tether_human::Desk;
+use tether_store::{Journal, RunId, Store};
 use tokio_util::sync::CancellationToken;
 
-use crate::ask::{self, Asker};
+use crate::ask;
 use crate::goals;
 use crate::in_flight::InFlight;
 use crate::status;
@@ -78,8 +79,11 @@ pub struct TetherMcp {
 pub(crate) struct Inner {
     pub(crate) options: Options,
     tools: ToolRouter<TetherMcp>,
-    /// The broker, built on the first question (so starting stays fast).
-    pub(crate) asker: tokio::sync::OnceCell<Asker>,
+    /// The process's one store connection, opened by the first tool that needs it (so starting
+    /// stays fast) and shared by every tool after it.
+    journal: std::sync::OnceLock<Journal>,
+    /// The human desk, built on the first question.
+    pub(crate) desk: tokio::sync::OnceCell<Desk>,
     pub(crate) in_flight: InFlight,
     /// Fires when the process is going away (stdin closed, a signal): every wait stops.
     pub(crate) shutdown: CancellationToken,
@@ -93,11 +97,24 @@ impl TetherMcp {
             inner: Arc::new(Inner {
                 options,
                 tools,
-                asker: tokio::sync::OnceCell::new(),
+                journal: std::sync::OnceLock::new(),
+                desk: tokio::sync::OnceCell::new(),
                 in_flight: InFlight::new(),
                 shutdown: CancellationToken::new(),
             }),
         }
+    }
+
+    /// The workspace's store, opened on first use and shared by every tool (one connection per
+    /// process).
+    pub(crate) fn journal(&self) -> Result<Journal, String> {
+        if let Some(journal) = self.inner.journal.get() {
+            return Ok(journal.clone());
+        }
+        let store =
+            Store::open(self.inner.options.workspace.db_path()).map_err(|e| e.to_string())?;
+        let journal = Journal::new(store, Vec::new()).map_err(|e| e.to_string())?;
+        Ok(self.inner.journal.get_or_init(|| journal).clone())
     }
 
     /// The tools offered, sorted by name (what `tools/list` returns).

@@ -99,26 +99,6 @@ fn init_logging(verbose: u8) {
         .try_init();
 }
 
-/// The channels besides the CLI: the terminal when tether runs on one (stdin and stderr are
-/// TTYs), and Zulip when `human.channels` lists it. A channel that cannot be set up is left out
-/// and its problem returned, for `ask_human` to report (misconfiguration never stops a run).
-fn human_channels(
-    config: &tether_config::Config,
-    ws: &tether_config::Workspace,
-) -> anyhow::Result<tether_human::channels::HumanChannels> {
-    use std::io::IsTerminal as _;
-    let journal = tether_store::Journal::new(tether_store::Store::open(ws.db_path())?, Vec::new())?;
-    let mut human = tether_human::channels::from_config(config, &journal);
-    if io::stdin().is_terminal() && io::stderr().is_terminal() {
-        let who = std::env::var("USER").unwrap_or_else(|_| "terminal".to_owned());
-        human.channels.insert(
-            0,
-            std::sync::Arc::new(tether_human::terminal::Terminal::stdio(who)),
-        );
-    }
-    Ok(human)
-}
-
 /// A reader closed our stdout (`tether plan | head`): not an error worth reporting.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {

@@ -54,8 +54,9 @@ pub async fn resume<S: DeserializeOwned, K: LoopKind>(
     kind: impl FnOnce(S, Vec<(String, String)>) -> Result<K, LoopError>,
 ) -> Result<K::End, LoopError> {
     let (lock, spec) = reopen(&deps.ws, &deps.journal, run, run_kind, by)?;
-    let Some(answers) = await_interrupted(&deps.ws, &deps.journal, run, &interrupt).await? else {
-        finish(deps, run, Outcome::Interrupted)?;
+    let Some(answers) = await_interrupted(&deps.human, &deps.journal, run, &interrupt).await?
+    else {
+        finish(deps, run, Outcome::Interrupted).await?;
         return Ok(Stopped::Interrupted.into());
     };
     let mut kind = kind(spec, answers)?;
@@ -75,16 +76,16 @@ pub async fn drive<K: LoopKind>(
     let limits = kind.limits();
     loop {
         let state = deps.journal.state(run)?;
-        if let Some(stopped) = boundary(at, &state, &interrupt)? {
+        if let Some(stopped) = boundary(at, &state, &interrupt).await? {
             return Ok(stopped.into());
         }
-        if let Some(end) = settle(at, kind.before(at, state.iteration)?)? {
+        if let Some(end) = settle(at, kind.before(at, state.iteration)?).await? {
             return Ok(end);
         }
         if let Some(max) = limits.max_iterations
             && state.budget_used() >= max
         {
-            finish(deps, run, Outcome::BudgetExhausted)?;
+            finish(deps, run, Outcome::BudgetExhausted).await?;
             return Ok(Stopped::BudgetSpent {
                 iteration: state.iteration,
             }
@@ -123,7 +124,7 @@ pub async fn drive<K: LoopKind>(
                 )?;
                 let failures = deps.journal.state(run)?.consecutive_failures;
                 if failures >= limits.max_consecutive_failures {
-                    finish(deps, run, Outcome::Failed)?;
+                    finish(deps, run, Outcome::Failed).await?;
                     return Ok(Stopped::Failed {
                         iteration: n,
                         error,
@@ -134,20 +135,20 @@ pub async fn drive<K: LoopKind>(
             }
             Ran::Stopped(stopped) => return Ok(stopped.into()),
         };
-        if let Some(end) = settle(at, next)? {
+        if let Some(end) = settle(at, next).await? {
             return Ok(end);
         }
     }
 }
 
 /// The checks at an iteration boundary: a recorded cancel, a pause request, Ctrl+C.
-fn boundary(
+async fn boundary(
     at: At<'_>,
     state: &RunState,
     interrupt: &CancellationToken,
 ) -> Result<Option<Stopped>, LoopError> {
     if state.cancel_requested.is_some() {
-        finish(at.deps, at.run, Outcome::Cancelled)?;
+        finish(at.deps, at.run, Outcome::Cancelled).await?;
         return Ok(Some(Stopped::Cancelled));
     }
     if let Some(by) = &state.pause_requested {
@@ -161,18 +162,18 @@ fn boundary(
         return Ok(Some(Stopped::Paused { reason }));
     }
     if interrupt.is_cancelled() {
-        finish(at.deps, at.run, Outcome::Interrupted)?;
+        finish(at.deps, at.run, Outcome::Interrupted).await?;
         return Ok(Some(Stopped::Interrupted));
     }
     Ok(None)
 }
 
 /// Records the ending a loop decided on, if it decided on one.
-fn settle<E>(at: At<'_>, next: Next<E>) -> Result<Option<E>, LoopError> {
+async fn settle<E>(at: At<'_>, next: Next<E>) -> Result<Option<E>, LoopError> {
     match next {
         Next::Continue => Ok(None),
         Next::Finish(outcome, end) => {
-            finish(at.deps, at.run, outcome)?;
+            finish(at.deps, at.run, outcome).await?;
             Ok(Some(end))
         }
         Next::Pause(reason, end) => {
@@ -248,18 +249,19 @@ async fn run_turn(
         Err(ExecError::Cancelled) => {
             // The store is the judge of why: a recorded cancel request wins over Ctrl+C.
             if deps.journal.state(run)?.cancel_requested.is_some() {
-                finish(deps, run, Outcome::Cancelled)?;
+                finish(deps, run, Outcome::Cancelled).await?;
                 return Ok(Ran::Stopped(Stopped::Cancelled));
             }
-            finish(deps, run, Outcome::Interrupted)?;
+            finish(deps, run, Outcome::Interrupted).await?;
             Ok(Ran::Stopped(Stopped::Interrupted))
         }
         Err(e) => Ok(Ran::Failed(chain(&e))),
     }
 }
 
-/// Records that the run ended with `outcome`.
-fn finish(deps: &Deps, run: &RunId, outcome: Outcome) -> Result<(), LoopError> {
+/// Records that the run ended with `outcome`, and tells the human side's channels.
+async fn finish(deps: &Deps, run: &RunId, outcome: Outcome) -> Result<(), LoopError> {
     deps.journal.append(run, &Event::RunFinished { outcome })?;
+    deps.human.run_ended(run, outcome).await;
     Ok(())
 }

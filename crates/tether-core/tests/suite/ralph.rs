@@ -3,8 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_config::Workspace;
+use tether_config::{Config, Workspace};
 use tether_core::ralph::{self, Deps, LoopError, RalphEnd, RalphSpec};
+use tether_human::{Console, Desk};
 use tether_store::Journal;
 use tether_store::{Event, RunStatus, Store};
 use tokio_util::sync::CancellationToken;
@@ -24,10 +25,12 @@ impl Fixture {
     }
     fn deps(&self, exec: Arc<Scripted>) -> Deps {
         let store = Store::open(self.ws.db_path()).unwrap();
+        let journal = Journal::new(store, Vec::new()).unwrap();
         Deps {
             ws: self.ws.clone(),
-            journal: Journal::new(store, Vec::new()).unwrap(),
+            journal: journal.clone(),
             executor: exec,
+            human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
         }
     }
     fn kinds(&self, deps: &Deps, run: &tether_store::RunId) -> Vec<String> {

@@ -1,3 +1,4 @@
 mod human;
 mod notify;
+mod resume;
 mod zulip_channel;

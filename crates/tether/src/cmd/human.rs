@@ -3,9 +3,10 @@
 
 use anyhow::{Result, anyhow};
 use tether_human::broker::answer;
-use tether_human::{Ask, Broker, BrokerError};
-use tether_store::Journal;
+use tether_human::{BrokerError, Console, Desk};
 use tether_store::{AnswerOutcome, Question, QuestionId, QuestionStatus, Store, StoreError};
+use tether_store::{Journal, NewQuestion};
+use tokio::signal::unix::SignalKind;
 use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
@@ -19,40 +20,42 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
         return Err(Failure::usage(anyhow!("the question is empty")));
     }
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
-    let human = crate::human_channels(&loaded.config, &ctx.ws)?;
-    if !human.problems.is_empty() {
-        return Err(Failure::usage(anyhow!("{}", human.problems.join("; "))));
-    }
-    let channels = human.channels;
     let journal = Journal::new(Store::open(ctx.ws.db_path())?, Vec::new())?;
-    let broker = Broker::new(journal, ctx.ws.state_dir(), channels);
+    let human = Desk::from_config(&loaded.config, &ctx.ws, journal, Console::detect());
+    let problems = &human.policy().problems;
+    if !problems.is_empty() {
+        return Err(Failure::usage(anyhow!("{}", problems.join("; "))));
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let cancel = CancellationToken::new();
-    let ask = Ask {
+    // A script asking decides itself whether to ask: the threshold does not apply here.
+    let question = NewQuestion {
+        run_id: None,
         question: args.question.clone(),
         context: args.context.clone(),
         confidence: args.confidence,
         thread_id: args.thread.clone(),
-        run: None,
     };
     let result = runtime.block_on(async {
+        // Listening before the question is stored, so a Ctrl+C at any moment after it leaves
+        // the question pending.
+        let mut interrupt = tokio::signal::unix::signal(SignalKind::interrupt())?;
         let c = cancel.clone();
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
+            if interrupt.recv().await.is_some() {
                 c.cancel();
             }
         });
-        broker
-            .ask_with(ask, cancel.clone(), |q| {
-                eprintln!(
-                    "waiting for a human: answer with `tether answer {} \"…\"`",
-                    q.id
-                );
-            })
-            .await
-    });
+        let asked = human.broker().ask_with(question, cancel.clone(), |q| {
+            eprintln!(
+                "waiting for a human: answer with `tether answer {} \"…\"`",
+                q.id
+            );
+        });
+        Ok::<_, std::io::Error>(asked.await)
+    })?;
     match result {
         Ok(a) => {
             if args.json {

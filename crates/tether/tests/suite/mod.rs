@@ -13,4 +13,5 @@ mod plan_mode;
 mod ralph_cli;
 mod ralph_model;
 mod ralph_say;
+mod resume_human;
 mod secrets;
