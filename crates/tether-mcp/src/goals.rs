@@ -64,7 +64,7 @@ fn signoff(server: &TetherMcp, judged: bool) -> Result<Signoff, String> {
     } else {
         Signoff::new(ws.clone(), journal, &config.plan)
     };
-    Ok(signoff.with_run(run))
+    Ok(signoff.with_run(run).without_env(config.key_vars()))
 }
 
 /// `complete_goal`'s handler.

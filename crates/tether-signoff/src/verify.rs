@@ -99,6 +99,7 @@ pub(crate) async fn run(
     timeout: Duration,
     log: &Path,
     log_display: String,
+    env_remove: &[String],
     cancel: &CancellationToken,
 ) -> Result<VerifyResult, SignoffError> {
     let io_err = |cause| SignoffError::Io {
@@ -119,7 +120,7 @@ pub(crate) async fn run(
         timeout,
         kill_grace: KILL_GRACE,
         output_cap: TAIL_BYTES,
-        env_remove: Vec::new(),
+        env_remove: env_remove.to_vec(),
     };
     let run = run_shell_tee(&spec, cancel, &mut tee)
         .await

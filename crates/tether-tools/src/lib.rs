@@ -63,10 +63,12 @@
 
 mod args;
 mod error;
+pub mod gate;
 mod glob;
 mod options;
 mod output;
 mod registry;
+mod regular;
 mod shell;
 mod spec;
 mod summary;

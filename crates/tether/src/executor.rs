@@ -9,6 +9,7 @@ use anyhow::{Context as _, Result, anyhow};
 use tether_agent::{BuiltinAgent, CommandExecutor, Executor};
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
+use tether_core::ask_before::AskBeforeGate;
 use tether_human::Desk;
 use tether_human::tool::{AskHuman, RunCell};
 use tether_model::{Endpoint, HttpOptions};
@@ -33,11 +34,20 @@ pub fn from_config(
 ) -> Result<Arc<dyn Executor>> {
     match config.executor.kind {
         ExecutorKind::Builtin => builtin(config, ws, env, human, run, Vec::new()),
-        ExecutorKind::Command => Ok(Arc::new(CommandExecutor::new(
-            config.executor.command.clone(),
-            ws.root().to_owned(),
-            COMMAND_TURN_TIMEOUT,
-        ))),
+        ExecutorKind::Command => {
+            if !config.human.ask_before.is_empty() {
+                tracing::warn!(
+                    ask_before = ?config.human.ask_before,
+                    "[human] ask_before is enforced for the built-in agent only; give the \
+                     command executor's agent the same rule in its own permission settings"
+                );
+            }
+            Ok(Arc::new(CommandExecutor::new(
+                config.executor.command.clone(),
+                ws.root().to_owned(),
+                COMMAND_TURN_TIMEOUT,
+            )))
+        }
         other => Err(Failure::usage(anyhow!(
             "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \
              [model]) or \"command\"",
@@ -91,9 +101,17 @@ fn builtin(
     let client = tether_model::connect(endpoint, HttpOptions::default())
         .context("setting up the model client")
         .map_err(Failure::usage)?;
-    // The agent's shell must not see the keys tether itself holds.
+    // The agent's shell must not see the keys tether itself holds, and runs an `ask_before`
+    // command only after a human's yes.
+    let gate = AskBeforeGate::new(
+        human.clone(),
+        config.human.ask_before.clone(),
+        config.plan_path(ws.root()),
+        run.clone(),
+    );
     let options = ToolOptions {
         bash_env_remove: config.key_vars(),
+        bash_gate: Some(Arc::new(gate)),
         ..ToolOptions::default()
     };
     let mut tools = ToolSet::builtin(ws.root(), &options)?;

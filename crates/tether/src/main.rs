@@ -8,6 +8,7 @@ mod drafting;
 mod executor;
 mod exit;
 mod failure;
+mod guard;
 mod sinks;
 
 use std::io::{self, Write as _};
@@ -24,6 +25,8 @@ use crate::failure::Failure;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    // Before anything is spawned: children cannot read tether's keys through /proc.
+    guard::protect_self();
     // Not locked for the whole run: `tether mcp` writes stdout from its runtime.
     let mut out = io::stdout();
     match run(cli, &mut out) {

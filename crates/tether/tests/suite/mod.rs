@@ -4,6 +4,7 @@ mod cli_errors;
 mod control_chars;
 mod goal_cli;
 mod goal_run;
+mod guard;
 mod human_misconfig;
 mod mcp_goals;
 mod mcp_python;
