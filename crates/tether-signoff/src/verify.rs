@@ -150,7 +150,7 @@ pub(crate) async fn run(
 
 /// `2 s`, or `0.5 s` for a limit that is not whole seconds.
 fn seconds(ms: u64) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{:.1} s", ms as f64 / 1000.0)

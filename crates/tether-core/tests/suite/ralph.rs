@@ -331,7 +331,7 @@ async fn an_answer_given_after_the_asker_gave_up_reaches_the_next_prompt_once() 
         );
         let state = store.run(&run).unwrap().state;
         assert_eq!(state.status, RunStatus::Running);
-        assert_eq!(state.abandoned_questions, [q.id.clone()]);
+        assert_eq!(state.abandoned_questions, std::slice::from_ref(&q.id));
         let answered = store.answer_question(&q.id, "8080", "cli", "ana").unwrap();
         assert!(matches!(answered, tether_store::AnswerOutcome::Answered(_)));
         assert_eq!(
