@@ -101,7 +101,13 @@ impl BuiltinAgent {
                 if cancel.is_cancelled() {
                     return Err(ExecError::Cancelled);
                 }
-                let done = match self.call_tool(call, &ctx).await {
+                // A cancelled turn ends now, even if the tool is stuck (a blocking read on
+                // tokio's blocking pool cannot be interrupted; it is left to finish alone).
+                let Some(called) = cancel.run_until_cancelled(self.call_tool(call, &ctx)).await
+                else {
+                    return Err(ExecError::Cancelled);
+                };
+                let done = match called {
                     Ok(done) => done,
                     Err(fatal) => {
                         transcript.write(&json!({"role": "error", "text": fatal.to_string()}))?;

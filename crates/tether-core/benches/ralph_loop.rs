@@ -24,8 +24,9 @@ use futures_util::future::BoxFuture;
 use tether_agent::BuiltinAgent;
 use tether_agent::{AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 use tether_config::Api;
-use tether_config::Workspace;
+use tether_config::{Config, Workspace};
 use tether_core::ralph::{self, Deps, RalphEnd, RalphSpec};
+use tether_human::{Console, Desk};
 use tether_model::scripted::{Script, ScriptedModel, Turn};
 use tether_store::Journal;
 use tether_store::{Event, Seq, Store};
@@ -113,10 +114,12 @@ fn builtin_agent_loop() {
         tools,
         "instant".into(),
     );
+    let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
     let deps = Deps {
         ws: ws.clone(),
-        journal: Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap(),
+        journal: journal.clone(),
         executor: Arc::new(agent),
+        human: Desk::from_config(&Config::default(), &ws, journal, Console::Absent),
     };
     let rt = runtime();
     let started = Instant::now();
@@ -166,10 +169,12 @@ fn prompt_bytes_shared() {
         let client = tether_model::connect(endpoint, tether_model::HttpOptions::default()).unwrap();
         let tools = ToolSet::builtin(ws.root(), &ToolOptions::default()).unwrap();
         let agent = BuiltinAgent::new(client, tools, "fake".into());
+        let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
         let deps = Deps {
             ws: ws.clone(),
-            journal: Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap(),
+            journal: journal.clone(),
             executor: Arc::new(agent),
+            human: Desk::from_config(&Config::default(), &ws, journal, Console::Absent),
         };
         let before = server.request_count();
         rt.block_on(ralph::start(
@@ -210,10 +215,12 @@ fn main() {
     let exec = Arc::new(Instant0 {
         starts: Mutex::new(Vec::new()),
     });
+    let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
     let deps = Deps {
         ws: ws.clone(),
-        journal: Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap(),
+        journal: journal.clone(),
         executor: exec.clone(),
+        human: Desk::from_config(&Config::default(), &ws, journal, Console::Absent),
     };
     let spec = spec(ITERATIONS);
     let runtime = runtime();

@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod ask_before;
 pub mod control;
 pub mod goal;
 pub mod human_act;

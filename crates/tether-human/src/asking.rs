@@ -3,16 +3,16 @@
 //!
 //! A call is first settled without a person when it can be — an empty question, asking disabled
 //! (threshold 0), confidence at or above the threshold's cutoff, channels misconfigured — and
-//! only then stored and offered through the [`Broker`]. The agent gets `Human replied: …` with
+//! only then stored and offered through the [`Broker`]. The question is one
+//! [`NewQuestion`] from the tool's arguments ([`question_from_args`]) to the store. The agent gets `Human replied: …` with
 //! the `thread_id` and who answered, or a tool error it can read.
 
 use serde_json::{Value, json};
-use tether_store::{Question, QuestionId, RunId, StoreError};
+use tether_store::{NewQuestion, Question, QuestionId, StoreError};
 use tokio_util::sync::CancellationToken;
 
-use super::broker::{Answer, Ask, Broker, BrokerError};
-use super::threshold;
-use crate::prompts;
+use crate::broker::{Answer, Broker, BrokerError};
+use crate::{prompts, threshold};
 
 /// The tool's name, the same everywhere.
 pub const NAME: &str = "ask_human";
@@ -33,50 +33,32 @@ pub fn parameters() -> Value {
     })
 }
 
-/// The arguments of one call, read leniently: a missing text is empty, a confidence above 100
-/// counts as 100, one that is not a whole number is absent. Deserialising one reads it the same
-/// way ([`AskHumanArgs::from_json`]), so the tool and MCP cannot differ.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(from = "Value")]
-pub struct AskHumanArgs {
-    /// What needs deciding.
-    pub question: String,
-    /// Error logs, code, options considered.
-    pub context: String,
-    /// 0–100: how sure the agent is it could resolve this alone.
-    pub confidence: Option<u8>,
-    /// An earlier conversation to continue.
-    pub thread_id: Option<String>,
-}
-
-impl From<Value> for AskHumanArgs {
-    fn from(args: Value) -> Self {
-        Self::from_json(&args)
-    }
-}
-
-impl AskHumanArgs {
-    /// Reads the arguments the agent passed (a JSON object).
-    pub fn from_json(args: &Value) -> Self {
-        let text = |key: &str| {
-            args.get(key)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        };
-        AskHumanArgs {
-            question: text("question"),
-            context: text("context"),
-            confidence: args
-                .get("confidence")
-                .and_then(Value::as_u64)
-                .map(|c| u8::try_from(c.min(100)).unwrap_or(100)),
-            thread_id: args
-                .get("thread_id")
-                .and_then(Value::as_str)
-                .filter(|t| !t.trim().is_empty())
-                .map(str::to_owned),
-        }
+/// The question of one call, read leniently from the arguments the agent passed (a JSON
+/// object): a missing text is empty, a confidence above 100 counts as 100, one that is not a
+/// whole number is absent. The run is set by the caller (`run_id` is `None` here).
+///
+/// This is the only place a question's fields are read; the same [`NewQuestion`] goes through
+/// the policy and the broker into the store.
+pub fn question_from_args(args: &Value) -> NewQuestion {
+    let text = |key: &str| {
+        args.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    NewQuestion {
+        run_id: None,
+        question: text("question"),
+        context: text("context"),
+        confidence: args
+            .get("confidence")
+            .and_then(Value::as_u64)
+            .map(|c| u8::try_from(c.min(100)).unwrap_or(100)),
+        thread_id: args
+            .get("thread_id")
+            .and_then(Value::as_str)
+            .filter(|t| !t.trim().is_empty())
+            .map(str::to_owned),
     }
 }
 
@@ -134,7 +116,7 @@ impl AskPolicy {
     /// The reply given without reaching a human, if this call needs none: an empty question,
     /// asking disabled (threshold 0), confidence at or above the cutoff, or channels that are
     /// misconfigured (the call then fails, naming what to fix, and nothing is stored).
-    pub fn settle(&self, args: &AskHumanArgs) -> Option<Reply> {
+    pub fn settle(&self, args: &NewQuestion) -> Option<Reply> {
         if args.question.trim().is_empty() {
             return Some(Reply::Refused("`question` must not be empty".to_owned()));
         }
@@ -156,23 +138,15 @@ impl AskPolicy {
     }
 }
 
-/// Stores the question (filed under `run`), offers it through `broker` and waits for the first
-/// answer; `stored` is told once it is in the store. Call [`AskPolicy::settle`] first.
+/// Stores the question, offers it through `broker` and waits for the first answer; `stored` is
+/// told once it is in the store. Call [`AskPolicy::settle`] first (the [`crate::Desk`] does).
 pub async fn ask(
     broker: &Broker,
-    args: AskHumanArgs,
-    run: Option<RunId>,
+    question: NewQuestion,
     cancel: CancellationToken,
     stored: impl FnOnce(&Question),
 ) -> Result<Reply, AskFailed> {
-    let ask = Ask {
-        question: args.question,
-        context: args.context,
-        confidence: args.confidence,
-        thread_id: args.thread_id,
-        run,
-    };
-    match broker.ask_with(ask, cancel, stored).await {
+    match broker.ask_with(question, cancel, stored).await {
         Ok(a) => Ok(Reply::Answered {
             text: prompts::human_replied(&a.text, &a.thread_id, &a.responder, &a.channel),
             answer: Some(a),
@@ -183,26 +157,12 @@ pub async fn ask(
     }
 }
 
-/// [`AskPolicy::settle`], then [`ask`] when a human is needed.
-pub async fn ask_human(
-    policy: &AskPolicy,
-    broker: &Broker,
-    args: AskHumanArgs,
-    run: Option<RunId>,
-    cancel: CancellationToken,
-) -> Result<Reply, AskFailed> {
-    if let Some(reply) = policy.settle(&args) {
-        return Ok(reply);
-    }
-    ask(broker, args, run, cancel, |_| {}).await
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn args(confidence: u8) -> AskHumanArgs {
-        AskHumanArgs::from_json(&json!({"question": "Q?", "context": "", "confidence": confidence}))
+    fn args(confidence: u8) -> NewQuestion {
+        question_from_args(&json!({"question": "Q?", "context": "", "confidence": confidence}))
     }
 
     #[test]
@@ -211,7 +171,7 @@ mod tests {
             threshold,
             problems: problems.iter().map(|p| (*p).to_owned()).collect(),
         };
-        let empty = AskHumanArgs::from_json(&json!({"question": "  "}));
+        let empty = question_from_args(&json!({"question": "  "}));
         assert!(policy(2, &[]).settle(&empty).is_some_and(|r| r.is_error()));
         let off = policy(0, &["broken"]).settle(&args(0)).unwrap();
         assert_eq!(off.text(), prompts::asking_disabled());
@@ -225,11 +185,11 @@ mod tests {
 
     #[test]
     fn arguments_are_read_leniently() {
-        let a =
-            AskHumanArgs::from_json(&json!({"question": "Q", "confidence": 250, "thread_id": ""}));
+        let a = question_from_args(&json!({"question": "Q", "confidence": 250, "thread_id": ""}));
         assert_eq!(
             a,
-            AskHumanArgs {
+            NewQuestion {
+                run_id: None,
                 question: "Q".into(),
                 context: String::new(),
                 confidence: Some(100),
@@ -237,7 +197,7 @@ mod tests {
             }
         );
         assert_eq!(
-            AskHumanArgs::from_json(&json!({"confidence": -3})).confidence,
+            question_from_args(&json!({"confidence": -3})).confidence,
             None
         );
     }

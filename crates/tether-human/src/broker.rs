@@ -4,36 +4,26 @@
 //! The store is itself a channel: `tether answer` (and the dashboard) write the answer there, in
 //! any process, and poke this one awake (see [`super::notify`]). Cancelling a wait leaves the
 //! question pending, so it is asked again — the same question, not re-posted — on resume.
+//!
+//! The deadline (`human.timeout_secs`) counts from when the question was asked, not from when
+//! this process started waiting: a question left pending by a killed run times out on resume
+//! when its time is already up, and otherwise after what remains of it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use serde::Serialize;
-use tether_store::{AnswerOutcome, NewQuestion, Question, QuestionId, QuestionStatus, RunId};
+use tether_store::{
+    AnswerOutcome, Journal, NewQuestion, Outcome, Question, QuestionId, QuestionStatus, RunId,
+};
 use tokio_util::sync::CancellationToken;
 
-use super::notify::{self, SharedListener};
-use tether_store::Journal;
+use crate::channels::{Channel, ChannelAnswer};
+use crate::notify::{self, SharedListener};
 
 /// How often a waiter re-reads the store even without a poke.
 const RECHECK: Duration = Duration::from_millis(500);
-
-/// What the agent (or a script) asks.
-#[derive(Debug, Clone, Default)]
-pub struct Ask {
-    /// What needs deciding.
-    pub question: String,
-    /// Error logs, code, options considered.
-    pub context: String,
-    /// 0–100: how sure the asker is it could resolve this alone.
-    pub confidence: Option<u8>,
-    /// An earlier conversation to continue.
-    pub thread_id: Option<String>,
-    /// The run asking, if any.
-    pub run: Option<RunId>,
-}
 
 /// The winning answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -48,38 +38,6 @@ pub struct Answer {
     pub responder: String,
     /// The conversation, for follow-ups.
     pub thread_id: String,
-}
-
-/// An answer a channel received.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChannelAnswer {
-    /// The answer.
-    pub text: String,
-    /// Who answered.
-    pub responder: String,
-}
-
-/// Somewhere a question can be offered to a human (terminal, Zulip, …).
-pub trait Channel: Send + Sync {
-    /// The channel's name, stored with answers.
-    fn name(&self) -> &'static str;
-
-    /// Offers `question`; resolves with an answer if this channel got one, or `None` when it
-    /// stopped without one. `stop` fires when another channel won or the wait was cancelled.
-    fn offer<'a>(
-        &'a self,
-        question: &'a Question,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>>;
-
-    /// Tells the channel another channel answered first (e.g. a note in the Zulip topic).
-    fn answered_elsewhere<'a>(
-        &'a self,
-        _question: &'a Question,
-        _answer: &'a Answer,
-    ) -> BoxFuture<'a, ()> {
-        Box::pin(async {})
-    }
 }
 
 /// Waiting for an answer failed.
@@ -127,37 +85,60 @@ impl Broker {
         }
     }
 
-    /// Answers with `timeout.answer` when no human has after `timeout.after`.
+    /// Answers with `timeout.answer` when no human has `timeout.after` after the question was
+    /// asked.
     pub fn with_timeout(mut self, timeout: Option<Timeout>) -> Self {
         self.timeout = timeout;
         self
     }
 
+    /// Offers questions on `channel` too.
+    pub fn with_channel(mut self, channel: Arc<dyn Channel>) -> Self {
+        self.channels.push(channel);
+        self
+    }
+
+    /// The store this broker records questions and answers in.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
     /// Stores the question (pending) and waits for the first answer.
-    pub async fn ask(&self, ask: Ask, cancel: CancellationToken) -> Result<Answer, BrokerError> {
-        self.ask_with(ask, cancel, |_| {}).await
+    pub async fn ask(
+        &self,
+        question: NewQuestion,
+        cancel: CancellationToken,
+    ) -> Result<Answer, BrokerError> {
+        self.ask_with(question, cancel, |_| {}).await
     }
 
     /// Like [`Broker::ask`], telling `stored` the question once it is in the store (so a caller
     /// can say how to answer it).
     pub async fn ask_with(
         &self,
-        ask: Ask,
+        question: NewQuestion,
         cancel: CancellationToken,
         stored: impl FnOnce(&Question),
     ) -> Result<Answer, BrokerError> {
-        let question = self.journal.store().insert_question(&NewQuestion {
-            run_id: ask.run.clone(),
-            thread_id: ask.thread_id.clone(),
-            question: ask.question,
-            context: ask.context,
-            confidence: ask.confidence,
-        })?;
+        let question = self.journal.store().insert_question(&question)?;
+        self.publish(&question);
         stored(&question);
         self.wait(&question.id, cancel).await
     }
 
-    /// Waits for the answer to a stored question (a new one, or one left pending by a crash).
+    /// Tells the journal's sinks (the live progress line) about what was just stored for the
+    /// question's run — asked, answered — so the line goes quiet while a question waits and
+    /// never redraws over the terminal's `Your answer:` prompt.
+    fn publish(&self, question: &Question) {
+        if let Some(run) = &question.run_id
+            && let Err(e) = self.journal.publish(run)
+        {
+            tracing::warn!(error = %e, "could not pass the question's events on");
+        }
+    }
+
+    /// Waits for the answer to a stored question (a new one, or one left pending by a crash),
+    /// offering it on every channel; a channel that already posted it waits on that post.
     pub async fn wait(
         &self,
         id: &QuestionId,
@@ -167,6 +148,13 @@ impl Broker {
         let question = self.journal.store().question(id)?;
         if let Some(answer) = settled(&question)? {
             return Ok(answer);
+        }
+        {
+            // Someone waits for it again: it is no longer "nobody is waiting".
+            let store = self.journal.store();
+            if store.abandoned(&question)?.is_some() {
+                store.await_question(id)?;
+            }
         }
         let stop = cancel.child_token();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, ChannelAnswer)>();
@@ -181,10 +169,7 @@ impl Broker {
             }));
         }
         drop(tx);
-        let deadline = self
-            .timeout
-            .as_ref()
-            .map(|t| tokio::time::Instant::now() + t.after);
+        let deadline = self.deadline(&question);
         let result = loop {
             let current = self.journal.store().question(id)?;
             if let Some(answer) = settled(&current)? {
@@ -200,7 +185,7 @@ impl Broker {
                 () = cancel.cancelled() => break Err(BrokerError::Cancelled(id.clone())),
                 Some((i, got)) = rx.recv() => {
                     let name = self.channels[i].name();
-                    self.record(id, &got.text, name, &got.responder)?;
+                    self.record(id, got.body.text(), name, &got.responder)?;
                 }
                 () = timed_out => {
                     if let Some(t) = &self.timeout {
@@ -215,12 +200,29 @@ impl Broker {
         for offer in offers {
             let _ = offer.await;
         }
+        self.publish(&question);
         if let Ok(answer) = &result {
             for channel in self.channels.iter().filter(|c| c.name() != answer.channel) {
                 channel.answered_elsewhere(&question, answer).await;
             }
         }
         result
+    }
+
+    /// Tells every channel that `run` ended with `outcome`.
+    pub async fn run_ended(&self, run: &RunId, outcome: Outcome) {
+        for channel in &self.channels {
+            channel.run_ended(run, outcome).await;
+        }
+    }
+
+    /// When the timeout answer is due: `timeout.after` after the question was asked (at once if
+    /// that is past).
+    fn deadline(&self, question: &Question) -> Option<tokio::time::Instant> {
+        let timeout = self.timeout.as_ref()?;
+        let waited = tether_store::now_ms().saturating_sub(question.created_at_ms);
+        let waited = Duration::from_millis(u64::try_from(waited).unwrap_or(0));
+        Some(tokio::time::Instant::now() + timeout.after.saturating_sub(waited))
     }
 
     /// Stores an answer (the first one wins) and wakes every waiter.

@@ -1,53 +1,86 @@
-//! The channels a question is offered on besides the store, built from `[human]` and `[zulip]`.
+//! The channel interface: somewhere a question can be offered to a human — the terminal, Zulip,
+//! and next the dashboard and other chat services.
 //!
-//! Misconfiguration never stops anything: a channel that cannot be set up is left
-//! out and its problem, naming exactly what is missing, is kept for `ask_human` to report as a
-//! tool error. The terminal is not built here: only the caller knows whether its stdin is a
-//! person (a TTY) or a protocol (`tether mcp`).
+//! A channel is told three things by the [`crate::Broker`]: a question to offer (it resolves
+//! with an answer or stops when told to), that the question was answered elsewhere (so it can
+//! close its card or say who answered in its thread), and that a run ended (so it can tidy up
+//! what it shows for that run). The last two have no-op defaults, so a channel implements only
+//! what it has to show.
+//!
+//! An answer's body is an [`AnswerBody`]: today free text; it is non-exhaustive so a structured
+//! answer (a choice among options) can be added without breaking the channels that exist.
 
-use std::sync::Arc;
-use std::time::Duration;
+pub use futures_util::future::BoxFuture;
+use tether_store::{Outcome, Question, RunId};
+use tokio_util::sync::CancellationToken;
 
-use tether_config::Config;
+use crate::broker::Answer;
 
-use super::broker::{Channel, Timeout};
-use super::zulip::Zulip;
-use tether_store::Journal;
-
-/// The channels that work, and what is wrong with the others.
-#[derive(Default)]
-pub struct HumanChannels {
-    /// Channels ready to offer questions.
-    pub channels: Vec<Arc<dyn Channel>>,
-    /// One line per channel that could not be set up, naming what to fix.
-    pub problems: Vec<String>,
+/// What a human answered on a channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AnswerBody {
+    /// Free text.
+    Text(String),
 }
 
-/// Zulip when `human.channels` lists it (recording its posts in `journal`'s store).
-pub fn from_config(config: &Config, journal: &Journal) -> HumanChannels {
-    let mut out = HumanChannels::default();
-    if config
-        .human
-        .channels
-        .contains(&tether_config::Channel::Zulip)
-    {
-        match tether_zulip::ZulipClient::from_config(&config.zulip) {
-            Ok(client) => out
-                .channels
-                .push(Arc::new(Zulip::new(client, journal.clone()))),
-            Err(e) => {
-                tracing::warn!(error = %e, "the zulip channel is off");
-                out.problems.push(e.to_string());
-            }
+impl AnswerBody {
+    /// The answer as text: what is stored and what the agent reads.
+    pub fn text(&self) -> &str {
+        match self {
+            AnswerBody::Text(text) => text,
         }
     }
-    out
 }
 
-/// The broker's deadline from `human.timeout_secs` and `human.on_timeout`, if set.
-pub fn timeout(config: &Config) -> Option<Timeout> {
-    config.human.timeout.as_ref().map(|t| Timeout {
-        after: Duration::from_secs(t.secs),
-        answer: t.on_timeout.clone(),
-    })
+/// An answer a channel received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChannelAnswer {
+    /// The answer.
+    pub body: AnswerBody,
+    /// Who answered.
+    pub responder: String,
+}
+
+impl ChannelAnswer {
+    /// A free-text answer from `responder`.
+    pub fn text(text: impl Into<String>, responder: impl Into<String>) -> Self {
+        ChannelAnswer {
+            body: AnswerBody::Text(text.into()),
+            responder: responder.into(),
+        }
+    }
+}
+
+/// Somewhere a question can be offered to a human (terminal, Zulip, …).
+pub trait Channel: Send + Sync {
+    /// The channel's name, stored with answers.
+    fn name(&self) -> &'static str;
+
+    /// Offers `question`; resolves with an answer if this channel got one, or `None` when it
+    /// stopped without one. `stop` fires when another channel won or the wait was cancelled.
+    ///
+    /// The same question is offered again after a restart (`tether resume`): a channel that
+    /// posts somewhere must remember where (the store's `question_posts`) and wait on that post
+    /// instead of posting again.
+    fn offer<'a>(
+        &'a self,
+        question: &'a Question,
+        stop: CancellationToken,
+    ) -> BoxFuture<'a, Option<ChannelAnswer>>;
+
+    /// Tells the channel another channel answered first (e.g. a note in the Zulip topic).
+    fn answered_elsewhere<'a>(
+        &'a self,
+        _question: &'a Question,
+        _answer: &'a Answer,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    /// Tells the channel the run `run` ended with `outcome`. Questions of an interrupted run
+    /// stay pending and are offered again when it is resumed.
+    fn run_ended<'a>(&'a self, _run: &'a RunId, _outcome: Outcome) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
 }

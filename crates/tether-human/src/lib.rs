@@ -6,10 +6,17 @@
 //! notification socket ([`notify`]). The interaction threshold answers confident questions
 //! without bothering anyone ([`threshold`]); [`asking`] is the `ask_human` behaviour shared by
 //! the built-in agent's tool ([`tool`]) and the MCP server; [`prompts`] holds every text a model
-//! reads about it.
+//! reads about it. [`channels`] is the interface a channel implements ([`terminal`] and
+//! [`zulip`] are the two there are).
 //!
-//! This crate sits below the loops and knows nothing of executors: the loops, `tether ask`,
-//! `tether mcp` and the demo all get their broker from the same constructor.
+//! [`desk`] is the one constructor: the loops (and a resumed run waiting for a question its
+//! killed process left pending), `tether ask`, `tether mcp` and the demo all get their human
+//! side from [`Desk::from_config`]. This crate sits below the loops and knows nothing of
+//! executors.
+//!
+//! [`visible`] is the one escaping of text shown to a person: every human-facing text output of
+//! tether (the terminal card here, and the binary's commands) passes agent- and user-written
+//! text through it, so no control character reaches a terminal raw.
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -17,11 +24,16 @@
 pub mod asking;
 pub mod broker;
 pub mod channels;
+pub mod desk;
 pub mod notify;
 pub mod prompts;
 pub mod terminal;
 pub mod threshold;
 pub mod tool;
+pub mod visible;
 pub mod zulip;
 
-pub use broker::{Answer, Ask, Broker, BrokerError, Channel, ChannelAnswer, Timeout};
+pub use asking::{AskFailed, AskPolicy, Reply};
+pub use broker::{Answer, Broker, BrokerError, Timeout};
+pub use channels::{AnswerBody, Channel, ChannelAnswer};
+pub use desk::{Console, Desk};

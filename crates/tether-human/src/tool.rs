@@ -9,8 +9,8 @@
 use serde_json::Value;
 use tether_tools::{FatalToolError, ToolContext, ToolOutput, ToolSpec, TypedTool};
 
-use super::asking::{self, AskFailed, AskHumanArgs, AskPolicy, Reply};
-use super::broker::Broker;
+use crate::asking::{self, AskFailed, Reply};
+use crate::desk::Desk;
 use crate::prompts;
 
 pub use tether_store::RunCell;
@@ -18,55 +18,43 @@ pub use tether_store::RunCell;
 /// The `ask_human` tool.
 pub struct AskHuman {
     spec: ToolSpec,
-    broker: Broker,
-    policy: AskPolicy,
+    desk: Desk,
     run: RunCell,
 }
 
 impl AskHuman {
-    /// The tool for `threshold` (1–5; at 0 the tool should not be offered), asking through
-    /// `broker` on behalf of the run in `run`.
-    pub fn new(broker: Broker, threshold: u8, run: RunCell) -> Self {
+    /// The tool asking at `desk` on behalf of the run in `run`. At threshold 0 it should not be
+    /// offered (see [`AskHuman::for_desk`]); if it is, it answers that asking is disabled.
+    pub fn new(desk: Desk, run: RunCell) -> Self {
         let spec = ToolSpec {
             name: asking::NAME.to_owned(),
-            description: prompts::ask_human_description(threshold),
+            description: prompts::ask_human_description(desk.policy().threshold),
             parameters: asking::parameters(),
         };
-        AskHuman {
-            spec,
-            broker,
-            policy: AskPolicy {
-                threshold,
-                problems: Vec::new(),
-            },
-            run,
-        }
+        AskHuman { spec, desk, run }
     }
 
-    /// Channels that could not be set up (each naming what is missing): every call that needs
-    /// a human then fails with a tool error naming them.
-    pub fn with_problems(mut self, problems: Vec<String>) -> Self {
-        self.policy.problems = problems;
-        self
+    /// The tool for `desk`, or `None` when its threshold (0) says the agent may not ask.
+    pub fn for_desk(desk: &Desk, run: &RunCell) -> Option<Self> {
+        (desk.policy().threshold > 0).then(|| AskHuman::new(desk.clone(), run.clone()))
     }
 }
 
 impl TypedTool for AskHuman {
-    type Args = AskHumanArgs;
+    /// Checked against the schema, then read leniently by [`asking::question_from_args`] (shared
+    /// with MCP) into the one question type that goes on to the store.
+    type Args = Value;
 
     fn spec(&self) -> &ToolSpec {
         &self.spec
     }
 
     /// A store that fails while asking ends the turn; a cancelled question is an error result.
-    async fn run(
-        &self,
-        args: AskHumanArgs,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, FatalToolError> {
-        let run = self.run.lock().ok().and_then(|r| r.clone());
+    async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, FatalToolError> {
+        let mut question = asking::question_from_args(&args);
+        question.run_id = self.run.lock().ok().and_then(|r| r.clone());
         let cancel = ctx.cancel_token().clone();
-        match asking::ask_human(&self.policy, &self.broker, args, run, cancel).await {
+        match self.desk.ask_human(question, cancel).await {
             Ok(Reply::Answered { text, .. }) => Ok(ToolOutput::ok(text)),
             Ok(Reply::Refused(text)) => Ok(ToolOutput::error(text)),
             Err(e @ AskFailed::Cancelled(_)) => Ok(ToolOutput::error(e.to_string())),
@@ -79,7 +67,7 @@ impl TypedTool for AskHuman {
     }
 
     fn describe_call(&self, args: &Value) -> String {
-        let q: String = AskHumanArgs::from_json(args)
+        let q: String = asking::question_from_args(args)
             .question
             .chars()
             .take(60)

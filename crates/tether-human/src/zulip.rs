@@ -1,16 +1,17 @@
 //! The Zulip channel: one topic per conversation, the question posted by the bot, the first
 //! human reply in the topic taken as the answer.
 //!
-//! Where a question was posted is recorded in the store, so a resumed run waits in the same
-//! topic for replies newer than the same message — the question is never posted twice.
+//! Where a question was posted is recorded in the store (`question_posts`), so a resumed run —
+//! which offers the question its killed process left pending again — waits in the same topic
+//! for replies newer than the same message: the question is never posted twice.
 
-use futures_util::future::BoxFuture;
 use serde_json::json;
 use tether_store::Question;
 use tether_zulip::{MessageId, QuestionMessage, ZulipClient, answered_elsewhere_note, topic_name};
 use tokio_util::sync::CancellationToken;
 
-use super::broker::{Answer, Channel, ChannelAnswer};
+use crate::broker::Answer;
+use crate::channels::{BoxFuture, Channel, ChannelAnswer};
 use tether_store::Journal;
 
 /// Offers questions in a Zulip stream.
@@ -92,10 +93,7 @@ impl Zulip {
             pending.wait(stop).await
         };
         let reply = reply.map_err(|e| e.to_string())?;
-        Ok(ChannelAnswer {
-            text: reply.text,
-            responder: reply.sender_full_name,
-        })
+        Ok(ChannelAnswer::text(reply.text, reply.sender_full_name))
     }
 }
 

@@ -1,7 +1,8 @@
 //! The `ask_human` tool over MCP: the same behaviour as the built-in agent's (it calls
 //! [`tether_human::asking`]), plus what a long MCP call needs — progress notifications
 //! while it waits, and `notifications/cancelled` stopping the wait with the question left
-//! pending and no response sent.
+//! pending, recorded as abandoned (nobody waits for it now; a run it belongs to gets its answer
+//! in the next prompt), and no response sent.
 
 use std::time::Duration;
 
@@ -13,20 +14,12 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
-use tether_human::asking::{self, AskFailed, AskHumanArgs, AskPolicy, Reply};
-use tether_human::prompts;
-use tether_human::{Broker, channels};
-use tether_store::Journal;
-use tether_store::{QuestionId, Store};
+use tether_human::asking::{self, AskFailed, Reply};
+use tether_human::{Console, Desk, prompts};
+use tether_store::{NewQuestion, QuestionId};
 use tokio_util::sync::CancellationToken;
 
 use crate::server::{Options, TetherMcp, ToolFuture};
-
-/// The broker and the policy, built on the first question that needs a human.
-pub(crate) struct Asker {
-    broker: Broker,
-    policy: AskPolicy,
-}
 
 /// The tool's definition: the built-in agent's description and schema.
 pub(crate) fn definition(options: &Options) -> Tool {
@@ -35,10 +28,14 @@ pub(crate) fn definition(options: &Options) -> Tool {
         prompts::ask_human_description(options.threshold()),
         object(asking::parameters()),
     )
+    // Read-only as far as the client's files go: it asks a person and returns the answer
+    // (clients such as Codex run read-only tools without asking for approval). Open world:
+    // it reaches people, on Zulip too.
     .annotate(
         ToolAnnotations::new()
-            .read_only(false)
+            .read_only(true)
             .destructive(false)
+            .idempotent(false)
             .open_world(true),
     )
 }
@@ -49,7 +46,7 @@ pub(crate) fn call(ctx: ToolCallContext<'_, TetherMcp>) -> ToolFuture<'_> {
         let args = Value::Object(ctx.arguments.unwrap_or_default());
         let result = ctx
             .service
-            .ask_human(AskHumanArgs::from_json(&args), ctx.request_context)
+            .ask_human(asking::question_from_args(&args), ctx.request_context)
             .await;
         Ok(result.into())
     })
@@ -69,45 +66,31 @@ fn reply(reply: Reply) -> CallToolResult {
 impl TetherMcp {
     async fn ask_human(
         &self,
-        args: AskHumanArgs,
+        mut question: NewQuestion,
         rc: RequestContext<RoleServer>,
     ) -> CallToolResult {
         let _busy = self.inner.in_flight.enter();
         let options = &self.inner.options;
-        if let Err(e) = &options.config {
-            return refused(format!("ask_human cannot reach a human: {e}"));
-        }
-        let before_setup = AskPolicy {
-            threshold: options.threshold(),
-            problems: Vec::new(),
-        };
-        if let Some(r) = before_setup.settle(&args) {
-            return reply(r);
-        }
-        let asker = match self
+        let desk = match self
             .inner
-            .asker
-            .get_or_try_init(|| async { build_asker(options) })
+            .desk
+            .get_or_try_init(|| async { self.desk() })
             .await
         {
-            Ok(a) => a,
+            Ok(d) => d,
             Err(e) => return refused(format!("ask_human cannot reach a human: {e}")),
         };
-        if let Some(r) = asker.policy.settle(&args) {
-            return reply(r);
+        match options.run() {
+            Ok(run) => question.run_id = run.cloned(),
+            Err(e) => return refused(format!("ask_human cannot reach a human: {e}")),
         }
         let cancel = self.inner.shutdown.child_token();
         let asked = std::sync::OnceLock::new();
-        let waiting = asking::ask(
-            &asker.broker,
-            args,
-            options.run.clone(),
-            cancel.clone(),
-            |q| {
-                tracing::info!(question = %q.id, "waiting for a human; answer with `tether answer {} \"…\"`", q.id);
-                let _ = asked.set(q.id.clone());
-            },
-        );
+        let waiting = desk.ask_human_with(question, cancel.clone(), |q| {
+            let id = &q.id;
+            tracing::info!(question = %id, "waiting for a human; answer with `tether answer {id} \"…\"`");
+            let _ = asked.set(id.clone());
+        });
         let progress = Progress {
             token: rc.meta.get_progress_token(),
             peer: rc.peer.clone(),
@@ -119,9 +102,13 @@ impl TetherMcp {
         match outcome {
             Ok(r) => reply(r),
             Err(AskFailed::Cancelled(id)) => {
-                if rc.ct.is_cancelled() {
+                let reason = if rc.ct.is_cancelled() {
                     tracing::info!(question = %id, "the client cancelled; the question stays pending");
-                }
+                    "the asking client gave up (it cancelled the call, e.g. on its tool timeout)"
+                } else {
+                    "tether mcp stopped while the client waited"
+                };
+                self.abandon(&id, reason);
                 refused(format!(
                     "tether stopped waiting for an answer to {id}; the question stays pending"
                 ))
@@ -129,30 +116,40 @@ impl TetherMcp {
             Err(AskFailed::Store(e)) => refused(format!("ask_human failed: {e}")),
         }
     }
-}
 
-/// Opens the store, checks the run, and sets the channels up (no terminal: stdin and stdout
-/// are the protocol). Misconfigured channels become the policy's problems.
-fn build_asker(options: &Options) -> Result<Asker, String> {
-    let config = options.config.as_ref().map_err(Clone::clone)?;
-    let ws = &options.workspace;
-    let store = Store::open(ws.db_path()).map_err(|e| e.to_string())?;
-    if let Some(run) = &options.run {
-        store
-            .run(run)
-            .map_err(|e| format!("the run {run} is not in this workspace's store: {e}"))?;
+    /// Records that nobody waits for `id` any more, so `tether questions` says so and a run it
+    /// belongs to gets the answer in its next prompt instead.
+    fn abandon(&self, id: &QuestionId, reason: &str) {
+        let recorded = self.journal().and_then(|j| {
+            j.store()
+                .abandon_question(id, reason)
+                .map_err(|e| e.to_string())
+        });
+        if let Err(e) = recorded {
+            tracing::warn!(question = %id, error = %e, "could not record that nobody waits");
+        }
     }
-    let journal = Journal::new(store, Vec::new()).map_err(|e| e.to_string())?;
-    let human = channels::from_config(config, &journal);
-    let broker = Broker::new(journal, ws.state_dir(), human.channels)
-        .with_timeout(channels::timeout(config));
-    Ok(Asker {
-        broker,
-        policy: AskPolicy {
-            threshold: config.human.threshold,
-            problems: human.problems,
-        },
-    })
+
+    /// The human desk: the shared store, the run checked, and the channels set up — no
+    /// terminal, since stdin and stdout are the protocol. Misconfigured channels become the
+    /// policy's problems.
+    fn desk(&self) -> Result<Desk, String> {
+        let options = &self.inner.options;
+        let config = options.config.as_ref().map_err(Clone::clone)?;
+        let journal = self.journal()?;
+        if let Some(run) = options.run()? {
+            journal
+                .store()
+                .run(run)
+                .map_err(|e| format!("the run {run} is not in this workspace's store: {e}"))?;
+        }
+        Ok(Desk::from_config(
+            config,
+            &options.workspace,
+            journal,
+            Console::Absent,
+        ))
+    }
 }
 
 /// Progress notifications for one waiting call.

@@ -13,10 +13,8 @@ use tether_signoff::tool::{
     CancelArgs, CompleteArgs, cancel_goal_parameters, complete_goal_parameters,
 };
 use tether_signoff::{Signoff, SignoffError, SignoffOutcome};
-use tether_store::Journal;
-use tether_store::Store;
 
-use crate::server::{Options, TetherMcp, ToolFuture};
+use crate::server::{TetherMcp, ToolFuture};
 
 /// `complete_goal`'s definition.
 pub(crate) fn complete_definition() -> Tool {
@@ -54,19 +52,19 @@ fn error(text: impl Into<String>) -> CallToolResult {
 
 /// The sign-off machinery for this workspace — with the judge of `[judge]` when `judged` — or
 /// why it cannot be built (a tool error).
-fn signoff(options: &Options, judged: bool) -> Result<Signoff, String> {
+fn signoff(server: &TetherMcp, judged: bool) -> Result<Signoff, String> {
+    let options = &server.inner.options;
+    let run = options.run()?.cloned();
     let config = options.config.as_ref().map_err(Clone::clone)?;
     let ws = &options.workspace;
-    std::fs::create_dir_all(ws.state_dir()).map_err(|e| e.to_string())?;
-    let store = Store::open(ws.db_path()).map_err(|e| e.to_string())?;
-    let journal = Journal::new(store, Vec::new()).map_err(|e| e.to_string())?;
+    let journal = server.journal()?;
     let signoff = if judged {
         Signoff::from_config(ws.clone(), journal, config, &ProcessEnv, false)
             .map_err(|e| e.to_string())?
     } else {
         Signoff::new(ws.clone(), journal, &config.plan)
     };
-    Ok(signoff.with_run(options.run.clone()))
+    Ok(signoff.with_run(run).without_env(config.key_vars()))
 }
 
 /// `complete_goal`'s handler.
@@ -80,7 +78,7 @@ async fn complete_goal(ctx: ToolCallContext<'_, TetherMcp>) -> CallToolResult {
         Ok(a) => a,
         Err(e) => return error(e),
     };
-    let signoff = match signoff(&ctx.service.inner.options, true) {
+    let signoff = match signoff(ctx.service, true) {
         Ok(s) => s,
         Err(e) => return error(format!("complete_goal cannot run: {e}")),
     };
@@ -114,7 +112,7 @@ pub(crate) fn cancel(ctx: ToolCallContext<'_, TetherMcp>) -> ToolFuture<'_> {
 
 fn cancel_goal(ctx: &ToolCallContext<'_, TetherMcp>) -> CallToolResult {
     let args = Value::Object(ctx.arguments.clone().unwrap_or_default());
-    let signoff = match signoff(&ctx.service.inner.options, false) {
+    let signoff = match signoff(ctx.service, false) {
         Ok(s) => s,
         Err(e) => return error(format!("cancel_goal cannot run: {e}")),
     };

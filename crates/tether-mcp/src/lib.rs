@@ -2,10 +2,11 @@
 //! any MCP client (Claude Code, Codex, pi, …), spoken over stdio by `tether mcp`.
 //!
 //! Inside a `tether run` the questions are filed under that run; alone it is a standalone
-//! human-in-the-loop server. Questions go through the same broker as the built-in agent's: the
-//! store (so `tether answer` from any shell wakes it at once) and Zulip when configured — never
-//! the terminal, since stdin and stdout carry the protocol. Nothing but protocol is written to
-//! stdout; logs go to stderr.
+//! human-in-the-loop server. Questions go to the same human desk as the built-in agent's
+//! ([`tether_human::Desk`]): the store (so `tether answer` from any shell wakes it at once) and
+//! Zulip when configured — never the terminal, since stdin and stdout carry the protocol. The
+//! store is opened by the first tool that needs it and shared by all of them. Nothing but
+//! protocol is written to stdout; logs go to stderr.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), tether_mcp::ServeError> {
@@ -19,7 +20,7 @@
 //! let server = TetherMcp::new(Options {
 //!     workspace: ws,
 //!     config,
-//!     run: None,
+//!     run: Ok(None),
 //!     progress_every: Duration::from_secs(30),
 //! });
 //! tether_mcp::serve_stdio(server).await

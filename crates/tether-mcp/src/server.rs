@@ -18,10 +18,11 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tether_config::Workspace;
 use tether_config::{Config, HumanConfig};
-use tether_store::RunId;
+use tether_human::Desk;
+use tether_store::{Journal, RunId, Store};
 use tokio_util::sync::CancellationToken;
 
-use crate::ask::{self, Asker};
+use crate::ask;
 use crate::goals;
 use crate::in_flight::InFlight;
 use crate::status;
@@ -53,14 +54,22 @@ pub struct Options {
     /// The loaded `tether.toml`, or why it could not be loaded: then every tool that needs it
     /// returns that as a tool error (the server itself still starts).
     pub config: Result<Config, String>,
-    /// The run questions are filed under (`tether mcp --run`, `TETHER_RUN_ID`), if any.
-    pub run: Option<RunId>,
+    /// The run questions and sign-offs are filed under (`tether mcp --run`, `TETHER_RUN_ID`),
+    /// if any; or why the id given is not one. Then the server still starts (a client would
+    /// otherwise silently have no tether tools) and every tool that needs the run returns that
+    /// as a tool error.
+    pub run: Result<Option<RunId>, String>,
     /// How often a waiting `ask_human` sends a progress notification (when the client asked
     /// for progress).
     pub progress_every: Duration,
 }
 
 impl Options {
+    /// The run the calls belong to, or the tool error saying why the id given is unusable.
+    pub(crate) fn run(&self) -> Result<Option<&RunId>, String> {
+        self.run.as_ref().map(Option::as_ref).map_err(Clone::clone)
+    }
+
     /// The interaction threshold (the default when the config could not be loaded).
     pub(crate) fn threshold(&self) -> u8 {
         self.config
@@ -78,8 +87,11 @@ pub struct TetherMcp {
 pub(crate) struct Inner {
     pub(crate) options: Options,
     tools: ToolRouter<TetherMcp>,
-    /// The broker, built on the first question (so starting stays fast).
-    pub(crate) asker: tokio::sync::OnceCell<Asker>,
+    /// The process's one store connection, opened by the first tool that needs it (so starting
+    /// stays fast) and shared by every tool after it.
+    journal: std::sync::OnceLock<Journal>,
+    /// The human desk, built on the first question.
+    pub(crate) desk: tokio::sync::OnceCell<Desk>,
     pub(crate) in_flight: InFlight,
     /// Fires when the process is going away (stdin closed, a signal): every wait stops.
     pub(crate) shutdown: CancellationToken,
@@ -93,11 +105,24 @@ impl TetherMcp {
             inner: Arc::new(Inner {
                 options,
                 tools,
-                asker: tokio::sync::OnceCell::new(),
+                journal: std::sync::OnceLock::new(),
+                desk: tokio::sync::OnceCell::new(),
                 in_flight: InFlight::new(),
                 shutdown: CancellationToken::new(),
             }),
         }
+    }
+
+    /// The workspace's store, opened on first use and shared by every tool (one connection per
+    /// process).
+    pub(crate) fn journal(&self) -> Result<Journal, String> {
+        if let Some(journal) = self.inner.journal.get() {
+            return Ok(journal.clone());
+        }
+        let store =
+            Store::open(self.inner.options.workspace.db_path()).map_err(|e| e.to_string())?;
+        let journal = Journal::new(store, Vec::new()).map_err(|e| e.to_string())?;
+        Ok(self.inner.journal.get_or_init(|| journal).clone())
     }
 
     /// The tools offered, sorted by name (what `tools/list` returns).

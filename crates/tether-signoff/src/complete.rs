@@ -52,8 +52,16 @@ impl Signoff {
         if let Some(command) = goal.verify.as_ref().map(|l| l.value.as_str()) {
             let log = dir.join(format!("verify-{goal_id}-{attempt}.log"));
             let shown = self.ws.display(&log).into_owned();
-            let result =
-                verify::run(command, root, self.verify_timeout, &log, shown, cancel).await?;
+            let result = verify::run(
+                command,
+                root,
+                self.verify_timeout,
+                &log,
+                shown,
+                &self.env_remove,
+                cancel,
+            )
+            .await?;
             let passed = result.passed();
             let ending = result.ending();
             // The output's hash is part of the reason, so the goal loop can tell the same
@@ -84,7 +92,7 @@ impl Signoff {
         decision.judge_model = Some(judge.model_name().to_owned());
         let transcript = dir.join(format!("judge-{goal_id}-{attempt}.jsonl"));
         decision.transcript = Some(self.ws.display(&transcript).into_owned());
-        let diff = diff::summary(root, cancel).await;
+        let diff = diff::summary(root, &self.env_remove, cancel).await;
         let brief = JudgeBrief {
             goal_id,
             title: &goal.title,

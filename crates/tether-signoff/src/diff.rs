@@ -21,12 +21,23 @@ const STAT_BYTES: usize = 6000;
 const MAX_UNTRACKED: usize = 50;
 
 /// The summary text, for the judge's prompt. Never fails: problems become the text.
-pub(crate) async fn summary(root: &Path, cancel: &CancellationToken) -> String {
-    match git(root, "git rev-parse --is-inside-work-tree", cancel).await {
+pub(crate) async fn summary(
+    root: &Path,
+    env_remove: &[String],
+    cancel: &CancellationToken,
+) -> String {
+    match git(
+        root,
+        "git rev-parse --is-inside-work-tree",
+        env_remove,
+        cancel,
+    )
+    .await
+    {
         Some((0, out)) if out.trim() == "true" => {}
         _ => return "not a git repository".to_owned(),
     }
-    let stat = match git(root, "git diff --stat HEAD --", cancel).await {
+    let stat = match git(root, "git diff --stat HEAD --", env_remove, cancel).await {
         Some((0, out)) if out.trim().is_empty() => {
             "no changes to tracked files since the last commit".to_owned()
         }
@@ -37,7 +48,14 @@ pub(crate) async fn summary(root: &Path, cancel: &CancellationToken) -> String {
         ),
         None => "git diff --stat HEAD did not finish".to_owned(),
     };
-    let untracked = match git(root, "git ls-files --others --exclude-standard", cancel).await {
+    let untracked = match git(
+        root,
+        "git ls-files --others --exclude-standard",
+        env_remove,
+        cancel,
+    )
+    .await
+    {
         Some((0, out)) => untracked_list(&out),
         _ => "untracked files: unknown (git ls-files failed)".to_owned(),
     };
@@ -66,14 +84,19 @@ fn untracked_list(out: &str) -> String {
 }
 
 /// Runs a fixed git command; `None` if it could not run, timed out or was cancelled.
-async fn git(root: &Path, command: &str, cancel: &CancellationToken) -> Option<(i32, String)> {
+async fn git(
+    root: &Path,
+    command: &str,
+    env_remove: &[String],
+    cancel: &CancellationToken,
+) -> Option<(i32, String)> {
     let spec = ShellCommand {
         command: format!("{command} 2>&1"),
         cwd: root.to_owned(),
         timeout: GIT_TIMEOUT,
         kill_grace: Duration::from_secs(1),
         output_cap: STAT_BYTES,
-        env_remove: Vec::new(),
+        env_remove: env_remove.to_vec(),
     };
     match run_shell(&spec, cancel).await {
         Ok(run) => match run.end {
@@ -110,11 +133,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         let cancel = CancellationToken::new();
-        assert_eq!(super::summary(root, &cancel).await, "not a git repository");
+        assert_eq!(
+            super::summary(root, &[], &cancel).await,
+            "not a git repository"
+        );
 
         git(root, &["init", "-q"]);
         std::fs::write(root.join("a.txt"), "one\n").unwrap();
-        let fresh = super::summary(root, &cancel).await;
+        let fresh = super::summary(root, &[], &cancel).await;
         assert!(
             fresh.starts_with("git diff --stat HEAD failed (no commit yet?)"),
             "{fresh}"
@@ -123,14 +149,14 @@ mod tests {
         git(root, &["add", "a.txt"]);
         git(root, &["commit", "-q", "-m", "first"]);
         assert_eq!(
-            super::summary(root, &cancel).await,
+            super::summary(root, &[], &cancel).await,
             "no changes to tracked files since the last commit\nno untracked files"
         );
         std::fs::write(root.join("a.txt"), "one\ntwo\n").unwrap();
         std::fs::create_dir(root.join(".tether")).unwrap();
         std::fs::write(root.join(".tether/tether.db"), "x").unwrap();
         std::fs::write(root.join("b.txt"), "new\n").unwrap();
-        let text = super::summary(root, &cancel).await;
+        let text = super::summary(root, &[], &cancel).await;
         assert!(
             text.starts_with("git diff --stat HEAD:\n a.txt | 1 +\n"),
             "{text}"

@@ -69,6 +69,8 @@ pub struct Signoff {
     judge: Option<Judge>,
     verify_timeout: Duration,
     run: Option<RunId>,
+    /// Variables removed from the environment of verify and git: tether's own keys.
+    env_remove: Vec<String>,
 }
 
 impl std::fmt::Debug for Signoff {
@@ -96,6 +98,7 @@ impl Signoff {
             judge: None,
             verify_timeout: DEFAULT_VERIFY_TIMEOUT,
             run: None,
+            env_remove: Vec::new(),
         }
     }
 
@@ -117,7 +120,8 @@ impl Signoff {
         let plan = config.plan_path(ws.root());
         Ok(Signoff::new(ws, journal, plan)
             .with_judge(judge)
-            .with_verify_timeout(Duration::from_secs(config.r#loop.verify_timeout_secs)))
+            .with_verify_timeout(Duration::from_secs(config.r#loop.verify_timeout_secs))
+            .without_env(config.key_vars()))
     }
 
     /// Judges with `judge`; `None` signs off by verify alone (`--no-judge`).
@@ -131,6 +135,15 @@ impl Signoff {
     #[must_use]
     pub fn with_verify_timeout(mut self, timeout: Duration) -> Self {
         self.verify_timeout = timeout;
+        self
+    }
+
+    /// Runs verify (and git, for the judge's diff) without the environment variables `vars`:
+    /// tether's own keys, which a verify command — code the agent wrote — could otherwise print
+    /// into its log, the tool result and the next model request.
+    #[must_use]
+    pub fn without_env(mut self, vars: Vec<String>) -> Self {
+        self.env_remove = vars;
         self
     }
 

@@ -63,11 +63,13 @@
 
 mod args;
 mod error;
+pub mod gate;
 mod glob;
 mod options;
 mod output;
 pub mod process;
 mod registry;
+mod regular;
 mod shell;
 mod spec;
 mod summary;

@@ -3,10 +3,13 @@
 //! Every limit exists to keep a model's context small and a turn bounded; the defaults suit a
 //! model with a context window of 100k tokens or more.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::gate::CommandGate;
+
 /// Limits and settings of the built-in tools.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ToolOptions {
     /// `bash`: the timeout when the model gives none.
     pub bash_default_timeout: Duration,
@@ -20,6 +23,9 @@ pub struct ToolOptions {
     /// `bash`: environment variables removed from the command's environment (API keys the
     /// agent's model client uses, which must never end up in a transcript).
     pub bash_env_remove: Vec<String>,
+    /// `bash`: asked before each command runs (tether's `ask_before` rule); a refusal is the
+    /// tool's result. `None` runs every command.
+    pub bash_gate: Option<Arc<dyn CommandGate>>,
     /// `read`: how many lines are shown when the model gives no `limit`.
     pub read_default_lines: usize,
     /// `read`: how many bytes of text one call returns at most.
@@ -44,6 +50,7 @@ impl Default for ToolOptions {
             bash_kill_grace: Duration::from_secs(2),
             bash_output_cap: 30_000,
             bash_env_remove: Vec::new(),
+            bash_gate: None,
             read_default_lines: 2000,
             read_max_bytes: 50_000,
             grep_default_results: 100,

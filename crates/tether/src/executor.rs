@@ -1,4 +1,6 @@
-//! Builds the executor a loop uses from `[executor]` (and `[model]`) in tether.toml.
+//! Builds the executor a loop uses from `[executor]` (and `[model]`) in tether.toml. The
+//! built-in agent's `ask_human` asks at the process's human desk, and its sign-off tools record
+//! in the process's one store connection.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,13 +9,13 @@ use anyhow::{Context as _, Result, anyhow};
 use tether_agent::{BuiltinAgent, CommandExecutor, Executor};
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
+use tether_core::ask_before::AskBeforeGate;
+use tether_human::Desk;
 use tether_human::tool::{AskHuman, RunCell};
-use tether_human::{Broker, channels};
 use tether_model::{Endpoint, HttpOptions};
 use tether_signoff::Signoff;
 use tether_signoff::tool::{CancelGoal, CompleteGoal};
 use tether_store::Journal;
-use tether_store::Store;
 use tether_tools::{Tool, ToolOptions, ToolSet};
 
 use crate::failure::Failure;
@@ -21,21 +23,31 @@ use crate::failure::Failure;
 /// How long one turn of an external command may take.
 const COMMAND_TURN_TIMEOUT: Duration = Duration::from_secs(3600);
 
-/// The executor configured for this workspace. Its `ask_human` questions are filed under the
-/// run the caller puts in `run` once it exists.
+/// The executor configured for this workspace. Its `ask_human` questions go to `human` and are
+/// filed under the run the caller puts in `run` once it exists.
 pub fn from_config(
     config: &Config,
     ws: &Workspace,
     env: &dyn Env,
+    human: &Desk,
     run: &RunCell,
 ) -> Result<Arc<dyn Executor>> {
     match config.executor.kind {
-        ExecutorKind::Builtin => builtin(config, ws, env, run, Vec::new()),
-        ExecutorKind::Command => Ok(Arc::new(CommandExecutor::new(
-            config.executor.command.clone(),
-            ws.root().to_owned(),
-            COMMAND_TURN_TIMEOUT,
-        ))),
+        ExecutorKind::Builtin => builtin(config, ws, env, human, run, Vec::new()),
+        ExecutorKind::Command => {
+            if !config.human.ask_before.is_empty() {
+                tracing::warn!(
+                    ask_before = ?config.human.ask_before,
+                    "[human] ask_before is enforced for the built-in agent only; give the \
+                     command executor's agent the same rule in its own permission settings"
+                );
+            }
+            Ok(Arc::new(CommandExecutor::new(
+                config.executor.command.clone(),
+                ws.root().to_owned(),
+                COMMAND_TURN_TIMEOUT,
+            )))
+        }
         other => Err(Failure::usage(anyhow!(
             "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \
              [model]) or \"command\"",
@@ -45,27 +57,28 @@ pub fn from_config(
 }
 
 /// The executor of a goal loop: [`from_config`], with the sign-off tools (`complete_goal`,
-/// `cancel_goal`) for the built-in agent (other agents sign off with `tether goal complete`).
+/// `cancel_goal`, recording in `journal`) for the built-in agent (other agents sign off with `tether goal complete`).
 /// Without a `[judge]` this is a usage error saying how to configure one, unless `no_judge`.
 pub fn for_goal_loop(
     config: &Config,
     ws: &Workspace,
     env: &dyn Env,
+    journal: &Journal,
+    human: &Desk,
     run: &RunCell,
     no_judge: bool,
 ) -> Result<Arc<dyn Executor>> {
-    let journal = Journal::new(Store::open(ws.db_path())?, Vec::new())?;
-    let signoff =
-        Signoff::from_config(ws.clone(), journal, config, env, no_judge).map_err(Failure::usage)?;
+    let signoff = Signoff::from_config(ws.clone(), journal.clone(), config, env, no_judge)
+        .map_err(Failure::usage)?;
     match config.executor.kind {
         ExecutorKind::Builtin => {
             let tools: Vec<Arc<dyn Tool>> = vec![
                 Arc::new(CompleteGoal::new(signoff.clone(), run.clone())),
                 Arc::new(CancelGoal::new(signoff)),
             ];
-            builtin(config, ws, env, run, tools)
+            builtin(config, ws, env, human, run, tools)
         }
-        _ => from_config(config, ws, env, run),
+        _ => from_config(config, ws, env, human, run),
     }
 }
 
@@ -73,6 +86,7 @@ fn builtin(
     config: &Config,
     ws: &Workspace,
     env: &dyn Env,
+    human: &Desk,
     run: &RunCell,
     extra: Vec<Arc<dyn Tool>>,
 ) -> Result<Arc<dyn Executor>> {
@@ -87,21 +101,22 @@ fn builtin(
     let client = tether_model::connect(endpoint, HttpOptions::default())
         .context("setting up the model client")
         .map_err(Failure::usage)?;
-    // The agent's shell must not see the keys tether itself holds.
+    // The agent's shell must not see the keys tether itself holds, and runs an `ask_before`
+    // command only after a human's yes.
+    let gate = AskBeforeGate::new(
+        human.clone(),
+        config.human.ask_before.clone(),
+        config.plan_path(ws.root()),
+        run.clone(),
+    );
     let options = ToolOptions {
         bash_env_remove: config.key_vars(),
+        bash_gate: Some(Arc::new(gate)),
         ..ToolOptions::default()
     };
     let mut tools = ToolSet::builtin(ws.root(), &options)?;
-    let threshold = config.human.threshold;
-    if threshold > 0 {
-        let journal = Journal::new(Store::open(ws.db_path())?, Vec::new())?;
-        let human = crate::human_channels(config, ws)?;
-        let broker = Broker::new(journal, ws.state_dir(), human.channels)
-            .with_timeout(channels::timeout(config));
-        tools.add(Arc::new(
-            AskHuman::new(broker, threshold, run.clone()).with_problems(human.problems),
-        ))?;
+    if let Some(ask_human) = AskHuman::for_desk(human, run) {
+        tools.add(Arc::new(ask_human))?;
     }
     for tool in extra {
         tools.add(tool)?;

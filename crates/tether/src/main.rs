@@ -8,6 +8,7 @@ mod drafting;
 mod executor;
 mod exit;
 mod failure;
+mod guard;
 mod sinks;
 
 use std::io::{self, Write as _};
@@ -24,6 +25,8 @@ use crate::failure::Failure;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    // Before anything is spawned: children cannot read tether's keys through /proc.
+    guard::protect_self();
     // Not locked for the whole run: `tether mcp` writes stdout from its runtime.
     let mut out = io::stdout();
     match run(cli, &mut out) {
@@ -37,7 +40,10 @@ fn main() -> ExitCode {
                 Exit::Error
             };
             let mut err = io::stderr().lock();
-            let _ = writeln!(err, "error: {e:#}");
+            // Errors quote goal ids, plan lines and tool output: shown with their control
+            // characters escaped.
+            let message = format!("{e:#}");
+            let _ = writeln!(err, "error: {}", tether_human::visible::visible(&message));
             code.into()
         }
     }
@@ -96,26 +102,6 @@ fn init_logging(verbose: u8) {
         .try_init();
 }
 
-/// The channels besides the CLI: the terminal when tether runs on one (stdin and stderr are
-/// TTYs), and Zulip when `human.channels` lists it. A channel that cannot be set up is left out
-/// and its problem returned, for `ask_human` to report (misconfiguration never stops a run).
-fn human_channels(
-    config: &tether_config::Config,
-    ws: &tether_config::Workspace,
-) -> anyhow::Result<tether_human::channels::HumanChannels> {
-    use std::io::IsTerminal as _;
-    let journal = tether_store::Journal::new(tether_store::Store::open(ws.db_path())?, Vec::new())?;
-    let mut human = tether_human::channels::from_config(config, &journal);
-    if io::stdin().is_terminal() && io::stderr().is_terminal() {
-        let who = std::env::var("USER").unwrap_or_else(|_| "terminal".to_owned());
-        human.channels.insert(
-            0,
-            std::sync::Arc::new(tether_human::terminal::Terminal::stdio(who)),
-        );
-    }
-    Ok(human)
-}
-
 /// A reader closed our stdout (`tether plan | head`): not an error worth reporting.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
@@ -126,3 +112,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         io_kind == Some(io::ErrorKind::BrokenPipe)
     })
 }
+
+#[cfg(test)]
+#[path = "error_chain_tests.rs"]
+mod error_chain_tests;

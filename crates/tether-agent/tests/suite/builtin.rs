@@ -298,3 +298,58 @@ async fn a_fatal_tool_failure_ends_the_turn_with_the_error() {
         r#"{"role":"error","text":"tool `complete_goal` failed: the store is gone"}"#
     );
 }
+
+/// A tool stuck in a blocking call that ignores cancellation (as a blocking read of a FIFO
+/// would be).
+struct Stuck {
+    spec: ToolSpec,
+    started: tokio::sync::mpsc::UnboundedSender<()>,
+}
+
+impl Tool for Stuck {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn call<'a>(
+        &'a self,
+        _args: Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, FatalToolError>> {
+        let _ = self.started.send(());
+        Box::pin(futures_util::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn cancelling_ends_the_turn_even_while_a_tool_is_stuck() {
+    let dir = tempfile::tempdir().unwrap();
+    let (script, _seen) = recording_script(vec![
+        Turn::tool("stuck", json!({})),
+        Turn::text("should not be asked"),
+    ]);
+    let (started, mut on_start) = tokio::sync::mpsc::unbounded_channel();
+    let spec = ToolSpec::object("stuck", "Never returns.", json!({}), &[]);
+    let tools = ToolSet::builtin(dir.path(), &ToolOptions::default())
+        .unwrap()
+        .with(Arc::new(Stuck { spec, started }))
+        .unwrap();
+    let agent = BuiltinAgent::new(Arc::new(ScriptedModel::new(script)), tools, "test".into());
+    let events = Events::default();
+    let cancel = CancellationToken::new();
+    let turn = agent.run_turn(request(dir.path()), &events, cancel.clone());
+    let cancel_once_stuck = async {
+        on_start.recv().await;
+        cancel.cancel();
+        std::future::pending::<()>().await
+    };
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        tokio::select! {
+            ended = turn => ended,
+            () = cancel_once_stuck => unreachable!(),
+        }
+    })
+    .await
+    .expect("the cancelled turn ends without waiting for the stuck tool");
+    assert!(matches!(ended, Err(ExecError::Cancelled)), "{ended:?}");
+}

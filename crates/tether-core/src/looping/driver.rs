@@ -54,8 +54,9 @@ pub async fn resume<S: DeserializeOwned, K: LoopKind>(
     kind: impl FnOnce(S, Vec<(String, String)>) -> Result<K, LoopError>,
 ) -> Result<K::End, LoopError> {
     let (lock, spec) = reopen(&deps.ws, &deps.journal, run, run_kind, by)?;
-    let Some(answers) = await_interrupted(&deps.ws, &deps.journal, run, &interrupt).await? else {
-        finish(deps, run, Outcome::Interrupted)?;
+    let Some(answers) = await_interrupted(&deps.human, &deps.journal, run, &interrupt).await?
+    else {
+        finish(deps, run, Outcome::Interrupted).await?;
         return Ok(Stopped::Interrupted.into());
     };
     let mut kind = kind(spec, answers)?;
@@ -64,8 +65,37 @@ pub async fn resume<S: DeserializeOwned, K: LoopKind>(
     Ok(end)
 }
 
-/// Drives `run` with `kind` until it ends or stops.
+/// Drives `run` with `kind` until it ends or stops. A run stopped by an error that is the
+/// person's to fix (the agent broke the plan) is recorded as paused with the reason, so
+/// `tether status` says why it stopped and `tether resume` continues once it is fixed.
 pub async fn drive<K: LoopKind>(
+    deps: &Deps,
+    run: &RunId,
+    kind: &mut K,
+    interrupt: CancellationToken,
+) -> Result<K::End, LoopError> {
+    let result = iterate(deps, run, kind, interrupt).await;
+    if let Err(e) = &result {
+        record_stop(deps, run, e);
+    }
+    result
+}
+
+/// Records why the run stopped on `e`, when the person can fix it; a store that fails cannot
+/// record anything, and the other errors happen before a run is driven.
+fn record_stop(deps: &Deps, run: &RunId, e: &LoopError) {
+    let reason = match e {
+        LoopError::PlanInvalid(detail) => format!("stopped: the plan no longer parses: {detail}"),
+        LoopError::Plan(_) | LoopError::NoActiveGoals { .. } => format!("stopped: {e}"),
+        _ => return,
+    };
+    if let Err(err) = deps.journal.append(run, &Event::Paused { reason }) {
+        tracing::warn!(error = %err, "could not record why the run stopped");
+    }
+}
+
+/// The iterations of [`drive`].
+async fn iterate<K: LoopKind>(
     deps: &Deps,
     run: &RunId,
     kind: &mut K,
@@ -76,16 +106,16 @@ pub async fn drive<K: LoopKind>(
     loop {
         crate::subreaper::reap_orphans();
         let state = deps.journal.state(run)?;
-        if let Some(stopped) = boundary(at, &state, &interrupt)? {
+        if let Some(stopped) = boundary(at, &state, &interrupt).await? {
             return Ok(stopped.into());
         }
-        if let Some(end) = settle(at, kind.before(at, state.iteration)?)? {
+        if let Some(end) = settle(at, kind.before(at, state.iteration)?).await? {
             return Ok(end);
         }
         if let Some(max) = limits.max_iterations
             && state.budget_used() >= max
         {
-            finish(deps, run, Outcome::BudgetExhausted)?;
+            finish(deps, run, Outcome::BudgetExhausted).await?;
             return Ok(Stopped::BudgetSpent {
                 iteration: state.iteration,
             }
@@ -124,7 +154,7 @@ pub async fn drive<K: LoopKind>(
                 )?;
                 let failures = deps.journal.state(run)?.consecutive_failures;
                 if failures >= limits.max_consecutive_failures {
-                    finish(deps, run, Outcome::Failed)?;
+                    finish(deps, run, Outcome::Failed).await?;
                     return Ok(Stopped::Failed {
                         iteration: n,
                         error,
@@ -135,20 +165,20 @@ pub async fn drive<K: LoopKind>(
             }
             Ran::Stopped(stopped) => return Ok(stopped.into()),
         };
-        if let Some(end) = settle(at, next)? {
+        if let Some(end) = settle(at, next).await? {
             return Ok(end);
         }
     }
 }
 
 /// The checks at an iteration boundary: a recorded cancel, a pause request, Ctrl+C.
-fn boundary(
+async fn boundary(
     at: At<'_>,
     state: &RunState,
     interrupt: &CancellationToken,
 ) -> Result<Option<Stopped>, LoopError> {
     if state.cancel_requested.is_some() {
-        finish(at.deps, at.run, Outcome::Cancelled)?;
+        finish(at.deps, at.run, Outcome::Cancelled).await?;
         return Ok(Some(Stopped::Cancelled));
     }
     if let Some(by) = &state.pause_requested {
@@ -162,18 +192,18 @@ fn boundary(
         return Ok(Some(Stopped::Paused { reason }));
     }
     if interrupt.is_cancelled() {
-        finish(at.deps, at.run, Outcome::Interrupted)?;
+        finish(at.deps, at.run, Outcome::Interrupted).await?;
         return Ok(Some(Stopped::Interrupted));
     }
     Ok(None)
 }
 
 /// Records the ending a loop decided on, if it decided on one.
-fn settle<E>(at: At<'_>, next: Next<E>) -> Result<Option<E>, LoopError> {
+async fn settle<E>(at: At<'_>, next: Next<E>) -> Result<Option<E>, LoopError> {
     match next {
         Next::Continue => Ok(None),
         Next::Finish(outcome, end) => {
-            finish(at.deps, at.run, outcome)?;
+            finish(at.deps, at.run, outcome).await?;
             Ok(Some(end))
         }
         Next::Pause(reason, end) => {
@@ -183,21 +213,33 @@ fn settle<E>(at: At<'_>, next: Next<E>) -> Result<Option<E>, LoopError> {
     }
 }
 
-/// The messages queued for the run (`tether say`), taken for iteration `n`'s prompt and
-/// recorded as delivered. The state read at the boundary says whether any wait, so an iteration
-/// without messages costs no write.
+/// What the run owes iteration `n`'s prompt besides the loop's own feedback — the messages
+/// queued with `tether say`, and the answers to questions whose asker had stopped waiting (an
+/// MCP client that timed out) — taken and recorded as delivered. The state read at the boundary
+/// says whether anything waits, so an iteration without any costs no write.
 fn messages(at: At<'_>, state: &RunState, n: u32) -> Result<Vec<Feedback>, LoopError> {
-    if state.queued_messages.is_empty() {
+    if state.queued_messages.is_empty() && state.late_answers.is_empty() {
         return Ok(Vec::new());
     }
-    let messages = at.deps.journal.store().deliver_messages(at.run, n)?;
-    Ok(messages
+    let delivery = at.deps.journal.store().deliver(at.run, n)?;
+    let mut owed: Vec<Feedback> = delivery
+        .messages
         .into_iter()
         .map(|m| Feedback::Message {
             by: m.by,
             text: m.text,
         })
-        .collect())
+        .collect();
+    if !delivery.answers.is_empty() {
+        owed.push(Feedback::LateAnswers(
+            delivery
+                .answers
+                .into_iter()
+                .map(|q| (q.question, q.answer.unwrap_or_default()))
+                .collect(),
+        ));
+    }
+    Ok(owed)
 }
 
 /// How an agent turn went.
@@ -249,18 +291,19 @@ async fn run_turn(
         Err(ExecError::Cancelled) => {
             // The store is the judge of why: a recorded cancel request wins over Ctrl+C.
             if deps.journal.state(run)?.cancel_requested.is_some() {
-                finish(deps, run, Outcome::Cancelled)?;
+                finish(deps, run, Outcome::Cancelled).await?;
                 return Ok(Ran::Stopped(Stopped::Cancelled));
             }
-            finish(deps, run, Outcome::Interrupted)?;
+            finish(deps, run, Outcome::Interrupted).await?;
             Ok(Ran::Stopped(Stopped::Interrupted))
         }
         Err(e) => Ok(Ran::Failed(chain(&e))),
     }
 }
 
-/// Records that the run ended with `outcome`.
-fn finish(deps: &Deps, run: &RunId, outcome: Outcome) -> Result<(), LoopError> {
+/// Records that the run ended with `outcome`, and tells the human side's channels.
+async fn finish(deps: &Deps, run: &RunId, outcome: Outcome) -> Result<(), LoopError> {
     deps.journal.append(run, &Event::RunFinished { outcome })?;
+    deps.human.run_ended(run, outcome).await;
     Ok(())
 }

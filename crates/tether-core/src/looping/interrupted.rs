@@ -1,8 +1,8 @@
 //! On resume, the questions an interrupted iteration left behind: found in the journal and
-//! waited for — the same questions, not asked again — so their answers reach the next prompt.
+//! waited for at the human desk — the same questions, not asked again, offered again on every
+//! channel — so their answers reach the next prompt.
 
-use tether_config::Workspace;
-use tether_human::{Broker, BrokerError};
+use tether_human::{BrokerError, Desk};
 use tether_store::{Event, Journal, QuestionId, RunId, Seq, StoreError};
 use tokio_util::sync::CancellationToken;
 
@@ -39,10 +39,12 @@ pub fn interrupted_questions(
 }
 
 /// Waits for the answers to the questions an interrupted iteration left behind — the same
-/// questions, not asked again. `None` when the wait was interrupted (Ctrl+C); otherwise each
-/// answered question with its answer, for the next prompt.
+/// questions, not asked again: `human` offers each again on every channel (the terminal card
+/// again, the Zulip topic it was posted in) with the timeout counted from when it was asked.
+/// `None` when the wait was interrupted (Ctrl+C); otherwise each answered question with its
+/// answer, for the next prompt.
 pub async fn await_interrupted(
-    ws: &Workspace,
+    human: &Desk,
     journal: &Journal,
     run: &RunId,
     interrupt: &CancellationToken,
@@ -52,10 +54,15 @@ pub async fn await_interrupted(
     if pending.is_empty() {
         return Ok(Some(answers));
     }
-    let broker = Broker::new(journal.clone(), ws.state_dir(), Vec::new());
     for id in &pending {
-        let question = journal.store().question(id)?.question;
-        match broker.wait(id, interrupt.clone()).await {
+        let question = journal.store().question(id)?;
+        // Its asker (an MCP client) gave up on it: the run does not wait for it; its answer,
+        // when it comes, reaches a later prompt on its own.
+        if journal.store().abandoned(&question)?.is_some() {
+            continue;
+        }
+        let question = question.question;
+        match human.wait(id, interrupt.clone()).await {
             Ok(answer) => answers.push((question, answer.text)),
             Err(BrokerError::Cancelled(_)) => return Ok(None),
             Err(BrokerError::Withdrawn(_)) => {}

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use tether_agent::Executor;
 use tether_config::Workspace;
+use tether_human::Desk;
 use tether_store::Journal;
 
 pub use cancel::watch_for_cancel;
@@ -39,4 +40,7 @@ pub struct Deps {
     pub journal: Journal,
     /// Who does the work.
     pub executor: Arc<dyn Executor>,
+    /// The human side: waits again for the questions a killed run left pending, and hears
+    /// that a run ended.
+    pub human: Desk,
 }

@@ -6,8 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::json;
-use tether_config::Workspace;
+use tether_config::{Config, Workspace};
 use tether_core::goal::{self, Deps, GoalEnd, GoalSpec, LoopError, RuleSettings};
+use tether_human::{Console, Desk};
 use tether_plan::PlanDoc;
 use tether_store::Journal;
 use tether_store::{Event, NewVerdict, Rule, RunId, RunStatus, Seq, Store, Verdict, VerdictKind};
@@ -38,10 +39,12 @@ impl Fixture {
         Fixture { _dir: dir, ws }
     }
     pub(super) fn deps(&self, exec: Arc<Scripted>) -> Deps {
+        let journal = Journal::new(Store::open(self.ws.db_path()).unwrap(), Vec::new()).unwrap();
         Deps {
             ws: self.ws.clone(),
-            journal: Journal::new(Store::open(self.ws.db_path()).unwrap(), Vec::new()).unwrap(),
+            journal: journal.clone(),
             executor: exec,
+            human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
         }
     }
     pub(super) fn store(&self) -> Store {

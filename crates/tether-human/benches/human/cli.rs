@@ -6,9 +6,10 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use tether_config::Workspace;
+use tether_human::Broker;
 use tether_human::broker::answer;
-use tether_human::{Ask, Broker};
 use tether_store::Journal;
+use tether_store::NewQuestion;
 use tether_store::{QuestionId, Store};
 use tokio_util::sync::CancellationToken;
 
@@ -44,11 +45,11 @@ pub fn run(n: usize) -> Stats {
     let mut latencies = Vec::with_capacity(n);
     runtime.block_on(async {
         for i in 0..n {
-            let ask = Ask {
+            let ask = NewQuestion {
                 question: format!("question {i}?"),
                 context: "the bench".into(),
                 confidence: Some(10),
-                ..Ask::default()
+                ..NewQuestion::default()
             };
             let got = broker
                 .ask_with(ask, CancellationToken::new(), |q| {

@@ -6,9 +6,10 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use tether_config::Workspace;
+use tether_human::Broker;
 use tether_human::broker::answer;
-use tether_human::{Ask, Broker};
 use tether_store::Journal;
+use tether_store::NewQuestion;
 use tether_store::{QuestionId, Store};
 use tether_testkit::wait_until;
 use tokio_util::sync::CancellationToken;
@@ -28,12 +29,12 @@ pub struct Report {
     pub latency: Stats,
 }
 
-fn ask(i: usize) -> Ask {
-    Ask {
+fn ask(i: usize) -> NewQuestion {
+    NewQuestion {
         question: format!("Question {i}: which of the two designs?"),
         context: "the bench".into(),
         confidence: Some(10),
-        ..Ask::default()
+        ..NewQuestion::default()
     }
 }
 

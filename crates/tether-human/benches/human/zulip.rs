@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use tether_config::Workspace;
-use tether_human::Ask;
+use tether_store::NewQuestion;
 use tether_testkit::zulip_server::{Endpoint, FakeZulipServer};
 use tokio_util::sync::CancellationToken;
 
@@ -51,11 +51,11 @@ async fn measure(n: usize) -> Report {
     for i in 0..n + LONG_WAITS {
         let b = broker.clone();
         let asking = tokio::spawn(async move {
-            let ask = Ask {
+            let ask = NewQuestion {
                 question: format!("Merge migration {i}?"),
                 context: "all tests pass".into(),
                 confidence: Some(20),
-                ..Ask::default()
+                ..NewQuestion::default()
             };
             let got = b.ask(ask, CancellationToken::new()).await;
             (got, Instant::now())

@@ -9,8 +9,9 @@ use serde_json::json;
 use tether_config::Workspace;
 use tether_human::broker::answer;
 use tether_human::tool::AskHuman;
-use tether_human::{Answer, Ask, Broker, BrokerError, Channel, ChannelAnswer, Timeout};
+use tether_human::{Answer, AskPolicy, Broker, BrokerError, Channel, ChannelAnswer, Desk, Timeout};
 use tether_store::Journal;
+use tether_store::NewQuestion;
 use tether_store::{AnswerOutcome, Question, QuestionStatus, Store};
 use tether_testkit::{Captured, wait_until_async};
 use tether_tools::{Tool, ToolContext};
@@ -23,12 +24,12 @@ fn setup() -> (tempfile::TempDir, Workspace, Journal) {
     (dir, ws, journal)
 }
 
-fn ask(q: &str) -> Ask {
-    Ask {
+fn ask(q: &str) -> NewQuestion {
+    NewQuestion {
         question: q.into(),
         context: "ctx".into(),
         confidence: Some(10),
-        ..Ask::default()
+        ..NewQuestion::default()
     }
 }
 
@@ -94,10 +95,7 @@ impl Channel for Scripted {
     ) -> BoxFuture<'a, Option<ChannelAnswer>> {
         Box::pin(async move {
             match self.answer {
-                Some(a) => Some(ChannelAnswer {
-                    text: a.into(),
-                    responder: "carol".into(),
-                }),
+                Some(a) => Some(ChannelAnswer::text(a, "carol")),
                 None => {
                     stop.cancelled().await;
                     None
@@ -207,7 +205,11 @@ async fn a_configured_timeout_answers_for_the_human() {
 async fn ask_human_applies_the_threshold_and_formats_the_reply() {
     let (_d, ws, journal) = setup();
     let broker = Broker::new(journal.clone(), ws.state_dir(), Vec::new());
-    let tool = AskHuman::new(broker, 2, Arc::new(Mutex::new(None)));
+    let policy = AskPolicy {
+        threshold: 2,
+        problems: Vec::new(),
+    };
+    let tool = AskHuman::new(Desk::new(broker, policy), Arc::new(Mutex::new(None)));
     let ctx = ToolContext::default();
     let sure = tool
         .call(

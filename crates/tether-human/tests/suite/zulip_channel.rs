@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use tether_config::Workspace;
+use tether_human::Broker;
 use tether_human::broker::answer;
-use tether_human::{Ask, Broker};
-use tether_store::{Journal, Store};
+use tether_store::{Journal, NewQuestion, Store};
 use tether_testkit::zulip_server::FakeZulipServer;
 use tokio_util::sync::CancellationToken;
 
@@ -30,12 +30,12 @@ async fn setup() -> (
     (dir, ws, journal, server, broker)
 }
 
-fn ask() -> Ask {
-    Ask {
+fn ask() -> NewQuestion {
+    NewQuestion {
         question: "Merge the migration now?".into(),
         context: "all tests pass".into(),
         confidence: Some(20),
-        ..Ask::default()
+        ..NewQuestion::default()
     }
 }
 
@@ -111,7 +111,7 @@ async fn a_follow_up_with_the_thread_id_goes_to_the_same_topic() {
         .unwrap();
 
     let b = broker.clone();
-    let follow_up = Ask {
+    let follow_up = NewQuestion {
         question: "And the rollback script too?".into(),
         thread_id: Some(answer.thread_id.clone()),
         ..ask()

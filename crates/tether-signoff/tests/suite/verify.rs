@@ -123,7 +123,7 @@ async fn a_verify_that_times_out_is_killed_with_its_whole_process_group() {
     assert!(
         outcome
             .reason()
-            .starts_with("verify failed: `sh check.sh` timed out after "),
+            .starts_with("verify failed: `sh check.sh` timed out after 0.5 s "),
         "{}",
         outcome.reason()
     );
@@ -164,4 +164,36 @@ async fn a_cancelled_verify_records_nothing() {
     );
     assert!(fx.verdicts().is_empty());
     assert_eq!(fx.status("add"), "active");
+}
+
+/// Verify runs code the agent wrote: a test printing its environment must not put tether's keys
+/// into the verify log or the result. (`HOME` stands in for a key variable here: a test cannot
+/// set one in its own environment; the binary's suite does this with a real key.)
+#[tokio::test]
+async fn verify_runs_without_the_key_variables() {
+    let home = std::env::var("HOME").expect("the test runs with HOME set");
+    let fx = Fx::new();
+    fx.write("check.sh", "env; echo \"home=[$HOME]\"\n");
+    let outcome = fx
+        .signoff(None)
+        .without_env(vec!["HOME".to_owned()])
+        .complete(
+            "add",
+            "add returns a + b; check.sh passes",
+            &["src/lib.rs".to_owned()],
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let v = outcome.verify().unwrap();
+    assert!(v.tail.contains("home=[]"), "{}", v.tail);
+    let log = fx.read(&v.log_path);
+    let has = |text: &str, line: &str| text.lines().any(|l| l == line);
+    assert!(
+        log.lines().any(|l| l.starts_with("PATH=")),
+        "the rest of the environment stays: {log}"
+    );
+    let key = format!("HOME={home}");
+    assert!(!has(&log, &key), "{log}");
+    assert!(!has(&v.tail, &key), "{}", v.tail);
 }

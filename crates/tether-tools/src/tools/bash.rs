@@ -4,6 +4,7 @@
 //! timed out or was cancelled — so it never has to guess why output stopped.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
@@ -12,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::str_arg;
 use crate::error::FatalToolError;
+use crate::gate::CommandGate;
 use crate::options::ToolOptions;
 use crate::output::ToolOutput;
 use crate::shell::{ShellCommand, ShellEnd, ShellRun, run_shell};
@@ -29,6 +31,7 @@ pub(crate) struct BashTool {
     kill_grace: Duration,
     output_cap: usize,
     env_remove: Vec<String>,
+    gate: Option<Arc<dyn CommandGate>>,
     spec: ToolSpec,
 }
 
@@ -68,6 +71,7 @@ impl BashTool {
             kill_grace: options.bash_kill_grace,
             output_cap: options.bash_output_cap.max(1),
             env_remove: options.bash_env_remove.clone(),
+            gate: options.bash_gate.clone(),
             spec: ToolSpec::object("bash", description, properties, &["command"]),
         }
     }
@@ -75,6 +79,11 @@ impl BashTool {
     async fn shell(&self, args: Args, ctx: &ToolContext) -> ToolOutput {
         if args.command.trim().is_empty() {
             return ToolOutput::error("`command` is empty; give a shell command to run");
+        }
+        if let Some(gate) = &self.gate
+            && let Err(reason) = gate.allow(&args.command, ctx).await
+        {
+            return ToolOutput::error(reason).with_note("refused by ask_before");
         }
         let mut notes = String::new();
         let timeout = match args.timeout_secs {

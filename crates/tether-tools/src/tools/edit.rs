@@ -5,13 +5,13 @@
 //! to make the match unique, or set `replace_all`.
 
 use std::fmt::Write as _;
-use std::fs;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{FileLogic, FileTool, io_error, str_arg, try_out};
+use super::{FileLogic, FileTool, str_arg, try_out};
 use crate::output::ToolOutput;
+use crate::regular;
 use crate::spec::ToolSpec;
 use crate::text::{looks_binary, plural, shorten};
 use crate::workspace::Workspace;
@@ -91,7 +91,7 @@ fn run(ws: &Workspace, args: Args) -> ToolOutput {
     if real.is_dir() {
         return ToolOutput::error(format!("`{path}` is a directory, not a file"));
     }
-    let bytes = try_out!(fs::read(&real).map_err(|e| io_error("read", path, &e)));
+    let bytes = try_out!(regular::read(&real).map_err(|e| e.output("read", path)));
     if looks_binary(&bytes) {
         return ToolOutput::error(format!(
             "`{path}` looks like a binary file; `edit` changes text files only"
@@ -120,7 +120,7 @@ fn run(ws: &Workspace, args: Args) -> ToolOutput {
         _ => {}
     }
     let new = text.replace(&args.old_text, &args.new_text);
-    try_out!(fs::write(&real, &new).map_err(|e| io_error("write", path, &e)));
+    try_out!(regular::write(&real, new.as_bytes()).map_err(|e| e.output("write", path)));
 
     let shown = ws.display(&real);
     let old_lines = args.old_text.lines().count().max(1);

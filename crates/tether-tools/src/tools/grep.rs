@@ -16,6 +16,7 @@ use super::{FileLogic, FileTool, str_arg, try_out};
 use crate::glob::Glob;
 use crate::options::ToolOptions;
 use crate::output::ToolOutput;
+use crate::regular;
 use crate::spec::ToolSpec;
 use crate::text::{looks_binary, plural, shorten};
 use crate::walk;
@@ -180,7 +181,10 @@ impl Searcher {
             found.too_big += 1;
             return;
         }
-        let Ok(bytes) = fs::read(file) else { return };
+        // Only regular files, opened without blocking: a FIFO or device is skipped.
+        let Ok(bytes) = regular::read(file) else {
+            return;
+        };
         if looks_binary(&bytes) {
             return;
         }

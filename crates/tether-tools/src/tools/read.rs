@@ -5,7 +5,6 @@
 //! to ask for next.
 
 use std::fmt::Write as _;
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 
 use serde::Deserialize;
@@ -14,6 +13,7 @@ use serde_json::{Value, json};
 use super::{FileLogic, FileTool, io_error, str_arg, try_out};
 use crate::options::ToolOptions;
 use crate::output::ToolOutput;
+use crate::regular;
 use crate::spec::ToolSpec;
 use crate::text::{looks_binary, plural, shorten};
 use crate::workspace::Workspace;
@@ -81,7 +81,7 @@ impl FileLogic for Reader {
         if real.is_dir() {
             return ToolOutput::error(format!("`{path}` is a directory; use `ls` to list it"));
         }
-        let file = try_out!(File::open(&real).map_err(|e| io_error("read", path, &e)));
+        let file = try_out!(regular::open_read(&real).map_err(|e| e.output("read", path)));
         let mut reader = BufReader::new(file);
         match reader.fill_buf() {
             Ok(start) if looks_binary(start) => {

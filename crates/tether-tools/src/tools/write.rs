@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::{FileLogic, FileTool, io_error, str_arg, try_out};
 use crate::output::ToolOutput;
+use crate::regular;
 use crate::spec::ToolSpec;
 use crate::text::plural;
 use crate::workspace::Workspace;
@@ -75,7 +76,7 @@ fn run(ws: &Workspace, args: Args) -> ToolOutput {
         )));
     }
     let before = fs::metadata(&real).ok().map(|meta| meta.len());
-    try_out!(fs::write(&real, &args.content).map_err(|e| io_error("write", path, &e)));
+    try_out!(regular::write(&real, args.content.as_bytes()).map_err(|e| e.output("write", path)));
     let bytes = args.content.len();
     let what = match before {
         None => "new file".to_owned(),

@@ -14,10 +14,12 @@ use tether_tools::{ToolCallOutcome, ToolContext, ToolOptions, ToolSet};
 mod bash;
 mod escape;
 mod files;
+mod gate;
 mod program;
 mod registry;
 mod search;
 mod snapshots;
+mod special;
 
 /// No single tool call in these tests may take longer than this.
 pub const CALL_LIMIT: Duration = Duration::from_secs(30);

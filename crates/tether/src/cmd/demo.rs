@@ -9,10 +9,10 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 use futures_util::future::BoxFuture;
 use tether_agent::BuiltinAgent;
-use tether_config::Workspace;
+use tether_config::{Config, Workspace};
 use tether_core::goal::{self, Deps, GoalEnd, GoalSpec, RuleSettings};
 use tether_human::tool::{AskHuman, RunCell};
-use tether_human::{Broker, Channel, ChannelAnswer};
+use tether_human::{Channel, ChannelAnswer, Console, Desk};
 use tether_model::scripted::ScriptedModel;
 use tether_signoff::tool::{CancelGoal, CompleteGoal};
 use tether_signoff::{Judge, Signoff};
@@ -39,12 +39,7 @@ impl Channel for AutoAnswer {
         _question: &'a Question,
         _stop: CancellationToken,
     ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async {
-            Some(ChannelAnswer {
-                text: demo::AUTO_ANSWER.to_owned(),
-                responder: "tether demo --yes".to_owned(),
-            })
-        })
+        Box::pin(async { Some(ChannelAnswer::text(demo::AUTO_ANSWER, "tether demo --yes")) })
     }
 }
 
@@ -56,49 +51,42 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
         std::fs::write(dir.join(name), text).with_context(|| format!("writing {name}"))?;
     }
     std::fs::create_dir_all(ws.state_dir())?;
-    let store = Store::open(ws.db_path())?;
-    let doc = tether_plan::PlanDoc::parse("plan.md", demo::PLAN);
-    for g in &doc.plan().goals {
-        if let Some(id) = g.id() {
-            store.approve_contract("plan.md", id, &g.contract_hash(), "tether demo")?;
-        }
-    }
-    use std::io::IsTerminal as _;
-    let terminal = !args.yes && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    intro(ctx, &dir, terminal)?;
-
-    let cell = RunCell::default();
     let progress = Progress::for_terminal("demo", Some(5)).map(Arc::new);
     let sinks: Vec<Arc<dyn EventSink>> = progress
         .iter()
         .map(|p| Arc::clone(p) as Arc<dyn EventSink>)
         .collect();
     let journal = Journal::new(Store::open(ws.db_path())?, sinks)?;
-    let channel: Arc<dyn Channel> = if terminal {
-        let who = std::env::var("USER").unwrap_or_else(|_| "you".to_owned());
-        Arc::new(tether_human::terminal::Terminal::stdio(who))
-    } else {
-        Arc::new(AutoAnswer)
+    let doc = tether_plan::PlanDoc::parse("plan.md", demo::PLAN);
+    for g in &doc.plan().goals {
+        if let Some(id) = g.id() {
+            journal
+                .store()
+                .approve_contract("plan.md", id, &g.contract_hash(), "tether demo")?;
+        }
+    }
+    let console = match Console::detect() {
+        Console::Person { .. } if args.yes => Console::Absent,
+        console => console,
     };
-    let broker = Broker::new(
-        Journal::new(Store::open(ws.db_path())?, Vec::new())?,
-        ws.state_dir(),
-        vec![channel],
-    );
+    let terminal = console != Console::Absent;
+    intro(ctx, &dir, terminal)?;
+
+    let cell = RunCell::default();
+    // The demo workspace has no tether.toml: the defaults (threshold 2, no timeout, no Zulip).
+    let mut human = Desk::from_config(&Config::default(), &ws, journal.clone(), console);
+    if !terminal {
+        human = human.with_channel(Arc::new(AutoAnswer));
+    }
     let judge = Judge::new(
         Arc::new(ScriptedModel::new(demo::judge())),
         "scripted judge",
         Duration::from_secs(60),
     );
-    let signoff = Signoff::new(
-        ws.clone(),
-        Journal::new(Store::open(ws.db_path())?, Vec::new())?,
-        "plan.md",
-    )
-    .with_judge(Some(judge));
+    let signoff = Signoff::new(ws.clone(), journal.clone(), "plan.md").with_judge(Some(judge));
     let mut tools =
         tether_tools::ToolSet::builtin(ws.root(), &tether_tools::ToolOptions::default())?;
-    tools.add(Arc::new(AskHuman::new(broker, 2, cell.clone())))?;
+    tools.add(Arc::new(AskHuman::new(human.clone(), cell.clone())))?;
     tools.add(Arc::new(CompleteGoal::new(signoff.clone(), cell.clone())))?;
     tools.add(Arc::new(CancelGoal::new(signoff)))?;
     let agent = BuiltinAgent::new(
@@ -108,8 +96,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     );
     let deps = Deps {
         ws: ws.clone(),
-        journal,
+        journal: journal.clone(),
         executor: Arc::new(agent),
+        human,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -129,8 +118,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     if let Some(p) = &progress {
         p.clear();
     }
+    let store = journal.store();
     timeline(ctx, &store, &run)?;
-    summary(ctx, &ws, &run, &end)
+    summary(ctx, &ws, &store, &run, &end)
 }
 
 fn workspace_dir(dir: Option<&Path>) -> Result<PathBuf> {
@@ -230,9 +220,14 @@ fn timeline(ctx: &mut Ctx<'_>, store: &Store, run: &RunId) -> Result<()> {
     Ok(())
 }
 
-fn summary(ctx: &mut Ctx<'_>, ws: &Workspace, run: &RunId, end: &GoalEnd) -> Result<Exit> {
+fn summary(
+    ctx: &mut Ctx<'_>,
+    ws: &Workspace,
+    store: &Store,
+    run: &RunId,
+    end: &GoalEnd,
+) -> Result<Exit> {
     writeln!(ctx.out)?;
-    let store = Store::open(ws.db_path())?;
     let exit = match end {
         GoalEnd::AllDone { iteration, .. } => {
             writeln!(

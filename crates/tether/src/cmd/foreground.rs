@@ -1,7 +1,8 @@
 //! Driving a loop in the foreground, shared by `tether ralph`, `tether run` and `tether resume`:
-//! starting or resuming the run and reporting how it ended ([`drive`], for any [`Loop`]), the
-//! runtime, the event sinks (`--events jsonl`, the progress line on a TTY), and Ctrl+C (the
-//! first one stops after the current step, the second exits at once).
+//! the loop's parts ([`Parts`]: the process's one store connection, its human desk, the
+//! executor), starting or resuming the run and reporting how it ended ([`drive`], for any
+//! [`Loop`]), the runtime, the event sinks (`--events jsonl`, the progress line on a TTY), and
+//! Ctrl+C (the first one stops after the current step, the second exits at once).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -9,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use tether_agent::Executor;
-use tether_config::Workspace;
+use tether_config::{Config, Workspace};
 use tether_core::looping::{Deps, LoopError};
+use tether_human::{Console, Desk};
 use tether_store::Store;
 use tether_store::{EventSink, Journal, RunCell, RunId};
 use tokio_util::sync::CancellationToken;
@@ -61,32 +63,59 @@ pub enum Start<S> {
     Resume(RunId),
 }
 
-/// Drives the loop `L` in the foreground with `executor` to its end and reports it: on stdout,
+/// What a loop runs with in this process: one store connection (with the loop's sinks) shared
+/// by the loop, the agent's tools and the human desk; the desk (the terminal when stdin and
+/// stderr are a person); and the executor asking there.
+pub struct Parts {
+    fg: Foreground,
+    deps: Deps,
+}
+
+impl Parts {
+    /// The parts of a loop `L` on `start` from `config`; `executor` builds the executor over
+    /// the store and the desk.
+    pub fn new<L: Loop>(
+        ws: &Workspace,
+        config: &Config,
+        start: &Start<L::Spec>,
+        events: Option<EventsFormat>,
+        executor: impl FnOnce(&Journal, &Desk) -> Result<Arc<dyn Executor>>,
+    ) -> Result<Parts> {
+        let max = match start {
+            Start::New(spec) => L::max_iterations(spec),
+            Start::Resume(_) => None,
+        };
+        let fg = Foreground::new(L::LABEL, max, events)?;
+        let journal = Journal::new(Store::open(ws.db_path())?, fg.sinks.clone())?;
+        let human = Desk::from_config(config, ws, journal.clone(), Console::detect());
+        let executor = executor(&journal, &human)?;
+        let deps = Deps {
+            ws: ws.clone(),
+            journal,
+            executor,
+            human,
+        };
+        Ok(Parts { fg, deps })
+    }
+}
+
+/// Drives the loop `L` in the foreground with `parts` to its end and reports it: on stdout,
 /// or on stderr when stdout carries `--events`. The run's id goes into `cell` (for the
 /// executor's `ask_human`) as soon as it is known.
 pub fn drive<L: Loop>(
     ctx: &mut Ctx<'_>,
-    executor: Arc<dyn Executor>,
+    parts: Parts,
     cell: &RunCell,
     start: Start<L::Spec>,
     events: Option<EventsFormat>,
 ) -> Result<Exit> {
-    let max = match &start {
-        Start::New(spec) => L::max_iterations(spec),
-        Start::Resume(_) => None,
-    };
+    let Parts { fg, deps } = parts;
+    let describe = deps.executor.describe();
     // Descendants of the agent that fork twice stay in this process's tree, where the checks
     // of human-only commands look for it.
     if let Err(e) = tether_core::subreaper::adopt_orphans() {
         tracing::warn!("could not become a child subreaper: {e}");
     }
-    let fg = Foreground::new(L::LABEL, max, events)?;
-    let describe = executor.describe();
-    let deps = Deps {
-        ws: ctx.ws.clone(),
-        journal: fg.journal(&ctx.ws)?,
-        executor,
-    };
     let began = Instant::now();
     let set_cell = |run: &RunId| {
         if let Ok(mut c) = cell.lock() {
@@ -118,6 +147,8 @@ pub fn drive<L: Loop>(
             _ => Failure::usage(e),
         })?;
     let (line, exit) = L::report(&ctx.ws, &run, &end, began);
+    // The ending quotes the agent (its error, a rule's reason).
+    let line = tether_human::visible::visible(&line);
     if events.is_some() {
         eprintln!("{line}");
     } else {
@@ -153,14 +184,6 @@ impl Foreground {
             progress,
             sinks,
         })
-    }
-
-    /// The workspace's store with this loop's sinks attached.
-    fn journal(&self, ws: &Workspace) -> Result<Journal> {
-        Ok(Journal::new(
-            Store::open(ws.db_path())?,
-            self.sinks.clone(),
-        )?)
     }
 
     /// Runs the loop `body` to its end; it gets the token Ctrl+C cancels.

@@ -3,9 +3,13 @@
 
 use anyhow::{Result, anyhow};
 use tether_human::broker::answer;
-use tether_human::{Ask, Broker, BrokerError};
-use tether_store::Journal;
-use tether_store::{AnswerOutcome, Question, QuestionId, QuestionStatus, Store, StoreError};
+use tether_human::visible::visible;
+use tether_human::{BrokerError, Console, Desk};
+use tether_store::{
+    Abandoned, AnswerOutcome, Question, QuestionId, QuestionStatus, Store, StoreError,
+};
+use tether_store::{Journal, NewQuestion};
+use tokio::signal::unix::SignalKind;
 use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
@@ -19,47 +23,49 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
         return Err(Failure::usage(anyhow!("the question is empty")));
     }
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
-    let human = crate::human_channels(&loaded.config, &ctx.ws)?;
-    if !human.problems.is_empty() {
-        return Err(Failure::usage(anyhow!("{}", human.problems.join("; "))));
-    }
-    let channels = human.channels;
     let journal = Journal::new(Store::open(ctx.ws.db_path())?, Vec::new())?;
-    let broker = Broker::new(journal, ctx.ws.state_dir(), channels);
+    let human = Desk::from_config(&loaded.config, &ctx.ws, journal, Console::detect());
+    let problems = &human.policy().problems;
+    if !problems.is_empty() {
+        return Err(Failure::usage(anyhow!("{}", problems.join("; "))));
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let cancel = CancellationToken::new();
-    let ask = Ask {
+    // A script asking decides itself whether to ask: the threshold does not apply here.
+    let question = NewQuestion {
+        run_id: None,
         question: args.question.clone(),
         context: args.context.clone(),
         confidence: args.confidence,
         thread_id: args.thread.clone(),
-        run: None,
     };
     let result = runtime.block_on(async {
+        // Listening before the question is stored, so a Ctrl+C at any moment after it leaves
+        // the question pending.
+        let mut interrupt = tokio::signal::unix::signal(SignalKind::interrupt())?;
         let c = cancel.clone();
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
+            if interrupt.recv().await.is_some() {
                 c.cancel();
             }
         });
-        broker
-            .ask_with(ask, cancel.clone(), |q| {
-                eprintln!(
-                    "waiting for a human: answer with `tether answer {} \"…\"`",
-                    q.id
-                );
-            })
-            .await
-    });
+        let asked = human.broker().ask_with(question, cancel.clone(), |q| {
+            eprintln!(
+                "waiting for a human: answer with `tether answer {} \"…\"`",
+                q.id
+            );
+        });
+        Ok::<_, std::io::Error>(asked.await)
+    })?;
     match result {
         Ok(a) => {
             if args.json {
                 serde_json::to_writer_pretty(&mut *ctx.out, &a)?;
                 writeln!(ctx.out)?;
             } else {
-                writeln!(ctx.out, "{}", a.text)?;
+                writeln!(ctx.out, "{}", visible(&a.text))?;
             }
             Ok(Exit::Done)
         }
@@ -80,6 +86,11 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
             args.id
         ))
     })?;
+    if args.text.trim().is_empty() {
+        return Err(Failure::usage(anyhow!(
+            "the answer is empty; give the text the agent should read (tether answer {id} \"…\")"
+        )));
+    }
     let store = Store::open(ctx.ws.db_path())?;
     let responder = args
         .responder
@@ -104,7 +115,9 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
             ..
         }) => {
             eprintln!(
-                "{id} was already answered on {by_channel} by {responder}; your answer was not used"
+                "{id} was already answered on {} by {}; your answer was not used",
+                visible(&by_channel),
+                visible(&responder)
             );
             Ok(Exit::Error)
         }
@@ -127,13 +140,33 @@ fn line(q: &Question) -> String {
         .run_id
         .as_ref()
         .map_or_else(String::new, |r| format!(" [run {r}]"));
-    format!("{}{run}: {}{confidence}", q.id, q.question)
+    format!("{}{run}: {}{confidence}", q.id, visible(&q.question))
+}
+
+/// A pending question as `tether questions --json` lists it: the question, and whether its
+/// asker stopped waiting.
+#[derive(serde::Serialize)]
+struct Pending {
+    #[serde(flatten)]
+    question: Question,
+    /// Set when nobody waits for the answer any more.
+    abandoned: Option<Abandoned>,
 }
 
 /// `tether questions`.
 pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     let store = Store::open(ctx.ws.db_path())?;
-    let pending = store.pending_questions()?;
+    let pending = store
+        .pending_questions()?
+        .into_iter()
+        .map(|question| {
+            let abandoned = store.abandoned(&question)?;
+            Ok(Pending {
+                question,
+                abandoned,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
     if json {
         serde_json::to_writer_pretty(&mut *ctx.out, &pending)?;
         writeln!(ctx.out)?;
@@ -142,13 +175,28 @@ pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     if pending.is_empty() {
         writeln!(ctx.out, "no questions are waiting")?;
     }
-    for q in &pending {
+    for Pending {
+        question: q,
+        abandoned,
+    } in &pending
+    {
         writeln!(ctx.out, "{}", line(q))?;
         if !q.context.is_empty() {
             writeln!(
                 ctx.out,
                 "    context: {}",
-                q.context.replace('\n', "\n             ")
+                visible(&q.context).replace('\n', "\n             ")
+            )?;
+        }
+        if let Some(a) = abandoned {
+            let delivered = q.run_id.as_ref().map_or_else(String::new, |r| {
+                format!("; run {r} gets it at its next iteration")
+            });
+            writeln!(
+                ctx.out,
+                "    nobody is waiting: {} ({}); an answer is still recorded{delivered}",
+                visible(&a.reason),
+                super::control::ago(a.at_ms)
             )?;
         }
         writeln!(ctx.out, "    answer:  tether answer {} \"…\"", q.id)?;
@@ -174,9 +222,9 @@ pub fn history(ctx: &mut Ctx<'_>, args: &HistoryArgs) -> Result<Exit> {
             QuestionStatus::Answered => writeln!(
                 ctx.out,
                 "    → {} — {} via {}",
-                q.answer.as_deref().unwrap_or(""),
-                q.responder.as_deref().unwrap_or("?"),
-                q.channel.as_deref().unwrap_or("?")
+                visible(q.answer.as_deref().unwrap_or("")),
+                visible(q.responder.as_deref().unwrap_or("?")),
+                visible(q.channel.as_deref().unwrap_or("?"))
             )?,
             QuestionStatus::Pending => writeln!(ctx.out, "    → (waiting)")?,
             QuestionStatus::Cancelled => writeln!(ctx.out, "    → (withdrawn)")?,

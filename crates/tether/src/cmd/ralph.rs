@@ -10,7 +10,7 @@ use tether_store::{RunCell, RunId};
 use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
-use super::foreground::{self, Loop, Start};
+use super::foreground::{self, Loop, Parts, Start};
 use crate::cli::RalphArgs;
 use crate::exit::Exit;
 use crate::failure::Failure;
@@ -59,8 +59,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RalphArgs) -> Result<Exit> {
         max_consecutive_failures: loaded.config.r#loop.max_consecutive_failures,
     };
     let run = RunCell::default();
-    let executor = crate::executor::from_config(&loaded.config, &ctx.ws, ctx.env, &run)?;
-    foreground::drive::<RalphLoop>(ctx, executor, &run, Start::New(spec), args.events)
+    let start = Start::New(spec);
+    let config = &loaded.config;
+    let parts = Parts::new::<RalphLoop>(&ctx.ws, config, &start, args.events, |_, human| {
+        crate::executor::from_config(config, &ctx.ws, ctx.env, human, &run)
+    })?;
+    foreground::drive::<RalphLoop>(ctx, parts, &run, start, args.events)
 }
 
 /// The Ralph loop in the foreground.

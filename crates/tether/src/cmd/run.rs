@@ -12,7 +12,7 @@ use tether_store::{RunCell, RunId};
 use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
-use super::foreground::{self, Loop, Start};
+use super::foreground::{self, Loop, Parts, Start};
 use crate::cli::RunArgs;
 use crate::exit::Exit;
 use crate::failure::Failure;
@@ -44,11 +44,15 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
     }
     let spec = spec(&config, (max != 0).then_some(max), args.no_judge);
     let cell = RunCell::default();
-    let executor = crate::executor::for_goal_loop(&config, &ctx.ws, ctx.env, &cell, args.no_judge)?;
+    let start = Start::New(spec);
+    let parts = Parts::new::<GoalLoop>(&ctx.ws, &config, &start, args.events, |journal, human| {
+        let (ws, env) = (&ctx.ws, ctx.env);
+        crate::executor::for_goal_loop(&config, ws, env, journal, human, &cell, args.no_judge)
+    })?;
     // Configuration problems first, so nobody is asked to approve contracts for a run that
     // cannot start.
     super::plan::ensure_approved(ctx, args.approve)?;
-    foreground::drive::<GoalLoop>(ctx, executor, &cell, Start::New(spec), args.events)
+    foreground::drive::<GoalLoop>(ctx, parts, &cell, start, args.events)
 }
 
 /// The run's spec from the configuration.

@@ -5,6 +5,7 @@
 //! run only works if they were really sent.
 
 mod support;
+mod unreachable;
 
 use std::fs;
 use std::path::Path;

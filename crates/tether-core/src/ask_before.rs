@@ -1,0 +1,256 @@
+//! `ask_before` enforced: the gate the built-in agent's `bash` asks before running a command.
+//!
+//! The prefixes come from `[human] ask_before` in tether.toml and from every active goal's
+//! `ask_before:` list, read fresh from the plan on each call (the plan changes during a run). A
+//! goal's list, once seen while the goal is active, keeps applying until the goal is closed
+//! (done or cancelled): deleting the lines, the goal or its `status:` from the plan does not lift
+//! it.
+//!
+//! When a command matches a prefix, or the line cannot be read well enough to tell (see
+//! [`tether_tools::gate::check`]), the command is held and a human is asked through the broker:
+//! "run `git push origin main`? yes/no". Only a clear yes runs it; a no, anything else, the
+//! broker's timeout answer, a cancelled wait or channels that cannot be set up refuse it, and the
+//! reason is the tool's result for the model.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use futures_util::future::BoxFuture;
+use tether_human::Desk;
+use tether_human::broker::BrokerError;
+use tether_plan::file::PlanFileError;
+use tether_store::{NewQuestion, RunCell};
+use tether_tools::ToolContext;
+use tether_tools::gate::{CommandGate, Verdict, check};
+
+/// How much of a command is quoted in the question.
+const SHOWN_CHARS: usize = 300;
+
+/// tether's `ask_before` gate for one run's built-in agent.
+pub struct AskBeforeGate {
+    desk: Desk,
+    global: Vec<String>,
+    plan: PathBuf,
+    run: RunCell,
+    /// Each goal's prefixes seen while it was active, by goal id (or title), until it closes.
+    goals: Mutex<BTreeMap<String, Vec<String>>>,
+}
+
+impl std::fmt::Debug for AskBeforeGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AskBeforeGate")
+            .field("global", &self.global)
+            .field("plan", &self.plan)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AskBeforeGate {
+    /// A gate asking at `desk` (questions filed under the run in `run`), with the
+    /// `[human] ask_before` prefixes `global` and the goals of the plan file `plan`. While the
+    /// desk's channels have problems (one could not be set up), a matching command is refused
+    /// without asking, naming them.
+    pub fn new(desk: Desk, global: Vec<String>, plan: PathBuf, run: RunCell) -> Self {
+        let gate = AskBeforeGate {
+            desk,
+            global,
+            plan,
+            run,
+            goals: Mutex::new(BTreeMap::new()),
+        };
+        // The goals' lists as they are before the agent's first turn can change them.
+        gate.prefixes();
+        gate
+    }
+
+    /// Every prefix in force now, each with where it comes from.
+    fn prefixes(&self) -> Vec<(String, String)> {
+        let mut goals = self
+            .goals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match tether_plan::file::read(&self.plan) {
+            Ok(doc) => {
+                for goal in &doc.plan().goals {
+                    let key = goal
+                        .id
+                        .as_ref()
+                        .map_or_else(|| goal.title.clone(), |id| id.value.clone());
+                    let status = goal.status();
+                    if status.is_closed() {
+                        goals.remove(&key);
+                    } else if status == tether_plan::Status::Active || goals.contains_key(&key) {
+                        let list = goals.entry(key).or_default();
+                        for prefix in &goal.ask_before {
+                            if !list.contains(&prefix.value) {
+                                list.push(prefix.value.clone());
+                            }
+                        }
+                    }
+                }
+            }
+            Err(PlanFileError::Missing { .. }) => {}
+            Err(err) => {
+                tracing::warn!(%err, "ask_before: the plan could not be read; using the lists seen before")
+            }
+        }
+        let global = self
+            .global
+            .iter()
+            .map(|p| (p.clone(), "[human] ask_before in tether.toml".to_owned()));
+        let per_goal = goals.iter().flat_map(|(goal, list)| {
+            list.iter()
+                .map(move |p| (p.clone(), format!("the ask_before of goal `{goal}`")))
+        });
+        global.chain(per_goal).collect()
+    }
+
+    async fn decide(&self, command: &str, ctx: &ToolContext) -> Result<(), String> {
+        let prefixes = self.prefixes();
+        let list: Vec<String> = prefixes.iter().map(|(p, _)| p.clone()).collect();
+        let why = match check(command, &list) {
+            Verdict::Clear => return Ok(()),
+            Verdict::Matches { command, prefix } => {
+                let source = prefixes
+                    .iter()
+                    .find(|(p, _)| p.trim() == prefix)
+                    .map_or("ask_before", |(_, s)| s.as_str());
+                format!("`{command}` starts with `{prefix}` ({source})")
+            }
+            Verdict::Unsure { reason } => format!(
+                "tether cannot tell whether it runs one of the ask_before commands ({}): {reason}",
+                list.join(", ")
+            ),
+        };
+        let shown = shorten(command);
+        let problems = &self.desk.policy().problems;
+        if !problems.is_empty() {
+            return Err(format!(
+                "not run: `{shown}` needs a human's yes first ({why}), and no human can be asked: \
+                 {}. Do not run it another way; say in your summary that it is waiting for a \
+                 human.",
+                problems.join("; ")
+            ));
+        }
+        let run = self
+            .run
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let ask = NewQuestion {
+            run_id: run,
+            question: format!("run `{shown}`? yes/no"),
+            context: format!(
+                "The agent's bash wants to run:\n{command}\n\nIt needs a human's yes first: {why}. \
+                 Answer yes to run it; anything else refuses it."
+            ),
+            confidence: None,
+            thread_id: None,
+        };
+        match self
+            .desk
+            .broker()
+            .ask(ask, ctx.cancel_token().clone())
+            .await
+        {
+            Ok(answer) if answer.channel != "timeout" && is_yes(&answer.text) => Ok(()),
+            Ok(answer) => Err(format!(
+                "not run: `{shown}` needs a human's yes first ({why}); {} answered \"{}\". Do not \
+                 run it another way; if it is still needed, say why in your summary or ask with \
+                 ask_human.",
+                answer.responder,
+                answer.text.trim()
+            )),
+            Err(BrokerError::Cancelled(id)) => {
+                // Not left pending: nobody will run this command when the answer comes.
+                let _ = self.broker_store_cancel(&id);
+                Err(format!(
+                    "not run: `{shown}` was waiting for a human's yes ({why}) when the run was \
+                     cancelled"
+                ))
+            }
+            Err(err) => Err(format!(
+                "not run: `{shown}` needs a human's yes first ({why}), and asking failed: {err}"
+            )),
+        }
+    }
+
+    fn broker_store_cancel(&self, id: &tether_store::QuestionId) -> Result<bool, String> {
+        self.desk
+            .broker()
+            .journal()
+            .store()
+            .cancel_question(id)
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl CommandGate for AskBeforeGate {
+    fn allow<'a>(
+        &'a self,
+        command: &'a str,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(self.decide(command, ctx))
+    }
+}
+
+/// Whether a human's answer is a clear yes.
+pub fn is_yes(answer: &str) -> bool {
+    let a = answer
+        .trim()
+        .trim_end_matches(['.', '!'])
+        .trim()
+        .to_lowercase();
+    matches!(
+        a.as_str(),
+        "yes"
+            | "y"
+            | "yes please"
+            | "yep"
+            | "yeah"
+            | "ok"
+            | "okay"
+            | "approve"
+            | "approved"
+            | "allow"
+            | "allowed"
+            | "go ahead"
+            | "proceed"
+            | "run it"
+            | "sure"
+    )
+}
+
+fn shorten(command: &str) -> String {
+    let flat = command.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(SHOWN_CHARS) {
+        None => flat,
+        Some((cut, _)) => format!("{}…", &flat[..cut]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_yes;
+
+    #[test]
+    fn only_a_clear_yes_is_yes() {
+        for yes in ["yes", "Yes.", " y ", "OK", "go ahead!", "Approved"] {
+            assert!(is_yes(yes), "{yes}");
+        }
+        for no in [
+            "no",
+            "",
+            "yes, but not to main",
+            "not yet",
+            "maybe",
+            "nope",
+            "yess",
+            "y?",
+        ] {
+            assert!(!is_yes(no), "{no}");
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! The human desk: the one place a process gets its human side — the broker with its channels,
+//! the ask policy and the timeout — built from `tether.toml` and the workspace.
+//!
+//! Every part that asks or waits for a human goes through a [`Desk`]: the built-in agent's
+//! `ask_human` tool, `tether ask`, `tether mcp`, the demo, and a resumed run waiting for the
+//! question its killed process left pending. So a question is offered on the same channels, with
+//! the same deadline, whoever asks it and whenever it is waited for.
+//!
+//! What it builds:
+//! - **Zulip** when `human.channels` lists it (from `[zulip]`, recording its posts in the store so
+//!   a question is never posted twice);
+//! - **the terminal** when the caller says stdin and stderr are a person ([`Console::Person`]);
+//!   only the caller knows (for `tether mcp` they are the protocol);
+//! - **the policy**: the interaction threshold and what is wrong with the channels that could not
+//!   be set up. Misconfiguration never stops anything: such a channel is left out and every call
+//!   that needs a human fails with a tool error naming what to fix;
+//! - **the timeout** from `human.timeout_secs` / `human.on_timeout`, counted from when a question
+//!   was asked (so it also fires for a question waited for again after a resume).
+
+use std::io::IsTerminal as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tether_config::{Config, Workspace};
+use tether_store::{Journal, NewQuestion, Outcome, Question, QuestionId, RunId};
+use tokio_util::sync::CancellationToken;
+
+use crate::asking::{self, AskFailed, AskPolicy, Reply};
+use crate::broker::{Answer, Broker, BrokerError, Timeout};
+use crate::channels::Channel;
+use crate::terminal::Terminal;
+use crate::zulip::Zulip;
+
+/// Whether the process's stdin and stderr are a person at a terminal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Console {
+    /// A person: questions are also shown as a card there and answered by typing.
+    Person {
+        /// Who answers there (stored as the responder).
+        who: String,
+    },
+    /// Not a person (a pipe, a protocol, a service): no terminal channel.
+    Absent,
+}
+
+impl Console {
+    /// [`Console::Person`] (named by `$USER`) when stdin and stderr are both terminals.
+    pub fn detect() -> Self {
+        if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+            let who = std::env::var("USER").unwrap_or_else(|_| "terminal".to_owned());
+            Console::Person { who }
+        } else {
+            Console::Absent
+        }
+    }
+}
+
+/// A process's human side. Cheap to clone; clones share the broker.
+#[derive(Clone)]
+pub struct Desk {
+    broker: Broker,
+    policy: AskPolicy,
+}
+
+impl Desk {
+    /// The desk `config` describes for the workspace `ws`, recording in `journal` (the process's
+    /// one store connection).
+    pub fn from_config(
+        config: &Config,
+        ws: &Workspace,
+        journal: Journal,
+        console: Console,
+    ) -> Self {
+        let mut channels: Vec<Arc<dyn Channel>> = Vec::new();
+        if let Console::Person { who } = console {
+            channels.push(Arc::new(Terminal::stdio(who)));
+        }
+        let mut problems = Vec::new();
+        if config
+            .human
+            .channels
+            .contains(&tether_config::Channel::Zulip)
+        {
+            match tether_zulip::ZulipClient::from_config(&config.zulip) {
+                Ok(client) => channels.push(Arc::new(Zulip::new(client, journal.clone()))),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the zulip channel is off");
+                    problems.push(e.to_string());
+                }
+            }
+        }
+        let broker = Broker::new(journal, ws.state_dir(), channels).with_timeout(timeout(config));
+        Desk::new(
+            broker,
+            AskPolicy {
+                threshold: config.human.threshold,
+                problems,
+            },
+        )
+    }
+
+    /// A desk over a broker built by hand (tests, benchmarks).
+    pub fn new(broker: Broker, policy: AskPolicy) -> Self {
+        Desk { broker, policy }
+    }
+
+    /// Offers questions on `channel` too (e.g. the demo's automatic answerer).
+    pub fn with_channel(mut self, channel: Arc<dyn Channel>) -> Self {
+        self.broker = self.broker.with_channel(channel);
+        self
+    }
+
+    /// The broker, for callers that ask without the policy (`tether ask`).
+    pub fn broker(&self) -> &Broker {
+        &self.broker
+    }
+
+    /// The interaction threshold and the channels' problems.
+    pub fn policy(&self) -> &AskPolicy {
+        &self.policy
+    }
+
+    /// The reply given without reaching a human, if `question` needs none (see
+    /// [`AskPolicy::settle`]).
+    pub fn settle(&self, question: &NewQuestion) -> Option<Reply> {
+        self.policy.settle(question)
+    }
+
+    /// `ask_human`: settles the question without a person when it can, otherwise stores it,
+    /// offers it on every channel and waits for the first answer.
+    pub async fn ask_human(
+        &self,
+        question: NewQuestion,
+        cancel: CancellationToken,
+    ) -> Result<Reply, AskFailed> {
+        self.ask_human_with(question, cancel, |_| {}).await
+    }
+
+    /// Like [`Desk::ask_human`], telling `stored` the question once it is in the store.
+    pub async fn ask_human_with(
+        &self,
+        question: NewQuestion,
+        cancel: CancellationToken,
+        stored: impl FnOnce(&Question),
+    ) -> Result<Reply, AskFailed> {
+        if let Some(reply) = self.settle(&question) {
+            return Ok(reply);
+        }
+        asking::ask(&self.broker, question, cancel, stored).await
+    }
+
+    /// Waits for the answer to a question already stored — one a killed run left pending —
+    /// offering it again on every channel (without posting it again where it was posted) and
+    /// honouring the timeout counted from when it was asked.
+    pub async fn wait(
+        &self,
+        id: &QuestionId,
+        cancel: CancellationToken,
+    ) -> Result<Answer, BrokerError> {
+        self.broker.wait(id, cancel).await
+    }
+
+    /// Tells every channel that `run` ended with `outcome`.
+    pub async fn run_ended(&self, run: &RunId, outcome: Outcome) {
+        self.broker.run_ended(run, outcome).await;
+    }
+}
+
+/// The broker's deadline from `human.timeout_secs` and `human.on_timeout`, if set.
+fn timeout(config: &Config) -> Option<Timeout> {
+    config.human.timeout.as_ref().map(|t| Timeout {
+        after: Duration::from_secs(t.secs),
+        answer: t.on_timeout.clone(),
+    })
+}
