@@ -268,8 +268,8 @@ mod tests {
 
     #[test]
     fn a_descendant_of_the_process_holding_a_run_lock_is_refused() {
-        // This test process holds the lock; a child `sh` looks at its own ancestry through the
-        // same code by way of the pid: here we check the parent walk finds this process.
+        // This test process holds a run's lock, standing in for a loop; a command whose
+        // ancestry contains it is the agent's.
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::at(dir.path());
         let lock_path = ws.runs_dir().join("r-test").join("lock");

@@ -33,7 +33,8 @@ pub fn framing(plan_file: &str) -> String {
          command passes and an independent judge, reading the repository, agrees. If you have no \
          complete_goal tool, run `tether goal complete <id> --evidence \"…\" --path <file>` in \
          the shell.\n\
-         - If a goal turns out to be wrong or impossible, call `cancel_goal` with the reason.\n\
+         - If a goal turns out to be wrong or impossible, call `cancel_goal` with the reason; \
+         the run then pauses for a person to confirm it. Never change a goal's status by hand.\n\
          - Do not edit a goal's contract (done_when, verify, failure_modes, ask_before): a \
          changed contract needs a human's approval before the goal can be signed off.\n\
          End your turn with a short summary: what you did, and what comes next."
