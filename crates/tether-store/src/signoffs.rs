@@ -260,7 +260,7 @@ mod tests {
         let person = NewCancellation {
             by_person: true,
             by: "ann".into(),
-            ..agent.clone()
+            ..agent
         };
         store.record_cancellation(&person).unwrap();
         let latest = store.latest_cancellation("plan.md", "g").unwrap().unwrap();
