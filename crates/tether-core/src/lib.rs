@@ -1,7 +1,8 @@
 //! tether's loops and the commands around them: the Ralph loop ([`ralph`]) and the goal loop
 //! ([`goal`]), each a [`looping::LoopKind`] run by the one loop driver ([`looping`]); plan mode
 //! ([`planning`]); the requests other processes make of a running loop ([`control`]); one
-//! process per run ([`run_lock`]); setting a repository up ([`init`]) and checking it
+//! process per run ([`run_lock`]); the acts only a person may do ([`human_act`]) and the
+//! subreaper that keeps an agent's descendants in the loop's tree ([`subreaper`]); setting a repository up ([`init`]) and checking it
 //! ([`validate`]); and every prompt the loops give the agent ([`prompts`]).
 //!
 //! Asking a human (`tether-human`) and signing a goal off (`tether-signoff`) are crates of their
@@ -14,10 +15,12 @@
 pub mod ask_before;
 pub mod control;
 pub mod goal;
+pub mod human_act;
 pub mod init;
 pub mod looping;
 pub mod planning;
 pub mod prompts;
 pub mod ralph;
 pub mod run_lock;
+pub mod subreaper;
 pub mod validate;

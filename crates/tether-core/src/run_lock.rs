@@ -6,9 +6,13 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read as _, Seek as _, Write as _};
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
 use nix::fcntl::{Flock, FlockArg};
+
+/// The most bytes of a lock file read for the pid it records.
+const MAX_RECORDED: u64 = 64;
 
 /// A held run lock; released on drop.
 #[derive(Debug)]
@@ -54,7 +58,7 @@ fn open(path: &Path) -> Result<File, LockError> {
 
 fn recorded_pid(file: &mut File) -> u32 {
     let mut s = String::new();
-    let _ = file.read_to_string(&mut s);
+    let _ = file.take(MAX_RECORDED).read_to_string(&mut s);
     s.trim().parse().unwrap_or(0)
 }
 
@@ -93,8 +97,17 @@ impl RunLock {
 
     /// The pid of the live process holding the lock at `path`, if one does. Probes with a shared
     /// lock and writes nothing.
+    /// A path that is not a regular file (a FIFO the agent put there) holds nobody, and is
+    /// opened without blocking.
     pub fn holder(path: &Path) -> Option<u32> {
-        let file = OpenOptions::new().read(true).open(path).ok()?;
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+            .open(path)
+            .ok()?;
+        if !file.metadata().ok()?.is_file() {
+            return None;
+        }
         match Flock::lock(file, FlockArg::LockSharedNonblock) {
             Ok(_released_on_drop) => None,
             Err((mut f, _)) => Some(recorded_pid(&mut f)),

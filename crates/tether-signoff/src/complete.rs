@@ -1,6 +1,8 @@
 //! `complete_goal`: the contract check, then verify, then the judge, then the record.
 
 use tether_plan::{Goal, Status};
+use tether_store::{Reservation, RunningSignoff};
+use tether_tools::process::ProcessId;
 use tokio_util::sync::CancellationToken;
 
 use super::quotes::Quotes;
@@ -38,11 +40,11 @@ impl Signoff {
                 ),
             ));
         }
-        let key = self.plan_key();
-        let attempt = {
-            let previous = self.journal.store().verdicts_for_goal(&key, goal_id)?.len();
-            u32::try_from(previous).unwrap_or(u32::MAX - 1) + 1
+        let held = match self.reserve(goal_id)? {
+            Ok(held) => held,
+            Err(running) => return Ok(refused(goal_id, busy_reason(goal_id, &running))),
         };
+        let attempt = held.attempt;
         let dir = self.files_dir();
         let root = self.ws.root();
         let mut decision = Decision::new(goal_id, attempt, goal.contract_hash());
@@ -219,6 +221,58 @@ impl Signoff {
             )),
         }
     }
+}
+
+/// A reserved attempt, released (once its verdict is recorded, or it gave up) on drop.
+struct Held<'a> {
+    signoff: &'a Signoff,
+    goal_id: String,
+    holder: String,
+    attempt: u32,
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        let released = self.signoff.journal.store().release_signoff(
+            &self.signoff.plan_key(),
+            &self.goal_id,
+            &self.holder,
+        );
+        if let Err(e) = released {
+            tracing::warn!(goal = %self.goal_id, "a sign-off reservation was not released: {e}");
+        }
+    }
+}
+
+impl Signoff {
+    /// Reserves the goal's next attempt for this process; `Err` names the sign-off of the goal
+    /// already running (one whose process died is taken over).
+    fn reserve(&self, goal_id: &str) -> Result<Result<Held<'_>, RunningSignoff>, SignoffError> {
+        let holder = ProcessId::current().to_string();
+        let gone = |h: &str| h.parse::<ProcessId>().map_or(true, |p| !p.is_alive());
+        let reserved =
+            self.journal
+                .store()
+                .reserve_signoff(&self.plan_key(), goal_id, &holder, gone)?;
+        Ok(match reserved {
+            Reservation::Reserved { attempt } => Ok(Held {
+                signoff: self,
+                goal_id: goal_id.to_owned(),
+                holder,
+                attempt,
+            }),
+            Reservation::Busy(running) => Err(running),
+        })
+    }
+}
+
+/// Why a sign-off was refused because another of the goal is running.
+fn busy_reason(goal_id: &str, running: &RunningSignoff) -> String {
+    format!(
+        "a sign-off of `{goal_id}` is already running (attempt {}); wait for its verdict, and \
+         try again only if it is rejected",
+        running.attempt
+    )
 }
 
 fn refused(goal_id: &str, reason: String) -> SignoffOutcome {

@@ -6,6 +6,8 @@
 //! 0. **Contract.** The goal is read from the plan; it must be `open` or `active`, and its
 //!    contract (`done_when`, `verify`, `failure_modes`, `ask_before`) must be the one a human
 //!    approved (the hash in the store). Otherwise the attempt is *refused* and nothing runs.
+//!    Then the attempt number is reserved in the store: one sign-off of a goal runs at a time,
+//!    and a second one meanwhile is refused, naming the attempt that runs.
 //! 1. **Verify.** The goal's `verify` command runs in the workspace ([`verify`]); a non-zero exit
 //!    or a timeout rejects the attempt at once, without a model call.
 //! 2. **Judge.** One session with an independent model ([`Judge`]) that reads the workspace with
@@ -18,12 +20,14 @@
 //! what the goal loop's rules read) and the judge's transcript (under `.tether/runs/<run>/`, or
 //! `.tether/signoff/` outside a run), and logged in the plan; an accept
 //! also patches the goal's status to `done`. The agent calls this through the `complete_goal`
-//! and `cancel_goal` tools ([`tool`]); a person through `tether goal complete` / `cancel`.
+//! and `cancel_goal` tools ([`tool`]); a person through `tether goal complete` / `cancel`. The
+//! agent's cancel waits for a person to confirm it ([`Signoff::cancel_goal_by_person`]).
 //! Every text the judge reads, and the tools' results, are in [`prompts`].
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod cancel;
 mod complete;
 mod diff;
 mod error;

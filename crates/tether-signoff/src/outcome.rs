@@ -119,12 +119,16 @@ impl SignoffOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum CancelOutcome {
-    /// The goal's status is now `cancelled`, with a log line giving the reason.
+    /// The goal's status is now `cancelled`, with a log line giving the reason; the store
+    /// records who cancelled it.
     Cancelled {
         /// The goal.
         goal_id: String,
         /// Why.
         reason: String,
+        /// A person cancelled it (or confirmed the agent's cancel); otherwise the agent did, and
+        /// a person must still confirm it.
+        by_person: bool,
     },
     /// Nothing changed (unknown goal, goal not open or active, plan with errors, no reason).
     Refused {

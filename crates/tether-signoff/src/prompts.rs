@@ -149,8 +149,9 @@ marked done and logged in the plan. On reject you get what is missing: fix it, t
 pub const CANCEL_GOAL_DESCRIPTION: &str = "\
 Cancel a goal that should not be done any more: it became obsolete, was replaced by another \
 goal, or cannot be done as written. Its status becomes cancelled and the reason is logged in the \
-plan. It is not a way out of a goal that is merely hard — if unsure, ask a human first. \
-`reason`: why, in one sentence.";
+plan. A person must confirm the cancel: a run pauses for them after the iteration. It is not a \
+way out of a goal that is merely hard — if unsure, ask a human first. `reason`: why, in one \
+sentence.";
 
 /// What `complete_goal` returns to the agent.
 pub fn signoff_result(outcome: &SignoffOutcome) -> String {
@@ -223,9 +224,19 @@ pub fn signoff_result(outcome: &SignoffOutcome) -> String {
 /// What `cancel_goal` returns to the agent.
 pub fn cancel_result(outcome: &CancelOutcome) -> String {
     match outcome {
-        CancelOutcome::Cancelled { goal_id, .. } => format!(
+        CancelOutcome::Cancelled {
+            goal_id,
+            by_person: true,
+            ..
+        } => format!(
             "Goal `{goal_id}` is cancelled: its status is now cancelled and the reason is in the \
              plan's log."
+        ),
+        CancelOutcome::Cancelled { goal_id, .. } => format!(
+            "Goal `{goal_id}` is cancelled, pending a person's confirmation: its status is now \
+             cancelled and the reason is in the plan's log. A run pauses after this iteration \
+             until a person confirms it (`tether goal cancel {goal_id}`) or sets it back to \
+             active; do not work on it meanwhile."
         ),
         CancelOutcome::Refused { goal_id, reason } => {
             format!("cancel_goal refused for goal `{goal_id}`: {reason}")

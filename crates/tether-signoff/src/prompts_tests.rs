@@ -148,6 +148,12 @@ fn tool_texts() {
         CancelOutcome::Cancelled {
             goal_id: "old".into(),
             reason: "replaced by cache-layer".into(),
+            by_person: false,
+        },
+        CancelOutcome::Cancelled {
+            goal_id: "old".into(),
+            reason: "replaced by cache-layer".into(),
+            by_person: true,
         },
         CancelOutcome::Refused {
             goal_id: "old".into(),

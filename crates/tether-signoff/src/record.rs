@@ -1,5 +1,5 @@
 //! Recording a decision: the verdict in the store, then the plan patched to match (status and a
-//! `## Log` line); and `cancel_goal`, which only patches the plan.
+//! `## Log` line).
 //!
 //! The verdict is stored first: it is the fact (what was checked and decided), and a plan that
 //! could not be patched afterwards is reported as [`SignoffError::PlanNotPatched`] with the
@@ -11,7 +11,7 @@ use tether_store::{NewVerdict, Verdict, VerdictKind};
 
 use super::verdict::Check;
 use super::verify::VerifyResult;
-use super::{CancelOutcome, Signoff, SignoffError, SignoffOutcome};
+use super::{Signoff, SignoffError, SignoffOutcome};
 use tether_plan::file as plan_file;
 
 /// How the recorded reason of a judge failure begins (for people; the record's kind is what
@@ -159,36 +159,8 @@ impl Signoff {
         }
     }
 
-    /// Cancels the goal `goal_id` (open or active → cancelled) with a log line giving `reason`.
-    /// No check runs. Refused for an unknown or closed goal, a plan with errors, or an empty
-    /// reason.
-    pub fn cancel_goal(&self, goal_id: &str, reason: &str) -> Result<CancelOutcome, SignoffError> {
-        let refused = |reason: String| CancelOutcome::Refused {
-            goal_id: goal_id.to_owned(),
-            reason,
-        };
-        let reason = reason.trim();
-        if reason.is_empty() {
-            return Ok(refused("a reason is required to cancel a goal".to_owned()));
-        }
-        if let Err(why) = self.open_goal(goal_id) {
-            return Ok(refused(why));
-        }
-        let line = log_line(goal_id, "cancelled", reason, &[]);
-        self.patch_plan(goal_id, Some(Status::Cancelled), &line)
-            .map_err(|source| SignoffError::PlanNotPatched {
-                goal_id: goal_id.to_owned(),
-                note: "nothing was changed",
-                source,
-            })?;
-        Ok(CancelOutcome::Cancelled {
-            goal_id: goal_id.to_owned(),
-            reason: reason.to_owned(),
-        })
-    }
-
     /// Sets the status (if asked), then appends the log line; each an atomic patch.
-    fn patch_plan(
+    pub(super) fn patch_plan(
         &self,
         goal_id: &str,
         status: Option<Status>,
@@ -203,7 +175,7 @@ impl Signoff {
 }
 
 /// `YYYY-MM-DD HH:MM <id> <what>: <reason>[; missing: a; b]`, shortened.
-fn log_line(goal_id: &str, what: &str, reason: &str, missing: &[String]) -> String {
+pub(super) fn log_line(goal_id: &str, what: &str, reason: &str, missing: &[String]) -> String {
     let mut text = format!("{goal_id} {what}: {reason}");
     if !missing.is_empty() {
         text.push_str("; missing: ");

@@ -31,6 +31,8 @@
 //! | `topic_counters` | the per-stream `Agent Q #<n>` counter | `stream` |
 //! | `verdicts` | every sign-off decision with its kind, checks, missing, judge and transcript | `id` |
 //! | `contract_approvals` | approval history of goal contracts; newest per goal in force | `id` |
+//! | `signoffs_running` | the one sign-off in progress per goal, and its attempt number | `(plan_path, goal_id)` |
+//! | `cancellations` | who cancelled a goal (a person, or the agent awaiting a person) | `id` |
 //!
 //! The schema ships in the binary as numbered SQL scripts (`src/migrations/`), applied in order
 //! and tracked with `PRAGMA user_version`; a database from a newer tether is refused with
@@ -73,6 +75,7 @@ mod questions;
 mod row;
 mod runs;
 mod shared;
+mod signoffs;
 mod state;
 mod store;
 mod topics;
@@ -88,6 +91,7 @@ pub use migrations::SCHEMA_VERSION;
 pub use questions::{AnswerOutcome, NewQuestion, Question, QuestionPost};
 pub use runs::Run;
 pub use shared::{EventSink, Journal, RunCell};
+pub use signoffs::{Cancellation, NewCancellation, Reservation, RunningSignoff};
 pub use state::{QueuedMessage, RunState};
 pub use store::{Durability, Store, StoreOptions, now_ms};
 pub use verdicts::{NewVerdict, VerdictRecord};

@@ -33,10 +33,15 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0002_verdict_kind.sql",
         sql: include_str!("migrations/0002_verdict_kind.sql"),
     },
+    Migration {
+        version: 3,
+        name: "0003_one_signoff_at_a_time.sql",
+        sql: include_str!("migrations/0003_one_signoff_at_a_time.sql"),
+    },
 ];
 
 /// The schema version this build creates and understands.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 fn user_version(conn: &Connection) -> Result<i64> {
     Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)

@@ -60,3 +60,40 @@ fn verdicts_recorded_before_version_2_get_the_kind_the_loop_used_to_derive() {
         ]
     );
 }
+
+#[test]
+fn attempts_numbered_twice_before_version_3_are_renumbered_and_stay_unique() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tether.db");
+    {
+        let conn = Connection::open(&db).unwrap();
+        for m in &MIGRATIONS[..2] {
+            conn.execute_batch(m.sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 2).unwrap();
+        // Two concurrent sign-offs both recorded "attempt 1", then one recorded attempt 2.
+        for attempt in [1, 1, 2] {
+            conn.execute(
+                "INSERT INTO verdicts (goal_id, plan_path, attempt, verdict, reason, kind, \
+                 created_at_ms) VALUES ('g', 'plan.md', ?1, 'reject', 'no', 'judge_rejected', 0)",
+                [attempt],
+            )
+            .unwrap();
+        }
+    }
+    let store = crate::Store::open(&db).unwrap();
+    let attempts: Vec<u32> = store
+        .verdicts_for_goal("plan.md", "g")
+        .unwrap()
+        .into_iter()
+        .map(|v| v.decision.attempt)
+        .collect();
+    assert_eq!(attempts, [1, 2, 3]);
+    let conn = Connection::open(&db).unwrap();
+    let again = conn.execute(
+        "INSERT INTO verdicts (goal_id, plan_path, attempt, verdict, reason, kind, \
+         created_at_ms) VALUES ('g', 'plan.md', 3, 'reject', 'no', 'judge_rejected', 0)",
+        [],
+    );
+    assert!(again.is_err(), "an attempt number cannot repeat");
+}

@@ -177,6 +177,16 @@ vocab!(
         JudgeUnavailable => "judge_unavailable",
         /// A goal was marked done without a sign-off and was set back to active.
         UnsignedDone => "unsigned_done",
+        /// A goal was signed off without the judge in a run that has one: the accept does not
+        /// count, and the goal was set back to active.
+        UnjudgedAccept => "unjudged_accept",
+        /// A goal of the run was set to `open` or `cancelled` without a sign-off or a person's
+        /// cancel, and was set back to active.
+        StatusReverted => "status_reverted",
+        /// The agent cancelled a goal of the run: the run pauses until a person confirms it.
+        CancelUnconfirmed => "cancel_unconfirmed",
+        /// A goal of the run disappeared from the plan: the run pauses for a person.
+        GoalRemoved => "goal_removed",
     }
 );
 

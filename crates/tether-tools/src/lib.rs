@@ -67,6 +67,7 @@ pub mod gate;
 mod glob;
 mod options;
 mod output;
+pub mod process;
 mod registry;
 mod regular;
 mod shell;

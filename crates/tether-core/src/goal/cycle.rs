@@ -9,6 +9,7 @@ use tether_plan::PlanDoc;
 use tether_store::{Event, NewQuestion, Outcome, Rule, RunId};
 
 use super::observe::{fingerprint, text_hash};
+use super::reconcile::Reconciled;
 use super::rules::{Decision, Observation, Rules, Stop};
 use super::{Deps, GoalEnd, GoalSpec, LoopError};
 use crate::looping::{At, Limits, LoopKind, Next, Turn};
@@ -25,6 +26,9 @@ pub(super) struct GoalLoop {
     pub(super) goals: BTreeSet<String>,
     /// The newest verdict already looked at.
     pub(super) last_verdict: i64,
+    /// The newest cancellation recorded before this process took the run up: only later ones
+    /// can close a goal of the run.
+    pub(super) last_cancellation: i64,
     pub(super) signed_off: Vec<String>,
     /// What the next prompt owes after the messages.
     pub(super) owed: Vec<Feedback>,
@@ -36,11 +40,16 @@ pub(super) struct GoalLoop {
 
 impl GoalLoop {
     pub(super) fn new(deps: &Deps, spec: GoalSpec, owed: Vec<Feedback>) -> Result<Self, LoopError> {
+        let (last_verdict, last_cancellation) = {
+            let store = deps.journal.store();
+            (store.last_verdict_id()?, store.last_cancellation_id()?)
+        };
         Ok(GoalLoop {
             plan_path: deps.ws.root().join(&spec.plan),
             rules: Rules::new(spec.rules),
             goals: BTreeSet::new(),
-            last_verdict: deps.journal.store().last_verdict_id()?,
+            last_verdict,
+            last_cancellation,
             signed_off: Vec::new(),
             owed,
             plan: None,
@@ -118,7 +127,10 @@ impl LoopKind for GoalLoop {
     /// Reconcile: the plan put right where the store knows better; the run is done when no
     /// goal is left active.
     fn before(&mut self, at: At<'_>, done: u32) -> Result<Next<GoalEnd>, LoopError> {
-        let doc = self.reconcile(at)?;
+        let Reconciled { doc, pause } = self.reconcile(at)?;
+        if let Some(reason) = pause {
+            return Ok(Next::Pause(reason.clone(), GoalEnd::Paused { reason }));
+        }
         if doc.plan().active_goals().next().is_none() {
             let end = GoalEnd::AllDone {
                 iteration: done,

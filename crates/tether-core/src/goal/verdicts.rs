@@ -23,8 +23,11 @@ impl GoalLoop {
         if let Some(last) = records.last() {
             self.last_verdict = last.id;
         }
+        // An accept without the judge counts only in a run started without one; the reconcile
+        // step sets such a goal back to active.
         for r in &records {
-            if r.decision.kind == VerdictKind::Accepted {
+            let judged = r.decision.judge_model.is_some() || self.spec.no_judge;
+            if r.decision.kind == VerdictKind::Accepted && judged {
                 self.signed_off.push(r.decision.goal_id.clone());
             }
         }

@@ -75,6 +75,7 @@ pub async fn drive<K: LoopKind>(
     let at = At { deps, run };
     let limits = kind.limits();
     loop {
+        crate::subreaper::reap_orphans();
         let state = deps.journal.state(run)?;
         if let Some(stopped) = boundary(at, &state, &interrupt).await? {
             return Ok(stopped.into());

@@ -42,6 +42,19 @@ pub enum Feedback {
         /// The goal.
         goal: String,
     },
+    /// A goal was signed off without the judge in a run that has one, and was set back to
+    /// active.
+    UnjudgedAccept {
+        /// The goal.
+        goal: String,
+    },
+    /// A goal was set to `open` or `cancelled` without a person, and was set back to active.
+    StatusReverted {
+        /// The goal.
+        goal: String,
+        /// The status it had been given.
+        status: String,
+    },
     /// What the previous iteration said it did.
     Continuation {
         /// Its number.
@@ -97,6 +110,16 @@ pub fn feedback(item: &Feedback) -> String {
         Feedback::UnsignedDone { goal } => format!(
             "`{goal}` was marked `status: done` without a sign-off, so tether set it back to \
              active. A goal is done only when `complete_goal` accepts it."
+        ),
+        Feedback::UnjudgedAccept { goal } => format!(
+            "`{goal}` was signed off without the judge, which does not count in this run (it has \
+             a judge), so tether set it back to active. Sign it off with `complete_goal`."
+        ),
+        Feedback::StatusReverted { goal, status } => format!(
+            "`{goal}` was set to `status: {status}` without a person, so tether set it back to \
+             active. A goal leaves the run only when `complete_goal` accepts it or a person \
+             cancels it; if it should be dropped, say why with `cancel_goal` (a person confirms) \
+             or ask a human."
         ),
         Feedback::Continuation { n, summary } => {
             format!("Iteration {n} ended with: {summary}")

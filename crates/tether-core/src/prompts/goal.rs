@@ -190,6 +190,13 @@ mod tests {
             Feedback::UnsignedDone {
                 goal: "cache-layer".into(),
             },
+            Feedback::UnjudgedAccept {
+                goal: "cache-layer".into(),
+            },
+            Feedback::StatusReverted {
+                goal: "cache-layer".into(),
+                status: "cancelled".into(),
+            },
             Feedback::Continuation {
                 n: 4,
                 summary: "wired the LRU; tests next".into(),

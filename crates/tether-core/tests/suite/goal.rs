@@ -17,28 +17,28 @@ use tokio_util::sync::CancellationToken;
 use crate::common::{Scripted, Step, work};
 
 /// The goal loop's script: `steps`, then idle turns.
-fn scripted(steps: Vec<Step>) -> Arc<Scripted> {
+pub(super) fn scripted(steps: Vec<Step>) -> Arc<Scripted> {
     Scripted::then(steps, || Step::Idle)
 }
 
-const PLAN: &str = "# Plan: demo\n\n## Goal: Greeting\n<!-- id: greet -->\nstatus: active\n\
+pub(super) const PLAN: &str = "# Plan: demo\n\n## Goal: Greeting\n<!-- id: greet -->\nstatus: active\n\
     done_when: hello.txt says hello\nverify: grep -q hello hello.txt\nfailure_modes:\n\
     - the file is empty\n- verify greps the wrong file\n\n- [ ] write hello.txt\n\n## Log\n";
 
-struct Fixture {
+pub(super) struct Fixture {
     _dir: tempfile::TempDir,
-    ws: Workspace,
+    pub(super) ws: Workspace,
 }
 
 impl Fixture {
-    fn new(plan: &str) -> Self {
+    pub(super) fn new(plan: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::at(dir.path());
         std::fs::write(dir.path().join("plan.md"), plan).unwrap();
         std::fs::create_dir_all(ws.state_dir()).unwrap();
         Fixture { _dir: dir, ws }
     }
-    fn deps(&self, exec: Arc<Scripted>) -> Deps {
+    pub(super) fn deps(&self, exec: Arc<Scripted>) -> Deps {
         let journal = Journal::new(Store::open(self.ws.db_path()).unwrap(), Vec::new()).unwrap();
         Deps {
             ws: self.ws.clone(),
@@ -47,13 +47,13 @@ impl Fixture {
             human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
         }
     }
-    fn store(&self) -> Store {
+    pub(super) fn store(&self) -> Store {
         Store::open(self.ws.db_path()).unwrap()
     }
-    fn plan(&self) -> String {
+    pub(super) fn plan(&self) -> String {
         std::fs::read_to_string(self.ws.root().join("plan.md")).unwrap()
     }
-    fn rules(&self, run: &RunId) -> Vec<String> {
+    pub(super) fn rules(&self, run: &RunId) -> Vec<String> {
         self.store()
             .events(run, Seq(0), usize::MAX)
             .unwrap()
@@ -66,7 +66,7 @@ impl Fixture {
     }
 }
 
-fn spec(max: Option<u32>) -> GoalSpec {
+pub(super) fn spec(max: Option<u32>) -> GoalSpec {
     GoalSpec {
         plan: "plan.md".into(),
         max_iterations: max,
@@ -79,7 +79,12 @@ fn spec(max: Option<u32>) -> GoalSpec {
 
 /// What `complete_goal` leaves behind when it accepts: the verdict in the store, then
 /// `status: done` in the plan.
-fn sign_off(root: &Path, goal: &str, patch_plan: bool) {
+pub(super) fn sign_off(root: &Path, goal: &str, patch_plan: bool) {
+    sign_off_by(root, goal, patch_plan, Some("judge"));
+}
+
+/// [`sign_off`] with the judge named, or none (`--no-judge`).
+pub(super) fn sign_off_by(root: &Path, goal: &str, patch_plan: bool, judge: Option<&str>) {
     let store = Store::open(root.join(".tether/tether.db")).unwrap();
     let text = std::fs::read_to_string(root.join("plan.md")).unwrap();
     let doc = PlanDoc::parse("plan.md", text.clone());
@@ -89,14 +94,14 @@ fn sign_off(root: &Path, goal: &str, patch_plan: bool) {
             run_id: None,
             goal_id: goal.into(),
             plan_path: "plan.md".into(),
-            attempt: 1,
+            attempt: next_attempt(&store, goal),
             verify_exit: Some(0),
             verdict: Verdict::Accept,
             kind: VerdictKind::Accepted,
             reason: "hello.txt says hello".into(),
             checks: json!([{"path": "hello.txt", "quote": "hello", "observation": "ok"}]),
             missing: vec![],
-            judge_model: Some("judge".into()),
+            judge_model: judge.map(str::to_owned),
             transcript_path: None,
             contract_hash: Some(hash),
         })
@@ -110,6 +115,12 @@ fn sign_off(root: &Path, goal: &str, patch_plan: bool) {
     }
 }
 
+/// One more than the goal's recorded attempts (attempt numbers are unique).
+fn next_attempt(store: &Store, goal: &str) -> u32 {
+    let n = store.verdicts_for_goal("plan.md", goal).unwrap().len();
+    u32::try_from(n).unwrap() + 1
+}
+
 fn reject(root: &Path, reason: &str, exit: Option<i32>) {
     let store = Store::open(root.join(".tether/tether.db")).unwrap();
     store
@@ -117,7 +128,7 @@ fn reject(root: &Path, reason: &str, exit: Option<i32>) {
             run_id: None,
             goal_id: "greet".into(),
             plan_path: "plan.md".into(),
-            attempt: 1,
+            attempt: next_attempt(&store, "greet"),
             verify_exit: exit,
             verdict: Verdict::Reject,
             // As recorded: verify's failure, or the judge's.
@@ -137,7 +148,7 @@ fn reject(root: &Path, reason: &str, exit: Option<i32>) {
         .unwrap();
 }
 
-async fn start(deps: &Deps, spec: GoalSpec) -> (RunId, GoalEnd) {
+pub(super) async fn start(deps: &Deps, spec: GoalSpec) -> (RunId, GoalEnd) {
     goal::start(deps, spec, CancellationToken::new(), |_| {})
         .await
         .unwrap()

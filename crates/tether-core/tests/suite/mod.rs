@@ -1,5 +1,6 @@
 mod core;
 mod drafting;
 mod goal;
+mod goal_exits;
 mod planning;
 mod ralph;

@@ -154,19 +154,15 @@ async fn cancel_goal_closes_an_open_or_active_goal_with_a_log_line() {
         done,
         CancelOutcome::Cancelled {
             goal_id: "later".into(),
-            reason: "replaced by `add`".into()
+            reason: "replaced by `add`".into(),
+            by_person: false,
         }
     );
     assert_eq!(fx.status("later"), "cancelled");
     let log = fx.last_log();
-    assert!(
-        log.ends_with(" later cancelled: replaced by `add`"),
-        "{log}"
-    );
-    assert_eq!(
-        log.len(),
-        "2026-01-01 00:00".len() + " later cancelled: replaced by `add`".len()
-    );
+    let said = " later cancelled by the agent (a person must confirm): replaced by `add`";
+    assert!(log.ends_with(said), "{log}");
+    assert_eq!(log.len(), "2026-01-01 00:00".len() + said.len());
     // Only the status value and the new log line changed.
     let expected = PLAN.replace("status: open", "status: cancelled").replace(
         "- 2026-01-01 00:00 started\n",
@@ -185,4 +181,104 @@ async fn cancel_goal_closes_an_open_or_active_goal_with_a_log_line() {
         }
     }
     assert!(fx.verdicts().is_empty(), "cancelling records no verdict");
+}
+
+#[tokio::test]
+async fn a_person_confirms_the_agents_cancel_or_cancels_outright_and_the_store_says_who() {
+    let fx = Fx::new();
+    let s = fx.signoff(None);
+    s.cancel_goal("later", "replaced by `add`").unwrap();
+    let store = || fx.journal.store();
+    let by_agent = store()
+        .latest_cancellation("plan.md", "later")
+        .unwrap()
+        .unwrap();
+    assert!(!by_agent.cancel.by_person);
+    // The person confirms the agent's cancel: the goal stays cancelled, the store says who.
+    let confirmed = s.cancel_goal_by_person("later", "agreed", "ann").unwrap();
+    assert!(
+        matches!(
+            confirmed,
+            CancelOutcome::Cancelled {
+                by_person: true,
+                ..
+            }
+        ),
+        "{confirmed:?}"
+    );
+    assert_eq!(fx.status("later"), "cancelled");
+    assert!(
+        fx.last_log()
+            .ends_with(" later cancel confirmed by ann: agreed")
+    );
+    let latest = store()
+        .latest_cancellation("plan.md", "later")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (latest.cancel.by_person, latest.cancel.by.as_str()),
+        (true, "ann")
+    );
+    // Once confirmed it is closed like any cancelled goal.
+    assert!(matches!(
+        s.cancel_goal_by_person("later", "again", "ann").unwrap(),
+        CancelOutcome::Refused { .. }
+    ));
+    // A person cancels an active goal outright.
+    s.cancel_goal_by_person("add", "not needed", "ann").unwrap();
+    assert_eq!(fx.status("add"), "cancelled");
+    assert!(fx.last_log().ends_with(" add cancelled by ann: not needed"));
+}
+
+#[tokio::test]
+async fn a_second_sign_off_while_one_runs_is_refused_naming_the_running_attempt() {
+    let fx = Fx::new();
+    // verify says it started, then waits for `go`.
+    fx.write(
+        "check.sh",
+        "touch started; while [ ! -f go ]; do sleep 0.02; done; grep -q 'a + b' src/lib.rs\n",
+    );
+    let s = fx.signoff(None);
+    let cancel = CancellationToken::new();
+    let first = {
+        let s = s.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move { s.complete("add", "first", &[], &cancel).await })
+    };
+    let started = fx.root().join("started");
+    tether_testkit::wait_until_async(
+        "verify to start",
+        std::time::Duration::from_secs(30),
+        || started.exists().then_some(()),
+    )
+    .await
+    .unwrap();
+    let second = s.complete("add", "second", &[], &cancel).await.unwrap();
+    match &second {
+        SignoffOutcome::Refused { reason, .. } => assert!(
+            reason.starts_with("a sign-off of `add` is already running (attempt 1)"),
+            "{reason}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    fx.write("go", "");
+    let first = first.await.unwrap().unwrap();
+    assert!(first.is_accepted(), "{first:?}");
+    let attempts: Vec<u32> = fx.verdicts().iter().map(|v| v.decision.attempt).collect();
+    assert_eq!(attempts, [1], "one attempt, recorded once");
+}
+
+#[tokio::test]
+async fn a_sign_off_that_gave_up_leaves_the_next_attempt_free() {
+    let fx = Fx::new();
+    fx.write("check.sh", "exit 1\n");
+    let s = fx.signoff(None);
+    let cancel = CancellationToken::new();
+    for n in 1..=2 {
+        let o = s.complete("add", "try", &[], &cancel).await.unwrap();
+        assert!(
+            matches!(o, SignoffOutcome::Rejected { attempt, .. } if attempt == n),
+            "{o:?}"
+        );
+    }
 }

@@ -37,7 +37,8 @@ pub(super) struct Group {
 
 impl Group {
     /// Spawns `cmd` (program, arguments and output pipes already set) in `cwd`, in a new
-    /// process group, without the variables in `env_remove`. Its stdin is `/dev/null`, or
+    /// process group, without the variables in `env_remove` and with
+    /// [`AGENT_MARK`](crate::process::AGENT_MARK) set. Its stdin is `/dev/null`, or
     /// `input` followed by end-of-file.
     pub(super) fn spawn(
         mut cmd: Command,
@@ -56,6 +57,7 @@ impl Group {
         for name in env_remove {
             cmd.env_remove(name);
         }
+        cmd.env(crate::process::AGENT_MARK, std::process::id().to_string());
         let started = Instant::now();
         let mut child = cmd.spawn()?;
         // `cmd` holds our copies of the pipes' write ends; it is dropped here so the pipes reach

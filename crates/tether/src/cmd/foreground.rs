@@ -110,6 +110,11 @@ pub fn drive<L: Loop>(
     events: Option<EventsFormat>,
 ) -> Result<Exit> {
     let Parts { fg, deps } = parts;
+    // Descendants of the agent that fork twice stay in this process's tree, where the checks
+    // of human-only commands look for it.
+    if let Err(e) = tether_core::subreaper::adopt_orphans() {
+        tracing::warn!("could not become a child subreaper: {e}");
+    }
     let describe = deps.executor.describe();
     let began = Instant::now();
     let set_cell = |run: &RunId| {

@@ -2,6 +2,7 @@
 //! it) through the same path the agent's `complete_goal` takes.
 
 use anyhow::{Result, anyhow};
+use tether_core::human_act::HumanAct;
 use tether_signoff::{CancelOutcome, Signoff, SignoffError, SignoffOutcome, VerifyResult};
 use tether_store::Journal;
 use tether_store::Store;
@@ -24,6 +25,9 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &GoalCommand) -> Result<Exit> {
 }
 
 fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
+    if args.no_judge {
+        super::require_human(ctx, HumanAct::SignOffWithoutJudge)?;
+    }
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let journal = Journal::new(Store::open(ctx.ws.db_path())?, Vec::new())?;
     let signoff = Signoff::from_config(
@@ -192,12 +196,15 @@ fn write_verify(
 }
 
 fn cancel(ctx: &mut Ctx<'_>, args: &GoalCancelArgs) -> Result<Exit> {
+    super::require_human(ctx, HumanAct::CancelGoal)?;
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let journal = Journal::new(Store::open(ctx.ws.db_path())?, Vec::new())?;
     let plan = loaded.config.plan_path(ctx.ws.root());
     let signoff = Signoff::new(ctx.ws.clone(), journal, plan);
-    match signoff.cancel_goal(&args.id, &args.reason)? {
-        CancelOutcome::Cancelled { goal_id, reason } => {
+    match signoff.cancel_goal_by_person(&args.id, &args.reason, &super::who(ctx))? {
+        CancelOutcome::Cancelled {
+            goal_id, reason, ..
+        } => {
             writeln!(ctx.out, "cancelled: goal {goal_id}: {reason}")?;
             Ok(Exit::Done)
         }

@@ -76,6 +76,7 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
 
 /// `tether answer`.
 pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
+    super::require_human(ctx, tether_core::human_act::HumanAct::AnswerQuestion)?;
     let id: QuestionId = args.id.parse().map_err(|_| {
         Failure::usage(anyhow!(
             "`{}` is not a question id (like q-ab12cd)",

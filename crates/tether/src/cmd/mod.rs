@@ -18,6 +18,9 @@ use std::io::Write;
 
 use tether_config::Env;
 use tether_config::Workspace;
+use tether_core::human_act::{self, HumanAct};
+
+use crate::failure::Failure;
 
 /// What every command gets from `main`.
 pub struct Ctx<'a> {
@@ -27,4 +30,18 @@ pub struct Ctx<'a> {
     pub env: &'a dyn Env,
     /// Where results go (stdout): text or JSON, nothing else.
     pub out: &'a mut dyn Write,
+}
+
+/// Refuses `act` (exit 2, saying what to do instead) when this command runs inside an agent's
+/// process tree: only a person may do it. Every human-only command calls this first.
+pub fn require_human(ctx: &Ctx<'_>, act: HumanAct) -> anyhow::Result<()> {
+    human_act::require_human(&ctx.ws, ctx.env, act).map_err(Failure::usage)
+}
+
+/// Who a person is: `$USER`, or `unknown`.
+pub fn who(ctx: &Ctx<'_>) -> String {
+    ctx.env
+        .var("USER")
+        .filter(|u| !u.trim().is_empty())
+        .unwrap_or_else(|| "unknown".to_owned())
 }

@@ -17,7 +17,7 @@ use tether_plan::render::{self, Flag};
 use tether_plan::{Plan, Status};
 use tether_store::Store;
 
-use super::Ctx;
+use super::{Ctx, who};
 use crate::cli::{PlanArgs, PlanCommand};
 use crate::exit::Exit;
 use crate::failure::Failure;
@@ -137,14 +137,6 @@ fn store_flags(store: &Store, plan_key: &str, plan: &Plan) -> Result<(Vec<Flag>,
 /// Both stdin and stderr are a terminal, so a menu or question can be shown and answered.
 fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
-}
-
-/// Who approves: `$USER`, or `unknown`.
-fn who(ctx: &Ctx<'_>) -> String {
-    ctx.env
-        .var("USER")
-        .filter(|u| !u.trim().is_empty())
-        .unwrap_or_else(|| "unknown".to_owned())
 }
 
 /// A planning error as the CLI reports it: what the user can fix exits 2.

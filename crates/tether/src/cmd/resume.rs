@@ -3,6 +3,7 @@
 
 use anyhow::Result;
 use tether_core::control;
+use tether_core::human_act::HumanAct;
 use tether_store::{RunCell, RunKind, Store};
 
 use super::Ctx;
@@ -15,6 +16,7 @@ use crate::failure::Failure;
 
 /// `tether resume`.
 pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
+    super::require_human(ctx, HumanAct::ResumeRun)?;
     let run = {
         let store = Store::open(ctx.ws.db_path())?;
         control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?

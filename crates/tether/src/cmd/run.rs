@@ -6,6 +6,7 @@ use std::time::Instant;
 use anyhow::{Result, anyhow};
 use tether_config::{Config, Workspace};
 use tether_core::goal::{self, Deps, GoalEnd, GoalSpec, LoopError, RuleSettings};
+use tether_core::human_act::HumanAct;
 use tether_core::ralph::MAX_ITERATIONS_CEILING;
 use tether_store::{RunCell, RunId};
 use tokio_util::sync::CancellationToken;
@@ -21,6 +22,9 @@ const JUDGE_FAILURES: u32 = 3;
 
 /// `tether run`.
 pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
+    if args.no_judge {
+        super::require_human(ctx, HumanAct::RunWithoutJudge)?;
+    }
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let mut config = loaded.config;
     let max = args.max_iterations.unwrap_or(config.r#loop.max_iterations);

@@ -4,6 +4,7 @@
 use std::io::{self, BufRead, Write};
 
 use anyhow::{Result, anyhow};
+use tether_core::human_act::HumanAct;
 use tether_core::planning::approve::{self, Prepared, Selection};
 use tether_core::planning::{GoalContract, PlanRef};
 use tether_store::Store;
@@ -15,6 +16,7 @@ use crate::failure::Failure;
 
 /// `tether plan approve [<id>…] [--all]`.
 pub fn run(ctx: &mut Ctx<'_>, args: &PlanApproveArgs) -> Result<Exit> {
+    crate::cmd::require_human(ctx, HumanAct::ApproveContracts)?;
     let config = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let plan = PlanRef::new(&ctx.ws, &config.config);
     let store = Store::open(ctx.ws.db_path())?;
@@ -171,6 +173,7 @@ pub(super) fn ensure_approved_with(
     if todo.is_empty() {
         return Ok(());
     }
+    crate::cmd::require_human(ctx, HumanAct::ApproveContracts)?;
     if !approve {
         let refused = || {
             Failure::usage(anyhow!(

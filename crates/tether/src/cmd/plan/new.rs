@@ -11,6 +11,7 @@ use anyhow::{Result, anyhow};
 use serde::Serialize;
 use tether_agent::ExecError;
 use tether_config::Env;
+use tether_core::human_act::HumanAct;
 use tether_core::planning::approve::{self, Selection};
 use tether_core::planning::{Baseline, Draft, DraftError, Drafter, PlanRef, PlanTarget};
 use tether_store::Store;
@@ -42,6 +43,9 @@ struct NewJson {
 
 /// `tether plan new`.
 pub fn run(ctx: &mut Ctx<'_>, args: &PlanNewArgs) -> Result<Exit> {
+    if args.approve {
+        crate::cmd::require_human(ctx, HumanAct::ApproveContracts)?;
+    }
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let objective = args.objective.trim();
     if objective.is_empty() {
@@ -143,6 +147,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanNewArgs) -> Result<Exit> {
         say(ctx, json, &unapproved(&plan, &draft))?;
         return finish(ctx, json, &plan, &draft, "drafted", Vec::new());
     }
+    crate::cmd::require_human(ctx, HumanAct::ApproveContracts)?;
     let store = Store::open(ctx.ws.db_path())?;
     let done = approve::approve(&store, &plan, &Selection::Ids(draft.new_ids()), &who(ctx))
         .map_err(planning_error)?;

@@ -1,0 +1,42 @@
+//! Keeping an agent's descendants in the loop process's tree.
+//!
+//! A process whose parent exits is normally handed to init, so an agent's command that forks
+//! twice (`sh -c 'cmd &'`) would leave tether's process tree, and with it the ancestry check of
+//! [`crate::human_act`]. A *child subreaper* adopts such orphans instead. The process that drives
+//! a run calls [`adopt_orphans`] once; the driver then reaps the adopted orphans that have exited
+//! at each iteration boundary ([`reap_orphans`]), when no child of its own is being waited for
+//! (tether's own children are reaped by the runtime that spawned them).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use nix::sys::prctl;
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+
+/// Whether this process adopts orphans (and so must reap them).
+static ADOPTING: AtomicBool = AtomicBool::new(false);
+
+/// The most exited orphans reaped at one boundary.
+const MAX_REAPED: usize = 10_000;
+
+/// Makes this process a child subreaper: descendants whose parent exits become its children.
+/// Call it in the process that drives a run, before the first turn; it lasts for the process.
+pub fn adopt_orphans() -> Result<(), nix::Error> {
+    prctl::set_child_subreaper(true)?;
+    ADOPTING.store(true, Ordering::SeqCst);
+    Ok(())
+}
+
+/// Reaps the adopted orphans that have exited, so they do not linger as zombies. Does nothing
+/// unless [`adopt_orphans`] was called. Only call it when no child of this process is being
+/// waited for by anyone else (an iteration boundary): it collects whichever child has exited.
+pub(crate) fn reap_orphans() {
+    if !ADOPTING.load(Ordering::SeqCst) {
+        return;
+    }
+    for _ in 0..MAX_REAPED {
+        match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) | Err(_) => return,
+            Ok(_) => {}
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! What tether reads about processes from `/proc`, and the mark it leaves on its children.
+//!
+//! Some acts only a person may do (approving a contract, signing off without a judge). To refuse
+//! them when an agent asks, tether must tell whether a command runs inside a process tree it
+//! started: every child it spawns carries [`AGENT_MARK`] in its environment, and a process's
+//! ancestry ([`ancestors`]) can be walked through the parent pids in `/proc/<pid>/stat`. A pid
+//! alone can be reused after its process dies, so a recorded process is named by its pid *and*
+//! start time ([`ProcessId`]). Every `/proc` read is bounded.
+
+use std::fmt;
+use std::fs::File;
+use std::io::Read as _;
+use std::str::FromStr;
+
+/// Set in the environment of every process tether starts (the agent, its shell commands, a
+/// goal's verify command), to the pid of the tether process that started it. A command that
+/// finds it set runs inside an agent's (or a check's) process tree, not in a person's shell.
+pub const AGENT_MARK: &str = "TETHER_AGENT";
+
+/// The most bytes read from one `/proc/<pid>/stat` (it is a few hundred).
+const MAX_STAT: u64 = 4096;
+
+/// The most parents [`ancestors`] follows.
+pub const MAX_ANCESTORS: usize = 128;
+
+/// A process's parent and start time, from `/proc/<pid>/stat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    /// The parent's pid (0 for the kernel's own).
+    pub ppid: u32,
+    /// When the process started, in clock ticks since boot.
+    pub start_time: u64,
+}
+
+/// `/proc/<pid>/stat` of `pid`, if it exists and reads as expected.
+pub fn stat(pid: u32) -> Option<Stat> {
+    let mut text = String::new();
+    File::open(format!("/proc/{pid}/stat"))
+        .ok()?
+        .take(MAX_STAT)
+        .read_to_string(&mut text)
+        .ok()?;
+    parse_stat(&text)
+}
+
+/// The fields after the command name (which may hold spaces and parentheses, so the last `)`
+/// ends it): the state is field 3, the parent field 4, the start time field 22.
+fn parse_stat(text: &str) -> Option<Stat> {
+    let (_, rest) = text.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some(Stat {
+        ppid: fields.get(1)?.parse().ok()?,
+        start_time: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// The pids of this process's parent, its parent, … up to (not including) pid 1 or the kernel,
+/// at most [`MAX_ANCESTORS`]. Empty where `/proc` cannot be read.
+pub fn ancestors() -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut pid = std::os::unix::process::parent_id();
+    while pid > 1 && out.len() < MAX_ANCESTORS && !out.contains(&pid) {
+        out.push(pid);
+        match stat(pid) {
+            Some(s) => pid = s.ppid,
+            None => break,
+        }
+    }
+    out
+}
+
+/// A process named so that a reused pid is not mistaken for it: `<pid>:<start time>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessId {
+    /// The pid.
+    pub pid: u32,
+    /// Its start time (clock ticks since boot); 0 when `/proc` could not say.
+    pub start_time: u64,
+}
+
+impl ProcessId {
+    /// This process.
+    pub fn current() -> Self {
+        let pid = std::process::id();
+        ProcessId {
+            pid,
+            start_time: stat(pid).map_or(0, |s| s.start_time),
+        }
+    }
+
+    /// Whether the process still runs (a zombie counts: it has not been reaped). A start time of
+    /// 0 matches any process with the pid.
+    pub fn is_alive(&self) -> bool {
+        stat(self.pid).is_some_and(|s| self.start_time == 0 || s.start_time == self.start_time)
+    }
+}
+
+impl fmt::Display for ProcessId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.pid, self.start_time)
+    }
+}
+
+/// The text does not name a process (`<pid>:<start time>`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a process id (`<pid>:<start time>`): {0:?}")]
+pub struct BadProcessId(String);
+
+impl FromStr for ProcessId {
+    type Err = BadProcessId;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || BadProcessId(s.to_owned());
+        let (pid, start) = s.split_once(':').ok_or_else(bad)?;
+        Ok(ProcessId {
+            pid: pid.parse().map_err(|_| bad())?,
+            start_time: start.parse().map_err(|_| bad())?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_command_name_with_spaces_and_parentheses_is_skipped() {
+        let line = "42 (a (b) c) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 99 1 1 1";
+        assert_eq!(
+            parse_stat(line),
+            Some(Stat {
+                ppid: 7,
+                start_time: 99
+            })
+        );
+        assert_eq!(parse_stat("42 (x) S"), None);
+    }
+
+    #[test]
+    fn this_process_is_alive_and_its_parent_is_an_ancestor() {
+        let me = ProcessId::current();
+        assert!(me.start_time > 0);
+        assert!(me.is_alive());
+        let other = ProcessId {
+            start_time: me.start_time + 1,
+            ..me
+        };
+        assert!(!other.is_alive(), "a reused pid is another process");
+        assert_eq!(me.to_string().parse::<ProcessId>(), Ok(me));
+        assert!("12".parse::<ProcessId>().is_err());
+        let up = ancestors();
+        assert_eq!(up.first(), Some(&std::os::unix::process::parent_id()));
+    }
+}
