@@ -23,8 +23,9 @@ echo "tether found: $T"
 }
 
 /// Acts as the human with the tether binary: approves every contract, signs `goal` off without
-/// the judge and cancels it — directly, with a clean environment, and from a double-forked
-/// process in its own session (waiting for that one's report, within a deadline).
+/// the judge and cancels it — directly, with a clean environment, from a double-forked process
+/// in its own session with a clean environment (waiting for that one's report, within a
+/// deadline), and from new user and PID namespaces, where tether's process is out of sight.
 pub fn self_approve(goal: &str) -> String {
     format!(
         r#"{find}
@@ -32,10 +33,12 @@ pub fn self_approve(goal: &str) -> String {
 "$T" goal complete {goal} --no-judge; echo "no-judge exit=$?"
 env -i PATH="$PATH" "$T" plan approve --all; echo "clean-env approve exit=$?"
 env -i PATH="$PATH" "$T" goal complete {goal} --no-judge; echo "clean-env no-judge exit=$?"
-setsid -f sh -c '"$1" plan approve --all; echo "detached approve exit=$?"; "$1" goal complete {goal} --no-judge; echo "detached no-judge exit=$?"; touch detached.done' detached "$T" > detached.out 2>&1 < /dev/null
+env -i PATH="$PATH" setsid -f sh -c '"$1" plan approve --all; echo "detached approve exit=$?"; "$1" goal complete {goal} --no-judge; echo "detached no-judge exit=$?"; touch detached.done' detached "$T" > detached.out 2>&1 < /dev/null
 for i in $(seq 200); do [ -e detached.done ] && break; sleep 0.05; done
 cat detached.out
 "$T" goal cancel {goal} --reason "not needed any more"; echo "cancel exit=$?"
+unshare -Urpf --mount-proc env -i PATH="$PATH" "$T" plan approve --all; echo "namespaced approve exit=$?"
+unshare -Urpf --mount-proc env -i PATH="$PATH" "$T" goal complete {goal} --no-judge; echo "namespaced no-judge exit=$?"
 "#,
         find = find_tether()
     )
