@@ -23,9 +23,9 @@ echo "tether found: $T"
 }
 
 /// Acts as the human with the tether binary: approves every contract, signs `goal` off without
-/// the judge and cancels it — directly, with a clean environment, from a double-forked process
-/// in its own session with a clean environment (waiting for that one's report, within a
-/// deadline), and from new user and PID namespaces, where tether's process is out of sight.
+/// the judge and cancels it — directly, with a clean environment, and from a double-forked
+/// process in its own session with a clean environment (waiting for that one's report, within a
+/// deadline).
 pub fn self_approve(goal: &str) -> String {
     format!(
         r#"{find}
@@ -37,6 +37,16 @@ env -i PATH="$PATH" setsid -f sh -c '"$1" plan approve --all; echo "detached app
 for i in $(seq 200); do [ -e detached.done ] && break; sleep 0.05; done
 cat detached.out
 "$T" goal cancel {goal} --reason "not needed any more"; echo "cancel exit=$?"
+"#,
+        find = find_tether()
+    )
+}
+
+/// Approves every contract and signs `goal` off without the judge from new user and PID
+/// namespaces with a clean environment, where tether's process is out of sight of `/proc`.
+pub fn from_namespaces(goal: &str) -> String {
+    format!(
+        r#"{find}
 unshare -Urpf --mount-proc env -i PATH="$PATH" "$T" plan approve --all; echo "namespaced approve exit=$?"
 unshare -Urpf --mount-proc env -i PATH="$PATH" "$T" goal complete {goal} --no-judge; echo "namespaced no-judge exit=$?"
 "#,
