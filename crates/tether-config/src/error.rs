@@ -45,13 +45,12 @@ impl fmt::Display for Problem {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The config file exists (or was named) but could not be read.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}: {cause}", path.display())]
     Io {
         /// The file that could not be read.
         path: PathBuf,
         /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// `TETHER_CONFIG` names a file that does not exist. (A missing default `tether.toml` is not
     /// an error: it means defaults.)

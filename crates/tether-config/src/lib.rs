@@ -38,6 +38,7 @@ mod reader;
 mod schema;
 mod secret;
 mod suggest;
+mod syntax;
 mod template;
 mod values;
 mod workspace;

@@ -10,7 +10,7 @@ use toml::de::DeTable;
 
 use crate::env::{Env, non_empty};
 use crate::reader::Reader;
-use crate::{Config, ConfigError, Problem, checks, schema};
+use crate::{Config, ConfigError, Problem, checks, schema, syntax};
 
 /// The file name looked for at the workspace root.
 pub const FILE_NAME: &str = "tether.toml";
@@ -60,7 +60,7 @@ pub fn load(workspace_root: &Path, env: &dyn Env) -> Result<Loaded, ConfigError>
                 warnings,
             })
         }
-        Err(source) => Err(ConfigError::Io { path, source }),
+        Err(cause) => Err(ConfigError::Io { path, cause }),
     }
 }
 
@@ -107,22 +107,7 @@ fn check_with_warnings(
         // Checking a half-parsed document would report problems that are not there.
         let problems = errors
             .iter()
-            .map(|err| {
-                let (line, column) = match err.span() {
-                    Some(span) => {
-                        let (line, column) = reader.line_col(text, span.start);
-                        (Some(line), Some(column))
-                    }
-                    None => (None, None),
-                };
-                Problem {
-                    file: file.to_path_buf(),
-                    line,
-                    column,
-                    key: String::new(),
-                    message: format!("syntax error: {}", err.message()),
-                }
-            })
+            .map(|err| syntax::problem(text, file, &reader, err))
             .collect();
         return (Err(problems), Vec::new());
     }

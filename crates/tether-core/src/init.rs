@@ -73,12 +73,12 @@ pub enum InitError {
         paths: Vec<PathBuf>,
     },
     /// Writing failed at the OS level.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {cause}", path.display())]
     Io {
         /// The file or directory.
         path: PathBuf,
         /// The OS error.
-        source: io::Error,
+        cause: io::Error,
     },
     /// The store could not be created or opened.
     #[error("creating the store")]
@@ -94,9 +94,9 @@ fn list(paths: &[PathBuf]) -> String {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> InitError + '_ {
-    move |source| InitError::Io {
+    move |cause| InitError::Io {
         path: path.to_owned(),
-        source,
+        cause,
     }
 }
 

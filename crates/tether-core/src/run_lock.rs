@@ -30,19 +30,19 @@ pub enum LockError {
         pid: u32,
     },
     /// The lock file could not be opened.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {cause}", path.display())]
     Io {
         /// The lock file.
         path: PathBuf,
         /// The OS error.
-        source: io::Error,
+        cause: io::Error,
     },
 }
 
 fn open(path: &Path) -> Result<File, LockError> {
-    let io = |source| LockError::Io {
+    let io = |cause| LockError::Io {
         path: path.to_owned(),
-        source,
+        cause,
     };
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir).map_err(io)?;
@@ -67,9 +67,9 @@ impl RunLock {
     /// holder; it only retries briefly, so a concurrent [`RunLock::holder`] probe cannot make it
     /// fail.
     pub fn acquire(path: &Path) -> Result<RunLock, LockError> {
-        let io = |source| LockError::Io {
+        let io = |cause| LockError::Io {
             path: path.to_owned(),
-            source,
+            cause,
         };
         let mut file = open(path)?;
         for attempt in 0..5 {

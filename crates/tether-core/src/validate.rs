@@ -70,7 +70,7 @@ pub fn validate(ws: &Workspace, env: &dyn Env) -> Report {
                     file: rel(&p.file),
                     line: p.line,
                     severity: Severity::Warning,
-                    key: Some(p.key.clone()),
+                    key: Some(p.key.clone()).filter(|k| !k.is_empty()),
                     code: "config".to_owned(),
                     message: p.message.clone(),
                 }));
@@ -139,7 +139,7 @@ fn config_findings(e: &ConfigError, rel: &dyn Fn(&std::path::Path) -> PathBuf) -
             file: rel(&p.file),
             line: p.line,
             severity: Severity::Error,
-            key: Some(p.key.clone()),
+            key: Some(p.key.clone()).filter(|k| !k.is_empty()),
             code: "config".to_owned(),
             message: p.message.clone(),
         })

@@ -121,8 +121,20 @@ impl Broker {
         stored: impl FnOnce(&Question),
     ) -> Result<Answer, BrokerError> {
         let question = self.journal.store().insert_question(&question)?;
+        self.publish(&question);
         stored(&question);
         self.wait(&question.id, cancel).await
+    }
+
+    /// Tells the journal's sinks (the live progress line) about what was just stored for the
+    /// question's run — asked, answered — so the line goes quiet while a question waits and
+    /// never redraws over the terminal's `Your answer:` prompt.
+    fn publish(&self, question: &Question) {
+        if let Some(run) = &question.run_id
+            && let Err(e) = self.journal.publish(run)
+        {
+            tracing::warn!(error = %e, "could not pass the question's events on");
+        }
     }
 
     /// Waits for the answer to a stored question (a new one, or one left pending by a crash),
@@ -136,6 +148,13 @@ impl Broker {
         let question = self.journal.store().question(id)?;
         if let Some(answer) = settled(&question)? {
             return Ok(answer);
+        }
+        {
+            // Someone waits for it again: it is no longer "nobody is waiting".
+            let store = self.journal.store();
+            if store.abandoned(&question)?.is_some() {
+                store.await_question(id)?;
+            }
         }
         let stop = cancel.child_token();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, ChannelAnswer)>();
@@ -181,6 +200,7 @@ impl Broker {
         for offer in offers {
             let _ = offer.await;
         }
+        self.publish(&question);
         if let Ok(answer) = &result {
             for channel in self.channels.iter().filter(|c| c.name() != answer.channel) {
                 channel.answered_elsewhere(&question, answer).await;

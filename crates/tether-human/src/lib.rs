@@ -13,6 +13,10 @@
 //! killed process left pending), `tether ask`, `tether mcp` and the demo all get their human
 //! side from [`Desk::from_config`]. This crate sits below the loops and knows nothing of
 //! executors.
+//!
+//! [`visible`] is the one escaping of text shown to a person: every human-facing text output of
+//! tether (the terminal card here, and the binary's commands) passes agent- and user-written
+//! text through it, so no control character reaches a terminal raw.
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -26,6 +30,7 @@ pub mod prompts;
 pub mod terminal;
 pub mod threshold;
 pub mod tool;
+pub mod visible;
 pub mod zulip;
 
 pub use asking::{AskFailed, AskPolicy, Reply};

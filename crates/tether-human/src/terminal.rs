@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::broker::Answer;
 use crate::channels::{BoxFuture, Channel, ChannelAnswer};
+use crate::visible::visible;
 
 /// Offers questions on a terminal.
 pub struct Terminal {
@@ -51,15 +52,17 @@ impl Terminal {
         Terminal::new(rx, Box::new(std::io::stderr()), responder)
     }
 
+    /// Writes `text` with its control characters shown as escapes.
     fn write(&self, text: &str) {
         if let Ok(mut out) = self.out.lock() {
-            let _ = out.write_all(text.as_bytes());
+            let _ = out.write_all(visible(text).as_bytes());
             let _ = out.flush();
         }
     }
 }
 
-/// The card shown for a question.
+/// The card shown for a question (written through [`visible`], like everything the terminal
+/// channel prints).
 pub fn card(q: &Question) -> String {
     let mut s = format!("\n┌─ a question for you ({})", q.id);
     if let Some(c) = q.confidence {

@@ -1,7 +1,8 @@
 //! The `ask_human` tool over MCP: the same behaviour as the built-in agent's (it calls
 //! [`tether_human::asking`]), plus what a long MCP call needs — progress notifications
 //! while it waits, and `notifications/cancelled` stopping the wait with the question left
-//! pending and no response sent.
+//! pending, recorded as abandoned (nobody waits for it now; a run it belongs to gets its answer
+//! in the next prompt), and no response sent.
 
 use std::time::Duration;
 
@@ -27,10 +28,14 @@ pub(crate) fn definition(options: &Options) -> Tool {
         prompts::ask_human_description(options.threshold()),
         object(asking::parameters()),
     )
+    // Read-only as far as the client's files go: it asks a person and returns the answer
+    // (clients such as Codex run read-only tools without asking for approval). Open world:
+    // it reaches people, on Zulip too.
     .annotate(
         ToolAnnotations::new()
-            .read_only(false)
+            .read_only(true)
             .destructive(false)
+            .idempotent(false)
             .open_world(true),
     )
 }
@@ -75,7 +80,10 @@ impl TetherMcp {
             Ok(d) => d,
             Err(e) => return refused(format!("ask_human cannot reach a human: {e}")),
         };
-        question.run_id.clone_from(&options.run);
+        match options.run() {
+            Ok(run) => question.run_id = run.cloned(),
+            Err(e) => return refused(format!("ask_human cannot reach a human: {e}")),
+        }
         let cancel = self.inner.shutdown.child_token();
         let asked = std::sync::OnceLock::new();
         let waiting = desk.ask_human_with(question, cancel.clone(), |q| {
@@ -94,14 +102,31 @@ impl TetherMcp {
         match outcome {
             Ok(r) => reply(r),
             Err(AskFailed::Cancelled(id)) => {
-                if rc.ct.is_cancelled() {
+                let reason = if rc.ct.is_cancelled() {
                     tracing::info!(question = %id, "the client cancelled; the question stays pending");
-                }
+                    "the asking client gave up (it cancelled the call, e.g. on its tool timeout)"
+                } else {
+                    "tether mcp stopped while the client waited"
+                };
+                self.abandon(&id, reason);
                 refused(format!(
                     "tether stopped waiting for an answer to {id}; the question stays pending"
                 ))
             }
             Err(AskFailed::Store(e)) => refused(format!("ask_human failed: {e}")),
+        }
+    }
+
+    /// Records that nobody waits for `id` any more, so `tether questions` says so and a run it
+    /// belongs to gets the answer in its next prompt instead.
+    fn abandon(&self, id: &QuestionId, reason: &str) {
+        let recorded = self.journal().and_then(|j| {
+            j.store()
+                .abandon_question(id, reason)
+                .map_err(|e| e.to_string())
+        });
+        if let Err(e) = recorded {
+            tracing::warn!(question = %id, error = %e, "could not record that nobody waits");
         }
     }
 
@@ -112,7 +137,7 @@ impl TetherMcp {
         let options = &self.inner.options;
         let config = options.config.as_ref().map_err(Clone::clone)?;
         let journal = self.journal()?;
-        if let Some(run) = &options.run {
+        if let Some(run) = options.run()? {
             journal
                 .store()
                 .run(run)

@@ -54,6 +54,7 @@ fn error(text: impl Into<String>) -> CallToolResult {
 /// why it cannot be built (a tool error).
 fn signoff(server: &TetherMcp, judged: bool) -> Result<Signoff, String> {
     let options = &server.inner.options;
+    let run = options.run()?.cloned();
     let config = options.config.as_ref().map_err(Clone::clone)?;
     let ws = &options.workspace;
     let journal = server.journal()?;
@@ -63,9 +64,7 @@ fn signoff(server: &TetherMcp, judged: bool) -> Result<Signoff, String> {
     } else {
         Signoff::new(ws.clone(), journal, &config.plan)
     };
-    Ok(signoff
-        .with_run(options.run.clone())
-        .without_env(config.key_vars()))
+    Ok(signoff.with_run(run).without_env(config.key_vars()))
 }
 
 /// `complete_goal`'s handler.

@@ -20,7 +20,7 @@
 //! let server = TetherMcp::new(Options {
 //!     workspace: ws,
 //!     config,
-//!     run: None,
+//!     run: Ok(None),
 //!     progress_every: Duration::from_secs(30),
 //! });
 //! tether_mcp::serve_stdio(server).await

@@ -54,14 +54,22 @@ pub struct Options {
     /// The loaded `tether.toml`, or why it could not be loaded: then every tool that needs it
     /// returns that as a tool error (the server itself still starts).
     pub config: Result<Config, String>,
-    /// The run questions are filed under (`tether mcp --run`, `TETHER_RUN_ID`), if any.
-    pub run: Option<RunId>,
+    /// The run questions and sign-offs are filed under (`tether mcp --run`, `TETHER_RUN_ID`),
+    /// if any; or why the id given is not one. Then the server still starts (a client would
+    /// otherwise silently have no tether tools) and every tool that needs the run returns that
+    /// as a tool error.
+    pub run: Result<Option<RunId>, String>,
     /// How often a waiting `ask_human` sends a progress notification (when the client asked
     /// for progress).
     pub progress_every: Duration,
 }
 
 impl Options {
+    /// The run the calls belong to, or the tool error saying why the id given is unusable.
+    pub(crate) fn run(&self) -> Result<Option<&RunId>, String> {
+        self.run.as_ref().map(Option::as_ref).map_err(Clone::clone)
+    }
+
     /// The interaction threshold (the default when the config could not be loaded).
     pub(crate) fn threshold(&self) -> u8 {
         self.config

@@ -212,6 +212,7 @@ pub(crate) fn definition() -> Tool {
     .annotate(
         ToolAnnotations::new()
             .read_only(true)
+            .destructive(false)
             .idempotent(true)
             .open_world(false),
     )

@@ -26,10 +26,24 @@ pub enum ServeError {
     Initialize(String),
     /// The server task failed.
     #[error("the MCP server stopped unexpectedly: {0}")]
-    Task(#[from] tokio::task::JoinError),
+    Task(tokio::task::JoinError),
     /// Signals could not be watched.
     #[error("cannot watch for signals: {0}")]
-    Signals(#[from] io::Error),
+    Signals(io::Error),
+}
+
+// By hand rather than `#[from]`: the cause is in the message, so it is not also a `source`
+// (an error chain would print it twice).
+impl From<tokio::task::JoinError> for ServeError {
+    fn from(e: tokio::task::JoinError) -> Self {
+        ServeError::Task(e)
+    }
+}
+
+impl From<io::Error> for ServeError {
+    fn from(e: io::Error) -> Self {
+        ServeError::Signals(e)
+    }
 }
 
 /// Serves `server` on this process's stdin and stdout until stdin closes or a SIGINT or

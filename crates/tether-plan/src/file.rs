@@ -32,12 +32,12 @@ pub enum PlanFileError {
         column: usize,
     },
     /// Reading or writing failed at the OS level.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {cause}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The OS error.
-        source: io::Error,
+        cause: io::Error,
     },
     /// The file changed between reading it and writing the patch, every time it was tried;
     /// try again when whoever is editing it has finished.
@@ -71,9 +71,9 @@ pub enum PlanFileError {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> PlanFileError + '_ {
-    move |source| PlanFileError::Io {
+    move |cause| PlanFileError::Io {
         path: path.to_owned(),
-        source,
+        cause,
     }
 }
 

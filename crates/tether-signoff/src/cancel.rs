@@ -64,10 +64,10 @@ impl Signoff {
         };
         let status = (!confirming).then_some(Status::Cancelled);
         self.patch_plan(goal_id, status, &line)
-            .map_err(|source| SignoffError::PlanNotPatched {
+            .map_err(|cause| SignoffError::PlanNotPatched {
                 goal_id: goal_id.to_owned(),
                 note: "nothing was changed",
-                source,
+                cause,
             })?;
         self.journal.store().record_cancellation(&NewCancellation {
             plan_path: self.plan_key(),

@@ -22,22 +22,22 @@ pub enum SignoffError {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// A log or transcript file could not be written.
-    #[error("{what} {}: {source}", path.display())]
+    #[error("{what} {}: {cause}", path.display())]
     Io {
         /// What was being written.
         what: &'static str,
         /// The file.
         path: PathBuf,
         /// The OS error.
-        source: io::Error,
+        cause: io::Error,
     },
     /// The verify command could not be started (no `sh`, the workspace is gone).
-    #[error("could not start the verify command `{command}`: {source}")]
+    #[error("could not start the verify command `{command}`: {cause}")]
     VerifyStart {
         /// The command.
         command: String,
         /// The OS error.
-        source: io::Error,
+        cause: io::Error,
     },
     /// The attempt was cancelled (Ctrl+C, `tether cancel`) before a decision; nothing was
     /// recorded.
@@ -45,14 +45,14 @@ pub enum SignoffError {
     Cancelled,
     /// The plan file could not be patched (it changed or broke meanwhile). `note` says what
     /// was done already and what to do by hand.
-    #[error("goal `{goal_id}`: the plan could not be updated ({note}): {source}")]
+    #[error("goal `{goal_id}`: the plan could not be updated ({note}): {cause}")]
     PlanNotPatched {
         /// The goal.
         goal_id: String,
         /// What was recorded already, and what to do by hand.
         note: &'static str,
         /// Why.
-        source: PlanFileError,
+        cause: PlanFileError,
     },
 }
 
@@ -77,8 +77,16 @@ pub enum JudgeSetupError {
     },
     /// The judge's API key is missing.
     #[error("the judge's API key: {0}")]
-    Key(#[from] ConfigError),
+    Key(ConfigError),
     /// The judge's endpoint is unusable (bad URL, TLS).
     #[error("setting up the judge's model client: {0}")]
     Client(ModelError),
+}
+
+// By hand rather than `#[from]`: the cause is in the message, so it is not also a `source`
+// (an error chain would print it twice).
+impl From<ConfigError> for JudgeSetupError {
+    fn from(e: ConfigError) -> Self {
+        JudgeSetupError::Key(e)
+    }
 }

@@ -230,10 +230,10 @@ struct Transcript {
 
 impl Transcript {
     fn create(path: &Path) -> Result<Self, SignoffError> {
-        let err = |source| SignoffError::Io {
+        let err = |cause| SignoffError::Io {
             what: "writing the judge's transcript",
             path: path.to_owned(),
-            source,
+            cause,
         };
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir).map_err(err)?;
@@ -247,18 +247,18 @@ impl Transcript {
     fn line(&mut self, value: &Value) -> Result<(), SignoffError> {
         writeln!(self.file, "{value}")
             .and_then(|()| self.file.flush())
-            .map_err(|source| SignoffError::Io {
+            .map_err(|cause| SignoffError::Io {
                 what: "writing the judge's transcript",
                 path: self.path.clone(),
-                source,
+                cause,
             })
     }
 
     fn finish(mut self) -> Result<(), SignoffError> {
-        self.file.flush().map_err(|source| SignoffError::Io {
+        self.file.flush().map_err(|cause| SignoffError::Io {
             what: "writing the judge's transcript",
             path: self.path.clone(),
-            source,
+            cause,
         })
     }
 }

@@ -12,7 +12,9 @@ fn verify(exit: Option<i32>, timed_out: bool, tail: &str) -> VerifyResult {
         total_bytes: 1234,
         output_hash: "sha256:00".into(),
         log_path: ".tether/runs/r-1/verify-cache-layer-2.log".into(),
-        elapsed_ms: 600_000,
+        // A timed-out command runs a little past its limit (the kill's grace period).
+        elapsed_ms: 602_000,
+        timeout_ms: 600_000,
     }
 }
 

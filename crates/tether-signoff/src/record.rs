@@ -124,10 +124,10 @@ impl Signoff {
         if verdict == Verdict::Accept {
             let line = log_line(id, "signed off", &reason, &[]);
             self.patch_plan(id, Some(Status::Done), &line)
-                .map_err(|source| SignoffError::PlanNotPatched {
+                .map_err(|cause| SignoffError::PlanNotPatched {
                     goal_id: id.clone(),
                     note: "the accept is recorded in the store; set `status: done` by hand",
-                    source,
+                    cause,
                 })?;
             Ok(SignoffOutcome::Accepted {
                 goal_id: d.goal_id,
@@ -141,10 +141,10 @@ impl Signoff {
         } else {
             let line = log_line(id, "sign-off rejected", &reason, &missing);
             self.patch_plan(id, None, &line)
-                .map_err(|source| SignoffError::PlanNotPatched {
+                .map_err(|cause| SignoffError::PlanNotPatched {
                     goal_id: id.clone(),
                     note: "the reject is recorded in the store",
-                    source,
+                    cause,
                 })?;
             Ok(SignoffOutcome::Rejected {
                 goal_id: d.goal_id,

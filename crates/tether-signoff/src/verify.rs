@@ -46,6 +46,8 @@ pub struct VerifyResult {
     pub log_path: String,
     /// How long it ran, in milliseconds.
     pub elapsed_ms: u64,
+    /// How long it was allowed to run (`[loop] verify_timeout_secs`), in milliseconds.
+    pub timeout_ms: u64,
 }
 
 impl VerifyResult {
@@ -58,9 +60,10 @@ impl VerifyResult {
     /// 9`.
     pub fn ending(&self) -> String {
         match (self.exit_code, self.signal) {
+            // The limit, not the time taken: that includes the kill's grace period.
             _ if self.timed_out => format!(
-                "timed out after {} s (its process group was killed)",
-                self.elapsed_ms.div_ceil(1000)
+                "timed out after {} (its process group was killed)",
+                seconds(self.timeout_ms)
             ),
             (Some(code), _) => format!("exited {code}"),
             (None, Some(signal)) => format!("was killed by signal {signal}"),
@@ -99,10 +102,10 @@ pub(crate) async fn run(
     env_remove: &[String],
     cancel: &CancellationToken,
 ) -> Result<VerifyResult, SignoffError> {
-    let io_err = |source| SignoffError::Io {
+    let io_err = |cause| SignoffError::Io {
         what: "writing the verify log",
         path: log.to_owned(),
-        source,
+        cause,
     };
     if let Some(dir) = log.parent() {
         fs::create_dir_all(dir).map_err(io_err)?;
@@ -121,9 +124,9 @@ pub(crate) async fn run(
     };
     let run = run_shell_tee(&spec, cancel, &mut tee)
         .await
-        .map_err(|source| SignoffError::VerifyStart {
+        .map_err(|cause| SignoffError::VerifyStart {
             command: command.to_owned(),
-            source,
+            cause,
         })?;
     let (exit_code, signal, timed_out) = match run.end {
         ShellEnd::Exited(code) => (Some(code), None, false),
@@ -141,7 +144,17 @@ pub(crate) async fn run(
         output_hash: hex_digest(tee.hash.finalize().as_slice()),
         log_path: log_display,
         elapsed_ms: u64::try_from(run.elapsed.as_millis()).unwrap_or(u64::MAX),
+        timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
     })
+}
+
+/// `2 s`, or `0.5 s` for a limit that is not whole seconds.
+fn seconds(ms: u64) -> String {
+    if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    }
 }
 
 /// `sha256:` and the lower-case hex of `digest`.

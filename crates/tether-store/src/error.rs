@@ -68,26 +68,56 @@ pub enum StoreError {
     /// Creating the store's directory failed.
     ///
     /// Fatal: show the path and cause (permissions, read-only file system).
-    #[error("cannot create {path:?}: {source}")]
+    #[error("cannot create {path:?}: {cause}")]
     Io {
         /// The path that could not be created.
         path: PathBuf,
-        /// The underlying I/O error.
-        #[source]
-        source: std::io::Error,
+        /// The underlying I/O error (in the message, so not also a `source`).
+        cause: std::io::Error,
+    },
+
+    /// The database file, or the directory it is in, cannot be opened for writing (read-only
+    /// permissions or file system). tether writes to its store even to read it (the journal's
+    /// write-ahead log), so every command that opens the store needs write access.
+    ///
+    /// Fatal: the person fixes the permissions.
+    #[error(
+        "cannot write to the tether store {} ({detail}); tether needs write access to {} and \
+         the files in it even to read them: make them writable (e.g. `chmod -R u+w {}`)",
+        path.display(),
+        dir(path).display(),
+        dir(path).display()
+    )]
+    NotWritable {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        detail: String,
     },
 
     /// A JSON value could not be encoded or decoded.
     ///
     /// A bug or a damaged row; not retryable.
     #[error("JSON error in the tether store: {0}")]
-    Json(#[from] serde_json::Error),
+    Json(serde_json::Error),
 
     /// Any other SQLite failure (constraint violation, I/O error, full disk, ...).
     ///
-    /// Usually fatal: show the cause.
+    /// Usually fatal: show the cause. (The cause is in the message, so it is not also a
+    /// `source`: an error chain prints it once.)
     #[error("SQLite error in the tether store: {0}")]
-    Sqlite(#[source] rusqlite::Error),
+    Sqlite(rusqlite::Error),
+}
+
+/// The directory holding `path`.
+fn dir(path: &std::path::Path) -> &std::path::Path {
+    path.parent().unwrap_or(path)
+}
+
+impl From<serde_json::Error> for StoreError {
+    fn from(err: serde_json::Error) -> Self {
+        StoreError::Json(err)
+    }
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -108,9 +138,82 @@ impl StoreError {
         matches!(self, StoreError::Busy)
     }
 
+    /// This error met while opening the store at `path`: a read-only database or directory is
+    /// reported as [`StoreError::NotWritable`], naming the file.
+    pub(crate) fn opening(self, path: &std::path::Path) -> Self {
+        match &self {
+            StoreError::Sqlite(err)
+                if matches!(
+                    err.sqlite_error_code(),
+                    Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen)
+                ) =>
+            {
+                StoreError::NotWritable {
+                    path: path.to_path_buf(),
+                    detail: sqlite_message(err),
+                }
+            }
+            _ => self,
+        }
+    }
+
     pub(crate) fn corrupt(detail: impl Into<String>) -> Self {
         StoreError::Corrupt {
             detail: detail.into(),
+        }
+    }
+}
+
+/// SQLite's own words for `err`, without rusqlite's wrapping.
+fn sqlite_message(err: &rusqlite::Error) -> String {
+    match err {
+        rusqlite::Error::SqliteFailure(e, Some(msg)) if msg.is_empty() => e.to_string(),
+        rusqlite::Error::SqliteFailure(_, Some(msg)) => msg.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use rusqlite::{Connection, OpenFlags};
+
+    use super::*;
+
+    /// A real SQLite "read-only" error (tests may run as root, for whom permissions do not
+    /// stop a write, so the database is opened read-only instead).
+    fn read_only_error(path: &std::path::Path) -> StoreError {
+        crate::Store::open(path).unwrap();
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+        StoreError::from(conn.execute("PRAGMA user_version = 9", []).unwrap_err())
+    }
+
+    #[test]
+    fn a_read_only_store_names_the_file_and_what_to_do_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".tether/tether.db");
+        let err = read_only_error(&path).opening(&path);
+        let message = err.to_string();
+        assert!(matches!(err, StoreError::NotWritable { .. }), "{err:?}");
+        assert!(message.contains(&path.display().to_string()), "{message}");
+        assert!(message.contains("chmod -R u+w"), "{message}");
+        assert_eq!(message.matches("readonly database").count(), 1, "{message}");
+        assert!(err.source().is_none());
+    }
+
+    #[test]
+    fn a_cause_in_the_message_is_not_also_a_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let sqlite = read_only_error(&dir.path().join("t.db"));
+        assert!(matches!(sqlite, StoreError::Sqlite(_)));
+        let io = StoreError::Io {
+            path: dir.path().into(),
+            cause: std::io::Error::other("disk on fire"),
+        };
+        let json = StoreError::from(serde_json::from_str::<u8>("x").unwrap_err());
+        for err in [sqlite, io, json] {
+            assert!(err.source().is_none(), "{err}");
         }
     }
 }

@@ -111,6 +111,21 @@ pub enum Event {
         /// The question.
         question_id: QuestionId,
     },
+    /// Whoever asked a pending question stopped waiting for its answer without withdrawing
+    /// it (an MCP client timed out and cancelled its `ask_human` call, or `tether mcp` ended).
+    /// The question stays pending and an answer is still recorded; a run it belongs to gets
+    /// that answer in its next prompt.
+    QuestionAbandoned {
+        /// The question.
+        question_id: QuestionId,
+        /// Who gave up, in words for people.
+        reason: String,
+    },
+    /// Someone waits for an abandoned question again (a client asked for it again).
+    QuestionAwaited {
+        /// The question.
+        question_id: QuestionId,
+    },
     /// A goal-loop rule (spin guard, oscillation nudge, reminder, ...) took effect.
     RuleFired {
         /// The rule.
@@ -163,6 +178,8 @@ impl Event {
             Event::QuestionAsked { .. } => "question_asked",
             Event::QuestionAnswered { .. } => "question_answered",
             Event::QuestionCancelled { .. } => "question_cancelled",
+            Event::QuestionAbandoned { .. } => "question_abandoned",
+            Event::QuestionAwaited { .. } => "question_awaited",
             Event::RuleFired { .. } => "rule_fired",
             Event::GoalVerdict { .. } => "goal_verdict",
             Event::ContractApproved { .. } => "contract_approved",

@@ -78,6 +78,8 @@ pub(crate) fn writes_for(before: &RunState, event: &Event) -> Vec<IterationWrite
         | Event::QuestionAsked { .. }
         | Event::QuestionAnswered { .. }
         | Event::QuestionCancelled { .. }
+        | Event::QuestionAbandoned { .. }
+        | Event::QuestionAwaited { .. }
         | Event::RuleFired { .. }
         | Event::GoalVerdict { .. }
         | Event::ContractApproved { .. } => Vec::new(),

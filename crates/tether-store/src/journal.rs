@@ -14,11 +14,21 @@ use crate::error::{Result, StoreError};
 use crate::event::{Event, StoredEvent};
 use crate::ids::{RunId, Seq};
 use crate::iterations::{self, Iteration, IterationWrite};
+use crate::questions::load_question;
 use crate::row;
 use crate::state::{QueuedMessage, RunState};
 use crate::store::Store;
 
 const EVENT_COLUMNS: &str = "seq, run_id, at_ms, kind, payload";
+
+/// What [`Store::deliver`] took for a prompt.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Delivery {
+    /// Messages queued with `tether say`, oldest first.
+    pub messages: Vec<QueuedMessage>,
+    /// Questions answered after their asker stopped waiting, with their answers.
+    pub answers: Vec<crate::Question>,
+}
 
 impl Store {
     /// Appends one event, for a run or (with `None`) for no run, and updates the run's
@@ -38,13 +48,23 @@ impl Store {
         Ok(seqs)
     }
 
-    /// Takes the run's undelivered messages for iteration `n`'s prompt, recording
-    /// `message_delivered` in the same transaction so a message is handed over exactly once.
-    /// Returns nothing (and records nothing) when no message is waiting.
-    pub fn deliver_messages(&self, run_id: &RunId, n: u32) -> Result<Vec<QueuedMessage>> {
+    /// Takes what the run owes iteration `n`'s prompt — its undelivered messages and the
+    /// answers to questions whose asker had stopped waiting — recording `message_delivered` in
+    /// the same transaction so each is handed over exactly once. Returns nothing (and records
+    /// nothing) when nothing is owed.
+    pub fn deliver(&self, run_id: &RunId, n: u32) -> Result<Delivery> {
         let tx = self.write()?;
-        let messages = load_state(&tx, run_id)?.queued_messages;
-        if !messages.is_empty() {
+        let state = load_state(&tx, run_id)?;
+        let answers = state
+            .late_answers
+            .iter()
+            .map(|id| load_question(&tx, id))
+            .collect::<Result<Vec<_>>>()?;
+        let delivery = Delivery {
+            messages: state.queued_messages,
+            answers,
+        };
+        if !delivery.messages.is_empty() || !delivery.answers.is_empty() {
             append_in(
                 &tx,
                 Some(run_id),
@@ -53,7 +73,7 @@ impl Store {
             )?;
         }
         tx.commit()?;
-        Ok(messages)
+        Ok(delivery)
     }
 
     /// A run's events with seq greater than `after`, oldest first, at most `limit` of them.

@@ -81,12 +81,14 @@ mod store;
 mod topics;
 mod verdicts;
 mod vocab;
+mod waiters;
 
 pub use approvals::Approval;
 pub use error::{Result, StoreError};
 pub use event::{Event, StoredEvent};
 pub use ids::{ParseIdError, QuestionId, RunId, Seq};
 pub use iterations::Iteration;
+pub use journal::Delivery;
 pub use migrations::SCHEMA_VERSION;
 pub use questions::{AnswerOutcome, NewQuestion, Question, QuestionPost};
 pub use runs::Run;
@@ -99,3 +101,4 @@ pub use vocab::{
     IterationOutcome, Outcome, QuestionStatus, Rule, RunKind, RunStatus, UnknownValue, Verdict,
     VerdictKind,
 };
+pub use waiters::Abandoned;

@@ -330,7 +330,7 @@ fn unused_question_id(conn: &Connection) -> Result<QuestionId> {
     Err(StoreError::corrupt("could not draw an unused question id"))
 }
 
-fn load_question(conn: &Connection, id: &QuestionId) -> Result<Question> {
+pub(crate) fn load_question(conn: &Connection, id: &QuestionId) -> Result<Question> {
     let raw = conn
         .prepare_cached(&format!(
             "SELECT {QUESTION_COLUMNS} FROM questions WHERE id = ?1"

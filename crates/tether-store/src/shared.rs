@@ -57,24 +57,38 @@ impl Journal {
     pub fn append(&self, run: &RunId, event: &Event) -> Result<Seq, StoreError> {
         let store = self.store();
         let seq = store.append(Some(run), event)?;
-        if !self.inner.sinks.is_empty() {
-            let mut emitted = self
-                .inner
-                .emitted
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let fresh = store.events(run, *emitted, usize::MAX)?;
-            drop(store);
-            for e in &fresh {
-                for sink in &self.inner.sinks {
-                    sink.event(e);
-                }
-            }
-            if let Some(last) = fresh.last() {
-                *emitted = last.seq;
+        self.emit(store, run)?;
+        Ok(seq)
+    }
+
+    /// Passes to the sinks what was stored for `run` since they last heard, by writes that are
+    /// not [`Journal::append`] — a question stored with [`Store::insert_question`], an answer —
+    /// so they learn of it now rather than at the run's next event.
+    pub fn publish(&self, run: &RunId) -> Result<(), StoreError> {
+        self.emit(self.store(), run)
+    }
+
+    /// Hands the sinks `run`'s events they have not seen, in journal order.
+    fn emit(&self, store: MutexGuard<'_, Store>, run: &RunId) -> Result<(), StoreError> {
+        if self.inner.sinks.is_empty() {
+            return Ok(());
+        }
+        let mut emitted = self
+            .inner
+            .emitted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let fresh = store.events(run, *emitted, usize::MAX)?;
+        drop(store);
+        for e in &fresh {
+            for sink in &self.inner.sinks {
+                sink.event(e);
             }
         }
-        Ok(seq)
+        if let Some(last) = fresh.last() {
+            *emitted = last.seq;
+        }
+        Ok(())
     }
 
     /// The run's state as the store's projection holds it.

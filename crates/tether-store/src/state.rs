@@ -56,6 +56,12 @@ pub struct RunState {
     pub queued_messages: Vec<QueuedMessage>,
     /// Questions asked by this run that are still waiting for an answer, oldest first.
     pub pending_questions: Vec<QuestionId>,
+    /// Questions of this run still without an answer whose asker stopped waiting
+    /// (`question_abandoned`): the run is not blocked on them.
+    pub abandoned_questions: Vec<QuestionId>,
+    /// Questions answered after their asker stopped waiting, owed to the next prompt; taken
+    /// with the queued messages (`message_delivered`).
+    pub late_answers: Vec<QuestionId>,
     /// Failed iterations since the last completed one.
     pub consecutive_failures: u32,
     /// The seq of the last event folded in.
@@ -146,7 +152,10 @@ impl RunState {
                 text: text.clone(),
                 by: by.clone(),
             }),
-            Event::MessageDelivered { .. } => self.queued_messages.clear(),
+            Event::MessageDelivered { .. } => {
+                self.queued_messages.clear();
+                self.late_answers.clear();
+            }
             Event::QuestionAsked { question_id } => {
                 if !self.pending_questions.contains(question_id) {
                     self.pending_questions.push(question_id.clone());
@@ -158,8 +167,31 @@ impl RunState {
             Event::QuestionAnswered { question_id, .. }
             | Event::QuestionCancelled { question_id } => {
                 self.pending_questions.retain(|id| id != question_id);
+                let was_abandoned = self.abandoned_questions.contains(question_id);
+                self.abandoned_questions.retain(|id| id != question_id);
+                if was_abandoned && matches!(event, Event::QuestionAnswered { .. }) {
+                    self.late_answers.push(question_id.clone());
+                }
                 if self.status == RunStatus::WaitingForInput {
                     self.status = self.waiting_or_running();
+                }
+            }
+            Event::QuestionAbandoned { question_id, .. } => {
+                if self.pending_questions.contains(question_id) {
+                    self.pending_questions.retain(|id| id != question_id);
+                    self.abandoned_questions.push(question_id.clone());
+                }
+                if self.status == RunStatus::WaitingForInput {
+                    self.status = self.waiting_or_running();
+                }
+            }
+            Event::QuestionAwaited { question_id } => {
+                if self.abandoned_questions.contains(question_id) {
+                    self.abandoned_questions.retain(|id| id != question_id);
+                    self.pending_questions.push(question_id.clone());
+                    if !self.status.is_stopped() {
+                        self.status = RunStatus::WaitingForInput;
+                    }
                 }
             }
             Event::RunFinished { outcome } => {

@@ -112,13 +112,13 @@ impl Store {
     pub fn open_with(path: impl AsRef<Path>, options: &StoreOptions) -> Result<Store> {
         let path = path.as_ref();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+            std::fs::create_dir_all(parent).map_err(|cause| StoreError::Io {
                 path: parent.to_path_buf(),
-                source,
+                cause,
             })?;
         }
-        let conn = Connection::open(path)?;
-        Store::configure(conn, options, true)
+        let conn = Connection::open(path).map_err(|e| StoreError::from(e).opening(path))?;
+        Store::configure(conn, options, true).map_err(|e| e.opening(path))
     }
 
     /// A private in-memory store, for tests.

@@ -15,13 +15,12 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum SetupError {
     /// The workspace root does not exist or cannot be resolved.
-    #[error("workspace root {}: {source}", path.display())]
+    #[error("workspace root {}: {cause}", path.display())]
     Root {
         /// The root as given.
         path: PathBuf,
         /// Why it could not be canonicalised.
-        #[source]
-        source: io::Error,
+        cause: io::Error,
     },
     /// The workspace root is not a directory.
     #[error("workspace root {} is not a directory", path.display())]

@@ -63,13 +63,12 @@ pub enum PathError {
         path: String,
     },
     /// The file system refused to tell where the path leads (permissions, I/O).
-    #[error("`{path}` cannot be resolved: {source}")]
+    #[error("`{path}` cannot be resolved: {cause}")]
     Io {
         /// The path as the model gave it.
         path: String,
         /// What the file system said.
-        #[source]
-        source: io::Error,
+        cause: io::Error,
     },
 }
 
@@ -86,9 +85,9 @@ impl Workspace {
     /// Opens the workspace at `root`, which must be an existing directory.
     pub fn new(root: impl AsRef<Path>) -> Result<Self, SetupError> {
         let given = root.as_ref();
-        let root = std::fs::canonicalize(given).map_err(|source| SetupError::Root {
+        let root = std::fs::canonicalize(given).map_err(|cause| SetupError::Root {
             path: given.to_path_buf(),
-            source,
+            cause,
         })?;
         if !root.is_dir() {
             return Err(SetupError::NotADirectory { path: root });
@@ -115,10 +114,10 @@ impl Workspace {
                 Ok(Step::Resolved(real)) => return self.inside(path, real),
                 Ok(Step::Again(next)) => candidate = next,
                 Err(err) if is_loop(&err) => break,
-                Err(source) => {
+                Err(cause) => {
                     return Err(PathError::Io {
                         path: path.to_owned(),
-                        source,
+                        cause,
                     });
                 }
             }

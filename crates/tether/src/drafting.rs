@@ -48,7 +48,7 @@ impl TurnObserver for Progress {
         } = event
         {
             let mark = if is_error { "✗" } else { "·" };
-            eprintln!("  {mark} {summary}");
+            eprintln!("  {mark} {}", tether_human::visible::one_line(&summary));
         }
     }
 }

@@ -40,7 +40,10 @@ fn main() -> ExitCode {
                 Exit::Error
             };
             let mut err = io::stderr().lock();
-            let _ = writeln!(err, "error: {e:#}");
+            // Errors quote goal ids, plan lines and tool output: shown with their control
+            // characters escaped.
+            let message = format!("{e:#}");
+            let _ = writeln!(err, "error: {}", tether_human::visible::visible(&message));
             code.into()
         }
     }
@@ -109,3 +112,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         io_kind == Some(io::ErrorKind::BrokenPipe)
     })
 }
+
+#[cfg(test)]
+#[path = "error_chain_tests.rs"]
+mod error_chain_tests;

@@ -5,6 +5,7 @@ use std::io::{self, IsTerminal as _, Write as _};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use tether_human::visible::one_line;
 use tether_store::EventSink;
 use tether_store::{Event, StoredEvent};
 
@@ -27,6 +28,7 @@ pub struct Progress {
 }
 
 struct ProgressState {
+    out: Box<dyn io::Write + Send>,
     run: String,
     max: Option<u32>,
     iteration: u32,
@@ -41,8 +43,16 @@ struct ProgressState {
 impl Progress {
     /// A progress line for `run`, when stderr is a terminal.
     pub fn for_terminal(run: &str, max: Option<u32>) -> Option<Progress> {
-        io::stderr().is_terminal().then(|| Progress {
+        io::stderr()
+            .is_terminal()
+            .then(|| Progress::new(run, max, Box::new(io::stderr())))
+    }
+
+    /// A progress line for `run` drawn on `out`.
+    fn new(run: &str, max: Option<u32>, out: Box<dyn io::Write + Send>) -> Progress {
+        Progress {
             state: Mutex::new(ProgressState {
+                out,
                 run: run.to_owned(),
                 max,
                 iteration: 0,
@@ -51,40 +61,56 @@ impl Progress {
                 shown: false,
                 waiting: 0,
             }),
-        })
+        }
     }
 
     /// Redraws the line (called on events and once a second).
     pub fn draw(&self) {
         let Ok(mut s) = self.state.lock() else { return };
-        if s.waiting > 0 {
-            return;
-        }
-        let secs = s.started.elapsed().as_secs();
-        let max = s.max.map_or_else(|| "∞".to_owned(), |m| m.to_string());
-        let mut line = format!(
-            "⟳ {} · iteration {}/{max} · {:02}:{:02} · {}",
-            s.run,
-            s.iteration,
-            secs / 60,
-            secs % 60,
-            s.last
-        );
-        line = line.chars().take(120).collect();
-        let mut err = io::stderr().lock();
-        let _ = write!(err, "\r\x1b[2K{line}");
-        let _ = err.flush();
-        s.shown = true;
+        s.draw();
     }
 
     /// Clears the line before the final message.
     pub fn clear(&self) {
         let Ok(mut s) = self.state.lock() else { return };
-        if s.shown {
-            let mut err = io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
-            s.shown = false;
+        s.clear();
+    }
+}
+
+impl ProgressState {
+    /// The line as it stands, or nothing while a question waits.
+    fn line(&self) -> Option<String> {
+        if self.waiting > 0 {
+            return None;
+        }
+        let secs = self.started.elapsed().as_secs();
+        let max = self.max.map_or_else(|| "∞".to_owned(), |m| m.to_string());
+        let line = format!(
+            "⟳ {} · iteration {}/{max} · {:02}:{:02} · {}",
+            self.run,
+            self.iteration,
+            secs / 60,
+            secs % 60,
+            self.last
+        );
+        // The agent's tool arguments and errors are in it: no control character of theirs
+        // may act on the terminal.
+        Some(one_line(&line).chars().take(120).collect())
+    }
+
+    fn draw(&mut self) {
+        if let Some(line) = self.line() {
+            let _ = write!(self.out, "\r\x1b[2K{line}");
+            let _ = self.out.flush();
+            self.shown = true;
+        }
+    }
+
+    fn clear(&mut self) {
+        if self.shown {
+            let _ = write!(self.out, "\r\x1b[2K");
+            let _ = self.out.flush();
+            self.shown = false;
         }
     }
 }
@@ -102,6 +128,8 @@ impl EventSink for Progress {
                 Some(Event::QuestionAsked { question_id }) => {
                     s.last = format!("waiting for a human: tether answer {question_id} \"…\"");
                     s.waiting += 1;
+                    // The question's card starts on a clean line.
+                    s.clear();
                 }
                 Some(Event::QuestionAnswered { responder, .. }) => {
                     s.last = format!("{responder} answered");
@@ -116,7 +144,11 @@ impl EventSink for Progress {
                 Some(Event::RuleFired { rule, reason }) => s.last = format!("{rule}: {reason}"),
                 _ => {}
             }
+            s.draw();
         }
-        self.draw();
     }
 }
+
+#[cfg(test)]
+#[path = "sinks_tests.rs"]
+mod tests;

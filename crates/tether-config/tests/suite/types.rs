@@ -200,10 +200,23 @@ fn syntax_errors_carry_line_and_column() {
 }
 
 #[test]
-fn duplicate_keys_are_syntax_errors() {
-    let shown = problem("[loop]\nspin_guard = 2\nspin_guard = 3\n");
-    assert!(
-        shown.starts_with("tether.toml:3:1: syntax error: duplicate key"),
-        "{shown}"
+fn duplicate_keys_name_the_key_and_where_it_was_set_first() {
+    assert_eq!(
+        problem("[loop]\nspin_guard = 2\nspin_guard = 3\n"),
+        "tether.toml:3:1: loop.spin_guard: duplicate key: already set on line 2; set it once"
+    );
+    assert_eq!(
+        problem(
+            "plan = \"a.md\"\n\n[loop]\nspin_guard = 2\n\n[human]\nthreshold = 5\n  threshold=6\n"
+        ),
+        "tether.toml:8:3: human.threshold: duplicate key: already set on line 7; set it once"
+    );
+    assert_eq!(
+        problem("plan = \"a.md\"\nplan = \"b.md\"\n"),
+        "tether.toml:2:1: plan: duplicate key: already set on line 1; set it once"
+    );
+    assert_eq!(
+        problem("[loop]\nspin_guard = 2\n\n[loop]\n"),
+        "tether.toml:4:2: loop: duplicate table: already opened on line 1; merge the two"
     );
 }

@@ -65,8 +65,37 @@ pub async fn resume<S: DeserializeOwned, K: LoopKind>(
     Ok(end)
 }
 
-/// Drives `run` with `kind` until it ends or stops.
+/// Drives `run` with `kind` until it ends or stops. A run stopped by an error that is the
+/// person's to fix (the agent broke the plan) is recorded as paused with the reason, so
+/// `tether status` says why it stopped and `tether resume` continues once it is fixed.
 pub async fn drive<K: LoopKind>(
+    deps: &Deps,
+    run: &RunId,
+    kind: &mut K,
+    interrupt: CancellationToken,
+) -> Result<K::End, LoopError> {
+    let result = iterate(deps, run, kind, interrupt).await;
+    if let Err(e) = &result {
+        record_stop(deps, run, e);
+    }
+    result
+}
+
+/// Records why the run stopped on `e`, when the person can fix it; a store that fails cannot
+/// record anything, and the other errors happen before a run is driven.
+fn record_stop(deps: &Deps, run: &RunId, e: &LoopError) {
+    let reason = match e {
+        LoopError::PlanInvalid(detail) => format!("stopped: the plan no longer parses: {detail}"),
+        LoopError::Plan(_) | LoopError::NoActiveGoals { .. } => format!("stopped: {e}"),
+        _ => return,
+    };
+    if let Err(err) = deps.journal.append(run, &Event::Paused { reason }) {
+        tracing::warn!(error = %err, "could not record why the run stopped");
+    }
+}
+
+/// The iterations of [`drive`].
+async fn iterate<K: LoopKind>(
     deps: &Deps,
     run: &RunId,
     kind: &mut K,
@@ -184,21 +213,33 @@ async fn settle<E>(at: At<'_>, next: Next<E>) -> Result<Option<E>, LoopError> {
     }
 }
 
-/// The messages queued for the run (`tether say`), taken for iteration `n`'s prompt and
-/// recorded as delivered. The state read at the boundary says whether any wait, so an iteration
-/// without messages costs no write.
+/// What the run owes iteration `n`'s prompt besides the loop's own feedback — the messages
+/// queued with `tether say`, and the answers to questions whose asker had stopped waiting (an
+/// MCP client that timed out) — taken and recorded as delivered. The state read at the boundary
+/// says whether anything waits, so an iteration without any costs no write.
 fn messages(at: At<'_>, state: &RunState, n: u32) -> Result<Vec<Feedback>, LoopError> {
-    if state.queued_messages.is_empty() {
+    if state.queued_messages.is_empty() && state.late_answers.is_empty() {
         return Ok(Vec::new());
     }
-    let messages = at.deps.journal.store().deliver_messages(at.run, n)?;
-    Ok(messages
+    let delivery = at.deps.journal.store().deliver(at.run, n)?;
+    let mut owed: Vec<Feedback> = delivery
+        .messages
         .into_iter()
         .map(|m| Feedback::Message {
             by: m.by,
             text: m.text,
         })
-        .collect())
+        .collect();
+    if !delivery.answers.is_empty() {
+        owed.push(Feedback::LateAnswers(
+            delivery
+                .answers
+                .into_iter()
+                .map(|q| (q.question, q.answer.unwrap_or_default()))
+                .collect(),
+        ));
+    }
+    Ok(owed)
 }
 
 /// How an agent turn went.

@@ -55,7 +55,13 @@ pub async fn await_interrupted(
         return Ok(Some(answers));
     }
     for id in &pending {
-        let question = journal.store().question(id)?.question;
+        let question = journal.store().question(id)?;
+        // Its asker (an MCP client) gave up on it: the run does not wait for it; its answer,
+        // when it comes, reaches a later prompt on its own.
+        if journal.store().abandoned(&question)?.is_some() {
+            continue;
+        }
+        let question = question.question;
         match human.wait(id, interrupt.clone()).await {
             Ok(answer) => answers.push((question, answer.text)),
             Err(BrokerError::Cancelled(_)) => return Ok(None),

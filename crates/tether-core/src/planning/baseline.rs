@@ -68,9 +68,9 @@ impl Baseline {
             None => match std::fs::remove_file(&plan.path) {
                 Ok(()) => Ok(()),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                Err(source) => Err(PlanFileError::Io {
+                Err(cause) => Err(PlanFileError::Io {
                     path: plan.path.clone(),
-                    source,
+                    cause,
                 }),
             },
         }

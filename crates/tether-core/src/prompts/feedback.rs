@@ -1,5 +1,6 @@
 //! What a prompt owes the agent after its fixed part, in both loops: messages a person sent
-//! (`tether say`), answers to questions an interrupted iteration asked, and the goal loop's
+//! (`tether say`), answers to questions an interrupted iteration asked or that came after the
+//! asking call gave up, and the goal loop's
 //! sign-off results, reminders and continuation line. Each is rendered the same way wherever it
 //! appears.
 
@@ -17,6 +18,9 @@ pub enum Feedback {
     },
     /// Answers to questions asked in an interrupted iteration.
     Answers(Vec<(String, String)>),
+    /// Answers that came after the agent's `ask_human` call had stopped waiting (its client
+    /// timed out).
+    LateAnswers(Vec<(String, String)>),
     /// A sign-off attempt was rejected.
     Rejected {
         /// The goal.
@@ -80,6 +84,7 @@ pub fn feedback(item: &Feedback) -> String {
     match item {
         Feedback::Message { by, text } => format!("A message from {by}: {text}"),
         Feedback::Answers(answers) => answered_while_interrupted(answers),
+        Feedback::LateAnswers(answers) => answered_late(answers),
         Feedback::Rejected {
             goal,
             reason,
@@ -132,6 +137,19 @@ pub fn answered_while_interrupted(answers: &[(String, String)]) -> String {
     let mut out = String::from(
         "In an earlier attempt at this iteration, which was interrupted, you asked a human and \
          they have answered. Use their answers; do not ask these again.",
+    );
+    for (question, answer) in answers {
+        out.push_str(&format!("\nQuestion: {question}\nAnswer: {answer}"));
+    }
+    out
+}
+
+/// The answers that came after the agent's `ask_human` call had stopped waiting, as one
+/// paragraph.
+pub fn answered_late(answers: &[(String, String)]) -> String {
+    let mut out = String::from(
+        "A human has now answered a question you asked earlier, after your ask_human call had \
+         stopped waiting for it. Use their answer; do not ask it again.",
     );
     for (question, answer) in answers {
         out.push_str(&format!("\nQuestion: {question}\nAnswer: {answer}"));

@@ -302,3 +302,57 @@ async fn a_run_driven_elsewhere_cannot_be_resumed() {
     task.await.unwrap().unwrap();
     assert_eq!(tether_core::run_lock::RunLock::holder(&lock), None);
 }
+
+/// An external agent's `ask_human` call that its MCP client gave up on (as `tether mcp`
+/// records it): the run is not blocked on the question, and the answer a person gives later
+/// reaches the next prompt, once.
+#[tokio::test]
+async fn an_answer_given_after_the_asker_gave_up_reaches_the_next_prompt_once() {
+    use tether_store::{NewQuestion, QuestionStatus};
+    let f = Fixture::new();
+    let exec = Scripted::new(vec![crate::common::work(|root| {
+        let store = Store::open(root.join(".tether/tether.db")).unwrap();
+        let run = store.latest_run().unwrap().unwrap().id;
+        let q = store
+            .insert_question(&NewQuestion {
+                run_id: Some(run.clone()),
+                question: "Which port?".into(),
+                ..NewQuestion::default()
+            })
+            .unwrap();
+        assert_eq!(
+            store.run(&run).unwrap().state.status,
+            RunStatus::WaitingForInput
+        );
+        assert!(
+            store
+                .abandon_question(&q.id, "the asking client gave up")
+                .unwrap()
+        );
+        let state = store.run(&run).unwrap().state;
+        assert_eq!(state.status, RunStatus::Running);
+        assert_eq!(state.abandoned_questions, std::slice::from_ref(&q.id));
+        let answered = store.answer_question(&q.id, "8080", "cli", "ana").unwrap();
+        assert!(matches!(answered, tether_store::AnswerOutcome::Answered(_)));
+        assert_eq!(
+            store.question(&q.id).unwrap().status,
+            QuestionStatus::Answered
+        );
+    })]);
+    let deps = f.deps(exec.clone());
+    let (run, end) = start(&deps, spec(None, Some(3))).await;
+    assert_eq!(end, RalphEnd::BudgetSpent { iteration: 3 });
+    let late = "A human has now answered a question you asked earlier, after your ask_human \
+                call had stopped waiting for it. Use their answer; do not ask it again.\n\
+                Question: Which port?\nAnswer: 8080";
+    assert!(!exec.prompt(1).contains("Which port?"));
+    assert!(exec.prompt(2).contains(late), "{}", exec.prompt(2));
+    assert!(
+        !exec.prompt(3).contains("Which port?"),
+        "{}",
+        exec.prompt(3)
+    );
+    let state = deps.journal.state(&run).unwrap();
+    assert!(state.late_answers.is_empty() && state.abandoned_questions.is_empty());
+    assert_eq!(state, deps.journal.store().rebuild_run_state(&run).unwrap());
+}

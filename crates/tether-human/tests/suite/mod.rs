@@ -1,4 +1,5 @@
 mod human;
 mod notify;
 mod resume;
+mod visible;
 mod zulip_channel;

@@ -123,7 +123,7 @@ async fn a_verify_that_times_out_is_killed_with_its_whole_process_group() {
     assert!(
         outcome
             .reason()
-            .starts_with("verify failed: `sh check.sh` timed out after "),
+            .starts_with("verify failed: `sh check.sh` timed out after 0.5 s "),
         "{}",
         outcome.reason()
     );

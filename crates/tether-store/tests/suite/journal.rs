@@ -147,11 +147,14 @@ fn delivering_messages_hands_each_over_once() {
             )
             .unwrap();
     }
-    let delivered = store.deliver_messages(&run, 1).unwrap();
+    let delivered = store.deliver(&run, 1).unwrap().messages;
     let texts: Vec<_> = delivered.iter().map(|m| m.text.as_str()).collect();
     assert_eq!(texts, ["first", "second"]);
     let before = store.last_seq().unwrap();
-    assert!(store.deliver_messages(&run, 2).unwrap().is_empty());
+    assert_eq!(
+        store.deliver(&run, 2).unwrap(),
+        tether_store::Delivery::default()
+    );
     assert_eq!(
         store.last_seq().unwrap(),
         before,

@@ -1,10 +1,12 @@
 //! `tether status`, `tether pause`, `tether cancel`, `tether say`: a run seen and steered from
 //! any shell while (or after) another process drives it.
 
+use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Result, anyhow};
 use tether_core::control::{self, Control, RunView};
+use tether_human::visible::visible;
 use tether_store::{Event, Store};
 
 use super::Ctx;
@@ -18,7 +20,8 @@ fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-fn ago(ms: i64) -> String {
+/// `12 s ago`, `3 min ago`, `2 h 5 min ago`.
+pub(super) fn ago(ms: i64) -> String {
     let secs = (now_ms() - ms).max(0) / 1000;
     match secs {
         0..60 => format!("{secs} s ago"),
@@ -36,12 +39,20 @@ pub fn status(ctx: &mut Ctx<'_>, args: &StatusArgs) -> Result<Exit> {
         serde_json::to_writer_pretty(&mut *ctx.out, &view)?;
         writeln!(ctx.out)?;
     } else {
-        write_status(ctx, &view)?;
+        // The agent's tool calls, errors and summaries are in it.
+        write!(ctx.out, "{}", visible(&status_text(&view)))?;
     }
     Ok(Exit::Done)
 }
 
-fn write_status(ctx: &mut Ctx<'_>, v: &RunView) -> Result<()> {
+fn status_text(v: &RunView) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = write_status(&mut out, v);
+    out
+}
+
+fn write_status(out: &mut String, v: &RunView) -> std::fmt::Result {
     let max = v
         .max_iterations
         .map_or_else(|| "∞".to_owned(), |m| m.to_string());
@@ -55,12 +66,12 @@ fn write_status(ctx: &mut Ctx<'_>, v: &RunView) -> Result<()> {
     };
     let pid = v.pid.map_or_else(String::new, |p| format!(" · pid {p}"));
     writeln!(
-        ctx.out,
+        out,
         "run {} ({}) · {state} · iteration {}/{max}{pid}",
         v.id, v.kind, v.budget_used
     )?;
     if let Some(n) = v.in_progress {
-        writeln!(ctx.out, "in progress: iteration {n}")?;
+        writeln!(out, "in progress: iteration {n}")?;
     }
     if let Some(e) = &v.last_event {
         let what = match &e.event {
@@ -69,15 +80,16 @@ fn write_status(ctx: &mut Ctx<'_>, v: &RunView) -> Result<()> {
             Some(Event::IterationCompleted { summary, .. }) => {
                 format!("iteration completed: {summary}")
             }
+            Some(Event::Paused { reason }) => format!("paused: {reason}"),
             _ => e.kind.replace('_', " "),
         };
-        writeln!(ctx.out, "last event: {what} ({})", ago(e.at_ms))?;
+        writeln!(out, "last event: {what} ({})", ago(e.at_ms))?;
     }
     if let Some(t) = &v.last_tool_call {
-        writeln!(ctx.out, "last tool call: {t}")?;
+        writeln!(out, "last tool call: {t}")?;
     }
     writeln!(
-        ctx.out,
+        out,
         "started {} · transcripts: {}/",
         ago(v.created_at_ms),
         v.transcripts
@@ -88,7 +100,7 @@ fn write_status(ctx: &mut Ctx<'_>, v: &RunView) -> Result<()> {
             "running" | "waiting_for_input" | "paused" | "budget_exhausted"
         );
     if stopped {
-        writeln!(ctx.out, "continue with: tether resume {}", v.id)?;
+        writeln!(out, "continue with: tether resume {}", v.id)?;
     }
     Ok(())
 }

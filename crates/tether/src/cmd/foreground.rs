@@ -110,12 +110,12 @@ pub fn drive<L: Loop>(
     events: Option<EventsFormat>,
 ) -> Result<Exit> {
     let Parts { fg, deps } = parts;
+    let describe = deps.executor.describe();
     // Descendants of the agent that fork twice stay in this process's tree, where the checks
     // of human-only commands look for it.
     if let Err(e) = tether_core::subreaper::adopt_orphans() {
         tracing::warn!("could not become a child subreaper: {e}");
     }
-    let describe = deps.executor.describe();
     let began = Instant::now();
     let set_cell = |run: &RunId| {
         if let Ok(mut c) = cell.lock() {
@@ -147,6 +147,8 @@ pub fn drive<L: Loop>(
             _ => Failure::usage(e),
         })?;
     let (line, exit) = L::report(&ctx.ws, &run, &end, began);
+    // The ending quotes the agent (its error, a rule's reason).
+    let line = tether_human::visible::visible(&line);
     if events.is_some() {
         eprintln!("{line}");
     } else {

@@ -3,6 +3,7 @@
 
 use anyhow::{Result, anyhow};
 use tether_core::human_act::HumanAct;
+use tether_human::visible::visible;
 use tether_signoff::{CancelOutcome, Signoff, SignoffError, SignoffOutcome, VerifyResult};
 use tether_store::Journal;
 use tether_store::Store;
@@ -77,13 +78,16 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
     }
     match &outcome {
         SignoffOutcome::Refused { reason, .. } if args.json => {
-            eprintln!("refused: {reason}");
+            eprintln!("refused: {}", visible(reason));
             Ok(Exit::Usage)
         }
         SignoffOutcome::Refused { reason, .. } => Err(Failure::usage(anyhow!("{reason}"))),
         _ if args.json => Ok(exit_of(&outcome)),
         _ => {
-            write_outcome(ctx, &outcome)?;
+            // The judge's reasons and quotes and verify's output are in it.
+            let mut text = Vec::new();
+            write_outcome(&mut text, &outcome)?;
+            write!(ctx.out, "{}", visible(&String::from_utf8_lossy(&text)))?;
             Ok(exit_of(&outcome))
         }
     }
@@ -97,8 +101,7 @@ fn exit_of(outcome: &SignoffOutcome) -> Exit {
     }
 }
 
-fn write_outcome(ctx: &mut Ctx<'_>, outcome: &SignoffOutcome) -> Result<()> {
-    let out = &mut *ctx.out;
+fn write_outcome(out: &mut dyn std::io::Write, outcome: &SignoffOutcome) -> Result<()> {
     match outcome {
         SignoffOutcome::Accepted {
             goal_id,
@@ -205,7 +208,8 @@ fn cancel(ctx: &mut Ctx<'_>, args: &GoalCancelArgs) -> Result<Exit> {
         CancelOutcome::Cancelled {
             goal_id, reason, ..
         } => {
-            writeln!(ctx.out, "cancelled: goal {goal_id}: {reason}")?;
+            let line = format!("cancelled: goal {goal_id}: {reason}");
+            writeln!(ctx.out, "{}", visible(&line))?;
             Ok(Exit::Done)
         }
         CancelOutcome::Refused { reason, .. } => Err(Failure::usage(anyhow!("{reason}"))),

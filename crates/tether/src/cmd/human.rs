@@ -3,8 +3,11 @@
 
 use anyhow::{Result, anyhow};
 use tether_human::broker::answer;
+use tether_human::visible::visible;
 use tether_human::{BrokerError, Console, Desk};
-use tether_store::{AnswerOutcome, Question, QuestionId, QuestionStatus, Store, StoreError};
+use tether_store::{
+    Abandoned, AnswerOutcome, Question, QuestionId, QuestionStatus, Store, StoreError,
+};
 use tether_store::{Journal, NewQuestion};
 use tokio::signal::unix::SignalKind;
 use tokio_util::sync::CancellationToken;
@@ -62,7 +65,7 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
                 serde_json::to_writer_pretty(&mut *ctx.out, &a)?;
                 writeln!(ctx.out)?;
             } else {
-                writeln!(ctx.out, "{}", a.text)?;
+                writeln!(ctx.out, "{}", visible(&a.text))?;
             }
             Ok(Exit::Done)
         }
@@ -83,6 +86,11 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
             args.id
         ))
     })?;
+    if args.text.trim().is_empty() {
+        return Err(Failure::usage(anyhow!(
+            "the answer is empty; give the text the agent should read (tether answer {id} \"…\")"
+        )));
+    }
     let store = Store::open(ctx.ws.db_path())?;
     let responder = args
         .responder
@@ -107,7 +115,9 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
             ..
         }) => {
             eprintln!(
-                "{id} was already answered on {by_channel} by {responder}; your answer was not used"
+                "{id} was already answered on {} by {}; your answer was not used",
+                visible(&by_channel),
+                visible(&responder)
             );
             Ok(Exit::Error)
         }
@@ -130,13 +140,33 @@ fn line(q: &Question) -> String {
         .run_id
         .as_ref()
         .map_or_else(String::new, |r| format!(" [run {r}]"));
-    format!("{}{run}: {}{confidence}", q.id, q.question)
+    format!("{}{run}: {}{confidence}", q.id, visible(&q.question))
+}
+
+/// A pending question as `tether questions --json` lists it: the question, and whether its
+/// asker stopped waiting.
+#[derive(serde::Serialize)]
+struct Pending {
+    #[serde(flatten)]
+    question: Question,
+    /// Set when nobody waits for the answer any more.
+    abandoned: Option<Abandoned>,
 }
 
 /// `tether questions`.
 pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     let store = Store::open(ctx.ws.db_path())?;
-    let pending = store.pending_questions()?;
+    let pending = store
+        .pending_questions()?
+        .into_iter()
+        .map(|question| {
+            let abandoned = store.abandoned(&question)?;
+            Ok(Pending {
+                question,
+                abandoned,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
     if json {
         serde_json::to_writer_pretty(&mut *ctx.out, &pending)?;
         writeln!(ctx.out)?;
@@ -145,13 +175,28 @@ pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     if pending.is_empty() {
         writeln!(ctx.out, "no questions are waiting")?;
     }
-    for q in &pending {
+    for Pending {
+        question: q,
+        abandoned,
+    } in &pending
+    {
         writeln!(ctx.out, "{}", line(q))?;
         if !q.context.is_empty() {
             writeln!(
                 ctx.out,
                 "    context: {}",
-                q.context.replace('\n', "\n             ")
+                visible(&q.context).replace('\n', "\n             ")
+            )?;
+        }
+        if let Some(a) = abandoned {
+            let delivered = q.run_id.as_ref().map_or_else(String::new, |r| {
+                format!("; run {r} gets it at its next iteration")
+            });
+            writeln!(
+                ctx.out,
+                "    nobody is waiting: {} ({}); an answer is still recorded{delivered}",
+                visible(&a.reason),
+                super::control::ago(a.at_ms)
             )?;
         }
         writeln!(ctx.out, "    answer:  tether answer {} \"…\"", q.id)?;
@@ -177,9 +222,9 @@ pub fn history(ctx: &mut Ctx<'_>, args: &HistoryArgs) -> Result<Exit> {
             QuestionStatus::Answered => writeln!(
                 ctx.out,
                 "    → {} — {} via {}",
-                q.answer.as_deref().unwrap_or(""),
-                q.responder.as_deref().unwrap_or("?"),
-                q.channel.as_deref().unwrap_or("?")
+                visible(q.answer.as_deref().unwrap_or("")),
+                visible(q.responder.as_deref().unwrap_or("?")),
+                visible(q.channel.as_deref().unwrap_or("?"))
             )?,
             QuestionStatus::Pending => writeln!(ctx.out, "    → (waiting)")?,
             QuestionStatus::Cancelled => writeln!(ctx.out, "    → (withdrawn)")?,

@@ -6,14 +6,13 @@
 
 use std::time::Duration;
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use tether_mcp::{Options, TetherMcp};
 use tether_store::RunId;
 
 use super::Ctx;
 use crate::cli::McpArgs;
 use crate::exit::Exit;
-use crate::failure::Failure;
 
 /// The variable that files the questions under a run (set by a `tether run` that launches
 /// `tether mcp` for an external agent).
@@ -21,18 +20,12 @@ pub const RUN_ENV: &str = "TETHER_RUN_ID";
 
 /// `tether mcp`.
 pub fn run(ctx: &mut Ctx<'_>, args: &McpArgs) -> Result<Exit> {
-    let run = args
-        .run
-        .clone()
-        .or_else(|| ctx.env.var(RUN_ENV).filter(|r| !r.trim().is_empty()));
-    let run = match run {
-        Some(r) => Some(r.trim().parse::<RunId>().map_err(|_| {
-            Failure::usage(anyhow!(
-                "`{r}` is not a run id (like r-ab12cd); see `tether status`"
-            ))
-        })?),
-        None => None,
-    };
+    let run = run_of(ctx, args);
+    if let Err(e) = &run {
+        // Not fatal: a client would silently have no tether tools. Each tool that needs the
+        // run says this instead.
+        tracing::warn!("{e}");
+    }
     let config = match tether_config::load(ctx.ws.root(), ctx.env) {
         Ok(loaded) => {
             for w in &loaded.warnings {
@@ -59,4 +52,21 @@ pub fn run(ctx: &mut Ctx<'_>, args: &McpArgs) -> Result<Exit> {
     runtime.shutdown_timeout(Duration::from_millis(100));
     served?;
     Ok(Exit::Done)
+}
+
+/// The run named by `--run` or `TETHER_RUN_ID` (if any), or why the id is not one.
+fn run_of(ctx: &Ctx<'_>, args: &McpArgs) -> Result<Option<RunId>, String> {
+    let (given, from) = match &args.run {
+        Some(r) => (r.clone(), "--run"),
+        None => match ctx.env.var(RUN_ENV).filter(|r| !r.trim().is_empty()) {
+            Some(r) => (r, RUN_ENV),
+            None => return Ok(None),
+        },
+    };
+    given.trim().parse::<RunId>().map(Some).map_err(|_| {
+        format!(
+            "{from} is `{given}`, which is not a run id (like r-ab12cd); set it to a run id that \
+             `tether status` shows in this workspace, or leave it out to file questions under no run"
+        )
+    })
 }

@@ -67,11 +67,8 @@ fn show(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
             notes,
             log_lines: 3,
         };
-        write!(
-            ctx.out,
-            "{}",
-            render::task_list(&file, doc.plan(), &options)
-        )?;
+        let list = render::task_list(&file, doc.plan(), &options);
+        write!(ctx.out, "{}", tether_human::visible::visible(&list))?;
     }
     Ok(Exit::Done)
 }

@@ -39,12 +39,8 @@ fn write_text(ctx: &mut Ctx<'_>, report: &Report) -> Result<()> {
             .key
             .as_ref()
             .map_or_else(String::new, |k| format!("{k}: "));
-        writeln!(
-            ctx.out,
-            "{}{at}: {sev}: {key}{}",
-            f.file.display(),
-            f.message
-        )?;
+        let line = format!("{}{at}: {sev}: {key}{}", f.file.display(), f.message);
+        writeln!(ctx.out, "{}", tether_human::visible::visible(&line))?;
     }
     if report.is_clean() {
         let goals = report.goals;

@@ -21,7 +21,8 @@ use tether_testkit::wait_until;
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
 /// The variables of tether's own that a test must set itself, if it wants them.
-const TETHER_VARS: [&str; 7] = [
+const TETHER_VARS: [&str; 8] = [
+    "TETHER_AGENT",
     "TETHER_CONFIG",
     "TETHER_RUN_ID",
     "TETHER_LOG",

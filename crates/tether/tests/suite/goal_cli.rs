@@ -268,7 +268,7 @@ fn cancel_logs_the_reason_and_refuses_a_closed_goal() {
     assert!(e.plan().contains("<!-- id: later -->\nstatus: cancelled\n"));
     assert!(
         e.plan()
-            .contains(" later cancelled: not needed after all\n")
+            .contains(" later cancelled by tester: not needed after all\n")
     );
     let again = e.run(&["goal", "cancel", "later", "--reason", "again"]);
     assert_eq!(again.code, 2);
@@ -279,4 +279,40 @@ fn cancel_logs_the_reason_and_refuses_a_closed_goal() {
     );
     let usage = e.run(&["goal", "cancel", "add"]);
     assert_eq!(usage.code, 2, "--reason is required");
+}
+
+#[test]
+fn control_characters_in_verify_output_and_the_verdict_are_printed_escaped() {
+    let e = env(
+        Script::turns([verdict(
+            "reject",
+            "a + b",
+            &["a test\x1b[8m (hidden)\x1b[0m", "ok\rall good"],
+        )]),
+        true,
+    );
+    let out = e.run(&["goal", "complete", "add"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(!out.stdout.contains(['\x1b', '\r']), "{:?}", out.stdout);
+    insta::assert_snapshot!("goal_complete_rejected_escaped", out.stdout);
+
+    fs::write(
+        e.path().join("check.sh"),
+        "printf 'FAIL\\033[2J\\033[H\\rall tests passed\\n'; exit 1\n",
+    )
+    .unwrap();
+    let out = e.run(&["goal", "complete", "add"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(!out.stdout.contains(['\x1b', '\r']), "{:?}", out.stdout);
+    insta::assert_snapshot!("goal_complete_verify_failed_escaped", out.stdout);
+    // The JSON form keeps the exact text.
+    let json = e.run(&["goal", "complete", "add", "--json"]);
+    let v: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert!(
+        v["verify"]["tail"]
+            .as_str()
+            .unwrap()
+            .contains("FAIL\x1b[2J\x1b[H\rall tests passed"),
+        "{v}"
+    );
 }

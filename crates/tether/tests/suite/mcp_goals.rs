@@ -148,5 +148,8 @@ fn cancel_goal_cancels_with_a_logged_reason() {
     assert_eq!(result["result"]["isError"], false, "{result}");
     let plan = fs::read_to_string(dir.path().join("plan.md")).unwrap();
     assert!(plan.contains("status: cancelled"), "{plan}");
-    assert!(plan.contains("later cancelled: replaced by add"), "{plan}");
+    assert!(
+        plan.contains("later cancelled by the agent (a person must confirm): replaced by add"),
+        "{plan}"
+    );
 }

@@ -261,13 +261,7 @@ fn questions_are_filed_under_the_run_from_the_environment() {
     );
     assert_eq!(result["isError"], true);
     assert!(text(&result).contains("r-zzzzzz"), "{result}");
-    let bad = run(dir.path(), &["mcp", "--run", "not a run"]);
-    assert_eq!(
-        bad.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&bad.stderr)
-    );
+    // A malformed id: see mcp_run.rs (the server starts; each tool that needs the run says why).
 }
 
 #[test]

@@ -1,12 +1,16 @@
 mod adversarial;
 mod ask_cli;
 mod cli;
+mod cli_errors;
+mod control_chars;
 mod goal_cli;
 mod goal_run;
 mod guard;
+mod human_acts;
 mod human_misconfig;
 mod mcp_goals;
 mod mcp_python;
+mod mcp_run;
 mod mcp_server;
 mod mcp_zulip;
 mod plan_approve;

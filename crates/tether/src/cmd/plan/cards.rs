@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use tether_core::planning::{ContractState, GoalContract};
+use tether_human::visible::visible;
 use tether_plan::Goal;
 
 const LABEL: usize = 15;
@@ -48,7 +49,9 @@ pub fn contract(goal: &Goal) -> String {
         let mark = if sub.checked { "[x]" } else { "[ ]" };
         row(&mut out, label, &format!("{mark} {}", sub.text));
     }
-    out
+    // The agent wrote the plan: what the approver reads has no control character acting on
+    // the terminal.
+    visible(&out).into_owned()
 }
 
 /// The state in words: `never approved`, `changed since alice approved it on …`, `approved`.
@@ -89,7 +92,7 @@ pub fn locked_lines<'a>(goals: impl IntoIterator<Item = &'a GoalContract>) -> St
             g.title
         );
     }
-    out
+    visible(&out).into_owned()
 }
 
 /// `ms` since the Unix epoch as `YYYY-MM-DD HH:MM UTC`.

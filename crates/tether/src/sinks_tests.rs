@@ -1,0 +1,94 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use tether_human::Broker;
+use tether_human::terminal::Terminal;
+use tether_store::{Journal, NewQuestion, RunId, RunKind, Seq, Store};
+use tether_testkit::{Captured, wait_until_async};
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+
+fn tool_called(summary: &str) -> StoredEvent {
+    let event = Event::ToolCalled {
+        n: 1,
+        tool: "bash".to_owned(),
+        summary: summary.to_owned(),
+    };
+    StoredEvent {
+        seq: Seq(1),
+        run_id: None,
+        at_ms: 0,
+        kind: event.kind().to_owned(),
+        payload: serde_json::to_value(&event).unwrap(),
+        event: Some(event),
+    }
+}
+
+/// What was drawn, with the line's own clear-and-redraw shown as `⟲` and the clock as `MM:SS`.
+fn drawn(screen: &Captured) -> String {
+    let text = screen.text().replace("\r\x1b[2K", "⟲");
+    regex_lite::Regex::new(r"\d\d:\d\d")
+        .unwrap()
+        .replace_all(&text, "MM:SS")
+        .into_owned()
+}
+
+#[test]
+fn control_characters_in_a_tool_call_are_shown_escaped_on_the_progress_line() {
+    let screen = Captured::default();
+    let progress = Progress::new("r-test01", Some(5), Box::new(screen.clone()));
+    progress.event(&tool_called(
+        "bash printf '\x1b[2J\x1b]0;owned\x07'\rREAD ME\nsecond line",
+    ));
+    let shown = drawn(&screen);
+    assert!(!shown.contains(['\x1b', '\r', '\x07', '\n']), "{shown:?}");
+    insta::assert_snapshot!(shown, @r"⟲⟳ r-test01 · iteration 0/5 · MM:SS · bash printf '\x1b[2J\x1b]0;owned\x07'\rREAD ME\nsecond line");
+}
+
+/// The progress line and the terminal's question card share one screen: once the question is
+/// stored, the sink knows (before anyone answers) and the line is not redrawn over the
+/// `Your answer:` prompt until the answer is in.
+#[tokio::test]
+async fn the_progress_line_stays_quiet_while_a_question_waits_at_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = tether_config::Workspace::at(dir.path());
+    let store = Store::open(ws.db_path()).unwrap();
+    let run: RunId = store
+        .create_run(RunKind::Ralph, dir.path(), &serde_json::json!({}))
+        .unwrap();
+    let screen = Captured::default();
+    let progress = Arc::new(Progress::new(run.as_str(), None, Box::new(screen.clone())));
+    let journal = Journal::new(store, vec![progress.clone()]).unwrap();
+    let (typed, lines) = tokio::sync::mpsc::unbounded_channel();
+    let terminal = Terminal::new(lines, Box::new(screen.clone()), "you".to_owned());
+    let broker = Broker::new(journal, ws.state_dir(), vec![Arc::new(terminal)]);
+    let question = NewQuestion {
+        run_id: Some(run),
+        question: "Ship it?".to_owned(),
+        ..NewQuestion::default()
+    };
+    let asking = tokio::spawn(async move { broker.ask(question, CancellationToken::new()).await });
+    wait_until_async("the card", Duration::from_secs(10), || {
+        screen.text().ends_with("Your answer: ").then_some(())
+    })
+    .await
+    .unwrap();
+    // The once-a-second redraw while the person reads the card.
+    progress.draw();
+    progress.draw();
+    assert!(
+        screen.text().ends_with("Your answer: "),
+        "{:?}",
+        drawn(&screen)
+    );
+    typed.send("yes\n".to_owned()).unwrap();
+    let answer = asking.await.unwrap().unwrap();
+    assert_eq!(answer.text, "yes");
+    progress.draw();
+    let shown = drawn(&screen);
+    assert!(
+        shown.ends_with("· you answered"),
+        "the answer reaches the line at once: {shown:?}"
+    );
+}
