@@ -109,15 +109,21 @@ fn acting_as_the_human_from_the_agents_shell_never_signs_the_goal_off() {
     );
 }
 
-/// The same from new user and PID namespaces (`unshare -Urpf --mount-proc`, which needs no
-/// privilege where unprivileged user namespaces are allowed), with a clean environment: there
-/// tether's process is out of sight of `/proc`.
+/// The same from new namespaces (`unshare -Ur…`, which needs no privilege where unprivileged
+/// user namespaces are allowed), with a clean environment: a user namespace alone, a PID
+/// namespace, a mount namespace with an empty `/proc`, and a PID namespace with its own `/proc`.
 #[test]
 fn acting_as_the_human_from_new_namespaces_never_signs_the_goal_off() {
     self_approval(
         "from new namespaces",
         scripts::from_namespaces("add"),
-        &["namespaced approve", "namespaced no-judge"],
+        &[
+            "userns approve",
+            "pidns approve",
+            "empty-proc approve",
+            "namespaced approve",
+            "namespaced no-judge",
+        ],
     );
 }
 

@@ -42,11 +42,16 @@ cat detached.out
     )
 }
 
-/// Approves every contract and signs `goal` off without the judge from new user and PID
-/// namespaces with a clean environment, where tether's process is out of sight of `/proc`.
+/// Approves every contract and signs `goal` off without the judge from new namespaces, with a
+/// clean environment: a user namespace alone; a PID namespace (whose process ids are not the
+/// ones `/proc` shows); a mount namespace with an empty `/proc`; and a PID namespace with its own
+/// `/proc`, where tether's process is out of sight.
 pub fn from_namespaces(goal: &str) -> String {
     format!(
         r#"{find}
+unshare -Ur env -i PATH="$PATH" "$T" plan approve --all; echo "userns approve exit=$?"
+unshare -Urpf env -i PATH="$PATH" "$T" plan approve --all; echo "pidns approve exit=$?"
+unshare -Urm sh -c 'mount -t tmpfs none /proc && env -i PATH="$PATH" "$1" plan approve --all; echo "empty-proc approve exit=$?"' sh "$T"
 unshare -Urpf --mount-proc env -i PATH="$PATH" "$T" plan approve --all; echo "namespaced approve exit=$?"
 unshare -Urpf --mount-proc env -i PATH="$PATH" "$T" goal complete {goal} --no-judge; echo "namespaced no-judge exit=$?"
 "#,
