@@ -32,6 +32,8 @@ pub struct CommandExecutor {
     argv: Vec<String>,
     cwd: PathBuf,
     timeout: Duration,
+    /// Variables the program starts without (the keys tether holds).
+    env_remove: Vec<String>,
 }
 
 /// The command could not be run, or did not succeed.
@@ -69,7 +71,19 @@ pub enum CommandError {
 impl CommandExecutor {
     /// `argv[0]` with `argv[1..]`, run in `cwd`; each turn may take at most `timeout`.
     pub fn new(argv: Vec<String>, cwd: PathBuf, timeout: Duration) -> Self {
-        CommandExecutor { argv, cwd, timeout }
+        CommandExecutor {
+            argv,
+            cwd,
+            timeout,
+            env_remove: Vec::new(),
+        }
+    }
+
+    /// The same executor, whose program starts without the variables `vars`: the keys tether
+    /// holds never reach the agent.
+    pub fn without_vars(mut self, vars: Vec<String>) -> Self {
+        self.env_remove = vars;
+        self
     }
 
     fn program(&self) -> String {
@@ -100,7 +114,7 @@ impl CommandExecutor {
             kill_grace: KILL_GRACE,
             stdout_cap: MAX_OUTPUT,
             stderr_cap: MAX_STDERR,
-            env_remove: Vec::new(),
+            env_remove: self.env_remove.clone(),
         }
     }
 

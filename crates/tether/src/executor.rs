@@ -42,11 +42,15 @@ pub fn from_config(
                      command executor's agent the same rule in its own permission settings"
                 );
             }
-            Ok(Arc::new(CommandExecutor::new(
-                config.executor.command.clone(),
-                ws.root().to_owned(),
-                COMMAND_TURN_TIMEOUT,
-            )))
+            // The program is the agent: it must not see the keys tether itself holds.
+            Ok(Arc::new(
+                CommandExecutor::new(
+                    config.executor.command.clone(),
+                    ws.root().to_owned(),
+                    COMMAND_TURN_TIMEOUT,
+                )
+                .without_vars(config.key_vars()),
+            ))
         }
         other => Err(Failure::usage(anyhow!(
             "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \

@@ -1,6 +1,6 @@
 //! The `command` executor: the prompt reaches the program as an argument or on stdin, its stdout
-//! is the final message, a failure says why with the end of its stderr, and a timeout or a
-//! cancellation stops it.
+//! is the final message, a failure says why with the end of its stderr, a timeout or a
+//! cancellation stops it, and the variables it is told to go without are not in its environment.
 
 use std::time::{Duration, Instant};
 
@@ -120,4 +120,29 @@ async fn a_timeout_and_a_cancellation_stop_the_program() {
     .unwrap_err();
     assert!(matches!(err, ExecError::Cancelled), "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[tokio::test]
+async fn the_program_starts_without_the_variables_it_must_not_see() {
+    // Cargo sets it for every test process, so the program would inherit it.
+    assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+    let dir = tempfile::tempdir().unwrap();
+    let argv: Vec<String> = ["sh", "-c", "echo \"dir=${CARGO_MANIFEST_DIR:-unset}\""]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
+    let limit = Duration::from_secs(30);
+    let exec = |vars: Vec<String>| {
+        CommandExecutor::new(argv.clone(), dir.path().to_owned(), limit).without_vars(vars)
+    };
+    let kept = exec(Vec::new())
+        .run_turn(request(dir.path()), &Ignore, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_ne!(kept.final_message, "dir=unset\n");
+    let removed = exec(vec!["CARGO_MANIFEST_DIR".to_owned()])
+        .run_turn(request(dir.path()), &Ignore, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(removed.final_message, "dir=unset\n");
 }

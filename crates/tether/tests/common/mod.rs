@@ -2,9 +2,11 @@
 //! environment, so the developer's own `TETHER_*` and `ZULIP_*` settings never leak in), its
 //! output as text or redacted for snapshots, waiting for a child to exit or for the first
 //! pending question with a deadline, and a runtime for the fake servers. [`mcp`] is a minimal
-//! MCP client over the real `tether mcp`.
+//! MCP client over the real `tether mcp`; [`unprivileged`] runs tether as an ordinary user when
+//! the tests run as root.
 
 pub mod mcp;
+pub mod unprivileged;
 
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};

@@ -1,3 +1,4 @@
+mod adversarial;
 mod ask_cli;
 mod cli;
 mod cli_errors;

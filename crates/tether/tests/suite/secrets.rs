@@ -4,7 +4,7 @@
 //! logs) and everything printed is searched for the keys. The servers require the keys, so the
 //! run only works if they were really sent.
 
-mod support;
+pub(super) mod support;
 mod unreachable;
 
 use std::fs;
@@ -22,11 +22,11 @@ use tether_testkit::zulip_server::FakeZulipServer;
 use crate::common::{PATIENCE, cmd, model_table, pending_question_by, runtime, text};
 use support::{Running, base64, hits_in, needles, scan_tree};
 
-const MODEL_KEY: &str = "sk-tether-LEAKCHECK-5f0c9e27a1d84b36";
-const ZULIP_KEY: &str = "zulip-LEAKCHECK-93be1a7c40d25f68";
+pub(super) const MODEL_KEY: &str = "sk-tether-LEAKCHECK-5f0c9e27a1d84b36";
+pub(super) const ZULIP_KEY: &str = "zulip-LEAKCHECK-93be1a7c40d25f68";
 const WRONG_KEY: &str = "sk-tether-WRONGKEY-0b7d2e91c6a35f48";
-const MODEL_VAR: &str = "TETHER_SECRETS_TEST_MODEL_KEY";
-const ZULIP_VAR: &str = "TETHER_SECRETS_TEST_ZULIP_KEY";
+pub(super) const MODEL_VAR: &str = "TETHER_SECRETS_TEST_MODEL_KEY";
+pub(super) const ZULIP_VAR: &str = "TETHER_SECRETS_TEST_ZULIP_KEY";
 
 /// `tether -vv <args>` in `dir` with trace logging and the keys in its environment.
 fn tether(dir: &Path, model_key: &str, args: &[&str]) -> Command {

@@ -14,56 +14,19 @@ use tether_testkit::model_server::FakeModelServer;
 
 use super::support::{Running, hits_in, needles, scan_tree};
 use super::{MODEL_KEY, MODEL_VAR, ZULIP_KEY, ZULIP_VAR, model_toml};
-use crate::common::{isolate, model_table, runtime, text};
+use crate::common::{model_table, runtime, text, unprivileged};
 
-/// The unprivileged user the run is started as when the tests run as root: root (with
-/// `CAP_SYS_PTRACE`) reads any process's environ, non-dumpable or not, so only a run as an
-/// ordinary user shows what the mark protects.
-const NOBODY: &str = "65534";
-
-/// `tether -vv <args>` in `dir` with the keys in its environment — as the unprivileged user
-/// when the tests run as root (the workspace is handed to that user).
+/// `tether -vv <args>` in `dir` with the keys in its environment — as an unprivileged user
+/// when the tests run as root: root (with `CAP_SYS_PTRACE`) reads any process's environ,
+/// non-dumpable or not, so only a run as an ordinary user shows what the mark protects.
 fn tether_unprivileged(dir: &Path, args: &[&str]) -> Command {
-    let bin = env!("CARGO_BIN_EXE_tether");
-    let root = std::os::unix::fs::MetadataExt::uid(&fs::metadata("/proc/self").unwrap()) == 0;
-    let mut c = if root {
-        chown_tree(dir);
-        let mut c = Command::new("setpriv");
-        c.args([
-            &format!("--reuid={NOBODY}"),
-            &format!("--regid={NOBODY}"),
-            "--clear-groups",
-            "--",
-            bin,
-        ]);
-        c
-    } else {
-        Command::new(bin)
-    };
-    isolate(&mut c)
-        .arg("-vv")
+    let mut c = unprivileged::tether(dir);
+    c.arg("-vv")
         .args(args)
-        .current_dir(dir)
         .env("TETHER_LOG", "trace")
         .env(MODEL_VAR, MODEL_KEY)
         .env(ZULIP_VAR, ZULIP_KEY);
     c
-}
-
-fn chown_tree(dir: &Path) {
-    let id = Some(NOBODY.parse().unwrap());
-    let mut dirs = vec![dir.to_owned()];
-    while let Some(d) = dirs.pop() {
-        std::os::unix::fs::chown(&d, id, id).unwrap();
-        for entry in fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else {
-                std::os::unix::fs::chown(&path, id, id).unwrap();
-            }
-        }
-    }
 }
 
 /// Every key hit in the model requests, the workspace and the output.
