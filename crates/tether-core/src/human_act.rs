@@ -13,7 +13,12 @@
 //!   table or the pid recorded in the lock says. The driver is a child subreaper
 //!   ([`crate::subreaper`]), so a descendant that double-forks stays in its tree.
 //!
-//! Either one refuses, and the refusal says what the person should do instead. Neither is a
+//! While a run of the workspace is being driven, the command must also be able to **see** its
+//! driver: a process in a PID namespace of its own (`unshare -p`), or one that mounted something
+//! over `/proc`, cannot walk its real ancestry, so it is refused rather than trusted
+//! ([`Inside::Unverifiable`], [`Inside::DriverHidden`]). A person's shell sees the loop it started.
+//!
+//! Any one of these refuses, and the refusal says what the person should do instead. None is a
 //! sandbox: a process of the same user that clears its environment and escapes the tree (or
 //! outlives the run) is not caught; see the README's security section.
 
@@ -112,6 +117,18 @@ pub enum Inside {
         /// The run it drives.
         run: String,
     },
+    /// A run of this workspace is being driven, and this process cannot read its own ancestry
+    /// or the kernel's lock table from `/proc` to tell whether it descends from the driver.
+    Unverifiable {
+        /// The run being driven.
+        run: String,
+    },
+    /// A run of this workspace is being driven by a process this one cannot see: it runs in
+    /// another PID namespace (as `unshare -p` makes one) or behind another `/proc`.
+    DriverHidden {
+        /// The run being driven.
+        run: String,
+    },
 }
 
 impl fmt::Display for Inside {
@@ -127,6 +144,16 @@ impl fmt::Display for Inside {
                     "it descends from tether process {pid}, which drives run {run}"
                 )
             }
+            Inside::Unverifiable { run } => write!(
+                f,
+                "run {run} is being driven and this command cannot read /proc to show it is \
+                 not the driver's descendant"
+            ),
+            Inside::DriverHidden { run } => write!(
+                f,
+                "run {run} is being driven by a process this command cannot see (another PID \
+                 namespace or another /proc)"
+            ),
         }
     }
 }
@@ -159,47 +186,89 @@ pub fn inside_agent(ws: &Workspace, env: &dyn Env) -> Option<Inside> {
     if let Some(by) = env.var(AGENT_MARK) {
         return Some(Inside::Marked { by });
     }
-    let ancestors: BTreeSet<u32> = process::ancestors().into_iter().collect();
-    if ancestors.is_empty() {
+    let driven = driven_runs(ws);
+    if driven.is_empty() {
+        // No run of this workspace is being driven, so no agent of it is running.
         return None;
     }
-    driving_ancestor(ws, &ancestors).map(|(pid, run)| Inside::Ancestor { pid, run })
-}
-
-/// An ancestor holding the lock of one of `ws`'s runs, and the run.
-fn driving_ancestor(ws: &Workspace, ancestors: &BTreeSet<u32>) -> Option<(u32, String)> {
-    let kernel = flock_holders();
-    let entries = fs::read_dir(ws.runs_dir()).ok()?;
-    for entry in entries.take(MAX_RUNS).flatten() {
-        let lock = entry.path().join("lock");
-        let Ok(meta) = fs::symlink_metadata(&lock) else {
-            continue;
-        };
-        if !meta.is_file() {
-            continue;
-        }
-        let run = entry.file_name().to_string_lossy().into_owned();
-        let by_kernel = kernel
-            .iter()
-            .find(|(pid, ino)| *ino == meta.ino() && ancestors.contains(pid));
-        if let Some((pid, _)) = by_kernel {
-            return Some((*pid, run));
-        }
-        if let Some(pid) = RunLock::holder(&lock).filter(|p| ancestors.contains(p)) {
-            return Some((pid, run));
-        }
+    let (Some(ancestors), Some(kernel)) = (process::ancestors(), flock_holders()) else {
+        let run = driven[0].run.clone();
+        return Some(Inside::Unverifiable { run });
+    };
+    let ancestors: BTreeSet<u32> = ancestors.into_iter().collect();
+    if let Some((pid, run)) = driving_ancestor(&driven, &kernel, &ancestors) {
+        return Some(Inside::Ancestor { pid, run });
     }
-    None
+    hidden_driver(&driven, &kernel).map(|run| Inside::DriverHidden { run })
 }
 
-/// `(pid, inode)` of every `flock` the kernel lists in `/proc/locks` (empty if unreadable).
-fn flock_holders() -> Vec<(u32, u64)> {
-    let mut text = String::new();
-    let read = File::open("/proc/locks").and_then(|f| f.take(MAX_LOCKS).read_to_string(&mut text));
-    if read.is_err() {
+/// A run whose lock is held by a live process, with its lock file's inode and recorded pid.
+struct Driven {
+    run: String,
+    ino: u64,
+    recorded: u32,
+}
+
+/// The runs of `ws` whose lock some live process holds right now.
+fn driven_runs(ws: &Workspace) -> Vec<Driven> {
+    let Ok(entries) = fs::read_dir(ws.runs_dir()) else {
         return Vec::new();
-    }
-    text.lines().filter_map(parse_lock_line).collect()
+    };
+    entries
+        .take(MAX_RUNS)
+        .flatten()
+        .filter_map(|entry| {
+            let lock = entry.path().join("lock");
+            let meta = fs::symlink_metadata(&lock)
+                .ok()
+                .filter(fs::Metadata::is_file)?;
+            let recorded = RunLock::holder(&lock)?;
+            Some(Driven {
+                run: entry.file_name().to_string_lossy().into_owned(),
+                ino: meta.ino(),
+                recorded,
+            })
+        })
+        .collect()
+}
+
+/// An ancestor holding the lock of one of the `driven` runs, and the run.
+fn driving_ancestor(
+    driven: &[Driven],
+    kernel: &[(u32, u64)],
+    ancestors: &BTreeSet<u32>,
+) -> Option<(u32, String)> {
+    driven.iter().find_map(|d| {
+        kernel
+            .iter()
+            .find(|(pid, ino)| *ino == d.ino && ancestors.contains(pid))
+            .map(|(pid, _)| *pid)
+            .or_else(|| ancestors.contains(&d.recorded).then_some(d.recorded))
+            .map(|pid| (pid, d.run.clone()))
+    })
+}
+
+/// A driven run whose lock holder this process cannot see: the kernel's lock table, as this
+/// process's `/proc` shows it, lists no visible holder of the lock (the table leaves out holders
+/// of other PID namespaces).
+fn hidden_driver(driven: &[Driven], kernel: &[(u32, u64)]) -> Option<String> {
+    driven
+        .iter()
+        .find(|d| {
+            !kernel.iter().any(|(pid, ino)| {
+                *ino == d.ino && *pid > 0 && fs::metadata(format!("/proc/{pid}")).is_ok()
+            })
+        })
+        .map(|d| d.run.clone())
+}
+
+/// `(pid, inode)` of every `flock` the kernel lists in `/proc/locks`; `None` if unreadable.
+fn flock_holders() -> Option<Vec<(u32, u64)>> {
+    let mut text = String::new();
+    File::open("/proc/locks")
+        .and_then(|f| f.take(MAX_LOCKS).read_to_string(&mut text))
+        .ok()?;
+    Some(text.lines().filter_map(parse_lock_line).collect())
 }
 
 /// `1: FLOCK  ADVISORY  WRITE 1234 08:02:131074 0 EOF` → `(1234, 131074)`; waiters (`->`) and
@@ -275,17 +344,24 @@ mod tests {
         let lock_path = ws.runs_dir().join("r-test").join("lock");
         let _lock = RunLock::acquire(&lock_path).unwrap();
         let me: BTreeSet<u32> = [std::process::id()].into();
+        let kernel = flock_holders().unwrap();
+        let driven = driven_runs(&ws);
         assert_eq!(
-            driving_ancestor(&ws, &me),
+            driving_ancestor(&driven, &kernel, &me),
             Some((std::process::id(), "r-test".to_owned()))
         );
+        // The holder is visible from here, so it is not hidden.
+        assert_eq!(hidden_driver(&driven, &kernel), None);
         // Emptied by the agent, the lock file still names its holder through the kernel.
         fs::write(&lock_path, "").unwrap();
+        let driven = driven_runs(&ws);
         assert_eq!(
-            driving_ancestor(&ws, &me).map(|(pid, _)| pid),
+            driving_ancestor(&driven, &kernel, &me).map(|(pid, _)| pid),
             Some(std::process::id())
         );
         let nobody: BTreeSet<u32> = [1].into();
-        assert_eq!(driving_ancestor(&ws, &nobody), None);
+        assert_eq!(driving_ancestor(&driven, &kernel, &nobody), None);
+        // A lock table that does not show the holder (as in another PID namespace) hides it.
+        assert_eq!(hidden_driver(&driven, &[]), Some("r-test".to_owned()));
     }
 }

@@ -55,10 +55,21 @@ fn parse_stat(text: &str) -> Option<Stat> {
 }
 
 /// The pids of this process's parent, its parent, … up to (not including) pid 1 or the kernel,
-/// at most [`MAX_ANCESTORS`]. Empty where `/proc` cannot be read.
-pub fn ancestors() -> Vec<u32> {
+/// at most [`MAX_ANCESTORS`], as the mounted `/proc` numbers them. `None` where `/proc` does not
+/// show this process (none mounted, or something else mounted over it).
+///
+/// The walk starts from `/proc/self`, not from `getppid()`: in a PID namespace of its own a
+/// process's pids differ from the ones of the `/proc` it reads, and mixing the two would walk
+/// some other process's ancestry.
+pub fn ancestors() -> Option<Vec<u32>> {
+    let mut text = String::new();
+    File::open("/proc/self/stat")
+        .ok()?
+        .take(MAX_STAT)
+        .read_to_string(&mut text)
+        .ok()?;
+    let mut pid = parse_stat(&text)?.ppid;
     let mut out = Vec::new();
-    let mut pid = std::os::unix::process::parent_id();
     while pid > 1 && out.len() < MAX_ANCESTORS && !out.contains(&pid) {
         out.push(pid);
         match stat(pid) {
@@ -66,7 +77,7 @@ pub fn ancestors() -> Vec<u32> {
             None => break,
         }
     }
-    out
+    Some(out)
 }
 
 /// A process named so that a reused pid is not mistaken for it: `<pid>:<start time>`.
@@ -150,7 +161,7 @@ mod tests {
         assert!(!other.is_alive(), "a reused pid is another process");
         assert_eq!(me.to_string().parse::<ProcessId>(), Ok(me));
         assert!("12".parse::<ProcessId>().is_err());
-        let up = ancestors();
+        let up = ancestors().unwrap();
         assert_eq!(up.first(), Some(&std::os::unix::process::parent_id()));
     }
 }
