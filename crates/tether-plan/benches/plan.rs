@@ -1,4 +1,6 @@
-//! Parse a 10,000-goal plan and compute + apply one patch on it.
+//! Parse a 10,000-goal plan and compute + apply one patch on it; render the task list of 10,000
+//! and 40,000 goals, each with a problem and a flag (rendering must stay linear: 4x the goals,
+//! about 4x the time).
 //!
 //! Bars (the README's performance targets): parse < 10 ms, patch < 1 ms. Run with
 //! `cargo bench -p tether-plan --bench plan`.
@@ -9,6 +11,7 @@ use std::fmt::Write as _;
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use tether_plan::render::{Flag, Options, task_list};
 use tether_plan::{PlanDoc, Status};
 
 fn big_plan(goals: usize) -> String {
@@ -65,5 +68,26 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench);
+fn render(c: &mut Criterion) {
+    for goals in [10_000, 40_000] {
+        // `threshold: 9` is out of range: every goal carries a problem, as a broken plan would.
+        let text = big_plan(goals).replace("threshold: 2", "threshold: 9");
+        let doc = PlanDoc::parse("plan.md", text.as_str());
+        let opts = Options {
+            flags: (0..goals)
+                .map(|goal| Flag {
+                    goal,
+                    message: "contract changed since it was approved".to_owned(),
+                })
+                .collect(),
+            notes: Vec::new(),
+            log_lines: 5,
+        };
+        c.bench_function(&format!("render the task list of {goals} goals"), |b| {
+            b.iter(|| task_list("plan.md", black_box(doc.plan()), &opts))
+        });
+    }
+}
+
+criterion_group!(benches, bench, render);
 criterion_main!(benches);
