@@ -115,6 +115,7 @@ impl CommandExecutor {
             stdout_cap: MAX_OUTPUT,
             stderr_cap: MAX_STDERR,
             env_remove: self.env_remove.clone(),
+            env: Vec::new(),
         }
     }
 

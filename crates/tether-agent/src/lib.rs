@@ -1,7 +1,7 @@
 //! Executors: who does the work in a tether loop.
 //!
 //! The loops hand an [`Executor`] one turn at a time — a prompt, in a fresh context — and watch
-//! what it does through a [`TurnObserver`]. Two executors implement it today:
+//! what it does through a [`TurnObserver`]. Three executors implement it today:
 //!
 //! - [`BuiltinAgent`]: tether's own agent, a model (`tether-model`) calling the tools of a
 //!   `tether_tools::ToolSet` — the registry itself, no adapter in between — until it answers
@@ -9,17 +9,22 @@
 //! - [`CommandExecutor`]: any program as the agent, run per turn through `tether-tools`'
 //!   process spawner (own process group, timeout, killed on drop).
 //!
-//! External agent CLIs will join as further executors of the same trait, so the loops do not
-//! care which one runs.
+//! - [`ClaudeExecutor`]: Claude Code (`claude -p`) per turn, its stream-json output turned into
+//!   tether's events, tether's own tools served to it over MCP by `tether mcp`.
+//!
+//! Codex and pi will join as further executors of the same trait, so the loops do not care
+//! which one runs.
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod builtin;
+mod claude;
 mod command;
 mod executor;
 pub mod prompts;
 
 pub use builtin::{BuiltinAgent, DEFAULT_MAX_STEPS};
+pub use claude::{ClaudeError, ClaudeExecutor, ClaudeSettings, RunId, TOOLS as CLAUDE_TOOLS};
 pub use command::{CommandError, CommandExecutor};
 pub use executor::{AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};

@@ -223,7 +223,7 @@ impl Default for ZulipConfig {
 
 /// Which agent does the work.
 ///
-/// Only [`ExecutorKind::Builtin`] and [`ExecutorKind::Command`] are built; the others are
+/// Codex and pi are not built yet; they are
 /// recognised so that they can be refused with a reason and an alternative
 /// ([`ExecutorKind::is_built`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -231,7 +231,7 @@ pub enum ExecutorKind {
     /// tether's own agent on `[model]`.
     #[default]
     Builtin,
-    /// Claude Code: not built yet, refused when loading.
+    /// Claude Code (`claude -p`), with tether's tools served over MCP.
     Claude,
     /// Codex: not built yet, refused when loading.
     Codex,
@@ -262,11 +262,20 @@ impl ExecutorKind {
         }
     }
 
+    /// Whether the kind is an external agent CLI driven by tether (`program`, `args`, `env`
+    /// and `turn_timeout_secs` apply).
+    pub fn is_agent_cli(self) -> bool {
+        matches!(
+            self,
+            ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi
+        )
+    }
+
     /// Whether this build can run the kind; a config naming one that is not is refused.
     pub fn is_built(self) -> bool {
         match self {
-            ExecutorKind::Builtin | ExecutorKind::Command => true,
-            ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi => false,
+            ExecutorKind::Builtin | ExecutorKind::Command | ExecutorKind::Claude => true,
+            ExecutorKind::Codex | ExecutorKind::Pi => false,
         }
     }
 }
@@ -279,4 +288,12 @@ pub struct ExecutorConfig {
     /// The program and its arguments: non-empty exactly when `kind` is
     /// [`ExecutorKind::Command`], empty otherwise.
     pub command: Vec<String>,
+    /// The agent CLI's program (an external agent kind only; default: its name on `PATH`).
+    pub program: Option<String>,
+    /// Extra arguments given to the agent CLI (e.g. `--model`), after tether's own.
+    pub args: Vec<String>,
+    /// Extra environment variables for the agent CLI, by name.
+    pub env: Vec<(String, String)>,
+    /// How long one turn of the agent CLI may take, in seconds (default: a day).
+    pub turn_timeout_secs: Option<u64>,
 }

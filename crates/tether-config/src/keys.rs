@@ -45,7 +45,14 @@ pub(crate) const HUMAN: &[&str] = &[
 pub(crate) const ZULIP: &[&str] = &["server_url", "bot_email", "stream", "api_key_env"];
 
 /// Keys of `[executor]`.
-pub(crate) const EXECUTOR: &[&str] = &["kind", "command"];
+pub(crate) const EXECUTOR: &[&str] = &[
+    "kind",
+    "command",
+    "program",
+    "args",
+    "env",
+    "turn_timeout_secs",
+];
 
 /// Keys of `[server]`: recognised so that `listen` is refused with a reason (the dashboard is
 /// not built yet) rather than called unknown; the template leaves the table out.

@@ -319,6 +319,65 @@ fn read_executor(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
         }
         (_, _, None) => {}
     }
+    read_agent_cli(r, t, out);
+}
+
+/// `program`, `args`, `env` and `turn_timeout_secs`: the settings of an agent CLI kind.
+fn read_agent_cli(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
+    out.program = r.string(t, "program", |p| {
+        if p.trim().is_empty() {
+            Err("must not be empty: it names the agent's program".to_owned())
+        } else {
+            Ok(())
+        }
+    });
+    out.args = r.string_list(t, "args", |_| Ok(())).unwrap_or_default();
+    out.turn_timeout_secs = r.int(t, "turn_timeout_secs", 1, 30 * 24 * 3600);
+    out.env = read_env(r, t);
+    if out.kind.is_agent_cli() {
+        return;
+    }
+    for key in ["program", "args", "env", "turn_timeout_secs"] {
+        if let Some((_, value)) = entry(t, key) {
+            let kind = out.kind.as_str();
+            r.report(
+                Some(value.span()),
+                path_of("executor", key),
+                format!(
+                    "only used by an agent CLI kind (\"claude\"), but kind is {kind:?}; \
+                     remove it"
+                ),
+            );
+        }
+    }
+}
+
+/// `executor.env`: a table of strings.
+fn read_env(r: &mut Reader, t: &Table) -> Vec<(String, String)> {
+    let Some((key, value)) = entry(t, "env") else {
+        return Vec::new();
+    };
+    let toml::de::DeValue::Table(entries) = value.get_ref() else {
+        r.report(
+            Some(value.span()),
+            "executor.env",
+            "must be a table of strings, e.g. env = { ANTHROPIC_MODEL = \"sonnet\" }",
+        );
+        return Vec::new();
+    };
+    let env = Table {
+        path: "executor.env",
+        entries,
+        span: Some(key.span()),
+    };
+    let mut out = Vec::new();
+    for name in entries.keys() {
+        let name = name.get_ref().to_string();
+        if let Some(v) = r.string(&env, &name, |_| Ok(())) {
+            out.push((name, v));
+        }
+    }
+    out
 }
 
 fn socket_addr(value: &str) -> Result<(), String> {

@@ -80,11 +80,18 @@ ask_before = []
 api_key_env = "ZULIP_BOT_API_KEY"
 
 [executor]
-# Claude Code, Codex and pi get kinds of their own later; until then run them as "command".
-# Who does the work: "builtin" (tether's own agent on [model]) | "command" (any program).
+# Codex and pi get kinds of their own later; until then run them as "command".
+# Who does the work: "builtin" (tether's own agent on [model]) | "claude" (Claude Code, with
+# tether's tools over MCP) | "command" (any program).
 kind = "builtin"
 # Only for kind = "command", and required then: the program and its arguments.
 # command = ["my-agent", "--print"]
+# Only for kind = "claude": the program (default: claude on PATH), extra arguments, extra
+# environment variables, and how long one turn may take in seconds (default 86400).
+# program = "claude"
+# args = ["--model", "sonnet"]
+# env = { }
+# turn_timeout_secs = 86400
 "#;
 
 #[cfg(test)]

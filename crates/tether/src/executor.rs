@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
-use tether_agent::{BuiltinAgent, CommandExecutor, Executor};
+use tether_agent::{BuiltinAgent, ClaudeExecutor, ClaudeSettings, CommandExecutor, Executor};
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
 use tether_core::ask_before::AskBeforeGate;
@@ -22,6 +22,9 @@ use crate::failure::Failure;
 
 /// How long one turn of an external command may take.
 const COMMAND_TURN_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// How long one turn of an agent CLI may take by default: long enough for a human to answer.
+const AGENT_TURN_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
 
 /// The executor configured for this workspace. Its `ask_human` questions go to `human` and are
 /// filed under the run the caller puts in `run` once it exists.
@@ -52,6 +55,7 @@ pub fn from_config(
                 .without_vars(config.key_vars()),
             ))
         }
+        ExecutorKind::Claude => claude(config, ws, run),
         other => Err(Failure::usage(anyhow!(
             "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \
              [model]) or \"command\"",
@@ -84,6 +88,42 @@ pub fn for_goal_loop(
         }
         _ => from_config(config, ws, env, human, run),
     }
+}
+
+/// Claude Code, serving it this binary's `tether mcp` for the run in `run`.
+fn claude(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Executor>> {
+    if !config.human.ask_before.is_empty() {
+        tracing::warn!(
+            ask_before = ?config.human.ask_before,
+            "[human] ask_before is enforced for the built-in agent only; Claude Code runs \
+             with --permission-mode acceptEdits and the tools its own settings allow"
+        );
+    }
+    let tether = std::env::current_exe()
+        .context("finding the tether binary to serve Claude Code's MCP tools")?;
+    let executor = &config.executor;
+    let settings = ClaudeSettings {
+        program: executor
+            .program
+            .clone()
+            .unwrap_or_else(|| "claude".to_owned()),
+        args: executor.args.clone(),
+        env: executor.env.clone(),
+        turn_timeout: executor
+            .turn_timeout_secs
+            .map_or(AGENT_TURN_TIMEOUT, Duration::from_secs),
+        workspace: ws.root().to_owned(),
+        tether,
+        // The agent must not see the keys tether itself holds.
+        env_remove: config.key_vars(),
+    };
+    let run = run.clone();
+    let run_id = Arc::new(move || {
+        run.lock()
+            .ok()
+            .and_then(|cell| cell.as_ref().map(ToString::to_string))
+    });
+    Ok(Arc::new(ClaudeExecutor::new(settings, run_id)))
 }
 
 fn builtin(

@@ -31,6 +31,8 @@ pub struct ProgramCommand {
     pub stderr_cap: usize,
     /// Environment variables removed before the program starts.
     pub env_remove: Vec<String>,
+    /// Environment variables set for the program; a name also in `env_remove` is removed.
+    pub env: Vec<(String, String)>,
 }
 
 /// The result of [`run_program`].
@@ -55,6 +57,16 @@ pub async fn run_program(
     spec: &ProgramCommand,
     cancel: &CancellationToken,
 ) -> io::Result<ProgramRun> {
+    run_program_teed(spec, cancel, &mut io::sink()).await
+}
+
+/// [`run_program`], copying every byte of stdout to `stdout_tee` as it arrives (an agent's event
+/// stream, parsed and recorded while the program runs).
+pub async fn run_program_teed(
+    spec: &ProgramCommand,
+    cancel: &CancellationToken,
+    stdout_tee: &mut (dyn std::io::Write + Send),
+) -> io::Result<ProgramRun> {
     let started = Instant::now();
     let Some((program, args)) = spec.argv.split_first() else {
         return Err(io::Error::new(
@@ -66,10 +78,11 @@ pub async fn run_program(
     let (err_reader, err_writer) = io::pipe()?;
     let mut cmd = Command::new(program);
     cmd.args(args).stdout(out_writer).stderr(err_writer);
+    cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
     let group = Group::spawn(cmd, &spec.cwd, &spec.env_remove, spec.input.clone())?;
-    let (mut out_sink, mut err_sink) = (io::sink(), io::sink());
+    let mut err_sink = io::sink();
     let mut outputs = [
-        Output::new(out_reader, spec.stdout_cap, &mut out_sink)?,
+        Output::new(out_reader, spec.stdout_cap, stdout_tee)?,
         Output::new(err_reader, spec.stderr_cap, &mut err_sink)?,
     ];
     let (end, _) = group

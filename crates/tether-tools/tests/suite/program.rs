@@ -21,6 +21,7 @@ fn program(fx: &Fixture, argv: &[&str]) -> ProgramCommand {
         stdout_cap: 1024,
         stderr_cap: 1024,
         env_remove: Vec::new(),
+        env: Vec::new(),
     }
 }
 

@@ -1,5 +1,6 @@
 mod adversarial;
 mod ask_cli;
+mod claude_cli;
 mod cli;
 mod cli_errors;
 mod control_chars;

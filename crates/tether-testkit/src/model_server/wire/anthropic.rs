@@ -49,6 +49,15 @@ pub(super) fn parse(body: &Value) -> Result<Parsed, String> {
         match role {
             "user" => parse_user(&blocks, &mut request.messages),
             "assistant" => request.messages.push(parse_assistant(&blocks)),
+            // Claude Code sends part of its instructions as system-role messages; they join
+            // the system prompt.
+            "system" => {
+                let text = content_text(content);
+                request.system = Some(match request.system.take() {
+                    Some(system) => format!("{system}\n\n{text}"),
+                    None => text,
+                });
+            }
             other => return Err(format!("unknown role {other:?}")),
         }
     }

@@ -1,0 +1,223 @@
+//! Claude Code's `stream-json` output, read line by line while it runs.
+//!
+//! Every line is kept as it came (the iteration's transcript) and turned into tether's own
+//! events: a tool call is reported when its result comes back (name, one-line summary, whether
+//! it failed), the `system`/`init` line says whether tether's MCP server connected, and the final
+//! `result` line carries the agent's last message and the turn's token usage.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::executor::{AgentEvent, TurnObserver};
+
+/// The MCP server name tether's tools are served under (`mcp__tether__ask_human`).
+pub(crate) const SERVER: &str = "tether";
+
+/// How many characters of a tool call's arguments the summary keeps.
+const SUMMARY_CHARS: usize = 80;
+
+/// The `result` line of a turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Finish {
+    /// The agent's final message (or the error text when `is_error`).
+    pub(crate) message: String,
+    /// Whether Claude Code reports the turn as failed.
+    pub(crate) is_error: bool,
+    /// `subtype` (`success`, `error_max_turns`, …).
+    pub(crate) subtype: String,
+    /// Input tokens of the turn.
+    pub(crate) input_tokens: u64,
+    /// Output tokens of the turn.
+    pub(crate) output_tokens: u64,
+}
+
+/// What the stream said, once it ended.
+#[derive(Debug, Default)]
+pub(crate) struct Seen {
+    /// The status of tether's MCP server in `system`/`init` (`connected`, `failed`, …), or
+    /// `Some("missing")` when init did not list it; `None` before init.
+    pub(crate) mcp_status: Option<String>,
+    /// The final `result` line.
+    pub(crate) finish: Option<Finish>,
+    /// Tool calls whose results came back.
+    pub(crate) tool_calls: u32,
+}
+
+/// Receives the stream: copies it to the transcript and reports events as lines complete.
+pub(crate) struct StreamSink<'a> {
+    transcript: Box<dyn Write + Send + 'a>,
+    observer: &'a dyn TurnObserver,
+    /// Fired when the MCP server did not connect: the turn is stopped, there is no point in
+    /// running it without tether's tools.
+    stop: CancellationToken,
+    partial: Vec<u8>,
+    pending: HashMap<String, (String, String)>,
+    pub(crate) seen: Seen,
+}
+
+impl<'a> StreamSink<'a> {
+    pub(crate) fn new(
+        transcript: Box<dyn Write + Send + 'a>,
+        observer: &'a dyn TurnObserver,
+        stop: CancellationToken,
+    ) -> Self {
+        StreamSink {
+            transcript,
+            observer,
+            stop,
+            partial: Vec::new(),
+            pending: HashMap::new(),
+            seen: Seen::default(),
+        }
+    }
+
+    /// Reads whatever is left (a last line without a newline) and flushes the transcript.
+    pub(crate) fn finish(mut self) -> io::Result<Seen> {
+        let rest = std::mem::take(&mut self.partial);
+        self.line(&rest);
+        self.transcript.flush()?;
+        Ok(self.seen)
+    }
+
+    fn line(&mut self, line: &[u8]) {
+        let Ok(value) = serde_json::from_slice::<Value>(line) else {
+            return;
+        };
+        match value["type"].as_str() {
+            Some("system") if value["subtype"] == "init" => self.init(&value),
+            Some("assistant") => self.assistant(&value),
+            Some("user") => self.user(&value),
+            Some("result") => self.seen.finish = Some(finish(&value)),
+            _ => {}
+        }
+    }
+
+    fn init(&mut self, value: &Value) {
+        let status = value["mcp_servers"]
+            .as_array()
+            .and_then(|servers| servers.iter().find(|s| s["name"] == SERVER))
+            .and_then(|s| s["status"].as_str())
+            .unwrap_or("missing")
+            .to_owned();
+        if status != "connected" {
+            self.stop.cancel();
+        }
+        self.seen.mcp_status = Some(status);
+    }
+
+    fn assistant(&mut self, value: &Value) {
+        for block in blocks(value) {
+            if block["type"] == "tool_use" {
+                let id = block["id"].as_str().unwrap_or_default().to_owned();
+                let name = short_name(block["name"].as_str().unwrap_or("?"));
+                self.pending
+                    .insert(id, (name.clone(), summary(&name, &block["input"])));
+            }
+        }
+    }
+
+    fn user(&mut self, value: &Value) {
+        for block in blocks(value) {
+            if block["type"] != "tool_result" {
+                continue;
+            }
+            let id = block["tool_use_id"].as_str().unwrap_or_default();
+            let (tool, summary) = self
+                .pending
+                .remove(id)
+                .unwrap_or_else(|| ("?".to_owned(), String::new()));
+            self.seen.tool_calls += 1;
+            self.observer.event(AgentEvent::ToolCall {
+                tool,
+                summary,
+                is_error: block["is_error"].as_bool().unwrap_or(false),
+            });
+        }
+    }
+}
+
+impl Write for StreamSink<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.transcript.write_all(buf)?;
+        self.partial.extend_from_slice(buf);
+        while let Some(end) = self.partial.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.partial.drain(..=end).collect();
+            self.line(&line);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.transcript.flush()
+    }
+}
+
+fn blocks(value: &Value) -> impl Iterator<Item = &Value> {
+    value["message"]["content"].as_array().into_iter().flatten()
+}
+
+fn finish(value: &Value) -> Finish {
+    let usage = &value["usage"];
+    let message = value["result"]
+        .as_str()
+        .map(str::to_owned)
+        .or_else(|| value["errors"].as_array().map(|e| join_strings(e)))
+        .unwrap_or_default();
+    Finish {
+        message,
+        is_error: value["is_error"].as_bool().unwrap_or(false),
+        subtype: value["subtype"].as_str().unwrap_or_default().to_owned(),
+        input_tokens: usage["input_tokens"].as_u64().unwrap_or(0),
+        output_tokens: usage["output_tokens"].as_u64().unwrap_or(0),
+    }
+}
+
+fn join_strings(items: &[Value]) -> String {
+    let texts: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+    texts.join("; ")
+}
+
+/// `mcp__tether__ask_human` → `ask_human`; Claude Code's own tools keep their names.
+fn short_name(name: &str) -> String {
+    name.strip_prefix(&format!("mcp__{SERVER}__"))
+        .unwrap_or(name)
+        .to_owned()
+}
+
+/// One line: the argument that says most about the call (a path, a command, a question).
+fn summary(tool: &str, input: &Value) -> String {
+    let key = [
+        "file_path",
+        "path",
+        "command",
+        "pattern",
+        "question",
+        "url",
+        "summary",
+    ]
+    .into_iter()
+    .find(|k| input[k].is_string());
+    let text = match key {
+        Some(k) => input[k].as_str().unwrap_or_default().to_owned(),
+        None => String::new(),
+    };
+    let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = text.chars().take(SUMMARY_CHARS).collect();
+    let cut = if cut.len() < text.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    };
+    if cut.is_empty() {
+        tool.to_owned()
+    } else {
+        format!("{tool} {cut}")
+    }
+}
+
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;

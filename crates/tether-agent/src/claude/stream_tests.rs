@@ -1,0 +1,88 @@
+use std::sync::Mutex;
+
+use super::*;
+
+#[derive(Default)]
+struct Events(Mutex<Vec<AgentEvent>>);
+
+impl TurnObserver for Events {
+    fn event(&self, event: AgentEvent) {
+        self.0.lock().unwrap().push(event);
+    }
+}
+
+const SAMPLE: &str = r#"{"type":"system","subtype":"init","mcp_servers":[{"name":"tether","status":"connected"}]}
+{"type":"assistant","message":{"content":[{"type":"text","text":"I need a decision."}]}}
+{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"mcp__tether__ask_human","input":{"question":"LRU or LFU?"}}]}}
+{"type":"tool_progress","tool_name":"mcp__tether__ask_human","elapsed_time_seconds":30}
+{"type":"user","message":{"content":[{"tool_use_id":"t1","type":"tool_result","content":[{"type":"text","text":"LRU"}]}]}}
+{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t2","name":"Bash","input":{"command":"cargo   test"}}]}}
+{"type":"user","message":{"content":[{"tool_use_id":"t2","type":"tool_result","is_error":true,"content":"denied"}]}}
+{"type":"result","subtype":"success","is_error":false,"result":"Done. DONE","usage":{"input_tokens":20,"output_tokens":10}}"#;
+
+fn feed(text: &str, chunk: usize) -> (Seen, Vec<AgentEvent>, Vec<u8>, bool) {
+    let events = Events::default();
+    let stop = CancellationToken::new();
+    let mut raw = Vec::new();
+    let seen = {
+        let mut sink = StreamSink::new(Box::new(&mut raw), &events, stop.clone());
+        for part in text.as_bytes().chunks(chunk) {
+            sink.write_all(part).unwrap();
+        }
+        sink.finish().unwrap()
+    };
+    let events = events.0.into_inner().unwrap();
+    (seen, events, raw, stop.is_cancelled())
+}
+
+#[test]
+fn a_stream_becomes_tool_calls_and_a_final_message_whatever_the_chunks() {
+    for chunk in [1, 7, 4096] {
+        let (seen, events, raw, stopped) = feed(SAMPLE, chunk);
+        assert_eq!(raw, SAMPLE.as_bytes(), "the transcript is the raw stream");
+        assert!(!stopped);
+        assert_eq!(seen.mcp_status.as_deref(), Some("connected"));
+        assert_eq!(seen.tool_calls, 2);
+        let finish = seen.finish.unwrap();
+        assert_eq!(finish.message, "Done. DONE");
+        assert!(!finish.is_error);
+        assert_eq!((finish.input_tokens, finish.output_tokens), (20, 10));
+        assert_eq!(
+            events,
+            vec![
+                AgentEvent::ToolCall {
+                    tool: "ask_human".into(),
+                    summary: "ask_human LRU or LFU?".into(),
+                    is_error: false
+                },
+                AgentEvent::ToolCall {
+                    tool: "Bash".into(),
+                    summary: "Bash cargo test".into(),
+                    is_error: true
+                },
+            ]
+        );
+    }
+}
+
+#[test]
+fn an_mcp_server_that_did_not_connect_stops_the_turn() {
+    let failed = r#"{"type":"system","subtype":"init","mcp_servers":[{"name":"tether","status":"failed"}]}
+"#;
+    let (seen, _, _, stopped) = feed(failed, 4096);
+    assert!(stopped);
+    assert_eq!(seen.mcp_status.as_deref(), Some("failed"));
+    let missing = r#"{"type":"system","subtype":"init","mcp_servers":[]}"#;
+    let (seen, _, _, stopped) = feed(missing, 4096);
+    assert!(stopped);
+    assert_eq!(seen.mcp_status.as_deref(), Some("missing"));
+}
+
+#[test]
+fn long_arguments_are_cut_to_one_line() {
+    let long = "x".repeat(200);
+    let s = summary("Write", &serde_json::json!({"file_path": long}));
+    assert_eq!(s.chars().count(), "Write ".len() + SUMMARY_CHARS + 1);
+    assert!(s.ends_with('…'));
+    assert_eq!(summary("TodoWrite", &serde_json::json!({})), "TodoWrite");
+}

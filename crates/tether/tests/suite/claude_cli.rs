@@ -1,0 +1,237 @@
+//! `[executor] kind = "claude"` end to end with the real Claude Code CLI (its path in
+//! `TETHER_TEST_CLAUDE`, installed by ./test.sh) against the fake model server: the loop runs
+//! it, tether's tools reach it over `tether mcp`, and cancelling leaves none of it running.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use tether_config::Api;
+use tether_model::Request;
+use tether_model::scripted::{Script, Turn};
+use tether_testkit::model_server::FakeModelServer;
+use tether_testkit::wait_until;
+
+use crate::common::{PATIENCE, pending_question, run, runtime, spawn, text, wait_output};
+
+/// The real `claude` binary; a test without it fails (./test.sh installs it).
+fn claude() -> PathBuf {
+    let path = std::env::var_os("TETHER_TEST_CLAUDE").unwrap_or_else(|| {
+        panic!(
+            "TETHER_TEST_CLAUDE is not set: run ./test.sh, which installs Claude Code under \
+             target/npm-cli and sets it"
+        )
+    });
+    let path = PathBuf::from(path);
+    assert!(
+        path.exists(),
+        "TETHER_TEST_CLAUDE={} does not exist",
+        path.display()
+    );
+    path
+}
+
+/// A workspace whose tether.toml runs Claude Code on `server`, isolated from the user's own
+/// Claude configuration.
+fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let config_dir = dir.path().join(".claude-config");
+    fs::create_dir_all(&config_dir).unwrap();
+    let toml = format!(
+        "[executor]\nkind = \"claude\"\nprogram = {program:?}\nturn_timeout_secs = 600\n\
+         [executor.env]\nANTHROPIC_BASE_URL = {base:?}\nANTHROPIC_API_KEY = \"sk-fake\"\n\
+         CLAUDE_CONFIG_DIR = {config:?}\nCLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = \"1\"\n\
+         DISABLE_AUTOUPDATER = \"1\"\nDISABLE_TELEMETRY = \"1\"\n{extra}",
+        program = claude().display().to_string(),
+        base = server.base_url(Api::Anthropic),
+        config = config_dir.display().to_string(),
+    );
+    fs::write(dir.path().join("tether.toml"), toml).unwrap();
+    dir
+}
+
+fn start(script: Script) -> (tokio::runtime::Runtime, FakeModelServer) {
+    let rt = runtime();
+    let server = rt.block_on(FakeModelServer::start(script)).unwrap();
+    (rt, server)
+}
+
+fn ralph(dir: &Path, prompt: &str) -> std::process::Child {
+    spawn(
+        dir,
+        &[
+            "ralph",
+            prompt,
+            "--completion-promise",
+            "DONE",
+            "--max-iterations",
+            "3",
+        ],
+    )
+}
+
+fn status(dir: &Path) -> Value {
+    serde_json::from_slice(&run(dir, &["status", "--json"]).stdout).unwrap()
+}
+
+#[test]
+fn a_ralph_loop_with_claude_code_keeps_its_promise() {
+    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
+        Turn::text("All written. <promise>DONE</promise>")
+    }));
+    let dir = workspace(&server, "");
+    let done = wait_output(ralph(dir.path(), "Write the notes."));
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(dir.path(), &done)
+    );
+    assert_eq!(status(dir.path())["status"], "completed");
+    let requests = server.requests();
+    assert!(!requests.is_empty());
+    let first = &requests[0];
+    assert_eq!(first.path, "/v1/messages");
+    // tether's tools are declared to the model directly, the native question tool is not.
+    for tool in tether_agent::CLAUDE_TOOLS {
+        assert!(
+            first.raw_body.contains(tool),
+            "{tool} missing from the request"
+        );
+    }
+    assert!(!first.raw_body.contains("\"AskUserQuestion\""));
+    assert!(first.raw_body.contains("Write the notes."));
+    // The raw stream is the iteration's transcript, and the MCP config sits next to it.
+    let run_dir = only_run_dir(dir.path());
+    let transcript = fs::read_to_string(run_dir.join("iteration-0001.jsonl")).unwrap();
+    assert!(transcript.contains("\"mcp_servers\""), "{transcript}");
+    assert!(transcript.contains("\"type\":\"result\""), "{transcript}");
+    let mcp: Value =
+        serde_json::from_str(&fs::read_to_string(run_dir.join("claude-mcp.json")).unwrap())
+            .unwrap();
+    let args = &mcp["mcpServers"]["tether"]["args"];
+    assert_eq!(args[0], "mcp");
+    assert_eq!(args[1], "--run");
+}
+
+/// What a failed run printed, with its transcripts.
+fn diagnose(dir: &Path, out: &std::process::Output) -> String {
+    let mut all = format!(
+        "stdout:\n{}\nstderr:\n{}\n",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    for run in fs::read_dir(dir.join(".tether/runs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        for file in fs::read_dir(run.path()).into_iter().flatten().flatten() {
+            let body = fs::read_to_string(file.path()).unwrap_or_default();
+            all.push_str(&format!("{}:\n{body}\n", file.path().display()));
+        }
+    }
+    all
+}
+
+fn only_run_dir(dir: &Path) -> PathBuf {
+    let runs: Vec<PathBuf> = fs::read_dir(dir.join(".tether/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    runs[0].clone()
+}
+
+#[test]
+fn ask_human_over_mcp_is_answered_with_tether_answer() {
+    let (_rt, server) = start(Script::from_fn(|req: &Request| {
+        match req.last_tool_result() {
+            None => Turn::tool(
+                "mcp__tether__ask_human",
+                json!({"question": "Which colour?", "context": "the logo", "confidence": 10}),
+            ),
+            Some((_, result)) => Turn::text(format!("Noted ({result}). <promise>DONE</promise>")),
+        }
+    }));
+    let dir = workspace(&server, "");
+    let child = ralph(dir.path(), "Pick the logo colour.");
+    let q = pending_question(dir.path());
+    assert_eq!(q["question"], "Which colour?");
+    assert_eq!(q["run_id"], status(dir.path())["id"]);
+    let out = run(
+        dir.path(),
+        &[
+            "answer",
+            q["id"].as_str().unwrap(),
+            "Blue.",
+            "--as",
+            "carol",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let done = wait_output(child);
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
+    let last = server.requests().last().unwrap().raw_body.clone();
+    assert!(last.contains("Human replied: Blue."), "{last}");
+    // The tool call is one of the run's events.
+    let events = text(&run(dir.path(), &["status", "--json"]).stdout);
+    assert_eq!(status(dir.path())["status"], "completed", "{events}");
+}
+
+#[test]
+fn tether_cancel_leaves_no_claude_process_behind() {
+    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
+        Turn::tool(
+            "mcp__tether__ask_human",
+            json!({"question": "Wait for me?", "context": "cancel test", "confidence": 10}),
+        )
+    }));
+    let dir = workspace(&server, "");
+    let child = ralph(dir.path(), "Ask and wait.");
+    pending_question(dir.path());
+    let program = claude().display().to_string();
+    let ours = |pids: &[u32]| !pids.is_empty();
+    let before = wait_until("claude to run", PATIENCE, || {
+        let pids = processes_in(dir.path(), &program);
+        ours(&pids).then_some(pids)
+    })
+    .unwrap();
+    let out = run(dir.path(), &["cancel"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let done = wait_output(child);
+    assert_ne!(done.status.code(), Some(0));
+    wait_until("claude and its MCP server to be gone", PATIENCE, || {
+        processes_in(dir.path(), &program).is_empty().then_some(())
+    })
+    .unwrap_or_else(|e| panic!("{e}; were {before:?}"));
+    assert_eq!(status(dir.path())["status"], "cancelled");
+}
+
+/// Live processes whose working directory is `dir` (Claude Code and the `tether mcp` it
+/// started), found through /proc.
+fn processes_in(dir: &Path, _program: &str) -> Vec<u32> {
+    let dir = fs::canonicalize(dir).unwrap();
+    let me = std::process::id();
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(cwd) = fs::read_link(entry.path().join("cwd")) else {
+            continue;
+        };
+        let cmdline = fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let is_tether_loop = text(&cmdline).contains("ralph");
+        let zombie = fs::read_to_string(entry.path().join("stat"))
+            .map(|s| s.contains(") Z "))
+            .unwrap_or(true);
+        if cwd == dir && !is_tether_loop && !zombie {
+            found.push(pid);
+        }
+    }
+    found
+}
