@@ -86,11 +86,13 @@ api_key_env = "ZULIP_BOT_API_KEY"
 kind = "builtin"
 # Only for kind = "command", and required then: the program and its arguments.
 # command = ["my-agent", "--print"]
-# Only for kind = "claude": the program (default: claude on PATH), extra arguments, extra
-# environment variables, and how long one turn may take in seconds (default 86400).
+# Only for kind = "claude": the program (default: claude on PATH).
 # program = "claude"
+# Only for kind = "claude": extra arguments, after tether's own.
 # args = ["--model", "sonnet"]
-# env = { }
+# Only for kind = "claude": extra environment variables.
+# env = { ANTHROPIC_MODEL = "sonnet" }
+# Only for kind = "claude": how long one turn may take, in seconds (default 86400).
 # turn_timeout_secs = 86400
 "#;
 

@@ -143,6 +143,7 @@ command = ["my-agent", "--print", ""]
         executor: ExecutorConfig {
             kind: ExecutorKind::Command,
             command: vec!["my-agent".into(), "--print".into(), String::new()],
+            ..ExecutorConfig::default()
         },
     };
     assert_eq!(config, expected);

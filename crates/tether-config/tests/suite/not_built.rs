@@ -6,23 +6,65 @@ use super::{config, problem};
 #[test]
 fn an_executor_kind_not_built_yet_is_refused_with_a_command_to_use_instead() {
     assert_eq!(
-        problem("[executor]\nkind = \"claude\"\n"),
-        "tether.toml:2: executor.kind: \"claude\" (Claude Code) is not built yet: only \
-         \"builtin\" (tether's own agent on [model]) and \"command\" (any program) run today; \
-         to run Claude Code now, set kind = \"command\" and command = [\"claude\", \"-p\", \
-         \"{prompt}\"]"
-    );
-    assert_eq!(
         problem("[executor]\nkind = \"codex\"\n"),
         "tether.toml:2: executor.kind: \"codex\" (Codex) is not built yet: only \"builtin\" \
-         (tether's own agent on [model]) and \"command\" (any program) run today; to run Codex \
-         now, set kind = \"command\" and command = [\"codex\", \"exec\", \"{prompt}\"]"
+         (tether's own agent on [model]), \"claude\" (Claude Code) and \"command\" (any \
+         program) run today; to run Codex now, set kind = \"command\" and command = [\"codex\", \
+         \"exec\", \"{prompt}\"]"
     );
     assert_eq!(
         problem("\n[executor]\nkind = \"pi\"\n"),
         "tether.toml:3: executor.kind: \"pi\" (pi) is not built yet: only \"builtin\" \
-         (tether's own agent on [model]) and \"command\" (any program) run today; to run pi \
-         now, set kind = \"command\" and command = [\"pi\", \"-p\", \"{prompt}\"]"
+         (tether's own agent on [model]), \"claude\" (Claude Code) and \"command\" (any \
+         program) run today; to run pi now, set kind = \"command\" and command = [\"pi\", \
+         \"-p\", \"{prompt}\"]"
+    );
+}
+
+#[test]
+fn claude_is_built_with_its_program_args_env_and_timeout() {
+    let config = config(
+        "[executor]\nkind = \"claude\"\nprogram = \"/opt/claude\"\nargs = [\"--model\", \
+         \"sonnet\"]\nturn_timeout_secs = 600\nenv = { A = \"1\", B = \"two\" }\n",
+    );
+    assert_eq!(config.executor.kind, tether_config::ExecutorKind::Claude);
+    assert_eq!(config.executor.program.as_deref(), Some("/opt/claude"));
+    assert_eq!(config.executor.args, ["--model", "sonnet"]);
+    assert_eq!(config.executor.turn_timeout_secs, Some(600));
+    assert_eq!(
+        config.executor.env,
+        [
+            ("A".to_owned(), "1".to_owned()),
+            ("B".to_owned(), "two".to_owned())
+        ]
+    );
+    assert_eq!(
+        super::config("[executor]\nkind = \"claude\"\n")
+            .executor
+            .program,
+        None
+    );
+}
+
+#[test]
+fn agent_cli_settings_are_refused_for_other_kinds_and_when_malformed() {
+    assert_eq!(
+        problem("[executor]\nkind = \"builtin\"\nprogram = \"claude\"\n"),
+        "tether.toml:3: executor.program: only used by an agent CLI kind (\"claude\"), but kind \
+         is \"builtin\"; remove it"
+    );
+    assert_eq!(
+        problem("[executor]\nkind = \"claude\"\nenv = { A = 1 }\n"),
+        "tether.toml:3: executor.env.A: must be a string, got an integer"
+    );
+    assert_eq!(
+        problem("[executor]\nkind = \"claude\"\nenv = \"A=1\"\n"),
+        "tether.toml:3: executor.env: must be a table of strings, e.g. env = { ANTHROPIC_MODEL = \
+         \"sonnet\" }"
+    );
+    assert_eq!(
+        problem("[executor]\nkind = \"claude\"\nturn_timeout_secs = 0\n"),
+        "tether.toml:3: executor.turn_timeout_secs: must be between 1 and 2592000, got 0"
     );
 }
 

@@ -49,10 +49,32 @@ fn the_commented_out_examples_are_valid_too() {
         "{text}"
     );
     let err = parse(&text, Path::new("tether.toml"), &MapEnv::new()).unwrap_err();
-    // The only clash: the example command is for kind = "command", and the kind is "builtin".
+    // The only clashes: the example command is for kind = "command", the agent CLI settings for
+    // kind = "claude", and the kind is "builtin".
     let keys: Vec<&str> = err.problems().iter().map(|p| p.key.as_str()).collect();
-    assert_eq!(keys, ["executor.command"], "{err}");
-    let text = text.replace("kind = \"builtin\"", "kind = \"command\"");
+    assert_eq!(
+        keys,
+        [
+            "executor.command",
+            "executor.program",
+            "executor.args",
+            "executor.env",
+            "executor.turn_timeout_secs"
+        ],
+        "{err}"
+    );
+    let without = |text: &str, keys: &[&str]| -> String {
+        text.lines()
+            .filter(|l| !keys.iter().any(|k| l.starts_with(&format!("{k} = "))))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let claude = without(&text, &["command"]).replace("kind = \"builtin\"", "kind = \"claude\"");
+    let config = parse(&claude, Path::new("tether.toml"), &MapEnv::new()).unwrap();
+    assert_eq!(config.executor.program.as_deref(), Some("claude"));
+    assert_eq!(config.executor.turn_timeout_secs, Some(86400));
+    let text = without(&text, &["program", "args", "env", "turn_timeout_secs"])
+        .replace("kind = \"builtin\"", "kind = \"command\"");
     let config = parse(&text, Path::new("tether.toml"), &MapEnv::new()).unwrap();
     assert!(config.model.is_some() && config.judge.is_some());
     assert!(config.human.timeout.is_some());
