@@ -8,8 +8,12 @@
 # - system programs the tests start: script(1) for the pseudo-terminal tests, kill, git,
 #   python3 (with apt-get; through sudo when not root);
 # - the official Python MCP SDK (`mcp>=2,<3`, the independent client of the `tether mcp` tests)
-#   into a virtual environment under the target directory, never into the system's Python.
-# Then runs `cargo test --workspace --locked` with PYTHON naming that environment's interpreter.
+#   into a virtual environment under the target directory, never into the system's Python;
+# - the real Claude Code CLI (npm `@anthropic-ai/claude-code`) under target/npm-cli, with Node 22
+#   (npm `node@22`) next to it when the machine's Node is older: Claude Code's current releases
+#   need Node 22 to install (with an older one npm silently picks an old release).
+# Then runs `cargo test --workspace --locked` with PYTHON naming that environment's interpreter
+# and TETHER_TEST_CLAUDE the Claude Code binary.
 # Formatting and lints are not part of it: `.ci/run` checks them before calling this script.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -61,11 +65,44 @@ mcp_sdk() {
   fi
 }
 
+node_major() { "$1" -e 'process.stdout.write(process.versions.node.split(".")[0])' 2>/dev/null; }
+
+# Node 22 or newer for npm: the machine's, or node@22 installed beside the CLIs.
+node_bin_dir() {
+  if type -P node >/dev/null && [ "$(node_major node)" -ge 22 ] 2>/dev/null; then
+    dirname "$(type -P node)"
+    return
+  fi
+  local dir="$npm_cli/node22/node_modules/node/bin"
+  if [ "$(node_major "$dir/node")" != "22" ]; then
+    type -P npm >/dev/null || apt_install npm
+    say "installing Node 22 (npm node@22) into $npm_cli/node22"
+    npm install --silent --no-audit --no-fund --prefix "$npm_cli/node22" node@22 >&2
+  fi
+  echo "$dir"
+}
+
+claude_cli() {
+  claude="$npm_cli/claude/node_modules/.bin/claude"
+  if ! "$claude" --version >/dev/null 2>&1; then
+    local bin
+    bin="$(node_bin_dir)"
+    say "installing Claude Code (npm @anthropic-ai/claude-code) into $npm_cli/claude"
+    PATH="$bin:$PATH" npm install --silent --no-audit --no-fund --prefix "$npm_cli/claude" \
+      @anthropic-ai/claude-code >&2
+    "$claude" --version >/dev/null
+  fi
+}
+
 system_packages
 python_venv
 mcp_sdk
+npm_cli="$(mkdir -p "$target/npm-cli" && cd "$target/npm-cli" && pwd)"
+claude_cli
 
 PYTHON="$(cd "$(dirname "$py")" && pwd)/$(basename "$py")"
 export PYTHON
+TETHER_TEST_CLAUDE="$claude"
+export TETHER_TEST_CLAUDE
 [ $# -gt 0 ] || set -- --workspace
 exec cargo test --locked "$@"

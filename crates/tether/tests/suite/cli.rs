@@ -107,7 +107,7 @@ fn validate_refuses_settings_not_built_yet() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr
-            .contains("executor.kind: \"claude\" (Claude Code) is not built yet")
+            .contains("executor.kind: \"codex\" (Codex) is not built yet")
     );
 }
 
