@@ -12,7 +12,9 @@ use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::wait_until;
 
-use crate::common::{PATIENCE, pending_question, run, runtime, spawn, text, wait_output};
+use crate::common::{
+    PATIENCE, model_table, pending_question, run, runtime, spawn, text, wait_output,
+};
 
 /// The real `claude` binary; a test without it fails (./test.sh installs it).
 fn claude() -> PathBuf {
@@ -35,7 +37,13 @@ fn claude() -> PathBuf {
 /// Claude configuration.
 fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let config_dir = dir.path().join(".claude-config");
+    configure(dir.path(), server, extra);
+    dir
+}
+
+/// Writes `dir`'s tether.toml: Claude Code on `server`, then `extra`.
+fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
+    let config_dir = dir.join(".claude-config");
     fs::create_dir_all(&config_dir).unwrap();
     let toml = format!(
         "[executor]\nkind = \"claude\"\nprogram = {program:?}\nturn_timeout_secs = 600\n\
@@ -46,8 +54,7 @@ fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
         base = server.base_url(Api::Anthropic),
         config = config_dir.display().to_string(),
     );
-    fs::write(dir.path().join("tether.toml"), toml).unwrap();
-    dir
+    fs::write(dir.join("tether.toml"), toml).unwrap();
 }
 
 fn start(script: Script) -> (tokio::runtime::Runtime, FakeModelServer) {
@@ -234,4 +241,81 @@ fn processes_in(dir: &Path, _program: &str) -> Vec<u32> {
         }
     }
     found
+}
+
+const PLAN: &str = "# Plan: numbers
+
+## Goal: Add numbers
+<!-- id: add -->
+status: active
+done_when: `add` returns the sum of its arguments
+verify: grep -q 'a + b' src/lib.rs
+failure_modes:
+- the grep matches a comment
+- add is never called
+
+## Log
+";
+
+const LIB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
+
+#[test]
+fn a_goal_loop_with_claude_code_signs_off_through_complete_goal_over_mcp() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("src/lib.rs").display().to_string();
+    let rt = runtime();
+    // The agent writes the function with Claude Code's own Write tool, then calls tether's
+    // complete_goal over MCP, then finishes.
+    let agent = rt
+        .block_on(FakeModelServer::start(Script::from_fn(
+            move |req: &Request| match req.last_tool_result() {
+                None => Turn::tool("Write", json!({"file_path": lib, "content": LIB})),
+                Some((Some("Write"), _)) => Turn::tool(
+                    "mcp__tether__complete_goal",
+                    json!({"id": "add", "evidence": "grep finds a + b", "paths": ["src/lib.rs"]}),
+                ),
+                Some((_, result)) => Turn::text(format!("Signed off: {result}")),
+            },
+        )))
+        .unwrap();
+    let judge = rt
+        .block_on(FakeModelServer::start(Script::turns([
+            Turn::tool("read", json!({"path": "src/lib.rs"})),
+            Turn::text(format!(
+                "Read it.\n```json\n{}\n```",
+                json!({
+                    "verdict": "accept",
+                    "summary": "add adds",
+                    "checks": [{"path": "src/lib.rs", "quote": "pub fn add(a: i32, b: i32) -> i32 {\n    a + b",
+                                "observation": "the function adds"}],
+                    "missing": [],
+                })
+            )),
+        ])))
+        .unwrap();
+    fs::create_dir_all(dir.path().join("src")).unwrap();
+    fs::write(dir.path().join("plan.md"), PLAN).unwrap();
+    configure(
+        dir.path(),
+        &agent,
+        &model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
+    );
+    let out = run(dir.path(), &["run", "--approve", "--max-iterations", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
+    assert!(
+        text(&out.stdout).contains("signed off: add"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("src/lib.rs")).unwrap(),
+        LIB
+    );
+    let plan = fs::read_to_string(dir.path().join("plan.md")).unwrap();
+    assert!(plan.contains("add signed off:"), "{plan}");
+    assert_eq!(
+        judge.request_count(),
+        2,
+        "the judge read the file, then accepted"
+    );
 }
