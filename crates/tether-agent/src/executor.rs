@@ -77,6 +77,10 @@ pub enum ExecError {
     /// gone): the turn stopped at that call. The next iteration may succeed once it is back.
     #[error(transparent)]
     Tool(#[from] FatalToolError),
+    /// The agent cannot run until its setup is fixed (a missing CLI, tether's tools not
+    /// reaching it): stop the run and say how to fix it; retrying would not help.
+    #[error("the agent cannot run")]
+    Setup(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The turn used up its step limit without a final answer.
     #[error("the agent made {0} model calls without finishing its turn")]
     TooManySteps(u32),

@@ -157,7 +157,7 @@ impl ClaudeExecutor {
         let program = self.settings.program.clone();
         let argv = vec![program.clone(), "--version".to_owned()];
         let not_runnable = |detail: String| {
-            ExecError::Model(Box::new(ClaudeError::NotRunnable {
+            ExecError::Setup(Box::new(ClaudeError::NotRunnable {
                 program: program.clone(),
                 detail,
             }))
@@ -256,7 +256,7 @@ impl ClaudeExecutor {
         );
         let run = run_program_teed(&spec, &child_cancel, &mut sink).await;
         let run = run.map_err(|e| {
-            ExecError::Model(Box::new(ClaudeError::NotRunnable {
+            ExecError::Setup(Box::new(ClaudeError::NotRunnable {
                 program: self.settings.program.clone(),
                 detail: format!("could not start: {e}"),
             }))
@@ -274,10 +274,10 @@ fn outcome(
 ) -> Result<TurnOutcome, ExecError> {
     let fail = |e: ClaudeError| Err(ExecError::Model(Box::new(e)));
     if let Some(status) = seen.mcp_status.clone().filter(|s| s != "connected") {
-        return fail(ClaudeError::McpNotConnected {
+        return Err(ExecError::Setup(Box::new(ClaudeError::McpNotConnected {
             status,
             tether: exec.settings.tether.display().to_string(),
-        });
+        })));
     }
     match run.end {
         ShellEnd::Cancelled if cancelled => return Err(ExecError::Cancelled),

@@ -69,6 +69,14 @@ pub enum GoalEnd {
         /// Why.
         reason: String,
     },
+    /// The agent cannot run until its setup is fixed (its CLI is missing, tether's tools did not
+    /// reach it); retrying would not help.
+    CannotRun {
+        /// The iteration that found it.
+        iteration: u32,
+        /// What is wrong and how to fix it.
+        error: String,
+    },
     /// Too many iterations failed in a row.
     Failed {
         /// The last iteration run.
@@ -90,6 +98,7 @@ impl From<Stopped> for GoalEnd {
             Stopped::Paused { reason } => GoalEnd::Paused { reason },
             Stopped::BudgetSpent { iteration } => GoalEnd::BudgetSpent { iteration },
             Stopped::Failed { iteration, error } => GoalEnd::Failed { iteration, error },
+            Stopped::CannotRun { iteration, error } => GoalEnd::CannotRun { iteration, error },
         }
     }
 }

@@ -163,6 +163,21 @@ async fn iterate<K: LoopKind>(
                 }
                 Next::Continue
             }
+            Ran::CannotRun(error) => {
+                deps.journal.append(
+                    run,
+                    &Event::IterationFailed {
+                        n,
+                        error: error.clone(),
+                    },
+                )?;
+                finish(deps, run, Outcome::Failed).await?;
+                return Ok(Stopped::CannotRun {
+                    iteration: n,
+                    error,
+                }
+                .into());
+            }
             Ran::Stopped(stopped) => return Ok(stopped.into()),
         };
         if let Some(end) = settle(at, next).await? {
@@ -249,6 +264,8 @@ enum Ran {
         tool_calls: u32,
     },
     Failed(String),
+    /// The agent cannot run until its setup is fixed.
+    CannotRun(String),
     Stopped(Stopped),
 }
 
@@ -297,6 +314,7 @@ async fn run_turn(
             finish(deps, run, Outcome::Interrupted).await?;
             Ok(Ran::Stopped(Stopped::Interrupted))
         }
+        Err(e @ ExecError::Setup(_)) => Ok(Ran::CannotRun(chain(&e))),
         Err(e) => Ok(Ran::Failed(chain(&e))),
     }
 }

@@ -54,6 +54,14 @@ pub enum Stopped {
         /// The last iteration run.
         iteration: u32,
     },
+    /// The agent cannot run until its setup is fixed (its CLI is missing, tether's tools did not
+    /// reach it); retrying would not help.
+    CannotRun {
+        /// The iteration that found it.
+        iteration: u32,
+        /// What is wrong and how to fix it.
+        error: String,
+    },
     /// Too many iterations failed in a row.
     Failed {
         /// The last iteration run.

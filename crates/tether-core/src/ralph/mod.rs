@@ -47,6 +47,14 @@ pub enum RalphEnd {
         /// The last iteration run.
         iteration: u32,
     },
+    /// The agent cannot run until its setup is fixed (its CLI is missing, tether's tools did not
+    /// reach it); retrying would not help.
+    CannotRun {
+        /// The iteration that found it.
+        iteration: u32,
+        /// What is wrong and how to fix it.
+        error: String,
+    },
     /// Too many iterations failed in a row.
     Failed {
         /// The last iteration run.
@@ -70,6 +78,7 @@ impl From<Stopped> for RalphEnd {
             Stopped::Paused { .. } => RalphEnd::Paused,
             Stopped::BudgetSpent { iteration } => RalphEnd::BudgetSpent { iteration },
             Stopped::Failed { iteration, error } => RalphEnd::Failed { iteration, error },
+            Stopped::CannotRun { iteration, error } => RalphEnd::CannotRun { iteration, error },
         }
     }
 }

@@ -125,6 +125,10 @@ impl Loop for RalphLoop {
                 ),
                 Exit::Budget,
             ),
+            RalphEnd::CannotRun { iteration, error } => (
+                format!("stopped at iteration {iteration}: {error}"),
+                Exit::Error,
+            ),
             RalphEnd::Failed { iteration, error } => (
                 format!(
                     "stopped: iteration {iteration} was the last of several failures in a row: {error}"

@@ -144,6 +144,10 @@ impl Loop for GoalLoop {
                 format!("run {run} paused: {reason}; {resume}"),
                 Exit::Paused,
             ),
+            GoalEnd::CannotRun { iteration, error } => (
+                format!("stopped at iteration {iteration}: {error}"),
+                Exit::Error,
+            ),
             GoalEnd::Failed { iteration, error } => (
                 format!(
                     "stopped: iteration {iteration} was the last of several failures in a row: {error}"
