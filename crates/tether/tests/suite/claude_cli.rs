@@ -181,9 +181,23 @@ fn ask_human_over_mcp_is_answered_with_tether_answer() {
     assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
     let last = server.requests().last().unwrap().raw_body.clone();
     assert!(last.contains("Human replied: Blue."), "{last}");
-    // The tool call is one of the run's events.
-    let events = text(&run(dir.path(), &["status", "--json"]).stdout);
-    assert_eq!(status(dir.path())["status"], "completed", "{events}");
+    assert_eq!(status(dir.path())["status"], "completed");
+    // The tool call is one of the run's events, with its one-line summary.
+    let store = tether_store::Store::open(dir.path().join(".tether/tether.db")).unwrap();
+    let run_id = store.latest_run().unwrap().unwrap().id;
+    let calls: Vec<(String, String)> = store
+        .events(&run_id, tether_store::Seq(0), usize::MAX)
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| match e.event {
+            Some(tether_store::Event::ToolCalled { tool, summary, .. }) => Some((tool, summary)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [("ask_human".to_owned(), "ask_human Which colour?".to_owned())]
+    );
 }
 
 #[test]
