@@ -211,11 +211,9 @@ fn tether_cancel_leaves_no_claude_process_behind() {
     let dir = workspace(&server, "");
     let child = ralph(dir.path(), "Ask and wait.");
     pending_question(dir.path());
-    let program = claude().display().to_string();
-    let ours = |pids: &[u32]| !pids.is_empty();
     let before = wait_until("claude to run", PATIENCE, || {
-        let pids = processes_in(dir.path(), &program);
-        ours(&pids).then_some(pids)
+        let pids = processes_in(dir.path());
+        (!pids.is_empty()).then_some(pids)
     })
     .unwrap();
     let out = run(dir.path(), &["cancel"]);
@@ -223,7 +221,7 @@ fn tether_cancel_leaves_no_claude_process_behind() {
     let done = wait_output(child);
     assert_ne!(done.status.code(), Some(0));
     wait_until("claude and its MCP server to be gone", PATIENCE, || {
-        processes_in(dir.path(), &program).is_empty().then_some(())
+        processes_in(dir.path()).is_empty().then_some(())
     })
     .unwrap_or_else(|e| panic!("{e}; were {before:?}"));
     assert_eq!(status(dir.path())["status"], "cancelled");
@@ -231,7 +229,7 @@ fn tether_cancel_leaves_no_claude_process_behind() {
 
 /// Live processes whose working directory is `dir` (Claude Code and the `tether mcp` it
 /// started), found through /proc.
-fn processes_in(dir: &Path, _program: &str) -> Vec<u32> {
+fn processes_in(dir: &Path) -> Vec<u32> {
     let dir = fs::canonicalize(dir).unwrap();
     let me = std::process::id();
     let mut found = Vec::new();

@@ -81,7 +81,7 @@ fn validate_refuses_settings_not_built_yet() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("tether.toml"),
-        "[human]\nchannels = [\"terminal\", \"web\"]\n\n[executor]\nkind = \"claude\"\n\n\
+        "[human]\nchannels = [\"terminal\", \"web\"]\n\n[executor]\nkind = \"codex\"\n\n\
          [server]\nlisten = \"127.0.0.1:0\"\n",
     )
     .unwrap();
