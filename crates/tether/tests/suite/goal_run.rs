@@ -4,7 +4,7 @@
 //! and kill -9 followed by resume.
 
 mod stopped;
-mod support;
+pub(super) mod support;
 
 use tether_model::scripted::{Script, Turn};
 use tether_store::Verdict;

@@ -70,18 +70,7 @@ pub fn env(plan: &str, agent: Script, judge: Script, tables: &str) -> Env {
         ),
     )
     .unwrap();
-    fs::write(root.join("plan.md"), plan).unwrap();
-    fs::create_dir(root.join("src")).unwrap();
-    fs::write(
-        root.join("src/lib.rs"),
-        "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
-    )
-    .unwrap();
-    fs::write(
-        root.join("check.sh"),
-        "if grep -q 'a + b' src/lib.rs; then echo 'check ok'; else echo 'add does not add'; exit 1; fi\n",
-    )
-    .unwrap();
+    super::super::goal_run::support::write_add_project(root, plan);
     Env {
         dir,
         agent,

@@ -68,6 +68,18 @@ pub fn env(plan: &str, agent: Script, judge: Script, extra: &str) -> Env {
         ),
     )
     .unwrap();
+    write_add_project(root, plan);
+    Env {
+        dir,
+        agent,
+        judge,
+        _rt: rt,
+    }
+}
+
+/// The project every goal-loop test works on: `plan`, an `add` that subtracts, and a `check.sh`
+/// that fails until it adds.
+pub fn write_add_project(root: &Path, plan: &str) {
     fs::write(root.join("plan.md"), plan).unwrap();
     fs::create_dir(root.join("src")).unwrap();
     fs::write(
@@ -80,12 +92,6 @@ pub fn env(plan: &str, agent: Script, judge: Script, extra: &str) -> Env {
         "if grep -q 'a + b' src/lib.rs; then echo 'check ok'; else echo 'add does not add'; exit 1; fi\n",
     )
     .unwrap();
-    Env {
-        dir,
-        agent,
-        judge,
-        _rt: rt,
-    }
 }
 
 impl Env {
