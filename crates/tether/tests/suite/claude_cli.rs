@@ -332,71 +332,28 @@ fn a_goal_loop_with_claude_code_signs_off_through_complete_goal_over_mcp() {
     );
 }
 
-/// A workspace whose executor is Claude Code at `program` (no model server needed).
-fn with_program(program: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let toml = format!("[executor]\nkind = \"claude\"\nprogram = {program:?}\n");
-    fs::write(dir.path().join("tether.toml"), toml).unwrap();
-    dir
-}
-
+/// The stance the README documents: edits are allowed unattended, other commands are refused
+/// (nobody can approve a prompt in `-p` mode) and the model is told so.
 #[test]
-fn a_missing_claude_is_an_error_naming_the_fix() {
-    let dir = with_program("/nonexistent/claude");
-    let out = run(
-        dir.path(),
-        &[
-            "ralph",
-            "Hi.",
-            "--completion-promise",
-            "DONE",
-            "--max-iterations",
-            "1",
-        ],
-    );
-    assert_ne!(out.status.code(), Some(0));
-    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    assert!(
-        all.contains("Claude Code does not run: `/nonexistent/claude --version` could not start")
-            && all.contains("npm install -g @anthropic-ai/claude-code"),
-        "{all}"
-    );
-}
-
-#[test]
-fn an_mcp_server_that_did_not_connect_stops_the_turn_with_the_fix() {
+fn a_command_claude_code_would_ask_about_is_refused_unattended() {
     let dir = tempfile::tempdir().unwrap();
-    // A stand-in for Claude Code whose tether MCP server failed, and that would then run on.
-    let fake = dir.path().join("fake-claude");
-    fs::write(
-        &fake,
-        "#!/bin/sh\n[ \"$1\" = --version ] && { echo '9.9.9 (Claude Code)'; exit 0; }\n\
-         echo '{\"type\":\"system\",\"subtype\":\"init\",\"mcp_servers\":[{\"name\":\"tether\",\"status\":\"failed\"}]}'\n\
-         exec sleep 600\n",
-    )
-    .unwrap();
-    fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let toml = format!(
-        "[executor]\nkind = \"claude\"\nprogram = {:?}\n",
-        fake.display().to_string()
+    let marker = dir.path().join("ran");
+    let command = format!("python3 -c \"open('{}', 'w')\"", marker.display());
+    let (_rt, server) = start(Script::from_fn(move |req: &Request| {
+        match req.last_tool_result() {
+            None => Turn::tool("Bash", json!({"command": command, "description": "probe"})),
+            Some((_, result)) => Turn::text(format!("{result} <promise>DONE</promise>")),
+        }
+    }));
+    configure(dir.path(), &server, "");
+    let done = wait_output(ralph(dir.path(), "Run the probe."));
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(dir.path(), &done)
     );
-    fs::write(dir.path().join("tether.toml"), toml).unwrap();
-    let child = spawn(
-        dir.path(),
-        &[
-            "ralph",
-            "Hi.",
-            "--completion-promise",
-            "DONE",
-            "--max-iterations",
-            "1",
-        ],
-    );
-    let out = wait_output(child);
-    assert_ne!(out.status.code(), Some(0));
-    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    assert!(
-        all.contains("Claude Code could not start tether's MCP server (status \"failed\")"),
-        "{all}"
-    );
+    assert!(!marker.exists(), "the command ran unattended");
+    let last = server.requests().last().unwrap().raw_body.clone();
+    assert!(last.contains("\"is_error\":true"), "{last}");
 }

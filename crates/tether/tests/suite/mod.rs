@@ -1,6 +1,7 @@
 mod adversarial;
 mod ask_cli;
 mod claude_cli;
+mod claude_health;
 mod cli;
 mod cli_errors;
 mod control_chars;
