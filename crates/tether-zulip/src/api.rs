@@ -296,7 +296,7 @@ impl ZulipApi {
         })
     }
 
-    /// Sends one request and classifies the answer (reference §3).
+    /// Sends one request and classifies the answer by HTTP status and Zulip's `code`.
     async fn call(
         &self,
         method: Method,

@@ -1,6 +1,7 @@
 //! The typed errors of every Zulip call, each documented with what the client does about it.
 //!
-//! Errors are matched on Zulip's `code`, never on its translated `msg` (reference §3). No
+//! Errors are matched on Zulip's `code`, never on its translated `msg` (which changes
+//! with the server's language). No
 //! variant ever carries the API key: requests authenticate with a header that is marked
 //! sensitive, and only Zulip's own `msg` and transport descriptions are kept.
 

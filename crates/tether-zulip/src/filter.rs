@@ -1,7 +1,7 @@
 //! Which delivered messages count as the human's reply to one question.
 //!
 //! Zulip's narrows can match more loosely than asked (current main also matches a topic by any
-//! of its words, reference §5), events are delivered at least once, and the bot's own messages
+//! of its words), events are delivered at least once, and the bot's own messages
 //! come back through its own queue. So every message is re-checked here: newer than the
 //! question, not from the bot, in the stream, and in exactly the topic (compared the way
 //! released servers compare topics: case-insensitively, the whole string).

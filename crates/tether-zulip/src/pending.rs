@@ -1,4 +1,5 @@
-//! Waiting for the first human reply to one posted question, losslessly (reference §9).
+//! Waiting for the first human reply to one posted question, losslessly: a reply posted while the
+//! event queue was lost is fetched with `GET /messages`, so none is missed.
 //!
 //! A [`PendingReply`] owns the event queue narrowed to the question's topic. It long-polls that
 //! queue (one request per server long-poll timeout), and whenever the queue is lost

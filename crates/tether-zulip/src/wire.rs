@@ -1,4 +1,5 @@
-//! The shapes of Zulip's responses that the client reads (reference §2), parsed leniently:
+//! The shapes of Zulip's responses that the client reads (`result`, `msg`, `code`, the
+//! event and message objects), parsed leniently:
 //! unknown fields are ignored, because servers add fields with every feature level.
 
 use std::fmt;

@@ -16,7 +16,7 @@ pub enum TopicMatch {
     #[default]
     Exact,
     /// Current Zulip main: also when the operand equals any whitespace-separated word of the
-    /// topic (reference §5).
+    /// topic (a narrow on `topic: "deploy"` also delivers `deploy failed`).
     WordMatch,
     /// The loosest fault: the topic is ignored, every message of the stream matches (so
     /// `Agent Q #10 — x` reaches a queue narrowed to `Agent Q #1 — x`).

@@ -1,7 +1,7 @@
 //! The fake server's side of the three wire formats: request JSON in (parsed into the neutral
 //! [`Request`] a [`tether_model::scripted::Script`] reads), SSE frames out.
 //!
-//! The frames follow what the real clients accept (reference: agent-clis-and-mcp.md §6), so a
+//! The frames follow what the providers' documented streaming formats send, so a
 //! test passing here means the client speaks the format the real endpoints speak — not merely
 //! the format this crate's own client expects.
 
