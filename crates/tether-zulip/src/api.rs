@@ -1,4 +1,5 @@
-//! The low level: one HTTP request per call, exactly per the reference (§1–§3).
+//! The low level: one HTTP request per call, as Zulip's REST API documents it (basic auth
+//! with the bot's email and key, `/api/v1/…` paths).
 //!
 //! Bodies are form-encoded with JSON text inside the fields that are not strings (`narrow`,
 //! `event_types`, booleans, integers); GET parameters go in the query. Every call authenticates

@@ -1,6 +1,6 @@
 //! The fake server's front door: records, authenticates, runs scheduled actions and injects
 //! faults, then hands the request to `messages` or `queues`, answering with the shapes and
-//! error codes of the reference (§2–§3).
+//! error codes of Zulip's REST API (`result`/`msg`/`code` bodies, 401, 429 with `retry-after`).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
