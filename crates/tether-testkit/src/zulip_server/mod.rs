@@ -1,9 +1,9 @@
 //! A fake Zulip server: real HTTP on `127.0.0.1:0`, the endpoints a bot needs, the shapes and
-//! error codes of the reference, and faults on demand.
+//! error codes Zulip documents, and faults on demand.
 //!
 //! tether's Zulip client is tested against this rather than against mocks, so the tests exercise
 //! its real HTTP, form encoding (JSON inside form fields), Basic auth, long-polling with
-//! heartbeats, and recovery from every failure the reference describes.
+//! heartbeats, and recovery from every failure Zulip documents (429, 5xx, resets, `BAD_EVENT_QUEUE_ID`).
 //!
 //! Endpoints (under `/api/v1`): `POST /messages`, `GET /messages`, `POST /register`,
 //! `GET /events`, `DELETE /events`, `GET /users/me`. Every request is recorded (credentials
