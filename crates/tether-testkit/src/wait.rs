@@ -39,15 +39,10 @@ pub fn wait_until<T>(
     limit: Duration,
     mut cond: impl FnMut() -> Option<T>,
 ) -> Result<T, WaitTimeout> {
-    let deadline = Instant::now() + limit;
-    let mut checks = 0;
+    let mut poll = Poll::new(limit);
     loop {
-        checks += 1;
-        if let Some(value) = cond() {
-            return Ok(value);
-        }
-        if Instant::now() >= deadline {
-            return Err(timeout(what, limit, checks));
+        if let Some(end) = poll.check(what, &mut cond) {
+            return end;
         }
         std::thread::sleep(POLL);
     }
@@ -60,17 +55,43 @@ pub async fn wait_until_async<T>(
     limit: Duration,
     mut cond: impl FnMut() -> Option<T>,
 ) -> Result<T, WaitTimeout> {
-    let deadline = Instant::now() + limit;
-    let mut checks = 0;
+    let mut poll = Poll::new(limit);
     loop {
-        checks += 1;
-        if let Some(value) = cond() {
-            return Ok(value);
-        }
-        if Instant::now() >= deadline {
-            return Err(timeout(what, limit, checks));
+        if let Some(end) = poll.check(what, &mut cond) {
+            return end;
         }
         tokio::time::sleep(POLL).await;
+    }
+}
+
+/// One wait's deadline and count of checks, shared by the blocking and the async flavour.
+struct Poll {
+    limit: Duration,
+    deadline: Instant,
+    checks: usize,
+}
+
+impl Poll {
+    fn new(limit: Duration) -> Self {
+        Poll {
+            limit,
+            deadline: Instant::now() + limit,
+            checks: 0,
+        }
+    }
+
+    /// Checks `cond` once: its value, the timeout once the deadline has passed, or `None` to
+    /// wait and check again.
+    fn check<T>(
+        &mut self,
+        what: &str,
+        cond: &mut impl FnMut() -> Option<T>,
+    ) -> Option<Result<T, WaitTimeout>> {
+        self.checks += 1;
+        if let Some(value) = cond() {
+            return Some(Ok(value));
+        }
+        (Instant::now() >= self.deadline).then(|| Err(timeout(what, self.limit, self.checks)))
     }
 }
 
