@@ -81,6 +81,10 @@ pub enum ExecError {
     /// reaching it): stop the run and say how to fix it; retrying would not help.
     #[error("the agent cannot run")]
     Setup(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The agent hit a usage or rate limit: not a failure of its work. The loop waits (until
+    /// the reset when known, else with backoff) and runs the same iteration again.
+    #[error("the agent hit a usage limit: {}", .0.message)]
+    UsageLimit(crate::cli::limits::UsageLimit),
     /// The turn used up its step limit without a final answer.
     #[error("the agent made {0} model calls without finishing its turn")]
     TooManySteps(u32),

@@ -12,19 +12,22 @@
 //! - [`ClaudeExecutor`]: Claude Code (`claude -p`) per turn, its stream-json output turned into
 //!   tether's events, tether's own tools served to it over MCP by `tether mcp`.
 //!
-//! Codex and pi will join as further executors of the same trait, so the loops do not care
-//! which one runs.
+//! What the agent-CLI executors share — settings, the version check, MCP wiring, the JSON-lines
+//! reader, usage-limit recognition — is in [`cli`], so each CLI is only its own command line
+//! and stream format.
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod builtin;
 mod claude;
+pub mod cli;
 mod command;
 mod executor;
 pub mod prompts;
 
 pub use builtin::{BuiltinAgent, DEFAULT_MAX_STEPS};
-pub use claude::{ClaudeError, ClaudeExecutor, ClaudeSettings, RunId, TOOLS as CLAUDE_TOOLS};
+pub use claude::{ClaudeExecutor, TOOLS as CLAUDE_TOOLS};
+pub use cli::{Agent, CliError, CliSettings, RunId};
 pub use command::{CommandError, CommandExecutor};
 pub use executor::{AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};

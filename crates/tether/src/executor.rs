@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
-use tether_agent::{BuiltinAgent, ClaudeExecutor, ClaudeSettings, CommandExecutor, Executor};
+use tether_agent::{BuiltinAgent, ClaudeExecutor, CliSettings, CommandExecutor, Executor};
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
 use tether_core::ask_before::AskBeforeGate;
@@ -102,7 +102,7 @@ fn claude(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Exec
     let tether = std::env::current_exe()
         .context("finding the tether binary to serve Claude Code's MCP tools")?;
     let executor = &config.executor;
-    let settings = ClaudeSettings {
+    let settings = CliSettings {
         program: executor
             .program
             .clone()

@@ -1,23 +1,20 @@
-//! Claude Code's `stream-json` output, read line by line while it runs.
+//! Claude Code's `stream-json` output, read line by line while it runs (the raw stream is kept
+//! as the transcript by [`LineSink`](crate::cli::lines::LineSink)).
 //!
-//! Every line is kept as it came (the iteration's transcript) and turned into tether's own
+//! Every line is turned into tether's own
 //! events: a tool call is reported when its result comes back (name, one-line summary, whether
 //! it failed), the `system`/`init` line says whether tether's MCP server connected, and the final
 //! `result` line carries the agent's last message and the turn's token usage.
 
 use std::collections::HashMap;
-use std::io::{self, Write};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::cli::SERVER;
+use crate::cli::lines::LineParser;
+use crate::cli::summary::{short_name, summary};
 use crate::executor::{AgentEvent, TurnObserver};
-
-/// The MCP server name tether's tools are served under (`mcp__tether__ask_human`).
-pub(crate) const SERVER: &str = "tether";
-
-/// How many characters of a tool call's arguments the summary keeps.
-const SUMMARY_CHARS: usize = 80;
 
 /// The `result` line of a turn.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -46,52 +43,23 @@ pub(crate) struct Seen {
     pub(crate) tool_calls: u32,
 }
 
-/// Receives the stream: copies it to the transcript and reports events as lines complete.
-pub(crate) struct StreamSink<'a> {
-    transcript: Box<dyn Write + Send + 'a>,
+/// Reads stream-json lines into events as they complete.
+pub(crate) struct StreamParser<'a> {
     observer: &'a dyn TurnObserver,
     /// Fired when the MCP server did not connect: the turn is stopped, there is no point in
     /// running it without tether's tools.
     stop: CancellationToken,
-    partial: Vec<u8>,
     pending: HashMap<String, (String, String)>,
     pub(crate) seen: Seen,
 }
 
-impl<'a> StreamSink<'a> {
-    pub(crate) fn new(
-        transcript: Box<dyn Write + Send + 'a>,
-        observer: &'a dyn TurnObserver,
-        stop: CancellationToken,
-    ) -> Self {
-        StreamSink {
-            transcript,
+impl<'a> StreamParser<'a> {
+    pub(crate) fn new(observer: &'a dyn TurnObserver, stop: CancellationToken) -> Self {
+        StreamParser {
             observer,
             stop,
-            partial: Vec::new(),
             pending: HashMap::new(),
             seen: Seen::default(),
-        }
-    }
-
-    /// Reads whatever is left (a last line without a newline) and flushes the transcript.
-    pub(crate) fn finish(mut self) -> io::Result<Seen> {
-        let rest = std::mem::take(&mut self.partial);
-        self.line(&rest);
-        self.transcript.flush()?;
-        Ok(self.seen)
-    }
-
-    fn line(&mut self, line: &[u8]) {
-        let Ok(value) = serde_json::from_slice::<Value>(line) else {
-            return;
-        };
-        match value["type"].as_str() {
-            Some("system") if value["subtype"] == "init" => self.init(&value),
-            Some("assistant") => self.assistant(&value),
-            Some("user") => self.user(&value),
-            Some("result") => self.seen.finish = Some(finish(&value)),
-            _ => {}
         }
     }
 
@@ -139,19 +107,15 @@ impl<'a> StreamSink<'a> {
     }
 }
 
-impl Write for StreamSink<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.transcript.write_all(buf)?;
-        self.partial.extend_from_slice(buf);
-        while let Some(end) = self.partial.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = self.partial.drain(..=end).collect();
-            self.line(&line);
+impl LineParser for StreamParser<'_> {
+    fn line(&mut self, value: &Value) {
+        match value["type"].as_str() {
+            Some("system") if value["subtype"] == "init" => self.init(value),
+            Some("assistant") => self.assistant(value),
+            Some("user") => self.user(value),
+            Some("result") => self.seen.finish = Some(finish(value)),
+            _ => {}
         }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.transcript.flush()
     }
 }
 
@@ -178,44 +142,6 @@ fn finish(value: &Value) -> Finish {
 fn join_strings(items: &[Value]) -> String {
     let texts: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
     texts.join("; ")
-}
-
-/// `mcp__tether__ask_human` → `ask_human`; Claude Code's own tools keep their names.
-fn short_name(name: &str) -> String {
-    name.strip_prefix(&format!("mcp__{SERVER}__"))
-        .unwrap_or(name)
-        .to_owned()
-}
-
-/// One line: the argument that says most about the call (a path, a command, a question).
-fn summary(tool: &str, input: &Value) -> String {
-    let key = [
-        "file_path",
-        "path",
-        "command",
-        "pattern",
-        "question",
-        "url",
-        "summary",
-    ]
-    .into_iter()
-    .find(|k| input[k].is_string());
-    let text = match key {
-        Some(k) => input[k].as_str().unwrap_or_default().to_owned(),
-        None => String::new(),
-    };
-    let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let cut: String = text.chars().take(SUMMARY_CHARS).collect();
-    let cut = if cut.len() < text.len() {
-        format!("{cut}…")
-    } else {
-        cut
-    };
-    if cut.is_empty() {
-        tool.to_owned()
-    } else {
-        format!("{tool} {cut}")
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,10 @@
 use std::sync::Mutex;
 
+use std::io::Write;
+
 use super::*;
+use crate::cli::lines::LineSink;
+use crate::cli::summary::SUMMARY_CHARS;
 
 #[derive(Default)]
 struct Events(Mutex<Vec<AgentEvent>>);
@@ -25,11 +29,11 @@ fn feed(text: &str, chunk: usize) -> (Seen, Vec<AgentEvent>, Vec<u8>, bool) {
     let stop = CancellationToken::new();
     let mut raw = Vec::new();
     let seen = {
-        let mut sink = StreamSink::new(Box::new(&mut raw), &events, stop.clone());
+        let mut sink = LineSink::new(Box::new(&mut raw), StreamParser::new(&events, stop.clone()));
         for part in text.as_bytes().chunks(chunk) {
             sink.write_all(part).unwrap();
         }
-        sink.finish().unwrap()
+        sink.finish().unwrap().seen
     };
     let events = events.0.into_inner().unwrap();
     (seen, events, raw, stop.is_cancelled())

@@ -1,0 +1,324 @@
+//! What every agent-CLI executor (Claude Code, Codex, pi) shares, so each one is only its own
+//! command line and its own stream format.
+//!
+//! - [`CliSettings`]: how the CLI is run (`[executor]` in tether.toml), and [`Cli`], which
+//!   builds the supervised child process (own process group, timeout, null or fed stdin, the
+//!   keys tether holds removed), checks the CLI's version once, and names tether's MCP server
+//!   for the run (`<tether> mcp --run <id> -C <workspace>`).
+//! - [`Agent`]: which CLI, with its install fix and the oldest version tether supports.
+//! - [`CliError`]: the ways a CLI fails, each saying what to do.
+//! - [`lines`]: the stream reader that keeps the raw output as the transcript and hands each
+//!   complete JSON line to the CLI's own parser; [`summary`] the one-line tool-call summary.
+//! - [`limits`]: recognising a usage or rate limit in what a CLI printed, so the loop waits it
+//!   out instead of counting a failed iteration.
+
+pub mod limits;
+pub(crate) mod lines;
+pub(crate) mod summary;
+mod version;
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use tether_tools::{ProgramCommand, ShellEnd};
+
+pub use version::{Version, parse_version};
+
+/// The MCP server name tether's tools are served under (`mcp__tether__ask_human`).
+pub const SERVER: &str = "tether";
+
+/// tether's tools as its MCP server names them.
+pub const TOOL_NAMES: [&str; 4] = ["ask_human", "complete_goal", "cancel_goal", "plan_status"];
+
+/// How long an MCP tool call may take: a human may answer days later.
+pub const TOOL_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// How long `<cli> --version` may take.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Between SIGTERM and SIGKILL when a turn is stopped.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// How much of stderr is kept for an error (the tail).
+pub(crate) const MAX_STDERR: usize = 4000;
+
+/// How much of stdout is kept in memory (the whole stream goes to the transcript).
+pub(crate) const MAX_STDOUT: usize = 64 * 1024;
+
+/// The run a turn belongs to, once it exists (the MCP server files questions under it).
+pub type RunId = Arc<dyn Fn() -> Option<String> + Send + Sync>;
+
+/// Which agent CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    /// Claude Code (`claude`).
+    Claude,
+    /// OpenAI Codex CLI (`codex`).
+    Codex,
+    /// The pi coding agent (`pi`).
+    Pi,
+}
+
+impl Agent {
+    /// Its name for people (`Claude Code`).
+    pub fn title(self) -> &'static str {
+        match self {
+            Agent::Claude => "Claude Code",
+            Agent::Codex => "Codex",
+            Agent::Pi => "pi",
+        }
+    }
+
+    /// The program's default name on `PATH`.
+    pub fn program(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Pi => "pi",
+        }
+    }
+
+    /// How to install it.
+    pub fn install(self) -> &'static str {
+        match self {
+            Agent::Claude => "npm install -g @anthropic-ai/claude-code (with Node 22 or newer)",
+            Agent::Codex => "npm install -g @openai/codex",
+            Agent::Pi => {
+                "npm install -g @earendil-works/pi-coding-agent (with Node 22.19 or newer)"
+            }
+        }
+    }
+
+    /// The oldest version tether drives: the first with every flag and event tether relies on.
+    pub fn minimum(self) -> Version {
+        match self {
+            // stream-json with `system/init` MCP statuses, --strict-mcp-config, MCP_TOOL_TIMEOUT.
+            Agent::Claude => Version::new(2, 0, 0),
+            // `exec --json` item events, namespaced MCP tools, per-tool approval modes.
+            Agent::Codex => Version::new(0, 160, 0),
+            // Built-in MCP support with `"exposure": "direct"`.
+            Agent::Pi => Version::new(0, 99, 0),
+        }
+    }
+}
+
+/// How an agent CLI is run (`[executor]` in tether.toml).
+#[derive(Clone)]
+pub struct CliSettings {
+    /// The program (`claude`, or a path).
+    pub program: String,
+    /// Extra arguments, after tether's own.
+    pub args: Vec<String>,
+    /// Extra environment variables.
+    pub env: Vec<(String, String)>,
+    /// How long one turn may take.
+    pub turn_timeout: Duration,
+    /// The workspace the agent works in.
+    pub workspace: PathBuf,
+    /// The tether binary serving the MCP tools.
+    pub tether: PathBuf,
+    /// Variables the CLI starts without (the keys tether holds).
+    pub env_remove: Vec<String>,
+}
+
+/// An agent CLI could not be run, or its turn failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The program is missing or does not run.
+    #[error(
+        "{agent} does not run: `{program} --version` {detail}; install it with `{install}` or \
+         set [executor] program in tether.toml to its path",
+        agent = agent.title(), install = agent.install()
+    )]
+    NotRunnable {
+        /// Which CLI.
+        agent: Agent,
+        /// The program.
+        program: String,
+        /// What went wrong.
+        detail: String,
+    },
+    /// The program runs but is older than tether supports.
+    #[error(
+        "{agent} {found} is too old: tether needs {minimum} or newer; update it with \
+         `{install}` or set [executor] program to a newer one",
+        agent = agent.title(), install = agent.install()
+    )]
+    TooOld {
+        /// Which CLI.
+        agent: Agent,
+        /// The version it reported.
+        found: Version,
+        /// The oldest supported.
+        minimum: Version,
+    },
+    /// tether's MCP server did not connect, so the agent would run without tether's tools.
+    #[error(
+        "{agent} could not start tether's MCP server ({status}); check that `{tether} mcp \
+         --run <run>` runs in this workspace (`tether doctor` tries it)",
+        agent = agent.title()
+    )]
+    McpNotConnected {
+        /// Which CLI.
+        agent: Agent,
+        /// What the CLI reported.
+        status: String,
+        /// The tether binary named in the MCP configuration.
+        tether: String,
+    },
+    /// The process failed or reported an error result.
+    #[error("{agent} failed ({end}): {detail}", agent = agent.title())]
+    Failed {
+        /// Which CLI.
+        agent: Agent,
+        /// How it ended.
+        end: String,
+        /// Its error message or the end of its stderr.
+        detail: String,
+    },
+    /// The turn ran longer than `turn_timeout_secs`.
+    #[error("{agent} ran longer than {secs} s and was killed", agent = agent.title())]
+    Timeout {
+        /// Which CLI.
+        agent: Agent,
+        /// The limit.
+        secs: u64,
+    },
+    /// A file tether writes for the CLI (its MCP configuration) could not be written.
+    #[error("writing {}", path.display())]
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One agent CLI as configured: builds its processes and checks its version once.
+pub struct Cli {
+    agent: Agent,
+    settings: CliSettings,
+    run: RunId,
+    version: OnceLock<Version>,
+}
+
+impl Cli {
+    /// `agent` run with `settings`; `run` names the run once it exists.
+    pub fn new(agent: Agent, settings: CliSettings, run: RunId) -> Self {
+        Cli {
+            agent,
+            settings,
+            run,
+            version: OnceLock::new(),
+        }
+    }
+
+    /// Which CLI.
+    pub fn agent(&self) -> Agent {
+        self.agent
+    }
+
+    /// How it is run.
+    pub fn settings(&self) -> &CliSettings {
+        &self.settings
+    }
+
+    /// The run's id, once the run exists.
+    pub fn run_id(&self) -> Option<String> {
+        (self.run)()
+    }
+
+    /// The arguments of tether's MCP server for this run: `mcp [--run <id>] -C <workspace>`.
+    pub fn mcp_args(&self) -> Vec<String> {
+        let mut args = vec!["mcp".to_owned()];
+        if let Some(run) = self.run_id() {
+            args.extend(["--run".to_owned(), run]);
+        }
+        args.extend([
+            "-C".to_owned(),
+            self.settings.workspace.display().to_string(),
+        ]);
+        args
+    }
+
+    /// A supervised process running `argv` in the workspace, with `env` then `[executor] env`
+    /// set and the keys tether holds removed.
+    pub fn command(
+        &self,
+        argv: Vec<String>,
+        input: Option<Vec<u8>>,
+        timeout: Duration,
+        env: Vec<(String, String)>,
+    ) -> ProgramCommand {
+        let mut env = env;
+        env.extend(self.settings.env.iter().cloned());
+        ProgramCommand {
+            argv,
+            cwd: self.settings.workspace.clone(),
+            input,
+            timeout,
+            kill_grace: KILL_GRACE,
+            stdout_cap: MAX_STDOUT,
+            stderr_cap: MAX_STDERR,
+            env_remove: self.settings.env_remove.clone(),
+            env,
+        }
+    }
+
+    /// The program followed by `args`.
+    pub fn argv<'a>(&self, args: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        std::iter::once(self.settings.program.clone())
+            .chain(args.into_iter().map(str::to_owned))
+            .collect()
+    }
+
+    /// A [`CliError::NotRunnable`] for a program that could not start.
+    pub fn not_runnable(&self, detail: String) -> CliError {
+        CliError::NotRunnable {
+            agent: self.agent,
+            program: self.settings.program.clone(),
+            detail,
+        }
+    }
+
+    /// A [`CliError::Timeout`] for this CLI's turn limit.
+    pub fn timed_out(&self) -> CliError {
+        CliError::Timeout {
+            agent: self.agent,
+            secs: self.settings.turn_timeout.as_secs(),
+        }
+    }
+
+    /// A [`CliError::Failed`].
+    pub fn failed(&self, end: ShellEnd, detail: String) -> CliError {
+        CliError::Failed {
+            agent: self.agent,
+            end: describe_end(end),
+            detail,
+        }
+    }
+
+    /// A [`CliError::McpNotConnected`] with what the CLI reported.
+    pub fn mcp_not_connected(&self, status: String) -> CliError {
+        CliError::McpNotConnected {
+            agent: self.agent,
+            status,
+            tether: self.settings.tether.display().to_string(),
+        }
+    }
+}
+
+/// How a process ended, for people.
+pub fn describe_end(end: ShellEnd) -> String {
+    match end {
+        ShellEnd::Exited(code) => format!("exit status {code}"),
+        ShellEnd::Signalled(signal) => format!("killed by signal {signal}"),
+        ShellEnd::TimedOut => "timed out".to_owned(),
+        ShellEnd::Cancelled => "stopped".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
