@@ -20,6 +20,20 @@ pub struct TurnRequest {
     pub prompt: String,
     /// Where the turn's transcript (JSON lines) goes.
     pub transcript: PathBuf,
+    /// What the agent may do to the workspace in this turn.
+    pub access: Access,
+}
+
+/// What an agent may do to the workspace in a turn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Access {
+    /// Work: edit files and run commands, within the agent's own permission settings.
+    #[default]
+    Work,
+    /// Read only (plan mode drafting): read and search the workspace, change nothing, run no
+    /// commands. An agent CLI runs with its own read-only mode; the built-in agent is given
+    /// read-only tools by whoever builds it.
+    ReadOnly,
 }
 
 /// Something that happened during a turn, reported as it happens.

@@ -30,4 +30,6 @@ pub use builtin::{BuiltinAgent, DEFAULT_MAX_STEPS};
 pub use claude::{ClaudeExecutor, TOOLS as CLAUDE_TOOLS};
 pub use cli::{Agent, CliError, CliSettings, RunId};
 pub use command::{CommandError, CommandExecutor};
-pub use executor::{AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
+pub use executor::{
+    Access, AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
+};

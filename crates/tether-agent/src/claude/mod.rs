@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::lines::LineSink;
 use crate::cli::{Agent, Cli, CliError, CliSettings, RunId, SERVER, TOOL_TIMEOUT, limits};
-use crate::executor::{ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
+use crate::executor::{Access, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 use stream::{Seen, StreamParser};
 
 /// tether's tools, as Claude Code names them.
@@ -27,6 +27,9 @@ pub const TOOLS: [&str; 4] = [
     "mcp__tether__cancel_goal",
     "mcp__tether__plan_status",
 ];
+
+/// Claude Code's tools that change the workspace or run commands, refused in a read-only turn.
+const EDITING: [&str; 5] = ["Edit", "Write", "MultiEdit", "NotebookEdit", "Bash"];
 
 /// Runs Claude Code per turn.
 pub struct ClaudeExecutor {
@@ -53,10 +56,17 @@ impl ClaudeExecutor {
         ]
     }
 
-    /// The arguments of one turn, with the MCP configuration at `mcp_config`.
-    fn turn_argv(&self, mcp_config: &Path) -> Vec<String> {
+    /// The arguments of one turn, with the MCP configuration at `mcp_config`. A read-only turn
+    /// runs in Claude Code's default permission mode, where nothing that changes the workspace
+    /// is allowed without a person there to approve it, and its editing tools are refused
+    /// outright; a working turn may edit files (`acceptEdits`).
+    fn turn_argv(&self, mcp_config: &Path, access: Access) -> Vec<String> {
         let tools = TOOLS.join(",");
         let config = mcp_config.display().to_string();
+        let (mode, disallowed) = match access {
+            Access::Work => ("acceptEdits", "AskUserQuestion".to_owned()),
+            Access::ReadOnly => ("default", format!("AskUserQuestion,{}", EDITING.join(","))),
+        };
         let mut argv = self.cli.argv([
             "-p",
             "--verbose",
@@ -64,9 +74,9 @@ impl ClaudeExecutor {
             "stream-json",
             "--strict-mcp-config",
             "--permission-mode",
-            "acceptEdits",
+            mode,
             "--disallowedTools",
-            "AskUserQuestion",
+            &disallowed,
             "--allowedTools",
             &tools,
             "--mcp-config",
@@ -115,7 +125,7 @@ impl ClaudeExecutor {
             StreamParser::new(observer, child_cancel.clone()),
         );
         let command = self.cli.command(
-            self.turn_argv(&mcp_config),
+            self.turn_argv(&mcp_config, request.access),
             Some(request.prompt.clone().into_bytes()),
             self.cli.settings().turn_timeout,
             Self::env(),

@@ -20,6 +20,7 @@ fn request(dir: &std::path::Path) -> TurnRequest {
         iteration: 1,
         prompt: "Do the task.".into(),
         transcript: dir.join("runs/r/iteration-0001.jsonl"),
+        access: tether_agent::Access::Work,
     }
 }
 

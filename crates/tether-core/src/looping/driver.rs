@@ -16,7 +16,7 @@
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tether_agent::{ExecError, TurnRequest};
+use tether_agent::{Access, ExecError, TurnRequest};
 use tether_store::{Event, Outcome, RunId, RunKind, RunState};
 use tokio_util::sync::CancellationToken;
 
@@ -293,6 +293,7 @@ async fn run_turn(
             .runs_dir()
             .join(run.to_string())
             .join(format!("iteration-{n:04}.jsonl")),
+        access: Access::Work,
     };
     let recorder = Recorder::new(&deps.journal, run, n);
     let result = deps

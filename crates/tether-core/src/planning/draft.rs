@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tether_agent::{ExecError, Executor, TurnObserver, TurnRequest};
+use tether_agent::{Access, ExecError, Executor, TurnObserver, TurnRequest};
 use tether_plan::{AssignedId, PlanDoc};
 use tokio_util::sync::CancellationToken;
 
@@ -163,6 +163,7 @@ impl Drafter {
             iteration: self.turns,
             prompt,
             transcript: self.transcripts.join(format!("turn-{}.jsonl", self.turns)),
+            access: Access::ReadOnly,
         };
         let outcome = self.executor.run_turn(request, observer, cancel).await?;
         Ok(outcome.final_message)
