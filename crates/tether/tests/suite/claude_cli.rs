@@ -17,7 +17,7 @@ use crate::common::{
 };
 
 /// The real `claude` binary; a test without it fails (./test.sh installs it).
-fn claude() -> PathBuf {
+pub(crate) fn claude() -> PathBuf {
     let path = std::env::var_os("TETHER_TEST_CLAUDE").unwrap_or_else(|| {
         panic!(
             "TETHER_TEST_CLAUDE is not set: run ./test.sh, which installs Claude Code under \
@@ -42,7 +42,7 @@ fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
 }
 
 /// Writes `dir`'s tether.toml: Claude Code on `server`, then `extra`.
-fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
+pub(crate) fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
     let config_dir = dir.join(".claude-config");
     fs::create_dir_all(&config_dir).unwrap();
     let toml = format!(
@@ -57,7 +57,7 @@ fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
     fs::write(dir.join("tether.toml"), toml).unwrap();
 }
 
-fn start(script: Script) -> (tokio::runtime::Runtime, FakeModelServer) {
+pub(crate) fn start(script: Script) -> (tokio::runtime::Runtime, FakeModelServer) {
     let rt = runtime();
     let server = rt.block_on(FakeModelServer::start(script)).unwrap();
     (rt, server)
