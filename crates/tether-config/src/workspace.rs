@@ -49,6 +49,11 @@ impl Workspace {
         self.state_dir().join("runs")
     }
 
+    /// `.tether/runs/<run>/lock`: held (`flock`) by the process driving the run.
+    pub fn run_lock(&self, run: &str) -> PathBuf {
+        self.runs_dir().join(run).join("lock")
+    }
+
     /// `tether.toml` at the root (the environment may name another file).
     pub fn default_config_path(&self) -> PathBuf {
         self.root.join(crate::FILE_NAME)

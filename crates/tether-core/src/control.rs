@@ -1,45 +1,17 @@
 //! Controlling a run from another shell: find it, show where it stands, pause it, cancel it.
 //!
-//! A running loop only reads requests from its journal at safe points, so pause and cancel are
-//! *requests* appended as events. A run whose process is gone (stopped, or killed) is changed
-//! directly instead, since nobody else will act on a request.
+//! The requests themselves live with the store (`tether_store::control`, shared with the
+//! dashboard); here they are given the run's lock file from the workspace, and [`view`] says
+//! where a run stands for `tether status`.
 
 use serde::Serialize;
-use tether_store::{Event, Outcome, Run, RunId, RunStatus, Seq, Store, StoreError, StoredEvent};
+use tether_store::{Event, Run, RunId, RunStatus, Seq, Store, StoredEvent};
 
 use crate::looping;
 use crate::run_lock::RunLock;
 use tether_config::Workspace;
 
-/// A run could not be found or changed.
-#[derive(Debug, thiserror::Error)]
-pub enum ControlError {
-    /// There are no runs in this workspace yet; start one with `tether ralph`.
-    #[error("no runs yet in this workspace; start one with `tether ralph \"<prompt>\"`")]
-    NoRuns,
-    /// The id does not parse or names no run; `tether status` shows the latest.
-    #[error("no run `{0}` in this workspace")]
-    UnknownRun(String),
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-/// The run named by `id`, or the latest run.
-pub fn find_run(store: &Store, id: Option<&str>) -> Result<Run, ControlError> {
-    match id {
-        None => store.latest_run()?.ok_or(ControlError::NoRuns),
-        Some(s) => {
-            let unknown = || ControlError::UnknownRun(s.to_owned());
-            let id: RunId = s.parse().map_err(|_| unknown())?;
-            match store.run(&id) {
-                Ok(run) => Ok(run),
-                Err(StoreError::NotFound { .. }) => Err(unknown()),
-                Err(e) => Err(e.into()),
-            }
-        }
-    }
-}
+pub use tether_store::control::{Control, ControlError, find_run, is_ended};
 
 /// A run as `tether status` shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -104,74 +76,18 @@ pub fn view(store: &Store, ws: &Workspace, run: &Run) -> Result<RunView, Control
     })
 }
 
-/// What a pause or cancel did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Control {
-    /// A live loop was asked; it acts at its next safe point.
-    Requested,
-    /// No process drives the run, so it was changed directly.
-    Applied,
-    /// The run had already ended (or was already in that state); nothing changed.
-    Unchanged(RunStatus),
-}
-
-fn is_ended(status: RunStatus) -> bool {
-    matches!(
-        status,
-        RunStatus::Completed | RunStatus::Cancelled | RunStatus::Failed
-    )
-}
-
 /// Asks the run to pause at its next iteration boundary (or pauses a stopped, unfinished run).
 pub fn pause(store: &Store, ws: &Workspace, run: &Run, by: &str) -> Result<Control, ControlError> {
-    let status = run.state.status;
-    if is_ended(status) || status == RunStatus::Paused {
-        return Ok(Control::Unchanged(status));
-    }
-    if RunLock::holder(&looping::lock_path(ws, &run.id)).is_some() {
-        store.append(Some(&run.id), &Event::PauseRequested { by: by.to_owned() })?;
-        return Ok(Control::Requested);
-    }
-    if status == RunStatus::BudgetExhausted || status == RunStatus::Blocked {
-        return Ok(Control::Unchanged(status));
-    }
-    let reason = format!("paused by {by} while no process was driving it");
-    store.append(Some(&run.id), &Event::Paused { reason })?;
-    Ok(Control::Applied)
+    tether_store::control::pause(store, &looping::lock_path(ws, &run.id), run, by)
 }
 
 /// Cancels the run: a live loop stops its current iteration; a stopped run is marked cancelled.
 pub fn cancel(store: &Store, ws: &Workspace, run: &Run, by: &str) -> Result<Control, ControlError> {
-    let status = run.state.status;
-    if is_ended(status) {
-        return Ok(Control::Unchanged(status));
-    }
-    store.append(Some(&run.id), &Event::CancelRequested { by: by.to_owned() })?;
-    if RunLock::holder(&looping::lock_path(ws, &run.id)).is_some() {
-        return Ok(Control::Requested);
-    }
-    store.append(
-        Some(&run.id),
-        &Event::RunFinished {
-            outcome: Outcome::Cancelled,
-        },
-    )?;
-    Ok(Control::Applied)
+    tether_store::control::cancel(store, &looping::lock_path(ws, &run.id), run, by)
 }
 
 /// Queues a message from `by` for the run's agent: it is delivered at the start of the next
 /// iteration (recorded when it is). A run that ended cannot take messages.
 pub fn say(store: &Store, run: &Run, text: &str, by: &str) -> Result<Control, ControlError> {
-    let status = run.state.status;
-    if is_ended(status) {
-        return Ok(Control::Unchanged(status));
-    }
-    store.append(
-        Some(&run.id),
-        &Event::MessageQueued {
-            text: text.to_owned(),
-            by: by.to_owned(),
-        },
-    )?;
-    Ok(Control::Requested)
+    tether_store::control::say(store, run, text, by)
 }

@@ -38,6 +38,10 @@
 //! and tracked with `PRAGMA user_version`; a database from a newer tether is refused with
 //! [`StoreError::TooNew`] rather than misread.
 //!
+//! Which process drives a run is told by an `flock` on its lock file ([`run_lock`]); what other
+//! processes ask of a run — pause, cancel, a message for its agent — are events appended here
+//! ([`control`]), shared by the CLI and the dashboard.
+//!
 //! A process that records events from several tasks shares one connection through a
 //! [`Journal`], which also hands every committed event to its sinks (the progress line,
 //! `--events jsonl`).
@@ -65,6 +69,7 @@
 #![deny(missing_docs)]
 
 mod approvals;
+pub mod control;
 mod error;
 mod event;
 mod ids;
@@ -73,6 +78,7 @@ mod journal;
 mod migrations;
 mod questions;
 mod row;
+pub mod run_lock;
 mod runs;
 mod shared;
 mod signoffs;

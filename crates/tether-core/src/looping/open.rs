@@ -11,7 +11,7 @@ use crate::run_lock::RunLock;
 
 /// `.tether/runs/<run>/lock`.
 pub fn lock_path(ws: &Workspace, run: &RunId) -> PathBuf {
-    ws.runs_dir().join(run.to_string()).join("lock")
+    ws.run_lock(run.as_str())
 }
 
 /// Creates a run of `kind` with `spec` (stored as JSON) and locks it for this process. The lock

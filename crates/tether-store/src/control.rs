@@ -1,0 +1,117 @@
+//! What any process may ask of a run — pause it, cancel it, give its agent a message — for the
+//! CLI (`tether pause`, `cancel`, `say`) and the dashboard alike.
+//!
+//! A running loop only reads requests from its journal at safe points, so pause and cancel are
+//! *requests* appended as events. A run whose process is gone (stopped, or killed) is changed
+//! directly instead, since nobody else will act on a request. Whether a process drives the run
+//! is told by its lock file ([`RunLock::holder`]), which the caller names.
+
+use std::path::Path;
+
+use crate::run_lock::RunLock;
+use crate::{Event, Outcome, Run, RunId, RunStatus, Store, StoreError};
+
+/// A run could not be found or changed.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    /// There are no runs in this workspace yet; start one with `tether ralph`.
+    #[error("no runs yet in this workspace; start one with `tether ralph \"<prompt>\"`")]
+    NoRuns,
+    /// The id does not parse or names no run; `tether status` shows the latest.
+    #[error("no run `{0}` in this workspace")]
+    UnknownRun(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The run named by `id`, or the latest run.
+pub fn find_run(store: &Store, id: Option<&str>) -> Result<Run, ControlError> {
+    match id {
+        None => store.latest_run()?.ok_or(ControlError::NoRuns),
+        Some(s) => {
+            let unknown = || ControlError::UnknownRun(s.to_owned());
+            let id: RunId = s.parse().map_err(|_| unknown())?;
+            match store.run(&id) {
+                Ok(run) => Ok(run),
+                Err(StoreError::NotFound { .. }) => Err(unknown()),
+                Err(e) => Err(e.into()),
+            }
+        }
+    }
+}
+
+/// What a pause, cancel or message did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// A live loop was asked; it acts at its next safe point.
+    Requested,
+    /// No process drives the run, so it was changed directly.
+    Applied,
+    /// The run had already ended (or was already in that state); nothing changed.
+    Unchanged(RunStatus),
+}
+
+/// Whether the run has ended for good (completed, cancelled, failed).
+pub fn is_ended(status: RunStatus) -> bool {
+    matches!(
+        status,
+        RunStatus::Completed | RunStatus::Cancelled | RunStatus::Failed
+    )
+}
+
+/// Asks the run to pause at its next iteration boundary (or pauses a stopped, unfinished run).
+/// `lock` is the run's lock file.
+pub fn pause(store: &Store, lock: &Path, run: &Run, by: &str) -> Result<Control, ControlError> {
+    let status = run.state.status;
+    if is_ended(status) || status == RunStatus::Paused {
+        return Ok(Control::Unchanged(status));
+    }
+    if RunLock::holder(lock).is_some() {
+        store.append(Some(&run.id), &Event::PauseRequested { by: by.to_owned() })?;
+        return Ok(Control::Requested);
+    }
+    if status == RunStatus::BudgetExhausted || status == RunStatus::Blocked {
+        return Ok(Control::Unchanged(status));
+    }
+    let reason = format!("paused by {by} while no process was driving it");
+    store.append(Some(&run.id), &Event::Paused { reason })?;
+    Ok(Control::Applied)
+}
+
+/// Cancels the run: a live loop stops its current iteration; a stopped run is marked cancelled.
+/// `lock` is the run's lock file.
+pub fn cancel(store: &Store, lock: &Path, run: &Run, by: &str) -> Result<Control, ControlError> {
+    let status = run.state.status;
+    if is_ended(status) {
+        return Ok(Control::Unchanged(status));
+    }
+    store.append(Some(&run.id), &Event::CancelRequested { by: by.to_owned() })?;
+    if RunLock::holder(lock).is_some() {
+        return Ok(Control::Requested);
+    }
+    store.append(
+        Some(&run.id),
+        &Event::RunFinished {
+            outcome: Outcome::Cancelled,
+        },
+    )?;
+    Ok(Control::Applied)
+}
+
+/// Queues a message from `by` for the run's agent: it is delivered at the start of the next
+/// iteration (recorded when it is). A run that ended cannot take messages.
+pub fn say(store: &Store, run: &Run, text: &str, by: &str) -> Result<Control, ControlError> {
+    let status = run.state.status;
+    if is_ended(status) {
+        return Ok(Control::Unchanged(status));
+    }
+    store.append(
+        Some(&run.id),
+        &Event::MessageQueued {
+            text: text.to_owned(),
+            by: by.to_owned(),
+        },
+    )?;
+    Ok(Control::Requested)
+}
