@@ -27,6 +27,8 @@ pub struct Config {
     pub zulip: ZulipConfig,
     /// Who does the work (`[executor]`).
     pub executor: ExecutorConfig,
+    /// The dashboard (`[server]`).
+    pub server: ServerConfig,
 }
 
 impl Config {
@@ -65,6 +67,7 @@ impl Default for Config {
             human: HumanConfig::default(),
             zulip: ZulipConfig::default(),
             executor: ExecutorConfig::default(),
+            server: ServerConfig::default(),
         }
     }
 }
@@ -111,14 +114,14 @@ impl Default for LoopConfig {
 ///
 /// The terminal and the CLI are always on, listed or not: the terminal whenever tether runs in
 /// one (stdin and stderr are terminals), the CLI always. Listing `zulip` adds Zulip. `web` is
-/// recognised so that it can be refused with a reason: the dashboard is not built yet.
+/// on whenever a dashboard serves the workspace (`tether serve`, or the one every loop starts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Channel {
     /// A prompt in the terminal tether runs in; always on when there is one.
     Terminal,
     /// `tether questions` / `tether answer` from any shell; always on.
     Cli,
-    /// The web dashboard: not built yet, refused when loading.
+    /// The dashboard's answer form; on whenever a dashboard serves the workspace.
     Web,
     /// A Zulip stream, one topic per conversation.
     Zulip,
@@ -140,6 +143,22 @@ impl Channel {
             Channel::Cli => "cli",
             Channel::Web => "web",
             Channel::Zulip => "zulip",
+        }
+    }
+}
+
+/// The dashboard (`[server]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// Where the dashboard of `tether run` / `tether ralph` listens, and `tether serve`'s
+    /// default: an IP address and port (port 0 picks a free one).
+    pub listen: std::net::SocketAddr,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
         }
     }
 }

@@ -54,8 +54,7 @@ pub(crate) const EXECUTOR: &[&str] = &[
     "turn_timeout_secs",
 ];
 
-/// Keys of `[server]`: recognised so that `listen` is refused with a reason (the dashboard is
-/// not built yet) rather than called unknown; the template leaves the table out.
+/// Keys of `[server]`: where the dashboard listens.
 pub(crate) const SERVER: &[&str] = &["listen"];
 
 /// Every table with its keys.

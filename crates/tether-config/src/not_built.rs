@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use crate::config::{Channel, ExecutorKind};
+use crate::config::ExecutorKind;
 use crate::reader::{Reader, Table, entry};
 
 /// An executor kind this build cannot run (Codex, pi), at the span of its value.
@@ -32,31 +32,5 @@ pub(crate) fn executor_kind(r: &mut Reader, t: &Table, kind: ExecutorKind) {
              \"command\" and command = {example}",
             kind.as_str()
         ),
-    );
-}
-
-/// `"web"` in `human.channels`, at the span of the list.
-pub(crate) fn channels(r: &mut Reader, channels: &[Channel], span: Option<Range<usize>>) {
-    if channels.contains(&Channel::Web) {
-        r.report(
-            span,
-            "human.channels",
-            "\"web\" is not built yet: there is no web dashboard in this build; remove it \
-             (the terminal, when tether runs in one, and the CLI are always on; \"zulip\" adds \
-             Zulip)",
-        );
-    }
-}
-
-/// `server.listen`, when its value is otherwise valid: nothing would listen on it.
-pub(crate) fn server_listen(r: &mut Reader, t: &Table) {
-    let Some((_, value)) = entry(t, "listen") else {
-        return;
-    };
-    r.report(
-        Some(value.span()),
-        "server.listen",
-        "the web dashboard and its API are not built yet, so nothing listens; remove \
-         `listen` (and the [server] table)",
     );
 }

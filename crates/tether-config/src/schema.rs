@@ -78,8 +78,8 @@ pub(crate) fn read(doc: &DeTable, r: &mut Reader, env: &dyn Env) -> (Config, Mar
     }
     if let Some(t) = r.table(&root, "server") {
         r.unknown_keys(&t, keys::SERVER, None);
-        if r.string(&t, "listen", socket_addr).is_some() {
-            not_built::server_listen(r, &t);
+        if let Some(listen) = r.string(&t, "listen", socket_addr) {
+            config.server.listen = listen.parse().unwrap_or(config.server.listen);
         }
     }
     (config, marks)
@@ -175,8 +175,6 @@ fn read_human(r: &mut Reader, t: &Table, out: &mut HumanConfig) {
         out.threshold = v;
     }
     if let Some(channels) = r.choice_list(t, "channels", &Channel::CHOICES) {
-        let span = entry(t, "channels").map(|(_, v)| v.span());
-        not_built::channels(r, &channels, span);
         out.channels = channels;
     }
     let secs: Option<u64> = int(r, t, "timeout_secs", range::HUMAN_TIMEOUT_SECS);

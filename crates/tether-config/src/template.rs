@@ -59,7 +59,7 @@ max_consecutive_failures = 3
 # Interaction threshold: 0 (never ask) .. 5 (confirm everything); goals can override it.
 threshold = 2
 # Where questions are offered, first answer wins. The terminal (when tether runs in one) and
-# the CLI (`tether questions`, `tether answer`) are always on; add "zulip" for Zulip.
+# the CLI (`tether questions`, `tether answer`) and the dashboard are always on; add "zulip".
 channels = ["terminal", "cli"]
 # Seconds to wait for an answer: 1..2592000; absent = wait forever.
 # timeout_secs = 14400
@@ -94,6 +94,11 @@ kind = "builtin"
 # env = { ANTHROPIC_MODEL = "sonnet" }
 # Only for kind = "claude": how long one turn may take, in seconds (default 86400).
 # turn_timeout_secs = 86400
+
+[server]
+# The dashboard every `tether run` and `tether ralph` serves (and `tether serve`'s default): an IP
+# address and port; port 0 picks a free one. The URL, with its token, is printed at start.
+# listen = "127.0.0.1:0"
 "#;
 
 #[cfg(test)]

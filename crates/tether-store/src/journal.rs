@@ -89,6 +89,31 @@ impl Store {
         rows.map(|raw| decode_event(raw?)).collect()
     }
 
+    /// A page of a run's events read backwards: the newest `limit` events with seq below
+    /// `before` (all of them when `None`), returned oldest first. A dashboard shows the end of
+    /// a long journal this way and pages back from the first seq it shows.
+    pub fn events_before(
+        &self,
+        run_id: &RunId,
+        before: Option<Seq>,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {EVENT_COLUMNS} FROM events WHERE run_id = ?1 AND seq < ?2 \
+             ORDER BY seq DESC LIMIT ?3"
+        ))?;
+        let before = before.map_or(i64::MAX, |s| s.0);
+        let rows = stmt.query_map(
+            params![run_id.as_str(), before, row::limit(limit)],
+            raw_event,
+        )?;
+        let mut page = rows
+            .map(|raw| decode_event(raw?))
+            .collect::<Result<Vec<_>>>()?;
+        page.reverse();
+        Ok(page)
+    }
+
     /// Every event (any run, or none) with seq greater than `after`, oldest first, at most
     /// `limit` of them.
     pub fn events_all_after(&self, after: Seq, limit: usize) -> Result<Vec<StoredEvent>> {

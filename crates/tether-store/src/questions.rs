@@ -237,6 +237,17 @@ impl Store {
         )
     }
 
+    /// Every question a run asked, oldest first.
+    pub fn questions_for_run(&self, run_id: &RunId) -> Result<Vec<Question>> {
+        self.query_questions(
+            &format!(
+                "SELECT {QUESTION_COLUMNS} FROM questions WHERE run_id = ?1 \
+                 ORDER BY created_at_ms, rowid"
+            ),
+            params![run_id.as_str()],
+        )
+    }
+
     /// Records that the question was posted on `channel`. Returns `false`, keeping the earlier
     /// record, if it had already been posted there.
     pub fn record_post(

@@ -121,6 +121,16 @@ impl Store {
         rows.map(|raw| decode_verdict(raw?)).collect()
     }
 
+    /// Every decision a run recorded, oldest first (each with the `goal_verdict` event written
+    /// in the same transaction, at the same `created_at_ms`).
+    pub fn verdicts_for_run(&self, run_id: &RunId) -> Result<Vec<VerdictRecord>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {VERDICT_COLUMNS} FROM verdicts WHERE run_id = ?1 ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([run_id.as_str()], raw_verdict)?;
+        rows.map(|raw| decode_verdict(raw?)).collect()
+    }
+
     /// Every decision recorded for the plan after the record `after_id` (0 for all), oldest
     /// first, whichever run (or none) made it: a loop uses this to see the sign-off attempts of
     /// an iteration, including ones made with `tether goal complete` from the agent's shell.

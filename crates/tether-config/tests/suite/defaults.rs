@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use tether_config::{
     Api, Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, JudgeConfig,
-    LoopConfig, MapEnv, ModelConfig, ZulipConfig,
+    LoopConfig, MapEnv, ModelConfig, ServerConfig, ZulipConfig,
 };
 
 use super::config;
@@ -145,6 +145,7 @@ command = ["my-agent", "--print", ""]
             command: vec!["my-agent".into(), "--print".into(), String::new()],
             ..ExecutorConfig::default()
         },
+        server: ServerConfig::default(),
     };
     assert_eq!(config, expected);
 }

@@ -76,31 +76,30 @@ fn the_suggested_command_is_accepted() {
 }
 
 #[test]
-fn the_web_channel_is_refused_saying_terminal_and_cli_are_always_on() {
-    assert_eq!(
-        problem("[human]\nchannels = [\"terminal\", \"web\"]\n"),
-        "tether.toml:2: human.channels: \"web\" is not built yet: there is no web dashboard in \
-         this build; remove it (the terminal, when tether runs in one, and the CLI are always \
-         on; \"zulip\" adds Zulip)"
-    );
-}
-
-#[test]
 fn the_channels_always_on_may_be_listed_or_left_out() {
-    for list in ["[]", "[\"terminal\", \"cli\"]", "[\"cli\"]"] {
+    for list in [
+        "[]",
+        "[\"terminal\", \"cli\"]",
+        "[\"cli\"]",
+        "[\"web\", \"cli\"]",
+    ] {
         config(&format!("[human]\nchannels = {list}\n"));
     }
 }
 
 #[test]
-fn a_server_listen_address_is_refused_because_nothing_listens() {
+fn the_dashboard_address_is_read_and_checked() {
     assert_eq!(
-        problem("[server]\nlisten = \"127.0.0.1:0\"\n"),
-        "tether.toml:2: server.listen: the web dashboard and its API are not built yet, so \
-         nothing listens; remove `listen` (and the [server] table)"
+        config("[server]\nlisten = \"127.0.0.1:8080\"\n")
+            .server
+            .listen,
+        "127.0.0.1:8080".parse().unwrap()
     );
     // An invalid address is reported as such, once.
     assert!(problem("[server]\nlisten = \"localhost:80\"\n").contains("must be an IP address"));
-    // An empty table sets nothing.
-    config("[server]\n");
+    // An empty table keeps the default: loopback, a free port.
+    assert_eq!(
+        config("[server]\n").server.listen,
+        "127.0.0.1:0".parse().unwrap()
+    );
 }

@@ -1,0 +1,342 @@
+//! The JSON API under `/api/`: what the pages show and do, for other tools. Reads return the
+//! store's own shapes; the acts (answer, pause, cancel, say) are the ones the pages use, and
+//! go through the store exactly as the CLI's do.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tether_human::broker;
+use tether_store::control::{self, Control};
+use tether_store::{AnswerOutcome, QuestionId, RunId, Seq, StoredEvent};
+
+use crate::app::App;
+use crate::error::WebError;
+use crate::live::{self, Filter};
+use crate::model::{self, Pending, RunDetail, RunSummary};
+
+/// The channel name stored with answers given on the dashboard.
+pub const CHANNEL: &str = "web";
+/// The most runs or events one request returns.
+const MAX_PAGE: usize = 1000;
+
+/// `?limit=`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Limit {
+    limit: Option<usize>,
+}
+
+/// `GET /api/runs`: the newest runs.
+pub(crate) async fn runs(
+    State(app): State<Arc<App>>,
+    Query(q): Query<Limit>,
+) -> Result<Json<Vec<RunSummary>>, WebError> {
+    let limit = q.limit.unwrap_or(100).min(MAX_PAGE);
+    let ws = app.ws.clone();
+    Ok(Json(
+        app.db.call(move |s| model::runs(s, &ws, limit)).await?,
+    ))
+}
+
+/// A run id from the path.
+pub(crate) fn run_id(s: &str) -> Result<RunId, WebError> {
+    s.parse()
+        .map_err(|_| WebError::NotFound(format!("no run `{s}` in this workspace")))
+}
+
+/// `GET /api/runs/{id}`: a run in detail.
+pub(crate) async fn run(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<Json<RunDetail>, WebError> {
+    let ws = app.ws.clone();
+    let id = run_id(&id)?;
+    Ok(Json(
+        app.db
+            .call(move |s| {
+                let run = control::find_run(s, Some(id.as_str()))?;
+                model::detail(s, &ws, &run)
+            })
+            .await?,
+    ))
+}
+
+/// `?before=&limit=` for a page of a timeline.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Page {
+    before: Option<i64>,
+    limit: Option<usize>,
+}
+
+/// `GET /api/runs/{id}/timeline`: a page of the run's events, newest `limit` before `before`,
+/// oldest first.
+pub(crate) async fn timeline(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Query(q): Query<Page>,
+) -> Result<Json<Vec<StoredEvent>>, WebError> {
+    let id = run_id(&id)?;
+    let limit = q.limit.unwrap_or(500).min(MAX_PAGE);
+    Ok(Json(
+        app.db
+            .call(move |s| {
+                let run = control::find_run(s, Some(id.as_str()))?;
+                Ok(s.events_before(&run.id, q.before.map(Seq), limit)?)
+            })
+            .await?,
+    ))
+}
+
+/// `GET /api/runs/{id}/events`: the run's events as server-sent events, from the start (or
+/// after `Last-Event-ID` / `?after=`), then live.
+pub(crate) async fn run_events(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Query(q): Query<live::After>,
+    headers: HeaderMap,
+) -> Result<Response, WebError> {
+    let id = run_id(&id)?;
+    let found = id.clone();
+    app.db
+        .call(move |s| Ok(control::find_run(s, Some(found.as_str()))?))
+        .await?;
+    let after = live::resume_point(&headers, &q).unwrap_or(Seq(0));
+    Ok(live::json_stream(app, Filter::Run(id), after).into_response())
+}
+
+/// `GET /api/events`: every event of the workspace as server-sent events, from now (or after
+/// `Last-Event-ID` / `?after=`).
+pub(crate) async fn events(
+    State(app): State<Arc<App>>,
+    Query(q): Query<live::After>,
+    headers: HeaderMap,
+) -> Response {
+    let after = live::resume_point(&headers, &q).unwrap_or_else(|| app.hub.last_seq());
+    live::json_stream(app, Filter::All, after).into_response()
+}
+
+/// `GET /api/questions`: the pending questions, oldest first.
+pub(crate) async fn questions(State(app): State<Arc<App>>) -> Result<Json<Vec<Pending>>, WebError> {
+    Ok(Json(app.db.call(model::pending).await?))
+}
+
+/// `GET /api/history`: every question and its answer, newest first.
+pub(crate) async fn history(
+    State(app): State<Arc<App>>,
+    Query(q): Query<Limit>,
+) -> Result<Json<Vec<tether_store::Question>>, WebError> {
+    let limit = q.limit.unwrap_or(100).min(MAX_PAGE);
+    Ok(Json(
+        app.db.call(move |s| Ok(s.question_history(limit)?)).await?,
+    ))
+}
+
+/// The body of an answer.
+#[derive(Debug, Deserialize)]
+pub(crate) struct AnswerBody {
+    pub(crate) text: String,
+    #[serde(default)]
+    pub(crate) responder: Option<String>,
+}
+
+/// Records an answer from the dashboard through the broker's first-answer-wins write, which
+/// wakes the waiting process; returns what happened.
+pub(crate) async fn give_answer(
+    app: &Arc<App>,
+    id: &str,
+    body: AnswerBody,
+) -> Result<AnswerOutcome, WebError> {
+    let id: QuestionId = id
+        .parse()
+        .map_err(|_| WebError::NotFound(format!("no question `{id}` in this workspace")))?;
+    if body.text.trim().is_empty() {
+        return Err(WebError::BadRequest(
+            "the answer is empty; write the text the agent should read".to_owned(),
+        ));
+    }
+    let responder = responder(body.responder.as_deref());
+    let state_dir = app.ws.state_dir();
+    app.db
+        .call(
+            move |s| match broker::answer(s, &state_dir, &id, &body.text, CHANNEL, &responder) {
+                Ok(outcome) => Ok(outcome),
+                Err(tether_store::StoreError::NotFound { .. }) => Err(WebError::NotFound(format!(
+                    "no question {id} in this workspace"
+                ))),
+                Err(e) => Err(e.into()),
+            },
+        )
+        .await
+}
+
+/// The name given, trimmed and bounded, or `web` when none was.
+pub(crate) fn responder(name: Option<&str>) -> String {
+    let name: String = name.unwrap_or_default().trim().chars().take(100).collect();
+    if name.is_empty() {
+        CHANNEL.to_owned()
+    } else {
+        name
+    }
+}
+
+/// `POST /api/questions/{id}/answer` `{"text": …, "responder": …}`: 200 when it was the first
+/// answer, 409 with the winning one when someone answered first, 410 when withdrawn.
+pub(crate) async fn answer(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Json(body): Json<AnswerBody>,
+) -> Result<Response, WebError> {
+    match give_answer(&app, &id, body).await? {
+        AnswerOutcome::Answered(q) => Ok(Json(json!({ "outcome": "answered", "question": q })).into_response()),
+        AnswerOutcome::AlreadyAnswered {
+            answer,
+            by_channel,
+            responder,
+        } => Ok((
+            axum::http::StatusCode::CONFLICT,
+            Json(json!({
+                "outcome": "already_answered",
+                "error": format!("{id} was already answered on {by_channel} by {responder}; your answer was not used"),
+                "answer": answer, "channel": by_channel, "responder": responder,
+            })),
+        )
+            .into_response()),
+        AnswerOutcome::Cancelled => Err(WebError::Gone(format!(
+            "{id} was withdrawn; nobody is waiting for an answer"
+        ))),
+    }
+}
+
+/// What a control did, as the API reports it.
+#[derive(Debug, Serialize)]
+pub(crate) struct ControlReply {
+    /// `requested` (a live loop acts at its next safe point), `applied` (no process drove it,
+    /// so the store was changed directly) or `unchanged` (it had ended or was already so).
+    result: &'static str,
+    /// The run's status before the request.
+    status: String,
+}
+
+/// A control act on a run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Act {
+    Pause,
+    Cancel,
+}
+
+/// Pauses or cancels the run for `by` (a person on the dashboard).
+pub(crate) async fn act(
+    app: &Arc<App>,
+    id: &str,
+    act: Act,
+    by: &str,
+) -> Result<(Control, String), WebError> {
+    let id = run_id(id)?;
+    let ws = app.ws.clone();
+    let by = format!("web:{}", responder(Some(by)));
+    app.db
+        .call(move |s| {
+            let run = control::find_run(s, Some(id.as_str()))?;
+            let lock = ws.run_lock(run.id.as_str());
+            let status = run.state.status.as_str().to_owned();
+            let done = match act {
+                Act::Pause => control::pause(s, &lock, &run, &by)?,
+                Act::Cancel => control::cancel(s, &lock, &run, &by)?,
+            };
+            Ok((done, status))
+        })
+        .await
+}
+
+/// Queues a message for the run's agent from `by`.
+pub(crate) async fn say_to(
+    app: &Arc<App>,
+    id: &str,
+    text: String,
+    by: &str,
+) -> Result<(Control, String), WebError> {
+    let id = run_id(id)?;
+    if text.trim().is_empty() {
+        return Err(WebError::BadRequest("the message is empty".to_owned()));
+    }
+    let by = format!("web:{}", responder(Some(by)));
+    app.db
+        .call(move |s| {
+            let run = control::find_run(s, Some(id.as_str()))?;
+            let status = run.state.status.as_str().to_owned();
+            Ok((control::say(s, &run, &text, &by)?, status))
+        })
+        .await
+}
+
+fn reply((done, status): (Control, String)) -> Json<ControlReply> {
+    let result = match done {
+        Control::Requested => "requested",
+        Control::Applied => "applied",
+        Control::Unchanged(_) => "unchanged",
+    };
+    Json(ControlReply { result, status })
+}
+
+/// `{"by": …}` for pause and cancel.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct By {
+    #[serde(default)]
+    by: Option<String>,
+}
+
+/// `POST /api/runs/{id}/pause`.
+pub(crate) async fn pause(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    body: Option<Json<By>>,
+) -> Result<Json<ControlReply>, WebError> {
+    let by = body.and_then(|b| b.0.by).unwrap_or_default();
+    Ok(reply(act(&app, &id, Act::Pause, &by).await?))
+}
+
+/// `POST /api/runs/{id}/cancel`.
+pub(crate) async fn cancel(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    body: Option<Json<By>>,
+) -> Result<Json<ControlReply>, WebError> {
+    let by = body.and_then(|b| b.0.by).unwrap_or_default();
+    Ok(reply(act(&app, &id, Act::Cancel, &by).await?))
+}
+
+/// `{"text": …, "by": …}` for say.
+#[derive(Debug, Deserialize)]
+pub(crate) struct SayBody {
+    text: String,
+    #[serde(default)]
+    by: Option<String>,
+}
+
+/// `POST /api/runs/{id}/say`: 200 when queued, 410 when the run has ended.
+pub(crate) async fn say(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Json(body): Json<SayBody>,
+) -> Result<Json<ControlReply>, WebError> {
+    let by = body.by.unwrap_or_default();
+    let done = say_to(&app, &id, body.text, &by).await?;
+    if let (Control::Unchanged(s), _) = &done {
+        return Err(WebError::Gone(format!(
+            "run {id} has ended ({}); a message can only go to a run that can continue",
+            s.as_str()
+        )));
+    }
+    Ok(reply(done))
+}
+
+/// `GET /api/plan`: the workspace's plan as the run page shows it.
+pub(crate) async fn plan(State(app): State<Arc<App>>) -> Json<Value> {
+    let ws = app.ws.clone();
+    let view = model::plan(&ws, &model::plan_path(&ws, None));
+    Json(serde_json::to_value(view).unwrap_or(Value::Null))
+}

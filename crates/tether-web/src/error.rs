@@ -1,0 +1,87 @@
+//! What can go wrong serving the dashboard, and how each error reaches the client: JSON under
+//! `/api/`, a short page elsewhere.
+
+use std::net::SocketAddr;
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+/// The dashboard could not start or could not answer a request.
+#[derive(Debug, thiserror::Error)]
+pub enum WebError {
+    /// Binding a non-loopback address needs the explicit remote flag (`--allow-remote`).
+    #[error(
+        "{0} is not a loopback address; the dashboard would be reachable from other machines \
+         (pass --allow-remote to mean it)"
+    )]
+    NotLoopback(SocketAddr),
+    /// The address could not be bound (in use, not local, no permission).
+    #[error("cannot listen on {addr}: {cause}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The OS error.
+        cause: std::io::Error,
+    },
+    /// Reading the system's randomness or watching the store failed.
+    #[error("{what}: {cause}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The OS error.
+        cause: std::io::Error,
+    },
+    /// No such run or question.
+    #[error("{0}")]
+    NotFound(String),
+    /// The request is malformed (an empty answer, a bad id).
+    #[error("{0}")]
+    BadRequest(String),
+    /// The question was already answered; the first answer stays.
+    #[error("{0}")]
+    Conflict(String),
+    /// The question was withdrawn or the run has ended.
+    #[error("{0}")]
+    Gone(String),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] tether_store::StoreError),
+    /// A worker thread went away.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl WebError {
+    /// The HTTP status this error answers with.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            WebError::NotFound(_) => StatusCode::NOT_FOUND,
+            WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            WebError::Conflict(_) => StatusCode::CONFLICT,
+            WebError::Gone(_) => StatusCode::GONE,
+            WebError::Store(tether_store::StoreError::Busy) => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<tether_store::control::ControlError> for WebError {
+    fn from(e: tether_store::control::ControlError) -> Self {
+        use tether_store::control::ControlError;
+        match e {
+            ControlError::Store(s) => WebError::Store(s),
+            other => WebError::NotFound(other.to_string()),
+        }
+    }
+}
+
+/// An API error: `{"error": "…"}` with the error's status.
+impl IntoResponse for WebError {
+    fn into_response(self) -> Response {
+        if self.status().is_server_error() {
+            tracing::warn!(error = %self, "dashboard request failed");
+        }
+        let body = serde_json::json!({ "error": self.to_string() });
+        (self.status(), axum::Json(body)).into_response()
+    }
+}

@@ -1,0 +1,297 @@
+//! What the pages and the API show, read from the store in one place: a run as the runs list
+//! shows it, a run in detail, the plan a goal run works on. The API serialises these; the
+//! views render them.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use serde_json::Value;
+use tether_config::Workspace;
+use tether_store::run_lock::RunLock;
+use tether_store::{
+    Abandoned, Iteration, Question, QueuedMessage, Run, RunKind, RunStatus, Store, VerdictRecord,
+};
+
+use crate::error::WebError;
+
+/// A run as the runs list shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// The run's id.
+    pub id: String,
+    /// `ralph` or `goal`.
+    pub kind: RunKind,
+    /// Where it stands.
+    pub status: RunStatus,
+    /// The pid of the live process driving it, if one does.
+    pub pid: Option<u32>,
+    /// The journal says it runs but no process drives it (it was killed).
+    pub orphaned: bool,
+    /// What it works toward: the Ralph prompt, or the plan file of a goal run.
+    pub objective: String,
+    /// The goals a goal run works on (the plan's active goals and those it decided).
+    pub goals: Vec<String>,
+    /// Iterations used of the current budget.
+    pub iteration: u32,
+    /// The iteration in progress.
+    pub in_progress: Option<u32>,
+    /// The budget (`None` or 0: unlimited).
+    pub max_iterations: Option<u32>,
+    /// When it was created (ms since the epoch).
+    pub created_at_ms: i64,
+    /// When its last event was appended.
+    pub last_event_at_ms: Option<i64>,
+    /// Its last event's type.
+    pub last_event_kind: Option<String>,
+    /// How many of its questions wait for an answer.
+    pub pending_questions: usize,
+}
+
+impl RunSummary {
+    /// The summary of `run`; `goals` are the goal ids the caller found for it.
+    pub fn of(ws: &Workspace, run: &Run, goals: Vec<String>) -> RunSummary {
+        let state = &run.state;
+        let pid = RunLock::holder(&ws.run_lock(run.id.as_str()));
+        let active = matches!(
+            state.status,
+            RunStatus::Running | RunStatus::WaitingForInput
+        );
+        RunSummary {
+            id: run.id.to_string(),
+            kind: run.kind,
+            status: state.status,
+            pid,
+            orphaned: active && pid.is_none(),
+            objective: objective(run),
+            goals,
+            iteration: state.budget_used(),
+            in_progress: state.in_progress,
+            max_iterations: state.max_iterations,
+            created_at_ms: run.created_at_ms,
+            last_event_at_ms: state.last_event_at_ms,
+            last_event_kind: state.last_event_kind.clone(),
+            pending_questions: state.pending_questions.len(),
+        }
+    }
+
+    /// Whether a person is waiting to be asked: a question of this run has no answer.
+    pub fn waiting_for_input(&self) -> bool {
+        self.status == RunStatus::WaitingForInput
+    }
+}
+
+/// The Ralph prompt, or the plan file of a goal run.
+fn objective(run: &Run) -> String {
+    let text = |k: &str| run.spec.get(k).and_then(Value::as_str).map(str::to_owned);
+    text("prompt").or_else(|| text("plan")).unwrap_or_default()
+}
+
+/// The plan file a run works on (goal runs), resolved in the workspace.
+pub fn plan_path(ws: &Workspace, run: Option<&Run>) -> PathBuf {
+    let named = run
+        .and_then(|r| r.spec.get("plan"))
+        .and_then(Value::as_str)
+        .unwrap_or(tether_config::Config::DEFAULT_PLAN);
+    ws.root().join(named)
+}
+
+/// One goal of the plan, as the run page shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct GoalView {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// open, active, done, cancelled.
+    pub status: String,
+    /// What done means.
+    pub done_when: Option<String>,
+    /// The command that checks it.
+    pub verify: Option<String>,
+    /// How it could look done while it is not.
+    pub failure_modes: Vec<String>,
+    /// Subtasks with whether each is ticked.
+    pub subtasks: Vec<(String, bool)>,
+}
+
+/// The plan a goal run works on.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanView {
+    /// The plan file, relative to the workspace.
+    pub path: String,
+    /// Its goals.
+    pub goals: Vec<GoalView>,
+    /// The plan's problems, one line each (`plan.md:12: error: …`).
+    pub problems: Vec<String>,
+    /// The last log lines.
+    pub log: Vec<String>,
+    /// Why it could not be read, if it could not.
+    pub unreadable: Option<String>,
+}
+
+/// Reads the plan at `path` (bounded; never blocks on a FIFO).
+pub fn plan(ws: &Workspace, path: &std::path::Path) -> PlanView {
+    let shown = ws.display(path).into_owned();
+    let doc = match tether_plan::file::read(path) {
+        Ok(doc) => doc,
+        Err(e) => {
+            return PlanView {
+                path: shown,
+                goals: Vec::new(),
+                problems: Vec::new(),
+                log: Vec::new(),
+                unreadable: Some(e.to_string()),
+            };
+        }
+    };
+    let plan = doc.plan();
+    let goals = plan
+        .goals
+        .iter()
+        .map(|g| GoalView {
+            id: g.id().unwrap_or_default().to_owned(),
+            title: g.title.clone(),
+            status: g.status().as_str().to_owned(),
+            done_when: g.done_when.as_ref().map(|d| d.value.clone()),
+            verify: g.verify.as_ref().map(|v| v.value.clone()),
+            failure_modes: g.failure_modes.iter().map(|f| f.value.clone()).collect(),
+            subtasks: g
+                .subtasks
+                .iter()
+                .map(|s| (s.text.clone(), s.checked))
+                .collect(),
+        })
+        .collect();
+    let log = plan.log.as_ref().map_or_else(Vec::new, |l| {
+        let skip = l.entries.len().saturating_sub(5);
+        l.entries
+            .iter()
+            .skip(skip)
+            .map(|e| e.text.clone())
+            .collect()
+    });
+    PlanView {
+        path: shown.clone(),
+        goals,
+        problems: plan
+            .problems
+            .iter()
+            .map(|p| format!("{shown}:{}: {}", p.line, p.message))
+            .collect(),
+        log,
+        unreadable: None,
+    }
+}
+
+/// The goal ids a goal run works on: the plan's active goals and every goal it decided.
+pub fn goal_ids(plan: &PlanView, verdicts: &[VerdictRecord]) -> Vec<String> {
+    let mut ids: Vec<String> = plan
+        .goals
+        .iter()
+        .filter(|g| g.status == "active")
+        .map(|g| g.id.clone())
+        .collect();
+    for v in verdicts {
+        if !ids.contains(&v.decision.goal_id) {
+            ids.push(v.decision.goal_id.clone());
+        }
+    }
+    ids
+}
+
+/// A run in detail: what the run page and `GET /api/runs/{id}` show.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunDetail {
+    /// The run as the list shows it.
+    pub run: RunSummary,
+    /// Its parameters.
+    pub spec: Value,
+    /// Its iterations.
+    pub iterations: Vec<Iteration>,
+    /// Its sign-off decisions, with the judge's checks and `missing` list.
+    pub verdicts: Vec<VerdictRecord>,
+    /// Its questions and their answers.
+    pub questions: Vec<Question>,
+    /// Messages queued for its agent and not yet delivered.
+    pub queued_messages: Vec<QueuedMessage>,
+    /// The plan (goal runs).
+    pub plan: Option<PlanView>,
+    /// The seq of its newest event: a live stream of it starts after this one.
+    pub last_event_seq: i64,
+}
+
+/// Reads a run in detail.
+pub fn detail(store: &Store, ws: &Workspace, run: &Run) -> Result<RunDetail, WebError> {
+    let verdicts = store.verdicts_for_run(&run.id)?;
+    let plan = (run.kind == RunKind::Goal).then(|| plan(ws, &plan_path(ws, Some(run))));
+    let goals = plan
+        .as_ref()
+        .map_or_else(Vec::new, |p| goal_ids(p, &verdicts));
+    Ok(RunDetail {
+        run: RunSummary::of(ws, run, goals),
+        spec: run.spec.clone(),
+        iterations: store.iterations(&run.id)?,
+        questions: store.questions_for_run(&run.id)?,
+        queued_messages: run.state.queued_messages.clone(),
+        verdicts,
+        plan,
+        last_event_seq: run.last_event_seq.0,
+    })
+}
+
+/// The runs list: the newest `limit` runs.
+pub fn runs(store: &Store, ws: &Workspace, limit: usize) -> Result<Vec<RunSummary>, WebError> {
+    let runs = store.runs(limit)?;
+    let mut plan_goals = None;
+    Ok(runs
+        .iter()
+        .map(|run| {
+            let goals = if run.kind == RunKind::Goal && !run.state.status.is_stopped() {
+                plan_goals
+                    .get_or_insert_with(|| {
+                        let p = plan(ws, &plan_path(ws, Some(run)));
+                        goal_ids(&p, &[])
+                    })
+                    .clone()
+            } else {
+                Vec::new()
+            };
+            RunSummary::of(ws, run, goals)
+        })
+        .collect())
+}
+
+/// One run as the runs list shows it (the plan is read for a goal run still going).
+pub fn runs_one(_store: &Store, ws: &Workspace, run: &Run) -> RunSummary {
+    let goals = if run.kind == RunKind::Goal && !run.state.status.is_stopped() {
+        goal_ids(&plan(ws, &plan_path(ws, Some(run))), &[])
+    } else {
+        Vec::new()
+    };
+    RunSummary::of(ws, run, goals)
+}
+
+/// A pending question, with whether its asker still waits.
+#[derive(Debug, Clone, Serialize)]
+pub struct Pending {
+    /// The question.
+    #[serde(flatten)]
+    pub question: Question,
+    /// Set when nobody waits for the answer any more.
+    pub abandoned: Option<Abandoned>,
+}
+
+/// Every pending question, oldest first.
+pub fn pending(store: &Store) -> Result<Vec<Pending>, WebError> {
+    store
+        .pending_questions()?
+        .into_iter()
+        .map(|question| {
+            let abandoned = store.abandoned(&question)?;
+            Ok(Pending {
+                question,
+                abandoned,
+            })
+        })
+        .collect()
+}

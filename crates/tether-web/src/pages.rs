@@ -1,0 +1,425 @@
+//! The pages and what their forms do: the runs list, a run, the Q&A history, the answer form,
+//! pause, cancel and say, each page's live stream, and the two embedded assets.
+//!
+//! Forms post plainly (they work without script) and lead back to the page with a fixed
+//! notice; the page's script only adds the live updates and remembers the responder's name.
+
+use std::sync::Arc;
+
+use axum::extract::{Form, Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use maud::Markup;
+use serde::Deserialize;
+use tether_store::control::{self, Control};
+use tether_store::{AnswerOutcome, Event, Seq, StoredEvent, now_ms};
+
+use crate::api::{self, Act, AnswerBody};
+use crate::app::App;
+use crate::error::WebError;
+use crate::live::{self, Filter, Op};
+use crate::model;
+use crate::views::{self, Context, Nav, Notice};
+
+/// Timeline entries shown on a run page before "Earlier events".
+pub const TIMELINE_PAGE: usize = 500;
+/// Questions on the history page.
+const HISTORY: usize = 200;
+/// Runs on the runs page.
+const RUNS: usize = 200;
+
+/// `?notice=`.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct PageQuery {
+    notice: Option<String>,
+    before: Option<i64>,
+}
+
+impl PageQuery {
+    fn notice(&self) -> Option<Notice> {
+        self.notice.as_deref().and_then(Notice::from_name)
+    }
+}
+
+/// An error page.
+fn error_page(e: &WebError) -> Response {
+    let body = maud::html! {
+        (maud::DOCTYPE)
+        html lang="en" {
+            head { meta charset="utf-8"; title { "tether" } link rel="stylesheet" href="/assets/app.css"; }
+            body { main { h1 { "Not here" } p { (views::text(&e.to_string())) } p { a href="/" { "All runs" } } } }
+        }
+    };
+    (e.status(), Html(body.into_string())).into_response()
+}
+
+fn page_result(r: Result<Markup, WebError>) -> Response {
+    match r {
+        Ok(m) => Html(m.into_string()).into_response(),
+        Err(e) => error_page(&e),
+    }
+}
+
+/// `GET /`: the runs list.
+pub(crate) async fn runs(State(app): State<Arc<App>>, Query(q): Query<PageQuery>) -> Response {
+    let ws = app.ws.clone();
+    let after = app.hub.last_seq();
+    let made = app
+        .db
+        .call(move |s| {
+            let now = now_ms();
+            let runs = model::runs(s, &ws, RUNS)?;
+            let pending = model::pending(s)?;
+            Ok(views::page(
+                "Runs",
+                Nav::Runs,
+                &format!("/live?page=runs&after={}", after.0),
+                q.notice(),
+                views::cards(&pending, now),
+                views::table(&runs, now),
+            ))
+        })
+        .await;
+    page_result(made)
+}
+
+/// `GET /runs/{id}`: a run — head, controls, the pending cards, the timeline (the newest
+/// entries, with a link to earlier ones), its Q&A and the plan.
+pub(crate) async fn run(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Response {
+    let ws = app.ws.clone();
+    let after = app.hub.last_seq();
+    let made = app
+        .db
+        .call(move |s| {
+            let now = now_ms();
+            let run = control::find_run(s, Some(api::run_id(&id)?.as_str()))?;
+            let detail = model::detail(s, &ws, &run)?;
+            let events = s.events_before(&run.id, q.before.map(Seq), TIMELINE_PAGE + 1)?;
+            let (earlier, shown) = if events.len() > TIMELINE_PAGE {
+                (events.get(1).map(|e| e.seq.0), &events[1..])
+            } else {
+                (None, &events[..])
+            };
+            let ctx = Context::new(detail.questions.clone(), detail.verdicts.clone());
+            let pending = model::pending(s)?;
+            let live = if q.before.is_some() {
+                String::new()
+            } else {
+                format!("/live?page=run&run={}&after={}", run.id, after.0)
+            };
+            let main = maud::html! {
+                (views::head(&detail.run, now))
+                (views::controls(&detail.run))
+                (views::timeline(run.id.as_str(), shown, &ctx, earlier))
+                (views::run_qa(&detail.questions, now))
+                @if let Some(p) = &detail.plan { (views::plan(p)) }
+            };
+            Ok(views::page(
+                &format!("Run {}", run.id),
+                Nav::Run,
+                &live,
+                q.notice(),
+                views::cards(&pending, now),
+                main,
+            ))
+        })
+        .await;
+    page_result(made)
+}
+
+/// `GET /history`: every question and answer, newest first.
+pub(crate) async fn history(State(app): State<Arc<App>>, Query(q): Query<PageQuery>) -> Response {
+    let after = app.hub.last_seq();
+    let made = app
+        .db
+        .call(move |s| {
+            let now = now_ms();
+            let all = s.question_history(HISTORY)?;
+            let pending = model::pending(s)?;
+            Ok(views::page(
+                "Q&A history",
+                Nav::History,
+                &format!("/live?page=history&after={}", after.0),
+                q.notice(),
+                views::cards(&pending, now),
+                views::history(&all, now),
+            ))
+        })
+        .await;
+    page_result(made)
+}
+
+/// Back to the page the form was on (a local path only), with a notice.
+fn back(headers: &HeaderMap, fallback: &str, notice: Notice) -> Response {
+    let from = headers
+        .get(header::REFERER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|r| r.split_once("://").map(|(_, rest)| rest))
+        .and_then(|rest| rest.find('/').map(|i| &rest[i..]))
+        .map(|p| p.split('?').next().unwrap_or("/"))
+        .filter(|p| p.starts_with('/') && !p.starts_with("//"))
+        .unwrap_or(fallback);
+    Redirect::to(&format!("{from}?notice={}", notice.name())).into_response()
+}
+
+/// The answer form.
+#[derive(Debug, Deserialize)]
+pub(crate) struct AnswerForm {
+    text: String,
+    #[serde(default)]
+    responder: Option<String>,
+}
+
+/// `POST /questions/{id}/answer` (the form).
+pub(crate) async fn answer(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Form(form): Form<AnswerForm>,
+) -> Response {
+    let body = AnswerBody {
+        text: form.text,
+        responder: form.responder,
+    };
+    let notice = match api::give_answer(&app, &id, body).await {
+        Ok(AnswerOutcome::Answered(_)) => Notice::Answered,
+        Ok(AnswerOutcome::AlreadyAnswered { .. }) => Notice::AlreadyAnswered,
+        Ok(AnswerOutcome::Cancelled) => Notice::Withdrawn,
+        Err(WebError::BadRequest(_)) => Notice::EmptyAnswer,
+        Err(e) => return error_page(&e),
+    };
+    back(&headers, "/", notice)
+}
+
+/// Pause and cancel forms.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ByForm {
+    #[serde(default)]
+    by: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+fn control_notice(done: Control, ok: Notice) -> Notice {
+    match done {
+        Control::Unchanged(s) if control::is_ended(s) => Notice::Ended,
+        _ => ok,
+    }
+}
+
+/// `POST /runs/{id}/pause` (the form).
+pub(crate) async fn pause(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Form(form): Form<ByForm>,
+) -> Response {
+    let by = form.by.unwrap_or_default();
+    match api::act(&app, &id, Act::Pause, &by).await {
+        Ok((done, _)) => back(&headers, "/", control_notice(done, Notice::Paused)),
+        Err(e) => error_page(&e),
+    }
+}
+
+/// `POST /runs/{id}/cancel` (the form).
+pub(crate) async fn cancel(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Form(form): Form<ByForm>,
+) -> Response {
+    let by = form.by.unwrap_or_default();
+    match api::act(&app, &id, Act::Cancel, &by).await {
+        Ok((done, _)) => back(&headers, "/", control_notice(done, Notice::Cancelled)),
+        Err(e) => error_page(&e),
+    }
+}
+
+/// `POST /runs/{id}/say` (the form).
+pub(crate) async fn say(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Form(form): Form<ByForm>,
+) -> Response {
+    let by = form.by.unwrap_or_default();
+    match api::say_to(&app, &id, form.text.unwrap_or_default(), &by).await {
+        Ok((done, _)) => back(&headers, "/", control_notice(done, Notice::Said)),
+        Err(e) => error_page(&e),
+    }
+}
+
+/// `?page=runs|run|history&run=ID&after=SEQ`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct LiveQuery {
+    page: String,
+    run: Option<String>,
+    after: Option<i64>,
+}
+
+/// Which page a live stream updates.
+#[derive(Debug, Clone)]
+enum Which {
+    Runs,
+    Run(tether_store::RunId),
+    History,
+}
+
+/// `GET /live`: a page's updates as `ops` messages.
+pub(crate) async fn live(
+    State(app): State<Arc<App>>,
+    Query(q): Query<LiveQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let which = match (q.page.as_str(), q.run.as_deref()) {
+        ("runs", _) => Which::Runs,
+        ("history", _) => Which::History,
+        ("run", Some(id)) => match api::run_id(id) {
+            Ok(id) => Which::Run(id),
+            Err(e) => return e.into_response(),
+        },
+        _ => return (StatusCode::BAD_REQUEST, "unknown page").into_response(),
+    };
+    let after = live::resume_point(&headers, &live::After { after: q.after })
+        .unwrap_or_else(|| app.hub.last_seq());
+    let renderer = Arc::clone(&app);
+    let render: live::Render = Arc::new(move |e: Arc<StoredEvent>| {
+        let app = Arc::clone(&renderer);
+        let which = which.clone();
+        Box::pin(async move {
+            let seq = e.seq;
+            let ws = app.ws.clone();
+            let ops = app
+                .db
+                .call(move |s| ops_for(s, &ws, &which, &e))
+                .await
+                .unwrap_or_else(|err| {
+                    tracing::warn!(error = %err, "dashboard: rendering a live update failed");
+                    Vec::new()
+                });
+            live::ops_event(seq, &ops)
+        })
+    });
+    live::stream(app, Filter::All, after, render).into_response()
+}
+
+/// What the page `which` changes for the event `e`.
+fn ops_for(
+    s: &tether_store::Store,
+    ws: &tether_config::Workspace,
+    which: &Which,
+    e: &StoredEvent,
+) -> Result<Vec<Op>, WebError> {
+    let now = now_ms();
+    let mut ops = Vec::new();
+    let question = match &e.event {
+        Some(
+            Event::QuestionAsked { question_id }
+            | Event::QuestionAnswered { question_id, .. }
+            | Event::QuestionCancelled { question_id },
+        ) => Some(s.question(question_id)?),
+        _ => None,
+    };
+    if let Some(q) = &question {
+        let id = format!("q-{}", q.id);
+        if q.status == tether_store::QuestionStatus::Pending {
+            let pending = model::Pending {
+                abandoned: s.abandoned(q)?,
+                question: q.clone(),
+            };
+            let html = views::pending_card(&pending, now).into_string();
+            ops.push(Op::Append {
+                target: "questions".into(),
+                id,
+                html,
+            });
+        } else {
+            let html = views::answered_card(q, now).into_string();
+            ops.push(Op::Replace { target: id, html });
+        }
+    }
+    match which {
+        Which::Runs => {
+            if let Some(run_id) = &e.run_id {
+                let run = s.run(run_id)?;
+                let summary = model::runs_one(s, ws, &run);
+                ops.push(Op::Upsert {
+                    target: "runs-list".into(),
+                    id: format!("run-{run_id}"),
+                    html: views::row(&summary, now).into_string(),
+                });
+            }
+        }
+        Which::History => {
+            if question.is_some() {
+                let all = s.question_history(HISTORY)?;
+                ops.push(Op::Replace {
+                    target: "history".into(),
+                    html: views::history(&all, now).into_string(),
+                });
+            }
+        }
+        Which::Run(id) if e.run_id.as_ref() == Some(id) => {
+            let run = s.run(id)?;
+            let detail = model::detail(s, ws, &run)?;
+            let ctx = Context::new(detail.questions.clone(), detail.verdicts.clone());
+            if let Some(item) = views::item(e, &ctx) {
+                ops.push(Op::Append {
+                    target: "timeline".into(),
+                    id: format!("e-{}", e.seq.0),
+                    html: item.into_string(),
+                });
+            }
+            ops.push(Op::Replace {
+                target: "run-head".into(),
+                html: views::head(&detail.run, now).into_string(),
+            });
+            if question.is_some() {
+                ops.push(Op::Replace {
+                    target: "run-qa".into(),
+                    html: views::run_qa(&detail.questions, now).into_string(),
+                });
+            }
+            let plan_may_change = matches!(
+                e.event,
+                Some(Event::GoalVerdict { .. } | Event::IterationCompleted { .. })
+            );
+            if let (true, Some(p)) = (plan_may_change, &detail.plan) {
+                ops.push(Op::Replace {
+                    target: "plan".into(),
+                    html: views::plan(p).into_string(),
+                });
+            }
+        }
+        Which::Run(_) => {}
+    }
+    Ok(ops)
+}
+
+/// `GET /assets/app.css`.
+pub(crate) async fn css() -> Response {
+    asset(include_str!("../assets/app.css"), "text/css; charset=utf-8")
+}
+
+/// `GET /assets/app.js`.
+pub(crate) async fn js() -> Response {
+    asset(
+        include_str!("../assets/app.js"),
+        "text/javascript; charset=utf-8",
+    )
+}
+
+fn asset(body: &'static str, kind: &'static str) -> Response {
+    let mut r = body.into_response();
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    r.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, max-age=3600"),
+    );
+    r
+}

@@ -1,0 +1,150 @@
+//! Binding and serving: the address checks (loopback unless asked), the token, the routes, and
+//! the server task with its graceful stop.
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::{get, post};
+use tether_config::Workspace;
+use tokio_util::sync::CancellationToken;
+
+use crate::app::App;
+use crate::db::Db;
+use crate::error::WebError;
+use crate::hub::Hub;
+use crate::security::{self, Guard};
+use crate::{api, pages};
+
+/// Where and how to serve.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The address to listen on (port 0 picks a free port).
+    pub listen: SocketAddr,
+    /// Whether a non-loopback address may be bound (the dashboard is then reachable from other
+    /// machines, still behind the token).
+    pub allow_remote: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            allow_remote: false,
+        }
+    }
+}
+
+/// A bound, not yet serving, dashboard.
+pub struct Bound {
+    listener: TcpListener,
+    ws: Workspace,
+    guard: Guard,
+    addr: SocketAddr,
+}
+
+/// Binds `settings.listen` for the workspace `ws` and draws the token. A non-loopback address
+/// without `allow_remote` is refused.
+pub fn bind(ws: &Workspace, settings: &Settings) -> Result<Bound, WebError> {
+    let remote = !settings.listen.ip().is_loopback();
+    if remote && !settings.allow_remote {
+        return Err(WebError::NotLoopback(settings.listen));
+    }
+    let bind_err = |cause| WebError::Bind {
+        addr: settings.listen,
+        cause,
+    };
+    let listener = TcpListener::bind(settings.listen).map_err(bind_err)?;
+    listener.set_nonblocking(true).map_err(bind_err)?;
+    let addr = listener.local_addr().map_err(bind_err)?;
+    let guard = Guard::new(security::new_token()?, addr, remote);
+    Ok(Bound {
+        listener,
+        ws: ws.clone(),
+        guard,
+        addr,
+    })
+}
+
+impl Bound {
+    /// The address bound.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Whether other machines can reach it.
+    pub fn is_remote(&self) -> bool {
+        !self.addr.ip().is_loopback()
+    }
+
+    /// The token.
+    pub fn token(&self) -> &str {
+        self.guard.token()
+    }
+
+    /// The URL to open, token included: `http://127.0.0.1:PORT/?token=…`. On an unspecified
+    /// address (`0.0.0.0`) it names loopback; from another machine use this machine's address.
+    pub fn url(&self) -> String {
+        let host = if self.addr.ip().is_unspecified() {
+            match self.addr {
+                SocketAddr::V4(_) => format!("127.0.0.1:{}", self.addr.port()),
+                SocketAddr::V6(_) => format!("[::1]:{}", self.addr.port()),
+            }
+        } else {
+            self.addr.to_string()
+        };
+        format!("http://{host}/?token={}", self.guard.token())
+    }
+
+    /// Serves until `stop` fires (open streams end then). Needs a Tokio runtime.
+    pub async fn serve(self, stop: CancellationToken) -> Result<(), WebError> {
+        let addr = self.addr;
+        let io = |cause| WebError::Bind { addr, cause };
+        let listener = tokio::net::TcpListener::from_std(self.listener).map_err(io)?;
+        let db = Db::open(self.ws.db_path())?;
+        let hub = Hub::start(Arc::clone(&db), &self.ws.state_dir(), stop.clone()).await?;
+        let app = Arc::new(App {
+            ws: self.ws,
+            db,
+            hub,
+            guard: self.guard,
+            stop: stop.clone(),
+        });
+        let router = routes(app);
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
+            .map_err(io)
+    }
+}
+
+fn routes(app: Arc<App>) -> Router {
+    Router::new()
+        .route("/", get(pages::runs))
+        .route("/runs/{id}", get(pages::run))
+        .route("/history", get(pages::history))
+        .route("/live", get(pages::live))
+        .route("/questions/{id}/answer", post(pages::answer))
+        .route("/runs/{id}/pause", post(pages::pause))
+        .route("/runs/{id}/cancel", post(pages::cancel))
+        .route("/runs/{id}/say", post(pages::say))
+        .route("/assets/app.css", get(pages::css))
+        .route("/assets/app.js", get(pages::js))
+        .route("/api/runs", get(api::runs))
+        .route("/api/runs/{id}", get(api::run))
+        .route("/api/runs/{id}/timeline", get(api::timeline))
+        .route("/api/runs/{id}/events", get(api::run_events))
+        .route("/api/runs/{id}/pause", post(api::pause))
+        .route("/api/runs/{id}/cancel", post(api::cancel))
+        .route("/api/runs/{id}/say", post(api::say))
+        .route("/api/events", get(api::events))
+        .route("/api/questions", get(api::questions))
+        .route("/api/questions/{id}/answer", post(api::answer))
+        .route("/api/history", get(api::history))
+        .route("/api/plan", get(api::plan))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&app),
+            security::guard,
+        ))
+        .with_state(app)
+}

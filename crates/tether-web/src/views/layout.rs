@@ -1,0 +1,136 @@
+//! The frame of every page: head (the two embedded assets, nothing inline), navigation, the
+//! live-status line, the pending-question cards, and a notice after a form was sent.
+
+use maud::{DOCTYPE, Markup, html};
+
+/// Which page is shown (for the navigation's `aria-current`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nav {
+    /// The runs list.
+    Runs,
+    /// One run.
+    Run,
+    /// The Q&A history.
+    History,
+}
+
+/// What a form just did, shown once at the top of the page it leads back to. Fixed texts: a
+/// notice is chosen by name from the URL, never taken from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notice {
+    /// The answer was recorded; the agent has it.
+    Answered,
+    /// Someone answered first.
+    AlreadyAnswered,
+    /// The question was withdrawn.
+    Withdrawn,
+    /// The answer was empty.
+    EmptyAnswer,
+    /// Pause requested (or applied).
+    Paused,
+    /// Cancel requested (or applied).
+    Cancelled,
+    /// A message was queued.
+    Said,
+    /// The run had ended, so nothing was changed.
+    Ended,
+}
+
+impl Notice {
+    /// The name used in `?notice=`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Notice::Answered => "answered",
+            Notice::AlreadyAnswered => "already-answered",
+            Notice::Withdrawn => "withdrawn",
+            Notice::EmptyAnswer => "empty-answer",
+            Notice::Paused => "paused",
+            Notice::Cancelled => "cancelled",
+            Notice::Said => "said",
+            Notice::Ended => "ended",
+        }
+    }
+
+    /// The notice named `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<Notice> {
+        [
+            Notice::Answered,
+            Notice::AlreadyAnswered,
+            Notice::Withdrawn,
+            Notice::EmptyAnswer,
+            Notice::Paused,
+            Notice::Cancelled,
+            Notice::Said,
+            Notice::Ended,
+        ]
+        .into_iter()
+        .find(|n| n.name() == name)
+    }
+
+    fn text(self) -> &'static str {
+        match self {
+            Notice::Answered => "Your answer was sent; the agent has it.",
+            Notice::AlreadyAnswered => {
+                "Someone answered first; their answer stands and yours was not used."
+            }
+            Notice::Withdrawn => "The question was withdrawn; nobody is waiting for an answer.",
+            Notice::EmptyAnswer => "The answer was empty; write what the agent should read.",
+            Notice::Paused => "Pause requested: the run stops at its next iteration boundary.",
+            Notice::Cancelled => "Cancel requested: the run stops now.",
+            Notice::Said => {
+                "Message queued: the agent reads it at the start of its next iteration."
+            }
+            Notice::Ended => "The run has ended; nothing was changed.",
+        }
+    }
+
+    fn is_problem(self) -> bool {
+        matches!(
+            self,
+            Notice::AlreadyAnswered | Notice::Withdrawn | Notice::EmptyAnswer | Notice::Ended
+        )
+    }
+}
+
+/// A whole page. `live` is the URL of its live stream; `questions` the pending cards.
+pub fn page(
+    title: &str,
+    nav: Nav,
+    live: &str,
+    notice: Option<Notice>,
+    questions: Markup,
+    main: Markup,
+) -> Markup {
+    let current = |n: Nav| (n == nav).then_some("page");
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="color-scheme" content="light dark";
+                title { (title) " · tether" }
+                link rel="stylesheet" href="/assets/app.css";
+                script src="/assets/app.js" defer {}
+            }
+            body data-live=(live) {
+                a.skip href="#main" { "Skip to content" }
+                header.top {
+                    nav aria-label="Main" {
+                        a.brand href="/" { "tether" }
+                        a href="/" aria-current=[current(Nav::Runs)] { "Runs" }
+                        a href="/history" aria-current=[current(Nav::History)] { "Q&A history" }
+                    }
+                    span #live-status role="status" aria-live="polite" { "not live" }
+                }
+                @if let Some(n) = notice {
+                    p.notice.problem[n.is_problem()] role="status" { (n.text()) }
+                }
+                section #questions aria-label="Questions waiting for an answer" {
+                    (questions)
+                }
+                main #main tabindex="-1" { (main) }
+            }
+        }
+    }
+}

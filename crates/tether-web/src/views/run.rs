@@ -1,0 +1,109 @@
+//! The run page's parts: its head (state, iteration, elapsed, who drives it), the controls
+//! (pause, cancel, a message to the agent; the resume command), and the plan it works on.
+
+use maud::{Markup, html};
+use tether_store::control::is_ended;
+
+use super::runs::{badge, elapsed, iteration, short};
+use super::{text, when};
+use crate::model::{PlanView, RunSummary};
+
+/// The head of a run's page; replaced live as the run moves.
+pub fn head(r: &RunSummary, now_ms: i64) -> Markup {
+    let last = r.last_event_at_ms.unwrap_or(r.created_at_ms);
+    let to = if r.status.is_stopped() { last } else { now_ms };
+    html! {
+        div #run-head {
+            h1 { "Run " code { (r.id) } " " span.kind { (r.kind.as_str()) } " " (badge(r)) }
+            p.objective { (text(&short(&r.objective, 600))) }
+            @if !r.goals.is_empty() {
+                p.goals { "goals: " @for (i, g) in r.goals.iter().enumerate() { @if i > 0 { ", " } code { (text(g)) } } }
+            }
+            p.meta {
+                "iteration " (iteration(r)) " · started " (when(r.created_at_ms, now_ms))
+                " · elapsed " (elapsed(to - r.created_at_ms))
+                @match r.pid {
+                    Some(pid) => { " · driven by pid " (pid) }
+                    None => { " · no process drives it" }
+                }
+            }
+            @if r.pending_questions > 0 {
+                p.waiting { "The agent is waiting for your answer (above)." }
+            }
+        }
+    }
+}
+
+/// Pause, cancel and a message for the agent; how to resume (that needs the agent, so it is
+/// a command in a shell, not a button).
+pub fn controls(r: &RunSummary) -> Markup {
+    let id = &r.id;
+    let ended = is_ended(r.status);
+    html! {
+        section.controls aria-labelledby="controls-title" {
+            h2 #controls-title { "Controls" }
+            @if ended {
+                p { "This run has ended." }
+            } @else {
+                div.buttons {
+                    form method="post" action=(format!("/runs/{id}/pause")) {
+                        input.responder type="hidden" name="by";
+                        button type="submit" { "Pause" }
+                    }
+                    form method="post" action=(format!("/runs/{id}/cancel")) {
+                        input.responder type="hidden" name="by";
+                        button.danger type="submit" { "Cancel run" }
+                    }
+                }
+                p.hint { "Pause stops the run at its next iteration boundary; cancel stops it now." }
+                form.say method="post" action=(format!("/runs/{id}/say")) {
+                    label for="say-text" { "Message to the agent" }
+                    textarea #say-text name="text" rows="2" required {}
+                    input.responder type="hidden" name="by";
+                    button type="submit" { "Send message" }
+                }
+            }
+            @if r.status.is_stopped() && !ended || r.orphaned {
+                p.hint { "Continue it from a shell in the workspace: " code { "tether resume " (id) } }
+            }
+        }
+    }
+}
+
+/// The plan a goal run works on: goals with their contracts, subtasks and problems, and the
+/// last log lines.
+pub fn plan(p: &PlanView) -> Markup {
+    html! {
+        section #plan aria-labelledby="plan-title" {
+            h2 #plan-title { "Plan " code { (text(&p.path)) } }
+            @if let Some(why) = &p.unreadable { p.problem { "Cannot read it: " (text(why)) } }
+            @for g in &p.goals {
+                article.goal {
+                    h3 { code { (text(&g.id)) } " " (text(&g.title)) " " span class=(format!("badge goal-{}", g.status)) { (g.status) } }
+                    dl {
+                        @if let Some(d) = &g.done_when { dt { "done when" } dd { (text(d)) } }
+                        @if let Some(v) = &g.verify { dt { "verify" } dd { code { (text(v)) } } }
+                        @if !g.failure_modes.is_empty() {
+                            dt { "failure modes" }
+                            dd { ul { @for f in &g.failure_modes { li { (text(f)) } } } }
+                        }
+                    }
+                    @if !g.subtasks.is_empty() {
+                        ul.subtasks {
+                            @for (s, done) in &g.subtasks {
+                                li.done[*done] { (if *done { "☑ " } else { "☐ " }) (text(s)) }
+                            }
+                        }
+                    }
+                }
+            }
+            @if !p.problems.is_empty() {
+                ul.problems { @for pr in &p.problems { li { (text(pr)) } } }
+            }
+            @if !p.log.is_empty() {
+                h3 { "Log" }
+                ul.log { @for l in &p.log { li { (text(l)) } } }
+            }
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! A run's timeline: one entry per journal event people care about — iterations, tool calls,
+//! messages, questions and answers, rules that fired, and sign-off verdicts with the judge's
+//! summary, each quote with its file (and line, when recorded) and the `missing` list.
+
+use std::collections::HashMap;
+
+use maud::{Markup, html};
+use serde_json::Value;
+use tether_store::{Event, Question, QuestionId, StoredEvent, VerdictRecord};
+
+use super::{absolute, text};
+
+/// What the timeline needs beside the events: the run's questions and verdicts.
+#[derive(Debug, Default)]
+pub struct Context {
+    /// The run's questions by id.
+    pub questions: HashMap<QuestionId, Question>,
+    /// The run's verdicts, oldest first.
+    pub verdicts: Vec<VerdictRecord>,
+}
+
+impl Context {
+    /// A context over these questions and verdicts.
+    pub fn new(questions: Vec<Question>, verdicts: Vec<VerdictRecord>) -> Self {
+        Context {
+            questions: questions.into_iter().map(|q| (q.id.clone(), q)).collect(),
+            verdicts,
+        }
+    }
+
+    /// The verdict recorded with this `goal_verdict` event (same goal, same time; the store
+    /// writes both in one transaction).
+    fn verdict(&self, goal: &str, at_ms: i64) -> Option<&VerdictRecord> {
+        self.verdicts
+            .iter()
+            .find(|v| v.decision.goal_id == goal && v.created_at_ms == at_ms)
+    }
+}
+
+/// The timeline list; `earlier` is the seq to page back from, when there are earlier events.
+pub fn timeline(run: &str, events: &[StoredEvent], ctx: &Context, earlier: Option<i64>) -> Markup {
+    html! {
+        section.timeline aria-labelledby="timeline-title" {
+            h2 #timeline-title { "Timeline" }
+            @if let Some(before) = earlier {
+                p { a href=(format!("/runs/{run}?before={before}")) { "Earlier events" } }
+            }
+            ol #timeline {
+                @for e in events { @if let Some(m) = item(e, ctx) { (m) } }
+            }
+        }
+    }
+}
+
+/// One event as a timeline entry; `None` for events not shown.
+pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
+    let event = e.event.as_ref()?;
+    let (class, body) = match event {
+        Event::RunStarted { kind, .. } => ("run", html! { "Run started (" (kind.as_str()) ")" }),
+        Event::IterationStarted { n } => (
+            "iteration",
+            html! { strong { "Iteration " (n) } " started" },
+        ),
+        Event::IterationCompleted { n, summary } => (
+            "iteration",
+            html! { "Iteration " (n) " done" @if !summary.is_empty() { ": " span.said { (text(summary)) } } },
+        ),
+        Event::IterationFailed { n, error } => (
+            "failed",
+            html! { "Iteration " (n) " failed: " span.said { (text(error)) } },
+        ),
+        Event::ToolCalled { tool, summary, .. } => (
+            "tool",
+            html! { span.tool-name { (text(tool)) } " " code.tool-call { (text(summary)) } },
+        ),
+        Event::PauseRequested { by } => ("control", html! { "Pause requested by " (text(by)) }),
+        Event::Paused { reason } => ("control", html! { "Paused: " (text(reason)) }),
+        Event::Resumed { by, .. } => ("control", html! { "Resumed by " (text(by)) }),
+        Event::CancelRequested { by } => ("control", html! { "Cancel requested by " (text(by)) }),
+        Event::MessageQueued { text: t, by } => (
+            "message",
+            html! { "Message from " (text(by)) ": " span.said { (text(t)) } },
+        ),
+        Event::MessageDelivered { n } => {
+            ("message", html! { "Messages delivered in iteration " (n) })
+        }
+        Event::QuestionAsked { question_id } => ("question", asked(question_id, ctx)),
+        Event::QuestionAnswered {
+            question_id,
+            channel,
+            responder,
+        } => ("answer", answered(question_id, channel, responder, ctx)),
+        Event::QuestionCancelled { question_id } => (
+            "question",
+            html! { "Question " code { (question_id.as_str()) } " withdrawn" },
+        ),
+        Event::QuestionAbandoned {
+            question_id,
+            reason,
+        } => (
+            "question",
+            html! { "Nobody waits for " code { (question_id.as_str()) } " any more: " (text(reason)) },
+        ),
+        Event::RuleFired { rule, reason } => (
+            "rule",
+            html! { "Rule " strong { (rule.to_string()) } ": " (text(reason)) },
+        ),
+        Event::GoalVerdict {
+            goal_id,
+            verdict,
+            reason,
+        } => (
+            "verdict",
+            verdict_entry(
+                goal_id,
+                verdict.as_str(),
+                reason,
+                ctx.verdict(goal_id, e.at_ms),
+            ),
+        ),
+        Event::RunFinished { outcome } => ("run", html! { "Run finished: " (outcome.as_str()) }),
+        Event::QuestionAwaited { .. } | Event::ContractApproved { .. } => return None,
+    };
+    Some(html! {
+        li class=(format!("ev {class}")) #(format!("e-{}", e.seq.0)) data-seq=(e.seq.0) {
+            span.at title=(absolute(e.at_ms)) { (absolute(e.at_ms).get(11..19).unwrap_or_default()) }
+            " " div.what { (body) }
+        }
+    })
+}
+
+fn asked(id: &QuestionId, ctx: &Context) -> Markup {
+    let q = ctx.questions.get(id);
+    html! {
+        "Asked a human (" code { (id.as_str()) } "): "
+        @if let Some(q) = q {
+            span.said { (text(&q.question)) }
+            @if let Some(c) = q.confidence { " · confidence " (c) }
+        }
+    }
+}
+
+fn answered(id: &QuestionId, channel: &str, responder: &str, ctx: &Context) -> Markup {
+    let answer = ctx.questions.get(id).and_then(|q| q.answer.as_deref());
+    html! {
+        "Answered on " strong { (text(channel)) } " by " strong { (text(responder)) } " (" code { (id.as_str()) } ")"
+        @if let Some(a) = answer { ": " span.said { (text(a)) } }
+    }
+}
+
+fn verdict_entry(
+    goal: &str,
+    verdict: &str,
+    reason: &str,
+    record: Option<&VerdictRecord>,
+) -> Markup {
+    html! {
+        div.verdict-head {
+            "Sign-off of " code { (text(goal)) } ": "
+            span class=(format!("badge verdict-{verdict}")) { (verdict) }
+        }
+        @if let Some(v) = record {
+            p.meta {
+                "attempt " (v.decision.attempt) " · " (v.decision.kind.as_str().replace('_', " "))
+                " · verify exit "
+                (v.decision.verify_exit.map_or_else(|| "—".to_owned(), |c| c.to_string()))
+                " · " (text(v.decision.judge_model.as_deref().unwrap_or("no judge")))
+            }
+        }
+        p.judge-summary { (text(reason)) }
+        @if let Some(v) = record {
+            @if let Some(checks) = v.decision.checks.as_array() {
+                @if !checks.is_empty() {
+                    ul.checks { @for c in checks { li { (check(c)) } } }
+                }
+            }
+            @if !v.decision.missing.is_empty() {
+                p.missing-title { "Missing:" }
+                ul.missing { @for m in &v.decision.missing { li { (text(m)) } } }
+            }
+        }
+    }
+}
+
+fn check(c: &Value) -> Markup {
+    let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default();
+    let line = c.get("line").and_then(Value::as_u64);
+    html! {
+        p.cite {
+            code.path { (text(s("path"))) @if let Some(l) = line { ":" (l) } }
+            @if !s("observation").is_empty() { " — " (text(s("observation"))) }
+        }
+        pre.quote { (text(s("quote"))) }
+    }
+}
