@@ -5,8 +5,6 @@
 //! command that loads the file (`validate` first) names it with its line; when the feature is
 //! built, its rule goes away.
 
-use std::ops::Range;
-
 use crate::config::ExecutorKind;
 use crate::reader::{Reader, Table, entry};
 

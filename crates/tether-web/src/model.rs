@@ -129,6 +129,18 @@ pub struct PlanView {
     pub unreadable: Option<String>,
 }
 
+impl PlanView {
+    fn empty() -> PlanView {
+        PlanView {
+            path: String::new(),
+            goals: Vec::new(),
+            problems: Vec::new(),
+            log: Vec::new(),
+            unreadable: None,
+        }
+    }
+}
+
 /// Reads the plan at `path` (bounded; never blocks on a FIFO).
 pub fn plan(ws: &Workspace, path: &std::path::Path) -> PlanView {
     let shown = ws.display(path).into_owned();
@@ -241,34 +253,82 @@ pub fn detail(store: &Store, ws: &Workspace, run: &Run) -> Result<RunDetail, Web
 
 /// The runs list: the newest `limit` runs.
 pub fn runs(store: &Store, ws: &Workspace, limit: usize) -> Result<Vec<RunSummary>, WebError> {
-    let runs = store.runs(limit)?;
-    let mut plan_goals = None;
-    Ok(runs
+    let mut active = None;
+    store
+        .runs(limit)?
         .iter()
-        .map(|run| {
-            let goals = if run.kind == RunKind::Goal && !run.state.status.is_stopped() {
-                plan_goals
-                    .get_or_insert_with(|| {
-                        let p = plan(ws, &plan_path(ws, Some(run)));
-                        goal_ids(&p, &[])
-                    })
-                    .clone()
-            } else {
-                Vec::new()
-            };
-            RunSummary::of(ws, run, goals)
-        })
-        .collect())
+        .map(|run| summary(store, ws, run, &mut active))
+        .collect()
 }
 
-/// One run as the runs list shows it (the plan is read for a goal run still going).
-pub fn runs_one(_store: &Store, ws: &Workspace, run: &Run) -> RunSummary {
-    let goals = if run.kind == RunKind::Goal && !run.state.status.is_stopped() {
-        goal_ids(&plan(ws, &plan_path(ws, Some(run))), &[])
+/// One run as the runs list shows it.
+pub fn runs_one(store: &Store, ws: &Workspace, run: &Run) -> Result<RunSummary, WebError> {
+    summary(store, ws, run, &mut None)
+}
+
+/// A run's summary; the goals of a goal run are those it decided and, while it goes on, the
+/// plan's active ones (`active` keeps the plan read once per list).
+fn summary(
+    store: &Store,
+    ws: &Workspace,
+    run: &Run,
+    active: &mut Option<PlanView>,
+) -> Result<RunSummary, WebError> {
+    if run.kind != RunKind::Goal {
+        return Ok(RunSummary::of(ws, run, Vec::new()));
+    }
+    let verdicts = store.verdicts_for_run(&run.id)?;
+    let goals = if run.state.status.is_stopped() {
+        goal_ids(&PlanView::empty(), &verdicts)
     } else {
-        Vec::new()
+        let p = active.get_or_insert_with(|| plan(ws, &plan_path(ws, Some(run))));
+        goal_ids(p, &verdicts)
     };
-    RunSummary::of(ws, run, goals)
+    Ok(RunSummary::of(ws, run, goals))
+}
+
+/// The most of a verify log shown on a page.
+const TAIL_BYTES: u64 = 4096;
+
+/// The end of the verify command's output for a verdict of a run (its log under
+/// `.tether/runs/<run>/`), at most the last 4 KB and 20 lines; `None` when there is no log.
+/// Only regular files are read, without blocking, so nothing an agent put there can hang it.
+pub fn verify_tail(ws: &Workspace, v: &VerdictRecord) -> Option<String> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let d = &v.decision;
+    let run = d.run_id.as_ref()?;
+    d.verify_exit?;
+    let safe = |s: &str| {
+        !s.is_empty()
+            && !s.starts_with('.')
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+    };
+    if !safe(&d.goal_id) {
+        return None;
+    }
+    let path = ws
+        .runs_dir()
+        .join(run.as_str())
+        .join(format!("verify-{}-{}.log", d.goal_id, d.attempt));
+    if !std::fs::symlink_metadata(&path).ok()?.is_file() {
+        return None;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(&path)
+        .ok()?;
+    let len = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(TAIL_BYTES)))
+        .ok()?;
+    let mut bytes = Vec::new();
+    file.take(TAIL_BYTES).read_to_end(&mut bytes).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let skip = lines.len().saturating_sub(20);
+    Some(lines[skip..].join("\n"))
 }
 
 /// A pending question, with whether its asker still waits.

@@ -104,7 +104,7 @@ pub(crate) async fn run(
             } else {
                 (None, &events[..])
             };
-            let ctx = Context::new(detail.questions.clone(), detail.verdicts.clone());
+            let ctx = context(&ws, &detail);
             let pending = model::pending(s)?;
             let live = if q.before.is_some() {
                 String::new()
@@ -129,6 +129,16 @@ pub(crate) async fn run(
         })
         .await;
     page_result(made)
+}
+
+/// The timeline's context for a run: its questions, verdicts and verify output tails.
+fn context(ws: &tether_config::Workspace, detail: &model::RunDetail) -> Context {
+    let tails = detail
+        .verdicts
+        .iter()
+        .filter_map(|v| Some((v.id, model::verify_tail(ws, v)?)))
+        .collect();
+    Context::new(detail.questions.clone(), detail.verdicts.clone(), tails)
 }
 
 /// `GET /history`: every question and answer, newest first.
@@ -346,7 +356,7 @@ fn ops_for(
         Which::Runs => {
             if let Some(run_id) = &e.run_id {
                 let run = s.run(run_id)?;
-                let summary = model::runs_one(s, ws, &run);
+                let summary = model::runs_one(s, ws, &run)?;
                 ops.push(Op::Upsert {
                     target: "runs-list".into(),
                     id: format!("run-{run_id}"),
@@ -366,7 +376,7 @@ fn ops_for(
         Which::Run(id) if e.run_id.as_ref() == Some(id) => {
             let run = s.run(id)?;
             let detail = model::detail(s, ws, &run)?;
-            let ctx = Context::new(detail.questions.clone(), detail.verdicts.clone());
+            let ctx = context(ws, &detail);
             if let Some(item) = views::item(e, &ctx) {
                 ops.push(Op::Append {
                     target: "timeline".into(),

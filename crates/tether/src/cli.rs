@@ -72,6 +72,9 @@ pub enum Command {
     /// Serve ask_human and plan_status to any MCP client (Claude Code, Codex, pi, …) over
     /// stdio; questions are answered with `tether answer` or on Zulip.
     Mcp(McpArgs),
+    /// Serve the dashboard and its JSON API: every run of this workspace (also those driven by
+    /// other processes), live timelines, and the questions waiting for an answer.
+    Serve(ServeArgs),
 }
 
 /// `tether plan` and its subcommands.
@@ -129,6 +132,19 @@ pub struct PlanApproveArgs {
     /// without asking. (With neither ids nor --all, tether asks on a terminal.)
     #[arg(long)]
     pub all: bool,
+}
+
+/// Options of `tether serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on (default: `[server] listen` in tether.toml, else
+    /// 127.0.0.1:0, a free port on loopback).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Allow a non-loopback address: the dashboard is then reachable from other machines (still
+    /// only with the token).
+    #[arg(long)]
+    pub allow_remote: bool,
 }
 
 /// Options of `tether mcp`.

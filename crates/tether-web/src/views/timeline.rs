@@ -17,14 +17,21 @@ pub struct Context {
     pub questions: HashMap<QuestionId, Question>,
     /// The run's verdicts, oldest first.
     pub verdicts: Vec<VerdictRecord>,
+    /// The end of the verify output per verdict id.
+    pub tails: HashMap<i64, String>,
 }
 
 impl Context {
     /// A context over these questions and verdicts.
-    pub fn new(questions: Vec<Question>, verdicts: Vec<VerdictRecord>) -> Self {
+    pub fn new(
+        questions: Vec<Question>,
+        verdicts: Vec<VerdictRecord>,
+        tails: HashMap<i64, String>,
+    ) -> Self {
         Context {
             questions: questions.into_iter().map(|q| (q.id.clone(), q)).collect(),
             verdicts,
+            tails,
         }
     }
 
@@ -71,7 +78,10 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
         ),
         Event::ToolCalled { tool, summary, .. } => (
             "tool",
-            html! { span.tool-name { (text(tool)) } " " code.tool-call { (text(summary)) } },
+            html! {
+                @if summary.is_empty() { span.tool-name { (text(tool)) } }
+                @else { code.tool-call title=(text(tool)) { (text(summary)) } }
+            },
         ),
         Event::PauseRequested { by } => ("control", html! { "Pause requested by " (text(by)) }),
         Event::Paused { reason } => ("control", html! { "Paused: " (text(reason)) }),
@@ -116,6 +126,7 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
                 verdict.as_str(),
                 reason,
                 ctx.verdict(goal_id, e.at_ms),
+                ctx,
             ),
         ),
         Event::RunFinished { outcome } => ("run", html! { "Run finished: " (outcome.as_str()) }),
@@ -153,6 +164,7 @@ fn verdict_entry(
     verdict: &str,
     reason: &str,
     record: Option<&VerdictRecord>,
+    ctx: &Context,
 ) -> Markup {
     html! {
         div.verdict-head {
@@ -168,6 +180,12 @@ fn verdict_entry(
             }
         }
         p.judge-summary { (text(reason)) }
+        @if let Some(tail) = record.and_then(|v| ctx.tails.get(&v.id)) {
+            details.verify-output {
+                summary { "Verify output (end)" }
+                pre { (text(tail)) }
+            }
+        }
         @if let Some(v) = record {
             @if let Some(checks) = v.decision.checks.as_array() {
                 @if !checks.is_empty() {

@@ -71,6 +71,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     };
     let terminal = console != Console::Absent;
     intro(ctx, &dir, terminal)?;
+    let dashboard = super::serve::Dashboard::bind(&ws, &Config::default());
+    let url = dashboard.as_ref().map(super::serve::Dashboard::url);
+    if let Some(url) = &url {
+        writeln!(ctx.out, "Watch it in a browser: {url}\n")?;
+        ctx.out.flush()?;
+    }
 
     let cell = RunCell::default();
     // The demo workspace has no tether.toml: the defaults (threshold 2, no timeout, no Zulip).
@@ -104,6 +110,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    if let Some(d) = dashboard {
+        let _serving = runtime.enter();
+        d.spawn(CancellationToken::new());
+    }
     let (run, end) = runtime.block_on(goal::start(
         &deps,
         spec(),
@@ -114,13 +124,37 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
             }
         },
     ))?;
-    runtime.shutdown_background();
     if let Some(p) = &progress {
         p.clear();
     }
-    let store = journal.store();
-    timeline(ctx, &store, &run)?;
-    summary(ctx, &ws, &store, &run, &end)
+    let exit = {
+        let store = journal.store();
+        timeline(ctx, &store, &run)?;
+        summary(ctx, &ws, &store, &run, &end)?
+    };
+    if let Some(url) = url {
+        keep_serving(ctx, &url, &run)?;
+    }
+    runtime.shutdown_background();
+    Ok(exit)
+}
+
+/// On a terminal, the dashboard keeps serving the finished demo until Enter is pressed.
+fn keep_serving(ctx: &mut Ctx<'_>, url: &str, run: &RunId) -> Result<()> {
+    use std::io::IsTerminal as _;
+    if !std::io::stdin().is_terminal() {
+        return Ok(());
+    }
+    let (base, token) = url.split_once("/?").unwrap_or((url, ""));
+    writeln!(
+        ctx.out,
+        "\nThe dashboard shows the run with both verdicts, the cited quotes and the Q&A:\n  \
+         {base}/runs/{run}?{token}\nPress Enter to stop it."
+    )?;
+    ctx.out.flush()?;
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line)?;
+    Ok(())
 }
 
 fn workspace_dir(dir: Option<&Path>) -> Result<PathBuf> {

@@ -69,6 +69,7 @@ pub enum Start<S> {
 pub struct Parts {
     fg: Foreground,
     deps: Deps,
+    web: Option<super::serve::Dashboard>,
 }
 
 impl Parts {
@@ -95,7 +96,8 @@ impl Parts {
             executor,
             human,
         };
-        Ok(Parts { fg, deps })
+        let web = super::serve::Dashboard::bind(ws, config);
+        Ok(Parts { fg, deps, web })
     }
 }
 
@@ -109,7 +111,7 @@ pub fn drive<L: Loop>(
     start: Start<L::Spec>,
     events: Option<EventsFormat>,
 ) -> Result<Exit> {
-    let Parts { fg, deps } = parts;
+    let Parts { fg, deps, web } = parts;
     let describe = deps.executor.describe();
     // Descendants of the agent that fork twice stay in this process's tree, where the checks
     // of human-only commands look for it.
@@ -124,6 +126,10 @@ pub fn drive<L: Loop>(
     };
     let (run, end) = fg
         .run(|interrupt| async {
+            if let Some(web) = web {
+                eprintln!("dashboard: {}", web.url());
+                web.spawn(CancellationToken::new());
+            }
             match start {
                 Start::New(spec) => {
                     let (what, banner) = L::banner(&spec);

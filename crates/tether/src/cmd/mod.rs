@@ -12,6 +12,7 @@ pub mod plan;
 pub mod ralph;
 pub mod resume;
 pub mod run;
+pub mod serve;
 pub mod validate;
 
 use std::io::Write;
