@@ -114,9 +114,12 @@ pub(crate) async fn events(
     State(app): State<Arc<App>>,
     Query(q): Query<live::After>,
     headers: HeaderMap,
-) -> Response {
-    let after = live::resume_point(&headers, &q).unwrap_or_else(|| app.hub.last_seq());
-    live::json_stream(app, Filter::All, after).into_response()
+) -> Result<Response, WebError> {
+    let after = match live::resume_point(&headers, &q) {
+        Some(after) => after,
+        None => app.db.call(|s| Ok(s.last_seq()?)).await?,
+    };
+    Ok(live::json_stream(app, Filter::All, after).into_response())
 }
 
 /// `GET /api/questions`: the pending questions, oldest first.

@@ -200,7 +200,7 @@ pub fn goal_ids(plan: &PlanView, verdicts: &[VerdictRecord]) -> Vec<String> {
     let mut ids: Vec<String> = plan
         .goals
         .iter()
-        .filter(|g| g.status == "active")
+        .filter(|g| g.status == "active" && !g.id.is_empty())
         .map(|g| g.id.clone())
         .collect();
     for v in verdicts {

@@ -63,11 +63,12 @@ fn page_result(r: Result<Markup, WebError>) -> Response {
 /// `GET /`: the runs list.
 pub(crate) async fn runs(State(app): State<Arc<App>>, Query(q): Query<PageQuery>) -> Response {
     let ws = app.ws.clone();
-    let after = app.hub.last_seq();
     let made = app
         .db
         .call(move |s| {
             let now = now_ms();
+            // Read first: whatever is appended while the page is made comes on its stream.
+            let after = s.last_seq()?;
             let runs = model::runs(s, &ws, RUNS)?;
             let pending = model::pending(s)?;
             Ok(views::page(
@@ -91,11 +92,12 @@ pub(crate) async fn run(
     Query(q): Query<PageQuery>,
 ) -> Response {
     let ws = app.ws.clone();
-    let after = app.hub.last_seq();
     let made = app
         .db
         .call(move |s| {
             let now = now_ms();
+            // Read first: whatever is appended while the page is made comes on its stream.
+            let after = s.last_seq()?;
             let run = control::find_run(s, Some(api::run_id(&id)?.as_str()))?;
             let detail = model::detail(s, &ws, &run)?;
             let events = s.events_before(&run.id, q.before.map(Seq), TIMELINE_PAGE + 1)?;
@@ -143,11 +145,12 @@ fn context(ws: &tether_config::Workspace, detail: &model::RunDetail) -> Context 
 
 /// `GET /history`: every question and answer, newest first.
 pub(crate) async fn history(State(app): State<Arc<App>>, Query(q): Query<PageQuery>) -> Response {
-    let after = app.hub.last_seq();
     let made = app
         .db
         .call(move |s| {
             let now = now_ms();
+            // Read first: whatever is appended while the page is made comes on its stream.
+            let after = s.last_seq()?;
             let all = s.question_history(HISTORY)?;
             let pending = model::pending(s)?;
             Ok(views::page(
@@ -294,8 +297,13 @@ pub(crate) async fn live(
         },
         _ => return (StatusCode::BAD_REQUEST, "unknown page").into_response(),
     };
-    let after = live::resume_point(&headers, &live::After { after: q.after })
-        .unwrap_or_else(|| app.hub.last_seq());
+    let after = match live::resume_point(&headers, &live::After { after: q.after }) {
+        Some(after) => after,
+        None => match app.db.call(|s| Ok(s.last_seq()?)).await {
+            Ok(seq) => seq,
+            Err(e) => return e.into_response(),
+        },
+    };
     let renderer = Arc::clone(&app);
     let render: live::Render = Arc::new(move |e: Arc<StoredEvent>| {
         let app = Arc::clone(&renderer);

@@ -90,7 +90,7 @@ impl Guard {
     }
 
     /// The token from the cookie, if the request has this server's cookie.
-    fn from_cookie<'a>(&self, headers: &'a HeaderMap) -> Option<&'a str> {
+    fn cookie_token<'a>(&self, headers: &'a HeaderMap) -> Option<&'a str> {
         headers
             .get_all(header::COOKIE)
             .iter()
@@ -188,7 +188,7 @@ fn authenticate(guard: &Guard, headers: &HeaderMap) -> Option<Auth> {
         return guard.matches(token.trim()).then_some(Auth::Bearer);
     }
     guard
-        .from_cookie(headers)
+        .cookie_token(headers)
         .filter(|t| guard.matches(t))
         .map(|_| Auth::Cookie)
 }

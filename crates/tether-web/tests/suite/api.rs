@@ -1,0 +1,163 @@
+//! Every route of the JSON API against the real server.
+
+use serde_json::json;
+use tether_store::{Event, RunKind};
+
+use crate::common::{self, Web};
+
+#[test]
+fn runs_one_run_its_timeline_and_the_plan() {
+    let web = Web::start();
+    std::fs::write(
+        web.ws.root().join("plan.md"),
+        "# Plan: t\n\n## Goal: Greet by name\n<!-- id: greet -->\nstatus: active\ndone_when: it greets\nverify: sh test.sh\n\n- [ ] write greet.sh\n",
+    )
+    .unwrap();
+    let store = web.store();
+    let run = common::goal_run(&store, &web.ws);
+
+    let runs = web.get("/api/runs").json();
+    assert_eq!(runs[0]["id"], run.as_str());
+    assert_eq!(runs[0]["kind"], "goal");
+    assert_eq!(runs[0]["status"], "running");
+    assert_eq!(runs[0]["goals"], json!(["greet"]));
+    assert_eq!(runs[0]["max_iterations"], 5);
+    assert_eq!(runs[0]["orphaned"], true, "no process holds its lock");
+
+    let one = web.get(&format!("/api/runs/{run}")).json();
+    assert_eq!(one["run"]["id"], run.as_str());
+    let verdicts = one["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 2);
+    assert_eq!(verdicts[1]["checks"][0]["path"], "greet.sh");
+    assert_eq!(verdicts[0]["missing"][0], "the verify command must pass");
+    assert_eq!(one["plan"]["goals"][0]["id"], "greet");
+    assert_eq!(
+        one["plan"]["goals"][0]["subtasks"][0],
+        json!(["write greet.sh", false])
+    );
+
+    let page = web.get(&format!("/api/runs/{run}/timeline?limit=3")).json();
+    let kinds: Vec<&str> = page
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"]["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["iteration_completed", "iteration_started", "goal_verdict"]
+    );
+    let first = page[0]["seq"].as_i64().unwrap();
+    let before = web
+        .get(&format!("/api/runs/{run}/timeline?before={first}"))
+        .json();
+    assert_eq!(before.as_array().unwrap().len(), 4, "{before}");
+
+    assert_eq!(
+        web.get("/api/plan").json()["goals"][0]["title"],
+        "Greet by name"
+    );
+    assert_eq!(web.get("/api/runs/r-nothere").status, 404);
+    assert_eq!(web.get("/api/runs/not-an-id").status, 404);
+}
+
+#[test]
+fn questions_answers_and_history() {
+    let web = Web::start();
+    let store = web.store();
+    let q = common::question(&store, None, "Left or right?");
+    let pending = web.get("/api/questions").json();
+    assert_eq!(pending[0]["id"], q.id.as_str());
+    assert_eq!(pending[0]["question"], "Left or right?");
+    assert_eq!(pending[0]["abandoned"], json!(null));
+
+    let path = format!("/api/questions/{}/answer", q.id);
+    let empty = web.post_json(&path, &json!({"text": "  "}));
+    assert_eq!(empty.status, 400);
+    let first = web.post_json(&path, &json!({"text": "left", "responder": "ana"}));
+    assert_eq!(first.status, 200, "{}", first.body);
+    assert_eq!(first.json()["question"]["channel"], "web");
+    let second = web.post_json(&path, &json!({"text": "right", "responder": "bo"}));
+    assert_eq!(second.status, 409);
+    assert_eq!(second.json()["answer"], "left");
+    assert_eq!(second.json()["responder"], "ana");
+    assert_eq!(
+        web.post_json("/api/questions/q-zzzzzz/answer", &json!({"text": "x"}))
+            .status,
+        404
+    );
+
+    let withdrawn = common::question(&store, None, "Never mind");
+    store.cancel_question(&withdrawn.id).unwrap();
+    let gone = web.post_json(
+        &format!("/api/questions/{}/answer", withdrawn.id),
+        &json!({"text": "x"}),
+    );
+    assert_eq!(gone.status, 410);
+
+    assert_eq!(web.get("/api/questions").json(), json!([]));
+    let history = web.get("/api/history").json();
+    assert_eq!(history.as_array().unwrap().len(), 2);
+    assert_eq!(history[1]["answer"], "left");
+}
+
+#[test]
+fn pause_cancel_and_say() {
+    let web = Web::start();
+    let store = web.store();
+    let run = store
+        .create_run(
+            RunKind::Ralph,
+            web.ws.root(),
+            &json!({"prompt": "p", "max_iterations": 3}),
+        )
+        .unwrap();
+    store
+        .append(Some(&run), &Event::IterationStarted { n: 1 })
+        .unwrap();
+
+    let said = web.post_json(
+        &format!("/api/runs/{run}/say"),
+        &json!({"text": "use an LRU", "by": "ana"}),
+    );
+    assert_eq!(said.status, 200, "{}", said.body);
+    assert_eq!(said.json()["result"], "requested");
+    let state = store.run(&run).unwrap().state;
+    assert_eq!(state.queued_messages[0].text, "use an LRU");
+    assert_eq!(state.queued_messages[0].by, "web:ana");
+
+    // Nobody drives it (no lock), so the pause is applied directly.
+    let paused = web.post_json(&format!("/api/runs/{run}/pause"), &json!({}));
+    assert_eq!(paused.json()["result"], "applied");
+    assert_eq!(store.run(&run).unwrap().state.status.as_str(), "paused");
+    let again = web.post_json(&format!("/api/runs/{run}/pause"), &json!({}));
+    assert_eq!(again.json()["result"], "unchanged");
+
+    let cancelled = web.post_json(&format!("/api/runs/{run}/cancel"), &json!({"by": "bo"}));
+    assert_eq!(cancelled.json()["result"], "applied");
+    assert_eq!(store.run(&run).unwrap().state.status.as_str(), "cancelled");
+    let late = web.post_json(&format!("/api/runs/{run}/say"), &json!({"text": "hello?"}));
+    assert_eq!(late.status, 410);
+    assert_eq!(
+        web.post_json("/api/runs/r-nothere/pause", &json!({}))
+            .status,
+        404
+    );
+}
+
+#[test]
+fn a_live_loop_is_asked_not_changed() {
+    let web = Web::start();
+    let store = web.store();
+    let run = store
+        .create_run(RunKind::Ralph, web.ws.root(), &json!({"prompt": "p"}))
+        .unwrap();
+    let _lock = tether_store::run_lock::RunLock::acquire(&web.ws.run_lock(run.as_str())).unwrap();
+    let paused = web.post_json(&format!("/api/runs/{run}/pause"), &json!({"by": "ana"}));
+    assert_eq!(paused.json()["result"], "requested");
+    let state = store.run(&run).unwrap().state;
+    assert_eq!(state.pause_requested.as_deref(), Some("web:ana"));
+    assert_eq!(state.status.as_str(), "running");
+    let r = web.get("/api/runs").json();
+    assert_eq!(r[0]["pid"], std::process::id());
+}

@@ -1,0 +1,5 @@
+mod api;
+mod channel;
+mod escaping;
+mod security;
+mod sse;
