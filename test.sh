@@ -6,7 +6,8 @@
 #
 # Installs only what is missing, so a second run goes straight to the tests:
 # - system programs the tests start: script(1) for the pseudo-terminal tests, kill, git,
-#   python3 (with apt-get; through sudo when not root);
+#   python3, and headless Chromium with its WebDriver (Debian's chromium and chromium-driver)
+#   for the dashboard's browser tests (with apt-get; through sudo when not root);
 # - the official Python MCP SDK (`mcp>=2,<3`, the independent client of the `tether mcp` tests)
 #   into a virtual environment under the target directory, never into the system's Python;
 # - the real Claude Code CLI (npm `@anthropic-ai/claude-code`) under target/npm-cli, with Node 22
@@ -29,7 +30,7 @@ apt_install() {
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   say "installing $* (apt-get)"
   $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "$@" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
 system_packages() {
@@ -38,6 +39,8 @@ system_packages() {
   type -P kill >/dev/null || need+=(procps)
   type -P git >/dev/null || need+=(git)
   type -P python3 >/dev/null || need+=(python3 python3-venv)
+  type -P chromium >/dev/null || need+=(chromium)
+  type -P chromedriver >/dev/null || need+=(chromium-driver)
   if [ ${#need[@]} -gt 0 ]; then
     apt_install "${need[@]}"
   fi

@@ -8,6 +8,8 @@
 //!   every request, and injects faults on demand.
 //! - [`capture`]: an in-memory writer for screens and logs, and a model script that records the
 //!   requests it answers.
+//! - [`webdriver`]: headless Chromium driven over WebDriver (`chromedriver`), for the
+//!   dashboard's browser tests: open a page, type, click, run a script, take a screenshot.
 //! - [`wait`]: [`wait_until`], the one way a test waits for something to happen — polling with a
 //!   deadline, failing with an error that names what was awaited.
 //!
@@ -20,9 +22,11 @@
 pub mod capture;
 pub mod model_server;
 pub mod wait;
+pub mod webdriver;
 pub mod zulip_server;
 
 pub use capture::{Captured, recording_script};
 pub use model_server::{FakeModelServer, Fault, RecordedRequest};
 pub use wait::{WaitTimeout, wait_until, wait_until_async};
+pub use webdriver::{Browser, WebDriverError};
 pub use zulip_server::{FakeZulipServer, ZulipFault};

@@ -14,7 +14,8 @@
 //!    the server's own, or — for non-browser clients, which send none — the bearer header; a
 //!    `Sec-Fetch-Site` other than `same-origin` or `none` is refused too;
 //! 4. every response carries a strict Content-Security-Policy (scripts and styles only from
-//!    the server's own files, no inline script, no framing), `nosniff`, `no-referrer` and
+//!    the server's own files, no inline script, no framing), `nosniff`, a same-origin referrer policy (with `no-referrer` a browser sends `Origin: null`
+//!    on form posts) and
 //!    `no-store`.
 
 use std::io::Read as _;
@@ -257,7 +258,7 @@ fn harden(headers: &mut HeaderMap) {
     );
     headers.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers

@@ -29,7 +29,7 @@ pub fn pending_card(p: &Pending, now_ms: i64) -> Markup {
             }
             p.asked { (text(&q.question)) }
             @if !q.context.is_empty() {
-                details.context {
+                details.context open[q.context.len() < 600] {
                     summary { "Context" }
                     pre { (text(&q.context)) }
                 }

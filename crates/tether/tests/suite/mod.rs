@@ -23,3 +23,4 @@ mod ralph_model;
 mod ralph_say;
 mod resume_human;
 mod secrets;
+mod web_browser;

@@ -1,0 +1,314 @@
+//! The dashboard in a real browser: headless Chromium over WebDriver against `tether serve` and
+//! the dashboard a `tether ralph` serves. A question asked by `tether ask` appears without a
+//! reload and answering it in the page makes `tether ask` print the answer; a verdict appears
+//! in a live timeline; pause on the page stops a running loop at its next boundary; the phone
+//! layout has no horizontal scroll. Screenshots of the main pages go to
+//! `target/web-screenshots/` (the README shows them).
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tether_store::{Event, NewQuestion, NewVerdict, RunKind, Store, VerdictKind};
+use tether_testkit::{Browser, wait_until};
+
+use crate::common::{PATIENCE, cmd, spawn, wait_exit, wait_output};
+
+fn shots() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/web-screenshots")
+}
+
+/// Lines of a child's pipe, read on a thread.
+fn lines(pipe: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// The first line of `rx` holding a dashboard URL.
+fn dashboard_url(rx: &mpsc::Receiver<String>) -> String {
+    wait_until("the dashboard URL", PATIENCE, || {
+        let line = rx.recv_timeout(Duration::from_millis(100)).ok()?;
+        line.find("http://").map(|i| line[i..].trim().to_owned())
+    })
+    .unwrap()
+}
+
+/// `tether serve` in `dir`, and its URL.
+fn serve(dir: &Path) -> (Child, String) {
+    let mut child = cmd(dir, &["serve"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = lines(child.stdout.take().unwrap());
+    let url = dashboard_url(&out);
+    (child, url)
+}
+
+fn base(url: &str) -> &str {
+    url.split("/?").next().unwrap()
+}
+
+/// Waits until `script` returns true in the page.
+fn until(browser: &Browser, what: &str, script: &str) {
+    wait_until(what, PATIENCE, || {
+        (browser.execute(script, &[]).ok()? == Value::Bool(true)).then_some(())
+    })
+    .unwrap_or_else(|e| {
+        let _ = browser.screenshot(&shots().join("failed.png"));
+        panic!("{e}")
+    });
+}
+
+fn stop(mut child: Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_question_from_tether_ask_is_answered_in_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, url) = serve(dir.path());
+    let browser = Browser::start(1100, 900).unwrap();
+    browser.goto(&url).unwrap();
+    browser
+        .execute("window.notReloaded = true; return true;", &[])
+        .unwrap();
+    until(
+        &browser,
+        "the page to go live",
+        "return document.body.dataset.connected === 'true';",
+    );
+
+    let ask = spawn(
+        dir.path(),
+        &[
+            "ask",
+            "Deploy to staging now?",
+            "--context",
+            "All 214 tests pass; the migration is reversible.",
+            "--confidence",
+            "35",
+        ],
+    );
+    until(
+        &browser,
+        "the question card to appear without a reload",
+        "return window.notReloaded === true && !!document.querySelector('#questions textarea');",
+    );
+    browser
+        .screenshot(&shots().join("question-card.png"))
+        .unwrap();
+    assert!(
+        browser
+            .text("#questions h2")
+            .unwrap()
+            .contains("waiting for your answer")
+    );
+    assert!(
+        browser
+            .text("#questions")
+            .unwrap()
+            .contains("confidence 35")
+    );
+
+    browser
+        .type_into("#questions textarea[name=text]", "Yes, go ahead")
+        .unwrap();
+    browser
+        .type_into("#questions input.responder", "Ana")
+        .unwrap();
+    browser.click("#questions button[type=submit]").unwrap();
+    let out = wait_output(ask);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Yes, go ahead\n");
+    assert!(
+        browser
+            .text(".notice")
+            .unwrap()
+            .contains("Your answer was sent")
+    );
+
+    // The name is remembered in this browser; the history says who answered where.
+    browser.goto(&format!("{}/history", base(&url))).unwrap();
+    let history = browser.text("#history").unwrap();
+    assert!(history.contains("Answered on web by Ana"), "{history}");
+    assert_eq!(
+        browser
+            .execute("return localStorage.getItem('tether.responder');", &[])
+            .unwrap(),
+        json!("Ana")
+    );
+    browser.screenshot(&shots().join("history.png")).unwrap();
+    stop(server);
+}
+
+#[test]
+fn pause_in_the_page_stops_a_running_loop_at_its_next_boundary() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tether.toml"),
+        "[executor]\nkind = \"command\"\ncommand = [\"sh\", \"-c\", \"sleep 0.3; echo one more step\"]\n",
+    )
+    .unwrap();
+    let mut ralph = cmd(
+        dir.path(),
+        &["ralph", "Keep stepping", "--max-iterations", "500"],
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let err = lines(ralph.stderr.take().unwrap());
+    let url = dashboard_url(&err);
+    let browser = Browser::start(1100, 1000).unwrap();
+    browser.goto(&url).unwrap();
+    until(
+        &browser,
+        "the run in the list",
+        "return !!document.querySelector('#runs-list a');",
+    );
+    browser.screenshot(&shots().join("runs.png")).unwrap();
+    let href = browser
+        .execute(
+            "return document.querySelector('#runs-list a').getAttribute('href');",
+            &[],
+        )
+        .unwrap();
+    browser
+        .goto(&format!("{}{}", base(&url), href.as_str().unwrap()))
+        .unwrap();
+    until(
+        &browser,
+        "the page to go live",
+        "return document.body.dataset.connected === 'true';",
+    );
+    let before: i64 = browser
+        .execute(
+            "return document.querySelectorAll('#timeline li').length;",
+            &[],
+        )
+        .unwrap()
+        .as_i64()
+        .unwrap();
+    until(
+        &browser,
+        "new iterations in the timeline without a reload",
+        &format!("return document.querySelectorAll('#timeline li').length > {before} + 2;"),
+    );
+    browser.click("form[action$='/pause'] button").unwrap();
+    let status = wait_exit(&mut ralph);
+    assert_eq!(status.code(), Some(4), "a paused loop exits 4");
+    assert!(browser.text(".notice").unwrap().contains("Pause requested"));
+    assert!(
+        browser
+            .text("#timeline")
+            .unwrap()
+            .contains("Pause requested by web")
+    );
+}
+
+#[test]
+fn a_verdict_appears_live_and_the_phone_layout_does_not_scroll_sideways() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, url) = serve(dir.path());
+    let store = Store::open(dir.path().join(".tether/tether.db")).unwrap();
+    let run = store
+        .create_run(
+            RunKind::Goal,
+            dir.path(),
+            &json!({"plan": "plan.md", "max_iterations": 5}),
+        )
+        .unwrap();
+    store
+        .append(Some(&run), &Event::IterationStarted { n: 1 })
+        .unwrap();
+    let browser = Browser::start(1100, 1400).unwrap();
+    browser.goto(&url).unwrap();
+    browser.goto(&format!("{}/runs/{run}", base(&url))).unwrap();
+    until(
+        &browser,
+        "the page to go live",
+        "return document.body.dataset.connected === 'true';",
+    );
+
+    store
+        .insert_verdict(&NewVerdict {
+            run_id: Some(run.clone()),
+            goal_id: "greet".into(),
+            plan_path: "plan.md".into(),
+            attempt: 1,
+            verify_exit: Some(0),
+            verdict: VerdictKind::Accepted.verdict(),
+            kind: VerdictKind::Accepted,
+            reason: "greet.sh prints the greeting from its argument".into(),
+            checks: json!([{"path": "greet.sh", "quote": "echo \"Hello, $1!\"", "observation": "uses its argument", "line": 1}]),
+            missing: vec![],
+            judge_model: Some("judge-model".into()),
+            transcript_path: None,
+            contract_hash: None,
+        })
+        .unwrap();
+    until(
+        &browser,
+        "the verdict in the live timeline",
+        "var v = document.querySelector('#timeline li.verdict'); return !!v && v.textContent.includes('greet.sh:1') && v.textContent.includes('accept');",
+    );
+    browser
+        .screenshot(&shots().join("run-verdict.png"))
+        .unwrap();
+
+    // A long, hostile question waits; the phone layout still fits the screen.
+    store
+        .insert_question(&NewQuestion {
+            run_id: Some(run.clone()),
+            thread_id: None,
+            question: format!(
+                "<script>alert(1)</script> \x1b[31m{}",
+                "a-very-long-unbroken-word".repeat(400)
+            ),
+            context: "x".repeat(5000),
+            confidence: Some(20),
+        })
+        .unwrap();
+    until(
+        &browser,
+        "the card",
+        "return !!document.querySelector('#questions textarea');",
+    );
+    browser.resize(390, 844).unwrap();
+    until(
+        &browser,
+        "the narrow window",
+        "return window.innerWidth <= 400;",
+    );
+    until(
+        &browser,
+        "no horizontal scroll at phone width",
+        "return document.documentElement.scrollWidth <= window.innerWidth;",
+    );
+    browser.goto(&format!("{}/runs/{run}", base(&url))).unwrap();
+    until(
+        &browser,
+        "no horizontal scroll after a reload at phone width",
+        "return !!document.querySelector('#timeline li.verdict') && document.documentElement.scrollWidth <= window.innerWidth;",
+    );
+    assert_eq!(
+        browser
+            .execute("return document.querySelectorAll('script').length;", &[])
+            .unwrap(),
+        json!(1),
+        "no script but the page's own"
+    );
+    browser.screenshot(&shots().join("phone.png")).unwrap();
+    stop(server);
+}
