@@ -139,8 +139,14 @@ impl Signoff {
         decision: Decision,
         verdict: verdict::Verdict,
     ) -> Result<SignoffOutcome, SignoffError> {
+        let mut verdict = verdict;
         let problems = match tether_tools::Workspace::new(self.ws.root()) {
-            Ok(confined) => Quotes::new(&confined, &self.plan).unbacked(&verdict.checks),
+            Ok(confined) => {
+                let quotes = Quotes::new(&confined, &self.plan);
+                let problems = quotes.unbacked(&verdict.checks);
+                quotes.locate_all(&mut verdict.checks);
+                problems
+            }
             Err(e) => vec![format!("the quotes could not be checked: {e}")],
         };
         if problems.is_empty() {

@@ -67,6 +67,7 @@ fn tool_texts() {
             path: "src/cache.rs".into(),
             quote: "fn get".into(),
             observation: "reads through".into(),
+            line: None,
         }],
         transcript: Some(".tether/runs/r-1/judge-cache-layer-2.jsonl".into()),
     };

@@ -54,19 +54,31 @@ impl<'a> Quotes<'a> {
         checks.iter().filter_map(|c| self.problem(c)).collect()
     }
 
+    /// Records in each check the line its quote starts on (for checks that hold).
+    pub fn locate_all(&self, checks: &mut [Check]) {
+        for check in checks {
+            check.line = self.locate(check).ok();
+        }
+    }
+
     /// What is wrong with one check, if anything.
     pub fn problem(&self, check: &Check) -> Option<String> {
+        self.locate(check).err()
+    }
+
+    /// The 1-based line the check's quote starts on in its file, or what is wrong with it.
+    fn locate(&self, check: &Check) -> Result<usize, String> {
         let path = check.path.trim();
         let quote = normalize(&check.quote);
         if quote.is_empty() {
-            return Some(format!("the check of `{path}` has an empty quote"));
+            return Err(format!("the check of `{path}` has an empty quote"));
         }
         if path.is_empty() {
-            return Some(format!("the quote {} names no file", shown(&check.quote)));
+            return Err(format!("the quote {} names no file", shown(&check.quote)));
         }
         let substance = quote.chars().filter(|c| c.is_alphanumeric()).count();
         if substance < MIN_SUBSTANCE {
-            return Some(format!(
+            return Err(format!(
                 "the quote {} is too slight to prove anything (it needs at least {MIN_SUBSTANCE} \
                  letters or digits); quote whole lines that show the work",
                 shown(&check.quote)
@@ -75,26 +87,29 @@ impl<'a> Quotes<'a> {
         let text = match self.read(path) {
             Ok(text) => text,
             Err(why) => {
-                return Some(format!(
+                return Err(format!(
                     "the quote {} cannot be checked: {why}",
                     shown(&check.quote)
                 ));
             }
         };
-        let lines: Vec<String> = text
+        let numbered: Vec<(usize, String)> = text
             .lines()
-            .map(normalize)
-            .filter(|l| !l.is_empty())
+            .enumerate()
+            .map(|(i, l)| (i + 1, normalize(l)))
+            .filter(|(_, l)| !l.is_empty())
             .collect();
+        let lines: Vec<String> = numbered.iter().map(|(_, l)| l.clone()).collect();
         let stripped = normalize(&strip_line_numbers(&check.quote));
-        if whole_lines(&lines, &quote) || whole_lines(&lines, &stripped) {
-            None
-        } else {
-            Some(format!(
-                "the quote {} is not a run of whole lines of `{path}`",
-                shown(&check.quote)
-            ))
-        }
+        whole_lines(&lines, &quote)
+            .or_else(|| whole_lines(&lines, &stripped))
+            .and_then(|i| numbered.get(i).map(|(n, _)| *n))
+            .ok_or_else(|| {
+                format!(
+                    "the quote {} is not a run of whole lines of `{path}`",
+                    shown(&check.quote)
+                )
+            })
     }
 
     /// The text of a file a quote may cite, or why it may not be cited.
@@ -154,13 +169,13 @@ fn read_text(real: &Path) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "is not UTF-8 text".to_owned())
 }
 
-/// Whether `quote` (normalized) equals some run of consecutive `lines` (each normalized, blank
-/// ones left out) joined by single spaces.
-fn whole_lines(lines: &[String], quote: &str) -> bool {
+/// Where `quote` (normalized) equals some run of consecutive `lines` (each normalized, blank
+/// ones left out) joined by single spaces: the index of the run's first line.
+fn whole_lines(lines: &[String], quote: &str) -> Option<usize> {
     if quote.is_empty() {
-        return false;
+        return None;
     }
-    (0..lines.len()).any(|start| {
+    (0..lines.len()).find(|&start| {
         let mut joined = String::new();
         for line in &lines[start..] {
             if !joined.is_empty() {

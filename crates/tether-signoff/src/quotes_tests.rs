@@ -15,6 +15,7 @@ fn check(path: &str, quote: &str) -> Check {
         path: path.into(),
         quote: quote.into(),
         observation: "seen".into(),
+        line: None,
     }
 }
 
@@ -218,4 +219,23 @@ fn mkfifo(path: &Path) {
         .status()
         .unwrap();
     assert!(status.success());
+}
+
+#[test]
+fn a_held_quote_records_the_line_it_starts_on() {
+    let (_dir, ws) = workspace();
+    let quotes = Quotes::new(&ws, &ws.root().join("plan.md"));
+    let mut checks = vec![
+        check("lib.rs", "fn add(a: i32, b: i32) -> i32 {"),
+        check("lib.rs", "let sum = a + b;\n\n    sum"),
+        check("lib.rs", "not in the file at all"),
+    ];
+    assert!(!quotes.unbacked(&checks).is_empty());
+    quotes.locate_all(&mut checks);
+    let lines: Vec<Option<usize>> = checks.iter().map(|c| c.line).collect();
+    assert_eq!(lines, [Some(1), Some(2), None]);
+    // The judge cannot claim a line: it is never read from its answer.
+    let parsed: Check =
+        serde_json::from_str(r#"{"path": "lib.rs", "quote": "x", "line": 99}"#).unwrap();
+    assert_eq!(parsed.line, None);
 }

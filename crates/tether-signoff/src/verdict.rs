@@ -22,6 +22,10 @@ pub struct Check {
     /// What the quote shows.
     #[serde(default)]
     pub observation: String,
+    /// Where tether found the quote: the 1-based line it starts on, set by the quote check
+    /// of an accept (never read from the judge's answer).
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
 }
 
 /// What the judge decided.

@@ -15,7 +15,8 @@ fn a_fenced_verdict_after_prose_parses() {
         vec![Check {
             path: "a.rs".into(),
             quote: "fn a()".into(),
-            observation: "there".into()
+            observation: "there".into(),
+            line: None,
         }]
     );
 }

@@ -181,7 +181,7 @@ fn verdict_entry(
         }
         p.judge-summary { (text(reason)) }
         @if let Some(tail) = record.and_then(|v| ctx.tails.get(&v.id)) {
-            details.verify-output {
+            details.verify-output open[verdict == "reject"] {
                 summary { "Verify output (end)" }
                 pre { (text(tail)) }
             }

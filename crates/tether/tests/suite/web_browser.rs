@@ -312,3 +312,33 @@ fn a_verdict_appears_live_and_the_phone_layout_does_not_scroll_sideways() {
     browser.screenshot(&shots().join("phone.png")).unwrap();
     stop(server);
 }
+
+#[test]
+fn the_demo_run_shows_both_verdicts_the_cited_quotes_and_the_qa() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = crate::common::run(dir.path(), &["demo", "--dir", "demo", "--yes"]);
+    assert_eq!(demo.status.code(), Some(0));
+    let ws = dir.path().join("demo");
+    let (server, url) = serve(&ws);
+    let browser = Browser::start(1100, 2600).unwrap();
+    browser.goto(&url).unwrap();
+    let href = browser
+        .execute(
+            "return document.querySelector('#runs-list a').getAttribute('href');",
+            &[],
+        )
+        .unwrap();
+    browser
+        .goto(&format!("{}{}", base(&url), href.as_str().unwrap()))
+        .unwrap();
+    let timeline = browser.text("#timeline").unwrap();
+    assert!(timeline.contains("Sign-off of greet: reject"), "{timeline}");
+    assert!(timeline.contains("Sign-off of greet: accept"), "{timeline}");
+    assert!(timeline.contains("greet.sh:1"), "{timeline}");
+    assert!(timeline.contains("echo \"Hello, $1!\""), "{timeline}");
+    assert!(timeline.contains("Missing:"), "{timeline}");
+    let qa = browser.text("#run-qa").unwrap();
+    assert!(qa.contains("Answered on demo by tether demo --yes"), "{qa}");
+    browser.screenshot(&shots().join("demo-run.png")).unwrap();
+    stop(server);
+}
