@@ -72,18 +72,34 @@ async fn follow(
     stop: CancellationToken,
 ) {
     let mut cursor = *last.borrow();
+    let mut woken = false;
     loop {
-        match read_new(&db, cursor).await {
-            Ok(fresh) => {
-                for e in fresh {
-                    cursor = e.seq;
-                    let _ = events.send(Arc::new(e));
+        // A write to the WAL is seen before its commit is visible to readers, so after a
+        // wake-up that found nothing the journal is read again a few times, shortly after.
+        let retries: &[u64] = if woken {
+            &[0, 1, 2, 4, 8, 16, 32]
+        } else {
+            &[0]
+        };
+        for &pause in retries {
+            tokio::time::sleep(Duration::from_millis(pause)).await;
+            match read_new(&db, cursor).await {
+                Ok(fresh) if fresh.is_empty() => continue,
+                Ok(fresh) => {
+                    for e in fresh {
+                        cursor = e.seq;
+                        let _ = events.send(Arc::new(e));
+                    }
+                    let _ = last.send(cursor);
+                    break;
                 }
-                let _ = last.send(cursor);
+                Err(e) => {
+                    tracing::warn!(error = %e, "dashboard: reading the journal failed");
+                    break;
+                }
             }
-            Err(e) => tracing::warn!(error = %e, "dashboard: reading the journal failed"),
         }
-        let woken = async {
+        let wait = async {
             match wake.as_mut() {
                 Some(w) => w.wait().await,
                 None => std::future::pending().await,
@@ -91,8 +107,8 @@ async fn follow(
         };
         tokio::select! {
             () = stop.cancelled() => return,
-            () = woken => {}
-            () = tokio::time::sleep(SAFETY_NET) => {}
+            () = wait => woken = true,
+            () = tokio::time::sleep(SAFETY_NET) => woken = false,
         }
     }
 }
