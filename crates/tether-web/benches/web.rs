@@ -22,7 +22,7 @@
     clippy::print_stderr
 )]
 
-#[allow(dead_code)]
+#[allow(dead_code, unused_imports)]
 #[path = "../tests/common/mod.rs"]
 mod common;
 
