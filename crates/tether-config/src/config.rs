@@ -223,7 +223,7 @@ impl Default for ZulipConfig {
 
 /// Which agent does the work.
 ///
-/// Codex and pi are not built yet; they are
+/// Codex is not built yet; it is
 /// recognised so that they can be refused with a reason and an alternative
 /// ([`ExecutorKind::is_built`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -235,7 +235,7 @@ pub enum ExecutorKind {
     Claude,
     /// Codex: not built yet, refused when loading.
     Codex,
-    /// The pi coding agent: not built yet, refused when loading.
+    /// The pi coding agent (`pi --mode json -p`), with tether's tools served over MCP.
     Pi,
     /// Any CLI, given by `executor.command`.
     Command,
@@ -274,8 +274,11 @@ impl ExecutorKind {
     /// Whether this build can run the kind; a config naming one that is not is refused.
     pub fn is_built(self) -> bool {
         match self {
-            ExecutorKind::Builtin | ExecutorKind::Command | ExecutorKind::Claude => true,
-            ExecutorKind::Codex | ExecutorKind::Pi => false,
+            ExecutorKind::Builtin
+            | ExecutorKind::Command
+            | ExecutorKind::Claude
+            | ExecutorKind::Pi => true,
+            ExecutorKind::Codex => false,
         }
     }
 }

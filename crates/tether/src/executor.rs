@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
-use tether_agent::{BuiltinAgent, ClaudeExecutor, CliSettings, CommandExecutor, Executor};
+use tether_agent::{
+    BuiltinAgent, ClaudeExecutor, CliSettings, CommandExecutor, Executor, PiExecutor, RunId,
+};
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
 use tether_core::ask_before::AskBeforeGate;
@@ -56,6 +58,7 @@ pub fn from_config(
             ))
         }
         ExecutorKind::Claude => claude(config, ws, run),
+        ExecutorKind::Pi => pi(config, ws, run),
         other => Err(Failure::usage(anyhow!(
             "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \
              [model]) or \"command\"",
@@ -124,6 +127,58 @@ fn claude(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Exec
             .and_then(|cell| cell.as_ref().map(ToString::to_string))
     });
     Ok(Arc::new(ClaudeExecutor::new(settings, run_id)))
+}
+
+/// pi, serving it this binary's `tether mcp` for the run in `run` through a per-run pi agent
+/// directory.
+fn pi(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Executor>> {
+    if !config.human.ask_before.is_empty() {
+        tracing::warn!(
+            ask_before = ?config.human.ask_before,
+            "[human] ask_before is not enforced for pi: pi asks no one before a command and \
+             tether does not gate its bash tool yet; keep such commands out of the agent's \
+             reach (a pi extension's tool_call hook, or a sandbox) or use the built-in agent"
+        );
+    }
+    let settings = agent_cli_settings(config, ws, "pi")?;
+    Ok(Arc::new(PiExecutor::new(settings, run_id(run))))
+}
+
+/// How an agent CLI is run, from `[executor]`: `program` (default `default_program` on
+/// `PATH`), `args`, `env`, `turn_timeout_secs`, this binary as its MCP server, and the keys
+/// tether holds removed from its environment.
+fn agent_cli_settings(
+    config: &Config,
+    ws: &Workspace,
+    default_program: &str,
+) -> Result<CliSettings> {
+    let tether = std::env::current_exe()
+        .context("finding the tether binary to serve the agent's MCP tools")?;
+    let executor = &config.executor;
+    Ok(CliSettings {
+        program: executor
+            .program
+            .clone()
+            .unwrap_or_else(|| default_program.to_owned()),
+        args: executor.args.clone(),
+        env: executor.env.clone(),
+        turn_timeout: executor
+            .turn_timeout_secs
+            .map_or(AGENT_TURN_TIMEOUT, Duration::from_secs),
+        workspace: ws.root().to_owned(),
+        tether,
+        env_remove: config.key_vars(),
+    })
+}
+
+/// The run's id as the cell holds it once the run exists.
+fn run_id(run: &RunCell) -> RunId {
+    let run = run.clone();
+    Arc::new(move || {
+        run.lock()
+            .ok()
+            .and_then(|cell| cell.as_ref().map(ToString::to_string))
+    })
 }
 
 fn builtin(
