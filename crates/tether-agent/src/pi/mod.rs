@@ -195,17 +195,23 @@ impl PiExecutor {
                     output_tokens: seen.output_tokens,
                 });
             }
-            Some(last) if last.failed() => format!(
-                "{}: {}",
-                last.stop_reason,
-                last.error.as_deref().unwrap_or("no error message")
-            ),
+            Some(last) if last.failed() => {
+                let error = last.error.unwrap_or_else(|| "no error message".to_owned());
+                // pi's own words first: they are the limit's message when it is one.
+                if let Some(limit) =
+                    limits::recognise(&format!("{error}\n{}", run.stderr), limits::now_unix())
+                {
+                    return Err(ExecError::UsageLimit(limit));
+                }
+                match last.stop_reason.as_str() {
+                    "aborted" => format!("the turn was aborted: {error}"),
+                    _ => format!("the model call failed: {error}"),
+                }
+            }
             Some(_) => format!("stderr: {}", run.stderr.trim()),
             None => format!("no assistant message; stderr: {}", run.stderr.trim()),
         };
-        if let Some(limit) =
-            limits::recognise(&format!("{detail}\n{}", run.stderr), limits::now_unix())
-        {
+        if let Some(limit) = limits::recognise(&run.stderr, limits::now_unix()) {
             return Err(ExecError::UsageLimit(limit));
         }
         Err(ExecError::Model(Box::new(self.cli.failed(run.end, detail))))

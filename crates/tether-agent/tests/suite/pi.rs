@@ -203,7 +203,7 @@ async fn a_usage_limit_in_the_stream_is_waited_out_not_failed() {
     };
     assert_eq!(
         inner.to_string(),
-        "pi failed (exit status 0): error: 500: boom"
+        "pi failed (exit status 0): the model call failed: 500: boom"
     );
 }
 

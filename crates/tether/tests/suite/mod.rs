@@ -15,6 +15,7 @@ mod mcp_python;
 mod mcp_run;
 mod mcp_server;
 mod mcp_zulip;
+mod pi_cli;
 mod plan_approve;
 mod plan_mode;
 mod ralph_cli;
