@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
 use tether_agent::{
-    BuiltinAgent, ClaudeExecutor, CliSettings, CommandExecutor, Executor, PiExecutor, RunId,
+    Agent, BuiltinAgent, ClaudeExecutor, CliSettings, CommandExecutor, Executor, PiExecutor, RunId,
 };
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
@@ -57,8 +57,7 @@ pub fn from_config(
                 .without_vars(config.key_vars()),
             ))
         }
-        ExecutorKind::Claude => claude(config, ws, run),
-        ExecutorKind::Pi => pi(config, ws, run),
+        ExecutorKind::Claude | ExecutorKind::Pi => agent_cli(config, ws, run, Vec::new()),
         other => Err(Failure::usage(anyhow!(
             "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \
              [model]) or \"command\"",
@@ -93,23 +92,83 @@ pub fn for_goal_loop(
     }
 }
 
-/// Claude Code, serving it this binary's `tether mcp` for the run in `run`.
-fn claude(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Executor>> {
+/// An agent CLI (Claude Code, Codex, pi), serving it this binary's `tether mcp` for the run in
+/// `run`, with `mcp_extra` added to that server's arguments (plan mode's `--drafting <dir>`).
+pub fn agent_cli(
+    config: &Config,
+    ws: &Workspace,
+    run: &RunCell,
+    mcp_extra: Vec<String>,
+) -> Result<Arc<dyn Executor>> {
+    let agent = match config.executor.kind {
+        ExecutorKind::Claude => Agent::Claude,
+        ExecutorKind::Pi => Agent::Pi,
+        other => {
+            return Err(Failure::usage(anyhow!(
+                "executor kind `{}` is not an agent CLI tether runs",
+                other.as_str()
+            )));
+        }
+    };
     if !config.human.ask_before.is_empty() {
-        tracing::warn!(
-            ask_before = ?config.human.ask_before,
-            "[human] ask_before is enforced for the built-in agent only; Claude Code runs \
-             with --permission-mode acceptEdits and the tools its own settings allow"
-        );
+        warn_ask_before(config, agent);
     }
-    let tether = std::env::current_exe()
-        .context("finding the tether binary to serve Claude Code's MCP tools")?;
+    let settings = cli_settings(config, ws, agent, mcp_extra)?;
+    let run = run.clone();
+    let run_id: RunId = Arc::new(move || {
+        run.lock()
+            .ok()
+            .and_then(|cell| cell.as_ref().map(ToString::to_string))
+    });
+    Ok(match agent {
+        Agent::Claude => Arc::new(ClaudeExecutor::new(settings, run_id)),
+        Agent::Pi => Arc::new(PiExecutor::new(settings, run_id)),
+        Agent::Codex => {
+            return Err(Failure::usage(anyhow!(
+                "executor kind `{}` is not available in this build yet",
+                agent.program()
+            )));
+        }
+    })
+}
+
+/// `[human] ask_before` is enforced for the built-in agent only: says what `agent` does instead.
+fn warn_ask_before(config: &Config, agent: Agent) {
+    match agent {
+        Agent::Pi => tracing::warn!(
+            ask_before = ?config.human.ask_before,
+            "[human] ask_before is not enforced for pi: pi asks no one before a command and \
+             tether does not gate its bash tool yet; keep such commands out of the agent's \
+             reach (a pi extension's tool_call hook, or a sandbox) or use the built-in agent"
+        ),
+        Agent::Claude | Agent::Codex => tracing::warn!(
+            ask_before = ?config.human.ask_before,
+            "[human] ask_before is enforced for the built-in agent only; {} runs with the \
+             permissions its own settings give it",
+            agent.title()
+        ),
+    }
+}
+
+/// How `agent` is run, from `[executor]`.
+fn cli_settings(
+    config: &Config,
+    ws: &Workspace,
+    agent: Agent,
+    mcp_extra: Vec<String>,
+) -> Result<CliSettings> {
+    let tether = std::env::current_exe().with_context(|| {
+        format!(
+            "finding the tether binary to serve {}'s MCP tools",
+            agent.title()
+        )
+    })?;
     let executor = &config.executor;
-    let settings = CliSettings {
+    Ok(CliSettings {
         program: executor
             .program
             .clone()
-            .unwrap_or_else(|| "claude".to_owned()),
+            .unwrap_or_else(|| agent.program().to_owned()),
         args: executor.args.clone(),
         env: executor.env.clone(),
         turn_timeout: executor
@@ -119,65 +178,7 @@ fn claude(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Exec
         tether,
         // The agent must not see the keys tether itself holds.
         env_remove: config.key_vars(),
-    };
-    let run = run.clone();
-    let run_id = Arc::new(move || {
-        run.lock()
-            .ok()
-            .and_then(|cell| cell.as_ref().map(ToString::to_string))
-    });
-    Ok(Arc::new(ClaudeExecutor::new(settings, run_id)))
-}
-
-/// pi, serving it this binary's `tether mcp` for the run in `run` through a per-run pi agent
-/// directory.
-fn pi(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Executor>> {
-    if !config.human.ask_before.is_empty() {
-        tracing::warn!(
-            ask_before = ?config.human.ask_before,
-            "[human] ask_before is not enforced for pi: pi asks no one before a command and \
-             tether does not gate its bash tool yet; keep such commands out of the agent's \
-             reach (a pi extension's tool_call hook, or a sandbox) or use the built-in agent"
-        );
-    }
-    let settings = agent_cli_settings(config, ws, "pi")?;
-    Ok(Arc::new(PiExecutor::new(settings, run_id(run))))
-}
-
-/// How an agent CLI is run, from `[executor]`: `program` (default `default_program` on
-/// `PATH`), `args`, `env`, `turn_timeout_secs`, this binary as its MCP server, and the keys
-/// tether holds removed from its environment.
-fn agent_cli_settings(
-    config: &Config,
-    ws: &Workspace,
-    default_program: &str,
-) -> Result<CliSettings> {
-    let tether = std::env::current_exe()
-        .context("finding the tether binary to serve the agent's MCP tools")?;
-    let executor = &config.executor;
-    Ok(CliSettings {
-        program: executor
-            .program
-            .clone()
-            .unwrap_or_else(|| default_program.to_owned()),
-        args: executor.args.clone(),
-        env: executor.env.clone(),
-        turn_timeout: executor
-            .turn_timeout_secs
-            .map_or(AGENT_TURN_TIMEOUT, Duration::from_secs),
-        workspace: ws.root().to_owned(),
-        tether,
-        env_remove: config.key_vars(),
-    })
-}
-
-/// The run's id as the cell holds it once the run exists.
-fn run_id(run: &RunCell) -> RunId {
-    let run = run.clone();
-    Arc::new(move || {
-        run.lock()
-            .ok()
-            .and_then(|cell| cell.as_ref().map(ToString::to_string))
+        mcp_extra,
     })
 }
 

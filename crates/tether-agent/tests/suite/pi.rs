@@ -47,6 +47,7 @@ fn executor(dir: &Path, program: &Path, timeout: Duration, user_dir: &Path) -> P
         workspace: dir.to_owned(),
         tether: PathBuf::from("/opt/tether"),
         env_remove: Vec::new(),
+        mcp_extra: Vec::new(),
     };
     PiExecutor::new(settings, Arc::new(|| Some("r-1".to_owned())))
 }

@@ -17,6 +17,7 @@ mod mcp_server;
 mod mcp_zulip;
 mod pi_cli;
 mod plan_approve;
+mod plan_cli;
 mod plan_mode;
 mod ralph_cli;
 mod ralph_model;
