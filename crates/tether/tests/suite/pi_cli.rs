@@ -38,7 +38,7 @@ fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
 /// Writes `dir`'s tether.toml: pi on `server`, then `extra`. pi's own directory (the user's, as
 /// far as tether knows) is `dir/.pi-user`: the fake model in models.json, pi's own retries off
 /// so a failed model call ends the turn at once.
-fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
+pub(crate) fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
     let user = dir.join(".pi-user");
     fs::create_dir_all(&user).unwrap();
     let models = json!({"providers": {"fake": {
