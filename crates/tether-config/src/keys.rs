@@ -52,6 +52,8 @@ pub(crate) const EXECUTOR: &[&str] = &[
     "args",
     "env",
     "turn_timeout_secs",
+    "on_usage_limit",
+    "max_usage_wait_secs",
 ];
 
 /// Keys of `[server]`: recognised so that `listen` is refused with a reason (the dashboard is
