@@ -25,6 +25,17 @@ pub struct QueuedMessage {
     pub by: String,
 }
 
+/// The loop is waiting out a usage or rate limit of the agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageLimitWait {
+    /// The iteration that runs again after the wait.
+    pub n: u32,
+    /// The agent's own words about the limit.
+    pub message: String,
+    /// When the loop tries again (ms since the Unix epoch).
+    pub until_ms: i64,
+}
+
 /// Everything the loop and the status surfaces need to know about a run, derived from its
 /// journal.
 ///
@@ -64,6 +75,9 @@ pub struct RunState {
     pub late_answers: Vec<QuestionId>,
     /// Failed iterations since the last completed one.
     pub consecutive_failures: u32,
+    /// The usage limit the loop is waiting out, until the iteration runs again or the run
+    /// stops.
+    pub usage_limit: Option<UsageLimitWait>,
     /// The seq of the last event folded in.
     pub last_event_seq: Seq,
     /// The type tag of the last event folded in.
@@ -99,6 +113,9 @@ impl RunState {
     /// Folds in one event appended at `seq` and `at_ms`. Pure: same inputs, same state.
     pub fn apply(&mut self, seq: Seq, at_ms: i64, event: &Event) {
         self.note_position(seq, at_ms, event.kind());
+        if self.usage_limit.is_some() && ends_a_usage_wait(event) {
+            self.usage_limit = None;
+        }
         match event {
             Event::RunStarted { kind, spec } => {
                 *self = RunState {
@@ -194,6 +211,17 @@ impl RunState {
                     }
                 }
             }
+            Event::WaitingForUsageLimit {
+                n,
+                message,
+                until_ms,
+            } => {
+                self.usage_limit = Some(UsageLimitWait {
+                    n: *n,
+                    message: message.clone(),
+                    until_ms: *until_ms,
+                });
+            }
             Event::RunFinished { outcome } => {
                 self.in_progress = None;
                 self.pause_requested = None;
@@ -232,6 +260,20 @@ impl RunState {
             RunStatus::WaitingForInput
         }
     }
+}
+
+/// Whether `event` ends a wait for a usage limit: the iteration starting again, or the run
+/// stopping.
+fn ends_a_usage_wait(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::IterationStarted { .. }
+            | Event::IterationCompleted { .. }
+            | Event::IterationFailed { .. }
+            | Event::Paused { .. }
+            | Event::Resumed { .. }
+            | Event::RunFinished { .. }
+    )
 }
 
 #[cfg(test)]
