@@ -36,6 +36,28 @@ pub struct UsageLimitWait {
     pub until_ms: i64,
 }
 
+impl UsageLimitWait {
+    /// `waiting for usage limit until 14:05:09 UTC (the agent's message)`, for people.
+    pub fn describe(&self) -> String {
+        format!(
+            "waiting for usage limit until {} ({})",
+            utc_clock(self.until_ms),
+            self.message
+        )
+    }
+}
+
+/// The time of day of `ms` (since the Unix epoch) in UTC: `14:05:09 UTC`.
+pub fn utc_clock(ms: i64) -> String {
+    let secs = ms.div_euclid(1000).rem_euclid(86_400);
+    format!(
+        "{:02}:{:02}:{:02} UTC",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
 /// Everything the loop and the status surfaces need to know about a run, derived from its
 /// journal.
 ///

@@ -227,3 +227,16 @@ fn a_usage_limit_wait_shows_until_the_iteration_runs_again_and_is_no_failure() {
     ]);
     assert_eq!(cancelled.usage_limit, None);
 }
+
+#[test]
+fn a_usage_limit_wait_says_until_when_in_utc() {
+    let wait = UsageLimitWait {
+        n: 2,
+        message: "rate limit".into(),
+        until_ms: 1_767_225_600_000 + (14 * 3600 + 5 * 60 + 9) * 1000,
+    };
+    assert_eq!(
+        wait.describe(),
+        "waiting for usage limit until 14:05:09 UTC (rate limit)"
+    );
+}
