@@ -33,7 +33,8 @@ pub struct UsageWaits {
     pub first_backoff: Duration,
     /// The longest single backoff.
     pub max_backoff: Duration,
-    /// Added to a reported reset time, so the retry does not arrive a moment too early.
+    /// The most added to a reported reset time (a tenth of the wait, up to this), so the retry
+    /// does not arrive a moment too early.
     pub slack: Duration,
 }
 
@@ -44,7 +45,7 @@ impl Default for UsageWaits {
             max_wait: Duration::from_secs(ExecutorConfig::DEFAULT_MAX_USAGE_WAIT_SECS),
             first_backoff: Duration::from_secs(60),
             max_backoff: Duration::from_secs(30 * 60),
-            slack: Duration::from_secs(15),
+            slack: Duration::from_secs(30),
         }
     }
 }
@@ -62,7 +63,7 @@ impl UsageWaits {
     /// How long to wait for `limit`, the `attempt`-th (from 0) in a row.
     pub fn wait_for(&self, limit: &UsageLimit, attempt: u32) -> Duration {
         match limit.retry_after {
-            Some(reset) => reset.saturating_add(self.slack),
+            Some(reset) => reset.saturating_add((reset / 10).min(self.slack)),
             None => self
                 .first_backoff
                 .saturating_mul(2_u32.saturating_pow(attempt.min(20)))
@@ -152,7 +153,9 @@ mod tests {
     fn a_reported_reset_is_waited_for_with_slack() {
         let waits = UsageWaits::default();
         let wait = waits.wait_for(&limit(Some(Duration::from_secs(100))), 3);
-        assert_eq!(wait, Duration::from_secs(115));
+        assert_eq!(wait, Duration::from_secs(110));
+        let wait = waits.wait_for(&limit(Some(Duration::from_secs(3600))), 0);
+        assert_eq!(wait, Duration::from_secs(3630));
     }
 
     #[test]

@@ -22,3 +22,4 @@ mod ralph_model;
 mod ralph_say;
 mod resume_human;
 mod secrets;
+mod usage_limit_cli;
