@@ -72,6 +72,11 @@ pub enum Command {
     /// Serve ask_human and plan_status to any MCP client (Claude Code, Codex, pi, …) over
     /// stdio; questions are answered with `tether answer` or on Zulip.
     Mcp(McpArgs),
+    /// A `PreToolUse` hook for an agent CLI (Claude Code): reads the hook's JSON on stdin and,
+    /// when the Bash command starts with an `ask_before` prefix, asks a human and waits; prints
+    /// the hook's decision (allow after a yes, deny otherwise) on stdout.
+    #[command(hide = true)]
+    Gate(GateArgs),
 }
 
 /// `tether plan` and its subcommands.
@@ -139,6 +144,14 @@ pub struct McpArgs {
     /// How often a waiting ask_human sends a progress notification, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 30_000, hide = true)]
     pub progress_ms: u64,
+}
+
+/// Options of `tether gate`.
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// File the question under this run.
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
 }
 
 /// Output formats for `--events`.

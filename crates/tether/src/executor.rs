@@ -90,15 +90,9 @@ pub fn for_goal_loop(
     }
 }
 
-/// Claude Code, serving it this binary's `tether mcp` for the run in `run`.
+/// Claude Code, serving it this binary's `tether mcp` for the run in `run`; its Bash commands
+/// go through this binary's `tether gate` (`ask_before`).
 fn claude(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Executor>> {
-    if !config.human.ask_before.is_empty() {
-        tracing::warn!(
-            ask_before = ?config.human.ask_before,
-            "[human] ask_before is enforced for the built-in agent only; Claude Code runs \
-             with --permission-mode acceptEdits and the tools its own settings allow"
-        );
-    }
     let tether = std::env::current_exe()
         .context("finding the tether binary to serve Claude Code's MCP tools")?;
     let executor = &config.executor;

@@ -5,7 +5,10 @@
 //! turn is cancelled). Before it starts, tether writes an MCP configuration next to the turn's
 //! transcript naming its own binary (`tether mcp --run <id> -C <workspace>`), so the agent's
 //! `ask_human`, `complete_goal`, `cancel_goal` and `plan_status` reach this run. The output is
-//! parsed as it arrives ([`stream`]) and kept as the transcript.
+//! parsed as it arrives ([`stream`]) and kept as the transcript. A working turn also gets, as
+//! inline settings (`--settings`, out of reach of the agent's file edits), a `PreToolUse` hook on
+//! Bash running `tether gate --run <id> -C <workspace>` ([`gate_settings`]): `[human]
+//! ask_before` holds a matching command until a human answers.
 
 mod stream;
 
@@ -61,6 +64,7 @@ impl ClaudeExecutor {
     /// is allowed without a person there to approve it, and its editing tools are refused
     /// outright; a working turn may edit files (`acceptEdits`).
     fn turn_argv(&self, mcp_config: &Path, access: Access) -> Vec<String> {
+        let settings = gate_settings(&self.cli);
         let tools = TOOLS.join(",");
         let config = mcp_config.display().to_string();
         let (mode, disallowed) = match access {
@@ -82,6 +86,9 @@ impl ClaudeExecutor {
             "--mcp-config",
             &config,
         ]);
+        if access == Access::Work {
+            argv.extend(["--settings".to_owned(), settings]);
+        }
         argv.extend(self.cli.settings().args.iter().cloned());
         argv
     }
@@ -179,6 +186,37 @@ impl ClaudeExecutor {
     }
 }
 
+/// Claude Code settings with a `PreToolUse` hook on Bash that runs `tether gate` for the run,
+/// given as much time as a human needs.
+pub fn gate_settings(cli: &Cli) -> String {
+    let mut gate = vec![
+        cli.settings().tether.display().to_string(),
+        "gate".to_owned(),
+    ];
+    if let Some(run) = cli.run_id() {
+        gate.extend(["--run".to_owned(), run]);
+    }
+    gate.extend([
+        "-C".to_owned(),
+        cli.settings().workspace.display().to_string(),
+    ]);
+    let command: Vec<String> = gate.iter().map(|a| shell_quote(a)).collect();
+    serde_json::json!({"hooks": {"PreToolUse": [{
+        "matcher": "Bash",
+        "hooks": [{
+            "type": "command",
+            "command": command.join(" "),
+            "timeout": TOOL_TIMEOUT.as_secs(),
+        }],
+    }]}})
+    .to_string()
+}
+
+/// `arg` quoted for `sh`.
+fn shell_quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', "'\\''"))
+}
+
 impl Executor for ClaudeExecutor {
     fn describe(&self) -> String {
         format!("claude · {}", self.cli.settings().program)
@@ -193,3 +231,7 @@ impl Executor for ClaudeExecutor {
         Box::pin(self.turn(request, observer, cancel))
     }
 }
+
+#[cfg(test)]
+#[path = "settings_tests.rs"]
+mod settings_tests;
