@@ -301,12 +301,17 @@ pub struct ExecutorConfig {
     /// The longest the loop waits out usage limits in a row, in seconds, before it pauses the
     /// run instead.
     pub max_usage_wait_secs: u64,
+    /// The first wait for a limit without a reset time, in seconds; it doubles with each limit
+    /// in a row (up to half an hour).
+    pub usage_backoff_secs: u64,
 }
 
 impl ExecutorConfig {
     /// Default for `executor.max_usage_wait_secs`: a day, longer than a subscription's
     /// five-hour window.
     pub const DEFAULT_MAX_USAGE_WAIT_SECS: u64 = 24 * 3600;
+    /// Default for `executor.usage_backoff_secs`.
+    pub const DEFAULT_USAGE_BACKOFF_SECS: u64 = 60;
 }
 
 impl Default for ExecutorConfig {
@@ -320,6 +325,7 @@ impl Default for ExecutorConfig {
             turn_timeout_secs: None,
             on_usage_limit: OnUsageLimit::default(),
             max_usage_wait_secs: Self::DEFAULT_MAX_USAGE_WAIT_SECS,
+            usage_backoff_secs: Self::DEFAULT_USAGE_BACKOFF_SECS,
         }
     }
 }

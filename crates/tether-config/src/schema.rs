@@ -326,6 +326,9 @@ fn read_executor(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
     if let Some(secs) = r.int(t, "max_usage_wait_secs", 60, 30 * 24 * 3600) {
         out.max_usage_wait_secs = secs;
     }
+    if let Some(secs) = r.int(t, "usage_backoff_secs", 1, 3600) {
+        out.usage_backoff_secs = secs;
+    }
 }
 
 /// `program`, `args`, `env` and `turn_timeout_secs`: the settings of an agent CLI kind.

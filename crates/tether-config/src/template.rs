@@ -99,6 +99,9 @@ kind = "builtin"
 on_usage_limit = "wait"
 # The longest to wait out usage limits in a row, in seconds (60..2592000); then the run pauses.
 max_usage_wait_secs = 86400
+# The first wait, in seconds (1..3600), when the agent did not say when the limit resets; it
+# doubles with each limit in a row, up to half an hour.
+usage_backoff_secs = 60
 "#;
 
 #[cfg(test)]

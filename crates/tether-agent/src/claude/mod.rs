@@ -165,7 +165,7 @@ impl ClaudeExecutor {
             ShellEnd::TimedOut => return fail(self.cli.timed_out()),
             _ => {}
         }
-        let detail = match seen.finish {
+        let (said, detail) = match seen.finish {
             Some(f) if !f.is_error && run.end == ShellEnd::Exited(0) => {
                 return Ok(TurnOutcome {
                     final_message: f.message,
@@ -174,11 +174,15 @@ impl ClaudeExecutor {
                     output_tokens: f.output_tokens,
                 });
             }
-            Some(f) => format!("{}: {}", f.subtype, f.message),
-            None => format!("no result line; stderr: {}", run.stderr.trim()),
+            Some(f) => (f.message.clone(), format!("{}: {}", f.subtype, f.message)),
+            None => (
+                String::new(),
+                format!("no result line; stderr: {}", run.stderr.trim()),
+            ),
         };
+        // A 429 comes back as `API Error: Request rejected (429) · Rate limit reached`.
         if let Some(limit) =
-            limits::recognise(&format!("{detail}\n{}", run.stderr), limits::now_unix())
+            limits::recognise(&format!("{said}\n{}", run.stderr), limits::now_unix())
         {
             return Err(ExecError::UsageLimit(limit));
         }

@@ -43,7 +43,7 @@ impl Default for UsageWaits {
         UsageWaits {
             on_limit: OnUsageLimit::Wait,
             max_wait: Duration::from_secs(ExecutorConfig::DEFAULT_MAX_USAGE_WAIT_SECS),
-            first_backoff: Duration::from_secs(60),
+            first_backoff: Duration::from_secs(ExecutorConfig::DEFAULT_USAGE_BACKOFF_SECS),
             max_backoff: Duration::from_secs(30 * 60),
             slack: Duration::from_secs(30),
         }
@@ -51,11 +51,12 @@ impl Default for UsageWaits {
 }
 
 impl UsageWaits {
-    /// The waits `[executor]` asks for, with the default backoff.
+    /// The waits `[executor]` asks for.
     pub fn from_config(executor: &ExecutorConfig) -> Self {
         UsageWaits {
             on_limit: executor.on_usage_limit,
             max_wait: Duration::from_secs(executor.max_usage_wait_secs),
+            first_backoff: Duration::from_secs(executor.usage_backoff_secs),
             ..UsageWaits::default()
         }
     }
