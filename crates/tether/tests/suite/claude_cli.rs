@@ -17,7 +17,7 @@ use crate::common::{
 };
 
 /// The real `claude` binary; a test without it fails (./test.sh installs it).
-fn claude() -> PathBuf {
+pub(super) fn claude() -> PathBuf {
     let path = std::env::var_os("TETHER_TEST_CLAUDE").unwrap_or_else(|| {
         panic!(
             "TETHER_TEST_CLAUDE is not set: run ./test.sh, which installs Claude Code under \
@@ -35,19 +35,25 @@ fn claude() -> PathBuf {
 
 /// A workspace whose tether.toml runs Claude Code on `server`, isolated from the user's own
 /// Claude configuration.
-fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
+pub(super) fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     configure(dir.path(), server, extra);
     dir
 }
 
 /// Writes `dir`'s tether.toml: Claude Code on `server`, then `extra`.
-fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
+pub(super) fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
+    configure_with(dir, server, "", extra);
+}
+
+/// Writes `dir`'s tether.toml: Claude Code on `server` with the `[executor]` lines `executor`,
+/// then `extra`.
+pub(super) fn configure_with(dir: &Path, server: &FakeModelServer, executor: &str, extra: &str) {
     let config_dir = dir.join(".claude-config");
     fs::create_dir_all(&config_dir).unwrap();
     let toml = format!(
         "[executor]\nkind = \"claude\"\nprogram = {program:?}\nturn_timeout_secs = 600\n\
-         [executor.env]\nANTHROPIC_BASE_URL = {base:?}\nANTHROPIC_API_KEY = \"sk-fake\"\n\
+         {executor}[executor.env]\nANTHROPIC_BASE_URL = {base:?}\nANTHROPIC_API_KEY = \"sk-fake\"\n\
          CLAUDE_CONFIG_DIR = {config:?}\nCLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = \"1\"\n\
          DISABLE_AUTOUPDATER = \"1\"\nDISABLE_TELEMETRY = \"1\"\n{extra}",
         program = claude().display().to_string(),
@@ -57,13 +63,13 @@ fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
     fs::write(dir.join("tether.toml"), toml).unwrap();
 }
 
-fn start(script: Script) -> (tokio::runtime::Runtime, FakeModelServer) {
+pub(super) fn start(script: Script) -> (tokio::runtime::Runtime, FakeModelServer) {
     let rt = runtime();
     let server = rt.block_on(FakeModelServer::start(script)).unwrap();
     (rt, server)
 }
 
-fn ralph(dir: &Path, prompt: &str) -> std::process::Child {
+pub(super) fn ralph(dir: &Path, prompt: &str) -> std::process::Child {
     spawn(
         dir,
         &[
@@ -77,7 +83,7 @@ fn ralph(dir: &Path, prompt: &str) -> std::process::Child {
     )
 }
 
-fn status(dir: &Path) -> Value {
+pub(super) fn status(dir: &Path) -> Value {
     serde_json::from_slice(&run(dir, &["status", "--json"]).stdout).unwrap()
 }
 
@@ -122,7 +128,7 @@ fn a_ralph_loop_with_claude_code_keeps_its_promise() {
 }
 
 /// What a failed run printed, with its transcripts.
-fn diagnose(dir: &Path, out: &std::process::Output) -> String {
+pub(super) fn diagnose(dir: &Path, out: &std::process::Output) -> String {
     let mut all = format!(
         "stdout:\n{}\nstderr:\n{}\n",
         text(&out.stdout),
@@ -229,7 +235,7 @@ fn tether_cancel_leaves_no_claude_process_behind() {
 
 /// Live processes whose working directory is `dir` (Claude Code and the `tether mcp` it
 /// started), found through /proc.
-fn processes_in(dir: &Path) -> Vec<u32> {
+pub(super) fn processes_in(dir: &Path) -> Vec<u32> {
     let dir = fs::canonicalize(dir).unwrap();
     let me = std::process::id();
     let mut found = Vec::new();
