@@ -46,7 +46,7 @@ fn event() -> impl Strategy<Value = Event> {
             .prop_map(|(rule, reason)| Event::RuleFired { rule, reason }),
         1 => (text(), prop::sample::select(Verdict::ALL.to_vec()), text())
             .prop_map(|(goal_id, verdict, reason)| Event::GoalVerdict { goal_id, verdict, reason }),
-        1 => (n.clone(), text(), 0i64..1_000_000).prop_map(|(n, message, until_ms)| {
+        1 => (n, text(), 0i64..1_000_000).prop_map(|(n, message, until_ms)| {
             Event::WaitingForUsageLimit { n, message, until_ms }
         }),
         1 => prop::sample::select(Outcome::ALL.to_vec())
