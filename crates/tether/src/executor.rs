@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
-use tether_agent::{BuiltinAgent, ClaudeExecutor, CliSettings, CommandExecutor, Executor};
+use tether_agent::{
+    Agent, BuiltinAgent, ClaudeExecutor, CliSettings, CommandExecutor, Executor, RunId,
+};
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
 use tether_core::ask_before::AskBeforeGate;
@@ -55,7 +57,7 @@ pub fn from_config(
                 .without_vars(config.key_vars()),
             ))
         }
-        ExecutorKind::Claude => claude(config, ws, run),
+        ExecutorKind::Claude => agent_cli(config, ws, run, Vec::new()),
         other => Err(Failure::usage(anyhow!(
             "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \
              [model]) or \"command\"",
@@ -90,17 +92,69 @@ pub fn for_goal_loop(
     }
 }
 
-/// Claude Code, serving it this binary's `tether mcp` for the run in `run`; its Bash commands
-/// go through this binary's `tether gate` (`ask_before`).
-fn claude(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Executor>> {
-    let tether = std::env::current_exe()
-        .context("finding the tether binary to serve Claude Code's MCP tools")?;
+/// An agent CLI (Claude Code, Codex, pi), serving it this binary's `tether mcp` for the run in
+/// `run`, with `mcp_extra` added to that server's arguments (plan mode's `--drafting <dir>`).
+pub fn agent_cli(
+    config: &Config,
+    ws: &Workspace,
+    run: &RunCell,
+    mcp_extra: Vec<String>,
+) -> Result<Arc<dyn Executor>> {
+    let agent = match config.executor.kind {
+        ExecutorKind::Claude => Agent::Claude,
+        other => {
+            return Err(Failure::usage(anyhow!(
+                "executor kind `{}` is not an agent CLI tether runs",
+                other.as_str()
+            )));
+        }
+    };
+    // Claude Code's Bash goes through this binary's `tether gate` (a PreToolUse hook).
+    if agent != Agent::Claude && !config.human.ask_before.is_empty() {
+        tracing::warn!(
+            ask_before = ?config.human.ask_before,
+            "[human] ask_before is not enforced for {}; it runs with the permissions its own \
+             settings give it",
+            agent.title()
+        );
+    }
+    let settings = cli_settings(config, ws, agent, mcp_extra)?;
+    let run = run.clone();
+    let run_id: RunId = Arc::new(move || {
+        run.lock()
+            .ok()
+            .and_then(|cell| cell.as_ref().map(ToString::to_string))
+    });
+    Ok(match agent {
+        Agent::Claude => Arc::new(ClaudeExecutor::new(settings, run_id)),
+        Agent::Codex | Agent::Pi => {
+            return Err(Failure::usage(anyhow!(
+                "executor kind `{}` is not available in this build yet",
+                agent.program()
+            )));
+        }
+    })
+}
+
+/// How `agent` is run, from `[executor]`.
+fn cli_settings(
+    config: &Config,
+    ws: &Workspace,
+    agent: Agent,
+    mcp_extra: Vec<String>,
+) -> Result<CliSettings> {
+    let tether = std::env::current_exe().with_context(|| {
+        format!(
+            "finding the tether binary to serve {}'s MCP tools",
+            agent.title()
+        )
+    })?;
     let executor = &config.executor;
-    let settings = CliSettings {
+    Ok(CliSettings {
         program: executor
             .program
             .clone()
-            .unwrap_or_else(|| "claude".to_owned()),
+            .unwrap_or_else(|| agent.program().to_owned()),
         args: executor.args.clone(),
         env: executor.env.clone(),
         turn_timeout: executor
@@ -110,14 +164,8 @@ fn claude(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Exec
         tether,
         // The agent must not see the keys tether itself holds.
         env_remove: config.key_vars(),
-    };
-    let run = run.clone();
-    let run_id = Arc::new(move || {
-        run.lock()
-            .ok()
-            .and_then(|cell| cell.as_ref().map(ToString::to_string))
-    });
-    Ok(Arc::new(ClaudeExecutor::new(settings, run_id)))
+        mcp_extra,
+    })
 }
 
 fn builtin(

@@ -13,6 +13,7 @@ fn cli(run: Option<&'static str>) -> Cli {
         workspace: PathBuf::from("/work/it's here"),
         tether: PathBuf::from("/opt/tether/bin/tether"),
         env_remove: Vec::new(),
+        mcp_extra: Vec::new(),
     };
     Cli::new(
         Agent::Claude,

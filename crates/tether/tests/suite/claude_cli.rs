@@ -17,7 +17,7 @@ use crate::common::{
 };
 
 /// The real `claude` binary; a test without it fails (./test.sh installs it).
-pub(super) fn claude() -> PathBuf {
+pub(crate) fn claude() -> PathBuf {
     let path = std::env::var_os("TETHER_TEST_CLAUDE").unwrap_or_else(|| {
         panic!(
             "TETHER_TEST_CLAUDE is not set: run ./test.sh, which installs Claude Code under \
@@ -35,20 +35,20 @@ pub(super) fn claude() -> PathBuf {
 
 /// A workspace whose tether.toml runs Claude Code on `server`, isolated from the user's own
 /// Claude configuration.
-pub(super) fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
+pub(crate) fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     configure(dir.path(), server, extra);
     dir
 }
 
 /// Writes `dir`'s tether.toml: Claude Code on `server`, then `extra`.
-pub(super) fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
+pub(crate) fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
     configure_with(dir, server, "", extra);
 }
 
 /// Writes `dir`'s tether.toml: Claude Code on `server` with the `[executor]` lines `executor`,
 /// then `extra`.
-pub(super) fn configure_with(dir: &Path, server: &FakeModelServer, executor: &str, extra: &str) {
+pub(crate) fn configure_with(dir: &Path, server: &FakeModelServer, executor: &str, extra: &str) {
     let config_dir = dir.join(".claude-config");
     fs::create_dir_all(&config_dir).unwrap();
     let toml = format!(
@@ -63,13 +63,13 @@ pub(super) fn configure_with(dir: &Path, server: &FakeModelServer, executor: &st
     fs::write(dir.join("tether.toml"), toml).unwrap();
 }
 
-pub(super) fn start(script: Script) -> (tokio::runtime::Runtime, FakeModelServer) {
+pub(crate) fn start(script: Script) -> (tokio::runtime::Runtime, FakeModelServer) {
     let rt = runtime();
     let server = rt.block_on(FakeModelServer::start(script)).unwrap();
     (rt, server)
 }
 
-pub(super) fn ralph(dir: &Path, prompt: &str) -> std::process::Child {
+pub(crate) fn ralph(dir: &Path, prompt: &str) -> std::process::Child {
     spawn(
         dir,
         &[
@@ -83,7 +83,7 @@ pub(super) fn ralph(dir: &Path, prompt: &str) -> std::process::Child {
     )
 }
 
-pub(super) fn status(dir: &Path) -> Value {
+pub(crate) fn status(dir: &Path) -> Value {
     serde_json::from_slice(&run(dir, &["status", "--json"]).stdout).unwrap()
 }
 
@@ -128,7 +128,7 @@ fn a_ralph_loop_with_claude_code_keeps_its_promise() {
 }
 
 /// What a failed run printed, with its transcripts.
-pub(super) fn diagnose(dir: &Path, out: &std::process::Output) -> String {
+pub(crate) fn diagnose(dir: &Path, out: &std::process::Output) -> String {
     let mut all = format!(
         "stdout:\n{}\nstderr:\n{}\n",
         text(&out.stdout),
@@ -235,7 +235,7 @@ fn tether_cancel_leaves_no_claude_process_behind() {
 
 /// Live processes whose working directory is `dir` (Claude Code and the `tether mcp` it
 /// started), found through /proc.
-pub(super) fn processes_in(dir: &Path) -> Vec<u32> {
+pub(crate) fn processes_in(dir: &Path) -> Vec<u32> {
     let dir = fs::canonicalize(dir).unwrap();
     let me = std::process::id();
     let mut found = Vec::new();

@@ -18,6 +18,7 @@ mod mcp_run;
 mod mcp_server;
 mod mcp_zulip;
 mod plan_approve;
+mod plan_cli;
 mod plan_mode;
 mod ralph_cli;
 mod ralph_model;
