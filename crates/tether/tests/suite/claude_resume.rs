@@ -12,13 +12,17 @@ use tether_testkit::wait_until;
 use super::claude_cli::{configure_with, diagnose, processes_in, ralph, start, status, workspace};
 use crate::common::{PATIENCE, run, text, wait_exit};
 
-/// Kills what is left of a killed tether's turn (Claude Code and its `tether mcp`), which
-/// nobody stops once their parent is gone.
-fn kill_leftovers(dir: &Path) {
-    for pid in processes_in(dir) {
-        let _ = std::process::Command::new("kill")
-            .args(["-9", &pid.to_string()])
-            .status();
+/// On drop, kills what is left of a killed tether's turn in the workspace (Claude Code and its
+/// `tether mcp`), which nobody stops once their parent is gone — also when the test fails.
+struct Leftovers<'a>(&'a Path);
+
+impl Drop for Leftovers<'_> {
+    fn drop(&mut self) {
+        for pid in processes_in(self.0) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+        }
     }
 }
 
@@ -30,6 +34,7 @@ fn kill_9_of_tether_mid_iteration_then_resume_finishes_the_run() {
     // The first model call never answers: the iteration is in flight when tether dies.
     server.fault_on(0, Fault::HoldBeforeHeaders);
     let dir = workspace(&server, "");
+    let _leftovers = Leftovers(dir.path());
     let mut child = ralph(dir.path(), "Finish the job.");
     wait_until("Claude Code's first model call", PATIENCE, || {
         (server.request_count() >= 1).then_some(())
@@ -52,7 +57,6 @@ fn kill_9_of_tether_mid_iteration_then_resume_finishes_the_run() {
     let done = status(dir.path());
     assert_eq!(done["status"], "completed");
     assert_eq!(done["iteration"], 1);
-    kill_leftovers(dir.path());
 }
 
 #[test]
