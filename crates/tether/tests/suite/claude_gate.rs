@@ -1,14 +1,16 @@
 //! `[human] ask_before` for Claude Code, with the real CLI against the fake model server: its
 //! Bash command is held by the `PreToolUse` hook (`tether gate`) until a human answers with
 //! `tether answer`; a yes runs it (even a command Claude Code would refuse unattended), a no
-//! refuses it and the model reads why.
+//! refuses it and the model reads why; `tether cancel` withdraws the question.
 
 use serde_json::json;
 use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 
-use super::claude_cli::{configure, diagnose, ralph, start, status};
-use crate::common::{pending_question, run, text, wait_output};
+use tether_testkit::wait_until;
+
+use super::claude_cli::{configure, diagnose, processes_in, ralph, start, status};
+use crate::common::{PATIENCE, pending_question, run, text, wait_output};
 
 /// Runs a loop whose agent asks to run a `python3` command creating `ran`, answers its gate
 /// question with `answer`, and returns whether the command ran and what the model read.
@@ -55,4 +57,39 @@ fn an_ask_before_command_is_refused_after_a_no() {
     assert!(!ran, "the command ran after a no");
     assert!(last.contains("\"is_error\":true"), "{last}");
     assert!(last.contains("needs a human's yes first"), "{last}");
+}
+
+#[test]
+fn tether_cancel_withdraws_a_held_command_and_leaves_no_process_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
+        Turn::tool(
+            "Bash",
+            json!({"command": "git push origin main", "description": "push"}),
+        )
+    }));
+    configure(
+        dir.path(),
+        &server,
+        "[human]\nask_before = [\"git push\"]\n",
+    );
+    let child = ralph(dir.path(), "Push it.");
+    let q = pending_question(dir.path());
+    assert_eq!(q["question"], "run `git push origin main`? yes/no");
+    let out = run(dir.path(), &["cancel"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let done = wait_output(child);
+    assert_eq!(done.status.code(), Some(130), "{}", text(&done.stderr));
+    wait_until("Claude Code and tether gate to be gone", PATIENCE, || {
+        processes_in(dir.path()).is_empty().then_some(())
+    })
+    .unwrap();
+    let questions = run(dir.path(), &["questions", "--json"]);
+    let pending: serde_json::Value = serde_json::from_slice(&questions.stdout).unwrap();
+    assert_eq!(
+        pending,
+        json!([]),
+        "the held command's question is still pending"
+    );
+    assert_eq!(status(dir.path())["status"], "cancelled");
 }
