@@ -110,7 +110,8 @@ pub fn agent_cli(
             )));
         }
     };
-    if !config.human.ask_before.is_empty() {
+    // Claude Code's Bash goes through this binary's `tether gate` (a PreToolUse hook).
+    if agent != Agent::Claude && !config.human.ask_before.is_empty() {
         warn_ask_before(config, agent);
     }
     let settings = cli_settings(config, ws, agent, mcp_extra)?;
@@ -132,7 +133,7 @@ pub fn agent_cli(
     })
 }
 
-/// `[human] ask_before` is enforced for the built-in agent only: says what `agent` does instead.
+/// `[human] ask_before` is not enforced for `agent` (it has no gate of tether's): says so.
 fn warn_ask_before(config: &Config, agent: Agent) {
     match agent {
         Agent::Pi => tracing::warn!(
@@ -143,8 +144,8 @@ fn warn_ask_before(config: &Config, agent: Agent) {
         ),
         Agent::Claude | Agent::Codex => tracing::warn!(
             ask_before = ?config.human.ask_before,
-            "[human] ask_before is enforced for the built-in agent only; {} runs with the \
-             permissions its own settings give it",
+            "[human] ask_before is not enforced for {}; it runs with the permissions its own \
+             settings give it",
             agent.title()
         ),
     }

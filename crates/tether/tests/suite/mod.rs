@@ -1,7 +1,9 @@
 mod adversarial;
 mod ask_cli;
 mod claude_cli;
+mod claude_gate;
 mod claude_health;
+mod claude_resume;
 mod cli;
 mod cli_errors;
 mod control_chars;
@@ -24,3 +26,4 @@ mod ralph_model;
 mod ralph_say;
 mod resume_human;
 mod secrets;
+mod usage_limit_cli;
