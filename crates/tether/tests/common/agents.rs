@@ -1,7 +1,7 @@
 //! What the tests of the real agent CLIs (Claude Code, pi, …) share: the CLI's path from the
 //! variable ./test.sh sets (a test without it fails), a fake model server with its runtime, a
 //! Ralph loop to start, the run's status and directory, what a failed run printed with its
-//! transcripts, the processes left in a workspace, and the goal a goal loop signs off with the
+//! transcripts, the processes left in a workspace (and their killing), and the goal a goal loop signs off with the
 //! judge that accepts it.
 
 use std::fs;
@@ -111,6 +111,20 @@ pub fn processes_in(dir: &Path) -> Vec<u32> {
         }
     }
     found
+}
+
+/// On drop, kills what is left of a killed tether's turn in the workspace (the CLI and its
+/// `tether mcp`), which nobody stops once their parent is gone — also when the test fails.
+pub struct Leftovers<'a>(pub &'a Path);
+
+impl Drop for Leftovers<'_> {
+    fn drop(&mut self) {
+        for pid in processes_in(self.0) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+        }
+    }
 }
 
 /// A plan with one active goal, `add`, that `src/lib.rs` holding [`LIB`] fulfils.

@@ -2,30 +2,14 @@
 //! model server: tether killed with SIGKILL mid-iteration, then `tether resume`; and a rate
 //! limit (HTTP 429) waited out without counting a failed iteration.
 
-use std::path::Path;
-
 use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::Fault;
 use tether_testkit::wait_until;
 
 use super::claude_cli::{configure_with, workspace};
-use crate::common::agents::{diagnose, processes_in, ralph, start, status};
+use crate::common::agents::{Leftovers, diagnose, ralph, start, status};
 use crate::common::{PATIENCE, run, text, wait_exit};
-
-/// On drop, kills what is left of a killed tether's turn in the workspace (Claude Code and its
-/// `tether mcp`), which nobody stops once their parent is gone — also when the test fails.
-struct Leftovers<'a>(&'a Path);
-
-impl Drop for Leftovers<'_> {
-    fn drop(&mut self) {
-        for pid in processes_in(self.0) {
-            let _ = std::process::Command::new("kill")
-                .args(["-9", &pid.to_string()])
-                .status();
-        }
-    }
-}
 
 #[test]
 fn kill_9_of_tether_mid_iteration_then_resume_finishes_the_run() {

@@ -1,7 +1,7 @@
 //! `[executor] kind = "pi"` end to end with the real pi (its path in `TETHER_TEST_PI`, installed
 //! by ./test.sh) against the fake model server (chat completions, declared in the models.json of
 //! a test's own pi directory): the loops run it, tether's tools reach it over `tether mcp`
-//! through the run's pi directory, a usage limit is not a failed iteration, a killed loop
+//! through the run's pi directory, a usage limit is waited out, a killed loop
 //! resumes, and cancelling leaves none of it running. A missing pi and a server that does not
 //! connect (played by a stand-in) stop the run with the fix.
 
@@ -16,8 +16,8 @@ use tether_testkit::model_server::{FakeModelServer, Fault};
 use tether_testkit::wait_until;
 
 use crate::common::agents::{
-    LIB, PLAN, accepting_judge, diagnose, only_run_dir, processes_in, ralph, required_cli, start,
-    status,
+    LIB, Leftovers, PLAN, accepting_judge, diagnose, only_run_dir, processes_in, ralph,
+    required_cli, start, status,
 };
 use crate::common::{
     PATIENCE, model_table, pending_question, run, runtime, spawn, text, wait_exit, wait_output,
@@ -252,10 +252,14 @@ fn asks_until_answered() -> Script {
 fn a_loop_killed_mid_iteration_resumes_and_finishes() {
     let (_rt, server) = start(asks_until_answered());
     let dir = workspace(&server, "");
+    let _leftovers = Leftovers(dir.path());
     let mut child = ralph(dir.path(), "Pick the logo colour.");
     let q = pending_question(dir.path());
     child.kill().unwrap();
     wait_exit(&mut child);
+    let killed = status(dir.path());
+    assert_eq!(killed["orphaned"], true);
+    assert_eq!(killed["in_progress"], 1);
     // The answer comes while nobody drives the run; the resumed iteration is told it.
     let out = run(dir.path(), &["answer", q["id"].as_str().unwrap(), "Teal."]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -274,7 +278,7 @@ fn a_loop_killed_mid_iteration_resumes_and_finishes() {
 }
 
 #[test]
-fn a_usage_limit_then_success_is_not_a_failed_turn() {
+fn a_usage_limit_is_waited_out_and_the_same_iteration_runs_again() {
     let (_rt, server) = start(Script::from_fn(|_req: &Request| {
         Turn::text("Done now. <promise>DONE</promise>")
     }));
@@ -299,17 +303,40 @@ fn a_usage_limit_then_success_is_not_a_failed_turn() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
+    let events: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"]["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "run_started",
+            "iteration_started",
+            "waiting_for_usage_limit",
+            "iteration_started",
+            "iteration_completed",
+            "run_finished"
+        ],
+        "{}",
+        text(&out.stdout)
+    );
+    // pi's own words, and the wait they ask for (one second plus a tenth).
+    let wait = &events[2];
+    let message = wait["event"]["message"].as_str().unwrap();
+    assert!(message.starts_with("429: "), "{message}");
+    assert!(message.contains("You have hit your usage limit. Try again in 1 second."));
+    let ms = wait["event"]["until_ms"].as_i64().unwrap() - wait["at_ms"].as_i64().unwrap();
+    assert!((1000..=1100).contains(&ms), "{ms}");
+    let done = status(dir.path());
+    assert_eq!(
+        (done["status"].as_str(), done["iteration"].as_u64()),
+        (Some("completed"), Some(1))
+    );
     assert_eq!(server.request_count(), 2);
-    let events = text(&out.stdout);
-    assert!(
-        events.contains("the agent hit a usage limit: 429")
-            || events.contains("waiting_for_usage_limit"),
-        "{events}"
-    );
-    assert!(
-        events.contains("usage limit. Try again in 1 second"),
-        "{events}"
-    );
 }
 
 #[test]
