@@ -126,18 +126,18 @@ impl PiExecutor {
                 self.cli.not_runnable(format!("could not start: {e}")),
             ))
         })?;
+        let report = format!("{}\n{}", run.stdout, run.stderr);
         match run.end {
-            ShellEnd::Exited(0) => {
+            ShellEnd::Cancelled => Err(ExecError::Cancelled),
+            // A failing server of a trusted project's own `.pi/mcp.json` fails the listing too;
+            // only tether's matters here.
+            ShellEnd::Exited(code) if code == 0 || connected(&report) => {
                 let _ = self.mcp_connected.set(());
                 Ok(())
             }
-            ShellEnd::Cancelled => Err(ExecError::Cancelled),
-            _ => {
-                let status = mcp_status(&format!("{}\n{}", run.stdout, run.stderr));
-                Err(ExecError::Setup(Box::new(
-                    self.cli.mcp_not_connected(status),
-                )))
-            }
+            _ => Err(ExecError::Setup(Box::new(
+                self.cli.mcp_not_connected(mcp_status(&report)),
+            ))),
         }
     }
 
@@ -218,6 +218,12 @@ impl PiExecutor {
     }
 }
 
+/// Whether `pi mcp list` reported tether's server connected (`tether: connected, 4 tools …`).
+fn connected(report: &str) -> bool {
+    let head = format!("{SERVER}: connected");
+    report.lines().any(|line| line.starts_with(&head))
+}
+
 /// What `pi mcp list` said about tether's server: its block (`tether: failed …` and the
 /// indented lines under it), or the whole report when it has none, on one line.
 fn mcp_status(report: &str) -> String {
@@ -272,5 +278,9 @@ mod tests {
             mcp_status("Invalid mcp.json\n"),
             "`pi mcp list`: Invalid mcp.json"
         );
+        assert!(!connected(report));
+        assert!(connected(
+            "mine: failed\ntether: connected, 4 tools (direct, global)\n"
+        ));
     }
 }
