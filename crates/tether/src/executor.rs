@@ -110,9 +110,15 @@ pub fn agent_cli(
             )));
         }
     };
-    // Claude Code's Bash goes through this binary's `tether gate` (a PreToolUse hook).
-    if agent != Agent::Claude && !config.human.ask_before.is_empty() {
-        warn_ask_before(config, agent);
+    // Claude Code's Bash goes through this binary's `tether gate` (a PreToolUse hook), and so
+    // does pi's (an extension's tool_call handler).
+    if agent == Agent::Codex && !config.human.ask_before.is_empty() {
+        tracing::warn!(
+            ask_before = ?config.human.ask_before,
+            "[human] ask_before is not enforced for {}; it runs with the permissions its own \
+             settings give it",
+            agent.title()
+        );
     }
     let settings = cli_settings(config, ws, agent, mcp_extra)?;
     let run = run.clone();
@@ -131,24 +137,6 @@ pub fn agent_cli(
             )));
         }
     })
-}
-
-/// `[human] ask_before` is not enforced for `agent` (it has no gate of tether's): says so.
-fn warn_ask_before(config: &Config, agent: Agent) {
-    match agent {
-        Agent::Pi => tracing::warn!(
-            ask_before = ?config.human.ask_before,
-            "[human] ask_before is not enforced for pi: pi asks no one before a command and \
-             tether does not gate its bash tool yet; keep such commands out of the agent's \
-             reach (a pi extension's tool_call hook, or a sandbox) or use the built-in agent"
-        ),
-        Agent::Claude | Agent::Codex => tracing::warn!(
-            ask_before = ?config.human.ask_before,
-            "[human] ask_before is not enforced for {}; it runs with the permissions its own \
-             settings give it",
-            agent.title()
-        ),
-    }
 }
 
 /// How `agent` is run, from `[executor]`.

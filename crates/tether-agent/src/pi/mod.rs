@@ -8,12 +8,16 @@
 //! agent's `ask_human`, `complete_goal`, `cancel_goal` and `plan_status` reach this run while
 //! the user's own pi configuration is used as it is and left alone.
 //!
+//! `[human] ask_before` is enforced through a pi extension tether writes for the run ([`gate`]):
+//! before each `bash` call it runs `tether gate`, which asks a human when the command is held.
+//!
 //! pi does not report an MCP server that failed to start in its JSON stream, so before the
 //! first turn tether runs `pi mcp list` with the same agent directory and stops the run with
 //! the fix when tether's server does not connect. The output is parsed as it arrives
 //! ([`stream`]) and kept as the transcript.
 
 mod agent_dir;
+mod gate;
 mod stream;
 
 use std::path::{Path, PathBuf};
@@ -79,8 +83,9 @@ impl PiExecutor {
     /// The arguments of one turn. pi has no sandbox and no approval prompts in `-p` mode: a
     /// working turn has its default tools (read, bash, edit, write, or the user's
     /// `defaultTools`); a read-only turn only pi's reading tools and tether's.
-    fn turn_argv(&self, access: Access) -> Vec<String> {
-        let mut args = vec!["--mode", "json", "-p", "--no-session"];
+    fn turn_argv(&self, access: Access, gate: &Path) -> Vec<String> {
+        let gate = gate.display().to_string();
+        let mut args = vec!["--mode", "json", "-p", "--no-session", "-e", &gate];
         if access == Access::ReadOnly {
             args.extend(["--tools", READ_ONLY_TOOLS]);
         }
@@ -101,6 +106,24 @@ impl PiExecutor {
         agent_dir::prepare(run_dir, self.user_dir.as_deref(), SERVER, &server).map_err(|source| {
             ExecError::Model(Box::new(CliError::Config {
                 path: run_dir.join(agent_dir::DIR_NAME),
+                source,
+            }))
+        })
+    }
+
+    /// Writes the run's `ask_before` extension next to the turn's transcript: `tether gate
+    /// [--run <id>] -C <workspace>` before each `bash` call.
+    fn write_gate(&self, request: &TurnRequest) -> Result<PathBuf, ExecError> {
+        let run_dir = request.transcript.parent().unwrap_or(Path::new("."));
+        let settings = self.cli.settings();
+        let mut argv = vec![settings.tether.display().to_string(), "gate".to_owned()];
+        if let Some(run) = self.cli.run_id() {
+            argv.extend(["--run".to_owned(), run]);
+        }
+        argv.extend(["-C".to_owned(), settings.workspace.display().to_string()]);
+        gate::write(run_dir, &argv).map_err(|source| {
+            ExecError::Model(Box::new(CliError::Config {
+                path: run_dir.to_owned(),
                 source,
             }))
         })
@@ -149,6 +172,7 @@ impl PiExecutor {
     ) -> Result<TurnOutcome, ExecError> {
         self.cli.check_version(&cancel).await?;
         let agent_dir = self.prepare_agent_dir(&request)?;
+        let gate = self.write_gate(&request)?;
         self.check_mcp(&agent_dir, &cancel).await?;
         let transcript_err = |source| ExecError::Transcript {
             path: request.transcript.clone(),
@@ -160,7 +184,7 @@ impl PiExecutor {
             StreamParser::new(observer),
         );
         let command = self.cli.command(
-            self.turn_argv(request.access),
+            self.turn_argv(request.access, &gate),
             Some(request.prompt.clone().into_bytes()),
             self.cli.settings().turn_timeout,
             Self::env(&agent_dir),

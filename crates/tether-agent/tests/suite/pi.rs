@@ -1,6 +1,6 @@
 //! The `pi` executor around a stand-in for pi (a shell script answering `--version`, `mcp list`
 //! and a turn): what a turn is given (the prompt on stdin, the run's own agent directory with
-//! tether's MCP server, the read-only tools), what its stream becomes (a final message, a usage
+//! tether's MCP server, the ask_before extension, the read-only tools), what its stream becomes (a final message, a usage
 //! limit), a server that does not connect stopping the run with the fix, and a cancelled or
 //! timed-out turn taking everything pi started with it. The real pi is driven end to end by
 //! the `tether` binary's tests.
@@ -102,10 +102,21 @@ async fn a_turn_gets_the_prompt_on_stdin_and_the_runs_own_agent_directory() {
     assert_eq!((out.input_tokens, out.output_tokens), (3, 2));
     let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
     assert_eq!(read("stdin"), "Do the task.");
+    let gate = dir.path().join(".tether/runs/r-1/pi-ask-before.mjs");
     assert_eq!(
         read("argv").trim(),
-        "--mode json -p --no-session --tools read,grep,find,ls,mcp__tether__* --model fake/m"
+        format!(
+            "--mode json -p --no-session -e {} --tools read,grep,find,ls,mcp__tether__* --model \
+             fake/m",
+            gate.display()
+        )
     );
+    let extension = read(".tether/runs/r-1/pi-ask-before.mjs");
+    let expected = format!(
+        r#"const GATE = ["/opt/tether","gate","--run","r-1","-C","{}"];"#,
+        dir.path().display()
+    );
+    assert!(extension.contains(&expected), "{extension}");
     let agent_dir = dir.path().join(".tether/runs/r-1/pi-agent");
     assert_eq!(read("dir").trim(), agent_dir.display().to_string());
     assert_eq!(
@@ -138,7 +149,14 @@ async fn a_working_turn_has_pis_default_tools() {
     .await
     .unwrap();
     let argv = std::fs::read_to_string(dir.path().join("argv")).unwrap();
-    assert_eq!(argv.trim(), "--mode json -p --no-session --model fake/m");
+    let gate = dir.path().join(".tether/runs/r-1/pi-ask-before.mjs");
+    assert_eq!(
+        argv.trim(),
+        format!(
+            "--mode json -p --no-session -e {} --model fake/m",
+            gate.display()
+        )
+    );
 }
 
 #[tokio::test]
