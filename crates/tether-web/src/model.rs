@@ -45,6 +45,8 @@ pub struct RunSummary {
     pub last_event_kind: Option<String>,
     /// How many of its questions wait for an answer.
     pub pending_questions: usize,
+    /// The agent's usage limit the loop is waiting out, if it is.
+    pub usage_limit: Option<tether_store::UsageLimitWait>,
 }
 
 impl RunSummary {
@@ -71,6 +73,7 @@ impl RunSummary {
             last_event_at_ms: state.last_event_at_ms,
             last_event_kind: state.last_event_kind.clone(),
             pending_questions: state.pending_questions.len(),
+            usage_limit: state.usage_limit.clone(),
         }
     }
 

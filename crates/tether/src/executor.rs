@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
 use tether_agent::{
-    Agent, BuiltinAgent, ClaudeExecutor, CliSettings, CommandExecutor, Executor, RunId,
+    Agent, BuiltinAgent, ClaudeExecutor, CliSettings, CommandExecutor, Executor, PiExecutor, RunId,
 };
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
@@ -57,7 +57,7 @@ pub fn from_config(
                 .without_vars(config.key_vars()),
             ))
         }
-        ExecutorKind::Claude => agent_cli(config, ws, run, Vec::new()),
+        ExecutorKind::Claude | ExecutorKind::Pi => agent_cli(config, ws, run, Vec::new()),
         other => Err(Failure::usage(anyhow!(
             "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \
              [model]) or \"command\"",
@@ -102,6 +102,7 @@ pub fn agent_cli(
 ) -> Result<Arc<dyn Executor>> {
     let agent = match config.executor.kind {
         ExecutorKind::Claude => Agent::Claude,
+        ExecutorKind::Pi => Agent::Pi,
         other => {
             return Err(Failure::usage(anyhow!(
                 "executor kind `{}` is not an agent CLI tether runs",
@@ -109,11 +110,13 @@ pub fn agent_cli(
             )));
         }
     };
-    if !config.human.ask_before.is_empty() {
+    // Claude Code's Bash goes through this binary's `tether gate` (a PreToolUse hook), and so
+    // does pi's (an extension's tool_call handler).
+    if agent == Agent::Codex && !config.human.ask_before.is_empty() {
         tracing::warn!(
             ask_before = ?config.human.ask_before,
-            "[human] ask_before is enforced for the built-in agent only; {} runs with the \
-             permissions its own settings give it",
+            "[human] ask_before is not enforced for {}; it runs with the permissions its own \
+             settings give it",
             agent.title()
         );
     }
@@ -126,7 +129,8 @@ pub fn agent_cli(
     });
     Ok(match agent {
         Agent::Claude => Arc::new(ClaudeExecutor::new(settings, run_id)),
-        Agent::Codex | Agent::Pi => {
+        Agent::Pi => Arc::new(PiExecutor::new(settings, run_id)),
+        Agent::Codex => {
             return Err(Failure::usage(anyhow!(
                 "executor kind `{}` is not available in this build yet",
                 agent.program()

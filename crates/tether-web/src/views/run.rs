@@ -27,6 +27,9 @@ pub fn head(r: &RunSummary, now_ms: i64) -> Markup {
                     None => { " · no process drives it" }
                 }
             }
+            @if let Some(wait) = &r.usage_limit {
+                p.waiting { (text(&wait.describe())) }
+            }
             @if r.pending_questions > 0 {
                 p.waiting { "The agent is waiting for your answer (above)." }
             }

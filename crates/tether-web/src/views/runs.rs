@@ -50,6 +50,9 @@ pub fn badge(r: &RunSummary) -> Markup {
     let (class, words) = match r.status {
         RunStatus::WaitingForInput => ("badge waiting", "waiting for input".to_owned()),
         RunStatus::Running if r.orphaned => ("badge orphaned", "killed (no process)".to_owned()),
+        RunStatus::Running if r.usage_limit.is_some() => {
+            ("badge waiting", "waiting for a usage limit".to_owned())
+        }
         RunStatus::Running => ("badge running", "running".to_owned()),
         RunStatus::Completed => ("badge done", "completed".to_owned()),
         s => ("badge stopped", s.as_str().replace('_', " ")),

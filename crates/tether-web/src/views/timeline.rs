@@ -129,6 +129,17 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
                 ctx,
             ),
         ),
+        Event::WaitingForUsageLimit {
+            n,
+            message,
+            until_ms,
+        } => (
+            "rule",
+            html! {
+                "Usage limit: iteration " (n) " runs again at " (absolute(*until_ms)) " — "
+                span.said { (text(message)) }
+            },
+        ),
         Event::RunFinished { outcome } => ("run", html! { "Run finished: " (outcome.as_str()) }),
         Event::QuestionAwaited { .. } | Event::ContractApproved { .. } => return None,
     };
