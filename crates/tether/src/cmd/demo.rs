@@ -2,6 +2,7 @@
 //! goal, the goal loop, a question to a human, a real verify, a judge citing a real quote, the
 //! sign-off, and a summary.
 
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +12,7 @@ use futures_util::future::BoxFuture;
 use tether_agent::BuiltinAgent;
 use tether_config::{Config, Workspace};
 use tether_core::goal::{self, Deps, GoalEnd, GoalSpec, RuleSettings};
+use tether_human::terminal::Terminal;
 use tether_human::tool::{AskHuman, RunCell};
 use tether_human::{Channel, ChannelAnswer, Console, Desk};
 use tether_model::scripted::ScriptedModel;
@@ -71,6 +73,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     };
     let terminal = console != Console::Absent;
     intro(ctx, &dir, terminal)?;
+    // One reader of the keyboard: the question card, then the Enter that stops the dashboard.
+    let mut keyboard = std::io::stdin()
+        .is_terminal()
+        .then(super::keyboard::Keyboard::start);
     let dashboard = super::serve::Dashboard::bind(&ws, &Config::default());
     let url = dashboard.as_ref().map(super::serve::Dashboard::url);
     if let Some(url) = &url {
@@ -80,7 +86,13 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
 
     let cell = RunCell::default();
     // The demo workspace has no tether.toml: the defaults (threshold 2, no timeout, no Zulip).
-    let mut human = Desk::from_config(&Config::default(), &ws, journal.clone(), console);
+    let mut human = Desk::from_config(&Config::default(), &ws, journal.clone(), Console::Absent);
+    if let (Console::Person { who }, Some(lines)) =
+        (&console, keyboard.as_mut().and_then(|k| k.card_lines()))
+    {
+        let card = Terminal::new(lines, Box::new(std::io::stderr()), who.clone());
+        human = human.with_channel(Arc::new(card));
+    }
     if !terminal {
         human = human.with_channel(Arc::new(AutoAnswer));
     }
@@ -133,19 +145,20 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
         timeline(ctx, &store, &run)?;
         summary(ctx, &ws, &store, &run, &end)?
     };
-    if let Some(url) = url {
-        keep_serving(ctx, &url, &run)?;
+    if let (Some(url), Some(keyboard)) = (url, &keyboard) {
+        keep_serving(ctx, &url, &run, keyboard)?;
     }
     runtime.shutdown_background();
     Ok(exit)
 }
 
 /// On a terminal, the dashboard keeps serving the finished demo until Enter is pressed.
-fn keep_serving(ctx: &mut Ctx<'_>, url: &str, run: &RunId) -> Result<()> {
-    use std::io::IsTerminal as _;
-    if !std::io::stdin().is_terminal() {
-        return Ok(());
-    }
+fn keep_serving(
+    ctx: &mut Ctx<'_>,
+    url: &str,
+    run: &RunId,
+    keyboard: &super::keyboard::Keyboard,
+) -> Result<()> {
     let (base, token) = url.split_once("/?").unwrap_or((url, ""));
     writeln!(
         ctx.out,
@@ -153,8 +166,7 @@ fn keep_serving(ctx: &mut Ctx<'_>, url: &str, run: &RunId) -> Result<()> {
          {base}/runs/{run}?{token}\nPress Enter to stop it."
     )?;
     ctx.out.flush()?;
-    let mut line = String::new();
-    std::io::stdin().read_line(&mut line)?;
+    keyboard.wait_for_enter();
     Ok(())
 }
 

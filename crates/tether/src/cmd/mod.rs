@@ -8,6 +8,7 @@ pub mod gate;
 pub mod goal;
 pub mod human;
 pub mod init;
+pub mod keyboard;
 pub mod mcp;
 pub mod plan;
 pub mod ralph;

@@ -5,7 +5,7 @@
 //! layout has no horizontal scroll. Screenshots of the main pages go to
 //! `target/web-screenshots/` (the README shows them).
 
-use std::io::{BufRead as _, BufReader};
+use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::mpsc;
@@ -43,8 +43,18 @@ fn dashboard_url(rx: &mpsc::Receiver<String>) -> String {
     .unwrap()
 }
 
+/// A child process killed (and reaped) when the test ends, passing or failing.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `tether serve` in `dir`, and its URL.
-fn serve(dir: &Path) -> (Child, String) {
+fn serve(dir: &Path) -> (Proc, String) {
     let mut child = cmd(dir, &["serve"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -52,7 +62,7 @@ fn serve(dir: &Path) -> (Child, String) {
         .unwrap();
     let out = lines(child.stdout.take().unwrap());
     let url = dashboard_url(&out);
-    (child, url)
+    (Proc(child), url)
 }
 
 fn base(url: &str) -> &str {
@@ -70,9 +80,8 @@ fn until(browser: &Browser, what: &str, script: &str) {
     });
 }
 
-fn stop(mut child: Child) {
-    let _ = child.kill();
-    let _ = child.wait();
+fn stop(server: Proc) {
+    drop(server);
 }
 
 #[test]
@@ -341,4 +350,101 @@ fn the_demo_run_shows_both_verdicts_the_cited_quotes_and_the_qa() {
     assert!(qa.contains("Answered on demo by tether demo --yes"), "{qa}");
     browser.screenshot(&shots().join("demo-run.png")).unwrap();
     stop(server);
+}
+
+/// What a process printed so far, read on a thread.
+fn collect(pipe: impl std::io::Read + Send + 'static) -> std::sync::Arc<std::sync::Mutex<String>> {
+    let out = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = out.clone();
+    std::thread::spawn(move || {
+        let mut pipe = pipe;
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = pipe.read(&mut buf) {
+            if n == 0 {
+                return;
+            }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    out
+}
+
+#[test]
+fn the_demo_on_a_terminal_is_answered_in_the_browser_and_keeps_serving_until_enter() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let demo = format!("{} demo --dir demo", env!("CARGO_BIN_EXE_tether"));
+    let mut script = std::process::Command::new("script");
+    crate::common::isolate(&mut script)
+        .args(["-qfec", &demo, "/dev/null"])
+        .current_dir(dir.path())
+        .env("TERM", "dumb")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut child = Proc(script.spawn().unwrap());
+    let mut stdin = child.0.stdin.take().unwrap();
+    let out = collect(child.0.stdout.take().unwrap());
+    let seen = |what: &str| out.lock().unwrap().contains(what);
+    wait_until("the terminal card", PATIENCE, || {
+        seen("Your answer:").then_some(())
+    })
+    .unwrap();
+    let url = {
+        let text = out.lock().unwrap().clone();
+        let at = text.find("http://").unwrap();
+        text[at..].split_whitespace().next().unwrap().to_owned()
+    };
+
+    let browser = Browser::start(1100, 900).unwrap();
+    browser.goto(&url).unwrap();
+    until(
+        &browser,
+        "the card",
+        "return !!document.querySelector('#questions textarea');",
+    );
+    browser
+        .type_into("#questions textarea[name=text]", "Yes, with the comma")
+        .unwrap();
+    browser
+        .type_into("#questions input.responder", "Ana")
+        .unwrap();
+    browser.click("#questions button[type=submit]").unwrap();
+    wait_until("the end of the demo", PATIENCE, || {
+        seen("Press Enter").then_some(())
+    })
+    .unwrap();
+    let text = out.lock().unwrap().clone();
+    assert!(
+        text.contains("answered on web by Ana"),
+        "the terminal card closes: {text}"
+    );
+    assert!(text.contains("signed off in iteration 2"), "{text}");
+
+    // Still serving: the finished run, with both verdicts.
+    let run_page = format!("{}/runs/", base(&url));
+    let run_link = text[text.find(&run_page).unwrap()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
+    browser.goto(&run_link).unwrap();
+    let timeline = browser.text("#timeline").unwrap();
+    assert!(
+        timeline.contains("Sign-off of greet: reject")
+            && timeline.contains("Sign-off of greet: accept"),
+        "{timeline}"
+    );
+    assert!(
+        browser
+            .text("#run-qa")
+            .unwrap()
+            .contains("Answered on web by Ana")
+    );
+
+    stdin.write_all(b"\n").unwrap();
+    let status = wait_exit(&mut child.0);
+    assert_eq!(status.code(), Some(0));
 }
