@@ -5,7 +5,7 @@
 //! layout has no horizontal scroll. Screenshots of the main pages go to
 //! `target/web-screenshots/` (the README shows them).
 
-use std::io::{BufRead as _, BufReader, Read as _};
+use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::mpsc;
