@@ -138,3 +138,28 @@ fn many_clients_get_every_event() {
         assert_eq!(got, want);
     }
 }
+
+#[test]
+fn a_pages_card_says_where_and_by_whom_once_answered_anywhere() {
+    let web = Web::start();
+    let store = web.store();
+    let after = store.last_seq().unwrap().0;
+    let mut live = web.sse(&format!("/live?page=runs&after={after}"), &[]);
+    let q = crate::common::question(&store, None, "Merge now?");
+    let added = live.next(WITHIN).unwrap();
+    assert!(added.data.contains(r#""op":"append""#), "{}", added.data);
+    // Answered from a shell, as `tether answer` does.
+    tether_human::broker::answer(&store, &web.ws.state_dir(), &q.id, "not yet", "cli", "bo")
+        .unwrap();
+    let replaced = live.next(WITHIN).unwrap();
+    let ops: serde_json::Value = serde_json::from_str(&replaced.data).unwrap();
+    assert_eq!(ops[0]["op"], "replace");
+    assert_eq!(ops[0]["target"], format!("q-{}", q.id));
+    let html = ops[0]["html"].as_str().unwrap();
+    assert!(
+        html.contains("Answered on <strong>cli</strong> by <strong>bo</strong>"),
+        "{html}"
+    );
+    assert!(html.contains("not yet"), "{html}");
+    assert!(!html.contains("<textarea"), "no form once answered: {html}");
+}
