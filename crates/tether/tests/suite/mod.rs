@@ -5,6 +5,7 @@ mod claude_health;
 mod cli;
 mod cli_errors;
 mod control_chars;
+mod doctor;
 mod goal_cli;
 mod goal_run;
 mod guard;

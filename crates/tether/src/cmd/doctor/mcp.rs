@@ -8,7 +8,7 @@
 //! server never sees end-of-file before it has answered.
 
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -24,6 +24,9 @@ const NAME: &str = "mcp";
 
 /// How long the server may take to start and answer both requests.
 const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long the server gets to exit by itself once stdin is closed.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
 
 /// How much of the server's stderr is kept.
 const MAX_STDERR: usize = 2000;
@@ -44,19 +47,19 @@ pub async fn check(tether: &Path, root: &Path, key_vars: &[String]) -> Check {
     let shown = format!("{} mcp -C {}", tether.display(), root.display());
     let mut server = match Server::start(tether, root, key_vars) {
         Ok(server) => server,
-        Err(e) => return failed(&shown, &Failure::Spawn(e), ""),
+        Err(e) => return failed(&shown, &Failure::Spawn(e), None, ""),
     };
     let listed = tokio::time::timeout(TIMEOUT, server.tools()).await;
     let elapsed = started.elapsed();
     let tools = match listed {
         Ok(Ok(tools)) => tools,
         Ok(Err(failure)) => {
-            let stderr = server.stop().await;
-            return failed(&shown, &failure, &stderr);
+            let (ended, stderr) = server.stop().await;
+            return failed(&shown, &failure, ended, &stderr);
         }
         Err(_) => {
-            let stderr = server.stop().await;
-            return failed(&shown, &Failure::TimedOut, &stderr);
+            let (ended, stderr) = server.stop().await;
+            return failed(&shown, &Failure::TimedOut, ended, &stderr);
         }
     };
     server.stop().await;
@@ -99,11 +102,14 @@ fn list_or_none(tools: &[String]) -> String {
     }
 }
 
-fn failed(shown: &str, failure: &Failure, stderr: &str) -> Check {
+fn failed(shown: &str, failure: &Failure, ended: Option<ExitStatus>, stderr: &str) -> Check {
     let what = match failure {
         Failure::Spawn(e) => format!("could not start: {e}"),
         Failure::TimedOut => format!("did not answer within {} s", TIMEOUT.as_secs()),
-        Failure::Closed => "exited before answering".to_owned(),
+        Failure::Closed => match ended {
+            Some(status) => format!("exited before answering ({status})"),
+            None => "closed its output before answering".to_owned(),
+        },
         Failure::Io(e) => format!("broke the connection: {e}"),
         Failure::NotJson(line) => format!("wrote something other than JSON-RPC: {line:?}"),
         Failure::Error(e) => format!("answered with an error: {e}"),
@@ -220,16 +226,22 @@ impl Server {
         }
     }
 
-    /// Ends the server: stdin closed, then its whole process group killed; its stderr's tail.
-    async fn stop(mut self) -> String {
+    /// Ends the server: stdin closed, a moment to exit on its own, then its whole process
+    /// group killed. How it ended (when it ended on its own) and its stderr's tail.
+    async fn stop(mut self) -> (Option<ExitStatus>, String) {
         self.stdin = None;
+        let ended = tokio::time::timeout(EXIT_GRACE, self.child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok);
         kill_group(&self.child);
         let _ = self.child.wait().await;
-        tokio::time::timeout(Duration::from_secs(1), &mut self.stderr)
+        let stderr = tokio::time::timeout(EXIT_GRACE, &mut self.stderr)
             .await
             .ok()
             .and_then(Result::ok)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        (ended, stderr)
     }
 }
 
