@@ -195,11 +195,15 @@ impl Server {
         let stdin = self.stdin.as_mut().ok_or(Failure::Closed)?;
         let mut line = message.to_string();
         line.push('\n');
-        stdin
-            .write_all(line.as_bytes())
-            .await
-            .map_err(Failure::Io)?;
-        stdin.flush().await.map_err(Failure::Io)
+        let written = match stdin.write_all(line.as_bytes()).await {
+            Ok(()) => stdin.flush().await,
+            Err(e) => Err(e),
+        };
+        // A server that exited has closed its stdin: that is how it ended, not a broken pipe.
+        written.map_err(|e| match e.kind() {
+            std::io::ErrorKind::BrokenPipe => Failure::Closed,
+            _ => Failure::Io(e),
+        })
     }
 
     /// The result of request `id`, skipping notifications and other messages.
