@@ -9,7 +9,8 @@
 //! 2. **Answer → the CLI's next model request.** The model calls `ask_human` over MCP each
 //!    iteration; the bench answers it the way `tether answer` does (store write, then the
 //!    notify poke) and times from that call to the fake server receiving the CLI's next request
-//!    (bar: p99 < 100 ms).
+//!    (bar: p99 < 100 ms). tether's share of it is timed on its own, with a minimal MCP client
+//!    in the CLI's place: answer -> the `ask_human` result arrives.
 //!
 //! Generic over the agent CLI: each [`Kind`] says how to run its CLI directly and how tether.toml
 //! names it. The CLIs come from `TETHER_TEST_CLAUDE` (and, once their executors exist,
@@ -24,6 +25,10 @@
 #[allow(dead_code)]
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/kinds.rs"]
+mod kinds;
+#[path = "support/stats.rs"]
+mod stats;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -31,11 +36,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tether_config::Api;
 use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_store::{Event, QuestionId, Seq, Store};
 use tether_testkit::model_server::FakeModelServer;
+
+use kinds::{KINDS, Kind, Setup, SetupFn};
+use stats::Stats;
 
 /// Direct runs of the CLI, each way.
 const DIRECT_RUNS: usize = 30;
@@ -48,89 +55,8 @@ const QUESTIONS: usize = 100;
 
 const PROMPT: &str = "Say that you are done.";
 
-/// One agent CLI: how to run it directly and how tether.toml names it.
-struct Kind {
-    /// `[executor] kind`.
-    name: &'static str,
-    /// The variable holding the CLI's path.
-    var: &'static str,
-    /// Its settings for a workspace: the environment pointing it at the server, the direct
-    /// command line, and the command line with tether's MCP server as tether gives it.
-    setup: Option<fn(&Path, &str, &FakeModelServer) -> Setup>,
-}
-
-struct Setup {
-    env: Vec<(String, String)>,
-    direct: Vec<String>,
-    with_mcp: Vec<String>,
-}
-
-const KINDS: [Kind; 3] = [
-    Kind {
-        name: "claude",
-        var: "TETHER_TEST_CLAUDE",
-        setup: Some(claude),
-    },
-    // Their executors are being built: each gets its setup here when it lands.
-    Kind {
-        name: "codex",
-        var: "TETHER_TEST_CODEX",
-        setup: None,
-    },
-    Kind {
-        name: "pi",
-        var: "TETHER_TEST_PI",
-        setup: None,
-    },
-];
-
-fn claude(ws: &Path, program: &str, server: &FakeModelServer) -> Setup {
-    let config = ws.join(".claude-config");
-    std::fs::create_dir_all(&config).unwrap();
-    let env = [
-        ("ANTHROPIC_BASE_URL", server.base_url(Api::Anthropic)),
-        ("ANTHROPIC_API_KEY", "sk-fake".to_owned()),
-        ("CLAUDE_CONFIG_DIR", config.display().to_string()),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
-        ("DISABLE_AUTOUPDATER", "1".to_owned()),
-        ("DISABLE_TELEMETRY", "1".to_owned()),
-    ];
-    let env: Vec<(String, String)> = env.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-    let direct: Vec<String> = [program, "-p", "--verbose", "--output-format", "stream-json"]
-        .map(str::to_owned)
-        .to_vec();
-    // What tether's executor adds (see the README's Claude Code section).
-    let mcp = ws.join("bench-mcp.json");
-    let server_config = json!({"mcpServers": {"tether": {
-        "command": env!("CARGO_BIN_EXE_tether"),
-        "args": ["mcp", "-C", ws.display().to_string()],
-    }}});
-    std::fs::write(&mcp, server_config.to_string()).unwrap();
-    let mut with_mcp = direct.clone();
-    with_mcp.extend(
-        [
-            "--strict-mcp-config",
-            "--permission-mode",
-            "acceptEdits",
-            "--disallowedTools",
-            "AskUserQuestion",
-            "--allowedTools",
-            &tether_agent::CLAUDE_TOOLS.join(","),
-            "--mcp-config",
-            &mcp.display().to_string(),
-        ]
-        .map(str::to_owned),
-    );
-    let mut env = env;
-    env.push(("ENABLE_TOOL_SEARCH".to_owned(), "false".to_owned()));
-    Setup {
-        env,
-        direct,
-        with_mcp,
-    }
-}
-
 fn main() {
+    answer_to_mcp_result();
     for kind in &KINDS {
         let Some(program) = std::env::var_os(kind.var).map(PathBuf::from) else {
             println!(
@@ -157,7 +83,7 @@ fn main() {
 fn workspace(
     kind: &Kind,
     program: &str,
-    setup: fn(&Path, &str, &FakeModelServer) -> Setup,
+    setup: SetupFn,
     script: Script,
 ) -> (
     tokio::runtime::Runtime,
@@ -208,7 +134,7 @@ echo "$start $EPOCHREALTIME" >> "$BENCH_CLI_LOG"
 exit $code
 "#;
 
-fn overhead(kind: &Kind, program: &str, setup: fn(&Path, &str, &FakeModelServer) -> Setup) {
+fn overhead(kind: &Kind, program: &str, setup: SetupFn) {
     let script = Script::from_fn(|_: &Request| Turn::text("Done."));
     let (_rt, server, dir, setup) = workspace(kind, program, setup, script);
     let ws = dir.path();
@@ -367,7 +293,7 @@ fn iteration_gaps(ws: &Path) -> Vec<Duration> {
         .collect()
 }
 
-fn answer_latency(kind: &Kind, program: &str, setup: fn(&Path, &str, &FakeModelServer) -> Setup) {
+fn answer_latency(kind: &Kind, program: &str, setup: SetupFn) {
     let script = Script::from_fn(|req: &Request| match req.last_tool_result() {
         None => Turn::tool(
             "mcp__tether__ask_human",
@@ -409,34 +335,38 @@ fn answer_latency(kind: &Kind, program: &str, setup: fn(&Path, &str, &FakeModelS
     );
 }
 
-/// Median, p90, p99 and max in milliseconds.
-struct Stats {
-    median: f64,
-    p90: f64,
-    p99: f64,
-    max: f64,
-}
-
-impl Stats {
-    fn of(mut times: Vec<Duration>) -> Stats {
-        times.sort();
-        let at =
-            |q: f64| times[((times.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e3;
-        Stats {
-            median: at(0.5),
-            p90: at(0.9),
-            p99: at(0.99),
-            max: at(1.0),
-        }
+/// tether's share of the answer latency: the same answer, the same `tether mcp`, with a minimal
+/// MCP client in the CLI's place, timed until the `ask_human` result arrives.
+fn answer_to_mcp_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    assert!(common::run(ws, &["init"]).status.success());
+    let store = Store::open(ws.join(".tether/tether.db")).unwrap();
+    let mut server = common::mcp::Server::start(ws, &[], |_| {});
+    server.initialize();
+    let mut latencies = Vec::new();
+    for _ in 0..QUESTIONS {
+        let call = server.call_tool(
+            "ask_human",
+            json!({"question": "Go on?", "context": "bench", "confidence": 0}),
+            None,
+        );
+        let q = common::pending_question(ws);
+        let id: QuestionId = q["id"].as_str().unwrap().parse().unwrap();
+        let answered = Instant::now();
+        tether_human::broker::answer(&store, &ws.join(".tether"), &id, "Yes.", "cli", "bench")
+            .unwrap();
+        let result = server.response(call);
+        latencies.push(answered.elapsed());
+        assert!(
+            result.to_string().contains("Human replied: Yes."),
+            "{result}"
+        );
     }
-}
-
-impl std::fmt::Display for Stats {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "median {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
-            self.median, self.p90, self.p99, self.max
-        )
-    }
+    server.close();
+    println!(
+        "tether's share: answer -> the ask_human result reaches the MCP client ({QUESTIONS} \
+         questions): {}",
+        Stats::of(latencies)
+    );
 }

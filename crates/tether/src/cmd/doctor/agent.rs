@@ -26,12 +26,12 @@ pub fn agent_of(kind: ExecutorKind) -> Option<Agent> {
 }
 
 /// Checks the executor `config` names.
-pub async fn check(config: &Config, ws: &Workspace, env: &dyn Env) -> Check {
+pub async fn check(config: &Config, ws: &Workspace, env: &dyn Env, tether: &Path) -> Check {
     match config.executor.kind {
         ExecutorKind::Builtin => builtin(config),
         ExecutorKind::Command => command(config, ws, env),
         kind => match agent_of(kind) {
-            Some(agent) => agent_cli(agent, config, ws).await,
+            Some(agent) => agent_cli(agent, config, ws, tether).await,
             None => Check::skip(NAME, format!("`{}`: nothing to check", kind.as_str())),
         },
     }
@@ -92,7 +92,7 @@ fn find_program(program: &str, root: &Path, env: &dyn Env) -> Option<PathBuf> {
 }
 
 /// `<program> --version` through the executor's own [`Cli`]: missing, too old, or its version.
-async fn agent_cli(agent: Agent, config: &Config, ws: &Workspace) -> Check {
+async fn agent_cli(agent: Agent, config: &Config, ws: &Workspace, tether: &Path) -> Check {
     let executor = &config.executor;
     let program = executor
         .program
@@ -104,7 +104,7 @@ async fn agent_cli(agent: Agent, config: &Config, ws: &Workspace) -> Check {
         env: executor.env.clone(),
         turn_timeout: Duration::from_secs(60),
         workspace: ws.root().to_owned(),
-        tether: PathBuf::new(),
+        tether: tether.to_owned(),
         env_remove: config.key_vars(),
     };
     let cli = Cli::new(agent, settings, Arc::new(|| None));

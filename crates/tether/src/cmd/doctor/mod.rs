@@ -113,7 +113,7 @@ async fn checks(ctx: &Ctx<'_>, tether: PathBuf) -> Vec<Check> {
     let config = loaded.as_ref().ok().map(|l| &l.config);
     let not_loaded = "not checked: the config does not load";
     match config {
-        Some(config) => checks.push(agent::check(config, &ctx.ws, ctx.env).await),
+        Some(config) => checks.push(agent::check(config, &ctx.ws, ctx.env, &tether).await),
         None => checks.push(Check::skip("executor", not_loaded)),
     }
     let key_vars = config.map(Config::key_vars).unwrap_or_default();

@@ -1,0 +1,97 @@
+//! The agent CLIs the bench drives: how each runs directly against the fake model server, and
+//! with tether's MCP server the way tether's executor runs it. A kind without a setup (its
+//! executor is not built yet) is skipped.
+
+use std::path::Path;
+
+use serde_json::json;
+use tether_config::Api;
+use tether_testkit::model_server::FakeModelServer;
+
+/// One agent CLI: how to run it directly and how tether.toml names it.
+pub struct Kind {
+    /// `[executor] kind`.
+    pub name: &'static str,
+    /// The variable holding the CLI's path.
+    pub var: &'static str,
+    /// Its settings for a workspace: the environment pointing it at the server, the direct
+    /// command line, and the command line with tether's MCP server as tether gives it.
+    pub setup: Option<SetupFn>,
+}
+
+/// Builds a [`Setup`] for a workspace, a CLI program and the server.
+pub type SetupFn = fn(&Path, &str, &FakeModelServer) -> Setup;
+
+pub struct Setup {
+    /// The environment pointing the CLI at the server.
+    pub env: Vec<(String, String)>,
+    /// The direct command line.
+    pub direct: Vec<String>,
+    /// The command line with tether's MCP server, as tether gives it.
+    pub with_mcp: Vec<String>,
+}
+
+pub const KINDS: [Kind; 3] = [
+    Kind {
+        name: "claude",
+        var: "TETHER_TEST_CLAUDE",
+        setup: Some(claude),
+    },
+    // Their executors are being built: each gets its setup here when it lands.
+    Kind {
+        name: "codex",
+        var: "TETHER_TEST_CODEX",
+        setup: None,
+    },
+    Kind {
+        name: "pi",
+        var: "TETHER_TEST_PI",
+        setup: None,
+    },
+];
+
+fn claude(ws: &Path, program: &str, server: &FakeModelServer) -> Setup {
+    let config = ws.join(".claude-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let env = [
+        ("ANTHROPIC_BASE_URL", server.base_url(Api::Anthropic)),
+        ("ANTHROPIC_API_KEY", "sk-fake".to_owned()),
+        ("CLAUDE_CONFIG_DIR", config.display().to_string()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
+        ("DISABLE_AUTOUPDATER", "1".to_owned()),
+        ("DISABLE_TELEMETRY", "1".to_owned()),
+    ];
+    let env: Vec<(String, String)> = env.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+    let direct: Vec<String> = [program, "-p", "--verbose", "--output-format", "stream-json"]
+        .map(str::to_owned)
+        .to_vec();
+    // What tether's executor adds (see the README's Claude Code section).
+    let mcp = ws.join("bench-mcp.json");
+    let server_config = json!({"mcpServers": {"tether": {
+        "command": env!("CARGO_BIN_EXE_tether"),
+        "args": ["mcp", "-C", ws.display().to_string()],
+    }}});
+    std::fs::write(&mcp, server_config.to_string()).unwrap();
+    let mut with_mcp = direct.clone();
+    with_mcp.extend(
+        [
+            "--strict-mcp-config",
+            "--permission-mode",
+            "acceptEdits",
+            "--disallowedTools",
+            "AskUserQuestion",
+            "--allowedTools",
+            &tether_agent::CLAUDE_TOOLS.join(","),
+            "--mcp-config",
+            &mcp.display().to_string(),
+        ]
+        .map(str::to_owned),
+    );
+    let mut env = env;
+    env.push(("ENABLE_TOOL_SEARCH".to_owned(), "false".to_owned()));
+    Setup {
+        env,
+        direct,
+        with_mcp,
+    }
+}
