@@ -80,20 +80,29 @@ ask_before = []
 api_key_env = "ZULIP_BOT_API_KEY"
 
 [executor]
-# Codex and pi get kinds of their own later; until then run them as "command".
+# Codex gets a kind of its own later; until then run it as "command".
 # Who does the work: "builtin" (tether's own agent on [model]) | "claude" (Claude Code, with
-# tether's tools over MCP) | "command" (any program).
+# tether's tools over MCP) | "pi" (the pi coding agent, the same way) | "command" (any program).
 kind = "builtin"
 # Only for kind = "command", and required then: the program and its arguments.
 # command = ["my-agent", "--print"]
-# Only for kind = "claude": the program (default: claude on PATH).
+# Only for kind = "claude" or "pi": the program (default: claude or pi on PATH).
 # program = "claude"
-# Only for kind = "claude": extra arguments, after tether's own.
+# Only for kind = "claude" or "pi": extra arguments, after tether's own.
 # args = ["--model", "sonnet"]
-# Only for kind = "claude": extra environment variables.
+# Only for kind = "claude" or "pi": extra environment variables (for pi,
+# PI_CODING_AGENT_DIR names your own pi directory, default ~/.pi/agent).
 # env = { ANTHROPIC_MODEL = "sonnet" }
-# Only for kind = "claude": how long one turn may take, in seconds (default 86400).
+# Only for kind = "claude" or "pi": how long one turn may take, in seconds (default 86400).
 # turn_timeout_secs = 86400
+# When the agent hits a usage or rate limit: "wait" (until it resets, or with backoff, then
+# run the same iteration again) | "stop" (pause the run; `tether resume` continues it).
+on_usage_limit = "wait"
+# The longest to wait out usage limits in a row, in seconds (60..2592000); then the run pauses.
+max_usage_wait_secs = 86400
+# The first wait, in seconds (1..3600), when the agent did not say when the limit resets; it
+# doubles with each limit in a row, up to half an hour.
+usage_backoff_secs = 60
 "#;
 
 #[cfg(test)]

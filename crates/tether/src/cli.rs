@@ -75,6 +75,11 @@ pub enum Command {
     /// Serve ask_human and plan_status to any MCP client (Claude Code, Codex, pi, …) over
     /// stdio; questions are answered with `tether answer` or on Zulip.
     Mcp(McpArgs),
+    /// A `PreToolUse` hook for an agent CLI (Claude Code): reads the hook's JSON on stdin and,
+    /// when the Bash command starts with an `ask_before` prefix, asks a human and waits; prints
+    /// the hook's decision (allow after a yes, deny otherwise) on stdout.
+    #[command(hide = true)]
+    Gate(GateArgs),
 }
 
 /// `tether plan` and its subcommands.
@@ -98,7 +103,8 @@ pub enum PlanCommand {
     /// goals with done_when, an optional verify command, 2-3 failure modes and subtasks. On a
     /// terminal you choose Ready (lock the contracts), Edit (ask the agent for changes), $EDITOR
     /// (edit by hand) or Cancel (restore the plan). Without a terminal, --approve locks the
-    /// draft; without it the draft stays unapproved. Needs a [model] in tether.toml.
+    /// draft; without it the draft stays unapproved. The agent is the [executor] agent CLI
+    /// (claude, codex, pi) in its read-only mode, or else the built-in agent on [model].
     New(PlanNewArgs),
     /// Lock goal contracts that were never approved or changed since.
     ///
@@ -142,6 +148,18 @@ pub struct McpArgs {
     /// How often a waiting ask_human sends a progress notification, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 30_000, hide = true)]
     pub progress_ms: u64,
+    /// Also serve plan mode's write_plan and edit_plan for the drafting session in DIR (set by
+    /// `tether plan new` for an agent CLI).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub drafting: Option<std::path::PathBuf>,
+}
+
+/// Options of `tether gate`.
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// File the question under this run.
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
 }
 
 /// Output formats for `--events`.

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
-use tether_agent::{BuiltinAgent, ClaudeExecutor, CliSettings, CommandExecutor, Executor};
+use tether_agent::{
+    Agent, BuiltinAgent, ClaudeExecutor, CliSettings, CommandExecutor, Executor, PiExecutor, RunId,
+};
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
 use tether_core::ask_before::AskBeforeGate;
@@ -55,7 +57,7 @@ pub fn from_config(
                 .without_vars(config.key_vars()),
             ))
         }
-        ExecutorKind::Claude => claude(config, ws, run),
+        ExecutorKind::Claude | ExecutorKind::Pi => agent_cli(config, ws, run, Vec::new()),
         other => Err(Failure::usage(anyhow!(
             "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \
              [model]) or \"command\"",
@@ -90,23 +92,72 @@ pub fn for_goal_loop(
     }
 }
 
-/// Claude Code, serving it this binary's `tether mcp` for the run in `run`.
-fn claude(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Executor>> {
-    if !config.human.ask_before.is_empty() {
+/// An agent CLI (Claude Code, Codex, pi), serving it this binary's `tether mcp` for the run in
+/// `run`, with `mcp_extra` added to that server's arguments (plan mode's `--drafting <dir>`).
+pub fn agent_cli(
+    config: &Config,
+    ws: &Workspace,
+    run: &RunCell,
+    mcp_extra: Vec<String>,
+) -> Result<Arc<dyn Executor>> {
+    let agent = match config.executor.kind {
+        ExecutorKind::Claude => Agent::Claude,
+        ExecutorKind::Pi => Agent::Pi,
+        other => {
+            return Err(Failure::usage(anyhow!(
+                "executor kind `{}` is not an agent CLI tether runs",
+                other.as_str()
+            )));
+        }
+    };
+    // Claude Code's Bash goes through this binary's `tether gate` (a PreToolUse hook), and so
+    // does pi's (an extension's tool_call handler).
+    if agent == Agent::Codex && !config.human.ask_before.is_empty() {
         tracing::warn!(
             ask_before = ?config.human.ask_before,
-            "[human] ask_before is enforced for the built-in agent only; Claude Code runs \
-             with --permission-mode acceptEdits and the tools its own settings allow"
+            "[human] ask_before is not enforced for {}; it runs with the permissions its own \
+             settings give it",
+            agent.title()
         );
     }
-    let tether = std::env::current_exe()
-        .context("finding the tether binary to serve Claude Code's MCP tools")?;
+    let settings = cli_settings(config, ws, agent, mcp_extra)?;
+    let run = run.clone();
+    let run_id: RunId = Arc::new(move || {
+        run.lock()
+            .ok()
+            .and_then(|cell| cell.as_ref().map(ToString::to_string))
+    });
+    Ok(match agent {
+        Agent::Claude => Arc::new(ClaudeExecutor::new(settings, run_id)),
+        Agent::Pi => Arc::new(PiExecutor::new(settings, run_id)),
+        Agent::Codex => {
+            return Err(Failure::usage(anyhow!(
+                "executor kind `{}` is not available in this build yet",
+                agent.program()
+            )));
+        }
+    })
+}
+
+/// How `agent` is run, from `[executor]`.
+fn cli_settings(
+    config: &Config,
+    ws: &Workspace,
+    agent: Agent,
+    mcp_extra: Vec<String>,
+) -> Result<CliSettings> {
+    let tether = std::env::current_exe().with_context(|| {
+        format!(
+            "finding the tether binary to serve {}'s MCP tools",
+            agent.title()
+        )
+    })?;
     let executor = &config.executor;
-    let settings = CliSettings {
+    Ok(CliSettings {
         program: executor
             .program
             .clone()
-            .unwrap_or_else(|| "claude".to_owned()),
+            .unwrap_or_else(|| agent.program().to_owned()),
         args: executor.args.clone(),
         env: executor.env.clone(),
         turn_timeout: executor
@@ -116,14 +167,8 @@ fn claude(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Exec
         tether,
         // The agent must not see the keys tether itself holds.
         env_remove: config.key_vars(),
-    };
-    let run = run.clone();
-    let run_id = Arc::new(move || {
-        run.lock()
-            .ok()
-            .and_then(|cell| cell.as_ref().map(ToString::to_string))
-    });
-    Ok(Arc::new(ClaudeExecutor::new(settings, run_id)))
+        mcp_extra,
+    })
 }
 
 fn builtin(

@@ -8,17 +8,22 @@ fn an_executor_kind_not_built_yet_is_refused_with_a_command_to_use_instead() {
     assert_eq!(
         problem("[executor]\nkind = \"codex\"\n"),
         "tether.toml:2: executor.kind: \"codex\" (Codex) is not built yet: only \"builtin\" \
-         (tether's own agent on [model]), \"claude\" (Claude Code) and \"command\" (any \
-         program) run today; to run Codex now, set kind = \"command\" and command = [\"codex\", \
-         \"exec\", \"{prompt}\"]"
+         (tether's own agent on [model]), \"claude\" (Claude Code), \"pi\" (pi) and \
+         \"command\" (any program) run today; to run Codex now, set kind = \"command\" and \
+         command = [\"codex\", \"exec\", \"{prompt}\"]"
     );
-    assert_eq!(
-        problem("\n[executor]\nkind = \"pi\"\n"),
-        "tether.toml:3: executor.kind: \"pi\" (pi) is not built yet: only \"builtin\" \
-         (tether's own agent on [model]), \"claude\" (Claude Code) and \"command\" (any \
-         program) run today; to run pi now, set kind = \"command\" and command = [\"pi\", \
-         \"-p\", \"{prompt}\"]"
+}
+
+#[test]
+fn pi_is_built_with_the_agent_cli_settings() {
+    let config = config(
+        "[executor]\nkind = \"pi\"\nprogram = \"/opt/pi\"\nargs = [\"--model\", \"m\"]\n\
+         env = { PI_CODING_AGENT_DIR = \"/home/me/.pi/agent\" }\n",
     );
+    assert_eq!(config.executor.kind, tether_config::ExecutorKind::Pi);
+    assert_eq!(config.executor.program.as_deref(), Some("/opt/pi"));
+    assert_eq!(config.executor.args, ["--model", "m"]);
+    assert_eq!(config.executor.env.len(), 1);
 }
 
 #[test]
@@ -50,8 +55,8 @@ fn claude_is_built_with_its_program_args_env_and_timeout() {
 fn agent_cli_settings_are_refused_for_other_kinds_and_when_malformed() {
     assert_eq!(
         problem("[executor]\nkind = \"builtin\"\nprogram = \"claude\"\n"),
-        "tether.toml:3: executor.program: only used by an agent CLI kind (\"claude\"), but kind \
-         is \"builtin\"; remove it"
+        "tether.toml:3: executor.program: only used by an agent CLI kind (\"claude\", \"pi\"), \
+         but kind is \"builtin\"; remove it"
     );
     assert_eq!(
         problem("[executor]\nkind = \"claude\"\nenv = { A = 1 }\n"),

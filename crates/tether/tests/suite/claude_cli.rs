@@ -12,42 +12,38 @@ use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::wait_until;
 
-use crate::common::{
-    PATIENCE, model_table, pending_question, run, runtime, spawn, text, wait_output,
+use crate::common::agents::{
+    LIB, PLAN, accepting_judge, diagnose, only_run_dir, processes_in, ralph, required_cli, start,
+    status,
 };
+use crate::common::{PATIENCE, model_table, pending_question, run, runtime, text, wait_output};
 
 /// The real `claude` binary; a test without it fails (./test.sh installs it).
-fn claude() -> PathBuf {
-    let path = std::env::var_os("TETHER_TEST_CLAUDE").unwrap_or_else(|| {
-        panic!(
-            "TETHER_TEST_CLAUDE is not set: run ./test.sh, which installs Claude Code under \
-             target/npm-cli and sets it"
-        )
-    });
-    let path = PathBuf::from(path);
-    assert!(
-        path.exists(),
-        "TETHER_TEST_CLAUDE={} does not exist",
-        path.display()
-    );
-    path
+pub(crate) fn claude() -> PathBuf {
+    required_cli("TETHER_TEST_CLAUDE", "Claude Code")
 }
 
 /// A workspace whose tether.toml runs Claude Code on `server`, isolated from the user's own
 /// Claude configuration.
-fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
+pub(crate) fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     configure(dir.path(), server, extra);
     dir
 }
 
 /// Writes `dir`'s tether.toml: Claude Code on `server`, then `extra`.
-fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
+pub(crate) fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
+    configure_with(dir, server, "", extra);
+}
+
+/// Writes `dir`'s tether.toml: Claude Code on `server` with the `[executor]` lines `executor`,
+/// then `extra`.
+pub(crate) fn configure_with(dir: &Path, server: &FakeModelServer, executor: &str, extra: &str) {
     let config_dir = dir.join(".claude-config");
     fs::create_dir_all(&config_dir).unwrap();
     let toml = format!(
         "[executor]\nkind = \"claude\"\nprogram = {program:?}\nturn_timeout_secs = 600\n\
-         [executor.env]\nANTHROPIC_BASE_URL = {base:?}\nANTHROPIC_API_KEY = \"sk-fake\"\n\
+         {executor}[executor.env]\nANTHROPIC_BASE_URL = {base:?}\nANTHROPIC_API_KEY = \"sk-fake\"\n\
          CLAUDE_CONFIG_DIR = {config:?}\nCLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = \"1\"\n\
          DISABLE_AUTOUPDATER = \"1\"\nDISABLE_TELEMETRY = \"1\"\n{extra}",
         program = claude().display().to_string(),
@@ -55,30 +51,6 @@ fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
         config = config_dir.display().to_string(),
     );
     fs::write(dir.join("tether.toml"), toml).unwrap();
-}
-
-fn start(script: Script) -> (tokio::runtime::Runtime, FakeModelServer) {
-    let rt = runtime();
-    let server = rt.block_on(FakeModelServer::start(script)).unwrap();
-    (rt, server)
-}
-
-fn ralph(dir: &Path, prompt: &str) -> std::process::Child {
-    spawn(
-        dir,
-        &[
-            "ralph",
-            prompt,
-            "--completion-promise",
-            "DONE",
-            "--max-iterations",
-            "3",
-        ],
-    )
-}
-
-fn status(dir: &Path) -> Value {
-    serde_json::from_slice(&run(dir, &["status", "--json"]).stdout).unwrap()
 }
 
 #[test]
@@ -119,35 +91,6 @@ fn a_ralph_loop_with_claude_code_keeps_its_promise() {
     let args = &mcp["mcpServers"]["tether"]["args"];
     assert_eq!(args[0], "mcp");
     assert_eq!(args[1], "--run");
-}
-
-/// What a failed run printed, with its transcripts.
-fn diagnose(dir: &Path, out: &std::process::Output) -> String {
-    let mut all = format!(
-        "stdout:\n{}\nstderr:\n{}\n",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    for run in fs::read_dir(dir.join(".tether/runs"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        for file in fs::read_dir(run.path()).into_iter().flatten().flatten() {
-            let body = fs::read_to_string(file.path()).unwrap_or_default();
-            all.push_str(&format!("{}:\n{body}\n", file.path().display()));
-        }
-    }
-    all
-}
-
-fn only_run_dir(dir: &Path) -> PathBuf {
-    let runs: Vec<PathBuf> = fs::read_dir(dir.join(".tether/runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(runs.len(), 1, "{runs:?}");
-    runs[0].clone()
 }
 
 #[test]
@@ -227,50 +170,6 @@ fn tether_cancel_leaves_no_claude_process_behind() {
     assert_eq!(status(dir.path())["status"], "cancelled");
 }
 
-/// Live processes whose working directory is `dir` (Claude Code and the `tether mcp` it
-/// started), found through /proc.
-fn processes_in(dir: &Path) -> Vec<u32> {
-    let dir = fs::canonicalize(dir).unwrap();
-    let me = std::process::id();
-    let mut found = Vec::new();
-    for entry in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let Ok(cwd) = fs::read_link(entry.path().join("cwd")) else {
-            continue;
-        };
-        let cmdline = fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let is_tether_loop = text(&cmdline).contains("ralph");
-        let zombie = fs::read_to_string(entry.path().join("stat"))
-            .map(|s| s.contains(") Z "))
-            .unwrap_or(true);
-        if cwd == dir && !is_tether_loop && !zombie {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-const PLAN: &str = "# Plan: numbers
-
-## Goal: Add numbers
-<!-- id: add -->
-status: active
-done_when: `add` returns the sum of its arguments
-verify: grep -q 'a + b' src/lib.rs
-failure_modes:
-- the grep matches a comment
-- add is never called
-
-## Log
-";
-
-const LIB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
-
 #[test]
 fn a_goal_loop_with_claude_code_signs_off_through_complete_goal_over_mcp() {
     let dir = tempfile::tempdir().unwrap();
@@ -290,21 +189,7 @@ fn a_goal_loop_with_claude_code_signs_off_through_complete_goal_over_mcp() {
             },
         )))
         .unwrap();
-    let judge = rt
-        .block_on(FakeModelServer::start(Script::turns([
-            Turn::tool("read", json!({"path": "src/lib.rs"})),
-            Turn::text(format!(
-                "Read it.\n```json\n{}\n```",
-                json!({
-                    "verdict": "accept",
-                    "summary": "add adds",
-                    "checks": [{"path": "src/lib.rs", "quote": "pub fn add(a: i32, b: i32) -> i32 {\n    a + b",
-                                "observation": "the function adds"}],
-                    "missing": [],
-                })
-            )),
-        ])))
-        .unwrap();
+    let judge = accepting_judge(&rt);
     fs::create_dir_all(dir.path().join("src")).unwrap();
     fs::write(dir.path().join("plan.md"), PLAN).unwrap();
     configure(
