@@ -101,7 +101,7 @@ fn workspace(
     let env: String = setup
         .env
         .iter()
-        .filter(|(k, _)| k != "ENABLE_TOOL_SEARCH" && k != "BENCH_REAL_CLI")
+        .filter(|(k, _)| k != "BENCH_REAL_CLI" && !setup.own_env.contains(&k.as_str()))
         .map(|(k, v)| format!("{k} = {v:?}\n"))
         .collect();
     let wrapper = dir.path().join("timed-cli");
@@ -112,10 +112,11 @@ fn workspace(
     )
     .unwrap();
     let toml = format!(
-        "[executor]\nkind = \"{}\"\nprogram = {:?}\nturn_timeout_secs = 600\n\
+        "[executor]\nkind = \"{}\"\nprogram = {:?}\nturn_timeout_secs = 600\nargs = {:?}\n\
          [executor.env]\n{env}BENCH_REAL_CLI = {program:?}\nBENCH_CLI_LOG = {:?}\n",
         kind.name,
         wrapper.display().to_string(),
+        setup.args,
         dir.path().join("cli-tether.log").display().to_string(),
     );
     std::fs::write(dir.path().join("tether.toml"), toml).unwrap();
@@ -139,11 +140,11 @@ fn overhead(kind: &Kind, program: &str, setup: SetupFn) {
     let (_rt, server, dir, setup) = workspace(kind, program, setup, script);
     let ws = dir.path();
     let log = |name: &str| ws.join(format!("cli-{name}.log"));
-    let run_direct = |argv: &[String], name: &str| {
+    let run_direct = |argv: &[String], extra: &[(String, String)], name: &str| {
         let started = Instant::now();
         let mut child = Command::new(ws.join("timed-cli"))
             .args(&argv[1..])
-            .envs(setup.env.iter().map(|(k, v)| (k, v)))
+            .envs(setup.env.iter().chain(extra).map(|(k, v)| (k, v)))
             .env("BENCH_CLI_LOG", log(name))
             .current_dir(ws)
             .stdin(Stdio::piped())
@@ -160,12 +161,12 @@ fn overhead(kind: &Kind, program: &str, setup: SetupFn) {
         assert!(child.wait().unwrap().success(), "{argv:?} failed");
         started.elapsed()
     };
-    run_direct(&setup.direct, "warm-up");
+    run_direct(&setup.direct, &[], "warm-up");
     let mut direct = Vec::new();
     let mut with_mcp = Vec::new();
     for _ in 0..DIRECT_RUNS {
-        direct.push(run_direct(&setup.direct, "direct"));
-        with_mcp.push(run_direct(&setup.with_mcp, "with-mcp"));
+        direct.push(run_direct(&setup.direct, &[], "direct"));
+        with_mcp.push(run_direct(&setup.with_mcp, &setup.with_mcp_env, "with-mcp"));
     }
     let before = server.request_count();
     let out = common::run(

@@ -139,8 +139,8 @@ pub fn agent_cli(
     })
 }
 
-/// How `agent` is run, from `[executor]`.
-fn cli_settings(
+/// How `agent` is run, from `[executor]` (also what `tether doctor` checks).
+pub fn cli_settings(
     config: &Config,
     ws: &Workspace,
     agent: Agent,

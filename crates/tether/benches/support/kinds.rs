@@ -29,6 +29,12 @@ pub struct Setup {
     pub direct: Vec<String>,
     /// The command line with tether's MCP server, as tether gives it.
     pub with_mcp: Vec<String>,
+    /// Variables set for the run with tether's MCP server only.
+    pub with_mcp_env: Vec<(String, String)>,
+    /// `[executor] args` (after tether's own).
+    pub args: Vec<String>,
+    /// Variables tether's executor sets itself, left out of `[executor] env`.
+    pub own_env: Vec<&'static str>,
 }
 
 pub const KINDS: [Kind; 3] = [
@@ -37,7 +43,7 @@ pub const KINDS: [Kind; 3] = [
         var: "TETHER_TEST_CLAUDE",
         setup: Some(claude),
     },
-    // Their executors are being built: each gets its setup here when it lands.
+    // Its executor is being built: it gets its setup here when it lands.
     Kind {
         name: "codex",
         var: "TETHER_TEST_CODEX",
@@ -46,7 +52,7 @@ pub const KINDS: [Kind; 3] = [
     Kind {
         name: "pi",
         var: "TETHER_TEST_PI",
-        setup: None,
+        setup: Some(pi),
     },
 ];
 
@@ -93,5 +99,55 @@ fn claude(ws: &Path, program: &str, server: &FakeModelServer) -> Setup {
         env,
         direct,
         with_mcp,
+        with_mcp_env: Vec::new(),
+        args: Vec::new(),
+        own_env: vec!["ENABLE_TOOL_SEARCH"],
+    }
+}
+
+/// pi on the fake server as a provider of the user's own pi directory; with tether's MCP server,
+/// an agent directory beside it whose `mcp.json` names tether's server (as tether writes one).
+fn pi(ws: &Path, program: &str, server: &FakeModelServer) -> Setup {
+    let user = ws.join(".pi-user");
+    std::fs::create_dir_all(&user).unwrap();
+    let models = json!({"providers": {"fake": {
+        "baseUrl": server.base_url(Api::OpenAiChat),
+        "api": "openai-completions",
+        "apiKey": "sk-fake",
+        "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}],
+    }}});
+    std::fs::write(user.join("models.json"), models.to_string()).unwrap();
+    std::fs::write(user.join("settings.json"), r#"{"retry":{"enabled":false}}"#).unwrap();
+    let with_tether = ws.join(".pi-bench-agent");
+    std::fs::create_dir_all(&with_tether).unwrap();
+    for file in ["models.json", "settings.json"] {
+        std::fs::copy(user.join(file), with_tether.join(file)).unwrap();
+    }
+    let mcp = json!({"mcpServers": {"tether": {
+        "command": env!("CARGO_BIN_EXE_tether"),
+        "args": ["mcp", "-C", ws.display().to_string()],
+        "exposure": "direct",
+        "timeout": 604800,
+    }}});
+    std::fs::write(with_tether.join("mcp.json"), mcp.to_string()).unwrap();
+    let args = ["--model", "fake/fake-model"].map(str::to_owned).to_vec();
+    let mut direct: Vec<String> = [program, "--mode", "json", "-p", "--no-session"]
+        .map(str::to_owned)
+        .to_vec();
+    direct.extend(args.iter().cloned());
+    Setup {
+        env: vec![
+            ("PI_CODING_AGENT_DIR".to_owned(), user.display().to_string()),
+            ("PI_OFFLINE".to_owned(), "1".to_owned()),
+            ("PI_SKIP_VERSION_CHECK".to_owned(), "1".to_owned()),
+        ],
+        with_mcp: direct.clone(),
+        with_mcp_env: vec![(
+            "PI_CODING_AGENT_DIR".to_owned(),
+            with_tether.display().to_string(),
+        )],
+        direct,
+        args,
+        own_env: vec!["PI_SKIP_VERSION_CHECK"],
     }
 }

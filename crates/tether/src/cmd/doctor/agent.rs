@@ -4,10 +4,9 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use tether_agent::ExecError;
-use tether_agent::cli::{Agent, Cli, CliError, CliSettings};
+use tether_agent::cli::{Agent, Cli, CliError};
 use tether_config::{Config, Env, ExecutorKind, Workspace};
 use tokio_util::sync::CancellationToken;
 
@@ -93,20 +92,13 @@ fn find_program(program: &str, root: &Path, env: &dyn Env) -> Option<PathBuf> {
 
 /// `<program> --version` through the executor's own [`Cli`]: missing, too old, or its version.
 async fn agent_cli(agent: Agent, config: &Config, ws: &Workspace, tether: &Path) -> Check {
-    let executor = &config.executor;
-    let program = executor
-        .program
-        .clone()
-        .unwrap_or_else(|| agent.program().to_owned());
-    let settings = CliSettings {
-        program: program.clone(),
-        args: executor.args.clone(),
-        env: executor.env.clone(),
-        turn_timeout: Duration::from_secs(60),
-        workspace: ws.root().to_owned(),
-        tether: tether.to_owned(),
-        env_remove: config.key_vars(),
+    let mut settings = match crate::executor::cli_settings(config, ws, agent, Vec::new()) {
+        Ok(settings) => settings,
+        Err(e) => return Check::fail(NAME, format!("{e:#}"), "reinstall tether"),
     };
+    // The version check names no MCP server; the one checked is the `mcp` check's.
+    tether.clone_into(&mut settings.tether);
+    let program = settings.program.clone();
     let cli = Cli::new(agent, settings, Arc::new(|| None));
     match cli.check_version(&CancellationToken::new()).await {
         Ok(version) => Check::pass(NAME, format!("{} {version} ({program})", agent.title())),
