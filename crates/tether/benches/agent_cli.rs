@@ -127,7 +127,8 @@ fn workspace(
 /// ended (wall clock, microseconds) to `$BENCH_CLI_LOG`, so the time an iteration spends
 /// outside the CLI — tether's own — can be told apart from the CLI's run.
 const WRAPPER: &str = r#"#!/bin/bash
-[ "$1" = --version ] && exec "$BENCH_REAL_CLI" "$@"
+# Health checks (`--version`, pi's `mcp list`) are not turns.
+case "$1" in --version|mcp) exec "$BENCH_REAL_CLI" "$@" ;; esac
 start=$EPOCHREALTIME
 "$BENCH_REAL_CLI" "$@"
 code=$?

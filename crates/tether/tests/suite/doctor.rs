@@ -1,7 +1,8 @@
 //! `tether doctor`: each failure a person setting tether up can meet is reported on its line with
 //! the fix — a missing agent CLI, one too old, an MCP server that cannot start, an invalid config,
 //! a key variable unset or refused (never printed) — and a healthy setup, with the real Claude
-//! Code (`TETHER_TEST_CLAUDE`), fake model servers and the fake Zulip server, passes every check.
+//! Code (`TETHER_TEST_CLAUDE`), fake model servers and the fake Zulip server, passes every check;
+//! pi (`TETHER_TEST_PI`) is checked the same way.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
@@ -276,5 +277,33 @@ fn a_healthy_setup_passes_every_check() {
     assert_eq!(
         names,
         ["config", "executor", "mcp", "model", "judge", "zulip"]
+    );
+}
+
+#[test]
+fn pi_is_checked_like_any_agent_cli() {
+    let pi = std::env::var("TETHER_TEST_PI")
+        .unwrap_or_else(|_| panic!("TETHER_TEST_PI is not set: run ./test.sh, which installs pi"));
+    let dir = workspace(&format!("[executor]\nkind = \"pi\"\nprogram = {pi:?}\n"));
+    let out = doctor(dir.path(), &[]).redact(&regex_lite::escape(&pi), "[PI]");
+    let line = check(&out, "executor");
+    assert!(
+        regex_lite::Regex::new(r"^✓ executor: pi \d+\.\d+\.\d+ \(\[PI\]\)$")
+            .unwrap()
+            .is_match(&line),
+        "{line}"
+    );
+    // Too old: the same check, pi's own minimum and install command.
+    let old = script(dir.path(), "pi", "echo 0.1.0");
+    let toml = format!(
+        "[executor]\nkind = \"pi\"\nprogram = {:?}\n",
+        old.display().to_string()
+    );
+    fs::write(dir.path().join("tether.toml"), toml).unwrap();
+    let line = check(&doctor(dir.path(), &[]), "executor");
+    assert!(
+        line.starts_with("✗ executor: pi 0.1.0 ([WS]/pi) is too old: tether needs")
+            && line.contains("fix: update it with `npm install -g @earendil-works/pi-coding-agent"),
+        "{line}"
     );
 }
