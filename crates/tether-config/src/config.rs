@@ -223,7 +223,7 @@ impl Default for ZulipConfig {
 
 /// Which agent does the work.
 ///
-/// Codex and pi are not built yet; they are
+/// pi is not built yet; it is
 /// recognised so that they can be refused with a reason and an alternative
 /// ([`ExecutorKind::is_built`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -233,7 +233,7 @@ pub enum ExecutorKind {
     Builtin,
     /// Claude Code (`claude -p`), with tether's tools served over MCP.
     Claude,
-    /// Codex: not built yet, refused when loading.
+    /// The Codex CLI (`codex exec`), with tether's tools served over MCP.
     Codex,
     /// The pi coding agent: not built yet, refused when loading.
     Pi,
@@ -274,8 +274,11 @@ impl ExecutorKind {
     /// Whether this build can run the kind; a config naming one that is not is refused.
     pub fn is_built(self) -> bool {
         match self {
-            ExecutorKind::Builtin | ExecutorKind::Command | ExecutorKind::Claude => true,
-            ExecutorKind::Codex | ExecutorKind::Pi => false,
+            ExecutorKind::Builtin
+            | ExecutorKind::Command
+            | ExecutorKind::Claude
+            | ExecutorKind::Codex => true,
+            ExecutorKind::Pi => false,
         }
     }
 }

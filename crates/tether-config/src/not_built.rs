@@ -10,7 +10,7 @@ use std::ops::Range;
 use crate::config::{Channel, ExecutorKind};
 use crate::reader::{Reader, Table, entry};
 
-/// An executor kind this build cannot run (Codex, pi), at the span of its value.
+/// An executor kind this build cannot run (pi), at the span of its value.
 pub(crate) fn executor_kind(r: &mut Reader, t: &Table, kind: ExecutorKind) {
     if kind.is_built() {
         return;
@@ -19,16 +19,19 @@ pub(crate) fn executor_kind(r: &mut Reader, t: &Table, kind: ExecutorKind) {
         return;
     };
     let (agent, example) = match kind {
-        ExecutorKind::Codex => ("Codex", r#"["codex", "exec", "{prompt}"]"#),
         ExecutorKind::Pi => ("pi", r#"["pi", "-p", "{prompt}"]"#),
-        ExecutorKind::Builtin | ExecutorKind::Command | ExecutorKind::Claude => return,
+        ExecutorKind::Builtin
+        | ExecutorKind::Command
+        | ExecutorKind::Claude
+        | ExecutorKind::Codex => return,
     };
     r.report(
         Some(value.span()),
         "executor.kind",
         format!(
             "{:?} ({agent}) is not built yet: only \"builtin\" (tether's own agent on [model]), \
-             \"claude\" (Claude Code) and \"command\" (any program) run today; to run {agent} now, set kind = \
+             \"claude\" (Claude Code), \"codex\" (Codex) and \"command\" (any program) run \
+             today; to run {agent} now, set kind = \
              \"command\" and command = {example}",
             kind.as_str()
         ),

@@ -344,7 +344,7 @@ fn read_agent_cli(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
                 Some(value.span()),
                 path_of("executor", key),
                 format!(
-                    "only used by an agent CLI kind (\"claude\"), but kind is {kind:?}; \
+                    "only used by an agent CLI kind (\"claude\", \"codex\"), but kind is {kind:?}; \
                      remove it"
                 ),
             );

@@ -80,19 +80,19 @@ ask_before = []
 api_key_env = "ZULIP_BOT_API_KEY"
 
 [executor]
-# Codex and pi get kinds of their own later; until then run them as "command".
+# pi gets a kind of its own later; until then run it as "command".
 # Who does the work: "builtin" (tether's own agent on [model]) | "claude" (Claude Code, with
-# tether's tools over MCP) | "command" (any program).
+# tether's tools over MCP) | "codex" (the Codex CLI, likewise) | "command" (any program).
 kind = "builtin"
 # Only for kind = "command", and required then: the program and its arguments.
 # command = ["my-agent", "--print"]
-# Only for kind = "claude": the program (default: claude on PATH).
+# Only for an agent CLI (claude, codex): the program (default: claude or codex on PATH).
 # program = "claude"
-# Only for kind = "claude": extra arguments, after tether's own.
+# Only for an agent CLI: extra arguments, after tether's own.
 # args = ["--model", "sonnet"]
-# Only for kind = "claude": extra environment variables.
+# Only for an agent CLI: extra environment variables.
 # env = { ANTHROPIC_MODEL = "sonnet" }
-# Only for kind = "claude": how long one turn may take, in seconds (default 86400).
+# Only for an agent CLI: how long one turn may take, in seconds (default 86400).
 # turn_timeout_secs = 86400
 "#;
 

@@ -6,7 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
-use tether_agent::{BuiltinAgent, ClaudeExecutor, CliSettings, CommandExecutor, Executor};
+use tether_agent::{
+    Agent, BuiltinAgent, ClaudeExecutor, CliSettings, CodexExecutor, CommandExecutor, Executor,
+    RunId,
+};
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
 use tether_core::ask_before::AskBeforeGate;
@@ -56,6 +59,7 @@ pub fn from_config(
             ))
         }
         ExecutorKind::Claude => claude(config, ws, run),
+        ExecutorKind::Codex => codex(config, ws, run),
         other => Err(Failure::usage(anyhow!(
             "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \
              [model]) or \"command\"",
@@ -99,14 +103,38 @@ fn claude(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Exec
              with --permission-mode acceptEdits and the tools its own settings allow"
         );
     }
-    let tether = std::env::current_exe()
-        .context("finding the tether binary to serve Claude Code's MCP tools")?;
+    let settings = cli_settings(config, ws, Agent::Claude)?;
+    Ok(Arc::new(ClaudeExecutor::new(settings, run_id(run))))
+}
+
+/// Codex, serving it this binary's `tether mcp` for the run in `run`.
+fn codex(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Executor>> {
+    if !config.human.ask_before.is_empty() {
+        tracing::warn!(
+            ask_before = ?config.human.ask_before,
+            "[human] ask_before is enforced for the built-in agent only; `codex exec` has no \
+             per-command hook tether could answer, so Codex runs the commands its \
+             workspace-write sandbox allows without asking"
+        );
+    }
+    let settings = cli_settings(config, ws, Agent::Codex)?;
+    Ok(Arc::new(CodexExecutor::new(settings, run_id(run))))
+}
+
+/// How `agent` is run, from `[executor]`.
+fn cli_settings(config: &Config, ws: &Workspace, agent: Agent) -> Result<CliSettings> {
+    let tether = std::env::current_exe().with_context(|| {
+        format!(
+            "finding the tether binary to serve {}'s MCP tools",
+            agent.title()
+        )
+    })?;
     let executor = &config.executor;
-    let settings = CliSettings {
+    Ok(CliSettings {
         program: executor
             .program
             .clone()
-            .unwrap_or_else(|| "claude".to_owned()),
+            .unwrap_or_else(|| agent.program().to_owned()),
         args: executor.args.clone(),
         env: executor.env.clone(),
         turn_timeout: executor
@@ -116,14 +144,17 @@ fn claude(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Exec
         tether,
         // The agent must not see the keys tether itself holds.
         env_remove: config.key_vars(),
-    };
+    })
+}
+
+/// The run's id, once the loop has put it in `run`.
+fn run_id(run: &RunCell) -> RunId {
     let run = run.clone();
-    let run_id = Arc::new(move || {
+    Arc::new(move || {
         run.lock()
             .ok()
             .and_then(|cell| cell.as_ref().map(ToString::to_string))
-    });
-    Ok(Arc::new(ClaudeExecutor::new(settings, run_id)))
+    })
 }
 
 fn builtin(

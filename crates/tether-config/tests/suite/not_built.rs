@@ -6,18 +6,27 @@ use super::{config, problem};
 #[test]
 fn an_executor_kind_not_built_yet_is_refused_with_a_command_to_use_instead() {
     assert_eq!(
-        problem("[executor]\nkind = \"codex\"\n"),
-        "tether.toml:2: executor.kind: \"codex\" (Codex) is not built yet: only \"builtin\" \
-         (tether's own agent on [model]), \"claude\" (Claude Code) and \"command\" (any \
-         program) run today; to run Codex now, set kind = \"command\" and command = [\"codex\", \
-         \"exec\", \"{prompt}\"]"
-    );
-    assert_eq!(
         problem("\n[executor]\nkind = \"pi\"\n"),
         "tether.toml:3: executor.kind: \"pi\" (pi) is not built yet: only \"builtin\" \
-         (tether's own agent on [model]), \"claude\" (Claude Code) and \"command\" (any \
-         program) run today; to run pi now, set kind = \"command\" and command = [\"pi\", \
+         (tether's own agent on [model]), \"claude\" (Claude Code), \"codex\" (Codex) and \
+         \"command\" (any program) run today; to run pi now, set kind = \"command\" and command = [\"pi\", \
          \"-p\", \"{prompt}\"]"
+    );
+}
+
+#[test]
+fn codex_is_built_with_its_program_args_env_and_timeout() {
+    let config = config(
+        "[executor]\nkind = \"codex\"\nprogram = \"/opt/codex\"\nargs = [\"-m\", \"o3\"]\n\
+         turn_timeout_secs = 600\nenv = { CODEX_HOME = \"/tmp/codex\" }\n",
+    );
+    assert_eq!(config.executor.kind, tether_config::ExecutorKind::Codex);
+    assert_eq!(config.executor.program.as_deref(), Some("/opt/codex"));
+    assert_eq!(config.executor.args, ["-m", "o3"]);
+    assert_eq!(config.executor.turn_timeout_secs, Some(600));
+    assert_eq!(
+        config.executor.env,
+        [("CODEX_HOME".to_owned(), "/tmp/codex".to_owned())]
     );
 }
 
@@ -50,8 +59,8 @@ fn claude_is_built_with_its_program_args_env_and_timeout() {
 fn agent_cli_settings_are_refused_for_other_kinds_and_when_malformed() {
     assert_eq!(
         problem("[executor]\nkind = \"builtin\"\nprogram = \"claude\"\n"),
-        "tether.toml:3: executor.program: only used by an agent CLI kind (\"claude\"), but kind \
-         is \"builtin\"; remove it"
+        "tether.toml:3: executor.program: only used by an agent CLI kind (\"claude\", \
+         \"codex\"), but kind is \"builtin\"; remove it"
     );
     assert_eq!(
         problem("[executor]\nkind = \"claude\"\nenv = { A = 1 }\n"),

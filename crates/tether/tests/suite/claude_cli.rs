@@ -12,25 +12,14 @@ use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::wait_until;
 
-use crate::common::{
-    PATIENCE, model_table, pending_question, run, runtime, spawn, text, wait_output,
+use crate::common::agent_cli::{
+    diagnose, only_run_dir, processes_in, ralph, real_cli, start, status,
 };
+use crate::common::{PATIENCE, model_table, pending_question, run, runtime, text, wait_output};
 
 /// The real `claude` binary; a test without it fails (./test.sh installs it).
 fn claude() -> PathBuf {
-    let path = std::env::var_os("TETHER_TEST_CLAUDE").unwrap_or_else(|| {
-        panic!(
-            "TETHER_TEST_CLAUDE is not set: run ./test.sh, which installs Claude Code under \
-             target/npm-cli and sets it"
-        )
-    });
-    let path = PathBuf::from(path);
-    assert!(
-        path.exists(),
-        "TETHER_TEST_CLAUDE={} does not exist",
-        path.display()
-    );
-    path
+    real_cli("TETHER_TEST_CLAUDE", "Claude Code")
 }
 
 /// A workspace whose tether.toml runs Claude Code on `server`, isolated from the user's own
@@ -55,30 +44,6 @@ fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
         config = config_dir.display().to_string(),
     );
     fs::write(dir.join("tether.toml"), toml).unwrap();
-}
-
-fn start(script: Script) -> (tokio::runtime::Runtime, FakeModelServer) {
-    let rt = runtime();
-    let server = rt.block_on(FakeModelServer::start(script)).unwrap();
-    (rt, server)
-}
-
-fn ralph(dir: &Path, prompt: &str) -> std::process::Child {
-    spawn(
-        dir,
-        &[
-            "ralph",
-            prompt,
-            "--completion-promise",
-            "DONE",
-            "--max-iterations",
-            "3",
-        ],
-    )
-}
-
-fn status(dir: &Path) -> Value {
-    serde_json::from_slice(&run(dir, &["status", "--json"]).stdout).unwrap()
 }
 
 #[test]
@@ -119,35 +84,6 @@ fn a_ralph_loop_with_claude_code_keeps_its_promise() {
     let args = &mcp["mcpServers"]["tether"]["args"];
     assert_eq!(args[0], "mcp");
     assert_eq!(args[1], "--run");
-}
-
-/// What a failed run printed, with its transcripts.
-fn diagnose(dir: &Path, out: &std::process::Output) -> String {
-    let mut all = format!(
-        "stdout:\n{}\nstderr:\n{}\n",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    for run in fs::read_dir(dir.join(".tether/runs"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        for file in fs::read_dir(run.path()).into_iter().flatten().flatten() {
-            let body = fs::read_to_string(file.path()).unwrap_or_default();
-            all.push_str(&format!("{}:\n{body}\n", file.path().display()));
-        }
-    }
-    all
-}
-
-fn only_run_dir(dir: &Path) -> PathBuf {
-    let runs: Vec<PathBuf> = fs::read_dir(dir.join(".tether/runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(runs.len(), 1, "{runs:?}");
-    runs[0].clone()
 }
 
 #[test]
@@ -225,34 +161,6 @@ fn tether_cancel_leaves_no_claude_process_behind() {
     })
     .unwrap_or_else(|e| panic!("{e}; were {before:?}"));
     assert_eq!(status(dir.path())["status"], "cancelled");
-}
-
-/// Live processes whose working directory is `dir` (Claude Code and the `tether mcp` it
-/// started), found through /proc.
-fn processes_in(dir: &Path) -> Vec<u32> {
-    let dir = fs::canonicalize(dir).unwrap();
-    let me = std::process::id();
-    let mut found = Vec::new();
-    for entry in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let Ok(cwd) = fs::read_link(entry.path().join("cwd")) else {
-            continue;
-        };
-        let cmdline = fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let is_tether_loop = text(&cmdline).contains("ralph");
-        let zombie = fs::read_to_string(entry.path().join("stat"))
-            .map(|s| s.contains(") Z "))
-            .unwrap_or(true);
-        if cwd == dir && !is_tether_loop && !zombie {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 const PLAN: &str = "# Plan: numbers

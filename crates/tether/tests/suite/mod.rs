@@ -4,6 +4,7 @@ mod claude_cli;
 mod claude_health;
 mod cli;
 mod cli_errors;
+mod codex_cli;
 mod control_chars;
 mod goal_cli;
 mod goal_run;
