@@ -7,8 +7,9 @@
 //! `-c` overrides for this process only — the user's own Codex configuration and login are used
 //! as they are and never written — with the tools approved up front (`codex exec` cannot ask
 //! anybody) and a tool timeout long enough for a human to answer. The JSONL output is parsed as
-//! it arrives ([`stream`]) and kept as the transcript; stderr is watched for the one failure
-//! Codex reports only there, tether's MCP server not starting.
+//! it arrives ([`stream`]) and kept as the transcript; stderr is kept beside it
+//! (`iteration-NNNN.stderr.log`) and watched for the one failure Codex reports only there,
+//! tether's MCP server not starting.
 
 mod stream;
 
@@ -36,6 +37,12 @@ impl CodexExecutor {
         CodexExecutor {
             cli: Cli::new(Agent::Codex, settings, run),
         }
+    }
+
+    /// The variables every turn runs with: Codex logs warnings on stderr, where it reports an
+    /// MCP server that did not start (by default it logs only errors).
+    fn env() -> Vec<(String, String)> {
+        vec![("RUST_LOG".to_owned(), "warn".to_owned())]
     }
 
     /// The `-c key=value` overrides naming tether's MCP server for this run. Values are TOML;
@@ -104,12 +111,21 @@ impl CodexExecutor {
             Box::new(std::io::BufWriter::new(file)),
             StreamParser::new(observer),
         );
-        let mut stderr = StderrWatch::new(child_cancel.clone());
+        let stderr_path = request.transcript.with_extension("stderr.log");
+        let stderr_file =
+            std::fs::File::create(&stderr_path).map_err(|source| ExecError::Transcript {
+                path: stderr_path.clone(),
+                source,
+            })?;
+        let mut stderr = StderrWatch::new(
+            Box::new(std::io::BufWriter::new(stderr_file)),
+            child_cancel.clone(),
+        );
         let command = self.cli.command(
             self.turn_argv(request.access),
             Some(request.prompt.clone().into_bytes()),
             self.cli.settings().turn_timeout,
-            Vec::new(),
+            Self::env(),
         );
         let run = run_program_tees(&command, &child_cancel, &mut sink, &mut stderr).await;
         let run = run.map_err(|e| {
@@ -118,8 +134,11 @@ impl CodexExecutor {
             ))
         })?;
         let seen = sink.finish().map_err(transcript_err)?.seen;
-        std::io::Write::flush(&mut stderr).map_err(transcript_err)?;
-        if let Some(line) = stderr.mcp_failed {
+        std::io::Write::flush(&mut stderr).map_err(|source| ExecError::Transcript {
+            path: stderr_path.clone(),
+            source,
+        })?;
+        if let Some(line) = stderr.mcp_failed.take() {
             return Err(ExecError::Setup(Box::new(self.cli.mcp_not_connected(line))));
         }
         self.outcome(run, seen, cancel.is_cancelled())

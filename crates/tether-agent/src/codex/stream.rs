@@ -57,7 +57,7 @@ impl<'a> StreamParser<'a> {
             Some("mcp_tool_call") => mcp_call(item),
             Some("command_execution") => {
                 let failed = item["exit_code"].as_i64().is_some_and(|c| c != 0);
-                let text = item["command"].as_str().unwrap_or_default();
+                let text = unwrap_shell(item["command"].as_str().unwrap_or_default());
                 ("shell".to_owned(), with_tool("shell", text), failed)
             }
             Some("file_change") => file_change(item),
@@ -122,6 +122,36 @@ fn mcp_call(item: &Value) -> (String, String, bool) {
     (name.clone(), summary(&name, &item["arguments"]), failed)
 }
 
+/// The command inside Codex's shell wrapper: `/bin/bash -lc 'cargo test'` → `cargo test`.
+fn unwrap_shell(command: &str) -> &str {
+    let inner = [
+        "bash -lc ",
+        "bash -c ",
+        "sh -lc ",
+        "sh -c ",
+        "zsh -lc ",
+        "zsh -c ",
+    ]
+    .iter()
+    .find_map(|wrapper| {
+        let at = command.find(wrapper)?;
+        let program = &command[..at];
+        (program.is_empty() || program.ends_with('/')).then(|| &command[at + wrapper.len()..])
+    });
+    let Some(inner) = inner else {
+        return command;
+    };
+    for quote in ['\'', '"'] {
+        if let Some(unquoted) = inner
+            .strip_prefix(quote)
+            .and_then(|rest| rest.strip_suffix(quote))
+        {
+            return unquoted;
+        }
+    }
+    inner
+}
+
 /// `apply_patch src/a.rs, src/b.rs`.
 fn file_change(item: &Value) -> (String, String, bool) {
     let paths: Vec<&str> = item["changes"]
@@ -144,18 +174,21 @@ fn message(error: &Value) -> String {
 /// What Codex prints on stderr when an MCP server did not start; it carries on without it.
 const MCP_STARTUP_FAILED: &str = "MCP server startup failed";
 
-/// Watches Codex's stderr while it runs: when tether's MCP server did not start, the line is
-/// kept and the turn stopped, since running without tether's tools is pointless.
-pub(crate) struct StderrWatch {
+/// Watches Codex's stderr while it runs, copying it to `log`: when tether's MCP server did not
+/// start, the line is kept and the turn stopped, since running without tether's tools is
+/// pointless.
+pub(crate) struct StderrWatch<'a> {
+    log: Box<dyn Write + Send + 'a>,
     stop: CancellationToken,
     partial: Vec<u8>,
     /// The line saying tether's MCP server did not start, if one came.
     pub(crate) mcp_failed: Option<String>,
 }
 
-impl StderrWatch {
-    pub(crate) fn new(stop: CancellationToken) -> Self {
+impl<'a> StderrWatch<'a> {
+    pub(crate) fn new(log: Box<dyn Write + Send + 'a>, stop: CancellationToken) -> Self {
         StderrWatch {
+            log,
             stop,
             partial: Vec::new(),
             mcp_failed: None,
@@ -176,8 +209,9 @@ impl StderrWatch {
     }
 }
 
-impl Write for StderrWatch {
+impl Write for StderrWatch<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.log.write_all(buf)?;
         self.partial.extend_from_slice(buf);
         while let Some(end) = self.partial.iter().position(|b| *b == b'\n') {
             let line: Vec<u8> = self.partial.drain(..=end).collect();
@@ -189,7 +223,7 @@ impl Write for StderrWatch {
     fn flush(&mut self) -> io::Result<()> {
         let rest = std::mem::take(&mut self.partial);
         self.line(&rest);
-        Ok(())
+        self.log.flush()
     }
 }
 

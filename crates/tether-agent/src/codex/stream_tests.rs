@@ -67,6 +67,15 @@ fn a_stream_becomes_tool_calls_usage_and_the_last_message_whatever_the_chunks() 
 }
 
 #[test]
+fn a_command_is_shown_without_codexs_shell_wrapper() {
+    assert_eq!(unwrap_shell("/bin/bash -lc 'cargo test'"), "cargo test");
+    assert_eq!(unwrap_shell("bash -lc \"echo 'hi'\""), "echo 'hi'");
+    assert_eq!(unwrap_shell("/usr/bin/zsh -c ls"), "ls");
+    assert_eq!(unwrap_shell("cargo test"), "cargo test");
+    assert_eq!(unwrap_shell("mybash -lc x"), "mybash -lc x");
+}
+
+#[test]
 fn a_failed_turn_says_why() {
     let failed = r#"{"type":"turn.started"}
 {"type":"error","message":"stream error: exceeded retry limit, last status: 429 Too Many Requests"}
@@ -97,12 +106,17 @@ fn another_servers_tool_keeps_its_server_in_the_name() {
 
 fn watch(stderr: &str) -> (Option<String>, bool) {
     let stop = CancellationToken::new();
-    let mut watch = StderrWatch::new(stop.clone());
-    for part in stderr.as_bytes().chunks(5) {
-        watch.write_all(part).unwrap();
-    }
-    watch.flush().unwrap();
-    (watch.mcp_failed, stop.is_cancelled())
+    let mut log = Vec::new();
+    let failed = {
+        let mut watch = StderrWatch::new(Box::new(&mut log), stop.clone());
+        for part in stderr.as_bytes().chunks(5) {
+            watch.write_all(part).unwrap();
+        }
+        watch.flush().unwrap();
+        watch.mcp_failed
+    };
+    assert_eq!(log, stderr.as_bytes(), "stderr is kept as it came");
+    (failed, stop.is_cancelled())
 }
 
 #[test]

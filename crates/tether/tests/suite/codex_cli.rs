@@ -84,7 +84,6 @@ fn a_ralph_loop_with_codex_keeps_its_promise() {
     assert!(!requests.is_empty());
     let first = &requests[0];
     assert_eq!(first.path, "/v1/responses");
-    eprintln!("{}", first.raw_body);
     // tether's tools reach the model in Codex's namespace for the tether server.
     let body: Value = serde_json::from_str(&first.raw_body).unwrap();
     let namespace = body["tools"]
@@ -107,4 +106,300 @@ fn a_ralph_loop_with_codex_keeps_its_promise() {
     let transcript =
         fs::read_to_string(only_run_dir(ws.path()).join("iteration-0001.jsonl")).unwrap();
     assert!(transcript.contains("\"turn.completed\""), "{transcript}");
+}
+
+#[test]
+fn ask_human_over_mcp_is_answered_with_tether_answer() {
+    let (_rt, server) = start(Script::from_fn(|req: &Request| {
+        match req.last_tool_result() {
+            None => Turn::tool(
+                "mcp__tether__ask_human",
+                json!({"question": "Which colour?", "context": "the logo", "confidence": 10}),
+            ),
+            Some((_, result)) => Turn::text(format!("Noted ({result}). <promise>DONE</promise>")),
+        }
+    }));
+    let ws = Workspace::new(&server, "");
+    let child = ralph(ws.path(), "Pick the logo colour.");
+    let q = pending_question(ws.path());
+    assert_eq!(q["question"], "Which colour?");
+    assert_eq!(q["run_id"], status(ws.path())["id"]);
+    let out = run(
+        ws.path(),
+        &[
+            "answer",
+            q["id"].as_str().unwrap(),
+            "Blue.",
+            "--as",
+            "carol",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let done = wait_output(child);
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(ws.path(), &done)
+    );
+    let last = server.requests().last().unwrap().raw_body.clone();
+    assert!(last.contains("Human replied: Blue."), "{last}");
+    assert_eq!(status(ws.path())["status"], "completed");
+    // The tool call is one of the run's events, with its one-line summary.
+    assert_eq!(
+        tool_calls(ws.path()),
+        [("ask_human".to_owned(), "ask_human Which colour?".to_owned())]
+    );
+}
+
+/// The agent: asks its question until a request carries `answer` (delivered to a resumed run
+/// in its prompt, or as the tool's result), then keeps the promise.
+fn asks_until(answer: &'static str) -> Script {
+    Script::from_fn(move |req: &Request| {
+        if serde_json::to_string(req).unwrap().contains(answer) {
+            Turn::text("Going with it. <promise>DONE</promise>")
+        } else {
+            Turn::tool(
+                "mcp__tether__ask_human",
+                json!({"question": "Wait for me?", "context": "a long wait", "confidence": 10}),
+            )
+        }
+    })
+}
+
+#[test]
+fn tether_cancel_leaves_no_codex_or_mcp_process_behind() {
+    let (_rt, server) = start(asks_until("never answered"));
+    let ws = Workspace::new(&server, "");
+    let child = ralph(ws.path(), "Ask and wait.");
+    pending_question(ws.path());
+    let before = wait_until("codex and tether mcp to run", PATIENCE, || {
+        let pids = processes_in(ws.path());
+        (pids.len() >= 2).then_some(pids)
+    })
+    .unwrap();
+    let out = run(ws.path(), &["cancel"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let done = wait_output(child);
+    assert_eq!(
+        done.status.code(),
+        Some(130),
+        "{}",
+        diagnose(ws.path(), &done)
+    );
+    wait_until("codex and its MCP server to be gone", PATIENCE, || {
+        processes_in(ws.path()).is_empty().then_some(())
+    })
+    .unwrap_or_else(|e| panic!("{e}; were {before:?}"));
+    assert_eq!(status(ws.path())["status"], "cancelled");
+}
+
+#[test]
+fn a_loop_killed_mid_iteration_resumes_and_finishes() {
+    const ANSWER: &str = "Yes, wait.";
+    let (_rt, server) = start(asks_until(ANSWER));
+    let ws = Workspace::new(&server, "");
+    let mut loop_ = ralph(ws.path(), "Ask and wait.");
+    let q = pending_question(ws.path());
+    loop_.kill().unwrap();
+    loop_.wait().unwrap();
+    let resumed = crate::common::spawn(ws.path(), &["resume"]);
+    let out = run(ws.path(), &["answer", q["id"].as_str().unwrap(), ANSWER]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let done = wait_output(resumed);
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(ws.path(), &done)
+    );
+    assert_eq!(status(ws.path())["status"], "completed");
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| r.raw_body.contains(ANSWER)),
+        "the answer reached the agent"
+    );
+    wait_until("the killed loop's codex to be gone", PATIENCE, || {
+        processes_in(ws.path()).is_empty().then_some(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn a_usage_limit_is_recognised_and_the_next_iteration_goes_on() {
+    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
+        Turn::text("Done now. <promise>DONE</promise>")
+    }));
+    server.fault_next(1, tether_testkit::Fault::rate_limited("1"));
+    let ws = Workspace::new(&server, "");
+    let done = wait_output(ralph(ws.path(), "Write the notes."));
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(ws.path(), &done)
+    );
+    let failures: Vec<String> = crate::common::agent_cli::events(ws.path())
+        .into_iter()
+        .filter_map(|e| match e {
+            tether_store::Event::IterationFailed { error, .. } => Some(error),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(
+        failures[0].contains("the agent hit a usage limit"),
+        "{failures:?}"
+    );
+    assert_eq!(status(ws.path())["status"], "completed");
+}
+
+const PLAN: &str = "# Plan: numbers
+
+## Goal: Add numbers
+<!-- id: add -->
+status: active
+done_when: `add` returns the sum of its arguments
+verify: grep -q 'a + b' src/lib.rs
+failure_modes:
+- the grep matches a comment
+- add is never called
+
+## Log
+";
+
+const LIB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
+
+#[test]
+fn a_goal_loop_with_codex_signs_off_through_complete_goal_over_mcp() {
+    let (rt, agent) = start(Script::from_fn(move |req: &Request| {
+        match req.last_tool_result() {
+            // Codex's own shell writes the function (inside its workspace-write sandbox).
+            None => Turn::tool(
+                "exec_command",
+                json!({"cmd": format!("printf '%s' '{LIB}' > src/lib.rs")}),
+            ),
+            Some((Some("exec_command"), _)) => Turn::tool(
+                "mcp__tether__complete_goal",
+                json!({"id": "add", "evidence": "grep finds a + b", "paths": ["src/lib.rs"]}),
+            ),
+            Some((_, result)) => Turn::text(format!("Signed off: {result}")),
+        }
+    }));
+    let judge = rt
+        .block_on(FakeModelServer::start(Script::turns([
+            Turn::tool("read", json!({"path": "src/lib.rs"})),
+            Turn::text(format!(
+                "Read it.\n```json\n{}\n```",
+                json!({
+                    "verdict": "accept",
+                    "summary": "add adds",
+                    "checks": [{"path": "src/lib.rs", "quote": "pub fn add(a: i32, b: i32) -> i32 {\n    a + b",
+                                "observation": "the function adds"}],
+                    "missing": [],
+                })
+            )),
+        ])))
+        .unwrap();
+    let ws = Workspace::new(
+        &agent,
+        &model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
+    );
+    fs::create_dir_all(ws.path().join("src")).unwrap();
+    fs::write(ws.path().join("plan.md"), PLAN).unwrap();
+    let out = run(ws.path(), &["run", "--approve", "--max-iterations", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", diagnose(ws.path(), &out));
+    assert!(
+        text(&out.stdout).contains("signed off: add"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        fs::read_to_string(ws.path().join("src/lib.rs")).unwrap(),
+        LIB
+    );
+    let plan = fs::read_to_string(ws.path().join("plan.md")).unwrap();
+    assert!(plan.contains("add signed off:"), "{plan}");
+    assert_eq!(
+        judge.request_count(),
+        2,
+        "the judge read the file, then accepted"
+    );
+    let tools: Vec<String> = tool_calls(ws.path()).into_iter().map(|(t, _)| t).collect();
+    assert_eq!(tools, ["shell", "complete_goal"]);
+}
+
+fn ralph_once(dir: &Path) -> std::process::Output {
+    run(
+        dir,
+        &[
+            "ralph",
+            "Hi.",
+            "--completion-promise",
+            "DONE",
+            "--max-iterations",
+            "1",
+        ],
+    )
+}
+
+#[test]
+fn a_missing_codex_stops_the_run_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = "[executor]\nkind = \"codex\"\nprogram = \"/nonexistent/codex\"\n";
+    fs::write(dir.path().join("tether.toml"), toml).unwrap();
+    let out = ralph_once(dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        all.contains("Codex does not run: `/nonexistent/codex --version` could not start")
+            && all.contains("npm install -g @openai/codex"),
+        "{all}"
+    );
+}
+
+/// tether's MCP server not starting (played by the real Codex told, last, to start a program
+/// that does not exist) is reported by Codex on stderr only; the run stops at once with the fix
+/// instead of running the agent without tether's tools.
+#[test]
+fn an_mcp_server_that_cannot_start_stops_the_run_with_the_fix() {
+    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
+        Turn::text("Working without tools. <promise>DONE</promise>")
+    }));
+    let ws = Workspace::new(&server, "");
+    let wrapper = ws.home.path().join("codex-broken-mcp");
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nexec {:?} \"$@\" -c 'mcp_servers.tether.command=\"/nonexistent/tether\"'\n",
+            codex().display().to_string()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let toml = fs::read_to_string(ws.path().join("tether.toml")).unwrap();
+    let program = format!("program = {:?}", codex().display().to_string());
+    let broken = format!("program = {:?}", wrapper.display().to_string());
+    fs::write(
+        ws.path().join("tether.toml"),
+        toml.replace(&program, &broken),
+    )
+    .unwrap();
+    let out = ralph_once(ws.path());
+    assert_ne!(out.status.code(), Some(0), "{}", diagnose(ws.path(), &out));
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        all.contains("Codex could not start tether's MCP server")
+            && all.contains("MCP server startup failed")
+            && all.contains("tether doctor"),
+        "{}",
+        diagnose(ws.path(), &out)
+    );
+    assert_ne!(status(ws.path())["status"], "completed");
 }
