@@ -11,9 +11,11 @@
 #   into a virtual environment under the target directory, never into the system's Python;
 # - the real Claude Code CLI (npm `@anthropic-ai/claude-code`) under target/npm-cli, with Node 22
 #   (npm `node@22`) next to it when the machine's Node is older: Claude Code's current releases
-#   need Node 22 to install (with an older one npm silently picks an old release).
-# Then runs `cargo test --workspace --locked` with PYTHON naming that environment's interpreter
-# and TETHER_TEST_CLAUDE the Claude Code binary.
+#   need Node 22 to install (with an older one npm silently picks an old release);
+# - the real Codex CLI (npm `@openai/codex`, plain npm: its native binary comes as an optional
+#   dependency from the same registry) under target/npm-cli/codex.
+# Then runs `cargo test --workspace --locked` with PYTHON naming that environment's interpreter,
+# TETHER_TEST_CLAUDE the Claude Code binary and TETHER_TEST_CODEX the Codex binary.
 # Formatting and lints are not part of it: `.ci/run` checks them before calling this script.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -94,15 +96,28 @@ claude_cli() {
   fi
 }
 
+codex_cli() {
+  codex="$npm_cli/codex/node_modules/.bin/codex"
+  if ! "$codex" --version >/dev/null 2>&1; then
+    type -P npm >/dev/null || apt_install npm
+    say "installing the Codex CLI (npm @openai/codex) into $npm_cli/codex"
+    npm install --silent --no-audit --no-fund --prefix "$npm_cli/codex" @openai/codex >&2
+    "$codex" --version >/dev/null
+  fi
+}
+
 system_packages
 python_venv
 mcp_sdk
 npm_cli="$(mkdir -p "$target/npm-cli" && cd "$target/npm-cli" && pwd)"
 claude_cli
+codex_cli
 
 PYTHON="$(cd "$(dirname "$py")" && pwd)/$(basename "$py")"
 export PYTHON
 TETHER_TEST_CLAUDE="$claude"
 export TETHER_TEST_CLAUDE
+TETHER_TEST_CODEX="$codex"
+export TETHER_TEST_CODEX
 [ $# -gt 0 ] || set -- --workspace
 exec cargo test --locked "$@"

@@ -203,7 +203,9 @@ impl<'a> StderrWatch<'a> {
             && line.contains(MCP_STARTUP_FAILED)
             && (line.contains(&ours) || line.contains(&ours_bare))
         {
-            self.mcp_failed = Some(strip_ansi(line.trim()));
+            let line = strip_ansi(line.trim());
+            let from = line.find(MCP_STARTUP_FAILED).unwrap_or(0);
+            self.mcp_failed = Some(line[from..].to_owned());
             self.stop.cancel();
         }
     }
