@@ -403,3 +403,40 @@ fn an_mcp_server_that_cannot_start_stops_the_run_with_the_fix() {
     );
     assert_ne!(status(ws.path())["status"], "completed");
 }
+
+/// The stance the README documents: in Codex's workspace-write sandbox a command may write in
+/// the workspace, but not elsewhere (here: a directory outside it and outside the temporary
+/// directory), and nobody is asked — the command fails and the model is told so.
+#[test]
+fn a_write_outside_the_workspace_is_refused_unattended() {
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let marker = outside.path().join("ran");
+    let inside = "inside.txt";
+    let command = format!("touch {inside} && touch {}", marker.display());
+    let (_rt, server) = start(Script::from_fn(move |req: &Request| {
+        match req.last_tool_result() {
+            None => Turn::tool("exec_command", json!({"cmd": command})),
+            Some((_, result)) => Turn::text(format!("{result} <promise>DONE</promise>")),
+        }
+    }));
+    let ws = Workspace::new(&server, "");
+    let done = wait_output(ralph(ws.path(), "Run the probe."));
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(ws.path(), &done)
+    );
+    assert!(ws.path().join(inside).exists(), "the workspace is writable");
+    assert!(
+        !marker.exists(),
+        "a write outside the workspace ran unattended"
+    );
+    let last = server.requests().last().unwrap().raw_body.clone();
+    assert!(
+        last.contains("Permission denied") || last.contains("Read-only"),
+        "{last}"
+    );
+    let calls = tool_calls(ws.path());
+    assert_eq!(calls.len(), 1, "{calls:?}");
+}
