@@ -81,7 +81,7 @@ fn validate_refuses_settings_not_built_yet() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("tether.toml"),
-        "[human]\nchannels = [\"terminal\", \"web\"]\n\n[executor]\nkind = \"codex\"\n\n\
+        "[human]\nchannels = [\"terminal\", \"web\"]\n\n[executor]\nkind = \"pi\"\n\n\
          [server]\nlisten = \"127.0.0.1:0\"\n",
     )
     .unwrap();
@@ -107,7 +107,7 @@ fn validate_refuses_settings_not_built_yet() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr
-            .contains("executor.kind: \"codex\" (Codex) is not built yet")
+            .contains("executor.kind: \"pi\" (pi) is not built yet")
     );
 }
 
