@@ -22,6 +22,7 @@
 //!     config,
 //!     run: Ok(None),
 //!     progress_every: Duration::from_secs(30),
+//!     extra: tether_mcp::ExtraTools::default(),
 //! });
 //! tether_mcp::serve_stdio(server).await
 //! # }
@@ -31,12 +32,14 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod ask;
+mod extra;
 mod goals;
 mod in_flight;
 mod server;
 mod status;
 mod stdio;
 
+pub use extra::ExtraTools;
 pub use server::{Options, TetherMcp};
 pub use status::{GoalStatus, PlanStatus, ProblemAt, StatusCounts};
 pub use stdio::{ServeError, serve_stdio};

@@ -2,7 +2,8 @@
 //!
 //! Every tool lives in its own module with a `definition` (name, description, schemas) and a
 //! `call` (its handler), and is listed once in [`tools`]. To add a tool, write its module and
-//! add one line there.
+//! add one line there. Tools from `tether-tools` given in [`Options::extra`] are served beside
+//! them as they are.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -23,6 +24,7 @@ use tether_store::{Journal, RunId, Store};
 use tokio_util::sync::CancellationToken;
 
 use crate::ask;
+use crate::extra::{self, ExtraTools};
 use crate::goals;
 use crate::in_flight::InFlight;
 use crate::status;
@@ -33,7 +35,7 @@ pub(crate) type ToolFuture<'a> =
 
 /// Every tool this server offers, one line each.
 fn tools(options: &Options) -> ToolRouter<TetherMcp> {
-    ToolRouter::new()
+    let mut router = ToolRouter::new()
         .with_route(ToolRoute::new_dyn(ask::definition(options), ask::call))
         .with_route(ToolRoute::new_dyn(status::definition(), status::call))
         .with_route(ToolRoute::new_dyn(
@@ -43,7 +45,11 @@ fn tools(options: &Options) -> ToolRouter<TetherMcp> {
         .with_route(ToolRoute::new_dyn(
             goals::cancel_definition(),
             goals::cancel,
-        ))
+        ));
+    for tool in &options.extra.0 {
+        router = router.with_route(extra::route(Arc::clone(tool)));
+    }
+    router
 }
 
 /// How the server is set up.
@@ -62,6 +68,8 @@ pub struct Options {
     /// How often a waiting `ask_human` sends a progress notification (when the client asked
     /// for progress).
     pub progress_every: Duration,
+    /// Tools served beside tether's own (plan mode's `write_plan` and `edit_plan`).
+    pub extra: ExtraTools,
 }
 
 impl Options {

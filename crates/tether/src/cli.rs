@@ -95,7 +95,8 @@ pub enum PlanCommand {
     /// goals with done_when, an optional verify command, 2-3 failure modes and subtasks. On a
     /// terminal you choose Ready (lock the contracts), Edit (ask the agent for changes), $EDITOR
     /// (edit by hand) or Cancel (restore the plan). Without a terminal, --approve locks the
-    /// draft; without it the draft stays unapproved. Needs a [model] in tether.toml.
+    /// draft; without it the draft stays unapproved. The agent is the [executor] agent CLI
+    /// (claude, codex, pi) in its read-only mode, or else the built-in agent on [model].
     New(PlanNewArgs),
     /// Lock goal contracts that were never approved or changed since.
     ///
@@ -139,6 +140,10 @@ pub struct McpArgs {
     /// How often a waiting ask_human sends a progress notification, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 30_000, hide = true)]
     pub progress_ms: u64,
+    /// Also serve plan mode's write_plan and edit_plan for the drafting session in DIR (set by
+    /// `tether plan new` for an agent CLI).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub drafting: Option<std::path::PathBuf>,
 }
 
 /// Output formats for `--events`.

@@ -1,8 +1,18 @@
-//! The restricted built-in agent plan mode drafts with: the configured `[model]`, the read-only
-//! workspace tools plus the plan-only tools, and the drafting system prompt. Kept apart from
+//! The restricted agent plan mode drafts with. With `[executor] kind = "claude" | "codex" |
+//! "pi"` it is that agent CLI in its read-only mode, with plan mode's `write_plan` and
+//! `edit_plan` served by `tether mcp --drafting <dir>` (the baseline the writes are checked
+//! against is saved in `dir`); otherwise the built-in agent on `[model]`, with the read-only
+//! workspace tools plus the plan tools. Both get the drafting system prompt. Kept apart from
 //! `executor.rs`, whose agents have every tool.
 
+use std::path::Path;
 use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use tether_agent::{ExecError, TurnOutcome, TurnRequest};
+use tether_config::ExecutorKind;
+use tether_human::tool::RunCell;
+use tokio_util::sync::CancellationToken;
 
 use anyhow::{Context as _, Result, anyhow};
 use tether_agent::{AgentEvent, BuiltinAgent, Executor, TurnObserver};
@@ -13,13 +23,22 @@ use tether_model::{Endpoint, HttpOptions};
 
 use crate::failure::Failure;
 
-/// The drafting agent for `target`, and a description of its model for status lines.
+/// The drafting agent for `target`, and a description of it for status lines; `session` is the
+/// drafting session's directory (its transcripts, and the baseline an agent CLI's MCP server
+/// reads).
 pub fn agent(
     config: &Config,
     ws: &Workspace,
     env: &dyn Env,
     target: PlanTarget,
+    session: &Path,
 ) -> Result<(Arc<dyn Executor>, String)> {
+    if matches!(
+        config.executor.kind,
+        ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi
+    ) {
+        return agent_cli(config, ws, &target, session);
+    }
     let Some(model) = &config.model else {
         return Err(Failure::usage(anyhow!(
             "plan mode drafts goals with the built-in agent, which needs a model: add a [model] \
@@ -36,6 +55,50 @@ pub fn agent(
     let agent = BuiltinAgent::new(client, tools, describe.clone())
         .with_system(tether_core::prompts::drafting::SYSTEM);
     Ok((Arc::new(agent), describe))
+}
+
+/// An agent CLI drafting in its read-only mode, writing the plan through `tether mcp
+/// --drafting`.
+fn agent_cli(
+    config: &Config,
+    ws: &Workspace,
+    target: &PlanTarget,
+    session: &Path,
+) -> Result<(Arc<dyn Executor>, String)> {
+    target
+        .baseline
+        .save(session)
+        .context("saving the plan's baseline for the drafting agent")?;
+    let extra = vec!["--drafting".to_owned(), session.display().to_string()];
+    let inner = crate::executor::agent_cli(config, ws, &RunCell::default(), extra)?;
+    let describe = inner.describe();
+    let agent = Preamble {
+        inner,
+        text: tether_core::prompts::drafting::SYSTEM_CLI,
+    };
+    Ok((Arc::new(agent), describe))
+}
+
+/// An agent CLI takes no system prompt of tether's: the drafting instructions open each prompt.
+struct Preamble {
+    inner: Arc<dyn Executor>,
+    text: &'static str,
+}
+
+impl Executor for Preamble {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+
+    fn run_turn<'a>(
+        &'a self,
+        mut request: TurnRequest,
+        observer: &'a dyn TurnObserver,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>> {
+        request.prompt = format!("{}\n\n{}", self.text, request.prompt);
+        self.inner.run_turn(request, observer, cancel)
+    }
 }
 
 /// Shows the drafting agent's tool calls on stderr as they happen, one line each.

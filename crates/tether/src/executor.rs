@@ -58,8 +58,7 @@ pub fn from_config(
                 .without_vars(config.key_vars()),
             ))
         }
-        ExecutorKind::Claude => claude(config, ws, run),
-        ExecutorKind::Codex => codex(config, ws, run),
+        ExecutorKind::Claude | ExecutorKind::Codex => agent_cli(config, ws, run, Vec::new()),
         other => Err(Failure::usage(anyhow!(
             "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \
              [model]) or \"command\"",
@@ -94,35 +93,73 @@ pub fn for_goal_loop(
     }
 }
 
-/// Claude Code, serving it this binary's `tether mcp` for the run in `run`.
-fn claude(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Executor>> {
+/// An agent CLI (Claude Code, Codex, pi), serving it this binary's `tether mcp` for the run in
+/// `run`, with `mcp_extra` added to that server's arguments (plan mode's `--drafting <dir>`).
+pub fn agent_cli(
+    config: &Config,
+    ws: &Workspace,
+    run: &RunCell,
+    mcp_extra: Vec<String>,
+) -> Result<Arc<dyn Executor>> {
+    let agent = match config.executor.kind {
+        ExecutorKind::Claude => Agent::Claude,
+        ExecutorKind::Codex => Agent::Codex,
+        other => {
+            return Err(Failure::usage(anyhow!(
+                "executor kind `{}` is not an agent CLI tether runs",
+                other.as_str()
+            )));
+        }
+    };
     if !config.human.ask_before.is_empty() {
-        tracing::warn!(
-            ask_before = ?config.human.ask_before,
-            "[human] ask_before is enforced for the built-in agent only; Claude Code runs \
-             with --permission-mode acceptEdits and the tools its own settings allow"
-        );
+        warn_ask_before(config, agent);
     }
-    let settings = cli_settings(config, ws, Agent::Claude)?;
-    Ok(Arc::new(ClaudeExecutor::new(settings, run_id(run))))
+    let settings = cli_settings(config, ws, agent, mcp_extra)?;
+    let run = run.clone();
+    let run_id: RunId = Arc::new(move || {
+        run.lock()
+            .ok()
+            .and_then(|cell| cell.as_ref().map(ToString::to_string))
+    });
+    Ok(match agent {
+        Agent::Claude => Arc::new(ClaudeExecutor::new(settings, run_id)),
+        Agent::Codex => Arc::new(CodexExecutor::new(settings, run_id)),
+        Agent::Pi => {
+            return Err(Failure::usage(anyhow!(
+                "executor kind `{}` is not available in this build yet",
+                agent.program()
+            )));
+        }
+    })
 }
 
-/// Codex, serving it this binary's `tether mcp` for the run in `run`.
-fn codex(config: &Config, ws: &Workspace, run: &RunCell) -> Result<Arc<dyn Executor>> {
-    if !config.human.ask_before.is_empty() {
-        tracing::warn!(
-            ask_before = ?config.human.ask_before,
+/// `[human] ask_before` is not enforced for an agent CLI: says so, and what the agent runs
+/// instead.
+fn warn_ask_before(config: &Config, agent: Agent) {
+    let ask_before = &config.human.ask_before;
+    match agent {
+        Agent::Codex => tracing::warn!(
+            ?ask_before,
             "[human] ask_before is enforced for the built-in agent only; `codex exec` has no \
-             per-command hook tether could answer, so Codex runs the commands its \
-             workspace-write sandbox allows without asking"
-        );
+             per-command approval tether could answer, so Codex runs, without asking, every \
+             command its workspace-write sandbox allows"
+        ),
+        Agent::Claude | Agent::Pi => tracing::warn!(
+            ?ask_before,
+            "[human] ask_before is enforced for the built-in agent only; {} runs with the \
+             permissions its own settings give it",
+            agent.title()
+        ),
     }
-    let settings = cli_settings(config, ws, Agent::Codex)?;
-    Ok(Arc::new(CodexExecutor::new(settings, run_id(run))))
 }
 
 /// How `agent` is run, from `[executor]`.
-fn cli_settings(config: &Config, ws: &Workspace, agent: Agent) -> Result<CliSettings> {
+fn cli_settings(
+    config: &Config,
+    ws: &Workspace,
+    agent: Agent,
+    mcp_extra: Vec<String>,
+) -> Result<CliSettings> {
     let tether = std::env::current_exe().with_context(|| {
         format!(
             "finding the tether binary to serve {}'s MCP tools",
@@ -144,16 +181,7 @@ fn cli_settings(config: &Config, ws: &Workspace, agent: Agent) -> Result<CliSett
         tether,
         // The agent must not see the keys tether itself holds.
         env_remove: config.key_vars(),
-    })
-}
-
-/// The run's id, once the loop has put it in `run`.
-fn run_id(run: &RunCell) -> RunId {
-    let run = run.clone();
-    Arc::new(move || {
-        run.lock()
-            .ok()
-            .and_then(|cell| cell.as_ref().map(ToString::to_string))
+        mcp_extra,
     })
 }
 

@@ -28,6 +28,10 @@ pub const TOOLS: [&str; 4] = [
     "mcp__tether__plan_status",
 ];
 
+/// Plan mode's tools (served by `tether mcp --drafting`), allowed in a read-only turn: the plan
+/// file is the one thing a drafting agent may write.
+const PLAN_TOOLS: [&str; 2] = ["mcp__tether__write_plan", "mcp__tether__edit_plan"];
+
 /// Claude Code's tools that change the workspace or run commands, refused in a read-only turn.
 const EDITING: [&str; 5] = ["Edit", "Write", "MultiEdit", "NotebookEdit", "Bash"];
 
@@ -61,11 +65,14 @@ impl ClaudeExecutor {
     /// is allowed without a person there to approve it, and its editing tools are refused
     /// outright; a working turn may edit files (`acceptEdits`).
     fn turn_argv(&self, mcp_config: &Path, access: Access) -> Vec<String> {
-        let tools = TOOLS.join(",");
         let config = mcp_config.display().to_string();
-        let (mode, disallowed) = match access {
-            Access::Work => ("acceptEdits", "AskUserQuestion".to_owned()),
-            Access::ReadOnly => ("default", format!("AskUserQuestion,{}", EDITING.join(","))),
+        let (mode, disallowed, tools) = match access {
+            Access::Work => ("acceptEdits", "AskUserQuestion".to_owned(), TOOLS.join(",")),
+            Access::ReadOnly => (
+                "default",
+                format!("AskUserQuestion,{}", EDITING.join(",")),
+                format!("{},{}", TOOLS.join(","), PLAN_TOOLS.join(",")),
+            ),
         };
         let mut argv = self.cli.argv([
             "-p",

@@ -120,6 +120,8 @@ pub struct CliSettings {
     pub tether: PathBuf,
     /// Variables the CLI starts without (the keys tether holds).
     pub env_remove: Vec<String>,
+    /// Extra arguments of tether's MCP server (`--drafting <dir>` in plan mode).
+    pub mcp_extra: Vec<String>,
 }
 
 /// An agent CLI could not be run, or its turn failed.
@@ -230,12 +232,14 @@ impl Cli {
         (self.run)()
     }
 
-    /// The arguments of tether's MCP server for this run: `mcp [--run <id>] -C <workspace>`.
+    /// The arguments of tether's MCP server for this run: `mcp [--run <id>] [extra] -C
+    /// <workspace>`.
     pub fn mcp_args(&self) -> Vec<String> {
         let mut args = vec!["mcp".to_owned()];
         if let Some(run) = self.run_id() {
             args.extend(["--run".to_owned(), run]);
         }
+        args.extend(self.settings.mcp_extra.iter().cloned());
         args.extend([
             "-C".to_owned(),
             self.settings.workspace.display().to_string(),

@@ -13,6 +13,7 @@ fn executor() -> CodexExecutor {
         workspace: PathBuf::from("/ws"),
         tether: PathBuf::from("/bin/te\"ther"),
         env_remove: Vec::new(),
+        mcp_extra: Vec::new(),
     };
     CodexExecutor::new(settings, Arc::new(|| Some("r-1".to_owned())))
 }

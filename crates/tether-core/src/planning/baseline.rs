@@ -1,10 +1,18 @@
 //! The plan as it was before drafting: what Cancel restores, and what a draft must keep (its
 //! goals, by id or by title, and its log entries).
 
-use tether_plan::{Goal, Plan};
+use std::path::Path;
+
+use tether_plan::{Goal, Plan, PlanDoc};
 
 use super::PlanRef;
 use tether_plan::file::{self as plan_file, PlanFileError};
+
+/// The file a saved baseline's text is kept in.
+const SAVED: &str = "baseline.md";
+
+/// The marker of a saved baseline that had no plan file.
+const SAVED_NONE: &str = "baseline.none";
 
 /// The plan as it was before drafting: restored on cancel, and what a draft must keep.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,18 +27,48 @@ impl Baseline {
     /// Reads the plan file (a missing file is an empty baseline). Fails when the file is not
     /// UTF-8 or has errors (each named with its line): drafting starts from a plan that parses.
     pub fn read(plan: &PlanRef) -> Result<Self, PlanFileError> {
-        let doc = match plan_file::read(&plan.path) {
-            Ok(doc) => doc,
-            Err(PlanFileError::Missing { .. }) => {
-                return Ok(Baseline {
-                    text: None,
-                    ids: Vec::new(),
-                    untitled: Vec::new(),
-                    log: Vec::new(),
-                });
-            }
-            Err(e) => return Err(e),
+        match plan_file::read(&plan.path) {
+            Ok(doc) => Self::of(&doc),
+            Err(PlanFileError::Missing { .. }) => Ok(Self::empty()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Keeps the baseline in `dir` for a drafting agent's MCP server (`tether mcp --drafting
+    /// <dir>`), which checks the agent's writes against it as the built-in agent's tools do.
+    pub fn save(&self, dir: &Path) -> Result<(), PlanFileError> {
+        let io = |cause| PlanFileError::Io {
+            path: dir.to_owned(),
+            cause,
         };
+        std::fs::create_dir_all(dir).map_err(io)?;
+        match &self.text {
+            Some(text) => plan_file::write(&dir.join(SAVED), text),
+            None => std::fs::write(dir.join(SAVED_NONE), "").map_err(io),
+        }
+    }
+
+    /// The baseline [`save`](Self::save)d in `dir`.
+    pub fn load(dir: &Path) -> Result<Self, PlanFileError> {
+        match plan_file::read(&dir.join(SAVED)) {
+            Ok(doc) => Self::of(&doc),
+            Err(PlanFileError::Missing { .. }) if dir.join(SAVED_NONE).is_file() => {
+                Ok(Self::empty())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn empty() -> Self {
+        Baseline {
+            text: None,
+            ids: Vec::new(),
+            untitled: Vec::new(),
+            log: Vec::new(),
+        }
+    }
+
+    fn of(doc: &PlanDoc) -> Result<Self, PlanFileError> {
         doc.check().map_err(tether_plan::PatchError::from)?;
         let plan = doc.plan();
         Ok(Baseline {

@@ -29,7 +29,7 @@ pub use approve::{Approved, Prepared, Selection};
 pub use baseline::Baseline;
 pub use contracts::{ContractState, GoalContract, contract_states};
 pub use draft::{Draft, DraftError, Drafter};
-pub use plan_tools::{PlanTarget, drafting_tools};
+pub use plan_tools::{PlanTarget, drafting_tools, plan_tools};
 
 /// The plan file of a workspace: where it is, and the name the store files its approvals and
 /// verdicts under.

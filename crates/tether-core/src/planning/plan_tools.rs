@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tether_plan::PlanDoc;
 use tether_tools::{
-    FatalToolError, SetupError, ToolContext, ToolOutput, ToolSet, ToolSpec, TypedTool,
+    FatalToolError, SetupError, Tool, ToolContext, ToolOutput, ToolSet, ToolSpec, TypedTool,
 };
 
 use super::PlanRef;
@@ -167,13 +167,9 @@ impl EditPlan {
     }
 }
 
-/// The names of the workspace tools that change files or run commands, refused in plan mode.
-const WITHHELD: [&str; 3] = ["write", "edit", "bash"];
-
-/// The drafting agent's tools over the workspace at `root`: the read-only workspace tools and
-/// the plan tools writing only `target`'s plan file; the write tools are withheld, with a
-/// message naming the plan tools.
-pub fn drafting_tools(root: &std::path::Path, target: PlanTarget) -> Result<ToolSet, SetupError> {
+/// `write_plan` and `edit_plan` over `target`'s plan file: the only writes of plan mode, for
+/// the built-in drafting agent and, served by `tether mcp --drafting`, for an agent CLI.
+pub fn plan_tools(target: PlanTarget) -> Vec<Arc<dyn Tool>> {
     let name = target.plan.key.clone();
     let target = Arc::new(target);
     let write = ToolSpec::object(
@@ -200,12 +196,27 @@ pub fn drafting_tools(root: &std::path::Path, target: PlanTarget) -> Result<Tool
         }),
         &["old_text", "new_text"],
     );
-    let mut set = ToolSet::read_only(root)?
-        .with(Arc::new(WritePlan {
+    vec![
+        Arc::new(WritePlan {
             target: Arc::clone(&target),
             spec: write,
-        }))?
-        .with(Arc::new(EditPlan { target, spec: edit }))?;
+        }),
+        Arc::new(EditPlan { target, spec: edit }),
+    ]
+}
+
+/// The names of the workspace tools that change files or run commands, refused in plan mode.
+const WITHHELD: [&str; 3] = ["write", "edit", "bash"];
+
+/// The drafting agent's tools over the workspace at `root`: the read-only workspace tools and
+/// the plan tools writing only `target`'s plan file; the write tools are withheld, with a
+/// message naming the plan tools.
+pub fn drafting_tools(root: &std::path::Path, target: PlanTarget) -> Result<ToolSet, SetupError> {
+    let name = target.plan.key.clone();
+    let mut set = ToolSet::read_only(root)?;
+    for tool in plan_tools(target) {
+        set = set.with(tool)?;
+    }
     for tool in WITHHELD {
         let message = format!(
             "`{tool}` is not available while goals are drafted: the repository is read-only in \

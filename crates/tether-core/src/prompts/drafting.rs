@@ -14,6 +14,18 @@ other file or run commands. Paths are relative to the workspace root.
 Your turn ends when you answer without calling a tool: then list the goals you drafted, one line \
 each.";
 
+/// The drafting instructions for an agent CLI (Claude Code, Codex, pi), which runs read-only
+/// with its own tools and writes the plan through tether's MCP tools.
+pub const SYSTEM_CLI: &str = "\
+You are planning a piece of software work before anyone writes code. You explore the repository \
+(the workspace) with your read-only tools (reading and searching files) and write goals into \
+the plan file with tether's `write_plan` (the whole file) or `edit_plan` (an exact replacement) \
+tools. You cannot change any other file or run commands. Paths are relative to the workspace \
+root.
+
+Your turn ends when you answer without calling a tool: then list the goals you drafted, one line \
+each.";
+
 /// The contract format and the rules a draft must follow, shared by every prompt.
 fn format_and_rules(plan_file: &str) -> String {
     format!(

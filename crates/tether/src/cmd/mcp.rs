@@ -6,8 +6,12 @@
 
 use std::time::Duration;
 
-use anyhow::Result;
-use tether_mcp::{Options, TetherMcp};
+use std::path::Path;
+
+use anyhow::{Context as _, Result, anyhow};
+use tether_config::Config;
+use tether_core::planning::{Baseline, PlanRef, PlanTarget, plan_tools};
+use tether_mcp::{ExtraTools, Options, TetherMcp};
 use tether_store::RunId;
 
 use super::Ctx;
@@ -38,11 +42,16 @@ pub fn run(ctx: &mut Ctx<'_>, args: &McpArgs) -> Result<Exit> {
             Err(e.to_string())
         }
     };
+    let extra = match &args.drafting {
+        Some(dir) => drafting_tools(ctx, config.as_ref().ok(), dir)?,
+        None => ExtraTools::default(),
+    };
     let server = TetherMcp::new(Options {
         workspace: ctx.ws.clone(),
         config,
         run,
         progress_every: Duration::from_millis(args.progress_ms.max(1)),
+        extra,
     });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -52,6 +61,20 @@ pub fn run(ctx: &mut Ctx<'_>, args: &McpArgs) -> Result<Exit> {
     runtime.shutdown_timeout(Duration::from_millis(100));
     served?;
     Ok(Exit::Done)
+}
+
+/// Plan mode's plan tools over the plan and the baseline saved in `dir` by `tether plan new`. A
+/// session that cannot be read stops the server: the agent CLI then reports that the server
+/// did not start, and the drafting run stops with the fix instead of drafting without them.
+fn drafting_tools(ctx: &Ctx<'_>, config: Option<&Config>, dir: &Path) -> Result<ExtraTools> {
+    let config = config.ok_or_else(|| anyhow!("plan mode needs a tether.toml that loads"))?;
+    let baseline = Baseline::load(dir)
+        .with_context(|| format!("reading the drafting session in {}", dir.display()))?;
+    let target = PlanTarget {
+        plan: PlanRef::new(&ctx.ws, config),
+        baseline,
+    };
+    Ok(ExtraTools(plan_tools(target)))
 }
 
 /// The run named by `--run` or `TETHER_RUN_ID` (if any), or why the id is not one.

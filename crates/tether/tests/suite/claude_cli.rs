@@ -18,7 +18,7 @@ use crate::common::agent_cli::{
 use crate::common::{PATIENCE, model_table, pending_question, run, runtime, text, wait_output};
 
 /// The real `claude` binary; a test without it fails (./test.sh installs it).
-fn claude() -> PathBuf {
+pub(crate) fn claude() -> PathBuf {
     real_cli("TETHER_TEST_CLAUDE", "Claude Code")
 }
 
@@ -31,7 +31,7 @@ fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
 }
 
 /// Writes `dir`'s tether.toml: Claude Code on `server`, then `extra`.
-fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
+pub(crate) fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
     let config_dir = dir.join(".claude-config");
     fs::create_dir_all(&config_dir).unwrap();
     let toml = format!(

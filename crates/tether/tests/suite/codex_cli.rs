@@ -19,19 +19,19 @@ use crate::common::agent_cli::{
 use crate::common::{PATIENCE, model_table, pending_question, run, text, wait_output};
 
 /// The real `codex` binary; a test without it fails (./test.sh installs it).
-fn codex() -> PathBuf {
+pub(crate) fn codex() -> PathBuf {
     real_cli("TETHER_TEST_CODEX", "the Codex CLI")
 }
 
 /// A workspace whose tether.toml runs Codex on a fake model server, with Codex's own home (its
 /// configuration: the fake provider) in a directory of its own, outside the workspace.
-struct Workspace {
+pub(crate) struct Workspace {
     dir: tempfile::TempDir,
-    home: tempfile::TempDir,
+    pub(crate) home: tempfile::TempDir,
 }
 
 impl Workspace {
-    fn new(server: &FakeModelServer, extra: &str) -> Self {
+    pub(crate) fn new(server: &FakeModelServer, extra: &str) -> Self {
         let ws = Workspace {
             dir: tempfile::tempdir().unwrap(),
             home: tempfile::tempdir().unwrap(),
@@ -40,7 +40,7 @@ impl Workspace {
         ws
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
@@ -329,114 +329,4 @@ fn a_goal_loop_with_codex_signs_off_through_complete_goal_over_mcp() {
     );
     let tools: Vec<String> = tool_calls(ws.path()).into_iter().map(|(t, _)| t).collect();
     assert_eq!(tools, ["shell", "complete_goal"]);
-}
-
-fn ralph_once(dir: &Path) -> std::process::Output {
-    run(
-        dir,
-        &[
-            "ralph",
-            "Hi.",
-            "--completion-promise",
-            "DONE",
-            "--max-iterations",
-            "1",
-        ],
-    )
-}
-
-#[test]
-fn a_missing_codex_stops_the_run_with_the_fix() {
-    let dir = tempfile::tempdir().unwrap();
-    let toml = "[executor]\nkind = \"codex\"\nprogram = \"/nonexistent/codex\"\n";
-    fs::write(dir.path().join("tether.toml"), toml).unwrap();
-    let out = ralph_once(dir.path());
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    assert!(
-        all.contains("Codex does not run: `/nonexistent/codex --version` could not start")
-            && all.contains("npm install -g @openai/codex"),
-        "{all}"
-    );
-}
-
-/// tether's MCP server not starting (played by the real Codex told, last, to start a program
-/// that does not exist) is reported by Codex on stderr only; the run stops at once with the fix
-/// instead of running the agent without tether's tools.
-#[test]
-fn an_mcp_server_that_cannot_start_stops_the_run_with_the_fix() {
-    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
-        Turn::text("Working without tools. <promise>DONE</promise>")
-    }));
-    let ws = Workspace::new(&server, "");
-    let wrapper = ws.home.path().join("codex-broken-mcp");
-    fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\nexec {:?} \"$@\" -c 'mcp_servers.tether.command=\"/nonexistent/tether\"'\n",
-            codex().display().to_string()
-        ),
-    )
-    .unwrap();
-    fs::set_permissions(
-        &wrapper,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    let toml = fs::read_to_string(ws.path().join("tether.toml")).unwrap();
-    let program = format!("program = {:?}", codex().display().to_string());
-    let broken = format!("program = {:?}", wrapper.display().to_string());
-    fs::write(
-        ws.path().join("tether.toml"),
-        toml.replace(&program, &broken),
-    )
-    .unwrap();
-    let out = ralph_once(ws.path());
-    assert_ne!(out.status.code(), Some(0), "{}", diagnose(ws.path(), &out));
-    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    assert!(
-        all.contains("Codex could not start tether's MCP server")
-            && all.contains("MCP server startup failed")
-            && all.contains("tether doctor"),
-        "{}",
-        diagnose(ws.path(), &out)
-    );
-    assert_ne!(status(ws.path())["status"], "completed");
-}
-
-/// The stance the README documents: in Codex's workspace-write sandbox a command may write in
-/// the workspace, but not elsewhere (here: a directory outside it and outside the temporary
-/// directory), and nobody is asked — the command fails and the model is told so.
-#[test]
-fn a_write_outside_the_workspace_is_refused_unattended() {
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let marker = outside.path().join("ran");
-    let inside = "inside.txt";
-    let command = format!("touch {inside} && touch {}", marker.display());
-    let (_rt, server) = start(Script::from_fn(move |req: &Request| {
-        match req.last_tool_result() {
-            None => Turn::tool("exec_command", json!({"cmd": command})),
-            Some((_, result)) => Turn::text(format!("{result} <promise>DONE</promise>")),
-        }
-    }));
-    let ws = Workspace::new(&server, "");
-    let done = wait_output(ralph(ws.path(), "Run the probe."));
-    assert_eq!(
-        done.status.code(),
-        Some(0),
-        "{}",
-        diagnose(ws.path(), &done)
-    );
-    assert!(ws.path().join(inside).exists(), "the workspace is writable");
-    assert!(
-        !marker.exists(),
-        "a write outside the workspace ran unattended"
-    );
-    let last = server.requests().last().unwrap().raw_body.clone();
-    assert!(
-        last.contains("Permission denied") || last.contains("Read-only"),
-        "{last}"
-    );
-    let calls = tool_calls(ws.path());
-    assert_eq!(calls.len(), 1, "{calls:?}");
 }

@@ -59,12 +59,13 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanNewArgs) -> Result<Exit> {
         plan: plan.clone(),
         baseline: baseline.clone(),
     };
-    let (executor, describe) = crate::drafting::agent(&loaded.config, &ctx.ws, ctx.env, target)?;
     let transcripts = ctx
         .ws
         .state_dir()
         .join("drafts")
         .join(tether_store::now_ms().to_string());
+    let (executor, describe) =
+        crate::drafting::agent(&loaded.config, &ctx.ws, ctx.env, target, &transcripts)?;
     let mut drafter = Drafter::new(executor, plan.clone(), baseline, transcripts, objective);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
