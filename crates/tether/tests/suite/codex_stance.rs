@@ -45,6 +45,21 @@ fn a_missing_codex_stops_the_run_with_the_fix() {
     );
 }
 
+#[test]
+fn ask_before_is_named_as_not_enforced_for_codex() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = "[human]\nask_before = [\"git push\"]\n[executor]\nkind = \"codex\"\n\
+                program = \"/nonexistent/codex\"\n";
+    fs::write(dir.path().join("tether.toml"), toml).unwrap();
+    let out = ralph_once(dir.path());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("ask_before is enforced for the built-in agent only; `codex exec` has no")
+            && stderr.contains("\"git push\""),
+        "{stderr}"
+    );
+}
+
 /// tether's MCP server not starting (played by the real Codex told, last, to start a program
 /// that does not exist) is reported by Codex on stderr only; the run stops at once with the fix
 /// instead of running the agent without tether's tools.
