@@ -6,7 +6,8 @@
 //! promise). The process is spawned by `tether-tools`' [`run_program`], like every child of
 //! tether: in its own process group, so cancelling a turn, a turn outliving its timeout, or a
 //! dropped turn stops everything it started, and whatever it leaves running when it exits is
-//! stopped too.
+//! stopped too. A failed program whose stderr reports a usage or rate limit
+//! ([`crate::cli::limits`]) is a limit the loop waits out, not a failed turn.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,6 +16,7 @@ use futures_util::future::BoxFuture;
 use tether_tools::{ProgramCommand, ShellEnd, run_program};
 use tokio_util::sync::CancellationToken;
 
+use crate::cli::limits;
 use crate::executor::{ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 
 /// How much of the command's stdout is kept as the final message (the tail).
@@ -149,6 +151,9 @@ impl CommandExecutor {
             source,
         })?;
         if run.end != ShellEnd::Exited(0) {
+            if let Some(limit) = limits::recognise(&run.stderr, limits::now_unix()) {
+                return Err(ExecError::UsageLimit(limit));
+            }
             return Err(fail(CommandError::Failed {
                 program,
                 end: run.end,

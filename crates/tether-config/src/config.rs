@@ -284,7 +284,7 @@ impl ExecutorKind {
 }
 
 /// Who does the work (`[executor]`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecutorConfig {
     /// The driver.
     pub kind: ExecutorKind,
@@ -299,4 +299,52 @@ pub struct ExecutorConfig {
     pub env: Vec<(String, String)>,
     /// How long one turn of the agent CLI may take, in seconds (default: a day).
     pub turn_timeout_secs: Option<u64>,
+    /// What the loop does when the agent hits a usage or rate limit.
+    pub on_usage_limit: OnUsageLimit,
+    /// The longest the loop waits out usage limits in a row, in seconds, before it pauses the
+    /// run instead.
+    pub max_usage_wait_secs: u64,
+    /// The first wait for a limit without a reset time, in seconds; it doubles with each limit
+    /// in a row (up to half an hour).
+    pub usage_backoff_secs: u64,
+}
+
+impl ExecutorConfig {
+    /// Default for `executor.max_usage_wait_secs`: a day, longer than a subscription's
+    /// five-hour window.
+    pub const DEFAULT_MAX_USAGE_WAIT_SECS: u64 = 24 * 3600;
+    /// Default for `executor.usage_backoff_secs`.
+    pub const DEFAULT_USAGE_BACKOFF_SECS: u64 = 60;
+}
+
+impl Default for ExecutorConfig {
+    fn default() -> Self {
+        Self {
+            kind: ExecutorKind::default(),
+            command: Vec::new(),
+            program: None,
+            args: Vec::new(),
+            env: Vec::new(),
+            turn_timeout_secs: None,
+            on_usage_limit: OnUsageLimit::default(),
+            max_usage_wait_secs: Self::DEFAULT_MAX_USAGE_WAIT_SECS,
+            usage_backoff_secs: Self::DEFAULT_USAGE_BACKOFF_SECS,
+        }
+    }
+}
+
+/// What the loop does when the agent hits a usage or rate limit (`executor.on_usage_limit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum OnUsageLimit {
+    /// Wait until the limit resets (or back off), then run the same iteration again.
+    #[default]
+    Wait,
+    /// Pause the run with the limit as the reason; `tether resume` continues it.
+    Stop,
+}
+
+impl OnUsageLimit {
+    /// Every choice with its spelling in `tether.toml`.
+    pub const CHOICES: [(&'static str, OnUsageLimit); 2] =
+        [("wait", OnUsageLimit::Wait), ("stop", OnUsageLimit::Stop)];
 }

@@ -52,6 +52,9 @@ pub(crate) const EXECUTOR: &[&str] = &[
     "args",
     "env",
     "turn_timeout_secs",
+    "on_usage_limit",
+    "max_usage_wait_secs",
+    "usage_backoff_secs",
 ];
 
 /// Keys of `[server]`: recognised so that `listen` is refused with a reason (the dashboard is

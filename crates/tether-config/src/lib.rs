@@ -45,7 +45,7 @@ mod workspace;
 
 pub use config::{
     Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, LoopConfig,
-    ZulipConfig,
+    OnUsageLimit, ZulipConfig,
 };
 pub use env::{Env, MapEnv, ProcessEnv};
 pub use error::{ConfigError, Problem};

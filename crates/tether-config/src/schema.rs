@@ -320,6 +320,15 @@ fn read_executor(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
         (_, _, None) => {}
     }
     read_agent_cli(r, t, out);
+    if let Some(choice) = r.choice(t, "on_usage_limit", &crate::OnUsageLimit::CHOICES) {
+        out.on_usage_limit = choice;
+    }
+    if let Some(secs) = r.int(t, "max_usage_wait_secs", 60, 30 * 24 * 3600) {
+        out.max_usage_wait_secs = secs;
+    }
+    if let Some(secs) = r.int(t, "usage_backoff_secs", 1, 3600) {
+        out.usage_backoff_secs = secs;
+    }
 }
 
 /// `program`, `args`, `env` and `turn_timeout_secs`: the settings of an agent CLI kind.

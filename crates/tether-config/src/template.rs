@@ -94,6 +94,14 @@ kind = "builtin"
 # env = { ANTHROPIC_MODEL = "sonnet" }
 # Only for an agent CLI: how long one turn may take, in seconds (default 86400).
 # turn_timeout_secs = 86400
+# When the agent hits a usage or rate limit: "wait" (until it resets, or with backoff, then
+# run the same iteration again) | "stop" (pause the run; `tether resume` continues it).
+on_usage_limit = "wait"
+# The longest to wait out usage limits in a row, in seconds (60..2592000); then the run pauses.
+max_usage_wait_secs = 86400
+# The first wait, in seconds (1..3600), when the agent did not say when the limit resets; it
+# doubles with each limit in a row, up to half an hour.
+usage_backoff_secs = 60
 "#;
 
 #[cfg(test)]

@@ -120,6 +120,7 @@ fn builtin_agent_loop() {
         journal: journal.clone(),
         executor: Arc::new(agent),
         human: Desk::from_config(&Config::default(), &ws, journal, Console::Absent),
+        usage: tether_core::looping::UsageWaits::default(),
     };
     let rt = runtime();
     let started = Instant::now();
@@ -175,6 +176,7 @@ fn prompt_bytes_shared() {
             journal: journal.clone(),
             executor: Arc::new(agent),
             human: Desk::from_config(&Config::default(), &ws, journal, Console::Absent),
+            usage: tether_core::looping::UsageWaits::default(),
         };
         let before = server.request_count();
         rt.block_on(ralph::start(
@@ -221,6 +223,7 @@ fn main() {
         journal: journal.clone(),
         executor: exec.clone(),
         human: Desk::from_config(&Config::default(), &ws, journal, Console::Absent),
+        usage: tether_core::looping::UsageWaits::default(),
     };
     let spec = spec(ITERATIONS);
     let runtime = runtime();

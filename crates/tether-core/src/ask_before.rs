@@ -23,11 +23,24 @@ use tether_plan::file::PlanFileError;
 use tether_store::{NewQuestion, RunCell};
 use tether_tools::ToolContext;
 use tether_tools::gate::{CommandGate, Verdict, check};
+use tokio_util::sync::CancellationToken;
 
 /// How much of a command is quoted in the question.
 const SHOWN_CHARS: usize = 300;
 
-/// tether's `ask_before` gate for one run's built-in agent.
+/// What the gate decided about a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// It starts with no `ask_before` prefix: nothing to ask.
+    Clear,
+    /// It was held, and a human said yes.
+    Allowed,
+    /// It was held and may not run; the reason is for the model.
+    Refused(String),
+}
+
+/// tether's `ask_before` gate for one run's agent (the built-in agent's `bash`, and Claude
+/// Code's Bash through `tether gate`).
 pub struct AskBeforeGate {
     desk: Desk,
     global: Vec<String>,
@@ -107,10 +120,19 @@ impl AskBeforeGate {
     }
 
     async fn decide(&self, command: &str, ctx: &ToolContext) -> Result<(), String> {
+        match self.judge(command, ctx.cancel_token().clone()).await {
+            Decision::Clear | Decision::Allowed => Ok(()),
+            Decision::Refused(reason) => Err(reason),
+        }
+    }
+
+    /// Whether `command` may run: clear of every `ask_before` prefix, or held and asked about
+    /// until a human answers (or `cancel` fires, which withdraws the question).
+    pub async fn judge(&self, command: &str, cancel: CancellationToken) -> Decision {
         let prefixes = self.prefixes();
         let list: Vec<String> = prefixes.iter().map(|(p, _)| p.clone()).collect();
         let why = match check(command, &list) {
-            Verdict::Clear => return Ok(()),
+            Verdict::Clear => return Decision::Clear,
             Verdict::Matches { command, prefix } => {
                 let source = prefixes
                     .iter()
@@ -126,7 +148,7 @@ impl AskBeforeGate {
         let shown = shorten(command);
         let problems = &self.desk.policy().problems;
         if !problems.is_empty() {
-            return Err(format!(
+            return Decision::Refused(format!(
                 "not run: `{shown}` needs a human's yes first ({why}), and no human can be asked: \
                  {}. Do not run it another way; say in your summary that it is waiting for a \
                  human.",
@@ -148,32 +170,30 @@ impl AskBeforeGate {
             confidence: None,
             thread_id: None,
         };
-        match self
-            .desk
-            .broker()
-            .ask(ask, ctx.cancel_token().clone())
-            .await
-        {
-            Ok(answer) if answer.channel != "timeout" && is_yes(&answer.text) => Ok(()),
-            Ok(answer) => Err(format!(
+        let refused = match self.desk.broker().ask(ask, cancel).await {
+            Ok(answer) if answer.channel != "timeout" && is_yes(&answer.text) => {
+                return Decision::Allowed;
+            }
+            Ok(answer) => format!(
                 "not run: `{shown}` needs a human's yes first ({why}); {} answered \"{}\". Do not \
                  run it another way; if it is still needed, say why in your summary or ask with \
                  ask_human.",
                 answer.responder,
                 answer.text.trim()
-            )),
+            ),
             Err(BrokerError::Cancelled(id)) => {
                 // Not left pending: nobody will run this command when the answer comes.
                 let _ = self.broker_store_cancel(&id);
-                Err(format!(
+                format!(
                     "not run: `{shown}` was waiting for a human's yes ({why}) when the run was \
                      cancelled"
-                ))
+                )
             }
-            Err(err) => Err(format!(
+            Err(err) => format!(
                 "not run: `{shown}` needs a human's yes first ({why}), and asking failed: {err}"
-            )),
-        }
+            ),
+        };
+        Decision::Refused(refused)
     }
 
     fn broker_store_cancel(&self, id: &tether_store::QuestionId) -> Result<bool, String> {

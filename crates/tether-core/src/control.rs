@@ -5,7 +5,9 @@
 //! directly instead, since nobody else will act on a request.
 
 use serde::Serialize;
-use tether_store::{Event, Outcome, Run, RunId, RunStatus, Seq, Store, StoreError, StoredEvent};
+use tether_store::{
+    Event, Outcome, Run, RunId, RunStatus, Seq, Store, StoreError, StoredEvent, UsageLimitWait,
+};
 
 use crate::looping;
 use crate::run_lock::RunLock;
@@ -68,6 +70,8 @@ pub struct RunView {
     pub last_event: Option<StoredEvent>,
     /// The last tool call, if any.
     pub last_tool_call: Option<String>,
+    /// The usage limit of the agent the loop is waiting out, if it is.
+    pub usage_limit: Option<UsageLimitWait>,
     /// Where transcripts are, relative to the workspace.
     pub transcripts: String,
 }
@@ -98,6 +102,7 @@ pub fn view(store: &Store, ws: &Workspace, run: &Run) -> Result<RunView, Control
         created_at_ms: run.created_at_ms,
         last_event: recent.last().cloned(),
         last_tool_call,
+        usage_limit: state.usage_limit.clone(),
         transcripts: ws
             .display(&ws.runs_dir().join(run.id.to_string()))
             .into_owned(),

@@ -153,6 +153,16 @@ pub enum Event {
         /// Who approved it.
         by: String,
     },
+    /// Iteration `n`'s agent hit a usage or rate limit: the loop waits until `until_ms` and
+    /// then runs the same iteration again (not counted as a failure).
+    WaitingForUsageLimit {
+        /// The iteration that will run again.
+        n: u32,
+        /// The agent's own words about the limit.
+        message: String,
+        /// When the loop tries again (ms since the Unix epoch).
+        until_ms: i64,
+    },
     /// The run ended (for now, in the case of `interrupted`).
     RunFinished {
         /// How.
@@ -183,6 +193,7 @@ impl Event {
             Event::RuleFired { .. } => "rule_fired",
             Event::GoalVerdict { .. } => "goal_verdict",
             Event::ContractApproved { .. } => "contract_approved",
+            Event::WaitingForUsageLimit { .. } => "waiting_for_usage_limit",
             Event::RunFinished { .. } => "run_finished",
         }
     }

@@ -82,7 +82,9 @@ pub(crate) fn writes_for(before: &RunState, event: &Event) -> Vec<IterationWrite
         | Event::QuestionAwaited { .. }
         | Event::RuleFired { .. }
         | Event::GoalVerdict { .. }
-        | Event::ContractApproved { .. } => Vec::new(),
+        | Event::ContractApproved { .. }
+        // The iteration stays started: it runs again once the limit is waited out.
+        | Event::WaitingForUsageLimit { .. } => Vec::new(),
     }
 }
 

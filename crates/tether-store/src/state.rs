@@ -25,6 +25,39 @@ pub struct QueuedMessage {
     pub by: String,
 }
 
+/// The loop is waiting out a usage or rate limit of the agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageLimitWait {
+    /// The iteration that runs again after the wait.
+    pub n: u32,
+    /// The agent's own words about the limit.
+    pub message: String,
+    /// When the loop tries again (ms since the Unix epoch).
+    pub until_ms: i64,
+}
+
+impl UsageLimitWait {
+    /// `waiting for usage limit until 14:05:09 UTC (the agent's message)`, for people.
+    pub fn describe(&self) -> String {
+        format!(
+            "waiting for usage limit until {} ({})",
+            utc_clock(self.until_ms),
+            self.message
+        )
+    }
+}
+
+/// The time of day of `ms` (since the Unix epoch) in UTC: `14:05:09 UTC`.
+pub fn utc_clock(ms: i64) -> String {
+    let secs = ms.div_euclid(1000).rem_euclid(86_400);
+    format!(
+        "{:02}:{:02}:{:02} UTC",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
 /// Everything the loop and the status surfaces need to know about a run, derived from its
 /// journal.
 ///
@@ -64,6 +97,9 @@ pub struct RunState {
     pub late_answers: Vec<QuestionId>,
     /// Failed iterations since the last completed one.
     pub consecutive_failures: u32,
+    /// The usage limit the loop is waiting out, until the iteration runs again or the run
+    /// stops.
+    pub usage_limit: Option<UsageLimitWait>,
     /// The seq of the last event folded in.
     pub last_event_seq: Seq,
     /// The type tag of the last event folded in.
@@ -99,6 +135,9 @@ impl RunState {
     /// Folds in one event appended at `seq` and `at_ms`. Pure: same inputs, same state.
     pub fn apply(&mut self, seq: Seq, at_ms: i64, event: &Event) {
         self.note_position(seq, at_ms, event.kind());
+        if self.usage_limit.is_some() && ends_a_usage_wait(event) {
+            self.usage_limit = None;
+        }
         match event {
             Event::RunStarted { kind, spec } => {
                 *self = RunState {
@@ -194,6 +233,17 @@ impl RunState {
                     }
                 }
             }
+            Event::WaitingForUsageLimit {
+                n,
+                message,
+                until_ms,
+            } => {
+                self.usage_limit = Some(UsageLimitWait {
+                    n: *n,
+                    message: message.clone(),
+                    until_ms: *until_ms,
+                });
+            }
             Event::RunFinished { outcome } => {
                 self.in_progress = None;
                 self.pause_requested = None;
@@ -232,6 +282,20 @@ impl RunState {
             RunStatus::WaitingForInput
         }
     }
+}
+
+/// Whether `event` ends a wait for a usage limit: the iteration starting again, or the run
+/// stopping.
+fn ends_a_usage_wait(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::IterationStarted { .. }
+            | Event::IterationCompleted { .. }
+            | Event::IterationFailed { .. }
+            | Event::Paused { .. }
+            | Event::Resumed { .. }
+            | Event::RunFinished { .. }
+    )
 }
 
 #[cfg(test)]

@@ -192,3 +192,51 @@ fn state_survives_a_json_round_trip_and_old_rows_default_missing_fields() {
     assert_eq!(old.status, RunStatus::Paused);
     assert_eq!(old.iteration, 0);
 }
+
+#[test]
+fn a_usage_limit_wait_shows_until_the_iteration_runs_again_and_is_no_failure() {
+    let wait = Event::WaitingForUsageLimit {
+        n: 1,
+        message: "usage limit reached".into(),
+        until_ms: 90_000,
+    };
+    let state = fold(&[started(5), Event::IterationStarted { n: 1 }, wait.clone()]);
+    let expected = UsageLimitWait {
+        n: 1,
+        message: "usage limit reached".into(),
+        until_ms: 90_000,
+    };
+    assert_eq!(state.usage_limit, Some(expected));
+    assert_eq!((state.iteration, state.in_progress), (0, Some(1)));
+    assert_eq!(state.consecutive_failures, 0);
+    assert_eq!(state.status, RunStatus::Running);
+    let again = fold(&[
+        started(5),
+        Event::IterationStarted { n: 1 },
+        wait.clone(),
+        Event::IterationStarted { n: 1 },
+    ]);
+    assert_eq!(again.usage_limit, None);
+    let cancelled = fold(&[
+        started(5),
+        Event::IterationStarted { n: 1 },
+        wait,
+        Event::RunFinished {
+            outcome: Outcome::Cancelled,
+        },
+    ]);
+    assert_eq!(cancelled.usage_limit, None);
+}
+
+#[test]
+fn a_usage_limit_wait_says_until_when_in_utc() {
+    let wait = UsageLimitWait {
+        n: 2,
+        message: "rate limit".into(),
+        until_ms: 1_767_225_600_000 + (14 * 3600 + 5 * 60 + 9) * 1000,
+    };
+    assert_eq!(
+        wait.describe(),
+        "waiting for usage limit until 14:05:09 UTC (rate limit)"
+    );
+}

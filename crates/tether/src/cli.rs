@@ -72,6 +72,11 @@ pub enum Command {
     /// Serve ask_human and plan_status to any MCP client (Claude Code, Codex, pi, …) over
     /// stdio; questions are answered with `tether answer` or on Zulip.
     Mcp(McpArgs),
+    /// A `PreToolUse` hook for an agent CLI (Claude Code): reads the hook's JSON on stdin and,
+    /// when the Bash command starts with an `ask_before` prefix, asks a human and waits; prints
+    /// the hook's decision (allow after a yes, deny otherwise) on stdout.
+    #[command(hide = true)]
+    Gate(GateArgs),
 }
 
 /// `tether plan` and its subcommands.
@@ -144,6 +149,14 @@ pub struct McpArgs {
     /// `tether plan new` for an agent CLI).
     #[arg(long, value_name = "DIR", hide = true)]
     pub drafting: Option<std::path::PathBuf>,
+}
+
+/// Options of `tether gate`.
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// File the question under this run.
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
 }
 
 /// Output formats for `--events`.

@@ -111,7 +111,8 @@ pub fn agent_cli(
             )));
         }
     };
-    if !config.human.ask_before.is_empty() {
+    // Claude Code's Bash goes through this binary's `tether gate` (a PreToolUse hook).
+    if agent != Agent::Claude && !config.human.ask_before.is_empty() {
         warn_ask_before(config, agent);
     }
     let settings = cli_settings(config, ws, agent, mcp_extra)?;
@@ -133,21 +134,20 @@ pub fn agent_cli(
     })
 }
 
-/// `[human] ask_before` is not enforced for an agent CLI: says so, and what the agent runs
-/// instead.
+/// `[human] ask_before` is not enforced for an agent CLI without a gate: says so, and what the
+/// agent runs instead.
 fn warn_ask_before(config: &Config, agent: Agent) {
     let ask_before = &config.human.ask_before;
     match agent {
         Agent::Codex => tracing::warn!(
             ?ask_before,
-            "[human] ask_before is enforced for the built-in agent only; `codex exec` has no \
-             per-command approval tether could answer, so Codex runs, without asking, every \
-             command its workspace-write sandbox allows"
+            "[human] ask_before is not enforced for Codex: tether does not gate its commands, \
+             so Codex runs, without asking, every command its workspace-write sandbox allows"
         ),
         Agent::Claude | Agent::Pi => tracing::warn!(
             ?ask_before,
-            "[human] ask_before is enforced for the built-in agent only; {} runs with the \
-             permissions its own settings give it",
+            "[human] ask_before is not enforced for {}; it runs with the permissions its own \
+             settings give it",
             agent.title()
         ),
     }

@@ -77,6 +77,7 @@ fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
         Command::History(args) => cmd::human::history(&mut ctx, args),
         Command::Goal(args) => cmd::goal::run(&mut ctx, args),
         Command::Mcp(args) => cmd::mcp::run(&mut ctx, args),
+        Command::Gate(args) => cmd::gate::run(&mut ctx, args),
     }?;
     ctx.out.flush()?;
     Ok(exit)

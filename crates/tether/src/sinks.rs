@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use tether_human::visible::one_line;
 use tether_store::EventSink;
-use tether_store::{Event, StoredEvent};
+use tether_store::{Event, StoredEvent, UsageLimitWait};
 
 /// Writes each event as one JSON line to stdout.
 pub struct Jsonl;
@@ -125,6 +125,18 @@ impl EventSink for Progress {
                 }
                 Some(Event::ToolCalled { summary, .. }) => s.last.clone_from(summary),
                 Some(Event::IterationFailed { error, .. }) => s.last = format!("failed: {error}"),
+                Some(Event::WaitingForUsageLimit {
+                    n,
+                    message,
+                    until_ms,
+                }) => {
+                    let wait = UsageLimitWait {
+                        n: *n,
+                        message: message.clone(),
+                        until_ms: *until_ms,
+                    };
+                    s.last = wait.describe();
+                }
                 Some(Event::QuestionAsked { question_id }) => {
                     s.last = format!("waiting for a human: tether answer {question_id} \"…\"");
                     s.waiting += 1;

@@ -10,11 +10,14 @@ use tokio_util::sync::CancellationToken;
 use super::*;
 
 fn tool_called(summary: &str) -> StoredEvent {
-    let event = Event::ToolCalled {
+    stored(Event::ToolCalled {
         n: 1,
         tool: "bash".to_owned(),
         summary: summary.to_owned(),
-    };
+    })
+}
+
+fn stored(event: Event) -> StoredEvent {
     StoredEvent {
         seq: Seq(1),
         run_id: None,
@@ -44,6 +47,22 @@ fn control_characters_in_a_tool_call_are_shown_escaped_on_the_progress_line() {
     let shown = drawn(&screen);
     assert!(!shown.contains(['\x1b', '\r', '\x07', '\n']), "{shown:?}");
     insta::assert_snapshot!(shown, @r"⟲⟳ r-test01 · iteration 0/5 · MM:SS · bash printf '\x1b[2J\x1b]0;owned\x07'\rREAD ME\nsecond line");
+}
+
+#[test]
+fn the_progress_line_says_until_when_a_usage_limit_is_waited_out() {
+    let screen = Captured::default();
+    let progress = Progress::new("r-test01", Some(5), Box::new(screen.clone()));
+    progress.event(&stored(Event::WaitingForUsageLimit {
+        n: 1,
+        message: "rate limited".to_owned(),
+        until_ms: 1_767_225_600_000 + (14 * 3600 + 5 * 60 + 9) * 1000,
+    }));
+    let shown = screen.text().replace("\r\x1b[2K", "⟲");
+    assert!(
+        shown.ends_with("waiting for usage limit until 14:05:09 UTC (rate limited)"),
+        "{shown:?}"
+    );
 }
 
 /// The progress line and the terminal's question card share one screen: once the question is

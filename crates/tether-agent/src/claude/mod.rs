@@ -5,7 +5,10 @@
 //! turn is cancelled). Before it starts, tether writes an MCP configuration next to the turn's
 //! transcript naming its own binary (`tether mcp --run <id> -C <workspace>`), so the agent's
 //! `ask_human`, `complete_goal`, `cancel_goal` and `plan_status` reach this run. The output is
-//! parsed as it arrives ([`stream`]) and kept as the transcript.
+//! parsed as it arrives ([`stream`]) and kept as the transcript. A working turn also gets, as
+//! inline settings (`--settings`, out of reach of the agent's file edits), a `PreToolUse` hook on
+//! Bash running `tether gate --run <id> -C <workspace>` ([`gate_settings`]): `[human]
+//! ask_before` holds a matching command until a human answers.
 
 mod stream;
 
@@ -65,6 +68,7 @@ impl ClaudeExecutor {
     /// is allowed without a person there to approve it, and its editing tools are refused
     /// outright; a working turn may edit files (`acceptEdits`).
     fn turn_argv(&self, mcp_config: &Path, access: Access) -> Vec<String> {
+        let settings = gate_settings(&self.cli);
         let config = mcp_config.display().to_string();
         let (mode, disallowed, tools) = match access {
             Access::Work => ("acceptEdits", "AskUserQuestion".to_owned(), TOOLS.join(",")),
@@ -89,6 +93,9 @@ impl ClaudeExecutor {
             "--mcp-config",
             &config,
         ]);
+        if access == Access::Work {
+            argv.extend(["--settings".to_owned(), settings]);
+        }
         argv.extend(self.cli.settings().args.iter().cloned());
         argv
     }
@@ -165,7 +172,7 @@ impl ClaudeExecutor {
             ShellEnd::TimedOut => return fail(self.cli.timed_out()),
             _ => {}
         }
-        let detail = match seen.finish {
+        let (said, detail) = match seen.finish {
             Some(f) if !f.is_error && run.end == ShellEnd::Exited(0) => {
                 return Ok(TurnOutcome {
                     final_message: f.message,
@@ -174,16 +181,51 @@ impl ClaudeExecutor {
                     output_tokens: f.output_tokens,
                 });
             }
-            Some(f) => format!("{}: {}", f.subtype, f.message),
-            None => format!("no result line; stderr: {}", run.stderr.trim()),
+            Some(f) => (f.message.clone(), format!("{}: {}", f.subtype, f.message)),
+            None => (
+                String::new(),
+                format!("no result line; stderr: {}", run.stderr.trim()),
+            ),
         };
+        // A 429 comes back as `API Error: Request rejected (429) · Rate limit reached`.
         if let Some(limit) =
-            limits::recognise(&format!("{detail}\n{}", run.stderr), limits::now_unix())
+            limits::recognise(&format!("{said}\n{}", run.stderr), limits::now_unix())
         {
             return Err(ExecError::UsageLimit(limit));
         }
         fail(self.cli.failed(run.end, detail))
     }
+}
+
+/// Claude Code settings with a `PreToolUse` hook on Bash that runs `tether gate` for the run,
+/// given as much time as a human needs.
+pub fn gate_settings(cli: &Cli) -> String {
+    let mut gate = vec![
+        cli.settings().tether.display().to_string(),
+        "gate".to_owned(),
+    ];
+    if let Some(run) = cli.run_id() {
+        gate.extend(["--run".to_owned(), run]);
+    }
+    gate.extend([
+        "-C".to_owned(),
+        cli.settings().workspace.display().to_string(),
+    ]);
+    let command: Vec<String> = gate.iter().map(|a| shell_quote(a)).collect();
+    serde_json::json!({"hooks": {"PreToolUse": [{
+        "matcher": "Bash",
+        "hooks": [{
+            "type": "command",
+            "command": command.join(" "),
+            "timeout": TOOL_TIMEOUT.as_secs(),
+        }],
+    }]}})
+    .to_string()
+}
+
+/// `arg` quoted for `sh`.
+fn shell_quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', "'\\''"))
 }
 
 impl Executor for ClaudeExecutor {
@@ -200,3 +242,7 @@ impl Executor for ClaudeExecutor {
         Box::pin(self.turn(request, observer, cancel))
     }
 }
+
+#[cfg(test)]
+#[path = "settings_tests.rs"]
+mod settings_tests;

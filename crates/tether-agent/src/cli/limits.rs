@@ -113,6 +113,21 @@ mod tests {
     }
 
     #[test]
+    fn claude_codes_429_result_is_a_limit() {
+        let limit = recognise(
+            "API Error: Request rejected (429) · Rate limit reached",
+            NOW,
+        );
+        assert_eq!(
+            limit,
+            Some(UsageLimit {
+                message: "API Error: Request rejected (429) · Rate limit reached".into(),
+                retry_after: None,
+            })
+        );
+    }
+
+    #[test]
     fn a_limit_without_a_reset_time_is_still_a_limit() {
         let text = "stream error: exceeded retry limit, last status: 429 Too Many Requests";
         let limit = recognise(text, NOW).unwrap();

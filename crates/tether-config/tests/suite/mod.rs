@@ -15,6 +15,7 @@ mod secrets;
 mod template;
 mod types;
 mod unknown_keys;
+mod usage_limit;
 
 /// The file name problems are labelled with.
 pub const FILE: &str = "tether.toml";

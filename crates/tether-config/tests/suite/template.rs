@@ -73,6 +73,7 @@ fn the_commented_out_examples_are_valid_too() {
     let config = parse(&claude, Path::new("tether.toml"), &MapEnv::new()).unwrap();
     assert_eq!(config.executor.program.as_deref(), Some("claude"));
     assert_eq!(config.executor.turn_timeout_secs, Some(86400));
+    assert_eq!(config.executor.max_usage_wait_secs, 86400);
     let text = without(&text, &["program", "args", "env", "turn_timeout_secs"])
         .replace("kind = \"builtin\"", "kind = \"command\"");
     let config = parse(&text, Path::new("tether.toml"), &MapEnv::new()).unwrap();

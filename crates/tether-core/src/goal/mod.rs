@@ -21,7 +21,7 @@ use tether_store::Rule;
 
 use crate::looping::Stopped;
 
-pub use crate::looping::{Deps, LoopError};
+pub use crate::looping::{Deps, LoopError, UsageWaits};
 pub use rules::RuleSettings;
 pub use run::{resume, start};
 

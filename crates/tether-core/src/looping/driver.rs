@@ -9,19 +9,23 @@
 //!    watcher turning a `tether cancel` from another shell into the turn's cancellation.
 //! 4. **Outcome** — a completed turn is recorded and given to [`LoopKind::after`]; a cancelled
 //!    turn ends the run (cancelled if the store says so, else interrupted); a failed one is
-//!    recorded and counted, and too many in a row end the run.
+//!    recorded and counted, and too many in a row end the run. A turn that hit a usage limit
+//!    is waited out and run again with the same prompt, not counted ([`super::usage`]).
 //!
 //! Every step is a journal event, so a run can be paused, cancelled, killed and resumed; the
 //! store, not the process, says where a run stands.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tether_agent::cli::limits::UsageLimit;
 use tether_agent::{Access, ExecError, TurnRequest};
+use tether_config::OnUsageLimit;
 use tether_store::{Event, Outcome, RunId, RunKind, RunState};
 use tokio_util::sync::CancellationToken;
 
 use super::kind::{At, LoopKind, Next, Stopped, Turn};
 use super::recorder::{Recorder, chain, summary};
+use super::usage;
 use super::{Deps, LoopError, await_interrupted, open_new, reopen, watch_for_cancel};
 use crate::prompts::Feedback;
 
@@ -124,7 +128,7 @@ async fn iterate<K: LoopKind>(
         let n = state.iteration + 1;
         let owed = messages(at, &state, n)?;
         let prompt = kind.prompt(at, n, owed)?;
-        let next = match run_turn(at, n, prompt, &interrupt).await? {
+        let next = match run_turn_waiting(at, n, &prompt, &interrupt).await? {
             Ran::Completed {
                 final_message,
                 tool_calls,
@@ -187,7 +191,7 @@ async fn iterate<K: LoopKind>(
 }
 
 /// The checks at an iteration boundary: a recorded cancel, a pause request, Ctrl+C.
-async fn boundary(
+pub(super) async fn boundary(
     at: At<'_>,
     state: &RunState,
     interrupt: &CancellationToken,
@@ -269,14 +273,49 @@ enum Ran {
     Stopped(Stopped),
 }
 
+/// Iteration `n`'s turn ([`run_turn`]), run again with the same prompt after each usage limit
+/// is waited out; a limit that cannot be waited out pauses the run.
+async fn run_turn_waiting(
+    at: At<'_>,
+    n: u32,
+    prompt: &str,
+    interrupt: &CancellationToken,
+) -> Result<Ran, LoopError> {
+    let waits = &at.deps.usage;
+    let mut waited = std::time::Duration::ZERO;
+    let mut attempt = 0_u32;
+    loop {
+        let limit = match run_turn(at, n, prompt.to_owned(), interrupt).await? {
+            Ok(ran) => return Ok(ran),
+            Err(limit) => limit,
+        };
+        let wait = waits.wait_for(&limit, attempt);
+        if waits.on_limit == OnUsageLimit::Stop || waited.saturating_add(wait) > waits.max_wait {
+            let reason = usage::pause_reason(waits, &limit, wait);
+            at.deps.journal.append(
+                at.run,
+                &Event::Paused {
+                    reason: reason.clone(),
+                },
+            )?;
+            return Ok(Ran::Stopped(Stopped::Paused { reason }));
+        }
+        if let Some(stopped) = usage::wait_out(at, n, &limit, wait, interrupt).await? {
+            return Ok(Ran::Stopped(stopped));
+        }
+        waited = waited.saturating_add(wait);
+        attempt = attempt.saturating_add(1);
+    }
+}
+
 /// Iteration `n`'s turn: recorded as started, watched for `tether cancel`, its tool calls
-/// recorded; a cancelled turn ends the run here.
+/// recorded; a cancelled turn ends the run here. A usage limit is handed back to wait out.
 async fn run_turn(
     at: At<'_>,
     n: u32,
     prompt: String,
     interrupt: &CancellationToken,
-) -> Result<Ran, LoopError> {
+) -> Result<Result<Ran, UsageLimit>, LoopError> {
     let At { deps, run } = at;
     deps.journal.append(run, &Event::IterationStarted { n })?;
     let turn_cancel = interrupt.child_token();
@@ -301,23 +340,25 @@ async fn run_turn(
         .run_turn(request, &recorder, turn_cancel)
         .await;
     watcher.abort();
-    match result {
-        Ok(outcome) => Ok(Ran::Completed {
+    let ran = match result {
+        Ok(outcome) => Ran::Completed {
             final_message: outcome.final_message,
             tool_calls: recorder.tool_calls(),
-        }),
+        },
         Err(ExecError::Cancelled) => {
             // The store is the judge of why: a recorded cancel request wins over Ctrl+C.
             if deps.journal.state(run)?.cancel_requested.is_some() {
                 finish(deps, run, Outcome::Cancelled).await?;
-                return Ok(Ran::Stopped(Stopped::Cancelled));
+                return Ok(Ok(Ran::Stopped(Stopped::Cancelled)));
             }
             finish(deps, run, Outcome::Interrupted).await?;
-            Ok(Ran::Stopped(Stopped::Interrupted))
+            Ran::Stopped(Stopped::Interrupted)
         }
-        Err(e @ ExecError::Setup(_)) => Ok(Ran::CannotRun(chain(&e))),
-        Err(e) => Ok(Ran::Failed(chain(&e))),
-    }
+        Err(ExecError::UsageLimit(limit)) => return Ok(Err(limit)),
+        Err(e @ ExecError::Setup(_)) => Ran::CannotRun(chain(&e)),
+        Err(e) => Ran::Failed(chain(&e)),
+    };
+    Ok(Ok(ran))
 }
 
 /// Records that the run ended with `outcome`, and tells the human side's channels.

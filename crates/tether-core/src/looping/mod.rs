@@ -15,6 +15,7 @@ mod interrupted;
 mod kind;
 mod open;
 mod recorder;
+mod usage;
 
 use std::sync::Arc;
 
@@ -30,6 +31,7 @@ pub use interrupted::{await_interrupted, interrupted_questions};
 pub use kind::{At, Limits, LoopKind, Next, Stopped, Turn};
 pub use open::{lock_path, open_new, reopen};
 pub use recorder::{Recorder, chain, summary};
+pub use usage::UsageWaits;
 
 /// What a loop needs.
 #[derive(Clone)]
@@ -43,4 +45,6 @@ pub struct Deps {
     /// The human side: waits again for the questions a killed run left pending, and hears
     /// that a run ended.
     pub human: Desk,
+    /// How a usage limit of the agent is waited out.
+    pub usage: UsageWaits,
 }

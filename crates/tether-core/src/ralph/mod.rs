@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::looping::{self, At, Limits, LoopKind, Next, Stopped, Turn};
 use crate::prompts::{self, Feedback};
 
-pub use crate::looping::{Deps, LoopError};
+pub use crate::looping::{Deps, LoopError, UsageWaits};
 
 /// The highest `--max-iterations` accepted.
 pub const MAX_ITERATIONS_CEILING: u32 = 20_000;

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
+use tether_agent::cli::limits::UsageLimit;
 use tether_agent::{AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -26,6 +27,8 @@ pub enum Step {
     Work(Act),
     /// Makes no tool call and says "thinking".
     Idle,
+    /// Hits a usage limit (with this reset time, if any) before doing anything.
+    Limit(Option<std::time::Duration>),
 }
 
 /// A `Step::Work` doing `act`.
@@ -68,6 +71,7 @@ enum End {
     Say(&'static str),
     Fail(&'static str),
     Hang(Arc<Notify>),
+    Limit(Option<std::time::Duration>),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -98,6 +102,7 @@ impl Executor for Scripted {
                 Step::Say(text) => (Some(notes()), End::Say(text)),
                 Step::Fail(e) => (Some(notes()), End::Fail(e)),
                 Step::Hang(started) => (Some(notes()), End::Hang(started)),
+                Step::Limit(reset) => (None, End::Limit(reset)),
             };
             let tool_calls = u32::from(call.is_some());
             if let Some((tool, summary)) = call {
@@ -108,6 +113,10 @@ impl Executor for Scripted {
                 });
             }
             match end {
+                End::Limit(retry_after) => Err(ExecError::UsageLimit(UsageLimit {
+                    message: "You've hit your usage limit".into(),
+                    retry_after,
+                })),
                 End::Fail(e) => Err(ExecError::Model(Box::new(Boom(e.into())))),
                 End::Hang(started) => {
                     started.notify_one();

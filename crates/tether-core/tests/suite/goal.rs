@@ -45,6 +45,7 @@ impl Fixture {
             journal: journal.clone(),
             executor: exec,
             human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
+            usage: tether_core::looping::UsageWaits::default(),
         }
     }
     pub(super) fn store(&self) -> Store {

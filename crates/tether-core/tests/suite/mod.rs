@@ -4,3 +4,4 @@ mod goal;
 mod goal_exits;
 mod planning;
 mod ralph;
+mod usage_limit;

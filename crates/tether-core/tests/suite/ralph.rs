@@ -31,6 +31,7 @@ impl Fixture {
             journal: journal.clone(),
             executor: exec,
             human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
+            usage: tether_core::looping::UsageWaits::default(),
         }
     }
     fn kinds(&self, deps: &Deps, run: &tether_store::RunId) -> Vec<String> {

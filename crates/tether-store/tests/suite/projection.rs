@@ -36,7 +36,7 @@ fn event() -> impl Strategy<Value = Event> {
             .prop_map(|(by, reset_budget)| Event::Resumed { by, reset_budget }),
         1 => text().prop_map(|by| Event::CancelRequested { by }),
         2 => (text(), text()).prop_map(|(text, by)| Event::MessageQueued { text, by }),
-        1 => n.prop_map(|n| Event::MessageDelivered { n }),
+        1 => n.clone().prop_map(|n| Event::MessageDelivered { n }),
         2 => question().prop_map(|question_id| Event::QuestionAsked { question_id }),
         2 => (question(), text(), text()).prop_map(|(question_id, channel, responder)| {
             Event::QuestionAnswered { question_id, channel, responder }
@@ -46,6 +46,9 @@ fn event() -> impl Strategy<Value = Event> {
             .prop_map(|(rule, reason)| Event::RuleFired { rule, reason }),
         1 => (text(), prop::sample::select(Verdict::ALL.to_vec()), text())
             .prop_map(|(goal_id, verdict, reason)| Event::GoalVerdict { goal_id, verdict, reason }),
+        1 => (n, text(), 0i64..1_000_000).prop_map(|(n, message, until_ms)| {
+            Event::WaitingForUsageLimit { n, message, until_ms }
+        }),
         1 => prop::sample::select(Outcome::ALL.to_vec())
             .prop_map(|outcome| Event::RunFinished { outcome }),
     ]

@@ -60,6 +60,11 @@ fn one_of_each(question_id: tether_store::QuestionId) -> Vec<Event> {
             contract_hash: "sha256:abc".into(),
             by: "alice".into(),
         },
+        Event::WaitingForUsageLimit {
+            n: 4,
+            message: "Claude AI usage limit reached|1767225600".into(),
+            until_ms: 1_767_225_630_000,
+        },
         Event::CancelRequested { by: "web".into() },
         Event::RunFinished {
             outcome: Outcome::Cancelled,

@@ -73,6 +73,9 @@ fn write_status(out: &mut String, v: &RunView) -> std::fmt::Result {
     if let Some(n) = v.in_progress {
         writeln!(out, "in progress: iteration {n}")?;
     }
+    if let Some(wait) = v.usage_limit.as_ref().filter(|_| !v.orphaned) {
+        writeln!(out, "{}", wait.describe())?;
+    }
     if let Some(e) = &v.last_event {
         let what = match &e.event {
             Some(Event::ToolCalled { summary, .. }) => format!("tool call: {summary}"),
@@ -81,6 +84,14 @@ fn write_status(out: &mut String, v: &RunView) -> std::fmt::Result {
                 format!("iteration completed: {summary}")
             }
             Some(Event::Paused { reason }) => format!("paused: {reason}"),
+            Some(Event::WaitingForUsageLimit {
+                n,
+                message,
+                until_ms,
+            }) => format!(
+                "iteration {n} hit a usage limit, retry at {} ({message})",
+                tether_store::utc_clock(*until_ms)
+            ),
             _ => e.kind.replace('_', " "),
         };
         writeln!(out, "last event: {what} ({})", ago(e.at_ms))?;

@@ -99,6 +99,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
         journal: journal.clone(),
         executor: Arc::new(agent),
         human,
+        usage: tether_core::looping::UsageWaits::default(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

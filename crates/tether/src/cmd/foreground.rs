@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use tether_agent::Executor;
 use tether_config::{Config, Workspace};
-use tether_core::looping::{Deps, LoopError};
+use tether_core::looping::{Deps, LoopError, UsageWaits};
 use tether_human::{Console, Desk};
 use tether_store::Store;
 use tether_store::{EventSink, Journal, RunCell, RunId};
@@ -94,6 +94,7 @@ impl Parts {
             journal,
             executor,
             human,
+            usage: UsageWaits::from_config(&config.executor),
         };
         Ok(Parts { fg, deps })
     }

@@ -4,6 +4,7 @@
 pub mod control;
 pub mod demo;
 pub mod foreground;
+pub mod gate;
 pub mod goal;
 pub mod human;
 pub mod init;

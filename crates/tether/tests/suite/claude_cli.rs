@@ -24,7 +24,7 @@ pub(crate) fn claude() -> PathBuf {
 
 /// A workspace whose tether.toml runs Claude Code on `server`, isolated from the user's own
 /// Claude configuration.
-fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
+pub(crate) fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     configure(dir.path(), server, extra);
     dir
@@ -32,11 +32,17 @@ fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
 
 /// Writes `dir`'s tether.toml: Claude Code on `server`, then `extra`.
 pub(crate) fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
+    configure_with(dir, server, "", extra);
+}
+
+/// Writes `dir`'s tether.toml: Claude Code on `server` with the `[executor]` lines `executor`,
+/// then `extra`.
+pub(crate) fn configure_with(dir: &Path, server: &FakeModelServer, executor: &str, extra: &str) {
     let config_dir = dir.join(".claude-config");
     fs::create_dir_all(&config_dir).unwrap();
     let toml = format!(
         "[executor]\nkind = \"claude\"\nprogram = {program:?}\nturn_timeout_secs = 600\n\
-         [executor.env]\nANTHROPIC_BASE_URL = {base:?}\nANTHROPIC_API_KEY = \"sk-fake\"\n\
+         {executor}[executor.env]\nANTHROPIC_BASE_URL = {base:?}\nANTHROPIC_API_KEY = \"sk-fake\"\n\
          CLAUDE_CONFIG_DIR = {config:?}\nCLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = \"1\"\n\
          DISABLE_AUTOUPDATER = \"1\"\nDISABLE_TELEMETRY = \"1\"\n{extra}",
         program = claude().display().to_string(),

@@ -44,6 +44,17 @@ impl Workspace {
         self.dir.path()
     }
 
+    /// Sets `line` (`key = value`) in tether.toml's `[executor]`.
+    pub(crate) fn executor_setting(&self, line: &str) {
+        let path = self.path().join("tether.toml");
+        let toml = fs::read_to_string(&path).unwrap();
+        fs::write(
+            &path,
+            toml.replacen("[executor]\n", &format!("[executor]\n{line}\n"), 1),
+        )
+        .unwrap();
+    }
+
     /// Writes Codex's config.toml (the fake provider, no retries) and tether.toml (Codex on
     /// it, then `extra`).
     fn configure(&self, server: &FakeModelServer, extra: &str) {
@@ -228,32 +239,66 @@ fn a_loop_killed_mid_iteration_resumes_and_finishes() {
 }
 
 #[test]
-fn a_usage_limit_is_recognised_and_the_next_iteration_goes_on() {
+fn a_usage_limit_is_waited_out_then_the_iteration_succeeds_without_a_failure() {
     let (_rt, server) = start(Script::from_fn(|_req: &Request| {
         Turn::text("Done now. <promise>DONE</promise>")
     }));
-    server.fault_next(1, tether_testkit::Fault::rate_limited("1"));
+    // Codex's own retries are off (config.toml), so the 429 fails its turn at once.
+    server.fault_next(1, tether_testkit::Fault::RateLimited { retry_after: None });
     let ws = Workspace::new(&server, "");
-    let done = wait_output(ralph(ws.path(), "Write the notes."));
-    assert_eq!(
-        done.status.code(),
-        Some(0),
-        "{}",
-        diagnose(ws.path(), &done)
-    );
-    let failures: Vec<String> = crate::common::agent_cli::events(ws.path())
-        .into_iter()
-        .filter_map(|e| match e {
-            tether_store::Event::IterationFailed { error, .. } => Some(error),
-            _ => None,
-        })
+    ws.executor_setting("usage_backoff_secs = 1");
+    let out = crate::common::cmd(
+        ws.path(),
+        &[
+            "ralph",
+            "Write the notes.",
+            "--completion-promise",
+            "DONE",
+            "--max-iterations",
+            "3",
+            "--events",
+            "jsonl",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", diagnose(ws.path(), &out));
+    let events: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(failures.len(), 1, "{failures:?}");
-    assert!(
-        failures[0].contains("the agent hit a usage limit"),
-        "{failures:?}"
+    let types: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"]["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "run_started",
+            "iteration_started",
+            "waiting_for_usage_limit",
+            "iteration_started",
+            "iteration_completed",
+            "run_finished"
+        ],
+        "{}",
+        text(&out.stdout)
     );
-    assert_eq!(status(ws.path())["status"], "completed");
+    let wait = &events[2]["event"];
+    assert_eq!(wait["n"], 1);
+    assert!(
+        wait["message"]
+            .as_str()
+            .unwrap()
+            .contains("429 Too Many Requests"),
+        "{wait}"
+    );
+    let done = status(ws.path());
+    assert_eq!(
+        (done["status"].as_str(), done["iteration"].as_u64()),
+        (Some("completed"), Some(1))
+    );
+    assert_eq!(server.request_count(), 2);
 }
 
 const PLAN: &str = "# Plan: numbers

@@ -54,7 +54,7 @@ fn ask_before_is_named_as_not_enforced_for_codex() {
     let out = ralph_once(dir.path());
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("ask_before is enforced for the built-in agent only; `codex exec` has no")
+        stderr.contains("ask_before is not enforced for Codex: tether does not gate its commands")
             && stderr.contains("\"git push\""),
         "{stderr}"
     );

@@ -1,7 +1,9 @@
 mod adversarial;
 mod ask_cli;
 mod claude_cli;
+mod claude_gate;
 mod claude_health;
+mod claude_resume;
 mod cli;
 mod cli_errors;
 mod codex_cli;
@@ -25,3 +27,4 @@ mod ralph_model;
 mod ralph_say;
 mod resume_human;
 mod secrets;
+mod usage_limit_cli;
