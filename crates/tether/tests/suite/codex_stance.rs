@@ -1,8 +1,8 @@
 //! `[executor] kind = "codex"`: what the agent may do unattended and when it cannot run — the
 //! real Codex CLI (installed by ./test.sh) against the fake model server: its workspace-write
 //! sandbox refuses a write outside the workspace, plan mode drafts in its read-only sandbox
-//! writing the plan only through tether's tool, and a missing CLI or an MCP server that cannot
-//! start stops the run with the fix.
+//! writing the plan only through tether's tool, the turn timeout kills its whole process group,
+//! and a missing CLI or an MCP server that cannot start stops the run with the fix.
 
 use std::fs;
 use std::path::Path;
@@ -10,10 +10,11 @@ use std::path::Path;
 use serde_json::json;
 use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
+use tether_testkit::wait_until;
 
-use crate::common::agent_cli::{diagnose, ralph, start, status, tool_calls};
-use crate::common::{run, text, wait_output};
-use crate::suite::codex_cli::{Workspace, codex};
+use crate::common::agent_cli::{diagnose, processes_in, ralph, start, status, tool_calls};
+use crate::common::{PATIENCE, pending_question, run, text, wait_output};
+use crate::suite::codex_cli::{Workspace, asks_until, codex};
 use crate::suite::plan_cli::{EXISTING, drafted, results};
 
 fn ralph_once(dir: &Path) -> std::process::Output {
@@ -178,4 +179,51 @@ fn codex_drafts_read_only_and_writes_the_plan_through_tether() {
     let first = server.requests()[0].raw_body.clone();
     assert!(first.contains("\"write_plan\""), "{first}");
     assert!(first.contains("write goals into the plan file with tether's"));
+}
+
+/// The turn timeout kills Codex's whole process group — Codex and the `tether mcp` it started,
+/// still waiting on a question — and the iteration fails saying so.
+#[test]
+fn the_turn_timeout_kills_codex_and_its_mcp_server() {
+    let (_rt, server) = start(asks_until("never answered"));
+    let ws = Workspace::new(&server, "");
+    let toml = fs::read_to_string(ws.path().join("tether.toml")).unwrap();
+    let toml = toml.replace("turn_timeout_secs = 600", "turn_timeout_secs = 2");
+    fs::write(ws.path().join("tether.toml"), toml).unwrap();
+    let loop_ = crate::common::spawn(
+        ws.path(),
+        &[
+            "ralph",
+            "Ask and wait.",
+            "--completion-promise",
+            "DONE",
+            "--max-iterations",
+            "1",
+        ],
+    );
+    pending_question(ws.path());
+    let done = wait_output(loop_);
+    assert_ne!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(ws.path(), &done)
+    );
+    let failures: Vec<String> = crate::common::agent_cli::events(ws.path())
+        .into_iter()
+        .filter_map(|e| match e {
+            tether_store::Event::IterationFailed { error, .. } => Some(error),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        failures
+            .iter()
+            .any(|f| f.contains("Codex ran longer than 2 s and was killed")),
+        "{failures:?}"
+    );
+    wait_until("codex and its MCP server to be gone", PATIENCE, || {
+        processes_in(ws.path()).is_empty().then_some(())
+    })
+    .unwrap();
 }
