@@ -13,9 +13,14 @@
 #   (npm `node@22`) next to it when the machine's Node is older: Claude Code's current releases
 #   need Node 22 to install (with an older one npm silently picks an old release);
 # - the real Codex CLI (npm `@openai/codex`, plain npm: its native binary comes as an optional
-#   dependency from the same registry) under target/npm-cli/codex.
+#   dependency from the same registry) under target/npm-cli/codex;
+# - the real pi coding agent (npm `@earendil-works/pi-coding-agent`) under target/npm-cli/pi,
+#   unpacked with `npm pack` (a plain install fails where the registry lacks one of its
+#   dependencies; its command is self-contained but for jiti, installed beside it) and run by
+#   Node 22 through bin/pi.
 # Then runs `cargo test --workspace --locked` with PYTHON naming that environment's interpreter,
-# TETHER_TEST_CLAUDE the Claude Code binary and TETHER_TEST_CODEX the Codex binary.
+# TETHER_TEST_CLAUDE the Claude Code binary, TETHER_TEST_CODEX the Codex one and TETHER_TEST_PI
+# the pi one.
 # Formatting and lints are not part of it: `.ci/run` checks them before calling this script.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -106,12 +111,35 @@ codex_cli() {
   fi
 }
 
+# pi: the package unpacked into $npm_cli/pi/package and bin/pi running its bundled command with
+# Node 22 (a machine's Node 20 would make npm pick an old release, and pi 1.x needs 22); beside
+# it the one dependency the bundle loads at run time, jiti (extensions: tether's ask_before gate).
+pi_cli() {
+  local dir="$npm_cli/pi"
+  pi="$dir/bin/pi"
+  if ! "$pi" --version >/dev/null 2>&1 || [ ! -d "$dir/node_modules/jiti" ]; then
+    local bin jiti
+    bin="$(cd "$(node_bin_dir)" && pwd)"
+    say "installing pi (npm pack @earendil-works/pi-coding-agent) into $dir"
+    rm -rf "$dir"
+    mkdir -p "$dir/bin"
+    (cd "$dir" && PATH="$bin:$PATH" npm pack --silent @earendil-works/pi-coding-agent >/dev/null \
+      && tar xzf earendil-works-pi-coding-agent-*.tgz && rm earendil-works-pi-coding-agent-*.tgz)
+    jiti="$("$bin/node" -p "require('$dir/package/package.json').dependencies.jiti")"
+    PATH="$bin:$PATH" npm install --silent --no-audit --no-fund --prefix "$dir" "jiti@$jiti" >&2
+    printf '#!/bin/sh\nexec "%s/node" "%s/package/dist/bundle/cli.js" "$@"\n' "$bin" "$dir" >"$pi"
+    chmod +x "$pi"
+    "$pi" --version >/dev/null
+  fi
+}
+
 system_packages
 python_venv
 mcp_sdk
 npm_cli="$(mkdir -p "$target/npm-cli" && cd "$target/npm-cli" && pwd)"
 claude_cli
 codex_cli
+pi_cli
 
 PYTHON="$(cd "$(dirname "$py")" && pwd)/$(basename "$py")"
 export PYTHON
@@ -119,5 +147,7 @@ TETHER_TEST_CLAUDE="$claude"
 export TETHER_TEST_CLAUDE
 TETHER_TEST_CODEX="$codex"
 export TETHER_TEST_CODEX
+TETHER_TEST_PI="$pi"
+export TETHER_TEST_PI
 [ $# -gt 0 ] || set -- --workspace
 exec cargo test --locked "$@"

@@ -12,6 +12,8 @@
 //! - [`ClaudeExecutor`]: Claude Code (`claude -p`) per turn, its stream-json output turned into
 //!   tether's events, tether's own tools served to it over MCP by `tether mcp`.
 //! - [`CodexExecutor`]: the Codex CLI (`codex exec --json`) per turn, the same way.
+//! - [`PiExecutor`]: the pi coding agent (`pi --mode json -p`) per turn, the same way, with a
+//!   per-run pi agent directory carrying tether's MCP server.
 //!
 //! What the agent-CLI executors share — settings, the version check, MCP wiring, the JSON-lines
 //! reader, usage-limit recognition — is in [`cli`], so each CLI is only its own command line
@@ -26,6 +28,7 @@ pub mod cli;
 mod codex;
 mod command;
 mod executor;
+mod pi;
 pub mod prompts;
 
 pub use builtin::{BuiltinAgent, DEFAULT_MAX_STEPS};
@@ -36,3 +39,4 @@ pub use command::{CommandError, CommandExecutor};
 pub use executor::{
     Access, AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
 };
+pub use pi::{PiExecutor, READ_ONLY_TOOLS as PI_READ_ONLY_TOOLS};

@@ -18,6 +18,7 @@ const MAX_RECORDED: u64 = 64;
 #[derive(Debug)]
 pub struct RunLock {
     _lock: Flock<File>,
+    previous: u32,
 }
 
 /// The lock could not be taken.
@@ -75,11 +76,16 @@ impl RunLock {
         for attempt in 0..5 {
             match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
                 Ok(mut lock) => {
+                    let previous = recorded_pid(&mut lock);
+                    lock.rewind().map_err(io)?;
                     lock.set_len(0).map_err(io)?;
                     lock.rewind().map_err(io)?;
                     write!(lock, "{}", std::process::id()).map_err(io)?;
                     lock.flush().map_err(io)?;
-                    return Ok(RunLock { _lock: lock });
+                    return Ok(RunLock {
+                        _lock: lock,
+                        previous,
+                    });
                 }
                 Err((f, _)) if attempt < 4 => {
                     file = f;
@@ -93,6 +99,13 @@ impl RunLock {
             }
         }
         Err(LockError::Held { pid: 0 })
+    }
+
+    /// The pid the lock file recorded before this process took it: the last process that drove
+    /// the run (0 when none was recorded). When a run is taken up again after its driver was
+    /// killed, what that driver left running is found by this pid.
+    pub fn previous(&self) -> u32 {
+        self.previous
     }
 
     /// The pid of the live process holding the lock at `path`, if one does. Probes with a shared

@@ -65,6 +65,7 @@ mod args;
 mod error;
 pub mod gate;
 mod glob;
+pub mod leftovers;
 mod options;
 mod output;
 pub mod process;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context as _, Result, anyhow};
 use tether_agent::{
     Agent, BuiltinAgent, ClaudeExecutor, CliSettings, CodexExecutor, CommandExecutor, Executor,
-    RunId,
+    PiExecutor, RunId,
 };
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
@@ -58,12 +58,9 @@ pub fn from_config(
                 .without_vars(config.key_vars()),
             ))
         }
-        ExecutorKind::Claude | ExecutorKind::Codex => agent_cli(config, ws, run, Vec::new()),
-        other => Err(Failure::usage(anyhow!(
-            "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \
-             [model]) or \"command\"",
-            other.as_str()
-        ))),
+        ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi => {
+            agent_cli(config, ws, run, Vec::new())
+        }
     }
 }
 
@@ -104,6 +101,7 @@ pub fn agent_cli(
     let agent = match config.executor.kind {
         ExecutorKind::Claude => Agent::Claude,
         ExecutorKind::Codex => Agent::Codex,
+        ExecutorKind::Pi => Agent::Pi,
         other => {
             return Err(Failure::usage(anyhow!(
                 "executor kind `{}` is not an agent CLI tether runs",
@@ -111,9 +109,14 @@ pub fn agent_cli(
             )));
         }
     };
-    // Claude Code's Bash goes through this binary's `tether gate` (a PreToolUse hook).
-    if agent != Agent::Claude && !config.human.ask_before.is_empty() {
-        warn_ask_before(config, agent);
+    // Claude Code's Bash goes through this binary's `tether gate` (a PreToolUse hook), and so
+    // does pi's (an extension's tool_call handler); nothing gates Codex's commands.
+    if agent == Agent::Codex && !config.human.ask_before.is_empty() {
+        tracing::warn!(
+            ask_before = ?config.human.ask_before,
+            "[human] ask_before is not enforced for Codex: tether does not gate its commands, \
+             so Codex runs, without asking, every command its workspace-write sandbox allows"
+        );
     }
     let settings = cli_settings(config, ws, agent, mcp_extra)?;
     let run = run.clone();
@@ -125,32 +128,8 @@ pub fn agent_cli(
     Ok(match agent {
         Agent::Claude => Arc::new(ClaudeExecutor::new(settings, run_id)),
         Agent::Codex => Arc::new(CodexExecutor::new(settings, run_id)),
-        Agent::Pi => {
-            return Err(Failure::usage(anyhow!(
-                "executor kind `{}` is not available in this build yet",
-                agent.program()
-            )));
-        }
+        Agent::Pi => Arc::new(PiExecutor::new(settings, run_id)),
     })
-}
-
-/// `[human] ask_before` is not enforced for an agent CLI without a gate: says so, and what the
-/// agent runs instead.
-fn warn_ask_before(config: &Config, agent: Agent) {
-    let ask_before = &config.human.ask_before;
-    match agent {
-        Agent::Codex => tracing::warn!(
-            ?ask_before,
-            "[human] ask_before is not enforced for Codex: tether does not gate its commands, \
-             so Codex runs, without asking, every command its workspace-write sandbox allows"
-        ),
-        Agent::Claude | Agent::Pi => tracing::warn!(
-            ?ask_before,
-            "[human] ask_before is not enforced for {}; it runs with the permissions its own \
-             settings give it",
-            agent.title()
-        ),
-    }
 }
 
 /// How `agent` is run, from `[executor]`.

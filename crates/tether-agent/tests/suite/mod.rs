@@ -1,2 +1,3 @@
 mod builtin;
 mod command;
+mod pi;

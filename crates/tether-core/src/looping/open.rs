@@ -28,6 +28,9 @@ pub fn open_new<S: serde::Serialize>(
     Ok((run, lock))
 }
 
+/// How long what a killed driver left running is given to stop after SIGTERM.
+const LEFTOVER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Takes a stopped run of `kind` up again for `by`: locks it, checks its kind and that it has
 /// not ended, decodes its spec, and records `resumed` (resetting the budget when it was spent).
 /// The lock is held until the returned [`RunLock`] is dropped.
@@ -39,6 +42,9 @@ pub fn reopen<S: serde::de::DeserializeOwned>(
     by: &str,
 ) -> Result<(RunLock, S), LoopError> {
     let lock = RunLock::acquire(&lock_path(ws, run))?;
+    // A driver killed outright could not stop its agent: stop what it left running first, so
+    // two agents never work the same run.
+    tether_tools::leftovers::stop_leftovers(lock.previous(), LEFTOVER_GRACE);
     let record = journal.store().run(run)?;
     let not_this = |detail: String| LoopError::NotThisKind {
         run: run.clone(),

@@ -18,6 +18,12 @@ pub enum Fault {
     },
     /// This HTTP status (500, 503, …) with the API's error body.
     Status(u16),
+    /// A 429 with the API's error body saying `message` (a subscription's usage limit as a
+    /// provider words it: "… try again in 2 hours").
+    UsageLimit {
+        /// The error message.
+        message: String,
+    },
     /// Sends this many SSE frames, then closes the connection without ending the body.
     CutAfter(usize),
     /// Sends this many SSE frames, then one whose JSON is truncated, then ends the body.

@@ -88,6 +88,9 @@ async fn handle(s: &Shared, api: Api, uri: &Uri, headers: &HeaderMap, body: &Byt
             let message = format!("fake model server: injected HTTP {code}");
             return error(api, status, &message);
         }
+        Some(Fault::UsageLimit { message }) => {
+            return error(api, StatusCode::TOO_MANY_REQUESTS, message);
+        }
         Some(Fault::HoldBeforeHeaders) => {
             let mut guard = DisconnectGuard::new(Arc::clone(&s.recorder));
             s.shutdown.cancelled().await;

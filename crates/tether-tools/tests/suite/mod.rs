@@ -15,6 +15,7 @@ mod bash;
 mod escape;
 mod files;
 mod gate;
+mod leftovers;
 mod program;
 mod registry;
 mod search;

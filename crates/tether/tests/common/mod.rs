@@ -1,12 +1,11 @@
 //! What the tests of the `tether` binary share: the one way to run the real binary (in a clean
 //! environment, so the developer's own `TETHER_*` and `ZULIP_*` settings never leak in), its
 //! output as text or redacted for snapshots, waiting for a child to exit or for the first
-//! pending question with a deadline, and a runtime for the fake servers. [`agent_cli`] is what
-//! the end-to-end tests of the real agent CLIs share; [`mcp`] is a minimal
-//! MCP client over the real `tether mcp`; [`unprivileged`] runs tether as an ordinary user when
-//! the tests run as root.
+//! pending question with a deadline, and a runtime for the fake servers. [`agents`] is what the
+//! tests of the real agent CLIs share; [`mcp`] is a minimal MCP client over the real `tether
+//! mcp`; [`unprivileged`] runs tether as an ordinary user when the tests run as root.
 
-pub mod agent_cli;
+pub mod agents;
 pub mod mcp;
 pub mod unprivileged;
 

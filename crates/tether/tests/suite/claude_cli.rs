@@ -12,14 +12,15 @@ use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::wait_until;
 
-use crate::common::agent_cli::{
-    diagnose, only_run_dir, processes_in, ralph, real_cli, start, status,
+use crate::common::agents::{
+    LIB, PLAN, accepting_judge, diagnose, only_run_dir, processes_in, ralph, required_cli, start,
+    status,
 };
 use crate::common::{PATIENCE, model_table, pending_question, run, runtime, text, wait_output};
 
 /// The real `claude` binary; a test without it fails (./test.sh installs it).
 pub(crate) fn claude() -> PathBuf {
-    real_cli("TETHER_TEST_CLAUDE", "Claude Code")
+    required_cli("TETHER_TEST_CLAUDE", "Claude Code")
 }
 
 /// A workspace whose tether.toml runs Claude Code on `server`, isolated from the user's own
@@ -169,22 +170,6 @@ fn tether_cancel_leaves_no_claude_process_behind() {
     assert_eq!(status(dir.path())["status"], "cancelled");
 }
 
-const PLAN: &str = "# Plan: numbers
-
-## Goal: Add numbers
-<!-- id: add -->
-status: active
-done_when: `add` returns the sum of its arguments
-verify: grep -q 'a + b' src/lib.rs
-failure_modes:
-- the grep matches a comment
-- add is never called
-
-## Log
-";
-
-const LIB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
-
 #[test]
 fn a_goal_loop_with_claude_code_signs_off_through_complete_goal_over_mcp() {
     let dir = tempfile::tempdir().unwrap();
@@ -204,21 +189,7 @@ fn a_goal_loop_with_claude_code_signs_off_through_complete_goal_over_mcp() {
             },
         )))
         .unwrap();
-    let judge = rt
-        .block_on(FakeModelServer::start(Script::turns([
-            Turn::tool("read", json!({"path": "src/lib.rs"})),
-            Turn::text(format!(
-                "Read it.\n```json\n{}\n```",
-                json!({
-                    "verdict": "accept",
-                    "summary": "add adds",
-                    "checks": [{"path": "src/lib.rs", "quote": "pub fn add(a: i32, b: i32) -> i32 {\n    a + b",
-                                "observation": "the function adds"}],
-                    "missing": [],
-                })
-            )),
-        ])))
-        .unwrap();
+    let judge = accepting_judge(&rt);
     fs::create_dir_all(dir.path().join("src")).unwrap();
     fs::write(dir.path().join("plan.md"), PLAN).unwrap();
     configure(

@@ -10,7 +10,7 @@ use tether_model::scripted::{Script, Turn};
 use tether_testkit::wait_until;
 
 use super::claude_cli::configure;
-use crate::common::agent_cli::{diagnose, processes_in, ralph, start, status};
+use crate::common::agents::{diagnose, processes_in, ralph, start, status};
 use crate::common::{PATIENCE, pending_question, run, text, wait_output};
 
 /// Runs a loop whose agent asks to run a `python3` command creating `ran`, answers its gate

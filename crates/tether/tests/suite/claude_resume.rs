@@ -2,30 +2,14 @@
 //! model server: tether killed with SIGKILL mid-iteration, then `tether resume`; and a rate
 //! limit (HTTP 429) waited out without counting a failed iteration.
 
-use std::path::Path;
-
 use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::Fault;
 use tether_testkit::wait_until;
 
 use super::claude_cli::{configure_with, workspace};
-use crate::common::agent_cli::{diagnose, processes_in, ralph, start, status};
+use crate::common::agents::{Leftovers, diagnose, processes_in, ralph, start, status};
 use crate::common::{PATIENCE, run, text, wait_exit};
-
-/// On drop, kills what is left of a killed tether's turn in the workspace (Claude Code and its
-/// `tether mcp`), which nobody stops once their parent is gone — also when the test fails.
-struct Leftovers<'a>(&'a Path);
-
-impl Drop for Leftovers<'_> {
-    fn drop(&mut self) {
-        for pid in processes_in(self.0) {
-            let _ = std::process::Command::new("kill")
-                .args(["-9", &pid.to_string()])
-                .status();
-        }
-    }
-}
 
 #[test]
 fn kill_9_of_tether_mid_iteration_then_resume_finishes_the_run() {
@@ -41,6 +25,8 @@ fn kill_9_of_tether_mid_iteration_then_resume_finishes_the_run() {
         (server.request_count() >= 1).then_some(())
     })
     .unwrap();
+    let turn = processes_in(dir.path());
+    assert!(!turn.is_empty(), "the turn's processes run");
     child.kill().unwrap();
     wait_exit(&mut child);
     let killed = status(dir.path());
@@ -58,6 +44,13 @@ fn kill_9_of_tether_mid_iteration_then_resume_finishes_the_run() {
     let done = status(dir.path());
     assert_eq!(done["status"], "completed");
     assert_eq!(done["iteration"], 1);
+    // Resume stopped what the killed tether left running before it started a new turn.
+    let left: Vec<u32> = turn
+        .into_iter()
+        .filter(|pid| std::path::Path::new(&format!("/proc/{pid}/cwd")).exists())
+        .filter(|pid| processes_in(dir.path()).contains(pid))
+        .collect();
+    assert!(left.is_empty(), "left running after resume: {left:?}");
 }
 
 #[test]

@@ -13,14 +13,14 @@ use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::wait_until;
 
-use crate::common::agent_cli::{
-    diagnose, only_run_dir, processes_in, ralph, real_cli, start, status, tool_calls,
+use crate::common::agents::{
+    diagnose, only_run_dir, processes_in, ralph, required_cli, start, status, tool_calls,
 };
 use crate::common::{PATIENCE, model_table, pending_question, run, text, wait_output};
 
 /// The real `codex` binary; a test without it fails (./test.sh installs it).
 pub(crate) fn codex() -> PathBuf {
-    real_cli("TETHER_TEST_CODEX", "the Codex CLI")
+    required_cli("TETHER_TEST_CODEX", "the Codex CLI")
 }
 
 /// A workspace whose tether.toml runs Codex on a fake model server, with Codex's own home (its

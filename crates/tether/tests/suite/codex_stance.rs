@@ -12,7 +12,7 @@ use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::wait_until;
 
-use crate::common::agent_cli::{diagnose, processes_in, ralph, start, status, tool_calls};
+use crate::common::agents::{diagnose, processes_in, ralph, start, status, tool_calls};
 use crate::common::{PATIENCE, pending_question, run, text, wait_output};
 use crate::suite::codex_cli::{Workspace, asks_until, codex};
 use crate::suite::plan_cli::{EXISTING, drafted, results};
@@ -209,7 +209,7 @@ fn the_turn_timeout_kills_codex_and_its_mcp_server() {
         "{}",
         diagnose(ws.path(), &done)
     );
-    let failures: Vec<String> = crate::common::agent_cli::events(ws.path())
+    let failures: Vec<String> = crate::common::agents::events(ws.path())
         .into_iter()
         .filter_map(|e| match e {
             tether_store::Event::IterationFailed { error, .. } => Some(error),

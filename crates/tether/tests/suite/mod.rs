@@ -19,6 +19,8 @@ mod mcp_python;
 mod mcp_run;
 mod mcp_server;
 mod mcp_zulip;
+mod pi_cli;
+mod pi_gate;
 mod plan_approve;
 mod plan_cli;
 mod plan_mode;

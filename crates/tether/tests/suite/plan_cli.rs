@@ -1,4 +1,4 @@
-//! Plan mode with an agent CLI as the drafting agent (the real Claude Code, installed by
+//! Plan mode with an agent CLI as the drafting agent (the real Claude Code and pi, installed by
 //! ./test.sh): it runs read-only, writes the plan only through `write_plan` served by
 //! `tether mcp --drafting`, and its draft is checked and locked as the built-in agent's is.
 
@@ -9,7 +9,7 @@ use serde_json::json;
 use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 
-use crate::common::agent_cli::start;
+use crate::common::agents::start;
 use crate::common::{run, text};
 use crate::suite::claude_cli::configure;
 
@@ -29,6 +29,10 @@ pub(crate) fn drafted() -> String {
 
 fn workspace(dir: &Path, server: &tether_testkit::model_server::FakeModelServer) {
     configure(dir, server, "");
+    files(dir);
+}
+
+fn files(dir: &Path) {
     fs::write(dir.join("greet.sh"), "echo \"Hello, $1!\"\n").unwrap();
     fs::write(dir.join("plan.md"), EXISTING).unwrap();
 }
@@ -116,4 +120,56 @@ fn a_draft_that_drops_a_goal_is_refused_by_tethers_tool() {
         second.contains("drops what the plan had before: goal `keep`"),
         "{second}"
     );
+}
+
+#[test]
+fn pi_drafts_read_only_and_writes_the_plan_through_tether() {
+    let plan = drafted();
+    let (_rt, server) = start(Script::from_fn(move |req: &Request| match results(req) {
+        // An attempt to write another file, then the plan through tether's tool.
+        0 => Turn::tool(
+            "write",
+            json!({"path": "src/evil.rs", "content": "fn main() {}"}),
+        ),
+        1 => Turn::tool("mcp__tether__write_plan", json!({"content": plan.clone()})),
+        _ => Turn::text("Drafted `verbose`."),
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    crate::suite::pi_cli::configure(dir.path(), &server, "");
+    files(dir.path());
+    let out = run(
+        dir.path(),
+        &[
+            "plan",
+            "new",
+            "Add a --verbose flag to greet.sh",
+            "--approve",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("plan.md")).unwrap(),
+        drafted()
+    );
+    assert!(!dir.path().join("src/evil.rs").exists(), "{stderr}");
+    // pi offered its reading tools and tether's plan tools, none of its editing tools.
+    let first = &server.requests()[0].body;
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    for tool in [
+        "read",
+        "grep",
+        "mcp__tether__write_plan",
+        "mcp__tether__edit_plan",
+    ] {
+        assert!(tools.contains(&tool), "{tool} missing: {tools:?}");
+    }
+    for editing in ["write", "edit", "bash"] {
+        assert!(!tools.contains(&editing), "{editing} offered: {tools:?}");
+    }
 }

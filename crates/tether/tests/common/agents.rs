@@ -1,20 +1,22 @@
-//! What the end-to-end tests of the agent CLIs (Claude Code, Codex) share: the real CLI's path
-//! from the variable ./test.sh sets, a Ralph loop to run, the run's status and events, what a
-//! failed run printed with its transcripts, and the processes still working in a workspace.
+//! What the tests of the real agent CLIs (Claude Code, Codex, pi) share: the CLI's path from
+//! the variable ./test.sh sets (a test without it fails), a fake model server with its runtime,
+//! a Ralph loop to start, the run's status, events, tool calls and directory, what a failed run
+//! printed with its transcripts, the processes left in a workspace (and their killing), and the
+//! goal a goal loop signs off with the judge that accepts it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output};
 
-use serde_json::Value;
-use tether_model::scripted::Script;
+use serde_json::{Value, json};
+use tether_model::scripted::{Script, Turn};
 use tether_store::{Event, Seq, Store};
 use tether_testkit::model_server::FakeModelServer;
 
 use super::{run, runtime, spawn, text};
 
-/// The real CLI named by `var`; a test without it fails (./test.sh installs it and sets `var`).
-pub fn real_cli(var: &str, what: &str) -> PathBuf {
+/// The real CLI named by `var`; a test without it fails (./test.sh installs it).
+pub fn required_cli(var: &str, what: &str) -> PathBuf {
     let path = std::env::var_os(var).unwrap_or_else(|| {
         panic!("{var} is not set: run ./test.sh, which installs {what} under target/npm-cli and sets it")
     });
@@ -23,14 +25,14 @@ pub fn real_cli(var: &str, what: &str) -> PathBuf {
     path
 }
 
-/// A runtime and a fake model server playing `script` on it.
+/// A fake model server playing `script`, with the runtime serving it.
 pub fn start(script: Script) -> (tokio::runtime::Runtime, FakeModelServer) {
     let rt = runtime();
     let server = rt.block_on(FakeModelServer::start(script)).unwrap();
     (rt, server)
 }
 
-/// `tether ralph <prompt>` promising `DONE` within three iterations, started in `dir`.
+/// `tether ralph <prompt>` promising `DONE`, at most 3 iterations, started in `dir`.
 pub fn ralph(dir: &Path, prompt: &str) -> Child {
     spawn(
         dir,
@@ -86,6 +88,9 @@ pub fn diagnose(dir: &Path, out: &Output) -> String {
         .flatten()
     {
         for file in fs::read_dir(run.path()).into_iter().flatten().flatten() {
+            if file.path().is_dir() {
+                continue;
+            }
             let body = fs::read_to_string(file.path()).unwrap_or_default();
             all.push_str(&format!("{}:\n{body}\n", file.path().display()));
         }
@@ -93,7 +98,7 @@ pub fn diagnose(dir: &Path, out: &Output) -> String {
     all
 }
 
-/// The one run directory under `.tether/runs`.
+/// The directory of the workspace's one run.
 pub fn only_run_dir(dir: &Path) -> PathBuf {
     let runs: Vec<PathBuf> = fs::read_dir(dir.join(".tether/runs"))
         .unwrap()
@@ -104,7 +109,7 @@ pub fn only_run_dir(dir: &Path) -> PathBuf {
 }
 
 /// Live processes whose working directory is `dir` (the CLI and the `tether mcp` it started),
-/// found through /proc; the tether loop itself (`ralph`, `run`, `resume`) is not counted.
+/// found through /proc; the tether loop itself (`tether ralph`, `run` or `resume`) is left out.
 pub fn processes_in(dir: &Path) -> Vec<u32> {
     let dir = fs::canonicalize(dir).unwrap();
     let me = std::process::id();
@@ -131,4 +136,54 @@ pub fn processes_in(dir: &Path) -> Vec<u32> {
         }
     }
     found
+}
+
+/// On drop, kills what is left of a killed tether's turn in the workspace (the CLI and its
+/// `tether mcp`), which nobody stops once their parent is gone — also when the test fails.
+pub struct Leftovers<'a>(pub &'a Path);
+
+impl Drop for Leftovers<'_> {
+    fn drop(&mut self) {
+        for pid in processes_in(self.0) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+        }
+    }
+}
+
+/// A plan with one active goal, `add`, that `src/lib.rs` holding [`LIB`] fulfils.
+pub const PLAN: &str = "# Plan: numbers
+
+## Goal: Add numbers
+<!-- id: add -->
+status: active
+done_when: `add` returns the sum of its arguments
+verify: grep -q 'a + b' src/lib.rs
+failure_modes:
+- the grep matches a comment
+- add is never called
+
+## Log
+";
+
+/// What the agent writes to fulfil [`PLAN`].
+pub const LIB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n";
+
+/// A judge that reads `src/lib.rs`, then accepts `add` citing its lines.
+pub fn accepting_judge(rt: &tokio::runtime::Runtime) -> FakeModelServer {
+    rt.block_on(FakeModelServer::start(Script::turns([
+        Turn::tool("read", json!({"path": "src/lib.rs"})),
+        Turn::text(format!(
+            "Read it.\n```json\n{}\n```",
+            json!({
+                "verdict": "accept",
+                "summary": "add adds",
+                "checks": [{"path": "src/lib.rs", "quote": "pub fn add(a: i32, b: i32) -> i32 {\n    a + b",
+                            "observation": "the function adds"}],
+                "missing": [],
+            })
+        )),
+    ])))
+    .unwrap()
 }

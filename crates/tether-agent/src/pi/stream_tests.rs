@@ -1,0 +1,106 @@
+use std::io::Write;
+use std::sync::Mutex;
+
+use super::*;
+use crate::cli::lines::LineSink;
+
+#[derive(Default)]
+struct Events(Mutex<Vec<AgentEvent>>);
+
+impl TurnObserver for Events {
+    fn event(&self, event: AgentEvent) {
+        self.0.lock().unwrap().push(event);
+    }
+}
+
+/// A recorded pi 1.5.2 turn: the model asks a human over MCP, waits 70 s for the answer (two
+/// progress updates), then answers.
+const ASK_HUMAN: &str = include_str!("testdata/ask-human.jsonl");
+
+/// A recorded pi 1.5.2 turn whose model calls all got HTTP 429: pi retried three times, then
+/// gave up (and exited 0).
+const USAGE_LIMIT: &str = include_str!("testdata/usage-limit.jsonl");
+
+/// A shell command that failed, then a final message.
+const BASH: &str = r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"cargo   test"}}],"usage":{"input":30,"output":4},"stopReason":"toolUse"}}
+{"type":"tool_execution_start","toolCallId":"c1","toolName":"bash","args":{"command":"cargo   test"}}
+{"type":"tool_execution_update","toolCallId":"c1","toolName":"bash","args":{"command":"cargo   test"},"partialResult":{"content":[]}}
+{"type":"tool_execution_end","toolCallId":"c1","toolName":"bash","result":{"content":[{"type":"text","text":"exit 101"}]},"isError":true}
+{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"Tests fail."},{"type":"text","text":"Stopping here."}],"usage":{"input":40,"output":6},"stopReason":"stop"}}
+{"type":"agent_settled","aborted":false}"#;
+
+fn feed(text: &str, chunk: usize) -> (Seen, Vec<AgentEvent>, Vec<u8>) {
+    let events = Events::default();
+    let mut raw = Vec::new();
+    let seen = {
+        let mut sink = LineSink::new(Box::new(&mut raw), StreamParser::new(&events));
+        for part in text.as_bytes().chunks(chunk) {
+            sink.write_all(part).unwrap();
+        }
+        sink.finish().unwrap().seen
+    };
+    (seen, events.0.into_inner().unwrap(), raw)
+}
+
+#[test]
+fn the_recorded_stream_becomes_a_tool_call_model_calls_and_the_final_message() {
+    for chunk in [1, 13, 1 << 16] {
+        let (seen, events, raw) = feed(ASK_HUMAN, chunk);
+        assert_eq!(
+            raw,
+            ASK_HUMAN.as_bytes(),
+            "the transcript is the raw stream"
+        );
+        assert_eq!(seen.tool_calls, 1);
+        assert_eq!((seen.input_tokens, seen.output_tokens), (20, 10));
+        assert_eq!(seen.settled, Some(false));
+        let last = seen.last.unwrap();
+        assert!(!last.failed());
+        assert_eq!(last.stop_reason, "stop");
+        assert!(
+            last.text
+                .starts_with("The human answered: Human replied: Use the LRU cache")
+        );
+        insta::assert_json_snapshot!("ask_human_events", events);
+    }
+}
+
+#[test]
+fn a_failed_call_and_text_in_several_blocks() {
+    let (seen, events, _) = feed(BASH, 7);
+    assert_eq!(seen.last.unwrap().text, "Tests fail.\n\nStopping here.");
+    assert_eq!((seen.input_tokens, seen.output_tokens), (70, 10));
+    insta::assert_json_snapshot!("bash_events", events);
+}
+
+#[test]
+fn a_turn_whose_model_calls_failed_ends_with_the_error() {
+    let (seen, events, _) = feed(USAGE_LIMIT, 4096);
+    assert!(events.is_empty(), "failed calls used no tokens: {events:?}");
+    let last = seen.last.unwrap();
+    assert!(last.failed());
+    assert_eq!(last.stop_reason, "error");
+    let error = last.error.unwrap();
+    assert!(error.starts_with("429: "), "{error}");
+    let limit = crate::cli::limits::recognise(&error, 0).unwrap();
+    assert_eq!(
+        limit.retry_after,
+        Some(std::time::Duration::from_secs(2 * 3600))
+    );
+}
+
+#[test]
+fn a_tool_end_without_its_start_is_still_counted() {
+    let line = r#"{"type":"tool_execution_end","toolCallId":"x","toolName":"mcp__tether__plan_status","isError":false}"#;
+    let (seen, events, _) = feed(line, 4096);
+    assert_eq!(seen.tool_calls, 1);
+    assert_eq!(
+        events,
+        vec![AgentEvent::ToolCall {
+            tool: "plan_status".into(),
+            summary: "plan_status".into(),
+            is_error: false
+        }]
+    );
+    assert_eq!(seen.last, None);
+}

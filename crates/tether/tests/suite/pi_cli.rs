@@ -1,0 +1,386 @@
+//! `[executor] kind = "pi"` end to end with the real pi (its path in `TETHER_TEST_PI`, installed
+//! by ./test.sh) against the fake model server (chat completions, declared in the models.json of
+//! a test's own pi directory): the loops run it, tether's tools reach it over `tether mcp`
+//! through the run's pi directory, a usage limit is waited out, a killed loop
+//! resumes, and cancelling leaves none of it running. A missing pi and a server that does not
+//! connect (played by a stand-in) stop the run with the fix.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use tether_config::Api;
+use tether_model::Request;
+use tether_model::scripted::{Script, Turn};
+use tether_testkit::model_server::{FakeModelServer, Fault};
+use tether_testkit::wait_until;
+
+use crate::common::agents::{
+    LIB, Leftovers, PLAN, accepting_judge, diagnose, only_run_dir, processes_in, ralph,
+    required_cli, start, status,
+};
+use crate::common::{
+    PATIENCE, model_table, pending_question, run, runtime, spawn, text, wait_exit, wait_output,
+};
+
+/// The real pi; a test without it fails (./test.sh installs it).
+fn pi() -> PathBuf {
+    required_cli("TETHER_TEST_PI", "pi")
+}
+
+/// A workspace whose tether.toml runs pi on `server`.
+fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    configure(dir.path(), server, extra);
+    dir
+}
+
+/// Writes `dir`'s tether.toml: pi on `server`, then `extra`. pi's own directory (the user's, as
+/// far as tether knows) is `dir/.pi-user`: the fake model in models.json, pi's own retries off
+/// so a failed model call ends the turn at once.
+pub(crate) fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
+    let user = dir.join(".pi-user");
+    fs::create_dir_all(&user).unwrap();
+    let models = json!({"providers": {"fake": {
+        "baseUrl": server.base_url(Api::OpenAiChat),
+        "api": "openai-completions",
+        "apiKey": "sk-fake",
+        "models": [{"id": "fake-model", "contextWindow": 128000, "maxTokens": 4096}],
+    }}});
+    fs::write(user.join("models.json"), models.to_string()).unwrap();
+    fs::write(user.join("settings.json"), r#"{"retry":{"enabled":false}}"#).unwrap();
+    let toml = format!(
+        "[executor]\nkind = \"pi\"\nprogram = {program:?}\nturn_timeout_secs = 600\n\
+         args = [\"--model\", \"fake/fake-model\"]\n\
+         [executor.env]\nPI_CODING_AGENT_DIR = {user:?}\nPI_OFFLINE = \"1\"\n{extra}",
+        program = pi().display().to_string(),
+        user = user.display().to_string(),
+    );
+    fs::write(dir.join("tether.toml"), toml).unwrap();
+}
+
+#[test]
+fn a_ralph_loop_with_pi_keeps_its_promise() {
+    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
+        Turn::text("All written. <promise>DONE</promise>")
+    }));
+    let dir = workspace(&server, "");
+    let done = wait_output(ralph(dir.path(), "Write the notes."));
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(dir.path(), &done)
+    );
+    assert_eq!(status(dir.path())["status"], "completed");
+    let first = &server.requests()[0];
+    assert_eq!(first.path, "/v1/chat/completions");
+    // tether's tools are declared to the model directly, next to pi's own.
+    for tool in tether_agent::CLAUDE_TOOLS {
+        assert!(
+            first.raw_body.contains(tool),
+            "{tool} missing from the request"
+        );
+    }
+    assert!(first.raw_body.contains("\"bash\""));
+    assert!(first.raw_body.contains("Write the notes."));
+    // The raw stream is the iteration's transcript; the run's pi directory holds tether's
+    // server and links to the user's files, whose own directory gained no mcp.json.
+    let run_dir = only_run_dir(dir.path());
+    let transcript = fs::read_to_string(run_dir.join("iteration-0001.jsonl")).unwrap();
+    assert!(
+        transcript.contains("\"type\":\"agent_settled\""),
+        "{transcript}"
+    );
+    let mcp: Value =
+        serde_json::from_str(&fs::read_to_string(run_dir.join("pi-agent/mcp.json")).unwrap())
+            .unwrap();
+    assert_eq!(mcp["mcpServers"]["tether"]["exposure"], "direct");
+    assert_eq!(mcp["mcpServers"]["tether"]["args"][1], "--run");
+    assert_eq!(
+        fs::read_link(run_dir.join("pi-agent/models.json")).unwrap(),
+        dir.path().join(".pi-user/models.json")
+    );
+    assert!(!dir.path().join(".pi-user/mcp.json").exists());
+}
+
+#[test]
+fn ask_human_over_mcp_is_answered_with_tether_answer() {
+    let (_rt, server) = start(Script::from_fn(|req: &Request| {
+        match req.last_tool_result() {
+            None => Turn::tool(
+                "mcp__tether__ask_human",
+                json!({"question": "Which colour?", "context": "the logo", "confidence": 10}),
+            ),
+            Some((_, result)) => Turn::text(format!("Noted ({result}). <promise>DONE</promise>")),
+        }
+    }));
+    let dir = workspace(&server, "");
+    let child = ralph(dir.path(), "Pick the logo colour.");
+    let q = pending_question(dir.path());
+    assert_eq!(q["question"], "Which colour?");
+    assert_eq!(q["run_id"], status(dir.path())["id"]);
+    let id = q["id"].as_str().unwrap();
+    let out = run(dir.path(), &["answer", id, "Blue.", "--as", "carol"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let done = wait_output(child);
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(dir.path(), &done)
+    );
+    let last = server.requests().last().unwrap().raw_body.clone();
+    assert!(last.contains("Human replied: Blue."), "{last}");
+    assert_eq!(status(dir.path())["status"], "completed");
+    assert_eq!(
+        tool_calls(dir.path()),
+        [("ask_human".to_owned(), "ask_human Which colour?".to_owned())]
+    );
+}
+
+/// The latest run's tool calls, as the store recorded them.
+fn tool_calls(dir: &Path) -> Vec<(String, String)> {
+    let store = tether_store::Store::open(dir.join(".tether/tether.db")).unwrap();
+    let run_id = store.latest_run().unwrap().unwrap().id;
+    store
+        .events(&run_id, tether_store::Seq(0), usize::MAX)
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| match e.event {
+            Some(tether_store::Event::ToolCalled { tool, summary, .. }) => Some((tool, summary)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_goal_loop_with_pi_signs_off_through_complete_goal_over_mcp() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime();
+    // The agent writes the function with pi's own write tool, then calls tether's
+    // complete_goal over MCP, then finishes.
+    let agent = rt
+        .block_on(FakeModelServer::start(Script::from_fn(
+            move |req: &Request| match req.last_tool_result() {
+                None => Turn::tool("write", json!({"path": "src/lib.rs", "content": LIB})),
+                Some((Some("write"), _)) => Turn::tool(
+                    "mcp__tether__complete_goal",
+                    json!({"id": "add", "evidence": "grep finds a + b", "paths": ["src/lib.rs"]}),
+                ),
+                Some((_, result)) => Turn::text(format!("Signed off: {result}")),
+            },
+        )))
+        .unwrap();
+    let judge = accepting_judge(&rt);
+    fs::create_dir_all(dir.path().join("src")).unwrap();
+    fs::write(dir.path().join("plan.md"), PLAN).unwrap();
+    configure(
+        dir.path(),
+        &agent,
+        &model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
+    );
+    let out = run(dir.path(), &["run", "--approve", "--max-iterations", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
+    assert!(
+        text(&out.stdout).contains("signed off: add"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("src/lib.rs")).unwrap(),
+        LIB
+    );
+    let plan = fs::read_to_string(dir.path().join("plan.md")).unwrap();
+    assert!(plan.contains("add signed off:"), "{plan}");
+    assert_eq!(
+        judge.request_count(),
+        2,
+        "the judge read the file, then accepted"
+    );
+    let calls: Vec<String> = tool_calls(dir.path()).into_iter().map(|c| c.0).collect();
+    assert_eq!(calls, ["write", "complete_goal"]);
+}
+
+#[test]
+fn tether_cancel_leaves_no_pi_process_behind() {
+    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
+        Turn::tool(
+            "mcp__tether__ask_human",
+            json!({"question": "Wait for me?", "context": "cancel test", "confidence": 10}),
+        )
+    }));
+    let dir = workspace(&server, "");
+    let child = ralph(dir.path(), "Ask and wait.");
+    pending_question(dir.path());
+    let before = wait_until("pi to run", PATIENCE, || {
+        let pids = processes_in(dir.path());
+        (!pids.is_empty()).then_some(pids)
+    })
+    .unwrap();
+    let out = run(dir.path(), &["cancel"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let done = wait_output(child);
+    assert_eq!(
+        done.status.code(),
+        Some(130),
+        "{}",
+        diagnose(dir.path(), &done)
+    );
+    wait_until("pi and its MCP server to be gone", PATIENCE, || {
+        processes_in(dir.path()).is_empty().then_some(())
+    })
+    .unwrap_or_else(|e| panic!("{e}; were {before:?}"));
+    assert_eq!(status(dir.path())["status"], "cancelled");
+}
+
+/// The agent asks until a request carries the human's answer, then keeps the promise.
+fn asks_until_answered() -> Script {
+    Script::from_fn(|req: &Request| {
+        if serde_json::to_string(req).unwrap().contains("Teal") {
+            Turn::text("Going with teal. <promise>DONE</promise>")
+        } else {
+            Turn::tool(
+                "mcp__tether__ask_human",
+                json!({"question": "Which colour?", "context": "the logo", "confidence": 10}),
+            )
+        }
+    })
+}
+
+#[test]
+fn a_loop_killed_mid_iteration_resumes_and_finishes() {
+    let (_rt, server) = start(asks_until_answered());
+    let dir = workspace(&server, "");
+    let _leftovers = Leftovers(dir.path());
+    let mut child = ralph(dir.path(), "Pick the logo colour.");
+    let q = pending_question(dir.path());
+    child.kill().unwrap();
+    wait_exit(&mut child);
+    let killed = status(dir.path());
+    assert_eq!(killed["orphaned"], true);
+    assert_eq!(killed["in_progress"], 1);
+    // The answer comes while nobody drives the run; the resumed iteration is told it.
+    let out = run(dir.path(), &["answer", q["id"].as_str().unwrap(), "Teal."]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let resumed = wait_output(spawn(dir.path(), &["resume"]));
+    assert_eq!(
+        resumed.status.code(),
+        Some(0),
+        "{}",
+        diagnose(dir.path(), &resumed)
+    );
+    assert_eq!(status(dir.path())["status"], "completed");
+    wait_until("the first iteration's pi to finish too", PATIENCE, || {
+        processes_in(dir.path()).is_empty().then_some(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn a_usage_limit_is_waited_out_and_the_same_iteration_runs_again() {
+    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
+        Turn::text("Done now. <promise>DONE</promise>")
+    }));
+    server.fault_on(
+        0,
+        Fault::UsageLimit {
+            message: "You have hit your usage limit. Try again in 1 second.".into(),
+        },
+    );
+    let dir = workspace(&server, "");
+    let out = run(
+        dir.path(),
+        &[
+            "ralph",
+            "Go.",
+            "--completion-promise",
+            "DONE",
+            "--max-iterations",
+            "3",
+            "--events",
+            "jsonl",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
+    let events: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"]["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "run_started",
+            "iteration_started",
+            "waiting_for_usage_limit",
+            "iteration_started",
+            "iteration_completed",
+            "run_finished"
+        ],
+        "{}",
+        text(&out.stdout)
+    );
+    // pi's own words, and the wait they ask for (one second plus a tenth).
+    let wait = &events[2];
+    let message = wait["event"]["message"].as_str().unwrap();
+    assert!(message.starts_with("429: "), "{message}");
+    assert!(message.contains("You have hit your usage limit. Try again in 1 second."));
+    let ms = wait["event"]["until_ms"].as_i64().unwrap() - wait["at_ms"].as_i64().unwrap();
+    assert!((1000..=1100).contains(&ms), "{ms}");
+    let done = status(dir.path());
+    assert_eq!(
+        (done["status"].as_str(), done["iteration"].as_u64()),
+        (Some("completed"), Some(1))
+    );
+    assert_eq!(server.request_count(), 2);
+}
+
+#[test]
+fn a_missing_pi_is_an_error_naming_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = "[executor]\nkind = \"pi\"\nprogram = \"/nonexistent/pi\"\n";
+    fs::write(dir.path().join("tether.toml"), toml).unwrap();
+    let out = wait_output(ralph(dir.path(), "Hi."));
+    assert_ne!(out.status.code(), Some(0));
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        all.contains("pi does not run: `/nonexistent/pi --version` could not start")
+            && all.contains("npm install -g @earendil-works/pi-coding-agent"),
+        "{all}"
+    );
+}
+
+#[test]
+fn an_mcp_server_that_does_not_connect_stops_the_run_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    // A stand-in for pi whose `pi mcp list` finds tether's server failed; a turn would run on.
+    let fake = dir.path().join("fake-pi");
+    fs::write(
+        &fake,
+        "#!/bin/sh\n[ \"$1\" = --version ] && { echo 1.5.2; exit 0; }\n\
+         [ \"$1\" = mcp ] && { echo 'tether: failed (direct, global)'; echo '  spawn ENOENT'; exit 1; }\n\
+         touch turn-ran; exec sleep 600\n",
+    )
+    .unwrap();
+    fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let toml = format!(
+        "[executor]\nkind = \"pi\"\nprogram = {:?}\n",
+        fake.display().to_string()
+    );
+    fs::write(dir.path().join("tether.toml"), toml).unwrap();
+    let out = wait_output(ralph(dir.path(), "Hi."));
+    assert_ne!(out.status.code(), Some(0));
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        all.contains(
+            "pi could not start tether's MCP server (`pi mcp list`: tether: failed (direct, \
+             global); spawn ENOENT)"
+        ),
+        "{all}"
+    );
+    assert!(!dir.path().join("turn-ran").exists());
+}
