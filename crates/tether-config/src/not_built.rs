@@ -7,34 +7,8 @@
 
 use std::ops::Range;
 
-use crate::config::{Channel, ExecutorKind};
+use crate::config::Channel;
 use crate::reader::{Reader, Table, entry};
-
-/// An executor kind this build cannot run (Codex), at the span of its value.
-pub(crate) fn executor_kind(r: &mut Reader, t: &Table, kind: ExecutorKind) {
-    if kind.is_built() {
-        return;
-    }
-    let Some((_, value)) = entry(t, "kind") else {
-        return;
-    };
-    let (agent, example) = match kind {
-        ExecutorKind::Codex => ("Codex", r#"["codex", "exec", "{prompt}"]"#),
-        ExecutorKind::Builtin | ExecutorKind::Command | ExecutorKind::Claude | ExecutorKind::Pi => {
-            return;
-        }
-    };
-    r.report(
-        Some(value.span()),
-        "executor.kind",
-        format!(
-            "{:?} ({agent}) is not built yet: only \"builtin\" (tether's own agent on [model]), \
-             \"claude\" (Claude Code), \"pi\" (pi) and \"command\" (any program) run today; to run {agent} now, set kind = \
-             \"command\" and command = {example}",
-            kind.as_str()
-        ),
-    );
-}
 
 /// `"web"` in `human.channels`, at the span of the list.
 pub(crate) fn channels(r: &mut Reader, channels: &[Channel], span: Option<Range<usize>>) {

@@ -276,7 +276,6 @@ fn read_executor(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
     let kind = r.choice(t, "kind", &ExecutorKind::CHOICES);
     let kind_given = entry(t, "kind").is_some();
     if let Some(kind) = kind {
-        not_built::executor_kind(r, t, kind);
         out.kind = kind;
     }
     let command = r.string_list(t, "command", |_| Ok(()));
@@ -353,8 +352,8 @@ fn read_agent_cli(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
                 Some(value.span()),
                 path_of("executor", key),
                 format!(
-                    "only used by an agent CLI kind (\"claude\", \"pi\"), but kind is {kind:?}; \
-                     remove it"
+                    "only used by an agent CLI kind (\"claude\", \"codex\", \"pi\"), but kind is \
+                     {kind:?}; remove it"
                 ),
             );
         }

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
 use tether_agent::{
-    Agent, BuiltinAgent, ClaudeExecutor, CliSettings, CommandExecutor, Executor, PiExecutor, RunId,
+    Agent, BuiltinAgent, ClaudeExecutor, CliSettings, CodexExecutor, CommandExecutor, Executor,
+    PiExecutor, RunId,
 };
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
@@ -57,12 +58,9 @@ pub fn from_config(
                 .without_vars(config.key_vars()),
             ))
         }
-        ExecutorKind::Claude | ExecutorKind::Pi => agent_cli(config, ws, run, Vec::new()),
-        other => Err(Failure::usage(anyhow!(
-            "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \
-             [model]) or \"command\"",
-            other.as_str()
-        ))),
+        ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi => {
+            agent_cli(config, ws, run, Vec::new())
+        }
     }
 }
 
@@ -102,6 +100,7 @@ pub fn agent_cli(
 ) -> Result<Arc<dyn Executor>> {
     let agent = match config.executor.kind {
         ExecutorKind::Claude => Agent::Claude,
+        ExecutorKind::Codex => Agent::Codex,
         ExecutorKind::Pi => Agent::Pi,
         other => {
             return Err(Failure::usage(anyhow!(
@@ -111,13 +110,12 @@ pub fn agent_cli(
         }
     };
     // Claude Code's Bash goes through this binary's `tether gate` (a PreToolUse hook), and so
-    // does pi's (an extension's tool_call handler).
+    // does pi's (an extension's tool_call handler); nothing gates Codex's commands.
     if agent == Agent::Codex && !config.human.ask_before.is_empty() {
         tracing::warn!(
             ask_before = ?config.human.ask_before,
-            "[human] ask_before is not enforced for {}; it runs with the permissions its own \
-             settings give it",
-            agent.title()
+            "[human] ask_before is not enforced for Codex: tether does not gate its commands, \
+             so Codex runs, without asking, every command its workspace-write sandbox allows"
         );
     }
     let settings = cli_settings(config, ws, agent, mcp_extra)?;
@@ -129,13 +127,8 @@ pub fn agent_cli(
     });
     Ok(match agent {
         Agent::Claude => Arc::new(ClaudeExecutor::new(settings, run_id)),
+        Agent::Codex => Arc::new(CodexExecutor::new(settings, run_id)),
         Agent::Pi => Arc::new(PiExecutor::new(settings, run_id)),
-        Agent::Codex => {
-            return Err(Failure::usage(anyhow!(
-                "executor kind `{}` is not available in this build yet",
-                agent.program()
-            )));
-        }
     })
 }
 

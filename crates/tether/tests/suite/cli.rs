@@ -81,8 +81,7 @@ fn validate_refuses_settings_not_built_yet() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("tether.toml"),
-        "[human]\nchannels = [\"terminal\", \"web\"]\n\n[executor]\nkind = \"codex\"\n\n\
-         [server]\nlisten = \"127.0.0.1:0\"\n",
+        "[human]\nchannels = [\"terminal\", \"web\"]\n\n[server]\nlisten = \"127.0.0.1:0\"\n",
     )
     .unwrap();
     fs::write(dir.path().join("plan.md"), fixture("product.md")).unwrap();
@@ -97,7 +96,7 @@ fn validate_refuses_settings_not_built_yet() {
         .iter()
         .map(|f| f["key"].as_str().unwrap())
         .collect();
-    assert_eq!(keys, ["human.channels", "executor.kind", "server.listen"]);
+    assert_eq!(keys, ["human.channels", "server.listen"]);
     assert!(
         findings.iter().all(|f| f["severity"] == "error"),
         "{findings:#?}"
@@ -107,7 +106,7 @@ fn validate_refuses_settings_not_built_yet() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr
-            .contains("executor.kind: \"codex\" (Codex) is not built yet")
+            .contains("server.listen: the web dashboard and its API are not built yet")
     );
 }
 

@@ -6,6 +6,8 @@ mod claude_health;
 mod claude_resume;
 mod cli;
 mod cli_errors;
+mod codex_cli;
+mod codex_stance;
 mod control_chars;
 mod doctor;
 mod goal_cli;
