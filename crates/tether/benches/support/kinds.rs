@@ -43,7 +43,7 @@ pub const KINDS: [Kind; 3] = [
         var: "TETHER_TEST_CLAUDE",
         setup: Some(claude),
     },
-    // Its executor is being built: it gets its setup here when it lands.
+    // Not measured yet: its setup (models in a per-run CODEX_HOME, tether's server by `-c`) goes here.
     Kind {
         name: "codex",
         var: "TETHER_TEST_CODEX",
