@@ -90,6 +90,16 @@ pub fn for_goal_loop(
     }
 }
 
+/// The agent CLI behind an executor kind, if it is one.
+pub fn agent_of(kind: ExecutorKind) -> Option<Agent> {
+    match kind {
+        ExecutorKind::Claude => Some(Agent::Claude),
+        ExecutorKind::Codex => Some(Agent::Codex),
+        ExecutorKind::Pi => Some(Agent::Pi),
+        ExecutorKind::Builtin | ExecutorKind::Command => None,
+    }
+}
+
 /// An agent CLI (Claude Code, Codex, pi), serving it this binary's `tether mcp` for the run in
 /// `run`, with `mcp_extra` added to that server's arguments (plan mode's `--drafting <dir>`).
 pub fn agent_cli(
@@ -98,16 +108,11 @@ pub fn agent_cli(
     run: &RunCell,
     mcp_extra: Vec<String>,
 ) -> Result<Arc<dyn Executor>> {
-    let agent = match config.executor.kind {
-        ExecutorKind::Claude => Agent::Claude,
-        ExecutorKind::Codex => Agent::Codex,
-        ExecutorKind::Pi => Agent::Pi,
-        other => {
-            return Err(Failure::usage(anyhow!(
-                "executor kind `{}` is not an agent CLI tether runs",
-                other.as_str()
-            )));
-        }
+    let Some(agent) = agent_of(config.executor.kind) else {
+        return Err(Failure::usage(anyhow!(
+            "executor kind `{}` is not an agent CLI tether runs",
+            config.executor.kind.as_str()
+        )));
     };
     // Claude Code's Bash goes through this binary's `tether gate` (a PreToolUse hook), and so
     // does pi's (an extension's tool_call handler); nothing gates Codex's commands.

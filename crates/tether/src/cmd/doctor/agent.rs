@@ -1,6 +1,6 @@
 //! The executor check: the built-in agent has its `[model]`; a command's program is found; an
 //! agent CLI runs and is new enough. The last works for every [`Agent`] through
-//! [`Cli::check_version`], so a new CLI only needs its line in [`agent_of`].
+//! [`Cli::check_version`], so a new CLI only needs its line in [`agent_of`](crate::executor::agent_of).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,18 +11,9 @@ use tether_config::{Config, Env, ExecutorKind, Workspace};
 use tokio_util::sync::CancellationToken;
 
 use super::Check;
+use crate::executor::agent_of;
 
 const NAME: &str = "executor";
-
-/// The agent CLI behind an executor kind, if it is one.
-pub fn agent_of(kind: ExecutorKind) -> Option<Agent> {
-    match kind {
-        ExecutorKind::Claude => Some(Agent::Claude),
-        ExecutorKind::Codex => Some(Agent::Codex),
-        ExecutorKind::Pi => Some(Agent::Pi),
-        ExecutorKind::Builtin | ExecutorKind::Command => None,
-    }
-}
 
 /// Checks the executor `config` names.
 pub async fn check(config: &Config, ws: &Workspace, env: &dyn Env, tether: &Path) -> Check {
