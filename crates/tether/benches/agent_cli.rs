@@ -13,9 +13,9 @@
 //!    in the CLI's place: answer -> the `ask_human` result arrives.
 //!
 //! Generic over the agent CLI: each [`Kind`] says how to run its CLI directly and how tether.toml
-//! names it. The CLIs come from `TETHER_TEST_CLAUDE` (and, once their executors exist,
-//! `TETHER_TEST_CODEX`, `TETHER_TEST_PI`); a kind whose variable is unset is skipped with a
-//! message. Figures are printed, never asserted.
+//! names it. The CLIs come from `TETHER_TEST_CLAUDE`, `TETHER_TEST_CODEX` and `TETHER_TEST_PI`
+//! (./test.sh installs them under target/npm-cli); a kind whose variable is unset is skipped with
+//! a message. Figures are printed, never asserted.
 //!
 //! Run with `./test.sh` once (it installs the CLIs), then
 //! `TETHER_TEST_CLAUDE=target/npm-cli/claude/node_modules/.bin/claude cargo bench -p tether --bench agent_cli`.

@@ -43,11 +43,10 @@ pub const KINDS: [Kind; 3] = [
         var: "TETHER_TEST_CLAUDE",
         setup: Some(claude),
     },
-    // Not measured yet: its setup (models in a per-run CODEX_HOME, tether's server by `-c`) goes here.
     Kind {
         name: "codex",
         var: "TETHER_TEST_CODEX",
-        setup: None,
+        setup: Some(codex),
     },
     Kind {
         name: "pi",
@@ -102,6 +101,69 @@ fn claude(ws: &Path, program: &str, server: &FakeModelServer) -> Setup {
         with_mcp_env: Vec::new(),
         args: Vec::new(),
         own_env: vec!["ENABLE_TOOL_SEARCH"],
+    }
+}
+
+/// Codex on the fake server through a `CODEX_HOME` of the bench's; with tether's MCP server
+/// given by `-c` overrides, as tether's executor gives it.
+fn codex(ws: &Path, program: &str, server: &FakeModelServer) -> Setup {
+    let home = ws.join(".codex-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let config = format!(
+        "model = \"fake-model\"\nmodel_provider = \"fake\"\n\
+         check_for_update_on_startup = false\n\
+         [model_providers.fake]\nname = \"Fake\"\nbase_url = {base:?}\n\
+         env_key = \"FAKE_API_KEY\"\nwire_api = \"responses\"\n\
+         request_max_retries = 0\nstream_max_retries = 0\n",
+        base = server.base_url(Api::OpenAiResponses),
+    );
+    std::fs::write(home.join("config.toml"), config).unwrap();
+    let workspace = ws.display().to_string();
+    let exec = [
+        program,
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "--color",
+        "never",
+        "-C",
+        &workspace,
+        "-s",
+        "workspace-write",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let quote = |s: &str| serde_json::Value::from(s).to_string();
+    let mut with_mcp = exec.clone();
+    for value in [
+        format!(
+            "mcp_servers.tether.command={}",
+            quote(env!("CARGO_BIN_EXE_tether"))
+        ),
+        format!(
+            "mcp_servers.tether.args=[{},{},{}]",
+            quote("mcp"),
+            quote("-C"),
+            quote(&workspace)
+        ),
+        "mcp_servers.tether.default_tools_approval_mode=\"approve\"".to_owned(),
+        "mcp_servers.tether.enabled=true".to_owned(),
+    ] {
+        with_mcp.extend(["-c".to_owned(), value]);
+    }
+    let mut direct = exec;
+    direct.push("-".to_owned());
+    with_mcp.push("-".to_owned());
+    Setup {
+        env: vec![
+            ("CODEX_HOME".to_owned(), home.display().to_string()),
+            ("FAKE_API_KEY".to_owned(), "sk-fake".to_owned()),
+        ],
+        direct,
+        with_mcp,
+        with_mcp_env: Vec::new(),
+        args: Vec::new(),
+        own_env: Vec::new(),
     }
 }
 
