@@ -32,7 +32,7 @@ mod pi;
 pub mod prompts;
 
 pub use builtin::{BuiltinAgent, DEFAULT_MAX_STEPS};
-pub use claude::{ClaudeExecutor, TOOLS as CLAUDE_TOOLS};
+pub use claude::{ClaudeExecutor, TOOLS as CLAUDE_TOOLS, gate_settings as claude_gate_settings};
 pub use cli::{Agent, CliError, CliSettings, RunId};
 pub use codex::CodexExecutor;
 pub use command::{CommandError, CommandExecutor};

@@ -89,6 +89,8 @@ fn claude(ws: &Path, program: &str, server: &FakeModelServer) -> Setup {
             &tether_agent::CLAUDE_TOOLS.join(","),
             "--mcp-config",
             &mcp.display().to_string(),
+            "--settings",
+            &claude_gate(ws, program),
         ]
         .map(str::to_owned),
     );
@@ -165,6 +167,26 @@ fn codex(ws: &Path, program: &str, server: &FakeModelServer) -> Setup {
         args: Vec::new(),
         own_env: Vec::new(),
     }
+}
+
+/// The inline settings tether gives a working Claude Code turn: its `ask_before` hook.
+fn claude_gate(ws: &Path, program: &str) -> String {
+    let settings = tether_agent::CliSettings {
+        program: program.to_owned(),
+        args: Vec::new(),
+        env: Vec::new(),
+        turn_timeout: std::time::Duration::from_secs(600),
+        workspace: ws.to_owned(),
+        tether: env!("CARGO_BIN_EXE_tether").into(),
+        env_remove: Vec::new(),
+        mcp_extra: Vec::new(),
+    };
+    let cli = tether_agent::cli::Cli::new(
+        tether_agent::Agent::Claude,
+        settings,
+        std::sync::Arc::new(|| None),
+    );
+    tether_agent::claude_gate_settings(&cli)
 }
 
 /// pi on the fake server as a provider of the user's own pi directory; with tether's MCP server,
