@@ -15,6 +15,52 @@ use tether_testkit::model_server::FakeModelServer;
 
 use super::{run, runtime, spawn, text};
 
+/// Runs `tether ralph <prompt>` in `dir` to its end with `--events jsonl` and checks that it
+/// waited out one usage limit in iteration 1, ran the same iteration again and kept its promise,
+/// without a failed iteration. Returns the wait's event line (`{"at_ms", "event"}`).
+pub fn ralph_waits_out_one_limit(dir: &Path, prompt: &str) -> Value {
+    let args = [
+        "ralph",
+        prompt,
+        "--completion-promise",
+        "DONE",
+        "--max-iterations",
+        "3",
+        "--events",
+        "jsonl",
+    ];
+    let out = run(dir, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir, &out));
+    let events: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"]["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "run_started",
+            "iteration_started",
+            "waiting_for_usage_limit",
+            "iteration_started",
+            "iteration_completed",
+            "run_finished"
+        ],
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(events[2]["event"]["n"], 1);
+    let done = status(dir);
+    assert_eq!(
+        (done["status"].as_str(), done["iteration"].as_u64()),
+        (Some("completed"), Some(1))
+    );
+    events[2].clone()
+}
+
 /// The real CLI named by `var`; a test without it fails (./test.sh installs it).
 pub fn required_cli(var: &str, what: &str) -> PathBuf {
     let path = std::env::var_os(var).unwrap_or_else(|| {

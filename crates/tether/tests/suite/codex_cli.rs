@@ -14,7 +14,8 @@ use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::wait_until;
 
 use crate::common::agents::{
-    diagnose, only_run_dir, processes_in, ralph, required_cli, start, status, tool_calls,
+    diagnose, only_run_dir, processes_in, ralph, ralph_waits_out_one_limit, required_cli, start,
+    status, tool_calls,
 };
 use crate::common::{PATIENCE, model_table, pending_question, run, text, wait_output};
 
@@ -247,56 +248,13 @@ fn a_usage_limit_is_waited_out_then_the_iteration_succeeds_without_a_failure() {
     server.fault_next(1, tether_testkit::Fault::RateLimited { retry_after: None });
     let ws = Workspace::new(&server, "");
     ws.executor_setting("usage_backoff_secs = 1");
-    let out = crate::common::cmd(
-        ws.path(),
-        &[
-            "ralph",
-            "Write the notes.",
-            "--completion-promise",
-            "DONE",
-            "--max-iterations",
-            "3",
-            "--events",
-            "jsonl",
-        ],
-    )
-    .output()
-    .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", diagnose(ws.path(), &out));
-    let events: Vec<Value> = text(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let types: Vec<&str> = events
-        .iter()
-        .map(|e| e["event"]["type"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        types,
-        [
-            "run_started",
-            "iteration_started",
-            "waiting_for_usage_limit",
-            "iteration_started",
-            "iteration_completed",
-            "run_finished"
-        ],
-        "{}",
-        text(&out.stdout)
-    );
-    let wait = &events[2]["event"];
-    assert_eq!(wait["n"], 1);
+    let wait = &ralph_waits_out_one_limit(ws.path(), "Write the notes.")["event"];
     assert!(
         wait["message"]
             .as_str()
             .unwrap()
             .contains("429 Too Many Requests"),
         "{wait}"
-    );
-    let done = status(ws.path());
-    assert_eq!(
-        (done["status"].as_str(), done["iteration"].as_u64()),
-        (Some("completed"), Some(1))
     );
     assert_eq!(server.request_count(), 2);
 }
