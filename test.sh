@@ -13,12 +13,15 @@
 # - the real Claude Code CLI (npm `@anthropic-ai/claude-code`) under target/npm-cli, with Node 22
 #   (npm `node@22`) next to it when the machine's Node is older: Claude Code's current releases
 #   need Node 22 to install (with an older one npm silently picks an old release);
+# - the real Codex CLI (npm `@openai/codex`, plain npm: its native binary comes as an optional
+#   dependency from the same registry) under target/npm-cli/codex;
 # - the real pi coding agent (npm `@earendil-works/pi-coding-agent`) under target/npm-cli/pi,
 #   unpacked with `npm pack` (a plain install fails where the registry lacks one of its
 #   dependencies; its command is self-contained but for jiti, installed beside it) and run by
 #   Node 22 through bin/pi.
-# Then runs `cargo test --workspace --locked` with PYTHON naming that environment's interpreter
-# TETHER_TEST_CLAUDE the Claude Code binary and TETHER_TEST_PI the pi one.
+# Then runs `cargo test --workspace --locked` with PYTHON naming that environment's interpreter,
+# TETHER_TEST_CLAUDE the Claude Code binary, TETHER_TEST_CODEX the Codex one and TETHER_TEST_PI
+# the pi one.
 # Formatting and lints are not part of it: `.ci/run` checks them before calling this script.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -101,6 +104,16 @@ claude_cli() {
   fi
 }
 
+codex_cli() {
+  codex="$npm_cli/codex/node_modules/.bin/codex"
+  if ! "$codex" --version >/dev/null 2>&1; then
+    type -P npm >/dev/null || apt_install npm
+    say "installing the Codex CLI (npm @openai/codex) into $npm_cli/codex"
+    npm install --silent --no-audit --no-fund --prefix "$npm_cli/codex" @openai/codex >&2
+    "$codex" --version >/dev/null
+  fi
+}
+
 # pi: the package unpacked into $npm_cli/pi/package and bin/pi running its bundled command with
 # Node 22 (a machine's Node 20 would make npm pick an old release, and pi 1.x needs 22); beside
 # it the one dependency the bundle loads at run time, jiti (extensions: tether's ask_before gate).
@@ -128,12 +141,15 @@ python_venv
 mcp_sdk
 npm_cli="$(mkdir -p "$target/npm-cli" && cd "$target/npm-cli" && pwd)"
 claude_cli
+codex_cli
 pi_cli
 
 PYTHON="$(cd "$(dirname "$py")" && pwd)/$(basename "$py")"
 export PYTHON
 TETHER_TEST_CLAUDE="$claude"
 export TETHER_TEST_CLAUDE
+TETHER_TEST_CODEX="$codex"
+export TETHER_TEST_CODEX
 TETHER_TEST_PI="$pi"
 export TETHER_TEST_PI
 [ $# -gt 0 ] || set -- --workspace

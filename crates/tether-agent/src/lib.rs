@@ -1,7 +1,7 @@
 //! Executors: who does the work in a tether loop.
 //!
 //! The loops hand an [`Executor`] one turn at a time — a prompt, in a fresh context — and watch
-//! what it does through a [`TurnObserver`]. Three executors implement it today:
+//! what it does through a [`TurnObserver`]. These executors implement it today:
 //!
 //! - [`BuiltinAgent`]: tether's own agent, a model (`tether-model`) calling the tools of a
 //!   `tether_tools::ToolSet` — the registry itself, no adapter in between — until it answers
@@ -11,6 +11,7 @@
 //!
 //! - [`ClaudeExecutor`]: Claude Code (`claude -p`) per turn, its stream-json output turned into
 //!   tether's events, tether's own tools served to it over MCP by `tether mcp`.
+//! - [`CodexExecutor`]: the Codex CLI (`codex exec --json`) per turn, the same way.
 //! - [`PiExecutor`]: the pi coding agent (`pi --mode json -p`) per turn, the same way, with a
 //!   per-run pi agent directory carrying tether's MCP server.
 //!
@@ -24,14 +25,16 @@
 mod builtin;
 mod claude;
 pub mod cli;
+mod codex;
 mod command;
 mod executor;
 mod pi;
 pub mod prompts;
 
 pub use builtin::{BuiltinAgent, DEFAULT_MAX_STEPS};
-pub use claude::{ClaudeExecutor, TOOLS as CLAUDE_TOOLS};
+pub use claude::{ClaudeExecutor, TOOLS as CLAUDE_TOOLS, gate_settings as claude_gate_settings};
 pub use cli::{Agent, CliError, CliSettings, RunId};
+pub use codex::CodexExecutor;
 pub use command::{CommandError, CommandExecutor};
 pub use executor::{
     Access, AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,

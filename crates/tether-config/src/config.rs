@@ -241,10 +241,6 @@ impl Default for ZulipConfig {
 }
 
 /// Which agent does the work.
-///
-/// Codex is not built yet; it is
-/// recognised so that they can be refused with a reason and an alternative
-/// ([`ExecutorKind::is_built`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ExecutorKind {
     /// tether's own agent on `[model]`.
@@ -252,7 +248,7 @@ pub enum ExecutorKind {
     Builtin,
     /// Claude Code (`claude -p`), with tether's tools served over MCP.
     Claude,
-    /// Codex: not built yet, refused when loading.
+    /// The Codex CLI (`codex exec`), with tether's tools served over MCP.
     Codex,
     /// The pi coding agent (`pi --mode json -p`), with tether's tools served over MCP.
     Pi,
@@ -288,17 +284,6 @@ impl ExecutorKind {
             self,
             ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi
         )
-    }
-
-    /// Whether this build can run the kind; a config naming one that is not is refused.
-    pub fn is_built(self) -> bool {
-        match self {
-            ExecutorKind::Builtin
-            | ExecutorKind::Command
-            | ExecutorKind::Claude
-            | ExecutorKind::Pi => true,
-            ExecutorKind::Codex => false,
-        }
     }
 }
 

@@ -33,7 +33,6 @@ mod error;
 mod keys;
 mod load;
 mod model;
-mod not_built;
 mod reader;
 mod schema;
 mod secret;

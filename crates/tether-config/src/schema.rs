@@ -1,7 +1,6 @@
 //! Walks a parsed `tether.toml` against the schema (see `keys.rs`) and builds a [`Config`].
 //!
-//! Every rule that concerns one table lives here; rules across tables are in `checks.rs`, and
-//! the refusals of settings this build cannot act on yet in `not_built.rs`.
+//! Every rule that concerns one table lives here; rules across tables are in `checks.rs`.
 //! Invalid values leave the default in place and add a problem, so one walk finds them all.
 
 use std::ops::Range;
@@ -13,7 +12,7 @@ use crate::config::{Channel, ExecutorKind, HumanConfig, HumanTimeout, ZulipConfi
 use crate::env::{Env, non_empty};
 use crate::model::{Api, JudgeConfig, ModelConfig};
 use crate::reader::{Reader, Table, entry, path_of};
-use crate::{Config, Secret, keys, not_built, values};
+use crate::{Config, Secret, keys, values};
 
 /// `(min, max)` of every integer setting. `max_iterations` 0 means unlimited.
 pub(crate) mod range {
@@ -274,7 +273,6 @@ fn read_executor(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
     let kind = r.choice(t, "kind", &ExecutorKind::CHOICES);
     let kind_given = entry(t, "kind").is_some();
     if let Some(kind) = kind {
-        not_built::executor_kind(r, t, kind);
         out.kind = kind;
     }
     let command = r.string_list(t, "command", |_| Ok(()));
@@ -351,8 +349,8 @@ fn read_agent_cli(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
                 Some(value.span()),
                 path_of("executor", key),
                 format!(
-                    "only used by an agent CLI kind (\"claude\", \"pi\"), but kind is {kind:?}; \
-                     remove it"
+                    "only used by an agent CLI kind (\"claude\", \"codex\", \"pi\"), but kind is \
+                     {kind:?}; remove it"
                 ),
             );
         }

@@ -4,8 +4,7 @@
 //! the schema's order, parses with no problems, and that its active values are the defaults.
 
 /// The `tether.toml` written by `tether init`: every table and key tether acts on, in order,
-/// each with a one-line comment; settings that are absent by default are commented out. It
-/// offers nothing that loading refuses (executor kinds, channels and tables not built yet).
+/// each with a one-line comment; settings that are absent by default are commented out.
 pub const TEMPLATE: &str = r#"# tether.toml: settings for tether, written by `tether init`.
 # The environment overrides this file (ZULIP_SERVER_URL, ZULIP_BOT_EMAIL, ZULIP_STREAM), and
 # TETHER_CONFIG can name another file. API keys never live here: name their variables instead.
@@ -80,20 +79,20 @@ ask_before = []
 api_key_env = "ZULIP_BOT_API_KEY"
 
 [executor]
-# Codex gets a kind of its own later; until then run it as "command".
 # Who does the work: "builtin" (tether's own agent on [model]) | "claude" (Claude Code, with
-# tether's tools over MCP) | "pi" (the pi coding agent, the same way) | "command" (any program).
+# tether's tools over MCP) | "codex" (the Codex CLI, the same way) | "pi" (the pi coding agent,
+# the same way) | "command" (any program).
 kind = "builtin"
 # Only for kind = "command", and required then: the program and its arguments.
 # command = ["my-agent", "--print"]
-# Only for kind = "claude" or "pi": the program (default: claude or pi on PATH).
+# Only for an agent CLI (claude, codex, pi): the program (default: its name on PATH).
 # program = "claude"
-# Only for kind = "claude" or "pi": extra arguments, after tether's own.
+# Only for an agent CLI: extra arguments, after tether's own.
 # args = ["--model", "sonnet"]
-# Only for kind = "claude" or "pi": extra environment variables (for pi,
-# PI_CODING_AGENT_DIR names your own pi directory, default ~/.pi/agent).
+# Only for an agent CLI: extra environment variables (for pi, PI_CODING_AGENT_DIR names your
+# own pi directory, default ~/.pi/agent).
 # env = { ANTHROPIC_MODEL = "sonnet" }
-# Only for kind = "claude" or "pi": how long one turn may take, in seconds (default 86400).
+# Only for an agent CLI: how long one turn may take, in seconds (default 86400).
 # turn_timeout_secs = 86400
 # When the agent hits a usage or rate limit: "wait" (until it resets, or with backoff, then
 # run the same iteration again) | "stop" (pause the run; `tether resume` continues it).

@@ -84,10 +84,3 @@ fn every_range_is_documented() {
     let (min, max) = range::THRESHOLD;
     assert!(TEMPLATE.contains(&format!("{min} (never ask) .. {max}")));
 }
-
-#[test]
-fn offers_nothing_that_loading_refuses() {
-    for refused in ["codex |", "| pi"] {
-        assert!(!TEMPLATE.contains(refused), "the template offers {refused}");
-    }
-}

@@ -43,7 +43,7 @@ mod wire;
 
 pub use client::{EventStream, ModelClient, collect};
 pub use error::ModelError;
-pub use http::{Endpoint, HttpModel, HttpOptions, connect};
+pub use http::{Endpoint, HttpModel, HttpOptions, Probe, connect, models_url, probe};
 pub use retry::{RetryPolicy, parse_retry_after};
 pub use tether_tools::ToolSpec;
 pub use types::{Message, Request, Response, Role, StopReason, StreamEvent, ToolCall, Usage};

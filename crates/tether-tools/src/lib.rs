@@ -87,7 +87,7 @@ pub use output::{ToolCallOutcome, ToolOutput};
 pub use registry::ToolSet;
 pub use shell::{
     ProgramCommand, ProgramRun, ShellCommand, ShellEnd, ShellRun, run_program, run_program_teed,
-    run_shell, run_shell_tee,
+    run_program_tees, run_shell, run_shell_tee,
 };
 pub use spec::ToolSpec;
 pub use tool::{Tool, ToolContext, TypedTool};

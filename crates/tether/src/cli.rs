@@ -69,6 +69,9 @@ pub enum Command {
     /// Sign a goal off by hand (its verify command, then the judge) or cancel it.
     #[command(subcommand)]
     Goal(GoalCommand),
+    /// Check the setup: the config, the executor (an agent CLI's version), tether's MCP server,
+    /// the model endpoints and Zulip; each failure with its fix. Exits 1 if any check fails.
+    Doctor(DoctorArgs),
     /// Serve ask_human and plan_status to any MCP client (Claude Code, Codex, pi, …) over
     /// stdio; questions are answered with `tether answer` or on Zulip.
     Mcp(McpArgs),
@@ -330,6 +333,18 @@ pub struct JsonArgs {
     /// Print JSON on stdout instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Options of `tether doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the checks as JSON on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// The tether binary to try as the MCP server (default: this one, which is what the loops
+    /// give an agent CLI); e.g. the `tether` your own MCP configuration names.
+    #[arg(long, value_name = "PATH")]
+    pub tether: Option<PathBuf>,
 }
 
 /// `tether goal …`.

@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use tether_agent::{ExecError, TurnOutcome, TurnRequest};
-use tether_config::ExecutorKind;
 use tether_human::tool::RunCell;
 use tokio_util::sync::CancellationToken;
 
@@ -33,10 +32,7 @@ pub fn agent(
     target: PlanTarget,
     session: &Path,
 ) -> Result<(Arc<dyn Executor>, String)> {
-    if matches!(
-        config.executor.kind,
-        ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi
-    ) {
+    if crate::executor::agent_of(config.executor.kind).is_some() {
         return agent_cli(config, ws, &target, session);
     }
     let Some(model) = &config.model else {

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
 use tether_agent::{
-    Agent, BuiltinAgent, ClaudeExecutor, CliSettings, CommandExecutor, Executor, PiExecutor, RunId,
+    Agent, BuiltinAgent, ClaudeExecutor, CliSettings, CodexExecutor, CommandExecutor, Executor,
+    PiExecutor, RunId,
 };
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
@@ -57,12 +58,9 @@ pub fn from_config(
                 .without_vars(config.key_vars()),
             ))
         }
-        ExecutorKind::Claude | ExecutorKind::Pi => agent_cli(config, ws, run, Vec::new()),
-        other => Err(Failure::usage(anyhow!(
-            "executor kind `{}` is not available in this build yet; use \"builtin\" (with a \
-             [model]) or \"command\"",
-            other.as_str()
-        ))),
+        ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi => {
+            agent_cli(config, ws, run, Vec::new())
+        }
     }
 }
 
@@ -92,6 +90,16 @@ pub fn for_goal_loop(
     }
 }
 
+/// The agent CLI behind an executor kind, if it is one.
+pub fn agent_of(kind: ExecutorKind) -> Option<Agent> {
+    match kind {
+        ExecutorKind::Claude => Some(Agent::Claude),
+        ExecutorKind::Codex => Some(Agent::Codex),
+        ExecutorKind::Pi => Some(Agent::Pi),
+        ExecutorKind::Builtin | ExecutorKind::Command => None,
+    }
+}
+
 /// An agent CLI (Claude Code, Codex, pi), serving it this binary's `tether mcp` for the run in
 /// `run`, with `mcp_extra` added to that server's arguments (plan mode's `--drafting <dir>`).
 pub fn agent_cli(
@@ -100,24 +108,19 @@ pub fn agent_cli(
     run: &RunCell,
     mcp_extra: Vec<String>,
 ) -> Result<Arc<dyn Executor>> {
-    let agent = match config.executor.kind {
-        ExecutorKind::Claude => Agent::Claude,
-        ExecutorKind::Pi => Agent::Pi,
-        other => {
-            return Err(Failure::usage(anyhow!(
-                "executor kind `{}` is not an agent CLI tether runs",
-                other.as_str()
-            )));
-        }
+    let Some(agent) = agent_of(config.executor.kind) else {
+        return Err(Failure::usage(anyhow!(
+            "executor kind `{}` is not an agent CLI tether runs",
+            config.executor.kind.as_str()
+        )));
     };
     // Claude Code's Bash goes through this binary's `tether gate` (a PreToolUse hook), and so
-    // does pi's (an extension's tool_call handler).
+    // does pi's (an extension's tool_call handler); nothing gates Codex's commands.
     if agent == Agent::Codex && !config.human.ask_before.is_empty() {
         tracing::warn!(
             ask_before = ?config.human.ask_before,
-            "[human] ask_before is not enforced for {}; it runs with the permissions its own \
-             settings give it",
-            agent.title()
+            "[human] ask_before is not enforced for Codex: tether does not gate its commands, \
+             so Codex runs, without asking, every command its workspace-write sandbox allows"
         );
     }
     let settings = cli_settings(config, ws, agent, mcp_extra)?;
@@ -129,18 +132,13 @@ pub fn agent_cli(
     });
     Ok(match agent {
         Agent::Claude => Arc::new(ClaudeExecutor::new(settings, run_id)),
+        Agent::Codex => Arc::new(CodexExecutor::new(settings, run_id)),
         Agent::Pi => Arc::new(PiExecutor::new(settings, run_id)),
-        Agent::Codex => {
-            return Err(Failure::usage(anyhow!(
-                "executor kind `{}` is not available in this build yet",
-                agent.program()
-            )));
-        }
     })
 }
 
-/// How `agent` is run, from `[executor]`.
-fn cli_settings(
+/// How `agent` is run, from `[executor]` (also what `tether doctor` checks).
+pub fn cli_settings(
     config: &Config,
     ws: &Workspace,
     agent: Agent,

@@ -76,6 +76,7 @@ fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
         Command::Questions(args) => cmd::human::questions(&mut ctx, args.json),
         Command::History(args) => cmd::human::history(&mut ctx, args),
         Command::Goal(args) => cmd::goal::run(&mut ctx, args),
+        Command::Doctor(args) => cmd::doctor::run(&mut ctx, args),
         Command::Mcp(args) => cmd::mcp::run(&mut ctx, args),
         Command::Serve(args) => cmd::serve::run(&mut ctx, args),
         Command::Gate(args) => cmd::gate::run(&mut ctx, args),

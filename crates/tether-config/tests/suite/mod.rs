@@ -4,6 +4,7 @@ use std::path::Path;
 
 use tether_config::{Config, Env, MapEnv, parse, parse_with_warnings};
 
+mod agent_cli;
 mod cross;
 mod defaults;
 mod env;

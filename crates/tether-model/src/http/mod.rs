@@ -7,6 +7,7 @@
 //! format's parser.
 
 mod call;
+mod probe;
 mod tls;
 
 use std::sync::Arc;
@@ -18,6 +19,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::{EventStream, ModelClient};
 use crate::{ModelError, Request, RetryPolicy, wire};
+
+pub use probe::{Probe, models_url, probe};
 
 /// Where and how to reach a model.
 #[derive(Debug, Clone, PartialEq, Eq)]

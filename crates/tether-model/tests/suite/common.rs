@@ -122,8 +122,8 @@ pub fn frames_through_first_text(api: Api) -> usize {
     match api {
         // role chunk, first content chunk
         Api::OpenAiChat => 2,
-        // response.created, first output_text.delta
-        Api::OpenAiResponses => 2,
+        // response.created, output_item.added, first output_text.delta
+        Api::OpenAiResponses => 3,
         // message_start, ping, content_block_start, first content_block_delta
         Api::Anthropic => 4,
     }

@@ -5,8 +5,9 @@
 //! [`tether_model::scripted::ScriptedModel`] plays. Every request is recorded (credentials
 //! redacted) for assertions, and faults can be injected per request.
 //!
-//! Routes: `POST /v1/chat/completions`, `POST /v1/responses`, `POST /v1/messages`. Anything
-//! else is recorded and answered 404. A request the server cannot parse, or one that finds the
+//! Routes: `POST /v1/chat/completions`, `POST /v1/responses`, `POST /v1/messages`, and `GET
+//! /v1/models` (what a setup check asks; 401 without the required key). Anything else is
+//! recorded and answered 404. A request the server cannot parse, or one that finds the
 //! script exhausted, is answered 400 with the reason, so the client reports it.
 //!
 //! ```no_run

@@ -4,7 +4,7 @@
 //! rather than sleep; a `watch` channel per counter makes both cheap.
 
 use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::http::HeaderMap;
 use serde_json::Value;
@@ -28,6 +28,8 @@ pub struct RecordedRequest {
     pub body: Value,
     /// The body as sent.
     pub raw_body: String,
+    /// When it arrived (its headers and body read): what latency measurements time against.
+    pub received: Instant,
 }
 
 impl RecordedRequest {
@@ -58,6 +60,7 @@ impl Recorder {
 
     /// Records a request and returns its index.
     pub(crate) fn record(&self, path: &str, headers: &HeaderMap, raw: &[u8]) -> usize {
+        let received = Instant::now();
         let raw_body = String::from_utf8_lossy(raw).into_owned();
         let body = serde_json::from_slice(raw).unwrap_or(Value::Null);
         let headers = headers
@@ -80,6 +83,7 @@ impl Recorder {
             headers,
             body,
             raw_body,
+            received,
         });
         drop(requests);
         self.count.send_modify(|count| *count += 1);

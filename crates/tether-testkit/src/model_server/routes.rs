@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use serde_json::Value;
 use tether_config::Api;
 use tether_model::scripted::Script;
@@ -33,6 +33,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/chat/completions", post(chat))
         .route("/v1/responses", post(responses))
         .route("/v1/messages", post(messages))
+        .route("/v1/models", get(models))
         .fallback(not_found)
         .with_state(shared)
 }
@@ -47,6 +48,33 @@ async fn responses(State(s): State<Arc<Shared>>, uri: Uri, h: HeaderMap, b: Byte
 
 async fn messages(State(s): State<Arc<Shared>>, uri: Uri, h: HeaderMap, b: Bytes) -> Response {
     handle(&s, Api::Anthropic, &uri, &h, &b).await
+}
+
+/// The models list, as a setup check asks for it: 401 without the required key (in either
+/// API's header), else the one fake model.
+async fn models(State(s): State<Arc<Shared>>, uri: Uri, h: HeaderMap, b: Bytes) -> Response {
+    s.recorder.record(uri.path(), &h, &b);
+    if let Some(expected) = &s.key {
+        let bearer = h
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        let x_api_key = h.get("x-api-key").and_then(|v| v.to_str().ok());
+        if bearer != Some(expected.as_str()) && x_api_key != Some(expected.as_str()) {
+            return error(
+                Api::OpenAiChat,
+                StatusCode::UNAUTHORIZED,
+                "Incorrect API key",
+            );
+        }
+    }
+    let body = serde_json::json!({"object": "list", "data": [{"id": "fake", "object": "model"}]});
+    (
+        StatusCode::OK,
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 async fn not_found(State(s): State<Arc<Shared>>, uri: Uri, h: HeaderMap, b: Bytes) -> Response {

@@ -95,13 +95,38 @@ async fn claude_style_mcp_tool_names_are_resolved() {
 #[tokio::test]
 async fn unknown_routes_are_recorded_and_answered_404() {
     let server = FakeModelServer::start(Script::turns([])).await.unwrap();
-    let url = format!("{}/models", server.base_url(Api::OpenAiChat));
+    let url = format!("{}/embeddings", server.base_url(Api::OpenAiChat));
     let response = raw_http().post(url).body("x").send().await.unwrap();
     assert_eq!(response.status(), 404);
     let recorded = server.wait_for_request(0, WAIT).await.unwrap();
-    assert_eq!(recorded.path, "/v1/models");
+    assert_eq!(recorded.path, "/v1/embeddings");
     assert_eq!(recorded.raw_body, "x");
     assert_eq!(recorded.body, Value::Null);
+}
+
+#[tokio::test]
+async fn the_models_list_wants_the_key_in_either_header() {
+    let server = FakeModelServer::builder(Script::turns([]))
+        .require_key("sk-right")
+        .start()
+        .await
+        .unwrap();
+    let url = format!("{}/models", server.base_url(Api::OpenAiChat));
+    let get = |header: &'static str, value: &'static str| {
+        raw_http().get(&url).header(header, value).send()
+    };
+    assert_eq!(
+        get("authorization", "Bearer sk-right")
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(get("x-api-key", "sk-right").await.unwrap().status(), 200);
+    assert_eq!(get("x-api-key", "sk-wrong").await.unwrap().status(), 401);
+    let recorded = server.wait_for_request(2, WAIT).await.unwrap();
+    assert_eq!(recorded.path, "/v1/models");
+    assert_eq!(recorded.header("x-api-key"), Some("<redacted>"));
 }
 
 #[tokio::test]

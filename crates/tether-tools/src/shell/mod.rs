@@ -29,7 +29,7 @@ use self::group::{Group, Output};
 mod group;
 mod program;
 
-pub use program::{ProgramCommand, ProgramRun, run_program, run_program_teed};
+pub use program::{ProgramCommand, ProgramRun, run_program, run_program_teed, run_program_tees};
 
 /// A command to run with [`run_shell`].
 #[derive(Debug, Clone)]

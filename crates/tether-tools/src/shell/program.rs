@@ -67,6 +67,17 @@ pub async fn run_program_teed(
     cancel: &CancellationToken,
     stdout_tee: &mut (dyn std::io::Write + Send),
 ) -> io::Result<ProgramRun> {
+    run_program_tees(spec, cancel, stdout_tee, &mut io::sink()).await
+}
+
+/// [`run_program_teed`], copying stderr to `stderr_tee` as it arrives too (an agent that reports
+/// some failures only on stderr, watched while it runs).
+pub async fn run_program_tees(
+    spec: &ProgramCommand,
+    cancel: &CancellationToken,
+    stdout_tee: &mut (dyn std::io::Write + Send),
+    stderr_tee: &mut (dyn std::io::Write + Send),
+) -> io::Result<ProgramRun> {
     let started = Instant::now();
     let Some((program, args)) = spec.argv.split_first() else {
         return Err(io::Error::new(
@@ -80,10 +91,9 @@ pub async fn run_program_teed(
     cmd.args(args).stdout(out_writer).stderr(err_writer);
     cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
     let group = Group::spawn(cmd, &spec.cwd, &spec.env_remove, spec.input.clone())?;
-    let mut err_sink = io::sink();
     let mut outputs = [
         Output::new(out_reader, spec.stdout_cap, stdout_tee)?,
-        Output::new(err_reader, spec.stderr_cap, &mut err_sink)?,
+        Output::new(err_reader, spec.stderr_cap, stderr_tee)?,
     ];
     let (end, _) = group
         .supervise(&mut outputs, spec.timeout, spec.kill_grace, cancel)

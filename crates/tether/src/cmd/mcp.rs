@@ -57,8 +57,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &McpArgs) -> Result<Exit> {
         .enable_all()
         .build()?;
     let served = runtime.block_on(tether_mcp::serve_stdio(server));
-    // A blocking stdin read (when stdin is not a pipe) must not keep the process alive.
-    runtime.shutdown_timeout(Duration::from_millis(100));
+    // Everything the server had to clean up is done. A blocking stdin read (stdin a socket, as
+    // Claude Code gives it, or a terminal) must not keep the process alive: the client waits
+    // for this process to exit, at the end of every agent turn.
+    runtime.shutdown_background();
     served?;
     Ok(Exit::Done)
 }

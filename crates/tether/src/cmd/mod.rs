@@ -3,6 +3,7 @@
 
 pub mod control;
 pub mod demo;
+pub mod doctor;
 pub mod foreground;
 pub mod gate;
 pub mod goal;

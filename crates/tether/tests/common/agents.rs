@@ -1,8 +1,8 @@
-//! What the tests of the real agent CLIs (Claude Code, pi, …) share: the CLI's path from the
-//! variable ./test.sh sets (a test without it fails), a fake model server with its runtime, a
-//! Ralph loop to start, the run's status and directory, what a failed run printed with its
-//! transcripts, the processes left in a workspace (and their killing), and the goal a goal loop signs off with the
-//! judge that accepts it.
+//! What the tests of the real agent CLIs (Claude Code, Codex, pi) share: the CLI's path from
+//! the variable ./test.sh sets (a test without it fails), a fake model server with its runtime,
+//! a Ralph loop to start, the run's status, events, tool calls and directory, what a failed run
+//! printed with its transcripts, the processes left in a workspace (and their killing), and the
+//! goal a goal loop signs off with the judge that accepts it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -10,9 +10,56 @@ use std::process::{Child, Output};
 
 use serde_json::{Value, json};
 use tether_model::scripted::{Script, Turn};
+use tether_store::{Event, Seq, Store};
 use tether_testkit::model_server::FakeModelServer;
 
 use super::{run, runtime, spawn, text};
+
+/// Runs `tether ralph <prompt>` in `dir` to its end with `--events jsonl` and checks that it
+/// waited out one usage limit in iteration 1, ran the same iteration again and kept its promise,
+/// without a failed iteration. Returns the wait's event line (`{"at_ms", "event"}`).
+pub fn ralph_waits_out_one_limit(dir: &Path, prompt: &str) -> Value {
+    let args = [
+        "ralph",
+        prompt,
+        "--completion-promise",
+        "DONE",
+        "--max-iterations",
+        "3",
+        "--events",
+        "jsonl",
+    ];
+    let out = run(dir, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir, &out));
+    let events: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"]["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "run_started",
+            "iteration_started",
+            "waiting_for_usage_limit",
+            "iteration_started",
+            "iteration_completed",
+            "run_finished"
+        ],
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(events[2]["event"]["n"], 1);
+    let done = status(dir);
+    assert_eq!(
+        (done["status"].as_str(), done["iteration"].as_u64()),
+        (Some("completed"), Some(1))
+    );
+    events[2].clone()
+}
 
 /// The real CLI named by `var`; a test without it fails (./test.sh installs it).
 pub fn required_cli(var: &str, what: &str) -> PathBuf {
@@ -51,6 +98,29 @@ pub fn status(dir: &Path) -> Value {
     serde_json::from_slice(&run(dir, &["status", "--json"]).stdout).unwrap()
 }
 
+/// Every event of the latest run, in order.
+pub fn events(dir: &Path) -> Vec<Event> {
+    let store = Store::open(dir.join(".tether/tether.db")).unwrap();
+    let run_id = store.latest_run().unwrap().unwrap().id;
+    store
+        .events(&run_id, Seq(0), usize::MAX)
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| e.event)
+        .collect()
+}
+
+/// The tool calls of the latest run, as (tool, summary).
+pub fn tool_calls(dir: &Path) -> Vec<(String, String)> {
+    events(dir)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ToolCalled { tool, summary, .. } => Some((tool, summary)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// What a failed run printed, with its transcripts.
 pub fn diagnose(dir: &Path, out: &Output) -> String {
     let mut all = format!(
@@ -85,8 +155,7 @@ pub fn only_run_dir(dir: &Path) -> PathBuf {
 }
 
 /// Live processes whose working directory is `dir` (the CLI and the `tether mcp` it started),
-/// found through /proc; the tether loop itself (`ralph` or `run` in its command line) is left
-/// out.
+/// found through /proc; the tether loop itself (`tether ralph`, `run` or `resume`) is left out.
 pub fn processes_in(dir: &Path) -> Vec<u32> {
     let dir = fs::canonicalize(dir).unwrap();
     let me = std::process::id();
@@ -102,7 +171,9 @@ pub fn processes_in(dir: &Path) -> Vec<u32> {
             continue;
         };
         let cmdline = text(&fs::read(entry.path().join("cmdline")).unwrap_or_default());
-        let is_tether_loop = cmdline.contains("ralph") || cmdline.contains("\0run\0");
+        let is_tether_loop = ["ralph", "run", "resume"]
+            .iter()
+            .any(|verb| cmdline.split('\0').nth(1) == Some(verb));
         let zombie = fs::read_to_string(entry.path().join("stat"))
             .map(|s| s.contains(") Z "))
             .unwrap_or(true);

@@ -8,7 +8,9 @@ use tether_testkit::model_server::Fault;
 use tether_testkit::wait_until;
 
 use super::claude_cli::{configure_with, workspace};
-use crate::common::agents::{Leftovers, diagnose, processes_in, ralph, start, status};
+use crate::common::agents::{
+    Leftovers, diagnose, processes_in, ralph, ralph_waits_out_one_limit, start, status,
+};
 use crate::common::{PATIENCE, run, text, wait_exit};
 
 #[test]
@@ -67,53 +69,10 @@ fn a_rate_limit_is_waited_out_then_the_iteration_succeeds_without_a_failure() {
         "usage_backoff_secs = 1\n",
         "CLAUDE_CODE_MAX_RETRIES = \"0\"\n",
     );
-    let out = crate::common::cmd(
-        dir.path(),
-        &[
-            "ralph",
-            "Finish the job.",
-            "--completion-promise",
-            "DONE",
-            "--max-iterations",
-            "3",
-            "--events",
-            "jsonl",
-        ],
-    )
-    .output()
-    .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
-    let events: Vec<serde_json::Value> = text(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let types: Vec<&str> = events
-        .iter()
-        .map(|e| e["event"]["type"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        types,
-        [
-            "run_started",
-            "iteration_started",
-            "waiting_for_usage_limit",
-            "iteration_started",
-            "iteration_completed",
-            "run_finished"
-        ],
-        "{}",
-        text(&out.stdout)
-    );
-    let wait = &events[2]["event"];
-    assert_eq!(wait["n"], 1);
+    let wait = &ralph_waits_out_one_limit(dir.path(), "Finish the job.")["event"];
     assert_eq!(
         wait["message"],
         "API Error: Request rejected (429) · Rate limit reached"
-    );
-    let done = status(dir.path());
-    assert_eq!(
-        (done["status"].as_str(), done["iteration"].as_u64()),
-        (Some("completed"), Some(1))
     );
     assert_eq!(server.request_count(), 2);
 }

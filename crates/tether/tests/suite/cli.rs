@@ -74,40 +74,28 @@ fn validate_lists_every_problem_and_exits_2() {
     assert_eq!(v["findings"][0]["key"], "loop.max_iteratons");
 }
 
-/// Settings this build cannot act on yet are errors in `validate`, each saying why and what to
-/// use instead, and every command that loads the file refuses them the same way.
+/// The dashboard's settings — `"web"` among the channels, `[server] listen` — are valid.
 #[test]
-fn validate_refuses_settings_not_built_yet() {
+fn validate_accepts_the_dashboard_settings() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("tether.toml"),
-        "[human]\nchannels = [\"terminal\", \"web\"]\n\n[executor]\nkind = \"codex\"\n\n\
-         [server]\nlisten = \"127.0.0.1:0\"\n",
+        "[human]\nchannels = [\"terminal\", \"web\"]\n\n[server]\nlisten = \"127.0.0.1:0\"\n",
     )
     .unwrap();
     fs::write(dir.path().join("plan.md"), fixture("product.md")).unwrap();
-    let out = tether(dir.path(), &["validate"]);
-    assert_eq!(out.code, 2);
-    insta::assert_snapshot!(out.stdout);
-
     let json = tether(dir.path(), &["validate", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
-    let findings = v["findings"].as_array().unwrap();
-    let keys: Vec<&str> = findings
+    let keys: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
         .iter()
-        .map(|f| f["key"].as_str().unwrap())
+        .filter_map(|f| f["key"].as_str())
         .collect();
-    assert_eq!(keys, ["executor.kind"]);
     assert!(
-        findings.iter().all(|f| f["severity"] == "error"),
-        "{findings:#?}"
-    );
-
-    let run = tether(dir.path(), &["run", "--max-iterations", "1"]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("executor.kind: \"codex\" (Codex) is not built yet")
+        !keys.contains(&"human.channels") && !keys.contains(&"server.listen"),
+        "{json:?}",
+        json = json.stdout
     );
 }
 

@@ -17,7 +17,7 @@ use tether_testkit::wait_until;
 
 use crate::common::agents::{
     LIB, Leftovers, PLAN, accepting_judge, diagnose, only_run_dir, processes_in, ralph,
-    required_cli, start, status,
+    ralph_waits_out_one_limit, required_cli, start, status,
 };
 use crate::common::{
     PATIENCE, model_table, pending_question, run, runtime, spawn, text, wait_exit, wait_output,
@@ -289,53 +289,12 @@ fn a_usage_limit_is_waited_out_and_the_same_iteration_runs_again() {
         },
     );
     let dir = workspace(&server, "");
-    let out = run(
-        dir.path(),
-        &[
-            "ralph",
-            "Go.",
-            "--completion-promise",
-            "DONE",
-            "--max-iterations",
-            "3",
-            "--events",
-            "jsonl",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
-    let events: Vec<Value> = text(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let types: Vec<&str> = events
-        .iter()
-        .map(|e| e["event"]["type"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        types,
-        [
-            "run_started",
-            "iteration_started",
-            "waiting_for_usage_limit",
-            "iteration_started",
-            "iteration_completed",
-            "run_finished"
-        ],
-        "{}",
-        text(&out.stdout)
-    );
-    // pi's own words, and the wait they ask for (one second plus a tenth).
-    let wait = &events[2];
+    let wait = ralph_waits_out_one_limit(dir.path(), "Go.");
     let message = wait["event"]["message"].as_str().unwrap();
     assert!(message.starts_with("429: "), "{message}");
     assert!(message.contains("You have hit your usage limit. Try again in 1 second."));
     let ms = wait["event"]["until_ms"].as_i64().unwrap() - wait["at_ms"].as_i64().unwrap();
     assert!((1000..=1100).contains(&ms), "{ms}");
-    let done = status(dir.path());
-    assert_eq!(
-        (done["status"].as_str(), done["iteration"].as_u64()),
-        (Some("completed"), Some(1))
-    );
     assert_eq!(server.request_count(), 2);
 }
 

@@ -13,7 +13,7 @@ use crate::common::agents::start;
 use crate::common::{run, text};
 use crate::suite::claude_cli::configure;
 
-const EXISTING: &str = "# Plan: greet\n\n## Goal: Keep it working\n<!-- id: keep -->\n\
+pub(crate) const EXISTING: &str = "# Plan: greet\n\n## Goal: Keep it working\n<!-- id: keep -->\n\
 status: active\ndone_when: sh test.sh exits 0\n\n## Log\n- plan started\n";
 
 const NEW_GOAL: &str = "## Goal: Verbose flag\n<!-- id: verbose -->\nstatus: active\n\
@@ -23,7 +23,7 @@ verify: sh test.sh\nfailure_modes:\n\
 - verify passes because test.sh never calls greet.sh with -v\n\n\
 - [ ] parse -v\n- [ ] print the debug line\n\n";
 
-fn drafted() -> String {
+pub(crate) fn drafted() -> String {
     EXISTING.replace("## Log\n", &format!("{NEW_GOAL}## Log\n"))
 }
 
@@ -38,7 +38,7 @@ fn files(dir: &Path) {
 }
 
 /// How many tool results the request carries.
-fn results(req: &Request) -> usize {
+pub(crate) fn results(req: &Request) -> usize {
     req.messages
         .iter()
         .filter(|m| matches!(m, tether_model::Message::Tool { .. }))

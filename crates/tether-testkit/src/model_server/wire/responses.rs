@@ -1,5 +1,6 @@
 //! OpenAI Responses, server side: `POST /v1/responses` as Codex sends it (namespaced MCP tools
-//! included), and the `response.created` … `response.completed` events it accepts.
+//! included), and the `response.created` … `response.completed` events it accepts: a message
+//! is announced (`response.output_item.added`), streamed as deltas, then finished.
 
 use serde_json::{Value, json};
 use tether_model::scripted::Turn;
@@ -126,6 +127,17 @@ pub(super) fn render(turn: &Turn, context: &RenderContext<'_>) -> Vec<Frame> {
     let mut output = Vec::new();
     if let Some(text) = turn.text.as_deref().filter(|t| !t.is_empty()) {
         let item_id = format!("msg_{index}");
+        // The item is announced before its deltas, as the real endpoint does (Codex drops
+        // deltas of an item it was not told about).
+        frames.push(Frame::named(
+            "response.output_item.added",
+            &json!({
+                "type": "response.output_item.added",
+                "output_index": output.len(),
+                "item": {"type": "message", "id": item_id, "status": "in_progress",
+                         "role": "assistant", "content": []},
+            }),
+        ));
         for chunk in text_chunks(text) {
             frames.push(Frame::named(
                 "response.output_text.delta",

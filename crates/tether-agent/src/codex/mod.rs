@@ -1,0 +1,197 @@
+//! The `codex` executor: the OpenAI Codex CLI (`codex exec`) as the agent, with tether's tools
+//! over MCP.
+//!
+//! Each turn is a fresh `codex exec --json` process in the workspace with the prompt on stdin,
+//! spawned like every child of tether (own process group, timeout, killed when the turn is
+//! cancelled). tether's MCP server (`tether mcp --run <id> -C <workspace>`) is given to it as
+//! `-c` overrides for this process only — the user's own Codex configuration and login are used
+//! as they are and never written — with the tools approved up front (`codex exec` cannot ask
+//! anybody) and a tool timeout long enough for a human to answer. The JSONL output is parsed as
+//! it arrives ([`stream`]) and kept as the transcript; stderr is kept beside it
+//! (`iteration-NNNN.stderr.log`) and watched for the one failure Codex reports only there,
+//! tether's MCP server not starting.
+
+mod stream;
+
+use futures_util::future::BoxFuture;
+use tether_tools::{ProgramRun, ShellEnd, run_program_tees};
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::lines::LineSink;
+use crate::cli::{Agent, Cli, CliError, CliSettings, RunId, SERVER, TOOL_TIMEOUT, limits};
+use crate::executor::{Access, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
+use stream::{Seen, StderrWatch, StreamParser};
+
+/// How long Codex waits for tether's MCP server to start (it answers at once; a cold disk may
+/// be slow).
+const MCP_STARTUP_SECS: u64 = 60;
+
+/// Runs Codex per turn.
+pub struct CodexExecutor {
+    cli: Cli,
+}
+
+impl CodexExecutor {
+    /// An executor running `settings`; `run` names the run once it exists.
+    pub fn new(settings: CliSettings, run: RunId) -> Self {
+        CodexExecutor {
+            cli: Cli::new(Agent::Codex, settings, run),
+        }
+    }
+
+    /// The variables every turn runs with: Codex logs warnings on stderr, where it reports an
+    /// MCP server that did not start (by default it logs only errors).
+    fn env() -> Vec<(String, String)> {
+        vec![("RUST_LOG".to_owned(), "warn".to_owned())]
+    }
+
+    /// The `-c key=value` overrides naming tether's MCP server for this run. Values are TOML;
+    /// a JSON string is a valid TOML basic string.
+    fn mcp_overrides(&self) -> Vec<String> {
+        let quote = |s: &str| serde_json::Value::from(s).to_string();
+        let tether = self.cli.settings().tether.display().to_string();
+        let args: Vec<String> = self.cli.mcp_args().iter().map(|a| quote(a)).collect();
+        let key = |k: &str| format!("mcp_servers.{SERVER}.{k}");
+        vec![
+            format!("{}={}", key("command"), quote(&tether)),
+            format!("{}=[{}]", key("args"), args.join(",")),
+            format!("{}={}", key("startup_timeout_sec"), MCP_STARTUP_SECS),
+            format!("{}={}", key("tool_timeout_sec"), TOOL_TIMEOUT.as_secs()),
+            // `codex exec` never asks for approval: unapproved tool calls would be refused.
+            format!("{}=\"approve\"", key("default_tools_approval_mode")),
+            format!("{}=true", key("enabled")),
+        ]
+    }
+
+    /// The arguments of one turn: JSON events, the workspace as the root, the sandbox the
+    /// access asks for, tether's MCP server, the user's extra arguments, the prompt on stdin.
+    fn turn_argv(&self, access: Access) -> Vec<String> {
+        let workspace = self.cli.settings().workspace.display().to_string();
+        let sandbox = match access {
+            Access::Work => "workspace-write",
+            Access::ReadOnly => "read-only",
+        };
+        let mut argv = self.cli.argv([
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "--color",
+            "never",
+            "-C",
+            &workspace,
+            "-s",
+            sandbox,
+        ]);
+        for value in self.mcp_overrides() {
+            argv.extend(["-c".to_owned(), value]);
+        }
+        argv.extend(self.cli.settings().args.iter().cloned());
+        argv.push("-".to_owned());
+        argv
+    }
+
+    async fn turn(
+        &self,
+        request: TurnRequest,
+        observer: &dyn TurnObserver,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, ExecError> {
+        self.cli.check_version(&cancel).await?;
+        let transcript_err = |source| ExecError::Transcript {
+            path: request.transcript.clone(),
+            source,
+        };
+        if let Some(dir) = request.transcript.parent() {
+            std::fs::create_dir_all(dir).map_err(transcript_err)?;
+        }
+        let file = std::fs::File::create(&request.transcript).map_err(transcript_err)?;
+        // A turn whose MCP server did not start is stopped at once (see `StderrWatch`).
+        let child_cancel = cancel.child_token();
+        let mut sink = LineSink::new(
+            Box::new(std::io::BufWriter::new(file)),
+            StreamParser::new(observer),
+        );
+        let stderr_path = request.transcript.with_extension("stderr.log");
+        let stderr_file =
+            std::fs::File::create(&stderr_path).map_err(|source| ExecError::Transcript {
+                path: stderr_path.clone(),
+                source,
+            })?;
+        let mut stderr = StderrWatch::new(
+            Box::new(std::io::BufWriter::new(stderr_file)),
+            child_cancel.clone(),
+        );
+        let command = self.cli.command(
+            self.turn_argv(request.access),
+            Some(request.prompt.clone().into_bytes()),
+            self.cli.settings().turn_timeout,
+            Self::env(),
+        );
+        let run = run_program_tees(&command, &child_cancel, &mut sink, &mut stderr).await;
+        let run = run.map_err(|e| {
+            ExecError::Setup(Box::new(
+                self.cli.not_runnable(format!("could not start: {e}")),
+            ))
+        })?;
+        let seen = sink.finish().map_err(transcript_err)?.seen;
+        std::io::Write::flush(&mut stderr).map_err(|source| ExecError::Transcript {
+            path: stderr_path.clone(),
+            source,
+        })?;
+        if let Some(line) = stderr.mcp_failed.take() {
+            return Err(ExecError::Setup(Box::new(self.cli.mcp_not_connected(line))));
+        }
+        self.outcome(run, seen, cancel.is_cancelled())
+    }
+
+    fn outcome(
+        &self,
+        run: ProgramRun,
+        seen: Seen,
+        cancelled: bool,
+    ) -> Result<TurnOutcome, ExecError> {
+        let fail = |e: CliError| Err(ExecError::Model(Box::new(e)));
+        match run.end {
+            ShellEnd::Cancelled if cancelled => return Err(ExecError::Cancelled),
+            ShellEnd::TimedOut => return fail(self.cli.timed_out()),
+            _ => {}
+        }
+        // A top-level `error` (a retried stream, say) does not fail a turn that completed.
+        if seen.completed && run.end == ShellEnd::Exited(0) {
+            return Ok(TurnOutcome {
+                final_message: seen.final_message,
+                tool_calls: seen.tool_calls,
+                input_tokens: seen.input_tokens,
+                output_tokens: seen.output_tokens,
+            });
+        }
+        let detail = match seen.failure {
+            Some(message) => message,
+            None => format!("no completed turn; stderr: {}", run.stderr.trim()),
+        };
+        if let Some(limit) =
+            limits::recognise(&format!("{detail}\n{}", run.stderr), limits::now_unix())
+        {
+            return Err(ExecError::UsageLimit(limit));
+        }
+        fail(self.cli.failed(run.end, detail))
+    }
+}
+
+impl Executor for CodexExecutor {
+    fn describe(&self) -> String {
+        format!("codex · {}", self.cli.settings().program)
+    }
+
+    fn run_turn<'a>(
+        &'a self,
+        request: TurnRequest,
+        observer: &'a dyn TurnObserver,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>> {
+        Box::pin(self.turn(request, observer, cancel))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,109 @@
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+
+fn executor() -> CodexExecutor {
+    let settings = CliSettings {
+        program: "codex".into(),
+        args: vec!["-m".into(), "gpt-5-codex".into()],
+        env: Vec::new(),
+        turn_timeout: Duration::from_secs(60),
+        workspace: PathBuf::from("/ws"),
+        tether: PathBuf::from("/bin/te\"ther"),
+        env_remove: Vec::new(),
+        mcp_extra: Vec::new(),
+    };
+    CodexExecutor::new(settings, Arc::new(|| Some("r-1".to_owned())))
+}
+
+#[test]
+fn a_turn_runs_codex_exec_with_tethers_server_and_the_prompt_on_stdin() {
+    let argv = executor().turn_argv(Access::Work);
+    insta::assert_debug_snapshot!(argv);
+}
+
+#[test]
+fn a_read_only_turn_runs_in_codexs_read_only_sandbox() {
+    let argv = executor().turn_argv(Access::ReadOnly);
+    let at = argv.iter().position(|a| a == "-s").unwrap();
+    assert_eq!(argv[at + 1], "read-only");
+}
+
+fn run_of(end: ShellEnd, stderr: &str) -> ProgramRun {
+    ProgramRun {
+        end,
+        stdout: String::new(),
+        stderr: stderr.to_owned(),
+        elapsed: Duration::from_secs(1),
+    }
+}
+
+fn completed() -> Seen {
+    Seen {
+        final_message: "Done.".into(),
+        completed: true,
+        failure: Some("Reconnecting... 1/5".into()),
+        tool_calls: 2,
+        input_tokens: 20,
+        output_tokens: 10,
+    }
+}
+
+#[test]
+fn a_completed_turn_is_the_outcome_even_after_a_retried_error() {
+    let outcome = executor()
+        .outcome(run_of(ShellEnd::Exited(0), ""), completed(), false)
+        .unwrap();
+    assert_eq!(
+        outcome,
+        TurnOutcome {
+            final_message: "Done.".into(),
+            tool_calls: 2,
+            input_tokens: 20,
+            output_tokens: 10,
+        }
+    );
+}
+
+#[test]
+fn a_failed_turn_is_a_usage_limit_a_failure_a_timeout_or_a_cancel() {
+    let failed = |message: &str| Seen {
+        failure: Some(message.to_owned()),
+        ..Seen::default()
+    };
+    let limit = executor().outcome(
+        run_of(ShellEnd::Exited(1), ""),
+        failed("exceeded retry limit, last status: 429 Too Many Requests"),
+        false,
+    );
+    assert!(matches!(limit, Err(ExecError::UsageLimit(_))), "{limit:?}");
+    let other = executor().outcome(run_of(ShellEnd::Exited(1), ""), failed("boom"), false);
+    let Err(ExecError::Model(e)) = other else {
+        panic!("{other:?}")
+    };
+    assert_eq!(e.to_string(), "Codex failed (exit status 1): boom");
+    let silent = executor().outcome(
+        run_of(ShellEnd::Exited(2), "error: unexpected argument"),
+        Seen::default(),
+        false,
+    );
+    let Err(ExecError::Model(e)) = silent else {
+        panic!("{silent:?}")
+    };
+    assert!(
+        e.to_string().contains("stderr: error: unexpected argument"),
+        "{e}"
+    );
+    let timeout = executor().outcome(run_of(ShellEnd::TimedOut, ""), Seen::default(), false);
+    let Err(ExecError::Model(e)) = timeout else {
+        panic!("{timeout:?}")
+    };
+    assert_eq!(e.to_string(), "Codex ran longer than 60 s and was killed");
+    let cancelled = executor().outcome(run_of(ShellEnd::Cancelled, ""), completed(), true);
+    assert!(
+        matches!(cancelled, Err(ExecError::Cancelled)),
+        "{cancelled:?}"
+    );
+}

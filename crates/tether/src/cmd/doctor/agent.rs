@@ -1,0 +1,133 @@
+//! The executor check: the built-in agent has its `[model]`; a command's program is found; an
+//! agent CLI runs and is new enough. The last works for every [`Agent`] through
+//! [`Cli::check_version`], so a new CLI only needs its line in [`agent_of`](crate::executor::agent_of).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tether_agent::ExecError;
+use tether_agent::cli::{Agent, Cli, CliError};
+use tether_config::{Config, Env, ExecutorKind, Workspace};
+use tokio_util::sync::CancellationToken;
+
+use super::Check;
+use crate::executor::agent_of;
+
+const NAME: &str = "executor";
+
+/// Checks the executor `config` names.
+pub async fn check(config: &Config, ws: &Workspace, env: &dyn Env, tether: &Path) -> Check {
+    match config.executor.kind {
+        ExecutorKind::Builtin => builtin(config),
+        ExecutorKind::Command => command(config, ws, env),
+        kind => match agent_of(kind) {
+            Some(agent) => agent_cli(agent, config, ws, tether).await,
+            None => Check::skip(NAME, format!("`{}`: nothing to check", kind.as_str())),
+        },
+    }
+}
+
+fn builtin(config: &Config) -> Check {
+    match &config.model {
+        Some(model) => Check::pass(
+            NAME,
+            format!(
+                "the built-in agent on [model] ({} {})",
+                model.api.as_str(),
+                model.model
+            ),
+        ),
+        None => Check::fail(
+            NAME,
+            "the built-in agent has no model: tether.toml has no [model]",
+            "add a [model] table (api, base_url, model, api_key_env), or set [executor] kind \
+             to the agent CLI you use (claude, command)",
+        ),
+    }
+}
+
+fn command(config: &Config, ws: &Workspace, env: &dyn Env) -> Check {
+    let Some(program) = config.executor.command.first() else {
+        return Check::fail(
+            NAME,
+            "[executor] command is empty",
+            "set [executor] command",
+        );
+    };
+    match find_program(program, ws.root(), env) {
+        Some(path) => Check::pass(NAME, format!("command `{program}` ({})", path.display())),
+        None => Check::fail(
+            NAME,
+            format!("command `{program}` is not found or not executable"),
+            "install it, or set [executor] command to its path",
+        ),
+    }
+}
+
+/// Where `program` would be run from: a path (relative to the workspace), or the first
+/// executable file of that name on `PATH`.
+fn find_program(program: &str, root: &Path, env: &dyn Env) -> Option<PathBuf> {
+    let executable = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let path = root.join(program);
+        return executable(&path).then_some(path);
+    }
+    let path = env.var("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| executable(p))
+}
+
+/// `<program> --version` through the executor's own [`Cli`]: missing, too old, or its version.
+async fn agent_cli(agent: Agent, config: &Config, ws: &Workspace, tether: &Path) -> Check {
+    let mut settings = match crate::executor::cli_settings(config, ws, agent, Vec::new()) {
+        Ok(settings) => settings,
+        Err(e) => return Check::fail(NAME, format!("{e:#}"), "reinstall tether"),
+    };
+    // The version check names no MCP server; the one checked is the `mcp` check's.
+    tether.clone_into(&mut settings.tether);
+    let program = settings.program.clone();
+    let cli = Cli::new(agent, settings, Arc::new(|| None));
+    match cli.check_version(&CancellationToken::new()).await {
+        Ok(version) => Check::pass(NAME, format!("{} {version} ({program})", agent.title())),
+        Err(ExecError::Setup(e)) => match e.downcast_ref::<CliError>() {
+            Some(CliError::NotRunnable {
+                program, detail, ..
+            }) => Check::fail(
+                NAME,
+                format!(
+                    "{} does not run: `{program} --version` {detail}",
+                    agent.title()
+                ),
+                format!(
+                    "install it with `{}`, or set [executor] program in tether.toml to its path",
+                    agent.install()
+                ),
+            ),
+            Some(CliError::TooOld { found, minimum, .. }) => Check::fail(
+                NAME,
+                format!(
+                    "{} {found} ({program}) is too old: tether needs {minimum} or newer",
+                    agent.title()
+                ),
+                format!(
+                    "update it with `{}`, or set [executor] program to a newer one",
+                    agent.install()
+                ),
+            ),
+            _ => Check::fail(
+                NAME,
+                e.to_string(),
+                "set [executor] program to a working CLI",
+            ),
+        },
+        Err(e) => Check::fail(
+            NAME,
+            e.to_string(),
+            "set [executor] program to a working CLI",
+        ),
+    }
+}

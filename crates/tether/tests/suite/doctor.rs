@@ -1,0 +1,309 @@
+//! `tether doctor`: each failure a person setting tether up can meet is reported on its line with
+//! the fix — a missing agent CLI, one too old, an MCP server that cannot start, an invalid config,
+//! a key variable unset or refused (never printed) — and a healthy setup, with the real Claude
+//! Code (`TETHER_TEST_CLAUDE`), fake model servers and the fake Zulip server, passes every check;
+//! pi (`TETHER_TEST_PI`) is checked the same way.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tether_config::Api;
+use tether_model::scripted::Script;
+use tether_testkit::model_server::FakeModelServer;
+use tether_testkit::zulip_server::FakeZulipServer;
+
+use tether_testkit::wait_until;
+
+use crate::common::{Out, PATIENCE, cmd, model_table, runtime};
+
+/// A workspace with `toml` as its tether.toml.
+fn workspace(toml: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("tether.toml"), toml).unwrap();
+    dir
+}
+
+/// An executable script at `dir/name`.
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn doctor(dir: &Path, args: &[&str]) -> Out {
+    let mut all = vec!["doctor"];
+    all.extend_from_slice(args);
+    Out::new(dir, &cmd(dir, &all).output().unwrap())
+}
+
+/// The line of check `name` and the indented lines under it.
+fn check(out: &Out, name: &str) -> String {
+    let mut lines = out.stdout.lines().skip_while(|l| {
+        !l.split_once(' ')
+            .is_some_and(|(_, rest)| rest.starts_with(&format!("{name}: ")))
+    });
+    let first = lines
+        .next()
+        .unwrap_or_else(|| panic!("no {name} check in:\n{}", out.stdout));
+    let mut all = vec![first];
+    all.extend(lines.take_while(|l| l.starts_with(' ')));
+    all.join("\n")
+}
+
+#[test]
+fn a_missing_cli_is_reported_with_the_fix() {
+    let dir = workspace("[executor]\nkind = \"claude\"\nprogram = \"/nonexistent/claude\"\n");
+    let out = doctor(dir.path(), &[]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let line = check(&out, "executor");
+    assert!(
+        line.starts_with(
+            "✗ executor: Claude Code does not run: `/nonexistent/claude --version` could not start"
+        ) && line.contains("fix: install it with `npm install -g @anthropic-ai/claude-code"),
+        "{line}"
+    );
+    // The other checks still run.
+    assert!(check(&out, "mcp").starts_with("✓ mcp:"), "{}", out.stdout);
+}
+
+#[test]
+fn a_cli_too_old_is_reported_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = script(dir.path(), "claude", "echo '1.0.3 (Claude Code)'");
+    let toml = format!(
+        "[executor]\nkind = \"claude\"\nprogram = {:?}\n",
+        old.display().to_string()
+    );
+    fs::write(dir.path().join("tether.toml"), toml).unwrap();
+    let out = doctor(dir.path(), &[]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let line = check(&out, "executor");
+    assert!(
+        line.starts_with(
+            "✗ executor: Claude Code 1.0.3 ([WS]/claude) is too old: tether needs 2.0.0 or newer"
+        ) && line.contains("fix: update it with `npm install -g @anthropic-ai/claude-code"),
+        "{line}"
+    );
+}
+
+#[test]
+fn an_mcp_server_that_cannot_start_is_reported_with_the_fix() {
+    let dir = workspace("[executor]\nkind = \"command\"\ncommand = [\"true\"]\n");
+    // An older tether, without the `mcp` command, as an MCP configuration might name it.
+    let old = script(
+        dir.path(),
+        "old-tether",
+        "echo \"error: unrecognized subcommand '$1'\" >&2; exit 2",
+    );
+    let out = doctor(dir.path(), &["--tether", old.to_str().unwrap()]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let line = check(&out, "mcp");
+    assert!(
+        line.starts_with(
+            "✗ mcp: `[WS]/old-tether mcp -C [WS]` exited before answering (exit status: 2)"
+        ) && line.contains("its stderr: error: unrecognized subcommand 'mcp'")
+            && line.contains("fix: run `[WS]/old-tether mcp -C [WS]` yourself to see why it fails"),
+        "{line}"
+    );
+    let missing = doctor(dir.path(), &["--tether", "/nonexistent/tether"]);
+    let line = check(&missing, "mcp");
+    assert!(
+        line.starts_with("✗ mcp: `/nonexistent/tether mcp -C [WS]` could not start"),
+        "{line}"
+    );
+}
+
+#[test]
+fn an_mcp_server_that_never_answers_is_stopped_with_everything_it_started() {
+    let dir = workspace("[executor]\nkind = \"command\"\ncommand = [\"true\"]\n");
+    let hung = script(
+        dir.path(),
+        "hung-tether",
+        "sleep 600 &\necho $! > \"$(dirname \"$0\")/child.pid\"\nwait",
+    );
+    let out = doctor(dir.path(), &["--tether", hung.to_str().unwrap()]);
+    assert_eq!(out.code, 1);
+    let line = check(&out, "mcp");
+    assert!(
+        line.starts_with("✗ mcp: `[WS]/hung-tether mcp -C [WS]` did not answer within 10 s"),
+        "{line}"
+    );
+    // Its whole process group was killed: the `sleep` it left behind is gone.
+    let pid = fs::read_to_string(dir.path().join("child.pid")).unwrap();
+    let proc = PathBuf::from(format!("/proc/{}", pid.trim()));
+    wait_until("the server's child to be gone", PATIENCE, || {
+        let state = fs::read_to_string(proc.join("stat")).unwrap_or_default();
+        // Gone, or a zombie waiting for init to reap it.
+        (state.is_empty() || state.contains(") Z ")).then_some(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn an_invalid_config_is_reported_with_file_and_line() {
+    let dir = workspace("[loop]\nmax_iteratons = 5\n");
+    let out = doctor(dir.path(), &[]);
+    assert_eq!(out.code, 1);
+    let line = check(&out, "config");
+    assert!(
+        line.contains(
+            "[WS]/tether.toml:2: loop.max_iteratons: unknown key; did you mean `max_iterations`?"
+        ) && line.contains("fix: correct these lines"),
+        "{line}"
+    );
+    assert!(check(&out, "executor").starts_with("- executor: not checked"));
+}
+
+#[test]
+fn keys_unset_or_refused_are_reported_without_their_values() {
+    let rt = runtime();
+    let server = rt
+        .block_on(
+            FakeModelServer::builder(Script::turns([]))
+                .require_key("sk-right")
+                .start(),
+        )
+        .unwrap();
+    let toml = format!(
+        "{}api_key_env = \"DOCTOR_MODEL_KEY\"\n{}api_key_env = \"DOCTOR_JUDGE_KEY\"\n",
+        model_table("model", Api::OpenAiChat, &server, "m"),
+        model_table("judge", Api::Anthropic, &server, "j"),
+    );
+    let dir = workspace(&toml);
+    let output = cmd(dir.path(), &["doctor"])
+        .env("DOCTOR_JUDGE_KEY", "sk-wrong-judge-key")
+        .env_remove("DOCTOR_MODEL_KEY")
+        .output()
+        .unwrap();
+    let out = Out::new(dir.path(), &output);
+    assert_eq!(out.code, 1);
+    let model = check(&out, "model");
+    assert!(
+        model.starts_with("✗ model: [model] reads its key from DOCTOR_MODEL_KEY, which is not set")
+            && model.contains("fix: export DOCTOR_MODEL_KEY=…"),
+        "{model}"
+    );
+    let judge = check(&out, "judge");
+    assert!(
+        judge.contains("refused the key (HTTP 401; key from DOCTOR_JUDGE_KEY)")
+            && judge.contains("fix: put a valid key for this endpoint in DOCTOR_JUDGE_KEY"),
+        "{judge}"
+    );
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(!all.contains("sk-wrong-judge-key"), "{all}");
+}
+
+/// The real Claude Code; a test without it fails (./test.sh installs it).
+fn claude() -> String {
+    let path = std::env::var("TETHER_TEST_CLAUDE").unwrap_or_else(|_| {
+        panic!("TETHER_TEST_CLAUDE is not set: run ./test.sh, which installs Claude Code")
+    });
+    assert!(
+        Path::new(&path).exists(),
+        "TETHER_TEST_CLAUDE={path} does not exist"
+    );
+    path
+}
+
+#[test]
+fn a_healthy_setup_passes_every_check() {
+    let rt = runtime();
+    let model = rt
+        .block_on(
+            FakeModelServer::builder(Script::turns([]))
+                .require_key("sk-model")
+                .start(),
+        )
+        .unwrap();
+    let judge = rt
+        .block_on(
+            FakeModelServer::builder(Script::turns([]))
+                .require_key("sk-judge")
+                .start(),
+        )
+        .unwrap();
+    let zulip = rt.block_on(FakeZulipServer::start()).unwrap();
+    let toml = format!(
+        "[executor]\nkind = \"claude\"\nprogram = {:?}\n{}api_key_env = \"DOCTOR_MODEL_KEY\"\n\
+         {}api_key_env = \"DOCTOR_JUDGE_KEY\"\n[human]\nchannels = [\"cli\", \"zulip\"]\n",
+        claude(),
+        model_table("model", Api::OpenAiChat, &model, "agent-model"),
+        model_table("judge", Api::Anthropic, &judge, "judge-model"),
+    );
+    let dir = workspace(&toml);
+    let run = |args: &[&str]| {
+        let mut all = vec!["doctor"];
+        all.extend_from_slice(args);
+        cmd(dir.path(), &all)
+            .env("DOCTOR_MODEL_KEY", "sk-model")
+            .env("DOCTOR_JUDGE_KEY", "sk-judge")
+            .env("ZULIP_SERVER_URL", zulip.server_url())
+            .env("ZULIP_BOT_EMAIL", zulip.bot_email())
+            .env("ZULIP_BOT_API_KEY", zulip.api_key())
+            .env("ZULIP_STREAM", zulip.stream())
+            .output()
+            .unwrap()
+    };
+    let output = run(&[]);
+    let out = Out::new(dir.path(), &output)
+        .redact(&regex_lite::escape(&claude()), "[CLAUDE]")
+        .redact(r"Claude Code \d+\.\d+\.\d+", "Claude Code [VERSION]")
+        .redact(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]")
+        .redact(r"\(\d+ ms\)", "([N] ms)");
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    insta::assert_snapshot!(out.stdout);
+    for secret in ["sk-model", "sk-judge", zulip.api_key()] {
+        assert!(!out.stdout.contains(secret) && !out.stderr.contains(secret));
+    }
+    // The model servers were asked for their models list, with the key, and nothing else.
+    for server in [&model, &judge] {
+        let paths: Vec<String> = server.requests().into_iter().map(|r| r.path).collect();
+        assert_eq!(paths, ["/v1/models"]);
+    }
+    let json: Value = serde_json::from_slice(&run(&["--json"]).stdout).unwrap();
+    assert_eq!(json["ok"], true, "{json}");
+    let names: Vec<&str> = json["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            assert_eq!(c["status"], "pass", "{c}");
+            c["name"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["config", "executor", "mcp", "model", "judge", "zulip"]
+    );
+}
+
+#[test]
+fn pi_is_checked_like_any_agent_cli() {
+    let pi = std::env::var("TETHER_TEST_PI")
+        .unwrap_or_else(|_| panic!("TETHER_TEST_PI is not set: run ./test.sh, which installs pi"));
+    let dir = workspace(&format!("[executor]\nkind = \"pi\"\nprogram = {pi:?}\n"));
+    let out = doctor(dir.path(), &[]).redact(&regex_lite::escape(&pi), "[PI]");
+    let line = check(&out, "executor");
+    assert!(
+        regex_lite::Regex::new(r"^✓ executor: pi \d+\.\d+\.\d+ \(\[PI\]\)$")
+            .unwrap()
+            .is_match(&line),
+        "{line}"
+    );
+    // Too old: the same check, pi's own minimum and install command.
+    let old = script(dir.path(), "pi", "echo 0.1.0");
+    let toml = format!(
+        "[executor]\nkind = \"pi\"\nprogram = {:?}\n",
+        old.display().to_string()
+    );
+    fs::write(dir.path().join("tether.toml"), toml).unwrap();
+    let line = check(&doctor(dir.path(), &[]), "executor");
+    assert!(
+        line.starts_with("✗ executor: pi 0.1.0 ([WS]/pi) is too old: tether needs")
+            && line.contains("fix: update it with `npm install -g @earendil-works/pi-coding-agent"),
+        "{line}"
+    );
+}
