@@ -5,12 +5,12 @@ use std::path::Path;
 use tether_config::{Config, Env, MapEnv, parse, parse_with_warnings};
 
 mod agent_cli;
+mod always_on;
 mod cross;
 mod defaults;
 mod env;
 mod load;
 mod multiple;
-mod not_built;
 mod ranges;
 mod secrets;
 mod template;
