@@ -106,11 +106,13 @@ fn an_mcp_server_that_cannot_start_stops_the_run_with_the_fix() {
 }
 
 /// The stance the README documents: in Codex's workspace-write sandbox a command may write in
-/// the workspace, but not elsewhere (here: a directory outside it and outside the temporary
-/// directory), and nobody is asked — the command fails and the model is told so.
+/// the workspace (and the temporary directory), but not elsewhere (here: a directory in
+/// `/var/tmp`, outside both wherever the checkout is — a checkout under `/tmp` would put the
+/// target directory inside the writable temporary directory), and nobody is asked — the command
+/// fails and the model is told so.
 #[test]
 fn a_write_outside_the_workspace_is_refused_unattended() {
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = tempfile::tempdir_in("/var/tmp").unwrap();
     let marker = outside.path().join("ran");
     let inside = "inside.txt";
     let command = format!("touch {inside} && touch {}", marker.display());
