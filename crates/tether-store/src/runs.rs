@@ -109,6 +109,19 @@ impl Store {
         let rows = stmt.query_map([row::limit(limit)], raw_run)?;
         rows.map(|raw| decode_run(raw?)).collect()
     }
+
+    /// Up to `limit` runs listed after `last` in [`runs`](Self::runs)' order (older, or as old
+    /// and created before it): the next page of a list that ended with `last`. An unknown `last`
+    /// gives none.
+    pub fn runs_after(&self, last: &RunId, limit: usize) -> Result<Vec<Run>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {RUN_COLUMNS} FROM runs \
+             WHERE (created_at_ms, rowid) < (SELECT created_at_ms, rowid FROM runs WHERE id = ?1) \
+             ORDER BY created_at_ms DESC, rowid DESC LIMIT ?2"
+        ))?;
+        let rows = stmt.query_map(rusqlite::params![last.as_str(), row::limit(limit)], raw_run)?;
+        rows.map(|raw| decode_run(raw?)).collect()
+    }
 }
 
 fn unused_run_id(conn: &rusqlite::Connection) -> Result<RunId> {

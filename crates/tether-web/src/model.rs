@@ -264,6 +264,21 @@ pub fn runs(store: &Store, ws: &Workspace, limit: usize) -> Result<Vec<RunSummar
         .collect()
 }
 
+/// Up to `limit` runs after `last` in the list's order, as the runs list shows them.
+pub fn runs_after(
+    store: &Store,
+    ws: &Workspace,
+    last: &tether_store::RunId,
+    limit: usize,
+) -> Result<Vec<RunSummary>, WebError> {
+    let mut active = None;
+    store
+        .runs_after(last, limit)?
+        .iter()
+        .map(|run| summary(store, ws, run, &mut active))
+        .collect()
+}
+
 /// One run as the runs list shows it.
 pub fn runs_one(store: &Store, ws: &Workspace, run: &Run) -> Result<RunSummary, WebError> {
     summary(store, ws, run, &mut None)

@@ -17,7 +17,7 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use maud::Markup;
 use serde::Deserialize;
 use tether_store::control::{self, Control};
-use tether_store::{AnswerOutcome, Seq, now_ms};
+use tether_store::{AnswerOutcome, RunId, Seq, now_ms};
 
 use crate::api::{self, Act, AnswerBody};
 use crate::app::App;
@@ -37,6 +37,8 @@ const RUNS: usize = 200;
 pub(crate) struct PageQuery {
     notice: Option<String>,
     before: Option<i64>,
+    /// The runs page after this run (the next page).
+    after: Option<String>,
 }
 
 impl PageQuery {
@@ -73,7 +75,15 @@ pub(crate) async fn runs(State(app): State<Arc<App>>, Query(q): Query<PageQuery>
             let now = now_ms();
             // Read first: whatever is appended while the page is made comes on its stream.
             let after = s.last_seq()?;
-            let runs = model::runs(s, &ws, RUNS)?;
+            let runs = match q.after.as_deref().map(str::parse::<RunId>) {
+                Some(Ok(last)) => model::runs_after(s, &ws, &last, RUNS)?,
+                Some(Err(_)) => Vec::new(),
+                None => model::runs(s, &ws, RUNS)?,
+            };
+            // A full page may have older runs behind it.
+            let older = (runs.len() == RUNS)
+                .then(|| runs.last().map(|r| r.id.clone()))
+                .flatten();
             let pending = model::pending(s)?;
             Ok(views::page(
                 "Runs",
@@ -81,7 +91,7 @@ pub(crate) async fn runs(State(app): State<Arc<App>>, Query(q): Query<PageQuery>
                 &format!("/live?page=runs&after={}", after.0),
                 q.notice(),
                 views::cards(&pending, now),
-                views::table(&runs, now),
+                views::table(&runs, now, older.as_deref()),
             ))
         })
         .await;

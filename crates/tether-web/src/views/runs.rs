@@ -8,7 +8,9 @@ use super::{text, when};
 use crate::model::RunSummary;
 
 /// The runs list.
-pub fn table(runs: &[RunSummary], now_ms: i64) -> Markup {
+/// The runs list; `older` is the last run shown when older runs may follow (a link to the next
+/// page).
+pub fn table(runs: &[RunSummary], now_ms: i64, older: Option<&str>) -> Markup {
     html! {
         h1 { "Runs" }
         @if runs.is_empty() {
@@ -16,6 +18,9 @@ pub fn table(runs: &[RunSummary], now_ms: i64) -> Markup {
         }
         ol.runs #runs-list {
             @for r in runs { (row(r, now_ms)) }
+        }
+        @if let Some(last) = older {
+            p { a href=(format!("/?after={last}")) { "Older runs" } }
         }
     }
 }

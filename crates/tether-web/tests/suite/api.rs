@@ -161,3 +161,51 @@ fn a_live_loop_is_asked_not_changed() {
     let r = web.get("/api/runs").json();
     assert_eq!(r[0]["pid"], std::process::id());
 }
+
+/// The runs page shows 200 runs and links to the next page, which starts right after the last
+/// one shown, also when many runs were created in the same millisecond.
+#[test]
+fn the_runs_page_pages_through_every_run_once() {
+    let web = Web::start();
+    let store = web.store();
+    let mut made = Vec::new();
+    for i in 0..205 {
+        let spec = json!({"prompt": format!("p{i}")});
+        made.push(
+            store
+                .create_run(RunKind::Ralph, web.ws.root(), &spec)
+                .unwrap()
+                .to_string(),
+        );
+    }
+    let ids_on = |body: &str| -> Vec<String> {
+        body.split("id=\"run-")
+            .skip(1)
+            .map(|rest| rest.split('"').next().unwrap().to_owned())
+            .collect()
+    };
+    let first = web.get("/");
+    assert_eq!(first.status, 200);
+    let mut seen = ids_on(&first.body);
+    assert_eq!(seen.len(), 200);
+    let link = first
+        .body
+        .split("href=\"/?after=")
+        .nth(1)
+        .expect("a link to older runs")
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_eq!(link, seen[199]);
+    let second = web.get(&format!("/?after={link}"));
+    assert_eq!(second.status, 200);
+    assert!(
+        !second.body.contains("?after="),
+        "the last page links nowhere"
+    );
+    seen.extend(ids_on(&second.body));
+    made.reverse();
+    assert_eq!(seen, made, "every run once, newest first");
+    assert!(ids_on(&web.get("/?after=r-nothere").body).is_empty());
+}
