@@ -37,6 +37,7 @@ mod parse;
 mod patch;
 mod problem;
 pub mod render;
+mod states;
 mod syntax;
 
 pub use doc::{AssignedId, PatchError, PlanDoc};
@@ -45,6 +46,7 @@ pub use lines::LineEnding;
 pub use model::{Field, Goal, Located, Log, LogEntry, Plan, Status, Subtask, UnknownStatus};
 pub use patch::{Edit, Patch};
 pub use problem::{PlanError, Problem, ProblemKind, Severity};
+pub use states::{ApprovedContract, ContractState, GoalContract, contract_states};
 
 /// Derives a goal id from a title the way tether does for goals that lack one.
 pub fn id_from_title(title: &str) -> String {

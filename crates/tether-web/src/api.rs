@@ -338,8 +338,11 @@ pub(crate) async fn say(
 }
 
 /// `GET /api/plan`: the workspace's plan as the run page shows it.
-pub(crate) async fn plan(State(app): State<Arc<App>>) -> Json<Value> {
+pub(crate) async fn plan(State(app): State<Arc<App>>) -> Result<Json<Value>, WebError> {
     let ws = app.ws.clone();
-    let view = model::plan(&ws, &model::plan_path(&ws, None));
-    Json(serde_json::to_value(view).unwrap_or(Value::Null))
+    let view = app
+        .db
+        .call(move |s| Ok(model::plan_checked(s, &ws, &model::plan_path(&ws, None))))
+        .await?;
+    Ok(Json(serde_json::to_value(view).unwrap_or(Value::Null)))
 }

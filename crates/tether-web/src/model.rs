@@ -98,6 +98,42 @@ pub fn plan_path(ws: &Workspace, run: Option<&Run>) -> PathBuf {
     ws.root().join(named)
 }
 
+/// Adds what the store knows to `goals` (one per goal of `plan`, in order): each contract's
+/// state, and a `done` goal with no accepted sign-off. A store error leaves them unset.
+fn store_flags(store: &Store, key: &str, plan: &tether_plan::Plan, goals: &mut [GoalView]) {
+    let states = tether_plan::contract_states(plan, |id| {
+        Ok::<_, tether_store::StoreError>(store.approval(key, id)?.map(|a| {
+            tether_plan::ApprovedContract {
+                hash: a.contract_hash,
+                by: a.approved_by,
+                at_ms: a.approved_at_ms,
+            }
+        }))
+    });
+    for c in states.into_iter().flatten() {
+        let Some(view) = goals.get_mut(c.index) else {
+            continue;
+        };
+        view.contract = Some(match c.state {
+            tether_plan::ContractState::Approved => "approved".to_owned(),
+            tether_plan::ContractState::NeverApproved => "not approved yet".to_owned(),
+            tether_plan::ContractState::Changed {
+                approved_by,
+                approved_at_ms,
+            } => format!(
+                "changed since {approved_by} approved it on {}: approve it again before it can \
+                 be signed off",
+                tether_store::utc_clock(approved_at_ms)
+            ),
+        });
+        if c.status == tether_plan::Status::Done
+            && !store.has_accepted_signoff(key, &c.id).unwrap_or(true)
+        {
+            view.flag = Some("done, but no sign-off is recorded".to_owned());
+        }
+    }
+}
+
 /// One goal of the plan, as the run page shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct GoalView {
@@ -115,6 +151,11 @@ pub struct GoalView {
     pub failure_modes: Vec<String>,
     /// Subtasks with whether each is ticked.
     pub subtasks: Vec<(String, bool)>,
+    /// Where its contract stands against the approval in the store (`approved`, `not approved
+    /// yet`, `changed since ana approved it on …`), when the store was read and the id is usable.
+    pub contract: Option<String>,
+    /// What only the store can tell is wrong: `done` with no sign-off recorded.
+    pub flag: Option<String>,
 }
 
 /// The plan a goal run works on.
@@ -146,6 +187,15 @@ impl PlanView {
 
 /// Reads the plan at `path` (bounded; never blocks on a FIFO).
 pub fn plan(ws: &Workspace, path: &std::path::Path) -> PlanView {
+    plan_read(ws, path, None)
+}
+
+/// [`plan`], with each goal's contract state and sign-off flag from `store`.
+pub fn plan_checked(store: &Store, ws: &Workspace, path: &std::path::Path) -> PlanView {
+    plan_read(ws, path, Some(store))
+}
+
+fn plan_read(ws: &Workspace, path: &std::path::Path, store: Option<&Store>) -> PlanView {
     let shown = ws.display(path).into_owned();
     let doc = match tether_plan::file::read(path) {
         Ok(doc) => doc,
@@ -175,8 +225,19 @@ pub fn plan(ws: &Workspace, path: &std::path::Path) -> PlanView {
                 .iter()
                 .map(|s| (s.text.clone(), s.checked))
                 .collect(),
+            contract: None,
+            flag: None,
         })
         .collect();
+    let mut goals: Vec<GoalView> = goals;
+    if let Some(store) = store {
+        let key = path
+            .strip_prefix(ws.root())
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned();
+        store_flags(store, &key, plan, &mut goals);
+    }
     let log = plan.log.as_ref().map_or_else(Vec::new, |l| {
         let skip = l.entries.len().saturating_sub(5);
         l.entries
@@ -238,7 +299,8 @@ pub struct RunDetail {
 /// Reads a run in detail.
 pub fn detail(store: &Store, ws: &Workspace, run: &Run) -> Result<RunDetail, WebError> {
     let verdicts = store.verdicts_for_run(&run.id)?;
-    let plan = (run.kind == RunKind::Goal).then(|| plan(ws, &plan_path(ws, Some(run))));
+    let plan =
+        (run.kind == RunKind::Goal).then(|| plan_checked(store, ws, &plan_path(ws, Some(run))));
     let goals = plan
         .as_ref()
         .map_or_else(Vec::new, |p| goal_ids(p, &verdicts));

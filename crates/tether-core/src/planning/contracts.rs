@@ -1,61 +1,10 @@
-//! Contract states: does each goal's contract still match what a human approved?
-//!
-//! A goal's contract hash ([`tether_plan::Goal::contract_hash`]) is compared with the approval in
-//! force in the store. Goals without a usable id (none yet, an invalid one, or one shared with
-//! another goal) have no state: approvals are keyed by id, so they are left out until the id is
-//! fixed (`approve` adds missing ids first).
+//! Contract states as the store records approvals: [`tether_plan::contract_states`] with the
+//! approval in force looked up in the store under the plan's key.
 
-use std::collections::{HashMap, HashSet};
-
-use serde::Serialize;
-use tether_plan::{Plan, ProblemKind, Status};
+use tether_plan::{ApprovedContract, Plan};
 use tether_store::{Store, StoreError};
 
-/// Where a goal's contract stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum ContractState {
-    /// The approved hash is the current one.
-    Approved,
-    /// No approval was ever recorded for this goal.
-    NeverApproved,
-    /// The contract was edited after it was approved; a human must approve it again.
-    Changed {
-        /// Who approved the earlier version.
-        approved_by: String,
-        /// When (ms since the Unix epoch).
-        approved_at_ms: i64,
-    },
-}
-
-/// One goal's contract and its state.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct GoalContract {
-    /// The goal's index in `Plan::goals`.
-    pub index: usize,
-    /// The goal's id.
-    pub id: String,
-    /// The goal's title.
-    pub title: String,
-    /// The goal's status.
-    pub status: Status,
-    /// The current contract hash.
-    pub hash: String,
-    /// How the current hash compares with the approval in force.
-    pub state: ContractState,
-}
-
-impl GoalContract {
-    /// Whether a human must approve this contract (it never was, or it changed since).
-    pub fn needs_approval(&self) -> bool {
-        self.state != ContractState::Approved
-    }
-
-    /// Whether the goal is open or active, so a goal loop may work on it.
-    pub fn is_workable(&self) -> bool {
-        !self.status.is_closed()
-    }
-}
+pub use tether_plan::{ContractState, GoalContract};
 
 /// The contract state of every goal of `plan` that has a usable id, in plan order, looked up
 /// under `plan_key` (see [`super::PlanRef::key`]).
@@ -64,42 +13,11 @@ pub fn contract_states(
     plan_key: &str,
     plan: &Plan,
 ) -> Result<Vec<GoalContract>, StoreError> {
-    // Counted once up front: a per-goal scan of every goal and problem would make a large plan
-    // quadratic.
-    let mut uses: HashMap<&str, usize> = HashMap::with_capacity(plan.goals.len());
-    for id in plan.goals.iter().filter_map(|g| g.id()) {
-        *uses.entry(id).or_default() += 1;
-    }
-    let bad_id: HashSet<usize> = plan
-        .problems
-        .iter()
-        .filter(|p| matches!(p.kind, ProblemKind::InvalidId | ProblemKind::DuplicateId))
-        .filter_map(|p| p.goal)
-        .collect();
-    let mut out = Vec::new();
-    for (index, goal) in plan.goals.iter().enumerate() {
-        let Some(id) = goal.id() else { continue };
-        let unusable = bad_id.contains(&index) || uses.get(id).copied().unwrap_or(0) > 1;
-        if unusable {
-            continue;
-        }
-        let hash = goal.contract_hash();
-        let state = match store.approval(plan_key, id)? {
-            None => ContractState::NeverApproved,
-            Some(a) if a.contract_hash == hash => ContractState::Approved,
-            Some(a) => ContractState::Changed {
-                approved_by: a.approved_by,
-                approved_at_ms: a.approved_at_ms,
-            },
-        };
-        out.push(GoalContract {
-            index,
-            id: id.to_owned(),
-            title: goal.title.clone(),
-            status: goal.status(),
-            hash,
-            state,
-        });
-    }
-    Ok(out)
+    tether_plan::contract_states(plan, |id| {
+        Ok(store.approval(plan_key, id)?.map(|a| ApprovedContract {
+            hash: a.contract_hash,
+            by: a.approved_by,
+            at_ms: a.approved_at_ms,
+        }))
+    })
 }

@@ -83,7 +83,9 @@ pub fn plan(p: &PlanView) -> Markup {
             @for g in &p.goals {
                 article.goal {
                     h3 { code { (text(&g.id)) } " " (text(&g.title)) " " span class=(format!("badge goal-{}", g.status)) { (g.status) } }
+                    @if let Some(f) = &g.flag { p.problem { (text(f)) } }
                     dl {
+                        @if let Some(c) = &g.contract { dt { "contract" } dd { (text(c)) } }
                         @if let Some(d) = &g.done_when { dt { "done when" } dd { (text(d)) } }
                         @if let Some(v) = &g.verify { dt { "verify" } dd { code { (text(v)) } } }
                         @if !g.failure_modes.is_empty() {

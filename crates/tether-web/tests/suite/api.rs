@@ -209,3 +209,40 @@ fn the_runs_page_pages_through_every_run_once() {
     assert_eq!(seen, made, "every run once, newest first");
     assert!(ids_on(&web.get("/?after=r-nothere").body).is_empty());
 }
+
+/// The plan shows what only the store can tell: each contract against its approval, and a
+/// `done` goal nobody signed off.
+#[test]
+fn the_plan_shows_contract_states_and_a_done_goal_without_a_sign_off() {
+    let web = Web::start();
+    let plan = |done_when: &str| {
+        format!(
+            "# Plan: t\n\n## Goal: Greet\n<!-- id: greet -->\nstatus: done\ndone_when: {done_when}\n\n\
+             ## Goal: Wave\n<!-- id: wave -->\nstatus: active\ndone_when: it waves\n"
+        )
+    };
+    std::fs::write(web.ws.root().join("plan.md"), plan("it greets")).unwrap();
+    let view = web.get("/api/plan").json();
+    assert_eq!(view["goals"][0]["contract"], "not approved yet");
+    assert_eq!(
+        view["goals"][0]["flag"],
+        "done, but no sign-off is recorded"
+    );
+    assert_eq!(view["goals"][1]["flag"], serde_json::Value::Null);
+
+    let doc = tether_plan::PlanDoc::parse("plan.md", plan("it greets"));
+    let hash = doc.plan().goals[0].contract_hash();
+    web.store()
+        .approve_contract("plan.md", "greet", &hash, "ana")
+        .unwrap();
+    let view = web.get("/api/plan").json();
+    assert_eq!(view["goals"][0]["contract"], "approved");
+
+    std::fs::write(web.ws.root().join("plan.md"), plan("it greets loudly")).unwrap();
+    let view = web.get("/api/plan").json();
+    let changed = view["goals"][0]["contract"].as_str().unwrap();
+    assert!(
+        changed.starts_with("changed since ana approved it on "),
+        "{changed}"
+    );
+}
