@@ -65,7 +65,7 @@ pub trait TurnObserver: Send + Sync {
 }
 
 /// How a turn ended.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TurnOutcome {
     /// The agent's final message of the turn (the text after its last tool call).
     pub final_message: String,
@@ -75,6 +75,8 @@ pub struct TurnOutcome {
     pub input_tokens: u64,
     /// Tokens produced by all of the turn's model calls.
     pub output_tokens: u64,
+    /// What the turn cost in US dollars, when the agent reports it (Claude Code does).
+    pub cost_usd: Option<f64>,
 }
 
 /// A turn failed. The loop records it and decides whether to go on.

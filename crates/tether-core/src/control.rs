@@ -5,7 +5,7 @@
 //! where a run stands for `tether status`.
 
 use serde::Serialize;
-use tether_store::{Event, Run, RunId, RunStatus, Seq, Store, StoredEvent, UsageLimitWait};
+use tether_store::{Event, Run, RunId, RunStatus, Seq, Store, StoredEvent, Usage, UsageLimitWait};
 
 use crate::looping;
 use crate::run_lock::RunLock;
@@ -42,6 +42,8 @@ pub struct RunView {
     pub last_tool_call: Option<String>,
     /// The usage limit of the agent the loop is waiting out, if it is.
     pub usage_limit: Option<UsageLimitWait>,
+    /// What the run's agent turns used so far.
+    pub usage: Usage,
     /// Where transcripts are, relative to the workspace.
     pub transcripts: String,
 }
@@ -73,6 +75,7 @@ pub fn view(store: &Store, ws: &Workspace, run: &Run) -> Result<RunView, Control
         last_event: recent.last().cloned(),
         last_tool_call,
         usage_limit: state.usage_limit.clone(),
+        usage: state.usage,
         transcripts: ws
             .display(&ws.runs_dir().join(run.id.to_string()))
             .into_owned(),

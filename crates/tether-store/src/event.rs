@@ -49,6 +49,19 @@ pub enum Event {
         /// The error, as shown to people.
         error: String,
     },
+    /// What iteration `n`'s agent turn used, as its executor reported it. Appended after the
+    /// turn and before the iteration's end.
+    IterationUsage {
+        /// The iteration number.
+        n: u32,
+        /// Tokens sent to the model.
+        input_tokens: u64,
+        /// Tokens the model produced.
+        output_tokens: u64,
+        /// What the turn cost in US dollars, when the agent reports it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+    },
     /// The agent called a tool during iteration `n`.
     ToolCalled {
         /// The iteration number.
@@ -178,6 +191,7 @@ impl Event {
             Event::IterationStarted { .. } => "iteration_started",
             Event::IterationCompleted { .. } => "iteration_completed",
             Event::IterationFailed { .. } => "iteration_failed",
+            Event::IterationUsage { .. } => "iteration_usage",
             Event::ToolCalled { .. } => "tool_called",
             Event::PauseRequested { .. } => "pause_requested",
             Event::Paused { .. } => "paused",

@@ -71,6 +71,7 @@ pub(crate) fn writes_for(before: &RunState, event: &Event) -> Vec<IterationWrite
         | Event::Resumed { .. }
         | Event::RunFinished { .. } => interrupt_other(None).into_iter().collect(),
         Event::ToolCalled { .. }
+        | Event::IterationUsage { .. }
         | Event::PauseRequested { .. }
         | Event::CancelRequested { .. }
         | Event::MessageQueued { .. }

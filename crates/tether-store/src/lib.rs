@@ -100,7 +100,7 @@ pub use questions::{AnswerOutcome, NewQuestion, Question, QuestionPost};
 pub use runs::Run;
 pub use shared::{EventSink, Journal, RunCell};
 pub use signoffs::{Cancellation, NewCancellation, Reservation, RunningSignoff};
-pub use state::{QueuedMessage, RunState, UsageLimitWait, utc_clock};
+pub use state::{QueuedMessage, RunState, Usage, UsageLimitWait, utc_clock};
 pub use store::{Durability, Store, StoreOptions, now_ms};
 pub use verdicts::{NewVerdict, VerdictRecord};
 pub use vocab::{

@@ -58,12 +58,51 @@ pub fn utc_clock(ms: i64) -> String {
     )
 }
 
+/// What a run's agent turns used, summed over its `iteration_usage` events.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Usage {
+    /// Tokens sent to the model.
+    pub input_tokens: u64,
+    /// Tokens the model produced.
+    pub output_tokens: u64,
+    /// What the turns cost in US dollars, summed over the turns whose agent reported it; `None`
+    /// when none did.
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    /// Whether anything was recorded.
+    pub fn is_known(&self) -> bool {
+        self.input_tokens > 0 || self.output_tokens > 0 || self.cost_usd.is_some()
+    }
+
+    /// `1200 in / 340 out tokens (≈ $0.0123)`, for people.
+    pub fn describe(&self) -> String {
+        let cost = self
+            .cost_usd
+            .map_or_else(String::new, |c| format!(" (≈ ${c:.4})"));
+        format!(
+            "{} in / {} out tokens{cost}",
+            self.input_tokens, self.output_tokens
+        )
+    }
+
+    fn add(&mut self, input_tokens: u64, output_tokens: u64, cost_usd: Option<f64>) {
+        self.input_tokens = self.input_tokens.saturating_add(input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(output_tokens);
+        if let Some(c) = cost_usd {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c);
+        }
+    }
+}
+
 /// Everything the loop and the status surfaces need to know about a run, derived from its
 /// journal.
 ///
 /// Stored as JSON in `runs.state`; fields added later must default (the struct is
 /// `#[serde(default)]`) so rows written by older builds still load.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RunState {
     /// Which loop (from `run_started`).
@@ -100,6 +139,8 @@ pub struct RunState {
     /// The usage limit the loop is waiting out, until the iteration runs again or the run
     /// stops.
     pub usage_limit: Option<UsageLimitWait>,
+    /// What the run's agent turns used so far.
+    pub usage: Usage,
     /// The seq of the last event folded in.
     pub last_event_seq: Seq,
     /// The type tag of the last event folded in.
@@ -165,6 +206,12 @@ impl RunState {
                 self.end_iteration(*n);
                 self.consecutive_failures = self.consecutive_failures.saturating_add(1);
             }
+            Event::IterationUsage {
+                input_tokens,
+                output_tokens,
+                cost_usd,
+                ..
+            } => self.usage.add(*input_tokens, *output_tokens, *cost_usd),
             Event::ToolCalled { .. }
             | Event::RuleFired { .. }
             | Event::GoalVerdict { .. }

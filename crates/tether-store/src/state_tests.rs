@@ -240,3 +240,36 @@ fn a_usage_limit_wait_says_until_when_in_utc() {
         "waiting for usage limit until 14:05:09 UTC (rate limit)"
     );
 }
+
+#[test]
+fn usage_sums_tokens_and_the_cost_of_the_turns_that_report_it() {
+    let usage = |n, input_tokens, output_tokens, cost_usd| Event::IterationUsage {
+        n,
+        input_tokens,
+        output_tokens,
+        cost_usd,
+    };
+    let state = fold(&[started(5), usage(1, 1000, 200, None)]);
+    assert_eq!(state.usage.cost_usd, None);
+    assert_eq!(state.usage.describe(), "1000 in / 200 out tokens");
+    let state = fold(&[
+        started(5),
+        usage(1, 1000, 200, None),
+        usage(2, 500, 50, Some(0.25)),
+        usage(3, 0, 0, Some(0.5)),
+    ]);
+    let expected = Usage {
+        input_tokens: 1500,
+        output_tokens: 250,
+        cost_usd: Some(0.75),
+    };
+    assert_eq!(state.usage, expected);
+    assert_eq!(
+        state.usage.describe(),
+        "1500 in / 250 out tokens (≈ $0.7500)"
+    );
+    assert!(!RunState::default().usage.is_known());
+    let json = r#"{"kind":"ralph","status":"running"}"#;
+    let old: RunState = serde_json::from_str(json).unwrap();
+    assert_eq!(old.usage, Usage::default());
+}

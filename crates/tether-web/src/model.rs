@@ -47,6 +47,8 @@ pub struct RunSummary {
     pub pending_questions: usize,
     /// The agent's usage limit the loop is waiting out, if it is.
     pub usage_limit: Option<tether_store::UsageLimitWait>,
+    /// What its agent turns used so far.
+    pub usage: tether_store::Usage,
 }
 
 impl RunSummary {
@@ -74,6 +76,7 @@ impl RunSummary {
             last_event_kind: state.last_event_kind.clone(),
             pending_questions: state.pending_questions.len(),
             usage_limit: state.usage_limit.clone(),
+            usage: state.usage,
         }
     }
 

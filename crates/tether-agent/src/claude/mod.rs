@@ -179,6 +179,7 @@ impl ClaudeExecutor {
                     tool_calls: seen.tool_calls,
                     input_tokens: f.input_tokens,
                     output_tokens: f.output_tokens,
+                    cost_usd: f.cost_usd,
                 });
             }
             Some(f) => (f.message.clone(), format!("{}: {}", f.subtype, f.message)),

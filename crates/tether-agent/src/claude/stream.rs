@@ -17,7 +17,7 @@ use crate::cli::summary::{short_name, summary};
 use crate::executor::{AgentEvent, TurnObserver};
 
 /// The `result` line of a turn.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Finish {
     /// The agent's final message (or the error text when `is_error`).
     pub(crate) message: String,
@@ -29,6 +29,8 @@ pub(crate) struct Finish {
     pub(crate) input_tokens: u64,
     /// Output tokens of the turn.
     pub(crate) output_tokens: u64,
+    /// `total_cost_usd`, when the line carries it.
+    pub(crate) cost_usd: Option<f64>,
 }
 
 /// What the stream said, once it ended.
@@ -136,6 +138,7 @@ fn finish(value: &Value) -> Finish {
         subtype: value["subtype"].as_str().unwrap_or_default().to_owned(),
         input_tokens: usage["input_tokens"].as_u64().unwrap_or(0),
         output_tokens: usage["output_tokens"].as_u64().unwrap_or(0),
+        cost_usd: value["total_cost_usd"].as_f64(),
     }
 }
 

@@ -22,7 +22,7 @@ const SAMPLE: &str = r#"{"type":"system","subtype":"init","mcp_servers":[{"name"
 {"type":"user","message":{"content":[{"tool_use_id":"t1","type":"tool_result","content":[{"type":"text","text":"LRU"}]}]}}
 {"type":"assistant","message":{"content":[{"type":"tool_use","id":"t2","name":"Bash","input":{"command":"cargo   test"}}]}}
 {"type":"user","message":{"content":[{"tool_use_id":"t2","type":"tool_result","is_error":true,"content":"denied"}]}}
-{"type":"result","subtype":"success","is_error":false,"result":"Done. DONE","usage":{"input_tokens":20,"output_tokens":10}}"#;
+{"type":"result","subtype":"success","is_error":false,"result":"Done. DONE","total_cost_usd":0.0125,"usage":{"input_tokens":20,"output_tokens":10}}"#;
 
 fn feed(text: &str, chunk: usize) -> (Seen, Vec<AgentEvent>, Vec<u8>, bool) {
     let events = Events::default();
@@ -51,6 +51,7 @@ fn a_stream_becomes_tool_calls_and_a_final_message_whatever_the_chunks() {
         assert_eq!(finish.message, "Done. DONE");
         assert!(!finish.is_error);
         assert_eq!((finish.input_tokens, finish.output_tokens), (20, 10));
+        assert_eq!(finish.cost_usd, Some(0.0125));
         assert_eq!(
             events,
             vec![
@@ -89,4 +90,11 @@ fn long_arguments_are_cut_to_one_line() {
     assert_eq!(s.chars().count(), "Write ".len() + SUMMARY_CHARS + 1);
     assert!(s.ends_with('…'));
     assert_eq!(summary("TodoWrite", &serde_json::json!({})), "TodoWrite");
+}
+
+#[test]
+fn a_result_without_a_cost_has_none() {
+    let line = r#"{"type":"result","subtype":"success","is_error":false,"result":"ok"}"#;
+    let (seen, ..) = feed(&format!("{line}\n"), 64);
+    assert_eq!(seen.finish.map(|f| f.cost_usd), Some(None));
 }

@@ -163,6 +163,7 @@ impl CodexExecutor {
                 tool_calls: seen.tool_calls,
                 input_tokens: seen.input_tokens,
                 output_tokens: seen.output_tokens,
+                cost_usd: None,
             });
         }
         let detail = match seen.failure {

@@ -217,6 +217,7 @@ impl PiExecutor {
                     tool_calls: seen.tool_calls,
                     input_tokens: seen.input_tokens,
                     output_tokens: seen.output_tokens,
+                    cost_usd: None,
                 });
             }
             Some(last) if last.failed() => {

@@ -18,7 +18,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tether_agent::cli::limits::UsageLimit;
-use tether_agent::{Access, ExecError, TurnRequest};
+use tether_agent::{Access, ExecError, TurnOutcome, TurnRequest};
 use tether_config::OnUsageLimit;
 use tether_store::{Event, Outcome, RunId, RunKind, RunState};
 use tokio_util::sync::CancellationToken;
@@ -340,6 +340,9 @@ async fn run_turn(
         .run_turn(request, &recorder, turn_cancel)
         .await;
     watcher.abort();
+    if let Ok(outcome) = &result {
+        record_usage(deps, run, n, outcome)?;
+    }
     let ran = match result {
         Ok(outcome) => Ran::Completed {
             final_message: outcome.final_message,
@@ -359,6 +362,21 @@ async fn run_turn(
         Err(e) => Ran::Failed(chain(&e)),
     };
     Ok(Ok(ran))
+}
+
+/// Records what the turn used, when its executor reported anything.
+fn record_usage(deps: &Deps, run: &RunId, n: u32, outcome: &TurnOutcome) -> Result<(), LoopError> {
+    if outcome.input_tokens == 0 && outcome.output_tokens == 0 && outcome.cost_usd.is_none() {
+        return Ok(());
+    }
+    let usage = Event::IterationUsage {
+        n,
+        input_tokens: outcome.input_tokens,
+        output_tokens: outcome.output_tokens,
+        cost_usd: outcome.cost_usd,
+    };
+    deps.journal.append(run, &usage)?;
+    Ok(())
 }
 
 /// Records that the run ended with `outcome`, and tells the human side's channels.

@@ -29,6 +29,8 @@ pub enum Step {
     Idle,
     /// Hits a usage limit (with this reset time, if any) before doing anything.
     Limit(Option<std::time::Duration>),
+    /// Writes `notes-<n>.md`, reports these input and output tokens and cost, and says "spent".
+    Spend(u64, u64, Option<f64>),
 }
 
 /// A `Step::Work` doing `act`.
@@ -69,6 +71,7 @@ impl Scripted {
 /// How a turn ends, once its step has acted.
 enum End {
     Say(&'static str),
+    Spent(u64, u64, Option<f64>),
     Fail(&'static str),
     Hang(Arc<Notify>),
     Limit(Option<std::time::Duration>),
@@ -103,6 +106,7 @@ impl Executor for Scripted {
                 Step::Fail(e) => (Some(notes()), End::Fail(e)),
                 Step::Hang(started) => (Some(notes()), End::Hang(started)),
                 Step::Limit(reset) => (None, End::Limit(reset)),
+                Step::Spend(i, o, cost) => (Some(notes()), End::Spent(i, o, cost)),
             };
             let tool_calls = u32::from(call.is_some());
             if let Some((tool, summary)) = call {
@@ -123,6 +127,13 @@ impl Executor for Scripted {
                     cancel.cancelled().await;
                     Err(ExecError::Cancelled)
                 }
+                End::Spent(input_tokens, output_tokens, cost_usd) => Ok(TurnOutcome {
+                    final_message: "spent".into(),
+                    tool_calls,
+                    input_tokens,
+                    output_tokens,
+                    cost_usd,
+                }),
                 End::Say(text) => Ok(TurnOutcome {
                     final_message: text.into(),
                     tool_calls,

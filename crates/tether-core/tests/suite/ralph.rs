@@ -357,3 +357,45 @@ async fn an_answer_given_after_the_asker_gave_up_reaches_the_next_prompt_once() 
     assert!(state.late_answers.is_empty() && state.abandoned_questions.is_empty());
     assert_eq!(state, deps.journal.store().rebuild_run_state(&run).unwrap());
 }
+
+#[tokio::test]
+async fn each_turns_usage_is_journalled_and_summed_for_the_run() {
+    let f = Fixture::new();
+    let exec = Scripted::new(vec![
+        Step::Spend(1000, 200, None),
+        Step::Say("no usage reported"),
+        Step::Spend(500, 50, Some(0.25)),
+    ]);
+    let deps = f.deps(exec);
+    let (run, end) = start(&deps, spec(None, Some(3))).await;
+    assert_eq!(end, RalphEnd::BudgetSpent { iteration: 3 });
+    let usage: Vec<Event> = deps
+        .journal
+        .store()
+        .events(&run, tether_store::Seq(0), 100)
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| e.event)
+        .filter(|e| matches!(e, Event::IterationUsage { .. }))
+        .collect();
+    let expected = vec![
+        Event::IterationUsage {
+            n: 1,
+            input_tokens: 1000,
+            output_tokens: 200,
+            cost_usd: None,
+        },
+        Event::IterationUsage {
+            n: 3,
+            input_tokens: 500,
+            output_tokens: 50,
+            cost_usd: Some(0.25),
+        },
+    ];
+    assert_eq!(usage, expected, "a turn reporting nothing records nothing");
+    let state = deps.journal.state(&run).unwrap();
+    assert_eq!(
+        state.usage.describe(),
+        "1500 in / 250 out tokens (≈ $0.2500)"
+    );
+}

@@ -30,6 +30,12 @@ fn event() -> impl Strategy<Value = Event> {
         3 => (n.clone(), text()).prop_map(|(n, error)| Event::IterationFailed { n, error }),
         2 => (n.clone(), text(), text())
             .prop_map(|(n, tool, summary)| Event::ToolCalled { n, tool, summary }),
+        2 => (n.clone(), 0u64..5000, 0u64..5000, prop::option::of(0u8..8)).prop_map(
+            // Quarter dollars, so the sums are exact however they are stored.
+            |(n, input_tokens, output_tokens, quarters)| Event::IterationUsage {
+                n, input_tokens, output_tokens, cost_usd: quarters.map(|q| f64::from(q) / 4.0),
+            }
+        ),
         1 => text().prop_map(|by| Event::PauseRequested { by }),
         1 => text().prop_map(|reason| Event::Paused { reason }),
         1 => (text(), any::<bool>())

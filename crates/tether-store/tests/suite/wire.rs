@@ -15,6 +15,12 @@ fn one_of_each(question_id: tether_store::QuestionId) -> Vec<Event> {
             tool: "bash".into(),
             summary: "cargo test".into(),
         },
+        Event::IterationUsage {
+            n: 1,
+            input_tokens: 1200,
+            output_tokens: 340,
+            cost_usd: Some(0.0125),
+        },
         Event::IterationCompleted {
             n: 1,
             summary: "tests pass".into(),

@@ -27,6 +27,9 @@ pub fn head(r: &RunSummary, now_ms: i64) -> Markup {
                     None => { " · no process drives it" }
                 }
             }
+            @if r.usage.is_known() {
+                p.meta { "usage: " (r.usage.describe()) }
+            }
             @if let Some(wait) = &r.usage_limit {
                 p.waiting { (text(&wait.describe())) }
             }

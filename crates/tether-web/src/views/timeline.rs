@@ -141,7 +141,9 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
             },
         ),
         Event::RunFinished { outcome } => ("run", html! { "Run finished: " (outcome.as_str()) }),
-        Event::QuestionAwaited { .. } | Event::ContractApproved { .. } => return None,
+        Event::QuestionAwaited { .. }
+        | Event::ContractApproved { .. }
+        | Event::IterationUsage { .. } => return None,
     };
     Some(html! {
         li class=(format!("ev {class}")) #(format!("e-{}", e.seq.0)) data-seq=(e.seq.0) {

@@ -76,6 +76,9 @@ fn write_status(out: &mut String, v: &RunView) -> std::fmt::Result {
     if let Some(wait) = v.usage_limit.as_ref().filter(|_| !v.orphaned) {
         writeln!(out, "{}", wait.describe())?;
     }
+    if v.usage.is_known() {
+        writeln!(out, "usage: {}", v.usage.describe())?;
+    }
     if let Some(e) = &v.last_event {
         let what = match &e.event {
             Some(Event::ToolCalled { summary, .. }) => format!("tool call: {summary}"),
