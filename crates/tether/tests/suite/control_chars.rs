@@ -97,6 +97,12 @@ fn status_shows_the_agents_tool_calls_and_errors_escaped() {
             tool: "bash".into(),
             summary: "bash printf '\x1b]0;pwned\x07\x1b[2J'\rclean".into(),
         },
+        Event::IterationUsage {
+            n: 1,
+            input_tokens: 1200,
+            output_tokens: 340,
+            cost_usd: Some(0.0125),
+        },
         Event::IterationFailed {
             n: 1,
             error: "model said \x1b[31mno\x1b[0m\r".into(),
@@ -106,6 +112,10 @@ fn status_shows_the_agents_tool_calls_and_errors_escaped() {
     let out = ids(tether(dir.path(), &["status"])).redact(r"\d+ s ago", "[AGO]");
     no_raw_controls(&out);
     insta::assert_snapshot!("status_escaped", out.stdout);
+    let json: Value =
+        serde_json::from_str(&tether(dir.path(), &["status", "--json"]).stdout).unwrap();
+    let usage = json!({"input_tokens": 1200, "output_tokens": 340, "cost_usd": 0.0125});
+    assert_eq!(json["usage"], usage);
     let json = tether(dir.path(), &["status", "--json"]);
     let v: Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(
