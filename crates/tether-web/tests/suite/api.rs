@@ -246,3 +246,34 @@ fn the_plan_shows_contract_states_and_a_done_goal_without_a_sign_off() {
         "{changed}"
     );
 }
+
+#[test]
+fn the_run_page_shows_the_runs_usage_once_any_is_known() {
+    let web = Web::start();
+    let store = web.store();
+    let root = web.ws.root();
+    let run = store
+        .create_run(RunKind::Ralph, root, &json!({"max_iterations": 3}))
+        .unwrap();
+    let before = web.get(&format!("/runs/{run}"));
+    assert_eq!(before.status, 200);
+    assert!(!before.body.contains("usage:"), "{}", before.body);
+    let usage = |n, cost_usd| Event::IterationUsage {
+        n,
+        input_tokens: 600,
+        output_tokens: 170,
+        cost_usd,
+    };
+    store
+        .append_all(Some(&run), &[usage(1, Some(0.5)), usage(2, Some(0.25))])
+        .unwrap();
+    let page = web.get(&format!("/runs/{run}"));
+    assert!(
+        page.body
+            .contains("usage: 1200 in / 340 out tokens (≈ $0.7500)"),
+        "{}",
+        page.body
+    );
+    let one = web.get(&format!("/api/runs/{run}")).json();
+    assert_eq!(one["run"]["usage"]["input_tokens"], 1200);
+}
