@@ -46,6 +46,7 @@ pub fn ralph_waits_out_one_limit(dir: &Path, prompt: &str) -> Value {
             "iteration_started",
             "waiting_for_usage_limit",
             "iteration_started",
+            "iteration_usage",
             "iteration_completed",
             "run_finished"
         ],

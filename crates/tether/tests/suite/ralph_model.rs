@@ -108,9 +108,11 @@ fn promise_kept_early_over_every_wire_format() {
                 "run_started",
                 "iteration_started 1",
                 "tool_called 1",
+                "iteration_usage 1",
                 "iteration_completed 1",
                 "iteration_started 2",
                 "tool_called 2",
+                "iteration_usage 2",
                 "iteration_completed 2",
                 "run_finished"
             ],
