@@ -245,11 +245,7 @@ pub(crate) async fn pause(
     headers: HeaderMap,
     Form(form): Form<ByForm>,
 ) -> Response {
-    let by = form.by.unwrap_or_default();
-    match api::act(&app, &id, Act::Pause, &by).await {
-        Ok((done, _)) => back(&headers, "/", control_notice(done, Notice::Paused)),
-        Err(e) => error_page(&e),
-    }
+    control_form(&app, &id, &headers, form, Act::Pause, Notice::Paused).await
 }
 
 /// `POST /runs/{id}/cancel` (the form).
@@ -259,9 +255,21 @@ pub(crate) async fn cancel(
     headers: HeaderMap,
     Form(form): Form<ByForm>,
 ) -> Response {
+    control_form(&app, &id, &headers, form, Act::Cancel, Notice::Cancelled).await
+}
+
+/// Asks the run `id` to `act` for the form's `by`, then back to the page with `done`'s notice.
+async fn control_form(
+    app: &Arc<App>,
+    id: &str,
+    headers: &HeaderMap,
+    form: ByForm,
+    act: Act,
+    done: Notice,
+) -> Response {
     let by = form.by.unwrap_or_default();
-    match api::act(&app, &id, Act::Cancel, &by).await {
-        Ok((done, _)) => back(&headers, "/", control_notice(done, Notice::Cancelled)),
+    match api::act(app, id, act, &by).await {
+        Ok((result, _)) => back(headers, "/", control_notice(result, done)),
         Err(e) => error_page(&e),
     }
 }
