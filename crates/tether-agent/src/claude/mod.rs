@@ -15,10 +15,9 @@ mod stream;
 use std::path::{Path, PathBuf};
 
 use futures_util::future::BoxFuture;
-use tether_tools::{ProgramRun, ShellEnd, run_program_teed};
+use tether_tools::{ProgramRun, ShellEnd};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::lines::LineSink;
 use crate::cli::{Agent, Cli, CliError, CliSettings, RunId, SERVER, TOOL_TIMEOUT, limits};
 use crate::executor::{Access, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 use stream::{Seen, StreamParser};
@@ -127,30 +126,20 @@ impl ClaudeExecutor {
     ) -> Result<TurnOutcome, ExecError> {
         self.cli.check_version(&cancel).await?;
         let mcp_config = self.write_mcp_config(&request)?;
-        let transcript_err = |source| ExecError::Transcript {
-            path: request.transcript.clone(),
-            source,
-        };
-        let file = std::fs::File::create(&request.transcript).map_err(transcript_err)?;
         // A turn whose MCP server did not connect is stopped at once (see `StreamParser`).
         let child_cancel = cancel.child_token();
-        let mut sink = LineSink::new(
-            Box::new(std::io::BufWriter::new(file)),
-            StreamParser::new(observer, child_cancel.clone()),
-        );
         let command = self.cli.command(
             self.turn_argv(&mcp_config, request.access),
             Some(request.prompt.clone().into_bytes()),
             self.cli.settings().turn_timeout,
             Self::env(),
         );
-        let run = run_program_teed(&command, &child_cancel, &mut sink).await;
-        let run = run.map_err(|e| {
-            ExecError::Setup(Box::new(
-                self.cli.not_runnable(format!("could not start: {e}")),
-            ))
-        })?;
-        let seen = sink.finish().map_err(transcript_err)?.seen;
+        let parser = StreamParser::new(observer, child_cancel.clone());
+        let (run, parser) = self
+            .cli
+            .run_streamed(&command, &request.transcript, parser, &child_cancel)
+            .await?;
+        let seen = parser.seen;
         self.outcome(run, seen, cancel.is_cancelled())
     }
 

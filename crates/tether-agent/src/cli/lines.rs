@@ -2,8 +2,14 @@
 //! transcript, and every complete line that is JSON goes to the CLI's own parser.
 
 use std::io::{self, Write};
+use std::path::Path;
 
 use serde_json::Value;
+use tether_tools::{ProgramCommand, ProgramRun, run_program_teed};
+use tokio_util::sync::CancellationToken;
+
+use super::Cli;
+use crate::executor::ExecError;
 
 /// Reads one CLI's JSON lines (Claude's stream-json, Codex's `exec --json`, pi's `--mode json`).
 pub(crate) trait LineParser {
@@ -56,5 +62,32 @@ impl<P: LineParser> Write for LineSink<'_, P> {
 
     fn flush(&mut self) -> io::Result<()> {
         self.transcript.flush()
+    }
+}
+
+impl Cli {
+    /// Runs one turn's `command`: its stdout is kept as `transcript` and read by `parser` as it
+    /// arrives. Returns how the process ended and the parser; a process that cannot start means
+    /// the CLI cannot run.
+    pub(crate) async fn run_streamed<P: LineParser + Send>(
+        &self,
+        command: &ProgramCommand,
+        transcript: &Path,
+        parser: P,
+        cancel: &CancellationToken,
+    ) -> Result<(ProgramRun, P), ExecError> {
+        let transcript_err = |source| ExecError::Transcript {
+            path: transcript.to_owned(),
+            source,
+        };
+        let file = std::fs::File::create(transcript).map_err(transcript_err)?;
+        let mut sink = LineSink::new(Box::new(std::io::BufWriter::new(file)), parser);
+        let run = run_program_teed(command, cancel, &mut sink)
+            .await
+            .map_err(|e| {
+                ExecError::Setup(Box::new(self.not_runnable(format!("could not start: {e}"))))
+            })?;
+        let parser = sink.finish().map_err(transcript_err)?;
+        Ok((run, parser))
     }
 }

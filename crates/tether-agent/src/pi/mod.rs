@@ -25,10 +25,9 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use tether_tools::{ProgramRun, ShellEnd, run_program, run_program_teed};
+use tether_tools::{ProgramRun, ShellEnd, run_program};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::lines::LineSink;
 use crate::cli::{Agent, Cli, CliError, CliSettings, RunId, SERVER, TOOL_TIMEOUT, limits};
 use crate::executor::{Access, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 use stream::{Seen, StreamParser};
@@ -174,28 +173,22 @@ impl PiExecutor {
         let agent_dir = self.prepare_agent_dir(&request)?;
         let gate = self.write_gate(&request)?;
         self.check_mcp(&agent_dir, &cancel).await?;
-        let transcript_err = |source| ExecError::Transcript {
-            path: request.transcript.clone(),
-            source,
-        };
-        let file = std::fs::File::create(&request.transcript).map_err(transcript_err)?;
-        let mut sink = LineSink::new(
-            Box::new(std::io::BufWriter::new(file)),
-            StreamParser::new(observer),
-        );
         let command = self.cli.command(
             self.turn_argv(request.access, &gate),
             Some(request.prompt.clone().into_bytes()),
             self.cli.settings().turn_timeout,
             Self::env(&agent_dir),
         );
-        let run = run_program_teed(&command, &cancel, &mut sink).await;
-        let run = run.map_err(|e| {
-            ExecError::Setup(Box::new(
-                self.cli.not_runnable(format!("could not start: {e}")),
-            ))
-        })?;
-        let seen = sink.finish().map_err(transcript_err)?.seen;
+        let (run, parser) = self
+            .cli
+            .run_streamed(
+                &command,
+                &request.transcript,
+                StreamParser::new(observer),
+                &cancel,
+            )
+            .await?;
+        let seen = parser.seen;
         self.outcome(run, seen, cancel.is_cancelled())
     }
 
