@@ -300,7 +300,9 @@ impl SlackApi {
             });
         }
         let body = json.ok_or_else(|| {
-            bad_shape(&format!("{method}: HTTP {status} with a body that is not JSON"))
+            bad_shape(&format!(
+                "{method}: HTTP {status} with a body that is not JSON"
+            ))
         })?;
         if body.get("ok").and_then(Value::as_bool) == Some(true) {
             return Ok(body);
@@ -322,8 +324,12 @@ fn classify(
     retry_after: Option<f64>,
 ) -> SlackError {
     match error.as_str() {
-        "invalid_auth" | "not_authed" | "account_inactive" | "token_revoked"
-        | "token_expired" | "not_allowed_token_type" => SlackError::Auth {
+        "invalid_auth"
+        | "not_authed"
+        | "account_inactive"
+        | "token_revoked"
+        | "token_expired"
+        | "not_allowed_token_type" => SlackError::Auth {
             token: match token {
                 Token::Bot => "bot token",
                 Token::App => "app-level token",

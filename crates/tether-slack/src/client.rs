@@ -248,9 +248,13 @@ impl SlackClient {
         let limit = Some(self.shared.options.retry.setup_retries);
         let message = &message;
         self.shared
-            .retrying("chat.postMessage", cancel, None, limit, move |api| async move {
-                api.post_message(channel, message).await
-            })
+            .retrying(
+                "chat.postMessage",
+                cancel,
+                None,
+                limit,
+                move |api| async move { api.post_message(channel, message).await },
+            )
             .await
     }
 
@@ -287,8 +291,9 @@ impl SlackClient {
                 Ok(posted) => return Ok(posted),
                 Err(err) if err.is_retryable() => {
                     if err.is_ambiguous()
-                        && let Some(posted) =
-                            self.find_own_post(message, bot, nonce, since, cancel).await?
+                        && let Some(posted) = self
+                            .find_own_post(message, bot, nonce, since, cancel)
+                            .await?
                     {
                         tracing::info!(ts = %posted.ts, error = %err, "the slack post landed despite the error");
                         return Ok(posted);

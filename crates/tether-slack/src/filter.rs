@@ -89,7 +89,8 @@ impl ReplyFilter {
     }
 
     fn press(&self, b: &ButtonPress) -> Option<Reply> {
-        if b.channel != self.channel || b.message_ts != self.question || b.user == self.bot.user_id {
+        if b.channel != self.channel || b.message_ts != self.question || b.user == self.bot.user_id
+        {
             return None;
         }
         let index: usize = b.action_id.strip_prefix("tether_option_")?.parse().ok()?;

@@ -72,8 +72,17 @@ fn only_this_questions_buttons_answer_it() {
         })
     };
     let reply = f.accept(&press("100.000500", "tether_option_1")).unwrap();
-    assert_eq!((&reply.body, reply.responder()), (&ReplyBody::Choice(1), "ada"));
-    assert!(f.accept(&press("100.000100", "tether_option_1")).is_none(), "an older question's");
-    assert!(f.accept(&press("100.000500", "tether_option_2")).is_none(), "no such option");
+    assert_eq!(
+        (&reply.body, reply.responder()),
+        (&ReplyBody::Choice(1), "ada")
+    );
+    assert!(
+        f.accept(&press("100.000100", "tether_option_1")).is_none(),
+        "an older question's"
+    );
+    assert!(
+        f.accept(&press("100.000500", "tether_option_2")).is_none(),
+        "no such option"
+    );
     assert!(f.accept(&press("100.000500", "other")).is_none());
 }

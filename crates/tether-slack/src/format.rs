@@ -52,7 +52,9 @@ impl QuestionMessage<'_> {
                     })
                 })
                 .collect();
-            blocks.push(json!({"type": "actions", "block_id": "tether_options", "elements": buttons}));
+            blocks.push(
+                json!({"type": "actions", "block_id": "tether_options", "elements": buttons}),
+            );
         }
         let how = if self.options.is_empty() {
             "Reply in this thread. The agent is waiting for your answer."
@@ -71,7 +73,11 @@ impl QuestionMessage<'_> {
     }
 
     fn fallback(&self) -> String {
-        let head = if self.follow_up { "Follow-up" } else { "Agent needs help" };
+        let head = if self.follow_up {
+            "Follow-up"
+        } else {
+            "Agent needs help"
+        };
         shorten(
             &format!("{head}: {}", escape(self.question.trim())),
             MAX_FALLBACK_CHARS,

@@ -48,7 +48,12 @@ fn long_text_is_shortened_to_what_slack_accepts() {
         if let Some(text) = block.pointer("/text/text").and_then(|t| t.as_str()) {
             assert!(text.chars().count() <= 3_000);
         }
-        for element in block.get("elements").and_then(|e| e.as_array()).into_iter().flatten() {
+        for element in block
+            .get("elements")
+            .and_then(|e| e.as_array())
+            .into_iter()
+            .flatten()
+        {
             if let Some(text) = element.pointer("/text/text").and_then(|t| t.as_str()) {
                 assert!(text.chars().count() <= 75, "{text}");
             }

@@ -89,7 +89,12 @@ impl Drop for Subscription {
 }
 
 impl Hub {
-    pub(crate) fn new(api: SlackApi, channel: String, socket: SocketOptions, retry: RetryPolicy) -> Self {
+    pub(crate) fn new(
+        api: SlackApi,
+        channel: String,
+        socket: SocketOptions,
+        retry: RetryPolicy,
+    ) -> Self {
         Hub {
             inner: Arc::new(Inner {
                 api,

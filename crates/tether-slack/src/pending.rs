@@ -69,8 +69,12 @@ impl PendingReply {
     pub async fn wait(self, cancel: &CancellationToken) -> Result<Reply, SlackError> {
         let outcome = self.run(cancel).await;
         match &outcome {
-            Ok(reply) => tracing::info!(thread = %self.filter.thread, user = %reply.user, "slack answer received"),
-            Err(err) => tracing::info!(thread = %self.filter.thread, error = %err, "slack wait ended"),
+            Ok(reply) => {
+                tracing::info!(thread = %self.filter.thread, user = %reply.user, "slack answer received")
+            }
+            Err(err) => {
+                tracing::info!(thread = %self.filter.thread, error = %err, "slack wait ended")
+            }
         }
         outcome
     }
@@ -132,13 +136,19 @@ impl PendingReply {
             let at = cursor.clone();
             let page = self
                 .shared
-                .retrying("conversations.replies", cancel, self.deadline, None, |api| {
-                    let at = at.clone();
-                    async move {
-                        api.replies(channel, thread, Some(question), limit, at.as_deref())
-                            .await
-                    }
-                })
+                .retrying(
+                    "conversations.replies",
+                    cancel,
+                    self.deadline,
+                    None,
+                    |api| {
+                        let at = at.clone();
+                        async move {
+                            api.replies(channel, thread, Some(question), limit, at.as_deref())
+                                .await
+                        }
+                    },
+                )
                 .await?;
             if let Some(reply) = self.filter.first_reply(&page.messages)
                 && found.as_ref().is_none_or(|f| reply.ts < f.ts)

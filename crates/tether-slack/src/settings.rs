@@ -147,7 +147,11 @@ impl SlackSettings {
             }
         };
         need(bot_token.is_none(), "the bot token", &raw.bot_token_env);
-        need(app_token.is_none(), "the app-level token", &raw.app_token_env);
+        need(
+            app_token.is_none(),
+            "the app-level token",
+            &raw.app_token_env,
+        );
         need(channel.is_none(), "the channel", "`slack.channel`");
         let (Some(bot_token), Some(app_token), Some(channel)) = (bot_token, app_token, channel)
         else {

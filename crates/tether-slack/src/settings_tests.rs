@@ -39,7 +39,10 @@ fn swapped_tokens_are_named_without_showing_them() {
     let err = SlackSettings::new(&swapped).unwrap_err();
     assert!(matches!(err, ConfigError::WrongToken { .. }));
     let text = err.to_string();
-    assert!(text.contains("SLACK_BOT_TOKEN") && text.contains("xoxb-"), "{text}");
+    assert!(
+        text.contains("SLACK_BOT_TOKEN") && text.contains("xoxb-"),
+        "{text}"
+    );
     assert!(!text.contains("xapp-1-def"), "{text}");
 }
 

@@ -64,7 +64,10 @@ pub(crate) enum Ended {
 }
 
 /// Dials `url` and waits for `hello`.
-pub(crate) async fn connect(url: &SocketUrl, options: &SocketOptions) -> Result<Socket, SlackError> {
+pub(crate) async fn connect(
+    url: &SocketUrl,
+    options: &SocketOptions,
+) -> Result<Socket, SlackError> {
     let lost = |detail: String| SlackError::Transport { detail };
     let parsed = reqwest::Url::parse(&url.0).map_err(|e| lost(format!("bad socket URL: {e}")))?;
     let host = parsed
@@ -92,7 +95,12 @@ pub(crate) async fn connect(url: &SocketUrl, options: &SocketOptions) -> Result<
         };
         let (socket, _) = tokio_tungstenite::client_async(url.0.as_str(), io)
             .await
-            .map_err(|e| lost(format!("the socket handshake with {host} failed: {}", describe(&e))))?;
+            .map_err(|e| {
+                lost(format!(
+                    "the socket handshake with {host} failed: {}",
+                    describe(&e)
+                ))
+            })?;
         Ok::<_, SlackError>(socket)
     };
     let mut socket = tokio::time::timeout(options.connect_timeout, dial)
