@@ -7,8 +7,9 @@
 //! what it shows for that run). The last two have no-op defaults, so a channel implements only
 //! what it has to show.
 //!
-//! An answer's body is an [`AnswerBody`]: today free text; it is non-exhaustive so a structured
-//! answer (a choice among options) can be added without breaking the channels that exist.
+//! An answer's body is an [`AnswerBody`]: free text, or a choice among the question's options
+//! (a button). Either way what is stored is text — a choice as its label — and the store reads
+//! it against the options, so a typed `2` and a pressed second button record the same choice.
 
 pub use futures_util::future::BoxFuture;
 use tether_store::{Outcome, Question, RunId};
@@ -20,15 +21,23 @@ use crate::broker::Answer;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AnswerBody {
-    /// Free text.
+    /// Free text (a typed `2` or an option's label still counts as that choice).
     Text(String),
+    /// One of the question's options, picked with a button.
+    Choice {
+        /// Its index in the question's options.
+        index: usize,
+        /// Its label.
+        label: String,
+    },
 }
 
 impl AnswerBody {
-    /// The answer as text: what is stored and what the agent reads.
+    /// The answer as text: what is stored and what the agent reads (a choice's label).
     pub fn text(&self) -> &str {
         match self {
             AnswerBody::Text(text) => text,
+            AnswerBody::Choice { label, .. } => label,
         }
     }
 }
@@ -43,6 +52,16 @@ pub struct ChannelAnswer {
 }
 
 impl ChannelAnswer {
+    /// The option `index` of `question`, picked by `responder`; `None` when the question has no
+    /// such option (a stale or forged button).
+    pub fn choice(question: &Question, index: usize, responder: impl Into<String>) -> Option<Self> {
+        let label = question.options.get(index)?.clone();
+        Some(ChannelAnswer {
+            body: AnswerBody::Choice { index, label },
+            responder: responder.into(),
+        })
+    }
+
     /// A free-text answer from `responder`.
     pub fn text(text: impl Into<String>, responder: impl Into<String>) -> Self {
         ChannelAnswer {

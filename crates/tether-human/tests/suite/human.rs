@@ -73,6 +73,8 @@ async fn an_answer_from_another_connection_wakes_the_waiter_and_the_first_wins()
             channel: "cli".into(),
             responder: "alice".into(),
             thread_id: q.id.to_string(),
+            choice: None,
+            options_offered: 0,
         }
     );
 }

@@ -40,6 +40,7 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
         context: args.context.clone(),
         confidence: args.confidence,
         thread_id: args.thread.clone(),
+        options: Vec::new(),
     };
     let result = runtime.block_on(async {
         // Listening before the question is stored, so a Ctrl+C at any moment after it leaves

@@ -287,6 +287,7 @@ fn a_verdict_appears_live_and_the_phone_layout_does_not_scroll_sideways() {
             ),
             context: "x".repeat(5000),
             confidence: Some(20),
+            options: Vec::new(),
         })
         .unwrap();
     until(
