@@ -86,7 +86,7 @@ pub struct Question {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AnswerOutcome {
     /// This answer was the first; here is the question with it recorded.
-    Answered(Question),
+    Answered(Box<Question>),
     /// Someone answered first; this answer was discarded.
     AlreadyAnswered {
         /// The answer that won.
@@ -209,7 +209,7 @@ impl Store {
             }],
         )?;
         tx.commit()?;
-        Ok(AnswerOutcome::Answered(question))
+        Ok(AnswerOutcome::Answered(Box::new(question)))
     }
 
     /// Withdraws a pending question (writing `question_cancelled`). Returns `false`, changing

@@ -315,7 +315,7 @@ fn a_choice_is_stored_as_its_label_and_index_whichever_way_it_was_given() {
             (Some(text), choice),
             "{given}"
         );
-        assert_eq!(store.question(&q.id).unwrap(), a);
+        assert_eq!(store.question(&q.id).unwrap(), *a);
     }
     let plain = ask_with_options(&store, &[]);
     let AnswerOutcome::Answered(a) = store.answer_question(&plain.id, "2", "cli", "ana").unwrap()
