@@ -1,11 +1,11 @@
 //! The channel interface: somewhere a question can be offered to a human — the terminal, Zulip,
 //! and next the dashboard and other chat services.
 //!
-//! A channel is told three things by the [`crate::Broker`]: a question to offer (it resolves
+//! A channel is told four things by the [`crate::Broker`]: a question to offer (it resolves
 //! with an answer or stops when told to), that the question was answered elsewhere (so it can
-//! close its card or say who answered in its thread), and that a run ended (so it can tidy up
-//! what it shows for that run). The last two have no-op defaults, so a channel implements only
-//! what it has to show.
+//! close its card or say who answered in its thread), a notice about a run (it finished,
+//! paused, …), and that a run ended (so it can tidy up what it shows for that run). The last
+//! three have no-op defaults, so a channel implements only what it has to show.
 //!
 //! An answer's body is an [`AnswerBody`]: free text, or a choice among the question's options
 //! (a button). Either way what is stored is text — a choice as its label — and the store reads
@@ -16,6 +16,7 @@ use tether_store::{Outcome, Question, RunId};
 use tokio_util::sync::CancellationToken;
 
 use crate::broker::Answer;
+use crate::notices::Notice;
 
 /// What a human answered on a channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,6 +95,12 @@ pub trait Channel: Send + Sync {
         _question: &'a Question,
         _answer: &'a Answer,
     ) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    /// Shows a notice about a run (it finished, paused, …) where this channel shows the run's
+    /// questions. Called only for the kinds `[notify]` turns on for this channel.
+    fn notice<'a>(&'a self, _notice: &'a Notice) -> BoxFuture<'a, ()> {
         Box::pin(async {})
     }
 
