@@ -2,7 +2,8 @@
 //! [`tether_human::asking`]), plus what a long MCP call needs — progress notifications
 //! while it waits, and `notifications/cancelled` stopping the wait with the question left
 //! pending, recorded as abandoned (nobody waits for it now; a run it belongs to gets its answer
-//! in the next prompt), and no response sent.
+//! in the next prompt), and no response sent. When the client can show a form (the
+//! `elicitation` capability), the question is also asked there ([`crate::elicit`]).
 
 use std::time::Duration;
 
@@ -19,6 +20,7 @@ use tether_human::{Console, Desk, prompts};
 use tether_store::{NewQuestion, QuestionId};
 use tokio_util::sync::CancellationToken;
 
+use crate::elicit::Elicitation;
 use crate::server::{Options, TetherMcp, ToolFuture};
 
 /// The tool's definition: the built-in agent's description and schema.
@@ -84,6 +86,11 @@ impl TetherMcp {
             Ok(run) => question.run_id = run.cloned(),
             Err(e) => return refused(format!("ask_human cannot reach a human: {e}")),
         }
+        // The client's own prompt races the desk's channels when it can show one.
+        let desk = match Elicitation::for_client(&rc.peer) {
+            Some(prompt) => desk.clone().with_channel(std::sync::Arc::new(prompt)),
+            None => desk.clone(),
+        };
         let cancel = self.inner.shutdown.child_token();
         let asked = std::sync::OnceLock::new();
         let waiting = desk.ask_human_with(question, cancel.clone(), |q| {

@@ -15,6 +15,7 @@ mod goal_run;
 mod guard;
 mod human_acts;
 mod human_misconfig;
+mod mcp_elicitation;
 mod mcp_goals;
 mod mcp_python;
 mod mcp_run;
