@@ -1,6 +1,9 @@
 //! The MCP client's own prompt as a channel: when the client declares the `elicitation`
-//! capability at `initialize`, `ask_human` also asks the person through it (an
-//! `elicitation/create` form), racing the desk's other channels.
+//! capability (at `initialize`, or in each request's `_meta` on protocol 2026-07-28),
+//! `ask_human` also asks the person through it, racing the desk's other channels. Up to
+//! protocol 2025-11-25 that is an `elicitation/create` request ([`Elicitation`]); on 2026-07-28,
+//! where a server sends no requests, the call returns `input_required` with the same form and
+//! the client's retry carries the person's response (see `crate::rounds`).
 //!
 //! The form holds the question (and its context) as the message. An open question asks for one
 //! required `answer`; a question with choices offers a `choice` (one of the options) and an
@@ -9,11 +12,12 @@
 //! (the store, Zulip, …). When another channel answers first the request is cancelled with
 //! `notifications/cancelled`, and the client's late response, if any, is ignored.
 
+use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
     ServerRequest,
 };
-use rmcp::service::{ElicitationMode, PeerRequestOptions, ServiceError};
+use rmcp::service::{PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use tether_human::channels::BoxFuture;
@@ -27,27 +31,53 @@ pub(crate) struct Elicitation {
     responder: String,
 }
 
+/// How the client can show a form to its person, for this call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Prompt {
+    /// It cannot (no `elicitation` capability, or a headless client inside a run).
+    Absent,
+    /// An `elicitation/create` request to the client (protocols up to 2025-11-25).
+    Request,
+    /// An `input_required` result asking for the form, answered by the client's retry of the
+    /// call (protocol 2026-07-28, where servers send no requests).
+    InputRequired,
+}
+
+/// How this call's client can be asked; `in_run` says the server serves a run, whose agent CLI
+/// runs headless with nobody at its prompt (the run's channels reach the person instead).
+pub(crate) fn prompt(rc: &RequestContext<RoleServer>, in_run: bool) -> Prompt {
+    let forms = rc
+        .client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none());
+    if in_run || !forms {
+        Prompt::Absent
+    } else if rc
+        .protocol_version()
+        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+    {
+        Prompt::InputRequired
+    } else {
+        Prompt::Request
+    }
+}
+
+/// Who answers in the client's prompt: `$USER`, else the client's name.
+pub(crate) fn responder(rc: &RequestContext<RoleServer>) -> String {
+    std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .or_else(|| rc.client_info().map(|c| c.name))
+        .unwrap_or_else(|| "the MCP client".to_owned())
+}
+
 impl Elicitation {
-    /// The channel for the client behind `peer`, if it declared form elicitation.
-    pub(crate) fn for_client(peer: &Peer<RoleServer>) -> Option<Self> {
-        if !peer
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form)
-        {
-            return None;
+    /// The channel asking through the client of this call.
+    pub(crate) fn new(rc: &RequestContext<RoleServer>) -> Self {
+        Elicitation {
+            peer: rc.peer.clone(),
+            responder: responder(rc),
         }
-        let client = peer
-            .peer_info()
-            .map(|info| info.client_info.name.clone())
-            .unwrap_or_else(|| "the MCP client".to_owned());
-        let responder = std::env::var("USER")
-            .ok()
-            .filter(|u| !u.is_empty())
-            .unwrap_or(client);
-        Some(Elicitation {
-            peer: peer.clone(),
-            responder,
-        })
     }
 
     /// Sends the form and waits for the person's response, or for `stop`.

@@ -37,6 +37,7 @@ mod elicit;
 mod extra;
 mod goals;
 mod in_flight;
+mod rounds;
 mod server;
 mod status;
 mod stdio;
