@@ -1,6 +1,7 @@
 mod adversarial;
 mod ask_cli;
 mod claude_cli;
+mod claude_elicitation;
 mod claude_gate;
 mod claude_health;
 mod claude_resume;
