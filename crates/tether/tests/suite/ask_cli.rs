@@ -42,7 +42,8 @@ fn ask_is_answered_from_another_shell() {
     let a: Value = serde_json::from_slice(&asked.stdout).unwrap();
     assert_eq!(
         a,
-        json!({"question_id": id, "text": "SQLite", "channel": "cli", "responder": "alice", "thread_id": id})
+        json!({"question_id": id, "text": "SQLite", "channel": "cli", "responder": "alice",
+            "thread_id": id, "choice": null, "options_offered": 0})
     );
     assert!(text(&asked.stderr).contains(&format!("tether answer {id}")));
 
