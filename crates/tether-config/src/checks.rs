@@ -12,6 +12,32 @@ use crate::schema::Marks;
 pub(crate) fn run(config: &Config, marks: &Marks, r: &mut Reader) {
     judge_differs_from_model(config, marks, r);
     zulip_channel_is_complete(config, marks, r);
+    chat_channel_is_complete(config, marks, r, Channel::Slack);
+    chat_channel_is_complete(config, marks, r, Channel::Telegram);
+}
+
+/// A Slack or Telegram channel needs its destination and tokens; like Zulip's, what is missing
+/// is a warning naming it.
+fn chat_channel_is_complete(config: &Config, marks: &Marks, r: &mut Reader, channel: Channel) {
+    if !config.human.channels.contains(&channel) {
+        return;
+    }
+    let missing = match channel {
+        Channel::Slack => crate::chat::slack_missing(&config.slack),
+        Channel::Telegram => crate::chat::telegram_missing(&config.telegram),
+        _ => return,
+    };
+    if !missing.is_empty() {
+        r.warn(
+            marks.channels.clone(),
+            "human.channels",
+            format!(
+                "\"{}\" is a channel but its settings are missing: {}",
+                channel.as_str(),
+                missing.join(", ")
+            ),
+        );
+    }
 }
 
 /// Cross-model by default: the judge may not be the executor's own model unless allowed.

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::Secret;
+use crate::chat::{NoticeKind, NotifyConfig, SlackConfig, TelegramConfig};
 use crate::model::{JudgeConfig, ModelConfig};
 
 /// A whole, validated `tether.toml` with the environment's overrides applied.
@@ -25,6 +26,12 @@ pub struct Config {
     pub human: HumanConfig,
     /// The Zulip channel's settings (`[zulip]` plus environment).
     pub zulip: ZulipConfig,
+    /// The Slack channel's settings (`[slack]` plus environment).
+    pub slack: SlackConfig,
+    /// The Telegram channel's settings (`[telegram]` plus environment).
+    pub telegram: TelegramConfig,
+    /// What a run tells its channels unprompted (`[notify]`).
+    pub notify: NotifyConfig,
     /// Who does the work (`[executor]`).
     pub executor: ExecutorConfig,
     /// The dashboard (`[server]`).
@@ -41,7 +48,7 @@ impl Config {
     }
 
     /// The names of the environment variables holding tether's own keys (the model's, the
-    /// judge's, the Zulip bot's), each once: to be removed from the environment of commands
+    /// judge's, the chat bots'), each once: to be removed from the environment of commands
     /// an agent runs, so a key never reaches a transcript or a model.
     pub fn key_vars(&self) -> Vec<String> {
         let judge = self.judge.as_ref().map(|j| &j.endpoint);
@@ -51,6 +58,9 @@ impl Config {
             .filter_map(|m| m.api_key_env.clone())
             .collect();
         vars.push(self.zulip.api_key_env.clone());
+        vars.push(self.slack.bot_token_env.clone());
+        vars.push(self.slack.app_token_env.clone());
+        vars.push(self.telegram.bot_token_env.clone());
         let mut seen = std::collections::HashSet::new();
         vars.retain(|v| seen.insert(v.clone()));
         vars
@@ -66,6 +76,9 @@ impl Default for Config {
             r#loop: LoopConfig::default(),
             human: HumanConfig::default(),
             zulip: ZulipConfig::default(),
+            slack: SlackConfig::default(),
+            telegram: TelegramConfig::default(),
+            notify: NotifyConfig::default(),
             executor: ExecutorConfig::default(),
             server: ServerConfig::default(),
         }
@@ -113,7 +126,8 @@ impl Default for LoopConfig {
 /// A way a human can answer a question, as `human.channels` names it.
 ///
 /// The terminal and the CLI are always on, listed or not: the terminal whenever tether runs in
-/// one (stdin and stderr are terminals), the CLI always. Listing `zulip` adds Zulip. `web` is
+/// one (stdin and stderr are terminals), the CLI always. Listing `zulip`, `slack` or `telegram`
+/// adds that chat. `web` is
 /// on whenever a dashboard serves the workspace (`tether serve`, or the one every loop starts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Channel {
@@ -125,15 +139,21 @@ pub enum Channel {
     Web,
     /// A Zulip stream, one topic per conversation.
     Zulip,
+    /// A Slack channel over Socket Mode, one thread per conversation.
+    Slack,
+    /// A Telegram chat over Bot API long polling, a topic or reply chain per conversation.
+    Telegram,
 }
 
 impl Channel {
     /// Every channel with its spelling in `tether.toml`.
-    pub const CHOICES: [(&'static str, Channel); 4] = [
+    pub const CHOICES: [(&'static str, Channel); 6] = [
         ("terminal", Channel::Terminal),
         ("cli", Channel::Cli),
         ("web", Channel::Web),
         ("zulip", Channel::Zulip),
+        ("slack", Channel::Slack),
+        ("telegram", Channel::Telegram),
     ];
 
     /// The spelling in `tether.toml`.
@@ -143,6 +163,8 @@ impl Channel {
             Channel::Cli => "cli",
             Channel::Web => "web",
             Channel::Zulip => "zulip",
+            Channel::Slack => "slack",
+            Channel::Telegram => "telegram",
         }
     }
 }
@@ -215,6 +237,8 @@ pub struct ZulipConfig {
     pub api_key_env: String,
     /// The bot's API key, read from `api_key_env` at load; `None` when unset.
     pub api_key: Option<Secret>,
+    /// The notices this channel gets, when not `[notify] on`.
+    pub notify: Option<Vec<NoticeKind>>,
 }
 
 impl ZulipConfig {
@@ -236,6 +260,7 @@ impl Default for ZulipConfig {
             stream: None,
             api_key_env: Self::DEFAULT_API_KEY_ENV.to_owned(),
             api_key: None,
+            notify: None,
         }
     }
 }

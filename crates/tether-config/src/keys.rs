@@ -5,7 +5,8 @@
 
 /// Keys allowed at the top level: `plan` and the tables.
 pub(crate) const TOP_LEVEL: &[&str] = &[
-    "plan", "model", "judge", "loop", "human", "zulip", "executor", "server",
+    "plan", "model", "judge", "loop", "human", "zulip", "slack", "telegram", "notify", "executor",
+    "server",
 ];
 
 /// Keys of `[model]`.
@@ -42,7 +43,22 @@ pub(crate) const HUMAN: &[&str] = &[
 ];
 
 /// Keys of `[zulip]`.
-pub(crate) const ZULIP: &[&str] = &["server_url", "bot_email", "stream", "api_key_env"];
+pub(crate) const ZULIP: &[&str] = &["server_url", "bot_email", "stream", "api_key_env", "notify"];
+
+/// Keys of `[slack]`.
+pub(crate) const SLACK: &[&str] = &[
+    "channel",
+    "bot_token_env",
+    "app_token_env",
+    "api_url",
+    "notify",
+];
+
+/// Keys of `[telegram]`.
+pub(crate) const TELEGRAM: &[&str] = &["chat_id", "bot_token_env", "api_url", "notify"];
+
+/// Keys of `[notify]`: what a run tells its channels unprompted.
+pub(crate) const NOTIFY: &[&str] = &["on", "desktop", "rejected_after"];
 
 /// Keys of `[executor]`.
 pub(crate) const EXECUTOR: &[&str] = &[
@@ -67,6 +83,9 @@ pub(crate) const TABLES: &[(&str, &[&str])] = &[
     ("loop", LOOP),
     ("human", HUMAN),
     ("zulip", ZULIP),
+    ("slack", SLACK),
+    ("telegram", TELEGRAM),
+    ("notify", NOTIFY),
     ("executor", EXECUTOR),
     ("server", SERVER),
 ];

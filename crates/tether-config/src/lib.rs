@@ -26,6 +26,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod chat;
 mod checks;
 mod config;
 mod env;
@@ -42,6 +43,7 @@ mod template;
 mod values;
 mod workspace;
 
+pub use chat::{NoticeKind, NotifyConfig, SlackConfig, TelegramConfig};
 pub use config::{
     Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, LoopConfig,
     OnUsageLimit, ServerConfig, ZulipConfig,

@@ -12,7 +12,7 @@ use crate::config::{Channel, ExecutorKind, HumanConfig, HumanTimeout, ZulipConfi
 use crate::env::{Env, non_empty};
 use crate::model::{Api, JudgeConfig, ModelConfig};
 use crate::reader::{Reader, Table, entry, path_of};
-use crate::{Config, Secret, keys, values};
+use crate::{Config, Secret, chat, keys, values};
 
 /// `(min, max)` of every integer setting. `max_iterations` 0 means unlimited.
 pub(crate) mod range {
@@ -72,6 +72,13 @@ pub(crate) fn read(doc: &DeTable, r: &mut Reader, env: &dyn Env) -> (Config, Mar
     }
     let zulip = r.table(&root, "zulip");
     marks.zulip_given = read_zulip(r, zulip.as_ref(), env, &mut config.zulip);
+    let slack = r.table(&root, "slack");
+    chat::read_slack(r, slack.as_ref(), env, &mut config.slack);
+    let telegram = r.table(&root, "telegram");
+    chat::read_telegram(r, telegram.as_ref(), env, &mut config.telegram);
+    if let Some(t) = r.table(&root, "notify") {
+        chat::read_notify(r, &t, &mut config.notify);
+    }
     if let Some(t) = r.table(&root, "executor") {
         read_executor(r, &t, &mut config.executor);
     }
@@ -221,6 +228,7 @@ fn read_zulip(
         out.server_url = r.string(t, "server_url", values::http_url);
         out.bot_email = r.string(t, "bot_email", values::email);
         out.stream = r.string(t, "stream", values::non_empty);
+        out.notify = chat::read_channel_notify(r, t);
         for (i, key) in ["server_url", "bot_email", "stream"]
             .into_iter()
             .enumerate()

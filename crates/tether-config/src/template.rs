@@ -58,7 +58,8 @@ max_consecutive_failures = 3
 # Interaction threshold: 0 (never ask) .. 5 (confirm everything); goals can override it.
 threshold = 2
 # Where questions are offered, first answer wins. The terminal (when tether runs in one) and
-# the CLI (`tether questions`, `tether answer`) and the dashboard are always on; add "zulip".
+# the CLI (`tether questions`, `tether answer`) and the dashboard are always on; add "zulip",
+# "slack" or "telegram".
 channels = ["terminal", "cli"]
 # Seconds to wait for an answer: 1..2592000; absent = wait forever.
 # timeout_secs = 14400
@@ -77,6 +78,41 @@ ask_before = []
 # stream = "my-repo"
 # The NAME of the environment variable holding the bot's API key.
 api_key_env = "ZULIP_BOT_API_KEY"
+# The notices posted in the stream, when not [notify] on (same names).
+# notify = ["done", "paused"]
+
+# The Slack channel, over Socket Mode (no public URL needed); SLACK_CHANNEL overrides channel.
+[slack]
+# The channel questions go to, one thread per conversation: its id (or name).
+# channel = "C0123ABCD"
+# The NAME of the environment variable holding the bot token (xoxb-...).
+bot_token_env = "SLACK_BOT_TOKEN"
+# The NAME of the one holding the app-level token with connections:write (xapp-...).
+app_token_env = "SLACK_APP_TOKEN"
+# The Web API's base URL: an http:// or https:// URL.
+# api_url = "https://slack.com/api"
+# The notices posted in the channel, when not [notify] on.
+# notify = ["done", "paused"]
+
+# The Telegram channel, over Bot API long polling; TELEGRAM_CHAT_ID overrides chat_id.
+[telegram]
+# The chat questions go to: a chat id ("-1001234567890") or "@channelname".
+# chat_id = "-1001234567890"
+# The NAME of the environment variable holding the bot token (from BotFather).
+bot_token_env = "TELEGRAM_BOT_TOKEN"
+# The Bot API's base URL: an http:// or https:// URL.
+# api_url = "https://api.telegram.org"
+# The notices sent to the chat, when not [notify] on.
+# notify = ["done", "paused"]
+
+# What a run tells its channels unprompted, in the same places its questions go.
+[notify]
+# Any of "done" | "paused" | "failed" | "signed_off" | "rejected".
+on = ["done", "paused"]
+# A desktop notification for the terminal user too (where a notification service runs).
+desktop = true
+# Rejected sign-offs of one goal in a row that make a "rejected" notice: 1..100.
+rejected_after = 3
 
 [executor]
 # Who does the work: "builtin" (tether's own agent on [model]) | "claude" (Claude Code, with

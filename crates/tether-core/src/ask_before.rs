@@ -169,6 +169,7 @@ impl AskBeforeGate {
             ),
             confidence: None,
             thread_id: None,
+            options: vec!["yes".to_owned(), "no".to_owned()],
         };
         let refused = match self.desk.broker().ask(ask, cancel).await {
             Ok(answer) if answer.channel != "timeout" && is_yes(&answer.text) => {

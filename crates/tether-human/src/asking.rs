@@ -17,6 +17,13 @@ use crate::{prompts, threshold};
 /// The tool's name, the same everywhere.
 pub const NAME: &str = "ask_human";
 
+/// The fewest options a choice question offers.
+pub const MIN_OPTIONS: usize = 2;
+/// The most options a choice question offers (more do not fit a row of chat buttons).
+pub const MAX_OPTIONS: usize = 6;
+/// The longest option label, in characters (Slack's limit for a button's text).
+pub const MAX_OPTION_CHARS: usize = 75;
+
 /// The JSON Schema of the tool's arguments.
 pub fn parameters() -> Value {
     json!({
@@ -26,7 +33,11 @@ pub fn parameters() -> Value {
             "context": {"type": "string", "description": "Error logs, code, options considered."},
             "confidence": {"type": "integer", "minimum": 0, "maximum": 100,
                 "description": "How sure you are (0-100) you could resolve this without help."},
-            "thread_id": {"type": "string", "description": "Continue an earlier conversation."}
+            "thread_id": {"type": "string", "description": "Continue an earlier conversation."},
+            "options": {"type": "array", "items": {"type": "string", "maxLength": MAX_OPTION_CHARS},
+                "minItems": MIN_OPTIONS, "maxItems": MAX_OPTIONS,
+                "description": "For a decision between known alternatives: 2-6 short labels the \
+                    person can pick from (they may still answer in their own words)."}
         },
         "required": ["question", "context", "confidence"],
         "additionalProperties": false
@@ -59,7 +70,51 @@ pub fn question_from_args(args: &Value) -> NewQuestion {
             .and_then(Value::as_str)
             .filter(|t| !t.trim().is_empty())
             .map(str::to_owned),
+        options: args
+            .get("options")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|o| match o {
+                Value::String(s) => s.trim().to_owned(),
+                other => other.to_string(),
+            })
+            .collect(),
     }
+}
+
+/// What is wrong with a question's options, if anything: none, or 2–6 distinct, non-empty
+/// labels of at most [`MAX_OPTION_CHARS`] characters each.
+pub fn options_problem(options: &[String]) -> Option<String> {
+    if options.is_empty() {
+        return None;
+    }
+    if !(MIN_OPTIONS..=MAX_OPTIONS).contains(&options.len()) {
+        return Some(format!(
+            "`options` must list {MIN_OPTIONS} to {MAX_OPTIONS} choices (got {}); leave it out \
+             for an open question",
+            options.len()
+        ));
+    }
+    if let Some(i) = options.iter().position(|o| o.trim().is_empty()) {
+        return Some(format!("option {} of `options` is empty", i + 1));
+    }
+    if let Some(o) = options
+        .iter()
+        .find(|o| o.chars().count() > MAX_OPTION_CHARS)
+    {
+        return Some(format!(
+            "the option \"{}…\" is longer than {MAX_OPTION_CHARS} characters; keep labels short \
+             and explain them in the question",
+            o.chars().take(30).collect::<String>()
+        ));
+    }
+    for (i, o) in options.iter().enumerate() {
+        if options[..i].iter().any(|p| p.eq_ignore_ascii_case(o)) {
+            return Some(format!("the option \"{o}\" is listed twice in `options`"));
+        }
+    }
+    None
 }
 
 /// How `ask_human` behaves here: the interaction threshold, and what is wrong with the
@@ -120,6 +175,9 @@ impl AskPolicy {
         if args.question.trim().is_empty() {
             return Some(Reply::Refused("`question` must not be empty".to_owned()));
         }
+        if let Some(problem) = options_problem(&args.options) {
+            return Some(Reply::Refused(problem));
+        }
         if self.threshold == 0 {
             return Some(Reply::Answered {
                 text: prompts::asking_disabled(),
@@ -148,7 +206,7 @@ pub async fn ask(
 ) -> Result<Reply, AskFailed> {
     match broker.ask_with(question, cancel, stored).await {
         Ok(a) => Ok(Reply::Answered {
-            text: prompts::human_replied(&a.text, &a.thread_id, &a.responder, &a.channel),
+            text: prompts::human_replied(&a),
             answer: Some(a),
         }),
         Err(e @ BrokerError::Withdrawn(_)) => Ok(Reply::Refused(e.to_string())),
@@ -184,6 +242,32 @@ mod tests {
     }
 
     #[test]
+    fn options_are_checked_before_anything_is_asked() {
+        let with = |options: Value| {
+            let q = question_from_args(
+                &json!({"question": "Q?", "context": "", "confidence": 0, "options": options}),
+            );
+            AskPolicy {
+                threshold: 2,
+                problems: Vec::new(),
+            }
+            .settle(&q)
+            .map(|r| r.text().to_owned())
+        };
+        assert_eq!(with(json!(["A", "B"])), None);
+        assert_eq!(with(json!([])), None);
+        assert!(with(json!(["A"])).is_some_and(|e| e.contains("2 to 6")));
+        assert!(
+            with(json!(["A", "B", "C", "D", "E", "F", "G"])).is_some_and(|e| e.contains("got 7"))
+        );
+        assert!(with(json!(["A", " "])).is_some_and(|e| e.contains("option 2")));
+        assert!(with(json!(["A", "a"])).is_some_and(|e| e.contains("twice")));
+        assert!(with(json!(["A", "x".repeat(76)])).is_some_and(|e| e.contains("75")));
+        let q = question_from_args(&json!({"question": "Q", "options": [" A ", 7]}));
+        assert_eq!(q.options, vec!["A".to_owned(), "7".to_owned()]);
+    }
+
+    #[test]
     fn arguments_are_read_leniently() {
         let a = question_from_args(&json!({"question": "Q", "confidence": 250, "thread_id": ""}));
         assert_eq!(
@@ -194,6 +278,7 @@ mod tests {
                 context: String::new(),
                 confidence: Some(100),
                 thread_id: None,
+                options: Vec::new(),
             }
         );
         assert_eq!(

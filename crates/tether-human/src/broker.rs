@@ -38,6 +38,10 @@ pub struct Answer {
     pub responder: String,
     /// The conversation, for follow-ups.
     pub thread_id: String,
+    /// The option chosen (an index into the question's options), or `None` for free text.
+    pub choice: Option<usize>,
+    /// How many options the question offered (0 for a plain question).
+    pub options_offered: usize,
 }
 
 /// Waiting for an answer failed.
@@ -270,6 +274,8 @@ fn settled(q: &Question) -> Result<Option<Answer>, BrokerError> {
             channel: q.channel.clone().unwrap_or_default(),
             responder: q.responder.clone().unwrap_or_default(),
             thread_id: q.thread_id.clone().unwrap_or_else(|| q.id.to_string()),
+            choice: q.choice,
+            options_offered: q.options.len(),
         })),
     }
 }

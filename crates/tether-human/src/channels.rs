@@ -1,34 +1,44 @@
 //! The channel interface: somewhere a question can be offered to a human — the terminal, Zulip,
 //! and next the dashboard and other chat services.
 //!
-//! A channel is told three things by the [`crate::Broker`]: a question to offer (it resolves
+//! A channel is told four things by the [`crate::Broker`]: a question to offer (it resolves
 //! with an answer or stops when told to), that the question was answered elsewhere (so it can
-//! close its card or say who answered in its thread), and that a run ended (so it can tidy up
-//! what it shows for that run). The last two have no-op defaults, so a channel implements only
-//! what it has to show.
+//! close its card or say who answered in its thread), a notice about a run (it finished,
+//! paused, …), and that a run ended (so it can tidy up what it shows for that run). The last
+//! three have no-op defaults, so a channel implements only what it has to show.
 //!
-//! An answer's body is an [`AnswerBody`]: today free text; it is non-exhaustive so a structured
-//! answer (a choice among options) can be added without breaking the channels that exist.
+//! An answer's body is an [`AnswerBody`]: free text, or a choice among the question's options
+//! (a button). Either way what is stored is text — a choice as its label — and the store reads
+//! it against the options, so a typed `2` and a pressed second button record the same choice.
 
 pub use futures_util::future::BoxFuture;
 use tether_store::{Outcome, Question, RunId};
 use tokio_util::sync::CancellationToken;
 
 use crate::broker::Answer;
+use crate::notices::Notice;
 
 /// What a human answered on a channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AnswerBody {
-    /// Free text.
+    /// Free text (a typed `2` or an option's label still counts as that choice).
     Text(String),
+    /// One of the question's options, picked with a button.
+    Choice {
+        /// Its index in the question's options.
+        index: usize,
+        /// Its label.
+        label: String,
+    },
 }
 
 impl AnswerBody {
-    /// The answer as text: what is stored and what the agent reads.
+    /// The answer as text: what is stored and what the agent reads (a choice's label).
     pub fn text(&self) -> &str {
         match self {
             AnswerBody::Text(text) => text,
+            AnswerBody::Choice { label, .. } => label,
         }
     }
 }
@@ -43,6 +53,16 @@ pub struct ChannelAnswer {
 }
 
 impl ChannelAnswer {
+    /// The option `index` of `question`, picked by `responder`; `None` when the question has no
+    /// such option (a stale or forged button).
+    pub fn choice(question: &Question, index: usize, responder: impl Into<String>) -> Option<Self> {
+        let label = question.options.get(index)?.clone();
+        Some(ChannelAnswer {
+            body: AnswerBody::Choice { index, label },
+            responder: responder.into(),
+        })
+    }
+
     /// A free-text answer from `responder`.
     pub fn text(text: impl Into<String>, responder: impl Into<String>) -> Self {
         ChannelAnswer {
@@ -75,6 +95,12 @@ pub trait Channel: Send + Sync {
         _question: &'a Question,
         _answer: &'a Answer,
     ) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    /// Shows a notice about a run (it finished, paused, …) where this channel shows the run's
+    /// questions. Called only for the kinds `[notify]` turns on for this channel.
+    fn notice<'a>(&'a self, _notice: &'a Notice) -> BoxFuture<'a, ()> {
         Box::pin(async {})
     }
 

@@ -2,6 +2,8 @@
 //! interaction threshold, tether's own answer to a confident question, the tool's result, and
 //! its errors. Fixed strings or pure functions, snapshot-tested.
 
+use crate::broker::Answer;
+
 /// How readily the agent should ask, for thresholds 1–5 (0 does not offer the tool).
 pub fn threshold_guidance(threshold: u8) -> &'static str {
     match threshold {
@@ -31,7 +33,10 @@ pub fn ask_human_description(threshold: u8) -> String {
          When not to ask: anything you can find out yourself by reading the code, running it, \
          or checking the docs; routine choices with an obvious default.\n\n\
          Write the question so it can be answered without looking anything up: the decision \
-         needed, the options you see with their consequences, and your recommendation. Put \
+         needed, the options you see with their consequences, and your recommendation. When \
+         the decision is between alternatives you already know, also pass them as `options` \
+         (2-6 short labels, your default first and named as such in the question): the person \
+         picks one with a tap, or answers in their own words. Put \
          logs, code and what you tried in `context`. Set `confidence` (0-100) to how sure you \
          are you could resolve this alone; questions asked with high confidence are answered \
          by tether itself, telling you to proceed.\n\
@@ -49,10 +54,20 @@ pub fn proceed_without_asking(confidence: u8, threshold: u8) -> String {
     )
 }
 
-/// What `ask_human` returns to the agent.
-pub fn human_replied(answer: &str, thread_id: &str, responder: &str, channel: &str) -> String {
+/// What `ask_human` returns to the agent: the answer (for a choice, the chosen label and which
+/// option it was), the conversation and who answered.
+pub fn human_replied(answer: &Answer) -> String {
+    let how = match (answer.choice, answer.options_offered) {
+        (_, 0) => String::new(),
+        (Some(i), n) => format!("\n(chose option {} of {n})", i + 1),
+        (None, _) => "\n(answered in their own words, not one of the options)".to_owned(),
+    };
     format!(
-        "Human replied: {answer}\n\nthread_id: {thread_id}\nresponder: {responder} (via {channel})"
+        "Human replied: {text}{how}\n\nthread_id: {thread}\nresponder: {responder} (via {channel})",
+        text = answer.text,
+        thread = answer.thread_id,
+        responder = answer.responder,
+        channel = answer.channel,
     )
 }
 
@@ -77,6 +92,8 @@ pub fn ask_human_unavailable(problems: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::broker::Answer;
+
     #[test]
     fn asking_texts() {
         let mut all = String::new();
@@ -90,10 +107,22 @@ mod tests {
             "--- auto answer\n{}\n",
             super::proceed_without_asking(55, 2)
         ));
-        all.push_str(&format!(
-            "--- result\n{}\n",
-            super::human_replied("Use Postgres.", "q-abc123", "alice", "cli")
-        ));
+        let answer = |text: &str, choice, options_offered| Answer {
+            question_id: "q-abc123".parse().unwrap(),
+            text: text.to_owned(),
+            channel: "cli".to_owned(),
+            responder: "alice".to_owned(),
+            thread_id: "q-abc123".to_owned(),
+            choice,
+            options_offered,
+        };
+        for (title, a) in [
+            ("result", answer("Use Postgres.", None, 0)),
+            ("choice", answer("Postgres", Some(1), 3)),
+            ("other", answer("Neither: use SQLite for now.", None, 3)),
+        ] {
+            all.push_str(&format!("--- {title}\n{}\n", super::human_replied(&a)));
+        }
         all.push_str(&format!("--- disabled\n{}\n", super::asking_disabled()));
         all.push_str(&format!(
             "--- unavailable\n{}\n",

@@ -1,5 +1,7 @@
 //! The terminal channel: a question card and a `Your answer:` prompt on the terminal where
 //! tether runs. It closes by itself (saying who answered) when another channel wins first.
+//! A question with choices lists them numbered; a typed number (or label) is that choice, read
+//! by the store like every answer, and anything else is the person's own words.
 //!
 //! Lines come from a channel fed by one reader of stdin for the whole process (standard input
 //! cannot be shared between concurrent readers), so the card can be offered again for the next
@@ -78,10 +80,22 @@ pub fn card(q: &Question) -> String {
             s.push_str(&format!("│   {line}\n"));
         }
     }
-    s.push_str(&format!(
-        "└─ answer here, or from any shell: tether answer {} \"…\"\nYour answer: ",
-        q.id
-    ));
+    if q.options.is_empty() {
+        s.push_str(&format!(
+            "└─ answer here, or from any shell: tether answer {} \"…\"\nYour answer: ",
+            q.id
+        ));
+    } else {
+        s.push_str("│\n│ choices:\n");
+        for (i, option) in q.options.iter().enumerate() {
+            s.push_str(&format!("│   {}. {option}\n", i + 1));
+        }
+        s.push_str(&format!(
+            "└─ a number or your own words, here or from any shell: tether answer {} \"…\"\n\
+             Your answer: ",
+            q.id
+        ));
+    }
     s
 }
 

@@ -73,6 +73,7 @@ impl Zulip {
                 question: &q.question,
                 context: &q.context,
                 confidence: q.confidence.unwrap_or(0),
+                options: &q.options,
             };
             let content = if q.thread_id.is_some() {
                 message.render_follow_up()

@@ -2,14 +2,16 @@
 //! [`tether_human::asking`]), plus what a long MCP call needs — progress notifications
 //! while it waits, and `notifications/cancelled` stopping the wait with the question left
 //! pending, recorded as abandoned (nobody waits for it now; a run it belongs to gets its answer
-//! in the next prompt), and no response sent.
+//! in the next prompt), and no response sent. When the client can show a form (the
+//! `elicitation` capability), the question is also asked there ([`crate::elicit`]).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolResult, ContentBlock, ProgressNotificationParam, ProgressToken, Tool, ToolAnnotations,
-    object,
+    CallToolResponse, CallToolResult, ContentBlock, ProgressNotificationParam, ProgressToken, Tool,
+    ToolAnnotations, object,
 };
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
@@ -19,6 +21,7 @@ use tether_human::{Console, Desk, prompts};
 use tether_store::{NewQuestion, QuestionId};
 use tokio_util::sync::CancellationToken;
 
+use crate::elicit::{self, Elicitation, Prompt};
 use crate::server::{Options, TetherMcp, ToolFuture};
 
 /// The tool's definition: the built-in agent's description and schema.
@@ -40,23 +43,29 @@ pub(crate) fn definition(options: &Options) -> Tool {
     )
 }
 
-/// The tool's handler.
+/// The tool's handler: a new question, or the next round of one asked in the client's prompt
+/// (the retry carrying `requestState`).
 pub(crate) fn call(ctx: ToolCallContext<'_, TetherMcp>) -> ToolFuture<'_> {
     Box::pin(async move {
+        if let Some(state) = ctx.request_state {
+            return Ok(ctx
+                .service
+                .next_round(&state, ctx.input_responses, ctx.request_context)
+                .await);
+        }
         let args = Value::Object(ctx.arguments.unwrap_or_default());
-        let result = ctx
+        Ok(ctx
             .service
             .ask_human(asking::question_from_args(&args), ctx.request_context)
-            .await;
-        Ok(result.into())
+            .await)
     })
 }
 
-fn refused(text: impl Into<String>) -> CallToolResult {
+pub(crate) fn refused(text: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text.into())])
 }
 
-fn reply(reply: Reply) -> CallToolResult {
+pub(crate) fn reply(reply: Reply) -> CallToolResult {
     match reply {
         Reply::Answered { text, .. } => CallToolResult::success(vec![ContentBlock::text(text)]),
         Reply::Refused(text) => refused(text),
@@ -64,26 +73,37 @@ fn reply(reply: Reply) -> CallToolResult {
 }
 
 impl TetherMcp {
+    /// The human desk, built on the first question.
+    pub(crate) async fn the_desk(&self) -> Result<&Desk, CallToolResult> {
+        self.inner
+            .desk
+            .get_or_try_init(|| async { self.desk() })
+            .await
+            .map_err(|e| refused(format!("ask_human cannot reach a human: {e}")))
+    }
+
     async fn ask_human(
         &self,
         mut question: NewQuestion,
         rc: RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    ) -> CallToolResponse {
         let _busy = self.inner.in_flight.enter();
         let options = &self.inner.options;
-        let desk = match self
-            .inner
-            .desk
-            .get_or_try_init(|| async { self.desk() })
-            .await
-        {
+        let desk = match self.the_desk().await {
             Ok(d) => d,
-            Err(e) => return refused(format!("ask_human cannot reach a human: {e}")),
+            Err(e) => return e.into(),
         };
         match options.run() {
             Ok(run) => question.run_id = run.cloned(),
-            Err(e) => return refused(format!("ask_human cannot reach a human: {e}")),
+            Err(e) => return refused(format!("ask_human cannot reach a human: {e}")).into(),
         }
+        // The client's own prompt races the desk's channels when it can show one.
+        let in_run = question.run_id.is_some();
+        let desk = match elicit::prompt(&rc, in_run) {
+            Prompt::Absent => desk.clone(),
+            Prompt::Request => desk.clone().with_channel(Arc::new(Elicitation::new(&rc))),
+            Prompt::InputRequired => return self.first_round(desk, question).await,
+        };
         let cancel = self.inner.shutdown.child_token();
         let asked = std::sync::OnceLock::new();
         let waiting = desk.ask_human_with(question, cancel.clone(), |q| {
@@ -91,14 +111,29 @@ impl TetherMcp {
             tracing::info!(question = %id, "waiting for a human; answer with `tether answer {id} \"…\"`");
             let _ = asked.set(id.clone());
         });
+        self.reply_when_answered(waiting, &rc, &cancel, &asked)
+            .await
+            .into()
+    }
+
+    /// Waits for `waiting` with progress notifications, turning the client's cancellation into
+    /// a question left pending (and recorded as abandoned); the tool's result.
+    pub(crate) async fn reply_when_answered<F>(
+        &self,
+        waiting: F,
+        rc: &RequestContext<RoleServer>,
+        cancel: &CancellationToken,
+        asked: &std::sync::OnceLock<QuestionId>,
+    ) -> CallToolResult
+    where
+        F: Future<Output = Result<Reply, AskFailed>>,
+    {
         let progress = Progress {
             token: rc.meta.get_progress_token(),
             peer: rc.peer.clone(),
-            every: options.progress_every,
+            every: self.inner.options.progress_every,
         };
-        let outcome = progress
-            .while_waiting(waiting, &rc.ct, &cancel, &asked)
-            .await;
+        let outcome = progress.while_waiting(waiting, &rc.ct, cancel, asked).await;
         match outcome {
             Ok(r) => reply(r),
             Err(AskFailed::Cancelled(id)) => {

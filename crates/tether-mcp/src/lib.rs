@@ -4,7 +4,8 @@
 //! Inside a `tether run` the questions are filed under that run; alone it is a standalone
 //! human-in-the-loop server. Questions go to the same human desk as the built-in agent's
 //! ([`tether_human::Desk`]): the store (so `tether answer` from any shell wakes it at once) and
-//! Zulip when configured — never the terminal, since stdin and stdout carry the protocol. The
+//! Zulip when configured — never the terminal, since stdin and stdout carry the protocol; a
+//! client that can show forms (the `elicitation` capability) is asked too, in its own prompt. The
 //! store is opened by the first tool that needs it and shared by all of them. Nothing but
 //! protocol is written to stdout; logs go to stderr.
 //!
@@ -32,9 +33,11 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod ask;
+mod elicit;
 mod extra;
 mod goals;
 mod in_flight;
+mod rounds;
 mod server;
 mod status;
 mod stdio;

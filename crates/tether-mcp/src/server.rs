@@ -101,6 +101,10 @@ pub(crate) struct Inner {
     /// The human desk, built on the first question.
     pub(crate) desk: tokio::sync::OnceCell<Desk>,
     pub(crate) in_flight: InFlight,
+    /// Questions asked in the client's prompt (protocol 2026-07-28) awaiting the client's next
+    /// round, each with the background wait to stop then.
+    pub(crate) prompted:
+        std::sync::Mutex<std::collections::HashMap<tether_store::QuestionId, CancellationToken>>,
     /// Fires when the process is going away (stdin closed, a signal): every wait stops.
     pub(crate) shutdown: CancellationToken,
 }
@@ -116,6 +120,7 @@ impl TetherMcp {
                 journal: std::sync::OnceLock::new(),
                 desk: tokio::sync::OnceCell::new(),
                 in_flight: InFlight::new(),
+                prompted: std::sync::Mutex::default(),
                 shutdown: CancellationToken::new(),
             }),
         }

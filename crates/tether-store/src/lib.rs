@@ -26,7 +26,7 @@
 //! | `runs` | a run's kind, workspace, spec (JSON) and projected status/iteration/state | `id` (`r-…`) |
 //! | `events` | the journal: `run_id` (nullable), `at_ms`, `kind`, `payload` (the [`Event`] JSON) | `seq` (autoincrement) |
 //! | `iterations` | per iteration: start, end, outcome, summary (projection) | `(run_id, n)` |
-//! | `questions` | questions to a human and the first answer | `id` (`q-…`) |
+//! | `questions` | questions to a human, the choices offered, and the first answer (with the choice it made) | `id` (`q-…`) |
 //! | `question_posts` | where each question was posted, so it is never re-posted | `(question_id, channel)` |
 //! | `topic_counters` | the per-stream `Agent Q #<n>` counter | `stream` |
 //! | `verdicts` | every sign-off decision with its kind, checks, missing, judge and transcript | `id` |
@@ -96,7 +96,7 @@ pub use ids::{ParseIdError, QuestionId, RunId, Seq};
 pub use iterations::Iteration;
 pub use journal::Delivery;
 pub use migrations::SCHEMA_VERSION;
-pub use questions::{AnswerOutcome, NewQuestion, Question, QuestionPost};
+pub use questions::{AnswerOutcome, NewQuestion, Question, QuestionPost, read_choice};
 pub use runs::Run;
 pub use shared::{EventSink, Journal, RunCell};
 pub use signoffs::{Cancellation, NewCancellation, Reservation, RunningSignoff};

@@ -38,10 +38,15 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0003_one_signoff_at_a_time.sql",
         sql: include_str!("migrations/0003_one_signoff_at_a_time.sql"),
     },
+    Migration {
+        version: 4,
+        name: "0004_question_options.sql",
+        sql: include_str!("migrations/0004_question_options.sql"),
+    },
 ];
 
 /// The schema version this build creates and understands.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 fn user_version(conn: &Connection) -> Result<i64> {
     Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)

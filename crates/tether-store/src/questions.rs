@@ -6,6 +6,12 @@
 //! [`AnswerOutcome::AlreadyAnswered`] instead. `question_posts` remembers which channels a
 //! question was offered on, so a resumed run waits on the existing post instead of posting
 //! again.
+//!
+//! A question may offer choices (`options`, 2–6 short labels; free text is always allowed).
+//! Whatever channel an answer comes from, it is read against them here, in one place
+//! ([`read_choice`]): the exact text of a label, or its number, is that choice; anything else
+//! is free text. So a button, a `2` typed on a terminal or in a chat, and `tether answer q-… 2`
+//! all record the same choice, and the answer's text is the chosen label.
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
@@ -22,7 +28,7 @@ use crate::vocab::QuestionStatus;
 
 const QUESTION_COLUMNS: &str = "id, run_id, thread_id, question, context, confidence, status, \
                                 created_at_ms, answer, responder, channel, answered_at_ms, \
-                                cancelled_at_ms";
+                                cancelled_at_ms, options, answer_choice";
 
 /// A question about to be asked.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -37,6 +43,8 @@ pub struct NewQuestion {
     pub context: String,
     /// The agent's confidence (0–100) that it could resolve this alone.
     pub confidence: Option<u8>,
+    /// The choices offered (empty for a plain question); free text is always allowed too.
+    pub options: Vec<String>,
 }
 
 /// A stored question and, once answered, its answer.
@@ -68,13 +76,17 @@ pub struct Question {
     pub answered_at_ms: Option<i64>,
     /// When the question was withdrawn, if it was.
     pub cancelled_at_ms: Option<i64>,
+    /// The choices offered (empty for a plain question).
+    pub options: Vec<String>,
+    /// The option the answer chose (an index into `options`), or `None` for free text.
+    pub choice: Option<usize>,
 }
 
 /// What happened to an answer handed to [`Store::answer_question`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AnswerOutcome {
     /// This answer was the first; here is the question with it recorded.
-    Answered(Question),
+    Answered(Box<Question>),
     /// Someone answered first; this answer was discarded.
     AlreadyAnswered {
         /// The answer that won.
@@ -113,7 +125,7 @@ impl Store {
         let id = unused_question_id(&tx)?;
         tx.execute(
             "INSERT INTO questions (id, run_id, thread_id, question, context, confidence, \
-             status, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+             status, created_at_ms, options) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
                 id.as_str(),
                 new.run_id.as_ref().map(RunId::as_str),
@@ -123,6 +135,7 @@ impl Store {
                 new.confidence,
                 QuestionStatus::Pending.as_str(),
                 now,
+                serde_json::to_string(&new.options)?,
             ],
         )?;
         append_in(
@@ -139,7 +152,8 @@ impl Store {
     }
 
     /// Records `answer` if it is the first; see [`AnswerOutcome`]. The `question_answered`
-    /// event is written in the same transaction.
+    /// event is written in the same transaction. When the question offers choices, the answer
+    /// is read against them ([`read_choice`]): a choice is stored as its label and index.
     pub fn answer_question(
         &self,
         id: &QuestionId,
@@ -149,12 +163,25 @@ impl Store {
     ) -> Result<AnswerOutcome> {
         let tx = self.write()?;
         let now = self.now();
+        let options = load_question(&tx, id)?.options;
+        let choice = read_choice(&options, answer);
+        let answer = choice
+            .and_then(|i| options.get(i))
+            .map_or(answer, String::as_str);
         let changed = tx
             .prepare_cached(
                 "UPDATE questions SET status = 'answered', answer = ?2, channel = ?3, \
-                 responder = ?4, answered_at_ms = ?5 WHERE id = ?1 AND status = 'pending'",
+                 responder = ?4, answered_at_ms = ?5, answer_choice = ?6 \
+                 WHERE id = ?1 AND status = 'pending'",
             )?
-            .execute(params![id.as_str(), answer, channel, responder, now])?;
+            .execute(params![
+                id.as_str(),
+                answer,
+                channel,
+                responder,
+                now,
+                choice.and_then(|i| i64::try_from(i).ok())
+            ])?;
         let question = load_question(&tx, id)?;
         if changed == 0 {
             tx.commit()?;
@@ -182,7 +209,7 @@ impl Store {
             }],
         )?;
         tx.commit()?;
-        Ok(AnswerOutcome::Answered(question))
+        Ok(AnswerOutcome::Answered(Box::new(question)))
     }
 
     /// Withdraws a pending question (writing `question_cancelled`). Returns `false`, changing
@@ -330,6 +357,25 @@ impl Store {
     }
 }
 
+/// The option `answer` chooses among `options`: the exact text of a label (ignoring case and
+/// surrounding space) or, failing that, its number counted from 1 (`2`, `2.`, `#2`). `None`
+/// means free text.
+pub fn read_choice(options: &[String], answer: &str) -> Option<usize> {
+    let answer = answer.trim();
+    if answer.is_empty() {
+        return None;
+    }
+    if let Some(i) = options
+        .iter()
+        .position(|o| o.trim().eq_ignore_ascii_case(answer) || o.trim() == answer)
+    {
+        return Some(i);
+    }
+    let digits = answer.trim_start_matches('#').trim_end_matches(['.', ')']);
+    let n: usize = digits.parse().ok()?;
+    (1..=options.len()).contains(&n).then(|| n - 1)
+}
+
 fn unused_question_id(conn: &Connection) -> Result<QuestionId> {
     let mut exists = conn.prepare_cached("SELECT 1 FROM questions WHERE id = ?1")?;
     for _ in 0..ID_ATTEMPTS {
@@ -368,6 +414,8 @@ struct RawQuestion {
     channel: Option<String>,
     answered_at_ms: Option<i64>,
     cancelled_at_ms: Option<i64>,
+    options: String,
+    answer_choice: Option<i64>,
 }
 
 fn raw_question(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawQuestion> {
@@ -385,6 +433,8 @@ fn raw_question(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawQuestion> {
         channel: r.get(10)?,
         answered_at_ms: r.get(11)?,
         cancelled_at_ms: r.get(12)?,
+        options: r.get(13)?,
+        answer_choice: r.get(14)?,
     })
 }
 
@@ -403,5 +453,7 @@ fn decode_question(raw: RawQuestion) -> Result<Question> {
         channel: raw.channel,
         answered_at_ms: raw.answered_at_ms,
         cancelled_at_ms: raw.cancelled_at_ms,
+        options: row::json("questions.options", &raw.options)?,
+        choice: raw.answer_choice.and_then(|i| usize::try_from(i).ok()),
     })
 }

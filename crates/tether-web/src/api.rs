@@ -138,10 +138,14 @@ pub(crate) async fn history(
     ))
 }
 
-/// The body of an answer.
+/// The body of an answer: free text, or `choice`, the index (from 0) of one of the question's
+/// options (then `text` is ignored).
 #[derive(Debug, Deserialize)]
 pub(crate) struct AnswerBody {
+    #[serde(default)]
     pub(crate) text: String,
+    #[serde(default)]
+    pub(crate) choice: Option<usize>,
     #[serde(default)]
     pub(crate) responder: Option<String>,
 }
@@ -156,7 +160,7 @@ pub(crate) async fn give_answer(
     let id: QuestionId = id
         .parse()
         .map_err(|_| WebError::NotFound(format!("no question `{id}` in this workspace")))?;
-    if body.text.trim().is_empty() {
+    if body.choice.is_none() && body.text.trim().is_empty() {
         return Err(WebError::BadRequest(
             "the answer is empty; write the text the agent should read".to_owned(),
         ));
@@ -164,15 +168,28 @@ pub(crate) async fn give_answer(
     let responder = responder(body.responder.as_deref());
     let state_dir = app.ws.state_dir();
     app.db
-        .call(
-            move |s| match broker::answer(s, &state_dir, &id, &body.text, CHANNEL, &responder) {
-                Ok(outcome) => Ok(outcome),
-                Err(tether_store::StoreError::NotFound { .. }) => Err(WebError::NotFound(format!(
-                    "no question {id} in this workspace"
-                ))),
-                Err(e) => Err(e.into()),
-            },
-        )
+        .call(move |s| {
+            let missing = |e: tether_store::StoreError| match e {
+                tether_store::StoreError::NotFound { .. } => {
+                    WebError::NotFound(format!("no question {id} in this workspace"))
+                }
+                e => e.into(),
+            };
+            let text = match body.choice {
+                // A choice is stored as its label, which the store reads back as that choice.
+                Some(i) => {
+                    let question = s.question(&id).map_err(missing)?;
+                    question.options.get(i).cloned().ok_or_else(|| {
+                        WebError::BadRequest(format!(
+                            "{id} has no option {i} (it offers {} options, counted from 0)",
+                            question.options.len()
+                        ))
+                    })?
+                }
+                None => body.text,
+            };
+            broker::answer(s, &state_dir, &id, &text, CHANNEL, &responder).map_err(missing)
+        })
         .await
 }
 
@@ -186,7 +203,8 @@ pub(crate) fn responder(name: Option<&str>) -> String {
     }
 }
 
-/// `POST /api/questions/{id}/answer` `{"text": …, "responder": …}`: 200 when it was the first
+/// `POST /api/questions/{id}/answer` `{"text": …, "responder": …}` or `{"choice": 1, …}` (an
+/// option's index, from 0): 200 when it was the first
 /// answer, 409 with the winning one when someone answered first, 410 when withdrawn.
 pub(crate) async fn answer(
     State(app): State<Arc<App>>,

@@ -1,5 +1,7 @@
 //! The bot's messages, in the seed's format: a question card a human can answer at a glance,
-//! and a follow-up card for the next question in the same topic.
+//! and a follow-up card for the next question in the same topic. A question with choices lists
+//! them numbered and asks for the number or the person's own words (tether reads the reply
+//! against the choices).
 //!
 //! Zulip truncates a message over `max_message_length` (10 000 before feature level 53) and would
 //! then drop the "Reply in this topic" line, so an overlong context is shortened here instead.
@@ -8,6 +10,8 @@
 const MAX_MESSAGE_CHARS: usize = 10_000;
 
 const FOOTER: &str = "_Reply in this topic. The agent is waiting for your response._";
+const CHOICE_FOOTER: &str = "_Reply in this topic with the number or your own words. The agent is \
+                             waiting for your response._";
 
 /// An agent's question, rendered for Zulip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +22,8 @@ pub struct QuestionMessage<'a> {
     pub context: &'a str,
     /// The agent's confidence it could resolve this alone, 0–100 (higher is shown as 100).
     pub confidence: u8,
+    /// The choices offered, listed numbered (empty for an open question).
+    pub options: &'a [String],
 }
 
 impl QuestionMessage<'_> {
@@ -37,10 +43,23 @@ impl QuestionMessage<'_> {
     }
 
     fn assemble(&self, head: &str) -> String {
-        let tail = format!(
-            "**Confidence:** {}/100\n\n{FOOTER}",
+        let mut tail = String::new();
+        if !self.options.is_empty() {
+            tail.push_str("**Choices:**\n");
+            for (i, option) in self.options.iter().enumerate() {
+                tail.push_str(&format!("{}. {}\n", i + 1, option.trim()));
+            }
+            tail.push('\n');
+        }
+        let footer = if self.options.is_empty() {
+            FOOTER
+        } else {
+            CHOICE_FOOTER
+        };
+        tail.push_str(&format!(
+            "**Confidence:** {}/100\n\n{footer}",
             self.confidence.min(100)
-        );
+        ));
         let context = self.context.trim_matches('\n').trim_end();
         let mut text = if context.is_empty() {
             format!("{head}\n\n{tail}")

@@ -5,6 +5,7 @@ fn sample() -> QuestionMessage<'static> {
         question: "The test `test_payment_processing` expects a `DecimalError`\nbut the code raises `ValueError`. Should I change the test or the code?",
         context: "- File: `payments/processor.py:142`\n- Error: `AssertionError: Expected DecimalError, got ValueError`\n- Attempted 2 fixes already\n",
         confidence: 25,
+        options: &[],
     }
 }
 
@@ -14,11 +15,24 @@ fn question_card() {
 }
 
 #[test]
+fn choice_card() {
+    let options = ["Change the test".to_owned(), "Change the code".to_owned()];
+    let message = QuestionMessage {
+        question: "Should I change the test or the code? I suggest the code (2).",
+        context: "- File: `payments/processor.py:142`",
+        confidence: 25,
+        options: &options,
+    };
+    insta::assert_snapshot!(message.render());
+}
+
+#[test]
 fn follow_up_card() {
     let message = QuestionMessage {
         question: "Here's the code at line 142:\n\n```python\nraise ValueError(\"Invalid decimal format\")\n```\n\nShould I wrap this in a `DecimalError` or update the test expectation?",
         context: "",
         confidence: 40,
+        options: &[],
     };
     insta::assert_snapshot!(message.render_follow_up());
 }
@@ -29,6 +43,7 @@ fn without_context_the_context_section_is_left_out_and_confidence_is_capped() {
         question: "Ship it?",
         context: " \n",
         confidence: 250,
+        options: &[],
     };
     insta::assert_snapshot!(message.render());
 }
@@ -40,6 +55,7 @@ fn an_overlong_context_is_truncated_so_the_footer_survives() {
         question: "Why?",
         context: &context,
         confidence: 10,
+        options: &[],
     };
     let text = message.render();
     assert!(text.chars().count() <= 10_000, "{}", text.chars().count());
@@ -53,6 +69,7 @@ fn nul_bytes_are_removed() {
         question: "a\0b",
         context: "c\0d",
         confidence: 1,
+        options: &[],
     };
     assert!(!message.render().contains('\0'));
 }

@@ -253,7 +253,10 @@ pub struct AskArgs {
     /// Continue an earlier conversation (the thread_id of an earlier answer).
     #[arg(long = "thread", value_name = "ID")]
     pub thread: Option<String>,
-    /// Print the answer as JSON (question_id, text, channel, responder, thread_id).
+    /// A choice to offer (give it 2-6 times); the person picks one or answers in their own words.
+    #[arg(long = "option", value_name = "LABEL")]
+    pub options: Vec<String>,
+    /// Print the answer as JSON (question_id, text, channel, responder, thread_id, choice).
     #[arg(long)]
     pub json: bool,
 }

@@ -179,3 +179,28 @@ fn a_command_for_another_kind_is_a_problem() {
 fn an_invalid_kind_does_not_add_command_problems() {
     assert!(problem("[executor]\nkind = \"bogus\"\ncommand = [\"x\"]\n").contains("executor.kind"));
 }
+
+#[test]
+fn slack_and_telegram_channels_without_settings_name_each_missing_value_and_variable() {
+    let text = "[human]\nchannels = [\"slack\", \"telegram\"]\n";
+    assert_eq!(
+        warnings_with(text, &MapEnv::new()),
+        [
+            "tether.toml:2: human.channels: \"slack\" is a channel but its settings are missing: \
+             `slack.channel` (or SLACK_CHANNEL), the bot token (set SLACK_BOT_TOKEN), the \
+             app-level token for Socket Mode (set SLACK_APP_TOKEN)",
+            "tether.toml:2: human.channels: \"telegram\" is a channel but its settings are \
+             missing: `telegram.chat_id` (or TELEGRAM_CHAT_ID), the bot token (set \
+             TELEGRAM_BOT_TOKEN)"
+        ]
+    );
+}
+
+#[test]
+fn a_telegram_chat_id_must_be_a_number_or_a_name() {
+    let problems = super::problems("[telegram]\nchat_id = \"my chat\"\n");
+    assert!(
+        problems[0].contains("telegram.chat_id: must be a chat id"),
+        "{problems:?}"
+    );
+}

@@ -139,7 +139,11 @@ command = ["my-agent", "--print", ""]
             stream: Some("my-repo".into()),
             api_key_env: "MY_ZULIP_KEY".into(),
             api_key: Some(tether_config::Secret::new("zk")),
+            notify: None,
         },
+        slack: tether_config::SlackConfig::default(),
+        telegram: tether_config::TelegramConfig::default(),
+        notify: tether_config::NotifyConfig::default(),
         executor: ExecutorConfig {
             kind: ExecutorKind::Command,
             command: vec!["my-agent".into(), "--print".into(), String::new()],
@@ -223,4 +227,64 @@ fn the_plan_path_resolves_against_the_workspace_root() {
         config.plan_path(Path::new("/ws")),
         PathBuf::from("/ws/docs/plan.md")
     );
+}
+
+#[test]
+fn slack_telegram_and_notify_are_read_with_their_tokens_from_the_environment() {
+    use tether_config::{NoticeKind, NotifyConfig, SlackConfig, TelegramConfig};
+    let text = r#"
+[human]
+channels = ["slack", "telegram"]
+
+[slack]
+channel = "C0123ABCD"
+bot_token_env = "MY_SLACK_BOT"
+api_url = "http://127.0.0.1:9/api"
+notify = ["done"]
+
+[telegram]
+chat_id = "-1001234567890"
+
+[notify]
+on = ["done", "paused", "signed_off"]
+desktop = false
+rejected_after = 5
+"#;
+    let env = MapEnv::new()
+        .with("MY_SLACK_BOT", "xoxb-1")
+        .with("SLACK_APP_TOKEN", "xapp-1")
+        .with("TELEGRAM_BOT_TOKEN", "123:abc")
+        .with("TELEGRAM_CHAT_ID", "@tether_questions");
+    let config = super::config_with(text, &env);
+    assert_eq!(
+        config.slack,
+        SlackConfig {
+            channel: Some("C0123ABCD".into()),
+            bot_token_env: "MY_SLACK_BOT".into(),
+            app_token_env: "SLACK_APP_TOKEN".into(),
+            bot_token: Some(tether_config::Secret::new("xoxb-1")),
+            app_token: Some(tether_config::Secret::new("xapp-1")),
+            api_url: "http://127.0.0.1:9/api".into(),
+            notify: Some(vec![NoticeKind::Done]),
+        }
+    );
+    assert_eq!(
+        config.telegram,
+        TelegramConfig {
+            chat_id: Some("@tether_questions".into()),
+            bot_token: Some(tether_config::Secret::new("123:abc")),
+            ..TelegramConfig::default()
+        }
+    );
+    assert_eq!(
+        config.notify,
+        NotifyConfig {
+            on: vec![NoticeKind::Done, NoticeKind::Paused, NoticeKind::SignedOff],
+            desktop: false,
+            rejected_after: 5,
+        }
+    );
+    for var in ["MY_SLACK_BOT", "SLACK_APP_TOKEN", "TELEGRAM_BOT_TOKEN"] {
+        assert!(config.key_vars().contains(&var.to_owned()), "{var}");
+    }
 }

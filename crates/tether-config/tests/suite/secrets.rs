@@ -129,7 +129,14 @@ fn the_key_variables_are_listed_once_each() {
     let config = load(dir.path(), &env).unwrap().config;
     assert_eq!(
         config.key_vars(),
-        ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ZULIP_BOT_API_KEY"]
+        [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "ZULIP_BOT_API_KEY",
+            "SLACK_BOT_TOKEN",
+            "SLACK_APP_TOKEN",
+            "TELEGRAM_BOT_TOKEN"
+        ]
     );
     let same = tether_config::Config {
         judge: config.judge.clone().map(|mut j| {
@@ -138,5 +145,14 @@ fn the_key_variables_are_listed_once_each() {
         }),
         ..config
     };
-    assert_eq!(same.key_vars(), ["OPENAI_API_KEY", "ZULIP_BOT_API_KEY"]);
+    assert_eq!(
+        same.key_vars(),
+        [
+            "OPENAI_API_KEY",
+            "ZULIP_BOT_API_KEY",
+            "SLACK_BOT_TOKEN",
+            "SLACK_APP_TOKEN",
+            "TELEGRAM_BOT_TOKEN"
+        ]
+    );
 }

@@ -86,9 +86,9 @@ fn choices_list_the_allowed_values_and_suggest_one() {
          got \"openai\"; did you mean \"openai-chat\"?"
     );
     assert_eq!(
-        problem("[human]\nchannels = [\"web\", \"slack\"]\n"),
-        "tether.toml:2: human.channels: item 2: must be one of terminal | cli | web | zulip, \
-         got \"slack\""
+        problem("[human]\nchannels = [\"web\", \"discord\"]\n"),
+        "tether.toml:2: human.channels: item 2: must be one of terminal | cli | web | zulip | \
+         slack | telegram, got \"discord\""
     );
 }
 

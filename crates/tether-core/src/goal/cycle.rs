@@ -184,6 +184,7 @@ fn tell_human_the_judge_is_down(deps: &Deps, run: &RunId, reason: &str) -> Resul
         ),
         context: String::new(),
         confidence: None,
+        options: Vec::new(),
     })?;
     tracing::warn!(question = %question.id, "the judge is unavailable; the run paused");
     Ok(())

@@ -73,6 +73,8 @@ async fn an_answer_from_another_connection_wakes_the_waiter_and_the_first_wins()
             channel: "cli".into(),
             responder: "alice".into(),
             thread_id: q.id.to_string(),
+            choice: None,
+            options_offered: 0,
         }
     );
 }
@@ -279,6 +281,26 @@ async fn the_terminal_shows_a_card_and_takes_the_typed_answer() {
             got.responder.as_str()
         ),
         ("Blue, please.", "terminal", "you")
+    );
+    let shown = String::from_utf8(screen.0.lock().unwrap().clone()).unwrap();
+    insta::assert_snapshot!(shown.replace(got.question_id.as_str(), "q-ID"));
+}
+
+#[tokio::test]
+async fn the_terminal_lists_the_choices_and_a_typed_number_is_that_choice() {
+    use tether_human::terminal::Terminal;
+    let (_d, ws, journal) = setup();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let screen = Captured::default();
+    let terminal = Arc::new(Terminal::new(rx, Box::new(screen.clone()), "you".into()));
+    let broker = Broker::new(journal, ws.state_dir(), vec![terminal]);
+    tx.send("2\n".into()).unwrap();
+    let mut a = ask("Which database? I suggest Postgres (1).");
+    a.options = vec!["Postgres".into(), "SQLite".into(), "Both".into()];
+    let got = broker.ask(a, CancellationToken::new()).await.unwrap();
+    assert_eq!(
+        (got.text.as_str(), got.choice, got.options_offered),
+        ("SQLite", Some(1), 3)
     );
     let shown = String::from_utf8(screen.0.lock().unwrap().clone()).unwrap();
     insta::assert_snapshot!(shown.replace(got.question_id.as_str(), "q-ID"));

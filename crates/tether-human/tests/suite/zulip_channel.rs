@@ -71,6 +71,44 @@ async fn a_reply_in_the_topic_answers_the_question() {
 }
 
 #[tokio::test]
+async fn a_number_replied_in_the_topic_is_that_choice() {
+    let (_d, _ws, journal, server, broker) = setup().await;
+    let b = broker.clone();
+    let mut question = ask();
+    question.options = vec!["Merge now".into(), "Wait for review".into()];
+    let waiting = tokio::spawn(async move { b.ask(question, CancellationToken::new()).await });
+    server
+        .wait_for_messages(1, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let posted = server.bot_messages();
+    assert!(
+        posted[0]
+            .content
+            .contains("**Choices:**\n1. Merge now\n2. Wait for review\n"),
+        "{}",
+        posted[0].content
+    );
+    assert!(
+        posted[0]
+            .content
+            .contains("with the number or your own words")
+    );
+    server.post_as_human(&posted[0].topic, "2");
+    let got = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (got.text.as_str(), got.choice, got.channel.as_str()),
+        ("Wait for review", Some(1), "zulip")
+    );
+    let stored = journal.store().question(&got.question_id).unwrap();
+    assert_eq!(stored.choice, Some(1));
+}
+
+#[tokio::test]
 async fn an_answer_elsewhere_is_noted_in_the_topic() {
     let (_d, ws, _journal, server, broker) = setup().await;
     let b = broker.clone();

@@ -18,6 +18,7 @@ fn ask(store: &Store, run: Option<&tether_store::RunId>, text: &str) -> tether_s
             question: text.into(),
             context: "ctx".into(),
             confidence: Some(30),
+            options: Vec::new(),
         })
         .unwrap()
 }
@@ -281,4 +282,66 @@ fn topic_numbers_are_unique_across_connections() {
         .flat_map(|h| h.join().unwrap())
         .collect();
     assert_eq!(all, (1..=90).collect());
+}
+
+fn ask_with_options(store: &Store, options: &[&str]) -> tether_store::Question {
+    store
+        .insert_question(&NewQuestion {
+            question: "Which database?".into(),
+            options: options.iter().map(|o| (*o).to_owned()).collect(),
+            ..NewQuestion::default()
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_choice_is_stored_as_its_label_and_index_whichever_way_it_was_given() {
+    let store = memory_store();
+    for (given, text, choice) in [
+        ("2", "SQLite", Some(1)),
+        ("#1", "Postgres", Some(0)),
+        ("  sqlite ", "SQLite", Some(1)),
+        ("Neither, use files", "Neither, use files", None),
+        ("4", "4", None),
+    ] {
+        let q = ask_with_options(&store, &["Postgres", "SQLite", "MySQL"]);
+        assert_eq!(q.options.len(), 3);
+        let AnswerOutcome::Answered(a) = store.answer_question(&q.id, given, "cli", "ana").unwrap()
+        else {
+            panic!("not answered")
+        };
+        assert_eq!(
+            (a.answer.as_deref(), a.choice),
+            (Some(text), choice),
+            "{given}"
+        );
+        assert_eq!(store.question(&q.id).unwrap(), *a);
+    }
+    let plain = ask_with_options(&store, &[]);
+    let AnswerOutcome::Answered(a) = store.answer_question(&plain.id, "2", "cli", "ana").unwrap()
+    else {
+        panic!("not answered")
+    };
+    assert_eq!((a.answer.as_deref(), a.choice), (Some("2"), None));
+}
+
+#[test]
+fn a_label_that_is_a_number_wins_over_the_position() {
+    let options = ["3".to_owned(), "5".to_owned()];
+    assert_eq!(tether_store::read_choice(&options, "3"), Some(0));
+    assert_eq!(tether_store::read_choice(&options, "2"), Some(1));
+    assert_eq!(tether_store::read_choice(&options, "0"), None);
+    assert_eq!(tether_store::read_choice(&options, ""), None);
+}
+
+proptest::proptest! {
+    #[test]
+    fn reading_a_choice_never_panics_and_stays_in_range(
+        options in proptest::collection::vec(".{0,12}", 0..7),
+        answer in ".{0,16}",
+    ) {
+        if let Some(i) = tether_store::read_choice(&options, &answer) {
+            proptest::prop_assert!(i < options.len());
+        }
+    }
 }

@@ -196,7 +196,11 @@ fn back(headers: &HeaderMap, fallback: &str, notice: Notice) -> Response {
 /// The answer form.
 #[derive(Debug, Deserialize)]
 pub(crate) struct AnswerForm {
+    #[serde(default)]
     text: String,
+    /// Set by a choice's button: the option's index.
+    #[serde(default)]
+    choice: Option<usize>,
     #[serde(default)]
     responder: Option<String>,
 }
@@ -210,6 +214,7 @@ pub(crate) async fn answer(
 ) -> Response {
     let body = AnswerBody {
         text: form.text,
+        choice: form.choice,
         responder: form.responder,
     };
     let notice = match api::give_answer(&app, &id, body).await {

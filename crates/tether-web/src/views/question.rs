@@ -1,5 +1,6 @@
-//! Questions: the card of a pending one with its answer form, the card of one answered (where
-//! and by whom), a run's Q&A, and the history across runs.
+//! Questions: the card of a pending one with its answer form (and a button per choice when it
+//! offers choices), the card of one answered (where and by whom, and which option was chosen),
+//! a run's Q&A, and the history across runs.
 
 use maud::{Markup, html};
 use tether_store::{Question, QuestionStatus};
@@ -42,11 +43,25 @@ pub fn pending_card(p: &Pending, now_ms: i64) -> Markup {
                 p.note { "Nobody is waiting right now (" (text(&a.reason)) "); an answer is still recorded and reaches the run at its next iteration." }
             }
             form.answer method="post" action=(format!("/questions/{id}/answer")) {
-                label for=(format!("answer-{id}")) { "Your answer" }
+                label for=(format!("answer-{id}")) {
+                    @if q.options.is_empty() { "Your answer" } @else { "Or answer in your own words" }
+                }
                 textarea #(format!("answer-{id}")) name="text" rows="3" required {}
                 label for=(format!("name-{id}")) { "Your name" }
                 input.responder #(format!("name-{id}")) name="responder" autocomplete="name" maxlength="100";
                 button type="submit" { "Send answer" }
+                // After the send button in the page's order, so Enter in a field sends the text
+                // rather than picking the first choice; shown first by the style sheet.
+                @if !q.options.is_empty() {
+                    fieldset.choices {
+                        legend { "Pick one" }
+                        @for (i, option) in q.options.iter().enumerate() {
+                            button.choice type="submit" name="choice" value=(i) formnovalidate {
+                                (text(option))
+                            }
+                        }
+                    }
+                }
             }
         }
     }
@@ -72,7 +87,10 @@ fn outcome(q: &Question, now_ms: i64) -> Markup {
                 " by " strong { (text(q.responder.as_deref().unwrap_or("?"))) }
                 @if let Some(at) = q.answered_at_ms { " " (when(at, now_ms)) }
             }
-            blockquote.answer-text { (text(q.answer.as_deref().unwrap_or(""))) }
+            blockquote.answer-text {
+                (text(q.answer.as_deref().unwrap_or("")))
+                @if let Some(i) = q.choice { " " span.choice-made { "(option " (i + 1) " of " (q.options.len()) ")" } }
+            }
         },
         QuestionStatus::Cancelled => html! { p.answered { "Withdrawn without an answer." } },
         QuestionStatus::Pending => html! { p.answered { "Waiting for an answer." } },

@@ -91,6 +91,7 @@ pub fn question(
             question: text.into(),
             context: "some context".into(),
             confidence: Some(30),
+            options: Vec::new(),
         })
         .unwrap()
 }

@@ -1,5 +1,6 @@
 mod api;
 mod channel;
+mod choices;
 mod escaping;
 mod security;
 mod sse;

@@ -33,6 +33,7 @@ async fn a_follow_up_only_accepts_replies_newer_than_itself() {
         question: "Does this clarify?",
         context: "",
         confidence: 50,
+        options: &[],
     }
     .render_follow_up();
     let pending = within(client.post_question(TOPIC, &follow_up, &cancel))

@@ -12,6 +12,7 @@ fn question() -> String {
         question: "Change the test or the code?",
         context: "the test expects DecimalError",
         confidence: 25,
+        options: &[],
     }
     .render()
 }

@@ -22,6 +22,10 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
     if args.question.trim().is_empty() {
         return Err(Failure::usage(anyhow!("the question is empty")));
     }
+    let options: Vec<String> = args.options.iter().map(|o| o.trim().to_owned()).collect();
+    if let Some(problem) = tether_human::asking::options_problem(&options) {
+        return Err(Failure::usage(anyhow!("--option: {problem}")));
+    }
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let journal = Journal::new(Store::open(ctx.ws.db_path())?, Vec::new())?;
     let human = Desk::from_config(&loaded.config, &ctx.ws, journal, Console::detect());
@@ -40,6 +44,7 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
         context: args.context.clone(),
         confidence: args.confidence,
         thread_id: args.thread.clone(),
+        options,
     };
     let result = runtime.block_on(async {
         // Listening before the question is stored, so a Ctrl+C at any moment after it leaves
@@ -105,8 +110,16 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
         "cli",
         &responder,
     ) {
-        Ok(AnswerOutcome::Answered(_)) => {
-            writeln!(ctx.out, "answered {id}")?;
+        Ok(AnswerOutcome::Answered(q)) => {
+            match q.choice {
+                Some(i) => writeln!(
+                    ctx.out,
+                    "answered {id}: chose option {}: {}",
+                    i + 1,
+                    visible(q.answer.as_deref().unwrap_or(""))
+                )?,
+                None => writeln!(ctx.out, "answered {id}")?,
+            }
             Ok(Exit::Done)
         }
         Ok(AnswerOutcome::AlreadyAnswered {
@@ -188,6 +201,9 @@ pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
                 visible(&q.context).replace('\n', "\n             ")
             )?;
         }
+        for (i, option) in q.options.iter().enumerate() {
+            writeln!(ctx.out, "    {}. {}", i + 1, visible(option))?;
+        }
         if let Some(a) = abandoned {
             let delivered = q.run_id.as_ref().map_or_else(String::new, |r| {
                 format!("; run {r} gets it at its next iteration")
@@ -199,7 +215,15 @@ pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
                 super::control::ago(a.at_ms)
             )?;
         }
-        writeln!(ctx.out, "    answer:  tether answer {} \"…\"", q.id)?;
+        if q.options.is_empty() {
+            writeln!(ctx.out, "    answer:  tether answer {} \"…\"", q.id)?;
+        } else {
+            writeln!(
+                ctx.out,
+                "    answer:  tether answer {} <number or your own words>",
+                q.id
+            )?;
+        }
     }
     Ok(Exit::Done)
 }
@@ -221,8 +245,10 @@ pub fn history(ctx: &mut Ctx<'_>, args: &HistoryArgs) -> Result<Exit> {
         match q.status {
             QuestionStatus::Answered => writeln!(
                 ctx.out,
-                "    → {} — {} via {}",
+                "    → {}{} — {} via {}",
                 visible(q.answer.as_deref().unwrap_or("")),
+                q.choice
+                    .map_or_else(String::new, |i| format!(" (option {})", i + 1)),
                 visible(q.responder.as_deref().unwrap_or("?")),
                 visible(q.channel.as_deref().unwrap_or("?"))
             )?,

@@ -117,6 +117,23 @@ impl Server {
         }
     }
 
+    /// The next request the server sends with `method` (it has an `id`); other messages read
+    /// meanwhile go to `seen`.
+    pub fn server_request(&mut self, method: &str) -> Value {
+        loop {
+            let message = self.next();
+            if message["method"] == method && message.get("id").is_some() {
+                return message;
+            }
+            self.seen.push(message);
+        }
+    }
+
+    /// Answers the server's request `request` (as read by [`Server::server_request`]).
+    pub fn reply(&mut self, request: &Value, result: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": result}));
+    }
+
     /// Sends a request and returns its response's `result` (panics on an error response).
     pub fn call(&mut self, method: &str, params: Value) -> Value {
         let id = self.request(method, params);
@@ -129,11 +146,17 @@ impl Server {
 
     /// The `initialize` handshake; returns the server's result.
     pub fn initialize(&mut self) -> Value {
+        self.initialize_with(json!({}))
+    }
+
+    /// The `initialize` handshake declaring the client's `capabilities`; returns the server's
+    /// result.
+    pub fn initialize_with(&mut self, capabilities: Value) -> Value {
         let result = self.call(
             "initialize",
             json!({
                 "protocolVersion": "2025-06-18",
-                "capabilities": {},
+                "capabilities": capabilities,
                 "clientInfo": {"name": "tether-tests", "version": "1"}
             }),
         );

@@ -42,7 +42,8 @@ fn ask_is_answered_from_another_shell() {
     let a: Value = serde_json::from_slice(&asked.stdout).unwrap();
     assert_eq!(
         a,
-        json!({"question_id": id, "text": "SQLite", "channel": "cli", "responder": "alice", "thread_id": id})
+        json!({"question_id": id, "text": "SQLite", "channel": "cli", "responder": "alice",
+            "thread_id": id, "choice": null, "options_offered": 0})
     );
     assert!(text(&asked.stderr).contains(&format!("tether answer {id}")));
 
@@ -58,6 +59,145 @@ fn ask_is_answered_from_another_shell() {
     assert_eq!(
         run(dir.path(), &["answer", "q-zzzzzz", "x"]).status.code(),
         Some(2)
+    );
+}
+
+#[test]
+fn ask_offers_choices_and_a_number_answers_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = spawn(
+        dir.path(),
+        &[
+            "ask",
+            "Which database? I suggest Postgres.",
+            "--option",
+            "Postgres",
+            "--option",
+            "SQLite",
+            "--json",
+        ],
+    );
+    let q = pending_question(dir.path());
+    let id = q["id"].as_str().unwrap();
+    assert_eq!(q["options"], json!(["Postgres", "SQLite"]));
+    let listed = text(&run(dir.path(), &["questions"]).stdout);
+    assert!(
+        listed.contains("    1. Postgres\n    2. SQLite\n"),
+        "the options are listed: {listed}"
+    );
+    assert!(
+        listed.contains(&format!("tether answer {id} <number or your own words>")),
+        "{listed}"
+    );
+
+    let out = run(dir.path(), &["answer", id, "2", "--as", "alice"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!("answered {id}: chose option 2: SQLite\n")
+    );
+    let asked = wait_output(child);
+    assert_eq!(asked.status.code(), Some(0), "{}", text(&asked.stderr));
+    let a: Value = serde_json::from_slice(&asked.stdout).unwrap();
+    assert_eq!(
+        (&a["text"], &a["choice"], &a["options_offered"]),
+        (&json!("SQLite"), &json!(1), &json!(2))
+    );
+    let history = text(&run(dir.path(), &["history"]).stdout);
+    assert!(
+        history.contains("→ SQLite (option 2) — alice via cli"),
+        "{history}"
+    );
+}
+
+#[test]
+fn ask_refuses_bad_options_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (&["ask", "Q?", "--option", "Only"][..], "2 to 6"),
+        (
+            &["ask", "Q?", "--option", "A", "--option", "a"][..],
+            "twice",
+        ),
+        (
+            &["ask", "Q?", "--option", "A", "--option", " "][..],
+            "option 2",
+        ),
+    ] {
+        let out = run(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("--option") && err.contains(says),
+            "{args:?}: {err}"
+        );
+    }
+    let listed = text(&run(dir.path(), &["questions"]).stdout);
+    assert!(
+        listed.contains("no questions are waiting"),
+        "nothing was asked: {listed}"
+    );
+}
+
+#[test]
+fn ask_on_a_terminal_takes_a_typed_number_as_the_choice() {
+    use std::io::{Read as _, Write as _};
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().unwrap();
+    let ask = format!(
+        "{} ask 'Which database?' --option Postgres --option SQLite --option Both",
+        env!("CARGO_BIN_EXE_tether")
+    );
+    let mut script = Command::new("script");
+    let mut child = crate::common::isolate(&mut script)
+        .args(["-qfec", &ask, "/dev/null"])
+        .current_dir(dir.path())
+        .env("TERM", "dumb")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let screen = Arc::new(Mutex::new(String::new()));
+    let sink = screen.clone();
+    let mut pipe = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = pipe.read(&mut buf) {
+            if n == 0 {
+                return;
+            }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    let seen = |what: &str| screen.lock().unwrap().contains(what);
+    tether_testkit::wait_until("the card", crate::common::PATIENCE, || {
+        seen("Your answer:").then_some(())
+    })
+    .unwrap();
+    stdin.write_all(b"2\n").unwrap();
+    let status = crate::common::wait_exit(&mut child);
+    let shown = screen.lock().unwrap().replace("\r\n", "\n");
+    assert_eq!(status.code(), Some(0), "{shown}");
+    for line in [
+        "│   1. Postgres",
+        "│   2. SQLite",
+        "│   3. Both",
+        "a number or your own words",
+    ] {
+        assert!(shown.contains(line), "the card shows {line:?}: {shown}");
+    }
+    assert!(
+        shown.ends_with("2\nSQLite\n"),
+        "prints the chosen label: {shown}"
+    );
+    let history = text(&run(dir.path(), &["history"]).stdout);
+    assert!(
+        history.contains("→ SQLite (option 2) — tester via terminal"),
+        "{history}"
     );
 }
 

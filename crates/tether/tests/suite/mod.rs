@@ -1,6 +1,7 @@
 mod adversarial;
 mod ask_cli;
 mod claude_cli;
+mod claude_elicitation;
 mod claude_gate;
 mod claude_health;
 mod claude_resume;
@@ -15,6 +16,7 @@ mod goal_run;
 mod guard;
 mod human_acts;
 mod human_misconfig;
+mod mcp_elicitation;
 mod mcp_goals;
 mod mcp_python;
 mod mcp_run;

@@ -1,6 +1,7 @@
 //! The dashboard in a real browser: headless Chromium over WebDriver against `tether serve` and
 //! the dashboard a `tether ralph` serves. A question asked by `tether ask` appears without a
-//! reload and answering it in the page makes `tether ask` print the answer; a verdict appears
+//! reload and answering it in the page makes `tether ask` print the answer (with text, or a
+//! choice's button); a verdict appears
 //! in a live timeline; pause on the page stops a running loop at its next boundary; the phone
 //! layout has no horizontal scroll. Screenshots of the main pages go to
 //! `target/web-screenshots/` (the README shows them).
@@ -162,6 +163,70 @@ fn a_question_from_tether_ask_is_answered_in_the_page() {
 }
 
 #[test]
+fn a_choice_question_is_answered_with_a_button_in_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, url) = serve(dir.path());
+    let browser = Browser::start(1100, 900).unwrap();
+    browser.goto(&url).unwrap();
+    until(
+        &browser,
+        "the page to go live",
+        "return document.body.dataset.connected === 'true';",
+    );
+    let ask = spawn(
+        dir.path(),
+        &[
+            "ask",
+            "Which database? I suggest Postgres.",
+            "--option",
+            "Postgres",
+            "--option",
+            "SQLite",
+            "--json",
+        ],
+    );
+    until(
+        &browser,
+        "the choice buttons to appear without a reload",
+        "return document.querySelectorAll('#questions button.choice').length === 2;",
+    );
+    browser
+        .screenshot(&shots().join("choice-card.png"))
+        .unwrap();
+    let card = browser.text("#questions").unwrap();
+    assert!(card.contains("Pick one"), "{card}");
+    assert!(card.contains("Or answer in your own words"), "{card}");
+    browser
+        .type_into("#questions input.responder", "Ana")
+        .unwrap();
+    // The text field is left empty: a choice needs no words.
+    browser
+        .click("#questions button.choice[value='1']")
+        .unwrap();
+    let out = wait_output(ask);
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (
+            &answer["text"],
+            &answer["choice"],
+            &answer["responder"],
+            &answer["channel"]
+        ),
+        (&json!("SQLite"), &json!(1), &json!("Ana"), &json!("web"))
+    );
+    assert!(
+        browser
+            .text(".notice")
+            .unwrap()
+            .contains("Your answer was sent")
+    );
+    browser.goto(&format!("{}/history", base(&url))).unwrap();
+    let history = browser.text("#history").unwrap();
+    assert!(history.contains("SQLite (option 2 of 2)"), "{history}");
+    stop(server);
+}
+
+#[test]
 fn pause_in_the_page_stops_a_running_loop_at_its_next_boundary() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
@@ -287,6 +352,7 @@ fn a_verdict_appears_live_and_the_phone_layout_does_not_scroll_sideways() {
             ),
             context: "x".repeat(5000),
             confidence: Some(20),
+            options: Vec::new(),
         })
         .unwrap();
     until(
