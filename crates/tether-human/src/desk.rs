@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 use crate::asking::{self, AskFailed, AskPolicy, Reply};
 use crate::broker::{Answer, Broker, BrokerError, Timeout};
 use crate::channels::Channel;
+use crate::slack::Slack;
 use crate::terminal::Terminal;
 use crate::zulip::Zulip;
 
@@ -85,6 +86,24 @@ impl Desk {
                 Ok(client) => channels.push(Arc::new(Zulip::new(client, journal.clone()))),
                 Err(e) => {
                     tracing::warn!(error = %e, "the zulip channel is off");
+                    problems.push(e.to_string());
+                }
+            }
+        }
+        if config
+            .human
+            .channels
+            .contains(&tether_config::Channel::Slack)
+        {
+            match tether_slack::SlackClient::from_config(&config.slack) {
+                Ok(client) => channels.push(Arc::new(Slack::new(
+                    client,
+                    journal.clone(),
+                    ws.state_dir(),
+                    &config.slack.api_url,
+                ))),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the slack channel is off");
                     problems.push(e.to_string());
                 }
             }

@@ -28,6 +28,8 @@ pub mod desk;
 pub mod notices;
 pub mod notify;
 pub mod prompts;
+pub mod slack;
+mod slack_registry;
 pub mod terminal;
 pub mod threshold;
 pub mod tool;

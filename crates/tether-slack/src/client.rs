@@ -130,6 +130,12 @@ impl SlackClient {
         })
     }
 
+    /// A client for the `[slack]` table; a missing value is a [`SlackError::Config`] naming it
+    /// and the variable or key that sets it.
+    pub fn from_config(config: &tether_config::SlackConfig) -> Result<Self, SlackError> {
+        Self::new(&SlackSettings::from_config(config)?)
+    }
+
     /// The channel questions go to.
     pub fn channel(&self) -> &str {
         &self.shared.channel

@@ -104,7 +104,7 @@ impl ReplyFilter {
 }
 
 /// Slack escapes `&`, `<` and `>` in message text; the answer is stored as typed.
-pub(crate) fn unescape(text: &str) -> String {
+pub fn unescape(text: &str) -> String {
     text.replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&amp;", "&")

@@ -56,7 +56,7 @@ mod wire;
 pub use api::{ApiOptions, MessagesPage, OutgoingMessage, Posted, SlackApi, SocketUrl};
 pub use client::{ClientOptions, SlackClient};
 pub use error::SlackError;
-pub use filter::{Reply, ReplyBody, option_action_id};
+pub use filter::{Reply, ReplyBody, option_action_id, unescape};
 pub use format::{QuestionMessage, answered_note, escape};
 pub use hub::UnclaimedHandler;
 pub use pending::{PendingReply, Thread};

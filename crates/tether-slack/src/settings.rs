@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use tether_config::Secret;
+use tether_config::{Secret, SlackConfig};
 
 /// The variable the bot token is read from unless `[slack] bot_token_env` names another.
 pub const DEFAULT_BOT_TOKEN_ENV: &str = "SLACK_BOT_TOKEN";
@@ -121,6 +121,18 @@ impl RawSlackSettings {
 }
 
 impl SlackSettings {
+    /// Validates the `[slack]` table (with the environment's values already read into it).
+    pub fn from_config(config: &SlackConfig) -> Result<Self, ConfigError> {
+        Self::new(&RawSlackSettings {
+            api_url: Some(config.api_url.clone()),
+            bot_token: config.bot_token.clone(),
+            bot_token_env: config.bot_token_env.clone(),
+            app_token: config.app_token.clone(),
+            app_token_env: config.app_token_env.clone(),
+            channel: config.channel.clone(),
+        })
+    }
+
     /// Validates `raw` (each value trimmed; empty counts as missing).
     pub fn new(raw: &RawSlackSettings) -> Result<Self, ConfigError> {
         let token = |t: &Option<Secret>| {
@@ -152,7 +164,11 @@ impl SlackSettings {
             "the app-level token",
             &raw.app_token_env,
         );
-        need(channel.is_none(), "the channel", "`slack.channel`");
+        need(
+            channel.is_none(),
+            "the channel",
+            "`slack.channel` or SLACK_CHANNEL",
+        );
         let (Some(bot_token), Some(app_token), Some(channel)) = (bot_token, app_token, channel)
         else {
             return Err(ConfigError::Missing { missing });

@@ -28,7 +28,7 @@ fn every_missing_value_is_named_with_what_sets_it() {
     let err = SlackSettings::new(&raw).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "Slack is not configured: missing the bot token (set MY_BOT), the app-level token (set SLACK_APP_TOKEN), the channel (set `slack.channel`)"
+        "Slack is not configured: missing the bot token (set MY_BOT), the app-level token (set SLACK_APP_TOKEN), the channel (set `slack.channel` or SLACK_CHANNEL)"
     );
 }
 

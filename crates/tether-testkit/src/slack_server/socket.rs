@@ -7,9 +7,10 @@
 //! On demand: a `disconnect` frame on every socket, every socket dropped without a close frame
 //! (a reset mid-wait), a closed gate (new sockets get no `hello` until it opens: "Slack is down
 //! while the human replies"), and duplicate delivery (each envelope sent again, as a retry with
-//! `retry_attempt: 1`, to the next socket).
+//! `retry_attempt: 1`, to the next socket). Like Slack, an event left unacknowledged on a socket
+//! that closes is retried at once on another open socket (clicks are never retried).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -32,6 +33,8 @@ enum Out {
 struct Conn {
     id: u64,
     tx: mpsc::UnboundedSender<Out>,
+    /// Envelopes sent and not acknowledged: id → (type, payload, attempt).
+    unacked: HashMap<String, (String, Value, u64)>,
 }
 
 /// The open sockets and what happened on them.
@@ -94,7 +97,11 @@ impl Sockets {
 
     /// Sends one envelope of `kind` carrying `payload` to one open socket.
     pub(crate) fn deliver(&self, kind: &str, payload: Value) {
-        let conns = self.conns();
+        self.deliver_attempt(kind, payload, 0);
+    }
+
+    fn deliver_attempt(&self, kind: &str, payload: Value, first: u64) {
+        let mut conns = self.conns();
         if conns.is_empty() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
@@ -104,9 +111,10 @@ impl Sockets {
         } else {
             1
         };
-        for attempt in 0..attempts {
+        for attempt in first..first + attempts {
             let n = self.round_robin.fetch_add(1, Ordering::Relaxed);
-            let conn = &conns[n % conns.len()];
+            let len = conns.len();
+            let conn = &mut conns[n % len];
             let id = self.next_envelope.fetch_add(1, Ordering::Relaxed);
             let mut envelope = json!({
                 "envelope_id": format!("env-{id:08}"),
@@ -120,33 +128,61 @@ impl Sockets {
             }
             if conn.tx.send(Out::Frame(envelope.to_string())).is_ok() {
                 self.delivered.fetch_add(1, Ordering::Relaxed);
+                conn.unacked.insert(
+                    format!("env-{id:08}"),
+                    (kind.to_owned(), payload.clone(), attempt),
+                );
             }
         }
     }
 
     /// Sends `disconnect` with `reason` on every socket, then closes them.
     pub(crate) fn disconnect_all(&self, reason: &str) {
-        for conn in self.conns().drain(..) {
+        let gone: Vec<Conn> = self.conns().drain(..).collect();
+        for conn in &gone {
             let _ = conn.tx.send(Out::Disconnect(reason.to_owned()));
         }
+        self.retry(gone);
     }
 
     /// Drops every socket without a close frame.
     pub(crate) fn drop_all(&self) {
-        for conn in self.conns().drain(..) {
+        let gone: Vec<Conn> = self.conns().drain(..).collect();
+        for conn in &gone {
             let _ = conn.tx.send(Out::Drop);
         }
+        self.retry(gone);
     }
 
     /// Every socket stops reading and writing but stays open (half-open: no pongs, no events).
     pub(crate) fn freeze_all(&self) {
-        for conn in self.conns().drain(..) {
+        let gone: Vec<Conn> = self.conns().drain(..).collect();
+        for conn in &gone {
             let _ = conn.tx.send(Out::Freeze);
         }
+        self.retry(gone);
     }
 
+    /// Forgets socket `id`; its unacknowledged events are retried at once on another socket
+    /// (Slack retries events, at once, then after about 1 and 5 minutes; clicks never).
     fn remove(&self, id: u64) {
-        self.conns().retain(|c| c.id != id);
+        let gone: Vec<Conn> = {
+            let mut conns = self.conns();
+            let (gone, kept) = conns.drain(..).partition(|c| c.id == id);
+            *conns = kept;
+            gone
+        };
+        self.retry(gone);
+    }
+
+    fn retry(&self, gone: Vec<Conn>) {
+        for conn in gone {
+            for (kind, payload, attempt) in conn.unacked.into_values() {
+                if kind == "events_api" && attempt < 3 {
+                    self.deliver_attempt(&kind, payload, attempt + 1);
+                }
+            }
+        }
     }
 
     /// Accepts sockets until shutdown.
@@ -197,7 +233,11 @@ impl Sockets {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let hello = {
             let mut conns = self.conns();
-            conns.push(Conn { id, tx });
+            conns.push(Conn {
+                id,
+                tx,
+                unacked: HashMap::new(),
+            });
             json!({"type": "hello", "num_connections": conns.len(),
                 "debug_info": {"host": "applink-fake", "approximate_connection_time": 18060},
                 "connection_info": {"app_id": "A0FAKEAPP"}})
@@ -233,7 +273,7 @@ impl Sockets {
                     }
                 },
                 frame = ws.next() => match frame {
-                    Some(Ok(WsMessage::Text(text))) => self.record_ack(&text),
+                    Some(Ok(WsMessage::Text(text))) => self.record_ack(id, &text),
                     Some(Ok(WsMessage::Close(_)) | Err(_)) | None => break,
                     Some(Ok(_)) => {}
                 },
@@ -242,10 +282,13 @@ impl Sockets {
         self.remove(id);
     }
 
-    fn record_ack(&self, text: &str) {
+    fn record_ack(&self, conn: u64, text: &str) {
         if let Ok(value) = serde_json::from_str::<Value>(text)
             && let Some(id) = value.get("envelope_id").and_then(Value::as_str)
         {
+            if let Some(c) = self.conns().iter_mut().find(|c| c.id == conn) {
+                c.unacked.remove(id);
+            }
             self.acks
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
