@@ -16,10 +16,10 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::json;
 use tether_slack::{
-    BotIdentity, Incoming, QuestionMessage, ReplyBody, SlackClient, Thread, Ts, answered_note,
-    unescape,
+    BotIdentity, Incoming, QuestionMessage, ReplyBody, SlackApi, SlackClient, Thread, Ts,
+    answered_note, unescape,
 };
-use tether_store::{Journal, Question, QuestionId, QuestionStatus, Store};
+use tether_store::{AnswerOutcome, Journal, Question, QuestionId, QuestionStatus, Store};
 use tokio_util::sync::CancellationToken;
 
 use crate::broker::{self, Answer};
@@ -66,6 +66,7 @@ impl Slack {
         let router = Router {
             registry: registry.clone(),
             bot: Arc::clone(&bot),
+            api: client.api().clone(),
         };
         client.on_unclaimed(Arc::new(move |incoming| router.route(&incoming)));
         let channel = Slack {
@@ -263,6 +264,9 @@ impl Channel for Slack {
 struct Router {
     registry: Registry,
     bot: Arc<OnceLock<BotIdentity>>,
+    /// For replacing the buttons of a question answered here (the Web API only: no cycle
+    /// back to the socket that calls the router).
+    api: SlackApi,
 }
 
 impl Router {
@@ -288,8 +292,28 @@ impl Router {
         let Some((entry, answered, who)) = found else {
             return;
         };
-        if let Err(e) = store_answer(&entry, &answered, &who) {
-            tracing::warn!(error = %e, "could not store a slack answer for another process");
+        match store_answer(&entry, &answered, &who) {
+            Ok(Some(question)) => self.mark_answered(&entry, &question, &who),
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "could not store a slack answer for another process");
+            }
+        }
+    }
+
+    /// Replaces the buttons of `question` (answered here for another process), best effort.
+    fn mark_answered(&self, entry: &Entry, question: &Question, who: &str) {
+        let Some(ts) = Ts::parse(&entry.ts) else {
+            return;
+        };
+        let (text, blocks) = Slack::message(question).render_answered(&answered_note(NAME, who));
+        let (api, channel) = (self.api.clone(), entry.channel.clone());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(e) = api.update_message(&channel, &ts, &text, &blocks).await {
+                    tracing::warn!(error = %e, "could not mark the slack question answered");
+                }
+            });
         }
     }
 
@@ -320,8 +344,9 @@ enum Answered {
     Choice(usize),
 }
 
-/// Records the answer in the waiting workspace's store (first answer wins) and pokes it.
-fn store_answer(entry: &Entry, answered: &Answered, who: &str) -> Result<(), String> {
+/// Records the answer in the waiting workspace's store (first answer wins) and pokes it;
+/// returns the question when this answer was the one recorded.
+fn store_answer(entry: &Entry, answered: &Answered, who: &str) -> Result<Option<Question>, String> {
     let store = Store::open(entry.state_dir.join("tether.db")).map_err(|e| e.to_string())?;
     let id: QuestionId = entry
         .question_id
@@ -329,7 +354,7 @@ fn store_answer(entry: &Entry, answered: &Answered, who: &str) -> Result<(), Str
         .map_err(|_| "bad question id".to_owned())?;
     let question = store.question(&id).map_err(|e| e.to_string())?;
     if question.status != QuestionStatus::Pending {
-        return Ok(());
+        return Ok(None);
     }
     let text = match answered {
         Answered::Text(text) => text.clone(),
@@ -339,7 +364,10 @@ fn store_answer(entry: &Entry, answered: &Answered, who: &str) -> Result<(), Str
             .cloned()
             .ok_or_else(|| format!("no option {index}"))?,
     };
-    broker::answer(&store, Path::new(&entry.state_dir), &id, &text, NAME, who)
-        .map(drop)
-        .map_err(|e| e.to_string())
+    let outcome = broker::answer(&store, Path::new(&entry.state_dir), &id, &text, NAME, who)
+        .map_err(|e| e.to_string())?;
+    Ok(match outcome {
+        AnswerOutcome::Answered(question) => Some(*question),
+        _ => None,
+    })
 }

@@ -62,8 +62,8 @@ async fn soak() -> ExitCode {
     );
 
     let server = FakeSlackServer::start().await.unwrap();
-    let client = SlackClient::with_options(&common::settings(&server), common::fast_options())
-        .unwrap();
+    let client =
+        SlackClient::with_options(&common::settings(&server), common::fast_options()).unwrap();
     let options = common::labels(&["Yes", "No"]);
     let (mut latencies, mut while_waiting) = (Vec::new(), 0usize);
     for run in 0..TIMED_RUNS {
@@ -89,7 +89,11 @@ async fn soak() -> ExitCode {
         if run % 2 == 0 {
             server.reply(thread.as_str(), FakeSlackServer::HUMAN, "yes");
         } else {
-            server.press_button(question.as_str(), FakeSlackServer::HUMAN, &option_action_id(1));
+            server.press_button(
+                question.as_str(),
+                FakeSlackServer::HUMAN,
+                &option_action_id(1),
+            );
         }
         let (reply, returned) = tokio::time::timeout(common::WAIT, waiting)
             .await

@@ -1,7 +1,7 @@
 //! One Socket Mode connection per client, shared by every question the process waits on.
 //!
-//! The connection runs while at least one waiter is subscribed (dialed on the first, closed when
-//! the last leaves). Each `hello` starts a new **generation**: a waiter that sees a generation it
+//! The connection runs while at least one waiter is subscribed (dialed on the first, closed a
+//! little after the last leaves). Each `hello` starts a new **generation**: a waiter that sees a generation it
 //! has not caught up with reads its thread with `conversations.replies`, so whatever was said
 //! while no socket was open is found. Between reconnects nothing is polled.
 //!
@@ -76,14 +76,30 @@ pub(crate) struct Subscription {
 }
 
 impl Drop for Subscription {
+    /// The last waiter leaving closes the connection after [`SocketOptions::linger`]: events
+    /// already on their way to this socket (a button pressed just now for another process's
+    /// question) are still acknowledged and routed, instead of being lost with the socket.
     fn drop(&mut self) {
-        let mut state = self.inner.lock();
-        state.waiters.remove(&self.key);
-        if state.waiters.is_empty()
-            && let Some((stop, _)) = state.running.take()
-        {
-            stop.cancel();
-            self.inner.status.send_replace(Status::Down);
+        let run = {
+            let mut state = self.inner.lock();
+            state.waiters.remove(&self.key);
+            if !state.waiters.is_empty() {
+                return;
+            }
+            match &state.running {
+                Some((_, run)) => *run,
+                None => return,
+            }
+        };
+        let inner = Arc::clone(&self.inner);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if !inner.socket.linger.is_zero() => {
+                runtime.spawn(async move {
+                    tokio::time::sleep(inner.socket.linger).await;
+                    inner.stop_if_idle(run);
+                });
+            }
+            _ => inner.stop_if_idle(run),
         }
     }
 }
@@ -153,6 +169,17 @@ impl Hub {
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Closes the connection of run `run` if it is still current and nobody waits.
+    fn stop_if_idle(&self, run: u64) {
+        let mut state = self.lock();
+        if state.waiters.is_empty() && state.running.as_ref().is_some_and(|(_, r)| *r == run) {
+            if let Some((stop, _)) = state.running.take() {
+                stop.cancel();
+            }
+            self.status.send_replace(Status::Down);
+        }
     }
 
     /// Sets the status if run `run` is still the current one.

@@ -33,6 +33,9 @@ pub struct SocketOptions {
     pub ping_every: Duration,
     /// Silence after which the socket counts as dead.
     pub dead_after: Duration,
+    /// How long the socket stays open after the last wait ends, still acknowledging and routing
+    /// events (a button pressed meanwhile for another process's question is not lost).
+    pub linger: Duration,
 }
 
 impl Default for SocketOptions {
@@ -42,6 +45,7 @@ impl Default for SocketOptions {
             hello_timeout: Duration::from_secs(10),
             ping_every: Duration::from_secs(5),
             dead_after: Duration::from_secs(30),
+            linger: Duration::from_secs(5),
         }
     }
 }

@@ -230,11 +230,6 @@ async fn a_resumed_wait_never_posts_again_and_gets_the_reply_given_meanwhile() {
     assert!(within(waiting).await.unwrap().is_err(), "left pending");
     let id = s.journal.store().pending_questions().unwrap().remove(0).id;
     drop(s);
-    tether_testkit::wait_until_async("the socket closed", WAIT, || {
-        (server.open_sockets() == 0).then_some(())
-    })
-    .await
-    .unwrap();
     server.reply(&posted[0].ts, HUMAN, "given while nobody waited");
     // The same workspace, as a new process sees it: a new store connection, a new client.
     let resumed = side_at(&server, dir.path(), registry.path());

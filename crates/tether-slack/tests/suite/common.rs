@@ -47,6 +47,7 @@ pub fn fast_options() -> ClientOptions {
             hello_timeout: Duration::from_secs(5),
             ping_every: Duration::from_millis(100),
             dead_after: Duration::from_millis(500),
+            linger: Duration::from_millis(50),
         },
         retry: RetryPolicy {
             initial: Duration::from_millis(5),

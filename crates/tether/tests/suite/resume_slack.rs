@@ -65,7 +65,14 @@ fn with_slack(mut c: Command, slack: &FakeSlackServer, dir: &Path) -> Command {
 fn start_ralph(dir: &Path, slack: &FakeSlackServer) -> Child {
     let c = cmd(
         dir,
-        &["ralph", "Choose the logo's colour.", "--completion-promise", "DONE", "--max-iterations", "3"],
+        &[
+            "ralph",
+            "Choose the logo's colour.",
+            "--completion-promise",
+            "DONE",
+            "--max-iterations",
+            "3",
+        ],
     );
     with_slack(c, slack, dir).spawn().unwrap()
 }
@@ -94,7 +101,9 @@ fn posted_ts(dir: &Path, question: &Question) -> String {
 #[test]
 fn a_killed_run_resumes_on_the_same_slack_post_and_gets_the_answer_given_meanwhile() {
     let rt = runtime();
-    let model = rt.block_on(FakeModelServer::start(agent(ANSWER, &[]))).unwrap();
+    let model = rt
+        .block_on(FakeModelServer::start(agent(ANSWER, &[])))
+        .unwrap();
     let slack = rt.block_on(FakeSlackServer::start()).unwrap();
     let dir = workspace(&model, &slack);
     let dir = dir.path();
@@ -111,7 +120,9 @@ fn a_killed_run_resumes_on_the_same_slack_post_and_gets_the_answer_given_meanwhi
     .unwrap();
     slack.reply(&ts, FakeSlackServer::HUMAN, ANSWER);
 
-    let mut resumed = with_slack(cmd(dir, &["resume"]), &slack, dir).spawn().unwrap();
+    let mut resumed = with_slack(cmd(dir, &["resume"]), &slack, dir)
+        .spawn()
+        .unwrap();
     let status = wait_exit(&mut resumed);
     assert!(status.success(), "{status:?}");
     assert_eq!(slack.questions().len(), 1, "nothing was posted again");
@@ -139,13 +150,20 @@ fn a_choice_question_is_answered_with_a_button() {
     let mut run = start_ralph(dir, &slack);
     let question = pending(dir);
     let ts = posted_ts(dir, &question);
-    wait_until("the run's socket", PATIENCE, || (slack.open_sockets() == 1).then_some(())).unwrap();
+    wait_until("the run's socket", PATIENCE, || {
+        (slack.open_sockets() == 1).then_some(())
+    })
+    .unwrap();
     slack.press_button(&ts, FakeSlackServer::HUMAN, "tether_option_1");
     let status = wait_exit(&mut run);
     assert!(status.success(), "{status:?}");
     let answered = store(dir).question(&question.id).unwrap();
     assert_eq!(
-        (answered.answer.as_deref(), answered.choice, answered.channel.as_deref()),
+        (
+            answered.answer.as_deref(),
+            answered.choice,
+            answered.channel.as_deref()
+        ),
         (Some("Purple"), Some(1), Some("slack"))
     );
 }
