@@ -42,7 +42,7 @@ pub use workspace::StoredMessage;
 
 use crate::wait::{WaitTimeout, wait_until_async};
 use socket::Sockets;
-use workspace::Workspace;
+use workspace::{Draft, Workspace};
 
 /// The fake workspace's id.
 pub const TEAM_ID: &str = "T0FAKETEAM";
@@ -213,30 +213,31 @@ impl FakeSlackServer {
     /// A human `user` posts `text` in `channel` (in `thread`, or at the top level); returns
     /// its ts.
     pub fn post_in(&self, channel: &str, thread: Option<&str>, user: &str, text: &str) -> String {
-        let stored = self.shared.workspace().post(
+        let text = escape(text);
+        let stored = self.shared.workspace().post(Draft {
             channel,
             user,
-            None,
-            &escape(text),
-            thread,
-            Value::Null,
-            None,
-        );
+            bot_id: None,
+            text: &text,
+            thread_ts: thread,
+            blocks: Value::Null,
+            metadata: None,
+        });
         self.shared.emit_message(&stored);
         stored.ts
     }
 
     /// The bot posts `text` in `thread` (as another tether process, or an echo).
     pub fn post_as_bot(&self, thread: &str, text: &str) -> String {
-        let stored = self.shared.workspace().post(
-            Self::CHANNEL,
-            BOT_USER,
-            Some(BOT_ID),
+        let stored = self.shared.workspace().post(Draft {
+            channel: Self::CHANNEL,
+            user: BOT_USER,
+            bot_id: Some(BOT_ID),
             text,
-            Some(thread),
-            Value::Null,
-            None,
-        );
+            thread_ts: Some(thread),
+            blocks: Value::Null,
+            metadata: None,
+        });
         self.shared.emit_message(&stored);
         stored.ts
     }

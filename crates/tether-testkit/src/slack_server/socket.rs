@@ -201,6 +201,10 @@ impl Sockets {
 
     async fn connection(self: Arc<Self>, tcp: TcpStream) {
         let tickets = &self.tickets;
+        #[allow(
+            clippy::result_large_err,
+            reason = "the handshake callback's signature is tungstenite's"
+        )]
         let check = |request: &Request, response: Response| -> Result<Response, ErrorResponse> {
             let ticket = request
                 .uri()

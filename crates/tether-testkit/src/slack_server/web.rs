@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::Shared;
 use super::fault::{SlackFault, SlackMethod};
-use super::workspace::{page, ts_key};
+use super::workspace::{Draft, page, ts_key};
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new().fallback(handle).with_state(shared)
@@ -189,15 +189,15 @@ fn post_message(
         {
             return error("thread_not_found");
         }
-        ws.post(
-            &channel,
-            super::BOT_USER,
-            Some(super::BOT_ID),
-            &text,
-            thread.as_deref(),
+        ws.post(Draft {
+            channel: &channel,
+            user: super::BOT_USER,
+            bot_id: Some(super::BOT_ID),
+            text: &text,
+            thread_ts: thread.as_deref(),
             blocks,
             metadata,
-        )
+        })
     };
     s.emit_message(&stored);
     ok(json!({"channel": channel, "ts": stored.ts, "message": stored.to_json()}))

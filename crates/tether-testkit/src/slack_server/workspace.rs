@@ -46,6 +46,17 @@ impl StoredMessage {
     }
 }
 
+/// A message about to be stored.
+pub(crate) struct Draft<'a> {
+    pub(crate) channel: &'a str,
+    pub(crate) user: &'a str,
+    pub(crate) bot_id: Option<&'a str>,
+    pub(crate) text: &'a str,
+    pub(crate) thread_ts: Option<&'a str>,
+    pub(crate) blocks: Value,
+    pub(crate) metadata: Option<Value>,
+}
+
 #[derive(Debug)]
 pub(crate) struct Workspace {
     pub(crate) messages: Vec<StoredMessage>,
@@ -78,17 +89,9 @@ impl Workspace {
     }
 
     /// Stores a message and returns it.
-    pub(crate) fn post(
-        &mut self,
-        channel: &str,
-        user: &str,
-        bot_id: Option<&str>,
-        text: &str,
-        thread_ts: Option<&str>,
-        blocks: Value,
-        metadata: Option<Value>,
-    ) -> StoredMessage {
+    pub(crate) fn post(&mut self, draft: Draft<'_>) -> StoredMessage {
         let ts = self.next_ts();
+        let (channel, thread_ts) = (draft.channel, draft.thread_ts);
         if let Some(thread) = thread_ts
             && let Some(parent) = self
                 .messages
@@ -100,12 +103,12 @@ impl Workspace {
         let message = StoredMessage {
             channel: channel.to_owned(),
             ts,
-            user: user.to_owned(),
-            bot_id: bot_id.map(str::to_owned),
-            text: text.to_owned(),
+            user: draft.user.to_owned(),
+            bot_id: draft.bot_id.map(str::to_owned),
+            text: draft.text.to_owned(),
             thread_ts: thread_ts.map(str::to_owned),
-            blocks,
-            metadata,
+            blocks: draft.blocks,
+            metadata: draft.metadata,
             edits: 0,
         };
         self.messages.push(message.clone());
