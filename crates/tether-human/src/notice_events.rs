@@ -94,9 +94,12 @@ impl NoticeWatch {
         if count % self.rejected_after != 0 {
             return None;
         }
+        let times = match count {
+            1 => String::new(),
+            n => format!(" {n} times in a row"),
+        };
         let text = format!(
-            "Run {run}: the sign-off of goal {goal} was rejected {count} times in a row. \
-             Last reason: {}",
+            "Run {run}: the sign-off of goal {goal} was rejected{times}. Last reason: {}",
             short(reason)
         );
         Some(notice(NoticeKind::Rejected, run, text, false))

@@ -2,7 +2,8 @@
 //! when it is done (in the topic of its question) or paused (in the run's own topic, with the
 //! `tether resume` command), each channel's own `notify` list filters what it gets, and the
 //! desktop notification runs a `notify-send` found on `PATH` (a script recording its
-//! arguments) without the keys tether reads — or, when there is none, nothing breaks.
+//! arguments) without the keys tether reads — or, when there is none, nothing breaks. A goal
+//! run rejected, paused on its budget, resumed, signed off and done tells Zulip each in turn.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
@@ -20,6 +21,7 @@ use tether_testkit::wait_until;
 use tether_testkit::zulip_server::FakeZulipServer;
 
 use crate::common::{PATIENCE, cmd, model_table, runtime, wait_exit};
+use crate::suite::goal_run::support::{PLAN, accepting_judge, complete, env, fix_add};
 
 const QUESTION: &str = "Which colour should the logo be?";
 const ANSWER: &str = "Teal, please.";
@@ -72,6 +74,14 @@ fn fake_notify_send(bin: &Path, log: &Path) {
     fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// `c` with the Zulip bot of `zulip` in its environment.
+fn with_zulip<'a>(c: &'a mut Command, zulip: &FakeZulipServer) -> &'a mut Command {
+    c.env("ZULIP_SERVER_URL", zulip.server_url())
+        .env("ZULIP_BOT_EMAIL", zulip.bot_email())
+        .env("ZULIP_BOT_API_KEY", zulip.api_key())
+        .env("ZULIP_STREAM", zulip.stream())
+}
+
 /// `tether ralph` in `dir` with the Zulip bot of `zulip`, a session bus and `path` as `PATH`.
 fn ralph(dir: &Path, zulip: &FakeZulipServer, path: &str, max: &str) -> Command {
     let mut c = cmd(
@@ -85,10 +95,7 @@ fn ralph(dir: &Path, zulip: &FakeZulipServer, path: &str, max: &str) -> Command 
             max,
         ],
     );
-    c.env("ZULIP_SERVER_URL", zulip.server_url())
-        .env("ZULIP_BOT_EMAIL", zulip.bot_email())
-        .env("ZULIP_BOT_API_KEY", zulip.api_key())
-        .env("ZULIP_STREAM", zulip.stream())
+    with_zulip(&mut c, zulip)
         .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
         .env("PATH", path)
         .stdout(Stdio::piped())
@@ -221,4 +228,72 @@ fn each_channel_gets_only_the_kinds_it_asks_for() {
         "{recorded}"
     );
     assert_eq!(recorded.matches("---\n").count(), 1, "{recorded}");
+}
+
+#[test]
+fn a_goal_run_tells_zulip_each_rejection_pause_sign_off_and_its_end() {
+    let e = env(
+        PLAN,
+        Script::turns([
+            // Iteration 1: claims done without fixing anything (verify rejects it).
+            complete("add"),
+            Turn::text("I think add is done."),
+            // Iteration 2 (after resume): fixes it and signs off.
+            fix_add(),
+            complete("add"),
+            Turn::text("Fixed add."),
+        ]),
+        Script::turns(accepting_judge()),
+        "[human]\nchannels = [\"cli\", \"zulip\"]\n[notify]\n\
+         on = [\"done\", \"paused\", \"failed\", \"signed_off\", \"rejected\"]\n\
+         rejected_after = 1\n",
+    );
+    let rt = runtime();
+    let zulip = rt.block_on(FakeZulipServer::start()).unwrap();
+    let tether = |args: &[&str]| {
+        let mut c = cmd(e.path(), args);
+        with_zulip(&mut c, &zulip)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        finish(&mut c)
+    };
+    let out = tether(&["run", "--approve", "--max-iterations", "1"]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = tether(&["resume"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let run = run_id(e.path());
+    let posted: Vec<(String, String)> = zulip
+        .bot_messages()
+        .into_iter()
+        .map(|m| (m.topic, m.content))
+        .collect();
+    let topic = format!("Run {run}");
+    assert!(posted.iter().all(|(t, _)| *t == topic), "{posted:#?}");
+    let contents: Vec<&str> = posted.iter().map(|(_, c)| c.as_str()).collect();
+    assert_eq!(contents.len(), 4, "{contents:#?}");
+    assert!(
+        contents[0].starts_with(&format!(
+            "Run {run}: the sign-off of goal add was rejected. Last reason: verify failed"
+        )),
+        "{contents:#?}"
+    );
+    assert_eq!(
+        contents[1],
+        format!(
+            "Run {run} paused: its iteration budget is spent.\nTo continue: `tether resume {run}`"
+        )
+    );
+    assert_eq!(contents[2], format!("Run {run} signed off goal add."));
+    assert_eq!(contents[3], format!("Run {run} is done."));
 }
