@@ -297,3 +297,32 @@ fn a_goal_run_tells_zulip_each_rejection_pause_sign_off_and_its_end() {
     assert_eq!(contents[2], format!("Run {run} signed off goal add."));
     assert_eq!(contents[3], format!("Run {run} is done."));
 }
+
+#[test]
+fn the_terminal_shows_a_notice_on_a_line_of_its_own() {
+    let rt = runtime();
+    let model = rt.block_on(FakeModelServer::start(busy_agent())).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let toml = model_table("model", Api::OpenAiChat, &model, "fake");
+    fs::write(dir.path().join("tether.toml"), toml).unwrap();
+    let ralph = format!(
+        "{} ralph Work. --completion-promise DONE --max-iterations 1",
+        env!("CARGO_BIN_EXE_tether")
+    );
+    let mut script = Command::new("script");
+    crate::common::isolate(&mut script)
+        .args(["-qfec", &ralph, "/dev/null"])
+        .current_dir(dir.path())
+        .env("TERM", "dumb")
+        // Held open while it runs: the terminal channel reads it.
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let output = finish(&mut script);
+    let out = String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n");
+    assert_eq!(output.status.code(), Some(3), "{out}");
+    let run = run_id(dir.path());
+    let line =
+        format!("\n» Run {run} paused: its iteration budget is spent. · tether resume {run}\n");
+    assert!(out.contains(&line), "{out}");
+}
