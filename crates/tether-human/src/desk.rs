@@ -9,6 +9,8 @@
 //! What it builds:
 //! - **Zulip** when `human.channels` lists it (from `[zulip]`, recording its posts in the store so
 //!   a question is never posted twice);
+//! - **Slack** when `human.channels` lists it (from `[slack]` and the token variables it names;
+//!   its posts recorded the same way);
 //! - **the terminal** when the caller says stdin and stderr are a person ([`Console::Person`]);
 //!   only the caller knows (for `tether mcp` they are the protocol);
 //! - **the policy**: the interaction threshold and what is wrong with the channels that could not
