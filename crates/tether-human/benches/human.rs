@@ -138,7 +138,7 @@ fn main() -> ExitCode {
         s.latency.line()
     );
     println!(
-        "   while waiting with the socket up: {} HTTP requests over {} waits (bar: 0; the chat.update marking an answered question excluded)",
+        "   while waiting with the socket up: {} HTTP requests over {} waits (bar: 0; naming the responder and marking the question answered, after the answer, excluded)",
         s.requests,
         slack::QUESTIONS
     );

@@ -165,7 +165,10 @@ impl Slack {
         let reply = pending.wait(stop).await;
         self.registry.remove(&entry);
         let reply = reply.map_err(|e| e.to_string())?;
-        let responder = reply.responder().to_owned();
+        let responder = match self.client.user_name(&reply.user).await {
+            Some(name) => name,
+            None => reply.responder().to_owned(),
+        };
         let answer = match reply.body {
             ReplyBody::Choice(index) => ChannelAnswer::choice(q, index, responder)
                 .ok_or_else(|| format!("no option {index}"))?,

@@ -146,6 +146,25 @@ impl SlackApi {
         BotIdentity::deserialize(&body).map_err(|err| bad("auth.test", &err))
     }
 
+    /// `users.info`: how a person is shown — their display name, else their real name, else
+    /// their user name (scope `users:read`).
+    pub async fn user_name(&self, user: &str) -> Result<String, SlackError> {
+        let body = self
+            .form("users.info", Token::Bot, &[("user", user.to_owned())])
+            .await?;
+        let field = |path: &str| {
+            body.pointer(path)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+        };
+        field("/user/profile/display_name")
+            .or_else(|| field("/user/real_name"))
+            .or_else(|| field("/user/name"))
+            .ok_or_else(|| bad_shape("users.info: no name"))
+    }
+
     /// `apps.connections.open` (with the app-level token): a fresh Socket Mode URL.
     pub async fn open_connection(&self) -> Result<SocketUrl, SlackError> {
         let body = self.form("apps.connections.open", Token::App, &[]).await?;

@@ -57,6 +57,7 @@ pub struct SlackClient {
 
 pub(crate) struct Shared {
     pub(crate) api: SlackApi,
+    names: std::sync::Mutex<std::collections::HashMap<String, String>>,
     pub(crate) channel: String,
     pub(crate) options: ClientOptions,
     pub(crate) hub: Hub,
@@ -125,6 +126,7 @@ impl SlackClient {
                 channel: settings.channel.clone(),
                 options,
                 hub,
+                names: std::sync::Mutex::default(),
                 bot: OnceCell::new(),
             }),
         })
@@ -172,6 +174,41 @@ impl SlackClient {
             })
             .await?;
         Ok(bot.clone())
+    }
+
+    /// How `user` is shown (`users.info`, needing the scope `users:read`), remembered once
+    /// known; `None` when Slack does not say within 2 s (the caller then shows the user id).
+    pub async fn user_name(&self, user: &str) -> Option<String> {
+        let names = |s: &Shared| {
+            s.names
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(user)
+                .cloned()
+        };
+        if let Some(name) = names(&self.shared) {
+            return Some(name);
+        }
+        let asked = tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            self.shared.api.user_name(user),
+        )
+        .await;
+        match asked {
+            Ok(Ok(name)) => {
+                self.shared
+                    .names
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(user.to_owned(), name.clone());
+                Some(name)
+            }
+            Ok(Err(err)) => {
+                tracing::debug!(error = %err, "slack did not name a user");
+                None
+            }
+            Err(_) => None,
+        }
     }
 
     /// Posts a question — a new thread in the channel, or a follow-up in `thread` — and returns

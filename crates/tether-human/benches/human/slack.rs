@@ -99,9 +99,12 @@ async fn measure(n: usize) -> Report {
         let (got, returned) = asking.await.unwrap();
         let got = got.unwrap();
         assert_eq!((got.channel.as_str(), got.choice), ("slack", Some(0)));
-        requests += server
-            .all_requests_since(since)
-            .saturating_sub(server.requests_since(SlackMethod::Update, Some(since)));
+        // After the answer: naming the responder (once) and marking the question answered.
+        let after = [SlackMethod::Update, SlackMethod::UsersInfo]
+            .map(|m| server.requests_since(m, Some(since)))
+            .iter()
+            .sum::<usize>();
+        requests += server.all_requests_since(since).saturating_sub(after);
         latencies.push(returned - answered);
     }
     Report {

@@ -110,7 +110,8 @@ async fn a_reply_in_the_thread_answers_and_the_question_shows_who_answered() {
             got.channel.as_str(),
             got.responder.as_str()
         ),
-        ("Yes, merge it.", "slack", HUMAN)
+        ("Yes, merge it.", "slack", "Ada"),
+        "the responder is named by users.info"
     );
     let posts = s.journal.store().posts(&got.question_id).unwrap();
     assert_eq!(posts[0].external_ref["ts"], posted[0].ts.as_str());

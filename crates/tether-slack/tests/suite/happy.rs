@@ -176,3 +176,13 @@ async fn noise_never_answers() {
     let reply = within(waiting).await.unwrap().unwrap();
     assert_eq!(reply.body, ReplyBody::Text("the answer".into()));
 }
+
+#[tokio::test]
+async fn people_are_named_by_users_info_once() {
+    let server = server().await;
+    let client = client(&server);
+    assert_eq!(client.user_name(HUMAN).await.as_deref(), Some("Ada"));
+    assert_eq!(client.user_name(HUMAN).await.as_deref(), Some("Ada"));
+    assert_eq!(server.requests(SlackMethod::UsersInfo), 1, "remembered");
+    assert_eq!(client.user_name("U0NOBODY").await, None);
+}

@@ -19,17 +19,20 @@ pub enum SlackMethod {
     Replies,
     /// `conversations.history`.
     History,
+    /// `users.info`.
+    UsersInfo,
 }
 
 impl SlackMethod {
     /// Every method.
-    pub const ALL: [SlackMethod; 6] = [
+    pub const ALL: [SlackMethod; 7] = [
         SlackMethod::AuthTest,
         SlackMethod::ConnectionsOpen,
         SlackMethod::PostMessage,
         SlackMethod::Update,
         SlackMethod::Replies,
         SlackMethod::History,
+        SlackMethod::UsersInfo,
     ];
 
     /// The method a path segment names.
@@ -41,6 +44,7 @@ impl SlackMethod {
             "chat.update" => SlackMethod::Update,
             "conversations.replies" => SlackMethod::Replies,
             "conversations.history" => SlackMethod::History,
+            "users.info" => SlackMethod::UsersInfo,
             _ => return None,
         })
     }
@@ -54,6 +58,7 @@ impl SlackMethod {
             SlackMethod::Update => "chat.update",
             SlackMethod::Replies => "conversations.replies",
             SlackMethod::History => "conversations.history",
+            SlackMethod::UsersInfo => "users.info",
         }
     }
 }

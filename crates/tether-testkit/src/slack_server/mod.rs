@@ -10,7 +10,7 @@
 //! single-use ticket in a `ws://` URL), `chat.postMessage` (the bot's post is also delivered as
 //! a `message` event with its `bot_id`, as Slack echoes it), `chat.update` (only the bot's own
 //! messages), `conversations.replies` (parent first, `oldest`, `limit`, cursors),
-//! `conversations.history` (newest first). Every request is counted per [`SlackMethod`].
+//! `conversations.history` (newest first), `users.info` (the human is "Ada"). Every request is counted per [`SlackMethod`].
 //!
 //! The test side plays the humans: [`FakeSlackServer::reply`] posts in a thread,
 //! [`FakeSlackServer::press_button`] presses a button of the bot's message,

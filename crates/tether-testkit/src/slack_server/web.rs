@@ -153,6 +153,7 @@ fn respond(
         SlackMethod::Update => update(s, &arg, args),
         SlackMethod::Replies => replies(s, &arg),
         SlackMethod::History => history(s, &arg),
+        SlackMethod::UsersInfo => users_info(&arg),
     }
 }
 
@@ -296,4 +297,19 @@ fn shown(mut message: Value, with_metadata: bool) -> Value {
         m.remove("metadata");
     }
     message
+}
+
+/// The fake's people: the human (display name "Ada") and the bot.
+fn users_info(arg: &dyn Fn(&str) -> Option<String>) -> Response {
+    let user = arg("user").unwrap_or_default();
+    let (name, real, display) = match user.as_str() {
+        super::FakeSlackServer::HUMAN => ("ada", "Ada Lovelace", "Ada"),
+        super::BOT_USER => ("tether", "tether", ""),
+        _ => return error("user_not_found"),
+    };
+    ok(
+        json!({"user": {"id": user, "team_id": super::TEAM_ID, "name": name,
+        "real_name": real, "is_bot": user == super::BOT_USER,
+        "profile": {"display_name": display, "real_name": real}}}),
+    )
 }
