@@ -9,6 +9,9 @@
 //! What it builds:
 //! - **Zulip** when `human.channels` lists it (from `[zulip]`, recording its posts in the store so
 //!   a question is never posted twice);
+//! - **Telegram** when `human.channels` lists it (from `[telegram]` and the token's variable;
+//!   its posts recorded in the store, its replies written to the asking workspace's store by
+//!   whichever process polls the bot);
 //! - **the terminal** when the caller says stdin and stderr are a person ([`Console::Person`]);
 //!   only the caller knows (for `tether mcp` they are the protocol);
 //! - **the policy**: the interaction threshold and what is wrong with the channels that could not
@@ -28,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::asking::{self, AskFailed, AskPolicy, Reply};
 use crate::broker::{Answer, Broker, BrokerError, Timeout};
 use crate::channels::Channel;
+use crate::telegram::Telegram;
 use crate::terminal::Terminal;
 use crate::zulip::Zulip;
 
@@ -85,6 +89,23 @@ impl Desk {
                 Ok(client) => channels.push(Arc::new(Zulip::new(client, journal.clone()))),
                 Err(e) => {
                     tracing::warn!(error = %e, "the zulip channel is off");
+                    problems.push(e.to_string());
+                }
+            }
+        }
+        if config
+            .human
+            .channels
+            .contains(&tether_config::Channel::Telegram)
+        {
+            match tether_telegram::TelegramClient::from_config(&config.telegram) {
+                Ok(client) => channels.push(Arc::new(Telegram::new(
+                    client,
+                    journal.clone(),
+                    ws.state_dir(),
+                ))),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the telegram channel is off");
                     problems.push(e.to_string());
                 }
             }

@@ -1,5 +1,6 @@
 mod human;
 mod notify;
 mod resume;
+mod telegram_channel;
 mod visible;
 mod zulip_channel;

@@ -1,0 +1,327 @@
+//! The broker's Telegram channel against the fake Bot API: a reply to the question (or a button)
+//! answers it, whichever process polls; faults and restarts lose and double nothing.
+
+use std::time::Duration;
+
+use tether_config::Workspace;
+use tether_human::Broker;
+use tether_human::broker::answer;
+use tether_store::{Journal, NewQuestion};
+use tether_testkit::FakeTelegramServer;
+use tether_testkit::telegram_server::{Method, TelegramFault};
+use tokio_util::sync::CancellationToken;
+
+use crate::common::telegram_broker;
+
+const CHAT: i64 = FakeTelegramServer::GROUP;
+const LIMIT: Duration = Duration::from_secs(10);
+
+struct Setup {
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+    ws: Workspace,
+    registry: std::path::PathBuf,
+    journal: Journal,
+    server: FakeTelegramServer,
+    broker: Broker,
+}
+
+async fn setup() -> Setup {
+    let server = FakeTelegramServer::builder()
+        .longpoll_timeout(Duration::from_millis(200))
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let reg = tempfile::tempdir().unwrap();
+    let ws = Workspace::at(dir.path());
+    std::fs::create_dir_all(ws.state_dir()).unwrap();
+    let (journal, broker) = telegram_broker(&server, CHAT, &ws, reg.path());
+    Setup {
+        registry: reg.path().to_path_buf(),
+        _dirs: (dir, reg),
+        ws,
+        journal,
+        server,
+        broker,
+    }
+}
+
+fn ask(options: &[&str]) -> NewQuestion {
+    NewQuestion {
+        question: "Merge the migration now?".into(),
+        context: "all tests pass".into(),
+        confidence: Some(20),
+        options: options.iter().map(|o| (*o).to_owned()).collect(),
+        ..NewQuestion::default()
+    }
+}
+
+/// The bot's latest message in the chat once `n` `sendMessage` requests were made.
+async fn posted(server: &FakeTelegramServer, n: usize) -> i64 {
+    server
+        .wait_for_count(Method::SendMessage, n, LIMIT)
+        .await
+        .unwrap();
+    tether_testkit::wait_until_async("the message stored", LIMIT, || {
+        server.bot_messages(CHAT).last().map(|m| m.message_id)
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_reply_to_the_question_answers_it() {
+    let s = setup().await;
+    let b = s.broker.clone();
+    let waiting = tokio::spawn(async move { b.ask(ask(&[]), CancellationToken::new()).await });
+    let question = posted(&s.server, 1).await;
+    let text = &s.server.bot_messages(CHAT)[0].text;
+    assert!(text.contains("Merge the migration now?") && text.contains("all tests pass"));
+    s.server
+        .reply(&s.server.alice(), CHAT, question, "Yes, merge it.");
+    let got = tokio::time::timeout(LIMIT, waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            got.text.as_str(),
+            got.channel.as_str(),
+            got.responder.as_str()
+        ),
+        ("Yes, merge it.", "telegram", "Alice")
+    );
+    let posts = s.journal.store().posts(&got.question_id).unwrap();
+    assert_eq!(posts[0].external_ref["message_id"], question);
+    assert_eq!(s.server.bot_messages(CHAT).len(), 1, "posted once");
+}
+
+#[tokio::test]
+async fn a_pressed_button_is_that_choice() {
+    let s = setup().await;
+    let b = s.broker.clone();
+    let waiting = tokio::spawn(async move {
+        b.ask(
+            ask(&["Merge now", "Wait for review"]),
+            CancellationToken::new(),
+        )
+        .await
+    });
+    let question = posted(&s.server, 1).await;
+    let markup = s.server.bot_messages(CHAT)[0].reply_markup.clone().unwrap();
+    let second = markup["inline_keyboard"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|row| row.as_array().unwrap().iter())
+        .nth(1)
+        .unwrap()
+        .clone();
+    assert_eq!(second["text"], "Wait for review");
+    let data = second["callback_data"].as_str().unwrap();
+    s.server.press(&s.server.bob(), CHAT, question, data);
+    let got = tokio::time::timeout(LIMIT, waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (got.text.as_str(), got.choice),
+        ("Wait for review", Some(1))
+    );
+    assert_eq!(got.responder, "Bob");
+    tether_testkit::wait_until_async("the press answered and the keyboard gone", LIMIT, || {
+        let answered = s.server.presses().iter().all(|p| p.answered);
+        let closed = s.server.bot_messages(CHAT)[0].reply_markup.is_none();
+        (answered && closed).then_some(())
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_number_typed_in_reply_is_that_choice() {
+    let s = setup().await;
+    let b = s.broker.clone();
+    let waiting = tokio::spawn(async move {
+        b.ask(ask(&["Merge now", "Wait"]), CancellationToken::new())
+            .await
+    });
+    let question = posted(&s.server, 1).await;
+    s.server.reply(&s.server.alice(), CHAT, question, "2");
+    let got = tokio::time::timeout(LIMIT, waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.choice, Some(1));
+}
+
+#[tokio::test]
+async fn noise_is_ignored_and_an_answer_elsewhere_is_noted() {
+    let s = setup().await;
+    let b = s.broker.clone();
+    let waiting = tokio::spawn(async move { b.ask(ask(&[]), CancellationToken::new()).await });
+    let question = posted(&s.server, 1).await;
+    // The bot itself, another chat, a message replying to nothing: none is the answer.
+    s.server.post_as_bot(CHAT, Some(question), "bot echo");
+    s.server.post(
+        &s.server.alice(),
+        FakeTelegramServer::OTHER,
+        None,
+        "elsewhere",
+    );
+    s.server.post(&s.server.alice(), CHAT, None, "chatter");
+    s.server
+        .wait_for_count(Method::GetUpdates, 3, LIMIT)
+        .await
+        .unwrap();
+    let id = s.journal.store().pending_questions().unwrap()[0].id.clone();
+    answer(
+        &s.journal.store(),
+        &s.ws.state_dir(),
+        &id,
+        "no",
+        "cli",
+        "carol",
+    )
+    .unwrap();
+    let got = tokio::time::timeout(LIMIT, waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!((got.text.as_str(), got.channel.as_str()), ("no", "cli"));
+    let notes: Vec<_> = s
+        .server
+        .bot_messages(CHAT)
+        .into_iter()
+        .filter(|m| m.text != "bot echo")
+        .collect();
+    assert_eq!(notes.len(), 2, "the question and the note");
+    assert_eq!(notes[1].reply_to, Some(question));
+    assert!(
+        notes[1].text.contains("cli") && notes[1].text.contains("carol"),
+        "{}",
+        notes[1].text
+    );
+    let registry = std::fs::read_dir(s.registry.join("7001").join("posts")).unwrap();
+    assert_eq!(registry.count(), 0, "the post is no longer waiting");
+}
+
+#[tokio::test]
+async fn faults_lose_and_double_nothing() {
+    let s = setup().await;
+    s.server.fault_at(
+        Method::SendMessage,
+        0,
+        TelegramFault::RateLimited { retry_after: 0 },
+    );
+    s.server
+        .fault_at(Method::GetUpdates, 0, TelegramFault::ServerError(502));
+    s.server
+        .fault_at(Method::GetUpdates, 1, TelegramFault::ConnectionReset);
+    s.server
+        .fault_at(Method::GetUpdates, 2, TelegramFault::Conflict);
+    s.server
+        .fault_at(Method::GetUpdates, 4, TelegramFault::DuplicateDelivery);
+    let b = s.broker.clone();
+    let waiting = tokio::spawn(async move { b.ask(ask(&[]), CancellationToken::new()).await });
+    let question = posted(&s.server, 2).await;
+    s.server
+        .wait_for_count(Method::GetUpdates, 4, LIMIT)
+        .await
+        .unwrap();
+    s.server.reply(&s.server.alice(), CHAT, question, "first");
+    s.server.reply(&s.server.bob(), CHAT, question, "second");
+    let got = tokio::time::timeout(LIMIT, waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.text, "first");
+    assert_eq!(
+        s.server.bot_messages(CHAT).len(),
+        1,
+        "posted once despite the 429"
+    );
+}
+
+#[tokio::test]
+async fn two_brokers_on_one_bot_each_get_their_answer_with_one_poller() {
+    let s = setup().await;
+    let other_dir = tempfile::tempdir().unwrap();
+    let other_ws = Workspace::at(other_dir.path());
+    std::fs::create_dir_all(other_ws.state_dir()).unwrap();
+    let (other_journal, other) = telegram_broker(&s.server, CHAT, &other_ws, &s.registry);
+    let (b1, b2) = (s.broker.clone(), other.clone());
+    let first = tokio::spawn(async move { b1.ask(ask(&[]), CancellationToken::new()).await });
+    let q1 = posted(&s.server, 1).await;
+    let second =
+        tokio::spawn(async move { b2.ask(ask(&["A", "B"]), CancellationToken::new()).await });
+    let q2 = posted(&s.server, 2).await;
+    // Answer the second asker's question first: whoever polls must store it in its workspace.
+    s.server.reply(&s.server.bob(), CHAT, q2, "B");
+    let got2 = tokio::time::timeout(LIMIT, second)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!((got2.text.as_str(), got2.choice), ("B", Some(1)));
+    s.server.reply(&s.server.alice(), CHAT, q1, "go");
+    let got1 = tokio::time::timeout(LIMIT, first)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(got1.text, "go");
+    assert_eq!(
+        s.journal
+            .store()
+            .question(&got1.question_id)
+            .unwrap()
+            .answer
+            .as_deref(),
+        Some("go")
+    );
+    assert_eq!(
+        other_journal
+            .store()
+            .question(&got2.question_id)
+            .unwrap()
+            .answer
+            .as_deref(),
+        Some("B")
+    );
+    assert_eq!(s.server.conflicts(), 0, "never two pollers at once");
+    assert_eq!(s.server.bot_messages(CHAT).len(), 2);
+}
+
+#[tokio::test]
+async fn a_reply_given_while_nobody_waits_reaches_the_resumed_wait_without_a_second_post() {
+    let s = setup().await;
+    let cancel = CancellationToken::new();
+    let (b, c) = (s.broker.clone(), cancel.clone());
+    let waiting = tokio::spawn(async move { b.ask(ask(&[]), c).await });
+    let question = posted(&s.server, 1).await;
+    cancel.cancel();
+    assert!(
+        tokio::time::timeout(LIMIT, waiting)
+            .await
+            .unwrap()
+            .unwrap()
+            .is_err()
+    );
+    let id = s.journal.store().pending_questions().unwrap()[0].id.clone();
+    s.server
+        .reply(&s.server.alice(), CHAT, question, "while you were away");
+    // A new process: its own journal on the same store.
+    let (_journal, resumed) = telegram_broker(&s.server, CHAT, &s.ws, &s.registry);
+    let got = tokio::time::timeout(LIMIT, resumed.wait(&id, CancellationToken::new()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.text, "while you were away");
+    assert_eq!(s.server.bot_messages(CHAT).len(), 1, "never posted twice");
+}
