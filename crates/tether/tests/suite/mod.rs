@@ -31,6 +31,7 @@ mod ralph_cli;
 mod ralph_model;
 mod ralph_say;
 mod resume_human;
+mod resume_telegram;
 mod secrets;
 mod usage_limit_cli;
 mod web_browser;
