@@ -32,6 +32,7 @@ mod ralph_model;
 mod ralph_say;
 mod resume_human;
 mod resume_telegram;
+mod telegram_misconfig;
 mod secrets;
 mod usage_limit_cli;
 mod web_browser;
