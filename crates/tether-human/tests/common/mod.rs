@@ -36,6 +36,18 @@ pub fn telegram_broker(
     ws: &Workspace,
     registry: &std::path::Path,
 ) -> (Journal, Broker) {
+    let (journal, channel) = telegram_channel(server, chat, ws, registry);
+    let broker = Broker::new(journal.clone(), ws.state_dir(), vec![channel]);
+    (journal, broker)
+}
+
+/// The workspace's journal and the Telegram channel of [`telegram_broker`].
+pub fn telegram_channel(
+    server: &tether_testkit::FakeTelegramServer,
+    chat: i64,
+    ws: &Workspace,
+    registry: &std::path::Path,
+) -> (Journal, Arc<tether_human::telegram::Telegram>) {
     use std::time::Duration;
     use tether_telegram::{ApiOptions, ClientOptions, RetryPolicy, TelegramClient};
     let settings = tether_telegram::TelegramSettings::new(
@@ -59,11 +71,10 @@ pub fn telegram_broker(
         unknown_recheck: Duration::from_millis(20),
     };
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
-    let channel: Arc<dyn Channel> = Arc::new(tether_human::telegram::Telegram::new(
+    let channel = Arc::new(tether_human::telegram::Telegram::new(
         TelegramClient::new(&settings, options).unwrap(),
         journal.clone(),
         ws.state_dir(),
     ));
-    let broker = Broker::new(journal.clone(), ws.state_dir(), vec![channel]);
-    (journal, broker)
+    (journal, channel)
 }

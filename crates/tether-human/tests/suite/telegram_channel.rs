@@ -11,7 +11,7 @@ use tether_testkit::FakeTelegramServer;
 use tether_testkit::telegram_server::{Method, TelegramFault};
 use tokio_util::sync::CancellationToken;
 
-use crate::common::telegram_broker;
+use crate::common::{telegram_broker, telegram_channel};
 
 const CHAT: i64 = FakeTelegramServer::GROUP;
 const LIMIT: Duration = Duration::from_secs(10);
@@ -324,4 +324,24 @@ async fn a_reply_given_while_nobody_waits_reaches_the_resumed_wait_without_a_sec
         .unwrap();
     assert_eq!(got.text, "while you were away");
     assert_eq!(s.server.bot_messages(CHAT).len(), 1, "never posted twice");
+}
+
+#[tokio::test]
+async fn a_notice_is_posted_in_the_chat_with_the_command_to_go_on() {
+    let s = setup().await;
+    let (_journal, channel) = telegram_channel(&s.server, CHAT, &s.ws, &s.registry);
+    let run: tether_store::RunId = "r-7k2m9x".parse().unwrap();
+    let notice = tether_human::Notice {
+        kind: tether_config::NoticeKind::Paused,
+        run_id: run,
+        text: "Run r-7k2m9x paused: the judge is unavailable.".into(),
+        resume: Some("tether resume r-7k2m9x".into()),
+    };
+    tether_human::Channel::notice(channel.as_ref(), &notice).await;
+    let posted = s.server.bot_messages(CHAT);
+    assert_eq!(posted.len(), 1);
+    assert_eq!(
+        posted[0].text,
+        "Run r-7k2m9x paused: the judge is unavailable.\nTo continue: tether resume r-7k2m9x"
+    );
 }
