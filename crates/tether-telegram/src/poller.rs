@@ -62,7 +62,7 @@ pub(crate) async fn poll(
     deliver: &dyn Deliver,
     cancel: &CancellationToken,
 ) -> Result<(), TelegramError> {
-    let mut offset: Option<i64> = None;
+    let mut offset: Option<i64> = shared.registry.offset();
     let mut backoff = Backoff::new(shared.options.retry.clone());
     let mut failing: (i64, u32) = (i64::MIN, 0);
     let timeout = shared.api.options().poll_timeout;
@@ -88,7 +88,10 @@ pub(crate) async fn poll(
                 continue;
             }
             match handle(shared, deliver, &update, cancel).await {
-                Ok(()) => offset = Some(update.update_id + 1),
+                Ok(()) => {
+                    offset = Some(update.update_id + 1);
+                    shared.registry.set_offset(update.update_id + 1);
+                }
                 Err(HandleError::Cancelled) => return Ok(()),
                 Err(HandleError::Store(e)) => {
                     failing = match failing {
@@ -98,6 +101,7 @@ pub(crate) async fn poll(
                     if failing.1 >= MAX_DELIVERY_FAILURES {
                         tracing::error!(update_id = update.update_id, error = %e, "cannot store a telegram reply; skipping it");
                         offset = Some(update.update_id + 1);
+                        shared.registry.set_offset(update.update_id + 1);
                         continue;
                     }
                     tracing::warn!(update_id = update.update_id, error = %e, "cannot store a telegram reply yet; it will come again");

@@ -13,6 +13,11 @@
 //!   only once its question is settled, so a reply given while its asker was killed is still
 //!   recorded by any poller (or by the resumed run).
 //!
+//! - `offset` is the next `getUpdates` offset, written after each update is handled, so the
+//!   next poller confirms what the last one handled instead of reading it again. It is ignored
+//!   when older than [`OFFSET_MAX_AGE`]: Telegram may restart its update ids after a week of
+//!   silence, and a stale offset would then hide new updates.
+//!
 //! The directory is `$XDG_RUNTIME_DIR/tether/telegram/<bot id>` (else under `$HOME/.cache`),
 //! keyed by the bot id — the digits before `:` in the token, which are the bot's public user id,
 //! never the secret.
@@ -22,6 +27,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+/// How long a saved offset is trusted (Telegram may renumber updates after a week of silence).
+pub const OFFSET_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(5 * 24 * 3600);
 
 /// A question posted to Telegram and waiting for its reply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,6 +142,26 @@ impl Registry {
         let _ = fs::remove_file(self.path(chat_id, message_id));
     }
 
+    /// The next `getUpdates` offset the last poller saved, if recent enough.
+    pub fn offset(&self) -> Option<i64> {
+        let path = self.dir.join("offset");
+        let age = fs::metadata(&path).ok()?.modified().ok()?.elapsed().ok()?;
+        if age > OFFSET_MAX_AGE {
+            return None;
+        }
+        fs::read_to_string(path).ok()?.trim().parse().ok()
+    }
+
+    /// Saves the next `getUpdates` offset (best effort: without it, the next poller reads the
+    /// unconfirmed updates again, which finds their questions settled).
+    pub fn set_offset(&self, offset: i64) {
+        let path = self.dir.join("offset");
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        if fs::write(&tmp, offset.to_string()).is_ok() {
+            let _ = fs::rename(&tmp, &path);
+        }
+    }
+
     fn path(&self, chat_id: i64, message_id: i64) -> PathBuf {
         self.dir
             .join("posts")
@@ -172,5 +200,8 @@ mod tests {
         assert!(reg.in_chat(-10).is_empty());
         reg.remove(-100, 7);
         assert_eq!(reg.find(-100, 7), None);
+        assert_eq!(reg.offset(), None);
+        reg.set_offset(9001);
+        assert_eq!(reg.offset(), Some(9001));
     }
 }
