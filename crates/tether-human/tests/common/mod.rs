@@ -30,6 +30,8 @@ pub fn zulip_broker(server: &FakeZulipServer, ws: &Workspace) -> (Journal, Broke
 
 /// The workspace's journal, and a broker on it whose one channel is `server`'s Telegram bot
 /// asking in `chat`, with the bot's registry (and poller lock) under `registry`. Short timings.
+/// (Not every includer of this module uses it: the `human` bench does not.)
+#[allow(dead_code)]
 pub fn telegram_broker(
     server: &tether_testkit::FakeTelegramServer,
     chat: i64,
@@ -42,6 +44,7 @@ pub fn telegram_broker(
 }
 
 /// The workspace's journal and the Telegram channel of [`telegram_broker`].
+#[allow(dead_code)]
 pub fn telegram_channel(
     server: &tether_testkit::FakeTelegramServer,
     chat: i64,

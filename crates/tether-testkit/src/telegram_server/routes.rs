@@ -96,7 +96,7 @@ async fn handle(
             axum::Json(json!({"ok": true, "result": result})),
         )
             .into_response(),
-        Err(response) => response,
+        Err(failure) => error(failure.code, &failure.description),
     }
 }
 
@@ -153,11 +153,25 @@ fn rate_limited(retry_after: u64) -> Response {
         .into_response()
 }
 
+const CONFLICT: &str = "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running";
+
 fn conflict() -> Response {
-    error(
-        409,
-        "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
-    )
+    error(409, CONFLICT)
+}
+
+/// A method's `ok: false` answer.
+struct Failure {
+    code: u16,
+    description: String,
+}
+
+impl Failure {
+    fn new(code: u16, description: &str) -> Self {
+        Failure {
+            code,
+            description: description.to_owned(),
+        }
+    }
 }
 
 /// A response whose body fails at once: hyper drops the connection without an answer.
@@ -172,27 +186,27 @@ fn connection_reset() -> Response {
     (StatusCode::OK, body).into_response()
 }
 
-fn chat_of(s: &Shared, p: &Params) -> Result<i64, Response> {
+fn chat_of(s: &Shared, p: &Params) -> Result<i64, Failure> {
     let id = p
         .i64("chat_id")
-        .ok_or_else(|| error(400, "Bad Request: chat_id is empty"))?;
+        .ok_or_else(|| Failure::new(400, "Bad Request: chat_id is empty"))?;
     if s.world().chats.contains_key(&id) {
         Ok(id)
     } else {
-        Err(error(400, "Bad Request: chat not found"))
+        Err(Failure::new(400, "Bad Request: chat not found"))
     }
 }
 
-fn get_chat(s: &Shared, p: &Params) -> Result<Value, Response> {
+fn get_chat(s: &Shared, p: &Params) -> Result<Value, Failure> {
     let chat = chat_of(s, p)?;
     Ok(s.world().chat_json(chat))
 }
 
-fn send_message(s: &Shared, p: &Params) -> Result<Value, Response> {
+fn send_message(s: &Shared, p: &Params) -> Result<Value, Failure> {
     let chat = chat_of(s, p)?;
     let text = p.str("text").unwrap_or_default();
     if text.is_empty() || text.chars().count() > 4096 {
-        return Err(error(400, "Bad Request: message text is empty"));
+        return Err(Failure::new(400, "Bad Request: message text is empty"));
     }
     let reply_to = p
         .object("reply_parameters")
@@ -208,7 +222,7 @@ fn send_message(s: &Shared, p: &Params) -> Result<Value, Response> {
             .filter_map(|b| b.get("callback_data").and_then(Value::as_str))
             .any(|d| d.is_empty() || d.len() > 64);
         if too_long {
-            return Err(error(400, "Bad Request: BUTTON_DATA_INVALID"));
+            return Err(Failure::new(400, "Bad Request: BUTTON_DATA_INVALID"));
         }
     }
     let mut w = s.world();
@@ -216,7 +230,7 @@ fn send_message(s: &Shared, p: &Params) -> Result<Value, Response> {
     if let Some(thread) = thread_id
         && !w.topics.iter().any(|(c, t, _)| *c == chat && *t == thread)
     {
-        return Err(error(400, "Bad Request: message thread not found"));
+        return Err(Failure::new(400, "Bad Request: message thread not found"));
     }
     let bot = w.bot.clone();
     let stored = w.store(StoredMessage {
@@ -234,7 +248,7 @@ fn send_message(s: &Shared, p: &Params) -> Result<Value, Response> {
     Ok(json)
 }
 
-async fn get_updates(s: &Shared, p: &Params, duplicate: bool) -> Result<Value, Response> {
+async fn get_updates(s: &Shared, p: &Params, duplicate: bool) -> Result<Value, Failure> {
     let offset = p.i64("offset");
     let limit = p.i64("limit").unwrap_or(100).clamp(1, 100) as usize;
     let timeout = Duration::from_secs(p.i64("timeout").unwrap_or(0).clamp(0, 50) as u64).min(
@@ -258,7 +272,7 @@ async fn get_updates(s: &Shared, p: &Params, duplicate: bool) -> Result<Value, R
             let mut w = s.world();
             if w.poll_generation != generation {
                 w.conflicts += 1;
-                return Err(conflict());
+                return Err(Failure::new(409, CONFLICT));
             }
             let ready: Vec<Value> = w
                 .updates
@@ -284,11 +298,11 @@ async fn get_updates(s: &Shared, p: &Params, duplicate: bool) -> Result<Value, R
     }
 }
 
-fn answer_callback(s: &Shared, p: &Params) -> Result<Value, Response> {
+fn answer_callback(s: &Shared, p: &Params) -> Result<Value, Failure> {
     let id = p.str("callback_query_id").unwrap_or_default();
     let mut w = s.world();
     let Some(press) = w.presses.iter_mut().find(|q: &&mut Press| q.id == id) else {
-        return Err(error(
+        return Err(Failure::new(
             400,
             "Bad Request: query is too old and response timeout expired or query ID is invalid",
         ));
@@ -297,7 +311,7 @@ fn answer_callback(s: &Shared, p: &Params) -> Result<Value, Response> {
     Ok(json!(true))
 }
 
-fn edit_markup(s: &Shared, p: &Params) -> Result<Value, Response> {
+fn edit_markup(s: &Shared, p: &Params) -> Result<Value, Failure> {
     let chat = chat_of(s, p)?;
     let id = p.i64("message_id").unwrap_or(0);
     let markup = p.object("reply_markup");
@@ -307,10 +321,10 @@ fn edit_markup(s: &Shared, p: &Params) -> Result<Value, Response> {
         .iter()
         .position(|m| m.chat_id == chat && m.message_id == id)
     else {
-        return Err(error(400, "Bad Request: message to edit not found"));
+        return Err(Failure::new(400, "Bad Request: message to edit not found"));
     };
     if w.messages[index].reply_markup == markup {
-        return Err(error(
+        return Err(Failure::new(
             400,
             "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message",
         ));
@@ -320,15 +334,15 @@ fn edit_markup(s: &Shared, p: &Params) -> Result<Value, Response> {
     Ok(w.message_json(&message))
 }
 
-fn create_topic(s: &Shared, p: &Params) -> Result<Value, Response> {
+fn create_topic(s: &Shared, p: &Params) -> Result<Value, Failure> {
     let chat = chat_of(s, p)?;
     let name = p.str("name").unwrap_or_default();
     if name.is_empty() || name.chars().count() > 128 {
-        return Err(error(400, "Bad Request: TOPIC_NAME_INVALID"));
+        return Err(Failure::new(400, "Bad Request: TOPIC_NAME_INVALID"));
     }
     let mut w = s.world();
     if !w.chats.get(&chat).is_some_and(|c| c.is_forum) {
-        return Err(error(400, "Bad Request: the chat is not a forum"));
+        return Err(Failure::new(400, "Bad Request: the chat is not a forum"));
     }
     let thread = w.next_topic;
     w.next_topic += 1;
