@@ -345,3 +345,52 @@ async fn a_notice_is_posted_in_the_chat_with_the_command_to_go_on() {
         "Run r-7k2m9x paused: the judge is unavailable.\nTo continue: tether resume r-7k2m9x"
     );
 }
+
+#[tokio::test]
+async fn offered_on_telegram_and_zulip_at_once_it_is_answered_once_and_zulip_is_told() {
+    let s = setup().await;
+    let zulip = tether_testkit::FakeZulipServer::builder()
+        .longpoll_timeout(Duration::from_millis(200))
+        .start()
+        .await
+        .unwrap();
+    let (journal, channel) = telegram_channel(&s.server, CHAT, &s.ws, &s.registry);
+    let (_, zulip_broker) = crate::common::zulip_broker(&zulip, &s.ws);
+    let broker = zulip_broker.with_channel(channel);
+    let waiting = tokio::spawn(async move {
+        broker
+            .ask(ask(&["Now", "Later"]), CancellationToken::new())
+            .await
+    });
+    let question = posted(&s.server, 1).await;
+    zulip.wait_for_messages(1, LIMIT).await.unwrap();
+    let data = s.server.bot_messages(CHAT)[0].reply_markup.clone().unwrap()["inline_keyboard"][0]
+        [0]["callback_data"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    s.server.press(&s.server.alice(), CHAT, question, &data);
+    let got = tokio::time::timeout(LIMIT, waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (got.text.as_str(), got.channel.as_str(), got.choice),
+        ("Now", "telegram", Some(0))
+    );
+    let topic = zulip.bot_messages()[0].topic.clone();
+    let in_topic = zulip.messages_in(&topic);
+    let note = &in_topic.last().unwrap().content;
+    assert!(
+        note.contains("telegram") && note.contains("Alice"),
+        "{note}"
+    );
+    let stored = journal.store().question(&got.question_id).unwrap();
+    assert_eq!(stored.channel.as_deref(), Some("telegram"));
+    assert_eq!(
+        s.server.bot_messages(CHAT).len(),
+        1,
+        "no note on the winning channel"
+    );
+}
