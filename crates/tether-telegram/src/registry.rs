@@ -106,10 +106,14 @@ impl Registry {
     }
 
     /// Records `post` as waiting (atomically: written aside, then renamed).
+    /// A relative state dir is made absolute first: other processes read it from other
+    /// working directories.
     pub fn add(&self, post: &WaitingPost) -> io::Result<()> {
         let path = self.path(post.chat_id, post.message_id);
         let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        let json = serde_json::to_vec(post).map_err(io::Error::other)?;
+        let mut post = post.clone();
+        post.state_dir = std::path::absolute(&post.state_dir)?;
+        let json = serde_json::to_vec(&post).map_err(io::Error::other)?;
         fs::write(&tmp, json)?;
         fs::rename(&tmp, &path)
     }
