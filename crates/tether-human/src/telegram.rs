@@ -10,6 +10,11 @@
 //! that workspace's waiters); the others wait on their store and take the lock over when the
 //! poller exits. The store is the truth, whoever polls.
 //!
+//! Where it goes: in a supergroup with forum topics, each conversation opens a topic of its own
+//! (named after its first question) and any message in the topic answers; elsewhere the
+//! question is a message in the chat and a reply to it answers (a follow-up replies to the
+//! conversation's first question, keeping the chain).
+//!
 //! Where a question was posted is recorded in the store (`question_posts`), so a resumed run —
 //! which offers the question its killed process left pending again — registers the same
 //! message again instead of posting twice; a reply given meanwhile stays queued at Telegram
@@ -52,27 +57,60 @@ impl Telegram {
         }
     }
 
-    /// The chat and message id where `question` was posted, if it was.
-    fn posted(&self, question: &QuestionId) -> Option<(i64, i64)> {
+    /// Where `question` was posted, if it was.
+    fn posted(&self, question: &QuestionId) -> Option<Posted> {
         let posts = self.journal.store().posts(question).ok()?;
         let post = posts.into_iter().find(|p| p.channel == NAME)?;
-        let chat = post.external_ref.get("chat_id")?.as_i64()?;
-        let id = post.external_ref.get("message_id")?.as_i64()?;
-        Some((chat, id))
+        Some(Posted {
+            chat: post.external_ref.get("chat_id")?.as_i64()?,
+            message: post.external_ref.get("message_id")?.as_i64()?,
+            topic: post.external_ref.get("thread_id").and_then(|t| t.as_i64()),
+        })
     }
 
-    /// The message the conversation `thread` started with on Telegram (a thread id is the id
-    /// of its first question), for a follow-up to reply to.
-    fn thread_message(&self, thread: &str) -> Option<i64> {
-        let id: QuestionId = thread.parse().ok()?;
-        self.posted(&id).map(|(_, message)| message)
+    /// Where a question goes: a follow-up into its conversation's topic (or as a reply to the
+    /// conversation's first message in a reply chain); a new conversation into a topic of its
+    /// own when the chat has topics, else into the chat. Returns `(reply_to, topic)`.
+    async fn place(
+        &self,
+        q: &Question,
+        stop: &CancellationToken,
+    ) -> Result<(Option<i64>, Option<i64>), String> {
+        let earlier = q
+            .thread_id
+            .as_deref()
+            .and_then(|t| t.parse::<QuestionId>().ok())
+            .and_then(|t| self.posted(&t));
+        if let Some(earlier) = earlier {
+            return Ok(match earlier.topic {
+                Some(topic) => (None, Some(topic)),
+                None => (Some(earlier.message), None),
+            });
+        }
+        let forum = match self.client.is_forum(stop).await {
+            Ok(forum) => forum,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot tell whether the telegram chat has topics; using a reply chain");
+                false
+            }
+        };
+        if !forum {
+            return Ok((None, None));
+        }
+        let topic = self
+            .client
+            .create_topic(&topic_name(&q.question), stop)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok((None, Some(topic)))
     }
 
     /// Posts `q` (once) and returns where.
-    async fn post(&self, q: &Question, stop: &CancellationToken) -> Result<(i64, i64), String> {
+    async fn post(&self, q: &Question, stop: &CancellationToken) -> Result<Posted, String> {
         if let Some(posted) = self.posted(&q.id) {
             return Ok(posted);
         }
+        let (reply_to, topic) = self.place(q, stop).await?;
         let message = QuestionMessage {
             question: &q.question,
             context: &q.context,
@@ -80,34 +118,41 @@ impl Telegram {
             options: &q.options,
             follow_up: q.thread_id.is_some(),
         };
-        let reply_to = q.thread_id.as_deref().and_then(|t| self.thread_message(t));
         let sent = self
             .client
-            .send(
+            .send_in(
                 &message.render(),
                 reply_to,
+                topic,
                 &message.buttons(q.id.as_str()),
                 stop,
             )
             .await
             .map_err(|e| e.to_string())?;
-        let reference = json!({"chat_id": sent.chat.id, "message_id": sent.message_id});
+        let reference =
+            json!({"chat_id": sent.chat.id, "message_id": sent.message_id, "thread_id": topic});
         self.journal
             .store()
             .record_post(&q.id, NAME, &reference)
             .map_err(|e| e.to_string())?;
-        Ok((sent.chat.id, sent.message_id))
+        Ok(Posted {
+            chat: sent.chat.id,
+            message: sent.message_id,
+            topic,
+        })
     }
 
     /// Posts (once), registers the post for whichever process polls, and serves until `stop`.
     async fn wait(&self, q: &Question, stop: &CancellationToken) -> Result<(), String> {
-        let (chat_id, message_id) = self.post(q, stop).await?;
+        let posted = self.post(q, stop).await?;
+        let (chat_id, message_id) = (posted.chat, posted.message);
         let post = WaitingPost {
             chat_id,
             message_id,
             state_dir: self.state_dir.clone(),
             question_id: q.id.to_string(),
             options: q.options.clone(),
+            thread_id: posted.topic,
         };
         self.client
             .registry()
@@ -132,6 +177,32 @@ impl Telegram {
         }
         served
     }
+}
+
+/// Where a question was posted.
+struct Posted {
+    chat: i64,
+    message: i64,
+    /// The forum topic it opened or followed up in.
+    topic: Option<i64>,
+}
+
+/// Telegram's limit on a topic's name.
+const MAX_TOPIC_CHARS: usize = 128;
+
+/// A forum topic's name: the question, cut to Telegram's limit.
+fn topic_name(question: &str) -> String {
+    let question = question.split_whitespace().collect::<Vec<_>>().join(" ");
+    if question.chars().count() <= MAX_TOPIC_CHARS {
+        return if question.is_empty() {
+            "Question from tether".to_owned()
+        } else {
+            question
+        };
+    }
+    let mut cut: String = question.chars().take(MAX_TOPIC_CHARS - 1).collect();
+    cut.push('…');
+    cut
 }
 
 /// Writes replies into the asking workspace's store and pokes its waiters.
@@ -213,7 +284,12 @@ impl Channel for Telegram {
         answer: &'a Answer,
     ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let Some((chat, message)) = self.posted(&question.id) else {
+            let Some(Posted {
+                chat,
+                message,
+                topic,
+            }) = self.posted(&question.id)
+            else {
                 return;
             };
             self.client.registry().remove(chat, message);
@@ -221,7 +297,7 @@ impl Channel for Telegram {
             let note = answered_elsewhere_note(&answer.channel, &answer.responder);
             if let Err(e) = self
                 .client
-                .send(&note, Some(message), &[], &CancellationToken::new())
+                .send_in(&note, Some(message), topic, &[], &CancellationToken::new())
                 .await
             {
                 tracing::warn!(error = %e, "could not tell telegram who answered");

@@ -16,7 +16,7 @@ use tether_config::Secret;
 use crate::error::TelegramError;
 use crate::settings::TelegramSettings;
 use crate::tls;
-use crate::wire::{Envelope, Message, Update, User};
+use crate::wire::{Chat, Envelope, Message, Update, User};
 
 /// Timeouts of the HTTP layer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,16 +107,41 @@ impl TelegramApi {
         self.call("getMe", json!({}), None).await
     }
 
-    /// `sendMessage` of plain `text` to `chat_id`, optionally as a reply and with buttons (one
-    /// per row).
+    /// `getChat`: the chat (whether it has forum topics).
+    pub async fn get_chat(&self, chat_id: &str) -> Result<Chat, TelegramError> {
+        self.call("getChat", json!({"chat_id": chat_ref(chat_id)}), None)
+            .await
+    }
+
+    /// `createForumTopic` named `name` (1–128 characters): its `message_thread_id`.
+    pub async fn create_forum_topic(
+        &self,
+        chat_id: &str,
+        name: &str,
+    ) -> Result<i64, TelegramError> {
+        let body = json!({"chat_id": chat_ref(chat_id), "name": name});
+        let topic: Value = self.call("createForumTopic", body, None).await?;
+        topic["message_thread_id"]
+            .as_i64()
+            .ok_or_else(|| TelegramError::BadResponse {
+                detail: "createForumTopic without a message_thread_id".to_owned(),
+            })
+    }
+
+    /// `sendMessage` of plain `text` to `chat_id` (in the forum topic `thread`, if given),
+    /// optionally as a reply and with buttons (one per row).
     pub async fn send_message(
         &self,
         chat_id: &str,
         text: &str,
         reply_to: Option<i64>,
+        thread: Option<i64>,
         buttons: &[Button],
     ) -> Result<Message, TelegramError> {
         let mut body = json!({"chat_id": chat_ref(chat_id), "text": text});
+        if let Some(thread) = thread {
+            body["message_thread_id"] = json!(thread);
+        }
         if let Some(id) = reply_to {
             body["reply_parameters"] =
                 json!({"message_id": id, "allow_sending_without_reply": true});

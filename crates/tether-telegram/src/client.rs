@@ -58,6 +58,7 @@ pub(crate) struct Shared {
     pub(crate) options: ClientOptions,
     pub(crate) registry: Registry,
     bot: OnceCell<User>,
+    forum: OnceCell<bool>,
 }
 
 impl TelegramClient {
@@ -83,6 +84,7 @@ impl TelegramClient {
                 options,
                 registry,
                 bot: OnceCell::new(),
+                forum: OnceCell::new(),
             }),
         })
     }
@@ -130,9 +132,50 @@ impl TelegramClient {
         buttons: &[Button],
         cancel: &CancellationToken,
     ) -> Result<Message, TelegramError> {
+        self.send_in(text, reply_to, None, buttons, cancel).await
+    }
+
+    /// [`TelegramClient::send`] into the forum topic `thread`, when given.
+    pub async fn send_in(
+        &self,
+        text: &str,
+        reply_to: Option<i64>,
+        thread: Option<i64>,
+        buttons: &[Button],
+        cancel: &CancellationToken,
+    ) -> Result<Message, TelegramError> {
         let chat = self.shared.chat_id.as_str();
         self.retrying(cancel, move |api| async move {
-            api.send_message(chat, text, reply_to, buttons).await
+            api.send_message(chat, text, reply_to, thread, buttons)
+                .await
+        })
+        .await
+    }
+
+    /// Whether the configured chat has forum topics (`getChat`, asked once).
+    pub async fn is_forum(&self, cancel: &CancellationToken) -> Result<bool, TelegramError> {
+        let chat = self.shared.chat_id.as_str();
+        let forum = self
+            .shared
+            .forum
+            .get_or_try_init(|| {
+                self.retrying(cancel, move |api| async move {
+                    api.get_chat(chat).await.map(|c| c.is_forum)
+                })
+            })
+            .await?;
+        Ok(*forum)
+    }
+
+    /// Opens a forum topic named `name` in the configured chat; its `message_thread_id`.
+    pub async fn create_topic(
+        &self,
+        name: &str,
+        cancel: &CancellationToken,
+    ) -> Result<i64, TelegramError> {
+        let chat = self.shared.chat_id.as_str();
+        self.retrying(cancel, move |api| async move {
+            api.create_forum_topic(chat, name).await
         })
         .await
     }

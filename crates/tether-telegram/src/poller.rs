@@ -218,9 +218,19 @@ fn from_message(shared: &Shared, message: &Message, update_id: i64) -> (Option<M
         update_id,
     };
     let chat = message.chat.id;
-    if let Some(to) = &message.reply_to_message {
+    // In a forum topic Telegram sets `reply_to_message` to the topic's first message even for
+    // a plain message, so a reply to a registered post wins, then the topic a question opened.
+    let replied = message.reply_to_message.as_ref().map(|to| {
         let to_bot = to.from.as_ref().is_some_and(|u| u.id == shared.bot_id);
-        let post = shared.registry.find(chat, to.message_id);
+        (shared.registry.find(chat, to.message_id), to_bot)
+    });
+    let in_topic = || {
+        message
+            .message_thread_id
+            .and_then(|thread| shared.registry.in_topic(chat, thread))
+    };
+    if let Some((post, to_bot)) = replied {
+        let post = post.or_else(in_topic);
         return (
             post.map(|post| Matched {
                 post,
@@ -228,6 +238,16 @@ fn from_message(shared: &Shared, message: &Message, update_id: i64) -> (Option<M
                 callback: None,
             }),
             to_bot,
+        );
+    }
+    if let Some(post) = in_topic() {
+        return (
+            Some(Matched {
+                post,
+                reply,
+                callback: None,
+            }),
+            false,
         );
     }
     if message.chat.kind == "private" {

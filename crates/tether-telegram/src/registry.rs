@@ -45,6 +45,10 @@ pub struct WaitingPost {
     /// The question's options (button labels), for the press's confirmation.
     #[serde(default)]
     pub options: Vec<String>,
+    /// The forum topic the question opened, where any message answers it (a chat with
+    /// topics); `None` in a reply chain.
+    #[serde(default)]
+    pub thread_id: Option<i64>,
 }
 
 /// The shared directory of one bot.
@@ -141,6 +145,13 @@ impl Registry {
             .collect()
     }
 
+    /// The waiting post that opened the forum topic `thread_id` of `chat_id`.
+    pub fn in_topic(&self, chat_id: i64, thread_id: i64) -> Option<WaitingPost> {
+        self.in_chat(chat_id)
+            .into_iter()
+            .find(|p| p.thread_id == Some(thread_id))
+    }
+
     /// Forgets a post (its question is settled). Missing is fine.
     pub fn remove(&self, chat_id: i64, message_id: i64) {
         let _ = fs::remove_file(self.path(chat_id, message_id));
@@ -197,6 +208,7 @@ mod tests {
             state_dir: "/ws/.tether".into(),
             question_id: "q-1".into(),
             options: vec!["A".into()],
+            thread_id: None,
         };
         reg.add(&post).unwrap();
         assert_eq!(reg.find(-100, 7), Some(post.clone()));

@@ -65,6 +65,9 @@ pub struct Chat {
     /// `private`, `group`, `supergroup` or `channel`.
     #[serde(rename = "type", default)]
     pub kind: String,
+    /// Whether the supergroup has forum topics (`getChat` only).
+    #[serde(default)]
+    pub is_forum: bool,
 }
 
 /// A message.
@@ -83,6 +86,9 @@ pub struct Message {
     /// The message it replies to.
     #[serde(default)]
     pub reply_to_message: Option<Box<Message>>,
+    /// The forum topic it is in.
+    #[serde(default)]
+    pub message_thread_id: Option<i64>,
 }
 
 /// A press of an inline-keyboard button.

@@ -394,3 +394,87 @@ async fn offered_on_telegram_and_zulip_at_once_it_is_answered_once_and_zulip_is_
         "no note on the winning channel"
     );
 }
+
+#[tokio::test]
+async fn in_a_chat_with_topics_a_conversation_opens_a_topic_and_a_message_there_answers() {
+    let s = setup().await;
+    let forum = FakeTelegramServer::FORUM;
+    let (journal, broker) = telegram_broker(&s.server, forum, &s.ws, &s.registry);
+    let b = broker.clone();
+    let waiting = tokio::spawn(async move { b.ask(ask(&[]), CancellationToken::new()).await });
+    s.server
+        .wait_for_count(Method::SendMessage, 1, LIMIT)
+        .await
+        .unwrap();
+    let topics = s.server.topics();
+    assert_eq!(topics.len(), 1);
+    let (_, thread, name) = topics[0].clone();
+    assert_eq!(name, "Merge the migration now?");
+    let question = s.server.bot_messages(forum)[0].clone();
+    assert_eq!(question.thread_id, Some(thread));
+    // Chatter in the chat outside the topic is not the answer; a plain message in it is.
+    s.server.post(&s.server.bob(), forum, None, "lunch?");
+    s.server
+        .post(&s.server.alice(), forum, Some(thread), "Yes, merge.");
+    let got = tokio::time::timeout(LIMIT, waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (got.text.as_str(), got.responder.as_str()),
+        ("Yes, merge.", "Alice")
+    );
+    let posts = journal.store().posts(&got.question_id).unwrap();
+    assert_eq!(posts[0].external_ref["thread_id"], thread);
+
+    // A follow-up in the same conversation goes into the same topic.
+    let mut follow_up = ask(&[]);
+    follow_up.question = "And the old table?".into();
+    follow_up.thread_id = Some(got.thread_id.clone());
+    let b = broker.clone();
+    let waiting = tokio::spawn(async move { b.ask(follow_up, CancellationToken::new()).await });
+    s.server
+        .wait_for_count(Method::SendMessage, 2, LIMIT)
+        .await
+        .unwrap();
+    assert_eq!(s.server.topics().len(), 1, "no second topic");
+    let second = s.server.bot_messages(forum)[1].clone();
+    assert_eq!(second.thread_id, Some(thread));
+    s.server
+        .reply(&s.server.alice(), forum, second.message_id, "Drop it.");
+    let got = tokio::time::timeout(LIMIT, waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.text, "Drop it.");
+}
+
+#[tokio::test]
+async fn a_follow_up_in_a_reply_chain_replies_to_the_first_question() {
+    let s = setup().await;
+    let b = s.broker.clone();
+    let waiting = tokio::spawn(async move { b.ask(ask(&[]), CancellationToken::new()).await });
+    let first = posted(&s.server, 1).await;
+    s.server.reply(&s.server.alice(), CHAT, first, "yes");
+    let got = tokio::time::timeout(LIMIT, waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let mut follow_up = ask(&[]);
+    follow_up.thread_id = Some(got.thread_id.clone());
+    let b = s.broker.clone();
+    let waiting = tokio::spawn(async move { b.ask(follow_up, CancellationToken::new()).await });
+    let second = posted(&s.server, 2).await;
+    assert_eq!(s.server.bot_messages(CHAT)[1].reply_to, Some(first));
+    assert!(s.server.topics().is_empty());
+    s.server.reply(&s.server.alice(), CHAT, second, "also yes");
+    let got = tokio::time::timeout(LIMIT, waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.text, "also yes");
+}

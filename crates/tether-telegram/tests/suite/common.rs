@@ -86,6 +86,7 @@ pub async fn ask(
         state_dir: workspace.into(),
         question_id: question_id.to_owned(),
         options: options.to_vec(),
+        thread_id: None,
     };
     client.registry().add(&post).unwrap();
     post

@@ -322,8 +322,17 @@ impl FakeTelegramServer {
     }
 
     /// `from` writes `text` in `chat` (in the topic `thread`, if given), replying to nothing.
+    /// As in Telegram, a message in a topic still carries the topic's first message (the
+    /// `forum_topic_created` service message) as its `reply_to_message`.
     pub fn post(&self, from: &TelegramUser, chat: i64, thread: Option<i64>, text: &str) -> i64 {
-        self.deliver(from, chat, thread, None, text)
+        let opener = thread.and_then(|thread| {
+            let w = self.shared.world();
+            w.messages
+                .iter()
+                .find(|m| m.chat_id == chat && m.thread_id == Some(thread))
+                .map(|m| m.message_id)
+        });
+        self.deliver(from, chat, thread, opener, text)
     }
 
     /// An update carrying a message of the bot itself replying to `to` (Telegram never sends
