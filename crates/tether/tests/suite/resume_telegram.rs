@@ -1,7 +1,8 @@
 //! A run asking on Telegram killed (SIGKILL) while its question waits, a reply given while no
 //! tether process polls the bot, then `tether resume`: the resumed run waits on the same
 //! message — never posting it again — and gets the reply Telegram kept queued. Real `tether`
-//! binary, fake model and Bot API servers.
+//! binary, fake model and Bot API servers. Its debug log, with network faults in it, never
+//! shows the bot token.
 
 use std::fs;
 use std::path::Path;
@@ -15,7 +16,7 @@ use tether_model::scripted::{Script, Turn};
 use tether_store::{Question, Store};
 use tether_testkit::FakeTelegramServer;
 use tether_testkit::model_server::FakeModelServer;
-use tether_testkit::telegram_server::Method;
+use tether_testkit::telegram_server::{Method, TelegramFault};
 use tether_testkit::wait_until;
 
 use crate::common::{PATIENCE, cmd, model_table, runtime, wait_exit};
@@ -126,11 +127,33 @@ fn a_killed_run_resumes_on_the_same_message_and_gets_the_reply_given_meanwhile()
     // Nobody polls now: Telegram keeps the reply queued.
     telegram.reply(&telegram.alice(), CHAT, message, ANSWER);
 
+    // The resumed run's first long-poll breaks and its first retry is refused: both are
+    // logged (at debug, everything is), never with the token.
+    let polls = telegram.count(Method::GetUpdates);
+    telegram.fault_at(Method::GetUpdates, polls, TelegramFault::ConnectionReset);
+    telegram.fault_at(
+        Method::GetUpdates,
+        polls + 1,
+        TelegramFault::ServerError(502),
+    );
+    let log = runtime_dir.path().join("resume.log");
     let mut resumed = telegram_cmd(dir, &["resume"], &telegram, runtime_dir.path())
+        .env("TETHER_LOG", "debug")
+        .stderr(fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
     let code = wait_exit(&mut resumed).code();
-    assert_eq!(code, Some(0));
+    let log = fs::read_to_string(&log).unwrap();
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains("getUpdates failed"),
+        "the faults were logged: {log}"
+    );
+    let secret = telegram.token().split_once(':').unwrap().1;
+    assert!(
+        !log.contains(secret),
+        "the token leaked into the log: {log}"
+    );
     assert_eq!(
         telegram.count(Method::SendMessage),
         posted,
