@@ -16,9 +16,12 @@
 //!   an update only once its answer is stored, so a crash re-delivers rather than loses. A
 //!   poller starts without an offset (Telegram's oldest unconfirmed update); a re-delivered
 //!   reply finds its question answered (the store's first answer wins), so nothing doubles.
-//! - **A reply chain, not forum topics**: replies are matched on `reply_to_message`, which
-//!   works in private chats, groups and supergroups alike; a follow-up replies to the earlier
-//!   question. In a private chat a plain message answers the chat's one waiting question.
+//! - **A forum topic per conversation where the chat has topics, else a reply chain**: in a
+//!   supergroup with topics (`getChat` says `is_forum`; the bot must be an admin allowed to
+//!   manage topics) a conversation opens its own topic and any message in it answers; elsewhere
+//!   replies are matched on `reply_to_message`, which works in private chats, groups and
+//!   supergroups alike, and a follow-up replies to the conversation's first question. In a
+//!   private chat a plain message answers the chat's one waiting question.
 //! - **The token stays secret**: it is part of every URL, so URLs are never logged and reqwest
 //!   errors are stripped of theirs; the registry is keyed by the bot id (the token's public
 //!   digits before `:`).
