@@ -105,6 +105,18 @@ impl Telegram {
         Ok((None, Some(topic)))
     }
 
+    /// The text of `q`'s message.
+    fn render(q: &Question) -> String {
+        QuestionMessage {
+            question: &q.question,
+            context: &q.context,
+            confidence: q.confidence.unwrap_or(0),
+            options: &q.options,
+            follow_up: q.thread_id.is_some(),
+        }
+        .render()
+    }
+
     /// Posts `q` (once) and returns where.
     async fn post(&self, q: &Question, stop: &CancellationToken) -> Result<Posted, String> {
         if let Some(posted) = self.posted(&q.id) {
@@ -153,6 +165,7 @@ impl Telegram {
             question_id: q.id.to_string(),
             options: q.options.clone(),
             thread_id: posted.topic,
+            text: Some(Self::render(q)),
         };
         self.client
             .registry()

@@ -222,7 +222,16 @@ fn from_message(shared: &Shared, message: &Message, update_id: i64) -> (Option<M
     // a plain message, so a reply to a registered post wins, then the topic a question opened.
     let replied = message.reply_to_message.as_ref().map(|to| {
         let to_bot = to.from.as_ref().is_some_and(|u| u.id == shared.bot_id);
-        (shared.registry.find(chat, to.message_id), to_bot)
+        let post = shared.registry.find(chat, to.message_id).or_else(|| {
+            // A second copy of a question (a retried send) is not registered; its text is.
+            let text = to.text.as_deref().filter(|_| to_bot)?.trim();
+            shared
+                .registry
+                .in_chat(chat)
+                .into_iter()
+                .find(|p| p.text.as_deref().map(str::trim) == Some(text))
+        });
+        (post, to_bot)
     });
     let in_topic = || {
         message
@@ -279,7 +288,19 @@ fn from_callback(
     let Some((index, question)) = query.data.as_deref().and_then(parse_callback_data) else {
         return (None, false);
     };
-    let Some(post) = shared.registry.find(message.chat.id, message.message_id) else {
+    // A press on a second copy of a question (a retried send) finds it by the question id.
+    let copy = || {
+        shared
+            .registry
+            .in_chat(message.chat.id)
+            .into_iter()
+            .find(|p| !question.is_empty() && p.question_id.starts_with(question))
+    };
+    let Some(post) = shared
+        .registry
+        .find(message.chat.id, message.message_id)
+        .or_else(copy)
+    else {
         return (None, true);
     };
     if !post.question_id.starts_with(question) {

@@ -49,6 +49,11 @@ pub struct WaitingPost {
     /// topics); `None` in a reply chain.
     #[serde(default)]
     pub thread_id: Option<i64>,
+    /// The question message's text. A lost `sendMessage` response can make a retry post the
+    /// question twice (Telegram has no idempotency key); a reply to the unregistered first
+    /// copy is matched by this text.
+    #[serde(default)]
+    pub text: Option<String>,
 }
 
 /// The shared directory of one bot.
@@ -209,6 +214,7 @@ mod tests {
             question_id: "q-1".into(),
             options: vec!["A".into()],
             thread_id: None,
+            text: None,
         };
         reg.add(&post).unwrap();
         assert_eq!(reg.find(-100, 7), Some(post.clone()));

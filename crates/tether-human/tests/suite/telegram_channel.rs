@@ -478,3 +478,42 @@ async fn a_follow_up_in_a_reply_chain_replies_to_the_first_question() {
         .unwrap();
     assert_eq!(got.text, "also yes");
 }
+
+#[tokio::test]
+async fn when_a_lost_response_made_the_question_post_twice_the_first_copy_still_answers() {
+    for press in [false, true] {
+        let s = setup().await;
+        s.server
+            .fault_at(Method::SendMessage, 0, TelegramFault::ResetAfterHandling);
+        let b = s.broker.clone();
+        let waiting = tokio::spawn(async move {
+            b.ask(ask(&["Merge now", "Wait"]), CancellationToken::new())
+                .await
+        });
+        posted(&s.server, 2).await;
+        let copies = s.server.bot_messages(CHAT);
+        assert_eq!(copies.len(), 2, "the retry posted a second copy");
+        let first = copies[0].clone();
+        if press {
+            let data = first.reply_markup.unwrap()["inline_keyboard"][1][0]["callback_data"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            s.server
+                .press(&s.server.bob(), CHAT, first.message_id, &data);
+        } else {
+            s.server
+                .reply(&s.server.alice(), CHAT, first.message_id, "Wait");
+        }
+        let got = tokio::time::timeout(LIMIT, waiting)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (got.text.as_str(), got.choice),
+            ("Wait", Some(1)),
+            "press: {press}"
+        );
+    }
+}

@@ -47,13 +47,67 @@ pub async fn server(longpoll: Duration) -> FakeTelegramServer {
 
 /// A client of `server` asking in its group.
 pub fn client(server: &FakeTelegramServer, registry: &Path, longpoll: Duration) -> TelegramClient {
+    client_in(server, FakeTelegramServer::GROUP, registry, longpoll)
+}
+
+/// A client of `server` asking in `chat`.
+pub fn client_in(
+    server: &FakeTelegramServer,
+    chat: i64,
+    registry: &Path,
+    longpoll: Duration,
+) -> TelegramClient {
     let settings = TelegramSettings::new(
         &server.api_url(),
         Secret::new(server.token()),
-        &FakeTelegramServer::GROUP.to_string(),
+        &chat.to_string(),
     )
     .unwrap();
     TelegramClient::new(&settings, options(registry, longpoll)).unwrap()
+}
+
+/// Opens a forum topic in the client's chat and posts a question there, as the channel does in
+/// a chat with topics, and registers it as waiting.
+pub async fn ask_in_topic(
+    client: &TelegramClient,
+    question_id: &str,
+    workspace: &str,
+    question: &str,
+    options: &[String],
+) -> WaitingPost {
+    let cancel = CancellationToken::new();
+    assert!(
+        client.is_forum(&cancel).await.unwrap(),
+        "a chat with topics"
+    );
+    let topic = client.create_topic(question, &cancel).await.unwrap();
+    let message = QuestionMessage {
+        question,
+        context: "",
+        confidence: 30,
+        options,
+        follow_up: false,
+    };
+    let sent = client
+        .send_in(
+            &message.render(),
+            None,
+            Some(topic),
+            &message.buttons(question_id),
+            &cancel,
+        )
+        .await
+        .unwrap();
+    let post = WaitingPost {
+        chat_id: sent.chat.id,
+        message_id: sent.message_id,
+        state_dir: workspace.into(),
+        question_id: question_id.to_owned(),
+        options: options.to_vec(),
+        thread_id: Some(topic),
+    };
+    client.registry().add(&post).unwrap();
+    post
 }
 
 /// Posts a question as the channel does and registers it as waiting.
@@ -87,6 +141,7 @@ pub async fn ask(
         question_id: question_id.to_owned(),
         options: options.to_vec(),
         thread_id: None,
+        text: None,
     };
     client.registry().add(&post).unwrap();
     post
