@@ -1,6 +1,6 @@
 //! The Telegram client's soak: 1,000 seeded chaos runs (every fault of the fake Bot API, noise,
 //! human replies and button presses at random moments, poller hand-overs), then the cost and
-//! speed of a clean wait.
+//! speed of a clean wait. A third of the chaos runs ask in a chat with forum topics.
 //!
 //! 1. Chaos: each seed must record the human's first answer, with the question posted once.
 //!    Prints `N runs, L lost, D duplicated`.
@@ -46,11 +46,12 @@ fn main() -> ExitCode {
 
 async fn soak() -> ExitCode {
     let started = Instant::now();
-    let (mut lost, mut duplicated, mut requests, mut handovers) = (0, 0, 0, 0);
+    let (mut lost, mut duplicated, mut requests, mut handovers, mut forums) = (0, 0, 0, 0, 0);
     for seed in 0..CHAOS_RUNS {
         let report = chaos_scenario::run(seed).await;
         requests += report.requests;
         handovers += usize::from(report.handover);
+        forums += usize::from(report.forum);
         if report.lost() {
             lost += 1;
         }
@@ -62,7 +63,7 @@ async fn soak() -> ExitCode {
         }
     }
     println!(
-        "{CHAOS_RUNS} runs, {lost} lost, {duplicated} duplicated ({handovers} with a poller hand-over, {requests} requests, {:.1} s)",
+        "{CHAOS_RUNS} runs, {lost} lost, {duplicated} duplicated ({forums} in forum topics, {handovers} with a poller hand-over, {requests} requests, {:.1} s)",
         started.elapsed().as_secs_f64()
     );
 

@@ -1,7 +1,9 @@
 //! One seeded chaos run: a question (plain or with choices) posted while the fake Bot API
 //! injects faults on every method, noise in the chat, a human answering (a reply or a button)
 //! before anyone polls or part-way into a long-poll, sometimes a second answer, a store that
-//! fails for a while, and sometimes a second waiter taking over the poll mid-wait.
+//! fails for a while, and sometimes a second waiter taking over the poll mid-wait. A third of
+//! the runs ask in a chat with forum topics (a topic per question; a plain message in it, a
+//! reply or a button answers; messages in other topics are noise).
 //!
 //! The test runs a few seeds; the soak bench runs 1,000. A run is lost when no answer is
 //! recorded, duplicated when the question is posted more than once or an answer other than the
@@ -14,9 +16,10 @@ use std::time::{Duration, Instant};
 use tether_telegram::callback_data;
 use tether_testkit::telegram_server::{FakeTelegramServer, Method, TelegramFault};
 
-use super::common::{Recorder, ask, client, serve};
+use super::common::{Recorder, ask, ask_in_topic, client_in, serve};
 
 const GROUP: i64 = FakeTelegramServer::GROUP;
+const FORUM: i64 = FakeTelegramServer::FORUM;
 const LONGPOLL: Duration = Duration::from_millis(10);
 const LIMIT: Duration = Duration::from_secs(10);
 
@@ -29,6 +32,7 @@ pub struct Report {
     pub expected: String,
     pub got: Option<String>,
     pub handover: bool,
+    pub forum: bool,
     pub requests: usize,
 }
 
@@ -53,21 +57,22 @@ fn fault(rng: &mut fastrand::Rng, method: Method) -> TelegramFault {
     }
 }
 
-fn noise(server: &FakeTelegramServer, rng: &mut fastrand::Rng, question: i64) {
+fn noise(server: &FakeTelegramServer, rng: &mut fastrand::Rng, chat: i64, question: i64) {
     let alice = server.alice();
     match rng.usize(0..4) {
         0 => {
-            server.post_as_bot(GROUP, Some(question), "echo");
+            server.post_as_bot(chat, Some(question), "echo");
         }
         1 => {
             server.post(&alice, FakeTelegramServer::OTHER, None, "elsewhere");
         }
         2 => {
-            server.post(&alice, GROUP, None, "chatter");
+            // Chatter in the chat's general part (not in the question's topic).
+            server.post(&alice, chat, None, "chatter");
         }
         _ => {
-            let other = server.post(&alice, GROUP, None, "a thought");
-            server.reply(&server.bob(), GROUP, other, "a reply to it");
+            let other = server.post(&alice, chat, None, "a thought");
+            server.reply(&server.bob(), chat, other, "a reply to it");
         }
     }
 }
@@ -92,7 +97,9 @@ pub async fn run(seed: u64) -> Report {
         server.fault_at(method, rng.usize(0..4), f);
     }
     let dir = tempfile::tempdir().unwrap();
-    let first = client(&server, dir.path(), LONGPOLL);
+    let forum = rng.usize(0..3) == 0;
+    let chat = if forum { FORUM } else { GROUP };
+    let first = client_in(&server, chat, dir.path(), LONGPOLL);
     let options: Vec<String> = if rng.bool() {
         (0..rng.usize(2..5))
             .map(|i| format!("option {i}"))
@@ -101,21 +108,29 @@ pub async fn run(seed: u64) -> Report {
         Vec::new()
     };
     let question = format!("q-{seed}");
-    let post = ask(&first, &question, "/ws", "Chaos?", &options).await;
+    let post = if forum {
+        ask_in_topic(&first, &question, "/ws", "Chaos?", &options).await
+    } else {
+        ask(&first, &question, "/ws", "Chaos?", &options).await
+    };
     let recorder = Recorder::new();
     recorder.fail.store(rng.u32(0..3), Ordering::SeqCst);
     for _ in 0..rng.usize(0..4) {
-        noise(&server, &mut rng, post.message_id);
+        noise(&server, &mut rng, chat, post.message_id);
     }
     let early = rng.bool();
     let answer = |server: &FakeTelegramServer, rng: &mut fastrand::Rng, who| -> String {
         if !options.is_empty() && rng.bool() {
             let i = rng.usize(0..options.len());
-            server.press(&who, GROUP, post.message_id, &callback_data(i, &question));
+            server.press(&who, chat, post.message_id, &callback_data(i, &question));
             options[i].clone()
         } else {
             let text = format!("answer {}", rng.u32(..));
-            server.reply(&who, GROUP, post.message_id, &text);
+            if forum && rng.bool() {
+                server.post(&who, chat, post.thread_id, &text);
+            } else {
+                server.reply(&who, chat, post.message_id, &text);
+            }
             text
         }
     };
@@ -126,7 +141,7 @@ pub async fn run(seed: u64) -> Report {
     let (stop, task) = serve(&first, &recorder);
     let handover = rng.usize(0..4) == 0;
     let second = handover.then(|| {
-        let c = client(&server, dir.path(), LONGPOLL);
+        let c = client_in(&server, chat, dir.path(), LONGPOLL);
         serve(&c, &recorder)
     });
     if handover {
@@ -140,7 +155,7 @@ pub async fn run(seed: u64) -> Report {
     if rng.bool() {
         answer(&server, &mut rng, server.bob());
     }
-    noise(&server, &mut rng, post.message_id);
+    noise(&server, &mut rng, chat, post.message_id);
     let got = wait(&recorder, &question).await;
     stop.cancel();
     let _ = task.await;
@@ -151,13 +166,14 @@ pub async fn run(seed: u64) -> Report {
     Report {
         seed,
         posted: server
-            .bot_messages(GROUP)
+            .bot_messages(chat)
             .iter()
             .filter(|m| m.text.contains("Chaos?"))
             .count(),
         expected: expected.unwrap_or_default(),
         got,
         handover,
+        forum,
         requests: server.total_requests(),
     }
 }

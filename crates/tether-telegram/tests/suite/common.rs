@@ -105,6 +105,7 @@ pub async fn ask_in_topic(
         question_id: question_id.to_owned(),
         options: options.to_vec(),
         thread_id: Some(topic),
+        text: Some(message.render()),
     };
     client.registry().add(&post).unwrap();
     post
@@ -141,7 +142,7 @@ pub async fn ask(
         question_id: question_id.to_owned(),
         options: options.to_vec(),
         thread_id: None,
-        text: None,
+        text: Some(message.render()),
     };
     client.registry().add(&post).unwrap();
     post
