@@ -102,6 +102,11 @@ impl Broker {
         self
     }
 
+    /// The channels questions are offered on (notices go to the same ones).
+    pub fn channels(&self) -> &[Arc<dyn Channel>] {
+        &self.channels
+    }
+
     /// The store this broker records questions and answers in.
     pub fn journal(&self) -> &Journal {
         &self.journal

@@ -18,7 +18,9 @@
 //!   be set up. Misconfiguration never stops anything: such a channel is left out and every call
 //!   that needs a human fails with a tool error naming what to fix;
 //! - **the timeout** from `human.timeout_secs` / `human.on_timeout`, counted from when a question
-//!   was asked (so it also fires for a question waited for again after a resume).
+//!   was asked (so it also fires for a question waited for again after a resume);
+//! - **the notice routes** from `[notify]` and each chat table's `notify` list, and the desktop
+//!   notifier when `[notify] desktop` is on and the session has one ([`Desk::notify`]).
 
 use std::io::IsTerminal as _;
 use std::sync::Arc;
@@ -31,6 +33,9 @@ use tokio_util::sync::CancellationToken;
 use crate::asking::{self, AskFailed, AskPolicy, Reply};
 use crate::broker::{Answer, Broker, BrokerError, Timeout};
 use crate::channels::Channel;
+use crate::desktop::Desktop;
+use crate::notice_events::NoticeQueue;
+use crate::notices::{Notice, NoticeRoutes};
 use crate::telegram::Telegram;
 use crate::terminal::Terminal;
 use crate::zulip::Zulip;
@@ -64,6 +69,7 @@ impl Console {
 pub struct Desk {
     broker: Broker,
     policy: AskPolicy,
+    notices: Arc<NoticeRoutes>,
 }
 
 impl Desk {
@@ -118,11 +124,23 @@ impl Desk {
                 problems,
             },
         )
+        .with_notices(notice_routes(config))
     }
 
-    /// A desk over a broker built by hand (tests, benchmarks).
+    /// A desk over a broker built by hand (tests, benchmarks); notices follow the default
+    /// `[notify]`, without desktop notifications.
     pub fn new(broker: Broker, policy: AskPolicy) -> Self {
-        Desk { broker, policy }
+        Desk {
+            broker,
+            policy,
+            notices: Arc::new(NoticeRoutes::from_config(&Config::default())),
+        }
+    }
+
+    /// Routes notices with `routes`.
+    pub fn with_notices(mut self, routes: NoticeRoutes) -> Self {
+        self.notices = Arc::new(routes);
+        self
     }
 
     /// Offers questions on `channel` too (e.g. the demo's automatic answerer).
@@ -185,6 +203,55 @@ impl Desk {
     pub async fn run_ended(&self, run: &RunId, outcome: Outcome) {
         self.broker.run_ended(run, outcome).await;
     }
+}
+
+impl Desk {
+    /// Sends `notice` to every channel whose `[notify]` filter includes its kind, at once, and
+    /// to the desktop when it is on for that kind. A channel that cannot deliver only logs it.
+    pub async fn notify(&self, notice: &Notice) {
+        let channels = self
+            .broker
+            .channels()
+            .iter()
+            .filter(|c| self.notices.wants(c.name(), notice.kind))
+            .map(|c| c.notice(notice));
+        let desktop = async {
+            if let Some(d) = self.notices.desktop(notice.kind) {
+                d.show(notice).await;
+            }
+        };
+        futures_util::future::join(futures_util::future::join_all(channels), desktop).await;
+    }
+
+    /// Delivers the notices `queue` receives (from the run's [`crate::NoticeSink`]) one by one
+    /// until `stop` fires, then those still queued, and returns.
+    pub async fn deliver_notices(&self, mut queue: NoticeQueue, stop: CancellationToken) {
+        loop {
+            let next = tokio::select! {
+                biased;
+                n = queue.rx.recv() => n,
+                () = stop.cancelled() => break,
+            };
+            match next {
+                Some(notice) => self.notify(&notice).await,
+                None => return,
+            }
+        }
+        while let Ok(notice) = queue.rx.try_recv() {
+            self.notify(&notice).await;
+        }
+    }
+}
+
+/// The notice routes of `config`: `[notify]`, the channels' own lists, and desktop
+/// notifications when `[notify] desktop` is on and the session can show them.
+fn notice_routes(config: &Config) -> NoticeRoutes {
+    let desktop = config
+        .notify
+        .desktop
+        .then(|| Desktop::detect(config.key_vars()))
+        .flatten();
+    NoticeRoutes::from_config(config).with_desktop(desktop)
 }
 
 /// The broker's deadline from `human.timeout_secs` and `human.on_timeout`, if set.

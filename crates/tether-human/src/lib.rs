@@ -14,6 +14,10 @@
 //! side from [`Desk::from_config`]. This crate sits below the loops and knows nothing of
 //! executors.
 //!
+//! Notices (a run finished, paused, failed, signed a goal off, keeps being rejected) come from
+//! the run's journal ([`notice_events`]: a sink among the loop's others) and go to the channels
+//! `[notify]` routes them to ([`Desk::notify`]), and to the desktop ([`desktop`]).
+//!
 //! [`visible`] is the one escaping of text shown to a person: every human-facing text output of
 //! tether (the terminal card here, and the binary's commands) passes agent- and user-written
 //! text through it, so no control character reaches a terminal raw.
@@ -25,6 +29,8 @@ pub mod asking;
 pub mod broker;
 pub mod channels;
 pub mod desk;
+pub mod desktop;
+pub mod notice_events;
 pub mod notices;
 pub mod notify;
 pub mod prompts;
@@ -39,4 +45,5 @@ pub use asking::{AskFailed, AskPolicy, Reply};
 pub use broker::{Answer, Broker, BrokerError, Timeout};
 pub use channels::{AnswerBody, Channel, ChannelAnswer};
 pub use desk::{Console, Desk};
-pub use notices::Notice;
+pub use notice_events::{NoticeQueue, NoticeSink, NoticeWatch};
+pub use notices::{Notice, NoticeRoutes};

@@ -32,3 +32,55 @@ impl Notice {
         }
     }
 }
+
+/// Which notices go where: each chat channel's own `notify` list, else `[notify] on` (which the
+/// terminal and the desktop follow too), and the desktop notifier when there is one. The one
+/// place the filter of `[notify]` is read.
+#[derive(Debug, Clone, Default)]
+pub struct NoticeRoutes {
+    on: Vec<NoticeKind>,
+    /// Channels (by [`crate::Channel::name`]) with a list of their own.
+    own: Vec<(&'static str, Vec<NoticeKind>)>,
+    desktop: Option<crate::desktop::Desktop>,
+}
+
+impl NoticeRoutes {
+    /// The routes `[notify]` and the chat tables' `notify` lists describe (no desktop yet: see
+    /// [`NoticeRoutes::with_desktop`]).
+    pub fn from_config(config: &tether_config::Config) -> Self {
+        let own = [
+            ("zulip", config.zulip.notify.clone()),
+            ("slack", config.slack.notify.clone()),
+            ("telegram", config.telegram.notify.clone()),
+        ]
+        .into_iter()
+        .filter_map(|(name, list)| Some((name, list?)))
+        .collect();
+        NoticeRoutes {
+            on: config.notify.on.clone(),
+            own,
+            desktop: None,
+        }
+    }
+
+    /// Shows the notices `[notify] on` turns on as desktop notifications too, with `desktop`.
+    pub fn with_desktop(mut self, desktop: Option<crate::desktop::Desktop>) -> Self {
+        self.desktop = desktop;
+        self
+    }
+
+    /// Whether the channel named `channel` gets notices of `kind`.
+    pub fn wants(&self, channel: &str, kind: NoticeKind) -> bool {
+        let list = self
+            .own
+            .iter()
+            .find(|(name, _)| *name == channel)
+            .map_or(&self.on, |(_, list)| list);
+        list.contains(&kind)
+    }
+
+    /// The desktop notifier, if `kind` is for it.
+    pub fn desktop(&self, kind: NoticeKind) -> Option<&crate::desktop::Desktop> {
+        self.desktop.as_ref().filter(|_| self.on.contains(&kind))
+    }
+}

@@ -16,7 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::broker::Answer;
 use crate::channels::{BoxFuture, Channel, ChannelAnswer};
-use crate::visible::visible;
+use crate::notices::Notice;
+use crate::visible::{one_line, visible};
 
 /// Offers questions on a terminal.
 pub struct Terminal {
@@ -61,6 +62,16 @@ impl Terminal {
             let _ = out.flush();
         }
     }
+}
+
+/// The line shown for a notice: `» Run r-… paused: … · tether resume r-…`, on one line (its
+/// control characters escaped) and on a line of its own.
+pub fn notice_line(notice: &Notice) -> String {
+    let line = match &notice.resume {
+        Some(command) => format!("{} · {command}", notice.text),
+        None => notice.text.clone(),
+    };
+    format!("\n» {}\n", one_line(&line))
 }
 
 /// The card shown for a question (written through [`visible`], like everything the terminal
@@ -140,5 +151,9 @@ impl Channel for Terminal {
                 answer.channel, answer.responder, answer.text
             ));
         })
+    }
+
+    fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
+        Box::pin(async move { self.write(&notice_line(notice)) })
     }
 }

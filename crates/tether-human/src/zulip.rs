@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::broker::Answer;
 use crate::channels::{BoxFuture, Channel, ChannelAnswer};
+use crate::notices::Notice;
 use tether_store::Journal;
 
 /// Offers questions in a Zulip stream.
@@ -48,6 +49,21 @@ impl Zulip {
             id = first.thread_id.as_deref()?.parse().ok()?;
         }
         None
+    }
+
+    /// Where a notice about `run` goes: the topic of the run's latest question posted here, or
+    /// else the run's own topic (`Run r-…`), the same for every notice of the run.
+    fn run_topic(&self, run: &tether_store::RunId) -> String {
+        let questions = self
+            .journal
+            .store()
+            .questions_for_run(run)
+            .unwrap_or_default();
+        questions
+            .iter()
+            .rev()
+            .find_map(|q| self.posted(q))
+            .map_or_else(|| format!("Run {run}"), |(topic, _)| topic)
     }
 
     async fn answer(
@@ -136,6 +152,23 @@ impl Channel for Zulip {
                 {
                     tracing::warn!(error = %e, "could not tell zulip who answered");
                 }
+            }
+        })
+    }
+
+    fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let topic = self.run_topic(&notice.run_id);
+            let text = match &notice.resume {
+                Some(command) => format!("{}\nTo continue: `{command}`", notice.text),
+                None => notice.text.clone(),
+            };
+            if let Err(e) = self
+                .client
+                .note(&topic, &text, &CancellationToken::new())
+                .await
+            {
+                tracing::warn!(error = %e, "could not post a notice on zulip");
             }
         })
     }

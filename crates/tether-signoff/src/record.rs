@@ -120,6 +120,13 @@ impl Signoff {
             contract_hash: Some(d.contract_hash.clone()),
         };
         self.journal.store().insert_verdict(&new)?;
+        // The run's sinks (its notices, the progress line) learn of the verdict now rather
+        // than at the loop's next event.
+        if let Some(run) = &self.run
+            && let Err(e) = self.journal.publish(run)
+        {
+            tracing::warn!(error = %e, "could not pass the verdict to the run's sinks");
+        }
         let id = &d.goal_id;
         if verdict == Verdict::Accept {
             let line = log_line(id, "signed off", &reason, &[]);

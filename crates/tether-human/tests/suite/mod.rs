@@ -1,4 +1,5 @@
 mod human;
+mod notices;
 mod notify;
 mod resume;
 mod telegram_channel;

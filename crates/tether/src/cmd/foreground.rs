@@ -1,8 +1,9 @@
 //! Driving a loop in the foreground, shared by `tether ralph`, `tether run` and `tether resume`:
 //! the loop's parts ([`Parts`]: the process's one store connection, its human desk, the
 //! executor), starting or resuming the run and reporting how it ended ([`drive`], for any
-//! [`Loop`]), the runtime, the event sinks (`--events jsonl`, the progress line on a TTY), and
-//! Ctrl+C (the first one stops after the current step, the second exits at once).
+//! [`Loop`]), the runtime, the event sinks (`--events jsonl`, the progress line on a TTY, the
+//! notices `[notify]` sends to the channels), and Ctrl+C (the first one stops after the current
+//! step, the second exits at once).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use anyhow::Result;
 use tether_agent::Executor;
 use tether_config::{Config, Workspace};
 use tether_core::looping::{Deps, LoopError, UsageWaits};
-use tether_human::{Console, Desk};
+use tether_human::{Console, Desk, NoticeQueue, NoticeSink};
 use tether_store::Store;
 use tether_store::{EventSink, Journal, RunCell, RunId};
 use tokio_util::sync::CancellationToken;
@@ -86,7 +87,7 @@ impl Parts {
             Start::New(spec) => L::max_iterations(spec),
             Start::Resume(_) => None,
         };
-        let fg = Foreground::new(L::LABEL, max, events)?;
+        let fg = Foreground::new(L::LABEL, max, events, config)?;
         let journal = Journal::new(Store::open(ws.db_path())?, fg.sinks.clone())?;
         let human = Desk::from_config(config, ws, journal.clone(), Console::detect());
         let executor = executor(&journal, &human)?;
@@ -112,7 +113,8 @@ pub fn drive<L: Loop>(
     start: Start<L::Spec>,
     events: Option<EventsFormat>,
 ) -> Result<Exit> {
-    let Parts { fg, deps, web } = parts;
+    let Parts { mut fg, deps, web } = parts;
+    let notices = fg.notices.take().map(|queue| (queue, deps.human.clone()));
     let describe = deps.executor.describe();
     // Descendants of the agent that fork twice stay in this process's tree, where the checks
     // of human-only commands look for it.
@@ -126,7 +128,7 @@ pub fn drive<L: Loop>(
         }
     };
     let (run, end) = fg
-        .run(|interrupt| async {
+        .run(notices, |interrupt| async {
             if let Some(web) = web {
                 eprintln!("dashboard: {}", web.url());
                 web.spawn(CancellationToken::new());
@@ -164,16 +166,27 @@ pub fn drive<L: Loop>(
     Ok(exit)
 }
 
+/// How long the end of a run waits for its last notices to be delivered.
+const NOTICE_GRACE: Duration = Duration::from_secs(30);
+
 /// A loop about to run in this process.
 struct Foreground {
     runtime: tokio::runtime::Runtime,
     progress: Option<Arc<Progress>>,
     sinks: Vec<Arc<dyn EventSink>>,
+    /// What the notice sink queues, until the run's desk delivers it.
+    notices: Option<NoticeQueue>,
 }
 
 impl Foreground {
-    /// Sets up for a `label` loop (`ralph`, `run`) with budget `max`.
-    fn new(label: &str, max: Option<u32>, events: Option<EventsFormat>) -> Result<Self> {
+    /// Sets up for a `label` loop (`ralph`, `run`) with budget `max`, sending the notices
+    /// `config`'s `[notify]` describes.
+    fn new(
+        label: &str,
+        max: Option<u32>,
+        events: Option<EventsFormat>,
+        config: &Config,
+    ) -> Result<Self> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -186,18 +199,32 @@ impl Foreground {
         if let Some(p) = &progress {
             sinks.push(p.clone());
         }
+        let (notice_sink, notices) = NoticeSink::new(&config.notify);
+        sinks.push(Arc::new(notice_sink));
         Ok(Foreground {
             runtime,
             progress,
             sinks,
+            notices: Some(notices),
         })
     }
 
-    /// Runs the loop `body` to its end; it gets the token Ctrl+C cancels.
-    fn run<F: Future>(self, body: impl FnOnce(CancellationToken) -> F) -> F::Output {
+    /// Runs the loop `body` to its end; it gets the token Ctrl+C cancels. `notices` are
+    /// delivered by their desk meanwhile, and those still queued when the loop ends before
+    /// this returns (for at most [`NOTICE_GRACE`]).
+    fn run<F: Future>(
+        self,
+        notices: Option<(NoticeQueue, Desk)>,
+        body: impl FnOnce(CancellationToken) -> F,
+    ) -> F::Output {
         let interrupt = CancellationToken::new();
         let progress = self.progress.clone();
         let out = self.runtime.block_on(async {
+            let stop = CancellationToken::new();
+            let delivery = notices.map(|(queue, desk)| {
+                let stop = stop.clone();
+                tokio::spawn(async move { desk.deliver_notices(queue, stop).await })
+            });
             tokio::spawn(watch_ctrl_c(interrupt.clone()));
             if let Some(p) = progress.clone() {
                 tokio::spawn(async move {
@@ -207,7 +234,14 @@ impl Foreground {
                     }
                 });
             }
-            body(interrupt).await
+            let out = body(interrupt).await;
+            stop.cancel();
+            if let Some(delivery) = delivery
+                && tokio::time::timeout(NOTICE_GRACE, delivery).await.is_err()
+            {
+                tracing::warn!("gave up delivering the run's last notices");
+            }
+            out
         });
         self.runtime.shutdown_background();
         if let Some(p) = &self.progress {

@@ -21,8 +21,9 @@ use tether_testkit::wait_until;
 /// How long any single wait of these tests may take before it fails.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
-/// The variables of tether's own that a test must set itself, if it wants them.
-const TETHER_VARS: [&str; 8] = [
+/// The variables of tether's own that a test must set itself, if it wants them (and the
+/// session bus, so no test shows a desktop notification unless it sets one up).
+const TETHER_VARS: [&str; 9] = [
     "TETHER_AGENT",
     "TETHER_CONFIG",
     "TETHER_RUN_ID",
@@ -31,6 +32,7 @@ const TETHER_VARS: [&str; 8] = [
     "ZULIP_BOT_EMAIL",
     "ZULIP_STREAM",
     "ZULIP_BOT_API_KEY",
+    "DBUS_SESSION_BUS_ADDRESS",
 ];
 
 /// Clears tether's own variables from `c`'s environment, fixes `USER` and `NO_COLOR`, and

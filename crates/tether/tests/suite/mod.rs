@@ -22,6 +22,7 @@ mod mcp_python;
 mod mcp_run;
 mod mcp_server;
 mod mcp_zulip;
+mod notices;
 mod pi_cli;
 mod pi_gate;
 mod plan_approve;

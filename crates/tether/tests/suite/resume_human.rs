@@ -214,12 +214,16 @@ fn a_resumed_run_offers_its_pending_question_again_without_posting_it_again() {
         "the card closes saying who answered: {out}"
     );
     assert!(out.contains("promise kept"), "{out}");
+    // Nothing was posted again; the one new message is the run's `done` notice, in the topic.
     assert_eq!(
         zulip.count(Endpoint::SendMessage),
-        posted,
+        posted + 1,
         "nothing was posted again: {:?}",
         zulip.bot_messages()
     );
+    let last = zulip.bot_messages().pop().unwrap();
+    assert_eq!(last.topic, topic);
+    assert!(last.content.ends_with(" is done."), "{}", last.content);
     let answered = store(dir).question(&question.id).unwrap();
     assert_eq!(
         (answered.answer.as_deref(), answered.channel.as_deref()),
