@@ -68,6 +68,17 @@ impl Telegram {
         })
     }
 
+    /// Where a notice about `run` goes: under the run's latest question posted here (in its
+    /// topic, replying to it), or else in the chat.
+    fn run_place(&self, run: &tether_store::RunId) -> Option<Posted> {
+        let questions = self
+            .journal
+            .store()
+            .questions_for_run(run)
+            .unwrap_or_default();
+        questions.iter().rev().find_map(|q| self.posted(&q.id))
+    }
+
     /// Where a question goes: a follow-up into its conversation's topic (or as a reply to the
     /// conversation's first message in a reply chain); a new conversation into a topic of its
     /// own when the chat has topics, else into the chat. Returns `(reply_to, topic)`.
@@ -320,9 +331,20 @@ impl Channel for Telegram {
 
     fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
         Box::pin(async move {
+            let place = self.run_place(&notice.run_id);
+            let (reply_to, topic) = match place {
+                Some(p) => (Some(p.message), p.topic),
+                None => (None, None),
+            };
             if let Err(e) = self
                 .client
-                .send(&notice.plain(), None, &[], &CancellationToken::new())
+                .send_in(
+                    &notice.plain(),
+                    reply_to,
+                    topic,
+                    &[],
+                    &CancellationToken::new(),
+                )
                 .await
             {
                 tracing::warn!(error = %e, "could not post a notice on telegram");

@@ -517,3 +517,50 @@ async fn when_a_lost_response_made_the_question_post_twice_the_first_copy_still_
         );
     }
 }
+
+#[tokio::test]
+async fn a_runs_notice_goes_under_its_latest_question_in_its_topic() {
+    let s = setup().await;
+    let forum = FakeTelegramServer::FORUM;
+    let (_journal, broker) = telegram_broker(&s.server, forum, &s.ws, &s.registry);
+    let (_, channel) = telegram_channel(&s.server, forum, &s.ws, &s.registry);
+    let run = s
+        .journal
+        .store()
+        .create_run(
+            tether_store::RunKind::Ralph,
+            s.ws.root(),
+            &serde_json::json!({}),
+        )
+        .unwrap();
+    let mut question = ask(&[]);
+    question.run_id = Some(run.clone());
+    let b = broker.clone();
+    let waiting = tokio::spawn(async move { b.ask(question, CancellationToken::new()).await });
+    s.server
+        .wait_for_count(Method::SendMessage, 1, LIMIT)
+        .await
+        .unwrap();
+    let asked = s.server.bot_messages(forum)[0].clone();
+    s.server
+        .reply(&s.server.alice(), forum, asked.message_id, "ok");
+    tokio::time::timeout(LIMIT, waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let notice = tether_human::Notice {
+        kind: tether_config::NoticeKind::Done,
+        run_id: run.clone(),
+        text: format!("Run {run} is done."),
+        resume: None,
+    };
+    tether_human::Channel::notice(channel.as_ref(), &notice).await;
+    let posted = s.server.bot_messages(forum);
+    let last = posted.last().unwrap();
+    assert_eq!(last.text, format!("Run {run} is done."));
+    assert_eq!(
+        (last.thread_id, last.reply_to),
+        (asked.thread_id, Some(asked.message_id))
+    );
+}
