@@ -1,6 +1,7 @@
 //! A run asking on Telegram killed (SIGKILL) while its question waits, a reply given while no
 //! tether process polls the bot, then `tether resume`: the resumed run waits on the same
-//! message — never posting it again — and gets the reply Telegram kept queued. Real `tether`
+//! message — never posting it again — and gets the reply Telegram kept queued; its done notice
+//! replies to the question. Real `tether`
 //! binary, fake model and Bot API servers. Its debug log, with network faults in it, never
 //! shows the bot token.
 
@@ -154,12 +155,17 @@ fn a_killed_run_resumes_on_the_same_message_and_gets_the_reply_given_meanwhile()
         !log.contains(secret),
         "the token leaked into the log: {log}"
     );
+    // The question was not posted again: the one new message is the run's done notice,
+    // replying to it.
+    let messages = telegram.bot_messages(CHAT);
     assert_eq!(
         telegram.count(Method::SendMessage),
-        posted,
-        "nothing was posted again: {:?}",
-        telegram.bot_messages(CHAT)
+        posted + 1,
+        "{messages:?}"
     );
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(messages[1].text.ends_with("is done."), "{messages:?}");
+    assert_eq!(messages[1].reply_to, Some(message));
     let answered = store(dir).question(&question.id).unwrap();
     assert_eq!(
         (answered.answer.as_deref(), answered.channel.as_deref()),
