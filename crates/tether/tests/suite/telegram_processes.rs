@@ -10,7 +10,7 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use tether_testkit::FakeTelegramServer;
-use tether_testkit::telegram_server::Method;
+use tether_testkit::telegram_server::{Method, TelegramFault};
 use tether_testkit::wait_until;
 
 use crate::common::{PATIENCE, cmd, runtime, text, wait_output};
@@ -124,4 +124,51 @@ fn three_processes_on_one_bot_share_one_poller_and_each_gets_its_answer() {
         3,
         "each question posted once"
     );
+}
+
+#[test]
+fn the_token_never_reaches_the_logs_even_at_trace_level_with_faults() {
+    let rt = runtime();
+    let telegram = rt
+        .block_on(
+            FakeTelegramServer::builder()
+                .longpoll_timeout(Duration::from_millis(200))
+                .start(),
+        )
+        .unwrap();
+    telegram.fault_at(Method::SendMessage, 0, TelegramFault::ConnectionReset);
+    telegram.fault_at(Method::GetUpdates, 0, TelegramFault::ServerError(502));
+    telegram.fault_at(Method::GetUpdates, 1, TelegramFault::ConnectionReset);
+    let ws = workspace(&telegram);
+    let runtime_dir = tempfile::tempdir().unwrap();
+    let mut c = cmd(ws.path(), &["ask", "Logged question?"]);
+    c.env("TELEGRAM_BOT_TOKEN", telegram.token())
+        .env("TELEGRAM_CHAT_ID", CHAT.to_string())
+        .env("XDG_RUNTIME_DIR", runtime_dir.path())
+        .env("TETHER_LOG", "trace")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    wait_until("the question posted", PATIENCE, || {
+        (telegram.bot_messages(CHAT).len() == 1).then_some(())
+    })
+    .unwrap();
+    rt.block_on(telegram.wait_for_count(Method::GetUpdates, 3, PATIENCE))
+        .unwrap();
+    telegram.reply(
+        &telegram.alice(),
+        CHAT,
+        posted(&telegram, "Logged question?"),
+        "fine",
+    );
+    let out = wait_output(child);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "fine");
+    let log = text(&out.stderr);
+    assert!(
+        log.contains("telegram request failed") && log.contains("telegram getUpdates failed"),
+        "the faults were logged: {log}"
+    );
+    let secret = telegram.token().split_once(':').unwrap().1;
+    assert!(!log.contains(secret), "the token is in the log:\n{log}");
 }
