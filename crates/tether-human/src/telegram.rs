@@ -65,6 +65,7 @@ impl Telegram {
             chat: post.external_ref.get("chat_id")?.as_i64()?,
             message: post.external_ref.get("message_id")?.as_i64()?,
             topic: post.external_ref.get("thread_id").and_then(|t| t.as_i64()),
+            date: post.external_ref.get("date").and_then(|d| d.as_i64()),
         })
     }
 
@@ -152,8 +153,8 @@ impl Telegram {
             )
             .await
             .map_err(|e| e.to_string())?;
-        let reference =
-            json!({"chat_id": sent.chat.id, "message_id": sent.message_id, "thread_id": topic});
+        let reference = json!({"chat_id": sent.chat.id, "message_id": sent.message_id,
+                               "thread_id": topic, "date": sent.date});
         self.journal
             .store()
             .record_post(&q.id, NAME, &reference)
@@ -162,6 +163,7 @@ impl Telegram {
             chat: sent.chat.id,
             message: sent.message_id,
             topic,
+            date: Some(sent.date),
         })
     }
 
@@ -177,6 +179,7 @@ impl Telegram {
             options: q.options.clone(),
             thread_id: posted.topic,
             text: Some(Self::render(q)),
+            posted_at: posted.date,
         };
         self.client
             .registry()
@@ -209,6 +212,8 @@ struct Posted {
     message: i64,
     /// The forum topic it opened or followed up in.
     topic: Option<i64>,
+    /// When it was sent (Unix seconds), to recognise a copy left by a retried send.
+    date: Option<i64>,
 }
 
 /// Telegram's limit on a topic's name.
@@ -312,6 +317,7 @@ impl Channel for Telegram {
                 chat,
                 message,
                 topic,
+                ..
             }) = self.posted(&question.id)
             else {
                 return;

@@ -50,7 +50,7 @@ pub use format::{
     MAX_TEXT_CHARS, QuestionMessage, answered_elsewhere_note, callback_data, parse_callback_data,
 };
 pub use poller::{Deliver, Delivered, Reply};
-pub use registry::{OFFSET_MAX_AGE, PollerLock, Registry, WaitingPost};
+pub use registry::{COPY_WINDOW_SECS, OFFSET_MAX_AGE, PollerLock, Registry, WaitingPost};
 pub use retry::RetryPolicy;
 pub use settings::{ConfigError, MissingValue, TelegramSettings};
 pub use wire::{CallbackQuery, Chat, Message, Update, User};

@@ -223,13 +223,16 @@ fn from_message(shared: &Shared, message: &Message, update_id: i64) -> (Option<M
     let replied = message.reply_to_message.as_ref().map(|to| {
         let to_bot = to.from.as_ref().is_some_and(|u| u.id == shared.bot_id);
         let post = shared.registry.find(chat, to.message_id).or_else(|| {
-            // A second copy of a question (a retried send) is not registered; its text is.
-            let text = to.text.as_deref().filter(|_| to_bot)?.trim();
+            // A first copy of a question (its send retried after a lost response) is not
+            // registered: it reads the same and was sent just before the registered one.
+            if !to_bot {
+                return None;
+            }
             shared
                 .registry
                 .in_chat(chat)
                 .into_iter()
-                .find(|p| p.text.as_deref().map(str::trim) == Some(text))
+                .find(|p| p.is_copy(to))
         });
         (post, to_bot)
     });

@@ -54,6 +54,29 @@ pub struct WaitingPost {
     /// copy is matched by this text.
     #[serde(default)]
     pub text: Option<String>,
+    /// When the question message was sent (its `date`, Unix seconds), if known: only a copy
+    /// sent shortly before it ([`COPY_WINDOW_SECS`]) is matched by text, never an older
+    /// question that happens to read the same.
+    #[serde(default)]
+    pub posted_at: Option<i64>,
+}
+
+/// How long before the registered post a copy of it (a retried send's first attempt) may have
+/// been sent: more than every retry of a send takes.
+pub const COPY_WINDOW_SECS: i64 = 600;
+
+impl WaitingPost {
+    /// Whether `message` — a bot message not registered itself — is a copy of this post: the
+    /// same text, sent at most [`COPY_WINDOW_SECS`] before it.
+    pub fn is_copy(&self, message: &crate::wire::Message) -> bool {
+        let (Some(text), Some(posted_at)) = (self.text.as_deref(), self.posted_at) else {
+            return false;
+        };
+        let sent = message.date;
+        message.text.as_deref().map(str::trim) == Some(text.trim())
+            && sent <= posted_at
+            && sent >= posted_at - COPY_WINDOW_SECS
+    }
 }
 
 /// The shared directory of one bot.
@@ -215,6 +238,7 @@ mod tests {
             options: vec!["A".into()],
             thread_id: None,
             text: None,
+            posted_at: None,
         };
         reg.add(&post).unwrap();
         assert_eq!(reg.find(-100, 7), Some(post.clone()));
@@ -225,5 +249,47 @@ mod tests {
         assert_eq!(reg.offset(), None);
         reg.set_offset(9001);
         assert_eq!(reg.offset(), Some(9001));
+    }
+
+    #[test]
+    fn only_a_recent_same_text_bot_message_is_a_copy() {
+        let post = WaitingPost {
+            chat_id: -100,
+            message_id: 9,
+            state_dir: "/ws/.tether".into(),
+            question_id: "q-1".into(),
+            options: Vec::new(),
+            thread_id: None,
+            text: Some("Deploy now?".into()),
+            posted_at: Some(10_000),
+        };
+        let message = |text: &str, date: i64| {
+            serde_json::from_value::<crate::wire::Message>(serde_json::json!({
+                "message_id": 8, "chat": {"id": -100, "type": "group"}, "date": date, "text": text,
+            }))
+            .unwrap()
+        };
+        assert!(
+            post.is_copy(&message("Deploy now?", 9_990)),
+            "a retried send's first copy"
+        );
+        assert!(post.is_copy(&message(" Deploy now? ", 10_000)));
+        assert!(
+            !post.is_copy(&message("Deploy now?", 10_000 - COPY_WINDOW_SECS - 1)),
+            "an old question reading the same"
+        );
+        assert!(
+            !post.is_copy(&message("Deploy now?", 10_001)),
+            "a later message"
+        );
+        assert!(!post.is_copy(&message("Deploy later?", 9_990)));
+        let unknown = WaitingPost {
+            posted_at: None,
+            ..post
+        };
+        assert!(
+            !unknown.is_copy(&message("Deploy now?", 9_990)),
+            "no date, no guess"
+        );
     }
 }

@@ -83,6 +83,9 @@ pub struct Message {
     /// Text, if any.
     #[serde(default)]
     pub text: Option<String>,
+    /// When it was sent (Unix seconds).
+    #[serde(default)]
+    pub date: i64,
     /// The message it replies to.
     #[serde(default)]
     pub reply_to_message: Option<Box<Message>>,

@@ -106,6 +106,7 @@ pub async fn ask_in_topic(
         options: options.to_vec(),
         thread_id: Some(topic),
         text: Some(message.render()),
+        posted_at: Some(sent.date),
     };
     client.registry().add(&post).unwrap();
     post
@@ -143,6 +144,7 @@ pub async fn ask(
         options: options.to_vec(),
         thread_id: None,
         text: Some(message.render()),
+        posted_at: Some(sent.date),
     };
     client.registry().add(&post).unwrap();
     post
