@@ -564,3 +564,35 @@ async fn a_runs_notice_goes_under_its_latest_question_in_its_topic() {
         (asked.thread_id, Some(asked.message_id))
     );
 }
+
+#[tokio::test]
+async fn an_expired_press_leaves_a_typed_answer_and_update_ids_may_jump() {
+    let s = setup().await;
+    let cancel = CancellationToken::new();
+    let (b, c) = (s.broker.clone(), cancel.clone());
+    let waiting = tokio::spawn(async move { b.ask(ask(&["Now", "Later"]), c).await });
+    let question = posted(&s.server, 1).await;
+    s.server
+        .wait_for_count(Method::GetUpdates, 1, LIMIT)
+        .await
+        .unwrap();
+    cancel.cancel();
+    assert!(
+        tokio::time::timeout(LIMIT, waiting)
+            .await
+            .unwrap()
+            .unwrap()
+            .is_err()
+    );
+    // Pressed while nothing polled, and the press expired before anything polled again.
+    s.server.press(&s.server.alice(), CHAT, question, "tq:0:x");
+    assert_eq!(s.server.expire_presses(), 1);
+    s.server.jump_update_ids(1_000_000);
+    s.server.reply(&s.server.alice(), CHAT, question, "Later");
+    let id = s.journal.store().pending_questions().unwrap()[0].id.clone();
+    let got = tokio::time::timeout(LIMIT, s.broker.wait(&id, CancellationToken::new()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((got.text.as_str(), got.choice), ("Later", Some(1)));
+}

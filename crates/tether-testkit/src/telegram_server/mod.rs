@@ -19,6 +19,10 @@
 //! message. Everything stays queued until a poller confirms it, so a reply posted while no one
 //! polls is delivered to the next poller.
 //!
+//! Time-bound behaviour on demand: [`FakeTelegramServer::expire_presses`] drops unconfirmed
+//! presses (their 150 s lifetime over), [`FakeTelegramServer::jump_update_ids`] makes update ids
+//! jump.
+//!
 //! Faults ([`TelegramFault`]) are planned per method and per request index: 429 with
 //! `retry_after`, 5xx, a connection reset before or after the request took effect, 409, 401,
 //! every update delivered twice. Requests are counted per [`Method`].
@@ -396,6 +400,21 @@ impl FakeTelegramServer {
         drop(w);
         self.shared.bump();
         id
+    }
+
+    /// Drops every unconfirmed button press, as Telegram does 150 s after it was made (a
+    /// message is kept 24 h); returns how many.
+    pub fn expire_presses(&self) -> usize {
+        let mut w = self.shared.world();
+        let before = w.updates.len();
+        w.updates.retain(|(_, u)| u.get("callback_query").is_none());
+        before - w.updates.len()
+    }
+
+    /// Makes the next update ids jump ahead by `by` (Telegram's ids are sequential, but
+    /// random after a week of silence).
+    pub fn jump_update_ids(&self, by: i64) {
+        self.shared.world().next_update += by;
     }
 
     /// Plans `fault` for the request to `method` with index `index` (0 = the first).
