@@ -596,3 +596,48 @@ async fn an_expired_press_leaves_a_typed_answer_and_update_ids_may_jump() {
         .unwrap();
     assert_eq!((got.text.as_str(), got.choice), ("Later", Some(1)));
 }
+
+#[tokio::test]
+async fn a_bot_removed_from_the_chat_leaves_the_other_channels_answering() {
+    let s = setup().await;
+    s.server
+        .fault_at(Method::SendMessage, 0, TelegramFault::Forbidden);
+    let b = s.broker.clone();
+    let waiting = tokio::spawn(async move { b.ask(ask(&[]), CancellationToken::new()).await });
+    s.server
+        .wait_for_count(Method::SendMessage, 1, LIMIT)
+        .await
+        .unwrap();
+    let id = tether_testkit::wait_until_async("the question stored", LIMIT, || {
+        s.journal
+            .store()
+            .pending_questions()
+            .ok()?
+            .into_iter()
+            .next()
+    })
+    .await
+    .unwrap()
+    .id;
+    answer(
+        &s.journal.store(),
+        &s.ws.state_dir(),
+        &id,
+        "fine",
+        "cli",
+        "carol",
+    )
+    .unwrap();
+    let got = tokio::time::timeout(LIMIT, waiting)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!((got.text.as_str(), got.channel.as_str()), ("fine", "cli"));
+    assert_eq!(
+        s.server.count(Method::SendMessage),
+        1,
+        "a 403 is not retried"
+    );
+    assert!(s.server.bot_messages(CHAT).is_empty());
+}

@@ -24,7 +24,7 @@
 //! jump.
 //!
 //! Faults ([`TelegramFault`]) are planned per method and per request index: 429 with
-//! `retry_after`, 5xx, a connection reset before or after the request took effect, 409, 401,
+//! `retry_after`, 5xx, a connection reset before or after the request took effect, 409, 401, 403,
 //! every update delivered twice. Requests are counted per [`Method`].
 //!
 //! The server's long-poll timeout is capped by [`FakeTelegramServerBuilder::longpoll_timeout`]
@@ -103,6 +103,8 @@ pub enum TelegramFault {
     Conflict,
     /// 401: the token was revoked.
     Unauthorized,
+    /// 403: the bot was removed from the chat.
+    Forbidden,
     /// `getUpdates` returns every update twice.
     DuplicateDelivery,
 }

@@ -74,6 +74,9 @@ async fn handle(
         Some(TelegramFault::ConnectionReset) => return connection_reset(),
         Some(TelegramFault::Conflict) => return conflict(),
         Some(TelegramFault::Unauthorized) => return error(401, "Unauthorized"),
+        Some(TelegramFault::Forbidden) => {
+            return error(403, "Forbidden: bot was kicked from the supergroup chat");
+        }
         Some(TelegramFault::ResetAfterHandling | TelegramFault::DuplicateDelivery) | None => {}
     }
     let duplicate = fault == Some(TelegramFault::DuplicateDelivery);
