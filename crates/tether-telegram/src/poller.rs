@@ -62,6 +62,7 @@ pub(crate) async fn poll(
     deliver: &dyn Deliver,
     cancel: &CancellationToken,
 ) -> Result<(), TelegramError> {
+    shared.registry.prune_missing();
     let mut offset: Option<i64> = shared.registry.offset();
     let mut backoff = Backoff::new(shared.options.retry.clone());
     let mut failing: (i64, u32) = (i64::MIN, 0);

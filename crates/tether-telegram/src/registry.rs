@@ -180,6 +180,24 @@ impl Registry {
             .find(|p| p.thread_id == Some(thread_id))
     }
 
+    /// Forgets the posts of workspaces that no longer exist (their `.tether/tether.db` is
+    /// gone): nobody can wait for them again.
+    pub fn prune_missing(&self) {
+        let Ok(entries) = fs::read_dir(self.dir.join("posts")) else {
+            return;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let Ok(bytes) = fs::read(entry.path()) else {
+                continue;
+            };
+            if let Ok(post) = serde_json::from_slice::<WaitingPost>(&bytes)
+                && !post.state_dir.join("tether.db").exists()
+            {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+
     /// Forgets a post (its question is settled). Missing is fine.
     pub fn remove(&self, chat_id: i64, message_id: i64) {
         let _ = fs::remove_file(self.path(chat_id, message_id));
@@ -249,6 +267,30 @@ mod tests {
         assert_eq!(reg.offset(), None);
         reg.set_offset(9001);
         assert_eq!(reg.offset(), Some(9001));
+    }
+
+    #[test]
+    fn posts_of_workspaces_that_are_gone_are_pruned() {
+        let base = tempfile::tempdir().unwrap();
+        let reg = Registry::open(base.path(), 42).unwrap();
+        let live = base.path().join("live");
+        fs::create_dir_all(&live).unwrap();
+        fs::write(live.join("tether.db"), b"").unwrap();
+        let post = |message_id, state_dir: &Path| WaitingPost {
+            chat_id: -100,
+            message_id,
+            state_dir: state_dir.to_path_buf(),
+            question_id: "q-1".into(),
+            options: Vec::new(),
+            thread_id: None,
+            text: None,
+            posted_at: None,
+        };
+        reg.add(&post(1, &live)).unwrap();
+        reg.add(&post(2, &base.path().join("gone"))).unwrap();
+        reg.prune_missing();
+        assert!(reg.find(-100, 1).is_some());
+        assert!(reg.find(-100, 2).is_none());
     }
 
     #[test]

@@ -101,7 +101,7 @@ pub async fn ask_in_topic(
     let post = WaitingPost {
         chat_id: sent.chat.id,
         message_id: sent.message_id,
-        state_dir: workspace.into(),
+        state_dir: workspace_dir(client, workspace),
         question_id: question_id.to_owned(),
         options: options.to_vec(),
         thread_id: Some(topic),
@@ -139,7 +139,7 @@ pub async fn ask(
     let post = WaitingPost {
         chat_id: sent.chat.id,
         message_id: sent.message_id,
-        state_dir: workspace.into(),
+        state_dir: workspace_dir(client, workspace),
         question_id: question_id.to_owned(),
         options: options.to_vec(),
         thread_id: None,
@@ -148,6 +148,19 @@ pub async fn ask(
     };
     client.registry().add(&post).unwrap();
     post
+}
+
+/// A workspace state dir named `name` (with a `tether.db`, as a real one has, so the poller
+/// does not prune its posts).
+pub fn workspace_dir(client: &TelegramClient, name: &str) -> std::path::PathBuf {
+    let dir = client
+        .registry()
+        .dir()
+        .join("workspaces")
+        .join(name.trim_start_matches('/'));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("tether.db"), b"").unwrap();
+    dir
 }
 
 /// Stands in for the stores of every workspace: the first answer to a question wins.
