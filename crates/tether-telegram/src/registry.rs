@@ -11,7 +11,8 @@
 //!   which workspace (its state dir) and which question the message is. The poller looks a
 //!   reply up here and records it in that workspace's store, whoever asked. An entry is removed
 //!   only once its question is settled, so a reply given while its asker was killed is still
-//!   recorded by any poller (or by the resumed run).
+//!   recorded by any poller (or by the resumed run); a poller starting drops the posts of
+//!   workspaces that are gone.
 //!
 //! - `offset` is the next `getUpdates` offset, written after each update is handled, so the
 //!   next poller confirms what the last one handled instead of reading it again. It is ignored
