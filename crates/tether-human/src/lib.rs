@@ -6,8 +6,8 @@
 //! notification socket ([`notify`]). The interaction threshold answers confident questions
 //! without bothering anyone ([`threshold`]); [`asking`] is the `ask_human` behaviour shared by
 //! the built-in agent's tool ([`tool`]) and the MCP server; [`prompts`] holds every text a model
-//! reads about it. [`channels`] is the interface a channel implements ([`terminal`], [`zulip`]
-//! and [`slack`] are the ones there are).
+//! reads about it. [`channels`] is the interface a channel implements ([`terminal`],
+//! [`zulip`], [`slack`] and [`telegram`]).
 //!
 //! [`desk`] is the one constructor: the loops (and a resumed run waiting for a question its
 //! killed process left pending), `tether ask`, `tether mcp` and the demo all get their human
@@ -36,6 +36,7 @@ pub mod notify;
 pub mod prompts;
 pub mod slack;
 mod slack_registry;
+pub mod telegram;
 pub mod terminal;
 pub mod threshold;
 pub mod tool;

@@ -3,5 +3,6 @@ mod notices;
 mod notify;
 mod resume;
 mod slack_channel;
+mod telegram_channel;
 mod visible;
 mod zulip_channel;
