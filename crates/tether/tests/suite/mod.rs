@@ -23,6 +23,7 @@ mod mcp_run;
 mod mcp_server;
 mod mcp_zulip;
 mod notices;
+mod notices_stops;
 mod pi_cli;
 mod pi_gate;
 mod plan_approve;
