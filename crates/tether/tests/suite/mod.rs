@@ -33,6 +33,7 @@ mod ralph_cli;
 mod ralph_model;
 mod ralph_say;
 mod resume_human;
+mod resume_slack;
 mod resume_telegram;
 mod secrets;
 mod telegram_misconfig;
