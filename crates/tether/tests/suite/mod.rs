@@ -11,6 +11,7 @@ mod codex_cli;
 mod codex_stance;
 mod control_chars;
 mod doctor;
+mod every_channel;
 mod goal_cli;
 mod goal_run;
 mod guard;
