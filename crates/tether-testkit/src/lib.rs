@@ -21,6 +21,7 @@
 
 pub mod capture;
 pub mod model_server;
+pub mod postgres;
 pub mod wait;
 pub mod webdriver;
 pub mod zulip_server;
