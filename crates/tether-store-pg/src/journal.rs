@@ -24,9 +24,7 @@ impl PgStore {
     /// Appends one event, for a run or (with `None`) for no run, and updates the run's
     /// projection in the same transaction. Returns its seq.
     pub async fn append(&self, run_id: Option<&RunId>, event: &Event) -> Result<Seq> {
-        let seqs = self
-            .append_all(run_id, std::slice::from_ref(event))
-            .await?;
+        let seqs = self.append_all(run_id, std::slice::from_ref(event)).await?;
         seqs.into_iter()
             .next()
             .ok_or_else(|| PgStoreError::corrupt("an append returned no seq"))
@@ -42,7 +40,12 @@ impl PgStore {
     }
 
     /// A run's events with seq greater than `after`, oldest first, at most `limit` of them.
-    pub async fn events(&self, run_id: &RunId, after: Seq, limit: usize) -> Result<Vec<StoredEvent>> {
+    pub async fn events(
+        &self,
+        run_id: &RunId,
+        after: Seq,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>> {
         let client = self.client().await?;
         let stmt = client
             .prepare_cached(&format!(
@@ -117,7 +120,9 @@ pub(crate) async fn append_in(
         }
         return Ok(Vec::new());
     }
-    let lock = tx.prepare_cached("SELECT pg_advisory_xact_lock($1)").await?;
+    let lock = tx
+        .prepare_cached("SELECT pg_advisory_xact_lock($1)")
+        .await?;
     tx.execute(&lock, &[&JOURNAL_LOCK]).await?;
     let mut state = match run_id {
         Some(id) => Some(load_state(tx, id, true).await?),
@@ -135,7 +140,12 @@ pub(crate) async fn append_in(
         let row = tx
             .query_one(
                 &insert,
-                &[&run_id.map(RunId::as_str), &at_ms, &event.kind(), &Json(event)],
+                &[
+                    &run_id.map(RunId::as_str),
+                    &at_ms,
+                    &event.kind(),
+                    &Json(event),
+                ],
             )
             .await?;
         let seq = Seq(row.get(0));

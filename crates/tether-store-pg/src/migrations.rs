@@ -40,8 +40,11 @@ pub(crate) async fn migrate(client: &mut Client) -> Result<i64> {
     }
     for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > found) {
         tx.batch_execute(sql).await?;
-        tx.execute("INSERT INTO tether_schema (version) VALUES ($1)", &[version])
-            .await?;
+        tx.execute(
+            "INSERT INTO tether_schema (version) VALUES ($1)",
+            &[version],
+        )
+        .await?;
     }
     tx.commit().await?;
     Ok(found)
@@ -50,10 +53,7 @@ pub(crate) async fn migrate(client: &mut Client) -> Result<i64> {
 /// The newest applied version (0 for an empty database).
 pub(crate) async fn version(client: &Client) -> Result<i64> {
     let row = client
-        .query_one(
-            "SELECT COALESCE(MAX(version), 0) FROM tether_schema",
-            &[],
-        )
+        .query_one("SELECT COALESCE(MAX(version), 0) FROM tether_schema", &[])
         .await?;
     Ok(row.get(0))
 }

@@ -54,7 +54,12 @@ impl PgStore {
                 &now,
                 &Json(&new.options),
             ];
-            if tx.execute(&insert, &params).await.map_err(missing_run(new))? == 1 {
+            if tx
+                .execute(&insert, &params)
+                .await
+                .map_err(missing_run(new))?
+                == 1
+            {
                 created = Some(id);
                 break;
             }
@@ -281,7 +286,9 @@ impl PgStore {
     ) -> Result<Vec<Question>> {
         let client = self.client().await?;
         let stmt = client
-            .prepare_cached(&format!("SELECT {QUESTION_COLUMNS} FROM questions {clause}"))
+            .prepare_cached(&format!(
+                "SELECT {QUESTION_COLUMNS} FROM questions {clause}"
+            ))
             .await?;
         let rows = client.query(&stmt, params).await?;
         rows.iter().map(decode_question).collect()
