@@ -82,7 +82,9 @@ static NEXT_DB: AtomicU64 = AtomicU64::new(1);
 /// A fresh database in this process's shared cluster, starting the cluster if no test holds it.
 pub fn database() -> Result<TestDatabase, PgError> {
     let cluster = {
-        let mut shared = SHARED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut shared = SHARED
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         match shared.upgrade() {
             Some(cluster) => cluster,
             None => {
@@ -102,7 +104,11 @@ impl PgCluster {
         let run_as = run_as_user();
         let dir = tempfile::Builder::new().prefix("tether-pg-").tempdir()?;
         if let Some(user) = &run_as {
-            run(Command::new("chown").arg(user).arg(dir.path()), "chown", None)?;
+            run(
+                Command::new("chown").arg(user).arg(dir.path()),
+                "chown",
+                None,
+            )?;
         }
         let port = free_port()?;
         let cluster = PgCluster {

@@ -156,7 +156,7 @@ async fn runs_list_newest_first_in_pages_with_where_they_live() {
         .into_iter()
         .map(|r| r.id)
         .collect();
-    assert_eq!(page, [first.clone()]);
+    assert_eq!(page, std::slice::from_ref(&first));
     assert_eq!(store.run_origin(&second).await.unwrap(), origin);
     let local = store.run_origin(&first).await.unwrap();
     assert_eq!(local, Origin::local("/work".as_ref()));

@@ -87,7 +87,10 @@ async fn a_withdrawn_question_takes_no_answer() {
         .insert_question(&question(&run, "still there?"))
         .await
         .unwrap();
-    assert_eq!(store.pending_questions().await.unwrap(), [asked.clone()]);
+    assert_eq!(
+        store.pending_questions().await.unwrap(),
+        std::slice::from_ref(&asked)
+    );
     assert!(store.cancel_question(&asked.id).await.unwrap());
     assert!(!store.cancel_question(&asked.id).await.unwrap());
     let outcome = store
