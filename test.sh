@@ -70,6 +70,14 @@ pg_bin_dir() {
 postgres() {
   pg_bin="$(pg_bin_dir)"
   if [ -z "$pg_bin" ] || [ ! -x "$pg_bin/pg_ctl" ]; then
+    # Only the binaries: no system cluster, so no service starts on install (postgresql-common
+    # reads its createcluster.d; a file of ours there conflicts with none of the package's).
+    local conf=/etc/postgresql-common/createcluster.d/tether-tests.conf sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    if [ ! -e "$conf" ]; then
+      $sudo_cmd mkdir -p "$(dirname "$conf")"
+      echo 'create_main_cluster = false' | $sudo_cmd tee "$conf" >/dev/null
+    fi
     apt_install postgresql
     pg_bin="$(pg_bin_dir)"
   fi
