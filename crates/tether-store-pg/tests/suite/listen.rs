@@ -127,3 +127,34 @@ async fn a_server_restart_while_waiting_loses_no_answer() {
     assert_eq!(answer, "yes");
     assert!(resyncs >= 1, "the listener reconnected {resyncs} times");
 }
+
+#[tokio::test]
+async fn a_pause_request_wakes_control_listeners_and_new_events_wake_event_listeners() {
+    let (store, db) = store().await;
+    let run = run(&store).await;
+    let mut control = Listener::start(config(&db), &[Channel::Control])
+        .await
+        .unwrap();
+    let mut events = Listener::start(config(&db), &[Channel::Events])
+        .await
+        .unwrap();
+    store
+        .append(Some(&run), &tether_store::Event::IterationStarted { n: 1 })
+        .await
+        .unwrap();
+    let pause = tether_store::Event::PauseRequested { by: "ana".into() };
+    store.append(Some(&run), &pause).await.unwrap();
+    let woken = tokio::time::timeout(DEADLINE, control.next())
+        .await
+        .unwrap();
+    let expected = |channel| Wake::Notified {
+        channel,
+        payload: run.to_string(),
+    };
+    // The iteration's event is no control request: the first control wake-up is the pause.
+    assert_eq!(woken, Some(expected(Channel::Control)));
+    for _ in 0..2 {
+        let woken = tokio::time::timeout(DEADLINE, events.next()).await.unwrap();
+        assert_eq!(woken, Some(expected(Channel::Events)));
+    }
+}
