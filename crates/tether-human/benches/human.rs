@@ -14,6 +14,10 @@
 //!    all wait (bar < 64 MB), then a second thread answers all of them back to back; each
 //!    question's latency runs from just before its own answer call to its `ask` returning.
 //!    Bar: p99 < 100 ms.
+//! 4. Slack path: the broker with the Slack channel against the fake Slack on loopback; a human
+//!    replies in the thread or presses a button once the socket is up. Timed from just before
+//!    the reply to `ask` returning. Also the HTTP requests made while waiting (bar: 0).
+//!    Bar: p99 < 20 ms.
 //!
 //! Run with `cargo bench -p tether-core --bench human`. Exits non-zero when a bar is missed.
 
@@ -32,6 +36,8 @@ mod cli;
 mod common;
 #[path = "human/pending.rs"]
 mod pending;
+#[path = "human/slack.rs"]
+mod slack;
 #[path = "human/zulip.rs"]
 mod zulip;
 
@@ -125,6 +131,18 @@ fn main() -> ExitCode {
         p.latency.line()
     );
     ok &= p.rss_pending_kb < 64 * 1024 && p.latency.p99 < Duration::from_millis(100);
+
+    let s = slack::run(slack::QUESTIONS);
+    println!(
+        "4. reply (or button) in Slack -> ask returns: {}",
+        s.latency.line()
+    );
+    println!(
+        "   while waiting with the socket up: {} HTTP requests over {} waits (bar: 0; naming the responder and marking the question answered, after the answer, excluded)",
+        s.requests,
+        slack::QUESTIONS
+    );
+    ok &= s.latency.p99 < Duration::from_millis(20) && s.requests == 0;
 
     if ok {
         ExitCode::SUCCESS

@@ -9,6 +9,11 @@
 //! What it builds:
 //! - **Zulip** when `human.channels` lists it (from `[zulip]`, recording its posts in the store so
 //!   a question is never posted twice);
+//! - **Slack** when `human.channels` lists it (from `[slack]` and the token variables it names;
+//!   its posts recorded the same way);
+//! - **Telegram** when `human.channels` lists it (from `[telegram]` and the token's variable;
+//!   its posts recorded in the store, its replies written to the asking workspace's store by
+//!   whichever process polls the bot);
 //! - **the terminal** when the caller says stdin and stderr are a person ([`Console::Person`]);
 //!   only the caller knows (for `tether mcp` they are the protocol);
 //! - **the policy**: the interaction threshold and what is wrong with the channels that could not
@@ -33,6 +38,8 @@ use crate::channels::Channel;
 use crate::desktop::Desktop;
 use crate::notice_events::NoticeQueue;
 use crate::notices::{Notice, NoticeRoutes};
+use crate::slack::Slack;
+use crate::telegram::Telegram;
 use crate::terminal::Terminal;
 use crate::zulip::Zulip;
 
@@ -91,6 +98,41 @@ impl Desk {
                 Ok(client) => channels.push(Arc::new(Zulip::new(client, journal.clone()))),
                 Err(e) => {
                     tracing::warn!(error = %e, "the zulip channel is off");
+                    problems.push(e.to_string());
+                }
+            }
+        }
+        if config
+            .human
+            .channels
+            .contains(&tether_config::Channel::Slack)
+        {
+            match tether_slack::SlackClient::from_config(&config.slack) {
+                Ok(client) => channels.push(Arc::new(Slack::new(
+                    client,
+                    journal.clone(),
+                    ws.state_dir(),
+                    &config.slack.api_url,
+                ))),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the slack channel is off");
+                    problems.push(e.to_string());
+                }
+            }
+        }
+        if config
+            .human
+            .channels
+            .contains(&tether_config::Channel::Telegram)
+        {
+            match tether_telegram::TelegramClient::from_config(&config.telegram) {
+                Ok(client) => channels.push(Arc::new(Telegram::new(
+                    client,
+                    journal.clone(),
+                    ws.state_dir(),
+                ))),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the telegram channel is off");
                     problems.push(e.to_string());
                 }
             }

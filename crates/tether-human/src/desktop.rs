@@ -7,6 +7,10 @@
 //! `notify-send` runs as a supervised child like every program tether starts — its own process
 //! group, a null stdin, a timeout, the secret-holding variables removed — and whatever it does
 //! (missing after all, failing, hanging) never touches the run: it is logged and forgotten.
+//!
+//! A notification's body may be read as markup (`<b>`, `<a href>`, entities) by the service, so
+//! the notice — which quotes the agent, the judge and the verify output — is shown with `&`, `<`
+//! and `>` escaped: as written, never as markup.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -69,7 +73,8 @@ impl Desktop {
         }
     }
 
-    /// The arguments shown for `notice`: the app name, a title, and the notice as its body.
+    /// The arguments shown for `notice`: the app name, a title, and the notice as its body
+    /// (markup characters escaped).
     pub fn argv(&self, notice: &Notice) -> Vec<String> {
         let urgency = match notice.kind {
             NoticeKind::Failed | NoticeKind::Paused => "normal",
@@ -80,7 +85,7 @@ impl Desktop {
             "--app-name=tether".to_owned(),
             format!("--urgency={urgency}"),
             title(notice),
-            notice.plain(),
+            escape_markup(&notice.plain()),
         ]
     }
 
@@ -116,6 +121,20 @@ fn title(notice: &Notice) -> String {
         NoticeKind::Rejected => "keeps being rejected",
     };
     format!("tether: run {} {what}", notice.run_id)
+}
+
+/// `text` with the characters of the notification body's markup (`&`, `<`, `>`) as entities.
+fn escape_markup(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Whether `path` is a file someone may execute.

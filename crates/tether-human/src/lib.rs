@@ -1,13 +1,13 @@
 //! Asking a human, and never losing the answer.
 //!
 //! A question is stored first (pending), then offered on every channel at once — the terminal,
-//! Zulip, and the store itself, which `tether answer` writes to from any shell — and the first
+//! Zulip, Slack, and the store itself, which `tether answer` writes to from any shell — and the first
 //! answer wins ([`broker`]). Waiters in other processes are woken through a per-workspace
 //! notification socket ([`notify`]). The interaction threshold answers confident questions
 //! without bothering anyone ([`threshold`]); [`asking`] is the `ask_human` behaviour shared by
 //! the built-in agent's tool ([`tool`]) and the MCP server; [`prompts`] holds every text a model
-//! reads about it. [`channels`] is the interface a channel implements ([`terminal`] and
-//! [`zulip`] are the two there are).
+//! reads about it. [`channels`] is the interface a channel implements ([`terminal`],
+//! [`zulip`], [`slack`] and [`telegram`]).
 //!
 //! [`desk`] is the one constructor: the loops (and a resumed run waiting for a question its
 //! killed process left pending), `tether ask`, `tether mcp` and the demo all get their human
@@ -34,6 +34,9 @@ pub mod notice_events;
 pub mod notices;
 pub mod notify;
 pub mod prompts;
+pub mod slack;
+mod slack_registry;
+pub mod telegram;
 pub mod terminal;
 pub mod threshold;
 pub mod tool;

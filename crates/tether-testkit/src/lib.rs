@@ -6,6 +6,12 @@
 //! - [`zulip_server`]: a real HTTP server on loopback that plays Zulip for a bot (messages,
 //!   event queues with long-polls and heartbeats, narrows), lets a test post as a human, records
 //!   every request, and injects faults on demand.
+//! - [`slack_server`]: a fake Slack for a Socket Mode bot: the Web API on loopback HTTP and the
+//!   Socket Mode WebSocket beside it (tickets, `hello`, envelopes and acks, each event to one
+//!   socket), humans replying and pressing buttons, and faults on demand.
+//! - [`telegram_server`]: a real HTTP server on loopback that plays the Telegram Bot API for a
+//!   polling bot (chats, forum topics, inline keyboards, `getUpdates` with a confirming offset),
+//!   lets a test reply and press buttons as a human, counts requests, and injects faults.
 //! - [`capture`]: an in-memory writer for screens and logs, and a model script that records the
 //!   requests it answers.
 //! - [`webdriver`]: headless Chromium driven over WebDriver (`chromedriver`), for the
@@ -22,12 +28,16 @@
 pub mod capture;
 pub mod model_server;
 pub mod postgres;
+pub mod slack_server;
+pub mod telegram_server;
 pub mod wait;
 pub mod webdriver;
 pub mod zulip_server;
 
 pub use capture::{Captured, recording_script};
 pub use model_server::{FakeModelServer, Fault, RecordedRequest};
+pub use slack_server::FakeSlackServer;
+pub use telegram_server::{FakeTelegramServer, TelegramFault};
 pub use wait::{WaitTimeout, wait_until, wait_until_async};
 pub use webdriver::{Browser, WebDriverError};
 pub use zulip_server::{FakeZulipServer, ZulipFault};

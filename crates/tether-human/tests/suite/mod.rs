@@ -2,5 +2,7 @@ mod human;
 mod notices;
 mod notify;
 mod resume;
+mod slack_channel;
+mod telegram_channel;
 mod visible;
 mod zulip_channel;

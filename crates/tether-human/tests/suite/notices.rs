@@ -244,3 +244,28 @@ fn the_terminal_shows_a_notice_on_one_escaped_line() {
     };
     insta::assert_snapshot!(notice_line(&n));
 }
+
+#[test]
+fn a_desktop_notification_shows_markup_as_written() {
+    let desktop = Desktop::new("notify-send".into(), Vec::new());
+    let n = Notice {
+        kind: NoticeKind::Failed,
+        run_id: run(),
+        text: format!(
+            "Run {} failed: expected <b>bold</b> & <a href=\"x\">a link</a>",
+            run()
+        ),
+        resume: None,
+    };
+    let argv = desktop.argv(&n);
+    assert_eq!(
+        argv.last().unwrap(),
+        &format!(
+            "Run {} failed: expected &lt;b&gt;bold&lt;/b&gt; &amp; \
+             &lt;a href=\"x\"&gt;a link&lt;/a&gt;",
+            run()
+        )
+    );
+    // The title is plain text: the run and what happened.
+    assert_eq!(argv[3], format!("tether: run {} failed", run()));
+}

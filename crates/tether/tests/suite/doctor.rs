@@ -1,8 +1,8 @@
 //! `tether doctor`: each failure a person setting tether up can meet is reported on its line with
 //! the fix — a missing agent CLI, one too old, an MCP server that cannot start, an invalid config,
 //! a key variable unset or refused (never printed) — and a healthy setup, with the real Claude
-//! Code (`TETHER_TEST_CLAUDE`), fake model servers and the fake Zulip server, passes every check;
-//! pi (`TETHER_TEST_PI`) is checked the same way.
+//! Code (`TETHER_TEST_CLAUDE`), fake model servers and the fake Zulip and Telegram servers, passes
+//! every check; pi (`TETHER_TEST_PI`) is checked the same way.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tether_config::Api;
 use tether_model::scripted::Script;
+use tether_testkit::FakeTelegramServer;
 use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::zulip_server::FakeZulipServer;
 
@@ -226,12 +227,15 @@ fn a_healthy_setup_passes_every_check() {
         )
         .unwrap();
     let zulip = rt.block_on(FakeZulipServer::start()).unwrap();
+    let telegram = rt.block_on(FakeTelegramServer::start()).unwrap();
     let toml = format!(
         "[executor]\nkind = \"claude\"\nprogram = {:?}\n{}api_key_env = \"DOCTOR_MODEL_KEY\"\n\
-         {}api_key_env = \"DOCTOR_JUDGE_KEY\"\n[human]\nchannels = [\"cli\", \"zulip\"]\n",
+         {}api_key_env = \"DOCTOR_JUDGE_KEY\"\n[human]\nchannels = [\"cli\", \"zulip\", \"telegram\"]\n\
+         [telegram]\napi_url = \"{}\"\n",
         claude(),
         model_table("model", Api::OpenAiChat, &model, "agent-model"),
         model_table("judge", Api::Anthropic, &judge, "judge-model"),
+        telegram.api_url(),
     );
     let dir = workspace(&toml);
     let run = |args: &[&str]| {
@@ -244,6 +248,8 @@ fn a_healthy_setup_passes_every_check() {
             .env("ZULIP_BOT_EMAIL", zulip.bot_email())
             .env("ZULIP_BOT_API_KEY", zulip.api_key())
             .env("ZULIP_STREAM", zulip.stream())
+            .env("TELEGRAM_BOT_TOKEN", telegram.token())
+            .env("TELEGRAM_CHAT_ID", FakeTelegramServer::GROUP.to_string())
             .output()
             .unwrap()
     };
@@ -255,7 +261,7 @@ fn a_healthy_setup_passes_every_check() {
         .redact(r"\(\d+ ms\)", "([N] ms)");
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     insta::assert_snapshot!(out.stdout);
-    for secret in ["sk-model", "sk-judge", zulip.api_key()] {
+    for secret in ["sk-model", "sk-judge", zulip.api_key(), telegram.token()] {
         assert!(!out.stdout.contains(secret) && !out.stderr.contains(secret));
     }
     // The model servers were asked for their models list, with the key, and nothing else.
@@ -276,7 +282,9 @@ fn a_healthy_setup_passes_every_check() {
         .collect();
     assert_eq!(
         names,
-        ["config", "executor", "mcp", "model", "judge", "zulip"]
+        [
+            "config", "executor", "mcp", "model", "judge", "zulip", "telegram"
+        ]
     );
 }
 

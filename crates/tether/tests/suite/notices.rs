@@ -41,12 +41,12 @@ fn asking_agent() -> Script {
 }
 
 /// Never keeps its promise.
-fn busy_agent() -> Script {
+pub(super) fn busy_agent() -> Script {
     Script::from_fn(|_: &Request| Turn::text("Still working on it."))
 }
 
 /// A workspace on `model` with Zulip as a channel and `extra` appended to `tether.toml`.
-fn workspace(model: &FakeModelServer, extra: &str) -> tempfile::TempDir {
+pub(super) fn workspace(model: &FakeModelServer, extra: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let toml = model_table("model", Api::OpenAiChat, model, "fake");
     fs::write(
@@ -75,7 +75,7 @@ fn fake_notify_send(bin: &Path, log: &Path) {
 }
 
 /// `c` with the Zulip bot of `zulip` in its environment.
-fn with_zulip<'a>(c: &'a mut Command, zulip: &FakeZulipServer) -> &'a mut Command {
+pub(super) fn with_zulip<'a>(c: &'a mut Command, zulip: &FakeZulipServer) -> &'a mut Command {
     c.env("ZULIP_SERVER_URL", zulip.server_url())
         .env("ZULIP_BOT_EMAIL", zulip.bot_email())
         .env("ZULIP_BOT_API_KEY", zulip.api_key())
@@ -83,7 +83,7 @@ fn with_zulip<'a>(c: &'a mut Command, zulip: &FakeZulipServer) -> &'a mut Comman
 }
 
 /// `tether ralph` in `dir` with the Zulip bot of `zulip`, a session bus and `path` as `PATH`.
-fn ralph(dir: &Path, zulip: &FakeZulipServer, path: &str, max: &str) -> Command {
+pub(super) fn ralph(dir: &Path, zulip: &FakeZulipServer, path: &str, max: &str) -> Command {
     let mut c = cmd(
         dir,
         &[
@@ -104,16 +104,16 @@ fn ralph(dir: &Path, zulip: &FakeZulipServer, path: &str, max: &str) -> Command 
 }
 
 /// `bin` first on a `PATH` that still finds `sh`.
-fn path_with(bin: &Path) -> String {
+pub(super) fn path_with(bin: &Path) -> String {
     format!("{}:/usr/bin:/bin", bin.display())
 }
 
-fn run_id(dir: &Path) -> String {
+pub(super) fn run_id(dir: &Path) -> String {
     let store = Store::open(dir.join(".tether/tether.db")).unwrap();
     store.runs(10).unwrap()[0].id.to_string()
 }
 
-fn finish(c: &mut Command) -> Output {
+pub(super) fn finish(c: &mut Command) -> Output {
     let mut child = c.spawn().unwrap();
     wait_exit(&mut child);
     child.wait_with_output().unwrap()

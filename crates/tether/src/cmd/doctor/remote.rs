@@ -12,9 +12,9 @@ use tether_zulip::{ApiOptions, ZulipApi, ZulipError, ZulipSettings};
 use super::Check;
 
 /// How long one request may take, connecting included.
-const TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The model, judge and Zulip checks of `config`.
+/// The model, judge, Zulip and Telegram checks of `config`.
 pub async fn checks(config: &Config, env: &dyn Env) -> Vec<Check> {
     let model = match &config.model {
         Some(model) => endpoint("model", model, env).await,
@@ -30,7 +30,8 @@ pub async fn checks(config: &Config, env: &dyn Env) -> Vec<Check> {
             "no [judge] (`tether run` needs one to sign goals off, or --no-judge)",
         ),
     };
-    vec![model, judge, zulip(config).await]
+    let telegram = super::telegram::check(config).await;
+    vec![model, judge, zulip(config).await, telegram]
 }
 
 /// `[name]`: its key variable is set, and its base URL answers and takes the key.
