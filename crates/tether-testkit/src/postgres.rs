@@ -144,7 +144,8 @@ impl PgCluster {
         let createdb = cluster.program("createdb");
         let mut cmd = Command::new(&createdb);
         cmd.args(["-h", "127.0.0.1", "-p", &cluster.port.to_string()])
-            .args(["-U", SUPERUSER, &dbname]);
+            .args(["-U", SUPERUSER, &dbname])
+            .env("PGCONNECT_TIMEOUT", "10");
         run(&mut cmd, "createdb", Some(&cluster.log()))?;
         Ok(TestDatabase {
             host: "127.0.0.1".into(),
