@@ -80,8 +80,8 @@ impl Default for NotifyConfig {
 /// The Slack channel's settings (`[slack]` plus environment), over Socket Mode.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SlackConfig {
-    /// The channel questions are posted to: its id (`C0123ABCD`) or name (`SLACK_CHANNEL`
-    /// overrides).
+    /// The channel questions are posted to: its id (`C0123ABCD`, from the channel's details in
+    /// Slack; `SLACK_CHANNEL` overrides). A name is not enough: threads are read by id.
     pub channel: Option<String>,
     /// The NAME of the variable holding the bot token (`xoxb-…`).
     pub bot_token_env: String,
@@ -196,7 +196,7 @@ pub(crate) fn read_slack(r: &mut Reader, t: Option<&Table>, env: &dyn Env, out: 
         if let Some(var) = r.string(t, "app_token_env", values::env_var_name) {
             out.app_token_env = var;
         }
-        out.channel = r.string(t, "channel", values::non_empty);
+        out.channel = r.string(t, "channel", slack_channel_id);
         if let Some(url) = r.string(t, "api_url", values::http_url) {
             out.api_url = url;
         }
@@ -206,7 +206,7 @@ pub(crate) fn read_slack(r: &mut Reader, t: Option<&Table>, env: &dyn Env, out: 
         r,
         env,
         (SlackConfig::CHANNEL_ENV, "slack.channel"),
-        values::non_empty,
+        slack_channel_id,
         &mut out.channel,
     );
     out.bot_token = non_empty(env, &out.bot_token_env).map(Secret::new);
@@ -245,6 +245,23 @@ pub(crate) fn read_telegram(
         &mut out.chat_id,
     );
     out.bot_token = non_empty(env, &out.bot_token_env).map(Secret::new);
+}
+
+/// A Slack conversation id: `C…` (public), `G…` (private) or `D…` (direct), letters and digits.
+fn slack_channel_id(value: &str) -> Result<(), String> {
+    let ok = value.len() >= 9
+        && value.starts_with(['C', 'G', 'D'])
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "must be the channel's id such as \"C0123ABCD\" (in Slack: the channel's name → \
+             About → Channel ID), got {value:?}"
+        ))
+    }
 }
 
 /// A Telegram chat id: a whole number (negative for groups) or `@name`.

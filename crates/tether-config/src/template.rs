@@ -83,7 +83,7 @@ api_key_env = "ZULIP_BOT_API_KEY"
 
 # The Slack channel, over Socket Mode (no public URL needed); SLACK_CHANNEL overrides channel.
 [slack]
-# The channel questions go to, one thread per conversation: its id (or name).
+# The channel questions go to, one thread per conversation: its id (C...; a name will not do).
 # channel = "C0123ABCD"
 # The NAME of the environment variable holding the bot token (xoxb-...).
 bot_token_env = "SLACK_BOT_TOKEN"

@@ -204,3 +204,12 @@ fn a_telegram_chat_id_must_be_a_number_or_a_name() {
         "{problems:?}"
     );
 }
+
+#[test]
+fn a_slack_channel_must_be_its_id_not_its_name() {
+    let problems = super::problems("[slack]\nchannel = \"#general\"\n");
+    assert!(
+        problems[0].contains("slack.channel: must be the channel's id"),
+        "{problems:?}"
+    );
+}

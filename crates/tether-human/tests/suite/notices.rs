@@ -2,7 +2,8 @@
 //! list, else `[notify] on`), the desktop follows `[notify] on`, the notices a run's events make
 //! are delivered in order and drained when the run ends, and the desktop notifier runs a
 //! `notify-send` it finds (a script recording its arguments) without the keys tether reads —
-//! and does nothing, without failing, when there is none.
+//! and does nothing, without failing, when there is none; a hanging one is stopped at its
+//! timeout with everything it started, and its body shows markup as written.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
@@ -268,4 +269,42 @@ fn a_desktop_notification_shows_markup_as_written() {
     );
     // The title is plain text: the run and what happened.
     assert_eq!(argv[3], format!("tether: run {} failed", run()));
+}
+
+#[tokio::test]
+async fn a_hanging_notify_send_is_stopped_with_its_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("notify-send");
+    let pid_file = dir.path().join("pid");
+    // Leaves a child of its own behind, then hangs waiting for it.
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nsleep 600 &\necho $! > '{}'\nwait\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let desktop = Desktop::new(script, Vec::new());
+
+    tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        desktop.show(&notice(NoticeKind::Done)),
+    )
+    .await
+    .expect("show returns once notify-send's timeout stops it");
+
+    let pid = fs::read_to_string(&pid_file).unwrap().trim().to_owned();
+    let proc_dir = Path::new("/proc").join(&pid);
+    tether_testkit::wait_until(
+        "the notifier's own child to be gone",
+        std::time::Duration::from_secs(30),
+        || {
+            let state = fs::read_to_string(proc_dir.join("stat")).unwrap_or_default();
+            // Gone, or a zombie waiting for its new parent to reap it.
+            (state.is_empty() || state.contains(") Z")).then_some(())
+        },
+    )
+    .unwrap();
 }

@@ -23,7 +23,7 @@ pub const PATIENCE: Duration = Duration::from_secs(30);
 
 /// The variables of tether's own that a test must set itself, if it wants them (and the
 /// session bus, so no test shows a desktop notification unless it sets one up).
-const TETHER_VARS: [&str; 9] = [
+const TETHER_VARS: [&str; 15] = [
     "TETHER_AGENT",
     "TETHER_CONFIG",
     "TETHER_RUN_ID",
@@ -32,6 +32,12 @@ const TETHER_VARS: [&str; 9] = [
     "ZULIP_BOT_EMAIL",
     "ZULIP_STREAM",
     "ZULIP_BOT_API_KEY",
+    "SLACK_CHANNEL",
+    "SLACK_BOT_TOKEN",
+    "SLACK_APP_TOKEN",
+    "TETHER_SLACK_REGISTRY",
+    "TELEGRAM_CHAT_ID",
+    "TELEGRAM_BOT_TOKEN",
     "DBUS_SESSION_BUS_ADDRESS",
 ];
 

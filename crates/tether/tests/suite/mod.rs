@@ -36,6 +36,7 @@ mod resume_human;
 mod resume_slack;
 mod resume_telegram;
 mod secrets;
+mod slack_doctor;
 mod telegram_misconfig;
 mod telegram_processes;
 mod usage_limit_cli;

@@ -1,15 +1,17 @@
 //! `tether doctor`: the checks a person setting tether up runs once, each on one line with ✓ or
 //! ✗ and, for every failure, the fix — the config, the executor (an agent CLI found and new
-//! enough), tether's MCP server answering with its four tools, the model endpoints, Zulip and
-//! Telegram.
+//! enough), tether's MCP server answering with its four tools, the model endpoints, Zulip, Slack
+//! and Telegram.
 //!
 //! Each check is its own module: [`agent`] (the executor), [`mcp`] (the MCP server),
-//! [`remote`] (model endpoints and Zulip), [`telegram`] (the bot and its chat). They run in order on one small runtime; none calls a
+//! [`remote`] (model endpoints and Zulip), [`slack`] (the app's tokens and its channel),
+//! [`telegram`] (the bot and its chat). They run in order on one small runtime; none calls a
 //! model or posts anything.
 
 mod agent;
 mod mcp;
 mod remote;
+mod slack;
 mod telegram;
 
 use std::path::PathBuf;
@@ -37,7 +39,8 @@ pub enum Status {
 /// One line of the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
-    /// What was checked (`config`, `executor`, `mcp`, `model`, `judge`, `zulip`, `telegram`).
+    /// What was checked (`config`, `executor`, `mcp`, `model`, `judge`, `zulip`, `slack`,
+    /// `telegram`).
     pub name: &'static str,
     /// How it ended.
     pub status: Status,
@@ -123,7 +126,7 @@ async fn checks(ctx: &Ctx<'_>, tether: PathBuf) -> Vec<Check> {
     match config {
         Some(config) => checks.extend(remote::checks(config, ctx.env).await),
         None => {
-            for name in ["model", "judge", "zulip", "telegram"] {
+            for name in ["model", "judge", "zulip", "slack", "telegram"] {
                 checks.push(Check::skip(name, not_loaded));
             }
         }

@@ -14,7 +14,7 @@ use super::Check;
 /// How long one request may take, connecting included.
 pub(super) const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The model, judge, Zulip and Telegram checks of `config`.
+/// The model, judge, Zulip, Slack and Telegram checks of `config`.
 pub async fn checks(config: &Config, env: &dyn Env) -> Vec<Check> {
     let model = match &config.model {
         Some(model) => endpoint("model", model, env).await,
@@ -30,8 +30,9 @@ pub async fn checks(config: &Config, env: &dyn Env) -> Vec<Check> {
             "no [judge] (`tether run` needs one to sign goals off, or --no-judge)",
         ),
     };
+    let slack = super::slack::check(config).await;
     let telegram = super::telegram::check(config).await;
-    vec![model, judge, zulip(config).await, telegram]
+    vec![model, judge, zulip(config).await, slack, telegram]
 }
 
 /// `[name]`: its key variable is set, and its base URL answers and takes the key.
