@@ -8,6 +8,9 @@
 # - system programs the tests start: script(1) for the pseudo-terminal tests, kill, git,
 #   python3, and headless Chromium with its WebDriver (Debian's chromium and chromium-driver)
 #   for the dashboard's browser tests (with apt-get; through sudo when not root);
+# - PostgreSQL's server binaries (Debian's postgresql) for the team store's tests, which start a
+#   throwaway cluster of their own, and as root an unprivileged user to run it (`initdb` refuses
+#   root): `tether-pg`, created with useradd;
 # - the official Python MCP SDK (`mcp>=2,<3`, the independent client of the `tether mcp` tests)
 #   into a virtual environment under the target directory, never into the system's Python;
 # - the real Claude Code CLI (npm `@anthropic-ai/claude-code`) under target/npm-cli, with Node 22
@@ -21,7 +24,7 @@
 #   Node 22 through bin/pi.
 # Then runs `cargo test --workspace --locked` with PYTHON naming that environment's interpreter,
 # TETHER_TEST_CLAUDE the Claude Code binary, TETHER_TEST_CODEX the Codex one and TETHER_TEST_PI
-# the pi one.
+# the pi one, and TETHER_TEST_PG_BIN the directory of PostgreSQL's initdb and pg_ctl.
 # Formatting and lints are not part of it: `.ci/run` checks them before calling this script.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -50,6 +53,37 @@ system_packages() {
   type -P chromedriver >/dev/null || need+=(chromium-driver)
   if [ ${#need[@]} -gt 0 ]; then
     apt_install "${need[@]}"
+  fi
+}
+
+# PostgreSQL's binaries: on Debian in /usr/lib/postgresql/<version>/bin, not on PATH.
+pg_bin_dir() {
+  local dir
+  dir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+  if [ -n "$dir" ] && [ -x "$dir/initdb" ]; then
+    echo "$dir"
+  elif type -P initdb >/dev/null; then
+    dirname "$(type -P initdb)"
+  fi
+}
+
+postgres() {
+  pg_bin="$(pg_bin_dir)"
+  if [ -z "$pg_bin" ] || [ ! -x "$pg_bin/pg_ctl" ]; then
+    # Only the binaries: no system cluster, so no service starts on install (postgresql-common
+    # reads its createcluster.d; a file of ours there conflicts with none of the package's).
+    local conf=/etc/postgresql-common/createcluster.d/tether-tests.conf sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    if [ ! -e "$conf" ]; then
+      $sudo_cmd mkdir -p "$(dirname "$conf")"
+      echo 'create_main_cluster = false' | $sudo_cmd tee "$conf" >/dev/null
+    fi
+    apt_install postgresql
+    pg_bin="$(pg_bin_dir)"
+  fi
+  if [ "$(id -u)" -eq 0 ] && ! id -u tether-pg >/dev/null 2>&1; then
+    say "creating the user tether-pg, which runs the tests' PostgreSQL clusters"
+    useradd --system --no-create-home --shell /usr/sbin/nologin tether-pg
   fi
 }
 
@@ -137,6 +171,7 @@ pi_cli() {
 }
 
 system_packages
+postgres
 python_venv
 mcp_sdk
 npm_cli="$(mkdir -p "$target/npm-cli" && cd "$target/npm-cli" && pwd)"
@@ -152,5 +187,7 @@ TETHER_TEST_CODEX="$codex"
 export TETHER_TEST_CODEX
 TETHER_TEST_PI="$pi"
 export TETHER_TEST_PI
+TETHER_TEST_PG_BIN="$pg_bin"
+export TETHER_TEST_PG_BIN
 [ $# -gt 0 ] || set -- --workspace
 exec cargo test --locked "$@"

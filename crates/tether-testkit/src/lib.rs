@@ -27,6 +27,7 @@
 
 pub mod capture;
 pub mod model_server;
+pub mod postgres;
 pub mod slack_server;
 pub mod telegram_server;
 pub mod wait;

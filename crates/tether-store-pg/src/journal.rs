@@ -1,0 +1,280 @@
+//! Appending to the journal and keeping the run's projection in step, in one transaction.
+//!
+//! [`append_in`] takes a transaction-scoped advisory lock on the journal before its first
+//! insert and holds it to the commit: appends commit one after another, so a seq becomes
+//! visible only after every smaller one has, and a reader resuming "after seq N" misses nothing
+//! (PostgreSQL hands out identity values at insert time, not commit time). Under that lock it
+//! reads the run's projected state, folds each event in with [`RunState::apply`], writes the
+//! state back, and sends the wake-ups ([`crate::Channel`]) that are delivered on commit.
+
+use tether_store::{Event, RunId, RunState, Seq, StoredEvent};
+use tokio_postgres::Row;
+use tokio_postgres::types::Json;
+
+use crate::error::{PgStoreError, Result};
+use crate::listen::Channel;
+use crate::store::PgStore;
+
+/// The advisory lock key appends hold ("tether" and 2).
+const JOURNAL_LOCK: i64 = 0x7465_7468_6572_0002;
+
+const EVENT_COLUMNS: &str = "seq, run_id, at_ms, kind, payload";
+
+impl PgStore {
+    /// Appends one event, for a run or (with `None`) for no run, and updates the run's
+    /// projection in the same transaction. Returns its seq.
+    pub async fn append(&self, run_id: Option<&RunId>, event: &Event) -> Result<Seq> {
+        let seqs = self.append_all(run_id, std::slice::from_ref(event)).await?;
+        seqs.into_iter()
+            .next()
+            .ok_or_else(|| PgStoreError::corrupt("an append returned no seq"))
+    }
+
+    /// Appends several events in one transaction: all of them are written or none.
+    pub async fn append_all(&self, run_id: Option<&RunId>, events: &[Event]) -> Result<Vec<Seq>> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let seqs = append_in(&tx, run_id, self.now(), events).await?;
+        tx.commit().await?;
+        Ok(seqs)
+    }
+
+    /// A run's events with seq greater than `after`, oldest first, at most `limit` of them.
+    pub async fn events(
+        &self,
+        run_id: &RunId,
+        after: Seq,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE run_id = $1 AND seq > $2 \
+                 ORDER BY seq LIMIT $3"
+            ))
+            .await?;
+        let rows = client
+            .query(&stmt, &[&run_id.as_str(), &after.0, &limit_of(limit)])
+            .await?;
+        rows.iter().map(decode_event).collect()
+    }
+
+    /// Every event (any run, or none) with seq greater than `after`, oldest first, at most
+    /// `limit` of them.
+    pub async fn events_all_after(&self, after: Seq, limit: usize) -> Result<Vec<StoredEvent>> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE seq > $1 ORDER BY seq LIMIT $2"
+            ))
+            .await?;
+        let rows = client.query(&stmt, &[&after.0, &limit_of(limit)]).await?;
+        rows.iter().map(decode_event).collect()
+    }
+
+    /// The newest seq in the journal ([`Seq::START`] when it is empty).
+    pub async fn last_seq(&self) -> Result<Seq> {
+        let client = self.client().await?;
+        let row = client
+            .query_one("SELECT COALESCE(MAX(seq), 0) FROM events", &[])
+            .await?;
+        Ok(Seq(row.get(0)))
+    }
+
+    /// Folds the run's whole journal from scratch, ignoring the stored projection.
+    pub async fn rebuild_run_state(&self, run_id: &RunId) -> Result<RunState> {
+        let mut client = self.client().await?;
+        let tx = client
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await?;
+        load_state(&tx, run_id, false).await?;
+        let stmt = tx
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE run_id = $1 ORDER BY seq"
+            ))
+            .await?;
+        let events = tx
+            .query(&stmt, &[&run_id.as_str()])
+            .await?
+            .iter()
+            .map(decode_event)
+            .collect::<Result<Vec<_>>>()?;
+        tx.commit().await?;
+        Ok(RunState::from_events(&events))
+    }
+}
+
+/// Appends `events` inside an open transaction; see the module docs.
+pub(crate) async fn append_in(
+    tx: &deadpool_postgres::Transaction<'_>,
+    run_id: Option<&RunId>,
+    at_ms: i64,
+    events: &[Event],
+) -> Result<Vec<Seq>> {
+    if events.is_empty() {
+        if let Some(id) = run_id {
+            load_state(tx, id, false).await?;
+        }
+        return Ok(Vec::new());
+    }
+    let lock = tx
+        .prepare_cached("SELECT pg_advisory_xact_lock($1)")
+        .await?;
+    tx.execute(&lock, &[&JOURNAL_LOCK]).await?;
+    let mut state = match run_id {
+        Some(id) => Some(load_state(tx, id, true).await?),
+        None => None,
+    };
+    let insert = tx
+        .prepare_cached(
+            "INSERT INTO events (run_id, at_ms, kind, payload) VALUES ($1, $2, $3, $4) \
+             RETURNING seq",
+        )
+        .await?;
+    let mut seqs = Vec::with_capacity(events.len());
+    let mut control = false;
+    for event in events {
+        let row = tx
+            .query_one(
+                &insert,
+                &[
+                    &run_id.map(RunId::as_str),
+                    &at_ms,
+                    &event.kind(),
+                    &Json(event),
+                ],
+            )
+            .await?;
+        let seq = Seq(row.get(0));
+        if let Some(state) = state.as_mut() {
+            state.apply(seq, at_ms, event);
+        }
+        control |= is_control(event);
+        seqs.push(seq);
+    }
+    if let (Some(id), Some(state)) = (run_id, &state) {
+        save_state(tx, id, at_ms, state).await?;
+    }
+    let payload = run_id.map_or("", RunId::as_str);
+    notify(tx, Channel::Events, payload).await?;
+    if control {
+        notify(tx, Channel::Control, payload).await?;
+    }
+    Ok(seqs)
+}
+
+/// Queues a wake-up on `channel`, delivered when the transaction commits.
+pub(crate) async fn notify(
+    tx: &deadpool_postgres::Transaction<'_>,
+    channel: Channel,
+    payload: &str,
+) -> Result<()> {
+    let stmt = tx.prepare_cached("SELECT pg_notify($1, $2)").await?;
+    tx.execute(&stmt, &[&channel.name(), &payload]).await?;
+    Ok(())
+}
+
+/// Events that ask something of a running loop: pause, cancel, a message for its agent.
+fn is_control(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::PauseRequested { .. } | Event::CancelRequested { .. } | Event::MessageQueued { .. }
+    )
+}
+
+/// The run's projected state; `lock` takes its row for the rest of the transaction.
+async fn load_state(
+    tx: &deadpool_postgres::Transaction<'_>,
+    run_id: &RunId,
+    lock: bool,
+) -> Result<RunState> {
+    let sql = if lock {
+        "SELECT state FROM runs WHERE id = $1 FOR UPDATE"
+    } else {
+        "SELECT state FROM runs WHERE id = $1"
+    };
+    let stmt = tx.prepare_cached(sql).await?;
+    let row = tx
+        .query_opt(&stmt, &[&run_id.as_str()])
+        .await?
+        .ok_or_else(|| run_not_found(run_id))?;
+    let Json(state) = row
+        .try_get::<_, Json<RunState>>(0)
+        .map_err(|err| PgStoreError::corrupt(format!("column runs.state: {err}")))?;
+    Ok(state)
+}
+
+async fn save_state(
+    tx: &deadpool_postgres::Transaction<'_>,
+    run_id: &RunId,
+    at_ms: i64,
+    state: &RunState,
+) -> Result<()> {
+    let stmt = tx
+        .prepare_cached(
+            "UPDATE runs SET status = $2, iteration = $3, updated_at_ms = $4, \
+             last_event_seq = $5, state = $6 WHERE id = $1",
+        )
+        .await?;
+    tx.execute(
+        &stmt,
+        &[
+            &run_id.as_str(),
+            &state.status.as_str(),
+            &i64::from(state.iteration),
+            &at_ms,
+            &state.last_event_seq.0,
+            &Json(state),
+        ],
+    )
+    .await?;
+    Ok(())
+}
+
+pub(crate) fn run_not_found(run_id: &RunId) -> PgStoreError {
+    PgStoreError::NotFound {
+        what: "run",
+        id: run_id.to_string(),
+    }
+}
+
+/// A caller's count as a SQL `LIMIT` (saturating).
+pub(crate) fn limit_of(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Parses a text column into `T`, naming the column if it does not parse.
+pub(crate) fn parse<T>(column: &str, text: &str) -> Result<T>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    text.parse()
+        .map_err(|err| PgStoreError::corrupt(format!("column {column}: {err}")))
+}
+
+/// Reads column `i`, naming `column` if its type is not what this build expects.
+pub(crate) fn get<'a, T: tokio_postgres::types::FromSql<'a>>(
+    row: &'a Row,
+    i: usize,
+    column: &str,
+) -> Result<T> {
+    row.try_get(i)
+        .map_err(|err| PgStoreError::corrupt(format!("column {column}: {err}")))
+}
+
+fn decode_event(row: &Row) -> Result<StoredEvent> {
+    let run_id: Option<String> = get(row, 1, "events.run_id")?;
+    let payload: serde_json::Value = get(row, 4, "events.payload")?;
+    Ok(StoredEvent {
+        seq: Seq(get(row, 0, "events.seq")?),
+        run_id: run_id.map(|id| parse("events.run_id", &id)).transpose()?,
+        at_ms: get(row, 2, "events.at_ms")?,
+        kind: get(row, 3, "events.kind")?,
+        event: serde_json::from_value(payload.clone()).ok(),
+        payload,
+    })
+}

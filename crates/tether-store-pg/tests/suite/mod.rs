@@ -1,0 +1,5 @@
+mod common;
+mod journal;
+mod listen;
+mod migrations;
+mod questions;
