@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tether_config::Api;
 use tether_model::scripted::Script;
-use tether_testkit::FakeTelegramServer;
 use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::zulip_server::FakeZulipServer;
+use tether_testkit::{FakeSlackServer, FakeTelegramServer};
 
 use tether_testkit::wait_until;
 
@@ -228,14 +228,18 @@ fn a_healthy_setup_passes_every_check() {
         .unwrap();
     let zulip = rt.block_on(FakeZulipServer::start()).unwrap();
     let telegram = rt.block_on(FakeTelegramServer::start()).unwrap();
+    let slack = rt.block_on(FakeSlackServer::start()).unwrap();
     let toml = format!(
         "[executor]\nkind = \"claude\"\nprogram = {:?}\n{}api_key_env = \"DOCTOR_MODEL_KEY\"\n\
-         {}api_key_env = \"DOCTOR_JUDGE_KEY\"\n[human]\nchannels = [\"cli\", \"zulip\", \"telegram\"]\n\
-         [telegram]\napi_url = \"{}\"\n",
+         {}api_key_env = \"DOCTOR_JUDGE_KEY\"\n\
+         [human]\nchannels = [\"cli\", \"zulip\", \"slack\", \"telegram\"]\n\
+         [telegram]\napi_url = \"{}\"\n[slack]\nchannel = \"{}\"\napi_url = \"{}\"\n",
         claude(),
         model_table("model", Api::OpenAiChat, &model, "agent-model"),
         model_table("judge", Api::Anthropic, &judge, "judge-model"),
         telegram.api_url(),
+        FakeSlackServer::CHANNEL,
+        slack.api_url(),
     );
     let dir = workspace(&toml);
     let run = |args: &[&str]| {
@@ -250,6 +254,8 @@ fn a_healthy_setup_passes_every_check() {
             .env("ZULIP_STREAM", zulip.stream())
             .env("TELEGRAM_BOT_TOKEN", telegram.token())
             .env("TELEGRAM_CHAT_ID", FakeTelegramServer::GROUP.to_string())
+            .env("SLACK_BOT_TOKEN", slack.bot_token())
+            .env("SLACK_APP_TOKEN", slack.app_token())
             .output()
             .unwrap()
     };
@@ -261,7 +267,14 @@ fn a_healthy_setup_passes_every_check() {
         .redact(r"\(\d+ ms\)", "([N] ms)");
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     insta::assert_snapshot!(out.stdout);
-    for secret in ["sk-model", "sk-judge", zulip.api_key(), telegram.token()] {
+    for secret in [
+        "sk-model",
+        "sk-judge",
+        zulip.api_key(),
+        telegram.token(),
+        slack.bot_token(),
+        slack.app_token(),
+    ] {
         assert!(!out.stdout.contains(secret) && !out.stderr.contains(secret));
     }
     // The model servers were asked for their models list, with the key, and nothing else.
@@ -283,7 +296,7 @@ fn a_healthy_setup_passes_every_check() {
     assert_eq!(
         names,
         [
-            "config", "executor", "mcp", "model", "judge", "zulip", "telegram"
+            "config", "executor", "mcp", "model", "judge", "zulip", "slack", "telegram"
         ]
     );
 }
