@@ -263,7 +263,19 @@ impl Channel for Slack {
     }
 }
 
-/// Stores answers that reached this process's socket for waits of other processes.
+/// How long after an unmatched reply or press the registry is looked at again: the post's
+/// process may still be recording it (a person can answer within milliseconds of the post,
+/// and a press leaves no history in Slack to catch up from).
+const RECHECKS: [std::time::Duration; 4] = [
+    std::time::Duration::from_millis(50),
+    std::time::Duration::from_millis(250),
+    std::time::Duration::from_secs(1),
+    std::time::Duration::from_secs(3),
+];
+
+/// Stores answers that reached this process's socket for waits of other processes (or of this
+/// one, before its wait listens).
+#[derive(Clone)]
 struct Router {
     registry: Registry,
     bot: Arc<OnceLock<BotIdentity>>,
@@ -273,7 +285,28 @@ struct Router {
 }
 
 impl Router {
+    /// Stores `incoming`'s answer for the wait it belongs to; when no registered wait matches
+    /// yet, looks again after each of [`RECHECKS`].
     fn route(&self, incoming: &Incoming) {
+        if self.settle(incoming) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (router, incoming) = (self.clone(), incoming.clone());
+        runtime.spawn(async move {
+            for delay in RECHECKS {
+                tokio::time::sleep(delay).await;
+                if router.settle(&incoming) {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Stores `incoming`'s answer if a registered wait matches it; `false` when none does.
+    fn settle(&self, incoming: &Incoming) -> bool {
         let found = match incoming {
             Incoming::Button(press) => self
                 .registry
@@ -293,7 +326,7 @@ impl Router {
             Incoming::Message(m) => self.message(m),
         };
         let Some((entry, answered, who)) = found else {
-            return;
+            return false;
         };
         match store_answer(&entry, &answered, &who) {
             Ok(Some(question)) => self.mark_answered(&entry, &question, &who),
@@ -302,6 +335,7 @@ impl Router {
                 tracing::warn!(error = %e, "could not store a slack answer for another process");
             }
         }
+        true
     }
 
     /// Replaces the buttons of `question` (answered here for another process), best effort.
@@ -374,3 +408,7 @@ fn store_answer(entry: &Entry, answered: &Answered, who: &str) -> Result<Option<
         _ => None,
     })
 }
+
+#[cfg(test)]
+#[path = "slack_tests.rs"]
+mod tests;
