@@ -57,7 +57,9 @@ impl Workspace {
     }
 
     /// Writes Codex's config.toml (the fake provider, no retries) and tether.toml (Codex on
-    /// it, then `extra`).
+    /// it, then `extra`). Codex's HOME is its own directory too: Codex snapshots a login
+    /// shell at start, and a turn killed mid-snapshot must not leave the developer's shell
+    /// start-up (e.g. a version manager's lock) half done for every later test.
     fn configure(&self, server: &FakeModelServer, extra: &str) {
         let codex_config = format!(
             "model = \"fake-model\"\nmodel_provider = \"fake\"\n\
@@ -70,7 +72,8 @@ impl Workspace {
         fs::write(self.home.path().join("config.toml"), codex_config).unwrap();
         let toml = format!(
             "[executor]\nkind = \"codex\"\nprogram = {program:?}\nturn_timeout_secs = 600\n\
-             [executor.env]\nCODEX_HOME = {home:?}\nFAKE_API_KEY = \"sk-fake\"\n{extra}",
+             [executor.env]\nCODEX_HOME = {home:?}\nHOME = {home:?}\n\
+             FAKE_API_KEY = \"sk-fake\"\n{extra}",
             program = codex().display().to_string(),
             home = self.home.path().display().to_string(),
         );

@@ -140,8 +140,11 @@ fn a_write_outside_the_workspace_is_refused_unattended() {
         last.contains("Permission denied") || last.contains("Read-only"),
         "{last}"
     );
+    // Codex 0.169 does not always report a unified-exec command that ends at once as an item
+    // of its JSON stream (seen with the same binary on the same machine, run to run), so the
+    // run records the call at most once; the stance itself is what is asserted above.
     let calls = tool_calls(ws.path());
-    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert!(calls.len() <= 1, "{calls:?} {}", diagnose(ws.path(), &done));
 }
 
 /// Plan mode with Codex: it drafts in its read-only sandbox (a command writing a file fails) and
