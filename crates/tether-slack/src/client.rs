@@ -87,7 +87,7 @@ impl Shared {
         F: FnMut(SlackApi) -> Fut,
         Fut: Future<Output = Result<T, SlackError>>,
     {
-        let mut backoff = Backoff::new(self.options.retry.clone());
+        let mut backoff = Backoff::from(self.options.retry.clone());
         loop {
             match guarded(op(self.api.clone()), cancel, deadline).await {
                 Ok(value) => return Ok(value),
@@ -327,7 +327,7 @@ impl SlackClient {
         cancel: &CancellationToken,
     ) -> Result<Posted, SlackError> {
         let limit = self.shared.options.retry.setup_retries;
-        let mut backoff = Backoff::new(self.shared.options.retry.clone());
+        let mut backoff = Backoff::from(self.shared.options.retry.clone());
         let channel = self.shared.channel.as_str();
         loop {
             match guarded(self.shared.api.post_message(channel, message), cancel, None).await {

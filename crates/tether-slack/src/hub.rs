@@ -221,7 +221,7 @@ impl Inner {
 
     /// Dials, serves and dials again until stopped (or the app-level token is refused).
     async fn run(self: Arc<Self>, run: u64, stop: CancellationToken) {
-        let mut backoff = Backoff::new(self.retry.clone());
+        let mut backoff = Backoff::from(self.retry.clone());
         loop {
             let url = match guarded(self.api.open_connection(), &stop, None).await {
                 Ok(url) => url,

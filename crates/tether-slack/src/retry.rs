@@ -1,8 +1,6 @@
-//! When to try again: exponential backoff with jitter on 5xx and transport errors, Slack's own
-//! `retry-after` on 429, and sleeps that end early on cancellation or the deadline.
-//!
-//! Kept apart from the request code so the policy can be tested on its own and shortened in
-//! tests (a real server gets the defaults: 0.5 s doubling to a 60 s cap).
+//! When to try again, as this client does it: the shared backoff of `tether-retry` (0.5 s
+//! doubling to a 60 s cap, equal jitter, Slack's own retry-after on 429) with this client's
+//! settings ([`RetryPolicy`]) and error type.
 
 use std::time::Duration;
 
@@ -11,6 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::SlackError;
 
+pub(crate) use tether_retry::Backoff;
+
 /// How failures are retried.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -18,9 +18,8 @@ pub struct RetryPolicy {
     pub initial: Duration,
     /// The cap on one backoff delay (the exponential part; jitter stays within it).
     pub max: Duration,
-    /// Retries allowed before the question is posted (`users/me`, the first register, the
-    /// post itself). Once posted, the wait retries without limit: a human may answer hours
-    /// later, after Slack comes back.
+    /// Retries allowed before the question is posted. Once posted, the wait retries without
+    /// limit: a human may answer hours later, after Slack comes back.
     pub setup_retries: u32,
 }
 
@@ -34,54 +33,24 @@ impl Default for RetryPolicy {
     }
 }
 
-/// The state of one retry sequence.
-#[derive(Debug)]
-pub(crate) struct Backoff {
-    policy: RetryPolicy,
-    failures: u32,
-    rng: fastrand::Rng,
+impl From<RetryPolicy> for Backoff {
+    fn from(policy: RetryPolicy) -> Self {
+        Backoff::new(policy.initial, policy.max)
+    }
 }
 
-impl Backoff {
-    pub(crate) fn new(policy: RetryPolicy) -> Self {
-        Self {
-            policy,
-            failures: 0,
-            rng: fastrand::Rng::new(),
-        }
+impl tether_retry::RetryAfter for SlackError {
+    fn retry_after(&self) -> Option<Duration> {
+        SlackError::retry_after(self)
     }
+}
 
-    /// Consecutive failures so far.
-    pub(crate) fn failures(&self) -> u32 {
-        self.failures
+impl tether_retry::Stopped for SlackError {
+    fn cancelled() -> Self {
+        SlackError::Cancelled
     }
-
-    /// A success ends the sequence.
-    pub(crate) fn reset(&mut self) {
-        self.failures = 0;
-    }
-
-    /// The delay before the next attempt after `err`: 429 waits what Slack asked plus up to
-    /// one initial delay of jitter; anything else waits `initial·2^n` capped at `max`, with
-    /// "equal jitter" (between half and all of it) so many clients do not retry in step.
-    pub(crate) fn delay(&mut self, err: &SlackError) -> Duration {
-        if let Some(wait) = err.retry_after() {
-            self.failures = self.failures.saturating_add(1);
-            return wait + self.policy.initial.mul_f64(self.rng.f64());
-        }
-        self.exponential()
-    }
-
-    /// The next exponential delay, also for a failure that is not an error (an empty poll).
-    pub(crate) fn exponential(&mut self) -> Duration {
-        self.failures = self.failures.saturating_add(1);
-        let exponent = self.failures.saturating_sub(1).min(30);
-        let full = self
-            .policy
-            .initial
-            .saturating_mul(1u32 << exponent)
-            .min(self.policy.max);
-        full / 2 + (full / 2).mul_f64(self.rng.f64())
+    fn deadline_reached() -> Self {
+        SlackError::DeadlineReached
     }
 }
 
@@ -91,18 +60,7 @@ pub(crate) async fn guarded<T>(
     cancel: &CancellationToken,
     deadline: Option<Instant>,
 ) -> Result<T, SlackError> {
-    let expiry = async {
-        match deadline {
-            Some(deadline) => tokio::time::sleep_until(deadline).await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        biased;
-        () = cancel.cancelled() => Err(SlackError::Cancelled),
-        () = expiry => Err(SlackError::DeadlineReached),
-        result = future => result,
-    }
+    tether_retry::guarded(future, cancel, deadline).await
 }
 
 /// Sleeps `delay`, ending early with an error on cancellation or at the deadline.
@@ -111,17 +69,5 @@ pub(crate) async fn pause(
     cancel: &CancellationToken,
     deadline: Option<Instant>,
 ) -> Result<(), SlackError> {
-    guarded(
-        async {
-            tokio::time::sleep(delay).await;
-            Ok(())
-        },
-        cancel,
-        deadline,
-    )
-    .await
+    tether_retry::pause(delay, cancel, deadline).await
 }
-
-#[cfg(test)]
-#[path = "retry_tests.rs"]
-mod tests;

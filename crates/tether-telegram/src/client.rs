@@ -222,7 +222,7 @@ impl TelegramClient {
         F: FnMut(TelegramApi) -> Fut,
         Fut: Future<Output = Result<T, TelegramError>>,
     {
-        let mut backoff = Backoff::new(self.shared.options.retry.clone());
+        let mut backoff = Backoff::from(self.shared.options.retry.clone());
         loop {
             match guarded(op(self.shared.api.clone()), cancel).await {
                 Ok(value) => return Ok(value),

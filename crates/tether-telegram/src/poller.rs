@@ -64,7 +64,7 @@ pub(crate) async fn poll(
 ) -> Result<(), TelegramError> {
     shared.registry.prune_missing();
     let mut offset: Option<i64> = shared.registry.offset();
-    let mut backoff = Backoff::new(shared.options.retry.clone());
+    let mut backoff = Backoff::from(shared.options.retry.clone());
     let mut failing: (i64, u32) = (i64::MIN, 0);
     let timeout = shared.api.options().poll_timeout;
     loop {

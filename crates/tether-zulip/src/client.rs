@@ -67,7 +67,7 @@ impl Shared {
         F: FnMut(ZulipApi) -> Fut,
         Fut: Future<Output = Result<T, ZulipError>>,
     {
-        let mut backoff = Backoff::new(self.options.retry.clone());
+        let mut backoff = Backoff::from(self.options.retry.clone());
         loop {
             match guarded(op(self.api.clone()), cancel, deadline).await {
                 Ok(value) => return Ok(value),

@@ -142,7 +142,7 @@ impl PendingReply {
         if let Some(message) = self.filter.first_reply(&buffered) {
             return Ok(self.reply(message));
         }
-        let mut backoff = Backoff::new(self.shared.options.retry.clone());
+        let mut backoff = Backoff::from(self.shared.options.retry.clone());
         let mut lost_queues = 0u32;
         let mut rejected_polls = 0u32;
         loop {
@@ -276,7 +276,7 @@ impl PendingReply {
         cancel: &CancellationToken,
     ) -> Result<MessageId, ZulipError> {
         let limit = self.shared.options.retry.setup_retries;
-        let mut backoff = Backoff::new(self.shared.options.retry.clone());
+        let mut backoff = Backoff::from(self.shared.options.retry.clone());
         loop {
             let send =
                 self.shared

@@ -1,0 +1,123 @@
+//! When to try again, for every client that talks to a chat service (Zulip, Slack, Telegram):
+//! exponential backoff with "equal jitter" on server and transport errors, the server's own
+//! retry-after on a rate limit, and waits that end early on cancellation or a deadline.
+//!
+//! One implementation, so the three clients back off alike and the policy is tested once. Each
+//! client keeps its own `RetryPolicy` (its public settings) and error type: the error says
+//! whether the server asked for a wait ([`RetryAfter`]) and how a stopped wait reads
+//! ([`Stopped`]).
+
+#![deny(missing_docs)]
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// An error that may carry the server's own wait (HTTP 429's `Retry-After`, Telegram's
+/// `retry_after`).
+pub trait RetryAfter {
+    /// How long the server asked to wait, if it did.
+    fn retry_after(&self) -> Option<Duration>;
+}
+
+/// How an error type says a wait was stopped.
+pub trait Stopped {
+    /// The wait was cancelled.
+    fn cancelled() -> Self;
+    /// The deadline passed (only for callers that give one).
+    fn deadline_reached() -> Self;
+}
+
+/// The state of one retry sequence.
+#[derive(Debug)]
+pub struct Backoff {
+    initial: Duration,
+    max: Duration,
+    failures: u32,
+    rng: fastrand::Rng,
+}
+
+impl Backoff {
+    /// A sequence whose first delay is about `initial`, doubling up to `max`.
+    pub fn new(initial: Duration, max: Duration) -> Self {
+        Self {
+            initial,
+            max,
+            failures: 0,
+            rng: fastrand::Rng::new(),
+        }
+    }
+
+    /// Consecutive failures so far.
+    pub fn failures(&self) -> u32 {
+        self.failures
+    }
+
+    /// A success ends the sequence.
+    pub fn reset(&mut self) {
+        self.failures = 0;
+    }
+
+    /// The delay before the next attempt after `err`: a rate limit waits what the server asked
+    /// plus up to one initial delay of jitter; anything else waits `initial·2^n` capped at
+    /// `max`, with equal jitter (between half and all of it) so many clients do not retry in
+    /// step.
+    pub fn delay(&mut self, err: &impl RetryAfter) -> Duration {
+        if let Some(wait) = err.retry_after() {
+            self.failures = self.failures.saturating_add(1);
+            return wait + self.initial.mul_f64(self.rng.f64());
+        }
+        self.exponential()
+    }
+
+    /// The next exponential delay, also for a failure that is not an error (an empty poll).
+    pub fn exponential(&mut self) -> Duration {
+        self.failures = self.failures.saturating_add(1);
+        let exponent = self.failures.saturating_sub(1).min(30);
+        let full = self.initial.saturating_mul(1u32 << exponent).min(self.max);
+        full / 2 + (full / 2).mul_f64(self.rng.f64())
+    }
+}
+
+/// Runs `future` unless `cancel` fires or `deadline` passes first.
+pub async fn guarded<T, E: Stopped>(
+    future: impl Future<Output = Result<T, E>>,
+    cancel: &CancellationToken,
+    deadline: Option<Instant>,
+) -> Result<T, E> {
+    let expiry = async {
+        match deadline {
+            Some(deadline) => tokio::time::sleep_until(deadline).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(E::cancelled()),
+        () = expiry => Err(E::deadline_reached()),
+        result = future => result,
+    }
+}
+
+/// Sleeps `delay`, ending early with an error on cancellation or at the deadline.
+pub async fn pause<E: Stopped>(
+    delay: Duration,
+    cancel: &CancellationToken,
+    deadline: Option<Instant>,
+) -> Result<(), E> {
+    guarded(
+        async {
+            tokio::time::sleep(delay).await;
+            Ok(())
+        },
+        cancel,
+        deadline,
+    )
+    .await
+}
+
+#[cfg(test)]
+#[path = "lib_tests.rs"]
+mod tests;
