@@ -28,23 +28,32 @@ pub struct Iteration {
     pub summary: Option<String>,
 }
 
-/// A change to one `iterations` row.
+/// A change to one `iterations` row, so every backend projects iterations the same way.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum IterationWrite {
+pub enum IterationWrite {
     /// Insert the row, or reset it if the iteration is being run again.
-    Start { n: u32 },
+    Start {
+        /// The iteration.
+        n: u32,
+    },
     /// Record how it ended; inserts the row (started now) if its start was never seen.
     End {
+        /// The iteration.
         n: u32,
+        /// How it ended.
         outcome: IterationOutcome,
+        /// Its summary, or the error that ended it.
         summary: String,
     },
     /// Mark it interrupted, unless it already ended.
-    Interrupt { n: u32 },
+    Interrupt {
+        /// The iteration.
+        n: u32,
+    },
 }
 
 /// The row changes `event` causes, given the run's state just before it.
-pub(crate) fn writes_for(before: &RunState, event: &Event) -> Vec<IterationWrite> {
+pub fn writes_for(before: &RunState, event: &Event) -> Vec<IterationWrite> {
     let interrupt_other = |except: Option<u32>| {
         before
             .in_progress
@@ -91,7 +100,7 @@ pub(crate) fn writes_for(before: &RunState, event: &Event) -> Vec<IterationWrite
 
 /// Applies a write to an in-memory set of rows ordered by `n` (the rebuild's counterpart of the
 /// SQL in `journal.rs`).
-pub(crate) fn apply_write(
+pub fn apply_write(
     rows: &mut std::collections::BTreeMap<u32, Iteration>,
     run_id: &RunId,
     at_ms: i64,

@@ -93,7 +93,7 @@ pub use approvals::Approval;
 pub use error::{Result, StoreError};
 pub use event::{Event, StoredEvent};
 pub use ids::{ParseIdError, QuestionId, RunId, Seq};
-pub use iterations::Iteration;
+pub use iterations::{Iteration, IterationWrite, apply_write, writes_for};
 pub use journal::Delivery;
 pub use migrations::SCHEMA_VERSION;
 pub use questions::{AnswerOutcome, NewQuestion, Question, QuestionPost, read_choice};
