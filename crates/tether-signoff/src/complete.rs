@@ -259,7 +259,7 @@ impl Signoff {
         let reserved =
             self.journal
                 .store()
-                .reserve_signoff(&self.plan_key(), goal_id, &holder, gone)?;
+                .reserve_signoff(&self.plan_key(), goal_id, &holder, &gone)?;
         Ok(match reserved {
             Reservation::Reserved { attempt } => Ok(Held {
                 signoff: self,

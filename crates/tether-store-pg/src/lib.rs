@@ -50,5 +50,6 @@ mod store;
 pub use error::{PgStoreError, Result, describe};
 pub use listen::{Channel, Listener, Wake};
 pub use migrations::SCHEMA_VERSION;
-pub use store::{Origin, PgStore, now_ms};
+pub use store::{PgStore, now_ms};
+pub use tether_store::Origin;
 pub use tokio_postgres::Config;

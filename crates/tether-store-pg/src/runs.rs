@@ -12,13 +12,14 @@ use tokio_postgres::types::Json;
 
 use crate::error::{PgStoreError, Result};
 use crate::journal::{append_in, get, limit_of, parse, run_not_found};
-use crate::store::{Origin, PgStore};
+use crate::store::PgStore;
+use tether_store::Origin;
 
 /// How many fresh ids to draw before concluding something is wrong with the generator.
 pub(crate) const ID_ATTEMPTS: usize = 16;
 
 const RUN_COLUMNS: &str = "id, kind, created_at_ms, workspace, spec, status, iteration, \
-                           updated_at_ms, last_event_seq, state";
+                           updated_at_ms, last_event_seq, state, machine, repo_remote";
 
 impl PgStore {
     /// Creates a run of this machine ([`Origin::local`]) and writes its `run_started` event in
@@ -160,5 +161,7 @@ fn decode_run(row: &Row) -> Result<Run> {
         updated_at_ms: get(row, 7, "runs.updated_at_ms")?,
         last_event_seq: Seq(get(row, 8, "runs.last_event_seq")?),
         state,
+        machine: Some(get(row, 10, "runs.machine")?),
+        repo_remote: get(row, 11, "runs.repo_remote")?,
     })
 }

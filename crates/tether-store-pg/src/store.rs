@@ -4,7 +4,6 @@
 //! share the pool). Every operation takes a connection for its own duration only, and writes run
 //! in one transaction each, so an operation either happened entirely or not at all.
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use deadpool_postgres::{Client, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -17,32 +16,6 @@ use crate::migrations;
 const POOL_SIZE: usize = 8;
 /// How long an operation waits for a connection (a new one, or a free one from the pool).
 const POOL_WAIT: Duration = Duration::from_secs(30);
-
-/// Where a run lives: the machine and workspace that can drive it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Origin {
-    /// The machine's hostname.
-    pub machine: String,
-    /// The root of the workspace (the repository's root when it is one).
-    pub workspace_root: PathBuf,
-    /// The repository's remote URL, when the workspace has one.
-    pub repo_remote: Option<String>,
-}
-
-impl Origin {
-    /// This machine (its hostname, or `unknown`), `workspace` as the root, no remote.
-    pub fn local(workspace: &Path) -> Origin {
-        let machine = nix::unistd::gethostname()
-            .ok()
-            .and_then(|name| name.into_string().ok())
-            .unwrap_or_else(|| "unknown".to_owned());
-        Origin {
-            machine,
-            workspace_root: workspace.to_path_buf(),
-            repo_remote: None,
-        }
-    }
-}
 
 /// The team store: a pool of connections to one PostgreSQL database.
 #[derive(Clone)]

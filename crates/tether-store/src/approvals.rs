@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::event::Event;
 use crate::journal::append_in;
-use crate::store::Store;
+use crate::store::Sqlite;
 
 /// An approval of a goal's contract.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -31,9 +31,7 @@ pub struct Approval {
     pub approved_at_ms: i64,
 }
 
-impl Store {
-    /// Records that `by` approved the goal's contract with hash `contract_hash`, with a
-    /// `contract_approved` event (not tied to a run) in the same transaction.
+impl Sqlite {
     pub fn approve_contract(
         &self,
         plan_path: &str,
@@ -71,7 +69,6 @@ impl Store {
         })
     }
 
-    /// The approval in force for the goal (the newest), if it was ever approved.
     pub fn approval(&self, plan_path: &str, goal_id: &str) -> Result<Option<Approval>> {
         Ok(self
             .conn

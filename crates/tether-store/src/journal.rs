@@ -17,11 +17,11 @@ use crate::iterations::{self, Iteration, IterationWrite};
 use crate::questions::load_question;
 use crate::row;
 use crate::state::{QueuedMessage, RunState};
-use crate::store::Store;
+use crate::store::Sqlite;
 
 const EVENT_COLUMNS: &str = "seq, run_id, at_ms, kind, payload";
 
-/// What [`Store::deliver`] took for a prompt.
+/// What [`crate::Store::deliver`] took for a prompt.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Delivery {
     /// Messages queued with `tether say`, oldest first.
@@ -30,9 +30,7 @@ pub struct Delivery {
     pub answers: Vec<crate::Question>,
 }
 
-impl Store {
-    /// Appends one event, for a run or (with `None`) for no run, and updates the run's
-    /// projections in the same transaction. Returns its seq.
+impl Sqlite {
     pub fn append(&self, run_id: Option<&RunId>, event: &Event) -> Result<Seq> {
         let seqs = self.append_all(run_id, std::slice::from_ref(event))?;
         seqs.into_iter()
@@ -40,7 +38,6 @@ impl Store {
             .ok_or_else(|| StoreError::corrupt("an append returned no seq"))
     }
 
-    /// Appends several events in one transaction: all of them are written or none.
     pub fn append_all(&self, run_id: Option<&RunId>, events: &[Event]) -> Result<Vec<Seq>> {
         let tx = self.write()?;
         let seqs = append_in(&tx, run_id, self.now(), events)?;
@@ -48,10 +45,6 @@ impl Store {
         Ok(seqs)
     }
 
-    /// Takes what the run owes iteration `n`'s prompt — its undelivered messages and the
-    /// answers to questions whose asker had stopped waiting — recording `message_delivered` in
-    /// the same transaction so each is handed over exactly once. Returns nothing (and records
-    /// nothing) when nothing is owed.
     pub fn deliver(&self, run_id: &RunId, n: u32) -> Result<Delivery> {
         let tx = self.write()?;
         let state = load_state(&tx, run_id)?;
@@ -76,7 +69,6 @@ impl Store {
         Ok(delivery)
     }
 
-    /// A run's events with seq greater than `after`, oldest first, at most `limit` of them.
     pub fn events(&self, run_id: &RunId, after: Seq, limit: usize) -> Result<Vec<StoredEvent>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {EVENT_COLUMNS} FROM events WHERE run_id = ?1 AND seq > ?2 \
@@ -89,9 +81,6 @@ impl Store {
         rows.map(|raw| decode_event(raw?)).collect()
     }
 
-    /// A page of a run's events read backwards: the newest `limit` events with seq below
-    /// `before` (all of them when `None`), returned oldest first. A dashboard shows the end of
-    /// a long journal this way and pages back from the first seq it shows.
     pub fn events_before(
         &self,
         run_id: &RunId,
@@ -114,8 +103,6 @@ impl Store {
         Ok(page)
     }
 
-    /// Every event (any run, or none) with seq greater than `after`, oldest first, at most
-    /// `limit` of them.
     pub fn events_all_after(&self, after: Seq, limit: usize) -> Result<Vec<StoredEvent>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {EVENT_COLUMNS} FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2"
@@ -124,7 +111,6 @@ impl Store {
         rows.map(|raw| decode_event(raw?)).collect()
     }
 
-    /// The newest seq in the journal ([`Seq::START`] when it is empty).
     pub fn last_seq(&self) -> Result<Seq> {
         let seq: i64 =
             self.conn
@@ -134,7 +120,6 @@ impl Store {
         Ok(Seq(seq))
     }
 
-    /// Folds the run's whole journal from scratch, ignoring the stored projection.
     pub fn rebuild_run_state(&self, run_id: &RunId) -> Result<RunState> {
         let tx = self.read()?;
         ensure_run(&tx, run_id)?;
@@ -143,7 +128,6 @@ impl Store {
         Ok(RunState::from_events(&events))
     }
 
-    /// The run's `iterations` rows, ordered by iteration number.
     pub fn iterations(&self, run_id: &RunId) -> Result<Vec<Iteration>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT run_id, n, started_at_ms, ended_at_ms, outcome, summary FROM iterations \
@@ -173,7 +157,6 @@ impl Store {
         .collect()
     }
 
-    /// The run's iteration rows as the journal says they should be, ignoring the stored ones.
     pub fn rebuild_iterations(&self, run_id: &RunId) -> Result<Vec<Iteration>> {
         let tx = self.read()?;
         ensure_run(&tx, run_id)?;
@@ -182,9 +165,6 @@ impl Store {
         Ok(fold_iterations(run_id, &events).into_values().collect())
     }
 
-    /// Rewrites the run's projections (`runs` row and `iterations` rows) from its journal.
-    ///
-    /// Needed only for repair, or after an upgrade that changed what the fold derives.
     pub fn refresh_projection(&self, run_id: &RunId) -> Result<RunState> {
         let tx = self.write()?;
         ensure_run(&tx, run_id)?;

@@ -43,10 +43,15 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0004_question_options.sql",
         sql: include_str!("migrations/0004_question_options.sql"),
     },
+    Migration {
+        version: 5,
+        name: "0005_run_origin.sql",
+        sql: include_str!("migrations/0005_run_origin.sql"),
+    },
 ];
 
 /// The schema version this build creates and understands.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 fn user_version(conn: &Connection) -> Result<i64> {
     Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)

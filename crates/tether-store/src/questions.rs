@@ -23,7 +23,7 @@ use crate::ids::{QuestionId, RunId};
 use crate::journal::{append_in, ensure_run};
 use crate::row;
 use crate::runs::ID_ATTEMPTS;
-use crate::store::Store;
+use crate::store::Sqlite;
 use crate::vocab::QuestionStatus;
 
 const QUESTION_COLUMNS: &str = "id, run_id, thread_id, question, context, confidence, status, \
@@ -82,7 +82,7 @@ pub struct Question {
     pub choice: Option<usize>,
 }
 
-/// What happened to an answer handed to [`Store::answer_question`].
+/// What happened to an answer handed to [`crate::Store::answer_question`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AnswerOutcome {
     /// This answer was the first; here is the question with it recorded.
@@ -114,8 +114,7 @@ pub struct QuestionPost {
     pub posted_at_ms: i64,
 }
 
-impl Store {
-    /// Stores a pending question and its `question_asked` event in one transaction.
+impl Sqlite {
     pub fn insert_question(&self, new: &NewQuestion) -> Result<Question> {
         let tx = self.write()?;
         if let Some(run_id) = &new.run_id {
@@ -151,9 +150,6 @@ impl Store {
         Ok(question)
     }
 
-    /// Records `answer` if it is the first; see [`AnswerOutcome`]. The `question_answered`
-    /// event is written in the same transaction. When the question offers choices, the answer
-    /// is read against them ([`read_choice`]): a choice is stored as its label and index.
     pub fn answer_question(
         &self,
         id: &QuestionId,
@@ -212,8 +208,6 @@ impl Store {
         Ok(AnswerOutcome::Answered(Box::new(question)))
     }
 
-    /// Withdraws a pending question (writing `question_cancelled`). Returns `false`, changing
-    /// nothing, if it was already answered or cancelled.
     pub fn cancel_question(&self, id: &QuestionId) -> Result<bool> {
         let tx = self.write()?;
         let now = self.now();
@@ -237,12 +231,10 @@ impl Store {
         Ok(changed > 0)
     }
 
-    /// The question with this id.
     pub fn question(&self, id: &QuestionId) -> Result<Question> {
         load_question(&self.conn, id)
     }
 
-    /// Every pending question, oldest first.
     pub fn pending_questions(&self) -> Result<Vec<Question>> {
         self.query_questions(
             &format!(
@@ -253,7 +245,6 @@ impl Store {
         )
     }
 
-    /// Up to `limit` questions of any status, newest first.
     pub fn question_history(&self, limit: usize) -> Result<Vec<Question>> {
         self.query_questions(
             &format!(
@@ -264,7 +255,6 @@ impl Store {
         )
     }
 
-    /// Every question a run asked, oldest first.
     pub fn questions_for_run(&self, run_id: &RunId) -> Result<Vec<Question>> {
         self.query_questions(
             &format!(
@@ -275,8 +265,6 @@ impl Store {
         )
     }
 
-    /// Records that the question was posted on `channel`. Returns `false`, keeping the earlier
-    /// record, if it had already been posted there.
     pub fn record_post(
         &self,
         question_id: &QuestionId,
@@ -299,7 +287,6 @@ impl Store {
         Ok(inserted > 0)
     }
 
-    /// Replaces a post's `external_ref` (e.g. to advance the last Zulip message seen).
     pub fn update_post_ref(
         &self,
         question_id: &QuestionId,
@@ -325,7 +312,6 @@ impl Store {
         Ok(())
     }
 
-    /// Where the question has been posted, in posting order.
     pub fn posts(&self, question_id: &QuestionId) -> Result<Vec<QuestionPost>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT channel, external_ref, posted_at_ms FROM question_posts \

@@ -13,16 +13,17 @@ use crate::error::{Result, StoreError};
 use crate::event::Event;
 use crate::ids::{RunId, Seq};
 use crate::journal::{append_in, run_not_found};
+use crate::origin::Origin;
 use crate::row;
 use crate::state::RunState;
-use crate::store::Store;
+use crate::store::Sqlite;
 use crate::vocab::{RunKind, RunStatus};
 
 /// How many fresh ids to draw before concluding something is wrong with the generator.
 pub(crate) const ID_ATTEMPTS: usize = 16;
 
 const RUN_COLUMNS: &str = "id, kind, created_at_ms, workspace, spec, status, iteration, \
-                           updated_at_ms, last_event_seq, state";
+                           updated_at_ms, last_event_seq, state, machine, repo_remote";
 
 /// A run and its projected state.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -35,7 +36,7 @@ pub struct Run {
     pub created_at_ms: i64,
     /// The workspace it works in.
     pub workspace: PathBuf,
-    /// Its parameters, as given to [`Store::create_run`].
+    /// Its parameters, as given to [`crate::Store::create_run`].
     pub spec: Value,
     /// Where it stands (also in `state.status`).
     pub status: RunStatus,
@@ -47,23 +48,25 @@ pub struct Run {
     pub last_event_seq: Seq,
     /// The full projected state.
     pub state: RunState,
+    /// The machine that created it and can drive it (`None` for runs recorded before tether
+    /// kept it).
+    pub machine: Option<String>,
+    /// Its repository's remote, without credentials, when it has one.
+    pub repo_remote: Option<String>,
 }
 
-impl Store {
-    /// Creates a run and writes its `run_started` event in one transaction.
-    ///
-    /// `spec` is stored as given; put `max_iterations` in it to have it appear in
-    /// [`RunState::max_iterations`]. Never put secrets in it.
+impl Sqlite {
     pub fn create_run(&self, kind: RunKind, workspace: &Path, spec: &Value) -> Result<RunId> {
         let workspace = workspace.to_str().ok_or_else(|| StoreError::NonUtf8Path {
             path: workspace.to_path_buf(),
         })?;
+        let origin = Origin::local(Path::new(workspace));
         let tx = self.write()?;
         let now = self.now();
         let id = unused_run_id(&tx)?;
         tx.execute(
-            "INSERT INTO runs (id, kind, created_at_ms, workspace, spec, status, updated_at_ms) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?3)",
+            "INSERT INTO runs (id, kind, created_at_ms, workspace, spec, status, updated_at_ms, \
+             machine, repo_remote) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?3, ?7, ?8)",
             params![
                 id.as_str(),
                 kind.as_str(),
@@ -71,6 +74,8 @@ impl Store {
                 workspace,
                 serde_json::to_string(spec)?,
                 RunStatus::Running.as_str(),
+                origin.machine,
+                origin.repo_remote,
             ],
         )?;
         append_in(
@@ -86,7 +91,6 @@ impl Store {
         Ok(id)
     }
 
-    /// The run with this id.
     pub fn run(&self, id: &RunId) -> Result<Run> {
         let raw = self
             .conn
@@ -96,12 +100,10 @@ impl Store {
         decode_run(raw.ok_or_else(|| run_not_found(id))?)
     }
 
-    /// The most recently created run, if there is one.
     pub fn latest_run(&self) -> Result<Option<Run>> {
         Ok(self.runs(1)?.into_iter().next())
     }
 
-    /// Up to `limit` runs, newest first.
     pub fn runs(&self, limit: usize) -> Result<Vec<Run>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at_ms DESC, rowid DESC LIMIT ?1"
@@ -110,9 +112,6 @@ impl Store {
         rows.map(|raw| decode_run(raw?)).collect()
     }
 
-    /// Up to `limit` runs listed after `last` in [`runs`](Self::runs)' order (older, or as old
-    /// and created before it): the next page of a list that ended with `last`. An unknown `last`
-    /// gives none.
     pub fn runs_after(&self, last: &RunId, limit: usize) -> Result<Vec<Run>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {RUN_COLUMNS} FROM runs \
@@ -146,6 +145,8 @@ type RawRun = (
     i64,
     i64,
     String,
+    Option<String>,
+    Option<String>,
 );
 
 fn raw_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
@@ -160,11 +161,26 @@ fn raw_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
         r.get(7)?,
         r.get(8)?,
         r.get(9)?,
+        r.get(10)?,
+        r.get(11)?,
     ))
 }
 
 fn decode_run(raw: RawRun) -> Result<Run> {
-    let (id, kind, created_at_ms, workspace, spec, status, iteration, updated, seq, state) = raw;
+    let (
+        id,
+        kind,
+        created_at_ms,
+        workspace,
+        spec,
+        status,
+        iteration,
+        updated,
+        seq,
+        state,
+        machine,
+        repo_remote,
+    ) = raw;
     Ok(Run {
         id: row::parse("runs.id", &id)?,
         kind: row::parse("runs.kind", &kind)?,
@@ -176,5 +192,7 @@ fn decode_run(raw: RawRun) -> Result<Run> {
         updated_at_ms: updated,
         last_event_seq: Seq(seq),
         state: row::json("runs.state", &state)?,
+        machine,
+        repo_remote,
     })
 }

@@ -3,14 +3,14 @@
 //! A sign-off runs verify and a judge session, which take minutes; two started at once (the
 //! agent's tool and `tether goal complete` from its shell) would both be attempt *n*, both judge,
 //! and overwrite one transcript. So a sign-off first **reserves** its attempt
-//! ([`Store::reserve_signoff`]): in one `BEGIN IMMEDIATE` transaction it takes the goal's single
+//! ([`crate::Store::reserve_signoff`]): in one `BEGIN IMMEDIATE` transaction it takes the goal's single
 //! `signoffs_running` row and the next attempt number, and a second sign-off meanwhile is told
 //! which attempt is running. The reservation is released once the verdict is recorded (or the
 //! attempt gave up); a holder that died is taken over. A unique index on
 //! `(plan_path, goal_id, attempt)` backs the numbering.
 //!
 //! A goal of a run may only leave the run as `done` by a sign-off, or as `cancelled` by a
-//! person: [`Store::record_cancellation`] keeps who cancelled it, so the goal loop can tell a
+//! person: [`crate::Store::record_cancellation`] keeps who cancelled it, so the goal loop can tell a
 //! person's cancel from the agent's (which waits for a person to confirm it).
 
 use rusqlite::{OptionalExtension, params};
@@ -20,7 +20,7 @@ use crate::error::Result;
 use crate::ids::RunId;
 use crate::journal::ensure_run;
 use crate::row;
-use crate::store::Store;
+use crate::store::Sqlite;
 
 /// A sign-off in progress.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -33,10 +33,10 @@ pub struct RunningSignoff {
     pub started_at_ms: i64,
 }
 
-/// What [`Store::reserve_signoff`] got.
+/// What [`crate::Store::reserve_signoff`] got.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reservation {
-    /// This attempt is the caller's; release it with [`Store::release_signoff`].
+    /// This attempt is the caller's; release it with [`crate::Store::release_signoff`].
     Reserved {
         /// Its number (one more than the goal's last recorded attempt).
         attempt: u32,
@@ -74,15 +74,13 @@ pub struct Cancellation {
     pub cancel: NewCancellation,
 }
 
-impl Store {
-    /// Reserves the next attempt at signing the goal off for `holder`, unless another sign-off
-    /// of it is running: a running one whose holder `is_gone` (its process died) is taken over.
+impl Sqlite {
     pub fn reserve_signoff(
         &self,
         plan_path: &str,
         goal_id: &str,
         holder: &str,
-        is_gone: impl Fn(&str) -> bool,
+        is_gone: &dyn Fn(&str) -> bool,
     ) -> Result<Reservation> {
         let tx = self.write()?;
         let running = tx
@@ -123,7 +121,6 @@ impl Store {
         Ok(Reservation::Reserved { attempt })
     }
 
-    /// Releases `holder`'s reservation of the goal (if it still has it).
     pub fn release_signoff(&self, plan_path: &str, goal_id: &str, holder: &str) -> Result<()> {
         self.conn
             .prepare_cached(
@@ -134,7 +131,6 @@ impl Store {
         Ok(())
     }
 
-    /// Records a cancellation. Returns its id.
     pub fn record_cancellation(&self, new: &NewCancellation) -> Result<i64> {
         let tx = self.write()?;
         if let Some(run) = &new.run_id {
@@ -158,7 +154,6 @@ impl Store {
         Ok(id)
     }
 
-    /// The id of the newest cancellation recorded (0 when there is none).
     pub fn last_cancellation_id(&self) -> Result<i64> {
         Ok(self
             .conn
@@ -166,7 +161,6 @@ impl Store {
             .query_row([], |r| r.get(0))?)
     }
 
-    /// The newest cancellation of the goal, if any.
     pub fn latest_cancellation(
         &self,
         plan_path: &str,
@@ -215,13 +209,14 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use crate::Store;
 
     #[test]
     fn a_second_reservation_is_busy_until_the_first_is_released_or_gone() {
         let store = Store::open_in_memory().unwrap();
         let reserve = |holder: &str, gone: bool| {
             store
-                .reserve_signoff("plan.md", "g", holder, |_| gone)
+                .reserve_signoff("plan.md", "g", holder, &|_| gone)
                 .unwrap()
         };
         assert_eq!(reserve("a", false), Reservation::Reserved { attempt: 1 });
@@ -232,7 +227,7 @@ mod tests {
         // Another goal is not held up.
         assert_eq!(
             store
-                .reserve_signoff("plan.md", "other", "b", |_| false)
+                .reserve_signoff("plan.md", "other", "b", &|_| false)
                 .unwrap(),
             Reservation::Reserved { attempt: 1 }
         );

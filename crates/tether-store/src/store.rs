@@ -1,6 +1,6 @@
 //! Opening the database and the connection settings every other module relies on.
 //!
-//! One [`Store`] is one SQLite connection. Several stores (threads, processes) may open the same
+//! One [`Sqlite`] is one SQLite connection. Several stores (threads, processes) may open the same
 //! file at once: WAL mode lets readers proceed while one writer writes, `busy_timeout` makes a
 //! second writer wait instead of failing, and every write starts with `BEGIN IMMEDIATE` so two
 //! writers queue up at the start of their transactions instead of deadlocking halfway through.
@@ -25,7 +25,7 @@ pub enum Durability {
     Full,
 }
 
-/// Settings for [`Store::open_with`].
+/// Settings for [`crate::Store::open_with`].
 #[derive(Debug, Clone, Copy)]
 pub struct StoreOptions {
     /// How long a writer waits for another connection's write lock before giving up with
@@ -91,25 +91,23 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// A connection to the tether store.
-///
-/// `Send` but not `Sync`: give each thread its own `Store` (opening is cheap), or share one
-/// behind a mutex.
+/// The embedded backend: one SQLite connection. Its operations are offered through
+/// [`crate::Store`] and [`crate::StoreBackend`].
 #[derive(Debug)]
-pub struct Store {
+pub(crate) struct Sqlite {
     pub(crate) conn: Connection,
     pub(crate) clock: fn() -> i64,
 }
 
-impl Store {
+impl Sqlite {
     /// Opens (creating if needed) the store at `path`, usually `<workspace>/.tether/tether.db`,
     /// creating its parent directories and migrating its schema.
-    pub fn open(path: impl AsRef<Path>) -> Result<Store> {
-        Store::open_with(path, &StoreOptions::default())
+    pub fn open(path: impl AsRef<Path>) -> Result<Sqlite> {
+        Sqlite::open_with(path, &StoreOptions::default())
     }
 
     /// [`Store::open`] with explicit settings.
-    pub fn open_with(path: impl AsRef<Path>, options: &StoreOptions) -> Result<Store> {
+    pub fn open_with(path: impl AsRef<Path>, options: &StoreOptions) -> Result<Sqlite> {
         let path = path.as_ref();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|cause| StoreError::Io {
@@ -118,20 +116,20 @@ impl Store {
             })?;
         }
         let conn = Connection::open(path).map_err(|e| StoreError::from(e).opening(path))?;
-        Store::configure(conn, options, true).map_err(|e| e.opening(path))
+        Sqlite::configure(conn, options, true).map_err(|e| e.opening(path))
     }
 
     /// A private in-memory store, for tests.
-    pub fn open_in_memory() -> Result<Store> {
-        Store::open_in_memory_with(&StoreOptions::default())
+    pub fn open_in_memory() -> Result<Sqlite> {
+        Sqlite::open_in_memory_with(&StoreOptions::default())
     }
 
     /// [`Store::open_in_memory`] with explicit settings (e.g. a fixed clock).
-    pub fn open_in_memory_with(options: &StoreOptions) -> Result<Store> {
-        Store::configure(Connection::open_in_memory()?, options, false)
+    pub fn open_in_memory_with(options: &StoreOptions) -> Result<Sqlite> {
+        Sqlite::configure(Connection::open_in_memory()?, options, false)
     }
 
-    fn configure(mut conn: Connection, options: &StoreOptions, wal: bool) -> Result<Store> {
+    fn configure(mut conn: Connection, options: &StoreOptions, wal: bool) -> Result<Sqlite> {
         conn.busy_timeout(options.busy_timeout)?;
         conn.pragma_update(None, "foreign_keys", true)?;
         if wal {
@@ -143,30 +141,28 @@ impl Store {
         };
         conn.pragma_update(None, "synchronous", synchronous)?;
         migrations::migrate(&mut conn)?;
-        Ok(Store {
+        Ok(Sqlite {
             conn,
             clock: options.clock,
         })
     }
 
-    /// The schema version of the open database (`PRAGMA user_version`).
+    pub fn kind(&self) -> crate::BackendKind {
+        crate::BackendKind::Embedded
+    }
+
     pub fn schema_version(&self) -> Result<i64> {
         Ok(self
             .conn
             .pragma_query_value(None, "user_version", |row| row.get(0))?)
     }
 
-    /// A number that changes whenever *another* connection commits to the database
-    /// (`PRAGMA data_version`). Cheap: poll it to notice new events, answers or runs written by
-    /// another process, then read what changed. Commits through this same `Store` do not
-    /// change it.
     pub fn data_version(&self) -> Result<i64> {
         Ok(self
             .conn
             .pragma_query_value(None, "data_version", |row| row.get(0))?)
     }
 
-    /// Runs SQLite's full consistency check; [`StoreError::Corrupt`] lists what it found.
     pub fn check_integrity(&self) -> Result<()> {
         let mut stmt = self.conn.prepare("PRAGMA integrity_check")?;
         let problems = stmt

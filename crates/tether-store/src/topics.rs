@@ -4,10 +4,9 @@
 //! stream never pick the same number, and so numbering survives restarts.
 
 use crate::error::Result;
-use crate::store::Store;
+use crate::store::Sqlite;
 
-impl Store {
-    /// Takes the next topic number for `stream` (1, 2, 3, ...), atomically across processes.
+impl Sqlite {
     pub fn next_topic_number(&self, stream: &str) -> Result<u64> {
         let tx = self.write()?;
         let taken: i64 = tx.query_row(

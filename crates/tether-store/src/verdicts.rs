@@ -14,7 +14,7 @@ use crate::event::Event;
 use crate::ids::RunId;
 use crate::journal::{append_in, ensure_run};
 use crate::row;
-use crate::store::Store;
+use crate::store::Sqlite;
 use crate::vocab::{Verdict, VerdictKind};
 
 /// A sign-off decision about to be recorded.
@@ -65,9 +65,7 @@ const VERDICT_COLUMNS: &str = "id, created_at_ms, run_id, goal_id, plan_path, at
                                verify_exit, verdict, reason, checks, missing, judge_model, \
                                transcript_path, contract_hash, kind";
 
-impl Store {
-    /// Records a sign-off decision and its `goal_verdict` event (for the verdict's run, if any)
-    /// in one transaction. Returns the record's id. Do not also append `goal_verdict` yourself.
+impl Sqlite {
     pub fn insert_verdict(&self, new: &NewVerdict) -> Result<i64> {
         let tx = self.write()?;
         if let Some(run_id) = &new.run_id {
@@ -111,7 +109,6 @@ impl Store {
         Ok(id)
     }
 
-    /// Every decision recorded for the goal, oldest first.
     pub fn verdicts_for_goal(&self, plan_path: &str, goal_id: &str) -> Result<Vec<VerdictRecord>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {VERDICT_COLUMNS} FROM verdicts WHERE plan_path = ?1 AND goal_id = ?2 \
@@ -121,8 +118,6 @@ impl Store {
         rows.map(|raw| decode_verdict(raw?)).collect()
     }
 
-    /// Every decision a run recorded, oldest first (each with the `goal_verdict` event written
-    /// in the same transaction, at the same `created_at_ms`).
     pub fn verdicts_for_run(&self, run_id: &RunId) -> Result<Vec<VerdictRecord>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {VERDICT_COLUMNS} FROM verdicts WHERE run_id = ?1 ORDER BY id"
@@ -131,9 +126,6 @@ impl Store {
         rows.map(|raw| decode_verdict(raw?)).collect()
     }
 
-    /// Every decision recorded for the plan after the record `after_id` (0 for all), oldest
-    /// first, whichever run (or none) made it: a loop uses this to see the sign-off attempts of
-    /// an iteration, including ones made with `tether goal complete` from the agent's shell.
     pub fn verdicts_after(&self, plan_path: &str, after_id: i64) -> Result<Vec<VerdictRecord>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {VERDICT_COLUMNS} FROM verdicts WHERE plan_path = ?1 AND id > ?2 ORDER BY id"
@@ -142,7 +134,6 @@ impl Store {
         rows.map(|raw| decode_verdict(raw?)).collect()
     }
 
-    /// The id of the newest decision recorded (0 when there is none).
     pub fn last_verdict_id(&self) -> Result<i64> {
         Ok(self
             .conn
@@ -150,7 +141,6 @@ impl Store {
             .query_row([], |r| r.get(0))?)
     }
 
-    /// Whether the goal has ever been accepted.
     pub fn has_accepted_signoff(&self, plan_path: &str, goal_id: &str) -> Result<bool> {
         Ok(self
             .conn

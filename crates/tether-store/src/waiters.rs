@@ -15,7 +15,7 @@ use crate::event::Event;
 use crate::ids::{QuestionId, RunId};
 use crate::journal::append_in;
 use crate::questions::load_question;
-use crate::store::Store;
+use crate::store::Sqlite;
 use crate::vocab::QuestionStatus;
 
 /// Nobody waits for a pending question any more.
@@ -27,9 +27,7 @@ pub struct Abandoned {
     pub reason: String,
 }
 
-impl Store {
-    /// Records that whoever asked `id` stopped waiting for it. Records nothing (and returns
-    /// `false`) when it is no longer pending or was already abandoned.
+impl Sqlite {
     pub fn abandon_question(&self, id: &QuestionId, reason: &str) -> Result<bool> {
         let tx = self.write()?;
         let question = load_question(&tx, id)?;
@@ -50,7 +48,6 @@ impl Store {
         Ok(open)
     }
 
-    /// Records that someone waits for `id` again, if it was abandoned; returns whether it was.
     pub fn await_question(&self, id: &QuestionId) -> Result<bool> {
         let tx = self.write()?;
         let question = load_question(&tx, id)?;
@@ -70,7 +67,6 @@ impl Store {
         Ok(abandoned)
     }
 
-    /// Why nobody waits for `question`, if it is pending and nobody does.
     pub fn abandoned(&self, question: &crate::Question) -> Result<Option<Abandoned>> {
         if question.status != QuestionStatus::Pending {
             return Ok(None);
