@@ -101,6 +101,25 @@ pub enum StoreError {
     #[error("JSON error in the tether store: {0}")]
     Json(serde_json::Error),
 
+    /// The team store (a shared database) could not be reached, or the connection was lost.
+    ///
+    /// Transient: retry later (a write either committed entirely or not at all). The detail
+    /// names the server by host, port and database, never with its password.
+    #[error("the team store is unavailable: {detail}")]
+    Unavailable {
+        /// What went wrong, and where.
+        detail: String,
+    },
+
+    /// The team store refused the operation (a constraint, a trigger, a permission).
+    ///
+    /// Fatal for this operation: show the detail (a permission may need granting).
+    #[error("the team store refused the operation: {detail}")]
+    Refused {
+        /// What the database said.
+        detail: String,
+    },
+
     /// Any other SQLite failure (constraint violation, I/O error, full disk, ...).
     ///
     /// Usually fatal: show the cause. (The cause is in the message, so it is not also a
@@ -135,7 +154,7 @@ impl From<rusqlite::Error> for StoreError {
 impl StoreError {
     /// Whether retrying the same operation later may succeed.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, StoreError::Busy)
+        matches!(self, StoreError::Busy | StoreError::Unavailable { .. })
     }
 
     /// This error met while opening the store at `path`: a read-only database or directory is

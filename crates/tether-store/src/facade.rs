@@ -12,22 +12,33 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
-use crate::approvals::Approval;
 use crate::error::Result;
-use crate::event::{Event, StoredEvent};
-use crate::ids::{QuestionId, RunId, Seq};
-use crate::iterations::Iteration;
-use crate::journal::Delivery;
-use crate::questions::{AnswerOutcome, NewQuestion, Question, QuestionPost};
-use crate::runs::Run;
-use crate::signoffs::{Cancellation, NewCancellation, Reservation};
-use crate::state::RunState;
 use crate::store::{Sqlite, StoreOptions};
-use crate::verdicts::{NewVerdict, VerdictRecord};
-use crate::vocab::RunKind;
-use crate::waiters::Abandoned;
+
+/// Opens stores of one place: the workspace's file, or a team's database. A process that opens
+/// many stores (the dashboard, per request) keeps one and calls it; a team connector shares one
+/// connection pool among all the stores it opens.
+pub trait Connector: Send + Sync + std::fmt::Debug {
+    /// A store of this place.
+    fn connect(&self) -> Result<Store>;
+    /// Where it is, for messages: a file's path, or a database's host, port and name (never a
+    /// password).
+    fn describe(&self) -> String;
+}
+
+/// The embedded store in the SQLite file at this path.
+#[derive(Debug, Clone)]
+pub struct EmbeddedFile(pub std::path::PathBuf);
+
+impl Connector for EmbeddedFile {
+    fn connect(&self) -> Result<Store> {
+        Store::open(&self.0)
+    }
+
+    fn describe(&self) -> String {
+        self.0.display().to_string()
+    }
+}
 
 /// Which kind of backend a [`Store`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +49,138 @@ pub enum BackendKind {
     Team,
 }
 
+/// Hands the list of the store's operations (every method of [`StoreBackend`] but `kind`, with
+/// its docs) to the macro `$callback`, one `fn name(&self, arg: Type, ...) -> Return;` each, with
+/// types spelled with full paths. A backend in another crate implements the trait with it, so a
+/// new operation cannot be forgotten there.
+#[macro_export]
+macro_rules! with_store_operations {
+    ($callback:ident) => {
+        $callback! {
+    /// Records that `by` approved the goal's contract with hash `contract_hash`, with a
+    /// `contract_approved` event (not tied to a run) in the same transaction.
+    fn approve_contract(&self, plan_path: &str, goal_id: &str, contract_hash: &str, by: &str) -> $crate::Result<$crate::Approval>;
+    /// The approval in force for the goal (the newest), if it was ever approved.
+    fn approval(&self, plan_path: &str, goal_id: &str) -> $crate::Result<Option<$crate::Approval>>;
+    /// Appends one event, for a run or (with `None`) for no run, and updates the run's
+    /// projections in the same transaction. Returns its seq.
+    fn append(&self, run_id: Option<&$crate::RunId>, event: &$crate::Event) -> $crate::Result<$crate::Seq>;
+    /// Appends several events in one transaction: all of them are written or none.
+    fn append_all(&self, run_id: Option<&$crate::RunId>, events: &[$crate::Event]) -> $crate::Result<Vec<$crate::Seq>>;
+    /// Takes what the run owes iteration `n`'s prompt — its undelivered messages and the
+    /// answers to questions whose asker had stopped waiting — recording `message_delivered` in
+    /// the same transaction so each is handed over exactly once. Returns nothing (and records
+    /// nothing) when nothing is owed.
+    fn deliver(&self, run_id: &$crate::RunId, n: u32) -> $crate::Result<$crate::Delivery>;
+    /// A run's events with seq greater than `after`, oldest first, at most `limit` of them.
+    fn events(&self, run_id: &$crate::RunId, after: $crate::Seq, limit: usize) -> $crate::Result<Vec<$crate::StoredEvent>>;
+    /// A page of a run's events read backwards: the newest `limit` events with seq below
+    /// `before` (all of them when `None`), returned oldest first. A dashboard shows the end of
+    /// a long journal this way and pages back from the first seq it shows.
+    fn events_before(&self, run_id: &$crate::RunId, before: Option<$crate::Seq>, limit: usize) -> $crate::Result<Vec<$crate::StoredEvent>>;
+    /// Every event (any run, or none) with seq greater than `after`, oldest first, at most
+    /// `limit` of them.
+    fn events_all_after(&self, after: $crate::Seq, limit: usize) -> $crate::Result<Vec<$crate::StoredEvent>>;
+    /// The newest seq in the journal ([`crate::Seq::START`] when it is empty).
+    fn last_seq(&self) -> $crate::Result<$crate::Seq>;
+    /// Folds the run's whole journal from scratch, ignoring the stored projection.
+    fn rebuild_run_state(&self, run_id: &$crate::RunId) -> $crate::Result<$crate::RunState>;
+    /// The run's `iterations` rows, ordered by iteration number.
+    fn iterations(&self, run_id: &$crate::RunId) -> $crate::Result<Vec<$crate::Iteration>>;
+    /// The run's iteration rows as the journal says they should be, ignoring the stored ones.
+    fn rebuild_iterations(&self, run_id: &$crate::RunId) -> $crate::Result<Vec<$crate::Iteration>>;
+    /// Rewrites the run's projections (`runs` row and `iterations` rows) from its journal.
+    ///
+    /// Needed only for repair, or after an upgrade that changed what the fold derives.
+    fn refresh_projection(&self, run_id: &$crate::RunId) -> $crate::Result<$crate::RunState>;
+    /// Stores a pending question and its `question_asked` event in one transaction.
+    fn insert_question(&self, new: &$crate::NewQuestion) -> $crate::Result<$crate::Question>;
+    /// Records `answer` if it is the first; see [`crate::AnswerOutcome`]. The `question_answered`
+    /// event is written in the same transaction. When the question offers choices, the answer
+    /// is read against them ([`crate::read_choice`]): a choice is stored as its label and index.
+    fn answer_question(&self, id: &$crate::QuestionId, answer: &str, channel: &str, responder: &str) -> $crate::Result<$crate::AnswerOutcome>;
+    /// Withdraws a pending question (writing `question_cancelled`). Returns `false`, changing
+    /// nothing, if it was already answered or cancelled.
+    fn cancel_question(&self, id: &$crate::QuestionId) -> $crate::Result<bool>;
+    /// The question with this id.
+    fn question(&self, id: &$crate::QuestionId) -> $crate::Result<$crate::Question>;
+    /// Every pending question, oldest first.
+    fn pending_questions(&self) -> $crate::Result<Vec<$crate::Question>>;
+    /// Up to `limit` questions of any status, newest first.
+    fn question_history(&self, limit: usize) -> $crate::Result<Vec<$crate::Question>>;
+    /// Every question a run asked, oldest first.
+    fn questions_for_run(&self, run_id: &$crate::RunId) -> $crate::Result<Vec<$crate::Question>>;
+    /// Records that the question was posted on `channel`. Returns `false`, keeping the earlier
+    /// record, if it had already been posted there.
+    fn record_post(&self, question_id: &$crate::QuestionId, channel: &str, external_ref: &::serde_json::Value) -> $crate::Result<bool>;
+    /// Replaces a post's `external_ref` (e.g. to advance the last Zulip message seen).
+    fn update_post_ref(&self, question_id: &$crate::QuestionId, channel: &str, external_ref: &::serde_json::Value) -> $crate::Result<()>;
+    /// Where the question has been posted, in posting order.
+    fn posts(&self, question_id: &$crate::QuestionId) -> $crate::Result<Vec<$crate::QuestionPost>>;
+    /// Creates a run and writes its `run_started` event in one transaction.
+    ///
+    /// `spec` is stored as given; put `max_iterations` in it to have it appear in
+    /// [`crate::RunState::max_iterations`]. Never put secrets in it.
+    fn create_run(&self, kind: $crate::RunKind, workspace: &::std::path::Path, spec: &::serde_json::Value) -> $crate::Result<$crate::RunId>;
+    /// The run with this id.
+    fn run(&self, id: &$crate::RunId) -> $crate::Result<$crate::Run>;
+    /// The most recently created run, if there is one.
+    fn latest_run(&self) -> $crate::Result<Option<$crate::Run>>;
+    /// Up to `limit` runs, newest first.
+    fn runs(&self, limit: usize) -> $crate::Result<Vec<$crate::Run>>;
+    /// Up to `limit` runs listed after `last` in [`runs`](Self::runs)' order (older, or as old
+    /// and created before it): the next page of a list that ended with `last`. An unknown `last`
+    /// gives none.
+    fn runs_after(&self, last: &$crate::RunId, limit: usize) -> $crate::Result<Vec<$crate::Run>>;
+    /// Reserves the next attempt at signing the goal off for `holder`, unless another sign-off
+    /// of it is running: a running one whose holder `is_gone` (its process died) is taken over.
+    fn reserve_signoff(&self, plan_path: &str, goal_id: &str, holder: &str, is_gone: &dyn Fn(&str) -> bool) -> $crate::Result<$crate::Reservation>;
+    /// Releases `holder`'s reservation of the goal (if it still has it).
+    fn release_signoff(&self, plan_path: &str, goal_id: &str, holder: &str) -> $crate::Result<()>;
+    /// Records a cancellation. Returns its id.
+    fn record_cancellation(&self, new: &$crate::NewCancellation) -> $crate::Result<i64>;
+    /// The id of the newest cancellation recorded (0 when there is none).
+    fn last_cancellation_id(&self) -> $crate::Result<i64>;
+    /// The newest cancellation of the goal, if any.
+    fn latest_cancellation(&self, plan_path: &str, goal_id: &str) -> $crate::Result<Option<$crate::Cancellation>>;
+    /// Takes the next topic number for `stream` (1, 2, 3, ...), atomically across processes.
+    fn next_topic_number(&self, stream: &str) -> $crate::Result<u64>;
+    /// Records a sign-off decision and its `goal_verdict` event (for the verdict's run, if any)
+    /// in one transaction. Returns the record's id. Do not also append `goal_verdict` yourself.
+    fn insert_verdict(&self, new: &$crate::NewVerdict) -> $crate::Result<i64>;
+    /// Every decision recorded for the goal, oldest first.
+    fn verdicts_for_goal(&self, plan_path: &str, goal_id: &str) -> $crate::Result<Vec<$crate::VerdictRecord>>;
+    /// Every decision a run recorded, oldest first (each with the `goal_verdict` event written
+    /// in the same transaction, at the same `created_at_ms`).
+    fn verdicts_for_run(&self, run_id: &$crate::RunId) -> $crate::Result<Vec<$crate::VerdictRecord>>;
+    /// Every decision recorded for the plan after the record `after_id` (0 for all), oldest
+    /// first, whichever run (or none) made it: a loop uses this to see the sign-off attempts of
+    /// an iteration, including ones made with `tether goal complete` from the agent's shell.
+    fn verdicts_after(&self, plan_path: &str, after_id: i64) -> $crate::Result<Vec<$crate::VerdictRecord>>;
+    /// The id of the newest decision recorded (0 when there is none).
+    fn last_verdict_id(&self) -> $crate::Result<i64>;
+    /// Whether the goal has ever been accepted.
+    fn has_accepted_signoff(&self, plan_path: &str, goal_id: &str) -> $crate::Result<bool>;
+    /// Records that whoever asked `id` stopped waiting for it. Records nothing (and returns
+    /// `false`) when it is no longer pending or was already abandoned.
+    fn abandon_question(&self, id: &$crate::QuestionId, reason: &str) -> $crate::Result<bool>;
+    /// Records that someone waits for `id` again, if it was abandoned; returns whether it was.
+    fn await_question(&self, id: &$crate::QuestionId) -> $crate::Result<bool>;
+    /// Why nobody waits for `question`, if it is pending and nobody does.
+    fn abandoned(&self, question: &$crate::Question) -> $crate::Result<Option<$crate::Abandoned>>;
+    /// The schema version of the open database (`PRAGMA user_version`).
+    fn schema_version(&self) -> $crate::Result<i64>;
+    /// A number that changes whenever *another* connection commits to the database
+    /// (`PRAGMA data_version`). Cheap: poll it to notice new events, answers or runs written by
+    /// another process, then read what changed. Commits through this same `Store` do not
+    /// change it.
+    fn data_version(&self) -> $crate::Result<i64>;
+    /// Runs the backend's consistency check (SQLite's full one); [`crate::StoreError::Corrupt`] lists what it found.
+    fn check_integrity(&self) -> $crate::Result<()>;
+        }
+    };
+}
+
 /// Generates [`StoreBackend`], its implementation for [`Sqlite`] (delegating to the inherent
 /// methods of the same names) and [`Store`]'s methods (delegating to its backend).
 macro_rules! store_operations {
@@ -45,14 +188,23 @@ macro_rules! store_operations {
         /// One backend of the store. Implementations must keep the store's rules (see the
         /// crate docs); the suite in `tether-store-pg`'s tests runs against every backend.
         pub trait StoreBackend: Send + std::fmt::Debug {
+            /// Which kind of backend this is: a workspace's own file, or a team's database.
+            fn kind(&self) -> BackendKind;
             $( $(#[$doc])* fn $name(&self $(, $arg: $ty)*) -> $ret; )*
         }
 
         impl StoreBackend for Sqlite {
+            fn kind(&self) -> BackendKind {
+                BackendKind::Embedded
+            }
             $( fn $name(&self $(, $arg: $ty)*) -> $ret { Sqlite::$name(self $(, $arg)*) } )*
         }
 
         impl Store {
+            /// Which kind of backend this store talks to.
+            pub fn kind(&self) -> BackendKind {
+                self.backend.kind()
+            }
             $( $(#[$doc])* pub fn $name(&self $(, $arg: $ty)*) -> $ret {
                 self.backend.$name($($arg),*)
             } )*
@@ -101,127 +253,4 @@ impl Store {
     }
 }
 
-store_operations! {
-    /// Which kind of backend this is: the workspace's own file, or a team's shared database.
-    fn kind(&self) -> BackendKind;
-    /// Records that `by` approved the goal's contract with hash `contract_hash`, with a
-    /// `contract_approved` event (not tied to a run) in the same transaction.
-    fn approve_contract(&self, plan_path: &str, goal_id: &str, contract_hash: &str, by: &str) -> Result<Approval>;
-    /// The approval in force for the goal (the newest), if it was ever approved.
-    fn approval(&self, plan_path: &str, goal_id: &str) -> Result<Option<Approval>>;
-    /// Appends one event, for a run or (with `None`) for no run, and updates the run's
-    /// projections in the same transaction. Returns its seq.
-    fn append(&self, run_id: Option<&RunId>, event: &Event) -> Result<Seq>;
-    /// Appends several events in one transaction: all of them are written or none.
-    fn append_all(&self, run_id: Option<&RunId>, events: &[Event]) -> Result<Vec<Seq>>;
-    /// Takes what the run owes iteration `n`'s prompt — its undelivered messages and the
-    /// answers to questions whose asker had stopped waiting — recording `message_delivered` in
-    /// the same transaction so each is handed over exactly once. Returns nothing (and records
-    /// nothing) when nothing is owed.
-    fn deliver(&self, run_id: &RunId, n: u32) -> Result<Delivery>;
-    /// A run's events with seq greater than `after`, oldest first, at most `limit` of them.
-    fn events(&self, run_id: &RunId, after: Seq, limit: usize) -> Result<Vec<StoredEvent>>;
-    /// A page of a run's events read backwards: the newest `limit` events with seq below
-    /// `before` (all of them when `None`), returned oldest first. A dashboard shows the end of
-    /// a long journal this way and pages back from the first seq it shows.
-    fn events_before(&self, run_id: &RunId, before: Option<Seq>, limit: usize) -> Result<Vec<StoredEvent>>;
-    /// Every event (any run, or none) with seq greater than `after`, oldest first, at most
-    /// `limit` of them.
-    fn events_all_after(&self, after: Seq, limit: usize) -> Result<Vec<StoredEvent>>;
-    /// The newest seq in the journal ([`Seq::START`] when it is empty).
-    fn last_seq(&self) -> Result<Seq>;
-    /// Folds the run's whole journal from scratch, ignoring the stored projection.
-    fn rebuild_run_state(&self, run_id: &RunId) -> Result<RunState>;
-    /// The run's `iterations` rows, ordered by iteration number.
-    fn iterations(&self, run_id: &RunId) -> Result<Vec<Iteration>>;
-    /// The run's iteration rows as the journal says they should be, ignoring the stored ones.
-    fn rebuild_iterations(&self, run_id: &RunId) -> Result<Vec<Iteration>>;
-    /// Rewrites the run's projections (`runs` row and `iterations` rows) from its journal.
-    ///
-    /// Needed only for repair, or after an upgrade that changed what the fold derives.
-    fn refresh_projection(&self, run_id: &RunId) -> Result<RunState>;
-    /// Stores a pending question and its `question_asked` event in one transaction.
-    fn insert_question(&self, new: &NewQuestion) -> Result<Question>;
-    /// Records `answer` if it is the first; see [`AnswerOutcome`]. The `question_answered`
-    /// event is written in the same transaction. When the question offers choices, the answer
-    /// is read against them ([`crate::read_choice`]): a choice is stored as its label and index.
-    fn answer_question(&self, id: &QuestionId, answer: &str, channel: &str, responder: &str) -> Result<AnswerOutcome>;
-    /// Withdraws a pending question (writing `question_cancelled`). Returns `false`, changing
-    /// nothing, if it was already answered or cancelled.
-    fn cancel_question(&self, id: &QuestionId) -> Result<bool>;
-    /// The question with this id.
-    fn question(&self, id: &QuestionId) -> Result<Question>;
-    /// Every pending question, oldest first.
-    fn pending_questions(&self) -> Result<Vec<Question>>;
-    /// Up to `limit` questions of any status, newest first.
-    fn question_history(&self, limit: usize) -> Result<Vec<Question>>;
-    /// Every question a run asked, oldest first.
-    fn questions_for_run(&self, run_id: &RunId) -> Result<Vec<Question>>;
-    /// Records that the question was posted on `channel`. Returns `false`, keeping the earlier
-    /// record, if it had already been posted there.
-    fn record_post(&self, question_id: &QuestionId, channel: &str, external_ref: &Value) -> Result<bool>;
-    /// Replaces a post's `external_ref` (e.g. to advance the last Zulip message seen).
-    fn update_post_ref(&self, question_id: &QuestionId, channel: &str, external_ref: &Value) -> Result<()>;
-    /// Where the question has been posted, in posting order.
-    fn posts(&self, question_id: &QuestionId) -> Result<Vec<QuestionPost>>;
-    /// Creates a run and writes its `run_started` event in one transaction.
-    ///
-    /// `spec` is stored as given; put `max_iterations` in it to have it appear in
-    /// [`RunState::max_iterations`]. Never put secrets in it.
-    fn create_run(&self, kind: RunKind, workspace: &Path, spec: &Value) -> Result<RunId>;
-    /// The run with this id.
-    fn run(&self, id: &RunId) -> Result<Run>;
-    /// The most recently created run, if there is one.
-    fn latest_run(&self) -> Result<Option<Run>>;
-    /// Up to `limit` runs, newest first.
-    fn runs(&self, limit: usize) -> Result<Vec<Run>>;
-    /// Up to `limit` runs listed after `last` in [`runs`](Self::runs)' order (older, or as old
-    /// and created before it): the next page of a list that ended with `last`. An unknown `last`
-    /// gives none.
-    fn runs_after(&self, last: &RunId, limit: usize) -> Result<Vec<Run>>;
-    /// Reserves the next attempt at signing the goal off for `holder`, unless another sign-off
-    /// of it is running: a running one whose holder `is_gone` (its process died) is taken over.
-    fn reserve_signoff(&self, plan_path: &str, goal_id: &str, holder: &str, is_gone: &dyn Fn(&str) -> bool) -> Result<Reservation>;
-    /// Releases `holder`'s reservation of the goal (if it still has it).
-    fn release_signoff(&self, plan_path: &str, goal_id: &str, holder: &str) -> Result<()>;
-    /// Records a cancellation. Returns its id.
-    fn record_cancellation(&self, new: &NewCancellation) -> Result<i64>;
-    /// The id of the newest cancellation recorded (0 when there is none).
-    fn last_cancellation_id(&self) -> Result<i64>;
-    /// The newest cancellation of the goal, if any.
-    fn latest_cancellation(&self, plan_path: &str, goal_id: &str) -> Result<Option<Cancellation>>;
-    /// Takes the next topic number for `stream` (1, 2, 3, ...), atomically across processes.
-    fn next_topic_number(&self, stream: &str) -> Result<u64>;
-    /// Records a sign-off decision and its `goal_verdict` event (for the verdict's run, if any)
-    /// in one transaction. Returns the record's id. Do not also append `goal_verdict` yourself.
-    fn insert_verdict(&self, new: &NewVerdict) -> Result<i64>;
-    /// Every decision recorded for the goal, oldest first.
-    fn verdicts_for_goal(&self, plan_path: &str, goal_id: &str) -> Result<Vec<VerdictRecord>>;
-    /// Every decision a run recorded, oldest first (each with the `goal_verdict` event written
-    /// in the same transaction, at the same `created_at_ms`).
-    fn verdicts_for_run(&self, run_id: &RunId) -> Result<Vec<VerdictRecord>>;
-    /// Every decision recorded for the plan after the record `after_id` (0 for all), oldest
-    /// first, whichever run (or none) made it: a loop uses this to see the sign-off attempts of
-    /// an iteration, including ones made with `tether goal complete` from the agent's shell.
-    fn verdicts_after(&self, plan_path: &str, after_id: i64) -> Result<Vec<VerdictRecord>>;
-    /// The id of the newest decision recorded (0 when there is none).
-    fn last_verdict_id(&self) -> Result<i64>;
-    /// Whether the goal has ever been accepted.
-    fn has_accepted_signoff(&self, plan_path: &str, goal_id: &str) -> Result<bool>;
-    /// Records that whoever asked `id` stopped waiting for it. Records nothing (and returns
-    /// `false`) when it is no longer pending or was already abandoned.
-    fn abandon_question(&self, id: &QuestionId, reason: &str) -> Result<bool>;
-    /// Records that someone waits for `id` again, if it was abandoned; returns whether it was.
-    fn await_question(&self, id: &QuestionId) -> Result<bool>;
-    /// Why nobody waits for `question`, if it is pending and nobody does.
-    fn abandoned(&self, question: &Question) -> Result<Option<Abandoned>>;
-    /// The schema version of the open database (`PRAGMA user_version`).
-    fn schema_version(&self) -> Result<i64>;
-    /// A number that changes whenever *another* connection commits to the database
-    /// (`PRAGMA data_version`). Cheap: poll it to notice new events, answers or runs written by
-    /// another process, then read what changed. Commits through this same `Store` do not
-    /// change it.
-    fn data_version(&self) -> Result<i64>;
-    /// Runs the backend's consistency check (SQLite's full one); [`crate::StoreError::Corrupt`] lists what it found.
-    fn check_integrity(&self) -> Result<()>;
-}
+with_store_operations!(store_operations);

@@ -147,10 +147,6 @@ impl Sqlite {
         })
     }
 
-    pub fn kind(&self) -> crate::BackendKind {
-        crate::BackendKind::Embedded
-    }
-
     pub fn schema_version(&self) -> Result<i64> {
         Ok(self
             .conn
