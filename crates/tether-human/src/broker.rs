@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 use tether_store::{
-    AnswerOutcome, Journal, NewQuestion, Outcome, Question, QuestionId, QuestionStatus, RunId,
+    AnswerOutcome, Change, Following, Journal, NewQuestion, Outcome, Question, QuestionId,
+    QuestionStatus, RunId,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -75,17 +76,29 @@ pub struct Broker {
     channels: Vec<Arc<dyn Channel>>,
     timeout: Option<Timeout>,
     listener: SharedListener,
+    /// The store's own feed of answers from other machines (a team store), while it runs.
+    _following: Option<Arc<Following>>,
 }
 
 impl Broker {
     /// A broker over the store in `journal`; `state_dir` is the workspace's `.tether/`.
+    /// When the store has a feed of changes (a team store shared by several machines), an
+    /// answer given on another machine wakes this broker's waiters through it.
     pub fn new(journal: Journal, state_dir: PathBuf, channels: Vec<Arc<dyn Channel>>) -> Self {
+        let listener = SharedListener::new(state_dir.clone());
+        let feed = listener.clone();
+        let following = journal.store().follow(Box::new(move |change| match change {
+            Change::Question(id) => feed.wake(Some(&id)),
+            Change::Resync => feed.wake(None),
+            Change::Control(_) | Change::Events(_) => {}
+        }));
         Broker {
             journal,
-            listener: SharedListener::new(state_dir.clone()),
+            listener,
             state_dir,
             channels,
             timeout: None,
+            _following: following.map(Arc::new),
         }
     }
 

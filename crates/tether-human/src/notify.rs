@@ -152,6 +152,13 @@ impl SharedListener {
         }
     }
 
+    /// Wakes the waiters of `id`, or every waiter when `None`: for pokes that come another way
+    /// than the socket (a team store's notifications from other machines).
+    pub fn wake(&self, id: Option<&QuestionId>) {
+        let payload = id.map_or("!", QuestionId::as_str);
+        self.waiters.wake(payload.as_bytes());
+    }
+
     /// The socket's path while one is bound.
     pub fn socket_path(&self) -> Option<PathBuf> {
         let current = self.socket.lock().unwrap_or_else(PoisonError::into_inner);

@@ -13,6 +13,7 @@
 use std::path::Path;
 
 use crate::error::Result;
+use crate::ids::{QuestionId, RunId};
 use crate::store::{Sqlite, StoreOptions};
 
 /// Opens stores of one place: the workspace's file, or a team's database. A process that opens
@@ -37,6 +38,32 @@ impl Connector for EmbeddedFile {
 
     fn describe(&self) -> String {
         self.0.display().to_string()
+    }
+}
+
+/// What another process, maybe on another machine, committed: told to [`Store::follow`]'s
+/// callback. Only a poke — the store stays the truth, so a receiver re-reads what it cares about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// This question was answered, withdrawn or abandoned.
+    Question(QuestionId),
+    /// This run was asked to pause or cancel, or given a message.
+    Control(RunId),
+    /// Events were appended for this run (`None`: events of no run).
+    Events(Option<RunId>),
+    /// The feed was (re)connected and may have missed changes meanwhile: re-read everything.
+    Resync,
+}
+
+/// The callback [`Store::follow`] calls for every [`Change`], from a thread of its own.
+pub type OnChange = Box<dyn Fn(Change) + Send + Sync>;
+
+/// Keeps a feed of changes going; dropping it stops the feed.
+pub struct Following(pub Box<dyn Send + Sync>);
+
+impl std::fmt::Debug for Following {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Following")
     }
 }
 
@@ -190,6 +217,13 @@ macro_rules! store_operations {
         pub trait StoreBackend: Send + std::fmt::Debug {
             /// Which kind of backend this is: a workspace's own file, or a team's database.
             fn kind(&self) -> BackendKind;
+            /// Calls `on_change` for every change committed by anyone, until the returned guard
+            /// drops; `None` when the backend has no such feed (the embedded store: processes
+            /// of one workspace poke each other through `.tether/` instead).
+            fn follow(&self, on_change: OnChange) -> Option<Following> {
+                let _ = on_change;
+                None
+            }
             $( $(#[$doc])* fn $name(&self $(, $arg: $ty)*) -> $ret; )*
         }
 
@@ -204,6 +238,10 @@ macro_rules! store_operations {
             /// Which kind of backend this store talks to.
             pub fn kind(&self) -> BackendKind {
                 self.backend.kind()
+            }
+            /// See [`StoreBackend::follow`].
+            pub fn follow(&self, on_change: OnChange) -> Option<Following> {
+                self.backend.follow(on_change)
             }
             $( $(#[$doc])* pub fn $name(&self $(, $arg: $ty)*) -> $ret {
                 self.backend.$name($($arg),*)

@@ -94,7 +94,9 @@ mod waiters;
 pub use approvals::Approval;
 pub use error::{Result, StoreError};
 pub use event::{Event, StoredEvent};
-pub use facade::{BackendKind, Connector, EmbeddedFile, Store, StoreBackend};
+pub use facade::{
+    BackendKind, Change, Connector, EmbeddedFile, Following, OnChange, Store, StoreBackend,
+};
 pub use ids::{ParseIdError, QuestionId, RunId, Seq};
 pub use iterations::{Iteration, IterationWrite, apply_write, writes_for};
 pub use journal::Delivery;
