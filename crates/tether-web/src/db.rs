@@ -1,10 +1,10 @@
 //! The server's store connections: a small pool used from blocking threads, so a slow read
-//! never stalls the async workers that serve streams.
+//! never stalls the async workers that serve streams. Stores are opened through a
+//! [`Connector`], so the same server shows a workspace's own file or a team's database.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tether_store::Store;
+use tether_store::{Connector, Store};
 
 use crate::error::WebError;
 
@@ -13,18 +13,25 @@ const KEEP_IDLE: usize = 8;
 
 /// Connections to one store.
 pub(crate) struct Db {
-    path: PathBuf,
+    connector: Arc<dyn Connector>,
     idle: Mutex<Vec<Store>>,
 }
 
 impl Db {
-    /// Opens (creating and migrating if needed) the store at `path`.
-    pub(crate) fn open(path: PathBuf) -> Result<Arc<Db>, WebError> {
-        let first = Store::open(&path)?;
+    /// Opens a first store through `connector` (an embedded file is created and migrated if
+    /// needed), so a store that cannot be reached fails the start, not the first request.
+    pub(crate) fn open(connector: Arc<dyn Connector>) -> Result<Arc<Db>, WebError> {
+        let first = connector.connect()?;
         Ok(Arc::new(Db {
-            path,
+            connector,
             idle: Mutex::new(vec![first]),
         }))
+    }
+
+    /// A store of its own, outside the pool (the journal's follower keeps one for the store's
+    /// feed of changes).
+    pub(crate) fn connect(&self) -> Result<Store, WebError> {
+        Ok(self.connector.connect()?)
     }
 
     /// Runs `f` with a connection on a blocking thread.
@@ -51,7 +58,7 @@ impl Db {
             .pop();
         let store = match taken {
             Some(store) => store,
-            None => Store::open(&self.path)?,
+            None => self.connector.connect()?,
         };
         let out = f(&store);
         let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);

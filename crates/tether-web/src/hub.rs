@@ -1,21 +1,33 @@
 //! Following the journal: one watcher per server reads every event committed after the last one
 //! it saw and hands it to every open stream.
 //!
-//! The journal is written by other processes (the loops, `tether answer`, `tether mcp`), so
-//! there is nothing to subscribe to but the store's files: the watcher sleeps on `inotify` for
-//! writes to `.tether/` (every commit writes the WAL file) and then reads what is new, by seq.
-//! A re-read every [`SAFETY_NET`] covers a file system that does not report changes; it costs
-//! one indexed query. Streams never read the store in a loop: they read their backlog once,
-//! then take events from here (and read again only if they fell behind the channel).
+//! The journal is written by other processes (the loops, `tether answer`, `tether mcp`), maybe
+//! on other machines, so the watcher sleeps until something says the store changed and then
+//! reads what is new, by seq. What wakes it depends on the store:
+//!
+//! - **The workspace's own file**: `inotify` on `.tether/` (every commit writes the WAL file).
+//! - **A team's database**: there is no local file to watch, so no `inotify`; the store's own
+//!   feed of changes ([`tether_store::Store::follow`], `LISTEN/NOTIFY`) wakes it when the
+//!   backend has one.
+//! - **Either**: an outside wake-up the caller hands in ([`Wakes::outside`], from
+//!   [`crate::Bound::wake_on`]): a [`Notify`] it calls `notify_one` on whenever it hears of a
+//!   commit (the binary feeds it from the team store's notifications). A wake-up is only a poke:
+//!   the watcher always re-reads the store after its last seq, so a poke too many costs one
+//!   indexed query and a poke missed is made up by the next one.
+//!
+//! A re-read every [`SAFETY_NET`] (or [`Wakes::safety_net`]) covers a file system that does not
+//! report changes and a feed that dropped a notification while it reconnected; it costs one
+//! indexed query. Streams never read the store in a loop: they read their backlog once, then
+//! take events from here (and read again only if they fell behind the channel).
 
 use std::os::fd::AsFd as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
-use tether_store::{Seq, StoredEvent};
+use tether_store::{BackendKind, Following, Seq, StoredEvent};
 use tokio::sync::{Notify, broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -30,6 +42,17 @@ const CAPACITY: usize = 4096;
 /// Events read per query.
 const PAGE: usize = 1000;
 
+/// What wakes the journal's watcher, besides the store's own feed of changes.
+#[derive(Debug, Clone)]
+pub struct Wakes {
+    /// The workspace's `.tether/`, watched with `inotify` when the store is its embedded file.
+    pub state_dir: PathBuf,
+    /// Notified (with `notify_one`) by the caller whenever it hears of a commit.
+    pub outside: Option<Arc<Notify>>,
+    /// How often the journal is re-read without a wake-up.
+    pub safety_net: Duration,
+}
+
 /// New journal events for whoever listens.
 #[derive(Clone)]
 pub struct Hub {
@@ -41,15 +64,38 @@ impl Hub {
     /// Starts following the journal from its current end, until `stop` fires.
     pub(crate) async fn start(
         db: Arc<Db>,
-        state_dir: &Path,
+        wakes: Wakes,
         stop: CancellationToken,
     ) -> Result<Hub, WebError> {
-        let start = db.call(|s| Ok(s.last_seq()?)).await?;
+        let (start, kind) = db.call(|s| Ok((s.last_seq()?, s.kind()))).await?;
         let (events, _) = broadcast::channel(CAPACITY);
         let (last_tx, last) = watch::channel(start);
-        let wake = Wake::new(state_dir, stop.clone());
+        let written = Arc::new(Notify::new());
+        let feed = follow_store(&db, kind, &written).await;
+        let watching = match kind {
+            BackendKind::Embedded => watch_files(&wakes.state_dir, &written, stop.clone()),
+            BackendKind::Team => false,
+        };
+        if !watching && feed.is_none() && wakes.outside.is_none() {
+            tracing::warn!(
+                every = ?wakes.safety_net,
+                "dashboard: nothing tells it of new events; re-reading the store periodically"
+            );
+        }
+        let wake = Wake {
+            written,
+            outside: wakes.outside,
+            _feed: feed.map(std::sync::Mutex::new),
+        };
         let hub = Hub { events, last };
-        tokio::spawn(follow(db, hub.events.clone(), last_tx, wake, stop));
+        tokio::spawn(follow(
+            db,
+            hub.events.clone(),
+            last_tx,
+            wake,
+            wakes.safety_net,
+            stop,
+        ));
         Ok(hub)
     }
 
@@ -68,7 +114,8 @@ async fn follow(
     db: Arc<Db>,
     events: broadcast::Sender<Arc<StoredEvent>>,
     last: watch::Sender<Seq>,
-    mut wake: Option<Wake>,
+    wake: Wake,
+    safety_net: Duration,
     stop: CancellationToken,
 ) {
     let mut cursor = *last.borrow();
@@ -99,16 +146,10 @@ async fn follow(
                 }
             }
         }
-        let wait = async {
-            match wake.as_mut() {
-                Some(w) => w.wait().await,
-                None => std::future::pending().await,
-            }
-        };
         tokio::select! {
             () = stop.cancelled() => return,
-            () = wait => woken = true,
-            () = tokio::time::sleep(SAFETY_NET) => woken = false,
+            () = wake.wait() => woken = true,
+            () = tokio::time::sleep(safety_net) => woken = false,
         }
     }
 }
@@ -132,49 +173,94 @@ async fn read_new(db: &Arc<Db>, after: Seq) -> Result<Vec<StoredEvent>, WebError
     .await
 }
 
-/// `inotify` on the state directory, watched by a thread that wakes the follower when the
-/// store's files were written (the thread checks for the stop every second).
+/// Everything that can wake the follower.
 struct Wake {
+    /// Notified by the `inotify` thread and the store's feed.
     written: Arc<Notify>,
+    /// Notified by the caller.
+    outside: Option<Arc<Notify>>,
+    /// Keeps the store's feed of changes going (and the store it came from open).
+    _feed: Option<std::sync::Mutex<(Following, tether_store::Store)>>,
 }
 
 impl Wake {
-    /// `None` (with a log line) when inotify cannot be used: the safety net alone then.
-    fn new(state_dir: &Path, stop: CancellationToken) -> Option<Wake> {
-        let made = (|| {
-            let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
-            inotify.add_watch(
-                state_dir,
-                AddWatchFlags::IN_MODIFY
-                    | AddWatchFlags::IN_CREATE
-                    | AddWatchFlags::IN_MOVED_TO
-                    | AddWatchFlags::IN_CLOSE_WRITE,
-            )?;
-            Ok::<_, nix::Error>(inotify)
-        })();
-        let inotify = match made {
-            Ok(i) => i,
-            Err(e) => {
-                tracing::warn!(error = %e, "dashboard: cannot watch the store; re-reading it every 2 s");
-                return None;
+    /// Returns once something said the store changed since the last call.
+    async fn wait(&self) {
+        let outside = async {
+            match &self.outside {
+                Some(n) => n.notified().await,
+                None => std::future::pending().await,
             }
         };
-        let written = Arc::new(Notify::new());
-        let wake = Arc::clone(&written);
-        let spawned = std::thread::Builder::new()
-            .name("tether-web-watch".into())
-            .spawn(move || watch(&inotify, &wake, &stop));
-        if let Err(e) = spawned {
-            tracing::warn!(error = %e, "dashboard: cannot watch the store; re-reading it every 2 s");
-            return None;
+        tokio::select! {
+            () = self.written.notified() => {}
+            () = outside => {}
         }
-        Some(Wake { written })
     }
+}
 
-    /// Returns once the store's files were written since the last call.
-    async fn wait(&mut self) {
-        self.written.notified().await;
+/// Subscribes to the store's feed of changes (a team store's), if it has one: every change
+/// notifies `written`.
+async fn follow_store(
+    db: &Arc<Db>,
+    kind: BackendKind,
+    written: &Arc<Notify>,
+) -> Option<(Following, tether_store::Store)> {
+    if kind == BackendKind::Embedded {
+        return None;
     }
+    let db = Arc::clone(db);
+    let wake = Arc::clone(written);
+    let made = tokio::task::spawn_blocking(move || {
+        let store = db.connect()?;
+        let feed = store.follow(Box::new(move |_change| wake.notify_one()));
+        Ok::<_, WebError>(feed.map(|f| (f, store)))
+    })
+    .await;
+    match made {
+        Ok(Ok(feed)) => feed,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "dashboard: cannot follow the store's changes");
+            None
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "dashboard: cannot follow the store's changes");
+            None
+        }
+    }
+}
+
+/// Starts `inotify` on the state directory, watched by a thread that notifies `written` when
+/// the store's files were written (the thread checks for the stop every second). `false` (with
+/// a log line) when inotify cannot be used.
+fn watch_files(state_dir: &Path, written: &Arc<Notify>, stop: CancellationToken) -> bool {
+    let made = (|| {
+        let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
+        inotify.add_watch(
+            state_dir,
+            AddWatchFlags::IN_MODIFY
+                | AddWatchFlags::IN_CREATE
+                | AddWatchFlags::IN_MOVED_TO
+                | AddWatchFlags::IN_CLOSE_WRITE,
+        )?;
+        Ok::<_, nix::Error>(inotify)
+    })();
+    let inotify = match made {
+        Ok(i) => i,
+        Err(e) => {
+            tracing::warn!(error = %e, "dashboard: cannot watch the store's files");
+            return false;
+        }
+    };
+    let wake = Arc::clone(written);
+    let spawned = std::thread::Builder::new()
+        .name("tether-web-watch".into())
+        .spawn(move || watch(&inotify, &wake, &stop));
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "dashboard: cannot watch the store's files");
+        return false;
+    }
+    true
 }
 
 fn watch(inotify: &Inotify, written: &Notify, stop: &CancellationToken) {
@@ -184,7 +270,7 @@ fn watch(inotify: &Inotify, written: &Notify, stop: &CancellationToken) {
             Ok(0) | Err(nix::Error::EINTR) => continue,
             Ok(_) => {}
             Err(e) => {
-                tracing::warn!(error = %e, "dashboard: watching the store failed; re-reading it every 2 s");
+                tracing::warn!(error = %e, "dashboard: watching the store's files failed; re-reading it periodically");
                 return;
             }
         }

@@ -40,4 +40,5 @@ mod server;
 pub mod views;
 
 pub use error::WebError;
-pub use server::{Bound, Settings, bind};
+pub use hub::Wakes;
+pub use server::{Bound, Settings, bind, bind_to, embedded};

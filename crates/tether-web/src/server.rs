@@ -1,18 +1,25 @@
-//! Binding and serving: the address checks (loopback unless asked), the token, the routes, and
-//! the server task with its graceful stop.
+//! Binding and serving: the address checks (loopback unless asked), the token, the store to
+//! show, the routes, and the server task with its graceful stop.
+//!
+//! The store comes as a [`Connector`]: [`bind`] serves the workspace's own file, [`bind_to`] any
+//! store (a team's database, whose connector the binary builds). A caller that hears of commits
+//! some other way (a team store's `LISTEN/NOTIFY`) hands that in with [`Bound::wake_on`].
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::routing::{get, post};
 use tether_config::Workspace;
+use tether_store::{Connector, EmbeddedFile};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
 use crate::db::Db;
 use crate::error::WebError;
-use crate::hub::Hub;
+use crate::hub::{self, Hub};
 use crate::security::{self, Guard};
 use crate::{api, pages};
 
@@ -39,13 +46,31 @@ impl Default for Settings {
 pub struct Bound {
     listener: TcpListener,
     ws: Workspace,
+    store: Arc<dyn Connector>,
+    wake: Option<Arc<Notify>>,
+    safety_net: Duration,
     guard: Guard,
     addr: SocketAddr,
 }
 
-/// Binds `settings.listen` for the workspace `ws` and draws the token. A non-loopback address
-/// without `allow_remote` is refused.
+/// The workspace's own store: the SQLite file under its `.tether/`.
+pub fn embedded(ws: &Workspace) -> Arc<dyn Connector> {
+    Arc::new(EmbeddedFile(ws.db_path()))
+}
+
+/// Binds `settings.listen` for the workspace `ws`, showing its own store (see [`bind_to`]).
 pub fn bind(ws: &Workspace, settings: &Settings) -> Result<Bound, WebError> {
+    bind_to(embedded(ws), ws, settings)
+}
+
+/// Binds `settings.listen` and draws the token, to show the store `store` opens; `ws` is the
+/// workspace this server runs in (its runs' locks, plans and verify logs are read there). A
+/// non-loopback address without `allow_remote` is refused.
+pub fn bind_to(
+    store: Arc<dyn Connector>,
+    ws: &Workspace,
+    settings: &Settings,
+) -> Result<Bound, WebError> {
     let remote = !settings.listen.ip().is_loopback();
     if remote && !settings.allow_remote {
         return Err(WebError::NotLoopback(settings.listen));
@@ -61,12 +86,37 @@ pub fn bind(ws: &Workspace, settings: &Settings) -> Result<Bound, WebError> {
     Ok(Bound {
         listener,
         ws: ws.clone(),
+        store,
+        wake: None,
+        safety_net: hub::SAFETY_NET,
         guard,
         addr,
     })
 }
 
 impl Bound {
+    /// Also reads the journal whenever `wake` is notified (with `notify_one`, so a wake-up
+    /// given while the journal is being read is kept for the next wait): the binary feeds it
+    /// from a team store's `LISTEN/NOTIFY`. See [`crate::hub`].
+    #[must_use]
+    pub fn wake_on(mut self, wake: Arc<Notify>) -> Bound {
+        self.wake = Some(wake);
+        self
+    }
+
+    /// Re-reads the journal this often without any wake-up ([`hub::SAFETY_NET`] unless set;
+    /// tests set it long to show that a wake-up, not the re-read, delivered an event).
+    #[must_use]
+    pub fn recheck_every(mut self, every: Duration) -> Bound {
+        self.safety_net = every;
+        self
+    }
+
+    /// Where the store is, for messages (never a password).
+    pub fn store(&self) -> String {
+        self.store.describe()
+    }
+
     /// The address bound.
     pub fn addr(&self) -> SocketAddr {
         self.addr
@@ -101,8 +151,16 @@ impl Bound {
         let addr = self.addr;
         let io = |cause| WebError::Bind { addr, cause };
         let listener = tokio::net::TcpListener::from_std(self.listener).map_err(io)?;
-        let db = Db::open(self.ws.db_path())?;
-        let hub = Hub::start(Arc::clone(&db), &self.ws.state_dir(), stop.clone()).await?;
+        let store = self.store;
+        let db = tokio::task::spawn_blocking(move || Db::open(store))
+            .await
+            .map_err(|e| WebError::Internal(e.to_string()))??;
+        let wakes = hub::Wakes {
+            state_dir: self.ws.state_dir(),
+            outside: self.wake,
+            safety_net: self.safety_net,
+        };
+        let hub = Hub::start(Arc::clone(&db), wakes, stop.clone()).await?;
         let app = Arc::new(App {
             ws: self.ws,
             db,
