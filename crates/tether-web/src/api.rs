@@ -16,8 +16,9 @@ use tether_store::{AnswerOutcome, QuestionId, RunId, Seq, StoredEvent};
 
 use crate::app::App;
 use crate::error::WebError;
+use crate::filter::{self, FilterQuery};
 use crate::live::{self, Filter};
-use crate::model::{self, Pending, RunDetail, RunSummary};
+use crate::model::{self, Pending, RunDetail};
 
 /// The channel name stored with answers given on the dashboard.
 pub const CHANNEL: &str = "web";
@@ -30,16 +31,40 @@ pub(crate) struct Limit {
     limit: Option<usize>,
 }
 
-/// `GET /api/runs`: the newest runs.
+/// `?limit=&after=` for the runs list (its filter is read separately, as [`FilterQuery`]).
+#[derive(Debug, Deserialize)]
+pub(crate) struct RunsQuery {
+    limit: Option<usize>,
+    after: Option<String>,
+}
+
+/// The response header naming the run to ask `?after=` for the next page, when older runs may
+/// match.
+pub const NEXT_HEADER: &str = "x-tether-next-after";
+
+/// `GET /api/runs`: the newest runs (after `after`), those of one machine, workspace or state
+/// when asked. One request reads at most a few thousand runs; when more may match, the header
+/// [`NEXT_HEADER`] says where the next page starts.
 pub(crate) async fn runs(
     State(app): State<Arc<App>>,
-    Query(q): Query<Limit>,
-) -> Result<Json<Vec<RunSummary>>, WebError> {
-    let limit = q.limit.unwrap_or(100).min(MAX_PAGE);
+    Query(q): Query<RunsQuery>,
+    Query(f): Query<FilterQuery>,
+) -> Result<Response, WebError> {
+    let limit = q.limit.unwrap_or(100).clamp(1, MAX_PAGE);
+    let filter = f.filter()?;
+    let after = q.after.as_deref().map(run_id).transpose()?;
     let ws = app.ws.clone();
-    Ok(Json(
-        app.db.call(move |s| model::runs(s, &ws, limit)).await?,
-    ))
+    let page = app
+        .db
+        .call(move |s| filter::page(s, &ws, &filter, after.as_ref(), limit))
+        .await?;
+    let mut response = Json(page.runs).into_response();
+    if let Some(next) = page.next {
+        if let Ok(v) = axum::http::HeaderValue::from_str(next.as_str()) {
+            response.headers_mut().insert(NEXT_HEADER, v);
+        }
+    }
+    Ok(response)
 }
 
 /// A run id from the path.

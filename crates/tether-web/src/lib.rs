@@ -31,6 +31,7 @@ mod api;
 mod app;
 mod db;
 mod error;
+mod filter;
 pub mod hub;
 pub mod live;
 mod model;

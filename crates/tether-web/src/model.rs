@@ -49,17 +49,30 @@ pub struct RunSummary {
     pub usage_limit: Option<tether_store::UsageLimitWait>,
     /// What its agent turns used so far.
     pub usage: tether_store::Usage,
+    /// The machine that created it and can drive it (`None` for runs recorded before tether
+    /// kept it).
+    pub machine: Option<String>,
+    /// The workspace it works in, on its machine.
+    pub workspace: String,
+    /// Its repository's remote, when it has one.
+    pub repo_remote: Option<String>,
+    /// Whether it belongs to this machine (its process, if any, can be seen from here).
+    pub here: bool,
 }
 
 impl RunSummary {
     /// The summary of `run`; `goals` are the goal ids the caller found for it.
     pub fn of(ws: &Workspace, run: &Run, goals: Vec<String>) -> RunSummary {
         let state = &run.state;
-        let pid = RunLock::holder(&ws.run_lock(run.id.as_str()));
-        let active = matches!(
-            state.status,
-            RunStatus::Running | RunStatus::WaitingForInput
-        );
+        let here = is_here(run);
+        // Only a run of this machine has a lock file that can be looked at; one of another
+        // machine is taken at its journal's word.
+        let pid = here.then(|| RunLock::holder(&run_lock(ws, run))).flatten();
+        let active = here
+            && matches!(
+                state.status,
+                RunStatus::Running | RunStatus::WaitingForInput
+            );
         RunSummary {
             id: run.id.to_string(),
             kind: run.kind,
@@ -77,12 +90,33 @@ impl RunSummary {
             pending_questions: state.pending_questions.len(),
             usage_limit: state.usage_limit.clone(),
             usage: state.usage,
+            machine: run.machine.clone(),
+            workspace: run.workspace.display().to_string(),
+            repo_remote: run.repo_remote.clone(),
+            here,
         }
     }
 
     /// Whether a person is waiting to be asked: a question of this run has no answer.
     pub fn waiting_for_input(&self) -> bool {
         self.status == RunStatus::WaitingForInput
+    }
+}
+
+/// Whether `run` was created on this machine (runs recorded before machines were kept are
+/// taken as this machine's: they come from a workspace's own store).
+pub fn is_here(run: &Run) -> bool {
+    run.machine
+        .as_deref()
+        .is_none_or(|m| m == tether_store::this_machine())
+}
+
+/// The lock file of a run of this machine: in its own workspace.
+fn run_lock(ws: &Workspace, run: &Run) -> PathBuf {
+    if run.workspace == ws.root() {
+        ws.run_lock(run.id.as_str())
+    } else {
+        Workspace::at(&run.workspace).run_lock(run.id.as_str())
     }
 }
 
@@ -319,31 +353,6 @@ pub fn detail(store: &Store, ws: &Workspace, run: &Run) -> Result<RunDetail, Web
     })
 }
 
-/// The runs list: the newest `limit` runs.
-pub fn runs(store: &Store, ws: &Workspace, limit: usize) -> Result<Vec<RunSummary>, WebError> {
-    let mut active = None;
-    store
-        .runs(limit)?
-        .iter()
-        .map(|run| summary(store, ws, run, &mut active))
-        .collect()
-}
-
-/// Up to `limit` runs after `last` in the list's order, as the runs list shows them.
-pub fn runs_after(
-    store: &Store,
-    ws: &Workspace,
-    last: &tether_store::RunId,
-    limit: usize,
-) -> Result<Vec<RunSummary>, WebError> {
-    let mut active = None;
-    store
-        .runs_after(last, limit)?
-        .iter()
-        .map(|run| summary(store, ws, run, &mut active))
-        .collect()
-}
-
 /// One run as the runs list shows it.
 pub fn runs_one(store: &Store, ws: &Workspace, run: &Run) -> Result<RunSummary, WebError> {
     summary(store, ws, run, &mut None)
@@ -351,7 +360,7 @@ pub fn runs_one(store: &Store, ws: &Workspace, run: &Run) -> Result<RunSummary, 
 
 /// A run's summary; the goals of a goal run are those it decided and, while it goes on, the
 /// plan's active ones (`active` keeps the plan read once per list).
-fn summary(
+pub(crate) fn summary(
     store: &Store,
     ws: &Workspace,
     run: &Run,
@@ -361,7 +370,8 @@ fn summary(
         return Ok(RunSummary::of(ws, run, Vec::new()));
     }
     let verdicts = store.verdicts_for_run(&run.id)?;
-    let goals = if run.state.status.is_stopped() {
+    // The plan of a run of another machine is there, not here: its decided goals only.
+    let goals = if run.state.status.is_stopped() || !is_here(run) {
         goal_ids(&PlanView::empty(), &verdicts)
     } else {
         let p = active.get_or_insert_with(|| plan(ws, &plan_path(ws, Some(run))));

@@ -22,6 +22,7 @@ use tether_store::{AnswerOutcome, RunId, Seq, now_ms};
 use crate::api::{self, Act, AnswerBody};
 use crate::app::App;
 use crate::error::WebError;
+use crate::filter::{self, FilterQuery};
 use crate::model;
 use crate::views::{self, Context, Nav, Notice};
 
@@ -30,7 +31,7 @@ pub const TIMELINE_PAGE: usize = 500;
 /// Questions on the history page.
 pub(super) const HISTORY: usize = 200;
 /// Runs on the runs page.
-const RUNS: usize = 200;
+const RUNS: usize = views::RUNS_SHOWN;
 
 /// `?notice=`.
 #[derive(Debug, Default, Deserialize)]
@@ -66,32 +67,48 @@ fn page_result(r: Result<Markup, WebError>) -> Response {
     }
 }
 
-/// `GET /`: the runs list.
-pub(crate) async fn runs(State(app): State<Arc<App>>, Query(q): Query<PageQuery>) -> Response {
+/// `GET /`: the runs list, of one machine, workspace or state when the query asks.
+pub(crate) async fn runs(
+    State(app): State<Arc<App>>,
+    Query(q): Query<PageQuery>,
+    Query(f): Query<FilterQuery>,
+) -> Response {
     let ws = app.ws.clone();
+    let filter = match f.filter() {
+        Ok(filter) => filter,
+        Err(e) => return error_page(&e),
+    };
     let made = app
         .db
         .call(move |s| {
             let now = now_ms();
             // Read first: whatever is appended while the page is made comes on its stream.
             let after = s.last_seq()?;
-            let runs = match q.after.as_deref().map(str::parse::<RunId>) {
-                Some(Ok(last)) => model::runs_after(s, &ws, &last, RUNS)?,
-                Some(Err(_)) => Vec::new(),
-                None => model::runs(s, &ws, RUNS)?,
+            let page = match q.after.as_deref().map(str::parse::<RunId>) {
+                Some(Ok(last)) => filter::page(s, &ws, &filter, Some(&last), RUNS)?,
+                Some(Err(_)) => filter::Page {
+                    runs: Vec::new(),
+                    next: None,
+                    scanned: 0,
+                },
+                None => filter::page(s, &ws, &filter, None, RUNS)?,
             };
-            // A full page may have older runs behind it.
-            let older = (runs.len() == RUNS)
-                .then(|| runs.last().map(|r| r.id.clone()))
-                .flatten();
             let pending = model::pending(s)?;
+            let live = [
+                format!("/live?page=runs&after={}", after.0),
+                filter.query(),
+            ]
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("&");
             Ok(views::page(
                 "Runs",
                 Nav::Runs,
-                &format!("/live?page=runs&after={}", after.0),
+                &live,
                 q.notice(),
                 views::cards(&pending, now),
-                views::table(&runs, now, older.as_deref()),
+                views::table(&page, &filter, now),
             ))
         })
         .await;

@@ -14,11 +14,12 @@ use super::{HISTORY, context};
 use crate::api;
 use crate::app::App;
 use crate::error::WebError;
+use crate::filter::{FilterQuery, RunFilter};
 use crate::live::{self, Filter, Op};
 use crate::model;
 use crate::views;
 
-/// `?page=runs|run|history&run=ID&after=SEQ`.
+/// `?page=runs|run|history&run=ID&after=SEQ` (and the runs page's filter, read separately).
 #[derive(Debug, Deserialize)]
 pub(crate) struct LiveQuery {
     page: String,
@@ -29,7 +30,7 @@ pub(crate) struct LiveQuery {
 /// Which page a live stream updates.
 #[derive(Debug, Clone)]
 enum Which {
-    Runs,
+    Runs(RunFilter),
     Run(tether_store::RunId),
     History,
 }
@@ -38,10 +39,14 @@ enum Which {
 pub(crate) async fn live(
     State(app): State<Arc<App>>,
     Query(q): Query<LiveQuery>,
+    Query(f): Query<FilterQuery>,
     headers: HeaderMap,
 ) -> Response {
     let which = match (q.page.as_str(), q.run.as_deref()) {
-        ("runs", _) => Which::Runs,
+        ("runs", _) => match f.filter() {
+            Ok(filter) => Which::Runs(filter),
+            Err(e) => return e.into_response(),
+        },
         ("history", _) => Which::History,
         ("run", Some(id)) => match api::run_id(id) {
             Ok(id) => Which::Run(id),
@@ -113,15 +118,23 @@ fn ops_for(
         }
     }
     match which {
-        Which::Runs => {
+        Which::Runs(filter) => {
             if let Some(run_id) = &e.run_id {
                 let run = s.run(run_id)?;
-                let summary = model::runs_one(s, ws, &run)?;
-                ops.push(Op::Upsert {
-                    target: "runs-list".into(),
-                    id: format!("run-{run_id}"),
-                    html: views::row(&summary, now).into_string(),
-                });
+                if filter.matches(&run) {
+                    let summary = model::runs_one(s, ws, &run)?;
+                    ops.push(Op::Upsert {
+                        target: "runs-list".into(),
+                        id: format!("run-{run_id}"),
+                        html: views::row(&summary, now).into_string(),
+                    });
+                } else if !filter.is_empty() {
+                    // It left the filter (a state changed): off the list, if it was on it.
+                    ops.push(Op::Replace {
+                        target: format!("run-{run_id}"),
+                        html: String::new(),
+                    });
+                }
             }
         }
         Which::History => {

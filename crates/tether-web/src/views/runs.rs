@@ -1,26 +1,92 @@
 //! The runs list: each run with its kind, state (waiting for input stands out), what it works
-//! toward, iteration n/max, elapsed time and last activity.
+//! toward, where it lives (machine and workspace, links to their runs), iteration n/max,
+//! elapsed time and last activity; above it the filter form (machine, workspace, state).
 
 use maud::{Markup, html};
 use tether_store::RunStatus;
 
 use super::{text, when};
+use crate::filter::{Page, RunFilter, encode};
 use crate::model::RunSummary;
 
-/// The runs list.
-/// The runs list; `older` is the last run shown when older runs may follow (a link to the next
-/// page).
-pub fn table(runs: &[RunSummary], now_ms: i64, older: Option<&str>) -> Markup {
+/// Runs on one page of the list.
+pub const RUNS_SHOWN: usize = 200;
+
+/// The runs list: the filter form, the runs of `page` and, when older runs may match, a link
+/// to the next page (with the same filter).
+pub fn table(page: &Page, filter: &RunFilter, now_ms: i64) -> Markup {
     html! {
         h1 { "Runs" }
-        @if runs.is_empty() {
+        (filters(filter))
+        @if page.runs.is_empty() && filter.is_empty() && page.next.is_none() {
             p.empty { "No runs yet in this workspace. Start one with " code { "tether run" } " or " code { "tether ralph \"…\"" } "." }
+        } @else if page.runs.is_empty() && page.next.is_none() {
+            p.empty { "No runs match this filter." }
         }
         ol.runs #runs-list {
-            @for r in runs { (row(r, now_ms)) }
+            @for r in &page.runs { (row(r, now_ms)) }
         }
-        @if let Some(last) = older {
-            p { a href=(format!("/?after={last}")) { "Older runs" } }
+        @if let Some(last) = &page.next {
+            p.older {
+                @if page.runs.len() < RUNS_SHOWN {
+                    "Looked at " (page.scanned) " runs; older ones may match. "
+                }
+                a href=(filter.url(&format!("after={}", encode(last.as_str())))) { "Older runs" }
+            }
+        }
+    }
+}
+
+/// The filter form: machine, workspace and state; a plain `GET` form, so it works without
+/// script and every filtered list has its own URL.
+pub fn filters(filter: &RunFilter) -> Markup {
+    html! {
+        form.filters method="get" action="/" role="search" aria-label="Filter runs" {
+            label {
+                "Machine "
+                input type="text" name="machine" value=[filter.machine.as_deref()] placeholder="any" autocomplete="off";
+            }
+            label {
+                "Workspace "
+                input type="text" name="workspace" value=[filter.workspace.as_deref()] placeholder="any" autocomplete="off";
+            }
+            label {
+                "State "
+                select name="state" {
+                    option value="" selected[filter.state.is_none()] { "any" }
+                    @for s in RunStatus::ALL {
+                        option value=(s.as_str()) selected[filter.state == Some(*s)] { (s.as_str().replace('_', " ")) }
+                    }
+                }
+            }
+            button type="submit" { "Filter" }
+            @if !filter.is_empty() {
+                " " a href="/" { "All runs" }
+            }
+        }
+    }
+}
+
+/// Where a run lives: its machine and workspace, each a link to the runs there.
+pub fn place(r: &RunSummary) -> Markup {
+    let on = |machine: &str| RunFilter {
+        machine: Some(machine.to_owned()),
+        ..RunFilter::default()
+    };
+    let inside = RunFilter {
+        workspace: Some(r.workspace.clone()),
+        ..RunFilter::default()
+    };
+    html! {
+        p.place {
+            @match &r.machine {
+                Some(m) => { "on " a.machine href=(on(m).url("")) { (text(m)) } }
+                None => { "machine not recorded" }
+            }
+            " · in " a.workspace href=(inside.url("")) { code { (text(&r.workspace)) } }
+            @if let Some(remote) = &r.repo_remote {
+                " · " span.remote { (text(remote)) }
+            }
         }
     }
 }
@@ -40,6 +106,7 @@ pub fn row(r: &RunSummary, now_ms: i64) -> Markup {
             @if !r.goals.is_empty() {
                 p.goals { "goals: " @for (i, g) in r.goals.iter().enumerate() { @if i > 0 { ", " } code { (text(g)) } } }
             }
+            (place(r))
             p.meta {
                 "iteration " (iteration(r))
                 " · elapsed " (elapsed(elapsed_to - r.created_at_ms))
