@@ -88,6 +88,8 @@ impl Hub {
             _feed: feed.map(std::sync::Mutex::new),
         };
         let hub = Hub { events, last };
+        // What was committed before the wake-ups were set up; from here on, they say.
+        catch_up(&db, start, false, &hub.events, &last_tx).await;
         tokio::spawn(follow(
             db,
             hub.events.clone(),
@@ -119,39 +121,50 @@ async fn follow(
     stop: CancellationToken,
 ) {
     let mut cursor = *last.borrow();
-    let mut woken = false;
     loop {
-        // A write to the WAL is seen before its commit is visible to readers, so after a
-        // wake-up that found nothing the journal is read again a few times, shortly after.
-        let retries: &[u64] = if woken {
-            &[0, 1, 2, 4, 8, 16, 32]
-        } else {
-            &[0]
+        let woken = tokio::select! {
+            () = stop.cancelled() => return,
+            () = wake.wait() => true,
+            () = tokio::time::sleep(safety_net) => false,
         };
-        for &pause in retries {
-            tokio::time::sleep(Duration::from_millis(pause)).await;
-            match read_new(&db, cursor).await {
-                Ok(fresh) if fresh.is_empty() => continue,
-                Ok(fresh) => {
-                    for e in fresh {
-                        cursor = e.seq;
-                        let _ = events.send(Arc::new(e));
-                    }
-                    let _ = last.send(cursor);
-                    break;
+        cursor = catch_up(&db, cursor, woken, &events, &last).await;
+    }
+}
+
+/// Reads what was committed after `cursor` and hands it out; returns the new cursor.
+async fn catch_up(
+    db: &Arc<Db>,
+    mut cursor: Seq,
+    woken: bool,
+    events: &broadcast::Sender<Arc<StoredEvent>>,
+    last: &watch::Sender<Seq>,
+) -> Seq {
+    // A write to the WAL is seen before its commit is visible to readers, so after a wake-up
+    // that found nothing the journal is read again a few times, shortly after.
+    let retries: &[u64] = if woken {
+        &[0, 1, 2, 4, 8, 16, 32]
+    } else {
+        &[0]
+    };
+    for &pause in retries {
+        tokio::time::sleep(Duration::from_millis(pause)).await;
+        match read_new(db, cursor).await {
+            Ok(fresh) if fresh.is_empty() => continue,
+            Ok(fresh) => {
+                for e in fresh {
+                    cursor = e.seq;
+                    let _ = events.send(Arc::new(e));
                 }
-                Err(e) => {
-                    tracing::warn!(error = %e, "dashboard: reading the journal failed");
-                    break;
-                }
+                let _ = last.send(cursor);
+                break;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "dashboard: reading the journal failed");
+                break;
             }
         }
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = wake.wait() => woken = true,
-            () = tokio::time::sleep(safety_net) => woken = false,
-        }
     }
+    cursor
 }
 
 async fn read_new(db: &Arc<Db>, after: Seq) -> Result<Vec<StoredEvent>, WebError> {

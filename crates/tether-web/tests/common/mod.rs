@@ -3,19 +3,35 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tether_config::Workspace;
-use tether_store::Store;
+use tether_store::{Connector, Store};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 mod seed;
-pub use seed::{goal_run, question};
+mod team;
+pub use seed::{goal_run, place, question};
+pub use team::TeamLike;
+
+/// How a test's dashboard is started.
+#[derive(Default)]
+pub struct Options {
+    /// The store to show (the workspace's own file when `None`).
+    pub store: Option<Arc<dyn Connector>>,
+    /// An outside wake-up handed to the server.
+    pub wake: Option<Arc<Notify>>,
+    /// The journal's re-read without wake-ups (the server's default when `None`).
+    pub recheck: Option<Duration>,
+}
 
 /// A running dashboard over a fresh workspace.
 pub struct Web {
     _dir: tempfile::TempDir,
     pub ws: Workspace,
+    connector: Arc<dyn Connector>,
     pub addr: SocketAddr,
     pub token: String,
     stop: CancellationToken,
@@ -24,11 +40,29 @@ pub struct Web {
 
 impl Web {
     pub fn start() -> Web {
+        Web::start_with(Options::default())
+    }
+
+    pub fn start_with(options: Options) -> Web {
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::at(dir.path());
         std::fs::create_dir_all(ws.state_dir()).unwrap();
-        Store::open(ws.db_path()).unwrap();
-        let bound = tether_web::bind(&ws, &tether_web::Settings::default()).unwrap();
+        let connector = options
+            .store
+            .unwrap_or_else(|| tether_web::embedded(&ws));
+        connector.connect().unwrap();
+        let mut bound = tether_web::bind_to(
+            Arc::clone(&connector),
+            &ws,
+            &tether_web::Settings::default(),
+        )
+        .unwrap();
+        if let Some(wake) = options.wake {
+            bound = bound.wake_on(wake);
+        }
+        if let Some(every) = options.recheck {
+            bound = bound.recheck_every(every);
+        }
         let addr = bound.addr();
         let token = bound.token().to_owned();
         let stop = CancellationToken::new();
@@ -44,6 +78,7 @@ impl Web {
         Web {
             _dir: dir,
             ws,
+            connector,
             addr,
             token,
             stop,
@@ -51,8 +86,9 @@ impl Web {
         }
     }
 
+    /// A store of what the dashboard shows.
     pub fn store(&self) -> Store {
-        Store::open(self.ws.db_path()).unwrap()
+        self.connector.connect().unwrap()
     }
 
     pub fn host(&self) -> String {

@@ -95,3 +95,16 @@ pub fn question(
         })
         .unwrap()
 }
+
+/// Records that `run` lives on `machine` in `workspace`, as a run created there would: runs
+/// created in a test all get this machine, and a team store holds runs of many.
+pub fn place(db: &std::path::Path, run: &tether_store::RunId, machine: &str, workspace: &str) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let changed = conn
+        .execute(
+            "UPDATE runs SET machine = ?1, workspace = ?2 WHERE id = ?3",
+            rusqlite::params![machine, workspace, run.as_str()],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+}

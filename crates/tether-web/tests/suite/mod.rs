@@ -4,3 +4,4 @@ mod choices;
 mod escaping;
 mod security;
 mod sse;
+mod team;
