@@ -43,7 +43,10 @@ pub const MACHINE_VAR: &str = "TETHER_MACHINE";
 
 /// This machine's name: `TETHER_MACHINE` when set, else its hostname, else `unknown`.
 pub fn this_machine() -> String {
-    if let Some(name) = std::env::var(MACHINE_VAR).ok().filter(|n| !n.trim().is_empty()) {
+    if let Some(name) = std::env::var(MACHINE_VAR)
+        .ok()
+        .filter(|n| !n.trim().is_empty())
+    {
         return name.trim().to_owned();
     }
     nix::unistd::gethostname()
