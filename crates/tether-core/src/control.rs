@@ -46,11 +46,23 @@ pub struct RunView {
     pub usage: Usage,
     /// Where transcripts are, relative to the workspace.
     pub transcripts: String,
+    /// The machine the run belongs to (`None` for runs recorded before tether kept it).
+    pub machine: Option<String>,
+    /// The workspace it works in, on its machine.
+    pub workspace: String,
+    /// Whether it belongs to another machine (a team store): whether a process drives it
+    /// cannot be told from here, so it is never called orphaned.
+    pub elsewhere: bool,
 }
 
 /// Where `run` stands, including whether its process is alive.
 pub fn view(store: &Store, ws: &Workspace, run: &Run) -> Result<RunView, ControlError> {
-    let pid = RunLock::holder(&looping::lock_path(ws, &run.id));
+    let elsewhere = tether_store::control::is_elsewhere(run);
+    let pid = if elsewhere {
+        None
+    } else {
+        RunLock::holder(&lock_of(ws, run))
+    };
     let state = &run.state;
     let active = matches!(
         state.status,
@@ -66,7 +78,7 @@ pub fn view(store: &Store, ws: &Workspace, run: &Run) -> Result<RunView, Control
         kind: run.kind.as_str().to_owned(),
         status: state.status,
         pid,
-        orphaned: active && pid.is_none(),
+        orphaned: active && pid.is_none() && !elsewhere,
         iteration: state.iteration,
         in_progress: state.in_progress,
         budget_used: state.budget_used(),
@@ -79,17 +91,30 @@ pub fn view(store: &Store, ws: &Workspace, run: &Run) -> Result<RunView, Control
         transcripts: ws
             .display(&ws.runs_dir().join(run.id.to_string()))
             .into_owned(),
+        machine: run.machine.clone(),
+        workspace: run.workspace.display().to_string(),
+        elsewhere,
     })
+}
+
+/// The run's lock file: in its own workspace (a team store holds runs of other workspaces of
+/// this machine too), or in `ws` for runs that do not say.
+fn lock_of(ws: &Workspace, run: &Run) -> std::path::PathBuf {
+    if run.workspace.as_os_str().is_empty() || run.workspace == ws.root() {
+        looping::lock_path(ws, &run.id)
+    } else {
+        looping::lock_path(&Workspace::at(run.workspace.clone()), &run.id)
+    }
 }
 
 /// Asks the run to pause at its next iteration boundary (or pauses a stopped, unfinished run).
 pub fn pause(store: &Store, ws: &Workspace, run: &Run, by: &str) -> Result<Control, ControlError> {
-    tether_store::control::pause(store, &looping::lock_path(ws, &run.id), run, by)
+    tether_store::control::pause(store, &lock_of(ws, run), run, by)
 }
 
 /// Cancels the run: a live loop stops its current iteration; a stopped run is marked cancelled.
 pub fn cancel(store: &Store, ws: &Workspace, run: &Run, by: &str) -> Result<Control, ControlError> {
-    tether_store::control::cancel(store, &looping::lock_path(ws, &run.id), run, by)
+    tether_store::control::cancel(store, &lock_of(ws, run), run, by)
 }
 
 /// Queues a message from `by` for the run's agent: it is delivered at the start of the next

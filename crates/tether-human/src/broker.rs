@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
+use tether_retry::Backoff;
 use tether_store::{
     AnswerOutcome, Change, Following, Journal, NewQuestion, Outcome, Question, QuestionId,
     QuestionStatus, RunId,
@@ -25,6 +26,9 @@ use crate::notify::{self, SharedListener};
 
 /// How often a waiter re-reads the store even without a poke.
 const RECHECK: Duration = Duration::from_millis(500);
+/// The first and the longest pause before trying an unavailable store again.
+const STORE_RETRY_FIRST: Duration = Duration::from_millis(100);
+const STORE_RETRY_MAX: Duration = Duration::from_secs(2);
 
 /// The winning answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -193,9 +197,14 @@ impl Broker {
         drop(tx);
         let deadline = self.deadline(&question);
         let result = loop {
-            let current = self.journal.store().question(id)?;
-            if let Some(answer) = settled(&current)? {
-                break Ok(answer);
+            let current = match self.patiently(id, &cancel, |s| s.question(id)).await {
+                Ok(current) => current,
+                Err(e) => break Err(e),
+            };
+            match settled(&current) {
+                Ok(Some(answer)) => break Ok(answer),
+                Ok(None) => {}
+                Err(e) => break Err(e),
             }
             let timed_out = async {
                 match deadline {
@@ -207,11 +216,15 @@ impl Broker {
                 () = cancel.cancelled() => break Err(BrokerError::Cancelled(id.clone())),
                 Some((i, got)) = rx.recv() => {
                     let name = self.channels[i].name();
-                    self.record(id, got.body.text(), name, &got.responder)?;
+                    if let Err(e) = self.record(id, got.body.text(), name, &got.responder, &cancel).await {
+                        break Err(e);
+                    }
                 }
                 () = timed_out => {
-                    if let Some(t) = &self.timeout {
-                        self.record(id, &t.answer, "timeout", "tether")?;
+                    if let Some(t) = &self.timeout
+                        && let Err(e) = self.record(id, &t.answer, "timeout", "tether", &cancel).await
+                    {
+                        break Err(e);
                     }
                 }
                 () = poked.poked() => {}
@@ -248,22 +261,47 @@ impl Broker {
     }
 
     /// Stores an answer (the first one wins) and wakes every waiter.
-    fn record(
+    async fn record(
         &self,
         id: &QuestionId,
         text: &str,
         channel: &str,
         responder: &str,
+        cancel: &CancellationToken,
     ) -> Result<(), BrokerError> {
-        answer(
-            &self.journal.store(),
-            &self.state_dir,
-            id,
-            text,
-            channel,
-            responder,
-        )?;
+        self.patiently(id, cancel, |store| {
+            answer(store, &self.state_dir, id, text, channel, responder)
+        })
+        .await?;
         Ok(())
+    }
+
+    /// Runs a store operation for the question `id` until it succeeds, waiting out a store that
+    /// is busy or unreachable (a team store's server restarting, a network cut): a question
+    /// waits as long as it takes and an answer in hand is not dropped. Stops when `cancel`
+    /// fires, leaving the question pending.
+    async fn patiently<T>(
+        &self,
+        id: &QuestionId,
+        cancel: &CancellationToken,
+        operation: impl Fn(&tether_store::Store) -> Result<T, tether_store::StoreError>,
+    ) -> Result<T, BrokerError> {
+        let mut backoff = Backoff::new(STORE_RETRY_FIRST, STORE_RETRY_MAX);
+        loop {
+            let result = operation(&self.journal.store());
+            match result {
+                Ok(value) => return Ok(value),
+                Err(e) if e.is_retryable() => {
+                    let delay = backoff.exponential();
+                    tracing::warn!(error = %e, question = %id, ?delay, "the store is unavailable; trying again");
+                    tokio::select! {
+                        () = cancel.cancelled() => return Err(BrokerError::Cancelled(id.clone())),
+                        () = tokio::time::sleep(delay) => {}
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 }
 

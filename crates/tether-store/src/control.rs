@@ -4,7 +4,9 @@
 //! A running loop only reads requests from its journal at safe points, so pause and cancel are
 //! *requests* appended as events. A run whose process is gone (stopped, or killed) is changed
 //! directly instead, since nobody else will act on a request. Whether a process drives the run
-//! is told by its lock file ([`RunLock::holder`]), which the caller names.
+//! is told by its lock file ([`RunLock::holder`]), which the caller names. A run of another
+//! machine (a team store) cannot be told that way: it is only ever asked, and its own machine's
+//! loop (or `tether resume` there) acts on the request.
 
 use std::path::Path;
 
@@ -60,6 +62,20 @@ pub fn is_ended(status: RunStatus) -> bool {
     )
 }
 
+/// Whether a process may be driving `run`: its lock (at `lock`) is held here, or it belongs to
+/// another machine, whose processes this one cannot see.
+fn may_be_driven(lock: &Path, run: &Run) -> bool {
+    is_elsewhere(run) || RunLock::holder(lock).is_some()
+}
+
+/// Whether `run` was created on another machine than this one (runs recorded before tether
+/// kept machines count as this machine's).
+pub fn is_elsewhere(run: &Run) -> bool {
+    run.machine
+        .as_deref()
+        .is_some_and(|machine| machine != crate::this_machine())
+}
+
 /// Asks the run to pause at its next iteration boundary (or pauses a stopped, unfinished run).
 /// `lock` is the run's lock file.
 pub fn pause(store: &Store, lock: &Path, run: &Run, by: &str) -> Result<Control, ControlError> {
@@ -67,7 +83,7 @@ pub fn pause(store: &Store, lock: &Path, run: &Run, by: &str) -> Result<Control,
     if is_ended(status) || status == RunStatus::Paused {
         return Ok(Control::Unchanged(status));
     }
-    if RunLock::holder(lock).is_some() {
+    if may_be_driven(lock, run) {
         store.append(Some(&run.id), &Event::PauseRequested { by: by.to_owned() })?;
         return Ok(Control::Requested);
     }
@@ -87,7 +103,7 @@ pub fn cancel(store: &Store, lock: &Path, run: &Run, by: &str) -> Result<Control
         return Ok(Control::Unchanged(status));
     }
     store.append(Some(&run.id), &Event::CancelRequested { by: by.to_owned() })?;
-    if RunLock::holder(lock).is_some() {
+    if may_be_driven(lock, run) {
         return Ok(Control::Requested);
     }
     store.append(

@@ -101,7 +101,7 @@ pub use ids::{ParseIdError, QuestionId, RunId, Seq};
 pub use iterations::{Iteration, IterationWrite, apply_write, writes_for};
 pub use journal::Delivery;
 pub use migrations::SCHEMA_VERSION;
-pub use origin::{Origin, this_machine};
+pub use origin::{MACHINE_VAR, Origin, this_machine};
 pub use questions::{AnswerOutcome, NewQuestion, Question, QuestionPost, read_choice};
 pub use runs::Run;
 pub use shared::{EventSink, Journal, RunCell};

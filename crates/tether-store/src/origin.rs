@@ -37,8 +37,18 @@ impl Origin {
     }
 }
 
-/// This machine's hostname, or `unknown`.
+/// The environment variable that names this machine instead of its hostname (for containers,
+/// whose hostnames change, and for tests that play several machines on one).
+pub const MACHINE_VAR: &str = "TETHER_MACHINE";
+
+/// This machine's name: `TETHER_MACHINE` when set, else its hostname, else `unknown`.
 pub fn this_machine() -> String {
+    if let Some(name) = std::env::var(MACHINE_VAR)
+        .ok()
+        .filter(|n| !n.trim().is_empty())
+    {
+        return name.trim().to_owned();
+    }
     nix::unistd::gethostname()
         .ok()
         .and_then(|name| name.into_string().ok())
