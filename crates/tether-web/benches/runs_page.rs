@@ -194,9 +194,10 @@ fn main() -> ExitCode {
         ok &= good;
     }
     let mut c = Criterion::default().configure_from_args().sample_size(20);
-    c.bench_function("first byte: runs page, 10,000 runs, 1,000,000 events", |b| {
-        b.iter(|| first_byte(&web, "/"))
-    });
+    c.bench_function(
+        "first byte: runs page, 10,000 runs, 1,000,000 events",
+        |b| b.iter(|| first_byte(&web, "/")),
+    );
     c.bench_function(
         "first byte: runs page of a machine with no runs, 10,000 runs, 1,000,000 events",
         |b| b.iter(|| first_byte(&web, "/?machine=nowhere")),

@@ -59,10 +59,11 @@ pub(crate) async fn runs(
         .call(move |s| filter::page(s, &ws, &filter, after.as_ref(), limit))
         .await?;
     let mut response = Json(page.runs).into_response();
-    if let Some(next) = page.next {
-        if let Ok(v) = axum::http::HeaderValue::from_str(next.as_str()) {
-            response.headers_mut().insert(NEXT_HEADER, v);
-        }
+    if let Some(next) = page
+        .next
+        .and_then(|next| axum::http::HeaderValue::from_str(next.as_str()).ok())
+    {
+        response.headers_mut().insert(NEXT_HEADER, next);
     }
     Ok(response)
 }

@@ -7,8 +7,8 @@
 //! more than [`SCAN`] runs and hands back where it stopped, so the next page goes on from there.
 
 use serde::Deserialize;
-use tether_store::{Run, RunId, RunStatus, Store};
 use tether_config::Workspace;
+use tether_store::{Run, RunId, RunStatus, Store};
 
 use crate::error::WebError;
 use crate::model::{self, RunSummary};

@@ -1,4 +1,4 @@
-//! tether's dashboard and its JSON API, served over HTTP from the workspace's store.
+//! tether's dashboard and its JSON API, served over HTTP from the workspace's store or a team's.
 //!
 //! # Why it looks like this
 //!
@@ -10,9 +10,15 @@
 //! wakes the waiting process), pause, cancel and messages through [`tether_store::control`].
 //! This crate never runs a loop.
 //!
+//! - **One machine or a team**: the store is opened through a [`tether_store::Connector`] —
+//!   the workspace's own file ([`bind`]) or a team's database ([`bind_to`]), which holds the
+//!   runs of every machine. Each run shows its machine and workspace, and the runs list filters
+//!   by machine, workspace and state. A run of another machine is never taken for killed (its
+//!   lock is not here) and its plan and verify logs, which live there, are not read here.
 //! - **Live without polling the page**: one watcher per server follows the journal (an
-//!   `inotify` wake-up on the store's files, a slow re-check as a safety net) and hands every
-//!   new event to the open streams ([`hub`]). Streams are server-sent events whose ids are the
+//!   `inotify` wake-up on the store's files when they are local; the team store's feed of
+//!   changes and an outside wake-up the caller hands in otherwise; a slow re-check as a safety
+//!   net) and hands every new event to the open streams ([`hub`]). Streams are server-sent events whose ids are the
 //!   journal's seqs, so a browser that reconnects with `Last-Event-ID` misses nothing ([`live`]).
 //! - **Safe on a shared machine**: a random token printed with the URL, exchanged for an
 //!   `HttpOnly`, `SameSite=Strict` cookie; the `Host` header must name the server (no DNS

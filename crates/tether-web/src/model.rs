@@ -106,9 +106,7 @@ impl RunSummary {
 /// Whether `run` was created on this machine (runs recorded before machines were kept are
 /// taken as this machine's: they come from a workspace's own store).
 pub fn is_here(run: &Run) -> bool {
-    run.machine
-        .as_deref()
-        .is_none_or(|m| m == tether_store::this_machine())
+    !tether_store::control::is_elsewhere(run)
 }
 
 /// The lock file of a run of this machine: in its own workspace.
@@ -336,8 +334,9 @@ pub struct RunDetail {
 /// Reads a run in detail.
 pub fn detail(store: &Store, ws: &Workspace, run: &Run) -> Result<RunDetail, WebError> {
     let verdicts = store.verdicts_for_run(&run.id)?;
-    let plan =
-        (run.kind == RunKind::Goal).then(|| plan_checked(store, ws, &plan_path(ws, Some(run))));
+    // The plan file of a run of another machine is on that machine.
+    let plan = (run.kind == RunKind::Goal && is_here(run))
+        .then(|| plan_checked(store, ws, &plan_path(ws, Some(run))));
     let goals = plan
         .as_ref()
         .map_or_else(Vec::new, |p| goal_ids(p, &verdicts));

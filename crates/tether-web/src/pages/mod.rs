@@ -94,14 +94,11 @@ pub(crate) async fn runs(
                 None => filter::page(s, &ws, &filter, None, RUNS)?,
             };
             let pending = model::pending(s)?;
-            let live = [
-                format!("/live?page=runs&after={}", after.0),
-                filter.query(),
-            ]
-            .into_iter()
-            .filter(|p| !p.is_empty())
-            .collect::<Vec<_>>()
-            .join("&");
+            let live = [format!("/live?page=runs&after={}", after.0), filter.query()]
+                .into_iter()
+                .filter(|p| !p.is_empty())
+                .collect::<Vec<_>>()
+                .join("&");
             Ok(views::page(
                 "Runs",
                 Nav::Runs,
@@ -166,9 +163,11 @@ pub(crate) async fn run(
 
 /// The timeline's context for a run: its questions, verdicts and verify output tails.
 pub(super) fn context(ws: &tether_config::Workspace, detail: &model::RunDetail) -> Context {
+    // The verify logs of a run of another machine are on that machine.
     let tails = detail
         .verdicts
         .iter()
+        .filter(|_| detail.run.here)
         .filter_map(|v| Some((v.id, model::verify_tail(ws, v)?)))
         .collect();
     Context::new(detail.questions.clone(), detail.verdicts.clone(), tails)

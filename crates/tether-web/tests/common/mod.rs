@@ -47,9 +47,7 @@ impl Web {
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::at(dir.path());
         std::fs::create_dir_all(ws.state_dir()).unwrap();
-        let connector = options
-            .store
-            .unwrap_or_else(|| tether_web::embedded(&ws));
+        let connector = options.store.unwrap_or_else(|| tether_web::embedded(&ws));
         connector.connect().unwrap();
         let mut bound = tether_web::bind_to(
             Arc::clone(&connector),

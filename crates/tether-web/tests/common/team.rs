@@ -12,7 +12,9 @@ pub struct TeamLike(pub PathBuf);
 
 impl Connector for TeamLike {
     fn connect(&self) -> tether_store::Result<Store> {
-        Ok(Store::from_backend(Box::new(Backend(Store::open(&self.0)?))))
+        Ok(Store::from_backend(Box::new(Backend(Store::open(
+            &self.0,
+        )?))))
     }
 
     fn describe(&self) -> String {

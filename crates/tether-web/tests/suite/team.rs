@@ -81,7 +81,11 @@ fn the_runs_page_filters_by_machine_workspace_and_state() {
     );
 
     let none = web.get("/?machine=nowhere");
-    assert!(none.body.contains("No runs match this filter."), "{}", none.body);
+    assert!(
+        none.body.contains("No runs match this filter."),
+        "{}",
+        none.body
+    );
     let bad = web.get("/?state=sleeping");
     assert_eq!(bad.status, 400);
     assert!(bad.body.contains("no run state `sleeping`"), "{}", bad.body);
@@ -134,7 +138,9 @@ fn the_api_takes_the_same_filters_and_pages_through_them() {
     let first = web.get("/api/runs?machine=ci-runner-1&limit=1");
     assert_eq!(ids(&first.json()), [ci_lib.to_string()]);
     let next = first.header("x-tether-next-after").unwrap().to_owned();
-    let second = web.get(&format!("/api/runs?machine=ci-runner-1&limit=1&after={next}"));
+    let second = web.get(&format!(
+        "/api/runs?machine=ci-runner-1&limit=1&after={next}"
+    ));
     assert_eq!(ids(&second.json()), [ci_app.to_string()]);
 
     let bad = web.get("/api/runs?state=sleeping");
@@ -154,17 +160,16 @@ fn hostile_machine_and_workspace_names_are_text_and_stay_in_their_links() {
     assert!(!body.contains("<img src=x"), "{body}");
     assert!(!body.contains('\u{1b}'), "{body}");
     assert!(
-        body.contains("href=\"/?machine=box%3Cscript%3Ealert%281%29%3C/script%3E%1B%5B31m%22%26x%3D1\""),
+        body.contains(
+            "href=\"/?machine=box%3Cscript%3Ealert%281%29%3C/script%3E%1B%5B31m%22%26x%3D1\""
+        ),
         "{body}"
     );
     let place_line = between(&body, "<p class=\"place\">", "</p>");
     insta::assert_snapshot!(place_line);
 
     // The link leads to exactly this run.
-    let api = web.get(&format!(
-        "/api/runs?machine={}",
-        encode(machine)
-    ));
+    let api = web.get(&format!("/api/runs?machine={}", encode(machine)));
     assert_eq!(ids(&api.json()), [run.to_string()]);
 }
 
@@ -172,7 +177,9 @@ fn hostile_machine_and_workspace_names_are_text_and_stay_in_their_links() {
 fn the_filter_form_keeps_what_was_asked() {
     let web = Web::start();
     three_runs(&web);
-    let body = web.get("/?machine=ci-runner-1&workspace=%3Cb%3E&state=waiting_for_input").body;
+    let body = web
+        .get("/?machine=ci-runner-1&workspace=%3Cb%3E&state=waiting_for_input")
+        .body;
     let form = between(&body, "<form class=\"filters\"", "</form>");
     insta::assert_snapshot!(form);
     let unfiltered = web.get("/").body;
@@ -220,7 +227,9 @@ fn a_filtered_live_stream_carries_only_matching_runs() {
     // The other machine's run is never added; it is only taken off, should it be shown.
     let other = about(&ana);
     assert!(
-        other.iter().all(|op| op["op"] == "replace" && op["html"] == ""),
+        other
+            .iter()
+            .all(|op| op["op"] == "replace" && op["html"] == ""),
         "{other:?}"
     );
 }
@@ -237,9 +246,14 @@ fn without_a_file_to_watch_the_outside_wake_up_delivers_new_events() {
     });
     let store = web.store();
     assert_eq!(store.kind(), tether_store::BackendKind::Team);
+    let before = store.last_seq().unwrap().0;
     let run = ralph(&web, &store, "remote run");
-    let mut sse = web.sse("/api/events", &[]);
+    // The stream's backlog (read from the store once) holds the run's start: once that came,
+    // the backlog has been read, and only the hub can deliver what follows.
+    let mut sse = web.sse(&format!("/api/events?after={before}"), &[]);
     assert_eq!(sse.status, 200);
+    let started = sse.next(WITHIN).expect("the backlog");
+    assert!(started.data.contains("run_started"), "{}", started.data);
     store
         .append(
             Some(&run),
@@ -262,7 +276,9 @@ fn without_a_file_to_watch_the_outside_wake_up_delivers_new_events() {
 
 /// The text from `start` (included) to the first `end` after it (included).
 fn between(body: &str, start: &str, end: &str) -> String {
-    let from = body.find(start).unwrap_or_else(|| panic!("no {start} in {body}"));
+    let from = body
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start} in {body}"));
     let len = body[from..].find(end).unwrap() + end.len();
     body[from..from + len].to_owned()
 }
