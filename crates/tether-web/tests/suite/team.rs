@@ -119,6 +119,36 @@ fn every_run_shows_its_machine_and_workspace_as_links_to_their_runs() {
 }
 
 #[test]
+fn a_goal_run_of_another_machine_shows_no_plan_read_from_here() {
+    let web = Web::start();
+    let store = web.store();
+    std::fs::write(
+        web.ws.root().join("plan.md"),
+        "# Plan\n\n## Goal: Local goal\n",
+    )
+    .unwrap();
+    let mine = store
+        .create_run(
+            RunKind::Goal,
+            web.ws.root(),
+            &serde_json::json!({"plan": "plan.md"}),
+        )
+        .unwrap();
+    let theirs = crate::common::goal_run(&store, &web.ws);
+    place(&web.ws.db_path(), &theirs, "build-box", "/srv/app");
+    let page = |id: &RunId| {
+        let r = web.get(&format!("/runs/{id}"));
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.body
+    };
+    assert!(page(&mine).contains("id=\"plan\""));
+    let body = page(&theirs);
+    assert!(!body.contains("id=\"plan\""), "{body}");
+    // Its verdicts are in the store, so they are shown all the same.
+    assert!(body.contains("greet.sh prints the greeting"), "{body}");
+}
+
+#[test]
 fn the_api_takes_the_same_filters_and_pages_through_them() {
     let web = Web::start();
     let (ana, ci_app, ci_lib) = three_runs(&web);
