@@ -1,10 +1,11 @@
-//! The run page's parts: its head (state, iteration, elapsed, who drives it), the controls
-//! (pause, cancel, a message to the agent; the resume command), and the plan it works on.
+//! The run page's parts: its head (state, iteration, elapsed, who drives it and where), the
+//! controls (pause, cancel, a message to the agent; the resume command, on the run's own
+//! machine), and the plan it works on.
 
 use maud::{Markup, html};
 use tether_store::control::is_ended;
 
-use super::runs::{badge, elapsed, iteration, short};
+use super::runs::{badge, elapsed, iteration, place, short};
 use super::{text, when};
 use crate::model::{PlanView, RunSummary};
 
@@ -22,11 +23,16 @@ pub fn head(r: &RunSummary, now_ms: i64) -> Markup {
             p.meta {
                 "iteration " (iteration(r)) " · started " (when(r.created_at_ms, now_ms))
                 " · elapsed " (elapsed(to - r.created_at_ms))
-                @match r.pid {
-                    Some(pid) => { " · driven by pid " (pid) }
-                    None => { " · no process drives it" }
+                @if !r.here {
+                    " · driven on its machine"
+                } @else {
+                    @match r.pid {
+                        Some(pid) => { " · driven by pid " (pid) }
+                        None => { " · no process drives it" }
+                    }
                 }
             }
+            (place(r))
             @if r.usage.is_known() {
                 p.meta { "usage: " (r.usage.describe()) }
             }
@@ -70,7 +76,15 @@ pub fn controls(r: &RunSummary) -> Markup {
                 }
             }
             @if r.status.is_stopped() && !ended || r.orphaned {
-                p.hint { "Continue it from a shell in the workspace: " code { "tether resume " (id) } }
+                @if r.here {
+                    p.hint { "Continue it from a shell in the workspace: " code { "tether resume " (id) } }
+                } @else {
+                    p.hint {
+                        "Continue it from a shell in its workspace on "
+                        (text(r.machine.as_deref().unwrap_or("its machine"))) ": "
+                        code { "tether resume " (id) }
+                    }
+                }
             }
         }
     }

@@ -144,6 +144,9 @@ fn a_goal_run_of_another_machine_shows_no_plan_read_from_here() {
     assert!(page(&mine).contains("id=\"plan\""));
     let body = page(&theirs);
     assert!(!body.contains("id=\"plan\""), "{body}");
+    assert!(body.contains("driven on its machine"), "{body}");
+    assert!(!body.contains("no process drives it"), "{body}");
+    assert!(body.contains(r#"href="/?machine=build-box""#), "{body}");
     // Its verdicts are in the store, so they are shown all the same.
     assert!(body.contains("greet.sh prints the greeting"), "{body}");
 }
