@@ -272,7 +272,7 @@ fn without_a_file_to_watch_the_outside_wake_up_delivers_new_events() {
     let elsewhere = tempfile::tempdir().unwrap();
     let wake = Arc::new(Notify::new());
     let web = Web::start_with(Options {
-        store: Some(Arc::new(TeamLike(elsewhere.path().join("team.db")))),
+        store: Some(Arc::new(TeamLike::new(elsewhere.path().join("team.db")))),
         wake: Some(Arc::clone(&wake)),
         // Longer than the test: only a wake-up can deliver the event.
         recheck: Some(Duration::from_secs(3600)),
@@ -327,4 +327,43 @@ fn encode(s: &str) -> String {
             }
         })
         .collect()
+}
+
+#[test]
+fn a_team_stores_feed_of_changes_wakes_the_dashboard() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let team = TeamLike::new(elsewhere.path().join("team.db"));
+    let web = Web::start_with(Options {
+        store: Some(Arc::new(team.clone())),
+        wake: None,
+        recheck: Some(Duration::from_secs(3600)),
+    });
+    let store = web.store();
+    let before = store.last_seq().unwrap().0;
+    let run = ralph(&web, &store, "remote run");
+    let mut sse = web.sse(&format!("/api/events?after={before}"), &[]);
+    assert_eq!(sse.status, 200);
+    sse.next(WITHIN).expect("the backlog");
+    assert_eq!(
+        team.followers(),
+        1,
+        "the dashboard follows the store's feed"
+    );
+    store
+        .append(
+            Some(&run),
+            &Event::ToolCalled {
+                n: 1,
+                tool: "ls".into(),
+                summary: "notified".into(),
+            },
+        )
+        .unwrap();
+    assert!(
+        sse.next(Duration::from_millis(500)).is_none(),
+        "an event arrived with no notification"
+    );
+    team.poke();
+    let got = sse.next(WITHIN).expect("the event, after the notification");
+    assert!(got.data.contains("notified"), "{}", got.data);
 }
