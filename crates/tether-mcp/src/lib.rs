@@ -18,8 +18,10 @@
 //! let config = tether_config::load(ws.root(), &tether_config::ProcessEnv)
 //!     .map(|l| l.config)
 //!     .map_err(|e| e.to_string());
+//! let store = std::sync::Arc::new(tether_store::EmbeddedFile(ws.db_path()));
 //! let server = TetherMcp::new(Options {
 //!     workspace: ws,
+//!     store,
 //!     config,
 //!     run: Ok(None),
 //!     progress_every: Duration::from_secs(30),

@@ -20,7 +20,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tether_config::Workspace;
 use tether_config::{Config, HumanConfig};
 use tether_human::Desk;
-use tether_store::{Journal, RunId, Store};
+use tether_store::{Connector, Journal, RunId};
 use tokio_util::sync::CancellationToken;
 
 use crate::ask;
@@ -55,8 +55,11 @@ fn tools(options: &Options) -> ToolRouter<TetherMcp> {
 /// How the server is set up.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The workspace whose store and plan the tools use.
+    /// The workspace whose plan the tools use.
     pub workspace: Workspace,
+    /// Where the store is: the workspace's file, or a team store shared by several machines
+    /// (where the run this server serves is recorded).
+    pub store: Arc<dyn Connector>,
     /// The loaded `tether.toml`, or why it could not be loaded: then every tool that needs it
     /// returns that as a tool error (the server itself still starts).
     pub config: Result<Config, String>,
@@ -132,8 +135,12 @@ impl TetherMcp {
         if let Some(journal) = self.inner.journal.get() {
             return Ok(journal.clone());
         }
-        let store =
-            Store::open(self.inner.options.workspace.db_path()).map_err(|e| e.to_string())?;
+        let store = self
+            .inner
+            .options
+            .store
+            .connect()
+            .map_err(|e| e.to_string())?;
         let journal = Journal::new(store, Vec::new()).map_err(|e| e.to_string())?;
         Ok(self.inner.journal.get_or_init(|| journal).clone())
     }

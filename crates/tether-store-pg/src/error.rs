@@ -107,3 +107,19 @@ pub fn describe(config: &Config) -> String {
         config.get_dbname().unwrap_or("(default database)")
     )
 }
+
+/// `err` and its causes as one line, each cause said once (the driver's "db error" is followed
+/// by what the database said).
+pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(next) = cause {
+        let said = next.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = next.source();
+    }
+    text
+}

@@ -7,7 +7,7 @@
 //! reads the run's projected state, folds each event in with [`RunState::apply`], writes the
 //! state back, and sends the wake-ups ([`crate::Channel`]) that are delivered on commit.
 
-use tether_store::{Event, RunId, RunState, Seq, StoredEvent};
+use tether_store::{Delivery, Event, RunId, RunState, Seq, StoredEvent};
 use tokio_postgres::Row;
 use tokio_postgres::types::Json;
 
@@ -18,7 +18,7 @@ use crate::store::PgStore;
 /// The advisory lock key appends hold ("tether" and 2).
 const JOURNAL_LOCK: i64 = 0x7465_7468_6572_0002;
 
-const EVENT_COLUMNS: &str = "seq, run_id, at_ms, kind, payload";
+pub(crate) const EVENT_COLUMNS: &str = "seq, run_id, at_ms, kind, payload";
 
 impl PgStore {
     /// Appends one event, for a run or (with `None`) for no run, and updates the run's
@@ -57,6 +57,62 @@ impl PgStore {
             .query(&stmt, &[&run_id.as_str(), &after.0, &limit_of(limit)])
             .await?;
         rows.iter().map(decode_event).collect()
+    }
+
+    /// A page of a run's events read backwards: the newest `limit` events with seq below
+    /// `before` (all of them when `None`), returned oldest first.
+    pub async fn events_before(
+        &self,
+        run_id: &RunId,
+        before: Option<Seq>,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE run_id = $1 AND seq < $2 \
+                 ORDER BY seq DESC LIMIT $3"
+            ))
+            .await?;
+        let before = before.map_or(i64::MAX, |s| s.0);
+        let rows = client
+            .query(&stmt, &[&run_id.as_str(), &before, &limit_of(limit)])
+            .await?;
+        let mut page = rows.iter().map(decode_event).collect::<Result<Vec<_>>>()?;
+        page.reverse();
+        Ok(page)
+    }
+
+    /// Takes what the run owes iteration `n`'s prompt (queued messages, answers that came after
+    /// their asker stopped waiting), recording `message_delivered` in the same transaction so
+    /// each is handed over exactly once.
+    pub async fn deliver(&self, run_id: &RunId, n: u32) -> Result<Delivery> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let lock = tx
+            .prepare_cached("SELECT pg_advisory_xact_lock($1)")
+            .await?;
+        tx.execute(&lock, &[&JOURNAL_LOCK]).await?;
+        let state = load_state(&tx, run_id, true).await?;
+        let mut answers = Vec::with_capacity(state.late_answers.len());
+        for id in &state.late_answers {
+            answers.push(crate::questions::load_question(&tx, id).await?);
+        }
+        let delivery = Delivery {
+            messages: state.queued_messages,
+            answers,
+        };
+        if !delivery.messages.is_empty() || !delivery.answers.is_empty() {
+            append_in(
+                &tx,
+                Some(run_id),
+                self.now(),
+                &[Event::MessageDelivered { n }],
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(delivery)
     }
 
     /// Every event (any run, or none) with seq greater than `after`, oldest first, at most
@@ -149,7 +205,10 @@ pub(crate) async fn append_in(
             )
             .await?;
         let seq = Seq(row.get(0));
-        if let Some(state) = state.as_mut() {
+        if let (Some(id), Some(state)) = (run_id, state.as_mut()) {
+            for write in tether_store::writes_for(state, event) {
+                crate::iterations::write_iteration(tx, id, at_ms, &write).await?;
+            }
             state.apply(seq, at_ms, event);
         }
         control |= is_control(event);
@@ -186,7 +245,7 @@ fn is_control(event: &Event) -> bool {
 }
 
 /// The run's projected state; `lock` takes its row for the rest of the transaction.
-async fn load_state(
+pub(crate) async fn load_state(
     tx: &deadpool_postgres::Transaction<'_>,
     run_id: &RunId,
     lock: bool,
@@ -207,7 +266,7 @@ async fn load_state(
     Ok(state)
 }
 
-async fn save_state(
+pub(crate) async fn save_state(
     tx: &deadpool_postgres::Transaction<'_>,
     run_id: &RunId,
     at_ms: i64,
@@ -266,7 +325,7 @@ pub(crate) fn get<'a, T: tokio_postgres::types::FromSql<'a>>(
         .map_err(|err| PgStoreError::corrupt(format!("column {column}: {err}")))
 }
 
-fn decode_event(row: &Row) -> Result<StoredEvent> {
+pub(crate) fn decode_event(row: &Row) -> Result<StoredEvent> {
     let run_id: Option<String> = get(row, 1, "events.run_id")?;
     let payload: serde_json::Value = get(row, 4, "events.payload")?;
     Ok(StoredEvent {
@@ -277,4 +336,13 @@ fn decode_event(row: &Row) -> Result<StoredEvent> {
         event: serde_json::from_value(payload.clone()).ok(),
         payload,
     })
+}
+
+/// `err`, except that a foreign-key failure on a row naming `run` means the run does not exist.
+pub(crate) fn missing_run_or(err: tokio_postgres::Error, run: Option<&RunId>) -> PgStoreError {
+    let fk = err.code() == Some(&tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION);
+    match (run, fk) {
+        (Some(run_id), true) => run_not_found(run_id),
+        _ => err.into(),
+    }
 }

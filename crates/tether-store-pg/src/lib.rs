@@ -39,14 +39,22 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![deny(missing_docs)]
 
+mod backend;
+mod connect;
 mod error;
+mod iterations;
 mod journal;
 mod listen;
 mod migrations;
 mod questions;
 mod runs;
+mod signoffs;
 mod store;
+mod verdicts;
+mod waiters;
 
+pub use backend::TeamStore;
+pub use connect::{UrlError, config_from_url, config_with, redacted};
 pub use error::{PgStoreError, Result, describe};
 pub use listen::{Channel, Listener, Wake};
 pub use migrations::SCHEMA_VERSION;

@@ -10,10 +10,13 @@ use deadpool_postgres::Client;
 use crate::error::{PgStoreError, Result};
 
 /// The schema version this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The migrations, by version.
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("migrations/0001_initial.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("migrations/0001_initial.sql")),
+    (2, include_str!("migrations/0002_workspace_scope.sql")),
+];
 
 /// The advisory lock key migrations hold ("tether" and 1).
 const MIGRATION_LOCK: i64 = 0x7465_7468_6572_0001;

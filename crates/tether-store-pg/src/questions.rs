@@ -297,13 +297,7 @@ impl PgStore {
 
 /// A foreign-key failure on `questions.run_id` means the asking run does not exist.
 fn missing_run(new: &NewQuestion) -> impl Fn(tokio_postgres::Error) -> PgStoreError + '_ {
-    move |err| {
-        let fk = err.code() == Some(&tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION);
-        match (&new.run_id, fk) {
-            (Some(run_id), true) => crate::journal::run_not_found(run_id),
-            _ => err.into(),
-        }
-    }
+    move |err| crate::journal::missing_run_or(err, new.run_id.as_ref())
 }
 
 pub(crate) async fn load_question(tx: &Tx<'_>, id: &QuestionId) -> Result<Question> {

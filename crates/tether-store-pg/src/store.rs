@@ -23,6 +23,8 @@ pub struct PgStore {
     pub(crate) pool: Pool,
     pub(crate) config: Config,
     pub(crate) clock: fn() -> i64,
+    /// The workspace sign-off records are about (see [`PgStore::scoped`]).
+    pub(crate) scope: String,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -59,9 +61,18 @@ impl PgStore {
             pool,
             config,
             clock,
+            scope: String::new(),
         };
         migrations::migrate(&mut store.client().await?).await?;
         Ok(store)
+    }
+
+    /// This store with sign-off records (verdicts, approvals, running sign-offs, cancellations)
+    /// kept apart for the workspace `origin` names: plans are named by their path inside their
+    /// workspace, and many workspaces share a team store.
+    pub fn scoped(mut self, origin: &tether_store::Origin) -> PgStore {
+        self.scope = format!("{}:{}", origin.machine, origin.workspace_root.display());
+        self
     }
 
     /// The schema version of the database.

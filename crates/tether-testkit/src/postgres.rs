@@ -79,6 +79,17 @@ pub struct TestDatabase {
 static SHARED: Mutex<Weak<PgCluster>> = Mutex::new(Weak::new());
 static NEXT_DB: AtomicU64 = AtomicU64::new(1);
 
+impl TestDatabase {
+    /// The database as a URL (`postgres://user@host:port/dbname`; the test clusters trust
+    /// local connections, so there is no password).
+    pub fn url(&self) -> String {
+        format!(
+            "postgres://{}@{}:{}/{}",
+            self.user, self.host, self.port, self.dbname
+        )
+    }
+}
+
 /// A fresh database in this process's shared cluster, starting the cluster if no test holds it.
 pub fn database() -> Result<TestDatabase, PgError> {
     let cluster = {

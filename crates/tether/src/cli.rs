@@ -153,6 +153,11 @@ pub struct ServeArgs {
     /// only with the token).
     #[arg(long)]
     pub allow_remote: bool,
+    /// Show a team store (postgres://user@host:port/database) instead of this workspace's:
+    /// every run of every machine (default: $TETHER_STORE_URL, else `[store] url`). The password
+    /// comes from PGPASSWORD or ~/.pgpass, never from this flag's URL in a shared shell history.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
 }
 
 /// Options of `tether mcp`.

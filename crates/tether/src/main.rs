@@ -10,6 +10,7 @@ mod exit;
 mod failure;
 mod guard;
 mod sinks;
+mod store;
 
 use std::io::{self, Write as _};
 use std::process::ExitCode;

@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{Result, anyhow};
 use tether_core::control::{self, Control, RunView};
 use tether_human::visible::visible;
-use tether_store::{Event, Store};
+use tether_store::Event;
 
 use super::Ctx;
 use crate::cli::{RunArg, SayArgs, StatusArgs};
@@ -32,7 +32,7 @@ pub(super) fn ago(ms: i64) -> String {
 
 /// `tether status`.
 pub fn status(ctx: &mut Ctx<'_>, args: &StatusArgs) -> Result<Exit> {
-    let store = Store::open(ctx.ws.db_path())?;
+    let store = crate::store::open(&ctx.ws, ctx.env)?;
     let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
     let view = control::view(&store, &ctx.ws, &run)?;
     if args.json {
@@ -70,6 +70,14 @@ fn write_status(out: &mut String, v: &RunView) -> std::fmt::Result {
         "run {} ({}) · {state} · iteration {}/{max}{pid}",
         v.id, v.kind, v.budget_used
     )?;
+    if v.elsewhere {
+        writeln!(
+            out,
+            "on machine {} in {} (its processes cannot be seen from here)",
+            v.machine.as_deref().unwrap_or("unknown"),
+            v.workspace
+        )?;
+    }
     if let Some(n) = v.in_progress {
         writeln!(out, "in progress: iteration {n}")?;
     }
@@ -102,6 +110,10 @@ fn write_status(out: &mut String, v: &RunView) -> std::fmt::Result {
     if let Some(t) = &v.last_tool_call {
         writeln!(out, "last tool call: {t}")?;
     }
+    if v.elsewhere {
+        writeln!(out, "started {}", ago(v.created_at_ms))?;
+        return Ok(());
+    }
     writeln!(
         out,
         "started {} · transcripts: {}/",
@@ -121,7 +133,7 @@ fn write_status(out: &mut String, v: &RunView) -> std::fmt::Result {
 
 /// `tether pause`.
 pub fn pause(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
-    let store = Store::open(ctx.ws.db_path())?;
+    let store = crate::store::open(&ctx.ws, ctx.env)?;
     let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
     let line = match control::pause(&store, &ctx.ws, &run, "cli")? {
         Control::Requested => {
@@ -142,7 +154,7 @@ pub fn pause(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
 
 /// `tether cancel`.
 pub fn cancel(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
-    let store = Store::open(ctx.ws.db_path())?;
+    let store = crate::store::open(&ctx.ws, ctx.env)?;
     let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
     let line = match control::cancel(&store, &ctx.ws, &run, "cli")? {
         Control::Requested => format!("cancel requested: run {} stops now", run.id),
@@ -155,7 +167,7 @@ pub fn cancel(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
 
 /// `tether say`.
 pub fn say(ctx: &mut Ctx<'_>, args: &SayArgs) -> Result<Exit> {
-    let store = Store::open(ctx.ws.db_path())?;
+    let store = crate::store::open(&ctx.ws, ctx.env)?;
     let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
     let by = std::env::var("USER").unwrap_or_else(|_| "user".to_owned());
     match control::say(&store, &run, &args.message, &by)? {

@@ -77,7 +77,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     let mut keyboard = std::io::stdin()
         .is_terminal()
         .then(super::keyboard::Keyboard::start);
-    let dashboard = super::serve::Dashboard::bind(&ws, &Config::default());
+    let dashboard =
+        super::serve::Dashboard::bind(tether_web::embedded(&ws), &ws, &Config::default());
     let url = dashboard.as_ref().map(super::serve::Dashboard::url);
     if let Some(url) = &url {
         writeln!(ctx.out, "Watch it in a browser: {url}\n")?;

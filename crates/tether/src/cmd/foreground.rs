@@ -11,10 +11,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use tether_agent::Executor;
-use tether_config::{Config, Workspace};
+use tether_config::{Config, Env, Workspace};
 use tether_core::looping::{Deps, LoopError, UsageWaits};
 use tether_human::{Console, Desk, NoticeQueue, NoticeSink};
-use tether_store::Store;
 use tether_store::{EventSink, Journal, RunCell, RunId};
 use tokio_util::sync::CancellationToken;
 
@@ -78,6 +77,7 @@ impl Parts {
     /// the store and the desk.
     pub fn new<L: Loop>(
         ws: &Workspace,
+        env: &dyn Env,
         config: &Config,
         start: &Start<L::Spec>,
         events: Option<EventsFormat>,
@@ -88,7 +88,8 @@ impl Parts {
             Start::Resume(_) => None,
         };
         let fg = Foreground::new(L::LABEL, max, events, config)?;
-        let journal = Journal::new(Store::open(ws.db_path())?, fg.sinks.clone())?;
+        let store = crate::store::connector(ws, env)?;
+        let journal = Journal::new(store.connect()?, fg.sinks.clone())?;
         let human = Desk::from_config(config, ws, journal.clone(), Console::detect());
         let executor = executor(&journal, &human)?;
         let deps = Deps {
@@ -98,7 +99,7 @@ impl Parts {
             human,
             usage: UsageWaits::from_config(&config.executor),
         };
-        let web = super::serve::Dashboard::bind(ws, config);
+        let web = super::serve::Dashboard::bind(store, ws, config);
         Ok(Parts { fg, deps, web })
     }
 }

@@ -18,7 +18,7 @@ use anyhow::{Context as _, Result, anyhow};
 use serde_json::{Value, json};
 use tether_core::ask_before::{AskBeforeGate, Decision};
 use tether_human::{Console, Desk};
-use tether_store::{Journal, RunId, Store};
+use tether_store::{Journal, RunId};
 use tokio::signal::unix::SignalKind;
 use tokio_util::sync::CancellationToken;
 
@@ -77,7 +77,7 @@ fn decide(ctx: &Ctx<'_>, args: &GateArgs) -> Result<Decision> {
         None => None,
     };
     let config = tether_config::load(ctx.ws.root(), ctx.env)?.config;
-    let journal = Journal::new(Store::open(ctx.ws.db_path())?, Vec::new())?;
+    let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     // Never the terminal: stdin is the hook's, and the loop's own terminal shows the question.
     let desk = Desk::from_config(&config, &ctx.ws, journal.clone(), Console::Absent);
     let cell = std::sync::Arc::new(std::sync::Mutex::new(run.clone()));

@@ -6,7 +6,6 @@ use tether_core::human_act::HumanAct;
 use tether_human::visible::visible;
 use tether_signoff::{CancelOutcome, Signoff, SignoffError, SignoffOutcome, VerifyResult};
 use tether_store::Journal;
-use tether_store::Store;
 use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
@@ -30,7 +29,7 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
         super::require_human(ctx, HumanAct::SignOffWithoutJudge)?;
     }
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
-    let journal = Journal::new(Store::open(ctx.ws.db_path())?, Vec::new())?;
+    let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     let signoff = Signoff::from_config(
         ctx.ws.clone(),
         journal,
@@ -201,7 +200,7 @@ fn write_verify(
 fn cancel(ctx: &mut Ctx<'_>, args: &GoalCancelArgs) -> Result<Exit> {
     super::require_human(ctx, HumanAct::CancelGoal)?;
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
-    let journal = Journal::new(Store::open(ctx.ws.db_path())?, Vec::new())?;
+    let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     let plan = loaded.config.plan_path(ctx.ws.root());
     let signoff = Signoff::new(ctx.ws.clone(), journal, plan);
     match signoff.cancel_goal_by_person(&args.id, &args.reason, &super::who(ctx))? {

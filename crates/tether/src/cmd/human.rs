@@ -5,9 +5,7 @@ use anyhow::{Result, anyhow};
 use tether_human::broker::answer;
 use tether_human::visible::visible;
 use tether_human::{BrokerError, Console, Desk};
-use tether_store::{
-    Abandoned, AnswerOutcome, Question, QuestionId, QuestionStatus, Store, StoreError,
-};
+use tether_store::{Abandoned, AnswerOutcome, Question, QuestionId, QuestionStatus, StoreError};
 use tether_store::{Journal, NewQuestion};
 use tokio::signal::unix::SignalKind;
 use tokio_util::sync::CancellationToken;
@@ -27,7 +25,7 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
         return Err(Failure::usage(anyhow!("--option: {problem}")));
     }
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
-    let journal = Journal::new(Store::open(ctx.ws.db_path())?, Vec::new())?;
+    let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     let human = Desk::from_config(&loaded.config, &ctx.ws, journal, Console::detect());
     let problems = &human.policy().problems;
     if !problems.is_empty() {
@@ -96,7 +94,7 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
             "the answer is empty; give the text the agent should read (tether answer {id} \"…\")"
         )));
     }
-    let store = Store::open(ctx.ws.db_path())?;
+    let store = crate::store::open(&ctx.ws, ctx.env)?;
     let responder = args
         .responder
         .clone()
@@ -168,7 +166,7 @@ struct Pending {
 
 /// `tether questions`.
 pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
-    let store = Store::open(ctx.ws.db_path())?;
+    let store = crate::store::open(&ctx.ws, ctx.env)?;
     let pending = store
         .pending_questions()?
         .into_iter()
@@ -230,7 +228,7 @@ pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
 
 /// `tether history`.
 pub fn history(ctx: &mut Ctx<'_>, args: &HistoryArgs) -> Result<Exit> {
-    let store = Store::open(ctx.ws.db_path())?;
+    let store = crate::store::open(&ctx.ws, ctx.env)?;
     let all = store.question_history(args.limit)?;
     if args.json {
         serde_json::to_writer_pretty(&mut *ctx.out, &all)?;

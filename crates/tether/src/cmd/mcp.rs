@@ -48,6 +48,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &McpArgs) -> Result<Exit> {
     };
     let server = TetherMcp::new(Options {
         workspace: ctx.ws.clone(),
+        store: crate::store::connector(&ctx.ws, ctx.env)?,
         config,
         run,
         progress_every: Duration::from_millis(args.progress_ms.max(1)),

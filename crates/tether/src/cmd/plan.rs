@@ -74,14 +74,12 @@ fn show(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
 }
 
 /// The store, or an empty one in memory when the workspace has none yet (a reading command does
-/// not create `.tether/`).
+/// not create `.tether/`); a team store when one is configured.
 fn store_for_reading(ctx: &Ctx<'_>) -> Result<Store> {
-    let path = ctx.ws.db_path();
-    Ok(if path.is_file() {
-        Store::open(path)?
-    } else {
-        Store::open_in_memory()?
-    })
+    if ctx.ws.db_path().is_file() || crate::store::is_team(&ctx.ws, ctx.env)? {
+        return crate::store::open(&ctx.ws, ctx.env);
+    }
+    Ok(Store::open_in_memory()?)
 }
 
 /// The flags only the store can tell: a `done` goal never signed off, a contract changed since

@@ -1,10 +1,10 @@
 //! `tether resume`: a stopped run of either loop taken up again in the foreground, from where
 //! the store says it stands.
 
-use anyhow::Result;
+use anyhow::{Result, anyhow};
 use tether_core::control;
 use tether_core::human_act::HumanAct;
-use tether_store::{RunCell, RunKind, Store};
+use tether_store::{Run, RunCell, RunKind};
 
 use super::Ctx;
 use super::foreground::{self, Parts, Start};
@@ -18,9 +18,12 @@ use crate::failure::Failure;
 pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
     super::require_human(ctx, HumanAct::ResumeRun)?;
     let run = {
-        let store = Store::open(ctx.ws.db_path())?;
+        let store = crate::store::open(&ctx.ws, ctx.env)?;
         control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?
     };
+    if crate::store::is_team(&ctx.ws, ctx.env)? {
+        refuse_elsewhere(ctx, &run)?;
+    }
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let config = &loaded.config;
     let cell = RunCell::default();
@@ -32,18 +35,52 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
             .and_then(serde_json::Value::as_bool)
             .unwrap_or(false);
         let start = Start::Resume(run.id);
-        let parts =
-            Parts::new::<GoalLoop>(&ctx.ws, config, &start, args.events, |journal, human| {
+        let parts = Parts::new::<GoalLoop>(
+            &ctx.ws,
+            ctx.env,
+            config,
+            &start,
+            args.events,
+            |journal, human| {
                 crate::executor::for_goal_loop(
                     config, &ctx.ws, ctx.env, journal, human, &cell, no_judge,
                 )
-            })?;
+            },
+        )?;
         return foreground::drive::<GoalLoop>(ctx, parts, &cell, start, args.events);
     }
     // Any other kind is refused by the Ralph loop with a message naming the run's kind.
     let start = Start::Resume(run.id);
-    let parts = Parts::new::<RalphLoop>(&ctx.ws, config, &start, args.events, |_, human| {
-        crate::executor::from_config(config, &ctx.ws, ctx.env, human, &cell)
-    })?;
+    let parts =
+        Parts::new::<RalphLoop>(&ctx.ws, ctx.env, config, &start, args.events, |_, human| {
+            crate::executor::from_config(config, &ctx.ws, ctx.env, human, &cell)
+        })?;
     foreground::drive::<RalphLoop>(ctx, parts, &cell, start, args.events)
+}
+
+/// Only the machine and workspace a run works in can drive it (a team store shows runs of every
+/// machine and workspace): anywhere else, says where to resume it. (A workspace's own store
+/// holds only its runs, even after the directory moved.)
+fn refuse_elsewhere(ctx: &Ctx<'_>, run: &Run) -> Result<()> {
+    if tether_store::control::is_elsewhere(run) {
+        return Err(Failure::usage(anyhow!(
+            "run {} belongs to machine {} ({}); resume it there: its workspace, transcripts and \
+             agent are on that machine",
+            run.id,
+            run.machine.as_deref().unwrap_or("unknown"),
+            run.workspace.display()
+        )));
+    }
+    let here = std::fs::canonicalize(ctx.ws.root()).unwrap_or_else(|_| ctx.ws.root().into());
+    let there = std::fs::canonicalize(&run.workspace).unwrap_or_else(|_| run.workspace.clone());
+    if !run.workspace.as_os_str().is_empty() && here != there {
+        return Err(Failure::usage(anyhow!(
+            "run {} works in {}; resume it from there (tether -C {} resume {})",
+            run.id,
+            run.workspace.display(),
+            run.workspace.display(),
+            run.id
+        )));
+    }
+    Ok(())
 }

@@ -45,10 +45,17 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
     let spec = spec(&config, (max != 0).then_some(max), args.no_judge);
     let cell = RunCell::default();
     let start = Start::New(spec);
-    let parts = Parts::new::<GoalLoop>(&ctx.ws, &config, &start, args.events, |journal, human| {
-        let (ws, env) = (&ctx.ws, ctx.env);
-        crate::executor::for_goal_loop(&config, ws, env, journal, human, &cell, args.no_judge)
-    })?;
+    let parts = Parts::new::<GoalLoop>(
+        &ctx.ws,
+        ctx.env,
+        &config,
+        &start,
+        args.events,
+        |journal, human| {
+            let (ws, env) = (&ctx.ws, ctx.env);
+            crate::executor::for_goal_loop(&config, ws, env, journal, human, &cell, args.no_judge)
+        },
+    )?;
     // Configuration problems first, so nobody is asked to approve contracts for a run that
     // cannot start.
     super::plan::ensure_approved(ctx, args.approve)?;

@@ -1,8 +1,11 @@
 //! `tether serve`: the dashboard for this workspace until Ctrl+C; and [`Dashboard`], the same
 //! server started beside a loop (`tether run`, `tether ralph`, `tether resume`) or the demo.
 
+use std::sync::Arc;
+
 use anyhow::Result;
 use tether_config::{Config, Workspace};
+use tether_store::{Connector, Origin};
 use tether_web::{Bound, Settings};
 use tokio_util::sync::CancellationToken;
 
@@ -18,13 +21,20 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ServeArgs) -> Result<Exit> {
         listen: args.listen.unwrap_or(loaded.config.server.listen),
         allow_remote: args.allow_remote,
     };
-    let bound = tether_web::bind(&ctx.ws, &settings).map_err(Failure::usage)?;
+    let store = match &args.store {
+        Some(url) => {
+            let team = crate::store::team(url)?;
+            Arc::new(team.scoped(&Origin::local(ctx.ws.root()))) as Arc<dyn Connector>
+        }
+        None => crate::store::connector(&ctx.ws, ctx.env)?,
+    };
+    let bound = tether_web::bind_to(store, &ctx.ws, &settings).map_err(Failure::usage)?;
     warn_if_remote(&bound);
     writeln!(ctx.out, "{}", bound.url())?;
     ctx.out.flush()?;
     eprintln!(
         "tether dashboard for {}: open the URL above (it carries the token); Ctrl+C stops it",
-        ctx.ws.root().display()
+        bound.store()
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -72,14 +82,14 @@ pub struct Dashboard {
 }
 
 impl Dashboard {
-    /// Binds `[server] listen` for the workspace; a failure is logged, never fatal (the loop
-    /// runs without a dashboard; `tether serve` can show it).
-    pub fn bind(ws: &Workspace, config: &Config) -> Option<Dashboard> {
+    /// Binds `[server] listen` for the workspace and the store its loop uses; a failure is
+    /// logged, never fatal (the loop runs without a dashboard; `tether serve` can show it).
+    pub fn bind(store: Arc<dyn Connector>, ws: &Workspace, config: &Config) -> Option<Dashboard> {
         let settings = Settings {
             listen: config.server.listen,
             allow_remote: false,
         };
-        match tether_web::bind(ws, &settings) {
+        match tether_web::bind_to(store, ws, &settings) {
             Ok(bound) => Some(Dashboard { bound }),
             Err(e) => {
                 tracing::warn!("no dashboard for this run: {e}");

@@ -23,8 +23,13 @@ pub const PATIENCE: Duration = Duration::from_secs(30);
 
 /// The variables of tether's own that a test must set itself, if it wants them (and the
 /// session bus, so no test shows a desktop notification unless it sets one up).
-const TETHER_VARS: [&str; 15] = [
+const TETHER_VARS: [&str; 20] = [
     "TETHER_AGENT",
+    "TETHER_STORE_URL",
+    "TETHER_MACHINE",
+    "PGPASSWORD",
+    "PGPASSFILE",
+    "PGUSER",
     "TETHER_CONFIG",
     "TETHER_RUN_ID",
     "TETHER_LOG",

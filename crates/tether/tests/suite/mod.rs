@@ -38,6 +38,7 @@ mod resume_slack;
 mod resume_telegram;
 mod secrets;
 mod slack_doctor;
+mod team;
 mod telegram_misconfig;
 mod telegram_processes;
 mod usage_limit_cli;

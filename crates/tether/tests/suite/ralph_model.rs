@@ -197,7 +197,7 @@ fn model_errors_then_recovery() {
 
 /// Appends a mark per iteration (via bash), then keeps the promise once there are two: the
 /// script reads the workspace, so it does not care how many requests came before.
-fn marks_script(dir: PathBuf) -> Script {
+pub(super) fn marks_script(dir: PathBuf) -> Script {
     Script::from_fn(move |req: &Request| {
         let after_tool = req.last_tool_result().is_some();
         if !after_tool {

@@ -7,7 +7,6 @@ use anyhow::{Result, anyhow};
 use tether_core::human_act::HumanAct;
 use tether_core::planning::approve::{self, Prepared, Selection};
 use tether_core::planning::{GoalContract, PlanRef};
-use tether_store::Store;
 
 use super::{Ctx, cards, interactive, planning_error, review, who};
 use crate::cli::PlanApproveArgs;
@@ -19,7 +18,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanApproveArgs) -> Result<Exit> {
     crate::cmd::require_human(ctx, HumanAct::ApproveContracts)?;
     let config = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let plan = PlanRef::new(&ctx.ws, &config.config);
-    let store = Store::open(ctx.ws.db_path())?;
+    let store = crate::store::open(&ctx.ws, ctx.env)?;
     let selection = if args.ids.is_empty() {
         Selection::Pending
     } else {
@@ -166,7 +165,7 @@ pub(super) fn ensure_approved_with(
 ) -> Result<()> {
     let config = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let plan = PlanRef::new(&ctx.ws, &config.config);
-    let store = Store::open(ctx.ws.db_path())?;
+    let store = crate::store::open(&ctx.ws, ctx.env)?;
     let prepared = approve::prepare(&store, &plan, &Selection::Pending).map_err(planning_error)?;
     added_ids(err, &prepared)?;
     let todo = &prepared.goals;

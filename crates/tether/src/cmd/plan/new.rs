@@ -14,7 +14,6 @@ use tether_config::Env;
 use tether_core::human_act::HumanAct;
 use tether_core::planning::approve::{self, Selection};
 use tether_core::planning::{Baseline, Draft, DraftError, Drafter, PlanRef, PlanTarget};
-use tether_store::Store;
 
 use super::interrupts::Interrupts;
 use super::review::{self, Choice};
@@ -149,7 +148,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanNewArgs) -> Result<Exit> {
         return finish(ctx, json, &plan, &draft, "drafted", Vec::new());
     }
     crate::cmd::require_human(ctx, HumanAct::ApproveContracts)?;
-    let store = Store::open(ctx.ws.db_path())?;
+    let store = crate::store::open(&ctx.ws, ctx.env)?;
     let done = approve::approve(&store, &plan, &Selection::Ids(draft.new_ids()), &who(ctx))
         .map_err(planning_error)?;
     let mut text = format!(

@@ -1,0 +1,59 @@
+//! Which store a command uses: the workspace's own SQLite file, or — in team mode — the
+//! PostgreSQL database named by `TETHER_STORE_URL` or `[store] url`, shared by every machine of a
+//! team. Every command opens its store here, so all of them agree.
+//!
+//! A process connects to a team store once (a pool of connections and the small runtime they
+//! live on) and every store it opens shares that connection.
+
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use anyhow::{Context as _, Result};
+use tether_config::{Env, Workspace};
+use tether_store::{Connector, EmbeddedFile, Origin, Store};
+use tether_store_pg::TeamStore;
+
+/// The team store this process connected to, by URL (a process uses one).
+static TEAM: OnceLock<Mutex<Option<(String, TeamStore)>>> = OnceLock::new();
+
+/// Where `ws`'s commands keep their records.
+pub fn connector(ws: &Workspace, env: &dyn Env) -> Result<Arc<dyn Connector>> {
+    match team_url(ws, env)? {
+        Some(url) => Ok(Arc::new(team(&url)?.scoped(&Origin::local(ws.root())))),
+        None => Ok(Arc::new(EmbeddedFile(ws.db_path()))),
+    }
+}
+
+/// A store of `ws`'s place (see [`connector`]).
+pub fn open(ws: &Workspace, env: &dyn Env) -> Result<Store> {
+    let connector = connector(ws, env)?;
+    connector
+        .connect()
+        .with_context(|| format!("opening {}", connector.describe()))
+}
+
+/// Whether `ws`'s commands use a team store.
+pub fn is_team(ws: &Workspace, env: &dyn Env) -> Result<bool> {
+    Ok(team_url(ws, env)?.is_some())
+}
+
+/// The team store at `url`, connecting on first use.
+pub fn team(url: &str) -> Result<TeamStore> {
+    let cell = TEAM.get_or_init(Mutex::default);
+    let mut current = cell.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((known, store)) = current.as_ref()
+        && known == url
+    {
+        return Ok(store.clone());
+    }
+    let config = tether_store_pg::config_from_url(url)?;
+    let store = TeamStore::connect(config)
+        .with_context(|| format!("connecting to {}", tether_store_pg::redacted(url)))?;
+    *current = Some((url.to_owned(), store.clone()));
+    Ok(store)
+}
+
+/// The team store's URL, if this workspace uses one.
+fn team_url(ws: &Workspace, env: &dyn Env) -> Result<Option<String>> {
+    let _ = ws;
+    Ok(env.var("TETHER_STORE_URL").filter(|u| !u.trim().is_empty()))
+}
