@@ -36,6 +36,8 @@ pub struct Config {
     pub executor: ExecutorConfig,
     /// The dashboard (`[server]`).
     pub server: ServerConfig,
+    /// Where runs, questions and verdicts are kept (`[store]` plus `TETHER_STORE_URL`).
+    pub store: StoreConfig,
 }
 
 impl Config {
@@ -81,6 +83,7 @@ impl Default for Config {
             notify: NotifyConfig::default(),
             executor: ExecutorConfig::default(),
             server: ServerConfig::default(),
+            store: StoreConfig::default(),
         }
     }
 }
@@ -168,6 +171,18 @@ impl Channel {
         }
     }
 }
+
+/// Where runs, questions and verdicts are kept (`[store]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoreConfig {
+    /// A team store shared by several machines: a PostgreSQL URL without a password
+    /// (`TETHER_STORE_URL` overrides `[store] url`, and may carry one). `None`: the workspace's
+    /// own `.tether/tether.db`.
+    pub url: Option<String>,
+}
+
+/// The variable naming a team store, overriding `[store] url`.
+pub const STORE_URL_VAR: &str = "TETHER_STORE_URL";
 
 /// The dashboard (`[server]`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 /// Keys allowed at the top level: `plan` and the tables.
 pub(crate) const TOP_LEVEL: &[&str] = &[
     "plan", "model", "judge", "loop", "human", "zulip", "slack", "telegram", "notify", "executor",
-    "server",
+    "server", "store",
 ];
 
 /// Keys of `[model]`.
@@ -75,6 +75,7 @@ pub(crate) const EXECUTOR: &[&str] = &[
 
 /// Keys of `[server]`: where the dashboard listens.
 pub(crate) const SERVER: &[&str] = &["listen"];
+pub(crate) const STORE: &[&str] = &["url"];
 
 /// Every table with its keys.
 pub(crate) const TABLES: &[(&str, &[&str])] = &[
@@ -88,6 +89,7 @@ pub(crate) const TABLES: &[(&str, &[&str])] = &[
     ("notify", NOTIFY),
     ("executor", EXECUTOR),
     ("server", SERVER),
+    ("store", STORE),
 ];
 
 /// The tables (other than `current`) that have a key spelled exactly `key`.

@@ -46,11 +46,13 @@ mod workspace;
 pub use chat::{NoticeKind, NotifyConfig, SlackConfig, TelegramConfig};
 pub use config::{
     Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, LoopConfig,
-    OnUsageLimit, ServerConfig, ZulipConfig,
+    OnUsageLimit, STORE_URL_VAR, ServerConfig, StoreConfig, ZulipConfig,
 };
 pub use env::{Env, MapEnv, ProcessEnv};
 pub use error::{ConfigError, Problem};
-pub use load::{CONFIG_ENV, FILE_NAME, Loaded, check, load, parse, parse_with_warnings};
+pub use load::{
+    CONFIG_ENV, FILE_NAME, Loaded, check, load, load_store, parse, parse_with_warnings,
+};
 pub use model::{Api, JudgeConfig, ModelConfig};
 pub use secret::Secret;
 pub use template::TEMPLATE;

@@ -10,7 +10,7 @@ use toml::de::DeTable;
 
 use crate::env::{Env, non_empty};
 use crate::reader::Reader;
-use crate::{Config, ConfigError, Problem, checks, schema, syntax};
+use crate::{Config, ConfigError, Problem, StoreConfig, checks, schema, syntax};
 
 /// The file name looked for at the workspace root.
 pub const FILE_NAME: &str = "tether.toml";
@@ -61,6 +61,44 @@ pub fn load(workspace_root: &Path, env: &dyn Env) -> Result<Loaded, ConfigError>
             })
         }
         Err(cause) => Err(ConfigError::Io { path, cause }),
+    }
+}
+
+/// Where the workspace's store is (`[store]` and `TETHER_STORE_URL`), reading nothing else of
+/// the config: a command that only reads or answers (`tether answer`, `tether status`) works
+/// whatever the rest of the file says. Problems are only those of `[store]` (or the syntax).
+pub fn load_store(workspace_root: &Path, env: &dyn Env) -> Result<StoreConfig, ConfigError> {
+    let (path, named) = match non_empty(env, CONFIG_ENV) {
+        Some(path) => (workspace_root.join(path), true),
+        None => (workspace_root.join(FILE_NAME), false),
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound && !named => String::new(),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ConfigError::NotFound { path });
+        }
+        Err(cause) => return Err(ConfigError::Io { path, cause }),
+    };
+    let mut reader = Reader::new(&text, &path);
+    let (doc, errors) = DeTable::parse_recoverable(&text);
+    let mut problems: Vec<Problem> = errors
+        .iter()
+        .map(|err| syntax::problem(&text, &path, &reader, err))
+        .collect();
+    let store = if problems.is_empty() {
+        schema::read_store(doc.get_ref(), &mut reader, env)
+    } else {
+        StoreConfig::default()
+    };
+    problems.append(&mut reader.problems);
+    if problems.is_empty() {
+        Ok(store)
+    } else {
+        Err(ConfigError::Invalid {
+            file: path,
+            problems,
+        })
     }
 }
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use toml::de::DeTable;
 
-use crate::config::{Channel, ExecutorKind, HumanConfig, HumanTimeout, ZulipConfig};
+use crate::config::{Channel, ExecutorKind, HumanConfig, HumanTimeout, StoreConfig, ZulipConfig};
 use crate::env::{Env, non_empty};
 use crate::model::{Api, JudgeConfig, ModelConfig};
 use crate::reader::{Reader, Table, entry, path_of};
@@ -88,7 +88,27 @@ pub(crate) fn read(doc: &DeTable, r: &mut Reader, env: &dyn Env) -> (Config, Mar
             config.server.listen = listen.parse().unwrap_or(config.server.listen);
         }
     }
+    config.store = read_store(doc, r, env);
     (config, marks)
+}
+
+/// Reads `[store]` (if present) and applies `TETHER_STORE_URL`: also on its own, for commands
+/// that need only to know where the store is.
+pub(crate) fn read_store(doc: &DeTable, r: &mut Reader, env: &dyn Env) -> StoreConfig {
+    let root = Table {
+        path: "",
+        entries: doc,
+        span: None,
+    };
+    let mut store = StoreConfig::default();
+    if let Some(t) = r.table(&root, "store") {
+        r.unknown_keys(&t, keys::STORE, None);
+        store.url = r.string(&t, "url", values::store_url);
+    }
+    if let Some(url) = non_empty(env, crate::config::STORE_URL_VAR) {
+        store.url = Some(url);
+    }
+    store
 }
 
 fn int<T: TryFrom<i64>>(r: &mut Reader, t: &Table, key: &str, (min, max): (i64, i64)) -> Option<T> {

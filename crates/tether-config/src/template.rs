@@ -143,6 +143,12 @@ usage_backoff_secs = 60
 # The dashboard every `tether run` and `tether ralph` serves (and `tether serve`'s default): an IP
 # address and port; port 0 picks a free one. The URL, with its token, is printed at start.
 # listen = "127.0.0.1:0"
+
+[store]
+# Team mode: keep runs, questions and verdicts in a PostgreSQL database that several machines
+# share (one dashboard, one place to answer), instead of .tether/tether.db. No password here:
+# PGPASSWORD or ~/.pgpass. TETHER_STORE_URL overrides it.
+# url = "postgres://tether@db.example:5432/tether"
 "#;
 
 #[cfg(test)]

@@ -9,6 +9,40 @@ pub(crate) type Check = fn(&str) -> Result<(), String>;
 
 /// An `http://` or `https://` URL with a non-empty host, an optional valid port and no
 /// credentials.
+/// A team store's URL: `postgres://` or `postgresql://`, with no password (a file is read by
+/// everyone who reads the repository; the password lives in `PGPASSWORD` or `~/.pgpass`). The
+/// value is never quoted back, in case it holds one.
+pub(crate) fn store_url(value: &str) -> Result<(), String> {
+    let expected = "must be a PostgreSQL URL such as postgres://tether@db.example:5432/tether";
+    let Some((scheme, rest)) = value.split_once("://") else {
+        return Err(expected.to_owned());
+    };
+    if !scheme.eq_ignore_ascii_case("postgres") && !scheme.eq_ignore_ascii_case("postgresql") {
+        return Err(format!("{expected}; the scheme is not postgres"));
+    }
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let has_password = rest[..end]
+        .rsplit_once('@')
+        .is_some_and(|(userinfo, _)| userinfo.contains(':'));
+    let query_password = rest[end..]
+        .split(['?', '&'])
+        .any(|pair| pair.to_ascii_lowercase().starts_with("password="));
+    if has_password || query_password {
+        return Err(
+            "must not contain a password: set PGPASSWORD, or put it in ~/.pgpass (chmod 0600)"
+                .to_owned(),
+        );
+    }
+    if rest[..end]
+        .rsplit_once('@')
+        .map_or(&rest[..end], |(_, host)| host)
+        .is_empty()
+    {
+        return Err(format!("{expected}; it names no host"));
+    }
+    Ok(())
+}
+
 pub(crate) fn http_url(value: &str) -> Result<(), String> {
     let expected = "must be an http:// or https:// URL such as https://chat.example.com";
     if value.chars().any(char::is_whitespace) {

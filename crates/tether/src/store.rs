@@ -1,6 +1,7 @@
 //! Which store a command uses: the workspace's own SQLite file, or — in team mode — the
 //! PostgreSQL database named by `TETHER_STORE_URL` or `[store] url`, shared by every machine of a
-//! team. Every command opens its store here, so all of them agree.
+//! team. Every command opens its store here, so all of them agree. Only `[store]` is read to
+//! find it, so reading and answering work whatever the rest of `tether.toml` says.
 //!
 //! A process connects to a team store once (a pool of connections and the small runtime they
 //! live on) and every store it opens shares that connection.
@@ -52,8 +53,10 @@ pub fn team(url: &str) -> Result<TeamStore> {
     Ok(store)
 }
 
-/// The team store's URL, if this workspace uses one.
+/// The team store's URL, if this workspace uses one (`TETHER_STORE_URL`, else `[store] url`).
 fn team_url(ws: &Workspace, env: &dyn Env) -> Result<Option<String>> {
-    let _ = ws;
-    Ok(env.var("TETHER_STORE_URL").filter(|u| !u.trim().is_empty()))
+    let store = tether_config::load_store(ws.root(), env)
+        .map_err(|e| crate::failure::Failure::usage(anyhow::anyhow!(e)))
+        .context("finding the store")?;
+    Ok(store.url)
 }

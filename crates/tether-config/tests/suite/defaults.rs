@@ -150,6 +150,7 @@ command = ["my-agent", "--print", ""]
             ..ExecutorConfig::default()
         },
         server: ServerConfig::default(),
+        store: tether_config::StoreConfig::default(),
     };
     assert_eq!(config, expected);
 }

@@ -13,6 +13,7 @@ mod load;
 mod multiple;
 mod ranges;
 mod secrets;
+mod store;
 mod template;
 mod types;
 mod unknown_keys;
