@@ -97,3 +97,71 @@ fn another_machine_reads_and_asks_a_run_but_cannot_drive_it() {
         text(&resume.stderr)
     );
 }
+
+/// `tether serve --store` on machine `gamma`: its URL (with the token) once it listens.
+fn team_dashboard(gamma: &Machine, url: &str) -> (std::process::Child, String, String) {
+    use std::io::BufRead as _;
+    let mut serve = gamma
+        .cmd(&["serve", "--store", url])
+        .env_remove("TETHER_STORE_URL")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(serve.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let (base, token) = line.trim().split_once("/?token=").unwrap();
+    (serve, base.trim_start_matches("http://").to_owned(), token.to_owned())
+}
+
+/// One HTTP/1.1 request with the token; the status and body.
+fn http(addr: &str, token: &str, method: &str, path: &str, body: &str) -> (u16, String) {
+    use std::io::{Read as _, Write as _};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b).to_owned();
+    (status, body)
+}
+
+#[test]
+fn the_team_dashboard_shows_every_machine_and_its_answer_reaches_another() {
+    let db = database();
+    let alpha = Machine::new("alpha", &db.url());
+    let gamma = Machine::new("gamma", &db.url());
+    let run = run_of(&db.url(), "alpha", alpha.path());
+    let (mut serve, addr, token) = team_dashboard(&gamma, &db.url());
+
+    let (status, runs) = http(&addr, &token, "GET", "/api/runs?machine=alpha", "");
+    assert_eq!(status, 200, "{runs}");
+    assert!(runs.contains(run.as_str()) && runs.contains("\"machine\":\"alpha\""), "{runs}");
+    let (_, none) = http(&addr, &token, "GET", "/api/runs?machine=beta", "");
+    assert!(!none.contains(run.as_str()), "{none}");
+
+    let asking = alpha.spawn(&["ask", "Merge the branch?", "--json"]);
+    let q = pending_question_by(|args| gamma.run(args));
+    let id = q["id"].as_str().unwrap();
+    let (status, body) = http(
+        &addr,
+        &token,
+        "POST",
+        &format!("/api/questions/{id}/answer"),
+        r#"{"text":"Merge it","responder":"dana"}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    let asked = wait_output(asking);
+    let a: Value = serde_json::from_slice(&asked.stdout).unwrap();
+    assert_eq!((a["text"].as_str(), a["channel"].as_str()), (Some("Merge it"), Some("web")));
+    let _ = serve.kill();
+    let _ = serve.wait();
+}
