@@ -19,7 +19,9 @@ use tether_slack::{
     BotIdentity, Incoming, QuestionMessage, ReplyBody, SlackApi, SlackClient, Thread, Ts,
     answered_note, unescape,
 };
-use tether_store::{AnswerOutcome, Journal, Question, QuestionId, QuestionStatus, Store};
+use tether_store::{
+    AnswerOutcome, BackendKind, Journal, Question, QuestionId, QuestionStatus, Store,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::broker::{self, Answer};
@@ -67,6 +69,7 @@ impl Slack {
             registry: registry.clone(),
             bot: Arc::clone(&bot),
             api: client.api().clone(),
+            journal: journal.clone(),
         };
         client.on_unclaimed(Arc::new(move |incoming| router.route(&incoming)));
         let channel = Slack {
@@ -282,6 +285,9 @@ struct Router {
     /// For replacing the buttons of a question answered here (the Web API only: no cycle
     /// back to the socket that calls the router).
     api: SlackApi,
+    /// This process's own store: a team store holds the questions of every workspace that
+    /// shares it, so an answer for one of them is recorded there.
+    journal: Journal,
 }
 
 impl Router {
@@ -328,7 +334,7 @@ impl Router {
         let Some((entry, answered, who)) = found else {
             return false;
         };
-        match store_answer(&entry, &answered, &who) {
+        match store_answer(&entry, &answered, &who, &self.journal) {
             Ok(Some(question)) => self.mark_answered(&entry, &question, &who),
             Ok(None) => {}
             Err(e) => {
@@ -382,14 +388,38 @@ enum Answered {
 }
 
 /// Records the answer in the waiting workspace's store (first answer wins) and pokes it;
-/// returns the question when this answer was the one recorded.
-fn store_answer(entry: &Entry, answered: &Answered, who: &str) -> Result<Option<Question>, String> {
-    let store = Store::open(entry.state_dir.join("tether.db")).map_err(|e| e.to_string())?;
+/// returns the question when this answer was the one recorded. The waiting workspace's store is
+/// this process's own when that is a team store holding the question, else its file.
+fn store_answer(
+    entry: &Entry,
+    answered: &Answered,
+    who: &str,
+    own: &Journal,
+) -> Result<Option<Question>, String> {
     let id: QuestionId = entry
         .question_id
         .parse()
         .map_err(|_| "bad question id".to_owned())?;
-    let question = store.question(&id).map_err(|e| e.to_string())?;
+    let shared = {
+        let store = own.store();
+        store.kind() == BackendKind::Team && store.question(&id).is_ok()
+    };
+    if shared {
+        return answer_in(&own.store(), entry, answered, who, &id);
+    }
+    let store = Store::open(entry.state_dir.join("tether.db")).map_err(|e| e.to_string())?;
+    answer_in(&store, entry, answered, who, &id)
+}
+
+/// [`store_answer`] in `store`.
+fn answer_in(
+    store: &Store,
+    entry: &Entry,
+    answered: &Answered,
+    who: &str,
+    id: &QuestionId,
+) -> Result<Option<Question>, String> {
+    let question = store.question(id).map_err(|e| e.to_string())?;
     if question.status != QuestionStatus::Pending {
         return Ok(None);
     }
@@ -401,7 +431,7 @@ fn store_answer(entry: &Entry, answered: &Answered, who: &str) -> Result<Option<
             .cloned()
             .ok_or_else(|| format!("no option {index}"))?,
     };
-    let outcome = broker::answer(&store, Path::new(&entry.state_dir), &id, &text, NAME, who)
+    let outcome = broker::answer(store, Path::new(&entry.state_dir), id, &text, NAME, who)
         .map_err(|e| e.to_string())?;
     Ok(match outcome {
         AnswerOutcome::Answered(question) => Some(*question),

@@ -21,6 +21,8 @@ fn router(registry: Registry) -> Router {
         registry,
         bot: Arc::default(),
         api: SlackApi::new(&settings, &ApiOptions::default()).unwrap(),
+        // This process's own store: another workspace's, here.
+        journal: Journal::new(Store::open_in_memory().unwrap(), Vec::new()).unwrap(),
     }
 }
 

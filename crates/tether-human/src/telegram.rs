@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use tether_store::{
-    AnswerOutcome, Journal, Question, QuestionId, QuestionStatus, Store, StoreError,
+    AnswerOutcome, BackendKind, Journal, Question, QuestionId, QuestionStatus, Store, StoreError,
 };
 use tether_telegram::{
     Deliver, Delivered, QuestionMessage, Reply, TelegramClient, WaitingPost,
@@ -245,7 +245,12 @@ impl Deliver for StoreDeliver {
         let Ok(id) = post.question_id.parse::<QuestionId>() else {
             return Ok(Delivered::Settled);
         };
-        let outcome = if same_dir(&post.state_dir, &self.state_dir) {
+        // A team store holds the questions of every workspace sharing it.
+        let shared = {
+            let store = self.journal.store();
+            store.kind() == BackendKind::Team && store.question(&id).is_ok()
+        };
+        let outcome = if shared || same_dir(&post.state_dir, &self.state_dir) {
             let store = self.journal.store();
             answer(
                 &store,

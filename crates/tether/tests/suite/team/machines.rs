@@ -113,7 +113,11 @@ fn team_dashboard(gamma: &Machine, url: &str) -> (std::process::Child, String, S
         .read_line(&mut line)
         .unwrap();
     let (base, token) = line.trim().split_once("/?token=").unwrap();
-    (serve, base.trim_start_matches("http://").to_owned(), token.to_owned())
+    (
+        serve,
+        base.trim_start_matches("http://").to_owned(),
+        token.to_owned(),
+    )
 }
 
 /// One HTTP/1.1 request with the token; the status and body.
@@ -130,7 +134,10 @@ fn http(addr: &str, token: &str, method: &str, path: &str, body: &str) -> (u16, 
     let mut response = String::new();
     s.read_to_string(&mut response).unwrap();
     let status = response[9..12].parse().unwrap();
-    let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b).to_owned();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_owned();
     (status, body)
 }
 
@@ -144,7 +151,10 @@ fn the_team_dashboard_shows_every_machine_and_its_answer_reaches_another() {
 
     let (status, runs) = http(&addr, &token, "GET", "/api/runs?machine=alpha", "");
     assert_eq!(status, 200, "{runs}");
-    assert!(runs.contains(run.as_str()) && runs.contains("\"machine\":\"alpha\""), "{runs}");
+    assert!(
+        runs.contains(run.as_str()) && runs.contains("\"machine\":\"alpha\""),
+        "{runs}"
+    );
     let (_, none) = http(&addr, &token, "GET", "/api/runs?machine=beta", "");
     assert!(!none.contains(run.as_str()), "{none}");
 
@@ -161,7 +171,10 @@ fn the_team_dashboard_shows_every_machine_and_its_answer_reaches_another() {
     assert_eq!(status, 200, "{body}");
     let asked = wait_output(asking);
     let a: Value = serde_json::from_slice(&asked.stdout).unwrap();
-    assert_eq!((a["text"].as_str(), a["channel"].as_str()), (Some("Merge it"), Some("web")));
+    assert_eq!(
+        (a["text"].as_str(), a["channel"].as_str()),
+        (Some("Merge it"), Some("web"))
+    );
     let _ = serve.kill();
     let _ = serve.wait();
 }
