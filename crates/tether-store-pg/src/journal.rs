@@ -176,27 +176,55 @@ pub(crate) async fn append_in(
         }
         return Ok(Vec::new());
     }
+    // Sent together (pipelined) and run in this order by the server: the lock, the run's state,
+    // then the seqs the events will have — drawn under the lock, so they commit in order.
     let lock = tx
         .prepare_cached("SELECT pg_advisory_xact_lock($1)")
         .await?;
-    tx.execute(&lock, &[&JOURNAL_LOCK]).await?;
-    let mut state = match run_id {
-        Some(id) => Some(load_state(tx, id, true).await?),
-        None => None,
-    };
-    let insert = tx
+    let draw = tx
         .prepare_cached(
-            "INSERT INTO events (run_id, at_ms, kind, payload) VALUES ($1, $2, $3, $4) \
-             RETURNING seq",
+            "SELECT nextval(pg_get_serial_sequence('events', 'seq')) \
+             FROM generate_series(1, $1::BIGINT)",
         )
         .await?;
-    let mut seqs = Vec::with_capacity(events.len());
-    let mut control = false;
-    for event in events {
-        let row = tx
-            .query_one(
-                &insert,
+    let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
+    let (_, state, drawn) = futures_util::future::try_join3(
+        async { Ok(tx.execute(&lock, &[&JOURNAL_LOCK]).await?) },
+        async {
+            match run_id {
+                Some(id) => load_state(tx, id, true).await.map(Some),
+                None => Ok(None),
+            }
+        },
+        async { Ok::<_, PgStoreError>(tx.query(&draw, &[&count]).await?) },
+    )
+    .await?;
+    let seqs: Vec<Seq> = drawn.iter().map(|row| Seq(row.get(0))).collect();
+    let mut state = state;
+    let mut writes = Vec::new();
+    for (event, &seq) in events.iter().zip(&seqs) {
+        if let Some(state) = state.as_mut() {
+            writes.extend(tether_store::writes_for(state, event));
+            state.apply(seq, at_ms, event);
+        }
+    }
+    let control = events.iter().any(is_control);
+    // Then every write at once (pipelined): the events, the iteration rows, the run's state,
+    // the wake-ups.
+    let insert = tx
+        .prepare_cached(
+            "INSERT INTO events (seq, run_id, at_ms, kind, payload) OVERRIDING SYSTEM VALUE \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .await?;
+    let mut pending: Vec<Pending<'_>> = Vec::new();
+    for (event, seq) in events.iter().zip(&seqs) {
+        let insert = &insert;
+        pending.push(Box::pin(async move {
+            tx.execute(
+                insert,
                 &[
+                    &seq.0,
                     &run_id.map(RunId::as_str),
                     &at_ms,
                     &event.kind(),
@@ -204,26 +232,31 @@ pub(crate) async fn append_in(
                 ],
             )
             .await?;
-        let seq = Seq(row.get(0));
-        if let (Some(id), Some(state)) = (run_id, state.as_mut()) {
-            for write in tether_store::writes_for(state, event) {
-                crate::iterations::write_iteration(tx, id, at_ms, &write).await?;
-            }
-            state.apply(seq, at_ms, event);
-        }
-        control |= is_control(event);
-        seqs.push(seq);
+            Ok(())
+        }));
     }
     if let (Some(id), Some(state)) = (run_id, &state) {
-        save_state(tx, id, at_ms, state).await?;
+        // In order: a row may be started and ended by one append.
+        let writes = &writes;
+        pending.push(Box::pin(async move {
+            for write in writes {
+                crate::iterations::write_iteration(tx, id, at_ms, write).await?;
+            }
+            Ok(())
+        }));
+        pending.push(Box::pin(save_state(tx, id, at_ms, state)));
     }
     let payload = run_id.map_or("", RunId::as_str);
-    notify(tx, Channel::Events, payload).await?;
+    pending.push(Box::pin(notify(tx, Channel::Events, payload)));
     if control {
-        notify(tx, Channel::Control, payload).await?;
+        pending.push(Box::pin(notify(tx, Channel::Control, payload)));
     }
+    futures_util::future::try_join_all(pending).await?;
     Ok(seqs)
 }
+
+/// One of the writes an append sends together.
+type Pending<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + Send + 'a>>;
 
 /// Queues a wake-up on `channel`, delivered when the transaction commits.
 pub(crate) async fn notify(

@@ -1,5 +1,7 @@
 //! The team dashboard's runs page over a large store: 10,000 runs of 4 machines and 8
-//! workspaces, 1,000,000 events, on the embedded store (SQLite). Time to the first byte of:
+//! workspaces, 1,000,000 events, on the embedded store (SQLite) and then on the team store
+//! (PostgreSQL, a throwaway cluster: set `TETHER_TEST_PG_BIN`, as `./test.sh` does). Time to the
+//! first byte of:
 //!
 //! 1. the runs page, unfiltered (the newest 200 runs);
 //! 2. the runs page of one machine (a quarter of the runs match);
@@ -9,8 +11,9 @@
 //!
 //! p50/p99 of 50 requests each, then criterion's estimate for 1 and 4. Bar: p99 < 300 ms.
 //!
-//! The store is built once (about a minute) and kept as
-//! `target/bench-data/runs-10k-events-1m.db`; later runs reuse it. Delete it to rebuild.
+//! The SQLite store is built once (about a minute) and kept as
+//! `target/bench-data/runs-10k-events-1m.db`; later runs reuse it. Delete it to rebuild. The
+//! PostgreSQL store is built afresh each time, through the store interface.
 //! Run with `cargo bench -p tether-web --bench runs_page`. Exits non-zero when a bar is missed.
 
 #![allow(
@@ -85,28 +88,7 @@ fn build(path: &Path) {
                 &json!({"prompt": format!("run {i}: make the tests pass"), "max_iterations": 20}),
             )
             .unwrap();
-        // run_started, then 98 steps of work, then the end (or one more step).
-        let mut events = Vec::with_capacity(EVENTS_PER_RUN - 1);
-        events.push(Event::IterationStarted { n: 1 });
-        for k in 0..EVENTS_PER_RUN - 3 {
-            events.push(Event::ToolCalled {
-                n: 1,
-                tool: "bash".into(),
-                summary: format!("bash: step {k} of run {i}"),
-            });
-        }
-        events.push(if i % RUNNING_EVERY == 0 {
-            Event::ToolCalled {
-                n: 1,
-                tool: "bash".into(),
-                summary: "still going".into(),
-            }
-        } else {
-            Event::RunFinished {
-                outcome: Outcome::Completed,
-            }
-        });
-        store.append_all(Some(&run), &events).unwrap();
+        store.append_all(Some(&run), &events_of(i)).unwrap();
     }
     drop(store);
     let conn = rusqlite::Connection::open(path).unwrap();
@@ -117,6 +99,64 @@ fn build(path: &Path) {
          PRAGMA wal_checkpoint(TRUNCATE);"
     ))
     .unwrap();
+}
+
+/// The same runs and events in a fresh team store (built through the store interface).
+fn team_store(db: &tether_testkit::postgres::TestDatabase) -> tether_store_pg::TeamStore {
+    let team = tether_store_pg::TeamStore::connect(db.url().parse().unwrap()).unwrap();
+    let t0 = Instant::now();
+    for i in 0..RUNS {
+        let machine = i % MACHINES;
+        let workspace = format!(
+            "/work/machine-{machine}/app-{}",
+            i / MACHINES % WORKSPACES_PER_MACHINE
+        );
+        let origin = tether_store::Origin {
+            machine: format!("machine-{machine}"),
+            workspace_root: PathBuf::from(&workspace),
+            repo_remote: None,
+        };
+        let spec = json!({"prompt": format!("run {i}: make the tests pass"), "max_iterations": 20});
+        let run = team
+            .block(
+                team.pg()
+                    .create_run_from(RunKind::Ralph, Path::new(&workspace), &spec, &origin),
+            )
+            .unwrap();
+        team.block(team.pg().append_all(Some(&run), &events_of(i)))
+            .unwrap();
+    }
+    println!(
+        "built the team store ({RUNS} runs, {} events) in {:.0} s",
+        RUNS * EVENTS_PER_RUN,
+        t0.elapsed().as_secs_f64()
+    );
+    team
+}
+
+/// Run `i`'s events after `run_started`: 98 steps of work, then the end (or one more step).
+fn events_of(i: usize) -> Vec<Event> {
+    let mut events = Vec::with_capacity(EVENTS_PER_RUN - 1);
+    events.push(Event::IterationStarted { n: 1 });
+    for k in 0..EVENTS_PER_RUN - 3 {
+        events.push(Event::ToolCalled {
+            n: 1,
+            tool: "bash".into(),
+            summary: format!("bash: step {k} of run {i}"),
+        });
+    }
+    events.push(if i.is_multiple_of(RUNNING_EVERY) {
+        Event::ToolCalled {
+            n: 1,
+            tool: "bash".into(),
+            summary: "still going".into(),
+        }
+    } else {
+        Event::RunFinished {
+            outcome: Outcome::Completed,
+        }
+    });
+    events
 }
 
 struct Stats {
@@ -162,12 +202,8 @@ fn first_byte(web: &Web, path: &str) -> Duration {
     took
 }
 
-fn main() -> ExitCode {
-    let path = cached_store();
-    let web = Web::start_with(Options {
-        store: Some(Arc::new(EmbeddedFile(path))),
-        ..Options::default()
-    });
+/// Measures every page of `web`; whether each met the bar.
+fn measure(label: &str, web: &Web) -> bool {
     let mut ok = true;
     let pages = [
         ("runs page, unfiltered", "/"),
@@ -180,11 +216,11 @@ fn main() -> ExitCode {
         ),
     ];
     for (what, path) in pages {
-        first_byte(&web, path);
-        let s = Stats::of((0..50).map(|_| first_byte(&web, path)).collect());
+        first_byte(web, path);
+        let s = Stats::of((0..50).map(|_| first_byte(web, path)).collect());
         let good = s.p99 < Duration::from_millis(300);
         println!(
-            "first byte, {what}, {RUNS} runs and {} events: p50 {:.1} ms, p99 {:.1} ms (n = {}) — {}",
+            "{label}: first byte, {what}, {RUNS} runs and {} events: p50 {:.1} ms, p99 {:.1} ms (n = {}) — {}",
             RUNS * EVENTS_PER_RUN,
             ms(s.p50),
             ms(s.p99),
@@ -193,6 +229,16 @@ fn main() -> ExitCode {
         );
         ok &= good;
     }
+    ok
+}
+
+fn main() -> ExitCode {
+    let path = cached_store();
+    let web = Web::start_with(Options {
+        store: Some(Arc::new(EmbeddedFile(path))),
+        ..Options::default()
+    });
+    let mut ok = measure("embedded", &web);
     let mut c = Criterion::default().configure_from_args().sample_size(20);
     c.bench_function(
         "first byte: runs page, 10,000 runs, 1,000,000 events",
@@ -201,6 +247,18 @@ fn main() -> ExitCode {
     c.bench_function(
         "first byte: runs page of a machine with no runs, 10,000 runs, 1,000,000 events",
         |b| b.iter(|| first_byte(&web, "/?machine=nowhere")),
+    );
+    drop(web);
+    let db = tether_testkit::postgres::database().expect("PostgreSQL (set TETHER_TEST_PG_BIN)");
+    let team = team_store(&db);
+    let web = Web::start_with(Options {
+        store: Some(Arc::new(team)),
+        ..Options::default()
+    });
+    ok &= measure("team", &web);
+    c.bench_function(
+        "first byte: team runs page, 10,000 runs, 1,000,000 events",
+        |b| b.iter(|| first_byte(&web, "/")),
     );
     c.final_summary();
     if ok {
