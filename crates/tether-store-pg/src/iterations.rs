@@ -82,7 +82,7 @@ impl PgStore {
 
 /// Applies one write to the run's rows inside the append's transaction.
 pub(crate) async fn write_iteration(
-    tx: &Tx<'_>,
+    tx: &impl crate::conn::Conn,
     run_id: &RunId,
     at_ms: i64,
     write: &IterationWrite,

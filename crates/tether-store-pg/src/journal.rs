@@ -11,6 +11,7 @@ use tether_store::{Delivery, Event, RunId, RunState, Seq, StoredEvent};
 use tokio_postgres::Row;
 use tokio_postgres::types::Json;
 
+use crate::conn::Conn;
 use crate::error::{PgStoreError, Result};
 use crate::listen::Channel;
 use crate::store::PgStore;
@@ -31,12 +32,21 @@ impl PgStore {
     }
 
     /// Appends several events in one transaction: all of them are written or none.
+    ///
+    /// The transaction is begun and committed by hand, each in the same exchange with the
+    /// server as the statements around it, so the journal's lock is held for one round trip.
     pub async fn append_all(&self, run_id: Option<&RunId>, events: &[Event]) -> Result<Vec<Seq>> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await?;
-        let seqs = append_in(&tx, run_id, self.now(), events).await?;
-        tx.commit().await?;
-        Ok(seqs)
+        let client = self.client().await?;
+        match append_with(&*client, run_id, self.now(), events, Bracket::ByHand).await {
+            Ok(seqs) => Ok(seqs),
+            Err(err) => {
+                if client.batch_execute("ROLLBACK").await.is_err() {
+                    // Never hand a connection that may still be in a transaction back.
+                    let _ = deadpool_postgres::Object::take(client);
+                }
+                Err(err)
+            }
+        }
     }
 
     /// A run's events with seq greater than `after`, oldest first, at most `limit` of them.
@@ -165,17 +175,44 @@ impl PgStore {
 
 /// Appends `events` inside an open transaction; see the module docs.
 pub(crate) async fn append_in(
-    tx: &deadpool_postgres::Transaction<'_>,
+    tx: &impl Conn,
     run_id: Option<&RunId>,
     at_ms: i64,
     events: &[Event],
 ) -> Result<Vec<Seq>> {
+    append_with(tx, run_id, at_ms, events, Bracket::Caller).await
+}
+
+/// Who begins and ends an append's transaction.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Bracket {
+    /// The caller, around the append (it writes more in the same transaction).
+    Caller,
+    /// The append: `BEGIN` goes with its first statements, `COMMIT` with its last.
+    ByHand,
+}
+
+/// [`append_in`], beginning and committing the transaction itself when `bracket` says so.
+async fn append_with(
+    tx: &impl Conn,
+    run_id: Option<&RunId>,
+    at_ms: i64,
+    events: &[Event],
+    bracket: Bracket,
+) -> Result<Vec<Seq>> {
+    let by_hand = bracket == Bracket::ByHand;
     if events.is_empty() {
         if let Some(id) = run_id {
             load_state(tx, id, false).await?;
         }
         return Ok(Vec::new());
     }
+    let begin = async {
+        if by_hand {
+            tx.batch_execute("BEGIN").await?;
+        }
+        Ok::<_, PgStoreError>(())
+    };
     // Sent together (pipelined) and run in this order by the server: the lock, the run's state,
     // then the seqs the events will have — drawn under the lock, so they commit in order.
     let lock = tx
@@ -188,7 +225,8 @@ pub(crate) async fn append_in(
         )
         .await?;
     let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
-    let (_, state, drawn) = futures_util::future::try_join3(
+    let (_, _, state, drawn) = futures_util::future::try_join4(
+        begin,
         async { Ok(tx.execute(&lock, &[&JOURNAL_LOCK]).await?) },
         async {
             match run_id {
@@ -217,6 +255,17 @@ pub(crate) async fn append_in(
              VALUES ($1, $2, $3, $4, $5)",
         )
         .await?;
+    // Iteration rows first, in order (a row may be started and ended by one append); they
+    // change only at iteration boundaries.
+    if let Some(id) = run_id {
+        for write in &writes {
+            crate::iterations::write_iteration(tx, id, at_ms, write).await?;
+        }
+    }
+    // Every statement of the exchange is prepared before it, so each is sent in this order,
+    // `COMMIT` last.
+    tx.prepare_cached(SAVE_STATE).await?;
+    tx.prepare_cached(NOTIFY).await?;
     let mut pending: Vec<Pending<'_>> = Vec::new();
     for (event, seq) in events.iter().zip(&seqs) {
         let insert = &insert;
@@ -236,14 +285,6 @@ pub(crate) async fn append_in(
         }));
     }
     if let (Some(id), Some(state)) = (run_id, &state) {
-        // In order: a row may be started and ended by one append.
-        let writes = &writes;
-        pending.push(Box::pin(async move {
-            for write in writes {
-                crate::iterations::write_iteration(tx, id, at_ms, write).await?;
-            }
-            Ok(())
-        }));
         pending.push(Box::pin(save_state(tx, id, at_ms, state)));
     }
     let payload = run_id.map_or("", RunId::as_str);
@@ -251,20 +292,28 @@ pub(crate) async fn append_in(
     if control {
         pending.push(Box::pin(notify(tx, Channel::Control, payload)));
     }
+    if by_hand {
+        pending.push(Box::pin(async {
+            tx.batch_execute("COMMIT").await?;
+            Ok(())
+        }));
+    }
     futures_util::future::try_join_all(pending).await?;
     Ok(seqs)
 }
+
+/// Writes a run's projected state.
+const SAVE_STATE: &str = "UPDATE runs SET status = $2, iteration = $3, updated_at_ms = $4, \
+                          last_event_seq = $5, state = $6 WHERE id = $1";
+/// Queues a wake-up, delivered on commit.
+const NOTIFY: &str = "SELECT pg_notify($1, $2)";
 
 /// One of the writes an append sends together.
 type Pending<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + Send + 'a>>;
 
 /// Queues a wake-up on `channel`, delivered when the transaction commits.
-pub(crate) async fn notify(
-    tx: &deadpool_postgres::Transaction<'_>,
-    channel: Channel,
-    payload: &str,
-) -> Result<()> {
-    let stmt = tx.prepare_cached("SELECT pg_notify($1, $2)").await?;
+pub(crate) async fn notify(tx: &impl Conn, channel: Channel, payload: &str) -> Result<()> {
+    let stmt = tx.prepare_cached(NOTIFY).await?;
     tx.execute(&stmt, &[&channel.name(), &payload]).await?;
     Ok(())
 }
@@ -278,11 +327,7 @@ fn is_control(event: &Event) -> bool {
 }
 
 /// The run's projected state; `lock` takes its row for the rest of the transaction.
-pub(crate) async fn load_state(
-    tx: &deadpool_postgres::Transaction<'_>,
-    run_id: &RunId,
-    lock: bool,
-) -> Result<RunState> {
+pub(crate) async fn load_state(tx: &impl Conn, run_id: &RunId, lock: bool) -> Result<RunState> {
     let sql = if lock {
         "SELECT state FROM runs WHERE id = $1 FOR UPDATE"
     } else {
@@ -300,17 +345,12 @@ pub(crate) async fn load_state(
 }
 
 pub(crate) async fn save_state(
-    tx: &deadpool_postgres::Transaction<'_>,
+    tx: &impl Conn,
     run_id: &RunId,
     at_ms: i64,
     state: &RunState,
 ) -> Result<()> {
-    let stmt = tx
-        .prepare_cached(
-            "UPDATE runs SET status = $2, iteration = $3, updated_at_ms = $4, \
-             last_event_seq = $5, state = $6 WHERE id = $1",
-        )
-        .await?;
+    let stmt = tx.prepare_cached(SAVE_STATE).await?;
     tx.execute(
         &stmt,
         &[

@@ -40,6 +40,7 @@
 #![deny(missing_docs)]
 
 mod backend;
+mod conn;
 mod connect;
 mod error;
 mod iterations;

@@ -19,7 +19,7 @@ static TEAM: OnceLock<Mutex<Option<(String, TeamStore)>>> = OnceLock::new();
 /// Where `ws`'s commands keep their records.
 pub fn connector(ws: &Workspace, env: &dyn Env) -> Result<Arc<dyn Connector>> {
     match team_url(ws, env)? {
-        Some(url) => Ok(Arc::new(team(&url)?.scoped(&Origin::local(ws.root())))),
+        Some(url) => Ok(Arc::new(team(&url)?.scoped(&here(ws)))),
         None => Ok(Arc::new(EmbeddedFile(ws.db_path()))),
     }
 }
@@ -30,6 +30,17 @@ pub fn open(ws: &Workspace, env: &dyn Env) -> Result<Store> {
     connector
         .connect()
         .with_context(|| format!("opening {}", connector.describe()))
+}
+
+/// This workspace as a team store tells workspaces apart (sign-off records are kept per
+/// workspace): this machine and the workspace's own root (not its repository's: two workspaces
+/// may share a repository).
+pub fn here(ws: &Workspace) -> Origin {
+    Origin {
+        machine: tether_store::this_machine(),
+        workspace_root: ws.root().to_path_buf(),
+        repo_remote: None,
+    }
 }
 
 /// Whether `ws`'s commands use a team store.

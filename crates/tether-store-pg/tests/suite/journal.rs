@@ -89,6 +89,18 @@ async fn an_event_for_an_unknown_run_is_refused_and_nothing_is_written() {
         "{err:?}"
     );
     assert_eq!(store.last_seq().await.unwrap(), Seq::START);
+    // The connection the failed append used went back to the pool out of its transaction:
+    // the next appends commit, each on its own.
+    let known = run(&store).await;
+    for n in 1..=3 {
+        store
+            .append(Some(&known), &Event::IterationStarted { n })
+            .await
+            .unwrap();
+    }
+    let events = store.events(&known, Seq::START, 10).await.unwrap();
+    assert_eq!(events.len(), 4, "run_started and three starts");
+    assert_eq!(store.run(&known).await.unwrap().state.in_progress, Some(3));
 }
 
 #[tokio::test]

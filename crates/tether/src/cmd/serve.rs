@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use tether_config::{Config, Workspace};
-use tether_store::{Connector, Origin};
+use tether_store::Connector;
 use tether_web::{Bound, Settings};
 use tokio_util::sync::CancellationToken;
 
@@ -24,7 +24,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ServeArgs) -> Result<Exit> {
     let store = match &args.store {
         Some(url) => {
             let team = crate::store::team(url)?;
-            Arc::new(team.scoped(&Origin::local(ctx.ws.root()))) as Arc<dyn Connector>
+            Arc::new(team.scoped(&crate::store::here(&ctx.ws))) as Arc<dyn Connector>
         }
         None => crate::store::connector(&ctx.ws, ctx.env)?,
     };
