@@ -1,11 +1,17 @@
 //! Appending to the journal and keeping the run's projection in step, in one transaction.
 //!
-//! [`append_in`] takes a transaction-scoped advisory lock on the journal before its first
-//! insert and holds it to the commit: appends commit one after another, so a seq becomes
-//! visible only after every smaller one has, and a reader resuming "after seq N" misses nothing
-//! (PostgreSQL hands out identity values at insert time, not commit time). Under that lock it
-//! reads the run's projected state, folds each event in with [`RunState::apply`], writes the
-//! state back, and sends the wake-ups ([`crate::Channel`]) that are delivered on commit.
+//! PostgreSQL hands out seqs when events are inserted, not when they commit, so two appends can
+//! commit out of seq order; a reader resuming "after seq N" must still miss nothing:
+//! - Within a run, [`append_in`] locks the run's row (`FOR UPDATE`) before it draws its seqs
+//!   and holds the lock to the commit: a run's events commit in seq order.
+//! - Across runs, appends hold the journal's advisory lock *shared* (appends of different runs
+//!   run in parallel), and a reader of the whole journal ([`PgStore::events_all_after`],
+//!   [`PgStore::last_seq`]) takes it *exclusive* for the moment of its read: no append is half
+//!   done then, so every seq up to the newest is committed.
+//!
+//! Under those locks it reads the run's projected state, folds each event in with
+//! [`RunState::apply`], writes the state back, and sends the wake-ups ([`crate::Channel`]) that
+//! are delivered on commit.
 
 use tether_store::{Delivery, Event, RunId, RunState, Seq, StoredEvent};
 use tokio_postgres::Row;
@@ -16,7 +22,8 @@ use crate::error::{PgStoreError, Result};
 use crate::listen::Channel;
 use crate::store::PgStore;
 
-/// The advisory lock key appends hold ("tether" and 2).
+/// The advisory lock key appends hold shared and whole-journal readers exclusive ("tether" and
+/// 2).
 const JOURNAL_LOCK: i64 = 0x7465_7468_6572_0002;
 
 pub(crate) const EVENT_COLUMNS: &str = "seq, run_id, at_ms, kind, payload";
@@ -99,10 +106,6 @@ impl PgStore {
     pub async fn deliver(&self, run_id: &RunId, n: u32) -> Result<Delivery> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        let lock = tx
-            .prepare_cached("SELECT pg_advisory_xact_lock($1)")
-            .await?;
-        tx.execute(&lock, &[&JOURNAL_LOCK]).await?;
         let state = load_state(&tx, run_id, true).await?;
         let mut answers = Vec::with_capacity(state.late_answers.len());
         for id in &state.late_answers {
@@ -128,22 +131,27 @@ impl PgStore {
     /// Every event (any run, or none) with seq greater than `after`, oldest first, at most
     /// `limit` of them.
     pub async fn events_all_after(&self, after: Seq, limit: usize) -> Result<Vec<StoredEvent>> {
-        let client = self.client().await?;
-        let stmt = client
+        let mut client = self.client().await?;
+        let tx = quiet_journal(&mut client).await?;
+        let stmt = tx
             .prepare_cached(&format!(
                 "SELECT {EVENT_COLUMNS} FROM events WHERE seq > $1 ORDER BY seq LIMIT $2"
             ))
             .await?;
-        let rows = client.query(&stmt, &[&after.0, &limit_of(limit)]).await?;
+        let rows = tx.query(&stmt, &[&after.0, &limit_of(limit)]).await?;
+        tx.commit().await?;
         rows.iter().map(decode_event).collect()
     }
 
-    /// The newest seq in the journal ([`Seq::START`] when it is empty).
+    /// The newest seq in the journal ([`Seq::START`] when it is empty); every smaller one is
+    /// committed.
     pub async fn last_seq(&self) -> Result<Seq> {
-        let client = self.client().await?;
-        let row = client
+        let mut client = self.client().await?;
+        let tx = quiet_journal(&mut client).await?;
+        let row = tx
             .query_one("SELECT COALESCE(MAX(seq), 0) FROM events", &[])
             .await?;
+        tx.commit().await?;
         Ok(Seq(row.get(0)))
     }
 
@@ -213,10 +221,11 @@ async fn append_with(
         }
         Ok::<_, PgStoreError>(())
     };
-    // Sent together (pipelined) and run in this order by the server: the lock, the run's state,
-    // then the seqs the events will have — drawn under the lock, so they commit in order.
+    // Sent together (pipelined) and run in this order by the server: the journal's lock
+    // (shared), the run's row (locked) and state, then the seqs the events will have — drawn
+    // under the row lock, so a run's events commit in seq order.
     let lock = tx
-        .prepare_cached("SELECT pg_advisory_xact_lock($1)")
+        .prepare_cached("SELECT pg_advisory_xact_lock_shared($1)")
         .await?;
     let draw = tx
         .prepare_cached(
@@ -300,6 +309,19 @@ async fn append_with(
     }
     futures_util::future::try_join_all(pending).await?;
     Ok(seqs)
+}
+
+/// A read-only transaction in which no append is half done: the journal's lock taken
+/// exclusive (held until the caller commits).
+async fn quiet_journal(
+    client: &mut deadpool_postgres::Client,
+) -> Result<deadpool_postgres::Transaction<'_>> {
+    let tx = client.build_transaction().read_only(true).start().await?;
+    let lock = tx
+        .prepare_cached("SELECT pg_advisory_xact_lock($1)")
+        .await?;
+    tx.execute(&lock, &[&JOURNAL_LOCK]).await?;
+    Ok(tx)
 }
 
 /// Writes a run's projected state.

@@ -63,10 +63,15 @@ impl PgStore {
         Ok(found.flatten())
     }
 
-    /// A number that changes whenever anyone commits a change: the journal's newest seq (every
-    /// change — a run's event, a question asked or answered, a verdict — appends an event).
+    /// A number that changes whenever anyone commits a change: the journal's newest committed
+    /// seq (every change — a run's event, a question asked or answered, a verdict — appends an
+    /// event). Read without the journal's lock: it need only change, not be a resume point.
     pub async fn data_version(&self) -> Result<i64> {
-        Ok(self.last_seq().await?.0)
+        let client = self.client().await?;
+        let row = client
+            .query_one("SELECT COALESCE(MAX(seq), 0) FROM events", &[])
+            .await?;
+        Ok(row.get(0))
     }
 
     /// Checks that every run's projection names its journal's last event.

@@ -174,3 +174,48 @@ async fn runs_list_newest_first_in_pages_with_where_they_live() {
     assert_eq!(local, Origin::local("/work".as_ref()));
     assert!(!local.machine.is_empty());
 }
+
+#[tokio::test]
+async fn a_reader_following_the_whole_journal_while_runs_append_misses_nothing() {
+    let (store, _db) = store().await;
+    let mut writers = Vec::new();
+    for _ in 0..10 {
+        let store = store.clone();
+        writers.push(tokio::spawn(async move {
+            let run = run(&store).await;
+            for n in 1..=30 {
+                store
+                    .append(Some(&run), &Event::IterationStarted { n })
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    // Follows the journal the way the dashboard does, by the last seq it saw, while the
+    // appends commit in whatever order they finish.
+    let mut seen = Vec::new();
+    let mut last = Seq::START;
+    loop {
+        let done = writers.iter().all(tokio::task::JoinHandle::is_finished);
+        let page = store.events_all_after(last, 50).await.unwrap();
+        if let Some(newest) = page.last() {
+            last = newest.seq;
+        }
+        seen.extend(page.into_iter().map(|e| e.seq));
+        if done && store.events_all_after(last, 1).await.unwrap().is_empty() {
+            break;
+        }
+    }
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let all: Vec<Seq> = store
+        .events_all_after(Seq::START, 10_000)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(all.len(), 10 * 31);
+    assert_eq!(seen, all, "the follower saw every event once, in order");
+}

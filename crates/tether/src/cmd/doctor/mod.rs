@@ -12,6 +12,7 @@ mod agent;
 mod mcp;
 mod remote;
 mod slack;
+mod store;
 mod telegram;
 
 use std::path::PathBuf;
@@ -39,8 +40,8 @@ pub enum Status {
 /// One line of the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
-    /// What was checked (`config`, `executor`, `mcp`, `model`, `judge`, `zulip`, `slack`,
-    /// `telegram`).
+    /// What was checked (`config`, `store`, `executor`, `mcp`, `model`, `judge`, `zulip`,
+    /// `slack`, `telegram`).
     pub name: &'static str,
     /// How it ended.
     pub status: Status,
@@ -114,7 +115,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DoctorArgs) -> Result<Exit> {
 
 async fn checks(ctx: &Ctx<'_>, tether: PathBuf) -> Vec<Check> {
     let loaded = tether_config::load(ctx.ws.root(), ctx.env);
-    let mut checks = vec![config(&loaded)];
+    let mut checks = vec![config(&loaded), store::check(&ctx.ws, ctx.env).await];
     let config = loaded.as_ref().ok().map(|l| &l.config);
     let not_loaded = "not checked: the config does not load";
     match config {
