@@ -1,4 +1,5 @@
 mod common;
+mod contract;
 mod journal;
 mod listen;
 mod migrations;

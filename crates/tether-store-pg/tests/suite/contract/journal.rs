@@ -1,0 +1,187 @@
+//! Runs, the journal and its projections, on both backends.
+
+use tether_store::{Event, IterationOutcome, Outcome, RunStatus, Seq, StoreError};
+
+use super::{Backend, on_both_backends, run};
+
+on_both_backends!(
+    runs_are_created_listed_and_paged,
+    the_projection_is_the_fold_of_the_journal,
+    the_journal_reads_forwards_backwards_and_whole,
+    unknown_runs_are_not_found,
+    another_handle_sees_a_commit_by_its_data_version,
+    messages_are_delivered_once,
+);
+
+fn runs_are_created_listed_and_paged(b: &Backend) {
+    let store = &b.store;
+    assert_eq!(store.latest_run().unwrap(), None);
+    let runs: Vec<_> = (0..5).map(|_| run(store)).collect();
+    let listed: Vec<_> = store.runs(10).unwrap().into_iter().map(|r| r.id).collect();
+    let newest_first: Vec<_> = runs.iter().rev().cloned().collect();
+    assert_eq!(listed, newest_first);
+    let page: Vec<_> = store
+        .runs_after(&listed[1], 2)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(page, &newest_first[2..4]);
+    let latest = store.latest_run().unwrap().unwrap();
+    assert_eq!(latest.id, runs[4]);
+    assert_eq!(latest.workspace, std::path::Path::new("/work"));
+    assert_eq!(
+        latest.machine.as_deref(),
+        Some(tether_store::this_machine().as_str())
+    );
+    assert_eq!((latest.status, latest.iteration), (RunStatus::Running, 0));
+    assert_eq!(latest.spec["max_iterations"], 5);
+}
+
+fn the_projection_is_the_fold_of_the_journal(b: &Backend) {
+    let store = &b.store;
+    let id = run(store);
+    store
+        .append_all(
+            Some(&id),
+            &[
+                Event::IterationStarted { n: 1 },
+                Event::IterationCompleted {
+                    n: 1,
+                    summary: "one".into(),
+                },
+                Event::IterationStarted { n: 2 },
+            ],
+        )
+        .unwrap();
+    // Interrupted by a restart, run again, then failed; the run ends.
+    store
+        .append(
+            Some(&id),
+            &Event::Resumed {
+                by: "me".into(),
+                reset_budget: false,
+            },
+        )
+        .unwrap();
+    store
+        .append(Some(&id), &Event::IterationStarted { n: 2 })
+        .unwrap();
+    store
+        .append(
+            Some(&id),
+            &Event::IterationFailed {
+                n: 2,
+                error: "boom".into(),
+            },
+        )
+        .unwrap();
+    store
+        .append(
+            Some(&id),
+            &Event::RunFinished {
+                outcome: Outcome::Failed,
+            },
+        )
+        .unwrap();
+    let shown = store.run(&id).unwrap();
+    assert_eq!(shown.state, store.rebuild_run_state(&id).unwrap());
+    assert_eq!(shown.status, RunStatus::Failed);
+    let rows = store.iterations(&id).unwrap();
+    assert_eq!(rows, store.rebuild_iterations(&id).unwrap());
+    let outcomes: Vec<_> = rows.iter().map(|r| (r.n, r.outcome)).collect();
+    assert_eq!(
+        outcomes,
+        [
+            (1, Some(IterationOutcome::Completed)),
+            (2, Some(IterationOutcome::Failed))
+        ]
+    );
+    assert_eq!(rows[1].summary.as_deref(), Some("boom"));
+    assert_eq!(store.refresh_projection(&id).unwrap(), shown.state);
+    assert_eq!(store.iterations(&id).unwrap(), rows);
+    store.check_integrity().unwrap();
+}
+
+fn the_journal_reads_forwards_backwards_and_whole(b: &Backend) {
+    let store = &b.store;
+    let (one, two) = (run(store), run(store));
+    for n in 1..=4 {
+        store
+            .append(Some(&one), &Event::IterationStarted { n })
+            .unwrap();
+        store
+            .append(Some(&two), &Event::IterationStarted { n })
+            .unwrap();
+    }
+    let first = store.events(&one, Seq::START, 100).unwrap();
+    assert_eq!(first.len(), 5);
+    assert_eq!(first[0].kind, "run_started");
+    assert!(first.windows(2).all(|w| w[0].seq < w[1].seq));
+    let after = store.events(&one, first[2].seq, 2).unwrap();
+    assert_eq!(after, first[3..5]);
+    let back = store.events_before(&one, Some(first[4].seq), 2).unwrap();
+    assert_eq!(back, first[2..4]);
+    assert_eq!(store.events_before(&one, None, 100).unwrap(), first);
+    let all = store.events_all_after(Seq::START, 100).unwrap();
+    assert_eq!(all.len(), 10);
+    assert_eq!(store.last_seq().unwrap(), all[9].seq);
+    let tail = store.events_all_after(all[7].seq, 100).unwrap();
+    assert_eq!(tail, all[8..]);
+}
+
+fn unknown_runs_are_not_found(b: &Backend) {
+    let store = &b.store;
+    let unknown = "r-zzzzzz".parse().unwrap();
+    for err in [
+        store.run(&unknown).map(|_| ()).unwrap_err(),
+        store
+            .append(Some(&unknown), &Event::IterationStarted { n: 1 })
+            .map(|_| ())
+            .unwrap_err(),
+        store.rebuild_run_state(&unknown).map(|_| ()).unwrap_err(),
+    ] {
+        assert!(
+            matches!(err, StoreError::NotFound { what: "run", .. }),
+            "{err:?}"
+        );
+    }
+    assert_eq!(store.last_seq().unwrap(), Seq::START);
+    assert!(store.events(&unknown, Seq::START, 10).unwrap().is_empty());
+}
+
+fn another_handle_sees_a_commit_by_its_data_version(b: &Backend) {
+    let watcher = b.other();
+    let id = run(&b.store);
+    let before = watcher.data_version().unwrap();
+    b.store
+        .append(Some(&id), &Event::IterationStarted { n: 1 })
+        .unwrap();
+    assert_ne!(watcher.data_version().unwrap(), before);
+    assert_eq!(watcher.run(&id).unwrap().state.in_progress, Some(1));
+}
+
+fn messages_are_delivered_once(b: &Backend) {
+    let store = &b.store;
+    let id = run(store);
+    assert_eq!(
+        store.deliver(&id, 1).unwrap(),
+        tether_store::Delivery::default()
+    );
+    store
+        .append(
+            Some(&id),
+            &Event::MessageQueued {
+                text: "use the cache".into(),
+                by: "ana".into(),
+            },
+        )
+        .unwrap();
+    let delivered = store.deliver(&id, 2).unwrap();
+    let texts: Vec<_> = delivered.messages.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(texts, ["use the cache"]);
+    assert_eq!(
+        store.deliver(&id, 3).unwrap(),
+        tether_store::Delivery::default()
+    );
+}
