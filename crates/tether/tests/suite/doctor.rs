@@ -296,7 +296,7 @@ fn a_healthy_setup_passes_every_check() {
     assert_eq!(
         names,
         [
-            "config", "executor", "mcp", "model", "judge", "zulip", "slack", "telegram"
+            "config", "store", "executor", "mcp", "model", "judge", "zulip", "slack", "telegram"
         ]
     );
 }

@@ -149,7 +149,11 @@ fn posts_are_recorded_once_and_updated(b: &Backend) {
         .record_post(&q.id, "slack", &json!({"ts": "1.2"}))
         .unwrap();
     let posts = store.posts(&q.id).unwrap();
-    assert!(posts.windows(2).all(|w| w[0].posted_at_ms <= w[1].posted_at_ms));
+    assert!(
+        posts
+            .windows(2)
+            .all(|w| w[0].posted_at_ms <= w[1].posted_at_ms)
+    );
     // In the order they were posted, which within one millisecond is by channel.
     let mut shown: Vec<_> = posts
         .iter()

@@ -178,3 +178,45 @@ fn the_team_dashboard_shows_every_machine_and_its_answer_reaches_another() {
     let _ = serve.kill();
     let _ = serve.wait();
 }
+
+#[test]
+fn doctor_checks_the_team_store_and_never_shows_its_password() {
+    let db = database();
+    let alpha = Machine::new("alpha", &db.url());
+    run_of(&db.url(), "alpha", alpha.path());
+    let store_check = |out: std::process::Output| -> Value {
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "store")
+            .cloned()
+            .unwrap()
+    };
+    let healthy = store_check(alpha.run(&["doctor", "--json"]));
+    assert_eq!(healthy["status"], "pass", "{healthy}");
+    let detail = healthy["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("schema 2, 1 runs, journal in step"),
+        "{detail}"
+    );
+
+    // Nothing listens on port 9; the password given in the URL is never repeated.
+    let down = alpha
+        .cmd(&["doctor", "--json"])
+        .env(
+            "TETHER_STORE_URL",
+            "postgres://tether:s3cret-pw@127.0.0.1:9/team?connect_timeout=2",
+        )
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&down.stdout).into_owned();
+    assert!(!shown.contains("s3cret-pw"), "{shown}");
+    let failed = store_check(down);
+    assert_eq!(failed["status"], "fail", "{failed}");
+    assert!(
+        failed["fix"].as_str().unwrap().contains("~/.pgpass"),
+        "{failed}"
+    );
+}
