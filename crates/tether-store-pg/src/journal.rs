@@ -24,7 +24,7 @@ use crate::store::PgStore;
 
 /// The advisory lock key appends hold shared and whole-journal readers exclusive ("tether" and
 /// 2).
-const JOURNAL_LOCK: i64 = 0x7465_7468_6572_0002;
+pub(crate) const JOURNAL_LOCK: i64 = 0x7465_7468_6572_0002;
 
 pub(crate) const EVENT_COLUMNS: &str = "seq, run_id, at_ms, kind, payload";
 

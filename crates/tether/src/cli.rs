@@ -78,6 +78,9 @@ pub enum Command {
     /// Serve the dashboard and its JSON API: every run of this workspace (also those driven by
     /// other processes), live timelines, and the questions waiting for an answer.
     Serve(ServeArgs),
+    /// The team store: copy this workspace's history into it (`tether store push`).
+    #[command(subcommand)]
+    Store(StoreCommand),
     /// A `PreToolUse` hook for an agent CLI (Claude Code): reads the hook's JSON on stdin and,
     /// when the Bash command starts with an `ask_before` prefix, asks a human and waits; prints
     /// the hook's decision (allow after a yes, deny otherwise) on stdout.
@@ -353,6 +356,27 @@ pub struct DoctorArgs {
     /// give an agent CLI); e.g. the `tether` your own MCP configuration names.
     #[arg(long, value_name = "PATH")]
     pub tether: Option<PathBuf>,
+}
+
+/// `tether store …`.
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Copy this workspace's history (.tether/tether.db: runs, their journals, questions,
+    /// verdicts, contract approvals) into the team store. Running it again adds only what is
+    /// new.
+    Push(StorePushArgs),
+}
+
+/// Options of `tether store push`.
+#[derive(Debug, Args)]
+pub struct StorePushArgs {
+    /// The team store (postgres://user@host:port/database; default: $TETHER_STORE_URL, else
+    /// `[store] url`). The password comes from PGPASSWORD or ~/.pgpass.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// Print what was copied as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `tether goal …`.

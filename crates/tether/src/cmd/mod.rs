@@ -16,6 +16,7 @@ pub mod ralph;
 pub mod resume;
 pub mod run;
 pub mod serve;
+pub mod store;
 pub mod validate;
 
 use std::io::Write;

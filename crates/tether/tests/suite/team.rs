@@ -3,6 +3,7 @@
 
 mod machines;
 mod outage;
+mod push;
 mod resume;
 
 use std::path::Path;
