@@ -165,17 +165,7 @@ impl PgStore {
             .start()
             .await?;
         load_state(&tx, run_id, false).await?;
-        let stmt = tx
-            .prepare_cached(&format!(
-                "SELECT {EVENT_COLUMNS} FROM events WHERE run_id = $1 ORDER BY seq"
-            ))
-            .await?;
-        let events = tx
-            .query(&stmt, &[&run_id.as_str()])
-            .await?
-            .iter()
-            .map(decode_event)
-            .collect::<Result<Vec<_>>>()?;
+        let events = crate::iterations::all_events(&tx, run_id).await?;
         tx.commit().await?;
         Ok(RunState::from_events(&events))
     }
