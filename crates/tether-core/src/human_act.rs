@@ -186,6 +186,25 @@ pub fn inside_agent(ws: &Workspace, env: &dyn Env) -> Option<Inside> {
     if let Some(by) = env.var(AGENT_MARK) {
         return Some(Inside::Marked { by });
     }
+    // A run whose driver starts or exits between the two looks (its lock, then the kernel's
+    // table) reads as driven by a hidden process; a hidden driver stays hidden when looked at
+    // again, a passing one does not.
+    let mut found = look(ws);
+    for _ in 0..HIDDEN_LOOKS {
+        if !matches!(found, Some(Inside::DriverHidden { .. })) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        found = look(ws);
+    }
+    found
+}
+
+/// How many more times a driver that looks hidden is looked for.
+const HIDDEN_LOOKS: usize = 3;
+
+/// One look at the runs of `ws` and the processes driving them.
+fn look(ws: &Workspace) -> Option<Inside> {
     let driven = driven_runs(ws);
     if driven.is_empty() {
         // No run of this workspace is being driven, so no agent of it is running.

@@ -1,34 +1,32 @@
 //! tether's store on PostgreSQL, for team mode: runs on many machines sharing one database, so
 //! one dashboard shows every run and one broker answers every question.
 //!
-//! The embedded store (`tether-store`, one SQLite file per workspace) stays the default; this
-//! crate offers the same operations on a shared PostgreSQL database, as `async` methods of
-//! [`PgStore`] named and shaped like `tether_store::Store`'s, and reusing its types ([`Event`],
-//! [`RunState`] and its fold, [`Question`], [`AnswerOutcome`], `read_choice`, ...), so that both
-//! can be put behind one interface.
+//! The embedded store (`tether-store`, one SQLite file per workspace) stays the default. This
+//! crate keeps the same records in a shared PostgreSQL database: [`PgStore`] offers every
+//! operation of the store interface as an `async` method of the same name, reusing its types
+//! ([`Event`], [`RunState`] and its fold, [`Question`], [`AnswerOutcome`], `read_choice`, ...),
+//! and [`TeamStore`] puts it behind that interface (`tether_store::StoreBackend`), so the loops,
+//! the broker, sign-off and the dashboard use it without knowing.
 //!
 //! The same rules hold as in the embedded store:
 //! - **Every state change is an event.** `events` is append-only (a trigger refuses `UPDATE`,
-//!   `DELETE` and `TRUNCATE`); a run's `runs` row is the fold of its events
+//!   `DELETE` and `TRUNCATE`); a run's `runs` and `iterations` rows are the fold of its events
 //!   ([`RunState::apply`]), written in the same transaction as each event.
 //! - **The first answer wins**, from whichever machine: `UPDATE … WHERE status = 'pending'`.
 //! - **Versioned migrations** embedded in the binary, applied under an advisory lock; a schema
 //!   from a newer tether is refused ([`PgStoreError::TooNew`]).
 //!
 //! What team mode adds: every run records where it lives ([`Origin`]: machine, workspace root,
-//! repository remote), and [`Listener`] wakes waiters on other machines through
-//! `LISTEN`/`NOTIFY`, reconnecting and asking for a re-read after a lost connection.
+//! repository remote); sign-off records are kept per workspace ([`PgStore::scoped`]);
+//! [`Listener`] wakes waiters on other machines through `LISTEN`/`NOTIFY`, reconnecting and
+//! asking for a re-read after a lost connection (the feed behind `Store::follow`); appends of
+//! different runs run in parallel while a reader of the whole journal still misses nothing
+//! (`journal.rs`); and a workspace's history can be imported with its ids and times
+//! ([`RunHistory`], `tether store push`).
 //!
-//! The caller hands over a `tokio_postgres::Config`; its password never appears in errors or
+//! The caller hands over a `tokio_postgres::Config` ([`config_from_url`] builds one, with the
+//! password from `PGPASSWORD` or the password file); the password never appears in errors or
 //! logs (targets are shown as host, port and database).
-//!
-//! # Not yet here
-//! - The iteration rows' projection, verdicts, approvals, sign-offs, cancellations, message
-//!   delivery and projection repair: the tables exist, the operations do not.
-//! - One store interface that the loops, the broker, sign-off and the dashboard use whichever
-//!   backend is there; the binary's `[store] url` (`TETHER_STORE_URL`, the password only from
-//!   the environment or `~/.pgpass`); the team dashboard (`tether serve --store`); and
-//!   `tether store push`, which copies a workspace's SQLite history here.
 //!
 //! [`Event`]: tether_store::Event
 //! [`RunState`]: tether_store::RunState

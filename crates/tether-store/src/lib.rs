@@ -1,5 +1,8 @@
-//! tether's store: one SQLite file, `<workspace>/.tether/tether.db`, holding everything tether
-//! must not forget.
+//! tether's store: everything tether must not forget, behind one interface ([`Store`], over a
+//! [`StoreBackend`]; see `facade.rs`). This crate is that interface and its embedded backend,
+//! one SQLite file per workspace (`<workspace>/.tether/tether.db`); a team's shared PostgreSQL
+//! database is another backend (crate `tether-store-pg`). What follows describes the embedded
+//! one; every backend keeps the same rules.
 //!
 //! # Why it looks like this
 //!
