@@ -181,9 +181,10 @@ impl Telegram {
             text: Some(Self::render(q)),
             posted_at: posted.date,
         };
-        self.client
-            .registry()
-            .add(&post)
+        // A post is kept while its workspace's state directory exists (see
+        // `Registry::prune_missing`), which a team store's workspace may not have made yet.
+        std::fs::create_dir_all(&self.state_dir)
+            .and_then(|()| self.client.registry().add(&post))
             .map_err(|e| format!("cannot register the telegram post: {e}"))?;
         let deliver = StoreDeliver {
             journal: self.journal.clone(),

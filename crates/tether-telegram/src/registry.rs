@@ -181,8 +181,9 @@ impl Registry {
             .find(|p| p.thread_id == Some(thread_id))
     }
 
-    /// Forgets the posts of workspaces that no longer exist (their `.tether/tether.db` is
-    /// gone): nobody can wait for them again.
+    /// Forgets the posts of workspaces that no longer exist (their state directory, `.tether/`,
+    /// is gone): nobody can wait for them again. A workspace whose store is a team's database
+    /// has no `tether.db` of its own, and keeps its posts.
     pub fn prune_missing(&self) {
         let Ok(entries) = fs::read_dir(self.dir.join("posts")) else {
             return;
@@ -192,7 +193,7 @@ impl Registry {
                 continue;
             };
             if let Ok(post) = serde_json::from_slice::<WaitingPost>(&bytes)
-                && !post.state_dir.join("tether.db").exists()
+                && !post.state_dir.is_dir()
             {
                 let _ = fs::remove_file(entry.path());
             }

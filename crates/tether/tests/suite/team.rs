@@ -1,6 +1,7 @@
 //! Team mode: "machines" are processes with workspaces of their own and their own
 //! `TETHER_MACHINE`, sharing one real PostgreSQL database through `TETHER_STORE_URL`.
 
+mod chat;
 mod machines;
 mod outage;
 mod push;
