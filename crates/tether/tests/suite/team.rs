@@ -3,6 +3,7 @@
 
 mod chat;
 mod machines;
+mod mcp;
 mod outage;
 mod push;
 mod resume;
