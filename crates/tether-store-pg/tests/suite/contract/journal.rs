@@ -11,6 +11,9 @@ on_both_backends!(
     unknown_runs_are_not_found,
     another_handle_sees_a_commit_by_its_data_version,
     messages_are_delivered_once,
+    appending_nothing_writes_nothing,
+    events_of_no_run_appear_only_in_the_whole_journal,
+    a_workspace_path_that_is_not_utf8_is_refused,
 );
 
 fn runs_are_created_listed_and_paged(b: &Backend) {
@@ -184,4 +187,43 @@ fn messages_are_delivered_once(b: &Backend) {
         store.deliver(&id, 3).unwrap(),
         tether_store::Delivery::default()
     );
+}
+
+fn appending_nothing_writes_nothing(b: &Backend) {
+    let store = &b.store;
+    let id = run(store);
+    let before = store.run(&id).unwrap();
+    assert_eq!(store.append_all(Some(&id), &[]).unwrap(), vec![]);
+    assert_eq!(store.run(&id).unwrap(), before);
+    assert_eq!(store.last_seq().unwrap(), before.last_event_seq);
+}
+
+fn events_of_no_run_appear_only_in_the_whole_journal(b: &Backend) {
+    let store = &b.store;
+    let id = run(store);
+    let started = store.last_seq().unwrap();
+    let loose = store
+        .append(
+            None,
+            &Event::RuleFired {
+                rule: tether_store::Rule::Reminder,
+                reason: "no run".into(),
+            },
+        )
+        .unwrap();
+    assert!(store.events(&id, started, 10).unwrap().is_empty());
+    let all = store.events_all_after(started, 10).unwrap();
+    assert_eq!(all.len(), 1);
+    assert_eq!((all[0].seq, all[0].run_id.as_ref()), (loose, None));
+    assert_eq!(store.last_seq().unwrap(), loose);
+}
+
+fn a_workspace_path_that_is_not_utf8_is_refused(b: &Backend) {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(b"/tmp/\xff"));
+    let err = b
+        .store
+        .create_run(tether_store::RunKind::Ask, path, &serde_json::json!({}))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NonUtf8Path { .. }), "{err:?}");
 }
