@@ -29,6 +29,13 @@ impl PgStore {
 
     /// The run's iteration rows as the journal says they should be, ignoring the stored ones.
     pub async fn rebuild_iterations(&self, run_id: &RunId) -> Result<Vec<Iteration>> {
+        let events = self.whole_journal(run_id).await?;
+        Ok(fold_iterations(run_id, &events).into_values().collect())
+    }
+
+    /// The run's whole journal, oldest first, read in one snapshot ([`crate::PgStoreError`]
+    /// `NotFound` for an unknown run).
+    pub(crate) async fn whole_journal(&self, run_id: &RunId) -> Result<Vec<StoredEvent>> {
         let mut client = self.client().await?;
         let tx = client
             .build_transaction()
@@ -39,7 +46,7 @@ impl PgStore {
         load_state(&tx, run_id, false).await?;
         let events = all_events(&tx, run_id).await?;
         tx.commit().await?;
-        Ok(fold_iterations(run_id, &events).into_values().collect())
+        Ok(events)
     }
 
     /// Rewrites the run's projections (`runs` row and `iterations` rows) from its journal.

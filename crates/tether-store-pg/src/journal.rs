@@ -157,16 +157,7 @@ impl PgStore {
 
     /// Folds the run's whole journal from scratch, ignoring the stored projection.
     pub async fn rebuild_run_state(&self, run_id: &RunId) -> Result<RunState> {
-        let mut client = self.client().await?;
-        let tx = client
-            .build_transaction()
-            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .await?;
-        load_state(&tx, run_id, false).await?;
-        let events = crate::iterations::all_events(&tx, run_id).await?;
-        tx.commit().await?;
+        let events = self.whole_journal(run_id).await?;
         Ok(RunState::from_events(&events))
     }
 }
