@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use tether_store::{Event, Run, RunId, RunKind, RunState, RunStatus, Seq};
+use tether_store::{Event, Run, RunFilter, RunId, RunKind, RunState, RunStatus, Seq};
 use tokio_postgres::Row;
 use tokio_postgres::types::Json;
 
@@ -119,6 +119,40 @@ impl PgStore {
             ))
             .await?;
         let rows = client.query(&stmt, &[&limit_of(limit)]).await?;
+        rows.iter().map(decode_run).collect()
+    }
+
+    /// Up to `limit` runs that pass `filter`, newest first, after `after` (from the newest when
+    /// `None`; an unknown `after` gives none).
+    pub async fn runs_matching(
+        &self,
+        filter: &RunFilter,
+        after: Option<&RunId>,
+        limit: usize,
+    ) -> Result<Vec<Run>> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&format!(
+                "SELECT {RUN_COLUMNS} FROM runs \
+                 WHERE ($1::TEXT IS NULL OR machine = $1) AND ($2::TEXT IS NULL OR workspace = $2) \
+                 AND ($3::TEXT IS NULL OR status = $3) \
+                 AND ($4::TEXT IS NULL OR (created_at_ms, ord) < \
+                      (SELECT created_at_ms, ord FROM runs WHERE id = $4)) \
+                 ORDER BY created_at_ms DESC, ord DESC LIMIT $5"
+            ))
+            .await?;
+        let rows = client
+            .query(
+                &stmt,
+                &[
+                    &filter.machine,
+                    &filter.workspace,
+                    &filter.status.map(RunStatus::as_str),
+                    &after.map(RunId::as_str),
+                    &limit_of(limit),
+                ],
+            )
+            .await?;
         rows.iter().map(decode_run).collect()
     }
 

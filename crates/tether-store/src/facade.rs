@@ -159,6 +159,10 @@ macro_rules! with_store_operations {
     /// and created before it): the next page of a list that ended with `last`. An unknown `last`
     /// gives none.
     fn runs_after(&self, last: &$crate::RunId, limit: usize) -> $crate::Result<Vec<$crate::Run>>;
+    /// Up to `limit` runs that pass `filter`, newest first, after `after` in that order (from
+    /// the newest when `None`; an unknown `after` gives none): a team's list by machine,
+    /// workspace or state, read by the store, however many runs it holds.
+    fn runs_matching(&self, filter: &$crate::RunFilter, after: Option<&$crate::RunId>, limit: usize) -> $crate::Result<Vec<$crate::Run>>;
     /// Reserves the next attempt at signing the goal off for `holder`, unless another sign-off
     /// of it is running: a running one whose holder `is_gone` (its process died) is taken over.
     fn reserve_signoff(&self, plan_path: &str, goal_id: &str, holder: &str, is_gone: &dyn Fn(&str) -> bool) -> $crate::Result<$crate::Reservation>;

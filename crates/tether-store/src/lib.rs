@@ -106,7 +106,7 @@ pub use journal::Delivery;
 pub use migrations::SCHEMA_VERSION;
 pub use origin::{MACHINE_VAR, Origin, this_machine};
 pub use questions::{AnswerOutcome, NewQuestion, Question, QuestionPost, read_choice};
-pub use runs::Run;
+pub use runs::{Run, RunFilter};
 pub use shared::{EventSink, Journal, RunCell};
 pub use signoffs::{Cancellation, NewCancellation, Reservation, RunningSignoff};
 pub use state::{QueuedMessage, RunState, Usage, UsageLimitWait, utc_clock};

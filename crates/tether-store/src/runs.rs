@@ -55,6 +55,36 @@ pub struct Run {
     pub repo_remote: Option<String>,
 }
 
+/// Which runs a list shows; every field set must match (none set: every run).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RunFilter {
+    /// The machine that created the run, exactly.
+    pub machine: Option<String>,
+    /// The run's workspace path, exactly.
+    pub workspace: Option<String>,
+    /// The run's state.
+    pub status: Option<RunStatus>,
+}
+
+impl RunFilter {
+    /// Whether it lets every run through.
+    pub fn is_empty(&self) -> bool {
+        self.machine.is_none() && self.workspace.is_none() && self.status.is_none()
+    }
+
+    /// Whether `run` passes (what [`crate::Store::runs_matching`] selects, for one run).
+    pub fn matches(&self, run: &Run) -> bool {
+        self.machine
+            .as_ref()
+            .is_none_or(|m| run.machine.as_deref() == Some(m.as_str()))
+            && self
+                .workspace
+                .as_ref()
+                .is_none_or(|w| run.workspace.to_str() == Some(w.as_str()))
+            && self.status.is_none_or(|s| run.status == s)
+    }
+}
+
 impl Sqlite {
     pub fn create_run(&self, kind: RunKind, workspace: &Path, spec: &Value) -> Result<RunId> {
         let workspace = workspace.to_str().ok_or_else(|| StoreError::NonUtf8Path {
@@ -109,6 +139,33 @@ impl Sqlite {
             "SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at_ms DESC, rowid DESC LIMIT ?1"
         ))?;
         let rows = stmt.query_map([row::limit(limit)], raw_run)?;
+        rows.map(|raw| decode_run(raw?)).collect()
+    }
+
+    pub fn runs_matching(
+        &self,
+        filter: &RunFilter,
+        after: Option<&RunId>,
+        limit: usize,
+    ) -> Result<Vec<Run>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {RUN_COLUMNS} FROM runs \
+             WHERE (?1 IS NULL OR machine = ?1) AND (?2 IS NULL OR workspace = ?2) \
+             AND (?3 IS NULL OR status = ?3) \
+             AND (?4 IS NULL OR (created_at_ms, rowid) < \
+                  (SELECT created_at_ms, rowid FROM runs WHERE id = ?4)) \
+             ORDER BY created_at_ms DESC, rowid DESC LIMIT ?5"
+        ))?;
+        let rows = stmt.query_map(
+            rusqlite::params![
+                filter.machine,
+                filter.workspace,
+                filter.status.map(RunStatus::as_str),
+                after.map(RunId::as_str),
+                row::limit(limit)
+            ],
+            raw_run,
+        )?;
         rows.map(|raw| decode_run(raw?)).collect()
     }
 

@@ -5,8 +5,8 @@
 //!
 //! 1. the runs page, unfiltered (the newest 200 runs);
 //! 2. the runs page of one machine (a quarter of the runs match);
-//! 3. the runs page of one state that few runs are in (the page reads up to its scan limit);
-//! 4. the runs page of a machine with no runs (the worst case: the scan limit, nothing found);
+//! 3. the runs page of one state that few runs are in;
+//! 4. the runs page of a machine with no runs (the store looks through every run, finds none);
 //! 5. `GET /api/runs` of one machine and workspace, 100 runs.
 //!
 //! p50/p99 of 50 requests each, then criterion's estimate for 1 and 4. Bar: p99 < 300 ms.

@@ -2,21 +2,17 @@
 //! page, its live stream and `GET /api/runs`.
 //!
 //! A team store holds the runs of many machines and workspaces, and a person looks for theirs.
-//! The list is read newest first in pages and filtered here, so a filter works on every store
-//! without a query of its own; to keep a page fast on a large store, one request looks at no
-//! more than [`SCAN`] runs and hands back where it stopped, so the next page goes on from there.
+//! The store filters (`Store::runs_matching`, one query on either backend), newest first, a
+//! page at a time: a request reads one more run than it shows, to know whether there is an
+//! older page.
 
 use serde::Deserialize;
 use tether_config::Workspace;
-use tether_store::{Run, RunId, RunStatus, Store};
+pub use tether_store::RunFilter;
+use tether_store::{RunId, RunStatus, Store};
 
 use crate::error::WebError;
 use crate::model::{self, RunSummary};
-
-/// The most runs one request reads while looking for matches.
-pub const SCAN: usize = 5000;
-/// Runs read per query while filtering.
-const BATCH: usize = 500;
 
 /// `?machine=&workspace=&state=` as sent (an empty field is no filter).
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -51,43 +47,22 @@ impl FilterQuery {
         Ok(RunFilter {
             machine: given(&self.machine),
             workspace: given(&self.workspace),
-            state,
+            status: state,
         })
     }
 }
 
-/// Which runs to show; every field set must match.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct RunFilter {
-    /// The machine's hostname, exactly.
-    pub machine: Option<String>,
-    /// The workspace's path, exactly.
-    pub workspace: Option<String>,
-    /// The run's state.
-    pub state: Option<RunStatus>,
-}
-
-impl RunFilter {
-    /// Whether it lets every run through.
-    pub fn is_empty(&self) -> bool {
-        self.machine.is_none() && self.workspace.is_none() && self.state.is_none()
-    }
-
-    /// Whether `run` is shown.
-    pub fn matches(&self, run: &Run) -> bool {
-        self.machine
-            .as_ref()
-            .is_none_or(|m| run.machine.as_deref() == Some(m.as_str()))
-            && self
-                .workspace
-                .as_ref()
-                .is_none_or(|w| run.workspace.to_str() == Some(w.as_str()))
-            && self.state.is_none_or(|s| run.state.status == s)
-    }
-
+/// A filter's links: its query parameters and the runs page's URL with it.
+pub trait FilterLinks {
     /// The filter as query parameters (`machine=…&state=…`, percent-encoded; empty when none),
     /// for links and the live stream's URL.
-    pub fn query(&self) -> String {
+    fn query(&self) -> String;
+    /// The runs page's URL with this filter and `extra` parameters (already encoded).
+    fn url(&self, extra: &str) -> String;
+}
+
+impl FilterLinks for RunFilter {
+    fn query(&self) -> String {
         let mut parts = Vec::new();
         if let Some(m) = &self.machine {
             parts.push(format!("machine={}", encode(m)));
@@ -95,14 +70,13 @@ impl RunFilter {
         if let Some(w) = &self.workspace {
             parts.push(format!("workspace={}", encode(w)));
         }
-        if let Some(s) = self.state {
+        if let Some(s) = self.status {
             parts.push(format!("state={}", s.as_str()));
         }
         parts.join("&")
     }
 
-    /// The runs page's URL with this filter and `extra` parameters (already encoded).
-    pub fn url(&self, extra: &str) -> String {
+    fn url(&self, extra: &str) -> String {
         let q = [self.query(), extra.to_owned()]
             .into_iter()
             .filter(|p| !p.is_empty())
@@ -136,12 +110,10 @@ pub struct Page {
     pub runs: Vec<RunSummary>,
     /// Where the next page starts (`?after=`), when older runs may match.
     pub next: Option<RunId>,
-    /// Runs read to make it.
-    pub scanned: usize,
 }
 
 /// Up to `want` runs matching `filter`, newest first, after `after` (from the start when
-/// `None`). Reads at most [`SCAN`] runs; a page cut short there has `next` set all the same.
+/// `None`).
 pub fn page(
     store: &Store,
     ws: &Workspace,
@@ -149,44 +121,17 @@ pub fn page(
     after: Option<&RunId>,
     want: usize,
 ) -> Result<Page, WebError> {
-    let batch = if filter.is_empty() { want } else { BATCH };
-    let mut cursor = after.cloned();
-    let mut found = Vec::new();
-    let mut scanned = 0;
+    let mut runs = store.runs_matching(filter, after, want.saturating_add(1))?;
+    let next = if runs.len() > want {
+        runs.truncate(want);
+        runs.last().map(|r| r.id.clone())
+    } else {
+        None
+    };
     let mut active = None;
-    loop {
-        let runs = match &cursor {
-            Some(last) => store.runs_after(last, batch)?,
-            None => store.runs(batch)?,
-        };
-        let full = runs.len() == batch;
-        for run in &runs {
-            scanned += 1;
-            if filter.matches(run) {
-                found.push(model::summary(store, ws, run, &mut active)?);
-                if found.len() == want {
-                    return Ok(Page {
-                        runs: found,
-                        next: Some(run.id.clone()),
-                        scanned,
-                    });
-                }
-            }
-        }
-        cursor = runs.last().map(|r| r.id.clone());
-        if !full || cursor.is_none() {
-            return Ok(Page {
-                runs: found,
-                next: None,
-                scanned,
-            });
-        }
-        if scanned >= SCAN {
-            return Ok(Page {
-                runs: found,
-                next: cursor,
-                scanned,
-            });
-        }
-    }
+    let runs = runs
+        .iter()
+        .map(|run| model::summary(store, ws, run, &mut active))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Page { runs, next })
 }

@@ -22,7 +22,7 @@ use tether_store::{AnswerOutcome, RunId, Seq, now_ms};
 use crate::api::{self, Act, AnswerBody};
 use crate::app::App;
 use crate::error::WebError;
-use crate::filter::{self, FilterQuery};
+use crate::filter::{self, FilterLinks, FilterQuery};
 use crate::model;
 use crate::views::{self, Context, Nav, Notice};
 
@@ -89,7 +89,6 @@ pub(crate) async fn runs(
                 Some(Err(_)) => filter::Page {
                     runs: Vec::new(),
                     next: None,
-                    scanned: 0,
                 },
                 None => filter::page(s, &ws, &filter, None, RUNS)?,
             };

@@ -6,7 +6,7 @@ use maud::{Markup, html};
 use tether_store::RunStatus;
 
 use super::{text, when};
-use crate::filter::{Page, RunFilter, encode};
+use crate::filter::{FilterLinks, Page, RunFilter, encode};
 use crate::model::RunSummary;
 
 /// Runs on one page of the list.
@@ -28,9 +28,6 @@ pub fn table(page: &Page, filter: &RunFilter, now_ms: i64) -> Markup {
         }
         @if let Some(last) = &page.next {
             p.older {
-                @if page.runs.len() < RUNS_SHOWN {
-                    "Looked at " (page.scanned) " runs; older ones may match. "
-                }
                 a href=(filter.url(&format!("after={}", encode(last.as_str())))) { "Older runs" }
             }
         }
@@ -53,9 +50,9 @@ pub fn filters(filter: &RunFilter) -> Markup {
             label {
                 "State "
                 select name="state" {
-                    option value="" selected[filter.state.is_none()] { "any" }
+                    option value="" selected[filter.status.is_none()] { "any" }
                     @for s in RunStatus::ALL {
-                        option value=(s.as_str()) selected[filter.state == Some(*s)] { (s.as_str().replace('_', " ")) }
+                        option value=(s.as_str()) selected[filter.status == Some(*s)] { (s.as_str().replace('_', " ")) }
                     }
                 }
             }

@@ -14,6 +14,7 @@ on_both_backends!(
     appending_nothing_writes_nothing,
     events_of_no_run_appear_only_in_the_whole_journal,
     a_workspace_path_that_is_not_utf8_is_refused,
+    runs_are_filtered_by_machine_workspace_and_state,
 );
 
 fn runs_are_created_listed_and_paged(b: &Backend) {
@@ -226,4 +227,76 @@ fn a_workspace_path_that_is_not_utf8_is_refused(b: &Backend) {
         .create_run(tether_store::RunKind::Ask, path, &serde_json::json!({}))
         .unwrap_err();
     assert!(matches!(err, StoreError::NonUtf8Path { .. }), "{err:?}");
+}
+
+fn runs_are_filtered_by_machine_workspace_and_state(b: &Backend) {
+    use tether_store::{RunFilter, RunKind};
+    let store = &b.store;
+    let spec = serde_json::json!({});
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        let ws = if i % 2 == 0 { "/work/a" } else { "/work/b" };
+        let id = store
+            .create_run(RunKind::Ralph, ws.as_ref(), &spec)
+            .unwrap();
+        if i % 3 == 0 {
+            store
+                .append(
+                    Some(&id),
+                    &Event::RunFinished {
+                        outcome: Outcome::Completed,
+                    },
+                )
+                .unwrap();
+        }
+        ids.push(id);
+    }
+    let ids_of = |runs: Vec<tether_store::Run>| runs.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    let in_a = RunFilter {
+        workspace: Some("/work/a".into()),
+        ..RunFilter::default()
+    };
+    assert_eq!(
+        ids_of(store.runs_matching(&in_a, None, 10).unwrap()),
+        [ids[4].clone(), ids[2].clone(), ids[0].clone()]
+    );
+    let page = ids_of(store.runs_matching(&in_a, Some(&ids[4]), 1).unwrap());
+    assert_eq!(page, [ids[2].clone()]);
+    let done = RunFilter {
+        status: Some(RunStatus::Completed),
+        ..RunFilter::default()
+    };
+    assert_eq!(
+        ids_of(store.runs_matching(&done, None, 10).unwrap()),
+        [ids[3].clone(), ids[0].clone()]
+    );
+    let here = RunFilter {
+        machine: Some(tether_store::this_machine()),
+        workspace: Some("/work/b".into()),
+        status: Some(RunStatus::Running),
+    };
+    assert_eq!(
+        ids_of(store.runs_matching(&here, None, 10).unwrap()),
+        [ids[5].clone(), ids[1].clone()]
+    );
+    let nowhere = RunFilter {
+        machine: Some("nowhere".into()),
+        ..RunFilter::default()
+    };
+    assert!(store.runs_matching(&nowhere, None, 10).unwrap().is_empty());
+    assert_eq!(
+        ids_of(
+            store
+                .runs_matching(&RunFilter::default(), None, 100)
+                .unwrap()
+        ),
+        ids_of(store.runs(100).unwrap())
+    );
+    let unknown = "r-zzzzzz".parse().unwrap();
+    assert!(
+        store
+            .runs_matching(&in_a, Some(&unknown), 10)
+            .unwrap()
+            .is_empty()
+    );
 }
