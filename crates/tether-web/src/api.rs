@@ -38,13 +38,12 @@ pub(crate) struct RunsQuery {
     after: Option<String>,
 }
 
-/// The response header naming the run to ask `?after=` for the next page, when older runs may
-/// match.
+/// The response header naming the run to ask `?after=` for the next page, when there are older
+/// runs that match.
 pub const NEXT_HEADER: &str = "x-tether-next-after";
 
 /// `GET /api/runs`: the newest runs (after `after`), those of one machine, workspace or state
-/// when asked. One request reads at most a few thousand runs; when more may match, the header
-/// [`NEXT_HEADER`] says where the next page starts.
+/// when asked; when there are more, the header [`NEXT_HEADER`] says where the next page starts.
 pub(crate) async fn runs(
     State(app): State<Arc<App>>,
     Query(q): Query<RunsQuery>,
