@@ -143,8 +143,14 @@ impl PlanDoc {
         number.checked_sub(1).and_then(|i| self.lines.get(i))
     }
 
-    fn content(&self, line: &Line) -> &str {
+    /// A line's text without its terminator.
+    pub(crate) fn content(&self, line: &Line) -> &str {
         &self.text[line.start..line.content_end]
+    }
+
+    /// The text's lines.
+    pub(crate) fn lines(&self) -> &[Line] {
+        &self.lines
     }
 
     /// The ending for a line inserted after 1-based line `number`: that line's own, or the

@@ -28,6 +28,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod archive;
 mod contract;
 mod doc;
 pub mod file;
@@ -40,6 +41,7 @@ pub mod render;
 mod states;
 mod syntax;
 
+pub use archive::ARCHIVE_HEADING;
 pub use doc::{AssignedId, PatchError, PlanDoc};
 pub use file::PlanFileError;
 pub use lines::LineEnding;

@@ -118,6 +118,17 @@ pub enum PlanCommand {
     /// recorded; a goal whose contract changed afterwards is not signed off until it is approved
     /// again.
     Approve(PlanApproveArgs),
+    /// Move the goals that are done or cancelled into a `## Archive` section at the end of the
+    /// plan, byte for byte (every other line is kept as it is); archived goals are still goals.
+    Archive(PlanArchiveArgs),
+}
+
+/// Options of `tether plan archive`.
+#[derive(Debug, Args)]
+pub struct PlanArchiveArgs {
+    /// Print the titles of the goals moved as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `tether plan new`.

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests, and the list of test modules.
 
+mod archive;
 mod parse;
 mod patch;
 mod render;

@@ -37,7 +37,41 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanArgs) -> Result<Exit> {
         None => show(ctx, args.json),
         Some(PlanCommand::New(a)) => new::run(ctx, a),
         Some(PlanCommand::Approve(a)) => approve::run(ctx, a),
+        Some(PlanCommand::Archive(a)) => archive(ctx, a.json),
     }
+}
+
+/// `tether plan archive`: moves the finished goals to `## Archive` and says which.
+fn archive(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
+    let config = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let path = config.config.plan_path(ctx.ws.root());
+    let mut moved = Vec::new();
+    plan_file::patch(&path, |doc| {
+        let (patch, titles) = doc.archive_finished()?;
+        moved = titles;
+        Ok(patch)
+    })
+    .map_err(Failure::usage)?;
+    if json {
+        serde_json::to_writer_pretty(&mut *ctx.out, &moved)?;
+        writeln!(ctx.out)?;
+    } else if moved.is_empty() {
+        writeln!(
+            ctx.out,
+            "no goal to archive: none is done or cancelled outside the archive"
+        )?;
+    } else {
+        writeln!(
+            ctx.out,
+            "archived {} goal(s) in {}:",
+            moved.len(),
+            ctx.ws.display(&path)
+        )?;
+        for title in &moved {
+            writeln!(ctx.out, "  {}", tether_human::visible::visible(title))?;
+        }
+    }
+    Ok(Exit::Done)
 }
 
 /// Prints the plan as a task list (with the store's flags), or as JSON.

@@ -112,6 +112,27 @@ fn plan_json_is_the_parsed_plan() {
 }
 
 #[test]
+fn plan_archive_moves_finished_goals_and_then_has_nothing_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = "# Plan: p\n\n## Goal: Done one\n<!-- id: a -->\nstatus: done\n\n\
+                ## Goal: Open one\n<!-- id: b -->\nstatus: open\n\n## Log\n- begun\n";
+    fs::write(dir.path().join("plan.md"), plan).unwrap();
+    let out = tether(dir.path(), &["plan", "archive"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "archived 1 goal(s) in plan.md:\n  Done one\n");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("plan.md")).unwrap(),
+        "# Plan: p\n\n## Goal: Open one\n<!-- id: b -->\nstatus: open\n\n## Log\n- begun\n\n\
+         ## Archive\n\n## Goal: Done one\n<!-- id: a -->\nstatus: done\n\n"
+    );
+    let again = tether(dir.path(), &["plan", "archive", "--json"]);
+    assert_eq!((again.code, again.stdout.as_str()), (0, "[]\n"));
+    fs::write(dir.path().join("plan.md"), fixture("malformed.md")).unwrap();
+    let refused = tether(dir.path(), &["plan", "archive"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+}
+
+#[test]
 fn plan_shows_flags_for_a_malformed_plan() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("plan.md"), fixture("malformed.md")).unwrap();
