@@ -57,6 +57,9 @@ pub enum HumanAct {
     AnswerQuestion,
     /// Taking a stopped run up again (`tether resume`).
     ResumeRun,
+    /// Adding an acceptance criterion to a goal, which re-approves its contract
+    /// (`tether goal add-criterion`).
+    AddCriterion,
 }
 
 impl HumanAct {
@@ -69,6 +72,7 @@ impl HumanAct {
             HumanAct::CancelGoal => "cancelling a goal",
             HumanAct::AnswerQuestion => "answering a question",
             HumanAct::ResumeRun => "resuming a run",
+            HumanAct::AddCriterion => "adding an acceptance criterion to a goal",
         }
     }
 
@@ -97,6 +101,11 @@ impl HumanAct {
             HumanAct::ResumeRun => {
                 "A person resumes a run with `tether resume` in their own shell, outside the \
                  agent."
+            }
+            HumanAct::AddCriterion => {
+                "A person adds a criterion with `tether goal add-criterion` in their own shell, \
+                 outside the agent. An agent that thinks a goal's contract is missing something \
+                 says so with ask_human."
             }
         }
     }

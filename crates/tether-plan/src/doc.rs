@@ -42,6 +42,9 @@ pub enum PatchError {
     /// A log entry must have some text.
     #[error("a log entry must not be empty")]
     EmptyLogEntry,
+    /// An acceptance criterion must have some text.
+    #[error("the criterion is empty; say what must also be true for the goal to be done")]
+    EmptyCriterion,
 }
 
 fn known_ids(known: &[String]) -> String {
@@ -125,7 +128,7 @@ impl PlanDoc {
         PlanDoc::parse(self.path.clone(), patch.apply(&self.text))
     }
 
-    fn goal(&self, id: &str) -> Result<&Goal, PatchError> {
+    pub(crate) fn goal(&self, id: &str) -> Result<&Goal, PatchError> {
         self.check()?;
         self.plan.goal(id).ok_or_else(|| PatchError::UnknownGoal {
             path: self.path.clone(),
@@ -139,7 +142,7 @@ impl PlanDoc {
         })
     }
 
-    fn line(&self, number: usize) -> Option<&Line> {
+    pub(crate) fn line(&self, number: usize) -> Option<&Line> {
         number.checked_sub(1).and_then(|i| self.lines.get(i))
     }
 
@@ -155,7 +158,7 @@ impl PlanDoc {
 
     /// The ending for a line inserted after 1-based line `number`: that line's own, or the
     /// file's when it has none.
-    fn ending_after(&self, number: usize) -> LineEnding {
+    pub(crate) fn ending_after(&self, number: usize) -> LineEnding {
         match self.line(number).map(|l| l.ending) {
             Some(LineEnding::None) | None => self.plan.line_ending,
             Some(e) => e,

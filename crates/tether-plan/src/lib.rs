@@ -30,6 +30,7 @@
 
 mod archive;
 mod contract;
+mod criteria;
 mod doc;
 pub mod file;
 mod lines;

@@ -398,6 +398,18 @@ pub enum GoalCommand {
     Complete(GoalCompleteArgs),
     /// Cancel an open or active goal, logging the reason in the plan.
     Cancel(GoalCancelArgs),
+    /// Add an acceptance criterion to a goal's done_when, mid-run: logged in the plan, and the
+    /// changed contract approved again as you, so the goal is signed off only when it holds too.
+    AddCriterion(GoalAddCriterionArgs),
+}
+
+/// Options of `tether goal add-criterion`.
+#[derive(Debug, Args)]
+pub struct GoalAddCriterionArgs {
+    /// The goal's id.
+    pub id: String,
+    /// What must also be true for the goal to be done.
+    pub criterion: String,
 }
 
 /// Options of `tether goal complete`.

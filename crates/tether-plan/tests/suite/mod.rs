@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests, and the list of test modules.
 
 mod archive;
+mod criteria;
 mod parse;
 mod patch;
 mod render;

@@ -9,7 +9,7 @@ use tether_store::Journal;
 use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
-use crate::cli::{GoalCancelArgs, GoalCommand, GoalCompleteArgs};
+use crate::cli::{GoalAddCriterionArgs, GoalCancelArgs, GoalCommand, GoalCompleteArgs};
 use crate::exit::Exit;
 use crate::failure::Failure;
 
@@ -21,6 +21,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &GoalCommand) -> Result<Exit> {
     match cmd {
         GoalCommand::Complete(args) => complete(ctx, args),
         GoalCommand::Cancel(args) => cancel(ctx, args),
+        GoalCommand::AddCriterion(args) => add_criterion(ctx, args),
     }
 }
 
@@ -213,4 +214,40 @@ fn cancel(ctx: &mut Ctx<'_>, args: &GoalCancelArgs) -> Result<Exit> {
         }
         CancelOutcome::Refused { reason, .. } => Err(Failure::usage(anyhow!("{reason}"))),
     }
+}
+
+/// `tether goal add-criterion`: the criterion into `done_when`, a log line, and the changed
+/// contract approved as the person who added it.
+fn add_criterion(ctx: &mut Ctx<'_>, args: &GoalAddCriterionArgs) -> Result<Exit> {
+    super::require_human(ctx, HumanAct::AddCriterion)?;
+    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let path = loaded.config.plan_path(ctx.ws.root());
+    let who = super::who(ctx);
+    let doc = tether_plan::file::patch(&path, |doc| doc.add_criterion(&args.id, &args.criterion))
+        .map_err(Failure::usage)?;
+    let entry = format!(
+        "criterion added to {} by {who}: {}",
+        args.id,
+        args.criterion.trim()
+    );
+    tether_plan::file::patch(&path, |doc| doc.append_log(&entry)).map_err(Failure::usage)?;
+    let goal = doc
+        .plan()
+        .goal(&args.id)
+        .ok_or_else(|| Failure::usage(anyhow!("goal `{}` is no longer in the plan", args.id)))?;
+    let hash = goal.contract_hash();
+    let store = crate::store::open(&ctx.ws, ctx.env)?;
+    store.approve_contract(
+        &tether_signoff::plan_key(&ctx.ws, &path),
+        &args.id,
+        &hash,
+        &who,
+    )?;
+    let line = format!(
+        "{}: done_when is now {}\ncontract approved again by {who} ({hash})",
+        args.id,
+        goal.done_when.as_ref().map_or("", |d| d.value.as_str())
+    );
+    writeln!(ctx.out, "{}", visible(&line))?;
+    Ok(Exit::Done)
 }

@@ -186,3 +186,54 @@ fn demo_runs_the_loop_with_a_scripted_model_and_says_so() {
     let stdout = url.replace_all(&stdout, "[DASHBOARD URL]");
     insta::assert_snapshot!(stdout);
 }
+
+#[test]
+fn a_person_adds_a_criterion_and_the_changed_contract_is_approved_as_theirs() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = "# Plan: p\n\n## Goal: Fast cache\n<!-- id: cache -->\nstatus: active\n\
+                done_when: p95 < 50ms\nverify: true\n\n## Goal: No criteria yet\n<!-- id: bare -->\n\
+                status: open\n\n## Log\n";
+    fs::write(dir.path().join("plan.md"), plan).unwrap();
+    let out = tether(
+        dir.path(),
+        &["goal", "add-criterion", "cache", "no stale reads"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .starts_with("cache: done_when is now p95 < 50ms; no stale reads\n"),
+        "{}",
+        out.stdout
+    );
+    let out = tether(dir.path(), &["goal", "add-criterion", "bare", "it exists"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("plan.md")).unwrap(),
+        "# Plan: p\n\n## Goal: Fast cache\n<!-- id: cache -->\nstatus: active\n\
+         done_when: p95 < 50ms; no stale reads\nverify: true\n\n## Goal: No criteria yet\n\
+         <!-- id: bare -->\nstatus: open\ndone_when: it exists\n\n## Log\n\
+         - criterion added to cache by tester: no stale reads\n\
+         - criterion added to bare by tester: it exists\n"
+    );
+    let store = tether_store::Store::open(dir.path().join(".tether/tether.db")).unwrap();
+    let approval = store.approval("plan.md", "cache").unwrap().unwrap();
+    assert_eq!(approval.approved_by, "tester");
+    let doc = tether_plan::PlanDoc::parse(
+        "plan.md",
+        fs::read_to_string(dir.path().join("plan.md")).unwrap(),
+    );
+    assert_eq!(
+        approval.contract_hash,
+        doc.plan().goal("cache").unwrap().contract_hash()
+    );
+
+    let refused = tether(dir.path(), &["goal", "add-criterion", "nope", "x"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    let empty = tether(dir.path(), &["goal", "add-criterion", "cache", "  "]);
+    assert_eq!(empty.code, 2, "{}", empty.stderr);
+    assert!(
+        empty.stderr.contains("the criterion is empty"),
+        "{}",
+        empty.stderr
+    );
+}

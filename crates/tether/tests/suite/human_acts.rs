@@ -38,6 +38,7 @@ exe=$(readlink /proc/$PPID/exe)
 sed 's/^verify: .*/verify: true/' plan.md > plan.tmp && cat plan.tmp > plan.md && rm plan.tmp
 "$exe" plan approve --all > approve.out 2>&1; echo $? > approve.code
 "$exe" goal complete add --no-judge > nojudge.out 2>&1; echo $? > nojudge.code
+"$exe" goal add-criterion add "or anything at all" > criterion.out 2>&1; echo $? > criterion.code
 # An orphan without the mark: its parent exits at once, so it is adopted by tether.
 sh -c '(sleep 0.2; env -u TETHER_AGENT "$0" plan approve --all > orphan.out 2>&1; echo $? > orphan.code) &' "$exe"
 while [ ! -f orphan.code ]; do sleep 0.05; done
@@ -118,10 +119,15 @@ fn an_agent_cannot_approve_its_contract_or_skip_the_judge() {
         text(&out.stderr)
     );
     assert!(!stdout.contains("all goals done"), "{stdout}");
+    assert!(
+        !e.read("plan.md").contains("anything at all"),
+        "a criterion was added"
+    );
 
     for (file, why) in [
         ("approve", "TETHER_AGENT is set"),
         ("nojudge", "TETHER_AGENT is set"),
+        ("criterion", "TETHER_AGENT is set"),
         ("orphan", "which drives run r-"),
     ] {
         assert_eq!(e.read(&format!("{file}.code")).trim(), "2", "{file}");
