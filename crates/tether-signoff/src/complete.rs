@@ -10,6 +10,7 @@ use super::record::Decision;
 use super::verdict::{self, Check};
 use super::{Signoff, SignoffError, SignoffOutcome, diff, verify};
 use crate::prompts::{JudgeBrief, request};
+use crate::unchanged;
 use tether_plan::file as plan_file;
 
 /// The reason recorded for a sign-off by verify alone.
@@ -19,6 +20,9 @@ impl Signoff {
     /// Tries to sign the goal `goal_id` off, with the agent's (or person's) `evidence` and the
     /// `paths` that show it. Refusals, rejects and an unavailable judge are outcomes; `Err` is
     /// for a failing store or file system and for `cancel` firing mid-way (nothing recorded).
+    ///
+    /// A goal rejected on this very workspace (and contract) is refused at once, without verify
+    /// or a model call (see `unchanged.rs`).
     pub async fn complete(
         &self,
         goal_id: &str,
@@ -26,10 +30,52 @@ impl Signoff {
         paths: &[String],
         cancel: &CancellationToken,
     ) -> Result<SignoffOutcome, SignoffError> {
+        let mut tree = None;
+        let outcome = self
+            .complete_in_full(goal_id, evidence, paths, cancel, &mut tree)
+            .await?;
+        let state_dir = self.ws.state_dir();
+        match (&outcome, tree) {
+            // A judge that failed judged nothing: the same tree may be asked about again.
+            (SignoffOutcome::Rejected { attempt, .. }, Some(tree))
+                if !outcome.judge_unavailable() =>
+            {
+                unchanged::remember_reject(&state_dir, goal_id, *attempt, &tree);
+            }
+            (SignoffOutcome::Accepted { .. }, _) => unchanged::forget(&state_dir, goal_id),
+            _ => {}
+        }
+        Ok(outcome)
+    }
+
+    /// [`Signoff::complete`], telling `tree` the workspace's fingerprint as it was checked.
+    async fn complete_in_full(
+        &self,
+        goal_id: &str,
+        evidence: &str,
+        paths: &[String],
+        cancel: &CancellationToken,
+        tree: &mut Option<String>,
+    ) -> Result<SignoffOutcome, SignoffError> {
         let goal = match self.approved_goal(goal_id)? {
             Ok(goal) => goal,
             Err(reason) => return Ok(refused(goal_id, reason)),
         };
+        let plan = self.ws.root().join(&self.plan);
+        *tree = unchanged::fingerprint(self.ws.root(), &plan, &goal.contract_hash());
+        if let Some(now) = tree.as_deref()
+            && let Some(attempt) =
+                unchanged::rejected_on_same_tree(&self.ws.state_dir(), goal_id, now)
+        {
+            return Ok(refused(
+                goal_id,
+                format!(
+                    "nothing changed since attempt {attempt}, which was rejected: the workspace \
+                     and the contract are as they were then, so it is not checked again. Change \
+                     the work (the plan's log says what was missing) before asking again"
+                ),
+            ));
+        }
         if goal.verify.is_none() && self.judge.is_none() {
             return Ok(refused(
                 goal_id,

@@ -37,6 +37,7 @@ pub mod prompts;
 pub mod quotes;
 mod record;
 pub mod tool;
+mod unchanged;
 pub mod verdict;
 pub mod verify;
 

@@ -275,6 +275,8 @@ async fn a_sign_off_that_gave_up_leaves_the_next_attempt_free() {
     let s = fx.signoff(None);
     let cancel = CancellationToken::new();
     for n in 1..=2 {
+        // Some work between the attempts (an unchanged tree is not checked again).
+        fx.write(&format!("note-{n}.txt"), "tried\n");
         let o = s.complete("add", "try", &[], &cancel).await.unwrap();
         assert!(
             matches!(o, SignoffOutcome::Rejected { attempt, .. } if attempt == n),

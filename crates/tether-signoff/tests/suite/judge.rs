@@ -185,6 +185,8 @@ async fn an_accept_without_checks_or_quoting_outside_the_workspace_is_a_reject()
         "has an empty quote",
         "cannot be checked",
     ] {
+        // Some work between the attempts (an unchanged tree is not checked again).
+        fx.write("NOTES.md", why);
         let (reason, _, unavailable) = rejected(&fx, &script).await;
         assert!(reason.contains(why), "{why}: {reason}");
         assert!(!unavailable);

@@ -61,7 +61,9 @@ async fn a_failing_verify_rejects_without_asking_the_judge() {
     assert_eq!((record.verify_exit, record.attempt), (Some(1), 1));
     assert_eq!(record.verdict, tether_store::Verdict::Reject);
 
-    // The same failure gives the same hash; the next attempt is number 2.
+    // The same failure gives the same hash; the next attempt (after a change that does not
+    // fix it: an unchanged tree is not checked again) is number 2.
+    fx.write("NOTES.md", "tried again\n");
     let again = fx.complete(Some(scripted(&script))).await;
     let second = again.verify().unwrap();
     assert_eq!(second.output_hash, v.output_hash);

@@ -198,6 +198,8 @@ fn an_invented_quote_or_a_garbage_answer_is_never_an_accept() {
             .contains("\"a * b * c\" is too slight to prove anything")
     );
 
+    // The work changed since (a rejected tree is not judged again as it is).
+    fs::write(e.path().join("NOTES.md"), "tried again\n").unwrap();
     let out = e.run(&["goal", "complete", "add", "--json"]);
     assert_eq!(out.code, 1);
     let v: Value = serde_json::from_str(&out.stdout).unwrap();
@@ -305,7 +307,9 @@ fn control_characters_in_verify_output_and_the_verdict_are_printed_escaped() {
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(!out.stdout.contains(['\x1b', '\r']), "{:?}", out.stdout);
     insta::assert_snapshot!("goal_complete_verify_failed_escaped", out.stdout);
-    // The JSON form keeps the exact text.
+    // The JSON form keeps the exact text (after a change: an unchanged tree is not checked
+    // again).
+    fs::write(e.path().join("NOTES.md"), "tried again\n").unwrap();
     let json = e.run(&["goal", "complete", "add", "--json"]);
     let v: Value = serde_json::from_str(&json.stdout).unwrap();
     assert!(
@@ -314,5 +318,44 @@ fn control_characters_in_verify_output_and_the_verdict_are_printed_escaped() {
             .unwrap()
             .contains("FAIL\x1b[2J\x1b[H\rall tests passed"),
         "{v}"
+    );
+}
+
+#[test]
+fn a_rejected_goal_on_an_unchanged_tree_is_refused_without_verify_or_a_judge() {
+    let e = env(
+        Script::turns([
+            verdict("reject", "a + b", &["a test of add"]),
+            verdict("reject", "a + b", &["still a test of add"]),
+        ]),
+        true,
+    );
+    let first = e.run(&["goal", "complete", "add"]);
+    assert_eq!(first.code, 1, "{}", first.stderr);
+    let asked = e.server.requests().len();
+    let again = e.run(&["goal", "complete", "add"]);
+    assert_eq!(again.code, 2, "{}", again.stdout);
+    assert!(
+        again
+            .stderr
+            .contains("nothing changed since attempt 1, which was rejected"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(
+        e.server.requests().len(),
+        asked,
+        "the judge was asked again"
+    );
+    assert!(!e.path().join(".tether/signoff/verify-add-2.log").exists());
+    // A change to the work is checked in full.
+    fs::write(e.path().join("src/test.rs"), "// a test\n").unwrap();
+    let third = e.run(&["goal", "complete", "add"]);
+    assert_eq!(third.code, 1, "{}", third.stderr);
+    assert!(e.server.requests().len() > asked);
+    assert!(
+        third.stdout.contains("still a test of add"),
+        "{}",
+        third.stdout
     );
 }
