@@ -21,6 +21,7 @@ pub mod looping;
 pub mod planning;
 pub mod prompts;
 pub mod ralph;
+pub mod report;
 /// The run lock lives with the store, so that every reader of runs can tell a live one.
 pub mod run_lock {
     pub use tether_store::run_lock::{LockError, RunLock};

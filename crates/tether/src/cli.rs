@@ -78,6 +78,10 @@ pub enum Command {
     /// Serve the dashboard and its JSON API: every run of this workspace (also those driven by
     /// other processes), live timelines, and the questions waiting for an answer.
     Serve(ServeArgs),
+    /// What a run did, readable in a minute: its outcome and time, usage, each goal's sign-off
+    /// attempts with the judge's cited quotes, the questions and answers, the messages sent.
+    /// Written to .tether/runs/<run>/report.md and printed.
+    Report(ReportArgs),
     /// The team store: copy this workspace's history into it (`tether store push`).
     #[command(subcommand)]
     Store(StoreCommand),
@@ -367,6 +371,16 @@ pub struct DoctorArgs {
     /// give an agent CLI); e.g. the `tether` your own MCP configuration names.
     #[arg(long, value_name = "PATH")]
     pub tether: Option<PathBuf>,
+}
+
+/// Options of `tether report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run (default: the latest).
+    pub run: Option<String>,
+    /// Print `{"path", "markdown"}` as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `tether store …`.

@@ -81,6 +81,7 @@ fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
         Command::Mcp(args) => cmd::mcp::run(&mut ctx, args),
         Command::Serve(args) => cmd::serve::run(&mut ctx, args),
         Command::Store(args) => cmd::store::run(&mut ctx, args),
+        Command::Report(args) => cmd::control::report(&mut ctx, args),
         Command::Gate(args) => cmd::gate::run(&mut ctx, args),
     }?;
     ctx.out.flush()?;

@@ -186,3 +186,33 @@ pub fn say(ctx: &mut Ctx<'_>, args: &SayArgs) -> Result<Exit> {
         }
     }
 }
+
+/// `tether report`: the run's report, written beside its transcripts (when the run works here)
+/// and printed.
+pub fn report(ctx: &mut Ctx<'_>, args: &crate::cli::ReportArgs) -> Result<Exit> {
+    let store = crate::store::open(&ctx.ws, ctx.env)?;
+    let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
+    let markdown = tether_core::report::render(&store, &run)?;
+    let path = (!tether_store::control::is_elsewhere(&run))
+        .then(|| ctx.ws.runs_dir().join(run.id.as_str()).join("report.md"));
+    if let Some(path) = &path {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, &markdown)?;
+    }
+    let shown = path.as_ref().map(|p| ctx.ws.display(p).into_owned());
+    if args.json {
+        serde_json::to_writer_pretty(
+            &mut *ctx.out,
+            &serde_json::json!({"path": shown, "markdown": markdown}),
+        )?;
+        writeln!(ctx.out)?;
+    } else {
+        write!(ctx.out, "{}", visible(&markdown))?;
+        if let Some(shown) = shown {
+            eprintln!("written to {shown}");
+        }
+    }
+    Ok(Exit::Done)
+}

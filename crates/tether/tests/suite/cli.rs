@@ -237,3 +237,102 @@ fn a_person_adds_a_criterion_and_the_changed_contract_is_approved_as_theirs() {
         empty.stderr
     );
 }
+
+#[test]
+fn a_run_report_says_what_the_run_did_and_is_written_beside_its_transcripts() {
+    use tether_store::{
+        Event, NewQuestion, NewVerdict, Outcome, RunKind, Store, StoreOptions, Verdict, VerdictKind,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let options = StoreOptions {
+        clock: || 1_795_000_000_000,
+        ..StoreOptions::default()
+    };
+    let store = Store::open_with(dir.path().join(".tether/tether.db"), &options).unwrap();
+    let run = store
+        .create_run(
+            RunKind::Goal,
+            dir.path(),
+            &serde_json::json!({"max_iterations": 5}),
+        )
+        .unwrap();
+    store
+        .append(Some(&run), &Event::IterationStarted { n: 1 })
+        .unwrap();
+    let q = store
+        .insert_question(&NewQuestion {
+            run_id: Some(run.clone()),
+            question: "Which database?".into(),
+            options: vec!["Postgres".into(), "SQLite".into()],
+            ..NewQuestion::default()
+        })
+        .unwrap();
+    store.answer_question(&q.id, "2", "zulip", "ana").unwrap();
+    store
+        .append(
+            Some(&run),
+            &Event::MessageQueued {
+                text: "use the cache".into(),
+                by: "bob".into(),
+            },
+        )
+        .unwrap();
+    for (attempt, verdict, kind, reason) in [
+        (
+            1,
+            Verdict::Reject,
+            VerdictKind::JudgeRejected,
+            "no test of add",
+        ),
+        (
+            2,
+            Verdict::Accept,
+            VerdictKind::Accepted,
+            "the judge accepted, citing 1 checked quote(s)",
+        ),
+    ] {
+        store
+            .insert_verdict(&NewVerdict {
+                run_id: Some(run.clone()),
+                goal_id: "add".into(),
+                plan_path: "plan.md".into(),
+                attempt,
+                verify_exit: Some(0),
+                verdict,
+                kind,
+                reason: reason.into(),
+                checks: serde_json::json!([{"path": "src/lib.rs", "quote": "a + b",
+                    "observation": "adds", "line": 2}]),
+                missing: if attempt == 1 {
+                    vec!["a test of add".into()]
+                } else {
+                    Vec::new()
+                },
+                judge_model: Some("judge-1".into()),
+                transcript_path: None,
+                contract_hash: None,
+            })
+            .unwrap();
+    }
+    store
+        .append(
+            Some(&run),
+            &Event::RunFinished {
+                outcome: Outcome::Completed,
+            },
+        )
+        .unwrap();
+    let out = tether(dir.path(), &["report"]).redact(r"r-[0-9a-z]+", "r-ID");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    insta::assert_snapshot!(
+        out.stdout
+            .replace(&tether_store::this_machine(), "[MACHINE]")
+    );
+    let written = dir.path().join(format!(".tether/runs/{run}/report.md"));
+    assert!(written.is_file());
+    assert!(
+        out.stderr.contains("written to .tether/runs/"),
+        "{}",
+        out.stderr
+    );
+}

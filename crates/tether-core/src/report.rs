@@ -1,0 +1,162 @@
+//! The run report: what a run did, readable in a minute — its outcome and time, what its agent
+//! turns used, each goal's sign-off attempts with the judge's verdict and the quotes it cited,
+//! the questions asked with their answers, and the messages people sent with `tether say`.
+//!
+//! It is rendered from the store alone (markdown), so it reads the same on any machine of a
+//! team; `tether report` writes it to `.tether/runs/<run>/report.md` and prints it.
+
+use std::collections::BTreeMap;
+
+use tether_store::{Event, Run, Seq, Store, StoreError, VerdictRecord, utc_clock};
+
+/// Appends one formatted line to a report.
+macro_rules! put {
+    ($out:expr) => {
+        $out.push('\n')
+    };
+    ($out:expr, $($arg:tt)*) => {{
+        $out.push_str(&format!($($arg)*));
+        $out.push('\n');
+    }};
+}
+
+/// The report of `run`, as markdown.
+pub fn render(store: &Store, run: &Run) -> Result<String, StoreError> {
+    let mut out = String::new();
+    write_report(&mut out, store, run)?;
+    Ok(out)
+}
+
+fn write_report(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreError> {
+    let state = &run.state;
+    put!(out, "# Run {} ({})", run.id, run.kind.as_str());
+    put!(out);
+    let ended = state.last_event_at_ms.unwrap_or(run.updated_at_ms);
+    let minutes = (ended - run.created_at_ms).max(0) / 60_000;
+    put!(
+        out,
+        "- **Outcome:** {} after {} iteration(s){}",
+        state.status.as_str(),
+        state.iteration,
+        state
+            .max_iterations
+            .map_or_else(String::new, |m| format!(" of {m}"))
+    );
+    put!(
+        out,
+        "- **Time:** {} to {} ({minutes} min)",
+        utc_clock(run.created_at_ms),
+        utc_clock(ended)
+    );
+    if let Some(machine) = &run.machine {
+        put!(out, "- **Where:** {machine}, {}", run.workspace.display());
+    }
+    let usage = if state.usage.is_known() {
+        state.usage.describe()
+    } else {
+        "not reported by the agent".to_owned()
+    };
+    put!(out, "- **Usage:** {usage}");
+    goals(out, &store.verdicts_for_run(&run.id)?);
+    questions(out, store, run)?;
+    messages(out, store, run)?;
+    Ok(())
+}
+
+/// Each goal's attempts, newest verdict first in detail.
+fn goals(out: &mut String, verdicts: &[VerdictRecord]) {
+    put!(out);
+    put!(out, "## Goals");
+    put!(out);
+    if verdicts.is_empty() {
+        put!(out, "No sign-off was attempted.");
+        return;
+    }
+    let mut by_goal: BTreeMap<&str, Vec<&VerdictRecord>> = BTreeMap::new();
+    for v in verdicts {
+        by_goal
+            .entry(v.decision.goal_id.as_str())
+            .or_default()
+            .push(v);
+    }
+    for (goal, attempts) in by_goal {
+        let Some(last) = attempts.last() else {
+            continue;
+        };
+        let d = &last.decision;
+        put!(
+            out,
+            "### {goal}: {} (attempt {} of {})",
+            d.verdict.as_str(),
+            d.attempt,
+            attempts.len()
+        );
+        put!(out);
+        put!(out, "- {}: {}", d.kind.as_str().replace('_', " "), d.reason);
+        if let Some(exit) = d.verify_exit {
+            put!(out, "- verify exited {exit}");
+        }
+        if let Some(model) = &d.judge_model {
+            put!(out, "- judge: {model}");
+        }
+        for check in d.checks.as_array().into_iter().flatten() {
+            let field = |k: &str| check.get(k).and_then(|v| v.as_str()).unwrap_or("");
+            let line = check
+                .get("line")
+                .and_then(serde_json::Value::as_u64)
+                .map_or_else(String::new, |l| format!(":{l}"));
+            put!(
+                out,
+                "- cited `{}{line}`: \"{}\" — {}",
+                field("path"),
+                field("quote"),
+                field("observation")
+            );
+        }
+        for missing in &d.missing {
+            put!(out, "- missing: {missing}");
+        }
+        put!(out);
+    }
+}
+
+/// The questions the run asked, with their answers.
+fn questions(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreError> {
+    let asked = store.questions_for_run(&run.id)?;
+    if asked.is_empty() {
+        return Ok(());
+    }
+    put!(out, "## Questions");
+    put!(out);
+    for q in asked {
+        match (&q.answer, &q.responder, &q.channel) {
+            (Some(answer), Some(who), Some(channel)) => {
+                put!(out, "- {} → **{answer}** ({who} via {channel})", q.question)
+            }
+            _ => put!(out, "- {} → ({})", q.question, q.status.as_str()),
+        }
+    }
+    put!(out);
+    Ok(())
+}
+
+/// What people told the agent with `tether say`.
+fn messages(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreError> {
+    let said: Vec<(String, String)> = store
+        .events(&run.id, Seq::START, usize::MAX)?
+        .into_iter()
+        .filter_map(|e| match e.event {
+            Some(Event::MessageQueued { text, by }) => Some((by, text)),
+            _ => None,
+        })
+        .collect();
+    if said.is_empty() {
+        return Ok(());
+    }
+    put!(out, "## Messages");
+    put!(out);
+    for (by, text) in said {
+        put!(out, "- {by}: {text}");
+    }
+    Ok(())
+}
