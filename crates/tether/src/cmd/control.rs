@@ -190,17 +190,17 @@ pub fn say(ctx: &mut Ctx<'_>, args: &SayArgs) -> Result<Exit> {
 /// `tether report`: the run's report, written beside its transcripts (when the run works here)
 /// and printed.
 pub fn report(ctx: &mut Ctx<'_>, args: &crate::cli::ReportArgs) -> Result<Exit> {
-    let store = crate::store::open(&ctx.ws, ctx.env)?;
-    let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
-    let markdown = tether_core::report::render(&store, &run)?;
-    let path = (!tether_store::control::is_elsewhere(&run))
-        .then(|| ctx.ws.runs_dir().join(run.id.as_str()).join("report.md"));
-    if let Some(path) = &path {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
+    let run = {
+        let store = crate::store::open(&ctx.ws, ctx.env)?;
+        control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?
+    };
+    let (path, markdown) = match write_report(ctx, &run.id)? {
+        Some((path, markdown)) => (Some(path), markdown),
+        None => {
+            let store = crate::store::open(&ctx.ws, ctx.env)?;
+            (None, tether_core::report::render(&store, &run)?)
         }
-        std::fs::write(path, &markdown)?;
-    }
+    };
     let shown = path.as_ref().map(|p| ctx.ws.display(p).into_owned());
     if args.json {
         serde_json::to_writer_pretty(
@@ -215,4 +215,24 @@ pub fn report(ctx: &mut Ctx<'_>, args: &crate::cli::ReportArgs) -> Result<Exit> 
         }
     }
     Ok(Exit::Done)
+}
+
+/// Renders run `id`'s report and writes it to `.tether/runs/<run>/report.md`: the path and the
+/// markdown, or `None` for a run of another machine (its directory is there, not here).
+pub fn write_report(
+    ctx: &Ctx<'_>,
+    id: &tether_store::RunId,
+) -> Result<Option<(std::path::PathBuf, String)>> {
+    let store = crate::store::open(&ctx.ws, ctx.env)?;
+    let run = store.run(id)?;
+    if tether_store::control::is_elsewhere(&run) {
+        return Ok(None);
+    }
+    let markdown = tether_core::report::render(&store, &run)?;
+    let path = ctx.ws.runs_dir().join(run.id.as_str()).join("report.md");
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&path, &markdown)?;
+    Ok(Some((path, markdown)))
 }

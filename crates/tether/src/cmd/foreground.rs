@@ -164,6 +164,12 @@ pub fn drive<L: Loop>(
     } else {
         writeln!(ctx.out, "{line}")?;
     }
+    // The run's report beside its transcripts; a failure to write it never changes the end.
+    match super::control::write_report(ctx, &run) {
+        Ok(Some((path, _))) => eprintln!("report: {}", ctx.ws.display(&path)),
+        Ok(None) => {}
+        Err(e) => tracing::warn!("could not write the run's report: {e:#}"),
+    }
     Ok(exit)
 }
 

@@ -102,4 +102,20 @@ fn a_run_killed_mid_iteration_resumes_from_the_team_store() {
         store.iterations(&run.id).unwrap()
     );
     assert!(!alpha.path().join(".tether/tether.db").exists());
+    // The run's report was written when it ended, from the team store.
+    let report = fs::read_to_string(
+        alpha
+            .path()
+            .join(format!(".tether/runs/{}/report.md", run.id)),
+    )
+    .unwrap();
+    assert!(
+        report.contains("**Outcome:** completed after 2 iteration(s) of 5"),
+        "{report}"
+    );
+    assert!(
+        text(&out.stderr).contains(&format!("report: .tether/runs/{}/report.md", run.id)),
+        "{}",
+        text(&out.stderr)
+    );
 }
