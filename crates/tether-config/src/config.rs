@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 
 use crate::Secret;
 use crate::chat::{NoticeKind, NotifyConfig, SlackConfig, TelegramConfig};
-use crate::model::{JudgeConfig, ModelConfig};
+use crate::model::{JudgeConfig, LoopJudgeConfig, ModelConfig};
 
 /// A whole, validated `tether.toml` with the environment's overrides applied.
 ///
 /// Its `Debug` never shows a key: keys are held as [`Secret`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// The plan file, relative to the workspace root (or absolute).
     pub plan: PathBuf,
@@ -20,6 +20,8 @@ pub struct Config {
     pub model: Option<ModelConfig>,
     /// The sign-off judge; `None` when `[judge]` is absent.
     pub judge: Option<JudgeConfig>,
+    /// The loop judge; `None` when `[loop_judge]` is absent.
+    pub loop_judge: Option<LoopJudgeConfig>,
     /// Loop budgets and stop rules (`[loop]`).
     pub r#loop: LoopConfig,
     /// How and when a human is asked (`[human]`).
@@ -54,7 +56,8 @@ impl Config {
     /// an agent runs, so a key never reaches a transcript or a model.
     pub fn key_vars(&self) -> Vec<String> {
         let judge = self.judge.as_ref().map(|j| &j.endpoint);
-        let mut vars: Vec<String> = [self.model.as_ref(), judge]
+        let loop_judge = self.loop_judge.as_ref().map(|j| &j.endpoint);
+        let mut vars: Vec<String> = [self.model.as_ref(), judge, loop_judge]
             .into_iter()
             .flatten()
             .filter_map(|m| m.api_key_env.clone())
@@ -75,6 +78,7 @@ impl Default for Config {
             plan: PathBuf::from(Self::DEFAULT_PLAN),
             model: None,
             judge: None,
+            loop_judge: None,
             r#loop: LoopConfig::default(),
             human: HumanConfig::default(),
             zulip: ZulipConfig::default(),
@@ -89,10 +93,16 @@ impl Default for Config {
 }
 
 /// Budgets and stop rules of the loops (`[loop]`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LoopConfig {
     /// Iteration budget; `0` means unlimited. At most [`LoopConfig::MAX_ITERATIONS_CEILING`].
     pub max_iterations: u32,
+    /// The budgets in the other units (`max_tokens`, `max_cost_usd`, `max_duration`); its
+    /// `iterations` is never set here (that is `max_iterations`).
+    pub budget: tether_budget::Budget,
+    /// Rejections of one goal in a row after which a person is asked how to go on; `0` never
+    /// asks.
+    pub escalate_after_rejects: u32,
     /// Spins (no tool call, no file change) in a row that pause the run as blocked.
     pub spin_guard: u32,
     /// Identical failing verify outputs in a row that trigger the oscillation nudge.
@@ -116,6 +126,8 @@ impl Default for LoopConfig {
     fn default() -> Self {
         Self {
             max_iterations: 20,
+            budget: tether_budget::Budget::default(),
+            escalate_after_rejects: 3,
             spin_guard: 2,
             oscillation_repeats: 3,
             reminder_after: 3,

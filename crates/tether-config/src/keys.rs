@@ -5,12 +5,12 @@
 
 /// Keys allowed at the top level: `plan` and the tables.
 pub(crate) const TOP_LEVEL: &[&str] = &[
-    "plan", "model", "judge", "loop", "human", "zulip", "slack", "telegram", "notify", "executor",
+    "plan", "model", "judge", "loop_judge", "loop", "human", "zulip", "slack", "telegram", "notify", "executor",
     "server", "store",
 ];
 
 /// Keys of `[model]`.
-pub(crate) const MODEL: &[&str] = &["api", "base_url", "model", "api_key_env"];
+pub(crate) const MODEL: &[&str] = &["api", "base_url", "model", "api_key_env", "price_per_mtok"];
 
 /// Keys of `[judge]`.
 pub(crate) const JUDGE: &[&str] = &[
@@ -18,13 +18,28 @@ pub(crate) const JUDGE: &[&str] = &[
     "base_url",
     "model",
     "api_key_env",
+    "price_per_mtok",
     "same_model",
+    "timeout_secs",
+];
+
+/// Keys of `[loop_judge]`.
+pub(crate) const LOOP_JUDGE: &[&str] = &[
+    "api",
+    "base_url",
+    "model",
+    "api_key_env",
+    "price_per_mtok",
     "timeout_secs",
 ];
 
 /// Keys of `[loop]`.
 pub(crate) const LOOP: &[&str] = &[
     "max_iterations",
+    "max_tokens",
+    "max_cost_usd",
+    "max_duration",
+    "escalate_after_rejects",
     "spin_guard",
     "oscillation_repeats",
     "reminder_after",
@@ -81,6 +96,7 @@ pub(crate) const STORE: &[&str] = &["url"];
 pub(crate) const TABLES: &[(&str, &[&str])] = &[
     ("model", MODEL),
     ("judge", JUDGE),
+    ("loop_judge", LOOP_JUDGE),
     ("loop", LOOP),
     ("human", HUMAN),
     ("zulip", ZULIP),

@@ -26,6 +26,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod budget;
 mod chat;
 mod checks;
 mod config;
@@ -43,6 +44,8 @@ mod template;
 mod values;
 mod workspace;
 
+pub use budget::Price;
+pub use tether_budget::Budget;
 pub use chat::{NoticeKind, NotifyConfig, SlackConfig, TelegramConfig};
 pub use config::{
     Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, LoopConfig,
@@ -53,7 +56,7 @@ pub use error::{ConfigError, Problem};
 pub use load::{
     CONFIG_ENV, FILE_NAME, Loaded, check, load, load_store, parse, parse_with_warnings,
 };
-pub use model::{Api, JudgeConfig, ModelConfig};
+pub use model::{Api, JudgeConfig, LoopJudgeConfig, ModelConfig};
 pub use secret::Secret;
 pub use template::TEMPLATE;
 pub use workspace::{STATE_DIR, Workspace};

@@ -20,7 +20,7 @@ pub const FILE_NAME: &str = "tether.toml";
 pub const CONFIG_ENV: &str = "TETHER_CONFIG";
 
 /// A loaded config and where it came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Loaded {
     /// The validated config, with the environment applied.
     pub config: Config,

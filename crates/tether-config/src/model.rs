@@ -44,8 +44,8 @@ impl Api {
     }
 }
 
-/// One model endpoint (`[model]`, and the endpoint part of `[judge]`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One model endpoint (`[model]`, and the endpoint part of `[judge]` and `[loop_judge]`).
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModelConfig {
     /// The wire protocol.
     pub api: Api,
@@ -55,6 +55,9 @@ pub struct ModelConfig {
     pub model: String,
     /// The NAME of the environment variable holding the key; `None` for keyless local servers.
     pub api_key_env: Option<String>,
+    /// What its tokens cost (`price_per_mtok`); `None` when not given, and then calls to it
+    /// have no cost unless the agent reports one.
+    pub price: Option<crate::Price>,
 }
 
 impl ModelConfig {
@@ -97,7 +100,7 @@ fn normalize_url(url: &str) -> String {
 }
 
 /// The sign-off judge (`[judge]`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct JudgeConfig {
     /// The judge's endpoint: the same fields as `[model]`.
     pub endpoint: ModelConfig,
@@ -112,4 +115,20 @@ impl JudgeConfig {
     pub const DEFAULT_SAME_MODEL: bool = false;
     /// Default for `judge.timeout_secs`.
     pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
+}
+
+/// The loop judge (`[loop_judge]`): a small, cheap model that reads each iteration's final
+/// message and says whether the run should go on or a person is needed. It never signs a goal
+/// off.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopJudgeConfig {
+    /// Its endpoint: the same fields as `[model]`.
+    pub endpoint: ModelConfig,
+    /// How long one call may take, in seconds.
+    pub timeout_secs: u64,
+}
+
+impl LoopJudgeConfig {
+    /// Default for `loop_judge.timeout_secs`.
+    pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
 }

@@ -10,7 +10,7 @@ use toml::de::DeTable;
 
 use crate::config::{Channel, ExecutorKind, HumanConfig, HumanTimeout, StoreConfig, ZulipConfig};
 use crate::env::{Env, non_empty};
-use crate::model::{Api, JudgeConfig, ModelConfig};
+use crate::model::{Api, JudgeConfig, LoopJudgeConfig, ModelConfig};
 use crate::reader::{Reader, Table, entry, path_of};
 use crate::{Config, Secret, chat, keys, values};
 
@@ -24,6 +24,7 @@ pub(crate) mod range {
     pub(crate) const CLEAN_END_REMINDERS: (i64, i64) = (1, 100);
     pub(crate) const VERIFY_TIMEOUT_SECS: (i64, i64) = (1, 86_400);
     pub(crate) const MAX_CONSECUTIVE_FAILURES: (i64, i64) = (1, 100);
+    pub(crate) const ESCALATE_AFTER_REJECTS: (i64, i64) = (0, 1000);
     pub(crate) const THRESHOLD: (i64, i64) = (0, 5);
     pub(crate) const HUMAN_TIMEOUT_SECS: (i64, i64) = (1, 2_592_000);
 }
@@ -62,6 +63,9 @@ pub(crate) fn read(doc: &DeTable, r: &mut Reader, env: &dyn Env) -> (Config, Mar
     if let Some(t) = r.table(&root, "judge") {
         marks.judge.clone_from(&t.span);
         config.judge = read_judge(r, &t);
+    }
+    if let Some(t) = r.table(&root, "loop_judge") {
+        config.loop_judge = read_loop_judge(r, &t);
     }
     if let Some(t) = r.table(&root, "loop") {
         read_loop(r, &t, &mut config.r#loop);
@@ -135,6 +139,7 @@ fn read_endpoint(r: &mut Reader, t: &Table, allowed: &[&str]) -> Option<ModelCon
         }
     };
     r.unknown_keys(t, allowed, Some(&advice));
+    let price = crate::budget::read_price(r, t);
     let required = ["api", "base_url", "model"];
     for key in required {
         if entry(t, key).is_none() {
@@ -146,6 +151,16 @@ fn read_endpoint(r: &mut Reader, t: &Table, allowed: &[&str]) -> Option<ModelCon
         base_url: base_url?,
         model: model?,
         api_key_env,
+        price,
+    })
+}
+
+fn read_loop_judge(r: &mut Reader, t: &Table) -> Option<LoopJudgeConfig> {
+    let endpoint = read_endpoint(r, t, keys::LOOP_JUDGE);
+    let timeout_secs = int(r, t, "timeout_secs", range::JUDGE_TIMEOUT_SECS);
+    Some(LoopJudgeConfig {
+        endpoint: endpoint?,
+        timeout_secs: timeout_secs.unwrap_or(LoopJudgeConfig::DEFAULT_TIMEOUT_SECS),
     })
 }
 
@@ -193,6 +208,9 @@ fn read_loop(r: &mut Reader, t: &Table, out: &mut crate::LoopConfig) {
         range::MAX_CONSECUTIVE_FAILURES,
     );
     set(failures, &mut out.max_consecutive_failures);
+    let escalate = int(r, t, "escalate_after_rejects", range::ESCALATE_AFTER_REJECTS);
+    set(escalate, &mut out.escalate_after_rejects);
+    crate::budget::read_loop_budget(r, t, &mut out.budget);
 }
 
 fn read_human(r: &mut Reader, t: &Table, out: &mut HumanConfig) {

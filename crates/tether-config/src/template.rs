@@ -22,6 +22,8 @@ plan = "plan.md"
 # model = "qwen3-coder"
 # The NAME of the environment variable holding the key; omit it for keyless local servers.
 # api_key_env = "OPENAI_API_KEY"
+# US dollars per million tokens, for cost budgets and reports (cached defaults to input).
+# price_per_mtok = { input = 3.0, cached = 0.3, output = 15.0 }
 
 # The sign-off judge (optional): an independent model that checks a goal is really done.
 # [judge]
@@ -33,14 +35,40 @@ plan = "plan.md"
 # model = "claude-opus-4-5"
 # The NAME of the environment variable holding the key; omit it for keyless local servers.
 # api_key_env = "ANTHROPIC_API_KEY"
+# US dollars per million tokens, for cost budgets and reports (cached defaults to input).
+# price_per_mtok = { input = 5.0, cached = 0.5, output = 25.0 }
 # true | false: true allows the judge to be the executor's own model (default false).
 # same_model = false
 # Seconds one judge call may take: 1..86400.
 # timeout_secs = 600
 
+# The loop judge (optional): a small, cheap model that reads each iteration's final message
+# and asks a person when the agent is stuck. It fails open and never signs a goal off.
+# [loop_judge]
+# Wire protocol: openai-chat | openai-responses | anthropic.
+# api = "openai-chat"
+# Endpoint base URL, http:// or https://.
+# base_url = "http://127.0.0.1:8080/v1"
+# The model's name as the endpoint knows it (not empty).
+# model = "qwen3-4b"
+# The NAME of the environment variable holding the key; omit it for keyless local servers.
+# api_key_env = "OPENAI_API_KEY"
+# US dollars per million tokens (cached defaults to input).
+# price_per_mtok = { input = 0.1, output = 0.4 }
+# Seconds one call may take: 1..86400.
+# timeout_secs = 60
+
 [loop]
 # Iteration budget of a run: 0..20000, where 0 = unlimited (ask for it explicitly).
 max_iterations = 20
+# Tokens the run may use, agent and judges together (e.g. "400k", "2M"); absent = unlimited.
+# max_tokens = "2M"
+# US dollars the run may spend (needs price_per_mtok, or an agent CLI that reports cost).
+# max_cost_usd = 20
+# Running time of the run (e.g. "90m", "8h"), not counting pauses and waits for answers.
+# max_duration = "8h"
+# Rejections of one goal in a row before a person is asked how to go on: 0 (never) ..1000.
+escalate_after_rejects = 3
 # Iterations in a row with no tool call and no file change that pause the run: 1..100.
 spin_guard = 2
 # Identical failing verify outputs in a row before the agent is nudged to ask: 2..100.

@@ -260,6 +260,9 @@ impl Request {
 pub struct Usage {
     /// Prompt tokens, cached ones included.
     pub input_tokens: u64,
+    /// Of `input_tokens`, those read from the provider's prompt cache (billed cheaper).
+    #[serde(default)]
+    pub cached_input_tokens: u64,
     /// Generated tokens.
     pub output_tokens: u64,
 }
@@ -274,6 +277,9 @@ impl Usage {
 impl std::ops::AddAssign for Usage {
     fn add_assign(&mut self, other: Usage) {
         self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.cached_input_tokens = self
+            .cached_input_tokens
+            .saturating_add(other.cached_input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
     }
 }

@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use tether_config::{
-    Api, Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, JudgeConfig,
-    LoopConfig, MapEnv, ModelConfig, ServerConfig, ZulipConfig,
+    Api, Budget, Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout,
+    JudgeConfig, LoopConfig, LoopJudgeConfig, MapEnv, ModelConfig, Price, ServerConfig,
+    ZulipConfig,
 };
 
 use super::config;
@@ -20,6 +21,8 @@ fn empty_file_gives_the_documented_defaults() {
         config.r#loop,
         LoopConfig {
             max_iterations: 20,
+            budget: Budget::default(),
+            escalate_after_rejects: 3,
             spin_guard: 2,
             oscillation_repeats: 3,
             reminder_after: 3,
@@ -60,6 +63,7 @@ api = "openai-responses"
 base_url = "https://api.openai.com/v1"
 model = "gpt-5"
 api_key_env = "OPENAI_API_KEY"
+price_per_mtok = { input = 3, cached = 0.3, output = 15.0 }
 
 [judge]
 api = "anthropic"
@@ -69,8 +73,19 @@ api_key_env = "ANTHROPIC_API_KEY"
 same_model = true
 timeout_secs = 120
 
+[loop_judge]
+api = "openai-chat"
+base_url = "http://127.0.0.1:8080/v1"
+model = "small"
+price_per_mtok = { input = 0.1, output = 0.4 }
+timeout_secs = 20
+
 [loop]
 max_iterations = 0
+max_tokens = "400k"
+max_cost_usd = 5
+max_duration = "8h"
+escalate_after_rejects = 4
 spin_guard = 5
 oscillation_repeats = 4
 reminder_after = 6
@@ -104,6 +119,11 @@ command = ["my-agent", "--print", ""]
             base_url: "https://api.openai.com/v1".into(),
             model: "gpt-5".into(),
             api_key_env: Some("OPENAI_API_KEY".into()),
+            price: Some(Price {
+                input: 3.0,
+                cached: 0.3,
+                output: 15.0,
+            }),
         }),
         judge: Some(JudgeConfig {
             endpoint: ModelConfig {
@@ -111,12 +131,34 @@ command = ["my-agent", "--print", ""]
                 base_url: "https://api.anthropic.com".into(),
                 model: "claude-opus-4-5".into(),
                 api_key_env: Some("ANTHROPIC_API_KEY".into()),
+                price: None,
             },
             same_model: true,
             timeout_secs: 120,
         }),
+        loop_judge: Some(LoopJudgeConfig {
+            endpoint: ModelConfig {
+                api: Api::OpenAiChat,
+                base_url: "http://127.0.0.1:8080/v1".into(),
+                model: "small".into(),
+                api_key_env: None,
+                price: Some(Price {
+                    input: 0.1,
+                    cached: 0.1,
+                    output: 0.4,
+                }),
+            },
+            timeout_secs: 20,
+        }),
         r#loop: LoopConfig {
             max_iterations: 0,
+            budget: Budget {
+                tokens: Some(400_000),
+                cost_usd: Some(5.0),
+                duration_secs: Some(8 * 3600),
+                iterations: None,
+            },
+            escalate_after_rejects: 4,
             spin_guard: 5,
             oscillation_repeats: 4,
             reminder_after: 6,
@@ -288,4 +330,35 @@ rejected_after = 5
     for var in ["MY_SLACK_BOT", "SLACK_APP_TOKEN", "TELEGRAM_BOT_TOKEN"] {
         assert!(config.key_vars().contains(&var.to_owned()), "{var}");
     }
+}
+
+#[test]
+fn bad_budgets_and_prices_name_their_key_and_line() {
+    let text = "[model]\napi = \"openai-chat\"\nbase_url = \"http://x\"\nmodel = \"m\"\n\
+                price_per_mtok = { input = -1 }\n[loop]\nmax_tokens = \"lots\"\n\
+                max_duration = \"2 hours\"\nmax_cost_usd = \"five\"\n";
+    let err = tether_config::parse(text, Path::new("tether.toml"), &MapEnv::new()).unwrap_err();
+    let problems: Vec<String> = err.problems().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        problems,
+        [
+            "tether.toml:5: model.price_per_mtok.input: must be a number of at least 0 (such as 3 or 0.3)",
+            "tether.toml:5: model.price_per_mtok: needs `input` and `output` (US dollars per million tokens)",
+            "tether.toml:7: loop.max_tokens: `lots` is not a token count (such as 400000, 400k or 1.5M)",
+            "tether.toml:8: loop.max_duration: `2 hours` is not a duration (such as 45s, 90m, 2h, 1h30m or 2d)",
+            "tether.toml:9: loop.max_cost_usd: `five` is not an amount of US dollars (such as 5, $5 or $0.50)",
+        ]
+    );
+}
+
+#[test]
+fn a_price_gives_a_calls_cost() {
+    let price = Price {
+        input: 3.0,
+        cached: 0.3,
+        output: 15.0,
+    };
+    // 1M input of which 400k cached, 100k output: 0.6M × $3 + 0.4M × $0.3 + 0.1M × $15.
+    let cost = price.cost(1_000_000, 400_000, 100_000);
+    assert!((cost - (1.8 + 0.12 + 1.5)).abs() < 1e-9, "{cost}");
 }

@@ -93,6 +93,7 @@ fn model(api_key_env: Option<&str>) -> ModelConfig {
         base_url: "http://127.0.0.1:8080/v1".into(),
         model: "qwen3-coder".into(),
         api_key_env: api_key_env.map(Into::into),
+        price: None,
     }
 }
 

@@ -101,7 +101,7 @@ fn no_problem_ever_echoes_a_key_value() {
 fn a_key_looking_name_elsewhere_is_just_an_unknown_key() {
     assert_eq!(
         problem("[loop]\ntoken = \"x\"\n"),
-        "tether.toml:2: loop.token: unknown key; [loop] has max_iterations, spin_guard, \
+        "tether.toml:2: loop.token: unknown key; [loop] has max_iterations, max_tokens, max_cost_usd, max_duration, escalate_after_rejects, spin_guard, \
          oscillation_repeats, reminder_after, clean_end_reminders, verify_timeout_secs, \
          max_consecutive_failures"
     );

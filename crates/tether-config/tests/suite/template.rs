@@ -34,7 +34,7 @@ fn is_setting(line: &str) -> bool {
         && line.ends_with(']')
         && line[1..line.len() - 1]
             .chars()
-            .all(|c| c.is_ascii_lowercase());
+            .all(|c| c.is_ascii_lowercase() || c == '_');
     let is_key = line.split_once(" = ").is_some_and(|(key, _)| {
         !key.is_empty() && key.chars().all(|c| c.is_ascii_lowercase() || c == '_')
     });

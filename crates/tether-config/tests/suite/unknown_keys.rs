@@ -87,7 +87,7 @@ fn a_far_off_key_gets_no_guess_but_the_valid_keys() {
     );
     assert_eq!(
         problem("wibble = 1\n"),
-        "tether.toml:1: wibble: unknown key; the top level has plan, model, judge, loop, \
+        "tether.toml:1: wibble: unknown key; the top level has plan, model, judge, loop_judge, loop, \
          human, zulip, slack, telegram, notify, executor, server, store"
     );
 }
@@ -96,7 +96,7 @@ fn a_far_off_key_gets_no_guess_but_the_valid_keys() {
 fn a_table_inside_a_table_is_unknown() {
     assert_eq!(
         problem("[loop.extra]\nx = 1\n"),
-        "tether.toml:1: loop.extra: unknown table; [loop] has max_iterations, spin_guard, \
+        "tether.toml:1: loop.extra: unknown table; [loop] has max_iterations, max_tokens, max_cost_usd, max_duration, escalate_after_rejects, spin_guard, \
          oscillation_repeats, reminder_after, clean_end_reminders, verify_timeout_secs, \
          max_consecutive_failures"
     );

@@ -55,6 +55,17 @@ impl Turn {
     pub fn with_usage(mut self, input_tokens: u64, output_tokens: u64) -> Self {
         self.usage = Some(Usage {
             input_tokens,
+            cached_input_tokens: 0,
+            output_tokens,
+        });
+        self
+    }
+
+    /// Reports exactly this usage, `cached` of the input tokens read from the prompt cache.
+    pub fn with_cached_usage(mut self, input_tokens: u64, cached: u64, output_tokens: u64) -> Self {
+        self.usage = Some(Usage {
+            input_tokens,
+            cached_input_tokens: cached,
             output_tokens,
         });
         self
@@ -98,6 +109,7 @@ impl Turn {
         let tokens = |chars: usize| u64::try_from(chars.div_ceil(4).max(1)).unwrap_or(u64::MAX);
         Usage {
             input_tokens: tokens(input),
+            cached_input_tokens: 0,
             output_tokens: tokens(output),
         }
     }

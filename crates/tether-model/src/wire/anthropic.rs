@@ -111,6 +111,7 @@ impl StreamParser for Parser {
                         input_tokens: u64_field(usage, "input_tokens")
                             + u64_field(usage, "cache_creation_input_tokens")
                             + u64_field(usage, "cache_read_input_tokens"),
+                        cached_input_tokens: u64_field(usage, "cache_read_input_tokens"),
                         output_tokens: u64_field(usage, "output_tokens"),
                     };
                 }

@@ -147,6 +147,10 @@ impl StreamParser for Parser {
         if let Some(usage) = chunk.get("usage").filter(|usage| usage.is_object()) {
             self.usage = Usage {
                 input_tokens: u64_field(usage, "prompt_tokens"),
+                cached_input_tokens: usage
+                    .pointer("/prompt_tokens_details/cached_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
                 output_tokens: u64_field(usage, "completion_tokens"),
             };
         }

@@ -151,6 +151,10 @@ impl Parser {
             .pointer("/response/usage")
             .map(|usage| Usage {
                 input_tokens: u64_field(usage, "input_tokens"),
+                cached_input_tokens: usage
+                    .pointer("/input_tokens_details/cached_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
                 output_tokens: u64_field(usage, "output_tokens"),
             })
             .unwrap_or_default();

@@ -111,7 +111,12 @@ pub(super) fn render(turn: &Turn, context: &RenderContext<'_>) -> Vec<Frame> {
                 "content": [],
                 "stop_reason": null,
                 "stop_sequence": null,
-                "usage": {"input_tokens": context.usage.input_tokens, "output_tokens": 1},
+                "usage": {
+                    "input_tokens": context.usage.input_tokens.saturating_sub(context.usage.cached_input_tokens),
+                    "cache_read_input_tokens": context.usage.cached_input_tokens,
+                    "cache_creation_input_tokens": 0,
+                    "output_tokens": 1
+                },
             }}),
         ),
         Frame::named("ping", &json!({"type": "ping"})),

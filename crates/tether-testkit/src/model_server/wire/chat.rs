@@ -138,6 +138,7 @@ pub(super) fn render(turn: &Turn, context: &RenderContext<'_>) -> Vec<Frame> {
         last["usage"] = json!({
             "prompt_tokens": usage.input_tokens,
             "completion_tokens": usage.output_tokens,
+            "prompt_tokens_details": {"cached_tokens": usage.cached_input_tokens},
             "total_tokens": usage.total(),
         });
         frames.push(Frame::data(last.to_string()));

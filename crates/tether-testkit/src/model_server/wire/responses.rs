@@ -183,6 +183,7 @@ pub(super) fn render(turn: &Turn, context: &RenderContext<'_>) -> Vec<Frame> {
             "output": output,
             "usage": {
                 "input_tokens": usage.input_tokens,
+                "input_tokens_details": {"cached_tokens": usage.cached_input_tokens},
                 "output_tokens": usage.output_tokens,
                 "total_tokens": usage.total(),
             },
