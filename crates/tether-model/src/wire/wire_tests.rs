@@ -104,6 +104,7 @@ fn responses_parser_handles_the_full_openai_event_set_without_duplicates() {
             },
             StreamEvent::Usage(Usage {
                 input_tokens: 5,
+                cached_input_tokens: 0,
                 output_tokens: 7
             }),
             StreamEvent::Done {

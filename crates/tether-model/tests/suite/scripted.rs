@@ -36,6 +36,7 @@ async fn turns_are_played_in_order_then_exhaustion_is_an_error() {
         second.usage,
         Usage {
             input_tokens: 3,
+            cached_input_tokens: 0,
             output_tokens: 4
         }
     );
@@ -129,6 +130,7 @@ async fn usage_is_estimated_when_not_scripted() {
         response.usage,
         Usage {
             input_tokens: 3,
+            cached_input_tokens: 0,
             output_tokens: 2
         }
     );

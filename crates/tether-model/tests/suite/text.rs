@@ -32,6 +32,7 @@ async fn plain_text_turn(api: Api) {
         [
             StreamEvent::Usage(Usage {
                 input_tokens: 11,
+                cached_input_tokens: 0,
                 output_tokens: 7
             }),
             StreamEvent::Done {
@@ -85,6 +86,7 @@ async fn usage_is_accounted_on_every_response(api: Api) {
         first.usage,
         Usage {
             input_tokens: 100,
+            cached_input_tokens: 0,
             output_tokens: 5
         }
     );
@@ -92,6 +94,7 @@ async fn usage_is_accounted_on_every_response(api: Api) {
         second.usage,
         Usage {
             input_tokens: 120,
+            cached_input_tokens: 0,
             output_tokens: 9
         }
     );

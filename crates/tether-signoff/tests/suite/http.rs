@@ -44,6 +44,7 @@ async fn a_judge_over_http_accepts_and_its_errors_and_silence_are_rejects() {
             base_url: server.base_url(Api::Anthropic),
             model: "judge-model".into(),
             api_key_env: None,
+            price: None,
         },
         same_model: false,
         timeout_secs: 30,
@@ -89,6 +90,7 @@ fn a_judge_that_is_the_executors_model_is_refused_unless_allowed() {
         base_url: "http://127.0.0.1:9/v1".into(),
         model: "m".into(),
         api_key_env: None,
+        price: None,
     };
     let mut judge = JudgeConfig {
         endpoint: ModelConfig {
