@@ -85,6 +85,7 @@ impl BuiltinAgent {
                 Err(e) => return Err(ExecError::Model(Box::new(e))),
             };
             outcome.input_tokens += response.usage.input_tokens;
+            outcome.cached_input_tokens += response.usage.cached_input_tokens;
             outcome.output_tokens += response.usage.output_tokens;
             observer.event(AgentEvent::ModelCall {
                 input_tokens: response.usage.input_tokens,

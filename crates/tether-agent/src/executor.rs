@@ -73,6 +73,8 @@ pub struct TurnOutcome {
     pub tool_calls: u32,
     /// Tokens used by all of the turn's model calls.
     pub input_tokens: u64,
+    /// Of those, the tokens read from the provider's prompt cache.
+    pub cached_input_tokens: u64,
     /// Tokens produced by all of the turn's model calls.
     pub output_tokens: u64,
     /// What the turn cost in US dollars, when the agent reports it (Claude Code does).

@@ -172,7 +172,9 @@ fn unit_of(item: &str) -> Option<Unit> {
         Some(Unit::Tokens)
     } else if item.starts_with(|c: char| c.is_ascii_digit())
         && item.ends_with(['s', 'm', 'h', 'd'])
-        && item.chars().all(|c| c.is_ascii_digit() || "smhd ".contains(c))
+        && item
+            .chars()
+            .all(|c| c.is_ascii_digit() || "smhd ".contains(c))
     {
         Some(Unit::Duration)
     } else {

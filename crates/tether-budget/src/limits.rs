@@ -20,7 +20,12 @@ pub enum Unit {
 
 impl Unit {
     /// Every unit, in the order they are checked and shown.
-    pub const ALL: [Unit; 4] = [Unit::Iterations, Unit::Tokens, Unit::CostUsd, Unit::Duration];
+    pub const ALL: [Unit; 4] = [
+        Unit::Iterations,
+        Unit::Tokens,
+        Unit::CostUsd,
+        Unit::Duration,
+    ];
 
     /// The unit's name in JSON and in messages.
     pub fn as_str(self) -> &'static str {
@@ -226,7 +231,10 @@ mod tests {
         spent.tokens = 1200;
         let overrun = first_spent(&limits, &spent).unwrap();
         assert_eq!(overrun.unit, Unit::Tokens);
-        assert_eq!(overrun.to_string(), "token budget spent: 1.2k tokens of 1k tokens");
+        assert_eq!(
+            overrun.to_string(),
+            "token budget spent: 1.2k tokens of 1k tokens"
+        );
     }
 
     #[test]

@@ -5,8 +5,19 @@
 
 /// Keys allowed at the top level: `plan` and the tables.
 pub(crate) const TOP_LEVEL: &[&str] = &[
-    "plan", "model", "judge", "loop_judge", "loop", "human", "zulip", "slack", "telegram", "notify", "executor",
-    "server", "store",
+    "plan",
+    "model",
+    "judge",
+    "loop_judge",
+    "loop",
+    "human",
+    "zulip",
+    "slack",
+    "telegram",
+    "notify",
+    "executor",
+    "server",
+    "store",
 ];
 
 /// Keys of `[model]`.

@@ -45,7 +45,6 @@ mod values;
 mod workspace;
 
 pub use budget::Price;
-pub use tether_budget::Budget;
 pub use chat::{NoticeKind, NotifyConfig, SlackConfig, TelegramConfig};
 pub use config::{
     Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, LoopConfig,
@@ -59,4 +58,5 @@ pub use load::{
 pub use model::{Api, JudgeConfig, LoopJudgeConfig, ModelConfig};
 pub use secret::Secret;
 pub use template::TEMPLATE;
+pub use tether_budget::Budget;
 pub use workspace::{STATE_DIR, Workspace};

@@ -208,7 +208,12 @@ fn read_loop(r: &mut Reader, t: &Table, out: &mut crate::LoopConfig) {
         range::MAX_CONSECUTIVE_FAILURES,
     );
     set(failures, &mut out.max_consecutive_failures);
-    let escalate = int(r, t, "escalate_after_rejects", range::ESCALATE_AFTER_REJECTS);
+    let escalate = int(
+        r,
+        t,
+        "escalate_after_rejects",
+        range::ESCALATE_AFTER_REJECTS,
+    );
     set(escalate, &mut out.escalate_after_rejects);
     crate::budget::read_loop_budget(r, t, &mut out.budget);
 }

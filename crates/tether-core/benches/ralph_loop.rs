@@ -71,6 +71,7 @@ fn spec(max: u32) -> RalphSpec {
         prompt: "Make the tests pass. Read TODO.md first, then work through it.".into(),
         promise: Some("DONE".into()),
         max_iterations: Some(max),
+        budget: tether_store::Budget::default(),
         max_consecutive_failures: 3,
     }
 }
@@ -121,6 +122,7 @@ fn builtin_agent_loop() {
         executor: Arc::new(agent),
         human: Desk::from_config(&Config::default(), &ws, journal, Console::Absent),
         usage: tether_core::looping::UsageWaits::default(),
+        price: None,
     };
     let rt = runtime();
     let started = Instant::now();
@@ -177,6 +179,7 @@ fn prompt_bytes_shared() {
             executor: Arc::new(agent),
             human: Desk::from_config(&Config::default(), &ws, journal, Console::Absent),
             usage: tether_core::looping::UsageWaits::default(),
+            price: None,
         };
         let before = server.request_count();
         rt.block_on(ralph::start(
@@ -224,6 +227,7 @@ fn main() {
         executor: exec.clone(),
         human: Desk::from_config(&Config::default(), &ws, journal, Console::Absent),
         usage: tether_core::looping::UsageWaits::default(),
+        price: None,
     };
     let spec = spec(ITERATIONS);
     let runtime = runtime();

@@ -60,6 +60,8 @@ pub enum HumanAct {
     /// Adding an acceptance criterion to a goal, which re-approves its contract
     /// (`tether goal add-criterion`).
     AddCriterion,
+    /// Raising a run's or a goal's budget (`tether resume --add-tokens …`).
+    RaiseBudget,
 }
 
 impl HumanAct {
@@ -73,6 +75,7 @@ impl HumanAct {
             HumanAct::AnswerQuestion => "answering a question",
             HumanAct::ResumeRun => "resuming a run",
             HumanAct::AddCriterion => "adding an acceptance criterion to a goal",
+            HumanAct::RaiseBudget => "raising a budget",
         }
     }
 
@@ -106,6 +109,11 @@ impl HumanAct {
                 "A person adds a criterion with `tether goal add-criterion` in their own shell, \
                  outside the agent. An agent that thinks a goal's contract is missing something \
                  says so with ask_human."
+            }
+            HumanAct::RaiseBudget => {
+                "A person raises a budget with `tether resume <run> --add-tokens …` (or \
+                 --add-cost, --add-time, --add-iterations) in their own shell, outside the \
+                 agent. An agent that needs more budget says why with ask_human."
             }
         }
     }

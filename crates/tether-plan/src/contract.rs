@@ -31,6 +31,10 @@ impl Goal {
         for prefix in &self.ask_before {
             field("ask_before", &prefix.value);
         }
+        // Only when present, so the hashes of goals without a budget stay as they were.
+        if let Some(budget) = &self.budget {
+            field("budget", &budget.value);
+        }
         let digest = h.finalize();
         let mut out = String::with_capacity(7 + 64);
         out.push_str("sha256:");

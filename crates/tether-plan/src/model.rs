@@ -128,6 +128,10 @@ pub struct Goal {
     pub ask_before: Vec<Located<String>>,
     /// `threshold:` (0–5), overriding the run's interaction threshold.
     pub threshold: Option<Field<u8>>,
+    /// `budget:` (`400k tokens, $5, 2h`), what work on this goal may spend; part of the
+    /// contract.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Located<String>>,
     /// The checkbox items, in file order.
     pub subtasks: Vec<Subtask>,
 }
@@ -149,6 +153,13 @@ impl Goal {
     /// The effective threshold override, if one is set and valid.
     pub fn threshold(&self) -> Option<u8> {
         self.threshold.as_ref().and_then(|f| f.value)
+    }
+
+    /// The goal's budget, when it has a valid `budget:` line.
+    pub fn budget(&self) -> Option<tether_budget::Budget> {
+        self.budget
+            .as_ref()
+            .and_then(|l| tether_budget::parse_budget(&l.value).ok())
     }
 
     /// How many subtasks are ticked.

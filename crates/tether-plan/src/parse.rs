@@ -12,13 +12,14 @@ use crate::problem::{Problem, ProblemKind, Severity};
 use crate::syntax;
 
 /// The fields a goal may have, as written in the file.
-pub(crate) const FIELDS: [&str; 6] = [
+pub(crate) const FIELDS: [&str; 7] = [
     "status",
     "done_when",
     "verify",
     "failure_modes",
     "ask_before",
     "threshold",
+    "budget",
 ];
 
 /// Parses `text`, returning the plan and the line table it was read from.
@@ -173,6 +174,7 @@ impl Parser {
                 failure_modes: Vec::new(),
                 ask_before: Vec::new(),
                 threshold: None,
+                budget: None,
                 subtasks: Vec::new(),
             });
             self.cur = GoalState::default();
@@ -332,6 +334,7 @@ impl Parser {
                 "status" => "one of open, active, done, cancelled",
                 "threshold" => "an integer from 0 to 5",
                 "verify" => "a shell command",
+                "budget" => "amounts such as `400k tokens, $5, 2h`",
                 _ => "the condition that means the goal is done",
             };
             return self.problem(
@@ -344,6 +347,7 @@ impl Parser {
         match name {
             "status" => self.status_field(n, value),
             "threshold" => self.threshold_field(n, value),
+            "budget" => self.budget_field(n, value),
             "done_when" | "verify" => {
                 if let Some(g) = self.goals.last_mut() {
                     let located = Some(Located {
@@ -431,6 +435,23 @@ impl Parser {
             g.threshold = Some(Field {
                 invalid: value.is_none().then(|| raw.to_owned()),
                 value,
+                line: n,
+            });
+        }
+    }
+
+    fn budget_field(&mut self, n: usize, raw: &str) {
+        if let Err(e) = tether_budget::parse_budget(raw) {
+            self.problem(
+                Severity::Error,
+                ProblemKind::InvalidBudget,
+                n,
+                format!("`budget:` does not read: {e}"),
+            );
+        }
+        if let Some(g) = self.goals.last_mut() {
+            g.budget = Some(Located {
+                value: raw.to_owned(),
                 line: n,
             });
         }

@@ -26,6 +26,8 @@ pub enum ProblemKind {
     InvalidStatus,
     /// `threshold:` is not an integer from 0 to 5.
     InvalidThreshold,
+    /// `budget:` does not read as amounts (`400k tokens, $5, 2h`).
+    InvalidBudget,
     /// Two goals share an id.
     DuplicateId,
     /// The id comment holds characters an id may not have, or nothing.
@@ -64,6 +66,7 @@ impl ProblemKind {
         match self {
             ProblemKind::InvalidStatus => "invalid_status",
             ProblemKind::InvalidThreshold => "invalid_threshold",
+            ProblemKind::InvalidBudget => "invalid_budget",
             ProblemKind::DuplicateId => "duplicate_id",
             ProblemKind::InvalidId => "invalid_id",
             ProblemKind::SecondId => "second_id",

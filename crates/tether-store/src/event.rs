@@ -14,7 +14,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ids::{QuestionId, RunId, Seq};
-use crate::vocab::{Outcome, Rule, RunKind, Verdict};
+use crate::vocab::{JudgeRole, Outcome, Rule, RunKind, Verdict};
+pub use tether_budget::Unit;
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
 
 /// One thing that happened, as recorded in the journal.
 ///
@@ -56,11 +61,63 @@ pub enum Event {
         n: u32,
         /// Tokens sent to the model.
         input_tokens: u64,
+        /// Of those, the tokens read from the provider's prompt cache.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        cached_input_tokens: u64,
         /// Tokens the model produced.
         output_tokens: u64,
-        /// What the turn cost in US dollars, when the agent reports it.
+        /// What the turn cost in US dollars: reported by the agent, or from the model's price.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
+        /// The goals the iteration worked on (the active ones), which its usage is charged to.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        goals: Vec<String>,
+        /// How long the agent's turn took, in milliseconds.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        duration_ms: u64,
+    },
+    /// What a judge's model call used: the sign-off judge checking a goal, or the loop judge
+    /// reading an iteration.
+    JudgeUsage {
+        /// Which judge.
+        judge: JudgeRole,
+        /// The goal it judged (the sign-off judge), charged with this usage.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        goal_id: Option<String>,
+        /// Tokens sent to the model.
+        input_tokens: u64,
+        /// Of those, the tokens read from the provider's prompt cache.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        cached_input_tokens: u64,
+        /// Tokens the model produced.
+        output_tokens: u64,
+        /// What the calls cost in US dollars, from the model's price.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+    },
+    /// A budget was spent: the run stops (`budget_exhausted`) until a person raises it.
+    BudgetSpent {
+        /// The unit.
+        unit: Unit,
+        /// What was spent.
+        used: f64,
+        /// The limit it reached (raises included).
+        limit: f64,
+        /// The goal whose own budget (its `budget:` line) was spent; `None` for the run's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        goal_id: Option<String>,
+    },
+    /// A person raised a budget (`tether resume --add-tokens 500k`, ...).
+    BudgetRaised {
+        /// The unit.
+        unit: Unit,
+        /// How much was added.
+        amount: f64,
+        /// The goal whose budget was raised; `None` for the run's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        goal_id: Option<String>,
+        /// Who raised it.
+        by: String,
     },
     /// The agent called a tool during iteration `n`.
     ToolCalled {
@@ -192,6 +249,9 @@ impl Event {
             Event::IterationCompleted { .. } => "iteration_completed",
             Event::IterationFailed { .. } => "iteration_failed",
             Event::IterationUsage { .. } => "iteration_usage",
+            Event::JudgeUsage { .. } => "judge_usage",
+            Event::BudgetSpent { .. } => "budget_spent",
+            Event::BudgetRaised { .. } => "budget_raised",
             Event::ToolCalled { .. } => "tool_called",
             Event::PauseRequested { .. } => "pause_requested",
             Event::Paused { .. } => "paused",

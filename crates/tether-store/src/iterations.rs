@@ -81,6 +81,9 @@ pub fn writes_for(before: &RunState, event: &Event) -> Vec<IterationWrite> {
         | Event::RunFinished { .. } => interrupt_other(None).into_iter().collect(),
         Event::ToolCalled { .. }
         | Event::IterationUsage { .. }
+        | Event::JudgeUsage { .. }
+        | Event::BudgetSpent { .. }
+        | Event::BudgetRaised { .. }
         | Event::PauseRequested { .. }
         | Event::CancelRequested { .. }
         | Event::MessageQueued { .. }

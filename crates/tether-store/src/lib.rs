@@ -109,11 +109,14 @@ pub use questions::{AnswerOutcome, NewQuestion, Question, QuestionPost, read_cho
 pub use runs::{Run, RunFilter};
 pub use shared::{EventSink, Journal, RunCell};
 pub use signoffs::{Cancellation, NewCancellation, Reservation, RunningSignoff};
-pub use state::{QueuedMessage, RunState, Usage, UsageLimitWait, utc_clock};
+pub use state::{
+    GoalUsage, QueuedMessage, RunState, SpentBudget, Usage, UsageLimitWait, utc_clock,
+};
 pub use store::{Durability, StoreOptions, now_ms};
+pub use tether_budget::{Budget, Overrun, Spending, Unit, first_spent};
 pub use verdicts::{NewVerdict, VerdictRecord};
 pub use vocab::{
-    IterationOutcome, Outcome, QuestionStatus, Rule, RunKind, RunStatus, UnknownValue, Verdict,
-    VerdictKind,
+    IterationOutcome, JudgeRole, Outcome, QuestionStatus, Rule, RunKind, RunStatus, UnknownValue,
+    Verdict, VerdictKind,
 };
 pub use waiters::Abandoned;

@@ -8,9 +8,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeMap;
+
+use tether_budget::{Budget, Overrun, Spending, Unit};
+
 use crate::event::{Event, StoredEvent};
 use crate::ids::{QuestionId, Seq};
-use crate::vocab::{Outcome, RunKind, RunStatus};
+use crate::vocab::{JudgeRole, Outcome, RunKind, RunStatus};
 
 /// A message queued for the agent and not yet delivered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,12 +62,14 @@ pub fn utc_clock(ms: i64) -> String {
     )
 }
 
-/// What a run's agent turns used, summed over its `iteration_usage` events.
+/// What model calls used, summed over usage events (an agent's turns, a judge's calls).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Usage {
     /// Tokens sent to the model.
     pub input_tokens: u64,
+    /// Of those, the tokens read from the provider's prompt cache.
+    pub cached_input_tokens: u64,
     /// Tokens the model produced.
     pub output_tokens: u64,
     /// What the turns cost in US dollars, summed over the turns whose agent reported it; `None`
@@ -77,23 +83,96 @@ impl Usage {
         self.input_tokens > 0 || self.output_tokens > 0 || self.cost_usd.is_some()
     }
 
-    /// `1200 in / 340 out tokens (≈ $0.0123)`, for people.
+    /// Input and output tokens together.
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+
+    /// `1200 in (200 cached) / 340 out tokens (≈ $0.0123)`, for people.
     pub fn describe(&self) -> String {
         let cost = self
             .cost_usd
             .map_or_else(String::new, |c| format!(" (≈ ${c:.4})"));
+        let cached = if self.cached_input_tokens > 0 {
+            format!(" ({} cached)", self.cached_input_tokens)
+        } else {
+            String::new()
+        };
         format!(
-            "{} in / {} out tokens{cost}",
+            "{} in{cached} / {} out tokens{cost}",
             self.input_tokens, self.output_tokens
         )
     }
 
-    fn add(&mut self, input_tokens: u64, output_tokens: u64, cost_usd: Option<f64>) {
-        self.input_tokens = self.input_tokens.saturating_add(input_tokens);
-        self.output_tokens = self.output_tokens.saturating_add(output_tokens);
-        if let Some(c) = cost_usd {
+    /// Adds one call's (or one sum's) usage.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.cached_input_tokens = self
+            .cached_input_tokens
+            .saturating_add(other.cached_input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        if let Some(c) = other.cost_usd {
             self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c);
         }
+    }
+}
+
+/// What one goal's work used: the agent usage of the iterations it was active in, plus its
+/// sign-off judge's calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GoalUsage {
+    /// Tokens and cost.
+    pub usage: Usage,
+    /// Iterations it was active in.
+    pub iterations: u32,
+    /// The time of those iterations' agent turns, in milliseconds.
+    pub duration_ms: u64,
+}
+
+impl GoalUsage {
+    /// The goal's spending, for its budget.
+    pub fn spending(&self) -> Spending {
+        Spending {
+            iterations: self.iterations,
+            tokens: self.usage.tokens(),
+            cost_usd: self.usage.cost_usd.unwrap_or(0.0),
+            duration_secs: self.duration_ms / 1000,
+        }
+    }
+}
+
+/// A budget that stopped the run: which, and whose.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpentBudget {
+    /// The unit, what was spent and the limit.
+    pub overrun: Overrun,
+    /// The goal whose own budget it was; `None` for the run's.
+    pub goal_id: Option<String>,
+    /// Whether a person has raised it since.
+    #[serde(default)]
+    pub raised: bool,
+}
+
+impl SpentBudget {
+    /// `token budget spent: 512.3k tokens of 500k tokens` (`goal g1's token budget ...`).
+    pub fn describe(&self) -> String {
+        match &self.goal_id {
+            Some(goal) => format!("goal {goal}'s {}", self.overrun),
+            None => format!("the run's {}", self.overrun),
+        }
+    }
+
+    /// The command that raises it, for run `run`: `tether resume r-1 --add-tokens 500k`.
+    pub fn raise_hint(&self, run: &str) -> String {
+        let unit = self.overrun.unit;
+        let example = match unit {
+            Unit::Iterations => "10",
+            Unit::Tokens => "500k",
+            Unit::CostUsd => "5",
+            Unit::Duration => "2h",
+        };
+        format!("tether resume {run} {} {example}", unit.raise_flag())
     }
 }
 
@@ -141,6 +220,21 @@ pub struct RunState {
     pub usage_limit: Option<UsageLimitWait>,
     /// What the run's agent turns used so far.
     pub usage: Usage,
+    /// What the sign-off judge's calls used so far.
+    pub judge_usage: Usage,
+    /// What the loop judge's calls used so far.
+    pub loop_judge_usage: Usage,
+    /// What each goal's work used, by goal id.
+    pub goal_usage: BTreeMap<String, GoalUsage>,
+    /// Milliseconds the run spent running (not stopped, not waiting for an answer), up to its
+    /// last event.
+    pub running_ms: u64,
+    /// What people added to the run's budget (`budget_raised`), per unit.
+    pub raised: Budget,
+    /// What people added to goals' budgets, by goal id.
+    pub goal_raised: BTreeMap<String, Budget>,
+    /// The budget that stopped the run, until it is resumed.
+    pub budget_spent: Option<SpentBudget>,
     /// The seq of the last event folded in.
     pub last_event_seq: Seq,
     /// The type tag of the last event folded in.
@@ -164,6 +258,47 @@ impl RunState {
         self.iteration.saturating_sub(self.budget_start)
     }
 
+    /// Everything the run's model calls used: the agent's and both judges'.
+    pub fn total_usage(&self) -> Usage {
+        let mut total = self.usage;
+        total.add(&self.judge_usage);
+        total.add(&self.loop_judge_usage);
+        total
+    }
+
+    /// The running time up to `now_ms`: [`RunState::running_ms`], plus the time since the last
+    /// event while the run is running.
+    pub fn running_ms_at(&self, now_ms: i64) -> u64 {
+        let open = match (self.status, self.last_event_at_ms) {
+            (RunStatus::Running, Some(last)) => u64::try_from(now_ms - last).unwrap_or(0),
+            _ => 0,
+        };
+        self.running_ms.saturating_add(open)
+    }
+
+    /// What the run spent, against its budget, at `now_ms`.
+    pub fn spending(&self, now_ms: i64) -> Spending {
+        let total = self.total_usage();
+        Spending {
+            iterations: self.budget_used(),
+            tokens: total.tokens(),
+            cost_usd: total.cost_usd.unwrap_or(0.0),
+            duration_secs: self.running_ms_at(now_ms) / 1000,
+        }
+    }
+
+    /// The run's limits: `base` (from its spec) with what people added.
+    pub fn limits(&self, base: &Budget) -> Budget {
+        with_raises(base, &self.raised)
+    }
+
+    /// Goal `goal`'s limits: `base` (its `budget:` line) with what people added.
+    pub fn goal_limits(&self, goal: &str, base: &Budget) -> Budget {
+        self.goal_raised
+            .get(goal)
+            .map_or(*base, |raised| with_raises(base, raised))
+    }
+
     /// Folds in an event read back from the journal. An event this build cannot decode only
     /// moves the position.
     pub fn apply_stored(&mut self, stored: &StoredEvent) {
@@ -175,6 +310,7 @@ impl RunState {
 
     /// Folds in one event appended at `seq` and `at_ms`. Pure: same inputs, same state.
     pub fn apply(&mut self, seq: Seq, at_ms: i64, event: &Event) {
+        self.running_ms = self.running_ms_at(at_ms);
         self.note_position(seq, at_ms, event.kind());
         if self.usage_limit.is_some() && ends_a_usage_wait(event) {
             self.usage_limit = None;
@@ -208,10 +344,87 @@ impl RunState {
             }
             Event::IterationUsage {
                 input_tokens,
+                cached_input_tokens,
                 output_tokens,
                 cost_usd,
+                goals,
+                duration_ms,
                 ..
-            } => self.usage.add(*input_tokens, *output_tokens, *cost_usd),
+            } => {
+                let usage = Usage {
+                    input_tokens: *input_tokens,
+                    cached_input_tokens: *cached_input_tokens,
+                    output_tokens: *output_tokens,
+                    cost_usd: *cost_usd,
+                };
+                self.usage.add(&usage);
+                for goal in goals {
+                    let spent = self.goal_usage.entry(goal.clone()).or_default();
+                    spent.usage.add(&usage);
+                    spent.iterations = spent.iterations.saturating_add(1);
+                    spent.duration_ms = spent.duration_ms.saturating_add(*duration_ms);
+                }
+            }
+            Event::JudgeUsage {
+                judge,
+                goal_id,
+                input_tokens,
+                cached_input_tokens,
+                output_tokens,
+                cost_usd,
+            } => {
+                let usage = Usage {
+                    input_tokens: *input_tokens,
+                    cached_input_tokens: *cached_input_tokens,
+                    output_tokens: *output_tokens,
+                    cost_usd: *cost_usd,
+                };
+                match judge {
+                    JudgeRole::SignOff => self.judge_usage.add(&usage),
+                    JudgeRole::Loop => self.loop_judge_usage.add(&usage),
+                }
+                if let Some(goal) = goal_id {
+                    self.goal_usage
+                        .entry(goal.clone())
+                        .or_default()
+                        .usage
+                        .add(&usage);
+                }
+            }
+            Event::BudgetSpent {
+                unit,
+                used,
+                limit,
+                goal_id,
+            } => {
+                self.budget_spent = Some(SpentBudget {
+                    overrun: Overrun {
+                        unit: *unit,
+                        used: *used,
+                        limit: *limit,
+                    },
+                    goal_id: goal_id.clone(),
+                    raised: false,
+                });
+            }
+            Event::BudgetRaised {
+                unit,
+                amount,
+                goal_id,
+                ..
+            } => {
+                if let Some(spent) = &mut self.budget_spent
+                    && spent.overrun.unit == *unit
+                    && spent.goal_id == *goal_id
+                {
+                    spent.raised = true;
+                }
+                let raised = match goal_id {
+                    Some(goal) => self.goal_raised.entry(goal.clone()).or_default(),
+                    None => &mut self.raised,
+                };
+                add_raise(raised, *unit, *amount);
+            }
             Event::ToolCalled { .. }
             | Event::RuleFired { .. }
             | Event::GoalVerdict { .. }
@@ -223,6 +436,7 @@ impl RunState {
                 self.status = RunStatus::Paused;
             }
             Event::Resumed { reset_budget, .. } => {
+                self.budget_spent = None;
                 self.in_progress = None;
                 self.pause_requested = None;
                 self.outcome = None;
@@ -329,6 +543,45 @@ impl RunState {
             RunStatus::WaitingForInput
         }
     }
+}
+
+/// Adds a raise of `amount` in `unit` to `raised` (which holds sums of raises).
+fn add_raise(raised: &mut Budget, unit: Unit, amount: f64) {
+    let whole = |n: f64| {
+        // Raises are whole counts far below 2^53.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let w = n.max(0.0).round() as u64;
+        w
+    };
+    match unit {
+        Unit::Iterations => {
+            let add = u32::try_from(whole(amount)).unwrap_or(u32::MAX);
+            raised.iterations = Some(raised.iterations.unwrap_or(0).saturating_add(add));
+        }
+        Unit::Tokens => {
+            raised.tokens = Some(raised.tokens.unwrap_or(0).saturating_add(whole(amount)));
+        }
+        Unit::CostUsd => raised.cost_usd = Some(raised.cost_usd.unwrap_or(0.0) + amount.max(0.0)),
+        Unit::Duration => {
+            raised.duration_secs = Some(
+                raised
+                    .duration_secs
+                    .unwrap_or(0)
+                    .saturating_add(whole(amount)),
+            );
+        }
+    }
+}
+
+/// `base` with the sums of raises in `raised` added to each limit it sets.
+fn with_raises(base: &Budget, raised: &Budget) -> Budget {
+    let mut limits = *base;
+    for unit in Unit::ALL {
+        if let Some(amount) = raised.get(unit) {
+            limits.raise(unit, amount);
+        }
+    }
+    limits
 }
 
 /// Whether `event` ends a wait for a usage limit: the iteration starting again, or the run

@@ -246,8 +246,11 @@ fn usage_sums_tokens_and_the_cost_of_the_turns_that_report_it() {
     let usage = |n, input_tokens, output_tokens, cost_usd| Event::IterationUsage {
         n,
         input_tokens,
+        cached_input_tokens: 0,
         output_tokens,
         cost_usd,
+        goals: Vec::new(),
+        duration_ms: 0,
     };
     let state = fold(&[started(5), usage(1, 1000, 200, None)]);
     assert_eq!(state.usage.cost_usd, None);
@@ -260,6 +263,7 @@ fn usage_sums_tokens_and_the_cost_of_the_turns_that_report_it() {
     ]);
     let expected = Usage {
         input_tokens: 1500,
+        cached_input_tokens: 0,
         output_tokens: 250,
         cost_usd: Some(0.75),
     };
@@ -272,4 +276,130 @@ fn usage_sums_tokens_and_the_cost_of_the_turns_that_report_it() {
     let json = r#"{"kind":"ralph","status":"running"}"#;
     let old: RunState = serde_json::from_str(json).unwrap();
     assert_eq!(old.usage, Usage::default());
+}
+
+#[test]
+fn running_time_counts_only_while_running() {
+    // Events a second apart: started(1s) → iteration(2s) → paused(3s) → resumed(4s) → asked(5s)
+    // → answered(6s) → completed(7s).
+    let state = fold(&[
+        started(5),
+        Event::IterationStarted { n: 1 },
+        Event::Paused { reason: "p".into() },
+        Event::Resumed {
+            by: "cli".into(),
+            reset_budget: false,
+        },
+        Event::QuestionAsked {
+            question_id: qid("q-1"),
+        },
+        Event::QuestionAnswered {
+            question_id: qid("q-1"),
+            channel: "cli".into(),
+            responder: "me".into(),
+        },
+        Event::IterationCompleted {
+            n: 1,
+            summary: String::new(),
+        },
+    ]);
+    // Running 1→2→3 (2s), paused 3→4, running 4→5 (1s), waiting 5→6, running 6→7 (1s).
+    assert_eq!(state.running_ms, 4000);
+    assert_eq!(state.running_ms_at(7500), 4500);
+    assert_eq!(state.spending(7500).duration_secs, 4);
+}
+
+#[test]
+fn usage_is_charged_to_the_run_each_judge_and_the_goals() {
+    let agent = Event::IterationUsage {
+        n: 1,
+        input_tokens: 1000,
+        cached_input_tokens: 400,
+        output_tokens: 100,
+        cost_usd: Some(0.5),
+        goals: vec!["g1".into(), "g2".into()],
+        duration_ms: 2500,
+    };
+    let judge = |role, goal: Option<&str>| Event::JudgeUsage {
+        judge: role,
+        goal_id: goal.map(Into::into),
+        input_tokens: 300,
+        cached_input_tokens: 0,
+        output_tokens: 20,
+        cost_usd: Some(0.1),
+    };
+    let state = fold(&[
+        started(5),
+        agent,
+        judge(JudgeRole::SignOff, Some("g1")),
+        judge(JudgeRole::Loop, None),
+    ]);
+    assert_eq!(state.usage.tokens(), 1100);
+    assert_eq!(state.judge_usage.tokens(), 320);
+    assert_eq!(state.loop_judge_usage.tokens(), 320);
+    assert_eq!(state.total_usage().tokens(), 1740);
+    let g1 = state.goal_usage["g1"].spending();
+    assert_eq!((g1.tokens, g1.iterations, g1.duration_secs), (1420, 1, 2));
+    assert!((g1.cost_usd - 0.6).abs() < 1e-9);
+    assert_eq!(state.goal_usage["g2"].usage.tokens(), 1100);
+    assert_eq!(
+        state.usage.describe(),
+        "1000 in (400 cached) / 100 out tokens (≈ $0.5000)"
+    );
+}
+
+#[test]
+fn a_spent_budget_is_kept_until_resumed_and_raises_add_up() {
+    let spent = Event::BudgetSpent {
+        unit: Unit::Tokens,
+        used: 1200.0,
+        limit: 1000.0,
+        goal_id: None,
+    };
+    let raise = |unit, amount, goal: Option<&str>| Event::BudgetRaised {
+        unit,
+        amount,
+        goal_id: goal.map(Into::into),
+        by: "cli".into(),
+    };
+    let state = fold(&[
+        started(5),
+        spent,
+        Event::RunFinished {
+            outcome: Outcome::BudgetExhausted,
+        },
+        raise(Unit::Tokens, 500.0, None),
+        raise(Unit::Tokens, 500.0, None),
+        raise(Unit::CostUsd, 2.0, Some("g1")),
+    ]);
+    let budget = state.budget_spent.clone().unwrap();
+    assert_eq!(
+        budget.describe(),
+        "the run's token budget spent: 1.2k tokens of 1k tokens"
+    );
+    assert_eq!(
+        budget.raise_hint("r-1"),
+        "tether resume r-1 --add-tokens 500k"
+    );
+    let base = Budget {
+        tokens: Some(1000),
+        ..Budget::default()
+    };
+    assert_eq!(state.limits(&base).tokens, Some(2000));
+    let goal_base = Budget {
+        cost_usd: Some(1.0),
+        ..Budget::default()
+    };
+    assert_eq!(state.goal_limits("g1", &goal_base).cost_usd, Some(3.0));
+    assert_eq!(state.goal_limits("g2", &goal_base).cost_usd, Some(1.0));
+    let mut resumed = state;
+    resumed.apply(
+        Seq(99),
+        99_000,
+        &Event::Resumed {
+            by: "cli".into(),
+            reset_budget: false,
+        },
+    );
+    assert_eq!(resumed.budget_spent, None);
 }

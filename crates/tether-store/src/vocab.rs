@@ -217,3 +217,13 @@ vocab!(
 #[cfg(test)]
 #[path = "vocab_tests.rs"]
 mod tests;
+
+vocab!(
+    /// Which judge a model call was for.
+    JudgeRole, "judge" {
+        /// The sign-off judge, checking a goal's claim to be done.
+        SignOff => "sign_off",
+        /// The loop judge, reading an iteration's final message.
+        Loop => "loop",
+    }
+);

@@ -227,9 +227,43 @@ pub struct RalphArgs {
     /// The iteration budget (default: loop.max_iterations, 20). 0 means unlimited; at most 20000.
     #[arg(long, value_name = "N")]
     pub max_iterations: Option<u32>,
+    /// The budgets in tokens, dollars and time.
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Also write every event to stdout.
     #[arg(long, value_name = "FORMAT")]
     pub events: Option<EventsFormat>,
+}
+
+/// A run's budgets besides iterations (default: [loop] max_tokens, max_cost_usd, max_duration).
+#[derive(Debug, Args)]
+pub struct BudgetArgs {
+    /// Tokens the run may use, agent and judges together (400000, 400k, 1.5M).
+    #[arg(long, value_name = "TOKENS", value_parser = tether_budget::parse_tokens)]
+    pub max_tokens: Option<u64>,
+    /// US dollars the run may spend (5, $5, 0.50).
+    #[arg(long = "max-cost", value_name = "USD", value_parser = tether_budget::parse_cost)]
+    pub max_cost_usd: Option<f64>,
+    /// Running time the run may take, not counting pauses and waits for answers (90m, 8h).
+    #[arg(long, value_name = "TIME", value_parser = tether_budget::parse_duration)]
+    pub max_duration: Option<u64>,
+}
+
+/// What `tether resume` adds to a run's budget (a human act).
+#[derive(Debug, Args)]
+pub struct RaiseArgs {
+    /// Tokens to add (500k).
+    #[arg(long, value_name = "TOKENS", value_parser = tether_budget::parse_tokens)]
+    pub add_tokens: Option<u64>,
+    /// US dollars to add (5).
+    #[arg(long, value_name = "USD", value_parser = tether_budget::parse_cost)]
+    pub add_cost: Option<f64>,
+    /// Running time to add (2h).
+    #[arg(long, value_name = "TIME", value_parser = tether_budget::parse_duration)]
+    pub add_time: Option<u64>,
+    /// Iterations to add (10).
+    #[arg(long, value_name = "N", value_parser = tether_budget::parse_iterations)]
+    pub add_iterations: Option<u32>,
 }
 
 /// Options of `tether run`.
@@ -238,6 +272,9 @@ pub struct RunArgs {
     /// The iteration budget (default: loop.max_iterations, 20). 0 means unlimited; at most 20000.
     #[arg(long, value_name = "N")]
     pub max_iterations: Option<u32>,
+    /// The budgets in tokens, dollars and time.
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// The interaction threshold for this run, 0 (never ask) to 5 (default: human.threshold).
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u8).range(0..=5))]
     pub threshold: Option<u8>,
@@ -340,6 +377,9 @@ pub struct RunArg {
 pub struct ResumeArgs {
     /// The run (default: the latest).
     pub run: Option<String>,
+    /// Budget raises: needed to go on when a budget is spent.
+    #[command(flatten)]
+    pub raise: RaiseArgs,
     /// Also write every event to stdout.
     #[arg(long, value_name = "FORMAT")]
     pub events: Option<EventsFormat>,

@@ -167,6 +167,7 @@ impl ClaudeExecutor {
                     final_message: f.message,
                     tool_calls: seen.tool_calls,
                     input_tokens: f.input_tokens,
+                    cached_input_tokens: f.cached_input_tokens,
                     output_tokens: f.output_tokens,
                     cost_usd: f.cost_usd,
                 });

@@ -25,8 +25,10 @@ pub(crate) struct Finish {
     pub(crate) is_error: bool,
     /// `subtype` (`success`, `error_max_turns`, …).
     pub(crate) subtype: String,
-    /// Input tokens of the turn.
+    /// Input tokens of the turn, cache reads and writes included.
     pub(crate) input_tokens: u64,
+    /// Of those, the tokens read from the prompt cache.
+    pub(crate) cached_input_tokens: u64,
     /// Output tokens of the turn.
     pub(crate) output_tokens: u64,
     /// `total_cost_usd`, when the line carries it.
@@ -136,7 +138,15 @@ fn finish(value: &Value) -> Finish {
         message,
         is_error: value["is_error"].as_bool().unwrap_or(false),
         subtype: value["subtype"].as_str().unwrap_or_default().to_owned(),
-        input_tokens: usage["input_tokens"].as_u64().unwrap_or(0),
+        input_tokens: [
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+        ]
+        .iter()
+        .map(|k| usage[*k].as_u64().unwrap_or(0))
+        .sum(),
+        cached_input_tokens: usage["cache_read_input_tokens"].as_u64().unwrap_or(0),
         output_tokens: usage["output_tokens"].as_u64().unwrap_or(0),
         cost_usd: value["total_cost_usd"].as_f64(),
     }

@@ -162,6 +162,7 @@ impl CodexExecutor {
                 final_message: seen.final_message,
                 tool_calls: seen.tool_calls,
                 input_tokens: seen.input_tokens,
+                cached_input_tokens: seen.cached_input_tokens,
                 output_tokens: seen.output_tokens,
                 cost_usd: None,
             });

@@ -30,6 +30,8 @@ pub(crate) struct Seen {
     pub(crate) tool_calls: u32,
     /// Input tokens of the turn.
     pub(crate) input_tokens: u64,
+    /// Of those, the tokens read from the prompt cache.
+    pub(crate) cached_input_tokens: u64,
     /// Output tokens of the turn.
     pub(crate) output_tokens: u64,
 }
@@ -87,6 +89,7 @@ impl<'a> StreamParser<'a> {
         let output_tokens = usage["output_tokens"].as_u64().unwrap_or(0);
         self.seen.completed = true;
         self.seen.input_tokens += input_tokens;
+        self.seen.cached_input_tokens += usage["cached_input_tokens"].as_u64().unwrap_or(0);
         self.seen.output_tokens += output_tokens;
         self.observer.event(AgentEvent::ModelCall {
             input_tokens,

@@ -54,6 +54,7 @@ fn a_stream_becomes_tool_calls_usage_and_the_last_message_whatever_the_chunks() 
             failure: None,
             tool_calls: 4,
             input_tokens: 20,
+            cached_input_tokens: 0,
             output_tokens: 10,
         }
     );

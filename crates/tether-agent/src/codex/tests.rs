@@ -47,6 +47,7 @@ fn completed() -> Seen {
         failure: Some("Reconnecting... 1/5".into()),
         tool_calls: 2,
         input_tokens: 20,
+        cached_input_tokens: 0,
         output_tokens: 10,
     }
 }
@@ -62,6 +63,7 @@ fn a_completed_turn_is_the_outcome_even_after_a_retried_error() {
             final_message: "Done.".into(),
             tool_calls: 2,
             input_tokens: 20,
+            cached_input_tokens: 0,
             output_tokens: 10,
             cost_usd: None,
         }

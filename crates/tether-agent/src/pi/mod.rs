@@ -209,8 +209,9 @@ impl PiExecutor {
                     final_message: last.text,
                     tool_calls: seen.tool_calls,
                     input_tokens: seen.input_tokens,
+                    cached_input_tokens: seen.cached_input_tokens,
                     output_tokens: seen.output_tokens,
-                    cost_usd: None,
+                    cost_usd: seen.cost_usd,
                 });
             }
             Some(last) if last.failed() => {

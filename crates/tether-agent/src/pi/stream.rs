@@ -41,8 +41,12 @@ pub(crate) struct Seen {
     pub(crate) last: Option<Last>,
     /// Tool calls that finished.
     pub(crate) tool_calls: u32,
-    /// Input tokens of every model call.
+    /// Input tokens of every model call, cache reads and writes included.
     pub(crate) input_tokens: u64,
+    /// Of those, the tokens read from the prompt cache.
+    pub(crate) cached_input_tokens: u64,
+    /// What the calls cost, summed over those whose usage carries a cost above zero.
+    pub(crate) cost_usd: Option<f64>,
     /// Output tokens of every model call.
     pub(crate) output_tokens: u64,
     /// `agent_settled` arrived: pi finished the prompt (`aborted` says whether it was stopped).
@@ -92,12 +96,20 @@ impl<'a> StreamParser<'a> {
             return;
         }
         let usage = &message["usage"];
+        let count = |key: &str| usage[key].as_u64().unwrap_or(0);
+        let cached = count("cacheRead");
         let (input, output) = (
-            usage["input"].as_u64().unwrap_or(0),
-            usage["output"].as_u64().unwrap_or(0),
+            count("input") + cached + count("cacheWrite"),
+            count("output"),
         );
+        if let Some(cost) = usage.pointer("/cost/total").and_then(Value::as_f64)
+            && cost > 0.0
+        {
+            self.seen.cost_usd = Some(self.seen.cost_usd.unwrap_or(0.0) + cost);
+        }
         if input + output > 0 {
             self.seen.input_tokens += input;
+            self.seen.cached_input_tokens += cached;
             self.seen.output_tokens += output;
             self.observer.event(AgentEvent::ModelCall {
                 input_tokens: input,

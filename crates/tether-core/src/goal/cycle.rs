@@ -120,6 +120,7 @@ impl LoopKind for GoalLoop {
     fn limits(&self) -> Limits {
         Limits {
             max_iterations: self.spec.max_iterations,
+            budget: self.spec.budget,
             max_consecutive_failures: self.spec.max_consecutive_failures,
         }
     }
@@ -140,6 +141,16 @@ impl LoopKind for GoalLoop {
         }
         self.plan = Some(doc);
         Ok(Next::Continue)
+    }
+
+    /// The active goals of the plan as the reconcile step left it, with their `budget:` lines.
+    fn working_on(&self) -> Vec<(String, Option<tether_store::Budget>)> {
+        self.plan.as_ref().map_or_else(Vec::new, |doc| {
+            doc.plan()
+                .active_goals()
+                .filter_map(|g| Some((g.id()?.to_owned(), g.budget())))
+                .collect()
+        })
     }
 
     /// Prompt: the framing, the plan injection, then what is owed (messages first); the

@@ -17,7 +17,7 @@ mod run;
 mod verdicts;
 
 use serde::{Deserialize, Serialize};
-use tether_store::Rule;
+use tether_store::{Budget, Rule};
 
 use crate::looping::Stopped;
 
@@ -26,12 +26,16 @@ pub use rules::RuleSettings;
 pub use run::{resume, start};
 
 /// A goal loop's parameters, stored as the run's spec.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GoalSpec {
     /// The plan file, relative to the workspace root.
     pub plan: String,
     /// The budget; `None` is unlimited (asked for explicitly).
     pub max_iterations: Option<u32>,
+    /// The budgets in tokens, dollars and time (its `iterations` is unused: that is
+    /// `max_iterations`); unset units are unlimited.
+    #[serde(default)]
+    pub budget: Budget,
     /// The interaction threshold (0–5) the prompt announces.
     pub threshold: u8,
     /// Sign-off by verify alone (`--no-judge`).

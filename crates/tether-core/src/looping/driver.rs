@@ -25,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::kind::{At, LoopKind, Next, Stopped, Turn};
 use super::recorder::{Recorder, chain, summary};
-use super::usage;
 use super::{Deps, LoopError, await_interrupted, open_new, reopen, watch_for_cancel};
+use super::{budget, usage};
 use crate::prompts::Feedback;
 
 /// Creates a run of `run_kind` with `spec`, tells `on_start` its id (so the caller can print
@@ -116,19 +116,15 @@ async fn iterate<K: LoopKind>(
         if let Some(end) = settle(at, kind.before(at, state.iteration)?).await? {
             return Ok(end);
         }
-        if let Some(max) = limits.max_iterations
-            && state.budget_used() >= max
-        {
-            finish(deps, run, Outcome::BudgetExhausted).await?;
-            return Ok(Stopped::BudgetSpent {
-                iteration: state.iteration,
-            }
-            .into());
+        let goals = kind.working_on();
+        if let Some(stopped) = budget::check(at, &state, &limits, &goals).await? {
+            return Ok(stopped.into());
         }
         let n = state.iteration + 1;
         let owed = messages(at, &state, n)?;
         let prompt = kind.prompt(at, n, owed)?;
-        let next = match run_turn_waiting(at, n, &prompt, &interrupt).await? {
+        let charged: Vec<String> = goals.into_iter().map(|(goal, _)| goal).collect();
+        let next = match run_turn_waiting(at, n, &prompt, &charged, &interrupt).await? {
             Ran::Completed {
                 final_message,
                 tool_calls,
@@ -279,13 +275,14 @@ async fn run_turn_waiting(
     at: At<'_>,
     n: u32,
     prompt: &str,
+    goals: &[String],
     interrupt: &CancellationToken,
 ) -> Result<Ran, LoopError> {
     let waits = &at.deps.usage;
     let mut waited = std::time::Duration::ZERO;
     let mut attempt = 0_u32;
     loop {
-        let limit = match run_turn(at, n, prompt.to_owned(), interrupt).await? {
+        let limit = match run_turn(at, n, prompt.to_owned(), goals, interrupt).await? {
             Ok(ran) => return Ok(ran),
             Err(limit) => limit,
         };
@@ -314,6 +311,7 @@ async fn run_turn(
     at: At<'_>,
     n: u32,
     prompt: String,
+    goals: &[String],
     interrupt: &CancellationToken,
 ) -> Result<Result<Ran, UsageLimit>, LoopError> {
     let At { deps, run } = at;
@@ -335,13 +333,15 @@ async fn run_turn(
         access: Access::Work,
     };
     let recorder = Recorder::new(&deps.journal, run, n);
+    let began = std::time::Instant::now();
     let result = deps
         .executor
         .run_turn(request, &recorder, turn_cancel)
         .await;
     watcher.abort();
     if let Ok(outcome) = &result {
-        record_usage(deps, run, n, outcome)?;
+        let took = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
+        record_usage(deps, run, n, outcome, goals, took)?;
     }
     let ran = match result {
         Ok(outcome) => Ran::Completed {
@@ -364,23 +364,42 @@ async fn run_turn(
     Ok(Ok(ran))
 }
 
-/// Records what the turn used, when its executor reported anything.
-fn record_usage(deps: &Deps, run: &RunId, n: u32, outcome: &TurnOutcome) -> Result<(), LoopError> {
-    if outcome.input_tokens == 0 && outcome.output_tokens == 0 && outcome.cost_usd.is_none() {
+/// Records what the turn used — tokens, and its cost as the agent reported it or else from the
+/// model's price — and charges it to the `goals` worked on, when there is anything to record.
+fn record_usage(
+    deps: &Deps,
+    run: &RunId,
+    n: u32,
+    outcome: &TurnOutcome,
+    goals: &[String],
+    duration_ms: u64,
+) -> Result<(), LoopError> {
+    let silent = outcome.input_tokens == 0 && outcome.output_tokens == 0;
+    if silent && outcome.cost_usd.is_none() && goals.is_empty() {
         return Ok(());
     }
+    let priced = deps.price.filter(|_| !silent).map(|price| {
+        price.cost(
+            outcome.input_tokens,
+            outcome.cached_input_tokens,
+            outcome.output_tokens,
+        )
+    });
     let usage = Event::IterationUsage {
         n,
         input_tokens: outcome.input_tokens,
+        cached_input_tokens: outcome.cached_input_tokens,
         output_tokens: outcome.output_tokens,
-        cost_usd: outcome.cost_usd,
+        cost_usd: outcome.cost_usd.or(priced),
+        goals: goals.to_vec(),
+        duration_ms,
     };
     deps.journal.append(run, &usage)?;
     Ok(())
 }
 
 /// Records that the run ended with `outcome`, and tells the human side's channels.
-async fn finish(deps: &Deps, run: &RunId, outcome: Outcome) -> Result<(), LoopError> {
+pub(super) async fn finish(deps: &Deps, run: &RunId, outcome: Outcome) -> Result<(), LoopError> {
     deps.journal.append(run, &Event::RunFinished { outcome })?;
     deps.human.run_ended(run, outcome).await;
     Ok(())

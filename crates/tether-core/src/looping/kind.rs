@@ -3,16 +3,18 @@
 //! the journal events, the agent turn, its errors, finishing the run — is the driver's, and so
 //! the same for every loop.
 
-use tether_store::{Outcome, RunId};
+use tether_store::{Budget, Outcome, RunId};
 
 use super::{Deps, LoopError};
 use crate::prompts::Feedback;
 
 /// A loop's limits, from its spec.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
     /// The budget; `None` is unlimited.
     pub max_iterations: Option<u32>,
+    /// The budgets in the other units (`iterations` unused); unset units are unlimited.
+    pub budget: Budget,
     /// Failed iterations in a row that stop the run.
     pub max_consecutive_failures: u32,
 }
@@ -89,6 +91,13 @@ pub trait LoopKind {
 
     /// The budget and the failure limit.
     fn limits(&self) -> Limits;
+
+    /// The goals the next iteration works on, each with its own budget (its `budget:` line):
+    /// their usage is charged to them and their budgets are checked with the run's. Asked after
+    /// [`LoopKind::before`]; a loop without goals has none.
+    fn working_on(&self) -> Vec<(String, Option<Budget>)> {
+        Vec::new()
+    }
 
     /// At each iteration boundary, after the pause, cancel and Ctrl+C checks and before the
     /// budget's: `done` iterations are behind. The goal loop reconciles the plan with the store

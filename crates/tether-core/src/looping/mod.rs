@@ -8,6 +8,7 @@
 //! Keeping these in one place is what makes the loops behave the same way under pause, cancel,
 //! Ctrl+C, kill -9 and `tether say`.
 
+mod budget;
 mod cancel;
 mod driver;
 mod error;
@@ -47,4 +48,7 @@ pub struct Deps {
     pub human: Desk,
     /// How a usage limit of the agent is waited out.
     pub usage: UsageWaits,
+    /// The agent model's price, for turns whose agent reports no cost (`[model]
+    /// price_per_mtok`).
+    pub price: Option<tether_config::Price>,
 }

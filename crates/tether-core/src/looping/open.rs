@@ -28,6 +28,18 @@ pub fn open_new<S: serde::Serialize>(
     Ok((run, lock))
 }
 
+/// Whether resuming starts the iteration budget again from zero: a run stopped by its own
+/// iteration budget that nobody raised (a plain `tether resume` grants a new one). Budgets in
+/// other units are raised explicitly (`tether resume --add-tokens …`).
+fn resets_iterations(state: &tether_store::RunState) -> bool {
+    state.status == RunStatus::BudgetExhausted
+        && state.budget_spent.as_ref().is_none_or(|spent| {
+            spent.overrun.unit == tether_store::Unit::Iterations
+                && spent.goal_id.is_none()
+                && !spent.raised
+        })
+}
+
 /// How long what a killed driver left running is given to stop after SIGTERM.
 const LEFTOVER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -70,7 +82,7 @@ pub fn reopen<S: serde::de::DeserializeOwned>(
         run,
         &Event::Resumed {
             by: by.to_owned(),
-            reset_budget: status == RunStatus::BudgetExhausted,
+            reset_budget: resets_iterations(&record.state),
         },
     )?;
     Ok((lock, spec))

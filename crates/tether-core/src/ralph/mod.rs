@@ -10,7 +10,7 @@
 pub mod promise;
 
 use serde::{Deserialize, Serialize};
-use tether_store::{Outcome, RunId, RunKind};
+use tether_store::{Budget, Outcome, RunId, RunKind};
 use tokio_util::sync::CancellationToken;
 
 use crate::looping::{self, At, Limits, LoopKind, Next, Stopped, Turn};
@@ -22,7 +22,7 @@ pub use crate::looping::{Deps, LoopError, UsageWaits};
 pub const MAX_ITERATIONS_CEILING: u32 = 20_000;
 
 /// A Ralph loop's parameters, stored as the run's spec.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RalphSpec {
     /// The prompt given each iteration.
     pub prompt: String,
@@ -30,6 +30,10 @@ pub struct RalphSpec {
     pub promise: Option<String>,
     /// The budget; `None` is unlimited (asked for explicitly).
     pub max_iterations: Option<u32>,
+    /// The budgets in tokens, dollars and time (its `iterations` is unused: that is
+    /// `max_iterations`); unset units are unlimited.
+    #[serde(default)]
+    pub budget: Budget,
     /// Failed iterations in a row that stop the loop.
     pub max_consecutive_failures: u32,
 }
@@ -138,6 +142,7 @@ impl LoopKind for Ralph {
     fn limits(&self) -> Limits {
         Limits {
             max_iterations: self.spec.max_iterations,
+            budget: self.spec.budget,
             max_consecutive_failures: self.spec.max_consecutive_failures,
         }
     }

@@ -131,6 +131,7 @@ impl Executor for Scripted {
                     final_message: "spent".into(),
                     tool_calls,
                     input_tokens,
+                    cached_input_tokens: 0,
                     output_tokens,
                     cost_usd,
                 }),

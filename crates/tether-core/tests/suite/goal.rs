@@ -46,6 +46,7 @@ impl Fixture {
             executor: exec,
             human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
             usage: tether_core::looping::UsageWaits::default(),
+            price: None,
         }
     }
     pub(super) fn store(&self) -> Store {
@@ -71,6 +72,7 @@ pub(super) fn spec(max: Option<u32>) -> GoalSpec {
     GoalSpec {
         plan: "plan.md".into(),
         max_iterations: max,
+        budget: tether_store::Budget::default(),
         threshold: 2,
         no_judge: false,
         rules: RuleSettings::default(),

@@ -32,6 +32,7 @@ impl Fixture {
             executor: exec,
             human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
             usage: tether_core::looping::UsageWaits::default(),
+            price: None,
         }
     }
     fn kinds(&self, deps: &Deps, run: &tether_store::RunId) -> Vec<String> {
@@ -57,6 +58,7 @@ fn spec(promise: Option<&str>, max: Option<u32>) -> RalphSpec {
         prompt: "Do the thing.".into(),
         promise: promise.map(str::to_owned),
         max_iterations: max,
+        budget: tether_store::Budget::default(),
         max_consecutive_failures: 3,
     }
 }
@@ -376,18 +378,44 @@ async fn each_turns_usage_is_journalled_and_summed_for_the_run() {
         .unwrap()
         .into_iter()
         .filter_map(|e| e.event)
-        .filter(|e| matches!(e, Event::IterationUsage { .. }))
+        .filter_map(|e| match e {
+            // The turn's wall time is whatever it was.
+            Event::IterationUsage {
+                duration_ms: _,
+                n,
+                input_tokens,
+                cached_input_tokens,
+                output_tokens,
+                cost_usd,
+                goals,
+            } => Some(Event::IterationUsage {
+                n,
+                input_tokens,
+                cached_input_tokens,
+                output_tokens,
+                cost_usd,
+                goals,
+                duration_ms: 0,
+            }),
+            _ => None,
+        })
         .collect();
     let expected = vec![
         Event::IterationUsage {
             n: 1,
             input_tokens: 1000,
+            cached_input_tokens: 0,
+            goals: Vec::new(),
+            duration_ms: 0,
             output_tokens: 200,
             cost_usd: None,
         },
         Event::IterationUsage {
             n: 3,
             input_tokens: 500,
+            cached_input_tokens: 0,
+            goals: Vec::new(),
+            duration_ms: 0,
             output_tokens: 50,
             cost_usd: Some(0.25),
         },

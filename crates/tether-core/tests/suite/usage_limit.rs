@@ -37,6 +37,7 @@ impl Fixture {
             executor: exec,
             human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
             usage,
+            price: None,
         }
     }
 }
@@ -64,6 +65,7 @@ fn spec() -> RalphSpec {
         prompt: "Do the thing.".into(),
         promise: Some("DONE".into()),
         max_iterations: Some(3),
+        budget: tether_store::Budget::default(),
         max_consecutive_failures: 1,
     }
 }

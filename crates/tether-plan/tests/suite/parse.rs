@@ -206,3 +206,32 @@ fn problem_codes_match_their_json_names() {
         assert_eq!(json.as_str(), Some(p.kind.code()));
     }
 }
+
+#[test]
+fn a_budget_line_is_read_checked_and_part_of_the_contract() {
+    let plan = |budget: &str| {
+        format!(
+            "# Plan\n\n## Goal: Cache\n<!-- id: g1 -->\nstatus: active\ndone_when: fast\n{budget}\n"
+        )
+    };
+    let doc = PlanDoc::parse("plan.md", plan("budget: 400k tokens, $5, 2h"));
+    let goal = &doc.plan().goals[0];
+    let budget = goal.budget().unwrap();
+    assert_eq!(budget.tokens, Some(400_000));
+    assert_eq!(budget.cost_usd, Some(5.0));
+    assert_eq!(budget.duration_secs, Some(7200));
+    let without = PlanDoc::parse("plan.md", plan(""));
+    let other = PlanDoc::parse("plan.md", plan("budget: 500k tokens, $5, 2h"));
+    let hash = |d: &PlanDoc| d.plan().goals[0].contract_hash();
+    assert_ne!(hash(&doc), hash(&without));
+    assert_ne!(hash(&doc), hash(&other));
+    let bad = PlanDoc::parse("plan.md", plan("budget: lots of money"));
+    assert_eq!(kinds(&bad), [(7, ProblemKind::InvalidBudget)]);
+    assert!(
+        bad.plan().problems[0]
+            .message
+            .contains("`budget:` does not read"),
+        "{}",
+        bad.plan().problems[0].message
+    );
+}

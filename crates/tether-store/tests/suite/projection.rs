@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 use serde_json::json;
-use tether_store::{Event, Outcome, QuestionId, Rule, RunKind, Verdict};
+use tether_store::{Event, JudgeRole, Outcome, QuestionId, Rule, RunKind, Unit, Verdict};
 
 use super::common::{assert_projection_matches_journal, memory_store, ralph_run};
 
@@ -33,9 +33,29 @@ fn event() -> impl Strategy<Value = Event> {
         2 => (n.clone(), 0u64..5000, 0u64..5000, prop::option::of(0u8..8)).prop_map(
             // Quarter dollars, so the sums are exact however they are stored.
             |(n, input_tokens, output_tokens, quarters)| Event::IterationUsage {
-                n, input_tokens, output_tokens, cost_usd: quarters.map(|q| f64::from(q) / 4.0),
+                n, input_tokens, cached_input_tokens: input_tokens / 2, output_tokens,
+                cost_usd: quarters.map(|q| f64::from(q) / 4.0), goals: vec!["g1".into()],
+                duration_ms: u64::from(n) * 10,
             }
         ),
+        1 => (0u64..5000, prop::option::of(0u8..8), any::<bool>()).prop_map(
+            |(input_tokens, quarters, signoff)| Event::JudgeUsage {
+                judge: if signoff { JudgeRole::SignOff } else { JudgeRole::Loop },
+                goal_id: signoff.then(|| "g1".to_owned()),
+                input_tokens, cached_input_tokens: 0, output_tokens: 10,
+                cost_usd: quarters.map(|q| f64::from(q) / 4.0),
+            }
+        ),
+        1 => (0u8..4, 0u32..100).prop_map(|(unit, amount)| Event::BudgetSpent {
+            unit: Unit::ALL[usize::from(unit)], used: f64::from(amount), limit: 10.0,
+            goal_id: None,
+        }),
+        1 => (0u8..4, 0u32..100, any::<bool>()).prop_map(|(unit, amount, goal)| {
+            Event::BudgetRaised {
+                unit: Unit::ALL[usize::from(unit)], amount: f64::from(amount),
+                goal_id: goal.then(|| "g1".to_owned()), by: "cli".into(),
+            }
+        }),
         1 => text().prop_map(|by| Event::PauseRequested { by }),
         1 => text().prop_map(|reason| Event::Paused { reason }),
         1 => (text(), any::<bool>())

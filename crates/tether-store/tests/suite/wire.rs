@@ -3,7 +3,9 @@
 //! A snapshot of one event of every type pins the wire format: a rename shows up as a diff.
 
 use serde_json::json;
-use tether_store::{Event, Outcome, Rule, RunKind, Seq, Store, StoreOptions, Verdict};
+use tether_store::{
+    Event, JudgeRole, Outcome, Rule, RunKind, Seq, Store, StoreOptions, Unit, Verdict,
+};
 
 use super::common::frozen;
 
@@ -18,8 +20,31 @@ fn one_of_each(question_id: tether_store::QuestionId) -> Vec<Event> {
         Event::IterationUsage {
             n: 1,
             input_tokens: 1200,
+            cached_input_tokens: 800,
             output_tokens: 340,
             cost_usd: Some(0.0125),
+            goals: vec!["g1".into()],
+            duration_ms: 4200,
+        },
+        Event::JudgeUsage {
+            judge: JudgeRole::SignOff,
+            goal_id: Some("g1".into()),
+            input_tokens: 3000,
+            cached_input_tokens: 0,
+            output_tokens: 120,
+            cost_usd: Some(0.0105),
+        },
+        Event::BudgetSpent {
+            unit: Unit::Tokens,
+            used: 512_340.0,
+            limit: 500_000.0,
+            goal_id: None,
+        },
+        Event::BudgetRaised {
+            unit: Unit::Tokens,
+            amount: 500_000.0,
+            goal_id: None,
+            by: "alice".into(),
         },
         Event::IterationCompleted {
             n: 1,

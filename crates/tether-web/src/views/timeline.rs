@@ -141,8 +141,34 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
             },
         ),
         Event::RunFinished { outcome } => ("run", html! { "Run finished: " (outcome.as_str()) }),
+        Event::BudgetSpent {
+            unit,
+            used,
+            limit,
+            goal_id,
+        } => (
+            "rule",
+            html! {
+                @if let Some(goal) = goal_id { "Goal " code { (text(goal)) } "'s " } @else { "The run's " }
+                (unit.noun()) " spent: " (unit.format(*used)) " of " (unit.format(*limit))
+            },
+        ),
+        Event::BudgetRaised {
+            unit,
+            amount,
+            goal_id,
+            by,
+        } => (
+            "control",
+            html! {
+                (text(by)) " raised "
+                @if let Some(goal) = goal_id { "goal " code { (text(goal)) } "'s " } @else { "the run's " }
+                (unit.noun()) " by " (unit.format(*amount))
+            },
+        ),
         Event::QuestionAwaited { .. }
         | Event::ContractApproved { .. }
+        | Event::JudgeUsage { .. }
         | Event::IterationUsage { .. } => return None,
     };
     Some(html! {

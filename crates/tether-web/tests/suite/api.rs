@@ -261,8 +261,11 @@ fn the_run_page_shows_the_runs_usage_once_any_is_known() {
     let usage = |n, cost_usd| Event::IterationUsage {
         n,
         input_tokens: 600,
+        cached_input_tokens: 0,
         output_tokens: 170,
         cost_usd,
+        goals: Vec::new(),
+        duration_ms: 0,
     };
     store
         .append_all(Some(&run), &[usage(1, Some(0.5)), usage(2, Some(0.25))])

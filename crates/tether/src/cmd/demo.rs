@@ -119,6 +119,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
         executor: Arc::new(agent),
         human,
         usage: tether_core::looping::UsageWaits::default(),
+        price: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -189,6 +190,7 @@ fn spec() -> GoalSpec {
     GoalSpec {
         plan: "plan.md".into(),
         max_iterations: Some(5),
+        budget: tether_store::Budget::default(),
         threshold: 2,
         no_judge: false,
         rules: RuleSettings::default(),

@@ -98,6 +98,7 @@ impl Parts {
             executor,
             human,
             usage: UsageWaits::from_config(&config.executor),
+            price: config.model.as_ref().and_then(|m| m.price),
         };
         let web = super::serve::Dashboard::bind(store, ws, config);
         Ok(Parts { fg, deps, web })
@@ -156,7 +157,17 @@ pub fn drive<L: Loop>(
             // it, the plan needs fixing) is a usage error, not a failure of tether.
             _ => Failure::usage(e),
         })?;
-    let (line, exit) = L::report(&ctx.ws, &run, &end, began);
+    let (mut line, exit) = L::report(&ctx.ws, &run, &end, began);
+    if exit == Exit::Budget
+        && let Ok(state) = deps.journal.state(&run)
+        && let Some(spent) = &state.budget_spent
+    {
+        let hint = super::budget::go_on_hint(run.as_str(), spent);
+        line = format!(
+            "run {run} stopped: {}; go on with: {hint}",
+            spent.describe()
+        );
+    }
     // The ending quotes the agent (its error, a rule's reason).
     let line = tether_human::visible::visible(&line);
     if events.is_some() {

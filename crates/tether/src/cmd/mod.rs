@@ -1,6 +1,7 @@
 //! One module per command. Each takes its parsed arguments, the context, and a writer for
 //! stdout, and returns how it ended.
 
+pub mod budget;
 pub mod control;
 pub mod demo;
 pub mod doctor;

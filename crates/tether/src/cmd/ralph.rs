@@ -56,6 +56,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RalphArgs) -> Result<Exit> {
         prompt,
         promise: args.completion_promise.clone(),
         max_iterations: (max != 0).then_some(max),
+        budget: super::budget::from_flags(&loaded.config.r#loop, &args.budget),
         max_consecutive_failures: loaded.config.r#loop.max_consecutive_failures,
     };
     let run = RunCell::default();

@@ -17,13 +17,16 @@ use crate::failure::Failure;
 /// `tether resume`.
 pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
     super::require_human(ctx, HumanAct::ResumeRun)?;
-    let run = {
+    let (run, store) = {
         let store = crate::store::open(&ctx.ws, ctx.env)?;
-        control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?
+        let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
+        (run, store)
     };
     if crate::store::is_team(&ctx.ws, ctx.env)? {
         refuse_elsewhere(ctx, &run)?;
     }
+    super::budget::raise(ctx, &store, &run, &args.raise, &super::who(ctx))?;
+    drop(store);
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let config = &loaded.config;
     let cell = RunCell::default();

@@ -42,7 +42,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
     if let Some(t) = args.threshold {
         config.human.threshold = t;
     }
-    let spec = spec(&config, (max != 0).then_some(max), args.no_judge);
+    let mut spec = spec(&config, (max != 0).then_some(max), args.no_judge);
+    spec.budget = super::budget::from_flags(&config.r#loop, &args.budget);
     let cell = RunCell::default();
     let start = Start::New(spec);
     let parts = Parts::new::<GoalLoop>(
@@ -68,6 +69,7 @@ fn spec(config: &Config, max_iterations: Option<u32>, no_judge: bool) -> GoalSpe
     GoalSpec {
         plan: config.plan.to_string_lossy().into_owned(),
         max_iterations,
+        budget: config.r#loop.budget,
         threshold: config.human.threshold,
         no_judge,
         rules: RuleSettings {

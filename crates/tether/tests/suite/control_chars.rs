@@ -100,6 +100,9 @@ fn status_shows_the_agents_tool_calls_and_errors_escaped() {
         Event::IterationUsage {
             n: 1,
             input_tokens: 1200,
+            cached_input_tokens: 0,
+            goals: Vec::new(),
+            duration_ms: 0,
             output_tokens: 340,
             cost_usd: Some(0.0125),
         },
