@@ -5,7 +5,10 @@
 //! where a run stands for `tether status`.
 
 use serde::Serialize;
-use tether_store::{Event, Run, RunId, RunStatus, Seq, Store, StoredEvent, Usage, UsageLimitWait};
+use tether_store::{
+    Budget, Event, Run, RunId, RunStatus, Seq, Spending, SpentBudget, Store, StoredEvent, Unit,
+    Usage, UsageLimitWait,
+};
 
 use crate::looping;
 use crate::run_lock::RunLock;
@@ -44,6 +47,16 @@ pub struct RunView {
     pub usage_limit: Option<UsageLimitWait>,
     /// What the run's agent turns used so far.
     pub usage: Usage,
+    /// What the sign-off judge's calls used so far.
+    pub judge_usage: Usage,
+    /// What the loop judge's calls used so far.
+    pub loop_judge_usage: Usage,
+    /// The run's limits now (raises included); unset units are unlimited.
+    pub limits: Budget,
+    /// What the run has spent against them.
+    pub spent: Spending,
+    /// The budget that stopped the run, while it stays stopped.
+    pub budget_spent: Option<SpentBudget>,
     /// Where transcripts are, relative to the workspace.
     pub transcripts: String,
     /// The machine the run belongs to (`None` for runs recorded before tether kept it).
@@ -88,6 +101,11 @@ pub fn view(store: &Store, ws: &Workspace, run: &Run) -> Result<RunView, Control
         last_tool_call,
         usage_limit: state.usage_limit.clone(),
         usage: state.usage,
+        judge_usage: state.judge_usage,
+        loop_judge_usage: state.loop_judge_usage,
+        limits: run.limits(),
+        spent: state.spending(tether_store::now_ms()),
+        budget_spent: state.budget_spent.clone(),
         transcripts: ws
             .display(&ws.runs_dir().join(run.id.to_string()))
             .into_owned(),
@@ -121,4 +139,44 @@ pub fn cancel(store: &Store, ws: &Workspace, run: &Run, by: &str) -> Result<Cont
 /// iteration (recorded when it is). A run that ended cannot take messages.
 pub fn say(store: &Store, run: &Run, text: &str, by: &str) -> Result<Control, ControlError> {
     tether_store::control::say(store, run, text, by)
+}
+
+impl RunView {
+    /// `agent 1200 in / 340 out tokens · judge 300 in / 20 out tokens`: who used what, for
+    /// people; `None` when nothing was recorded.
+    pub fn usage_line(&self) -> Option<String> {
+        let parts: Vec<String> = [
+            ("agent", &self.usage),
+            ("judge", &self.judge_usage),
+            ("loop judge", &self.loop_judge_usage),
+        ]
+        .iter()
+        .filter(|(_, u)| u.is_known())
+        .map(|(who, u)| format!("{who} {}", u.describe()))
+        .collect();
+        (!parts.is_empty()).then(|| parts.join(" · "))
+    }
+
+    /// `tokens 12.3k of 400k · cost $0.42 of $5.00`: what was spent of each limited unit
+    /// besides iterations (shown elsewhere); `None` when only iterations are limited.
+    pub fn budget_line(&self) -> Option<String> {
+        budget_line(&self.limits, &self.spent)
+    }
+}
+
+/// `tokens 12.3k tokens of 400k tokens · cost $0.42 of $5.00`: what was spent of each limited
+/// unit but iterations; `None` when none is limited.
+pub fn budget_line(limits: &Budget, spent: &Spending) -> Option<String> {
+    let parts: Vec<String> = [Unit::Tokens, Unit::CostUsd, Unit::Duration]
+        .into_iter()
+        .filter_map(|unit| {
+            let limit = limits.get(unit)?;
+            Some(format!(
+                "{} of {}",
+                unit.format(spent.get(unit)),
+                unit.format(limit)
+            ))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" · "))
 }

@@ -51,12 +51,7 @@ fn write_report(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreE
     if let Some(machine) = &run.machine {
         put!(out, "- **Where:** {machine}, {}", run.workspace.display());
     }
-    let usage = if state.usage.is_known() {
-        state.usage.describe()
-    } else {
-        "not reported by the agent".to_owned()
-    };
-    put!(out, "- **Usage:** {usage}");
+    usage(out, run);
     goals(out, &store.verdicts_for_run(&run.id)?);
     questions(out, store, run)?;
     messages(out, store, run)?;
@@ -159,4 +154,48 @@ fn messages(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreError
         put!(out, "- {by}: {text}");
     }
     Ok(())
+}
+
+/// What the model calls used — the agent's, each judge's, each goal's — against the budgets,
+/// and the budget that stopped the run.
+fn usage(out: &mut String, run: &Run) {
+    let state = &run.state;
+    let agent = if state.usage.is_known() {
+        format!("agent {}", state.usage.describe())
+    } else {
+        "not reported by the agent".to_owned()
+    };
+    put!(out, "- **Usage:** {agent}");
+    if state.judge_usage.is_known() {
+        put!(out, "- **Judge:** {}", state.judge_usage.describe());
+    }
+    if state.loop_judge_usage.is_known() {
+        put!(
+            out,
+            "- **Loop judge:** {}",
+            state.loop_judge_usage.describe()
+        );
+    }
+    let spent = state.spending(state.last_event_at_ms.unwrap_or(run.updated_at_ms));
+    if let Some(line) = crate::control::budget_line(&run.limits(), &spent) {
+        put!(out, "- **Budget:** {line}");
+    }
+    if let Some(stopped) = &state.budget_spent {
+        put!(out, "- **Stopped by:** {}", stopped.describe());
+    }
+    for (goal, used) in &state.goal_usage {
+        let s = used.spending();
+        put!(
+            out,
+            "- **Goal {goal}:** {} iteration(s), {}, {}",
+            s.iterations,
+            tether_store::Unit::Tokens.format(as_amount(s.tokens)),
+            tether_store::Unit::CostUsd.format(s.cost_usd)
+        );
+    }
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn as_amount(n: u64) -> f64 {
+    n as f64
 }

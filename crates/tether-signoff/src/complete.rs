@@ -154,10 +154,12 @@ impl Signoff {
             verify: decision.verify.as_ref(),
             diff: &diff,
         };
-        let final_message = match judge
-            .session(root, request(&brief), &transcript, cancel)
-            .await?
-        {
+        let mut used = crate::judge::SessionUsage::default();
+        let session = judge
+            .session(root, request(&brief), &transcript, cancel, &mut used)
+            .await;
+        self.record_judge_usage(goal_id, &used)?;
+        let final_message = match session? {
             Ok(text) => text,
             Err(why) => return self.record(decision.unavailable(why)),
         };
@@ -177,6 +179,34 @@ impl Signoff {
             }
             verdict::Decision::Accept => self.accept_if_backed(decision, verdict),
         }
+    }
+
+    /// Records what the judge's calls used, charged to the goal (and to the run, in one).
+    fn record_judge_usage(
+        &self,
+        goal_id: &str,
+        used: &crate::judge::SessionUsage,
+    ) -> Result<(), SignoffError> {
+        if used.calls == 0 {
+            return Ok(());
+        }
+        let event = tether_store::Event::JudgeUsage {
+            judge: tether_store::JudgeRole::SignOff,
+            goal_id: Some(goal_id.to_owned()),
+            input_tokens: used.usage.input_tokens,
+            cached_input_tokens: used.usage.cached_input_tokens,
+            output_tokens: used.usage.output_tokens,
+            cost_usd: used.cost_usd,
+        };
+        match &self.run {
+            Some(run) => {
+                self.journal.append(run, &event)?;
+            }
+            None => {
+                self.journal.store().append(None, &event)?;
+            }
+        }
+        Ok(())
     }
 
     /// An accept whose every quote is in its file; otherwise a reject naming the bad quotes.

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tether_config::{Env, JudgeConfig, ModelConfig};
-use tether_model::{Endpoint, HttpOptions, Message, ModelClient, ModelError, Request};
+use tether_config::{Env, JudgeConfig, ModelConfig, Price};
+use tether_model::{Endpoint, HttpOptions, Message, ModelClient, ModelError, Request, Usage};
 use tether_tools::{ToolContext, ToolSet};
 use tokio_util::sync::CancellationToken;
 
@@ -33,6 +33,18 @@ pub struct Judge {
     model_name: String,
     timeout: Duration,
     max_steps: u32,
+    price: Option<Price>,
+}
+
+/// What one judge session's model calls used.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SessionUsage {
+    /// The model calls made.
+    pub calls: u32,
+    /// Their tokens.
+    pub usage: Usage,
+    /// Their cost, from the judge's price (`None` without one).
+    pub cost_usd: Option<f64>,
 }
 
 impl std::fmt::Debug for Judge {
@@ -58,7 +70,15 @@ impl Judge {
             model_name: model_name.into(),
             timeout,
             max_steps: DEFAULT_MAX_STEPS,
+            price: None,
         }
+    }
+
+    /// Prices the judge's calls (`price_per_mtok`), so their cost counts against budgets.
+    #[must_use]
+    pub fn with_price(mut self, price: Option<Price>) -> Self {
+        self.price = price;
+        self
     }
 
     /// The judge `[judge]` describes. Refused when it is the executor's own model
@@ -85,7 +105,8 @@ impl Judge {
             client,
             config.endpoint.model.clone(),
             Duration::from_secs(config.timeout_secs),
-        ))
+        )
+        .with_price(config.endpoint.price))
     }
 
     /// Caps the model calls of one session (at least 1).
@@ -107,21 +128,33 @@ impl Judge {
 
     /// Runs one session over the workspace at `root` on `prompt`, saving the transcript to
     /// `transcript`. `Ok(Ok(final message))`, or `Ok(Err(why the judge is unavailable))`;
-    /// `Err` only for a cancellation or a transcript that cannot be written.
+    /// `Err` only for a cancellation or a transcript that cannot be written. `used` is told
+    /// what the calls used, whatever the outcome.
     pub(crate) async fn session(
         &self,
         root: &Path,
         prompt: String,
         transcript: &Path,
         cancel: &CancellationToken,
+        used: &mut SessionUsage,
     ) -> Result<Result<String, String>, SignoffError> {
         let mut log = Transcript::create(transcript)?;
         log.line(
             &json!({"type": "judge", "model": self.model_name, "max_steps": self.max_steps,
                          "timeout_secs": self.timeout.as_secs()}),
         )?;
-        let result =
-            tokio::time::timeout(self.timeout, self.converse(root, prompt, &mut log, cancel)).await;
+        let result = tokio::time::timeout(
+            self.timeout,
+            self.converse(root, prompt, &mut log, cancel, used),
+        )
+        .await;
+        used.cost_usd = self.price.filter(|_| used.calls > 0).map(|price| {
+            price.cost(
+                used.usage.input_tokens,
+                used.usage.cached_input_tokens,
+                used.usage.output_tokens,
+            )
+        });
         let result = match result {
             Ok(Err(SessionError::Cancelled)) => return Err(SignoffError::Cancelled),
             Ok(Err(SessionError::Transcript(e))) => return Err(e),
@@ -145,6 +178,7 @@ impl Judge {
         prompt: String,
         log: &mut Transcript,
         cancel: &CancellationToken,
+        used: &mut SessionUsage,
     ) -> Result<String, SessionError> {
         let tools = ToolSet::read_only(root)
             .map_err(|e| SessionError::Unavailable(format!("its tools: {e}")))?;
@@ -169,6 +203,8 @@ impl Judge {
                     )));
                 }
             };
+            used.calls += 1;
+            used.usage += response.usage;
             log.line(&json!({"type": "response", "step": step, "response": response}))?;
             messages.push(response.to_message());
             if response.tool_calls.is_empty() {

@@ -55,6 +55,20 @@ pub struct Run {
     pub repo_remote: Option<String>,
 }
 
+impl Run {
+    /// The run's limits now: the budget of its spec (`max_iterations` and `budget`) with what
+    /// people added since.
+    pub fn limits(&self) -> tether_budget::Budget {
+        let mut base: tether_budget::Budget = self
+            .spec
+            .get("budget")
+            .and_then(|b| serde_json::from_value(b.clone()).ok())
+            .unwrap_or_default();
+        base.iterations = self.state.max_iterations;
+        self.state.limits(&base)
+    }
+}
+
 /// Which runs a list shows; every field set must match (none set: every run).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct RunFilter {

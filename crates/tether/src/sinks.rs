@@ -34,6 +34,10 @@ struct ProgressState {
     iteration: u32,
     last: String,
     started: Instant,
+    /// Tokens the run's model calls used (agent and judges), as reported so far.
+    tokens: u64,
+    /// What they cost, when known.
+    cost_usd: Option<f64>,
     shown: bool,
     /// Questions pending: the line is not redrawn meanwhile, so it never overwrites the
     /// terminal's `Your answer:` prompt.
@@ -58,6 +62,8 @@ impl Progress {
                 iteration: 0,
                 last: "starting".to_owned(),
                 started: Instant::now(),
+                tokens: 0,
+                cost_usd: None,
                 shown: false,
                 waiting: 0,
             }),
@@ -85,8 +91,16 @@ impl ProgressState {
         }
         let secs = self.started.elapsed().as_secs();
         let max = self.max.map_or_else(|| "∞".to_owned(), |m| m.to_string());
+        let mut spent = String::new();
+        if self.tokens > 0 {
+            let tokens = tether_budget::format_tokens(self.tokens);
+            spent = format!(" · {tokens} tok");
+        }
+        if let Some(cost) = self.cost_usd {
+            spent.push_str(&format!(" · {}", tether_budget::format_cost(cost)));
+        }
         let line = format!(
-            "⟳ {} · iteration {}/{max} · {:02}:{:02} · {}",
+            "⟳ {} · iteration {}/{max}{spent} · {:02}:{:02} · {}",
             self.run,
             self.iteration,
             secs / 60,
@@ -124,6 +138,35 @@ impl EventSink for Progress {
                     s.last = "thinking".to_owned();
                 }
                 Some(Event::ToolCalled { summary, .. }) => s.last.clone_from(summary),
+                Some(
+                    Event::IterationUsage {
+                        input_tokens,
+                        output_tokens,
+                        cost_usd,
+                        ..
+                    }
+                    | Event::JudgeUsage {
+                        input_tokens,
+                        output_tokens,
+                        cost_usd,
+                        ..
+                    },
+                ) => {
+                    s.tokens = s.tokens.saturating_add(input_tokens + output_tokens);
+                    if let Some(c) = cost_usd {
+                        s.cost_usd = Some(s.cost_usd.unwrap_or(0.0) + c);
+                    }
+                }
+                Some(Event::BudgetSpent {
+                    unit, used, limit, ..
+                }) => {
+                    s.last = format!(
+                        "{} spent: {} of {}",
+                        unit.noun(),
+                        unit.format(*used),
+                        unit.format(*limit)
+                    );
+                }
                 Some(Event::IterationFailed { error, .. }) => s.last = format!("failed: {error}"),
                 Some(Event::WaitingForUsageLimit {
                     n,

@@ -84,8 +84,15 @@ fn write_status(out: &mut String, v: &RunView) -> std::fmt::Result {
     if let Some(wait) = v.usage_limit.as_ref().filter(|_| !v.orphaned) {
         writeln!(out, "{}", wait.describe())?;
     }
-    if v.usage.is_known() {
-        writeln!(out, "usage: {}", v.usage.describe())?;
+    if let Some(usage) = v.usage_line() {
+        writeln!(out, "usage: {usage}")?;
+    }
+    if let Some(budget) = v.budget_line() {
+        writeln!(out, "budget: {budget}")?;
+    }
+    if let Some(spent) = &v.budget_spent {
+        let hint = super::budget::go_on_hint(v.id.as_str(), spent);
+        writeln!(out, "stopped: {}; go on with: {hint}", spent.describe())?;
     }
     if let Some(e) = &v.last_event {
         let what = match &e.event {

@@ -161,6 +161,7 @@ pub fn drive<L: Loop>(
     if exit == Exit::Budget
         && let Ok(state) = deps.journal.state(&run)
         && let Some(spent) = &state.budget_spent
+        && (spent.goal_id.is_some() || spent.overrun.unit != tether_store::Unit::Iterations)
     {
         let hint = super::budget::go_on_hint(run.as_str(), spent);
         line = format!(
