@@ -71,7 +71,7 @@ fn number(text: &str) -> Option<f64> {
 fn whole(n: f64) -> Option<u64> {
     // Bounded below 2^53, so the cast is exact; anything larger is refused.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    (n >= 0.0 && n < 9.0e15).then(|| n.round() as u64)
+    (0.0..9.0e15).contains(&n).then(|| n.round() as u64)
 }
 
 /// Reads a token count: `400000`, `400_000`, `400k`, `1.5M`, optionally followed by `tokens`.

@@ -22,6 +22,11 @@ pub fn from_flags(config: &LoopConfig, args: &BudgetArgs) -> Budget {
     }
 }
 
+/// Whether any raise is given.
+pub fn any_raise(args: &RaiseArgs) -> bool {
+    !raises(args).is_empty()
+}
+
 /// The raises given, by unit.
 fn raises(args: &RaiseArgs) -> Vec<(Unit, f64)> {
     #[allow(clippy::cast_precision_loss)]

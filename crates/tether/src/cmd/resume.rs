@@ -16,6 +16,9 @@ use crate::failure::Failure;
 
 /// `tether resume`.
 pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
+    if super::budget::any_raise(&args.raise) {
+        super::require_human(ctx, HumanAct::RaiseBudget)?;
+    }
     super::require_human(ctx, HumanAct::ResumeRun)?;
     let (run, store) = {
         let store = crate::store::open(&ctx.ws, ctx.env)?;

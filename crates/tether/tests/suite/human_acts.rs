@@ -39,6 +39,7 @@ sed 's/^verify: .*/verify: true/' plan.md > plan.tmp && cat plan.tmp > plan.md &
 "$exe" plan approve --all > approve.out 2>&1; echo $? > approve.code
 "$exe" goal complete add --no-judge > nojudge.out 2>&1; echo $? > nojudge.code
 "$exe" goal add-criterion add "or anything at all" > criterion.out 2>&1; echo $? > criterion.code
+"$exe" resume --add-tokens 1M --add-iterations 100 > raise.out 2>&1; echo $? > raise.code
 # An orphan without the mark: its parent exits at once, so it is adopted by tether.
 sh -c '(sleep 0.2; env -u TETHER_AGENT "$0" plan approve --all > orphan.out 2>&1; echo $? > orphan.code) &' "$exe"
 while [ ! -f orphan.code ]; do sleep 0.05; done
@@ -128,6 +129,7 @@ fn an_agent_cannot_approve_its_contract_or_skip_the_judge() {
         ("approve", "TETHER_AGENT is set"),
         ("nojudge", "TETHER_AGENT is set"),
         ("criterion", "TETHER_AGENT is set"),
+        ("raise", "raising a budget"),
         ("orphan", "which drives run r-"),
     ] {
         assert_eq!(e.read(&format!("{file}.code")).trim(), "2", "{file}");
@@ -151,6 +153,13 @@ fn an_agent_cannot_approve_its_contract_or_skip_the_judge() {
     assert_eq!(goal.status().as_str(), "active");
     assert_ne!(goal.contract_hash(), approval.contract_hash);
     assert_eq!(e.judge.request_count(), 0, "the judge was never asked");
+    let run = store.latest_run().unwrap().unwrap();
+    let raised = store
+        .events(&run.id, Seq(0), usize::MAX)
+        .unwrap()
+        .into_iter()
+        .any(|e| matches!(e.event, Some(Event::BudgetRaised { .. })));
+    assert!(!raised, "the agent raised its own budget");
 }
 
 #[test]
@@ -233,6 +242,7 @@ fn human_commands_are_refused_with_the_agent_mark() {
         &["goal", "cancel", "add", "--reason", "x"],
         &["answer", "q-abcdef", "yes"],
         &["resume"],
+        &["resume", "--add-tokens", "500k"],
         &["run", "--no-judge"],
     ] {
         let out = cmd(e.path(), args)

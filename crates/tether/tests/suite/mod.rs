@@ -1,5 +1,6 @@
 mod adversarial;
 mod ask_cli;
+mod budgets;
 mod claude_cli;
 mod claude_elicitation;
 mod claude_gate;
