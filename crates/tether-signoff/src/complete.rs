@@ -67,6 +67,13 @@ impl Signoff {
             && let Some(attempt) =
                 unchanged::rejected_on_same_tree(&self.ws.state_dir(), goal_id, now)
         {
+            if let Some(run) = &self.run {
+                let marker = tether_store::Event::NothingChanged {
+                    goal_id: goal_id.to_owned(),
+                    since_attempt: attempt,
+                };
+                self.journal.append(run, &marker)?;
+            }
             return Ok(refused(
                 goal_id,
                 format!(

@@ -95,6 +95,15 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
     },
+    /// `complete_goal` was refused at once because nothing changed since the goal's last
+    /// rejected attempt (no verify, no model call). The goal loop counts it as a rejection and,
+    /// for the spin guard, as an idle iteration.
+    NothingChanged {
+        /// The goal.
+        goal_id: String,
+        /// The rejected attempt the workspace is unchanged since.
+        since_attempt: u32,
+    },
     /// A budget was spent: the run stops (`budget_exhausted`) until a person raises it.
     BudgetSpent {
         /// The unit.
@@ -250,6 +259,7 @@ impl Event {
             Event::IterationFailed { .. } => "iteration_failed",
             Event::IterationUsage { .. } => "iteration_usage",
             Event::JudgeUsage { .. } => "judge_usage",
+            Event::NothingChanged { .. } => "nothing_changed",
             Event::BudgetSpent { .. } => "budget_spent",
             Event::BudgetRaised { .. } => "budget_raised",
             Event::ToolCalled { .. } => "tool_called",

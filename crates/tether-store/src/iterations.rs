@@ -82,6 +82,7 @@ pub fn writes_for(before: &RunState, event: &Event) -> Vec<IterationWrite> {
         Event::ToolCalled { .. }
         | Event::IterationUsage { .. }
         | Event::JudgeUsage { .. }
+        | Event::NothingChanged { .. }
         | Event::BudgetSpent { .. }
         | Event::BudgetRaised { .. }
         | Event::PauseRequested { .. }

@@ -426,6 +426,7 @@ impl RunState {
                 add_raise(raised, *unit, *amount);
             }
             Event::ToolCalled { .. }
+            | Event::NothingChanged { .. }
             | Event::RuleFired { .. }
             | Event::GoalVerdict { .. }
             | Event::ContractApproved { .. } => {}

@@ -187,6 +187,13 @@ vocab!(
         CancelUnconfirmed => "cancel_unconfirmed",
         /// A goal of the run disappeared from the plan: the run pauses for a person.
         GoalRemoved => "goal_removed",
+        /// A goal was rejected (or re-asked on an unchanged tree) several times in a row: a
+        /// person is asked how to go on.
+        CircuitBreaker => "circuit_breaker",
+        /// The loop judge read an iteration and found the agent stuck: a person is asked.
+        LoopJudgeBlocked => "loop_judge_blocked",
+        /// The loop judge failed several times in a row and is off for the rest of the run.
+        LoopJudgeOff => "loop_judge_off",
     }
 );
 

@@ -6,13 +6,13 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use tether_plan::PlanDoc;
-use tether_store::{Event, NewQuestion, Outcome, Rule, RunId};
+use tether_store::{Event, NewQuestion, Outcome, Rule, RunId, Seq};
 
 use super::observe::{fingerprint, text_hash};
 use super::reconcile::Reconciled;
 use super::rules::{Decision, Observation, Rules, Stop};
 use super::{Deps, GoalEnd, GoalSpec, LoopError};
-use crate::looping::{At, Limits, LoopKind, Next, Turn};
+use crate::looping::{Answered, At, HumanCall, Limits, LoopKind, Next, Turn, Why};
 use crate::prompts::Feedback;
 use crate::prompts::goal as prompt;
 use tether_plan::file as plan_file;
@@ -36,6 +36,8 @@ pub(super) struct GoalLoop {
     plan: Option<PlanDoc>,
     /// The workspace and plan fingerprints taken just before the turn.
     before: (u64, u64),
+    /// The journal's last event before the turn began: what the turn did comes after it.
+    pub(super) turn_began: Seq,
 }
 
 impl GoalLoop {
@@ -54,6 +56,7 @@ impl GoalLoop {
             owed,
             plan: None,
             before: (0, 0),
+            turn_began: Seq(0),
             spec,
         })
     }
@@ -100,7 +103,10 @@ impl GoalLoop {
             });
         }
         Ok(match decision.stop {
-            None => Next::Continue,
+            None => match &decision.escalate {
+                Some(escalation) => Next::Ask(super::breaker::call(escalation)),
+                None => Next::Continue,
+            },
             Some(Stop::Blocked { rule, reason }) => {
                 Next::Finish(Outcome::Blocked, GoalEnd::Blocked { rule, reason })
             }
@@ -166,6 +172,7 @@ impl LoopKind for GoalLoop {
                 .filter_map(|g| g.id().map(str::to_owned)),
         );
         owed.append(&mut self.owed);
+        self.turn_began = at.deps.journal.state(at.run)?.last_event_seq;
         let text = prompt::iteration(&self.spec.plan, doc.plan(), self.spec.threshold, &owed);
         self.before = (
             fingerprint(at.deps.ws.root(), &self.plan_path),
@@ -178,6 +185,21 @@ impl LoopKind for GoalLoop {
     fn after(&mut self, at: At<'_>, n: u32, turn: Turn<'_>) -> Result<Next<GoalEnd>, LoopError> {
         let decision = self.observe(at, turn)?;
         self.decide(at, n, turn, decision)
+    }
+
+    /// The person's answer to the circuit breaker's question.
+    fn answered(
+        &mut self,
+        at: At<'_>,
+        call: &HumanCall,
+        answer: Answered,
+    ) -> Result<Next<GoalEnd>, LoopError> {
+        match &call.why {
+            Why::CircuitBreaker { goal, rejects } => {
+                self.breaker_answered(at, goal, *rejects, answer)
+            }
+            Why::LoopJudge => Ok(Next::Continue),
+        }
     }
 }
 

@@ -9,6 +9,7 @@
 //! cancelled, killed and resumed; the plan and the store, not the model's memory, say where the
 //! work stands.
 
+mod breaker;
 mod cycle;
 pub mod observe;
 mod reconcile;

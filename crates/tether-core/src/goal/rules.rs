@@ -1,6 +1,7 @@
 //! The goal loop's rules, decided after each iteration from what it did: the spin guard, the
-//! oscillation nudge, the upkeep reminder, the clean-end reminders, and the pause after the judge
-//! failed several times in a row.
+//! oscillation nudge, the upkeep reminder, the clean-end reminders, the pause after the judge
+//! failed several times in a row, and the circuit breaker — a goal rejected (or re-asked on an
+//! unchanged workspace) several times in a row is not retried blindly: a person is asked.
 //!
 //! This is a pure state machine (observations in, feedback and a possible stop out) so every
 //! rule can be tested without running an agent; the loop records each fired rule as an event.
@@ -28,6 +29,13 @@ pub struct RuleSettings {
     pub judge_failures: u32,
     /// Whether the agent may ask a human (threshold above 0): the nudge suggests asking.
     pub asking_allowed: bool,
+    /// Rejections of one goal in a row after which a person is asked how to go on (0: never).
+    #[serde(default = "default_escalate_after_rejects")]
+    pub escalate_after_rejects: u32,
+}
+
+fn default_escalate_after_rejects() -> u32 {
+    3
 }
 
 impl Default for RuleSettings {
@@ -40,6 +48,7 @@ impl Default for RuleSettings {
             clean_end_reminders: 2,
             judge_failures: 3,
             asking_allowed: true,
+            escalate_after_rejects: default_escalate_after_rejects(),
         }
     }
 }
@@ -56,6 +65,21 @@ pub struct Attempt {
     /// Why it was rejected.
     pub reason: String,
     /// What the judge found missing.
+    pub missing: Vec<String>,
+    /// Refused at once because nothing changed since a rejected attempt (no verify, no judge).
+    pub unchanged: bool,
+}
+
+/// A goal the circuit breaker stops retrying blindly: a person is asked how to go on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escalation {
+    /// The goal.
+    pub goal: String,
+    /// Rejections in a row.
+    pub rejects: u32,
+    /// The last rejection's reason.
+    pub reason: String,
+    /// What the judge found missing, over those rejections, each item once.
     pub missing: Vec<String>,
 }
 
@@ -102,6 +126,8 @@ pub struct Decision {
     pub feedback: Vec<Feedback>,
     /// Whether the run stops here.
     pub stop: Option<Stop>,
+    /// A goal whose rejections tripped the circuit breaker: a person decides what happens.
+    pub escalate: Option<Escalation>,
 }
 
 /// The rules' memory between iterations.
@@ -114,6 +140,8 @@ pub struct Rules {
     verify_repeats: u32,
     judge_failures: u32,
     clean_end: BTreeMap<String, u32>,
+    /// Per goal: rejections in a row, and the missing items they named.
+    rejects: BTreeMap<String, (u32, Vec<String>)>,
 }
 
 impl Rules {
@@ -127,6 +155,7 @@ impl Rules {
             verify_repeats: 0,
             judge_failures: 0,
             clean_end: BTreeMap::new(),
+            rejects: BTreeMap::new(),
         }
     }
 
@@ -134,6 +163,7 @@ impl Rules {
     pub fn after_iteration(&mut self, obs: &Observation<'_>) -> Decision {
         let mut d = Decision::default();
         self.attempts(obs.attempts, &mut d);
+        self.circuit_breaker(obs.attempts, &mut d);
         self.spin_guard(obs, &mut d);
         self.reminder(obs, &mut d);
         self.clean_end(obs, &mut d);
@@ -197,14 +227,60 @@ impl Rules {
         }
     }
 
+    /// Counts each goal's rejections in a row (verify failed, judge rejected, or nothing
+    /// changed since a rejection; an accept starts again, a judge that failed judged nothing);
+    /// at `escalate_after_rejects` the goal is escalated and its count starts again.
+    fn circuit_breaker(&mut self, attempts: &[Attempt], d: &mut Decision) {
+        let n = self.settings.escalate_after_rejects;
+        for a in attempts {
+            match a.kind {
+                VerdictKind::Accepted => {
+                    self.rejects.remove(&a.goal);
+                }
+                VerdictKind::JudgeUnavailable => {}
+                VerdictKind::VerifyFailed | VerdictKind::JudgeRejected => {
+                    let (count, missing) = self.rejects.entry(a.goal.clone()).or_default();
+                    *count += 1;
+                    for item in &a.missing {
+                        if !missing.contains(item) {
+                            missing.push(item.clone());
+                        }
+                    }
+                    if n > 0 && *count >= n && d.escalate.is_none() {
+                        d.escalate = Some(Escalation {
+                            goal: a.goal.clone(),
+                            rejects: *count,
+                            reason: a.reason.clone(),
+                            missing: std::mem::take(missing),
+                        });
+                        *count = 0;
+                    }
+                }
+            }
+        }
+        if let Some(e) = &d.escalate {
+            d.fired.push((
+                Rule::CircuitBreaker,
+                format!("`{}` was rejected {} times in a row", e.goal, e.rejects),
+            ));
+        }
+    }
+
     fn spin_guard(&mut self, obs: &Observation<'_>, d: &mut Decision) {
-        if obs.tool_calls == 0 && !obs.files_changed && !obs.plan_changed {
+        // Re-asking for a sign-off of an unchanged workspace is no progress either.
+        let idle = obs.tool_calls == 0 || obs.attempts.iter().any(|a| a.unchanged);
+        if d.escalate.is_some() {
+            // A person decides now; their answer starts the count again.
+            self.spins = 0;
+            return;
+        }
+        if idle && !obs.files_changed && !obs.plan_changed {
             self.spins += 1;
         } else {
             self.spins = 0;
         }
         let n = self.settings.spin_guard;
-        if n > 0 && self.spins >= n && d.stop.is_none() {
+        if n > 0 && self.spins >= n && d.stop.is_none() && d.escalate.is_none() {
             let reason = format!("{n} iterations in a row with no tool call and no file change");
             d.fired.push((Rule::SpinGuard, reason.clone()));
             d.stop = Some(Stop::Blocked {

@@ -11,6 +11,8 @@ const SETTINGS: RuleSettings = RuleSettings {
     clean_end_reminders: 2,
     judge_failures: 3,
     asking_allowed: true,
+    // The circuit breaker has its own tests (with the default of 3).
+    escalate_after_rejects: 0,
 };
 
 fn plan(subtasks: &str) -> Plan {
@@ -41,6 +43,7 @@ fn failed_verify(hash: u64) -> Attempt {
         failed_verify: Some(hash),
         reason: "verify failed (exit 1)".into(),
         missing: vec![],
+        unchanged: false,
     }
 }
 
@@ -51,6 +54,7 @@ fn judge_down() -> Attempt {
         failed_verify: None,
         reason: "judge unavailable: timed out".into(),
         missing: vec![],
+        unchanged: false,
     }
 }
 
@@ -214,4 +218,107 @@ fn a_goal_without_subtasks_gets_no_clean_end_reminder() {
     for _ in 0..4 {
         assert_eq!(rules.after_iteration(&obs(&none, &[])), Decision::default());
     }
+}
+
+fn rejected(missing: &[&str]) -> Attempt {
+    Attempt {
+        kind: VerdictKind::JudgeRejected,
+        reason: "the test asserts nothing".into(),
+        missing: missing.iter().map(|m| (*m).to_owned()).collect(),
+        ..judge_down()
+    }
+}
+
+fn unchanged() -> Attempt {
+    Attempt {
+        reason: "nothing changed since attempt 1, which was rejected".into(),
+        unchanged: true,
+        ..rejected(&[])
+    }
+}
+
+const BREAKER: RuleSettings = RuleSettings {
+    escalate_after_rejects: 3,
+    ..SETTINGS
+};
+
+#[test]
+fn three_rejects_in_a_row_escalate_with_every_missing_item_once() {
+    let p = plan("- [ ] a");
+    let mut rules = Rules::new(BREAKER);
+    assert_eq!(
+        rules
+            .after_iteration(&obs(&p, &[rejected(&["a test"])]))
+            .escalate,
+        None
+    );
+    // A failed judge judged nothing: it neither counts nor resets.
+    rules.after_iteration(&obs(&p, &[judge_down()]));
+    assert_eq!(
+        rules
+            .after_iteration(&obs(&p, &[failed_verify(1)]))
+            .escalate,
+        None
+    );
+    let d = rules.after_iteration(&obs(&p, &[rejected(&["a test", "the docs"])]));
+    assert_eq!(rules_fired(&d), ["circuit_breaker"]);
+    let e = d.escalate.expect("escalated");
+    assert_eq!((e.goal.as_str(), e.rejects), ("g", 3));
+    assert_eq!(e.missing, ["a test", "the docs"]);
+    // The count starts again.
+    assert_eq!(
+        rules.after_iteration(&obs(&p, &[rejected(&[])])).escalate,
+        None
+    );
+}
+
+#[test]
+fn an_accept_resets_the_breaker_and_zero_turns_it_off() {
+    let p = plan("- [ ] a");
+    let mut rules = Rules::new(BREAKER);
+    rules.after_iteration(&obs(&p, &[rejected(&[])]));
+    rules.after_iteration(&obs(&p, &[rejected(&[])]));
+    let accepted = Attempt {
+        kind: VerdictKind::Accepted,
+        ..rejected(&[])
+    };
+    rules.after_iteration(&obs(&p, &[accepted]));
+    assert_eq!(
+        rules.after_iteration(&obs(&p, &[rejected(&[])])).escalate,
+        None
+    );
+    let mut off = Rules::new(SETTINGS);
+    for _ in 0..10 {
+        assert_eq!(
+            off.after_iteration(&obs(&p, &[rejected(&[])])).escalate,
+            None
+        );
+    }
+}
+
+#[test]
+fn re_asking_on_an_unchanged_tree_counts_as_a_reject_and_as_idle() {
+    let p = plan("- [ ] a");
+    let idle = Observation {
+        files_changed: false,
+        plan_changed: false,
+        ..obs(&p, &[])
+    };
+    let unchanged = [unchanged()];
+    let idle_unchanged = Observation {
+        attempts: &unchanged,
+        ..idle
+    };
+    // Without the breaker, the spin guard blocks the second idle re-ask.
+    let mut spin_only = Rules::new(SETTINGS);
+    spin_only.after_iteration(&obs(&p, &[rejected(&[])]));
+    assert_eq!(spin_only.after_iteration(&idle_unchanged).stop, None);
+    let d = spin_only.after_iteration(&idle_unchanged);
+    assert!(matches!(d.stop, Some(Stop::Blocked { .. })), "{d:?}");
+    // With it, the third rejection in a row asks the person instead.
+    let mut rules = Rules::new(BREAKER);
+    rules.after_iteration(&obs(&p, &[rejected(&[])]));
+    rules.after_iteration(&idle_unchanged);
+    let d = rules.after_iteration(&idle_unchanged);
+    assert!(d.escalate.is_some() && d.stop.is_none(), "{d:?}");
 }

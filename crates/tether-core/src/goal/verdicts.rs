@@ -31,7 +31,38 @@ impl GoalLoop {
                 self.signed_off.push(r.decision.goal_id.clone());
             }
         }
-        Ok(records.iter().map(attempt).collect())
+        let mut attempts: Vec<Attempt> = records.iter().map(attempt).collect();
+        attempts.extend(self.refused_unchanged(at)?);
+        Ok(attempts)
+    }
+
+    /// The sign-offs refused during the iteration because nothing had changed since a
+    /// rejection (`nothing_changed` events after the turn began), as rejections.
+    fn refused_unchanged(&self, at: At<'_>) -> Result<Vec<Attempt>, LoopError> {
+        let events = at
+            .deps
+            .journal
+            .store()
+            .events(at.run, self.turn_began, usize::MAX)?;
+        Ok(events
+            .into_iter()
+            .filter_map(|e| match e.event {
+                Some(Event::NothingChanged {
+                    goal_id,
+                    since_attempt,
+                }) => Some(Attempt {
+                    goal: goal_id,
+                    kind: VerdictKind::JudgeRejected,
+                    failed_verify: None,
+                    reason: format!(
+                        "nothing changed since attempt {since_attempt}, which was rejected"
+                    ),
+                    missing: Vec::new(),
+                    unchanged: true,
+                }),
+                _ => None,
+            })
+            .collect())
     }
 }
 
@@ -44,6 +75,7 @@ fn attempt(record: &VerdictRecord) -> Attempt {
         failed_verify: (d.kind == VerdictKind::VerifyFailed).then(|| text_hash(&d.reason)),
         reason: d.reason.clone(),
         missing: d.missing.clone(),
+        unchanged: false,
     }
 }
 

@@ -23,6 +23,7 @@ use tether_config::OnUsageLimit;
 use tether_store::{Event, Outcome, RunId, RunKind, RunState};
 use tokio_util::sync::CancellationToken;
 
+use super::ask::{self, Asked};
 use super::kind::{At, LoopKind, Next, Stopped, Turn};
 use super::recorder::{Recorder, chain, summary};
 use super::{Deps, LoopError, await_interrupted, open_new, reopen, watch_for_cancel};
@@ -113,7 +114,8 @@ async fn iterate<K: LoopKind>(
         if let Some(stopped) = boundary(at, &state, &interrupt).await? {
             return Ok(stopped.into());
         }
-        if let Some(end) = settle(at, kind.before(at, state.iteration)?).await? {
+        let next = kind.before(at, state.iteration)?;
+        if let Some(end) = settle(at, kind, next, &interrupt).await? {
             return Ok(end);
         }
         let goals = kind.working_on();
@@ -180,7 +182,7 @@ async fn iterate<K: LoopKind>(
             }
             Ran::Stopped(stopped) => return Ok(stopped.into()),
         };
-        if let Some(end) = settle(at, next).await? {
+        if let Some(end) = settle(at, kind, next, &interrupt).await? {
             return Ok(end);
         }
     }
@@ -213,18 +215,49 @@ pub(super) async fn boundary(
     Ok(None)
 }
 
-/// Records the ending a loop decided on, if it decided on one.
-async fn settle<E>(at: At<'_>, next: Next<E>) -> Result<Option<E>, LoopError> {
-    match next {
-        Next::Continue => Ok(None),
-        Next::Finish(outcome, end) => {
-            finish(at.deps, at.run, outcome).await?;
-            Ok(Some(end))
-        }
-        Next::Pause(reason, end) => {
-            at.deps.journal.append(at.run, &Event::Paused { reason })?;
-            Ok(Some(end))
-        }
+/// Records the ending a loop decided on, if it decided on one. A question the loop puts to a
+/// person is asked first and the loop told the answer (which decides again); when nobody can
+/// be asked the run pauses, saying why.
+async fn settle<K: LoopKind>(
+    at: At<'_>,
+    kind: &mut K,
+    mut next: Next<K::End>,
+    interrupt: &CancellationToken,
+) -> Result<Option<K::End>, LoopError> {
+    loop {
+        let call = match next {
+            Next::Continue => return Ok(None),
+            Next::Finish(outcome, end) => {
+                finish(at.deps, at.run, outcome).await?;
+                return Ok(Some(end));
+            }
+            Next::Pause(reason, end) => {
+                at.deps.journal.append(at.run, &Event::Paused { reason })?;
+                return Ok(Some(end));
+            }
+            Next::Ask(call) => call,
+        };
+        next = match ask::person(at, &call, interrupt).await? {
+            Asked::Answered(answer) => kind.answered(at, &call, answer)?,
+            Asked::Nobody(why) => {
+                let reason = format!("{}; nobody can be asked: {why}", call.unreachable);
+                let end = Stopped::Paused {
+                    reason: reason.clone(),
+                };
+                at.deps.journal.append(at.run, &Event::Paused { reason })?;
+                return Ok(Some(end.into()));
+            }
+            Asked::Stopped => {
+                let cancelled = at.deps.journal.state(at.run)?.cancel_requested.is_some();
+                let (outcome, stopped) = if cancelled {
+                    (Outcome::Cancelled, Stopped::Cancelled)
+                } else {
+                    (Outcome::Interrupted, Stopped::Interrupted)
+                };
+                finish(at.deps, at.run, outcome).await?;
+                return Ok(Some(stopped.into()));
+            }
+        };
     }
 }
 

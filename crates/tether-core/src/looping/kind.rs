@@ -82,6 +82,49 @@ pub enum Next<E> {
     Finish(Outcome, E),
     /// The run pauses for a human, for the reason given (recorded as `paused`).
     Pause(String, E),
+    /// A person is asked; their answer goes to [`LoopKind::answered`]. When nobody can be asked
+    /// the run pauses, saying why.
+    Ask(HumanCall),
+}
+
+/// Why a loop asks a person between iterations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
+    /// A goal was rejected `escalate_after_rejects` times in a row.
+    CircuitBreaker {
+        /// The goal.
+        goal: String,
+        /// Rejections in a row.
+        rejects: u32,
+    },
+    /// The loop judge found the agent stuck.
+    LoopJudge,
+}
+
+/// A question a loop puts to a person between iterations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HumanCall {
+    /// Why it is asked.
+    pub why: Why,
+    /// The question.
+    pub question: String,
+    /// What the person needs to decide.
+    pub context: String,
+    /// The choices offered (free text is always allowed).
+    pub options: Vec<String>,
+    /// Why the run pauses when nobody can be asked (the reason for asking, in a few words).
+    pub unreachable: String,
+}
+
+/// A person's answer to a [`HumanCall`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answered {
+    /// The answer (an option's label when an option was chosen).
+    pub text: String,
+    /// The option chosen, or `None` for the person's own words.
+    pub choice: Option<usize>,
+    /// Who answered.
+    pub by: String,
 }
 
 /// One kind of loop (Ralph, goal): what differs between loops.
@@ -113,4 +156,15 @@ pub trait LoopKind {
 
     /// After iteration `n`'s turn completed (and was recorded): go on or end.
     fn after(&mut self, at: At<'_>, n: u32, turn: Turn<'_>) -> Result<Next<Self::End>, LoopError>;
+
+    /// A person answered a question this loop asked ([`Next::Ask`]).
+    fn answered(
+        &mut self,
+        at: At<'_>,
+        call: &HumanCall,
+        answer: Answered,
+    ) -> Result<Next<Self::End>, LoopError> {
+        let _ = (at, call, answer);
+        Ok(Next::Continue)
+    }
 }

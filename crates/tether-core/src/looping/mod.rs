@@ -8,6 +8,7 @@
 //! Keeping these in one place is what makes the loops behave the same way under pause, cancel,
 //! Ctrl+C, kill -9 and `tether say`.
 
+mod ask;
 mod budget;
 mod cancel;
 mod driver;
@@ -29,7 +30,7 @@ pub use cancel::watch_for_cancel;
 pub use driver::{drive, resume, start};
 pub use error::LoopError;
 pub use interrupted::{await_interrupted, interrupted_questions};
-pub use kind::{At, Limits, LoopKind, Next, Stopped, Turn};
+pub use kind::{Answered, At, HumanCall, Limits, LoopKind, Next, Stopped, Turn, Why};
 pub use open::{lock_path, open_new, reopen};
 pub use recorder::{Recorder, chain, summary};
 pub use usage::UsageWaits;

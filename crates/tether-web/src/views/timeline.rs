@@ -166,6 +166,16 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
                 (unit.noun()) " by " (unit.format(*amount))
             },
         ),
+        Event::NothingChanged {
+            goal_id,
+            since_attempt,
+        } => (
+            "verdict",
+            html! {
+                "Sign-off of " code { (text(goal_id)) } " refused: nothing changed since attempt "
+                (since_attempt)
+            },
+        ),
         Event::QuestionAwaited { .. }
         | Event::ContractApproved { .. }
         | Event::JudgeUsage { .. }

@@ -79,6 +79,7 @@ fn spec(config: &Config, max_iterations: Option<u32>, no_judge: bool) -> GoalSpe
             clean_end_reminders: l.clean_end_reminders,
             judge_failures: JUDGE_FAILURES,
             asking_allowed: config.human.threshold > 0,
+            escalate_after_rejects: l.escalate_after_rejects,
         },
         max_consecutive_failures: l.max_consecutive_failures,
     }

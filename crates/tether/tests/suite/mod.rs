@@ -1,5 +1,6 @@
 mod adversarial;
 mod ask_cli;
+mod breaker;
 mod budgets;
 mod claude_cli;
 mod claude_elicitation;
