@@ -123,6 +123,7 @@ fn builtin_agent_loop() {
         human: Desk::from_config(&Config::default(), &ws, journal, Console::Absent),
         usage: tether_core::looping::UsageWaits::default(),
         price: None,
+        loop_judge: None,
     };
     let rt = runtime();
     let started = Instant::now();
@@ -180,6 +181,7 @@ fn prompt_bytes_shared() {
             human: Desk::from_config(&Config::default(), &ws, journal, Console::Absent),
             usage: tether_core::looping::UsageWaits::default(),
             price: None,
+            loop_judge: None,
         };
         let before = server.request_count();
         rt.block_on(ralph::start(
@@ -228,6 +230,7 @@ fn main() {
         human: Desk::from_config(&Config::default(), &ws, journal, Console::Absent),
         usage: tether_core::looping::UsageWaits::default(),
         price: None,
+        loop_judge: None,
     };
     let spec = spec(ITERATIONS);
     let runtime = runtime();

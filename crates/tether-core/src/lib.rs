@@ -17,6 +17,7 @@ pub mod control;
 pub mod goal;
 pub mod human_act;
 pub mod init;
+pub mod loop_judge;
 pub mod looping;
 pub mod planning;
 pub mod prompts;

@@ -12,7 +12,7 @@ use super::observe::{fingerprint, text_hash};
 use super::reconcile::Reconciled;
 use super::rules::{Decision, Observation, Rules, Stop};
 use super::{Deps, GoalEnd, GoalSpec, LoopError};
-use crate::looping::{Answered, At, HumanCall, Limits, LoopKind, Next, Turn, Why};
+use crate::looping::{Answered, At, Focus, HumanCall, Limits, LoopKind, Next, Turn, Why};
 use crate::prompts::Feedback;
 use crate::prompts::goal as prompt;
 use tether_plan::file as plan_file;
@@ -150,11 +150,17 @@ impl LoopKind for GoalLoop {
     }
 
     /// The active goals of the plan as the reconcile step left it, with their `budget:` lines.
-    fn working_on(&self) -> Vec<(String, Option<tether_store::Budget>)> {
+    fn working_on(&self) -> Vec<Focus> {
         self.plan.as_ref().map_or_else(Vec::new, |doc| {
             doc.plan()
                 .active_goals()
-                .filter_map(|g| Some((g.id()?.to_owned(), g.budget())))
+                .filter_map(|g| {
+                    Some(Focus {
+                        id: g.id()?.to_owned(),
+                        title: g.title.clone(),
+                        budget: g.budget(),
+                    })
+                })
                 .collect()
         })
     }

@@ -6,16 +6,16 @@
 //! Usage is counted from the store (every agent turn's and judge call's usage events), so a
 //! resumed run, a run driven by another process and a run on a team store all count the same.
 
-use tether_store::{Budget, Event, Outcome, RunState, SpentBudget, first_spent, now_ms};
+use tether_store::{Event, Outcome, RunState, SpentBudget, first_spent, now_ms};
 
-use super::kind::{At, Limits, Stopped};
+use super::kind::{At, Focus, Limits, Stopped};
 use super::{LoopError, driver};
 
 /// The first budget `state` has spent, the run's before its goals'.
 pub(super) fn spent(
     state: &RunState,
     limits: &Limits,
-    goals: &[(String, Option<Budget>)],
+    goals: &[Focus],
     now: i64,
 ) -> Option<SpentBudget> {
     let mut base = limits.budget;
@@ -27,13 +27,13 @@ pub(super) fn spent(
             raised: false,
         });
     }
-    goals.iter().find_map(|(goal, budget)| {
-        let limits = state.goal_limits(goal, budget.as_ref()?);
-        let spent = state.goal_usage.get(goal).copied().unwrap_or_default();
+    goals.iter().find_map(|focus| {
+        let limits = state.goal_limits(&focus.id, focus.budget.as_ref()?);
+        let spent = state.goal_usage.get(&focus.id).copied().unwrap_or_default();
         let overrun = first_spent(&limits, &spent.spending())?;
         Some(SpentBudget {
             overrun,
-            goal_id: Some(goal.clone()),
+            goal_id: Some(focus.id.clone()),
             raised: false,
         })
     })
@@ -44,7 +44,7 @@ pub(super) async fn check(
     at: At<'_>,
     state: &RunState,
     limits: &Limits,
-    goals: &[(String, Option<Budget>)],
+    goals: &[Focus],
 ) -> Result<Option<Stopped>, LoopError> {
     let Some(spent) = spent(state, limits, goals, now_ms()) else {
         return Ok(None);

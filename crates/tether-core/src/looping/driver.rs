@@ -24,7 +24,8 @@ use tether_store::{Event, Outcome, RunId, RunKind, RunState};
 use tokio_util::sync::CancellationToken;
 
 use super::ask::{self, Asked};
-use super::kind::{At, LoopKind, Next, Stopped, Turn};
+use super::judged;
+use super::kind::{At, LoopKind, Next, Stopped, Turn, Why};
 use super::recorder::{Recorder, chain, summary};
 use super::{Deps, LoopError, await_interrupted, open_new, reopen, watch_for_cancel};
 use super::{budget, usage};
@@ -125,7 +126,7 @@ async fn iterate<K: LoopKind>(
         let n = state.iteration + 1;
         let owed = messages(at, &state, n)?;
         let prompt = kind.prompt(at, n, owed)?;
-        let charged: Vec<String> = goals.into_iter().map(|(goal, _)| goal).collect();
+        let charged: Vec<String> = goals.iter().map(|g| g.id.clone()).collect();
         let next = match run_turn_waiting(at, n, &prompt, &charged, &interrupt).await? {
             Ran::Completed {
                 final_message,
@@ -144,7 +145,12 @@ async fn iterate<K: LoopKind>(
                     summary: &summary,
                     tool_calls,
                 };
-                kind.after(at, n, turn)?
+                match kind.after(at, n, turn)? {
+                    Next::Continue => {
+                        judged::read(at, n, &goals, &final_message, &interrupt).await?
+                    }
+                    next => next,
+                }
             }
             Ran::Failed(error) => {
                 deps.journal.append(
@@ -238,6 +244,15 @@ async fn settle<K: LoopKind>(
             Next::Ask(call) => call,
         };
         next = match ask::person(at, &call, interrupt).await? {
+            // The loop judge's question is the driver's: the answer goes to the agent.
+            Asked::Answered(answer) if call.why == Why::LoopJudge => {
+                let message = Event::MessageQueued {
+                    text: answer.text,
+                    by: answer.by,
+                };
+                at.deps.journal.append(at.run, &message)?;
+                Next::Continue
+            }
             Asked::Answered(answer) => kind.answered(at, &call, answer)?,
             Asked::Nobody(why) => {
                 let reason = format!("{}; nobody can be asked: {why}", call.unreachable);

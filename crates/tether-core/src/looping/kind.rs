@@ -19,6 +19,17 @@ pub struct Limits {
     pub max_consecutive_failures: u32,
 }
 
+/// A goal the next iteration works on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Focus {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Its own budget (its `budget:` line), if it has one.
+    pub budget: Option<Budget>,
+}
+
 /// The run a loop works on, handed to each of its steps.
 #[derive(Clone, Copy)]
 pub struct At<'a> {
@@ -138,7 +149,7 @@ pub trait LoopKind {
     /// The goals the next iteration works on, each with its own budget (its `budget:` line):
     /// their usage is charged to them and their budgets are checked with the run's. Asked after
     /// [`LoopKind::before`]; a loop without goals has none.
-    fn working_on(&self) -> Vec<(String, Option<Budget>)> {
+    fn working_on(&self) -> Vec<Focus> {
         Vec::new()
     }
 

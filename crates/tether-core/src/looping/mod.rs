@@ -14,6 +14,7 @@ mod cancel;
 mod driver;
 mod error;
 mod interrupted;
+mod judged;
 mod kind;
 mod open;
 mod recorder;
@@ -30,7 +31,7 @@ pub use cancel::watch_for_cancel;
 pub use driver::{drive, resume, start};
 pub use error::LoopError;
 pub use interrupted::{await_interrupted, interrupted_questions};
-pub use kind::{Answered, At, HumanCall, Limits, LoopKind, Next, Stopped, Turn, Why};
+pub use kind::{Answered, At, Focus, HumanCall, Limits, LoopKind, Next, Stopped, Turn, Why};
 pub use open::{lock_path, open_new, reopen};
 pub use recorder::{Recorder, chain, summary};
 pub use usage::UsageWaits;
@@ -52,4 +53,6 @@ pub struct Deps {
     /// The agent model's price, for turns whose agent reports no cost (`[model]
     /// price_per_mtok`).
     pub price: Option<tether_config::Price>,
+    /// The loop judge, when `[loop_judge]` is configured.
+    pub loop_judge: Option<crate::loop_judge::LoopJudge>,
 }

@@ -7,13 +7,15 @@
 //! Flow order: plan mode's drafting ([`drafting`]); each goal-loop iteration's framing, plan
 //! injection and asking guidance ([`goal`]); what a prompt owes the agent after its fixed part
 //! — messages a person sent, answers a resumed run delivers, the goal loop's reminders, nudges
-//! and continuation line ([`feedback`]). The Ralph loop's prompt is here. Asking a human's texts
+//! and continuation line ([`feedback`]); the loop judge's question about each iteration
+//! ([`loop_judge`]). The Ralph loop's prompt is here. Asking a human's texts
 //! live with the broker (`tether_human::prompts`), the judge's with the sign-off
 //! (`tether_signoff::prompts`).
 
 pub mod drafting;
 pub mod feedback;
 pub mod goal;
+pub mod loop_judge;
 
 pub use feedback::Feedback;
 

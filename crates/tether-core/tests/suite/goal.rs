@@ -47,6 +47,7 @@ impl Fixture {
             human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
             usage: tether_core::looping::UsageWaits::default(),
             price: None,
+            loop_judge: None,
         }
     }
     pub(super) fn store(&self) -> Store {

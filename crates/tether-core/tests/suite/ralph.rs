@@ -33,6 +33,7 @@ impl Fixture {
             human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
             usage: tether_core::looping::UsageWaits::default(),
             price: None,
+            loop_judge: None,
         }
     }
     fn kinds(&self, deps: &Deps, run: &tether_store::RunId) -> Vec<String> {

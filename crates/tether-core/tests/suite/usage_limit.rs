@@ -38,6 +38,7 @@ impl Fixture {
             human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
             usage,
             price: None,
+            loop_judge: None,
         }
     }
 }

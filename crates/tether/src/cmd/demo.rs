@@ -120,6 +120,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
         human,
         usage: tether_core::looping::UsageWaits::default(),
         price: None,
+        loop_judge: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

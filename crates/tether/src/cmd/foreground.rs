@@ -99,6 +99,7 @@ impl Parts {
             human,
             usage: UsageWaits::from_config(&config.executor),
             price: config.model.as_ref().and_then(|m| m.price),
+            loop_judge: loop_judge(config, env),
         };
         let web = super::serve::Dashboard::bind(store, ws, config);
         Ok(Parts { fg, deps, web })
@@ -276,6 +277,20 @@ async fn watch_ctrl_c(interrupt: CancellationToken) {
         interrupt.cancel();
         if tokio::signal::ctrl_c().await.is_ok() {
             std::process::exit(i32::from(Exit::Interrupted.code()));
+        }
+    }
+}
+
+/// The loop judge `[loop_judge]` describes, if any. One that cannot be set up (its key unset)
+/// is left out with a warning: it is advisory, so the run goes on without it.
+fn loop_judge(config: &Config, env: &dyn Env) -> Option<tether_core::loop_judge::LoopJudge> {
+    let settings = config.loop_judge.as_ref()?;
+    match tether_core::loop_judge::LoopJudge::from_config(settings, env) {
+        Ok(judge) => Some(judge),
+        Err(e) => {
+            tracing::warn!("the loop judge is off: {e}");
+            eprintln!("warning: the loop judge is off: {e}");
+            None
         }
     }
 }
