@@ -200,6 +200,7 @@ impl Signoff {
         let event = tether_store::Event::JudgeUsage {
             judge: tether_store::JudgeRole::SignOff,
             goal_id: Some(goal_id.to_owned()),
+            calls: used.calls,
             input_tokens: used.usage.input_tokens,
             cached_input_tokens: used.usage.cached_input_tokens,
             output_tokens: used.usage.output_tokens,

@@ -21,6 +21,10 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+fn one() -> u32 {
+    1
+}
+
 /// One thing that happened, as recorded in the journal.
 ///
 /// Iteration numbers start at 1. Free-text fields (`by`, `responder`, `summary`) are for
@@ -84,6 +88,9 @@ pub enum Event {
         /// The goal it judged (the sign-off judge), charged with this usage.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         goal_id: Option<String>,
+        /// The model calls made (a sign-off judge's session makes one per step).
+        #[serde(default = "one")]
+        calls: u32,
         /// Tokens sent to the model.
         input_tokens: u64,
         /// Of those, the tokens read from the provider's prompt cache.

@@ -368,6 +368,7 @@ impl RunState {
             Event::JudgeUsage {
                 judge,
                 goal_id,
+                calls: _,
                 input_tokens,
                 cached_input_tokens,
                 output_tokens,

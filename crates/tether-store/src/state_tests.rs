@@ -323,6 +323,7 @@ fn usage_is_charged_to_the_run_each_judge_and_the_goals() {
     let judge = |role, goal: Option<&str>| Event::JudgeUsage {
         judge: role,
         goal_id: goal.map(Into::into),
+        calls: 1,
         input_tokens: 300,
         cached_input_tokens: 0,
         output_tokens: 20,

@@ -82,6 +82,10 @@ pub enum Command {
     /// attempts with the judge's cited quotes, the questions and answers, the messages sent.
     /// Written to .tether/runs/<run>/report.md and printed.
     Report(ReportArgs),
+    /// Measure the configured [judge]: run it through the real sign-off check on a corpus of
+    /// honest and gamed completions and count its false accepts and false rejects.
+    #[command(subcommand)]
+    Judge(JudgeCommand),
     /// The team store: copy this workspace's history into it (`tether store push`).
     #[command(subcommand)]
     Store(StoreCommand),
@@ -421,6 +425,28 @@ pub struct ReportArgs {
     /// Print `{"path", "markdown"}` as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `tether judge …`.
+#[derive(Debug, Subcommand)]
+pub enum JudgeCommand {
+    /// Run the configured [judge] on the built-in corpus (and your own cases): per case and in
+    /// total, false accepts, false rejects, model calls, tokens, cost and time.
+    Test(JudgeTestArgs),
+}
+
+/// Options of `tether judge test`.
+#[derive(Debug, Args)]
+pub struct JudgeTestArgs {
+    /// Print the results as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Also run the `*.case` files of this directory (the format is in the README).
+    #[arg(long, value_name = "DIR")]
+    pub cases: Option<std::path::PathBuf>,
+    /// Run only the cases whose name contains this text.
+    #[arg(long, value_name = "TEXT")]
+    pub only: Option<String>,
 }
 
 /// `tether store …`.

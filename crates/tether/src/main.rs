@@ -82,6 +82,7 @@ fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
         Command::Serve(args) => cmd::serve::run(&mut ctx, args),
         Command::Store(args) => cmd::store::run(&mut ctx, args),
         Command::Report(args) => cmd::control::report(&mut ctx, args),
+        Command::Judge(cmd) => cmd::judge::run(&mut ctx, cmd),
         Command::Gate(args) => cmd::gate::run(&mut ctx, args),
     }?;
     ctx.out.flush()?;

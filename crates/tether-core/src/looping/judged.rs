@@ -33,6 +33,7 @@ pub(super) async fn read<E>(
             &Event::JudgeUsage {
                 judge: JudgeRole::Loop,
                 goal_id: None,
+                calls: 1,
                 input_tokens: called.usage.input_tokens,
                 cached_input_tokens: called.usage.cached_input_tokens,
                 output_tokens: called.usage.output_tokens,

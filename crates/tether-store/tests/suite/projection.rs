@@ -41,7 +41,7 @@ fn event() -> impl Strategy<Value = Event> {
         1 => (0u64..5000, prop::option::of(0u8..8), any::<bool>()).prop_map(
             |(input_tokens, quarters, signoff)| Event::JudgeUsage {
                 judge: if signoff { JudgeRole::SignOff } else { JudgeRole::Loop },
-                goal_id: signoff.then(|| "g1".to_owned()),
+                goal_id: signoff.then(|| "g1".to_owned()), calls: 2,
                 input_tokens, cached_input_tokens: 0, output_tokens: 10,
                 cost_usd: quarters.map(|q| f64::from(q) / 4.0),
             }

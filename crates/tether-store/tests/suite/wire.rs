@@ -29,6 +29,7 @@ fn one_of_each(question_id: tether_store::QuestionId) -> Vec<Event> {
         Event::JudgeUsage {
             judge: JudgeRole::SignOff,
             goal_id: Some("g1".into()),
+            calls: 2,
             input_tokens: 3000,
             cached_input_tokens: 0,
             output_tokens: 120,

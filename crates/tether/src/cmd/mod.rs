@@ -10,6 +10,7 @@ pub mod gate;
 pub mod goal;
 pub mod human;
 pub mod init;
+pub mod judge;
 pub mod keyboard;
 pub mod mcp;
 pub mod plan;

@@ -19,6 +19,7 @@ mod goal_run;
 mod guard;
 mod human_acts;
 mod human_misconfig;
+mod judge_test;
 mod loop_judge;
 mod mcp_elicitation;
 mod mcp_goals;

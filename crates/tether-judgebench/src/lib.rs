@@ -1,0 +1,24 @@
+//! How often is a judge fooled? This crate answers it for the configured `[judge]`:
+//! `tether judge test` runs it through the real sign-off check (the goal's verify command, the
+//! judge's session over the files, tether's quote check) on a corpus of cases and counts false
+//! accepts (a gamed completion signed off) and false rejects (an honest one refused), with the
+//! model calls, tokens, cost and time each case took.
+//!
+//! A case ([`Case`]) is a small repository written into a temporary directory, one goal's
+//! contract (approved in a throwaway store, so the check runs as in a real run), the agent's
+//! claimed evidence, and the truth: should it be signed off? The corpus that ships in the
+//! binary ([`builtin`]) holds honest completions and the ways agents game a goal: a verify that
+//! proves nothing, `assert True`, skipped or deleted tests, hard-coded outputs, the function
+//! under test mocked out, a test edited to match the bug, evidence citing lines that do not
+//! exist, `done_when` only partly met, verify passing on another target. Users add their own
+//! cases, in the same text format ([`parse`]), from a directory.
+
+#![deny(missing_docs)]
+
+mod case;
+mod corpus;
+mod run;
+
+pub use case::{Case, CaseError, Expect, parse};
+pub use corpus::{builtin, from_dir};
+pub use run::{CaseResult, Got, RunError, RunOptions, Totals, run_case, totals};
