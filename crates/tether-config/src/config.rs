@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::Secret;
 use crate::chat::{NoticeKind, NotifyConfig, SlackConfig, TelegramConfig};
-use crate::model::{JudgeConfig, LoopJudgeConfig, ModelConfig};
+use crate::model::{JudgeConfig, LoopJudgeConfig, ModelConfig, PlanningConfig};
 
 /// A whole, validated `tether.toml` with the environment's overrides applied.
 ///
@@ -22,6 +22,8 @@ pub struct Config {
     pub judge: Option<JudgeConfig>,
     /// The loop judge; `None` when `[loop_judge]` is absent.
     pub loop_judge: Option<LoopJudgeConfig>,
+    /// Plan mode's model over `[model]`; `None` when `[planning]` is absent.
+    pub planning: Option<PlanningConfig>,
     /// Loop budgets and stop rules (`[loop]`).
     pub r#loop: LoopConfig,
     /// How and when a human is asked (`[human]`).
@@ -46,6 +48,14 @@ impl Config {
     /// Default for `plan`.
     pub const DEFAULT_PLAN: &'static str = "plan.md";
 
+    /// The endpoint plan mode drafts with: `[planning]` over `[model]` (or `[model]` alone).
+    pub fn planning_model(&self) -> Option<ModelConfig> {
+        match &self.planning {
+            Some(planning) => planning.over(self.model.as_ref()),
+            None => self.model.clone(),
+        }
+    }
+
     /// The plan file's path, resolved against the workspace root.
     pub fn plan_path(&self, workspace_root: &Path) -> PathBuf {
         workspace_root.join(&self.plan)
@@ -62,6 +72,7 @@ impl Config {
             .flatten()
             .filter_map(|m| m.api_key_env.clone())
             .collect();
+        vars.extend(self.planning.as_ref().and_then(|p| p.api_key_env.clone()));
         vars.push(self.zulip.api_key_env.clone());
         vars.push(self.slack.bot_token_env.clone());
         vars.push(self.slack.app_token_env.clone());
@@ -79,6 +90,7 @@ impl Default for Config {
             model: None,
             judge: None,
             loop_judge: None,
+            planning: None,
             r#loop: LoopConfig::default(),
             human: HumanConfig::default(),
             zulip: ZulipConfig::default(),

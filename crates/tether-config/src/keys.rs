@@ -7,6 +7,7 @@
 pub(crate) const TOP_LEVEL: &[&str] = &[
     "plan",
     "model",
+    "planning",
     "judge",
     "loop_judge",
     "loop",
@@ -22,6 +23,9 @@ pub(crate) const TOP_LEVEL: &[&str] = &[
 
 /// Keys of `[model]`.
 pub(crate) const MODEL: &[&str] = &["api", "base_url", "model", "api_key_env", "price_per_mtok"];
+
+/// Keys of `[planning]`: `[model]`'s, each optional.
+pub(crate) const PLANNING: &[&str] = &["api", "base_url", "model", "api_key_env", "price_per_mtok"];
 
 /// Keys of `[judge]`.
 pub(crate) const JUDGE: &[&str] = &[
@@ -106,6 +110,7 @@ pub(crate) const STORE: &[&str] = &["url"];
 /// Every table with its keys.
 pub(crate) const TABLES: &[(&str, &[&str])] = &[
     ("model", MODEL),
+    ("planning", PLANNING),
     ("judge", JUDGE),
     ("loop_judge", LOOP_JUDGE),
     ("loop", LOOP),

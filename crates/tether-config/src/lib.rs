@@ -55,7 +55,7 @@ pub use error::{ConfigError, Problem};
 pub use load::{
     CONFIG_ENV, FILE_NAME, Loaded, check, load, load_store, parse, parse_with_warnings,
 };
-pub use model::{Api, JudgeConfig, LoopJudgeConfig, ModelConfig};
+pub use model::{Api, JudgeConfig, LoopJudgeConfig, ModelConfig, PlanningConfig};
 pub use secret::Secret;
 pub use template::TEMPLATE;
 pub use tether_budget::Budget;

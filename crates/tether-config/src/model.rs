@@ -132,3 +132,43 @@ impl LoopJudgeConfig {
     /// Default for `loop_judge.timeout_secs`.
     pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
 }
+
+/// Plan mode's model (`[planning]`): any of `[model]`'s fields, each overriding `[model]`'s for
+/// drafting goals (`tether plan new`), so a stronger (or cheaper) model can plan than works.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanningConfig {
+    /// The wire protocol, if not `[model]`'s.
+    pub api: Option<Api>,
+    /// The endpoint, if not `[model]`'s.
+    pub base_url: Option<String>,
+    /// The model's name, if not `[model]`'s.
+    pub model: Option<String>,
+    /// The key's variable, if not `[model]`'s.
+    pub api_key_env: Option<String>,
+    /// The price, if not `[model]`'s.
+    pub price: Option<crate::Price>,
+}
+
+impl PlanningConfig {
+    /// The endpoint plan mode drafts with: these fields over `base`'s (`[model]`), or these
+    /// alone when there is no `[model]`; `None` when that leaves `api`, `base_url` or `model`
+    /// unknown.
+    pub fn over(&self, base: Option<&ModelConfig>) -> Option<ModelConfig> {
+        Some(ModelConfig {
+            api: self.api.or(base.map(|b| b.api))?,
+            base_url: self
+                .base_url
+                .clone()
+                .or_else(|| base.map(|b| b.base_url.clone()))?,
+            model: self
+                .model
+                .clone()
+                .or_else(|| base.map(|b| b.model.clone()))?,
+            api_key_env: self
+                .api_key_env
+                .clone()
+                .or_else(|| base.and_then(|b| b.api_key_env.clone())),
+            price: self.price.or(base.and_then(|b| b.price)),
+        })
+    }
+}

@@ -10,7 +10,7 @@ use toml::de::DeTable;
 
 use crate::config::{Channel, ExecutorKind, HumanConfig, HumanTimeout, StoreConfig, ZulipConfig};
 use crate::env::{Env, non_empty};
-use crate::model::{Api, JudgeConfig, LoopJudgeConfig, ModelConfig};
+use crate::model::{Api, JudgeConfig, LoopJudgeConfig, ModelConfig, PlanningConfig};
 use crate::reader::{Reader, Table, entry, path_of};
 use crate::{Config, Secret, chat, keys, values};
 
@@ -59,6 +59,9 @@ pub(crate) fn read(doc: &DeTable, r: &mut Reader, env: &dyn Env) -> (Config, Mar
     }
     if let Some(t) = r.table(&root, "model") {
         config.model = read_endpoint(r, &t, keys::MODEL);
+    }
+    if let Some(t) = r.table(&root, "planning") {
+        config.planning = Some(read_planning(r, &t, config.model.is_some()));
     }
     if let Some(t) = r.table(&root, "judge") {
         marks.judge.clone_from(&t.span);
@@ -153,6 +156,33 @@ fn read_endpoint(r: &mut Reader, t: &Table, allowed: &[&str]) -> Option<ModelCon
         api_key_env,
         price,
     })
+}
+
+/// `[planning]`: `[model]`'s keys, each optional; all three of `api`, `base_url` and `model`
+/// are needed when there is no `[model]` to fall back on.
+fn read_planning(r: &mut Reader, t: &Table, has_model: bool) -> PlanningConfig {
+    r.unknown_keys(
+        t,
+        keys::PLANNING,
+        Some("set the key's environment variable and name it with `planning.api_key_env`"),
+    );
+    let planning = PlanningConfig {
+        api: r.choice(t, "api", &Api::CHOICES),
+        base_url: r.string(t, "base_url", values::http_url),
+        model: r.string(t, "model", values::non_empty),
+        api_key_env: r.string(t, "api_key_env", values::env_var_name),
+        price: crate::budget::read_price(r, t),
+    };
+    if !has_model {
+        for key in ["api", "base_url", "model"] {
+            if entry(t, key).is_none() {
+                let message = "missing; without a [model], [planning] needs `api`, `base_url` \
+                               and `model`";
+                r.missing_with(t, key, message);
+            }
+        }
+    }
+    planning
 }
 
 fn read_loop_judge(r: &mut Reader, t: &Table) -> Option<LoopJudgeConfig> {

@@ -25,6 +25,20 @@ plan = "plan.md"
 # US dollars per million tokens, for cost budgets and reports (cached defaults to input).
 # price_per_mtok = { input = 3.0, cached = 0.3, output = 15.0 }
 
+# Plan mode's model (optional): any [model] key given here overrides [model]'s when
+# `tether plan new` drafts goals (`tether plan new --model` overrides the name once).
+# [planning]
+# Wire protocol: openai-chat | openai-responses | anthropic.
+# api = "openai-chat"
+# Endpoint base URL, http:// or https://.
+# base_url = "http://127.0.0.1:8080/v1"
+# The model's name as the endpoint knows it (not empty).
+# model = "qwen3-coder-plus"
+# The NAME of the environment variable holding the key.
+# api_key_env = "OPENAI_API_KEY"
+# US dollars per million tokens (cached defaults to input).
+# price_per_mtok = { input = 3.0, output = 15.0 }
+
 # The sign-off judge (optional): an independent model that checks a goal is really done.
 # [judge]
 # Wire protocol: openai-chat | openai-responses | anthropic.

@@ -144,6 +144,10 @@ pub struct PlanArchiveArgs {
 pub struct PlanNewArgs {
     /// What the goals should achieve.
     pub objective: String,
+    /// The model that drafts, by name on plan mode's endpoint (default: [planning] model, else
+    /// [model] model).
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
     /// Accept the draft without the review menu and lock its contracts (for scripts).
     #[arg(long)]
     pub approve: bool,

@@ -2,7 +2,8 @@
 //! "pi"` it is that agent CLI in its read-only mode, with plan mode's `write_plan` and
 //! `edit_plan` served by `tether mcp --drafting <dir>` (the baseline the writes are checked
 //! against is saved in `dir`); otherwise the built-in agent on `[model]`, with the read-only
-//! workspace tools plus the plan tools. Both get the drafting system prompt. Kept apart from
+//! workspace tools plus the plan tools, on plan mode's model: `[planning]` over `[model]`, and
+//! `tether plan new --model` over both. Both get the drafting system prompt. Kept apart from
 //! `executor.rs`, whose agents have every tool.
 
 use std::path::Path;
@@ -24,24 +25,36 @@ use crate::failure::Failure;
 
 /// The drafting agent for `target`, and a description of it for status lines; `session` is the
 /// drafting session's directory (its transcripts, and the baseline an agent CLI's MCP server
-/// reads).
+/// reads); `model_name` overrides the model's name (`tether plan new --model`).
 pub fn agent(
     config: &Config,
     ws: &Workspace,
     env: &dyn Env,
     target: PlanTarget,
     session: &Path,
+    model_name: Option<&str>,
 ) -> Result<(Arc<dyn Executor>, String)> {
     if crate::executor::agent_of(config.executor.kind).is_some() {
+        if model_name.is_some() {
+            return Err(Failure::usage(anyhow!(
+                "--model picks the built-in agent's model; with [executor] kind = \"{}\" plan \
+                 mode drafts with that agent CLI and its own model (set it in the CLI's args)",
+                config.executor.kind.as_str()
+            )));
+        }
         return agent_cli(config, ws, &target, session);
     }
-    let Some(model) = &config.model else {
+    let Some(mut model) = config.planning_model() else {
         return Err(Failure::usage(anyhow!(
             "plan mode drafts goals with the built-in agent, which needs a model: add a [model] \
-             table to tether.toml (api, base_url, model, api_key_env); or write goals into the \
-             plan by hand and lock them with `tether plan approve`"
+             (or [planning]) table to tether.toml (api, base_url, model, api_key_env); or write \
+             goals into the plan by hand and lock them with `tether plan approve`"
         )));
     };
+    if let Some(name) = model_name {
+        name.clone_into(&mut model.model);
+    }
+    let model = &model;
     let key = model.api_key(env).map_err(Failure::usage)?;
     let client = tether_model::connect(Endpoint::from_config(model, key), HttpOptions::default())
         .context("setting up the model client")

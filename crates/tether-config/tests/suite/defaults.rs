@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 
 use tether_config::{
     Api, Budget, Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout,
-    JudgeConfig, LoopConfig, LoopJudgeConfig, MapEnv, ModelConfig, Price, ServerConfig,
-    ZulipConfig,
+    JudgeConfig, LoopConfig, LoopJudgeConfig, MapEnv, ModelConfig, PlanningConfig, Price,
+    ServerConfig, ZulipConfig,
 };
 
 use super::config;
@@ -64,6 +64,9 @@ base_url = "https://api.openai.com/v1"
 model = "gpt-5"
 api_key_env = "OPENAI_API_KEY"
 price_per_mtok = { input = 3, cached = 0.3, output = 15.0 }
+
+[planning]
+model = "gpt-5-pro"
 
 [judge]
 api = "anthropic"
@@ -135,6 +138,10 @@ command = ["my-agent", "--print", ""]
             },
             same_model: true,
             timeout_secs: 120,
+        }),
+        planning: Some(PlanningConfig {
+            model: Some("gpt-5-pro".into()),
+            ..PlanningConfig::default()
         }),
         loop_judge: Some(LoopJudgeConfig {
             endpoint: ModelConfig {
@@ -361,4 +368,28 @@ fn a_price_gives_a_calls_cost() {
     // 1M input of which 400k cached, 100k output: 0.6M × $3 + 0.4M × $0.3 + 0.1M × $15.
     let cost = price.cost(1_000_000, 400_000, 100_000);
     assert!((cost - (1.8 + 0.12 + 1.5)).abs() < 1e-9, "{cost}");
+}
+
+#[test]
+fn planning_overrides_the_model_and_stands_alone_only_when_complete() {
+    let with_model = config(
+        "[model]\napi = \"openai-chat\"\nbase_url = \"http://m\"\nmodel = \"small\"\n\
+         api_key_env = \"K\"\n[planning]\nmodel = \"big\"\n",
+    );
+    let planning = with_model.planning_model().unwrap();
+    assert_eq!(
+        (planning.model.as_str(), planning.base_url.as_str()),
+        ("big", "http://m")
+    );
+    assert_eq!(planning.api_key_env.as_deref(), Some("K"));
+    assert!(with_model.key_vars().contains(&"K".to_owned()));
+    let err = tether_config::parse(
+        "[planning]\nmodel = \"big\"\n",
+        Path::new("tether.toml"),
+        &MapEnv::new(),
+    )
+    .unwrap_err();
+    let keys: Vec<String> = err.problems().iter().map(|p| p.key.clone()).collect();
+    assert_eq!(keys, ["planning.api", "planning.base_url"]);
+    assert_eq!(config("").planning_model(), None);
 }

@@ -367,3 +367,46 @@ fn the_review_menu_editor_then_cancel_restores() {
     assert_eq!(e.plan(), EXISTING);
     assert!(e.approvals().is_empty());
 }
+
+#[test]
+fn planning_drafts_on_its_own_model_and_plan_new_model_overrides_the_name() {
+    let rt = runtime();
+    let planner = rt
+        .block_on(FakeModelServer::start(drafting_script(with_goals(&goal(
+            "verbose",
+            "Verbose flag",
+        )))))
+        .unwrap();
+    // The working model's server scripts nothing: a call to it would fail the draft.
+    let e = env(Script::turns([]));
+    let planning = model_table("planning", Api::OpenAiChat, &planner, "planner-model");
+    let config = fs::read_to_string(e.path().join("tether.toml")).unwrap();
+    fs::write(
+        e.path().join("tether.toml"),
+        format!("{config}\n{planning}"),
+    )
+    .unwrap();
+    let out = e.run(&[
+        "plan",
+        "new",
+        "Add a --verbose flag",
+        "--approve",
+        "--model",
+        "big-planner",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        e.server.request_count(),
+        0,
+        "the working model was not asked"
+    );
+    let requests = planner.requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(requests[0].body["model"], "big-planner");
+    assert!(
+        out.stderr.contains("openai-chat big-planner"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(e.approvals(), ["verbose"]);
+}

@@ -63,8 +63,14 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanNewArgs) -> Result<Exit> {
         .state_dir()
         .join("drafts")
         .join(tether_store::now_ms().to_string());
-    let (executor, describe) =
-        crate::drafting::agent(&loaded.config, &ctx.ws, ctx.env, target, &transcripts)?;
+    let (executor, describe) = crate::drafting::agent(
+        &loaded.config,
+        &ctx.ws,
+        ctx.env,
+        target,
+        &transcripts,
+        args.model.as_deref(),
+    )?;
     let mut drafter = Drafter::new(executor, plan.clone(), baseline, transcripts, objective);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
