@@ -124,6 +124,7 @@ fn builtin_agent_loop() {
         usage: tether_core::looping::UsageWaits::default(),
         price: None,
         loop_judge: None,
+        env_remove: Vec::new(),
     };
     let rt = runtime();
     let started = Instant::now();
@@ -182,6 +183,7 @@ fn prompt_bytes_shared() {
             usage: tether_core::looping::UsageWaits::default(),
             price: None,
             loop_judge: None,
+            env_remove: Vec::new(),
         };
         let before = server.request_count();
         rt.block_on(ralph::start(
@@ -231,6 +233,7 @@ fn main() {
         usage: tether_core::looping::UsageWaits::default(),
         price: None,
         loop_judge: None,
+        env_remove: Vec::new(),
     };
     let spec = spec(ITERATIONS);
     let runtime = runtime();

@@ -20,14 +20,20 @@ macro_rules! put {
     }};
 }
 
-/// The report of `run`, as markdown.
-pub fn render(store: &Store, run: &Run) -> Result<String, StoreError> {
+/// The report of `run`, as markdown; `files` is what the run changed (see
+/// [`crate::snapshot::diffstat`]), when known.
+pub fn render(store: &Store, run: &Run, files: Option<&str>) -> Result<String, StoreError> {
     let mut out = String::new();
-    write_report(&mut out, store, run)?;
+    write_report(&mut out, store, run, files)?;
     Ok(out)
 }
 
-fn write_report(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreError> {
+fn write_report(
+    out: &mut String,
+    store: &Store,
+    run: &Run,
+    files: Option<&str>,
+) -> Result<(), StoreError> {
     let state = &run.state;
     put!(out, "# Run {} ({})", run.id, run.kind.as_str());
     put!(out);
@@ -53,9 +59,61 @@ fn write_report(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreE
     }
     usage(out, run);
     goals(out, &store.verdicts_for_run(&run.id)?);
+    contracts(out, store, run)?;
     questions(out, store, run)?;
     messages(out, store, run)?;
+    changed_files(out, files);
     Ok(())
+}
+
+/// The contracts approved while the run went on (a criterion added, a contract changed and
+/// approved again), and who approved them.
+fn contracts(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreError> {
+    let ended = run.state.last_event_at_ms.unwrap_or(run.updated_at_ms);
+    let plan = run.spec.get("plan").and_then(|p| p.as_str());
+    let approved: Vec<(i64, String, String)> = store
+        .events_all_after(Seq::START, usize::MAX)?
+        .into_iter()
+        .filter(|e| e.at_ms >= run.created_at_ms && e.at_ms <= ended)
+        .filter_map(|e| match e.event {
+            Some(Event::ContractApproved {
+                plan_path,
+                goal_id,
+                by,
+                ..
+            }) if plan.is_none_or(|p| p == plan_path) => Some((e.at_ms, goal_id, by)),
+            _ => None,
+        })
+        .collect();
+    if approved.is_empty() {
+        return Ok(());
+    }
+    put!(out, "## Contract changes");
+    put!(out);
+    for (at, goal, by) in approved {
+        put!(out, "- {}: `{goal}` approved by {by}", utc_clock(at));
+    }
+    put!(out);
+    Ok(())
+}
+
+/// What the run changed in the workspace's files.
+fn changed_files(out: &mut String, files: Option<&str>) {
+    put!(out);
+    put!(out, "## Files changed");
+    put!(out);
+    match files {
+        Some(stat) => {
+            put!(out, "```");
+            put!(out, "{stat}");
+            put!(out, "```");
+        }
+        None => put!(
+            out,
+            "Not known: the workspace is not a git repository (or the run began before tether \
+             recorded where it started)."
+        ),
+    }
 }
 
 /// Each goal's attempts, newest verdict first in detail.

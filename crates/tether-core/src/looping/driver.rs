@@ -43,6 +43,7 @@ pub async fn start<K: LoopKind>(
 ) -> Result<(RunId, K::End), LoopError> {
     let (run, lock) = open_new(&deps.ws, &deps.journal, run_kind, spec)?;
     on_start(&run);
+    crate::snapshot::record_start(&deps.ws, &run, &deps.env_remove).await;
     let end = drive(deps, &run, &mut kind, interrupt).await?;
     drop(lock);
     Ok((run, end))

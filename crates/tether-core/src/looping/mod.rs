@@ -55,4 +55,7 @@ pub struct Deps {
     pub price: Option<tether_config::Price>,
     /// The loop judge, when `[loop_judge]` is configured.
     pub loop_judge: Option<crate::loop_judge::LoopJudge>,
+    /// Variables removed from the environment of the commands the loop itself runs (git for
+    /// the run's starting snapshot): tether's own keys.
+    pub env_remove: Vec<String>,
 }

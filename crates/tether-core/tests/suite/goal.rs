@@ -48,6 +48,7 @@ impl Fixture {
             usage: tether_core::looping::UsageWaits::default(),
             price: None,
             loop_judge: None,
+            env_remove: Vec::new(),
         }
     }
     pub(super) fn store(&self) -> Store {

@@ -34,6 +34,7 @@ impl Fixture {
             usage: tether_core::looping::UsageWaits::default(),
             price: None,
             loop_judge: None,
+            env_remove: Vec::new(),
         }
     }
     fn kinds(&self, deps: &Deps, run: &tether_store::RunId) -> Vec<String> {

@@ -39,6 +39,7 @@ impl Fixture {
             usage,
             price: None,
             loop_judge: None,
+            env_remove: Vec::new(),
         }
     }
 }

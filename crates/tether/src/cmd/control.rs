@@ -205,7 +205,7 @@ pub fn report(ctx: &mut Ctx<'_>, args: &crate::cli::ReportArgs) -> Result<Exit> 
         Some((path, markdown)) => (Some(path), markdown),
         None => {
             let store = crate::store::open(&ctx.ws, ctx.env)?;
-            (None, tether_core::report::render(&store, &run)?)
+            (None, tether_core::report::render(&store, &run, None)?)
         }
     };
     let shown = path.as_ref().map(|p| ctx.ws.display(p).into_owned());
@@ -235,7 +235,14 @@ pub fn write_report(
     if tether_store::control::is_elsewhere(&run) {
         return Ok(None);
     }
-    let markdown = tether_core::report::render(&store, &run)?;
+    let env_remove = tether_config::load(ctx.ws.root(), ctx.env)
+        .map(|loaded| loaded.config.key_vars())
+        .unwrap_or_default();
+    let files = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(tether_core::snapshot::diffstat(&ctx.ws, &run.id, &env_remove));
+    let markdown = tether_core::report::render(&store, &run, files.as_deref())?;
     let path = ctx.ws.runs_dir().join(run.id.as_str()).join("report.md");
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;

@@ -121,6 +121,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
         usage: tether_core::looping::UsageWaits::default(),
         price: None,
         loop_judge: None,
+        env_remove: Vec::new(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

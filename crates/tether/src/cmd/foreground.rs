@@ -100,6 +100,7 @@ impl Parts {
             usage: UsageWaits::from_config(&config.executor),
             price: config.model.as_ref().and_then(|m| m.price),
             loop_judge: loop_judge(config, env),
+            env_remove: config.key_vars(),
         };
         let web = super::serve::Dashboard::bind(store, ws, config);
         Ok(Parts { fg, deps, web })

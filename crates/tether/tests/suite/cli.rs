@@ -259,6 +259,31 @@ fn a_run_report_says_what_the_run_did_and_is_written_beside_its_transcripts() {
     store
         .append(Some(&run), &Event::IterationStarted { n: 1 })
         .unwrap();
+    // A git workspace: the run's starting tree, then a changed file and a new one.
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(dir.path().join("lib.rs"), "fn add() {}
+").unwrap();
+    git(&["add", "lib.rs"]);
+    git(&["commit", "-qm", "start"]);
+    let ws = tether_config::Workspace::at(dir.path());
+    crate::common::runtime().block_on(tether_core::snapshot::record_start(&ws, &run, &[]));
+    std::fs::write(dir.path().join("lib.rs"), "fn add() {}
+fn sub() {}
+").unwrap();
+    std::fs::write(dir.path().join("notes.md"), "notes
+").unwrap();
+    store
+        .approve_contract("plan.md", "add", "sha256:feed", "carol")
+        .unwrap();
     let q = store
         .insert_question(&NewQuestion {
             run_id: Some(run.clone()),
