@@ -74,7 +74,8 @@ async fn tree(ws: &Workspace, run: &RunId, env_remove: &[String]) -> Option<Stri
     );
     let (code, out) = git(ws.root(), &command, env_remove).await?;
     let id = out.trim();
-    (code == 0 && !id.is_empty() && id.chars().all(|c| c.is_ascii_hexdigit())).then(|| id.to_owned())
+    (code == 0 && !id.is_empty() && id.chars().all(|c| c.is_ascii_hexdigit()))
+        .then(|| id.to_owned())
 }
 
 fn shell_quote(path: &Path) -> String {
@@ -135,7 +136,10 @@ mod tests {
         git(dir.path(), &["add", "a.txt"]);
         git(dir.path(), &["commit", "-qm", "a"]);
         record_start(&ws, &run, &[]).await;
-        assert_eq!(diffstat(&ws, &run, &[]).await.as_deref(), Some("no file changed"));
+        assert_eq!(
+            diffstat(&ws, &run, &[]).await.as_deref(),
+            Some("no file changed")
+        );
         std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
         std::fs::write(dir.path().join("new.txt"), "new\n").unwrap();
         std::fs::create_dir_all(dir.path().join(".tether")).unwrap();
@@ -150,6 +154,9 @@ mod tests {
             .output()
             .unwrap();
         let status = String::from_utf8_lossy(&status.stdout);
-        assert!(status.contains(" M a.txt") && status.contains("?? new.txt"), "{status}");
+        assert!(
+            status.contains(" M a.txt") && status.contains("?? new.txt"),
+            "{status}"
+        );
     }
 }

@@ -327,6 +327,9 @@ pub struct RunDetail {
     pub queued_messages: Vec<QueuedMessage>,
     /// The plan (goal runs).
     pub plan: Option<PlanView>,
+    /// The run's report (`.tether/runs/<run>/report.md`, written when the run ends), when
+    /// there is one on this machine.
+    pub report: Option<String>,
     /// The seq of its newest event: a live stream of it starts after this one.
     pub last_event_seq: i64,
 }
@@ -348,8 +351,37 @@ pub fn detail(store: &Store, ws: &Workspace, run: &Run) -> Result<RunDetail, Web
         queued_messages: run.state.queued_messages.clone(),
         verdicts,
         plan,
+        report: is_here(run).then(|| report(ws, run)).flatten(),
         last_event_seq: run.last_event_seq.0,
     })
+}
+
+/// The largest report shown.
+const MAX_REPORT_BYTES: u64 = 512 * 1024;
+
+/// The run's report file, read bounded: a regular file of at most [`MAX_REPORT_BYTES`], opened
+/// without blocking (a FIFO put in its place cannot hang the page).
+fn report(ws: &Workspace, run: &Run) -> Option<String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let dir = if run.workspace.as_os_str().is_empty() || run.workspace == ws.root() {
+        ws.runs_dir()
+    } else {
+        Workspace::at(run.workspace.clone()).runs_dir()
+    };
+    let path = dir.join(run.id.as_str()).join("report.md");
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(&path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_REPORT_BYTES {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(MAX_REPORT_BYTES).read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 /// One run as the runs list shows it.

@@ -145,6 +145,7 @@ pub(crate) async fn run(
                 (views::controls(&detail.run))
                 (views::timeline(run.id.as_str(), shown, &ctx, earlier))
                 (views::run_qa(&detail.questions, now))
+                @if let Some(r) = &detail.report { (views::report(r)) }
                 @if let Some(p) = &detail.plan { (views::plan(p)) }
             };
             Ok(views::page(

@@ -90,6 +90,16 @@ pub fn controls(r: &RunSummary) -> Markup {
     }
 }
 
+/// The run's report, as written (markdown shown as text: it quotes the agent and the judge).
+pub fn report(markdown: &str) -> Markup {
+    html! {
+        section #report aria-labelledby="report-title" {
+            h2 #report-title { "Report" }
+            pre.report { (text(markdown)) }
+        }
+    }
+}
+
 /// The plan a goal run works on: goals with their contracts, subtasks and problems, and the
 /// last log lines.
 pub fn plan(p: &PlanView) -> Markup {

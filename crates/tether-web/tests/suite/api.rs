@@ -280,3 +280,31 @@ fn the_run_page_shows_the_runs_usage_once_any_is_known() {
     let one = web.get(&format!("/api/runs/{run}")).json();
     assert_eq!(one["run"]["usage"]["input_tokens"], 1200);
 }
+
+#[test]
+fn the_run_page_shows_the_runs_report_escaped_once_there_is_one() {
+    let web = Web::start();
+    let store = web.store();
+    let run = store
+        .create_run(RunKind::Goal, web.ws.root(), &json!({"plan": "plan.md"}))
+        .unwrap();
+    let before = web.get(&format!("/runs/{run}"));
+    assert!(!before.body.contains("id=\"report\""), "{}", before.body);
+    let dir = web.ws.runs_dir().join(run.as_str());
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("report.md"),
+        "# Run report\n\n- cited `a.rs:2`: \"<script>alert(1)</script>\"\n",
+    )
+    .unwrap();
+    let page = web.get(&format!("/runs/{run}"));
+    assert!(page.body.contains("id=\"report\""), "{}", page.body);
+    assert!(
+        page.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;")
+            && !page.body.contains("<script>alert(1)"),
+        "{}",
+        page.body
+    );
+    let one = web.get(&format!("/api/runs/{run}")).json();
+    assert!(one["report"].as_str().unwrap().starts_with("# Run report"));
+}

@@ -241,7 +241,11 @@ pub fn write_report(
     let files = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
-        .block_on(tether_core::snapshot::diffstat(&ctx.ws, &run.id, &env_remove));
+        .block_on(tether_core::snapshot::diffstat(
+            &ctx.ws,
+            &run.id,
+            &env_remove,
+        ));
     let markdown = tether_core::report::render(&store, &run, files.as_deref())?;
     let path = ctx.ws.runs_dir().join(run.id.as_str()).join("report.md");
     if let Some(dir) = path.parent() {

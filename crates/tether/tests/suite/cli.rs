@@ -270,17 +270,29 @@ fn a_run_report_says_what_the_run_did_and_is_written_beside_its_transcripts() {
         assert!(out.status.success(), "{out:?}");
     };
     git(&["init", "-q"]);
-    std::fs::write(dir.path().join("lib.rs"), "fn add() {}
-").unwrap();
+    std::fs::write(
+        dir.path().join("lib.rs"),
+        "fn add() {}
+",
+    )
+    .unwrap();
     git(&["add", "lib.rs"]);
     git(&["commit", "-qm", "start"]);
     let ws = tether_config::Workspace::at(dir.path());
     crate::common::runtime().block_on(tether_core::snapshot::record_start(&ws, &run, &[]));
-    std::fs::write(dir.path().join("lib.rs"), "fn add() {}
+    std::fs::write(
+        dir.path().join("lib.rs"),
+        "fn add() {}
 fn sub() {}
-").unwrap();
-    std::fs::write(dir.path().join("notes.md"), "notes
-").unwrap();
+",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("notes.md"),
+        "notes
+",
+    )
+    .unwrap();
     store
         .approve_contract("plan.md", "add", "sha256:feed", "carol")
         .unwrap();
