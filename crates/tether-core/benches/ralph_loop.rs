@@ -7,6 +7,9 @@
 //!    (`ls`) per iteration: loop plus agent plus tool overhead.
 //! 3. Prompt bytes shared with the previous iteration's request, as recorded by the fake model
 //!    server over real HTTP (bar: >= 95 %).
+//! 4. The loop judge's added latency per iteration: the instant executor's loop with and
+//!    without a loop judge on the fake model server over real HTTP (answering at once), over
+//!    200 iterations each.
 //!
 //! Run with `cargo bench -p tether-core --bench ralph_loop`.
 
@@ -261,4 +264,65 @@ fn main() {
     println!("  total {:.2} s", total.as_secs_f64());
     builtin_agent_loop();
     prompt_bytes_shared();
+    loop_judge_latency();
+}
+
+/// The mean iteration time of the instant executor's loop over `n` iterations, with `judge`.
+fn mean_iteration_ms(n: u32, judge: Option<tether_core::loop_judge::LoopJudge>) -> f64 {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::at(dir.path());
+    let exec = Arc::new(Instant0 {
+        starts: Mutex::new(Vec::new()),
+    });
+    let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
+    let deps = Deps {
+        ws: ws.clone(),
+        journal: journal.clone(),
+        executor: exec.clone(),
+        human: Desk::from_config(&Config::default(), &ws, journal, Console::Absent),
+        usage: tether_core::looping::UsageWaits::default(),
+        price: None,
+        loop_judge: judge,
+        env_remove: Vec::new(),
+    };
+    let rt = runtime();
+    rt.block_on(ralph::start(
+        &deps,
+        spec(n),
+        CancellationToken::new(),
+        |_| {},
+    ))
+    .unwrap();
+    let starts = exec.starts.lock().unwrap();
+    let span = *starts.last().unwrap() - starts[0];
+    span.as_secs_f64() * 1000.0 / f64::from(n - 1)
+}
+
+/// What a loop judge (over real HTTP, answering at once) adds to each iteration.
+fn loop_judge_latency() {
+    const N: u32 = 200;
+    let rt = runtime();
+    let answer = r#"{"verdict": "continue", "reason": "making progress"}"#;
+    let server = rt
+        .block_on(FakeModelServer::start(Script::from_fn(move |_| {
+            Turn::text(answer)
+        })))
+        .unwrap();
+    let endpoint =
+        tether_model::Endpoint::new(Api::OpenAiChat, server.base_url(Api::OpenAiChat), "small");
+    let client = tether_model::connect(endpoint, tether_model::HttpOptions::default()).unwrap();
+    let judge =
+        tether_core::loop_judge::LoopJudge::new(client, std::time::Duration::from_secs(10), None);
+    let without = mean_iteration_ms(N, None);
+    let with = mean_iteration_ms(N, Some(judge));
+    assert_eq!(
+        server.request_count(),
+        N as usize,
+        "one reading per iteration"
+    );
+    println!(
+        "loop judge, {N} iterations each, instant executor: {without:.3} ms per iteration without, \
+         {with:.3} ms with a loop judge over HTTP (fake server answering at once): +{:.3} ms",
+        with - without
+    );
 }

@@ -40,6 +40,7 @@ mod ralph_say;
 mod resume_human;
 mod resume_slack;
 mod resume_telegram;
+mod runaway;
 mod secrets;
 mod slack_doctor;
 mod team;
