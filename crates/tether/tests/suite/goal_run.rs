@@ -263,7 +263,13 @@ fn the_same_failing_verify_output_three_times_brings_the_nudge() {
             }
         }
     });
-    let e = env(PLAN, agent, Script::turns([]), "");
+    // The circuit breaker would ask a person after the third rejection; this is the nudge.
+    let e = env(
+        PLAN,
+        agent,
+        Script::turns([]),
+        "[loop]\nescalate_after_rejects = 0\n",
+    );
     let out = e.run(&[
         "run",
         "--approve",

@@ -276,7 +276,7 @@ fn a_model_failure_restores_the_plan_and_no_model_is_a_usage_error() {
     fs::write(e.path().join("tether.toml"), "").unwrap();
     let out = e.run(&["plan", "new", "Add a --verbose flag"]);
     assert_eq!(out.code, 2);
-    insta::assert_snapshot!(out.stderr, @"error: plan mode drafts goals with the built-in agent, which needs a model: add a [model] table to tether.toml (api, base_url, model, api_key_env); or write goals into the plan by hand and lock them with `tether plan approve`");
+    insta::assert_snapshot!(out.stderr, @"error: plan mode drafts goals with the built-in agent, which needs a model: add a [model] (or [planning]) table to tether.toml (api, base_url, model, api_key_env); or write goals into the plan by hand and lock them with `tether plan approve`");
 }
 
 /// Runs `tether <args>` under a pseudo-terminal (`script`), typing `input` into it.
