@@ -93,6 +93,13 @@ fn an_answer_on_the_page_reaches_the_waiting_asker_and_the_other_channels_hear_o
         ),
         ("yes", "web", "ana")
     );
+    // The other channels hear of it just after the asker does.
+    tether_testkit::wait_until(
+        "the other channel to hear of the answer",
+        Duration::from_secs(10),
+        || (!watcher.told.lock().unwrap().is_empty()).then_some(()),
+    )
+    .unwrap();
     assert_eq!(
         *watcher.told.lock().unwrap(),
         [("web".to_owned(), "ana".to_owned())]
