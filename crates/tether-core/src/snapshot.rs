@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tether_config::Workspace;
 use tether_store::RunId;
-use tether_tools::{ShellCommand, ShellEnd, run_shell};
+use tether_tools::{ShellCommand, run_exit_code};
 use tokio_util::sync::CancellationToken;
 
 /// Each git command gets this long.
@@ -92,16 +92,7 @@ async fn git(root: &Path, command: &str, env_remove: &[String]) -> Option<(i32, 
         output_cap: STAT_BYTES,
         env_remove: env_remove.to_vec(),
     };
-    match run_shell(&spec, &CancellationToken::new()).await {
-        Ok(run) => match run.end {
-            ShellEnd::Exited(code) => Some((code, run.output)),
-            _ => None,
-        },
-        Err(e) => {
-            tracing::debug!(error = %e, "could not run git");
-            None
-        }
-    }
+    run_exit_code(&spec, &CancellationToken::new()).await
 }
 
 #[cfg(test)]

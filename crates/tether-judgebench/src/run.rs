@@ -217,18 +217,18 @@ fn approved(case: &Case, ws: &Workspace) -> Result<Journal, StoreError> {
 fn judge_usage(store: &Store) -> Result<(u32, u64, Option<f64>), StoreError> {
     let mut used = (0, 0, None);
     for e in store.events_all_after(Seq(0), usize::MAX)? {
-        if let Some(Event::JudgeUsage {
-            judge: JudgeRole::SignOff,
-            calls,
-            input_tokens,
-            output_tokens,
-            cost_usd,
-            ..
-        }) = e.event
+        if let Some(
+            event @ Event::JudgeUsage {
+                judge: JudgeRole::SignOff,
+                calls,
+                ..
+            },
+        ) = &e.event
         {
+            let usage = tether_store::Usage::of(event);
             used.0 += calls;
-            used.1 += input_tokens + output_tokens;
-            if let Some(c) = cost_usd {
+            used.1 += usage.tokens();
+            if let Some(c) = usage.cost_usd {
                 used.2 = Some(used.2.unwrap_or(0.0) + c);
             }
         }

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use tether_tools::{ShellCommand, ShellEnd, run_shell};
+use tether_tools::{ShellCommand, run_exit_code};
 use tokio_util::sync::CancellationToken;
 
 use tether_config::STATE_DIR;
@@ -98,16 +98,7 @@ async fn git(
         output_cap: STAT_BYTES,
         env_remove: env_remove.to_vec(),
     };
-    match run_shell(&spec, cancel).await {
-        Ok(run) => match run.end {
-            ShellEnd::Exited(code) => Some((code, run.output)),
-            _ => None,
-        },
-        Err(err) => {
-            tracing::debug!(%err, "could not run git for the diff summary");
-            None
-        }
-    }
+    run_exit_code(&spec, cancel).await
 }
 
 #[cfg(test)]

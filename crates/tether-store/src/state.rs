@@ -83,6 +83,33 @@ impl Usage {
         self.input_tokens > 0 || self.output_tokens > 0 || self.cost_usd.is_some()
     }
 
+    /// The model usage a usage event (`iteration_usage`, `judge_usage`) records; nothing for
+    /// any other event.
+    pub fn of(event: &Event) -> Usage {
+        match event {
+            Event::IterationUsage {
+                input_tokens,
+                cached_input_tokens,
+                output_tokens,
+                cost_usd,
+                ..
+            }
+            | Event::JudgeUsage {
+                input_tokens,
+                cached_input_tokens,
+                output_tokens,
+                cost_usd,
+                ..
+            } => Usage {
+                input_tokens: *input_tokens,
+                cached_input_tokens: *cached_input_tokens,
+                output_tokens: *output_tokens,
+                cost_usd: *cost_usd,
+            },
+            _ => Usage::default(),
+        }
+    }
+
     /// Input and output tokens together.
     pub fn tokens(&self) -> u64 {
         self.input_tokens.saturating_add(self.output_tokens)
@@ -343,20 +370,9 @@ impl RunState {
                 self.consecutive_failures = self.consecutive_failures.saturating_add(1);
             }
             Event::IterationUsage {
-                input_tokens,
-                cached_input_tokens,
-                output_tokens,
-                cost_usd,
-                goals,
-                duration_ms,
-                ..
+                goals, duration_ms, ..
             } => {
-                let usage = Usage {
-                    input_tokens: *input_tokens,
-                    cached_input_tokens: *cached_input_tokens,
-                    output_tokens: *output_tokens,
-                    cost_usd: *cost_usd,
-                };
+                let usage = Usage::of(event);
                 self.usage.add(&usage);
                 for goal in goals {
                     let spent = self.goal_usage.entry(goal.clone()).or_default();
@@ -365,21 +381,8 @@ impl RunState {
                     spent.duration_ms = spent.duration_ms.saturating_add(*duration_ms);
                 }
             }
-            Event::JudgeUsage {
-                judge,
-                goal_id,
-                calls: _,
-                input_tokens,
-                cached_input_tokens,
-                output_tokens,
-                cost_usd,
-            } => {
-                let usage = Usage {
-                    input_tokens: *input_tokens,
-                    cached_input_tokens: *cached_input_tokens,
-                    output_tokens: *output_tokens,
-                    cost_usd: *cost_usd,
-                };
+            Event::JudgeUsage { judge, goal_id, .. } => {
+                let usage = Usage::of(event);
                 match judge {
                     JudgeRole::SignOff => self.judge_usage.add(&usage),
                     JudgeRole::Loop => self.loop_judge_usage.add(&usage),

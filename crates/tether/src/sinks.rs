@@ -138,22 +138,10 @@ impl EventSink for Progress {
                     s.last = "thinking".to_owned();
                 }
                 Some(Event::ToolCalled { summary, .. }) => s.last.clone_from(summary),
-                Some(
-                    Event::IterationUsage {
-                        input_tokens,
-                        output_tokens,
-                        cost_usd,
-                        ..
-                    }
-                    | Event::JudgeUsage {
-                        input_tokens,
-                        output_tokens,
-                        cost_usd,
-                        ..
-                    },
-                ) => {
-                    s.tokens = s.tokens.saturating_add(input_tokens + output_tokens);
-                    if let Some(c) = cost_usd {
+                Some(e @ (Event::IterationUsage { .. } | Event::JudgeUsage { .. })) => {
+                    let usage = tether_store::Usage::of(e);
+                    s.tokens = s.tokens.saturating_add(usage.tokens());
+                    if let Some(c) = usage.cost_usd {
                         s.cost_usd = Some(s.cost_usd.unwrap_or(0.0) + c);
                     }
                 }

@@ -83,6 +83,29 @@ pub async fn run_shell(spec: &ShellCommand, cancel: &CancellationToken) -> io::R
     run_shell_tee(spec, cancel, &mut io::sink()).await
 }
 
+/// A short fixed command tether runs for itself (git, say): its exit code and output, or
+/// `None` when it could not start, timed out or was cancelled (logged at debug level).
+pub async fn run_exit_code(
+    spec: &ShellCommand,
+    cancel: &CancellationToken,
+) -> Option<(i32, String)> {
+    match run_shell(spec, cancel).await {
+        Ok(ShellRun {
+            end: ShellEnd::Exited(code),
+            output,
+            ..
+        }) => Some((code, output)),
+        Ok(run) => {
+            tracing::debug!(command = %spec.command, end = ?run.end, "did not finish");
+            None
+        }
+        Err(e) => {
+            tracing::debug!(command = %spec.command, error = %e, "could not run");
+            None
+        }
+    }
+}
+
 /// [`run_shell`], also writing every byte of the combined output to `tee` as it arrives (a log
 /// file that keeps what the tail drops).
 ///

@@ -15,6 +15,7 @@ use crate::common::Web;
 /// A channel that never answers and records what it is told.
 #[derive(Default)]
 struct Watcher {
+    offered: Mutex<bool>,
     told: Mutex<Vec<(String, String)>>,
 }
 
@@ -29,6 +30,7 @@ impl Channel for Watcher {
         stop: CancellationToken,
     ) -> BoxFuture<'a, Option<ChannelAnswer>> {
         Box::pin(async move {
+            *self.offered.lock().unwrap() = true;
             stop.cancelled().await;
             None
         })
@@ -74,6 +76,13 @@ fn an_answer_on_the_page_reaches_the_waiting_asker_and_the_other_channels_hear_o
         let pending = web.get("/api/questions").json();
         pending[0]["id"].as_str().map(str::to_owned)
     })
+    .unwrap();
+    // Only a channel the question was offered on has anything to be told; answer once it was.
+    tether_testkit::wait_until(
+        "the other channel is offered the question",
+        Duration::from_secs(10),
+        || (*watcher.offered.lock().unwrap()).then_some(()),
+    )
     .unwrap();
     let r = web.post_json(
         &format!("/api/questions/{id}/answer"),
