@@ -1,0 +1,41 @@
+//! The sandbox every child process of tether runs in.
+//!
+//! tether runs an agent for hours, unattended, as the user who started it (often root in a
+//! container or CI). Refusing the agent's requests is policy; this crate makes the forbidden acts
+//! impossible. A [`Policy`] says which trees a child may read and which it may write, and whether
+//! it may reach the network. [`Policy::prepare`] turns it into kernel objects *in tether's
+//! process* (a Landlock ruleset, a seccomp program), and [`confine`] installs a hook that applies
+//! them to the child between `fork` and `exec`, so tether itself is never restricted (a process
+//! that restricted itself would share its domain, and its weaknesses, with every child).
+//!
+//! In the child, in this order:
+//! 1. every capability is dropped (bounding, ambient, effective, permitted, inheritable): root in
+//!    the sandbox cannot `sethostname`, remount, or regain anything through `exec`;
+//! 2. Landlock restricts the file system to the policy, forbids signalling processes outside the
+//!    sandbox (tether) and connecting to abstract Unix sockets outside it, and with the network
+//!    off refuses TCP `connect` and `bind`;
+//! 3. with the network off, a seccomp filter refuses any socket that is not a Unix socket (UDP,
+//!    raw, netlink) and `io_uring`, which could bypass it.
+//!
+//! Landlock only allows: it cannot deny a path beneath one it allows. Whatever must stay out of
+//! reach (tether's store, its keys, `.git`) must therefore not lie beneath a writable path: the
+//! caller lays the trees out accordingly.
+//!
+//! [`Support::probe`] says what the running kernel can enforce; a policy that cannot be enforced
+//! fully is refused with [`SandboxError::Unsupported`], never silently weakened.
+//!
+//! [`take_secrets`] is the other half of keeping keys from children: it takes variables out of
+//! tether's own environment, overwriting their bytes first (root can read a parent's
+//! `/proc/<pid>/environ`, and `unsetenv` alone leaves the bytes there).
+
+mod child;
+mod error;
+mod policy;
+mod secrets;
+mod support;
+
+pub use child::{Prepared, confine};
+pub use error::SandboxError;
+pub use policy::{Policy, system_readable};
+pub use secrets::take_secrets;
+pub use support::{MIN_ABI, Support};

@@ -1,0 +1,188 @@
+//! What a sandboxed child may read, write and reach.
+
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, Scope,
+};
+
+use crate::child::Prepared;
+use crate::{SandboxError, Support};
+
+/// The trees of the system every child may read (and execute from) when they exist: programs,
+/// libraries, configuration, devices and the kernel's views. Not `/tmp`, `/home`, `/root`,
+/// `/var` or `/run`: other users' files, other runs, stores and mounted secrets live there.
+const SYSTEM_READ: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/nix",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/run/systemd/resolve",
+    "/run/resolvconf",
+    "/var/lib/dpkg/alternatives",
+];
+
+/// Devices every child may write: the sinks and terminals programs expect.
+const SYSTEM_WRITE: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/pts",
+    "/dev/ptmx",
+];
+
+/// The system trees a child may read, for a person (`tether doctor`, the README).
+pub fn system_readable() -> &'static [&'static str] {
+    SYSTEM_READ
+}
+
+/// What a sandboxed child may do. Everything not granted is denied: reading outside
+/// [`Policy::read`] and the system trees, writing outside [`Policy::write`], signalling processes
+/// outside the sandbox, and (unless [`Policy::network`]) the network.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Policy {
+    read: Vec<PathBuf>,
+    optional_read: Vec<PathBuf>,
+    write: Vec<PathBuf>,
+    network: bool,
+}
+
+impl Policy {
+    /// Nothing beyond the system trees, no network.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Lets the child read (and execute) beneath `path`, which must exist.
+    #[must_use]
+    pub fn read(mut self, path: impl Into<PathBuf>) -> Self {
+        self.read.push(path.into());
+        self
+    }
+
+    /// Lets the child read beneath `path` when it exists (a toolchain under `$HOME`).
+    #[must_use]
+    pub fn read_if_present(mut self, path: impl Into<PathBuf>) -> Self {
+        self.optional_read.push(path.into());
+        self
+    }
+
+    /// Lets the child read, create, change and remove anything beneath `path`, which must exist.
+    #[must_use]
+    pub fn write(mut self, path: impl Into<PathBuf>) -> Self {
+        self.write.push(path.into());
+        self
+    }
+
+    /// Lets the child reach the network (or not).
+    #[must_use]
+    pub fn network(mut self, on: bool) -> Self {
+        self.network = on;
+        self
+    }
+
+    /// The trees the child may read, beyond the system's.
+    pub fn readable(&self) -> impl Iterator<Item = &Path> {
+        self.read
+            .iter()
+            .chain(&self.optional_read)
+            .map(PathBuf::as_path)
+    }
+
+    /// The trees the child may write.
+    pub fn writable(&self) -> impl Iterator<Item = &Path> {
+        self.write.iter().map(PathBuf::as_path)
+    }
+
+    /// Whether the child may reach the network.
+    pub fn has_network(&self) -> bool {
+        self.network
+    }
+
+    /// Builds the kernel objects for one child, in tether's process: refused when `support`
+    /// says the kernel cannot enforce all of it, or a required path is missing.
+    pub fn prepare(&self, support: Support) -> Result<Prepared, SandboxError> {
+        support.check()?;
+        let abi = ABI::V6;
+        let read = AccessFs::from_read(abi);
+        let all = AccessFs::from_all(abi);
+        let mut ruleset = Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(all)?
+            .scope(Scope::from_all(abi))?;
+        if !self.network {
+            ruleset = ruleset.handle_access(AccessNet::from_all(abi))?;
+        }
+        let mut created = ruleset.create()?;
+        for path in SYSTEM_READ
+            .iter()
+            .map(Path::new)
+            .chain(self.optional_read.iter().map(PathBuf::as_path))
+        {
+            if let Some(rule) = beneath(path, read, false)? {
+                created = created.add_rule(rule)?;
+            }
+        }
+        for path in &self.read {
+            if let Some(rule) = beneath(path, read, true)? {
+                created = created.add_rule(rule)?;
+            }
+        }
+        for path in SYSTEM_WRITE.iter().map(Path::new) {
+            if let Some(rule) = beneath(path, all, false)? {
+                created = created.add_rule(rule)?;
+            }
+        }
+        for path in &self.write {
+            if let Some(rule) = beneath(path, all, true)? {
+                created = created.add_rule(rule)?;
+            }
+        }
+        let filter = if self.network {
+            None
+        } else {
+            Some(crate::child::network_filter()?)
+        };
+        Ok(Prepared::new(created, filter))
+    }
+}
+
+/// A rule for `path` with `access` (narrowed to what applies to a file when it is one); `None`
+/// for a missing optional path.
+fn beneath(
+    path: &Path,
+    access: landlock::BitFlags<AccessFs>,
+    required: bool,
+) -> Result<Option<PathBeneath<PathFd>>, SandboxError> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(_) if !required => return Ok(None),
+        Err(source) => {
+            return Err(SandboxError::Path {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let fd = PathFd::new(path).map_err(|e| SandboxError::Path {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    let access = if meta.is_dir() {
+        access
+    } else {
+        access & AccessFs::from_file(ABI::V6)
+    };
+    Ok(Some(PathBeneath::new(fd, access)))
+}

@@ -1,0 +1,213 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! Real children under real policies: each act the sandbox must stop is tried, and each act it
+//! must allow is done, by a shell spawned through [`tether_sandbox::confine`].
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use tether_sandbox::{Policy, SandboxError, Support, confine};
+
+struct Trees {
+    _tmp: tempfile::TempDir,
+    work: PathBuf,
+    store: PathBuf,
+    home: PathBuf,
+    scratch: PathBuf,
+}
+
+fn trees() -> Trees {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_path_buf();
+    let (work, store, home, scratch) = (
+        root.join("work"),
+        root.join("store"),
+        root.join("home"),
+        root.join("scratch"),
+    );
+    for dir in [&work, &store, &home.join(".ssh"), &scratch] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(store.join("tether.db"), "store").unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "private key").unwrap();
+    std::fs::write(work.join("src.txt"), "source").unwrap();
+    Trees {
+        _tmp: tmp,
+        work,
+        store,
+        home,
+        scratch,
+    }
+}
+
+fn policy(t: &Trees) -> Policy {
+    Policy::new().write(&t.work).write(&t.scratch)
+}
+
+/// Runs `script` with `sh -c` in `cwd` under `policy`.
+fn run(policy: &Policy, cwd: &Path, script: &str) -> Output {
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(script)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin");
+    confine(&mut cmd, policy.prepare(Support::probe()).unwrap());
+    cmd.output().unwrap()
+}
+
+fn ok(out: &Output) -> bool {
+    out.status.success()
+}
+
+fn says(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn the_working_tree_can_be_edited_and_grown() {
+    let t = trees();
+    let out = run(
+        &policy(&t),
+        &t.work,
+        "echo more >> src.txt && mkdir -p new/dir && echo hi > new/dir/f && mv new/dir/f g && rm g && cat src.txt",
+    );
+    assert!(ok(&out), "{}", says(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "sourcemore\n");
+}
+
+#[test]
+fn the_store_can_be_neither_read_nor_written_nor_linked() {
+    let t = trees();
+    let p = policy(&t);
+    let db = t.store.join("tether.db");
+    for script in [
+        format!("cat {}", db.display()),
+        format!("echo x >> {}", db.display()),
+        format!("ln {} stolen.db", db.display()),
+        format!("ls {}", t.store.display()),
+        format!("rm {}", db.display()),
+    ] {
+        let out = run(&p, &t.work, &script);
+        assert!(!ok(&out), "`{script}` worked: {}", says(&out));
+    }
+    assert_eq!(std::fs::read_to_string(&db).unwrap(), "store");
+}
+
+#[test]
+fn the_home_directory_is_unreadable_unless_listed() {
+    let t = trees();
+    let key = t.home.join(".ssh/id_ed25519");
+    let out = run(&policy(&t), &t.work, &format!("cat {}", key.display()));
+    assert!(!ok(&out), "{}", says(&out));
+    let listed = policy(&t).read(t.home.join(".ssh"));
+    let out = run(&listed, &t.work, &format!("cat {}", key.display()));
+    assert_eq!(says(&out), "private key");
+}
+
+#[test]
+fn a_readable_tree_is_not_writable() {
+    let t = trees();
+    let p = policy(&t).read(&t.home);
+    let out = run(&p, &t.work, &format!("touch {}/planted", t.home.display()));
+    assert!(!ok(&out));
+    assert!(!t.home.join("planted").exists());
+}
+
+#[test]
+fn tether_cannot_be_signalled() {
+    let t = trees();
+    let me = std::process::id();
+    let out = run(&policy(&t), &t.work, &format!("kill -0 {me}"));
+    assert!(!ok(&out), "{}", says(&out));
+}
+
+#[test]
+fn no_capability_survives_not_even_as_root() {
+    let t = trees();
+    let out = run(
+        &policy(&t),
+        &t.work,
+        "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status",
+    );
+    assert!(ok(&out), "{}", says(&out));
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        assert!(line.ends_with("0000000000000000"), "{line}");
+    }
+    let out = run(&policy(&t), &t.work, "hostname \"$(hostname)\"");
+    assert!(!ok(&out), "sethostname worked");
+}
+
+fn python() -> &'static str {
+    "/usr/bin/python3"
+}
+
+#[test]
+fn the_network_is_off_unless_opened() {
+    let t = trees();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let tcp = format!(
+        "{} -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 5)\"",
+        python()
+    );
+    let udp = format!(
+        "{} -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', {port}))\"",
+        python()
+    );
+    for script in [&tcp, &udp] {
+        let out = run(&policy(&t), &t.work, script);
+        assert!(!ok(&out), "`{script}` worked with the network off");
+    }
+    for script in [&tcp, &udp] {
+        let out = run(&policy(&t).network(true), &t.work, script);
+        assert!(
+            ok(&out),
+            "`{script}` failed with the network on: {}",
+            says(&out)
+        );
+    }
+    // Unix sockets stay usable with the network off.
+    let out = run(
+        &policy(&t),
+        &t.work,
+        &format!("{} -c \"import socket; socket.socketpair()\"", python()),
+    );
+    assert!(ok(&out), "{}", says(&out));
+}
+
+#[test]
+fn a_kernel_without_landlock_or_signal_scoping_is_refused_by_name() {
+    let t = trees();
+    for (abi, feature) in [(0, "Landlock (Linux 5.13"), (5, "signal scoping")] {
+        let err = policy(&t)
+            .prepare(Support { landlock_abi: abi })
+            .unwrap_err();
+        assert!(matches!(err, SandboxError::Unsupported { .. }));
+        let message = err.to_string();
+        assert!(message.contains(feature), "{message}");
+        assert!(message.contains("[sandbox] mode = \"off\""), "{message}");
+    }
+}
+
+#[test]
+fn a_missing_writable_tree_is_an_error_naming_it() {
+    let t = trees();
+    let missing = t.work.join("nope");
+    let err = Policy::new()
+        .write(&missing)
+        .prepare(Support::probe())
+        .unwrap_err();
+    assert!(err.to_string().contains("nope"), "{err}");
+}
+
+#[test]
+fn this_kernel_enforces_the_whole_policy() {
+    // CI and development machines must run the sandbox for real; a kernel that cannot is a
+    // failure here, not a skipped test.
+    Support::probe().check().unwrap();
+}
