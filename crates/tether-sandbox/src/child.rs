@@ -15,21 +15,28 @@ use seccompiler::{
 };
 
 use crate::SandboxError;
+use crate::mounts::Mounts;
 
 /// A policy turned into kernel objects, ready for one child.
 #[derive(Debug)]
 pub struct Prepared {
+    mounts: Mounts,
     ruleset: RulesetCreated,
     filter: Option<BpfProgram>,
 }
 
 impl Prepared {
-    pub(crate) fn new(ruleset: RulesetCreated, filter: Option<BpfProgram>) -> Self {
-        Prepared { ruleset, filter }
+    pub(crate) fn new(mounts: Mounts, ruleset: RulesetCreated, filter: Option<BpfProgram>) -> Self {
+        Prepared {
+            mounts,
+            ruleset,
+            filter,
+        }
     }
 
     /// Restricts the calling process for good. Only for a freshly forked child.
     fn apply(self) -> io::Result<()> {
+        self.mounts.apply()?;
         drop_capabilities()?;
         let status: RestrictionStatus = self.ruleset.restrict_self().map_err(io::Error::other)?;
         if status.ruleset != RulesetStatus::FullyEnforced {
@@ -42,6 +49,27 @@ impl Prepared {
         }
         Ok(())
     }
+}
+
+/// Whether this process can give a child a user and mount namespace of its own: tried once
+/// with `/bin/true` (some systems forbid unprivileged user namespaces).
+#[allow(unsafe_code)]
+pub(crate) fn namespaces_work() -> bool {
+    let mut cmd = Command::new("/bin/true");
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: the hook makes one system call.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        });
+    }
+    cmd.status().is_ok_and(|s| s.success())
 }
 
 /// Makes `cmd`'s child run under `prepared` (applied after `fork`, before `exec`; a failure there

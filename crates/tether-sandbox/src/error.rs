@@ -8,7 +8,7 @@ pub enum SandboxError {
     /// The kernel lacks a feature the policy needs; nothing runs until it is there or the
     /// sandbox is turned off.
     #[error(
-        "the kernel cannot enforce the sandbox: {feature} is missing (Landlock ABI {found} here, {needed} needed); \
+        "the kernel cannot enforce the sandbox: {feature} is missing (this kernel offers Landlock ABI {found}; tether needs {needed} and user namespaces); \
          run on a newer kernel with Landlock enabled, or set [sandbox] mode = \"off\" in tether.toml"
     )]
     Unsupported {

@@ -9,6 +9,9 @@
 //! that restricted itself would share its domain, and its weaknesses, with every child).
 //!
 //! In the child, in this order:
+//! 0. a user and mount namespace of its own, where paths beneath a writable tree are made
+//!    read-only ([`Policy::read_only`], for `.git`) or hidden ([`Policy::hide`], for `.tether/`):
+//!    the two things Landlock, which can only allow, cannot express;
 //! 1. every capability is dropped (bounding, ambient, effective, permitted, inheritable): root in
 //!    the sandbox cannot `sethostname`, remount, or regain anything through `exec`;
 //! 2. Landlock restricts the file system to the policy, forbids signalling processes outside the
@@ -19,7 +22,7 @@
 //!
 //! Landlock only allows: it cannot deny a path beneath one it allows. Whatever must stay out of
 //! reach (tether's store, its keys, `.git`) must therefore not lie beneath a writable path: the
-//! caller lays the trees out accordingly.
+//! caller lays the trees out accordingly, or names them for step 0.
 //!
 //! [`Support::probe`] says what the running kernel can enforce; a policy that cannot be enforced
 //! fully is refused with [`SandboxError::Unsupported`], never silently weakened.
@@ -30,6 +33,7 @@
 
 mod child;
 mod error;
+mod mounts;
 mod policy;
 mod secrets;
 mod support;

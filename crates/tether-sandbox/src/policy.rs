@@ -55,6 +55,8 @@ pub struct Policy {
     read: Vec<PathBuf>,
     optional_read: Vec<PathBuf>,
     write: Vec<PathBuf>,
+    read_only: Vec<PathBuf>,
+    hidden: Vec<PathBuf>,
     network: bool,
 }
 
@@ -83,6 +85,33 @@ impl Policy {
     pub fn write(mut self, path: impl Into<PathBuf>) -> Self {
         self.write.push(path.into());
         self
+    }
+
+    /// Keeps `path` read-only even beneath a writable tree (the working tree's `.git`): it is
+    /// bind-mounted read-only over itself in the child's own mount namespace. Nothing to do
+    /// when it does not exist.
+    #[must_use]
+    pub fn read_only(mut self, path: impl Into<PathBuf>) -> Self {
+        self.read_only.push(path.into());
+        self
+    }
+
+    /// Hides the directory `path` even beneath a writable tree (tether's `.tether/`): the child
+    /// sees an empty read-only directory there. Nothing to do when it does not exist.
+    #[must_use]
+    pub fn hide(mut self, path: impl Into<PathBuf>) -> Self {
+        self.hidden.push(path.into());
+        self
+    }
+
+    /// The paths kept read-only beneath writable trees.
+    pub fn read_only_paths(&self) -> impl Iterator<Item = &Path> {
+        self.read_only.iter().map(PathBuf::as_path)
+    }
+
+    /// The directories hidden from the child.
+    pub fn hidden_paths(&self) -> impl Iterator<Item = &Path> {
+        self.hidden.iter().map(PathBuf::as_path)
     }
 
     /// Lets the child reach the network (or not).
@@ -154,7 +183,8 @@ impl Policy {
         } else {
             Some(crate::child::network_filter()?)
         };
-        Ok(Prepared::new(created, filter))
+        let mounts = crate::mounts::Mounts::plan(self.read_only_paths(), self.hidden_paths())?;
+        Ok(Prepared::new(mounts, created, filter))
     }
 }
 

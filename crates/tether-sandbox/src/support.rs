@@ -16,6 +16,8 @@ pub const PRETEND_ABI_VAR: &str = "TETHER_SANDBOX_PRETEND_ABI";
 pub struct Support {
     /// The Landlock ABI version, 0 when Landlock is not there (not built, or not in `lsm=`).
     pub landlock_abi: i32,
+    /// Whether a child can have a user and mount namespace of its own.
+    pub namespaces: bool,
 }
 
 impl Support {
@@ -27,6 +29,7 @@ impl Support {
             .and_then(|v| v.trim().parse::<i32>().ok());
         Support {
             landlock_abi: pretend.map_or(found, |p| p.clamp(0, found)),
+            namespaces: crate::child::namespaces_work(),
         }
     }
 
@@ -35,6 +38,9 @@ impl Support {
         let feature = match self.landlock_abi {
             0 => "Landlock (Linux 5.13 or later, with landlock in the kernel's lsm= list)",
             abi if abi < MIN_ABI => "Landlock signal scoping (Linux 6.12 or later)",
+            _ if !self.namespaces => {
+                "user namespaces (kernel.unprivileged_userns_clone, or an AppArmor or container policy forbids them)"
+            }
             _ => return Ok(()),
         };
         Err(SandboxError::Unsupported {

