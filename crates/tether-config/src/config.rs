@@ -42,6 +42,10 @@ pub struct Config {
     pub server: ServerConfig,
     /// Where runs, questions and verdicts are kept (`[store]` plus `TETHER_STORE_URL`).
     pub store: StoreConfig,
+    /// The sandbox children run in (`[sandbox]`).
+    pub sandbox: crate::SandboxConfig,
+    /// Where a run works and what it leaves (`[run]`).
+    pub run: crate::RunConfig,
 }
 
 impl Config {
@@ -100,6 +104,8 @@ impl Default for Config {
             executor: ExecutorConfig::default(),
             server: ServerConfig::default(),
             store: StoreConfig::default(),
+            sandbox: crate::SandboxConfig::default(),
+            run: crate::RunConfig::default(),
         }
     }
 }

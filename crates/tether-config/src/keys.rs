@@ -19,6 +19,8 @@ pub(crate) const TOP_LEVEL: &[&str] = &[
     "executor",
     "server",
     "store",
+    "sandbox",
+    "run",
 ];
 
 /// Keys of `[model]`.
@@ -107,6 +109,12 @@ pub(crate) const EXECUTOR: &[&str] = &[
 pub(crate) const SERVER: &[&str] = &["listen"];
 pub(crate) const STORE: &[&str] = &["url"];
 
+/// Keys of `[sandbox]`.
+pub(crate) const SANDBOX: &[&str] = &["mode", "network", "writable", "readable", "env"];
+
+/// Keys of `[run]`.
+pub(crate) const RUN: &[&str] = &["worktree", "commit_hooks"];
+
 /// Every table with its keys.
 pub(crate) const TABLES: &[(&str, &[&str])] = &[
     ("model", MODEL),
@@ -122,6 +130,8 @@ pub(crate) const TABLES: &[(&str, &[&str])] = &[
     ("executor", EXECUTOR),
     ("server", SERVER),
     ("store", STORE),
+    ("sandbox", SANDBOX),
+    ("run", RUN),
 ];
 
 /// The tables (other than `current`) that have a key spelled exactly `key`.

@@ -32,6 +32,7 @@ mod checks;
 mod config;
 mod env;
 mod error;
+mod isolation;
 mod keys;
 mod load;
 mod model;
@@ -52,6 +53,7 @@ pub use config::{
 };
 pub use env::{Env, MapEnv, ProcessEnv};
 pub use error::{ConfigError, Problem};
+pub use isolation::{RunConfig, SandboxConfig, SandboxMode};
 pub use load::{
     CONFIG_ENV, FILE_NAME, Loaded, check, load, load_store, parse, parse_with_warnings,
 };

@@ -191,6 +191,30 @@ usage_backoff_secs = 60
 # share (one dashboard, one place to answer), instead of .tether/tether.db. No password here:
 # PGPASSWORD or ~/.pgpass. TETHER_STORE_URL overrides it.
 # url = "postgres://tether@db.example:5432/tether"
+
+[sandbox]
+# Every command the agent runs (the built-in agent's shell, an agent CLI as a whole, the verify
+# commands) runs in a sandbox: it reads the system, toolchains and the workspace, writes only the
+# working tree and a private temp directory, cannot touch .git or tether's state, cannot signal
+# tether. "enforce" (a kernel that cannot enforce it all stops the run, saying what is missing)
+# | "off" (no sandbox; a warning on every run).
+mode = "enforce"
+# Whether the built-in agent's shell and the verify commands may reach the network (an agent
+# CLI always may: it needs its model's API). A goal can also ask for it.
+network = false
+# More trees the sandbox may write; absolute or under ~/.
+# writable = ["~/.cargo"]
+# More trees the sandbox may read; absolute or under ~/.
+# readable = ["~/.config/gh"]
+# More environment variables children get, by name (keys are never passed on).
+# env = ["JAVA_HOME"]
+
+[run]
+# Every `tether run` / `tether ralph` works in a git worktree of its own on a branch
+# tether/<run-id>, outside your checkout (as with --worktree).
+worktree = false
+# Whether your git hooks run for the commit tether makes per signed-off goal.
+commit_hooks = false
 "#;
 
 #[cfg(test)]

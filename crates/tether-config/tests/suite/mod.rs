@@ -9,6 +9,7 @@ mod always_on;
 mod cross;
 mod defaults;
 mod env;
+mod isolation;
 mod load;
 mod multiple;
 mod ranges;
