@@ -96,6 +96,7 @@ fn main() {
         tether: "/usr/bin/tether".into(),
         env_remove: Vec::new(),
         mcp_extra: Vec::new(),
+        sandbox: None,
     };
     let executor = PiExecutor::new(settings, Arc::new(|| Some("r-bench".to_owned())));
     let runtime = tokio::runtime::Builder::new_multi_thread()

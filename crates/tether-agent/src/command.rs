@@ -9,8 +9,11 @@
 //! stopped too. A failed program whose stderr reports a usage or rate limit
 //! ([`crate::cli::limits`]) is a limit the loop waits out, not a failed turn.
 
+use std::sync::Arc;
+
 use std::path::PathBuf;
 use std::time::Duration;
+use tether_sandbox::Sandbox;
 
 use futures_util::future::BoxFuture;
 use tether_tools::{ProgramCommand, ShellEnd, run_program};
@@ -36,6 +39,8 @@ pub struct CommandExecutor {
     timeout: Duration,
     /// Variables the program starts without (the keys tether holds).
     env_remove: Vec<String>,
+    /// The sandbox the program runs in.
+    sandbox: Option<Arc<Sandbox>>,
 }
 
 /// The command could not be run, or did not succeed.
@@ -78,6 +83,7 @@ impl CommandExecutor {
             cwd,
             timeout,
             env_remove: Vec::new(),
+            sandbox: None,
         }
     }
 
@@ -85,6 +91,12 @@ impl CommandExecutor {
     /// holds never reach the agent.
     pub fn without_vars(mut self, vars: Vec<String>) -> Self {
         self.env_remove = vars;
+        self
+    }
+
+    /// The same executor, whose program runs in `sandbox`.
+    pub fn sandboxed(mut self, sandbox: Option<Arc<Sandbox>>) -> Self {
+        self.sandbox = sandbox;
         self
     }
 
@@ -118,6 +130,7 @@ impl CommandExecutor {
             stderr_cap: MAX_STDERR,
             env_remove: self.env_remove.clone(),
             env: Vec::new(),
+            sandbox: self.sandbox.clone(),
         }
     }
 

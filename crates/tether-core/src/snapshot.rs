@@ -91,6 +91,8 @@ async fn git(root: &Path, command: &str, env_remove: &[String]) -> Option<(i32, 
         kill_grace: Duration::from_secs(1),
         output_cap: STAT_BYTES,
         env_remove: env_remove.to_vec(),
+        // tether's own git.
+        sandbox: None,
     };
     run_exit_code(&spec, &CancellationToken::new()).await
 }

@@ -101,6 +101,8 @@ impl Desktop {
             stderr_cap: OUTPUT_CAP,
             env_remove: self.env_remove.clone(),
             env: Vec::new(),
+            // tether's own notification, not the agent's.
+            sandbox: None,
         };
         match run_program(&spec, &CancellationToken::new()).await {
             Ok(run) => {

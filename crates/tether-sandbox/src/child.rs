@@ -35,17 +35,31 @@ impl Prepared {
     }
 
     /// Restricts the calling process for good. Only for a freshly forked child.
+    ///
+    /// Only an OS error code crosses back to the parent (as the spawn's error), so each step
+    /// returns one.
     fn apply(self) -> io::Result<()> {
+        // A child of a non-dumpable tether is non-dumpable until `exec`, and could not write
+        // its own namespace's id maps.
+        // SAFETY: prctl with integer arguments.
+        #[allow(unsafe_code)]
+        if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
         self.mounts.apply()?;
         drop_capabilities()?;
-        let status: RestrictionStatus = self.ruleset.restrict_self().map_err(io::Error::other)?;
+        let status: RestrictionStatus = self
+            .ruleset
+            .restrict_self()
+            .map_err(|e| io::Error::other(format!("applying the Landlock policy: {e}")))?;
         if status.ruleset != RulesetStatus::FullyEnforced {
             return Err(io::Error::other(
                 "the Landlock policy was not fully enforced",
             ));
         }
         if let Some(filter) = &self.filter {
-            seccompiler::apply_filter(filter).map_err(io::Error::other)?;
+            seccompiler::apply_filter(filter)
+                .map_err(|_| io::Error::from_raw_os_error(libc::EPERM))?;
         }
         Ok(())
     }

@@ -35,11 +35,13 @@ mod child;
 mod error;
 mod mounts;
 mod policy;
+mod sandbox;
 mod secrets;
 mod support;
 
 pub use child::{Prepared, confine};
 pub use error::SandboxError;
 pub use policy::{Policy, system_readable};
+pub use sandbox::Sandbox;
 pub use secrets::take_secrets;
-pub use support::{MIN_ABI, Support};
+pub use support::{MIN_ABI, PRETEND_ABI_VAR, Support};

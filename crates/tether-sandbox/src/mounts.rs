@@ -163,8 +163,7 @@ fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// The last OS error, saying what was being done (no allocation beyond the error's own).
-fn context(what: &'static str) -> io::Error {
-    let e = io::Error::last_os_error();
-    io::Error::new(e.kind(), format!("{what}: {e}"))
+/// The last OS error: only its code crosses back to the parent, so `_what` is for the reader.
+pub(crate) fn context(_what: &'static str) -> io::Error {
+    io::Error::last_os_error()
 }

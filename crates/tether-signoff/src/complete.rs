@@ -111,7 +111,10 @@ impl Signoff {
                 self.verify_timeout,
                 &log,
                 shown,
-                &self.env_remove,
+                verify::Confinement {
+                    env_remove: &self.env_remove,
+                    sandbox: self.sandbox.clone(),
+                },
                 cancel,
             )
             .await?;

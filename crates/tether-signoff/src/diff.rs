@@ -97,6 +97,8 @@ async fn git(
         kill_grace: Duration::from_secs(1),
         output_cap: STAT_BYTES,
         env_remove: env_remove.to_vec(),
+        // tether's own git, reading a `.git` the sandbox kept read-only.
+        sandbox: None,
     };
     run_exit_code(&spec, cancel).await
 }

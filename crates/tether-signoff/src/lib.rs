@@ -72,6 +72,7 @@ pub struct Signoff {
     run: Option<RunId>,
     /// Variables removed from the environment of verify and git: tether's own keys.
     env_remove: Vec<String>,
+    sandbox: Option<std::sync::Arc<tether_sandbox::Sandbox>>,
 }
 
 impl std::fmt::Debug for Signoff {
@@ -100,6 +101,7 @@ impl Signoff {
             verify_timeout: DEFAULT_VERIFY_TIMEOUT,
             run: None,
             env_remove: Vec::new(),
+            sandbox: None,
         }
     }
 
@@ -145,6 +147,13 @@ impl Signoff {
     #[must_use]
     pub fn without_env(mut self, vars: Vec<String>) -> Self {
         self.env_remove = vars;
+        self
+    }
+
+    /// Runs verify commands (code the agent may have written) in `sandbox`.
+    #[must_use]
+    pub fn sandboxed(mut self, sandbox: Option<std::sync::Arc<tether_sandbox::Sandbox>>) -> Self {
+        self.sandbox = sandbox;
         self
     }
 

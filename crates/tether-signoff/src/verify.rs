@@ -90,6 +90,14 @@ impl Write for HashingLog {
     }
 }
 
+/// What a verify command runs without, and in.
+pub(crate) struct Confinement<'a> {
+    /// tether's keys, removed from its environment.
+    pub env_remove: &'a [String],
+    /// The run's sandbox.
+    pub sandbox: Option<std::sync::Arc<tether_sandbox::Sandbox>>,
+}
+
 /// Runs `command` in `root` with `timeout`, writing the whole output to `log` (absolute) and
 /// naming it `log_display` in the result. Errs if the log cannot be written or the command
 /// cannot be started; a cancellation is [`SignoffError::Cancelled`].
@@ -99,7 +107,7 @@ pub(crate) async fn run(
     timeout: Duration,
     log: &Path,
     log_display: String,
-    env_remove: &[String],
+    child: Confinement<'_>,
     cancel: &CancellationToken,
 ) -> Result<VerifyResult, SignoffError> {
     let io_err = |cause| SignoffError::Io {
@@ -120,7 +128,8 @@ pub(crate) async fn run(
         timeout,
         kill_grace: KILL_GRACE,
         output_cap: TAIL_BYTES,
-        env_remove: env_remove.to_vec(),
+        env_remove: child.env_remove.to_vec(),
+        sandbox: child.sandbox,
     };
     let run = run_shell_tee(&spec, cancel, &mut tee)
         .await

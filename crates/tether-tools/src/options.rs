@@ -23,6 +23,8 @@ pub struct ToolOptions {
     /// `bash`: environment variables removed from the command's environment (API keys the
     /// agent's model client uses, which must never end up in a transcript).
     pub bash_env_remove: Vec<String>,
+    /// The sandbox `bash` commands run in (`None`: unsandboxed).
+    pub bash_sandbox: Option<std::sync::Arc<tether_sandbox::Sandbox>>,
     /// `bash`: asked before each command runs (tether's `ask_before` rule); a refusal is the
     /// tool's result. `None` runs every command.
     pub bash_gate: Option<Arc<dyn CommandGate>>,
@@ -50,6 +52,7 @@ impl Default for ToolOptions {
             bash_kill_grace: Duration::from_secs(2),
             bash_output_cap: 30_000,
             bash_env_remove: Vec::new(),
+            bash_sandbox: None,
             bash_gate: None,
             read_default_lines: 2000,
             read_max_bytes: 50_000,

@@ -39,7 +39,10 @@ pub fn from_config(
     run: &RunCell,
 ) -> Result<Arc<dyn Executor>> {
     match config.executor.kind {
-        ExecutorKind::Builtin => builtin(config, ws, env, human, run, Vec::new()),
+        ExecutorKind::Builtin => {
+            let sandbox = crate::sandbox::for_run(config, ws, ws.root())?;
+            builtin(config, ws, env, human, run, Vec::new(), sandbox)
+        }
         ExecutorKind::Command => {
             if !config.human.ask_before.is_empty() {
                 tracing::warn!(
@@ -48,14 +51,17 @@ pub fn from_config(
                      command executor's agent the same rule in its own permission settings"
                 );
             }
-            // The program is the agent: it must not see the keys tether itself holds.
+            // The program is the agent: it must not see the keys tether itself holds, and runs
+            // in the sandbox whole.
+            let sandbox = crate::sandbox::for_run(config, ws, ws.root())?;
             Ok(Arc::new(
                 CommandExecutor::new(
                     config.executor.command.clone(),
                     ws.root().to_owned(),
                     COMMAND_TURN_TIMEOUT,
                 )
-                .without_vars(config.key_vars()),
+                .without_vars(config.key_vars())
+                .sandboxed(sandbox.agent),
             ))
         }
         ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi => {
@@ -80,11 +86,13 @@ pub fn for_goal_loop(
         .map_err(Failure::usage)?;
     match config.executor.kind {
         ExecutorKind::Builtin => {
+            let sandbox = crate::sandbox::for_run(config, ws, ws.root())?;
+            let signoff = signoff.sandboxed(sandbox.shell.clone());
             let tools: Vec<Arc<dyn Tool>> = vec![
                 Arc::new(CompleteGoal::new(signoff.clone(), run.clone())),
                 Arc::new(CancelGoal::new(signoff)),
             ];
-            builtin(config, ws, env, human, run, tools)
+            builtin(config, ws, env, human, run, tools, sandbox)
         }
         _ => from_config(config, ws, env, human, run),
     }
@@ -166,6 +174,7 @@ pub fn cli_settings(
         // The agent must not see the keys tether itself holds.
         env_remove: config.key_vars(),
         mcp_extra,
+        sandbox: crate::sandbox::for_run(config, ws, ws.root())?.agent,
     })
 }
 
@@ -176,6 +185,7 @@ fn builtin(
     human: &Desk,
     run: &RunCell,
     extra: Vec<Arc<dyn Tool>>,
+    sandbox: crate::sandbox::RunSandbox,
 ) -> Result<Arc<dyn Executor>> {
     let Some(model) = &config.model else {
         return Err(Failure::usage(anyhow!(
@@ -198,6 +208,7 @@ fn builtin(
     );
     let options = ToolOptions {
         bash_env_remove: config.key_vars(),
+        bash_sandbox: sandbox.shell,
         bash_gate: Some(Arc::new(gate)),
         ..ToolOptions::default()
     };

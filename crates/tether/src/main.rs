@@ -9,6 +9,7 @@ mod executor;
 mod exit;
 mod failure;
 mod guard;
+mod sandbox;
 mod sinks;
 mod store;
 

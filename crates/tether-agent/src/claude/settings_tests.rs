@@ -14,6 +14,7 @@ fn cli(run: Option<&'static str>) -> Cli {
         tether: PathBuf::from("/opt/tether/bin/tether"),
         env_remove: Vec::new(),
         mcp_extra: Vec::new(),
+        sandbox: None,
     };
     Cli::new(
         Agent::Claude,

@@ -122,6 +122,8 @@ pub struct CliSettings {
     pub env_remove: Vec<String>,
     /// Extra arguments of tether's MCP server (`--drafting <dir>` in plan mode).
     pub mcp_extra: Vec<String>,
+    /// The sandbox the CLI runs in, as a whole (its own sandbox is turned off under it).
+    pub sandbox: Option<std::sync::Arc<tether_sandbox::Sandbox>>,
 }
 
 /// An agent CLI could not be run, or its turn failed.
@@ -268,6 +270,7 @@ impl Cli {
             stderr_cap: MAX_STDERR,
             env_remove: self.settings.env_remove.clone(),
             env,
+            sandbox: self.settings.sandbox.clone(),
         }
     }
 

@@ -14,6 +14,7 @@ fn executor() -> CodexExecutor {
         tether: PathBuf::from("/bin/te\"ther"),
         env_remove: Vec::new(),
         mcp_extra: Vec::new(),
+        sandbox: None,
     };
     CodexExecutor::new(settings, Arc::new(|| Some("r-1".to_owned())))
 }

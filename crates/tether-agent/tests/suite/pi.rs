@@ -48,6 +48,7 @@ fn executor(dir: &Path, program: &Path, timeout: Duration, user_dir: &Path) -> P
         tether: PathBuf::from("/opt/tether"),
         env_remove: Vec::new(),
         mcp_extra: Vec::new(),
+        sandbox: None,
     };
     PiExecutor::new(settings, Arc::new(|| Some("r-1".to_owned())))
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 use futures_util::future::{FutureExt as _, select_all};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use tether_sandbox::Sandbox;
 use tokio::io::{AsyncReadExt, AsyncWriteExt as _};
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
@@ -38,13 +39,14 @@ pub(super) struct Group {
 impl Group {
     /// Spawns `cmd` (program, arguments and output pipes already set) in `cwd`, in a new
     /// process group, without the variables in `env_remove` and with
-    /// [`AGENT_MARK`](crate::process::AGENT_MARK) set. Its stdin is `/dev/null`, or
-    /// `input` followed by end-of-file.
+    /// [`AGENT_MARK`](crate::process::AGENT_MARK) set, in `sandbox` when there is one. Its
+    /// stdin is `/dev/null`, or `input` followed by end-of-file.
     pub(super) fn spawn(
         mut cmd: Command,
         cwd: &Path,
         env_remove: &[String],
         input: Option<Vec<u8>>,
+        sandbox: Option<&Sandbox>,
     ) -> io::Result<Self> {
         cmd.current_dir(cwd)
             .stdin(if input.is_some() {
@@ -58,6 +60,11 @@ impl Group {
             cmd.env_remove(name);
         }
         cmd.env(crate::process::AGENT_MARK, std::process::id().to_string());
+        if let Some(sandbox) = sandbox {
+            sandbox
+                .confine(cmd.as_std_mut())
+                .map_err(io::Error::other)?;
+        }
         let started = Instant::now();
         let mut child = cmd.spawn()?;
         // `cmd` holds our copies of the pipes' write ends; it is dropped here so the pipes reach

@@ -18,8 +18,10 @@
 
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use tether_sandbox::Sandbox;
 use tokio::process::Command;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -46,6 +48,8 @@ pub struct ShellCommand {
     pub output_cap: usize,
     /// Environment variables removed before the command starts.
     pub env_remove: Vec<String>,
+    /// The sandbox the command runs in; `None` for tether's own commands (git).
+    pub sandbox: Option<Arc<Sandbox>>,
 }
 
 /// How a command ended.
@@ -123,7 +127,13 @@ pub async fn run_shell_tee(
         .arg(&spec.command)
         .stdout(writer.try_clone()?)
         .stderr(writer);
-    let group = Group::spawn(cmd, &spec.cwd, &spec.env_remove, None)?;
+    let group = Group::spawn(
+        cmd,
+        &spec.cwd,
+        &spec.env_remove,
+        None,
+        spec.sandbox.as_deref(),
+    )?;
     let mut outputs = [Output::new(reader, spec.output_cap, tee)?];
     let (end, reached_eof) = group
         .supervise(&mut outputs, spec.timeout, spec.kill_grace, cancel)

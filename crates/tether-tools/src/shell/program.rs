@@ -3,8 +3,10 @@
 
 use std::io;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use tether_sandbox::Sandbox;
 use tokio::process::Command;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -33,6 +35,8 @@ pub struct ProgramCommand {
     pub env_remove: Vec<String>,
     /// Environment variables set for the program; a name also in `env_remove` is removed.
     pub env: Vec<(String, String)>,
+    /// The sandbox the program runs in; `None` for tether's own programs.
+    pub sandbox: Option<Arc<Sandbox>>,
 }
 
 /// The result of [`run_program`].
@@ -90,7 +94,13 @@ pub async fn run_program_tees(
     let mut cmd = Command::new(program);
     cmd.args(args).stdout(out_writer).stderr(err_writer);
     cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
-    let group = Group::spawn(cmd, &spec.cwd, &spec.env_remove, spec.input.clone())?;
+    let group = Group::spawn(
+        cmd,
+        &spec.cwd,
+        &spec.env_remove,
+        spec.input.clone(),
+        spec.sandbox.as_deref(),
+    )?;
     let mut outputs = [
         Output::new(out_reader, spec.stdout_cap, stdout_tee)?,
         Output::new(err_reader, spec.stderr_cap, stderr_tee)?,

@@ -31,6 +31,7 @@ pub(crate) struct BashTool {
     kill_grace: Duration,
     output_cap: usize,
     env_remove: Vec<String>,
+    sandbox: Option<std::sync::Arc<tether_sandbox::Sandbox>>,
     gate: Option<Arc<dyn CommandGate>>,
     spec: ToolSpec,
 }
@@ -71,6 +72,7 @@ impl BashTool {
             kill_grace: options.bash_kill_grace,
             output_cap: options.bash_output_cap.max(1),
             env_remove: options.bash_env_remove.clone(),
+            sandbox: options.bash_sandbox.clone(),
             gate: options.bash_gate.clone(),
             spec: ToolSpec::object("bash", description, properties, &["command"]),
         }
@@ -105,6 +107,7 @@ impl BashTool {
             kill_grace: self.kill_grace,
             output_cap: self.output_cap,
             env_remove: self.env_remove.clone(),
+            sandbox: self.sandbox.clone(),
         };
         match run_shell(&command, ctx.cancel_token()).await {
             Ok(run) => report(&run, timeout, notes),

@@ -309,6 +309,7 @@ async fn the_tee_gets_every_byte_while_the_result_keeps_the_tail() {
         kill_grace: Duration::from_secs(1),
         output_cap: 100,
         env_remove: Vec::new(),
+        sandbox: None,
     };
     let mut log = Vec::new();
     let run = tether_tools::run_shell_tee(&spec, &CancellationToken::new(), &mut log)

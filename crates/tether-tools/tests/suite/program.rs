@@ -22,6 +22,7 @@ fn program(fx: &Fixture, argv: &[&str]) -> ProgramCommand {
         stderr_cap: 1024,
         env_remove: Vec::new(),
         env: Vec::new(),
+        sandbox: None,
     }
 }
 

@@ -180,6 +180,7 @@ fn claude_gate(ws: &Path, program: &str) -> String {
         tether: env!("CARGO_BIN_EXE_tether").into(),
         env_remove: Vec::new(),
         mcp_extra: Vec::new(),
+        sandbox: None,
     };
     let cli = tether_agent::cli::Cli::new(
         tether_agent::Agent::Claude,

@@ -34,7 +34,9 @@ failure_modes:
 
 /// The adversary. Each turn it loosens the contract and tries every human act it can reach.
 const ADVERSARY: &str = r#"
-exe=$(readlink /proc/$PPID/exe)
+exe=$(readlink /proc/$PPID/exe 2>/dev/null)
+# In the sandbox the parent's exe is out of reach; the agent can still find the installed binary.
+[ -x "$exe" ] || exe=__TETHER__
 sed 's/^verify: .*/verify: true/' plan.md > plan.tmp && cat plan.tmp > plan.md && rm plan.tmp
 "$exe" plan approve --all > approve.out 2>&1; echo $? > approve.code
 "$exe" goal complete add --no-judge > nojudge.out 2>&1; echo $? > nojudge.code
@@ -70,6 +72,7 @@ fn env(agent: &str) -> Env {
     )
     .unwrap();
     fs::write(root.join("plan.md"), PLAN).unwrap();
+    let agent = agent.replace("__TETHER__", env!("CARGO_BIN_EXE_tether"));
     fs::write(root.join("agent.sh"), agent).unwrap();
     fs::write(root.join("lib.txt"), "a - b\n").unwrap();
     fs::write(root.join("check.sh"), "grep -q 'a + b' lib.txt\n").unwrap();

@@ -51,7 +51,7 @@ pub fn from_namespaces(goal: &str) -> String {
         r#"{find}
 unshare -Ur env -i PATH="$PATH" "$T" plan approve --all; echo "userns approve exit=$?"
 unshare -Urpf env -i PATH="$PATH" "$T" plan approve --all; echo "pidns approve exit=$?"
-unshare -Urm sh -c 'mount -t tmpfs none /proc && env -i PATH="$PATH" "$1" plan approve --all; echo "empty-proc approve exit=$?"' sh "$T"
+unshare -Urm sh -c 'mount -t tmpfs none /proc && env -i PATH="$PATH" "$1" plan approve --all' sh "$T"; echo "empty-proc approve exit=$?"
 unshare -Urpf --mount-proc env -i PATH="$PATH" "$T" plan approve --all; echo "namespaced approve exit=$?"
 unshare -Urpf --mount-proc env -i PATH="$PATH" "$T" goal complete {goal} --no-judge; echo "namespaced no-judge exit=$?"
 "#,
@@ -85,7 +85,9 @@ pub const ANSWERER: &str = r#"T=$1
 echo $$ > answerer.pid
 i=0
 while [ $i -lt 600 ] && [ ! -e stop-answering ]; do
-  for q in $("$T" questions --json 2>/dev/null | grep -o '"q-[a-z0-9]*"' | tr -d '"'); do
+  # In the sandbox tether's store is out of sight: listing the questions fails.
+  pending=$("$T" questions --json 2>/dev/null) || echo "cannot see the questions exit=$?" >> answerer.log
+  for q in $(echo "$pending" | grep -o '"q-[a-z0-9]*"' | tr -d '"'); do
     "$T" answer "$q" yes >> answers.out 2>&1
     echo "answered $q exit=$?" >> answerer.log
   done

@@ -1,0 +1,148 @@
+//! The one place a run's sandbox is built: from `[sandbox]`, the working tree and the executor.
+//!
+//! What a sandboxed child may do:
+//! - read the system's trees, the toolchains under `$HOME` (when present), the directory of
+//!   the tether binary (agents run `tether mcp`), `[sandbox] readable` and the working tree;
+//! - write the working tree, a private temporary directory (`TMPDIR`) and `[sandbox] writable`;
+//! - not write `.git` (bind-mounted read-only: hooks and config are code that runs later, outside
+//!   any sandbox), not see `.tether/` (tether's store, transcripts and logs), not signal tether,
+//!   hold no capability, and reach the network only when allowed;
+//! - see only an allow-listed environment: never tether's keys.
+//!
+//! An external agent (`kind = "command"`) runs in the sandbox whole. It reaches tether's store
+//! through `tether goal complete` and `tether mcp`, run as its children: for it `.tether/` stays
+//! visible and writable. Agent CLIs (Claude Code, Codex, pi) do not run sandboxed yet: they are
+//! installed in many places (npm prefixes, version managers) the policy does not know to allow.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use tether_config::{Config, ExecutorKind, SandboxMode, Workspace};
+use tether_sandbox::{Policy, Sandbox, Support};
+
+use crate::failure::Failure;
+
+/// Toolchains under `$HOME` a child may read when they are there.
+const HOME_TOOLCHAINS: &[&str] = &[
+    ".cargo",
+    ".rustup",
+    ".pyenv",
+    ".nvm",
+    ".local/bin",
+    ".local/lib",
+    ".local/share/mise",
+    ".volta",
+    ".bun",
+    ".deno",
+    "go",
+    ".sdkman",
+];
+
+/// The sandboxes of one run: the built-in agent's shell and the verify commands, and an
+/// external agent as a whole. `None` when `[sandbox] mode = "off"`.
+#[derive(Clone, Default)]
+pub struct RunSandbox {
+    /// For the built-in agent's `bash` and for verify commands.
+    pub shell: Option<Arc<Sandbox>>,
+    /// For an external agent (a command or an agent CLI), whole.
+    pub agent: Option<Arc<Sandbox>>,
+}
+
+/// Builds the run's sandboxes for `tree` (the workspace root, or the run's worktree); refused,
+/// naming what is missing, when the kernel cannot enforce them.
+pub fn for_run(config: &Config, ws: &Workspace, tree: &Path) -> Result<RunSandbox> {
+    if config.sandbox.mode == SandboxMode::Off {
+        tracing::warn!(
+            "the sandbox is off ([sandbox] mode = \"off\" in tether.toml): the agent's commands \
+             can read your keys and files, write .git and tether's store, and reach the network"
+        );
+        return Ok(RunSandbox::default());
+    }
+    let support = Support::probe();
+    let tmp = private_tmp()?;
+    let base = base_policy(config, ws, tree, &tmp);
+    let shell = base
+        .clone()
+        .hide(ws.state_dir())
+        .network(config.sandbox.network);
+    let shell = Sandbox::new(shell, support)
+        .map_err(Failure::usage)?
+        .tmpdir(&tmp)
+        .env(config.sandbox.env.iter().cloned());
+    let agent = if config.executor.kind == ExecutorKind::Command {
+        let mut sandbox = Sandbox::new(base.network(config.sandbox.network), support)
+            .map_err(Failure::usage)?
+            .tmpdir(&tmp)
+            .env(config.sandbox.env.iter().cloned())
+            .env(["TETHER_RUN_ID".to_owned(), "TETHER_CONFIG".to_owned()]);
+        for prefix in agent_prefixes(config.executor.kind) {
+            sandbox = sandbox.env_prefix(*prefix);
+        }
+        Some(Arc::new(sandbox))
+    } else {
+        if config.executor.kind != ExecutorKind::Builtin {
+            tracing::warn!(
+                "the sandbox does not cover agent CLIs yet: {} runs unsandboxed (its verify \
+                 commands and tether's own tools are still kept from your keys)",
+                config.executor.kind.as_str()
+            );
+        }
+        None
+    };
+    Ok(RunSandbox {
+        shell: Some(Arc::new(shell)),
+        agent,
+    })
+}
+
+/// What every child of the run may read and write.
+fn base_policy(config: &Config, ws: &Workspace, tree: &Path, tmp: &Path) -> Policy {
+    let mut policy = Policy::new()
+        .write(tree)
+        .write(tmp)
+        .read_only(tree.join(".git"));
+    if tree != ws.root() {
+        // A worktree's objects and refs live in the checkout's git directory.
+        policy = policy.read(ws.root().join(".git"));
+    }
+    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
+        for dir in HOME_TOOLCHAINS {
+            policy = policy.read_if_present(home.join(dir));
+        }
+    }
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        policy = policy.read_if_present(dir);
+    }
+    for dir in &config.sandbox.readable {
+        policy = policy.read_if_present(dir);
+    }
+    for dir in &config.sandbox.writable {
+        policy = policy.write(dir);
+    }
+    policy
+}
+
+/// The variables of an agent CLI's own settings it gets (its endpoint, model, config dir).
+fn agent_prefixes(kind: ExecutorKind) -> &'static [&'static str] {
+    match kind {
+        ExecutorKind::Claude => &["ANTHROPIC_", "CLAUDE_", "NODE_"],
+        ExecutorKind::Codex => &["OPENAI_", "CODEX_", "NODE_"],
+        ExecutorKind::Pi => &["PI_", "ANTHROPIC_", "OPENAI_", "GEMINI_", "NODE_"],
+        ExecutorKind::Builtin | ExecutorKind::Command => &[],
+    }
+}
+
+/// A directory only this run's children use for temporary files (`TMPDIR`), mode 0700.
+fn private_tmp() -> Result<PathBuf> {
+    let dir = tempfile::Builder::new()
+        .prefix("tether-run-")
+        .tempdir()
+        .context("creating the sandbox's private temporary directory")?;
+    // Kept for the run's life (children may leave files the next iteration reads); the system
+    // cleans its temporary directory.
+    Ok(dir.keep())
+}
