@@ -1,19 +1,17 @@
-//! `[sandbox]` and `[run]`: the sandbox's mode and reach, worktrees and commit hooks.
+//! `[sandbox]`: the sandbox's mode and reach.
 
 use std::path::PathBuf;
 
-use tether_config::{MapEnv, RunConfig, SandboxConfig, SandboxMode};
+use tether_config::{MapEnv, SandboxConfig, SandboxMode};
 
 use super::{config, config_with, problem};
 
 #[test]
-fn the_sandbox_is_enforced_without_network_and_runs_stay_in_place_by_default() {
+fn the_sandbox_is_enforced_without_network_by_default() {
     let config = config("");
     assert_eq!(config.sandbox, SandboxConfig::default());
     assert_eq!(config.sandbox.mode, SandboxMode::Enforce);
     assert!(!config.sandbox.network);
-    assert_eq!(config.run, RunConfig::default());
-    assert!(!config.run.worktree && !config.run.commit_hooks);
 }
 
 #[test]
@@ -21,7 +19,7 @@ fn every_key_is_read_with_the_home_directory_expanded() {
     let env = MapEnv::new().with("HOME", "/home/ana");
     let config = config_with(
         "[sandbox]\nmode = \"off\"\nnetwork = true\nwritable = [\"~/.cargo\", \"/srv/cache\"]\n\
-         readable = [\"~\"]\nenv = [\"JAVA_HOME\"]\n[run]\nworktree = true\ncommit_hooks = true\n",
+         readable = [\"~\"]\nenv = [\"JAVA_HOME\"]\n",
         &env,
     );
     assert_eq!(
@@ -37,13 +35,6 @@ fn every_key_is_read_with_the_home_directory_expanded() {
             env: vec!["JAVA_HOME".to_owned()],
         }
     );
-    assert_eq!(
-        config.run,
-        RunConfig {
-            worktree: true,
-            commit_hooks: true
-        }
-    );
 }
 
 #[test]
@@ -57,7 +48,7 @@ fn bad_values_name_the_key_and_what_is_allowed() {
         "tether.toml:2: sandbox.writable: item 1: must be an absolute path or start with ~/, got \"cache\""
     );
     assert_eq!(
-        problem("[run]\nworktree = \"yes\"\n"),
-        "tether.toml:2: run.worktree: must be true or false, got a string"
+        problem("[sandbox]\nnetwork = \"yes\"\n"),
+        "tether.toml:2: sandbox.network: must be true or false, got a string"
     );
 }

@@ -11,6 +11,7 @@
 mod agent;
 mod mcp;
 mod remote;
+mod sandbox;
 mod slack;
 mod store;
 mod telegram;
@@ -40,7 +41,7 @@ pub enum Status {
 /// One line of the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
-    /// What was checked (`config`, `store`, `executor`, `mcp`, `model`, `judge`, `zulip`,
+    /// What was checked (`config`, `store`, `executor`, `sandbox`, `mcp`, `model`, `judge`, `zulip`,
     /// `slack`, `telegram`).
     pub name: &'static str,
     /// How it ended.
@@ -119,8 +120,14 @@ async fn checks(ctx: &Ctx<'_>, tether: PathBuf) -> Vec<Check> {
     let config = loaded.as_ref().ok().map(|l| &l.config);
     let not_loaded = "not checked: the config does not load";
     match config {
-        Some(config) => checks.push(agent::check(config, &ctx.ws, ctx.env, &tether).await),
-        None => checks.push(Check::skip("executor", not_loaded)),
+        Some(config) => {
+            checks.push(agent::check(config, &ctx.ws, ctx.env, &tether).await);
+            checks.push(sandbox::check(config));
+        }
+        None => {
+            checks.push(Check::skip("executor", not_loaded));
+            checks.push(Check::skip("sandbox", not_loaded));
+        }
     }
     let key_vars = config.map(Config::key_vars).unwrap_or_default();
     checks.push(mcp::check(&tether, ctx.ws.root(), &key_vars).await);
