@@ -37,6 +37,29 @@ impl PgStore {
         spec: &Value,
         origin: &Origin,
     ) -> Result<RunId> {
+        self.insert_run(None, kind, workspace, spec, origin).await
+    }
+
+    /// [`PgStore::create_run`] under `id`, drawn beforehand; refused when a run has that id.
+    pub async fn create_run_as(
+        &self,
+        id: &RunId,
+        kind: RunKind,
+        workspace: &Path,
+        spec: &Value,
+    ) -> Result<RunId> {
+        self.insert_run(Some(id), kind, workspace, spec, &Origin::local(workspace))
+            .await
+    }
+
+    async fn insert_run(
+        &self,
+        wanted: Option<&RunId>,
+        kind: RunKind,
+        workspace: &Path,
+        spec: &Value,
+        origin: &Origin,
+    ) -> Result<RunId> {
         let workspace = utf8(workspace)?;
         let root = utf8(&origin.workspace_root)?;
         let mut client = self.client().await?;
@@ -50,8 +73,9 @@ impl PgStore {
             )
             .await?;
         let mut created = None;
-        for _ in 0..ID_ATTEMPTS {
-            let id = RunId::generate();
+        let attempts = if wanted.is_some() { 1 } else { ID_ATTEMPTS };
+        for _ in 0..attempts {
+            let id = wanted.cloned().unwrap_or_else(RunId::generate);
             let params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
                 &id.as_str(),
                 &kind.as_str(),
@@ -68,7 +92,10 @@ impl PgStore {
                 break;
             }
         }
-        let id = created.ok_or_else(|| PgStoreError::corrupt("could not draw an unused run id"))?;
+        let id = created.ok_or_else(|| match wanted {
+            Some(id) => PgStoreError::corrupt(format!("a run with the id {id} exists already")),
+            None => PgStoreError::corrupt("could not draw an unused run id"),
+        })?;
         let started = Event::RunStarted {
             kind,
             spec: spec.clone(),

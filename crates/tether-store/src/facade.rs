@@ -149,6 +149,10 @@ macro_rules! with_store_operations {
     /// `spec` is stored as given; put `max_iterations` in it to have it appear in
     /// [`crate::RunState::max_iterations`]. Never put secrets in it.
     fn create_run(&self, kind: $crate::RunKind, workspace: &::std::path::Path, spec: &::serde_json::Value) -> $crate::Result<$crate::RunId>;
+    /// [`create_run`](Self::create_run) under `id`, drawn beforehand with
+    /// [`RunId::generate`](crate::RunId::generate) (a run's worktree and branch are named after
+    /// it before the run exists). Refused when a run has that id.
+    fn create_run_as(&self, id: &$crate::RunId, kind: $crate::RunKind, workspace: &::std::path::Path, spec: &::serde_json::Value) -> $crate::Result<$crate::RunId>;
     /// The run with this id.
     fn run(&self, id: &$crate::RunId) -> $crate::Result<$crate::Run>;
     /// The most recently created run, if there is one.

@@ -101,13 +101,36 @@ impl RunFilter {
 
 impl Sqlite {
     pub fn create_run(&self, kind: RunKind, workspace: &Path, spec: &Value) -> Result<RunId> {
+        self.insert_run(None, kind, workspace, spec)
+    }
+
+    pub fn create_run_as(
+        &self,
+        id: &RunId,
+        kind: RunKind,
+        workspace: &Path,
+        spec: &Value,
+    ) -> Result<RunId> {
+        self.insert_run(Some(id), kind, workspace, spec)
+    }
+
+    fn insert_run(
+        &self,
+        id: Option<&RunId>,
+        kind: RunKind,
+        workspace: &Path,
+        spec: &Value,
+    ) -> Result<RunId> {
         let workspace = workspace.to_str().ok_or_else(|| StoreError::NonUtf8Path {
             path: workspace.to_path_buf(),
         })?;
         let origin = Origin::local(Path::new(workspace));
         let tx = self.write()?;
         let now = self.now();
-        let id = unused_run_id(&tx)?;
+        let id = match id {
+            Some(id) => id.clone(),
+            None => unused_run_id(&tx)?,
+        };
         tx.execute(
             "INSERT INTO runs (id, kind, created_at_ms, workspace, spec, status, updated_at_ms, \
              machine, repo_remote) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?3, ?7, ?8)",

@@ -264,7 +264,8 @@ fn a_healthy_setup_passes_every_check() {
         .redact(&regex_lite::escape(&claude()), "[CLAUDE]")
         .redact(r"Claude Code \d+\.\d+\.\d+", "Claude Code [VERSION]")
         .redact(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]")
-        .redact(r"\(\d+ ms\)", "([N] ms)");
+        .redact(r"\(\d+ ms\)", "([N] ms)")
+        .redact(r"Landlock ABI \d+", "Landlock ABI [N]");
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     insta::assert_snapshot!(out.stdout);
     for secret in [
@@ -296,7 +297,8 @@ fn a_healthy_setup_passes_every_check() {
     assert_eq!(
         names,
         [
-            "config", "store", "executor", "mcp", "model", "judge", "zulip", "slack", "telegram"
+            "config", "store", "executor", "sandbox", "mcp", "model", "judge", "zulip", "slack",
+            "telegram"
         ]
     );
 }

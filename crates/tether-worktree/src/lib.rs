@@ -1,0 +1,63 @@
+//! A tether run's own git worktree.
+//!
+//! An agent working in the user's checkout is a risk to it: two runs on one repository collide,
+//! and a wrong change lands beside the user's uncommitted work. A run started with `--worktree`
+//! works instead in a worktree of its own, on a new branch `tether/<run-id>` made from `HEAD`,
+//! in a directory outside the checkout. The worktree is locked (`git worktree lock`) while the
+//! run lives, so `git worktree prune` and other runs leave it alone; [`Repo::reopen`] finds it
+//! again on resume, or makes it again from the branch if someone removed the directory.
+//! [`Worktree::commit`] records a signed-off goal on the branch, with a message built by
+//! [`commit_message`]; git hooks run for it only when asked.
+//!
+//! Every git command runs through tether's spawner: bounded in time, no prompt for
+//! credentials, and never in the sandbox (it is tether's own act).
+
+mod commit;
+mod git;
+mod repo;
+
+pub use commit::{CommitInfo, Quote, commit_message};
+pub use repo::{Repo, Worktree, WorktreeInfo, branch_name};
+
+use std::path::PathBuf;
+
+/// What went wrong with a worktree, and what the caller can do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum WorktreeError {
+    /// The directory is not in a git repository, or the repository has no commit to branch
+    /// from: run without `--worktree`, or make a first commit.
+    #[error(
+        "{dir} is not a git repository with a commit to branch from ({detail}); commit first, or run without --worktree"
+    )]
+    NotARepo {
+        /// The directory.
+        dir: PathBuf,
+        /// What git said.
+        detail: String,
+    },
+    /// A git command failed.
+    #[error("`git {what}` failed: {stderr}")]
+    Git {
+        /// The command's arguments.
+        what: String,
+        /// The end of git's error output.
+        stderr: String,
+    },
+    /// git could not be started at all.
+    #[error("could not run git: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// The run's branch is gone, so its worktree cannot be made again.
+    #[error("the branch {branch} is gone: the run's work cannot be found again")]
+    NoBranch {
+        /// The branch.
+        branch: String,
+    },
+    /// The worktree belongs to a live run: stop that run first.
+    #[error(
+        "the worktree of run {run} is in use by the live run; stop it first (`tether cancel {run}`)"
+    )]
+    Live {
+        /// The run.
+        run: String,
+    },
+}

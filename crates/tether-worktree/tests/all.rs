@@ -1,0 +1,172 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! Worktrees in real repositories made by `git init` in temporary directories.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tether_worktree::{Repo, WorktreeError, branch_name};
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    repo: PathBuf,
+    trees: PathBuf,
+}
+
+fn sh(dir: &Path, script: &str) -> String {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    sh(
+        &repo,
+        "git init -q -b main && git config user.name Ana && git config user.email ana@example.com \
+         && echo one > a.txt && git add a.txt && git commit -q -m first",
+    );
+    Fixture {
+        trees: tmp.path().join("trees"),
+        repo,
+        _tmp: tmp,
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_run_gets_a_locked_branch_and_worktree_and_the_checkout_is_untouched() {
+    let f = fixture();
+    std::fs::write(f.repo.join("a.txt"), "uncommitted\n").unwrap();
+    std::fs::write(f.repo.join("new.txt"), "untracked\n").unwrap();
+    let rt = rt();
+    let repo = rt.block_on(Repo::discover(&f.repo)).unwrap();
+    let tree = rt
+        .block_on(repo.create("r-1", &f.trees.join("r-1")))
+        .unwrap();
+    assert_eq!(tree.branch, "tether/r-1");
+    assert_eq!(
+        std::fs::read_to_string(tree.dir.join("a.txt")).unwrap(),
+        "one\n"
+    );
+    assert!(!tree.dir.join("new.txt").exists());
+    std::fs::write(tree.dir.join("a.txt"), "changed by the agent\n").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(f.repo.join("a.txt")).unwrap(),
+        "uncommitted\n"
+    );
+    let list = rt.block_on(repo.list()).unwrap();
+    let mine = list.iter().find(|w| w.run_id() == Some("r-1")).unwrap();
+    assert_eq!(mine.locked.as_deref(), Some("tether run r-1"));
+    // A second run beside it.
+    let other = rt
+        .block_on(repo.create("r-2", &f.trees.join("r-2")))
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(other.dir.join("a.txt")).unwrap(),
+        "one\n"
+    );
+}
+
+#[test]
+fn reopening_finds_the_worktree_or_makes_it_again_from_the_branch() {
+    let f = fixture();
+    let rt = rt();
+    let repo = rt.block_on(Repo::discover(&f.repo)).unwrap();
+    let dir = f.trees.join("r-1");
+    let tree = rt.block_on(repo.create("r-1", &dir)).unwrap();
+    std::fs::write(dir.join("work.txt"), "kept\n").unwrap();
+    let again = rt.block_on(repo.reopen("r-1", &dir)).unwrap();
+    assert_eq!(again, tree);
+    assert!(dir.join("work.txt").exists());
+    rt.block_on(tree.commit("work\n", false)).unwrap().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let remade = rt.block_on(repo.reopen("r-1", &dir)).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(remade.dir.join("work.txt")).unwrap(),
+        "kept\n"
+    );
+    let err = rt
+        .block_on(repo.reopen("r-9", &f.trees.join("r-9")))
+        .unwrap_err();
+    assert!(matches!(err, WorktreeError::NoBranch { .. }), "{err}");
+}
+
+#[test]
+fn a_live_worktree_is_not_removed_and_a_removed_one_keeps_its_branch() {
+    let f = fixture();
+    let rt = rt();
+    let repo = rt.block_on(Repo::discover(&f.repo)).unwrap();
+    let dir = f.trees.join("r-1");
+    rt.block_on(repo.create("r-1", &dir)).unwrap();
+    let err = rt.block_on(repo.remove("r-1", &dir, true)).unwrap_err();
+    assert!(matches!(err, WorktreeError::Live { .. }));
+    assert!(dir.is_dir());
+    rt.block_on(repo.remove("r-1", &dir, false)).unwrap();
+    assert!(!dir.exists());
+    assert!(sh(&f.repo, "git branch --list").contains(&branch_name("r-1")));
+}
+
+#[test]
+fn a_commit_has_the_users_identity_and_runs_no_hook_unless_asked() {
+    let f = fixture();
+    let rt = rt();
+    let repo = rt.block_on(Repo::discover(&f.repo)).unwrap();
+    let tree = rt
+        .block_on(repo.create("r-1", &f.trees.join("r-1")))
+        .unwrap();
+    assert_eq!(rt.block_on(tree.commit("nothing\n", false)).unwrap(), None);
+    let hooks = f.repo.join(".git/hooks");
+    for hook in ["pre-commit", "post-commit"] {
+        let marker = f.repo.join(format!("{hook}.ran"));
+        std::fs::write(
+            hooks.join(hook),
+            format!("#!/bin/sh\ntouch '{}'\n", marker.display()),
+        )
+        .unwrap();
+        sh(&hooks, &format!("chmod +x {hook}"));
+    }
+    std::fs::write(tree.dir.join("b.txt"), "b\n").unwrap();
+    let id = rt
+        .block_on(tree.commit("Add b\n\nTether-Run: r-1\n", false))
+        .unwrap()
+        .unwrap();
+    assert!(!f.repo.join("pre-commit.ran").exists());
+    assert!(!f.repo.join("post-commit.ran").exists());
+    let shown = sh(
+        &tree.dir,
+        &format!("git log -1 --format='%an <%ae>%n%B' {id}"),
+    );
+    assert_eq!(shown, "Ana <ana@example.com>\nAdd b\n\nTether-Run: r-1\n\n");
+    std::fs::write(tree.dir.join("c.txt"), "c\n").unwrap();
+    rt.block_on(tree.commit("Add c\n", true)).unwrap().unwrap();
+    assert!(f.repo.join("pre-commit.ran").exists());
+    assert!(f.repo.join("post-commit.ran").exists());
+}
+
+#[test]
+fn only_a_repository_with_a_commit_can_branch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rt = rt();
+    let err = rt.block_on(Repo::discover(tmp.path())).unwrap_err();
+    assert!(matches!(err, WorktreeError::NotARepo { .. }), "{err}");
+    sh(tmp.path(), "git init -q");
+    let err = rt.block_on(Repo::discover(tmp.path())).unwrap_err();
+    assert!(err.to_string().contains("no commit yet"), "{err}");
+}
