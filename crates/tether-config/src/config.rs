@@ -44,6 +44,8 @@ pub struct Config {
     pub store: StoreConfig,
     /// The sandbox children run in (`[sandbox]`).
     pub sandbox: crate::SandboxConfig,
+    /// Where a run works and what it leaves (`[run]`).
+    pub run: crate::RunConfig,
 }
 
 impl Config {
@@ -103,6 +105,7 @@ impl Default for Config {
             server: ServerConfig::default(),
             store: StoreConfig::default(),
             sandbox: crate::SandboxConfig::default(),
+            run: crate::RunConfig::default(),
         }
     }
 }

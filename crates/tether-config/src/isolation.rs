@@ -1,4 +1,5 @@
-//! `[sandbox]`: how the agent is kept apart from the rest of the machine.
+//! `[sandbox]` and `[run]`: how the agent is kept apart from the rest of the machine and from
+//! the user's checkout.
 
 use std::path::PathBuf;
 
@@ -38,6 +39,16 @@ pub struct SandboxConfig {
     pub env: Vec<String>,
 }
 
+/// Where a run works and what it leaves (`[run]`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunConfig {
+    /// Every `tether run` and `tether ralph` works in a worktree of its own, on a branch
+    /// `tether/<run-id>`, as with `--worktree`.
+    pub worktree: bool,
+    /// Whether the repository's git hooks run for the commit tether makes per signed-off goal.
+    pub commit_hooks: bool,
+}
+
 /// `~` or `~/…` against `home`; other paths as written.
 fn expand(path: &str, home: Option<&str>) -> PathBuf {
     match (path.strip_prefix('~'), home) {
@@ -73,6 +84,16 @@ pub(crate) fn read_sandbox(r: &mut Reader, t: &Table, home: Option<&str>, out: &
     }
     if let Some(names) = r.string_list(t, "env", crate::values::env_var_name) {
         out.env = names;
+    }
+}
+
+pub(crate) fn read_run(r: &mut Reader, t: &Table, out: &mut RunConfig) {
+    r.unknown_keys(t, keys::RUN, None);
+    if let Some(on) = r.bool(t, "worktree") {
+        out.worktree = on;
+    }
+    if let Some(on) = r.bool(t, "commit_hooks") {
+        out.commit_hooks = on;
     }
 }
 

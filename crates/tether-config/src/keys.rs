@@ -20,6 +20,7 @@ pub(crate) const TOP_LEVEL: &[&str] = &[
     "server",
     "store",
     "sandbox",
+    "run",
 ];
 
 /// Keys of `[model]`.
@@ -111,6 +112,9 @@ pub(crate) const STORE: &[&str] = &["url"];
 /// Keys of `[sandbox]`.
 pub(crate) const SANDBOX: &[&str] = &["mode", "network", "writable", "readable", "env"];
 
+/// Keys of `[run]`.
+pub(crate) const RUN: &[&str] = &["worktree", "commit_hooks"];
+
 /// Every table with its keys.
 pub(crate) const TABLES: &[(&str, &[&str])] = &[
     ("model", MODEL),
@@ -127,6 +131,7 @@ pub(crate) const TABLES: &[(&str, &[&str])] = &[
     ("server", SERVER),
     ("store", STORE),
     ("sandbox", SANDBOX),
+    ("run", RUN),
 ];
 
 /// The tables (other than `current`) that have a key spelled exactly `key`.

@@ -53,7 +53,7 @@ pub use config::{
 };
 pub use env::{Env, MapEnv, ProcessEnv};
 pub use error::{ConfigError, Problem};
-pub use isolation::{SandboxConfig, SandboxMode};
+pub use isolation::{RunConfig, SandboxConfig, SandboxMode};
 pub use load::{
     CONFIG_ENV, FILE_NAME, Loaded, check, load, load_store, parse, parse_with_warnings,
 };

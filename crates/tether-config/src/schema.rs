@@ -99,6 +99,9 @@ pub(crate) fn read(doc: &DeTable, r: &mut Reader, env: &dyn Env) -> (Config, Mar
         let home = env.var("HOME");
         crate::isolation::read_sandbox(r, &t, home.as_deref(), &mut config.sandbox);
     }
+    if let Some(t) = r.table(&root, "run") {
+        crate::isolation::read_run(r, &t, &mut config.run);
+    }
     config.store = read_store(doc, r, env);
     (config, marks)
 }

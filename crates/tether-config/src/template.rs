@@ -208,6 +208,13 @@ network = false
 # readable = ["~/.config/gh"]
 # More environment variables children get, by name (keys are never passed on).
 # env = ["JAVA_HOME"]
+
+[run]
+# Every `tether run` / `tether ralph` works in a git worktree of its own on a branch
+# tether/<run-id>, outside your checkout (as with --worktree).
+worktree = false
+# Whether your git hooks run for the commit tether makes per signed-off goal.
+commit_hooks = false
 "#;
 
 #[cfg(test)]

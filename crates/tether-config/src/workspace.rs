@@ -2,6 +2,9 @@
 //!
 //! Every path tether reads or writes is derived here from one root, so the layout
 //! (`tether.toml`, `plan.md`, `.tether/tether.db`, `.tether/runs/<run>/`) is defined once.
+//!
+//! A run in a worktree of its own works in another root (the worktree) while keeping its state
+//! in the checkout's `.tether/` ([`Workspace::with_state_dir`]).
 
 use std::path::{Path, PathBuf};
 
@@ -12,12 +15,24 @@ pub const STATE_DIR: &str = ".tether";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Workspace {
     root: PathBuf,
+    state: PathBuf,
 }
 
 impl Workspace {
     /// The workspace rooted exactly at `root`.
     pub fn at(root: impl Into<PathBuf>) -> Self {
-        Workspace { root: root.into() }
+        let root = root.into();
+        Workspace {
+            state: root.join(STATE_DIR),
+            root,
+        }
+    }
+
+    /// The same working tree with its state in `dir` (a worktree run keeps the checkout's).
+    #[must_use]
+    pub fn with_state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state = dir.into();
+        self
     }
 
     /// The nearest directory at or above `start` holding `tether.toml` or `.tether/`; `start`
@@ -36,7 +51,7 @@ impl Workspace {
 
     /// `.tether/`, tether's state directory (git-ignored).
     pub fn state_dir(&self) -> PathBuf {
-        self.root.join(STATE_DIR)
+        self.state.clone()
     }
 
     /// `.tether/tether.db`, the store.

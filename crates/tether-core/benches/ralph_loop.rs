@@ -128,6 +128,7 @@ fn builtin_agent_loop() {
         price: None,
         loop_judge: None,
         env_remove: Vec::new(),
+        isolation: Default::default(),
     };
     let rt = runtime();
     let started = Instant::now();
@@ -187,6 +188,7 @@ fn prompt_bytes_shared() {
             price: None,
             loop_judge: None,
             env_remove: Vec::new(),
+            isolation: Default::default(),
         };
         let before = server.request_count();
         rt.block_on(ralph::start(
@@ -237,6 +239,7 @@ fn main() {
         price: None,
         loop_judge: None,
         env_remove: Vec::new(),
+        isolation: Default::default(),
     };
     let spec = spec(ITERATIONS);
     let runtime = runtime();
@@ -284,6 +287,7 @@ fn mean_iteration_ms(n: u32, judge: Option<tether_core::loop_judge::LoopJudge>) 
         price: None,
         loop_judge: judge,
         env_remove: Vec::new(),
+        isolation: Default::default(),
     };
     let rt = runtime();
     rt.block_on(ralph::start(

@@ -66,6 +66,8 @@ pub struct RunView {
     /// Whether it belongs to another machine (a team store): whether a process drives it
     /// cannot be told from here, so it is never called orphaned.
     pub elsewhere: bool,
+    /// The branch a run in a worktree of its own works on (`tether/<run-id>`).
+    pub branch: Option<String>,
 }
 
 /// Where `run` stands, including whether its process is alive.
@@ -111,6 +113,9 @@ pub fn view(store: &Store, ws: &Workspace, run: &Run) -> Result<RunView, Control
             .into_owned(),
         machine: run.machine.clone(),
         workspace: run.workspace.display().to_string(),
+        // A run of this workspace's store recorded elsewhere on this machine works in its
+        // worktree.
+        branch: (!elsewhere && run.workspace != ws.root()).then(|| format!("tether/{}", run.id)),
         elsewhere,
     })
 }

@@ -89,6 +89,10 @@ pub enum Command {
     /// The team store: copy this workspace's history into it (`tether store push`).
     #[command(subcommand)]
     Store(StoreCommand),
+    /// The worktrees of runs started with --worktree: list them, or remove one no run is using
+    /// (its branch is kept).
+    #[command(subcommand)]
+    Worktree(WorktreeCommand),
     /// A `PreToolUse` hook for an agent CLI (Claude Code): reads the hook's JSON on stdin and,
     /// when the Bash command starts with an `ask_before` prefix, asks a human and waits; prints
     /// the hook's decision (allow after a yes, deny otherwise) on stdout.
@@ -238,9 +242,25 @@ pub struct RalphArgs {
     /// The budgets in tokens, dollars and time.
     #[command(flatten)]
     pub budget: BudgetArgs,
+    /// Where the run works.
+    #[command(flatten)]
+    pub place: PlaceArgs,
     /// Also write every event to stdout.
     #[arg(long, value_name = "FORMAT")]
     pub events: Option<EventsFormat>,
+}
+
+/// Where a new run works (default: [run] worktree).
+#[derive(Debug, Args, Clone, Copy)]
+pub struct PlaceArgs {
+    /// Work in a git worktree of its own, on a new branch tether/<run-id> from HEAD, outside
+    /// this checkout (which is never written).
+    #[arg(long)]
+    pub worktree: bool,
+    /// In a worktree: commit each signed-off goal on the run's branch (--commit=false leaves
+    /// the changes uncommitted).
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub commit: bool,
 }
 
 /// A run's budgets besides iterations (default: [loop] max_tokens, max_cost_usd, max_duration).
@@ -292,6 +312,9 @@ pub struct RunArgs {
     /// Approve the contracts of goals never approved (or changed since) without asking.
     #[arg(long)]
     pub approve: bool,
+    /// Where the run works.
+    #[command(flatten)]
+    pub place: PlaceArgs,
     /// Also write every event to stdout.
     #[arg(long, value_name = "FORMAT")]
     pub events: Option<EventsFormat>,
@@ -460,6 +483,31 @@ pub enum StoreCommand {
     /// verdicts, contract approvals) into the team store. Running it again adds only what is
     /// new.
     Push(StorePushArgs),
+}
+
+/// `tether worktree` and its subcommands.
+#[derive(Debug, Subcommand)]
+pub enum WorktreeCommand {
+    /// Each run's worktree in this repository: run, branch, directory, and whether the run is
+    /// being driven now.
+    List(WorktreeListArgs),
+    /// Remove a run's worktree; its branch tether/<run> stays. Refused while the run is driven.
+    Remove(WorktreeRemoveArgs),
+}
+
+/// Options of `tether worktree list`.
+#[derive(Debug, Args)]
+pub struct WorktreeListArgs {
+    /// Print the list as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `tether worktree remove`.
+#[derive(Debug, Args)]
+pub struct WorktreeRemoveArgs {
+    /// The run whose worktree goes.
+    pub run: String,
 }
 
 /// Options of `tether store push`.

@@ -40,7 +40,7 @@ pub fn from_config(
 ) -> Result<Arc<dyn Executor>> {
     match config.executor.kind {
         ExecutorKind::Builtin => {
-            let sandbox = crate::sandbox::for_run(config, ws, ws.root())?;
+            let sandbox = crate::sandbox::for_run(config, ws)?;
             builtin(config, ws, env, human, run, Vec::new(), sandbox)
         }
         ExecutorKind::Command => {
@@ -53,7 +53,7 @@ pub fn from_config(
             }
             // The program is the agent: it must not see the keys tether itself holds, and runs
             // in the sandbox whole.
-            let sandbox = crate::sandbox::for_run(config, ws, ws.root())?;
+            let sandbox = crate::sandbox::for_run(config, ws)?;
             Ok(Arc::new(
                 CommandExecutor::new(
                     config.executor.command.clone(),
@@ -86,7 +86,7 @@ pub fn for_goal_loop(
         .map_err(Failure::usage)?;
     match config.executor.kind {
         ExecutorKind::Builtin => {
-            let sandbox = crate::sandbox::for_run(config, ws, ws.root())?;
+            let sandbox = crate::sandbox::for_run(config, ws)?;
             let signoff = signoff.sandboxed(sandbox.shell.clone());
             let tools: Vec<Arc<dyn Tool>> = vec![
                 Arc::new(CompleteGoal::new(signoff.clone(), run.clone())),
@@ -174,7 +174,7 @@ pub fn cli_settings(
         // The agent must not see the keys tether itself holds.
         env_remove: config.key_vars(),
         mcp_extra,
-        sandbox: crate::sandbox::for_run(config, ws, ws.root())?.agent,
+        sandbox: crate::sandbox::for_run(config, ws)?.agent,
     })
 }
 

@@ -12,6 +12,7 @@ mod guard;
 mod sandbox;
 mod sinks;
 mod store;
+mod worktree;
 
 use std::io::{self, Write as _};
 use std::process::ExitCode;
@@ -82,6 +83,7 @@ fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
         Command::Mcp(args) => cmd::mcp::run(&mut ctx, args),
         Command::Serve(args) => cmd::serve::run(&mut ctx, args),
         Command::Store(args) => cmd::store::run(&mut ctx, args),
+        Command::Worktree(args) => cmd::worktree::run(&mut ctx, args),
         Command::Report(args) => cmd::control::report(&mut ctx, args),
         Command::Judge(cmd) => cmd::judge::run(&mut ctx, cmd),
         Command::Gate(args) => cmd::gate::run(&mut ctx, args),

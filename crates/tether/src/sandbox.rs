@@ -49,9 +49,9 @@ pub struct RunSandbox {
     pub agent: Option<Arc<Sandbox>>,
 }
 
-/// Builds the run's sandboxes for `tree` (the workspace root, or the run's worktree); refused,
-/// naming what is missing, when the kernel cannot enforce them.
-pub fn for_run(config: &Config, ws: &Workspace, tree: &Path) -> Result<RunSandbox> {
+/// Builds the run's sandboxes for the working tree at `ws`'s root (the checkout, or the run's
+/// worktree); refused, naming what is missing, when the kernel cannot enforce them.
+pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
     if config.sandbox.mode == SandboxMode::Off {
         tracing::warn!(
             "the sandbox is off ([sandbox] mode = \"off\" in tether.toml): the agent's commands \
@@ -61,11 +61,8 @@ pub fn for_run(config: &Config, ws: &Workspace, tree: &Path) -> Result<RunSandbo
     }
     let support = Support::probe();
     let tmp = private_tmp()?;
-    let base = base_policy(config, ws, tree, &tmp);
-    let shell = base
-        .clone()
-        .hide(ws.state_dir())
-        .network(config.sandbox.network);
+    let base = base_policy(config, ws.root(), &tmp);
+    let shell = base.clone().network(config.sandbox.network);
     let shell = Sandbox::new(shell, support)
         .map_err(Failure::usage)?
         .tmpdir(&tmp)
@@ -97,14 +94,14 @@ pub fn for_run(config: &Config, ws: &Workspace, tree: &Path) -> Result<RunSandbo
 }
 
 /// What every child of the run may read and write.
-fn base_policy(config: &Config, ws: &Workspace, tree: &Path, tmp: &Path) -> Policy {
+fn base_policy(config: &Config, tree: &Path, tmp: &Path) -> Policy {
     let mut policy = Policy::new()
         .write(tree)
         .write(tmp)
         .read_only(tree.join(".git"));
-    if tree != ws.root() {
+    if let Some(common) = linked_git_dir(tree) {
         // A worktree's objects and refs live in the checkout's git directory.
-        policy = policy.read(ws.root().join(".git"));
+        policy = policy.read(common);
     }
     if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
         for dir in HOME_TOOLCHAINS {
@@ -124,6 +121,37 @@ fn base_policy(config: &Config, ws: &Workspace, tree: &Path, tmp: &Path) -> Poli
         policy = policy.write(dir);
     }
     policy
+}
+
+/// The git directory a linked worktree at `tree` shares with its checkout: its `.git` is a
+/// file `gitdir: <checkout>/.git/worktrees/<name>`, whose `commondir` names the shared one.
+fn linked_git_dir(tree: &Path) -> Option<PathBuf> {
+    let dot_git = tree.join(".git");
+    if !std::fs::symlink_metadata(&dot_git).ok()?.is_file() {
+        return None;
+    }
+    let text = read_small(&dot_git)?;
+    let gitdir = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
+    let gitdir = if gitdir.is_absolute() {
+        gitdir
+    } else {
+        tree.join(gitdir)
+    };
+    let common = read_small(&gitdir.join("commondir"))
+        .map_or_else(|| gitdir.join("../.."), |c| gitdir.join(c.trim()));
+    std::fs::canonicalize(common).ok()
+}
+
+/// A small text file (a `.git` pointer), at most 4 KiB.
+fn read_small(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(4096)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
 }
 
 /// The variables of an agent CLI's own settings it gets (its endpoint, model, config dir).

@@ -201,6 +201,7 @@ command = ["my-agent", "--print", ""]
         server: ServerConfig::default(),
         store: tether_config::StoreConfig::default(),
         sandbox: tether_config::SandboxConfig::default(),
+        run: tether_config::RunConfig::default(),
     };
     assert_eq!(config, expected);
 }

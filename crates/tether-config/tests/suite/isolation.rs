@@ -1,8 +1,8 @@
-//! `[sandbox]`: the sandbox's mode and reach.
+//! `[sandbox]` and `[run]`: the sandbox's mode and reach, worktrees and commit hooks.
 
 use std::path::PathBuf;
 
-use tether_config::{MapEnv, SandboxConfig, SandboxMode};
+use tether_config::{MapEnv, RunConfig, SandboxConfig, SandboxMode};
 
 use super::{config, config_with, problem};
 
@@ -50,5 +50,27 @@ fn bad_values_name_the_key_and_what_is_allowed() {
     assert_eq!(
         problem("[sandbox]\nnetwork = \"yes\"\n"),
         "tether.toml:2: sandbox.network: must be true or false, got a string"
+    );
+}
+
+#[test]
+fn runs_stay_in_place_and_commit_without_hooks_by_default_and_both_can_be_changed() {
+    let config = config("");
+    assert_eq!(config.run, RunConfig::default());
+    assert!(!config.run.worktree && !config.run.commit_hooks);
+    let config = config_with(
+        "[run]\nworktree = true\ncommit_hooks = true\n",
+        &MapEnv::new(),
+    );
+    assert_eq!(
+        config.run,
+        RunConfig {
+            worktree: true,
+            commit_hooks: true
+        }
+    );
+    assert_eq!(
+        problem("[run]\nworktree = \"yes\"\n"),
+        "tether.toml:2: run.worktree: must be true or false, got a string"
     );
 }

@@ -41,7 +41,8 @@ pub async fn start<K: LoopKind>(
     interrupt: CancellationToken,
     on_start: impl FnOnce(&RunId),
 ) -> Result<(RunId, K::End), LoopError> {
-    let (run, lock) = open_new(&deps.ws, &deps.journal, run_kind, spec)?;
+    let id = deps.isolation.run_id.as_ref();
+    let (run, lock) = open_new(&deps.ws, &deps.journal, run_kind, spec, id)?;
     on_start(&run);
     crate::snapshot::record_start(&deps.ws, &run, &deps.env_remove).await;
     let end = drive(deps, &run, &mut kind, interrupt).await?;
@@ -189,6 +190,9 @@ async fn iterate<K: LoopKind>(
             }
             Ran::Stopped(stopped) => return Ok(stopped.into()),
         };
+        if let Some(hook) = &deps.isolation.after_iteration {
+            hook.after(run).await;
+        }
         if let Some(end) = settle(at, kind, next, &interrupt).await? {
             return Ok(end);
         }

@@ -58,4 +58,24 @@ pub struct Deps {
     /// Variables removed from the environment of the commands the loop itself runs (git for
     /// the run's starting snapshot): tether's own keys.
     pub env_remove: Vec<String>,
+    /// A run in a worktree of its own: its id, drawn beforehand, and what follows each
+    /// iteration (a commit per signed-off goal).
+    pub isolation: Isolation,
+}
+
+/// What a run in a worktree of its own adds to the loop (nothing, by default).
+#[derive(Clone, Default)]
+pub struct Isolation {
+    /// The id the new run takes (its worktree and branch are named after it before it exists).
+    pub run_id: Option<tether_store::RunId>,
+    /// Called after every iteration, before the next one (or the end) is decided.
+    pub after_iteration: Option<Arc<dyn AfterIteration>>,
+}
+
+/// Work done between iterations of a run, outside the agent's turn (committing the goals the
+/// iteration signed off). Never fails the run: it logs what goes wrong.
+pub trait AfterIteration: Send + Sync {
+    /// After iteration of `run`.
+    fn after<'a>(&'a self, run: &'a tether_store::RunId)
+    -> futures_util::future::BoxFuture<'a, ()>;
 }

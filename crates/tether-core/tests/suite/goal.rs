@@ -49,6 +49,7 @@ impl Fixture {
             price: None,
             loop_judge: None,
             env_remove: Vec::new(),
+            isolation: Default::default(),
         }
     }
     pub(super) fn store(&self) -> Store {

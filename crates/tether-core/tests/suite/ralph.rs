@@ -35,6 +35,7 @@ impl Fixture {
             price: None,
             loop_judge: None,
             env_remove: Vec::new(),
+            isolation: Default::default(),
         }
     }
     fn kinds(&self, deps: &Deps, run: &tether_store::RunId) -> Vec<String> {

@@ -40,6 +40,7 @@ impl Fixture {
             price: None,
             loop_judge: None,
             env_remove: Vec::new(),
+            isolation: Default::default(),
         }
     }
 }

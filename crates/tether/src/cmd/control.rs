@@ -70,6 +70,9 @@ fn write_status(out: &mut String, v: &RunView) -> std::fmt::Result {
         "run {} ({}) · {state} · iteration {}/{max}{pid}",
         v.id, v.kind, v.budget_used
     )?;
+    if let Some(branch) = &v.branch {
+        writeln!(out, "worktree {} · branch {branch}", v.workspace)?;
+    }
     if v.elsewhere {
         writeln!(
             out,
@@ -238,11 +241,17 @@ pub fn write_report(
     let env_remove = tether_config::load(ctx.ws.root(), ctx.env)
         .map(|loaded| loaded.config.key_vars())
         .unwrap_or_default();
+    // A run in a worktree of its own changed the worktree's files.
+    let worked_in = if run.workspace != ctx.ws.root() && run.workspace.is_dir() {
+        tether_config::Workspace::at(&run.workspace).with_state_dir(ctx.ws.state_dir())
+    } else {
+        ctx.ws.clone()
+    };
     let files = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
         .block_on(tether_core::snapshot::diffstat(
-            &ctx.ws,
+            &worked_in,
             &run.id,
             &env_remove,
         ));

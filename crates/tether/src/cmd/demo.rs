@@ -122,6 +122,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
         price: None,
         loop_judge: None,
         env_remove: Vec::new(),
+        isolation: Default::default(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

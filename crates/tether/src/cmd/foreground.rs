@@ -70,18 +70,20 @@ pub struct Parts {
     fg: Foreground,
     deps: Deps,
     web: Option<super::serve::Dashboard>,
+    worktree: Option<tether_worktree::Worktree>,
 }
 
 impl Parts {
-    /// The parts of a loop `L` on `start` from `config`; `executor` builds the executor over
-    /// the store and the desk.
+    /// The parts of a loop `L` on `start` from `config`, in a worktree of its own when
+    /// `place` says so (a new run) or the resumed run has one; `executor` builds the executor
+    /// for the run's workspace over the store and the desk.
     pub fn new<L: Loop>(
         ws: &Workspace,
         env: &dyn Env,
         config: &Config,
         start: &Start<L::Spec>,
-        events: Option<EventsFormat>,
-        executor: impl FnOnce(&Journal, &Desk) -> Result<Arc<dyn Executor>>,
+        (events, place): (Option<EventsFormat>, crate::cli::PlaceArgs),
+        executor: impl FnOnce(&Workspace, &Journal, &Desk) -> Result<Arc<dyn Executor>>,
     ) -> Result<Parts> {
         let max = match start {
             Start::New(spec) => L::max_iterations(spec),
@@ -90,8 +92,23 @@ impl Parts {
         let fg = Foreground::new(L::LABEL, max, events, config)?;
         let store = crate::store::connector(ws, env)?;
         let journal = Journal::new(store.connect()?, fg.sinks.clone())?;
+        let placement = match start {
+            Start::New(_) if place.worktree || config.run.worktree => fg
+                .runtime
+                .block_on(crate::worktree::for_new_run(ws, config))
+                .map_err(Failure::usage)?,
+            Start::New(_) => crate::worktree::Placement::in_place(ws),
+            Start::Resume(run) => {
+                let record = journal.store().run(run)?;
+                fg.runtime
+                    .block_on(crate::worktree::for_resumed_run(ws, &record))
+                    .map_err(Failure::usage)?
+            }
+        };
+        let isolation = placement.isolation(&journal, config, place.commit);
+        let ws = &placement.ws;
         let human = Desk::from_config(config, ws, journal.clone(), Console::detect());
-        let executor = executor(&journal, &human)?;
+        let executor = executor(ws, &journal, &human)?;
         let deps = Deps {
             ws: ws.clone(),
             journal,
@@ -101,9 +118,15 @@ impl Parts {
             price: config.model.as_ref().and_then(|m| m.price),
             loop_judge: loop_judge(config, env),
             env_remove: config.key_vars(),
+            isolation,
         };
         let web = super::serve::Dashboard::bind(store, ws, config);
-        Ok(Parts { fg, deps, web })
+        Ok(Parts {
+            fg,
+            deps,
+            web,
+            worktree: placement.worktree,
+        })
     }
 }
 
@@ -117,7 +140,12 @@ pub fn drive<L: Loop>(
     start: Start<L::Spec>,
     events: Option<EventsFormat>,
 ) -> Result<Exit> {
-    let Parts { mut fg, deps, web } = parts;
+    let Parts {
+        mut fg,
+        deps,
+        web,
+        worktree,
+    } = parts;
     let notices = fg.notices.take().map(|queue| (queue, deps.human.clone()));
     let describe = deps.executor.describe();
     // Descendants of the agent that fork twice stay in this process's tree, where the checks
@@ -177,6 +205,13 @@ pub fn drive<L: Loop>(
         eprintln!("{line}");
     } else {
         writeln!(ctx.out, "{line}")?;
+    }
+    if let Some(tree) = &worktree {
+        eprintln!(
+            "branch {branch} (worktree {dir}): merge it with `git merge {branch}`",
+            branch = tree.branch,
+            dir = tree.dir.display()
+        );
     }
     // The run's report beside its transcripts; a failure to write it never changes the end.
     match super::control::write_report(ctx, &run) {

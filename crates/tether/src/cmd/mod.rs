@@ -20,6 +20,7 @@ pub mod run;
 pub mod serve;
 pub mod store;
 pub mod validate;
+pub mod worktree;
 
 use std::io::Write;
 

@@ -62,10 +62,14 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RalphArgs) -> Result<Exit> {
     let run = RunCell::default();
     let start = Start::New(spec);
     let config = &loaded.config;
-    let parts =
-        Parts::new::<RalphLoop>(&ctx.ws, ctx.env, config, &start, args.events, |_, human| {
-            crate::executor::from_config(config, &ctx.ws, ctx.env, human, &run)
-        })?;
+    let parts = Parts::new::<RalphLoop>(
+        &ctx.ws,
+        ctx.env,
+        config,
+        &start,
+        (args.events, args.place),
+        |ws, _, human| crate::executor::from_config(config, ws, ctx.env, human, &run),
+    )?;
     foreground::drive::<RalphLoop>(ctx, parts, &run, start, args.events)
 }
 

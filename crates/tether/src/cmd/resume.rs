@@ -46,23 +46,32 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
             ctx.env,
             config,
             &start,
-            args.events,
-            |journal, human| {
-                crate::executor::for_goal_loop(
-                    config, &ctx.ws, ctx.env, journal, human, &cell, no_judge,
-                )
+            (args.events, RESUMED),
+            |ws, journal, human| {
+                crate::executor::for_goal_loop(config, ws, ctx.env, journal, human, &cell, no_judge)
             },
         )?;
         return foreground::drive::<GoalLoop>(ctx, parts, &cell, start, args.events);
     }
     // Any other kind is refused by the Ralph loop with a message naming the run's kind.
     let start = Start::Resume(run.id);
-    let parts =
-        Parts::new::<RalphLoop>(&ctx.ws, ctx.env, config, &start, args.events, |_, human| {
-            crate::executor::from_config(config, &ctx.ws, ctx.env, human, &cell)
-        })?;
+    let parts = Parts::new::<RalphLoop>(
+        &ctx.ws,
+        ctx.env,
+        config,
+        &start,
+        (args.events, RESUMED),
+        |ws, _, human| crate::executor::from_config(config, ws, ctx.env, human, &cell),
+    )?;
     foreground::drive::<RalphLoop>(ctx, parts, &cell, start, args.events)
 }
+
+/// A resumed run works where it did (its worktree, found again, or the checkout) and commits
+/// its sign-offs when it has a worktree.
+const RESUMED: crate::cli::PlaceArgs = crate::cli::PlaceArgs {
+    worktree: false,
+    commit: true,
+};
 
 /// Only the machine and workspace a run works in can drive it (a team store shows runs of every
 /// machine and workspace): anywhere else, says where to resume it. (A workspace's own store

@@ -51,9 +51,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
         ctx.env,
         &config,
         &start,
-        args.events,
-        |journal, human| {
-            let (ws, env) = (&ctx.ws, ctx.env);
+        (args.events, args.place),
+        |ws, journal, human| {
+            let env = ctx.env;
             crate::executor::for_goal_loop(&config, ws, env, journal, human, &cell, args.no_judge)
         },
     )?;

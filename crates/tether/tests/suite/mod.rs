@@ -48,3 +48,4 @@ mod telegram_misconfig;
 mod telegram_processes;
 mod usage_limit_cli;
 mod web_browser;
+mod worktree;

@@ -1,0 +1,256 @@
+//! `--worktree`: a run in a git worktree of its own (see `tether-worktree`), with its state in
+//! the checkout's `.tether/`, and a commit on its branch for each goal it signs off.
+//!
+//! Worktrees live outside the checkout, under `$XDG_STATE_HOME/tether/worktrees/` (default
+//! `~/.local/state/tether/worktrees/`), one directory per repository (its name and a hash of
+//! its path) and one per run. The plan file and `tether.toml` are copied in as they are in the
+//! checkout (committed or not), so the run follows the plan the user approved; the checkout is
+//! never written.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context as _, Result};
+use futures_util::future::BoxFuture;
+use tether_config::{Config, Workspace};
+use tether_core::looping::{AfterIteration, Isolation};
+use tether_store::{Journal, Run, RunId, VerdictKind};
+use tether_worktree::{CommitInfo, Quote, Repo, Worktree, commit_message};
+
+/// Where a run works: the workspace its agent, verify commands and judge see, and for a
+/// worktree run the worktree and what the loop does with it.
+pub struct Placement {
+    /// The run's workspace: the checkout's, or the same place inside the worktree with the
+    /// checkout's state directory.
+    pub ws: Workspace,
+    /// The run's worktree, if it has one.
+    pub worktree: Option<Worktree>,
+    /// The run id drawn for the worktree (a new run).
+    pub run_id: Option<RunId>,
+}
+
+impl Placement {
+    /// The run works in the checkout.
+    pub fn in_place(ws: &Workspace) -> Self {
+        Placement {
+            ws: ws.clone(),
+            worktree: None,
+            run_id: None,
+        }
+    }
+
+    /// What the loop needs: the run's id, and (when `commit`) the commit after each sign-off.
+    pub fn isolation(&self, journal: &Journal, config: &Config, commit: bool) -> Isolation {
+        let Some(tree) = &self.worktree else {
+            return Isolation::default();
+        };
+        Isolation {
+            run_id: self.run_id.clone(),
+            after_iteration: commit.then(|| -> Arc<dyn AfterIteration> {
+                Arc::new(Committer {
+                    tree: tree.clone(),
+                    journal: journal.clone(),
+                    plan_name: config.plan.to_string_lossy().into_owned(),
+                    plan_path: config.plan_path(self.ws.root()),
+                    hooks: config.run.commit_hooks,
+                    seen: Mutex::new(0),
+                })
+            }),
+        }
+    }
+}
+
+/// The directory of the repository at `toplevel`'s worktrees.
+pub fn worktrees_of(toplevel: &Path) -> PathBuf {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .unwrap_or_else(std::env::temp_dir);
+    let name = toplevel
+        .file_name()
+        .map_or_else(|| "repo".to_owned(), |n| n.to_string_lossy().into_owned());
+    let hash = fnv(toplevel.as_os_str().as_encoded_bytes());
+    base.join("tether/worktrees")
+        .join(format!("{name}-{hash:08x}"))
+}
+
+/// A short stable hash of a path, to keep two checkouts of the same name apart.
+fn fnv(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(*b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// A new run's worktree: a run id drawn now, its branch and worktree, the plan and config
+/// copied in, and the workspace inside it.
+pub async fn for_new_run(ws: &Workspace, config: &Config) -> Result<Placement> {
+    let repo = Repo::discover(ws.root()).await?;
+    let id = RunId::generate();
+    let dir = worktrees_of(repo.toplevel()).join(id.as_str());
+    let tree = repo.create(id.as_str(), &dir).await?;
+    let inside = inside(&repo, ws, &dir);
+    for file in [config.plan_path(ws.root()), ws.default_config_path()] {
+        copy_in(ws.root(), &file, &inside)?;
+    }
+    Ok(Placement {
+        ws: Workspace::at(&inside).with_state_dir(ws.state_dir()),
+        worktree: Some(tree),
+        run_id: Some(id),
+    })
+}
+
+/// A stopped run's worktree again, when it had one (its recorded workspace is not the
+/// checkout's): as it is, or made again from its branch.
+pub async fn for_resumed_run(ws: &Workspace, run: &Run) -> Result<Placement> {
+    if run.workspace == ws.root() {
+        return Ok(Placement::in_place(ws));
+    }
+    let repo = Repo::discover(ws.root()).await?;
+    let dir = worktrees_of(repo.toplevel()).join(run.id.as_str());
+    if !run.workspace.starts_with(&dir) {
+        return Ok(Placement::in_place(ws));
+    }
+    let tree = repo.reopen(run.id.as_str(), &dir).await?;
+    Ok(Placement {
+        ws: Workspace::at(&run.workspace).with_state_dir(ws.state_dir()),
+        worktree: Some(tree),
+        run_id: None,
+    })
+}
+
+/// Where the checkout's workspace root is inside the worktree (the same place relative to the
+/// repository's top).
+fn inside(repo: &Repo, ws: &Workspace, dir: &Path) -> PathBuf {
+    let root = std::fs::canonicalize(ws.root()).unwrap_or_else(|_| ws.root().to_path_buf());
+    let top = std::fs::canonicalize(repo.toplevel()).unwrap_or_else(|_| repo.toplevel().into());
+    match root.strip_prefix(&top) {
+        Ok(rel) => dir.join(rel),
+        Err(_) => dir.to_path_buf(),
+    }
+}
+
+/// Copies `file` (under `root`) to the same place under `inside`, when it exists.
+fn copy_in(root: &Path, file: &Path, inside: &Path) -> Result<()> {
+    let Ok(rel) = file.strip_prefix(root) else {
+        return Ok(());
+    };
+    if !file.is_file() {
+        return Ok(());
+    }
+    let to = inside.join(rel);
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    std::fs::copy(file, &to)
+        .with_context(|| format!("copying {} into the run's worktree", file.display()))?;
+    Ok(())
+}
+
+/// Commits each goal the run signs off, on the run's branch.
+struct Committer {
+    tree: Worktree,
+    journal: Journal,
+    plan_name: String,
+    plan_path: PathBuf,
+    hooks: bool,
+    /// The newest verdict looked at.
+    seen: Mutex<i64>,
+}
+
+impl AfterIteration for Committer {
+    fn after<'a>(&'a self, run: &'a RunId) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let messages = match self.signed_off(run) {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::warn!("could not read the run's sign-offs to commit them: {e:#}");
+                    return;
+                }
+            };
+            for (goal, message) in messages {
+                match self.tree.commit(&message, self.hooks).await {
+                    Ok(Some(id)) => eprintln!(
+                        "committed goal {goal} on {} ({})",
+                        self.tree.branch,
+                        &id[..id.len().min(12)]
+                    ),
+                    Ok(None) => tracing::info!(goal, "signed off with nothing to commit"),
+                    Err(e) => tracing::warn!(goal, "could not commit the signed-off goal: {e}"),
+                }
+            }
+        })
+    }
+}
+
+impl Committer {
+    /// The commit messages of the goals `run` signed off since the last look.
+    fn signed_off(&self, run: &RunId) -> Result<Vec<(String, String)>> {
+        let store = self.journal.store();
+        let mut seen = self.seen.lock().map_err(|_| anyhow::anyhow!("poisoned"))?;
+        let records = store.verdicts_after(&self.plan_name, *seen)?;
+        if let Some(last) = records.last() {
+            *seen = last.id;
+        }
+        let no_judge = store
+            .run(run)?
+            .spec
+            .get("no_judge")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false);
+        drop(store);
+        let text = std::fs::read_to_string(&self.plan_path).unwrap_or_default();
+        let doc = tether_plan::PlanDoc::parse(&self.plan_path, text);
+        let plan = doc.plan();
+        Ok(records
+            .iter()
+            .map(|r| &r.decision)
+            .filter(|d| d.run_id.as_ref() == Some(run) && d.kind == VerdictKind::Accepted)
+            .filter(|d| d.judge_model.is_some() || no_judge)
+            .map(|d| {
+                let goal = plan.goal(&d.goal_id);
+                let title = goal.map_or(d.goal_id.as_str(), |g| g.title.as_str());
+                let verify = goal
+                    .and_then(|g| g.verify.as_ref())
+                    .map(|l| l.value.as_str());
+                let result = match d.verify_exit {
+                    Some(code) => format!("exit {code}"),
+                    None => "no exit code".to_owned(),
+                };
+                let verdict = match &d.judge_model {
+                    Some(model) => format!("accepted by the judge ({model}): {}", d.reason),
+                    None => format!("accepted by verify alone (--no-judge): {}", d.reason),
+                };
+                let quotes = quotes(&d.checks);
+                let message = commit_message(&CommitInfo {
+                    title,
+                    verdict: &verdict,
+                    verify_command: verify,
+                    verify_result: verify.map(|_| result.as_str()),
+                    quotes: &quotes,
+                    run_id: run.as_str(),
+                    contract_hash: d.contract_hash.as_deref().unwrap_or("none"),
+                });
+                (d.goal_id.clone(), message)
+            })
+            .collect())
+    }
+}
+
+/// The judge's checks (`[{"path","quote",…}]`) as quotes.
+fn quotes(checks: &serde_json::Value) -> Vec<Quote> {
+    checks
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .filter_map(|c| {
+                    Some(Quote {
+                        at: c.get("path")?.as_str()?.to_owned(),
+                        text: c.get("quote")?.as_str()?.to_owned(),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
