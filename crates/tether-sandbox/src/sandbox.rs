@@ -48,6 +48,7 @@ pub struct Sandbox {
     policy: Policy,
     support: Support,
     tmpdir: Option<PathBuf>,
+    vars: Vec<(String, OsString)>,
     env_names: Vec<String>,
     env_prefixes: Vec<String>,
 }
@@ -60,6 +61,7 @@ impl Sandbox {
             policy,
             support,
             tmpdir: None,
+            vars: Vec::new(),
             env_names: Vec::new(),
             env_prefixes: Vec::new(),
         })
@@ -69,6 +71,13 @@ impl Sandbox {
     #[must_use]
     pub fn tmpdir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.tmpdir = Some(dir.into());
+        self
+    }
+
+    /// Sets `name` to `value` for every child (a command may still set it otherwise).
+    #[must_use]
+    pub fn var(mut self, name: impl Into<String>, value: impl Into<OsString>) -> Self {
+        self.vars.push((name.into(), value.into()));
         self
     }
 
@@ -120,6 +129,9 @@ impl Sandbox {
             for name in ["TMPDIR", "TMP", "TEMP"] {
                 cmd.env(name, dir);
             }
+        }
+        for (name, value) in &self.vars {
+            cmd.env(name, value);
         }
         for (name, value) in explicit {
             match value {

@@ -1,6 +1,7 @@
 //! The `tether` binary: parses the command line, sets up logging on stderr, runs one command,
 //! and turns its result into an exit code. stdout carries only results (text or `--json`).
 
+mod bridge;
 mod cli;
 mod cmd;
 mod demo;
@@ -26,33 +27,46 @@ use crate::exit::Exit;
 use crate::failure::Failure;
 
 fn main() -> ExitCode {
+    // Inside the sandbox the store is out of reach: the process driving the run runs this
+    // command for the agent.
+    if let Some(socket) = std::env::var_os(bridge::BRIDGE_VAR) {
+        return ExitCode::from(bridge::forward(std::path::Path::new(&socket)));
+    }
     let cli = Cli::parse();
     init_logging(cli.verbose);
     // Before anything is spawned: children cannot read tether's keys through /proc.
     guard::protect_self();
     // Not locked for the whole run: `tether mcp` writes stdout from its runtime.
     let mut out = io::stdout();
-    match run(cli, &mut out) {
+    match run(&cli, &mut out) {
         Ok(exit) => exit.into(),
         Err(e) if is_broken_pipe(&e) => Exit::Done.into(),
         Err(e) => {
             let _ = out.flush();
-            let code = if e.chain().any(|c| c.is::<Failure>()) {
-                Exit::Usage
-            } else {
-                Exit::Error
-            };
-            let mut err = io::stderr().lock();
-            // Errors quote goal ids, plan lines and tool output: shown with their control
-            // characters escaped.
-            let message = format!("{e:#}");
-            let _ = writeln!(err, "error: {}", tether_human::visible::visible(&message));
-            code.into()
+            let (code, message) = failed(&e);
+            let _ = io::stderr().lock().write_all(message.as_bytes());
+            ExitCode::from(code)
         }
     }
 }
 
-fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
+/// The exit code of a command that failed, and what it prints on stderr: the error's chain,
+/// each cause once, with control characters escaped (errors quote goal ids, plan lines and
+/// tool output).
+fn failed(e: &anyhow::Error) -> (u8, String) {
+    let code = if e.chain().any(|c| c.is::<Failure>()) {
+        Exit::Usage
+    } else {
+        Exit::Error
+    };
+    let message = format!("{e:#}");
+    (
+        code.code(),
+        format!("error: {}\n", tether_human::visible::visible(&message)),
+    )
+}
+
+fn run(cli: &Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
     let cwd = std::env::current_dir()?;
     let ws = match &cli.workspace {
         Some(dir) => tether_config::Workspace::at(cwd.join(dir)),
@@ -62,31 +76,37 @@ fn run(cli: Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
     tracing::debug!(root = %ws.root().display(), "workspace");
     let env = tether_config::ProcessEnv;
     let mut ctx = cmd::Ctx { ws, env: &env, out };
+    dispatch(cli, &mut ctx)
+}
+
+/// Runs `cli`'s command in `ctx` (here, or for a sandboxed agent through the bridge).
+fn dispatch(cli: &Cli, ctx: &mut cmd::Ctx<'_>) -> anyhow::Result<Exit> {
+    let ctx = &mut *ctx;
     let exit = match &cli.command {
-        Command::Init(args) => cmd::init::run(&mut ctx, args),
-        Command::Validate(args) => cmd::validate::run(&mut ctx, args.json),
-        Command::Plan(args) => cmd::plan::run(&mut ctx, args),
-        Command::Run(args) => cmd::run::run(&mut ctx, args),
-        Command::Ralph(args) => cmd::ralph::run(&mut ctx, args),
-        Command::Status(args) => cmd::control::status(&mut ctx, args),
-        Command::Pause(args) => cmd::control::pause(&mut ctx, args),
-        Command::Cancel(args) => cmd::control::cancel(&mut ctx, args),
-        Command::Say(args) => cmd::control::say(&mut ctx, args),
-        Command::Resume(args) => cmd::resume::run(&mut ctx, args),
-        Command::Demo(args) => cmd::demo::run(&mut ctx, args),
-        Command::Ask(args) => cmd::human::ask(&mut ctx, args),
-        Command::Answer(args) => cmd::human::answer_cmd(&mut ctx, args),
-        Command::Questions(args) => cmd::human::questions(&mut ctx, args.json),
-        Command::History(args) => cmd::human::history(&mut ctx, args),
-        Command::Goal(args) => cmd::goal::run(&mut ctx, args),
-        Command::Doctor(args) => cmd::doctor::run(&mut ctx, args),
-        Command::Mcp(args) => cmd::mcp::run(&mut ctx, args),
-        Command::Serve(args) => cmd::serve::run(&mut ctx, args),
-        Command::Store(args) => cmd::store::run(&mut ctx, args),
-        Command::Worktree(args) => cmd::worktree::run(&mut ctx, args),
-        Command::Report(args) => cmd::control::report(&mut ctx, args),
-        Command::Judge(cmd) => cmd::judge::run(&mut ctx, cmd),
-        Command::Gate(args) => cmd::gate::run(&mut ctx, args),
+        Command::Init(args) => cmd::init::run(ctx, args),
+        Command::Validate(args) => cmd::validate::run(ctx, args.json),
+        Command::Plan(args) => cmd::plan::run(ctx, args),
+        Command::Run(args) => cmd::run::run(ctx, args),
+        Command::Ralph(args) => cmd::ralph::run(ctx, args),
+        Command::Status(args) => cmd::control::status(ctx, args),
+        Command::Pause(args) => cmd::control::pause(ctx, args),
+        Command::Cancel(args) => cmd::control::cancel(ctx, args),
+        Command::Say(args) => cmd::control::say(ctx, args),
+        Command::Resume(args) => cmd::resume::run(ctx, args),
+        Command::Demo(args) => cmd::demo::run(ctx, args),
+        Command::Ask(args) => cmd::human::ask(ctx, args),
+        Command::Answer(args) => cmd::human::answer_cmd(ctx, args),
+        Command::Questions(args) => cmd::human::questions(ctx, args.json),
+        Command::History(args) => cmd::human::history(ctx, args),
+        Command::Goal(args) => cmd::goal::run(ctx, args),
+        Command::Doctor(args) => cmd::doctor::run(ctx, args),
+        Command::Mcp(args) => cmd::mcp::run(ctx, args),
+        Command::Serve(args) => cmd::serve::run(ctx, args),
+        Command::Store(args) => cmd::store::run(ctx, args),
+        Command::Worktree(args) => cmd::worktree::run(ctx, args),
+        Command::Report(args) => cmd::control::report(ctx, args),
+        Command::Judge(cmd) => cmd::judge::run(ctx, cmd),
+        Command::Gate(args) => cmd::gate::run(ctx, args),
     }?;
     ctx.out.flush()?;
     Ok(exit)

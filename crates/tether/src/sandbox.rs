@@ -9,9 +9,9 @@
 //!   hold no capability, and reach the network only when allowed;
 //! - see only an allow-listed environment: never tether's keys.
 //!
-//! An external agent (`kind = "command"`) runs in the sandbox whole. It reaches tether's store
-//! through `tether goal complete` and `tether mcp`, run as its children: for it `.tether/` stays
-//! visible and writable. Agent CLIs (Claude Code, Codex, pi) do not run sandboxed yet: they are
+//! An external agent (`kind = "command"`) runs in the sandbox whole. The tether commands the
+//! agent runs (`tether goal complete`, `tether ask`, …) reach the store through the process
+//! driving the run (see `bridge`), which runs them as the agent. Agent CLIs (Claude Code, Codex, pi) do not run sandboxed yet: they are
 //! installed in many places (npm prefixes, version managers) the policy does not know to allow.
 
 use std::path::{Path, PathBuf};
@@ -61,16 +61,21 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
     }
     let support = Support::probe();
     let tmp = private_tmp()?;
-    let base = base_policy(config, ws.root(), &tmp);
+    // The store is out of sight in the sandbox: tether commands the agent runs reach it
+    // through this process.
+    let bridge = crate::bridge::serve(ws, &tmp)?;
+    let base = base_policy(config, ws.root(), &tmp).hide(ws.state_dir());
     let shell = base.clone().network(config.sandbox.network);
     let shell = Sandbox::new(shell, support)
         .map_err(Failure::usage)?
         .tmpdir(&tmp)
+        .var(crate::bridge::BRIDGE_VAR, &bridge)
         .env(config.sandbox.env.iter().cloned());
     let agent = if config.executor.kind == ExecutorKind::Command {
         let mut sandbox = Sandbox::new(base.network(config.sandbox.network), support)
             .map_err(Failure::usage)?
             .tmpdir(&tmp)
+            .var(crate::bridge::BRIDGE_VAR, &bridge)
             .env(config.sandbox.env.iter().cloned())
             .env(["TETHER_RUN_ID".to_owned(), "TETHER_CONFIG".to_owned()]);
         for prefix in agent_prefixes(config.executor.kind) {

@@ -38,7 +38,9 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
         ctx.env,
         args.no_judge,
     )
-    .map_err(Failure::usage)?;
+    .map_err(Failure::usage)?
+    // The verify command is code the agent wrote.
+    .sandboxed(crate::sandbox::for_run(&loaded.config, &ctx.ws)?.shell);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
