@@ -41,6 +41,7 @@ mod resume_human;
 mod resume_slack;
 mod resume_telegram;
 mod runaway;
+mod sandbox;
 mod secrets;
 mod slack_doctor;
 mod team;

@@ -1,0 +1,267 @@
+//! The sandbox, end to end: the agent's shell (the built-in agent's `bash`) and a command
+//! executor (a shell script) each try every act the sandbox must stop — and the acts it must
+//! allow — as root and as an ordinary user; a kernel that cannot enforce it stops the run
+//! loudly; `mode = "off"` warns.
+
+use std::fs;
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::json;
+use tether_config::Api;
+use tether_model::scripted::{Script, Turn};
+use tether_testkit::model_server::FakeModelServer;
+
+use crate::common::{cmd, model_table, runtime, text, unprivileged};
+
+/// A key of tether's own: in its environment, never in a child's.
+const KEY: &str = "sk-sandbox-secret-4711";
+
+/// Every probe, one `name: done|refused` line each, written to `probes.txt`.
+fn probes(port: u16) -> String {
+    format!(
+        r#"T=$PPID
+p() {{ name=$1; shift; if "$@" > /dev/null 2>&1; then echo "$name: done"; else echo "$name: refused"; fi; }}
+{{
+p "write the store" sh -c 'echo x >> .tether/tether.db'
+p "link the store" ln .tether/tether.db stolen.db
+p "read the store" cat .tether/tether.db
+p "read tether's key in /proc" grep -q sk-sandbox /proc/$T/environ
+p "find a key in its own environment" sh -c 'env | grep -q sk-sandbox'
+p "write a git hook" sh -c 'echo "touch pwned" > .git/hooks/post-checkout'
+p "write the git config" sh -c 'echo "[core]" >> .git/config'
+p "read ~/.ssh" cat "$HOME/.ssh/id_ed25519"
+p "connect to 127.0.0.1" python3 -c "import socket; socket.create_connection(('127.0.0.1', {port}), 5)"
+p "signal tether" kill -0 $T
+p "set the hostname" sh -c 'hostname "$(hostname)"'
+p "edit a file" sh -c 'echo "// more" >> src/lib.rs'
+p "create files" sh -c 'mkdir -p new/dir && echo hi > new/dir/file && echo top > top.txt'
+p "run the project's tests" sh run-tests.sh
+}} > probes.txt 2>&1
+"#
+    )
+}
+
+/// The acts that must fail, and those that must work with the network off.
+const REFUSED: [&str; 11] = [
+    "write the store",
+    "link the store",
+    "read the store",
+    "read tether's key in /proc",
+    "find a key in its own environment",
+    "write a git hook",
+    "write the git config",
+    "read ~/.ssh",
+    "connect to 127.0.0.1",
+    "signal tether",
+    "set the hostname",
+];
+const DONE: [&str; 3] = ["edit a file", "create files", "run the project's tests"];
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    home: tempfile::TempDir,
+    /// Held open so a connection with the network on succeeds.
+    _listener: TcpListener,
+    _model: Option<FakeModelServer>,
+    _rt: tokio::runtime::Runtime,
+}
+
+/// A git workspace with a project and its tests, a home with an SSH key, a TCP port listening,
+/// and `executor` (a tether.toml tail) as the agent; the built-in agent's model runs `probes`.
+fn fixture(executor: &str, sandbox: &str) -> Fixture {
+    let rt = runtime();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let script = probes(port);
+    let model = (executor == "builtin").then(|| {
+        rt.block_on(FakeModelServer::start(Script::turns([
+            Turn::tool("bash", json!({"command": script})),
+            Turn::text("Probed. <promise>DONE</promise>"),
+        ])))
+        .unwrap()
+    });
+    let toml = match &model {
+        Some(server) => model_table("model", Api::OpenAiChat, server, "fake"),
+        None => "[executor]\nkind = \"command\"\ncommand = [\"sh\", \"agent.sh\"]\n".to_owned(),
+    };
+    fs::write(root.join("tether.toml"), format!("{toml}{sandbox}")).unwrap();
+    fs::write(root.join("agent.sh"), &script).unwrap();
+    fs::create_dir(root.join("src")).unwrap();
+    fs::write(root.join("src/lib.rs"), "pub fn one() -> i32 { 1 }\n").unwrap();
+    fs::write(
+        root.join("run-tests.sh"),
+        "grep -q 'fn one' src/lib.rs && echo 'tests pass'\n",
+    )
+    .unwrap();
+    let out = Command::new("sh")
+        .args([
+            "-c",
+            "git init -q && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m start",
+        ])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let home = tempfile::tempdir().unwrap();
+    fs::create_dir(home.path().join(".ssh")).unwrap();
+    fs::write(home.path().join(".ssh/id_ed25519"), "PRIVATE KEY").unwrap();
+    Fixture {
+        dir,
+        home,
+        _listener: listener,
+        _model: model,
+        _rt: rt,
+    }
+}
+
+impl Fixture {
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `tether ralph` for one iteration, as this user or as an ordinary one.
+    fn ralph(&self, unprivileged_user: bool, env: &[(&str, &str)]) -> Output {
+        let args = [
+            "ralph",
+            "probe",
+            "--completion-promise",
+            "DONE",
+            "--max-iterations",
+            "1",
+        ];
+        let mut c = if unprivileged_user {
+            // The home directory is the user's own too.
+            if unprivileged::is_root() {
+                let id = Some(unprivileged::NOBODY.parse().unwrap());
+                for p in [self.home.path(), &self.home.path().join(".ssh")] {
+                    std::os::unix::fs::chown(p, id, id).unwrap();
+                }
+                std::os::unix::fs::chown(self.home.path().join(".ssh/id_ed25519"), id, id).unwrap();
+            }
+            let mut c = unprivileged::tether(self.root());
+            c.args(args);
+            c
+        } else {
+            cmd(self.root(), &args)
+        };
+        c.env("HOME", self.home.path())
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("ZULIP_BOT_API_KEY", KEY);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    }
+
+    /// Each probe's outcome.
+    fn probes(&self) -> Vec<(String, String)> {
+        let text = fs::read_to_string(self.root().join("probes.txt")).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| l.rsplit_once(": "))
+            .map(|(a, b)| (a.to_owned(), b.to_owned()))
+            .collect()
+    }
+
+    fn assert_held(&self, out: &Output, network: bool) {
+        let said = self.probes();
+        assert_eq!(
+            said.len(),
+            REFUSED.len() + DONE.len(),
+            "{said:?}\n{}",
+            text(&out.stderr)
+        );
+        for (name, outcome) in &said {
+            let should =
+                if DONE.contains(&name.as_str()) || (network && name == "connect to 127.0.0.1") {
+                    "done"
+                } else {
+                    "refused"
+                };
+            assert_eq!(outcome, should, "{name}: {said:?}\n{}", text(&out.stderr));
+        }
+        assert!(self.root().join("top.txt").exists());
+        assert!(!self.root().join("stolen.db").exists());
+        assert!(!self.root().join(".git/hooks/post-checkout").exists());
+        for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            assert!(!text(bytes).contains(KEY), "the key in tether's {stream}");
+        }
+    }
+}
+
+#[test]
+fn the_built_in_agents_shell_can_work_but_not_escape() {
+    let f = fixture("builtin", "");
+    let out = f.ralph(false, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    f.assert_held(&out, false);
+}
+
+#[test]
+fn a_command_executor_can_work_but_not_escape() {
+    let f = fixture("command", "");
+    let out = f.ralph(false, &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    f.assert_held(&out, false);
+}
+
+#[test]
+fn as_an_ordinary_user_the_same_holds() {
+    for executor in ["builtin", "command"] {
+        let f = fixture(executor, "");
+        let out = f.ralph(true, &[]);
+        assert!(
+            matches!(out.status.code(), Some(0 | 3)),
+            "{}",
+            text(&out.stderr)
+        );
+        f.assert_held(&out, false);
+    }
+}
+
+#[test]
+fn the_network_opens_when_the_config_says_so() {
+    let f = fixture("builtin", "[sandbox]\nnetwork = true\n");
+    let out = f.ralph(false, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    f.assert_held(&out, true);
+}
+
+#[test]
+fn a_kernel_that_cannot_enforce_it_stops_the_run_naming_what_is_missing() {
+    let f = fixture("builtin", "");
+    let out = f.ralph(false, &[("TETHER_SANDBOX_PRETEND_ABI", "0")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(said.contains("Landlock (Linux 5.13 or later"), "{said}");
+    assert!(said.contains("[sandbox] mode = \"off\""), "{said}");
+    assert!(!f.root().join("probes.txt").exists(), "the agent ran");
+    let out = f.ralph(false, &[("TETHER_SANDBOX_PRETEND_ABI", "5")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("signal scoping"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn with_the_sandbox_off_every_run_warns_and_nothing_is_held() {
+    let f = fixture("builtin", "[sandbox]\nmode = \"off\"\n");
+    let out = f.ralph(false, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("the sandbox is off"),
+        "{}",
+        text(&out.stderr)
+    );
+    let said = f.probes();
+    assert!(
+        said.iter()
+            .any(|(n, o)| n == "write a git hook" && o == "done"),
+        "{said:?}"
+    );
+}
