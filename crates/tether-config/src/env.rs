@@ -12,14 +12,28 @@ pub trait Env {
     fn var(&self, name: &str) -> Option<String>;
 }
 
-/// The real process environment.
+/// The real process environment, with the keys [`keep_secrets`] took out of it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ProcessEnv;
 
 impl Env for ProcessEnv {
     fn var(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok()
+        kept_secret(name).or_else(|| std::env::var(name).ok())
     }
+}
+
+/// The keys taken out of the process's environment at start, by name.
+static KEPT: std::sync::OnceLock<HashMap<String, String>> = std::sync::OnceLock::new();
+
+/// Keeps the keys taken out of the process's environment (once, at start) for
+/// [`ProcessEnv`] to read; a second call is ignored.
+pub fn keep_secrets(taken: Vec<(String, String)>) {
+    let _ = KEPT.set(taken.into_iter().collect());
+}
+
+/// A key taken out of the process's environment at start.
+pub fn kept_secret(name: &str) -> Option<String> {
+    KEPT.get()?.get(name).cloned()
 }
 
 impl Env for HashMap<String, String> {

@@ -51,7 +51,7 @@ pub use config::{
     Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, LoopConfig,
     OnUsageLimit, STORE_URL_VAR, ServerConfig, StoreConfig, ZulipConfig,
 };
-pub use env::{Env, MapEnv, ProcessEnv};
+pub use env::{Env, MapEnv, ProcessEnv, keep_secrets, kept_secret};
 pub use error::{ConfigError, Problem};
 pub use isolation::{RunConfig, SandboxConfig, SandboxMode};
 pub use load::{

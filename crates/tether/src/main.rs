@@ -34,11 +34,20 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    let ws = match workspace(&cli) {
+        Ok(ws) => ws,
+        Err(e) => {
+            let (code, message) = failed(&e);
+            let _ = io::stderr().lock().write_all(message.as_bytes());
+            return ExitCode::from(code);
+        }
+    };
+    take_keys(&ws);
     // Before anything is spawned: children cannot read tether's keys through /proc.
     guard::protect_self();
     // Not locked for the whole run: `tether mcp` writes stdout from its runtime.
     let mut out = io::stdout();
-    match run(&cli, &mut out) {
+    match run(&cli, ws, &mut out) {
         Ok(exit) => exit.into(),
         Err(e) if is_broken_pipe(&e) => Exit::Done.into(),
         Err(e) => {
@@ -66,13 +75,29 @@ fn failed(e: &anyhow::Error) -> (u8, String) {
     )
 }
 
-fn run(cli: &Cli, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
+/// The workspace the command works in: `-C`, else the nearest one upwards (`init`: here).
+fn workspace(cli: &Cli) -> anyhow::Result<tether_config::Workspace> {
     let cwd = std::env::current_dir()?;
-    let ws = match &cli.workspace {
+    Ok(match &cli.workspace {
         Some(dir) => tether_config::Workspace::at(cwd.join(dir)),
         None if matches!(cli.command, Command::Init(_)) => tether_config::Workspace::at(cwd),
         None => tether_config::Workspace::discover(&cwd),
-    };
+    })
+}
+
+/// Takes tether's own keys (the variables the workspace's config names) out of the process's
+/// environment, overwriting their bytes first, and keeps them in memory: root can read any
+/// process's `/proc/<pid>/environ`, and `unsetenv` alone leaves the bytes there. Done before
+/// any thread exists.
+fn take_keys(ws: &tether_config::Workspace) {
+    let names = tether_config::load(ws.root(), &tether_config::ProcessEnv)
+        .map(|loaded| loaded.config.key_vars())
+        .unwrap_or_else(|_| tether_config::Config::default().key_vars());
+    let taken = tether_sandbox::take_secrets(|name| names.iter().any(|n| n == name));
+    tether_config::keep_secrets(taken);
+}
+
+fn run(cli: &Cli, ws: tether_config::Workspace, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
     tracing::debug!(root = %ws.root().display(), "workspace");
     let env = tether_config::ProcessEnv;
     let mut ctx = cmd::Ctx { ws, env: &env, out };

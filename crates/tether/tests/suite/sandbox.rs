@@ -265,3 +265,23 @@ fn with_the_sandbox_off_every_run_warns_and_nothing_is_held() {
         "{said:?}"
     );
 }
+
+#[test]
+fn tethers_own_keys_are_gone_from_its_proc_environ() {
+    let f = fixture("command", "");
+    let mut asking = cmd(f.root(), &["ask", "Which way?", "--context", "a fork"])
+        .env("ZULIP_BOT_API_KEY", KEY)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = asking.id();
+    // Once the question is stored, tether is well past its start.
+    crate::common::pending_question(f.root());
+    let environ = fs::read(format!("/proc/{pid}/environ")).unwrap();
+    let environ = String::from_utf8_lossy(&environ);
+    asking.kill().unwrap();
+    asking.wait().unwrap();
+    assert!(!environ.contains(KEY), "the key is in /proc/{pid}/environ");
+    assert!(environ.contains("ZULIP_BOT_API_KEY=xxxx"), "{environ}");
+}
