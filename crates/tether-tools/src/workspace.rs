@@ -50,6 +50,17 @@ pub enum PathError {
         /// The canonical workspace root.
         root: PathBuf,
     },
+    /// The path is tether's own state (`.tether/`, never readable) or, for a change, the
+    /// repository's `.git` (hooks and config are code that runs later, outside any sandbox).
+    #[error("`{path}` is in {what}, which the agent's tools {verb}")]
+    Protected {
+        /// The path as the model gave it.
+        path: String,
+        /// What it is in.
+        what: &'static str,
+        /// What the tools may not do there.
+        verb: &'static str,
+    },
     /// The path contains a NUL byte, which no file name can.
     #[error("`{}` is not a valid path: it contains a NUL byte", path.escape_debug())]
     Invalid {
@@ -137,8 +148,36 @@ impl Workspace {
         }
     }
 
+    /// [`Workspace::resolve`] for a path a tool will change: also refused inside `.git`.
+    pub fn resolve_writable(&self, path: &str) -> Result<PathBuf, PathError> {
+        let real = self.resolve(path)?;
+        if self.first_component(&real) == Some(".git") {
+            return Err(PathError::Protected {
+                path: path.to_owned(),
+                what: "the repository's .git",
+                verb: "may read but never change",
+            });
+        }
+        Ok(real)
+    }
+
+    /// The first component of `real` below the root.
+    fn first_component<'a>(&self, real: &'a Path) -> Option<&'a str> {
+        match real.strip_prefix(&self.root).ok()?.components().next()? {
+            Component::Normal(first) => first.to_str(),
+            _ => None,
+        }
+    }
+
     fn inside(&self, path: &str, real: PathBuf) -> Result<PathBuf, PathError> {
         if real.starts_with(&self.root) {
+            if self.first_component(&real) == Some(".tether") {
+                return Err(PathError::Protected {
+                    path: path.to_owned(),
+                    what: "tether's own state (.tether/)",
+                    verb: "can neither read nor change",
+                });
+            }
             Ok(real)
         } else {
             Err(PathError::Outside {

@@ -275,3 +275,28 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn tethers_state_is_out_of_reach_and_git_is_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".tether/runs")).unwrap();
+    std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
+    std::fs::write(dir.path().join(".git/config"), "[core]\n").unwrap();
+    let ws = Workspace::new(dir.path()).unwrap();
+    for path in [".tether/tether.db", ".tether", "src/../.tether/runs"] {
+        let err = ws.resolve(path).unwrap_err().to_string();
+        assert!(err.contains("tether's own state"), "{path}: {err}");
+    }
+    assert!(ws.resolve(".git/config").is_ok());
+    for path in [".git/hooks/pre-commit", ".git/config", ".git"] {
+        let err = ws.resolve_writable(path).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "`{path}` is in the repository's .git, which the agent's tools may read but never change"
+            )
+        );
+    }
+    assert!(ws.resolve_writable("src/.gitignore").is_ok());
+    assert!(ws.resolve_writable(".gitignore").is_ok());
+}

@@ -85,7 +85,7 @@ fn run(ws: &Workspace, args: Args) -> ToolOutput {
         return ToolOutput::error("`old_text` and `new_text` are the same; nothing would change");
     }
     let real = try_out!(
-        ws.resolve(path)
+        ws.resolve_writable(path)
             .map_err(|e| ToolOutput::error(e.to_string()))
     );
     if real.is_dir() {

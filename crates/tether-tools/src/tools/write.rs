@@ -60,7 +60,7 @@ impl FileLogic for Writer {
 fn run(ws: &Workspace, args: Args) -> ToolOutput {
     let path = args.path.as_str();
     let real = try_out!(
-        ws.resolve(path)
+        ws.resolve_writable(path)
             .map_err(|e| ToolOutput::error(e.to_string()))
     );
     if real.is_dir() {
