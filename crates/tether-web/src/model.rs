@@ -58,6 +58,9 @@ pub struct RunSummary {
     pub repo_remote: Option<String>,
     /// Whether it belongs to this machine (its process, if any, can be seen from here).
     pub here: bool,
+    /// The branch a run in a worktree of its own works on (`tether/<run-id>`): a run of this
+    /// machine whose workspace is not the one served.
+    pub branch: Option<String>,
 }
 
 impl RunSummary {
@@ -93,6 +96,7 @@ impl RunSummary {
             machine: run.machine.clone(),
             workspace: run.workspace.display().to_string(),
             repo_remote: run.repo_remote.clone(),
+            branch: (here && run.workspace != ws.root()).then(|| format!("tether/{}", run.id)),
             here,
         }
     }

@@ -33,6 +33,9 @@ pub fn head(r: &RunSummary, now_ms: i64) -> Markup {
                 }
             }
             (place(r))
+            @if let Some(branch) = &r.branch {
+                p.meta { "in a worktree of its own, on branch " code { (text(branch)) } }
+            }
             @if r.usage.is_known() {
                 p.meta { "usage: " (r.usage.describe()) }
             }

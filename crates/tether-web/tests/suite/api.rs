@@ -308,3 +308,33 @@ fn the_run_page_shows_the_runs_report_escaped_once_there_is_one() {
     let one = web.get(&format!("/api/runs/{run}")).json();
     assert!(one["report"].as_str().unwrap().starts_with("# Run report"));
 }
+
+#[test]
+fn a_run_in_a_worktree_of_its_own_shows_its_branch() {
+    let web = Web::start();
+    let store = web.store();
+    let in_place = store
+        .create_run(RunKind::Goal, web.ws.root(), &json!({"plan": "plan.md"}))
+        .unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let worktree = store
+        .create_run(RunKind::Goal, elsewhere.path(), &json!({"plan": "plan.md"}))
+        .unwrap();
+    let page = web.get(&format!("/runs/{worktree}"));
+    assert!(
+        page.body
+            .contains(&format!("on branch <code>tether/{worktree}</code>")),
+        "{}",
+        page.body
+    );
+    assert_eq!(
+        web.get(&format!("/api/runs/{worktree}")).json()["run"]["branch"],
+        format!("tether/{worktree}")
+    );
+    assert!(
+        !web.get(&format!("/runs/{in_place}"))
+            .body
+            .contains("on branch")
+    );
+    assert!(web.get(&format!("/api/runs/{in_place}")).json()["run"]["branch"].is_null());
+}
