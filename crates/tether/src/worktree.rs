@@ -254,3 +254,31 @@ fn quotes(checks: &serde_json::Value) -> Vec<Quote> {
         })
         .unwrap_or_default()
 }
+
+/// Commits what a loop without goals (ralph) left in its worktree when it ended done: its
+/// prompt's first line as the subject. Never fails the run: a problem is logged.
+pub fn commit_when_done(tree: &Worktree, journal: &Journal, run: &RunId, hooks: bool) {
+    let prompt = journal
+        .store()
+        .run(run)
+        .ok()
+        .and_then(|r| r.spec.get("prompt")?.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let subject = prompt.lines().next().unwrap_or("ralph run").trim();
+    let message =
+        format!("{subject}\n\nThe agent kept its completion promise.\n\nTether-Run: {run}\n");
+    let committed = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(anyhow::Error::from)
+        .and_then(|rt| Ok(rt.block_on(tree.commit(&message, hooks))?));
+    match committed {
+        Ok(Some(id)) => eprintln!(
+            "committed the run's work on {} ({})",
+            tree.branch,
+            &id[..id.len().min(12)]
+        ),
+        Ok(None) => {}
+        Err(e) => tracing::warn!("could not commit the run's work: {e:#}"),
+    }
+}

@@ -32,6 +32,9 @@ pub trait Loop {
     type End;
     /// Names the progress line (`ralph`, `run`).
     const LABEL: &'static str;
+    /// Whether a run in a worktree commits its changes when it ends done (a loop with no
+    /// goals to sign off, each committed as it is).
+    const COMMITS_WHEN_DONE: bool;
 
     /// The budget.
     fn max_iterations(spec: &Self::Spec) -> Option<u32>;
@@ -71,6 +74,8 @@ pub struct Parts {
     deps: Deps,
     web: Option<super::serve::Dashboard>,
     worktree: Option<tether_worktree::Worktree>,
+    /// Commit in the worktree (`--commit`), with the user's git hooks or not.
+    commit: (bool, bool),
 }
 
 impl Parts {
@@ -126,6 +131,7 @@ impl Parts {
             deps,
             web,
             worktree: placement.worktree,
+            commit: (place.commit, config.run.commit_hooks),
         })
     }
 }
@@ -145,6 +151,7 @@ pub fn drive<L: Loop>(
         deps,
         web,
         worktree,
+        commit,
     } = parts;
     let notices = fg.notices.take().map(|queue| (queue, deps.human.clone()));
     let describe = deps.executor.describe();
@@ -207,6 +214,9 @@ pub fn drive<L: Loop>(
         writeln!(ctx.out, "{line}")?;
     }
     if let Some(tree) = &worktree {
+        if L::COMMITS_WHEN_DONE && exit == Exit::Done && commit.0 {
+            crate::worktree::commit_when_done(tree, &deps.journal, &run, commit.1);
+        }
         eprintln!(
             "branch {branch} (worktree {dir}): merge it with `git merge {branch}`",
             branch = tree.branch,

@@ -80,6 +80,7 @@ impl Loop for RalphLoop {
     type Spec = RalphSpec;
     type End = RalphEnd;
     const LABEL: &'static str = "ralph";
+    const COMMITS_WHEN_DONE: bool = true;
 
     fn max_iterations(spec: &RalphSpec) -> Option<u32> {
         spec.max_iterations

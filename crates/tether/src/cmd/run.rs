@@ -92,6 +92,7 @@ impl Loop for GoalLoop {
     type Spec = GoalSpec;
     type End = GoalEnd;
     const LABEL: &'static str = "run";
+    const COMMITS_WHEN_DONE: bool = false;
 
     fn max_iterations(spec: &GoalSpec) -> Option<u32> {
         spec.max_iterations

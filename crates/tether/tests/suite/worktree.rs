@@ -356,3 +356,50 @@ fn glob_started(state: &Path) -> Option<PathBuf> {
     }
     None
 }
+
+#[test]
+fn a_ralph_run_in_a_worktree_commits_its_work_when_it_keeps_its_promise() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("tether.toml"),
+        "[executor]\nkind = \"command\"\n\
+         command = [\"sh\", \"-c\", \"echo done > out.txt; echo '<promise>DONE</promise>'\"]\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("README"), "a project\n").unwrap();
+    repository(dir.path());
+    let state = tempfile::tempdir().unwrap();
+    let out = tether(
+        dir.path(),
+        state.path(),
+        &[
+            "ralph",
+            "Write out.txt\nand stop",
+            "--completion-promise",
+            "DONE",
+            "--worktree",
+        ],
+    )
+    .output()
+    .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let at = stderr.find("ralph run r-").expect(&stderr) + "ralph run ".len();
+    let run = stderr[at..].split_whitespace().next().unwrap();
+    assert!(
+        stderr.contains(&format!("committed the run's work on tether/{run}")),
+        "{stderr}"
+    );
+    assert_eq!(
+        git_show(dir.path(), &format!("tether/{run}")),
+        format!(
+            "Ana <ana@example.com>\nWrite out.txt\n\nThe agent kept its completion promise.\n\n\
+             Tether-Run: {run}\n\n"
+        )
+    );
+    assert_eq!(
+        sh(dir.path(), &format!("git show tether/{run}:out.txt")),
+        "done\n"
+    );
+    assert!(!dir.path().join("out.txt").exists());
+}
