@@ -19,7 +19,7 @@ use clap::Parser as _;
 use serde::{Deserialize, Serialize};
 use tether_config::{Env, ProcessEnv, Workspace};
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, PlanCommand};
 use crate::exit::Exit;
 
 /// The variable naming the socket, set in the sandbox's environment.
@@ -134,6 +134,7 @@ fn run_as_agent(ws: &Workspace, request: &Request) -> Response {
         ws: ws.clone(),
         env: &env,
         out: &mut out,
+        bridged: true,
     };
     let (code, stderr) = match crate::dispatch(&cli, &mut ctx) {
         Ok(exit) => (exit.code(), String::new()),
@@ -147,7 +148,8 @@ fn run_as_agent(ws: &Workspace, request: &Request) -> Response {
 }
 
 /// The commands the agent may have run for it: those that ask, sign off, read, or are
-/// refused anyway as human acts. Not loops, servers, the setup or the MCP server.
+/// refused anyway as human acts. Not loops (plan mode included), servers, the setup or the MCP
+/// server.
 fn allowed(command: &Command) -> bool {
     matches!(
         command,
@@ -157,7 +159,10 @@ fn allowed(command: &Command) -> bool {
             | Command::Questions(_)
             | Command::History(_)
             | Command::Status(_)
-            | Command::Plan(_)
+            | Command::Plan(crate::cli::PlanArgs {
+                command: None | Some(PlanCommand::Approve(_) | PlanCommand::Archive(_)),
+                ..
+            })
             | Command::Validate(_)
             | Command::Say(_)
             | Command::Pause(_)

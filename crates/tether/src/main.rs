@@ -100,7 +100,12 @@ fn take_keys(ws: &tether_config::Workspace) {
 fn run(cli: &Cli, ws: tether_config::Workspace, out: &mut dyn io::Write) -> anyhow::Result<Exit> {
     tracing::debug!(root = %ws.root().display(), "workspace");
     let env = tether_config::ProcessEnv;
-    let mut ctx = cmd::Ctx { ws, env: &env, out };
+    let mut ctx = cmd::Ctx {
+        ws,
+        env: &env,
+        out,
+        bridged: false,
+    };
     dispatch(cli, &mut ctx)
 }
 

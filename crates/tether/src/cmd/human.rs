@@ -26,7 +26,14 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
     }
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
-    let human = Desk::from_config(&loaded.config, &ctx.ws, journal, Console::detect());
+    // An agent's question handed over from the sandbox goes to the channels, never to the
+    // terminal of the process driving the run.
+    let console = if ctx.bridged {
+        Console::Absent
+    } else {
+        Console::detect()
+    };
+    let human = Desk::from_config(&loaded.config, &ctx.ws, journal, console);
     let problems = &human.policy().problems;
     if !problems.is_empty() {
         return Err(Failure::usage(anyhow!("{}", problems.join("; "))));

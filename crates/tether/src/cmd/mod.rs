@@ -38,6 +38,9 @@ pub struct Ctx<'a> {
     pub env: &'a dyn Env,
     /// Where results go (stdout): text or JSON, nothing else.
     pub out: &'a mut dyn Write,
+    /// Whether the command was handed over by a sandboxed agent (see `bridge`): it has no
+    /// terminal of its own, and the driving process's terminal is not the agent's to use.
+    pub bridged: bool,
 }
 
 /// Refuses `act` (exit 2, saying what to do instead) when this command runs inside an agent's

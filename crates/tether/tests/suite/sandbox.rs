@@ -285,3 +285,51 @@ fn tethers_own_keys_are_gone_from_its_proc_environ() {
     assert!(!environ.contains(KEY), "the key is in /proc/{pid}/environ");
     assert!(environ.contains("ZULIP_BOT_API_KEY=xxxx"), "{environ}");
 }
+
+#[test]
+fn in_the_sandbox_tethers_commands_reach_the_run_through_its_driver() {
+    let f = fixture("command", "");
+    let bin = env!("CARGO_BIN_EXE_tether");
+    fs::write(
+        f.root().join("agent.sh"),
+        format!(
+            "T='{bin}'\n\
+             \"$T\" ask 'Which way?' --context 'a fork in the road' > answer.txt 2> ask.err; echo $? > ask.code\n\
+             \"$T\" plan new 'take over' > new.out 2>&1; echo $? > new.code\n\
+             \"$T\" status > status.out 2>&1; echo $? > status.code\n"
+        ),
+    )
+    .unwrap();
+    let mut run = cmd(f.root(), &["ralph", "go", "--max-iterations", "1"])
+        .env("HOME", f.home.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let question = crate::common::pending_question(f.root());
+    let id = question["id"].as_str().unwrap();
+    let answered = cmd(f.root(), &["answer", id, "left"]).output().unwrap();
+    assert_eq!(
+        answered.status.code(),
+        Some(0),
+        "{}",
+        text(&answered.stderr)
+    );
+    let status = crate::common::wait_exit(&mut run);
+    assert_eq!(status.code(), Some(3));
+    let read = |name: &str| fs::read_to_string(f.root().join(name)).unwrap_or_default();
+    assert_eq!(read("ask.code").trim(), "0", "{}", read("ask.err"));
+    assert_eq!(read("answer.txt").trim(), "left");
+    assert_eq!(read("new.code").trim(), "2");
+    assert!(
+        read("new.out").contains("not available inside the sandbox"),
+        "{}",
+        read("new.out")
+    );
+    assert_eq!(read("status.code").trim(), "0", "{}", read("status.out"));
+    assert!(
+        read("status.out").contains("(ralph)"),
+        "{}",
+        read("status.out")
+    );
+}

@@ -31,6 +31,7 @@ fn ensure(dir: &std::path::Path, approve: bool, answer: Option<&str>) -> Run {
             ws: Workspace::at(dir),
             env: &env,
             out: &mut stdout,
+            bridged: false,
         };
         match answer {
             Some(a) => {
