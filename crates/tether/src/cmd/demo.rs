@@ -102,9 +102,22 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
         "scripted judge",
         Duration::from_secs(60),
     );
-    let signoff = Signoff::new(ws.clone(), journal.clone(), "plan.md").with_judge(Some(judge));
-    let mut tools =
-        tether_tools::ToolSet::builtin(ws.root(), &tether_tools::ToolOptions::default())?;
+    // The scripted agent's commands run sandboxed like a real one's, where the kernel can.
+    let sandbox = match tether_sandbox::Support::probe().check() {
+        Ok(()) => crate::sandbox::for_run(&Config::default(), &ws)?,
+        Err(e) => {
+            eprintln!("note: the demo runs without the sandbox: {e}");
+            crate::sandbox::RunSandbox::default()
+        }
+    };
+    let signoff = Signoff::new(ws.clone(), journal.clone(), "plan.md")
+        .with_judge(Some(judge))
+        .sandboxed(sandbox.shell.clone());
+    let options = tether_tools::ToolOptions {
+        bash_sandbox: sandbox.shell,
+        ..tether_tools::ToolOptions::default()
+    };
+    let mut tools = tether_tools::ToolSet::builtin(ws.root(), &options)?;
     tools.add(Arc::new(AskHuman::new(human.clone(), cell.clone())))?;
     tools.add(Arc::new(CompleteGoal::new(signoff.clone(), cell.clone())))?;
     tools.add(Arc::new(CancelGoal::new(signoff)))?;
