@@ -92,7 +92,8 @@ impl Mounts {
         // SAFETY (every block below): system calls on NUL-terminated strings and byte buffers
         // built in the parent, which outlive the calls; errors are read from errno.
         if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } != 0 {
-            return Err(context("creating a user and mount namespace"));
+            // Creating a user and mount namespace failed.
+            return Err(io::Error::last_os_error());
         }
         write_proc(c"/proc/self/setgroups", b"deny")?;
         write_proc(c"/proc/self/uid_map", &self.uid_map)?;
@@ -109,7 +110,8 @@ impl Mounts {
             )
         } != 0
         {
-            return Err(context("making the mounts private"));
+            // Making the mounts private failed.
+            return Err(io::Error::last_os_error());
         }
         for (path, keep) in &self.read_only {
             let bound = unsafe {
@@ -124,7 +126,8 @@ impl Mounts {
             let flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | keep;
             if bound != 0 || unsafe { libc::mount(none, path.as_ptr(), none, flags, no_data) } != 0
             {
-                return Err(context("mounting a tree read-only"));
+                // Mounting a tree read-only failed.
+                return Err(io::Error::last_os_error());
             }
         }
         for path in &self.hidden {
@@ -139,7 +142,8 @@ impl Mounts {
                 )
             } != 0
             {
-                return Err(context("covering a hidden tree"));
+                // Covering a hidden tree failed.
+                return Err(io::Error::last_os_error());
             }
         }
         Ok(())
@@ -152,18 +156,15 @@ fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
     unsafe {
         let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
         if fd < 0 {
-            return Err(context("opening /proc/self for the namespace's id maps"));
+            // Opening /proc/self for the namespace's id maps failed.
+            return Err(io::Error::last_os_error());
         }
         let n = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
         libc::close(fd);
         if n < 0 {
-            return Err(context("writing the namespace's id maps"));
+            // Writing the namespace's id maps failed.
+            return Err(io::Error::last_os_error());
         }
     }
     Ok(())
-}
-
-/// The last OS error: only its code crosses back to the parent, so `_what` is for the reader.
-pub(crate) fn context(_what: &'static str) -> io::Error {
-    io::Error::last_os_error()
 }
