@@ -66,7 +66,29 @@ impl Group {
                 .map_err(io::Error::other)?;
         }
         let started = Instant::now();
-        let mut child = cmd.spawn()?;
+        let mut child = cmd.spawn().map_err(|e| {
+            // The sandbox's setup in the child reports only an OS error code, one exec itself
+            // never gives: say where it came from.
+            let from_setup = matches!(
+                e.raw_os_error(),
+                Some(
+                    nix::libc::EPERM
+                        | nix::libc::EINVAL
+                        | nix::libc::ENOSPC
+                        | nix::libc::EUSERS
+                        | nix::libc::ENOSYS
+                        | nix::libc::EALREADY
+                )
+            );
+            if sandbox.is_some() && from_setup {
+                io::Error::new(
+                    e.kind(),
+                    format!("{e} (while entering the sandbox: see [sandbox] in tether.toml)"),
+                )
+            } else {
+                e
+            }
+        })?;
         // `cmd` holds our copies of the pipes' write ends; it is dropped here so the pipes reach
         // EOF once the child's processes close theirs.
         drop(cmd);
