@@ -1,6 +1,6 @@
 //! What the sandbox enforces on this kernel, as `[sandbox]` asks for it.
 
-use tether_config::{Config, SandboxMode};
+use tether_config::{Config, ExecutorKind, SandboxMode};
 use tether_sandbox::Support;
 
 use super::Check;
@@ -15,17 +15,26 @@ pub fn check(config: &Config) -> Check {
         );
     }
     let support = Support::probe();
+    let cli = !matches!(
+        config.executor.kind,
+        ExecutorKind::Builtin | ExecutorKind::Command
+    );
     match support.check() {
         Ok(()) => Check::pass(
             "sandbox",
             format!(
                 "enforced: Landlock ABI {} (files, TCP, signals), user and mount namespaces \
-                 (.git read-only, .tether/ hidden), capabilities dropped, network {}",
+                 (.git read-only, .tether/ hidden), capabilities dropped, network {}{}",
                 support.landlock_abi,
                 if config.sandbox.network {
                     "on"
                 } else {
                     "off (seccomp)"
+                },
+                if cli {
+                    "; for verify commands only: the agent CLI itself runs unsandboxed"
+                } else {
+                    ""
                 }
             ),
         ),
