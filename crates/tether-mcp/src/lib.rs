@@ -47,4 +47,4 @@ mod stdio;
 pub use extra::ExtraTools;
 pub use server::{Options, TetherMcp};
 pub use status::{GoalStatus, PlanStatus, ProblemAt, StatusCounts};
-pub use stdio::{ServeError, serve_stdio};
+pub use stdio::{ServeError, serve_io, serve_stdio};

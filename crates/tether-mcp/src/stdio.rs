@@ -51,6 +51,28 @@ impl From<io::Error> for ServeError {
 pub async fn serve_stdio(server: TetherMcp) -> Result<(), ServeError> {
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let (read, write) = rmcp::transport::stdio_pipes();
+    let interrupted = async move {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => tracing::info!("interrupted"),
+            _ = terminate.recv() => tracing::info!("terminated"),
+        }
+    };
+    serve_io(server, read, write, interrupted).await
+}
+
+/// Serves `server` on `read` and `write` (a socket: the sandbox's `tether mcp` handing its
+/// session to the process driving the run) until `read` ends or `interrupted` completes.
+/// Must run inside a Tokio runtime with I/O and time enabled.
+pub async fn serve_io<R, W>(
+    server: TetherMcp,
+    read: R,
+    write: W,
+    interrupted: impl std::future::Future<Output = ()>,
+) -> Result<(), ServeError>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
     let closed = CancellationToken::new();
     let read = EofWatch {
         inner: read,
@@ -70,9 +92,8 @@ pub async fn serve_stdio(server: TetherMcp) -> Result<(), ServeError> {
             server.idle(CLEANUP).await;
             return Ok(());
         }
-        () = closed.cancelled() => tracing::debug!("stdin closed"),
-        _ = tokio::signal::ctrl_c() => tracing::info!("interrupted"),
-        _ = terminate.recv() => tracing::info!("terminated"),
+        () = closed.cancelled() => tracing::debug!("input closed"),
+        () = interrupted => {}
     }
     server.shutdown();
     if !server.idle(CLEANUP).await {
