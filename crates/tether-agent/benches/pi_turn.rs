@@ -97,6 +97,9 @@ fn main() {
         env_remove: Vec::new(),
         mcp_extra: Vec::new(),
         sandbox: None,
+        read_only_sandbox: None,
+        scratch: None,
+        bridge: None,
     };
     let executor = PiExecutor::new(settings, Arc::new(|| Some("r-bench".to_owned())));
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -6,8 +6,9 @@
 //! The driving process runs the command as the agent: the agent mark is always set for it,
 //! whatever the request says, so every human-only act is refused exactly as it is in the
 //! agent's own process tree. Commands that start loops, serve, or change the setup are not
-//! run for the agent at all. One request per connection: a JSON line with the arguments, then
-//! a JSON line back with the exit code and the output.
+//! run for the agent at all. One request per connection: a JSON line with the arguments (and,
+//! for `tether gate`, the stdin it read), then a JSON line back with the exit code and the
+//! output — or, for `tether mcp`, the MCP session itself, both ways, until the agent closes it.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::os::unix::fs::PermissionsExt as _;
@@ -34,6 +35,8 @@ struct Request {
     argv: Vec<String>,
     /// The run the agent's `tether mcp` / `ask` files questions under (`TETHER_RUN_ID`).
     run_id: Option<String>,
+    /// What the command's stdin held, for a command that reads it whole (`tether gate`).
+    stdin: Option<String>,
 }
 
 /// What the driving process answers.
@@ -70,15 +73,66 @@ pub fn serve(ws: &Workspace, dir: &Path) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Reads one request, runs it as the agent, writes the response.
+/// Reads one request, runs it as the agent, writes the response (or serves the MCP session).
 fn answer(ws: &Workspace, stream: UnixStream) -> Result<()> {
-    let mut line = String::new();
-    BufReader::new((&stream).take(MAX_REQUEST)).read_line(&mut line)?;
+    let line = header(&stream)?;
     let request: Request = serde_json::from_str(&line).context("reading the request")?;
+    if let Ok(Cli {
+        command: Command::Mcp(args),
+        ..
+    }) = Cli::try_parse_from(&request.argv)
+    {
+        return serve_mcp(ws, &request, &args, stream);
+    }
     let response = run_as_agent(ws, &request);
     let mut out = serde_json::to_vec(&response)?;
     out.push(b'\n');
     (&stream).write_all(&out)?;
+    Ok(())
+}
+
+/// The request's line, read a byte at a time: what follows it (an MCP session) is not
+/// consumed.
+fn header(stream: &UnixStream) -> Result<String> {
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    let mut reader = stream.take(MAX_REQUEST);
+    while reader.read(&mut byte)? == 1 && byte[0] != b'\n' {
+        line.push(byte[0]);
+    }
+    Ok(String::from_utf8(line)?)
+}
+
+/// Serves the agent's `tether mcp` session on `stream`, as the agent, until it closes.
+fn serve_mcp(
+    ws: &Workspace,
+    request: &Request,
+    args: &crate::cli::McpArgs,
+    stream: UnixStream,
+) -> Result<()> {
+    let env = AgentEnv {
+        run_id: request.run_id.clone(),
+    };
+    let mut sink = std::io::sink();
+    let ctx = crate::cmd::Ctx {
+        ws: ws.clone(),
+        env: &env,
+        out: &mut sink,
+        bridged: true,
+        input: None,
+    };
+    let server = crate::cmd::mcp::server(&ctx, args)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        stream.set_nonblocking(true)?;
+        let stream = tokio::net::UnixStream::from_std(stream)?;
+        let (read, write) = stream.into_split();
+        tether_mcp::serve_io(server, read, write, std::future::pending()).await?;
+        anyhow::Ok(())
+    })?;
+    runtime.shutdown_background();
     Ok(())
 }
 
@@ -135,6 +189,7 @@ fn run_as_agent(ws: &Workspace, request: &Request) -> Response {
         env: &env,
         out: &mut out,
         bridged: true,
+        input: request.stdin.clone(),
     };
     let (code, stderr) = match crate::dispatch(&cli, &mut ctx) {
         Ok(exit) => (exit.code(), String::new()),
@@ -148,12 +203,13 @@ fn run_as_agent(ws: &Workspace, request: &Request) -> Response {
 }
 
 /// The commands the agent may have run for it: those that ask, sign off, read, or are
-/// refused anyway as human acts. Not loops (plan mode included), servers, the setup or the MCP
-/// server.
+/// refused anyway as human acts, and `tether gate` (Claude Code's hook). Not loops (plan mode
+/// included), servers or the setup. (`tether mcp` is served as a session of its own.)
 fn allowed(command: &Command) -> bool {
     matches!(
         command,
         Command::Goal(_)
+            | Command::Gate(_)
             | Command::Ask(_)
             | Command::Answer(_)
             | Command::Questions(_)
@@ -172,14 +228,15 @@ fn allowed(command: &Command) -> bool {
 }
 
 /// In a sandboxed child: hands this command line to the process driving the run and prints
-/// its answer; the exit code to end with.
+/// its answer, or (`tether mcp`) relays the MCP session both ways; the exit code to end with.
 pub fn forward(socket: &Path) -> u8 {
     match call(socket) {
-        Ok(response) => {
+        Ok(Some(response)) => {
             let _ = std::io::stdout().write_all(response.stdout.as_bytes());
             let _ = std::io::stderr().write_all(response.stderr.as_bytes());
             response.code
         }
+        Ok(None) => Exit::Done.code(),
         Err(e) => {
             let _ = writeln!(
                 std::io::stderr(),
@@ -191,17 +248,54 @@ pub fn forward(socket: &Path) -> u8 {
     }
 }
 
-fn call(socket: &Path) -> Result<Response> {
+fn call(socket: &Path) -> Result<Option<Response>> {
+    let argv: Vec<String> = std::env::args().collect();
+    let command = Cli::try_parse_from(&argv).ok().map(|cli| cli.command);
+    let session = matches!(command, Some(Command::Mcp(_)));
+    let stdin = if matches!(command, Some(Command::Gate(_))) {
+        let mut text = String::new();
+        std::io::stdin()
+            .take(MAX_REQUEST)
+            .read_to_string(&mut text)?;
+        Some(text)
+    } else {
+        None
+    };
     let stream = UnixStream::connect(socket)?;
     let request = Request {
-        argv: std::env::args().collect(),
+        argv,
         run_id: std::env::var(crate::cmd::mcp::RUN_ENV).ok(),
+        stdin,
     };
     let mut line = serde_json::to_vec(&request)?;
     line.push(b'\n');
     (&stream).write_all(&line)?;
+    if session {
+        relay(stream)?;
+        return Ok(None);
+    }
     stream.shutdown(std::net::Shutdown::Write)?;
     let mut answer = String::new();
     BufReader::new(&stream).read_line(&mut answer)?;
-    Ok(serde_json::from_str(&answer)?)
+    Ok(Some(serde_json::from_str(&answer)?))
+}
+
+/// Copies stdin to `stream` and `stream` to stdout until the session ends on either side.
+fn relay(stream: UnixStream) -> Result<()> {
+    let mut to_driver = stream.try_clone()?;
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut to_driver);
+        let _ = to_driver.shutdown(std::net::Shutdown::Write);
+    });
+    let mut from_driver = stream;
+    let mut out = std::io::stdout().lock();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = from_driver.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        out.write_all(&buf[..n])?;
+        out.flush()?;
+    }
 }

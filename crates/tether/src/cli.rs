@@ -203,6 +203,10 @@ pub struct McpArgs {
     /// `tether plan new` for an agent CLI).
     #[arg(long, value_name = "DIR", hide = true)]
     pub drafting: Option<std::path::PathBuf>,
+    /// Inside tether's sandbox: hand the session to the process driving the run through this
+    /// socket (set by tether for an agent CLI's MCP server).
+    #[arg(long, value_name = "SOCKET", hide = true)]
+    pub bridge: Option<std::path::PathBuf>,
 }
 
 /// Options of `tether gate`.

@@ -159,6 +159,7 @@ pub fn cli_settings(
         )
     })?;
     let executor = &config.executor;
+    let sandbox = crate::sandbox::for_run(config, ws)?;
     Ok(CliSettings {
         program: executor
             .program
@@ -174,7 +175,10 @@ pub fn cli_settings(
         // The agent must not see the keys tether itself holds.
         env_remove: config.key_vars(),
         mcp_extra,
-        sandbox: crate::sandbox::for_run(config, ws)?.agent,
+        sandbox: sandbox.agent,
+        read_only_sandbox: sandbox.agent_read_only,
+        scratch: sandbox.scratch,
+        bridge: sandbox.bridge,
     })
 }
 

@@ -11,6 +11,7 @@ mod exit;
 mod failure;
 mod guard;
 mod sandbox;
+mod sandbox_cli;
 mod sinks;
 mod store;
 mod worktree;
@@ -34,6 +35,12 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    // An agent CLI's MCP server inside the sandbox (the CLI may not pass the variable on).
+    if let Command::Mcp(args) = &cli.command
+        && let Some(socket) = &args.bridge
+    {
+        return ExitCode::from(bridge::forward(socket));
+    }
     let ws = match workspace(&cli) {
         Ok(ws) => ws,
         Err(e) => {
@@ -105,6 +112,7 @@ fn run(cli: &Cli, ws: tether_config::Workspace, out: &mut dyn io::Write) -> anyh
         env: &env,
         out,
         bridged: false,
+        input: None,
     };
     dispatch(cli, &mut ctx)
 }

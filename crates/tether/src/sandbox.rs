@@ -9,10 +9,11 @@
 //!   hold no capability, and reach the network only when allowed;
 //! - see only an allow-listed environment: never tether's keys.
 //!
-//! An external agent (`kind = "command"`) runs in the sandbox whole. The tether commands the
-//! agent runs (`tether goal complete`, `tether ask`, …) reach the store through the process
-//! driving the run (see `bridge`), which runs them as the agent. Agent CLIs (Claude Code, Codex, pi) do not run sandboxed yet: they are
-//! installed in many places (npm prefixes, version managers) the policy does not know to allow.
+//! An external agent (`kind = "command"`, or an agent CLI) runs in the sandbox whole. The
+//! tether commands the agent runs (`tether goal complete`, `tether ask`, its `tether mcp`, the
+//! `tether gate` hook…) reach the store through the process driving the run (see `bridge`),
+//! which runs them as the agent. An agent CLI also reads its install tree and writes its own
+//! configuration directory, and has the network (see `sandbox_cli`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -47,6 +48,13 @@ pub struct RunSandbox {
     pub shell: Option<Arc<Sandbox>>,
     /// For an external agent (a command or an agent CLI), whole.
     pub agent: Option<Arc<Sandbox>>,
+    /// For an agent CLI's read-only turn (plan mode): the working tree readable only.
+    pub agent_read_only: Option<Arc<Sandbox>>,
+    /// The socket tether commands inside the sandbox reach this process through.
+    pub bridge: Option<PathBuf>,
+    /// A directory the agent CLI can read for its turn's files (MCP configuration, pi's agent
+    /// directory), inside the sandbox's private temporary directory.
+    pub scratch: Option<PathBuf>,
 }
 
 /// Builds the run's sandboxes for the working tree at `ws`'s root (the checkout, or the run's
@@ -64,46 +72,60 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
     // The store is out of sight in the sandbox: tether commands the agent runs reach it
     // through this process.
     let bridge = crate::bridge::serve(ws, &tmp)?;
-    let base = base_policy(config, ws.root(), &tmp).hide(ws.state_dir());
-    let shell = base.clone().network(config.sandbox.network);
-    let shell = Sandbox::new(shell, support)
-        .map_err(Failure::usage)?
-        .tmpdir(&tmp)
-        .var(crate::bridge::BRIDGE_VAR, &bridge)
-        .env(config.sandbox.env.iter().cloned());
-    let agent = if config.executor.kind == ExecutorKind::Command {
-        let mut sandbox = Sandbox::new(base.network(config.sandbox.network), support)
+    let sandbox = |policy: Policy| -> Result<Sandbox> {
+        Ok(Sandbox::new(policy.hide(ws.state_dir()), support)
             .map_err(Failure::usage)?
             .tmpdir(&tmp)
             .var(crate::bridge::BRIDGE_VAR, &bridge)
-            .env(config.sandbox.env.iter().cloned())
-            .env(["TETHER_RUN_ID".to_owned(), "TETHER_CONFIG".to_owned()]);
-        for prefix in agent_prefixes(config.executor.kind) {
-            sandbox = sandbox.env_prefix(*prefix);
-        }
-        Some(Arc::new(sandbox))
-    } else {
-        if config.executor.kind != ExecutorKind::Builtin {
-            tracing::warn!(
-                "the sandbox does not cover agent CLIs yet: {} runs unsandboxed (its verify \
-                 commands and tether's own tools are still kept from your keys)",
-                config.executor.kind.as_str()
-            );
-        }
-        None
+            .env(config.sandbox.env.iter().cloned()))
     };
-    Ok(RunSandbox {
+    let shell =
+        sandbox(base_policy(config, ws.root(), true, &tmp).network(config.sandbox.network))?;
+    let mut out = RunSandbox {
         shell: Some(Arc::new(shell)),
-        agent,
-    })
+        bridge: Some(bridge.clone()),
+        ..RunSandbox::default()
+    };
+    match config.executor.kind {
+        ExecutorKind::Builtin => {}
+        ExecutorKind::Command => {
+            let policy = base_policy(config, ws.root(), true, &tmp).network(config.sandbox.network);
+            let agent =
+                sandbox(policy)?.env(["TETHER_RUN_ID".to_owned(), "TETHER_CONFIG".to_owned()]);
+            out.agent = Some(Arc::new(agent));
+        }
+        kind @ (ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi) => {
+            let scratch = tmp.join("agent");
+            std::fs::create_dir_all(&scratch)
+                .with_context(|| format!("creating {}", scratch.display()))?;
+            let cli = crate::sandbox_cli::CliReach::of(config, kind)?;
+            let make = |writable_tree: bool| -> Result<Sandbox> {
+                let policy = cli.open(base_policy(config, ws.root(), writable_tree, &tmp));
+                let mut agent = sandbox(policy.network(true))?;
+                for (name, value) in &cli.vars {
+                    agent = agent.var(name.clone(), value.clone());
+                }
+                for prefix in agent_prefixes(kind) {
+                    agent = agent.env_prefix(*prefix);
+                }
+                Ok(agent.env(["TETHER_RUN_ID".to_owned(), "TETHER_CONFIG".to_owned()]))
+            };
+            out.agent = Some(Arc::new(make(true)?));
+            out.agent_read_only = Some(Arc::new(make(false)?));
+            out.scratch = Some(scratch);
+        }
+    }
+    Ok(out)
 }
 
 /// What every child of the run may read and write.
-fn base_policy(config: &Config, tree: &Path, tmp: &Path) -> Policy {
-    let mut policy = Policy::new()
-        .write(tree)
-        .write(tmp)
-        .read_only(tree.join(".git"));
+fn base_policy(config: &Config, tree: &Path, writable_tree: bool, tmp: &Path) -> Policy {
+    let mut policy = if writable_tree {
+        Policy::new().write(tree)
+    } else {
+        Policy::new().read(tree)
+    };
+    policy = policy.write(tmp).read_only(tree.join(".git"));
     if let Some(common) = linked_git_dir(tree) {
         // A worktree's objects and refs live in the checkout's git directory.
         policy = policy.read(common);

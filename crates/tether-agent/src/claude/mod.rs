@@ -99,22 +99,26 @@ impl ClaudeExecutor {
         argv
     }
 
-    /// Writes the MCP configuration of a turn next to its transcript.
+    /// Writes the MCP configuration of a turn where the CLI reads it (the sandbox's scratch
+    /// directory, or next to the transcript), and a copy next to the transcript as the record.
     fn write_mcp_config(&self, request: &TurnRequest) -> Result<PathBuf, ExecError> {
-        let dir = request.transcript.parent().unwrap_or(Path::new("."));
-        let path = dir.join("claude-mcp.json");
         let config = serde_json::json!({"mcpServers": {SERVER: {
             "command": self.cli.settings().tether.display().to_string(),
             "args": self.cli.mcp_args(),
         }}});
-        std::fs::create_dir_all(dir)
-            .and_then(|()| std::fs::write(&path, config.to_string()))
-            .map_err(|source| {
-                ExecError::Model(Box::new(CliError::Config {
-                    path: path.clone(),
-                    source,
-                }))
-            })?;
+        let record = request.transcript.parent().unwrap_or(Path::new("."));
+        let mut path = PathBuf::new();
+        for dir in [record, self.cli.turn_dir(&request.transcript)] {
+            path = dir.join("claude-mcp.json");
+            std::fs::create_dir_all(dir)
+                .and_then(|()| std::fs::write(&path, config.to_string()))
+                .map_err(|source| {
+                    ExecError::Model(Box::new(CliError::Config {
+                        path: path.clone(),
+                        source,
+                    }))
+                })?;
+        }
         Ok(path)
     }
 
@@ -128,10 +132,10 @@ impl ClaudeExecutor {
         let mcp_config = self.write_mcp_config(&request)?;
         // A turn whose MCP server did not connect is stopped at once (see `StreamParser`).
         let child_cancel = cancel.child_token();
-        let command = self.cli.command(
+        let command = self.cli.turn_command(
+            request.access,
             self.turn_argv(&mcp_config, request.access),
             Some(request.prompt.clone().into_bytes()),
-            self.cli.settings().turn_timeout,
             Self::env(),
         );
         let parser = StreamParser::new(observer, child_cancel.clone());

@@ -15,6 +15,9 @@ fn cli(run: Option<&'static str>) -> Cli {
         env_remove: Vec::new(),
         mcp_extra: Vec::new(),
         sandbox: None,
+        read_only_sandbox: None,
+        scratch: None,
+        bridge: None,
     };
     Cli::new(
         Agent::Claude,

@@ -124,6 +124,15 @@ pub struct CliSettings {
     pub mcp_extra: Vec<String>,
     /// The sandbox the CLI runs in, as a whole (its own sandbox is turned off under it).
     pub sandbox: Option<std::sync::Arc<tether_sandbox::Sandbox>>,
+    /// The sandbox of a read-only turn (plan mode): the workspace readable, not writable.
+    pub read_only_sandbox: Option<std::sync::Arc<tether_sandbox::Sandbox>>,
+    /// Where a turn's files for the CLI go (its MCP configuration, pi's agent directory) when
+    /// the CLI cannot see the transcripts' directory (in the sandbox); `None`: beside the
+    /// transcript.
+    pub scratch: Option<PathBuf>,
+    /// The socket of the process driving the run, for the `tether mcp` the CLI starts inside
+    /// the sandbox (`tether mcp --bridge <socket>`).
+    pub bridge: Option<PathBuf>,
 }
 
 /// An agent CLI could not be run, or its turn failed.
@@ -242,11 +251,37 @@ impl Cli {
             args.extend(["--run".to_owned(), run]);
         }
         args.extend(self.settings.mcp_extra.iter().cloned());
+        if let Some(bridge) = &self.settings.bridge {
+            args.extend(["--bridge".to_owned(), bridge.display().to_string()]);
+        }
         args.extend([
             "-C".to_owned(),
             self.settings.workspace.display().to_string(),
         ]);
         args
+    }
+
+    /// Where a turn whose transcript is `transcript` writes its files for the CLI.
+    pub fn turn_dir<'a>(&'a self, transcript: &'a std::path::Path) -> &'a std::path::Path {
+        self.settings
+            .scratch
+            .as_deref()
+            .unwrap_or_else(|| transcript.parent().unwrap_or(std::path::Path::new(".")))
+    }
+
+    /// [`Cli::command`] for a turn with `access`: a read-only turn in the read-only sandbox.
+    pub fn turn_command(
+        &self,
+        access: crate::Access,
+        argv: Vec<String>,
+        input: Option<Vec<u8>>,
+        env: Vec<(String, String)>,
+    ) -> ProgramCommand {
+        let mut command = self.command(argv, input, self.settings.turn_timeout, env);
+        if access == crate::Access::ReadOnly && self.settings.read_only_sandbox.is_some() {
+            command.sandbox = self.settings.read_only_sandbox.clone();
+        }
+        command
     }
 
     /// A supervised process running `argv` in the workspace, with `env` then `[executor] env`

@@ -67,7 +67,10 @@ impl CodexExecutor {
     /// access asks for, tether's MCP server, the user's extra arguments, the prompt on stdin.
     fn turn_argv(&self, access: Access) -> Vec<String> {
         let workspace = self.cli.settings().workspace.display().to_string();
+        // Codex's own sandbox (bubblewrap) cannot run inside tether's: under tether's, which
+        // bounds it, Codex's is turned off.
         let sandbox = match access {
+            _ if self.cli.settings().sandbox.is_some() => "danger-full-access",
             Access::Work => "workspace-write",
             Access::ReadOnly => "read-only",
         };
@@ -121,10 +124,10 @@ impl CodexExecutor {
             Box::new(std::io::BufWriter::new(stderr_file)),
             child_cancel.clone(),
         );
-        let command = self.cli.command(
+        let command = self.cli.turn_command(
+            request.access,
             self.turn_argv(request.access),
             Some(request.prompt.clone().into_bytes()),
-            self.cli.settings().turn_timeout,
             Self::env(),
         );
         let run = run_program_tees(&command, &child_cancel, &mut sink, &mut stderr).await;

@@ -15,6 +15,9 @@ fn executor() -> CodexExecutor {
         env_remove: Vec::new(),
         mcp_extra: Vec::new(),
         sandbox: None,
+        read_only_sandbox: None,
+        scratch: None,
+        bridge: None,
     };
     CodexExecutor::new(settings, Arc::new(|| Some("r-1".to_owned())))
 }

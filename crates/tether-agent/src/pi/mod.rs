@@ -95,25 +95,41 @@ impl PiExecutor {
 
     /// Writes the run's agent directory next to the turn's transcript.
     fn prepare_agent_dir(&self, request: &TurnRequest) -> Result<PathBuf, ExecError> {
-        let run_dir = request.transcript.parent().unwrap_or(Path::new("."));
+        let run_dir = self.cli.turn_dir(&request.transcript);
         let settings = self.cli.settings();
         let server = agent_dir::server_entry(
             &settings.tether.display().to_string(),
             &self.cli.mcp_args(),
             TOOL_TIMEOUT.as_secs(),
         );
-        agent_dir::prepare(run_dir, self.user_dir.as_deref(), SERVER, &server).map_err(|source| {
+        let dir = agent_dir::prepare(run_dir, self.user_dir.as_deref(), SERVER, &server).map_err(
+            |source| {
+                ExecError::Model(Box::new(CliError::Config {
+                    path: run_dir.join(agent_dir::DIR_NAME),
+                    source,
+                }))
+            },
+        )?;
+        // The record of what pi was given, next to the transcript (the agent directory may be
+        // in the sandbox's scratch directory).
+        let record = request
+            .transcript
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("pi-mcp.json");
+        std::fs::copy(dir.join("mcp.json"), &record).map_err(|source| {
             ExecError::Model(Box::new(CliError::Config {
-                path: run_dir.join(agent_dir::DIR_NAME),
+                path: record.clone(),
                 source,
             }))
-        })
+        })?;
+        Ok(dir)
     }
 
     /// Writes the run's `ask_before` extension next to the turn's transcript: `tether gate
     /// [--run <id>] -C <workspace>` before each `bash` call.
     fn write_gate(&self, request: &TurnRequest) -> Result<PathBuf, ExecError> {
-        let run_dir = request.transcript.parent().unwrap_or(Path::new("."));
+        let run_dir = self.cli.turn_dir(&request.transcript);
         let settings = self.cli.settings();
         let mut argv = vec![settings.tether.display().to_string(), "gate".to_owned()];
         if let Some(run) = self.cli.run_id() {
@@ -173,10 +189,10 @@ impl PiExecutor {
         let agent_dir = self.prepare_agent_dir(&request)?;
         let gate = self.write_gate(&request)?;
         self.check_mcp(&agent_dir, &cancel).await?;
-        let command = self.cli.command(
+        let command = self.cli.turn_command(
+            request.access,
             self.turn_argv(request.access, &gate),
             Some(request.prompt.clone().into_bytes()),
-            self.cli.settings().turn_timeout,
             Self::env(&agent_dir),
         );
         let (run, parser) = self

@@ -49,6 +49,9 @@ fn executor(dir: &Path, program: &Path, timeout: Duration, user_dir: &Path) -> P
         env_remove: Vec::new(),
         mcp_extra: Vec::new(),
         sandbox: None,
+        read_only_sandbox: None,
+        scratch: None,
+        bridge: None,
     };
     PiExecutor::new(settings, Arc::new(|| Some("r-1".to_owned())))
 }

@@ -181,6 +181,9 @@ fn claude_gate(ws: &Path, program: &str) -> String {
         env_remove: Vec::new(),
         mcp_extra: Vec::new(),
         sandbox: None,
+        read_only_sandbox: None,
+        scratch: None,
+        bridge: None,
     };
     let cli = tether_agent::cli::Cli::new(
         tether_agent::Agent::Claude,

@@ -60,11 +60,17 @@ pub fn hook_output(decision: &Decision) -> Value {
 }
 
 fn decide(ctx: &Ctx<'_>, args: &GateArgs) -> Result<Decision> {
-    let mut input = String::new();
-    std::io::stdin()
-        .take(MAX_INPUT)
-        .read_to_string(&mut input)
-        .context("reading the hook's input")?;
+    let input = match &ctx.input {
+        Some(handed_over) => handed_over.clone(),
+        None => {
+            let mut input = String::new();
+            std::io::stdin()
+                .take(MAX_INPUT)
+                .read_to_string(&mut input)
+                .context("reading the hook's input")?;
+            input
+        }
+    };
     let Some(command) = bash_command(&input)? else {
         return Ok(Decision::Clear);
     };
@@ -92,7 +98,11 @@ fn decide(ctx: &Ctx<'_>, args: &GateArgs) -> Result<Decision> {
         .build()?;
     runtime.block_on(async {
         let cancel = CancellationToken::new();
-        stop_on_signals(&cancel)?;
+        // Run for a sandboxed agent, the gate lives in the driving process, whose signals are
+        // its own.
+        if !ctx.bridged {
+            stop_on_signals(&cancel)?;
+        }
         // A `tether cancel` of the run withdraws the question at once.
         let watcher = run.map(|run| {
             tokio::spawn(tether_core::looping::watch_for_cancel(

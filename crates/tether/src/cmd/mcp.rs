@@ -24,10 +24,21 @@ pub const RUN_ENV: &str = "TETHER_RUN_ID";
 
 /// `tether mcp`.
 pub fn run(ctx: &mut Ctx<'_>, args: &McpArgs) -> Result<Exit> {
+    let server = server(ctx, args)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let served = runtime.block_on(tether_mcp::serve_stdio(server));
+    runtime.shutdown_background();
+    served?;
+    Ok(Exit::Done)
+}
+
+/// The MCP server `args` ask for, in `ctx`'s workspace (on stdio, or for a sandboxed agent's
+/// `tether mcp` on the bridge).
+pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
     let run = run_of(ctx, args);
     if let Err(e) = &run {
-        // Not fatal: a client would silently have no tether tools. Each tool that needs the
-        // run says this instead.
         tracing::warn!("{e}");
     }
     let config = match tether_config::load(ctx.ws.root(), ctx.env) {
@@ -46,29 +57,16 @@ pub fn run(ctx: &mut Ctx<'_>, args: &McpArgs) -> Result<Exit> {
         Some(dir) => drafting_tools(ctx, config.as_ref().ok(), dir)?,
         None => ExtraTools::default(),
     };
-    let server = TetherMcp::new(Options {
+    Ok(TetherMcp::new(Options {
         workspace: ctx.ws.clone(),
         store: crate::store::connector(&ctx.ws, ctx.env)?,
         config,
         run,
         progress_every: Duration::from_millis(args.progress_ms.max(1)),
         extra,
-    });
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let served = runtime.block_on(tether_mcp::serve_stdio(server));
-    // Everything the server had to clean up is done. A blocking stdin read (stdin a socket, as
-    // Claude Code gives it, or a terminal) must not keep the process alive: the client waits
-    // for this process to exit, at the end of every agent turn.
-    runtime.shutdown_background();
-    served?;
-    Ok(Exit::Done)
+    }))
 }
 
-/// Plan mode's plan tools over the plan and the baseline saved in `dir` by `tether plan new`. A
-/// session that cannot be read stops the server: the agent CLI then reports that the server
-/// did not start, and the drafting run stops with the fix instead of drafting without them.
 fn drafting_tools(ctx: &Ctx<'_>, config: Option<&Config>, dir: &Path) -> Result<ExtraTools> {
     let config = config.ok_or_else(|| anyhow!("plan mode needs a tether.toml that loads"))?;
     let baseline = Baseline::load(dir)

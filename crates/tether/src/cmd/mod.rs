@@ -41,6 +41,8 @@ pub struct Ctx<'a> {
     /// Whether the command was handed over by a sandboxed agent (see `bridge`): it has no
     /// terminal of its own, and the driving process's terminal is not the agent's to use.
     pub bridged: bool,
+    /// What a bridged command's stdin held (read by the sandboxed process and handed over).
+    pub input: Option<String>,
 }
 
 /// Refuses `act` (exit 2, saying what to do instead) when this command runs inside an agent's

@@ -147,7 +147,7 @@ fn a_write_outside_the_workspace_is_refused_unattended() {
     assert!(calls.len() <= 1, "{calls:?} {}", diagnose(ws.path(), &done));
 }
 
-/// Plan mode with Codex: it drafts in its read-only sandbox (a command writing a file fails) and
+/// Plan mode with Codex: it drafts read-only (a command writing a file fails) and
 /// writes the plan only through tether's `write_plan`, served by `tether mcp --drafting`.
 #[test]
 fn codex_drafts_read_only_and_writes_the_plan_through_tether() {
@@ -179,8 +179,13 @@ fn codex_drafts_read_only_and_writes_the_plan_through_tether() {
         drafted()
     );
     assert!(!ws.path().join("src/evil.rs").exists(), "{stderr}");
+    // Refused by Codex's own read-only sandbox, or (inside tether's sandbox, where Codex's
+    // cannot nest) by tether's read-only one.
     let second = server.requests()[1].raw_body.clone();
-    assert!(second.contains("Read-only file system"), "{second}");
+    assert!(
+        second.contains("Read-only file system") || second.contains("Permission denied"),
+        "{second}"
+    );
     let first = server.requests()[0].raw_body.clone();
     assert!(first.contains("\"write_plan\""), "{first}");
     assert!(first.contains("write goals into the plan file with tether's"));

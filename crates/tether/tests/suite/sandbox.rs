@@ -22,6 +22,10 @@ const KEY: &str = "sk-sandbox-secret-4711";
 fn probes(port: u16) -> String {
     format!(
         r#"T=$PPID
+# tether is the nearest ancestor named so (an agent CLI's shell is further down).
+while [ "$T" -gt 1 ] && [ "$(cat /proc/$T/comm 2>/dev/null)" != tether ]; do
+  T=$(awk '/^PPid:/ {{print $2}}' /proc/$T/status 2>/dev/null || echo 1)
+done
 p() {{ name=$1; shift; if "$@" > /dev/null 2>&1; then echo "$name: done"; else echo "$name: refused"; fi; }}
 {{
 p "write the store" sh -c 'echo x >> .tether/tether.db'
@@ -332,4 +336,30 @@ fn in_the_sandbox_tethers_commands_reach_the_run_through_its_driver() {
         "{}",
         read("status.out")
     );
+}
+
+#[test]
+fn claude_codes_own_shell_can_work_but_not_escape() {
+    let f = fixture("command", "");
+    let rt = runtime();
+    let port = f._listener.local_addr().unwrap().port();
+    let script = probes(port);
+    let server = rt
+        .block_on(FakeModelServer::start(Script::from_fn(
+            move |req: &tether_model::Request| match req.last_tool_result() {
+                None => Turn::tool("Bash", json!({"command": script, "description": "probe"})),
+                Some(_) => Turn::text("Probed. <promise>DONE</promise>"),
+            },
+        )))
+        .unwrap();
+    crate::suite::claude_cli::configure_with(
+        f.root(),
+        &server,
+        "args = [\"--allowedTools\", \"Bash\"]\n",
+        "",
+    );
+    let out = f.ralph(false, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // An agent CLI keeps the network: it needs its model's API.
+    f.assert_held(&out, true);
 }

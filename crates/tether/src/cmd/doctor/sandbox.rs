@@ -32,7 +32,7 @@ pub fn check(config: &Config) -> Check {
                     "off (seccomp)"
                 },
                 if cli {
-                    "; for verify commands only: the agent CLI itself runs unsandboxed"
+                    "; the agent CLI runs in it whole (its own sandbox off), with the network"
                 } else {
                     ""
                 }

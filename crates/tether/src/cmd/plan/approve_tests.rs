@@ -32,6 +32,7 @@ fn ensure(dir: &std::path::Path, approve: bool, answer: Option<&str>) -> Run {
             env: &env,
             out: &mut stdout,
             bridged: false,
+            input: None,
         };
         match answer {
             Some(a) => {
