@@ -35,6 +35,10 @@ impl Goal {
         if let Some(budget) = &self.budget {
             field("budget", &budget.value);
         }
+        // The same for the network: opening it is a human's decision.
+        if let Some(on) = self.network.as_ref().and_then(|f| f.value) {
+            field("network", if on { "on" } else { "off" });
+        }
         let digest = h.finalize();
         let mut out = String::with_capacity(7 + 64);
         out.push_str("sha256:");

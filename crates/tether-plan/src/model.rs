@@ -132,6 +132,10 @@ pub struct Goal {
     /// contract.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<Located<String>>,
+    /// `network: on|off`: whether the agent's commands and the goal's verify may reach the
+    /// network while the goal is active (the sandbox's default is off); part of the contract.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<Field<bool>>,
     /// The checkbox items, in file order.
     pub subtasks: Vec<Subtask>,
 }
@@ -160,6 +164,11 @@ impl Goal {
         self.budget
             .as_ref()
             .and_then(|l| tether_budget::parse_budget(&l.value).ok())
+    }
+
+    /// Whether the goal opens the network (`network: on`).
+    pub fn network(&self) -> bool {
+        self.network.as_ref().and_then(|f| f.value) == Some(true)
     }
 
     /// How many subtasks are ticked.

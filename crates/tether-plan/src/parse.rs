@@ -12,7 +12,7 @@ use crate::problem::{Problem, ProblemKind, Severity};
 use crate::syntax;
 
 /// The fields a goal may have, as written in the file.
-pub(crate) const FIELDS: [&str; 7] = [
+pub(crate) const FIELDS: [&str; 8] = [
     "status",
     "done_when",
     "verify",
@@ -20,6 +20,7 @@ pub(crate) const FIELDS: [&str; 7] = [
     "ask_before",
     "threshold",
     "budget",
+    "network",
 ];
 
 /// Parses `text`, returning the plan and the line table it was read from.
@@ -175,6 +176,7 @@ impl Parser {
                 ask_before: Vec::new(),
                 threshold: None,
                 budget: None,
+                network: None,
                 subtasks: Vec::new(),
             });
             self.cur = GoalState::default();
@@ -335,6 +337,7 @@ impl Parser {
                 "threshold" => "an integer from 0 to 5",
                 "verify" => "a shell command",
                 "budget" => "amounts such as `400k tokens, $5, 2h`",
+                "network" => "on or off",
                 _ => "the condition that means the goal is done",
             };
             return self.problem(
@@ -348,6 +351,7 @@ impl Parser {
             "status" => self.status_field(n, value),
             "threshold" => self.threshold_field(n, value),
             "budget" => self.budget_field(n, value),
+            "network" => self.network_field(n, value),
             "done_when" | "verify" => {
                 if let Some(g) = self.goals.last_mut() {
                     let located = Some(Located {
@@ -433,6 +437,29 @@ impl Parser {
         }
         if let Some(g) = self.goals.last_mut() {
             g.threshold = Some(Field {
+                invalid: value.is_none().then(|| raw.to_owned()),
+                value,
+                line: n,
+            });
+        }
+    }
+
+    fn network_field(&mut self, n: usize, raw: &str) {
+        let value = match raw {
+            "on" => Some(true),
+            "off" => Some(false),
+            _ => {
+                self.problem(
+                    Severity::Error,
+                    ProblemKind::InvalidNetwork,
+                    n,
+                    format!("`network:` is `{raw}`; expected on or off"),
+                );
+                None
+            }
+        };
+        if let Some(g) = self.goals.last_mut() {
+            g.network = Some(Field {
                 invalid: value.is_none().then(|| raw.to_owned()),
                 value,
                 line: n,

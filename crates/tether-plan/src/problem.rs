@@ -28,6 +28,8 @@ pub enum ProblemKind {
     InvalidThreshold,
     /// `budget:` does not read as amounts (`400k tokens, $5, 2h`).
     InvalidBudget,
+    /// `network:` is not `on` or `off`.
+    InvalidNetwork,
     /// Two goals share an id.
     DuplicateId,
     /// The id comment holds characters an id may not have, or nothing.
@@ -67,6 +69,7 @@ impl ProblemKind {
             ProblemKind::InvalidStatus => "invalid_status",
             ProblemKind::InvalidThreshold => "invalid_threshold",
             ProblemKind::InvalidBudget => "invalid_budget",
+            ProblemKind::InvalidNetwork => "invalid_network",
             ProblemKind::DuplicateId => "duplicate_id",
             ProblemKind::InvalidId => "invalid_id",
             ProblemKind::SecondId => "second_id",

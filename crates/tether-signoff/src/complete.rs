@@ -113,7 +113,13 @@ impl Signoff {
                 shown,
                 verify::Confinement {
                     env_remove: &self.env_remove,
-                    sandbox: self.sandbox.clone(),
+                    sandbox: if goal.network() {
+                        self.sandbox_network
+                            .clone()
+                            .or_else(|| self.sandbox.clone())
+                    } else {
+                        self.sandbox.clone()
+                    },
                 },
                 cancel,
             )

@@ -73,6 +73,8 @@ pub struct Signoff {
     /// Variables removed from the environment of verify and git: tether's own keys.
     env_remove: Vec<String>,
     sandbox: Option<std::sync::Arc<tether_sandbox::Sandbox>>,
+    /// The same with the network open, for the verify of a goal that opens it.
+    sandbox_network: Option<std::sync::Arc<tether_sandbox::Sandbox>>,
 }
 
 impl std::fmt::Debug for Signoff {
@@ -102,6 +104,7 @@ impl Signoff {
             run: None,
             env_remove: Vec::new(),
             sandbox: None,
+            sandbox_network: None,
         }
     }
 
@@ -154,6 +157,16 @@ impl Signoff {
     #[must_use]
     pub fn sandboxed(mut self, sandbox: Option<std::sync::Arc<tether_sandbox::Sandbox>>) -> Self {
         self.sandbox = sandbox;
+        self
+    }
+
+    /// Runs the verify of a goal with `network: on` in `sandbox` (the network open).
+    #[must_use]
+    pub fn with_network_sandbox(
+        mut self,
+        sandbox: Option<std::sync::Arc<tether_sandbox::Sandbox>>,
+    ) -> Self {
+        self.sandbox_network = sandbox;
         self
     }
 

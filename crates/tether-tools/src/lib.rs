@@ -82,7 +82,7 @@ mod walk;
 mod workspace;
 
 pub use error::{FatalToolError, SetupError};
-pub use options::ToolOptions;
+pub use options::{NetworkSwitch, ToolOptions};
 pub use output::{ToolCallOutcome, ToolOutput};
 pub use registry::ToolSet;
 pub use shell::{

@@ -25,6 +25,9 @@ pub struct ToolOptions {
     pub bash_env_remove: Vec<String>,
     /// The sandbox `bash` commands run in (`None`: unsandboxed).
     pub bash_sandbox: Option<std::sync::Arc<tether_sandbox::Sandbox>>,
+    /// The same sandbox with the network open, and when a command gets it (while a goal that
+    /// opens the network is active).
+    pub bash_network: Option<NetworkSwitch>,
     /// `bash`: asked before each command runs (tether's `ask_before` rule); a refusal is the
     /// tool's result. `None` runs every command.
     pub bash_gate: Option<Arc<dyn CommandGate>>,
@@ -53,6 +56,7 @@ impl Default for ToolOptions {
             bash_output_cap: 30_000,
             bash_env_remove: Vec::new(),
             bash_sandbox: None,
+            bash_network: None,
             bash_gate: None,
             read_default_lines: 2000,
             read_max_bytes: 50_000,
@@ -62,5 +66,20 @@ impl Default for ToolOptions {
             ls_max_entries: 500,
             ls_max_depth: 5,
         }
+    }
+}
+
+/// A sandbox with the network open, used for a command while `wanted` says so.
+#[derive(Clone)]
+pub struct NetworkSwitch {
+    /// The sandbox with the network open.
+    pub open: std::sync::Arc<tether_sandbox::Sandbox>,
+    /// Asked before each command.
+    pub wanted: std::sync::Arc<dyn Fn() -> bool + Send + Sync>,
+}
+
+impl std::fmt::Debug for NetworkSwitch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NetworkSwitch").finish_non_exhaustive()
     }
 }

@@ -87,7 +87,9 @@ pub fn for_goal_loop(
     match config.executor.kind {
         ExecutorKind::Builtin => {
             let sandbox = crate::sandbox::for_run(config, ws)?;
-            let signoff = signoff.sandboxed(sandbox.shell.clone());
+            let signoff = signoff
+                .sandboxed(sandbox.shell.clone())
+                .with_network_sandbox(sandbox.shell_network.clone());
             let tools: Vec<Arc<dyn Tool>> = vec![
                 Arc::new(CompleteGoal::new(signoff.clone(), run.clone())),
                 Arc::new(CancelGoal::new(signoff)),
@@ -213,6 +215,12 @@ fn builtin(
     let options = ToolOptions {
         bash_env_remove: config.key_vars(),
         bash_sandbox: sandbox.shell,
+        bash_network: sandbox
+            .shell_network
+            .map(|open| tether_tools::NetworkSwitch {
+                open,
+                wanted: crate::sandbox::network_wanted(config.plan_path(ws.root())),
+            }),
         bash_gate: Some(Arc::new(gate)),
         ..ToolOptions::default()
     };

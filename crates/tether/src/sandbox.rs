@@ -46,6 +46,8 @@ const HOME_TOOLCHAINS: &[&str] = &[
 pub struct RunSandbox {
     /// For the built-in agent's `bash` and for verify commands.
     pub shell: Option<Arc<Sandbox>>,
+    /// The same with the network open, for a goal with `network: on`.
+    pub shell_network: Option<Arc<Sandbox>>,
     /// For an external agent (a command or an agent CLI), whole.
     pub agent: Option<Arc<Sandbox>>,
     /// For an agent CLI's read-only turn (plan mode): the working tree readable only.
@@ -81,8 +83,10 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
     };
     let shell =
         sandbox(base_policy(config, ws.root(), true, &tmp).network(config.sandbox.network))?;
+    let shell_network = sandbox(base_policy(config, ws.root(), true, &tmp).network(true))?;
     let mut out = RunSandbox {
         shell: Some(Arc::new(shell)),
+        shell_network: Some(Arc::new(shell_network)),
         bridge: Some(bridge.clone()),
         ..RunSandbox::default()
     };
@@ -200,4 +204,13 @@ fn private_tmp() -> Result<PathBuf> {
     // Kept for the run's life (children may leave files the next iteration reads); the system
     // cleans its temporary directory.
     Ok(dir.keep())
+}
+
+/// Whether a goal of the plan at `plan` that opens the network (`network: on`) is active: read
+/// again before each command, as the plan changes during a run.
+pub fn network_wanted(plan: std::path::PathBuf) -> Arc<dyn Fn() -> bool + Send + Sync> {
+    Arc::new(move || {
+        tether_plan::file::read(&plan)
+            .is_ok_and(|doc| doc.plan().active_goals().any(tether_plan::Goal::network))
+    })
 }

@@ -235,3 +235,28 @@ fn a_budget_line_is_read_checked_and_part_of_the_contract() {
         bad.plan().problems[0].message
     );
 }
+
+#[test]
+fn a_network_line_is_read_checked_and_part_of_the_contract() {
+    let plan = |network: &str| {
+        format!(
+            "# Plan\n\n## Goal: Fetch\n<!-- id: g1 -->\nstatus: active\ndone_when: fetched\n{network}\n"
+        )
+    };
+    let on = PlanDoc::parse("plan.md", plan("network: on"));
+    assert!(on.plan().goals[0].network());
+    let off = PlanDoc::parse("plan.md", plan("network: off"));
+    assert!(!off.plan().goals[0].network());
+    let without = PlanDoc::parse("plan.md", plan(""));
+    assert!(!without.plan().goals[0].network());
+    let hash = |d: &PlanDoc| d.plan().goals[0].contract_hash();
+    assert_ne!(hash(&on), hash(&without));
+    assert_ne!(hash(&on), hash(&off));
+    let bad = PlanDoc::parse("plan.md", plan("network: maybe"));
+    assert_eq!(kinds(&bad), [(7, ProblemKind::InvalidNetwork)]);
+    assert_eq!(
+        bad.plan().problems[0].message,
+        "`network:` is `maybe`; expected on or off"
+    );
+    assert!(!bad.plan().goals[0].network());
+}

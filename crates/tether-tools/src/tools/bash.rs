@@ -32,6 +32,7 @@ pub(crate) struct BashTool {
     output_cap: usize,
     env_remove: Vec<String>,
     sandbox: Option<std::sync::Arc<tether_sandbox::Sandbox>>,
+    network: Option<crate::options::NetworkSwitch>,
     gate: Option<Arc<dyn CommandGate>>,
     spec: ToolSpec,
 }
@@ -73,6 +74,7 @@ impl BashTool {
             output_cap: options.bash_output_cap.max(1),
             env_remove: options.bash_env_remove.clone(),
             sandbox: options.bash_sandbox.clone(),
+            network: options.bash_network.clone(),
             gate: options.bash_gate.clone(),
             spec: ToolSpec::object("bash", description, properties, &["command"]),
         }
@@ -107,7 +109,10 @@ impl BashTool {
             kill_grace: self.kill_grace,
             output_cap: self.output_cap,
             env_remove: self.env_remove.clone(),
-            sandbox: self.sandbox.clone(),
+            sandbox: match &self.network {
+                Some(switch) if (switch.wanted)() => Some(switch.open.clone()),
+                _ => self.sandbox.clone(),
+            },
         };
         match run_shell(&command, ctx.cancel_token()).await {
             Ok(run) => report(&run, timeout, notes),

@@ -38,9 +38,12 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
         ctx.env,
         args.no_judge,
     )
-    .map_err(Failure::usage)?
+    .map_err(Failure::usage)?;
     // The verify command is code the agent wrote.
-    .sandboxed(crate::sandbox::for_run(&loaded.config, &ctx.ws)?.shell);
+    let sandbox = crate::sandbox::for_run(&loaded.config, &ctx.ws)?;
+    let signoff = signoff
+        .sandboxed(sandbox.shell)
+        .with_network_sandbox(sandbox.shell_network);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

@@ -363,3 +363,68 @@ fn claude_codes_own_shell_can_work_but_not_escape() {
     // An agent CLI keeps the network: it needs its model's API.
     f.assert_held(&out, true);
 }
+
+/// A goal that opens the network (`network: on`, part of its contract): the agent's commands and
+/// its verify reach a local port while it is active; without the line they cannot.
+#[test]
+fn a_goal_with_network_on_opens_it_for_the_agents_commands_and_its_verify() {
+    use super::goal_run::support::{PLAN, accepting_judge, complete, env, fix_add};
+    for open in [true, false] {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let connect = format!(
+            "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 5)\""
+        );
+        let network = if open { "network: on\n" } else { "" };
+        let plan = PLAN.replace(
+            "verify: sh check.sh\n",
+            &format!("verify: sh check.sh && {connect}\n{network}"),
+        );
+        let probe =
+            format!("{connect} && echo reached > reached.txt || echo blocked > reached.txt");
+        let e = env(
+            &plan,
+            Script::turns([
+                Turn::tool("bash", json!({"command": probe})),
+                fix_add(),
+                complete("add"),
+                Turn::text("Done."),
+            ]),
+            Script::turns(accepting_judge()),
+            "[loop]\nescalate_after_rejects = 0\n",
+        );
+        let out = e.run(&["run", "--approve", "--max-iterations", "1"]);
+        let reached = fs::read_to_string(e.path().join("reached.txt")).unwrap_or_default();
+        let report = || {
+            let runs = e.path().join(".tether/runs");
+            fs::read_dir(runs)
+                .unwrap()
+                .flatten()
+                .map(|r| {
+                    let log =
+                        fs::read_to_string(r.path().join("verify-add-1.log")).unwrap_or_default();
+                    fs::read_to_string(r.path().join("report.md")).unwrap_or_default() + &log
+                })
+                .collect::<String>()
+                + &fs::read_to_string(e.path().join("reached.txt")).unwrap_or_default()
+        };
+        if open {
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{}{}\n{}",
+                text(&out.stdout),
+                text(&out.stderr),
+                report()
+            );
+            assert_eq!(reached, "reached\n");
+            assert_eq!(e.status_of("add"), "done");
+        } else {
+            assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+            assert_eq!(reached, "blocked\n");
+            let verdicts = e.verdicts("add");
+            assert_eq!(verdicts.last().unwrap().decision.verify_exit, Some(1));
+        }
+        drop(listener);
+    }
+}
