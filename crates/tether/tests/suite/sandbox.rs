@@ -340,6 +340,13 @@ fn in_the_sandbox_tethers_commands_reach_the_run_through_its_driver() {
 
 #[test]
 fn claude_codes_own_shell_can_work_but_not_escape() {
+    for unprivileged_user in [false, true] {
+        claude_probes(unprivileged_user);
+    }
+}
+
+/// Claude Code's Bash tool runs the probes, as this user or as an ordinary one.
+fn claude_probes(unprivileged_user: bool) {
     let f = fixture("command", "");
     let rt = runtime();
     let port = f._listener.local_addr().unwrap().port();
@@ -358,7 +365,7 @@ fn claude_codes_own_shell_can_work_but_not_escape() {
         "args = [\"--allowedTools\", \"Bash\"]\n",
         "",
     );
-    let out = f.ralph(false, &[]);
+    let out = f.ralph(unprivileged_user, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     // An agent CLI keeps the network: it needs its model's API.
     f.assert_held(&out, true);
