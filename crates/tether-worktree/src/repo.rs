@@ -77,6 +77,7 @@ impl Repo {
         }
         let branch = branch_name(run_id);
         let path = path_arg(dir)?;
+        let _held = exclusive(dir).await?;
         git(
             &self.toplevel,
             &["worktree", "add", "--quiet", "-b", &branch, path, "HEAD"],
@@ -114,6 +115,7 @@ impl Repo {
             {
                 return Err(WorktreeError::NoBranch { branch });
             }
+            let _held = exclusive(dir).await?;
             // A directory removed by hand leaves git's record of it behind.
             let _ = git(&self.toplevel, &["worktree", "unlock", path_arg(dir)?]).await;
             git(&self.toplevel, &["worktree", "prune"]).await?;
@@ -274,5 +276,39 @@ mod tests {
         assert_eq!(list[1].locked.as_deref(), Some("tether run r-1"));
         assert_eq!(list[2].branch, None);
         assert_eq!(list[2].locked.as_deref(), Some(""));
+    }
+}
+
+/// How long a run waits for another one adding a worktree to the same repository.
+const ADD_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Holds the lock on adding worktrees beside `dir` (one directory per repository holds every
+/// run's worktree): git reads every worktree's record while it adds one, and fails on a record
+/// another process is half-way through writing, so two runs starting at once take turns.
+async fn exclusive(dir: &Path) -> Result<std::fs::File, WorktreeError> {
+    let parent = dir.parent().unwrap_or(dir);
+    std::fs::create_dir_all(parent).map_err(WorktreeError::Spawn)?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(parent.join(".add.lock"))
+        .map_err(WorktreeError::Spawn)?;
+    let give_up = tokio::time::Instant::now() + ADD_LOCK_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if tokio::time::Instant::now() < give_up => {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(WorktreeError::Spawn(std::io::Error::other(format!(
+                    "another run held {} for {} s",
+                    parent.join(".add.lock").display(),
+                    ADD_LOCK_WAIT.as_secs()
+                ))));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(WorktreeError::Spawn(e)),
+        }
     }
 }

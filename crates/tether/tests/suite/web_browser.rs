@@ -282,7 +282,13 @@ fn pause_in_the_page_stops_a_running_loop_at_its_next_boundary() {
     browser.click("form[action$='/pause'] button").unwrap();
     let status = wait_exit(&mut ralph);
     assert_eq!(status.code(), Some(4), "a paused loop exits 4");
-    assert!(browser.text(".notice").unwrap().contains("Pause requested"));
+    // The page the form answers with may still be loading when the loop has already stopped.
+    until(
+        &browser,
+        "the page to say the pause was requested",
+        "const n = document.querySelector('.notice'); \
+         return !!n && n.textContent.includes('Pause requested');",
+    );
     assert!(
         browser
             .text("#timeline")
