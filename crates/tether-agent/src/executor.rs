@@ -49,6 +49,19 @@ pub enum AgentEvent {
         /// Whether the tool reported an error to the model.
         is_error: bool,
     },
+    /// The agent asked permission for a tool call, and it was decided.
+    Permission {
+        /// The kind of tool (`execute`, `edit`, …).
+        tool: String,
+        /// What it wanted to do, in one line.
+        summary: String,
+        /// Whether the call may run.
+        allowed: bool,
+        /// Who decided (`tether` for a rule, else the person who answered).
+        by: String,
+        /// The option chosen, or why it was refused.
+        decision: String,
+    },
     /// A model call finished.
     ModelCall {
         /// Input tokens of the call.

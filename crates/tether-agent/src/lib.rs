@@ -15,6 +15,9 @@
 //! - [`PiExecutor`]: the pi coding agent (`pi --mode json -p`) per turn, the same way, with a
 //!   per-run pi agent directory carrying tether's MCP server.
 //!
+//! - [`AcpExecutor`]: any agent speaking the Agent Client Protocol, kept running for the run,
+//!   a fresh session per turn, its permission requests decided by a [`PermissionDesk`].
+//!
 //! What the agent-CLI executors share — settings, the version check, MCP wiring, the JSON-lines
 //! reader, usage-limit recognition — is in [`cli`], so each CLI is only its own command line
 //! and stream format.
@@ -22,6 +25,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod acp;
 mod builtin;
 mod claude;
 pub mod cli;
@@ -31,6 +35,7 @@ mod executor;
 mod pi;
 pub mod prompts;
 
+pub use acp::{AcpExecutor, McpRoute, PermissionAsk, PermissionDesk, PermissionVerdict};
 pub use builtin::{BuiltinAgent, DEFAULT_MAX_STEPS};
 pub use claude::{ClaudeExecutor, TOOLS as CLAUDE_TOOLS, gate_settings as claude_gate_settings};
 pub use cli::{Agent, CliError, CliSettings, RunId};

@@ -324,16 +324,20 @@ pub enum ExecutorKind {
     Pi,
     /// Any CLI, given by `executor.command`.
     Command,
+    /// Any agent speaking the Agent Client Protocol (`executor.program`), its permission
+    /// requests decided by `executor.permissions`.
+    Acp,
 }
 
 impl ExecutorKind {
     /// Every kind with its spelling in `tether.toml`.
-    pub const CHOICES: [(&'static str, ExecutorKind); 5] = [
+    pub const CHOICES: [(&'static str, ExecutorKind); 6] = [
         ("builtin", ExecutorKind::Builtin),
         ("claude", ExecutorKind::Claude),
         ("codex", ExecutorKind::Codex),
         ("pi", ExecutorKind::Pi),
         ("command", ExecutorKind::Command),
+        ("acp", ExecutorKind::Acp),
     ];
 
     /// The spelling in `tether.toml`.
@@ -344,6 +348,7 @@ impl ExecutorKind {
             ExecutorKind::Codex => "codex",
             ExecutorKind::Pi => "pi",
             ExecutorKind::Command => "command",
+            ExecutorKind::Acp => "acp",
         }
     }
 
@@ -352,7 +357,7 @@ impl ExecutorKind {
     pub fn is_agent_cli(self) -> bool {
         matches!(
             self,
-            ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi
+            ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi | ExecutorKind::Acp
         )
     }
 }
@@ -373,6 +378,8 @@ pub struct ExecutorConfig {
     pub env: Vec<(String, String)>,
     /// How long one turn of the agent CLI may take, in seconds (default: a day).
     pub turn_timeout_secs: Option<u64>,
+    /// How an ACP agent's permission requests are decided (kind `acp` only).
+    pub permissions: Permissions,
     /// What the loop does when the agent hits a usage or rate limit.
     pub on_usage_limit: OnUsageLimit,
     /// The longest the loop waits out usage limits in a row, in seconds, before it pauses the
@@ -400,11 +407,34 @@ impl Default for ExecutorConfig {
             args: Vec::new(),
             env: Vec::new(),
             turn_timeout_secs: None,
+            permissions: Permissions::default(),
             on_usage_limit: OnUsageLimit::default(),
             max_usage_wait_secs: Self::DEFAULT_MAX_USAGE_WAIT_SECS,
             usage_backoff_secs: Self::DEFAULT_USAGE_BACKOFF_SECS,
         }
     }
+}
+
+/// How an ACP agent's permission requests are decided (`executor.permissions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Permissions {
+    /// A call matching `ask_before` (global or the active goals') is put to a person; every
+    /// other call is allowed.
+    #[default]
+    AskBefore,
+    /// Every call is allowed (`ask_before` still holds the matching ones).
+    Allow,
+    /// Every call that changes something is put to a person (reads are allowed).
+    AskAll,
+}
+
+impl Permissions {
+    /// Every choice with its spelling in `tether.toml`.
+    pub const CHOICES: [(&'static str, Permissions); 3] = [
+        ("ask_before", Permissions::AskBefore),
+        ("allow", Permissions::Allow),
+        ("ask_all", Permissions::AskAll),
+    ];
 }
 
 /// What the loop does when the agent hits a usage or rate limit (`executor.on_usage_limit`).

@@ -100,6 +100,7 @@ pub(crate) const EXECUTOR: &[&str] = &[
     "args",
     "env",
     "turn_timeout_secs",
+    "permissions",
     "on_usage_limit",
     "max_usage_wait_secs",
     "usage_backoff_secs",

@@ -49,7 +49,7 @@ pub use budget::Price;
 pub use chat::{NoticeKind, NotifyConfig, SlackConfig, TelegramConfig};
 pub use config::{
     Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, LoopConfig,
-    OnUsageLimit, STORE_URL_VAR, ServerConfig, StoreConfig, ZulipConfig,
+    OnUsageLimit, Permissions, STORE_URL_VAR, ServerConfig, StoreConfig, ZulipConfig,
 };
 pub use env::{Env, MapEnv, ProcessEnv, keep_secrets, kept_secret};
 pub use error::{ConfigError, Problem};

@@ -404,6 +404,7 @@ fn read_executor(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
         (_, _, None) => {}
     }
     read_agent_cli(r, t, out);
+    read_acp(r, t, out);
     if let Some(choice) = r.choice(t, "on_usage_limit", &crate::OnUsageLimit::CHOICES) {
         out.on_usage_limit = choice;
     }
@@ -437,11 +438,35 @@ fn read_agent_cli(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
                 Some(value.span()),
                 path_of("executor", key),
                 format!(
-                    "only used by an agent CLI kind (\"claude\", \"codex\", \"pi\"), but kind is \
-                     {kind:?}; remove it"
+                    "only used by an agent CLI kind (\"claude\", \"codex\", \"pi\", \"acp\"), but kind \
+                     is {kind:?}; remove it"
                 ),
             );
         }
+    }
+}
+
+/// `permissions` and the program an ACP agent needs.
+fn read_acp(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
+    if let Some(choice) = r.choice(t, "permissions", &crate::Permissions::CHOICES) {
+        out.permissions = choice;
+    }
+    if out.kind == ExecutorKind::Acp {
+        if out.program.is_none() && entry(t, "program").is_none() {
+            r.missing_with(
+                t,
+                "program",
+                "missing; kind = \"acp\" needs the agent's program, e.g. program = \
+                 \"claude-agent-acp\" or program = \"gemini\" with args = [\"--acp\"]",
+            );
+        }
+    } else if let Some((_, value)) = entry(t, "permissions") {
+        let kind = out.kind.as_str();
+        r.report(
+            Some(value.span()),
+            "executor.permissions",
+            format!("only used when kind = \"acp\", but kind is {kind:?}; remove it"),
+        );
     }
 }
 

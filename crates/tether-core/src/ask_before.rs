@@ -126,24 +126,45 @@ impl AskBeforeGate {
         }
     }
 
-    /// Whether `command` may run: clear of every `ask_before` prefix, or held and asked about
-    /// until a human answers (or `cancel` fires, which withdraws the question).
-    pub async fn judge(&self, command: &str, cancel: CancellationToken) -> Decision {
+    /// Why `command` must wait for a human's yes (it starts with an `ask_before` prefix, or
+    /// tether cannot tell), or `None` when it is clear.
+    pub fn hold_reason(&self, command: &str) -> Option<String> {
         let prefixes = self.prefixes();
         let list: Vec<String> = prefixes.iter().map(|(p, _)| p.clone()).collect();
-        let why = match check(command, &list) {
-            Verdict::Clear => return Decision::Clear,
+        match check(command, &list) {
+            Verdict::Clear => None,
             Verdict::Matches { command, prefix } => {
                 let source = prefixes
                     .iter()
                     .find(|(p, _)| p.trim() == prefix)
                     .map_or("ask_before", |(_, s)| s.as_str());
-                format!("`{command}` starts with `{prefix}` ({source})")
+                Some(format!("`{command}` starts with `{prefix}` ({source})"))
             }
-            Verdict::Unsure { reason } => format!(
+            Verdict::Unsure { reason } => Some(format!(
                 "tether cannot tell whether it runs one of the ask_before commands ({}): {reason}",
                 list.join(", ")
-            ),
+            )),
+        }
+    }
+
+    /// The desk this gate asks at.
+    pub fn desk(&self) -> &Desk {
+        &self.desk
+    }
+
+    /// The run the gate's questions are filed under, once it exists.
+    pub fn run(&self) -> Option<tether_store::RunId> {
+        self.run
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Whether `command` may run: clear of every `ask_before` prefix, or held and asked about
+    /// until a human answers (or `cancel` fires, which withdraws the question).
+    pub async fn judge(&self, command: &str, cancel: CancellationToken) -> Decision {
+        let Some(why) = self.hold_reason(command) else {
+            return Decision::Clear;
         };
         let shown = shorten(command);
         let problems = &self.desk.policy().problems;

@@ -19,6 +19,7 @@ pub mod human_act;
 pub mod init;
 pub mod loop_judge;
 pub mod looping;
+pub mod permissions;
 pub mod planning;
 pub mod prompts;
 pub mod ralph;

@@ -144,6 +144,22 @@ pub enum Event {
         /// A short description of the call (its arguments, abridged).
         summary: String,
     },
+    /// The agent asked permission for a tool call during iteration `n` (an ACP agent's
+    /// `session/request_permission`), and it was decided.
+    PermissionDecided {
+        /// The iteration number.
+        n: u32,
+        /// The kind of tool (`execute`, `edit`, …).
+        tool: String,
+        /// What the agent wanted to do, in one line.
+        summary: String,
+        /// Whether the call may run.
+        allowed: bool,
+        /// Who decided: `tether` for a rule, else the person who answered.
+        by: String,
+        /// The agent's option that was chosen, or why the call was refused.
+        decision: String,
+    },
     /// Someone asked the run to pause at the next iteration boundary.
     PauseRequested {
         /// Who asked (`cli`, `web:alice`, ...).
@@ -270,6 +286,7 @@ impl Event {
             Event::BudgetSpent { .. } => "budget_spent",
             Event::BudgetRaised { .. } => "budget_raised",
             Event::ToolCalled { .. } => "tool_called",
+            Event::PermissionDecided { .. } => "permission_decided",
             Event::PauseRequested { .. } => "pause_requested",
             Event::Paused { .. } => "paused",
             Event::Resumed { .. } => "resumed",

@@ -80,6 +80,7 @@ pub fn writes_for(before: &RunState, event: &Event) -> Vec<IterationWrite> {
         | Event::Resumed { .. }
         | Event::RunFinished { .. } => interrupt_other(None).into_iter().collect(),
         Event::ToolCalled { .. }
+        | Event::PermissionDecided { .. }
         | Event::IterationUsage { .. }
         | Event::JudgeUsage { .. }
         | Event::NothingChanged { .. }

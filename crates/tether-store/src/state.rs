@@ -430,6 +430,7 @@ impl RunState {
                 add_raise(raised, *unit, *amount);
             }
             Event::ToolCalled { .. }
+            | Event::PermissionDecided { .. }
             | Event::NothingChanged { .. }
             | Event::RuleFired { .. }
             | Event::GoalVerdict { .. }

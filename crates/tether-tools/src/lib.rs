@@ -86,8 +86,8 @@ pub use options::{NetworkSwitch, ToolOptions};
 pub use output::{ToolCallOutcome, ToolOutput};
 pub use registry::ToolSet;
 pub use shell::{
-    ProgramCommand, ProgramRun, ShellCommand, ShellEnd, ShellRun, run_exit_code, run_program,
-    run_program_teed, run_program_tees, run_shell, run_shell_tee,
+    LiveProgram, ProgramCommand, ProgramRun, ShellCommand, ShellEnd, ShellRun, run_exit_code,
+    run_program, run_program_teed, run_program_tees, run_shell, run_shell_tee,
 };
 pub use spec::ToolSpec;
 pub use tool::{Tool, ToolContext, TypedTool};

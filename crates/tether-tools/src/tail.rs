@@ -2,7 +2,7 @@
 //! and a model's context cannot hold a megabyte of build log.
 
 /// Collects bytes, remembering only the last `cap` of them and how many there were in all.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct TailBuffer {
     cap: usize,
     buf: Vec<u8>,

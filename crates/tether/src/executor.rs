@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow};
 use tether_agent::{
-    Agent, BuiltinAgent, ClaudeExecutor, CliSettings, CodexExecutor, CommandExecutor, Executor,
-    PiExecutor, RunId,
+    AcpExecutor, Agent, BuiltinAgent, ClaudeExecutor, CliSettings, CodexExecutor, CommandExecutor,
+    Executor, PiExecutor, RunId,
 };
 use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
 use tether_core::ask_before::AskBeforeGate;
+use tether_core::permissions::DeskPermissions;
 use tether_human::Desk;
 use tether_human::tool::{AskHuman, RunCell};
 use tether_model::{Endpoint, HttpOptions};
@@ -67,7 +68,64 @@ pub fn from_config(
         ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi => {
             agent_cli(config, ws, run, Vec::new())
         }
+        ExecutorKind::Acp => acp(config, ws, human, run, Vec::new()),
     }
+}
+
+/// An ACP agent, serving it this binary's `tether mcp` for the run in `run` (with `mcp_extra`
+/// added to that server's arguments), its permission requests decided by the run's
+/// `ask_before` rules and `[executor] permissions`, asking at `human`.
+pub fn acp(
+    config: &Config,
+    ws: &Workspace,
+    human: &Desk,
+    run: &RunCell,
+    mcp_extra: Vec<String>,
+) -> Result<Arc<dyn Executor>> {
+    Ok(Arc::new(acp_executor(config, ws, human, run, mcp_extra)?))
+}
+
+/// [`acp`], as its own type.
+fn acp_executor(
+    config: &Config,
+    ws: &Workspace,
+    human: &Desk,
+    run: &RunCell,
+    mcp_extra: Vec<String>,
+) -> Result<AcpExecutor> {
+    let settings = acp_settings(config, ws, mcp_extra)?;
+    let gate = AskBeforeGate::new(
+        human.clone(),
+        config.human.ask_before.clone(),
+        config.plan_path(ws.root()),
+        run.clone(),
+    );
+    let desk = Arc::new(DeskPermissions::new(gate, config.executor.permissions));
+    Ok(AcpExecutor::new(settings, run_id(run), desk))
+}
+
+/// How the ACP agent is run, from `[executor]` (also what `tether doctor` checks).
+pub fn acp_settings(
+    config: &Config,
+    ws: &Workspace,
+    mcp_extra: Vec<String>,
+) -> Result<CliSettings> {
+    let program = config.executor.program.clone().ok_or_else(|| {
+        Failure::usage(anyhow!(
+            "[executor] kind = \"acp\" needs program: the ACP agent to run"
+        ))
+    })?;
+    settings(config, ws, &program, "the ACP agent", mcp_extra)
+}
+
+/// The run's id, read from `run` once it exists.
+fn run_id(run: &RunCell) -> RunId {
+    let run = run.clone();
+    Arc::new(move || {
+        run.lock()
+            .ok()
+            .and_then(|cell| cell.as_ref().map(ToString::to_string))
+    })
 }
 
 /// The executor of a goal loop: [`from_config`], with the sign-off tools (`complete_goal`,
@@ -106,7 +164,7 @@ pub fn agent_of(kind: ExecutorKind) -> Option<Agent> {
         ExecutorKind::Claude => Some(Agent::Claude),
         ExecutorKind::Codex => Some(Agent::Codex),
         ExecutorKind::Pi => Some(Agent::Pi),
-        ExecutorKind::Builtin | ExecutorKind::Command => None,
+        ExecutorKind::Builtin | ExecutorKind::Command | ExecutorKind::Acp => None,
     }
 }
 
@@ -134,12 +192,7 @@ pub fn agent_cli(
         );
     }
     let settings = cli_settings(config, ws, agent, mcp_extra)?;
-    let run = run.clone();
-    let run_id: RunId = Arc::new(move || {
-        run.lock()
-            .ok()
-            .and_then(|cell| cell.as_ref().map(ToString::to_string))
-    });
+    let run_id = run_id(run);
     Ok(match agent {
         Agent::Claude => Arc::new(ClaudeExecutor::new(settings, run_id)),
         Agent::Codex => Arc::new(CodexExecutor::new(settings, run_id)),
@@ -154,19 +207,28 @@ pub fn cli_settings(
     agent: Agent,
     mcp_extra: Vec<String>,
 ) -> Result<CliSettings> {
-    let tether = std::env::current_exe().with_context(|| {
-        format!(
-            "finding the tether binary to serve {}'s MCP tools",
-            agent.title()
-        )
-    })?;
+    let program = config
+        .executor
+        .program
+        .clone()
+        .unwrap_or_else(|| agent.program().to_owned());
+    settings(config, ws, &program, agent.title(), mcp_extra)
+}
+
+/// How the external agent `program` (`title` for people) is run, from `[executor]`.
+fn settings(
+    config: &Config,
+    ws: &Workspace,
+    program: &str,
+    title: &str,
+    mcp_extra: Vec<String>,
+) -> Result<CliSettings> {
+    let tether = std::env::current_exe()
+        .with_context(|| format!("finding the tether binary to serve {title}'s MCP tools"))?;
     let executor = &config.executor;
     let sandbox = crate::sandbox::for_run(config, ws)?;
     Ok(CliSettings {
-        program: executor
-            .program
-            .clone()
-            .unwrap_or_else(|| agent.program().to_owned()),
+        program: program.to_owned(),
         args: executor.args.clone(),
         env: executor.env.clone(),
         turn_timeout: executor

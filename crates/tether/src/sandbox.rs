@@ -90,10 +90,12 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
         bridge: Some(bridge.clone()),
         ..RunSandbox::default()
     };
-    match config.executor.kind {
+    match flavor(config) {
         ExecutorKind::Builtin => {}
-        ExecutorKind::Command => {
-            let policy = base_policy(config, ws.root(), true, &tmp).network(config.sandbox.network);
+        ExecutorKind::Command | ExecutorKind::Acp => {
+            // An ACP agent talks to its model itself: the network stays open for it.
+            let network = config.sandbox.network || config.executor.kind == ExecutorKind::Acp;
+            let policy = base_policy(config, ws.root(), true, &tmp).network(network);
             let agent =
                 sandbox(policy)?.env(["TETHER_RUN_ID".to_owned(), "TETHER_CONFIG".to_owned()]);
             out.agent = Some(Arc::new(agent));
@@ -120,6 +122,24 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
         }
     }
     Ok(out)
+}
+
+/// The kind whose sandbox the configured agent gets: an ACP adapter of Claude Code or Codex
+/// gets that CLI's (its install tree, its configuration directory); any other ACP agent a
+/// command's, with the network open.
+fn flavor(config: &Config) -> ExecutorKind {
+    if config.executor.kind != ExecutorKind::Acp {
+        return config.executor.kind;
+    }
+    let program = config.executor.program.as_deref().unwrap_or_default();
+    let name = program.rsplit('/').next().unwrap_or(program);
+    if name.contains("claude") {
+        ExecutorKind::Claude
+    } else if name.contains("codex") {
+        ExecutorKind::Codex
+    } else {
+        ExecutorKind::Acp
+    }
 }
 
 /// What every child of the run may read and write.
@@ -191,7 +211,7 @@ fn agent_prefixes(kind: ExecutorKind) -> &'static [&'static str] {
         ExecutorKind::Claude => &["ANTHROPIC_", "CLAUDE_", "NODE_"],
         ExecutorKind::Codex => &["OPENAI_", "CODEX_", "NODE_"],
         ExecutorKind::Pi => &["PI_", "ANTHROPIC_", "OPENAI_", "GEMINI_", "NODE_"],
-        ExecutorKind::Builtin | ExecutorKind::Command => &[],
+        ExecutorKind::Builtin | ExecutorKind::Command | ExecutorKind::Acp => &[],
     }
 }
 

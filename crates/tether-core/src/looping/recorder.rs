@@ -1,5 +1,5 @@
 //! What the journal keeps of one agent turn: its tool calls as they happen (counted, for the
-//! goal loop's spin guard), then a one-line summary of its final message or its error chain.
+//! goal loop's spin guard), the permission decisions of an agent that asks, then a one-line summary of its final message or its error chain.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -33,16 +33,33 @@ impl<'a> Recorder<'a> {
 
 impl TurnObserver for Recorder<'_> {
     fn event(&self, event: AgentEvent) {
-        if let AgentEvent::ToolCall { tool, summary, .. } = event {
-            self.calls.fetch_add(1, Ordering::Relaxed);
-            let e = Event::ToolCalled {
+        let e = match event {
+            AgentEvent::ToolCall { tool, summary, .. } => {
+                self.calls.fetch_add(1, Ordering::Relaxed);
+                Event::ToolCalled {
+                    n: self.n,
+                    tool,
+                    summary,
+                }
+            }
+            AgentEvent::Permission {
+                tool,
+                summary,
+                allowed,
+                by,
+                decision,
+            } => Event::PermissionDecided {
                 n: self.n,
                 tool,
                 summary,
-            };
-            if let Err(err) = self.journal.append(self.run, &e) {
-                tracing::warn!(error = %err, "could not record a tool call");
-            }
+                allowed,
+                by,
+                decision,
+            },
+            AgentEvent::ModelCall { .. } => return,
+        };
+        if let Err(err) = self.journal.append(self.run, &e) {
+            tracing::warn!(error = %err, "could not record a tool call");
         }
     }
 }

@@ -29,6 +29,23 @@ use crate::tail::TailBuffer;
 /// left the group can still hold a pipe open).
 const DRAIN_LIMIT: Duration = Duration::from_millis(500);
 
+/// What a child's stdin is.
+pub(super) enum Stdin {
+    /// `/dev/null`.
+    Null,
+    /// These bytes, then end-of-file.
+    Bytes(Vec<u8>),
+    /// A pipe the caller writes to (a conversation: [`super::LiveProgram`]).
+    Piped,
+}
+
+impl Stdin {
+    /// `/dev/null` for `None`, else the bytes.
+    pub(super) fn of(input: Option<Vec<u8>>) -> Self {
+        input.map_or(Stdin::Null, Stdin::Bytes)
+    }
+}
+
 /// A child running in its own process group, killed with its group if dropped midway.
 pub(super) struct Group {
     child: Child,
@@ -40,19 +57,18 @@ impl Group {
     /// Spawns `cmd` (program, arguments and output pipes already set) in `cwd`, in a new
     /// process group, without the variables in `env_remove` and with
     /// [`AGENT_MARK`](crate::process::AGENT_MARK) set, in `sandbox` when there is one. Its
-    /// stdin is `/dev/null`, or `input` followed by end-of-file.
+    /// stdin is as `stdin` says.
     pub(super) fn spawn(
         mut cmd: Command,
         cwd: &Path,
         env_remove: &[String],
-        input: Option<Vec<u8>>,
+        stdin: Stdin,
         sandbox: Option<&Sandbox>,
     ) -> io::Result<Self> {
         cmd.current_dir(cwd)
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
+            .stdin(match stdin {
+                Stdin::Null => Stdio::null(),
+                Stdin::Bytes(_) | Stdin::Piped => Stdio::piped(),
             })
             .process_group(0)
             .kill_on_drop(true);
@@ -92,7 +108,9 @@ impl Group {
         // `cmd` holds our copies of the pipes' write ends; it is dropped here so the pipes reach
         // EOF once the child's processes close theirs.
         drop(cmd);
-        if let (Some(mut stdin), Some(input)) = (child.stdin.take(), input) {
+        if let Stdin::Bytes(input) = stdin
+            && let Some(mut stdin) = child.stdin.take()
+        {
             tokio::spawn(async move {
                 // A child that exits without reading its input is not an error of ours.
                 let _ = stdin.write_all(&input).await;
@@ -107,6 +125,26 @@ impl Group {
             pgid,
             started,
         })
+    }
+
+    /// The child's process id, while it runs.
+    pub(super) fn id(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// The child (its pipes, its exit).
+    pub(super) fn child_mut(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
+    /// Stops the group (SIGTERM, up to `grace`, SIGKILL) and reaps the child; nothing is
+    /// signalled after this.
+    pub(super) async fn terminate(&mut self, grace: Duration) {
+        if self.pgid.is_none() {
+            return;
+        }
+        self.stop(&mut [], grace).await;
+        self.pgid = None;
     }
 
     fn kill(&mut self, signal: Signal) {

@@ -29,8 +29,10 @@ use tokio_util::sync::CancellationToken;
 use self::group::{Group, Output};
 
 mod group;
+mod live;
 mod program;
 
+pub use live::LiveProgram;
 pub use program::{ProgramCommand, ProgramRun, run_program, run_program_teed, run_program_tees};
 
 /// A command to run with [`run_shell`].
@@ -131,7 +133,7 @@ pub async fn run_shell_tee(
         cmd,
         &spec.cwd,
         &spec.env_remove,
-        None,
+        group::Stdin::Null,
         spec.sandbox.as_deref(),
     )?;
     let mut outputs = [Output::new(reader, spec.output_cap, tee)?];

@@ -98,7 +98,7 @@ pub async fn run_program_tees(
         cmd,
         &spec.cwd,
         &spec.env_remove,
-        spec.input.clone(),
+        super::group::Stdin::of(spec.input.clone()),
         spec.sandbox.as_deref(),
     )?;
     let mut outputs = [

@@ -83,6 +83,20 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
                 @else { code.tool-call title=(text(tool)) { (text(summary)) } }
             },
         ),
+        Event::PermissionDecided {
+            summary,
+            allowed,
+            by,
+            decision,
+            ..
+        } => (
+            if *allowed { "permission" } else { "refused" },
+            html! {
+                @if *allowed { "Allowed by " } @else { "Refused by " }
+                (text(by)) ": " code.tool-call { (text(summary)) }
+                " (" span.said { (text(decision)) } ")"
+            },
+        ),
         Event::PauseRequested { by } => ("control", html! { "Pause requested by " (text(by)) }),
         Event::Paused { reason } => ("control", html! { "Paused: " (text(reason)) }),
         Event::Resumed { by, .. } => ("control", html! { "Resumed by " (text(by)) }),

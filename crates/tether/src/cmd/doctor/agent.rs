@@ -20,6 +20,7 @@ pub async fn check(config: &Config, ws: &Workspace, env: &dyn Env, tether: &Path
     match config.executor.kind {
         ExecutorKind::Builtin => builtin(config),
         ExecutorKind::Command => command(config, ws, env),
+        ExecutorKind::Acp => acp(config, ws).await,
         kind => match agent_of(kind) {
             Some(agent) => agent_cli(agent, config, ws, tether).await,
             None => Check::skip(NAME, format!("`{}`: nothing to check", kind.as_str())),
@@ -128,6 +129,39 @@ async fn agent_cli(agent: Agent, config: &Config, ws: &Workspace, tether: &Path)
             NAME,
             e.to_string(),
             "set [executor] program to a working CLI",
+        ),
+    }
+}
+
+/// An ACP agent: it starts and answers `initialize`.
+async fn acp(config: &Config, ws: &Workspace) -> Check {
+    let settings = match crate::executor::acp_settings(config, ws, Vec::new()) {
+        Ok(settings) => settings,
+        Err(e) => {
+            return Check::fail(
+                NAME,
+                format!("{e:#}"),
+                "set [executor] program to the ACP agent",
+            );
+        }
+    };
+    let executor = tether_agent::AcpExecutor::new(
+        settings,
+        Arc::new(|| None),
+        Arc::new(tether_agent::acp::RefuseAll),
+    );
+    match executor.check().await {
+        Ok(agent) => Check::pass(
+            NAME,
+            format!(
+                "ACP agent {agent} ({})",
+                config.executor.program.as_deref().unwrap_or("")
+            ),
+        ),
+        Err(e) => Check::fail(
+            NAME,
+            format!("{e:#}"),
+            "set [executor] program (and args, such as --acp) to an agent that speaks ACP on stdio",
         ),
     }
 }

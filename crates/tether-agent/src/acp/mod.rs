@@ -1,0 +1,522 @@
+//! [`AcpExecutor`]: any agent that speaks the Agent Client Protocol (JSON-RPC over stdio) as
+//! tether's executor — Claude Code through `claude-agent-acp`, Codex through `codex-acp`,
+//! Gemini CLI and Copilot CLI with `--acp`, pi through `pi-acp`, and the next one.
+//!
+//! tether is the client. The agent process is started once per run and kept; every iteration
+//! opens a fresh session (`session/new`, the workspace as `cwd`) with tether's own MCP server
+//! in it, so `ask_human`, `complete_goal`, `cancel_goal` and `plan_status` reach the agent
+//! without touching its configuration. An agent known to time its MCP tools out (Codex's adapter
+//! stops waiting after 120 s, and a person may answer days later) gets the server through its
+//! configuration overrides instead, with a tool timeout of a week ([`McpRoute`]).
+//!
+//! Every `session/request_permission` is decided by the [`PermissionDesk`] the executor is
+//! given (the run's `ask_before` rules and the human desk); a call that would change something
+//! outside the workspace, or anything but a read in a read-only turn, is refused here first. A
+//! refusal the agent cannot hear (its only reject option ends the turn, as Codex's `abort`
+//! does) is told in the next prompt. Cancelling a turn sends `session/cancel`, answers pending
+//! permission requests as cancelled, and kills the process group if the agent does not stop
+//! within a grace period; the next turn starts a new session, or a new process.
+
+mod agent;
+mod fs;
+pub mod permission;
+mod updates;
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use agent_client_protocol::v1::Responder;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, EnvVariable, McpServer, McpServerStdio, NewSessionRequest,
+    PermissionOptionId, PromptRequest, PromptResponse, RequestPermissionOutcome,
+    RequestPermissionResponse, SelectedPermissionOutcome, StopReason, TextContent,
+};
+use futures_util::future::BoxFuture;
+use futures_util::stream::{FuturesUnordered, StreamExt as _};
+use tether_tools::{ProgramCommand, Workspace};
+use tokio::time::{Instant, sleep_until};
+use tokio_util::sync::CancellationToken;
+
+pub use self::agent::StartError;
+use self::agent::{AgentProcess, Inbound};
+pub use self::permission::{
+    Choice, ChoiceKind, PermissionAsk, PermissionDesk, PermissionVerdict, RefuseAll,
+};
+use self::updates::TurnState;
+use crate::cli::{CliSettings, RunId, SERVER, TOOL_TIMEOUT};
+use crate::{Access, AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
+
+/// How long starting the agent, `initialize` and `session/new` may take.
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long a cancelled turn may take to end before the agent's process group is killed.
+const CANCEL_GRACE: Duration = Duration::from_secs(5);
+
+/// How many characters of the agent's stderr an error quotes.
+const STDERR_CHARS: usize = 2000;
+
+/// How tether's MCP server reaches the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpRoute {
+    /// In every `session/new` (`mcpServers`): the protocol's own way.
+    Session,
+    /// Through Codex's configuration overrides (`-c mcp_servers.tether.…`, with
+    /// `tool_timeout_sec`), and none in `session/new`: Codex times out a session's MCP tools
+    /// after 120 s, however long a person takes to answer.
+    CodexConfig,
+}
+
+impl McpRoute {
+    /// The route for `program`: Codex's adapter gets [`McpRoute::CodexConfig`].
+    pub fn for_program(program: &str) -> Self {
+        let name = program.rsplit('/').next().unwrap_or(program);
+        if name.contains("codex-acp") {
+            McpRoute::CodexConfig
+        } else {
+            McpRoute::Session
+        }
+    }
+}
+
+/// An ACP agent as tether's executor.
+pub struct AcpExecutor {
+    settings: CliSettings,
+    run: RunId,
+    desk: Arc<dyn PermissionDesk>,
+    route: McpRoute,
+    agent: tokio::sync::Mutex<Option<AgentProcess>>,
+    /// What was refused in the last turn, told to the agent in the next prompt.
+    refusals: Mutex<Vec<String>>,
+}
+
+impl AcpExecutor {
+    /// The agent `settings.program` with `settings.args`, its permission requests decided by
+    /// `desk`; `run` names the run once it exists.
+    pub fn new(settings: CliSettings, run: RunId, desk: Arc<dyn PermissionDesk>) -> Self {
+        let route = McpRoute::for_program(&settings.program);
+        AcpExecutor {
+            settings,
+            run,
+            desk,
+            route,
+            agent: tokio::sync::Mutex::new(None),
+            refusals: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Passes tether's MCP server by `route` instead of the one chosen from the program's name.
+    pub fn with_mcp_route(mut self, route: McpRoute) -> Self {
+        self.route = route;
+        self
+    }
+
+    /// Starts the agent and initialises it, then stops it: whether it runs and speaks ACP
+    /// (`tether doctor`). Returns the agent's name and version as it reports them.
+    pub async fn check(&self) -> Result<String, StartError> {
+        let mut agent = self.start().await?;
+        let info = agent.init.agent_info.as_ref().map_or_else(
+            || "an ACP agent".to_owned(),
+            |i| format!("{} {}", i.name, i.version),
+        );
+        agent.program.stop().await;
+        Ok(info)
+    }
+
+    /// tether's MCP server arguments for this run.
+    fn mcp_args(&self) -> Vec<String> {
+        let mut args = vec!["mcp".to_owned()];
+        if let Some(run) = (self.run)() {
+            args.extend(["--run".to_owned(), run]);
+        }
+        args.extend(self.settings.mcp_extra.iter().cloned());
+        if let Some(bridge) = &self.settings.bridge {
+            args.extend(["--bridge".to_owned(), bridge.display().to_string()]);
+        }
+        args.extend([
+            "-C".to_owned(),
+            self.settings.workspace.display().to_string(),
+        ]);
+        args
+    }
+
+    /// The command that starts the agent.
+    fn command(&self) -> ProgramCommand {
+        let mut argv = vec![self.settings.program.clone()];
+        argv.extend(self.settings.args.iter().cloned());
+        if self.route == McpRoute::CodexConfig {
+            let tether = self.settings.tether.display().to_string();
+            let args: Vec<String> = self.mcp_args().iter().map(|a| toml_string(a)).collect();
+            argv.extend([
+                "-c".to_owned(),
+                format!("mcp_servers.{SERVER}.command={}", toml_string(&tether)),
+                "-c".to_owned(),
+                format!("mcp_servers.{SERVER}.args=[{}]", args.join(",")),
+                "-c".to_owned(),
+                format!(
+                    "mcp_servers.{SERVER}.tool_timeout_sec={}",
+                    TOOL_TIMEOUT.as_secs()
+                ),
+            ]);
+            if let Some(run) = (self.run)() {
+                argv.extend([
+                    "-c".to_owned(),
+                    format!(
+                        "mcp_servers.{SERVER}.env={{TETHER_RUN_ID={}}}",
+                        toml_string(&run)
+                    ),
+                ]);
+            }
+        }
+        ProgramCommand {
+            argv,
+            cwd: self.settings.workspace.clone(),
+            input: None,
+            timeout: self.settings.turn_timeout,
+            kill_grace: Duration::from_secs(2),
+            stdout_cap: 0,
+            stderr_cap: crate::cli::MAX_STDERR,
+            env_remove: self.settings.env_remove.clone(),
+            env: self.settings.env.clone(),
+            sandbox: self.settings.sandbox.clone(),
+        }
+    }
+
+    async fn start(&self) -> Result<AgentProcess, StartError> {
+        let workspace =
+            Workspace::new(&self.settings.workspace).map_err(|e| StartError::Spawn {
+                program: self.settings.program.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+        AgentProcess::start(&self.command(), workspace, START_TIMEOUT).await
+    }
+
+    /// The `session/new` of a turn.
+    fn new_session(&self) -> NewSessionRequest {
+        let request = NewSessionRequest::new(self.settings.workspace.clone());
+        if self.route == McpRoute::CodexConfig {
+            return request;
+        }
+        let mut env = Vec::new();
+        if let Some(run) = (self.run)() {
+            env.push(EnvVariable::new("TETHER_RUN_ID", run));
+        }
+        let server = McpServerStdio::new(SERVER, self.settings.tether.clone())
+            .args(self.mcp_args())
+            .env(env);
+        request.mcp_servers(vec![McpServer::Stdio(server)])
+    }
+
+    /// The turn's prompt, after what was refused in the last turn.
+    fn prompt_text(&self, prompt: &str) -> String {
+        let refused: Vec<String> =
+            std::mem::take(&mut *self.refusals.lock().unwrap_or_else(PoisonError::into_inner));
+        if refused.is_empty() {
+            return prompt.to_owned();
+        }
+        format!(
+            "Before this turn, tether refused these requests of yours (do not try them another \
+             way; if one is still needed, say why in your summary or ask with ask_human):\n- {}\n\n{prompt}",
+            refused.join("\n- ")
+        )
+    }
+
+    async fn turn(
+        &self,
+        request: TurnRequest,
+        observer: &dyn TurnObserver,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, ExecError> {
+        let mut guard = self.agent.lock().await;
+        let wanted = self.command().argv;
+        if let Some(agent) = guard.as_mut()
+            && (!agent.alive() || agent.argv != wanted)
+        {
+            if let Some(mut old) = guard.take() {
+                old.program.stop().await;
+            }
+        }
+        if guard.is_none() {
+            let started = tokio::select! {
+                started = self.start() => started,
+                () = cancel.cancelled() => return Err(ExecError::Cancelled),
+            };
+            *guard = Some(started.map_err(|e| ExecError::Setup(Box::new(e)))?);
+        }
+        let Some(agent) = guard.as_mut() else {
+            return Err(ExecError::Cancelled);
+        };
+        let session = tokio::select! {
+            s = tokio::time::timeout(START_TIMEOUT, agent.cx.send_request(self.new_session()).block_task()) => s,
+            () = cancel.cancelled() => return Err(ExecError::Cancelled),
+        };
+        let session = match session {
+            Ok(Ok(s)) => s.session_id,
+            Ok(Err(e)) => {
+                let detail = format!("session/new failed: {e}{}", self.stderr(agent));
+                return Err(ExecError::Setup(detail.into()));
+            }
+            Err(_) => {
+                let detail = format!("session/new got no answer{}", self.stderr(agent));
+                return Err(ExecError::Setup(detail.into()));
+            }
+        };
+        let mut inbound = agent.routes.open(session.to_string());
+        let prompt = PromptRequest::new(
+            session.clone(),
+            vec![ContentBlock::Text(TextContent::new(
+                self.prompt_text(&request.prompt),
+            ))],
+        );
+        let cx = agent.cx.clone();
+        let mut answer = std::pin::pin!(cx.send_request(prompt).block_task());
+        let mut state = TurnState::default();
+        let mut pending: FuturesUnordered<BoxFuture<'_, Decided>> = FuturesUnordered::new();
+        let turn_cancel = cancel.child_token();
+        let deadline = Instant::now() + self.settings.turn_timeout;
+        let mut stopping: Option<(Instant, ExecError)> = None;
+        let result = loop {
+            let stop_at = stopping.as_ref().map(|(at, _)| *at);
+            tokio::select! {
+                biased;
+                got = &mut answer => break got,
+                Some(message) = inbound.recv() => match message {
+                    Inbound::Update(update) => {
+                        for event in state.apply(update) {
+                            observer.event(event);
+                        }
+                    }
+                    Inbound::Permission(req, responder) => {
+                        let ask = permission::ask_of(&req);
+                        pending.push(Box::pin(self.decide(ask, request.access, responder, turn_cancel.clone())));
+                    }
+                },
+                Some(decided) = pending.next(), if !pending.is_empty() => {
+                    self.answer(decided, stopping.is_some(), observer);
+                }
+                () = cancel.cancelled(), if stopping.is_none() => {
+                    stopping = Some((Instant::now() + CANCEL_GRACE, ExecError::Cancelled));
+                    turn_cancel.cancel();
+                    let _ = cx.send_notification(CancelNotification::new(session.clone()));
+                }
+                () = sleep_until(deadline), if stopping.is_none() => {
+                    stopping = Some((Instant::now() + CANCEL_GRACE, self.timed_out()));
+                    turn_cancel.cancel();
+                    let _ = cx.send_notification(CancelNotification::new(session.clone()));
+                }
+                () = sleep_until(stop_at.unwrap_or(deadline)), if stopping.is_some() => {
+                    // It did not stop: take the whole process group down.
+                    agent.routes.close();
+                    drop(pending);
+                    if let Some(mut gone) = guard.take() {
+                        gone.program.stop().await;
+                    }
+                    let (_, error) = stopping.take().unwrap_or((deadline, ExecError::Cancelled));
+                    return Err(error);
+                }
+            }
+        };
+        // Whatever was routed before the answer is already queued: fold it in.
+        while let Ok(message) = inbound.try_recv() {
+            if let Inbound::Update(update) = message {
+                for event in state.apply(update) {
+                    observer.event(event);
+                }
+            }
+        }
+        turn_cancel.cancel();
+        while let Some(decided) = pending.next().await {
+            self.answer(decided, true, observer);
+        }
+        agent.routes.close();
+        if let Some((_, error)) = stopping {
+            return Err(error);
+        }
+        match result {
+            Ok(response) => Ok(self.outcome(&state, &response)),
+            Err(e) => {
+                let detail = format!("{e}{}", self.stderr(agent));
+                if !agent.alive() {
+                    *guard = None;
+                    return Err(ExecError::Model(
+                        format!("the agent exited during its turn: {detail}").into(),
+                    ));
+                }
+                Err(ExecError::Model(detail.into()))
+            }
+        }
+    }
+
+    fn timed_out(&self) -> ExecError {
+        ExecError::Model(
+            format!(
+                "the agent ran longer than {} s (turn_timeout_secs) and was stopped",
+                self.settings.turn_timeout.as_secs()
+            )
+            .into(),
+        )
+    }
+
+    fn stderr(&self, agent: &AgentProcess) -> String {
+        let tail = agent.program.stderr_tail();
+        let tail = tail.trim();
+        if tail.is_empty() {
+            return String::new();
+        }
+        let start = tail
+            .char_indices()
+            .rev()
+            .nth(STDERR_CHARS)
+            .map_or(0, |(i, _)| i);
+        format!("; its stderr ends: {}", &tail[start..])
+    }
+
+    fn outcome(&self, state: &TurnState, response: &PromptResponse) -> TurnOutcome {
+        let mut outcome = TurnOutcome {
+            final_message: state.final_message(),
+            tool_calls: state.tool_calls,
+            cost_usd: state.cost_usd,
+            ..TurnOutcome::default()
+        };
+        if let Some(usage) = &response.usage {
+            outcome.input_tokens = usage.input_tokens;
+            outcome.cached_input_tokens = usage.cached_read_tokens.unwrap_or(0);
+            outcome.output_tokens = usage.output_tokens;
+        }
+        if response.stop_reason == StopReason::Cancelled && outcome.final_message.is_empty() {
+            outcome.final_message = "(the agent ended its turn as cancelled)".into();
+        }
+        outcome
+    }
+
+    /// Decides one permission request: tether's own limits first, then the desk.
+    async fn decide(
+        &self,
+        ask: PermissionAsk,
+        access: Access,
+        responder: Responder<RequestPermissionResponse>,
+        cancel: CancellationToken,
+    ) -> Decided {
+        let verdict = if access == Access::ReadOnly && !ask.only_reads() {
+            PermissionVerdict::Refused {
+                reason: format!(
+                    "{} changes things, and this turn may only read",
+                    ask.describe()
+                ),
+                by: "tether".into(),
+            }
+        } else if let Some(path) = self.outside(&ask) {
+            PermissionVerdict::Refused {
+                reason: format!(
+                    "{} reaches `{}`, outside the workspace",
+                    ask.describe(),
+                    path
+                ),
+                by: "tether".into(),
+            }
+        } else {
+            self.desk.decide(&ask, cancel).await
+        };
+        Decided {
+            ask,
+            verdict,
+            responder,
+        }
+    }
+
+    /// A path a changing call names outside the workspace, if any.
+    fn outside(&self, ask: &PermissionAsk) -> Option<String> {
+        if ask.only_reads() {
+            return None;
+        }
+        let workspace = Workspace::new(&self.settings.workspace).ok()?;
+        ask.paths
+            .iter()
+            .find(|p| workspace.resolve(&p.to_string_lossy()).is_err())
+            .map(|p| p.display().to_string())
+    }
+
+    /// Sends a decision to the agent and records it.
+    fn answer(&self, decided: Decided, cancelled: bool, observer: &dyn TurnObserver) {
+        let Decided {
+            ask,
+            verdict,
+            responder,
+        } = decided;
+        let (outcome, allowed, by, label) = match (&verdict, cancelled) {
+            (_, true) => (
+                RequestPermissionOutcome::Cancelled,
+                false,
+                "tether".to_owned(),
+                "cancelled".to_owned(),
+            ),
+            (PermissionVerdict::Chose { option, by }, false) => {
+                let choice = ask.choices.iter().find(|c| &c.id == option);
+                let allowed = choice.is_some_and(|c| c.kind.allows());
+                let label = choice.map_or_else(|| option.clone(), |c| c.label.clone());
+                if !allowed {
+                    self.remember(format!("{}: {by} chose \"{label}\"", ask.describe()));
+                }
+                (selected(option), allowed, by.clone(), label)
+            }
+            (PermissionVerdict::Refused { reason, by }, false) => {
+                self.remember(reason.clone());
+                let reject = ask
+                    .option(ChoiceKind::RejectOnce)
+                    .or_else(|| ask.option(ChoiceKind::RejectAlways));
+                let outcome =
+                    reject.map_or(RequestPermissionOutcome::Cancelled, |c| selected(&c.id));
+                (outcome, false, by.clone(), format!("refused: {reason}"))
+            }
+        };
+        observer.event(AgentEvent::Permission {
+            tool: ask.kind.clone(),
+            summary: ask.describe(),
+            allowed,
+            by,
+            decision: label,
+        });
+        if let Err(e) = responder.respond(RequestPermissionResponse::new(outcome)) {
+            tracing::debug!(error = %e, "a permission decision could not be sent");
+        }
+    }
+
+    fn remember(&self, refusal: String) {
+        self.refusals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(refusal);
+    }
+}
+
+/// A permission request and what was decided.
+struct Decided {
+    ask: PermissionAsk,
+    verdict: PermissionVerdict,
+    responder: Responder<RequestPermissionResponse>,
+}
+
+fn selected(option: &str) -> RequestPermissionOutcome {
+    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(PermissionOptionId::new(
+        option,
+    )))
+}
+
+/// `s` as a TOML basic string (JSON's escapes are TOML's).
+fn toml_string(s: &str) -> String {
+    serde_json::Value::String(s.to_owned()).to_string()
+}
+
+impl Executor for AcpExecutor {
+    fn describe(&self) -> String {
+        format!("acp · {}", self.settings.program)
+    }
+
+    fn run_turn<'a>(
+        &'a self,
+        request: TurnRequest,
+        observer: &'a dyn TurnObserver,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>> {
+        Box::pin(self.turn(request, observer, cancel))
+    }
+}
