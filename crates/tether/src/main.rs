@@ -162,7 +162,16 @@ fn init_logging(verbose: u8) {
             1 => LevelFilter::INFO,
             _ => LevelFilter::DEBUG,
         };
-        Targets::new().with_default(level)
+        // The ACP library warns of every message it cannot read (some agents send fields the
+        // schema forbids, such as Claude's `"used": null`); tether goes on without them.
+        let acp = if verbose > 0 {
+            level
+        } else {
+            LevelFilter::ERROR
+        };
+        Targets::new()
+            .with_default(level)
+            .with_target("agent_client_protocol", acp)
     });
     let _ = tracing_subscriber::registry()
         .with(tracing_subscriber::fmt::layer().with_writer(io::stderr))

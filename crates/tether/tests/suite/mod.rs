@@ -1,3 +1,4 @@
+mod acp;
 mod adversarial;
 mod ask_cli;
 mod breaker;
