@@ -85,7 +85,7 @@ async fn a_turn_runs_tools_until_a_final_answer_and_writes_a_transcript() {
         .iter()
         .filter_map(|e| match e {
             AgentEvent::ToolCall { summary, .. } => Some(summary.clone()),
-            AgentEvent::ModelCall { .. } => None,
+            AgentEvent::ModelCall { .. } | AgentEvent::Permission { .. } => None,
         })
         .collect();
     assert_eq!(tool_events.len(), 2);
