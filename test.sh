@@ -21,10 +21,13 @@
 # - the real pi coding agent (npm `@earendil-works/pi-coding-agent`) under target/npm-cli/pi,
 #   unpacked with `npm pack` (a plain install fails where the registry lacks one of its
 #   dependencies; its command is self-contained but for jiti, installed beside it) and run by
-#   Node 22 through bin/pi.
+#   Node 22 through bin/pi;
+# - the ACP adapters of Claude Code and Codex (npm `@zed-industries/claude-agent-acp`, run with
+#   Node 22 through bin/claude-agent-acp, and `@zed-industries/codex-acp`, its native binary)
+#   under target/npm-cli/claude-acp and target/npm-cli/codex-acp.
 # Then runs `cargo test --workspace --locked` with PYTHON naming that environment's interpreter,
 # TETHER_TEST_CLAUDE the Claude Code binary, TETHER_TEST_CODEX the Codex one and TETHER_TEST_PI
-# the pi one, and TETHER_TEST_PG_BIN the directory of PostgreSQL's initdb and pg_ctl.
+# the pi one, TETHER_TEST_CLAUDE_ACP and TETHER_TEST_CODEX_ACP the ACP adapters, and TETHER_TEST_PG_BIN the directory of PostgreSQL's initdb and pg_ctl.
 # Formatting and lints are not part of it: `.ci/run` checks them before calling this script.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -170,6 +173,33 @@ pi_cli() {
   fi
 }
 
+# The ACP adapters of Claude Code and Codex (npm @zed-industries/claude-agent-acp and
+# @zed-industries/codex-acp): Claude's through bin/claude-agent-acp running it with Node 22 first
+# on PATH (the Claude Code it starts needs it); Codex's native binary itself (its npm wrapper,
+# killed alone, would orphan it).
+acp_adapters() {
+  local dir="$npm_cli/claude-acp" bin
+  claude_acp="$dir/bin/claude-agent-acp"
+  if ! [ -x "$claude_acp" ] || ! [ -f "$dir/node_modules/@zed-industries/claude-agent-acp/dist/index.js" ]; then
+    bin="$(cd "$(node_bin_dir)" && pwd)"
+    say "installing Claude Code's ACP adapter (npm @zed-industries/claude-agent-acp) into $dir"
+    PATH="$bin:$PATH" npm install --silent --no-audit --no-fund --prefix "$dir" \
+      @zed-industries/claude-agent-acp >&2
+    mkdir -p "$dir/bin"
+    printf '#!/bin/sh\nPATH="%s:$PATH" exec "%s/node" "%s/node_modules/@zed-industries/claude-agent-acp/dist/index.js" "$@"\n' \
+      "$bin" "$bin" "$dir" >"$claude_acp"
+    chmod +x "$claude_acp"
+  fi
+  dir="$npm_cli/codex-acp"
+  codex_acp="$dir/node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp"
+  if ! [ -x "$codex_acp" ]; then
+    type -P npm >/dev/null || apt_install npm
+    say "installing Codex's ACP adapter (npm @zed-industries/codex-acp) into $dir"
+    npm install --silent --no-audit --no-fund --prefix "$dir" @zed-industries/codex-acp >&2
+    [ -x "$codex_acp" ]
+  fi
+}
+
 system_packages
 postgres
 python_venv
@@ -178,6 +208,7 @@ npm_cli="$(mkdir -p "$target/npm-cli" && cd "$target/npm-cli" && pwd)"
 claude_cli
 codex_cli
 pi_cli
+acp_adapters
 
 PYTHON="$(cd "$(dirname "$py")" && pwd)/$(basename "$py")"
 export PYTHON
@@ -189,5 +220,9 @@ TETHER_TEST_PI="$pi"
 export TETHER_TEST_PI
 TETHER_TEST_PG_BIN="$pg_bin"
 export TETHER_TEST_PG_BIN
+TETHER_TEST_CLAUDE_ACP="$claude_acp"
+export TETHER_TEST_CLAUDE_ACP
+TETHER_TEST_CODEX_ACP="$codex_acp"
+export TETHER_TEST_CODEX_ACP
 [ $# -gt 0 ] || set -- --workspace
 exec cargo test --locked "$@"

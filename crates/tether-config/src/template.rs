@@ -159,11 +159,13 @@ rejected_after = 3
 [executor]
 # Who does the work: "builtin" (tether's own agent on [model]) | "claude" (Claude Code, with
 # tether's tools over MCP) | "codex" (the Codex CLI, the same way) | "pi" (the pi coding agent,
-# the same way) | "command" (any program).
+# the same way) | "command" (any program) | "acp" (any agent speaking the Agent Client
+# Protocol: program and args name it, e.g. program = "claude-agent-acp").
 kind = "builtin"
 # Only for kind = "command", and required then: the program and its arguments.
 # command = ["my-agent", "--print"]
-# Only for an agent CLI (claude, codex, pi): the program (default: its name on PATH).
+# Only for an agent CLI (claude, codex, pi, acp): the program (default: its name on PATH;
+# required for acp).
 # program = "claude"
 # Only for an agent CLI: extra arguments, after tether's own.
 # args = ["--model", "sonnet"]
@@ -172,6 +174,10 @@ kind = "builtin"
 # env = { ANTHROPIC_MODEL = "sonnet" }
 # Only for an agent CLI: how long one turn may take, in seconds (default 86400).
 # turn_timeout_secs = 86400
+# Only for kind = "acp": who decides the agent's permission requests: "ask_before" (a person,
+# for commands matching ask_before; the rest allowed) | "allow" | "ask_all" (a person, for
+# every call that changes something).
+# permissions = "ask_before"
 # When the agent hits a usage or rate limit: "wait" (until it resets, or with backoff, then
 # run the same iteration again) | "stop" (pause the run; `tether resume` continues it).
 on_usage_limit = "wait"

@@ -161,7 +161,7 @@ pub(crate) async fn serve(
                     Frame::Disconnect { reason } => break Ended::Disconnect(reason),
                     Frame::Envelope { envelope_id, incoming } => {
                         if let Some(incoming) = incoming {
-                            route(incoming);
+                            route(*incoming);
                         }
                         let ack = serde_json::json!({"envelope_id": envelope_id}).to_string();
                         if let Err(e) = socket.send(WsMessage::Text(ack.into())).await {

@@ -187,7 +187,7 @@ pub(crate) enum Frame {
     /// An envelope to acknowledge, with what it carried (if it can answer a question).
     Envelope {
         envelope_id: String,
-        incoming: Option<Incoming>,
+        incoming: Option<Box<Incoming>>,
     },
     /// Anything else.
     Other,
@@ -218,8 +218,8 @@ impl Frame {
                 .get("event")
                 .filter(|e| e.get("type").and_then(Value::as_str) == Some("message"))
                 .and_then(|e| Message::deserialize(e).ok())
-                .map(Incoming::Message),
-            "interactive" => button(payload).map(Incoming::Button),
+                .map(|m| Box::new(Incoming::Message(m))),
+            "interactive" => button(payload).map(|b| Box::new(Incoming::Button(b))),
             _ => None,
         };
         Frame::Envelope {

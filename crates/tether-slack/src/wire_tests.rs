@@ -33,9 +33,12 @@ fn frames_of_every_kind_are_told_apart() {
         "ts":"1700000100.000200","thread_ts":"1700000000.000100"}}});
     let Frame::Envelope {
         envelope_id,
-        incoming: Some(Incoming::Message(m)),
+        incoming: Some(incoming),
     } = Frame::parse(&event.to_string())
     else {
+        panic!("not an envelope");
+    };
+    let Incoming::Message(m) = *incoming else {
         panic!("not a message envelope");
     };
     assert_eq!((envelope_id.as_str(), m.text.as_str()), ("e1", "yes"));
@@ -44,10 +47,13 @@ fn frames_of_every_kind_are_told_apart() {
         "container":{"type":"message","message_ts":"1700000000.000100","channel_id":"C1"},
         "actions":[{"type":"button","action_id":"tether_option_1","value":"1"}]}});
     let Frame::Envelope {
-        incoming: Some(Incoming::Button(b)),
+        incoming: Some(incoming),
         ..
     } = Frame::parse(&click.to_string())
     else {
+        panic!("not an envelope");
+    };
+    let Incoming::Button(b) = *incoming else {
         panic!("not a click");
     };
     assert_eq!(b.thread_ts, b.message_ts);

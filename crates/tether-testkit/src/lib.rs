@@ -35,6 +35,11 @@ pub mod webdriver;
 pub mod zulip_server;
 
 pub use capture::{Captured, recording_script};
+
+/// A scripted ACP agent (Python, newline-delimited JSON-RPC on stdio) for the ACP executor's
+/// tests and benchmark: what it does on each prompt is read from the file `acp-mode` in the
+/// session's directory (see the script's own docstring).
+pub const SCRIPTED_ACP_AGENT: &str = include_str!("acp_agent.py");
 pub use model_server::{FakeModelServer, Fault, RecordedRequest};
 pub use slack_server::FakeSlackServer;
 pub use telegram_server::{FakeTelegramServer, TelegramFault};

@@ -260,25 +260,6 @@ fn parse_list(out: &str) -> Vec<WorktreeInfo> {
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_porcelain_list_is_read_block_by_block() {
-        let out = "worktree /repo\nHEAD abc\nbranch refs/heads/main\n\n\
-                   worktree /wt/r-1\nHEAD def\nbranch refs/heads/tether/r-1\nlocked tether run r-1\n\n\
-                   worktree /wt/old\nHEAD 123\ndetached\nlocked\n";
-        let list = parse_list(out);
-        assert_eq!(list.len(), 3);
-        assert_eq!(list[0].branch.as_deref(), Some("main"));
-        assert_eq!(list[1].run_id(), Some("r-1"));
-        assert_eq!(list[1].locked.as_deref(), Some("tether run r-1"));
-        assert_eq!(list[2].branch, None);
-        assert_eq!(list[2].locked.as_deref(), Some(""));
-    }
-}
-
 /// How long a run waits for another one adding a worktree to the same repository.
 const ADD_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -310,5 +291,24 @@ async fn exclusive(dir: &Path) -> Result<std::fs::File, WorktreeError> {
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(WorktreeError::Spawn(e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_porcelain_list_is_read_block_by_block() {
+        let out = "worktree /repo\nHEAD abc\nbranch refs/heads/main\n\n\
+                   worktree /wt/r-1\nHEAD def\nbranch refs/heads/tether/r-1\nlocked tether run r-1\n\n\
+                   worktree /wt/old\nHEAD 123\ndetached\nlocked\n";
+        let list = parse_list(out);
+        assert_eq!(list.len(), 3);
+        assert_eq!(list[0].branch.as_deref(), Some("main"));
+        assert_eq!(list[1].run_id(), Some("r-1"));
+        assert_eq!(list[1].locked.as_deref(), Some("tether run r-1"));
+        assert_eq!(list[2].branch, None);
+        assert_eq!(list[2].locked.as_deref(), Some(""));
     }
 }

@@ -28,11 +28,13 @@ const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// Something the agent sent for the turn in progress.
 pub(crate) enum Inbound {
     /// A `session/update`.
-    Update(SessionUpdate),
+    Update(Box<SessionUpdate>),
     /// A `session/request_permission`, to be answered through the responder.
     Permission(
-        RequestPermissionRequest,
-        Responder<RequestPermissionResponse>,
+        Box<(
+            RequestPermissionRequest,
+            Responder<RequestPermissionResponse>,
+        )>,
     ),
 }
 
@@ -173,7 +175,7 @@ impl AgentProcess {
             .name("tether")
             .on_receive_notification(
                 async move |n: SessionNotification, _cx| {
-                    let _ = updates.route(&n.session_id.to_string(), Inbound::Update(n.update));
+                    let _ = updates.route(&n.session_id.to_string(), Inbound::Update(Box::new(n.update)));
                     Ok(())
                 },
                 agent_client_protocol::on_receive_notification!(),
@@ -183,10 +185,10 @@ impl AgentProcess {
                             responder: Responder<RequestPermissionResponse>,
                             _cx| {
                     let session = request.session_id.to_string();
-                    match permissions.route(&session, Inbound::Permission(request, responder)) {
+                    match permissions.route(&session, Inbound::Permission(Box::new((request, responder)))) {
                         Ok(()) => Ok(()),
                         // No turn of that session is open: nobody can be asked.
-                        Err(Inbound::Permission(_, responder)) => responder.respond(
+                        Err(Inbound::Permission(held)) => held.1.respond(
                             RequestPermissionResponse::new(RequestPermissionOutcome::Cancelled),
                         ),
                         Err(Inbound::Update(_)) => Ok(()),

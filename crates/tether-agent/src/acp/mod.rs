@@ -230,10 +230,9 @@ impl AcpExecutor {
         let wanted = self.command().argv;
         if let Some(agent) = guard.as_mut()
             && (!agent.alive() || agent.argv != wanted)
+            && let Some(mut old) = guard.take()
         {
-            if let Some(mut old) = guard.take() {
-                old.program.stop().await;
-            }
+            old.program.stop().await;
         }
         if guard.is_none() {
             let started = tokio::select! {
@@ -281,11 +280,12 @@ impl AcpExecutor {
                 got = &mut answer => break got,
                 Some(message) = inbound.recv() => match message {
                     Inbound::Update(update) => {
-                        for event in state.apply(update) {
+                        for event in state.apply(*update) {
                             observer.event(event);
                         }
                     }
-                    Inbound::Permission(req, responder) => {
+                    Inbound::Permission(held) => {
+                        let (req, responder) = *held;
                         let ask = permission::ask_of(&req);
                         pending.push(Box::pin(self.decide(ask, request.access, responder, turn_cancel.clone())));
                     }
@@ -318,7 +318,7 @@ impl AcpExecutor {
         // Whatever was routed before the answer is already queued: fold it in.
         while let Ok(message) = inbound.try_recv() {
             if let Inbound::Update(update) = message {
-                for event in state.apply(update) {
+                for event in state.apply(*update) {
                     observer.event(event);
                 }
             }

@@ -35,14 +35,14 @@ fn the_gate_hook_runs_tether_gate_for_the_run_on_bash_with_a_week_to_answer() {
       "hooks": {
         "PreToolUse": [
           {
+            "matcher": "Bash",
             "hooks": [
               {
+                "type": "command",
                 "command": "'/opt/tether/bin/tether' 'gate' '--run' 'r-ab12cd' '-C' '/work/it'\\''s here'",
-                "timeout": 604800,
-                "type": "command"
+                "timeout": 604800
               }
-            ],
-            "matcher": "Bash"
+            ]
           }
         ]
       }

@@ -56,8 +56,8 @@ async fn the_prompt_goes_in_as_an_argument_or_on_stdin_and_stdout_comes_back() {
         std::fs::read_to_string(dir.path().join("runs/r/iteration-0001.jsonl")).unwrap();
     assert_eq!(
         transcript,
-        "{\"content\":\"Do the task.\",\"role\":\"user\"}\n\
-         {\"content\":\"Do the task.\",\"role\":\"assistant\"}\n"
+        "{\"role\":\"user\",\"content\":\"Do the task.\"}\n\
+         {\"role\":\"assistant\",\"content\":\"Do the task.\"}\n"
     );
 }
 

@@ -61,7 +61,7 @@ fn agent_cli_settings_are_refused_for_other_kinds_and_when_malformed() {
     assert_eq!(
         problem("[executor]\nkind = \"builtin\"\nprogram = \"claude\"\n"),
         "tether.toml:3: executor.program: only used by an agent CLI kind (\"claude\", \
-         \"codex\", \"pi\"), but kind is \"builtin\"; remove it"
+         \"codex\", \"pi\", \"acp\"), but kind is \"builtin\"; remove it"
     );
     assert_eq!(
         problem("[executor]\nkind = \"claude\"\nenv = { A = 1 }\n"),

@@ -234,10 +234,10 @@ fn judge_defaults_to_cross_model_and_ten_minutes() {
 fn every_executor_kind_and_every_api_is_accepted() {
     for (name, kind) in ExecutorKind::CHOICES {
         assert_eq!(kind.as_str(), name);
-        let extra = if kind == ExecutorKind::Command {
-            "command = [\"x\"]\n"
-        } else {
-            ""
+        let extra = match kind {
+            ExecutorKind::Command => "command = [\"x\"]\n",
+            ExecutorKind::Acp => "program = \"my-acp-agent\"\n",
+            _ => "",
         };
         let config = config(&format!("[executor]\nkind = \"{name}\"\n{extra}"));
         assert_eq!(config.executor.kind, kind);

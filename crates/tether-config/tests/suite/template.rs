@@ -50,7 +50,7 @@ fn the_commented_out_examples_are_valid_too() {
     );
     let err = parse(&text, Path::new("tether.toml"), &MapEnv::new()).unwrap_err();
     // The only clashes: the example command is for kind = "command", the agent CLI settings for
-    // kind = "claude", and the kind is "builtin".
+    // kind = "claude", `permissions` for kind = "acp", and the kind is "builtin".
     let keys: Vec<&str> = err.problems().iter().map(|p| p.key.as_str()).collect();
     assert_eq!(
         keys,
@@ -59,7 +59,8 @@ fn the_commented_out_examples_are_valid_too() {
             "executor.program",
             "executor.args",
             "executor.env",
-            "executor.turn_timeout_secs"
+            "executor.turn_timeout_secs",
+            "executor.permissions"
         ],
         "{err}"
     );
@@ -69,13 +70,23 @@ fn the_commented_out_examples_are_valid_too() {
             .map(|l| format!("{l}\n"))
             .collect()
     };
-    let claude = without(&text, &["command"]).replace("kind = \"builtin\"", "kind = \"claude\"");
+    let acp = without(&text, &["command"]).replace("kind = \"builtin\"", "kind = \"acp\"");
+    let config = parse(&acp, Path::new("tether.toml"), &MapEnv::new()).unwrap();
+    assert_eq!(
+        config.executor.permissions,
+        tether_config::Permissions::AskBefore
+    );
+    let claude = without(&text, &["command", "permissions"])
+        .replace("kind = \"builtin\"", "kind = \"claude\"");
     let config = parse(&claude, Path::new("tether.toml"), &MapEnv::new()).unwrap();
     assert_eq!(config.executor.program.as_deref(), Some("claude"));
     assert_eq!(config.executor.turn_timeout_secs, Some(86400));
     assert_eq!(config.executor.max_usage_wait_secs, 86400);
-    let text = without(&text, &["program", "args", "env", "turn_timeout_secs"])
-        .replace("kind = \"builtin\"", "kind = \"command\"");
+    let text = without(
+        &text,
+        &["program", "args", "env", "turn_timeout_secs", "permissions"],
+    )
+    .replace("kind = \"builtin\"", "kind = \"command\"");
     let config = parse(&text, Path::new("tether.toml"), &MapEnv::new()).unwrap();
     assert!(config.model.is_some() && config.judge.is_some());
     assert!(config.human.timeout.is_some());

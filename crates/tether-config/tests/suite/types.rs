@@ -49,7 +49,7 @@ fn wrong_types_name_key_line_and_expected_type() {
         ),
         (
             "[executor]\nkind = 1\n",
-            "tether.toml:2: executor.kind: must be one of builtin | claude | codex | pi | command, got an integer",
+            "tether.toml:2: executor.kind: must be one of builtin | claude | codex | pi | command | acp, got an integer",
         ),
         (
             "[server]\nlisten = 8080\n",
@@ -77,7 +77,7 @@ fn a_bool_must_be_a_bool() {
 fn choices_list_the_allowed_values_and_suggest_one() {
     assert_eq!(
         problem("[executor]\nkind = \"claud\"\n"),
-        "tether.toml:2: executor.kind: must be one of builtin | claude | codex | pi | command, \
+        "tether.toml:2: executor.kind: must be one of builtin | claude | codex | pi | command | acp, \
          got \"claud\"; did you mean \"claude\"?"
     );
     assert_eq!(

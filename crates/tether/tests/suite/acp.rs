@@ -1,5 +1,5 @@
-//! `[executor] kind = "acp"` end to end against a scripted ACP agent (`acp/agent.py`, a small
-//! JSON-RPC agent written for these tests): a Ralph loop keeps its promise, tether's MCP server
+//! `[executor] kind = "acp"` end to end against a scripted ACP agent (tether-testkit's
+//! `acp_agent.py`, a small JSON-RPC agent written for these tests): a Ralph loop keeps its promise, tether's MCP server
 //! is in every `session/new`, an `ask_before` command waits for a person's answer and a
 //! "Reject" reaches the agent, a call outside the workspace is refused without asking, and the
 //! protocol's bad days — a line that is not JSON, an agent that ignores `session/cancel`, an
@@ -14,7 +14,7 @@ use tether_store::Event;
 use crate::common::agents::{events, tool_calls};
 use crate::common::{PATIENCE, pending_question, run, spawn, text, wait_exit};
 
-const AGENT: &str = include_str!("acp/agent.py");
+const AGENT: &str = tether_testkit::SCRIPTED_ACP_AGENT;
 
 fn workspace(mode: &str, extra: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,5 @@
 mod acp;
+mod acp_adapters;
 mod adversarial;
 mod ask_cli;
 mod breaker;

@@ -7,12 +7,14 @@ What it does on each prompt is read from the file `acp-mode` in the session's cw
   ignore       never answers the prompt and ignores session/cancel
   exit         exits in the middle of the turn
   malformed    writes a line that is not JSON and an unknown notification, then keeps its promise
-It writes its pid to `acp-agent.pid` and every decision it receives to `acp-decisions.txt`.
+It writes its pid to `acp-agent.pid`, every decision it receives to `acp-decisions.txt`, and
+when it received each (seconds since the epoch) to `acp-decided-at.txt`.
 """
 import json
 import os
 import sys
 import threading
+import time
 
 lock = threading.Lock()
 pending = {}
@@ -60,6 +62,9 @@ def ask(session, title, kind, raw, locations=None):
         ]})
     outcome = reply.get("result", {}).get("outcome", {})
     chosen = outcome.get("optionId") or outcome.get("outcome")
+    at = time.time()
+    with open(os.path.join(cwd[session], "acp-decided-at.txt"), "a") as f:
+        f.write(f"{at}\n")
     with open(os.path.join(cwd[session], "acp-decisions.txt"), "a") as f:
         f.write(f"{title}: {chosen}\n")
     return chosen
