@@ -278,3 +278,23 @@ fn an_agent_that_exits_mid_turn_fails_the_iteration_with_its_words() {
         "{failed:?}"
     );
 }
+
+#[test]
+fn doctor_starts_the_agent_and_reads_its_answer_to_initialize() {
+    let dir = workspace("promise", "");
+    let out = run(dir.path(), &["doctor"]);
+    let said = text(&out.stdout);
+    assert!(
+        said.contains("executor: ACP agent scripted-acp 1.0.0 (python3)"),
+        "{said}"
+    );
+    fs::write(
+        dir.path().join("tether.toml"),
+        "[executor]\nkind = \"acp\"\nprogram = \"true\"\n",
+    )
+    .unwrap();
+    let out = run(dir.path(), &["doctor"]);
+    let said = text(&out.stdout);
+    assert!(said.contains("did not answer ACP's initialize"), "{said}");
+    assert_eq!(out.status.code(), Some(1));
+}
