@@ -147,6 +147,18 @@ impl NtfyClient {
     }
 }
 
+/// An HTTP client with tether's TLS setup (ring, the platform's verifier; no global crypto
+/// provider), for `https` URLs or plain `http` ones. Other sinks (webhooks) use it too.
+pub fn http_client(https: bool) -> Result<reqwest::Client, NtfyError> {
+    let tls = crate::tls::client_config(https).map_err(NtfyError::Setup)?;
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .connect_timeout(Duration::from_secs(10))
+        .user_agent(concat!("tether/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| NtfyError::Setup(e.to_string()))
+}
+
 /// `response` if it succeeded, else its error.
 async fn checked(response: Response) -> Result<Response, NtfyError> {
     let status = response.status();

@@ -25,7 +25,7 @@ mod follow;
 mod tls;
 mod wire;
 
-pub use client::{NtfyClient, RetryPolicy};
+pub use client::{NtfyClient, RetryPolicy, http_client};
 pub use error::NtfyError;
 pub use follow::{FollowOptions, Follower};
 pub use wire::{Action, Message, Publish};
