@@ -1,3 +1,4 @@
+mod escalation;
 mod human;
 mod notices;
 mod notify;
