@@ -90,6 +90,7 @@ impl Config {
         vars.push(self.slack.app_token_env.clone());
         vars.push(self.telegram.bot_token_env.clone());
         vars.extend(self.ntfy.token_env.clone());
+        vars.extend(self.ntfy.reply_token_env.clone());
         vars.extend(self.webhook.url_env.clone());
         vars.extend(self.email.username_env.clone());
         vars.extend(self.email.password_env.clone());

@@ -105,6 +105,7 @@ pub(crate) const NTFY: &[&str] = &[
     "topic",
     "reply_topic",
     "token_env",
+    "reply_token_env",
     "priority",
     "notify",
 ];

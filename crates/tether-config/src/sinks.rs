@@ -28,6 +28,11 @@ pub struct NtfyConfig {
     pub token_env: Option<String>,
     /// The access token, read from `token_env` at load.
     pub token: Option<Secret>,
+    /// The NAME of the variable holding a token the answer buttons send: one that may only
+    /// write to the reply topic (it travels inside each notification).
+    pub reply_token_env: Option<String>,
+    /// That token, read from `reply_token_env` at load.
+    pub reply_token: Option<Secret>,
     /// The priority of what is published, 1 (min) to 5 (max).
     pub priority: u8,
     /// The notices this sink gets, when not `[notify] on`.
@@ -56,6 +61,8 @@ impl Default for NtfyConfig {
             reply_topic: None,
             token_env: None,
             token: None,
+            reply_token_env: None,
+            reply_token: None,
             priority: Self::DEFAULT_PRIORITY,
             notify: None,
         }
@@ -386,6 +393,9 @@ pub(crate) fn read_ntfy(r: &mut Reader, t: Option<&Table>, env: &dyn Env, out: &
     }
     out.token = secret_from(env, var.as_ref());
     out.token_env = var;
+    let reply_var = r.string(t, "reply_token_env", values::env_var_name);
+    out.reply_token = secret_from(env, reply_var.as_ref());
+    out.reply_token_env = reply_var;
     out.notify = read_channel_notify(r, t);
 }
 

@@ -174,6 +174,9 @@ rejected_after = 3
 # reply_topic = "tether-7f3k2q-reply"
 # The NAME of the environment variable holding an access token, for protected topics.
 # token_env = "NTFY_TOKEN"
+# The NAME of the one holding the token the answer buttons send, when the reply topic is
+# protected: make it write-only to the reply topic (it travels inside each notification).
+# reply_token_env = "NTFY_REPLY_TOKEN"
 # Priority of what is published: 1 (min) .. 5 (max).
 # priority = 3
 # The notices pushed, when not [notify] on.

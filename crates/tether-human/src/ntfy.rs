@@ -6,6 +6,10 @@
 //! server. tether follows the reply topic ([`tether_ntfy::Follower`]) while questions wait, so
 //! a question is answered from a lock screen with nothing of tether's reachable from outside.
 //!
+//! When the server protects the reply topic, `[ntfy] reply_token_env` names a token the buttons
+//! send (`Authorization: Bearer`, in the action's headers); it travels inside every
+//! notification, so it should be one that may only write to the reply topic.
+//!
 //! The nonce is drawn per question and recorded with its post in the store; a press whose nonce
 //! does not match (someone else publishing to the reply topic, a question of another
 //! workspace) is ignored. Where a question was posted is recorded too, so a resumed run waits
@@ -63,6 +67,8 @@ struct Shared {
     topic: String,
     reply_topic: String,
     priority: u8,
+    /// The token the buttons send, if the reply topic needs one.
+    reply_token: Option<tether_config::Secret>,
     journal: Journal,
     state_dir: PathBuf,
     /// The key its posts are recorded under (`ntfy`, or `ntfy:<topic>` for an escalation's).
@@ -109,12 +115,15 @@ impl Ntfy {
                 (topic.clone(), reply, NAME.to_owned())
             }
         };
-        if let (Some(var), None) = (&config.token_env, &config.token) {
+        let missing: Vec<String> = config
+            .missing()
+            .into_iter()
+            .filter(|m| !m.contains("[ntfy] topic"))
+            .collect();
+        if !missing.is_empty() {
             return Err(SinkError::Missing {
                 sink: NAME,
-                missing: vec![format!(
-                    "the access token (set {var}, named by `[ntfy] token_env`)"
-                )],
+                missing,
             });
         }
         let client = NtfyClient::new(&config.server, config.token.clone()).map_err(|e| {
@@ -129,6 +138,7 @@ impl Ntfy {
                 topic,
                 reply_topic,
                 priority: config.priority,
+                reply_token: config.reply_token.clone(),
                 journal,
                 state_dir,
                 post_key,
@@ -198,7 +208,12 @@ impl Shared {
                     n: nonce.to_owned(),
                 };
                 let body = serde_json::to_string(&press).unwrap_or_default();
-                Action::http_post(label_of(label), url.clone(), body)
+                let mut action = Action::http_post(label_of(label), url.clone(), body);
+                if let Some(token) = &self.reply_token {
+                    let value = format!("Bearer {}", token.expose());
+                    action.headers.insert("Authorization".to_owned(), value);
+                }
+                action
             })
             .collect();
         Publish {

@@ -40,6 +40,9 @@ pub struct Action {
     pub url: String,
     /// The request's method (`POST`).
     pub method: String,
+    /// The request's headers (an `Authorization` the reply topic needs).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub headers: std::collections::BTreeMap<String, String>,
     /// The request's body.
     pub body: String,
     /// Whether the notification is dismissed once the request succeeded.
@@ -54,6 +57,7 @@ impl Action {
             label: label.into(),
             url: url.into(),
             method: "POST".to_owned(),
+            headers: std::collections::BTreeMap::new(),
             body,
             clear: true,
         }

@@ -92,7 +92,7 @@ struct World {
 
 struct Shared {
     world: Mutex<World>,
-    token: Option<String>,
+    tokens: Vec<String>,
     keepalive: Duration,
     next_id: AtomicU64,
     /// Cancelled to end every open stream; replaced by a fresh one.
@@ -125,10 +125,12 @@ impl Shared {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         self.world().authorizations.push(given.clone());
-        let token = self.token.as_ref()?;
+        if self.tokens.is_empty() {
+            return None;
+        }
         match given {
             None => Some(error(StatusCode::UNAUTHORIZED, 40101, "unauthorized")),
-            Some(g) if g == format!("Bearer {token}") => None,
+            Some(g) if self.tokens.iter().any(|t| g == format!("Bearer {t}")) => None,
             Some(_) => Some(error(StatusCode::FORBIDDEN, 40301, "forbidden")),
         }
     }
@@ -391,14 +393,15 @@ struct StreamState {
 /// Builds a [`FakeNtfyServer`].
 #[derive(Debug, Clone)]
 pub struct FakeNtfyServerBuilder {
-    token: Option<String>,
+    tokens: Vec<String>,
     keepalive: Duration,
 }
 
 impl FakeNtfyServerBuilder {
-    /// Requires `Authorization: Bearer <token>` on every request.
+    /// Requires `Authorization: Bearer <token>` on every request (called again, any of the
+    /// tokens given is accepted).
     pub fn token(mut self, token: impl Into<String>) -> Self {
-        self.token = Some(token.into());
+        self.tokens.push(token.into());
         self
     }
 
@@ -414,7 +417,7 @@ impl FakeNtfyServerBuilder {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             world: Mutex::default(),
-            token: self.token,
+            tokens: self.tokens,
             keepalive: self.keepalive,
             next_id: AtomicU64::new(1),
             streams_end: Mutex::new(CancellationToken::new()),
@@ -473,7 +476,7 @@ impl FakeNtfyServer {
     /// A builder: no token, a keepalive every 45 s.
     pub fn builder() -> FakeNtfyServerBuilder {
         FakeNtfyServerBuilder {
-            token: None,
+            tokens: Vec::new(),
             keepalive: Duration::from_secs(45),
         }
     }

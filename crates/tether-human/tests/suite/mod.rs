@@ -2,6 +2,7 @@ mod escalation;
 mod human;
 mod notices;
 mod notify;
+mod ntfy_sink;
 mod resume;
 mod slack_channel;
 mod telegram_channel;
