@@ -145,11 +145,11 @@ impl Desk {
         let (listed, sink_problems) = sinks.listed();
         channels.extend(listed);
         let (escalation, escalation_problems) = sinks.escalation();
+        problems.extend(sink_problems.iter().map(ToString::to_string));
         problems.extend(
-            sink_problems
+            escalation_problems
                 .iter()
-                .chain(&escalation_problems)
-                .map(ToString::to_string),
+                .map(|e| format!("for escalation (`human.escalate_to`), {e}")),
         );
         let escalation = Escalation {
             remind_after: config.human.remind_after_secs.map(Duration::from_secs),

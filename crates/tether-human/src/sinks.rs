@@ -30,7 +30,7 @@ pub enum SinkError {
         missing: Vec<String>,
     },
     /// A setting's value cannot be used.
-    #[error("the sink is off: `{setting}`: {problem}")]
+    #[error("a notice sink is off: `{setting}`: {problem}")]
     Invalid {
         /// The setting, e.g. `[webhook] url_env`.
         setting: &'static str,
@@ -38,7 +38,7 @@ pub enum SinkError {
         problem: String,
     },
     /// Its HTTP client could not be set up.
-    #[error("the sink is off: {0}")]
+    #[error("a notice sink is off: {0}")]
     Setup(String),
 }
 

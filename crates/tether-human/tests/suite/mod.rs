@@ -4,6 +4,7 @@ mod notices;
 mod notify;
 mod ntfy_sink;
 mod resume;
+mod sinks;
 mod slack_channel;
 mod telegram_channel;
 mod visible;
