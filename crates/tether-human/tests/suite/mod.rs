@@ -1,3 +1,4 @@
+mod email_sink;
 mod escalation;
 mod human;
 mod notices;
