@@ -74,6 +74,73 @@ impl SentLog {
     }
 }
 
+/// What is wrong with the sinks `config` turns on (listed in `human.channels`, or named by
+/// `human.escalate_to`), without building them: what `tether doctor` reports.
+pub fn problems(config: &Config) -> Vec<String> {
+    use tether_config::Channel as C;
+    let ntfy = |topic: Option<&str>| -> Result<(), SinkError> {
+        let mut missing = config.ntfy.missing();
+        if topic.is_some() {
+            missing.retain(|m| !m.contains("[ntfy] topic"));
+        }
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(SinkError::Missing {
+                sink: "ntfy",
+                missing,
+            })
+        }
+    };
+    let webhook = || -> Result<(), SinkError> {
+        match &config.webhook.url {
+            Some(url) => crate::webhook::check_url(url).map(|_| ()),
+            None => Err(SinkError::Missing {
+                sink: "webhook",
+                missing: config.webhook.missing(),
+            }),
+        }
+    };
+    let email = |to: Option<&str>| Email::from_config(&config.email, to, None).map(|_| ());
+    let command = || -> Result<(), SinkError> {
+        if config.notify_command.program.is_some() {
+            Ok(())
+        } else {
+            Err(SinkError::Missing {
+                sink: "notify_command",
+                missing: config.notify_command.missing(),
+            })
+        }
+    };
+    let mut out = Vec::new();
+    for channel in &config.human.channels {
+        let checked = match channel {
+            C::Ntfy => ntfy(None),
+            C::Webhook => webhook(),
+            C::Email => email(None),
+            C::NotifyCommand => command(),
+            _ => continue,
+        };
+        if let Err(e) = checked {
+            out.push(e.to_string());
+        }
+    }
+    if config.human.escalate_after_secs.is_some() {
+        for target in &config.human.escalate_to {
+            let checked = match target {
+                EscalationTarget::Ntfy { topic } => ntfy(topic.as_deref()),
+                EscalationTarget::Email { to } => email(to.as_deref()),
+                EscalationTarget::Webhook => webhook(),
+                EscalationTarget::Command => command(),
+            };
+            if let Err(e) = checked {
+                out.push(format!("for escalation (`human.escalate_to`), {e}"));
+            }
+        }
+    }
+    out
+}
+
 /// Builds sinks for one process: the config, the workspace and the store.
 pub struct SinkBuilder<'a> {
     config: &'a Config,

@@ -60,6 +60,26 @@ pub fn render(body: &SinkBody, format: WebhookFormat) -> Value {
     }
 }
 
+/// Whether `url` is an http(s) URL (`Ok(true)` for https); the error never repeats it.
+pub fn check_url(url: &Secret) -> Result<bool, crate::sinks::SinkError> {
+    let value = url.expose();
+    let https = value.starts_with("https://");
+    let valid = (https || value.starts_with("http://"))
+        && !value.chars().any(char::is_whitespace)
+        && value
+            .split("://")
+            .nth(1)
+            .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
+    if valid {
+        Ok(https)
+    } else {
+        Err(crate::sinks::SinkError::Invalid {
+            setting: "[webhook] url_env",
+            problem: "its variable does not hold an http:// or https:// URL".to_owned(),
+        })
+    }
+}
+
 /// POSTs notices and questions to a webhook, in the background.
 pub struct Webhook {
     inner: Arc<Inner>,
@@ -96,20 +116,7 @@ impl Webhook {
     /// A sink POSTing to `url` in `format`. Errs when `url` is not an http(s) URL (without
     /// repeating it) or the HTTP client cannot be set up.
     pub fn new(url: Secret, format: WebhookFormat) -> Result<Self, crate::sinks::SinkError> {
-        let value = url.expose();
-        let https = value.starts_with("https://");
-        let valid = (https || value.starts_with("http://"))
-            && !value.chars().any(char::is_whitespace)
-            && value
-                .split("://")
-                .nth(1)
-                .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
-        if !valid {
-            return Err(crate::sinks::SinkError::Invalid {
-                setting: "[webhook] url_env",
-                problem: "its variable does not hold an http:// or https:// URL".to_owned(),
-            });
-        }
+        let https = check_url(&url)?;
         let http = crate::sinks::http_client(https)?;
         Ok(Webhook {
             inner: Arc::new(Inner {
