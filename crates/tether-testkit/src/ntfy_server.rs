@@ -34,6 +34,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::serve::ListenerExt as _;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::sync::{mpsc, watch};
@@ -415,6 +416,11 @@ impl FakeNtfyServerBuilder {
     pub async fn start(self) -> std::io::Result<FakeNtfyServer> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
+        // ntfy is written in Go, whose sockets send at once (TCP_NODELAY): a stream's small
+        // lines are not held back waiting for the reader's acknowledgement.
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let shared = Arc::new(Shared {
             world: Mutex::default(),
             tokens: self.tokens,

@@ -5,6 +5,7 @@ mod notices;
 mod notify;
 mod ntfy_sink;
 mod resume;
+mod sink_secrets;
 mod sinks;
 mod slack_channel;
 mod telegram_channel;
