@@ -268,3 +268,105 @@ password_env = "SMTP_PASSWORD"
     }
     insta::assert_snapshot!(problems);
 }
+
+#[tokio::test]
+async fn the_desk_hands_a_question_to_the_sinks_once_and_tells_them_the_answer() {
+    let r = Arc::new(Receiver::default());
+    let url = receiver(Arc::clone(&r)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::at(dir.path());
+    let text = "[human]\nchannels = [\"cli\", \"webhook\", \"notify_command\"]\n\
+                [webhook]\nurl_env = \"HOOK\"\nnotify = [\"failed\"]\n\
+                [notify_command]\nprogram = \"/bin/sh\"\nargs = [\"-c\", \"cat >> got.jsonl\"]\n";
+    let env = MapEnv::new().with("HOOK", url.as_str());
+    let config = tether_config::parse(&text, Path::new("tether.toml"), &env).unwrap();
+    let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
+    let desk = Desk::from_config(&config, &ws, journal, Console::Absent);
+    assert!(
+        desk.policy().problems.is_empty(),
+        "{:?}",
+        desk.policy().problems
+    );
+
+    // The notice filter: [webhook] notify lets "failed" through only; the command follows
+    // [notify] on (done, paused).
+    desk.notify(&notice()).await; // paused
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let d = desk.clone();
+    let c = cancel.clone();
+    let first = tokio::spawn(async move {
+        let q = NewQuestion {
+            question: "Ship on Friday?".into(),
+            context: "ctx".into(),
+            confidence: Some(30),
+            options: vec!["yes".into(), "no".into()],
+            ..NewQuestion::default()
+        };
+        d.broker().ask(q, c).await
+    });
+    wait_until_async("the question's webhook", LIMIT, || {
+        (!r.bodies.lock().unwrap().is_empty()).then_some(())
+    })
+    .await
+    .unwrap();
+    let lines = |ws: &Path| {
+        std::fs::read_to_string(ws.join("got.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .collect::<Vec<_>>()
+    };
+    wait_until_async("the question's command run", LIMIT, || {
+        (lines(dir.path()).len() == 2).then_some(())
+    })
+    .await
+    .unwrap();
+    cancel.cancel();
+    assert!(first.await.unwrap().is_err());
+
+    // Waited for again (a resume): not handed over twice; answered from the CLI.
+    let store = Store::open(ws.db_path()).unwrap();
+    let id = store.pending_questions().unwrap()[0].id.clone();
+    let d = desk.clone();
+    let wid = id.clone();
+    let again = tokio::spawn(async move {
+        d.wait(&wid, tokio_util::sync::CancellationToken::new())
+            .await
+    });
+    tokio::task::yield_now().await;
+    tether_human::broker::answer(&store, &ws.state_dir(), &id, "no", "cli", "alice").unwrap();
+    let got = tokio::time::timeout(LIMIT, again)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.channel, "cli");
+    wait_until_async("the webhook told", LIMIT, || {
+        (r.bodies.lock().unwrap().len() == 2).then_some(())
+    })
+    .await
+    .unwrap();
+    wait_until_async("the command told", LIMIT, || {
+        (lines(dir.path()).len() == 3).then_some(())
+    })
+    .await
+    .unwrap();
+    let hooks: Vec<Value> = r
+        .bodies
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, _, b)| b.clone())
+        .collect();
+    let kinds: Vec<&str> = hooks.iter().map(|b| b["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["question", "answered"],
+        "the paused notice filtered out, the question once"
+    );
+    assert_eq!(hooks[1]["text"], "Answered on cli by alice: no");
+    let ran = lines(dir.path());
+    let kinds: Vec<&str> = ran.iter().map(|b| b["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["notice", "question", "answered"]);
+    assert_eq!(ran[1]["options"], serde_json::json!(["yes", "no"]));
+}
