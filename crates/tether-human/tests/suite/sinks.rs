@@ -279,7 +279,7 @@ async fn the_desk_hands_a_question_to_the_sinks_once_and_tells_them_the_answer()
                 [webhook]\nurl_env = \"HOOK\"\nnotify = [\"failed\"]\n\
                 [notify_command]\nprogram = \"/bin/sh\"\nargs = [\"-c\", \"cat >> got.jsonl\"]\n";
     let env = MapEnv::new().with("HOOK", url.as_str());
-    let config = tether_config::parse(&text, Path::new("tether.toml"), &env).unwrap();
+    let config = tether_config::parse(text, Path::new("tether.toml"), &env).unwrap();
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
     let desk = Desk::from_config(&config, &ws, journal, Console::Absent);
     assert!(
