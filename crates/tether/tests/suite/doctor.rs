@@ -258,8 +258,9 @@ fn a_healthy_setup_passes_every_check() {
     let toml = format!(
         "[executor]\nkind = \"claude\"\nprogram = {:?}\n{}api_key_env = \"DOCTOR_MODEL_KEY\"\n\
          {}api_key_env = \"DOCTOR_JUDGE_KEY\"\n\
-         [human]\nchannels = [\"cli\", \"zulip\", \"slack\", \"telegram\"]\n\
-         [telegram]\napi_url = \"{}\"\n[slack]\nchannel = \"{}\"\napi_url = \"{}\"\n",
+         [human]\nchannels = [\"cli\", \"zulip\", \"slack\", \"telegram\", \"notify_command\"]\n\
+         [telegram]\napi_url = \"{}\"\n[slack]\nchannel = \"{}\"\napi_url = \"{}\"\n\
+         [notify_command]\nprogram = \"true\"\n",
         claude(),
         model_table("model", Api::OpenAiChat, &model, "agent-model"),
         model_table("judge", Api::Anthropic, &judge, "judge-model"),
@@ -324,7 +325,7 @@ fn a_healthy_setup_passes_every_check() {
         names,
         [
             "config", "store", "executor", "sandbox", "mcp", "model", "judge", "zulip", "slack",
-            "telegram"
+            "telegram", "notices"
         ]
     );
 }
