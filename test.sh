@@ -12,7 +12,9 @@
 #   throwaway cluster of their own, and as root an unprivileged user to run it (`initdb` refuses
 #   root): `tether-pg`, created with useradd;
 # - the official Python MCP SDK (`mcp>=2,<3`, the independent client of the `tether mcp` tests)
-#   into a virtual environment under the target directory, never into the system's Python;
+#   and aiosmtpd (the real SMTP server of the email sink's tests, with STARTTLS) into a virtual
+#   environment under the target directory, never into the system's Python; openssl (the
+#   email tests make their certificates with it);
 # - the real Claude Code CLI (npm `@anthropic-ai/claude-code`) under target/npm-cli, with Node 22
 #   (npm `node@22`) next to it when the machine's Node is older: Claude Code's current releases
 #   need Node 22 to install (with an older one npm silently picks an old release);
@@ -54,6 +56,7 @@ system_packages() {
   type -P python3 >/dev/null || need+=(python3 python3-venv)
   type -P chromium >/dev/null || need+=(chromium)
   type -P chromedriver >/dev/null || need+=(chromium-driver)
+  type -P openssl >/dev/null || need+=(openssl)
   if [ ${#need[@]} -gt 0 ]; then
     apt_install "${need[@]}"
   fi
@@ -109,6 +112,13 @@ mcp_sdk() {
   if ! "$py" -c "$has_mcp2" 2>/dev/null; then
     say "installing the Python MCP SDK into $venv"
     "$py" -m pip install --quiet --disable-pip-version-check "mcp>=2,<3"
+  fi
+}
+
+smtp_server() {
+  if ! "$py" -c 'import aiosmtpd' 2>/dev/null; then
+    say "installing aiosmtpd into $venv"
+    "$py" -m pip install --quiet --disable-pip-version-check "aiosmtpd>=1.4,<2"
   fi
 }
 
@@ -204,6 +214,7 @@ system_packages
 postgres
 python_venv
 mcp_sdk
+smtp_server
 npm_cli="$(mkdir -p "$target/npm-cli" && cd "$target/npm-cli" && pwd)"
 claude_cli
 codex_cli

@@ -14,9 +14,17 @@ pub(crate) fn run(config: &Config, marks: &Marks, r: &mut Reader) {
     zulip_channel_is_complete(config, marks, r);
     chat_channel_is_complete(config, marks, r, Channel::Slack);
     chat_channel_is_complete(config, marks, r, Channel::Telegram);
+    for sink in [
+        Channel::Ntfy,
+        Channel::Webhook,
+        Channel::Email,
+        Channel::NotifyCommand,
+    ] {
+        chat_channel_is_complete(config, marks, r, sink);
+    }
 }
 
-/// A Slack or Telegram channel needs its destination and tokens; like Zulip's, what is missing
+/// A Slack or Telegram channel (or a notice sink) needs its destination and tokens; like Zulip's, what is missing
 /// is a warning naming it.
 fn chat_channel_is_complete(config: &Config, marks: &Marks, r: &mut Reader, channel: Channel) {
     if !config.human.channels.contains(&channel) {
@@ -25,6 +33,10 @@ fn chat_channel_is_complete(config: &Config, marks: &Marks, r: &mut Reader, chan
     let missing = match channel {
         Channel::Slack => crate::chat::slack_missing(&config.slack),
         Channel::Telegram => crate::chat::telegram_missing(&config.telegram),
+        Channel::Ntfy => config.ntfy.missing(),
+        Channel::Webhook => config.webhook.missing(),
+        Channel::Email => config.email.missing(),
+        Channel::NotifyCommand => config.notify_command.missing(),
         _ => return,
     };
     if !missing.is_empty() {

@@ -36,6 +36,14 @@ pub struct Config {
     pub telegram: TelegramConfig,
     /// What a run tells its channels unprompted (`[notify]`).
     pub notify: NotifyConfig,
+    /// The ntfy sink (`[ntfy]` plus its token's variable).
+    pub ntfy: crate::NtfyConfig,
+    /// The webhook sink (`[webhook]` plus its URL's variable).
+    pub webhook: crate::WebhookConfig,
+    /// The email sink (`[email]` plus its credentials' variables).
+    pub email: crate::EmailConfig,
+    /// The command sink (`[notify_command]`).
+    pub notify_command: crate::NotifyCommandConfig,
     /// Who does the work (`[executor]`).
     pub executor: ExecutorConfig,
     /// The dashboard (`[server]`).
@@ -81,6 +89,11 @@ impl Config {
         vars.push(self.slack.bot_token_env.clone());
         vars.push(self.slack.app_token_env.clone());
         vars.push(self.telegram.bot_token_env.clone());
+        vars.extend(self.ntfy.token_env.clone());
+        vars.extend(self.ntfy.reply_token_env.clone());
+        vars.extend(self.webhook.url_env.clone());
+        vars.extend(self.email.username_env.clone());
+        vars.extend(self.email.password_env.clone());
         let mut seen = std::collections::HashSet::new();
         vars.retain(|v| seen.insert(v.clone()));
         vars
@@ -101,6 +114,10 @@ impl Default for Config {
             slack: SlackConfig::default(),
             telegram: TelegramConfig::default(),
             notify: NotifyConfig::default(),
+            ntfy: crate::NtfyConfig::default(),
+            webhook: crate::WebhookConfig::default(),
+            email: crate::EmailConfig::default(),
+            notify_command: crate::NotifyCommandConfig::default(),
             executor: ExecutorConfig::default(),
             server: ServerConfig::default(),
             store: StoreConfig::default(),
@@ -176,17 +193,29 @@ pub enum Channel {
     Slack,
     /// A Telegram chat over Bot API long polling, a topic or reply chain per conversation.
     Telegram,
+    /// Pushes to an ntfy topic; a question's options are buttons that answer it.
+    Ntfy,
+    /// POSTs to a webhook (tether's JSON, or Slack's or Discord's incoming-webhook shape).
+    Webhook,
+    /// Emails over SMTP.
+    Email,
+    /// A program of the user's, given each notice or question as JSON on stdin.
+    NotifyCommand,
 }
 
 impl Channel {
     /// Every channel with its spelling in `tether.toml`.
-    pub const CHOICES: [(&'static str, Channel); 6] = [
+    pub const CHOICES: [(&'static str, Channel); 10] = [
         ("terminal", Channel::Terminal),
         ("cli", Channel::Cli),
         ("web", Channel::Web),
         ("zulip", Channel::Zulip),
         ("slack", Channel::Slack),
         ("telegram", Channel::Telegram),
+        ("ntfy", Channel::Ntfy),
+        ("webhook", Channel::Webhook),
+        ("email", Channel::Email),
+        ("notify_command", Channel::NotifyCommand),
     ];
 
     /// The spelling in `tether.toml`.
@@ -198,6 +227,10 @@ impl Channel {
             Channel::Zulip => "zulip",
             Channel::Slack => "slack",
             Channel::Telegram => "telegram",
+            Channel::Ntfy => "ntfy",
+            Channel::Webhook => "webhook",
+            Channel::Email => "email",
+            Channel::NotifyCommand => "notify_command",
         }
     }
 }
@@ -250,6 +283,12 @@ pub struct HumanConfig {
     pub timeout: Option<HumanTimeout>,
     /// Command prefixes that need a human's yes before they run.
     pub ask_before: Vec<String>,
+    /// Seconds after which the channels of a question still waiting are reminded of it.
+    pub remind_after_secs: Option<u64>,
+    /// Seconds after which a question still waiting is offered on `escalate_to` too.
+    pub escalate_after_secs: Option<u64>,
+    /// The sinks a question is escalated to.
+    pub escalate_to: Vec<crate::EscalationTarget>,
 }
 
 impl HumanConfig {
@@ -265,6 +304,9 @@ impl Default for HumanConfig {
             channels: vec![Channel::Terminal, Channel::Cli],
             timeout: None,
             ask_before: Vec::new(),
+            remind_after_secs: None,
+            escalate_after_secs: None,
+            escalate_to: Vec::new(),
         }
     }
 }

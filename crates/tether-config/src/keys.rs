@@ -16,6 +16,10 @@ pub(crate) const TOP_LEVEL: &[&str] = &[
     "slack",
     "telegram",
     "notify",
+    "ntfy",
+    "webhook",
+    "email",
+    "notify_command",
     "executor",
     "server",
     "store",
@@ -72,6 +76,9 @@ pub(crate) const HUMAN: &[&str] = &[
     "timeout_secs",
     "on_timeout",
     "ask_before",
+    "remind_after",
+    "escalate_after",
+    "escalate_to",
 ];
 
 /// Keys of `[zulip]`.
@@ -91,6 +98,35 @@ pub(crate) const TELEGRAM: &[&str] = &["chat_id", "bot_token_env", "api_url", "n
 
 /// Keys of `[notify]`: what a run tells its channels unprompted.
 pub(crate) const NOTIFY: &[&str] = &["on", "desktop", "rejected_after"];
+
+/// Keys of `[ntfy]`.
+pub(crate) const NTFY: &[&str] = &[
+    "server",
+    "topic",
+    "reply_topic",
+    "token_env",
+    "reply_token_env",
+    "priority",
+    "notify",
+];
+
+/// Keys of `[webhook]`.
+pub(crate) const WEBHOOK: &[&str] = &["url_env", "url", "format", "notify"];
+
+/// Keys of `[email]`.
+pub(crate) const EMAIL: &[&str] = &[
+    "smtp_host",
+    "smtp_port",
+    "from",
+    "to",
+    "username_env",
+    "password_env",
+    "tls",
+    "notify",
+];
+
+/// Keys of `[notify_command]`.
+pub(crate) const NOTIFY_COMMAND: &[&str] = &["program", "args", "timeout_secs", "notify"];
 
 /// Keys of `[executor]`.
 pub(crate) const EXECUTOR: &[&str] = &[
@@ -128,6 +164,10 @@ pub(crate) const TABLES: &[(&str, &[&str])] = &[
     ("slack", SLACK),
     ("telegram", TELEGRAM),
     ("notify", NOTIFY),
+    ("ntfy", NTFY),
+    ("webhook", WEBHOOK),
+    ("email", EMAIL),
+    ("notify_command", NOTIFY_COMMAND),
     ("executor", EXECUTOR),
     ("server", SERVER),
     ("store", STORE),

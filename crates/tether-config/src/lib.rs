@@ -39,6 +39,7 @@ mod model;
 mod reader;
 mod schema;
 mod secret;
+mod sinks;
 mod suggest;
 mod syntax;
 mod template;
@@ -59,6 +60,10 @@ pub use load::{
 };
 pub use model::{Api, JudgeConfig, LoopJudgeConfig, ModelConfig, PlanningConfig};
 pub use secret::Secret;
+pub use sinks::{
+    EmailConfig, EmailTls, EscalationTarget, NotifyCommandConfig, NtfyConfig, WebhookConfig,
+    WebhookFormat,
+};
 pub use template::TEMPLATE;
 pub use tether_budget::Budget;
 pub use workspace::{STATE_DIR, Workspace};

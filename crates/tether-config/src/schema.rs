@@ -12,7 +12,7 @@ use crate::config::{Channel, ExecutorKind, HumanConfig, HumanTimeout, StoreConfi
 use crate::env::{Env, non_empty};
 use crate::model::{Api, JudgeConfig, LoopJudgeConfig, ModelConfig, PlanningConfig};
 use crate::reader::{Reader, Table, entry, path_of};
-use crate::{Config, Secret, chat, keys, values};
+use crate::{Config, Secret, chat, keys, sinks, values};
 
 /// `(min, max)` of every integer setting. `max_iterations` 0 means unlimited.
 pub(crate) mod range {
@@ -86,6 +86,14 @@ pub(crate) fn read(doc: &DeTable, r: &mut Reader, env: &dyn Env) -> (Config, Mar
     if let Some(t) = r.table(&root, "notify") {
         chat::read_notify(r, &t, &mut config.notify);
     }
+    let ntfy = r.table(&root, "ntfy");
+    sinks::read_ntfy(r, ntfy.as_ref(), env, &mut config.ntfy);
+    let webhook = r.table(&root, "webhook");
+    sinks::read_webhook(r, webhook.as_ref(), env, &mut config.webhook);
+    let email = r.table(&root, "email");
+    sinks::read_email(r, email.as_ref(), env, &mut config.email);
+    let command = r.table(&root, "notify_command");
+    sinks::read_notify_command(r, command.as_ref(), &mut config.notify_command);
     if let Some(t) = r.table(&root, "executor") {
         read_executor(r, &t, &mut config.executor);
     }
@@ -284,6 +292,7 @@ fn read_human(r: &mut Reader, t: &Table, out: &mut HumanConfig) {
     if let Some(prefixes) = r.string_list(t, "ask_before", values::non_empty) {
         out.ask_before = prefixes;
     }
+    sinks::read_escalation(r, t, out);
 }
 
 /// Reads `[zulip]` (if present) and applies the environment. Returns which of server_url,

@@ -101,7 +101,7 @@ max_consecutive_failures = 3
 threshold = 2
 # Where questions are offered, first answer wins. The terminal (when tether runs in one) and
 # the CLI (`tether questions`, `tether answer`) and the dashboard are always on; add "zulip",
-# "slack" or "telegram".
+# "slack" or "telegram", or the notice sinks "ntfy", "webhook", "email", "notify_command".
 channels = ["terminal", "cli"]
 # Seconds to wait for an answer: 1..2592000; absent = wait forever.
 # timeout_secs = 14400
@@ -109,6 +109,13 @@ channels = ["terminal", "cli"]
 # on_timeout = "Proceed with your best judgement and note the assumption in the plan log."
 # Command prefixes that need a human's yes before they run, e.g. ["git push"].
 ask_before = []
+# Remind the channels of a question still waiting after this long ("30m", "2h"); absent = never.
+# remind_after = "30m"
+# Offer a question still waiting on escalate_to too after this long; absent = never.
+# escalate_after = "2h"
+# The sinks a question is escalated to: "ntfy", "ntfy:<topic>", "email", "email:<address>",
+# "webhook", "notify_command" (each built from its table, used only then).
+# escalate_to = ["email:lead@example.com", "ntfy:oncall"]
 
 # The Zulip channel; ZULIP_SERVER_URL, ZULIP_BOT_EMAIL and ZULIP_STREAM override these values.
 [zulip]
@@ -155,6 +162,67 @@ on = ["done", "paused"]
 desktop = true
 # Rejected sign-offs of one goal in a row that make a "rejected" notice: 1..100.
 rejected_after = 3
+
+# The ntfy sink (list "ntfy" in human.channels): pushes to a phone; a question's options are
+# buttons that answer it through ntfy itself, so tether needs no public address.
+[ntfy]
+# The ntfy server: an http:// or https:// URL.
+# server = "https://ntfy.sh"
+# The topic notices and questions go to (letters, digits, _ and -; hard to guess on ntfy.sh).
+# topic = "tether-7f3k2q"
+# The topic the answer buttons post to and tether reads (default: the topic + "-reply").
+# reply_topic = "tether-7f3k2q-reply"
+# The NAME of the environment variable holding an access token, for protected topics.
+# token_env = "NTFY_TOKEN"
+# The NAME of the one holding the token the answer buttons send, when the reply topic is
+# protected: make it write-only to the reply topic (it travels inside each notification).
+# reply_token_env = "NTFY_REPLY_TOKEN"
+# Priority of what is published: 1 (min) .. 5 (max).
+# priority = 3
+# The notices pushed, when not [notify] on.
+# notify = ["done", "paused"]
+
+# The webhook sink (list "webhook"): a POST per notice and question, retried in the background.
+[webhook]
+# The NAME of the environment variable holding the URL (a webhook URL is a credential).
+# url_env = "TETHER_WEBHOOK_URL"
+# Or the URL itself, when it is no secret (url_env wins when its variable is set).
+# url = "http://127.0.0.1:9000/tether"
+# The body: "json" (tether's, see the README) | "slack" ({"text"}) | "discord" ({"content"}).
+# format = "json"
+# The notices posted, when not [notify] on.
+# notify = ["done", "paused"]
+
+# The email sink (list "email"): SMTP with STARTTLS.
+[email]
+# The SMTP server's host name.
+# smtp_host = "smtp.example.com"
+# Its port: 1..65535.
+# smtp_port = 587
+# The sender's address.
+# from = "tether@example.com"
+# The recipients.
+# to = ["me@example.com"]
+# The NAME of the environment variable holding the SMTP user name.
+# username_env = "SMTP_USERNAME"
+# The NAME of the one holding the SMTP password.
+# password_env = "SMTP_PASSWORD"
+# "starttls" | "none" (plain text, only to a server on this machine).
+# tls = "starttls"
+# The notices mailed, when not [notify] on.
+# notify = ["failed"]
+
+# The command sink (list "notify_command"): runs a program with the notice or question as
+# one JSON object on stdin (the webhook's body), in its own process group.
+[notify_command]
+# The program: a path or a name on PATH.
+# program = "/usr/local/bin/tether-notice"
+# Its arguments.
+# args = []
+# Seconds it may run before it is killed: 1..3600.
+# timeout_secs = 10
+# The notices it gets, when not [notify] on.
+# notify = ["done", "paused", "failed"]
 
 [executor]
 # Who does the work: "builtin" (tether's own agent on [model]) | "claude" (Claude Code, with

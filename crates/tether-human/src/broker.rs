@@ -5,6 +5,13 @@
 //! any process, and poke this one awake (see [`super::notify`]). Cancelling a wait leaves the
 //! question pending, so it is asked again — the same question, not re-posted — on resume.
 //!
+//! A question still waiting is brought back to mind: after `human.remind_after` every channel
+//! it was offered on is reminded once ([`Channel::remind`]); after `human.escalate_after` it is
+//! offered on the escalation sinks too ([`Escalation`]), and the first answer anywhere still
+//! wins, every channel it was offered on being told. Like the deadline, these count from when
+//! the question was asked, so a question waited for again after a restart is reminded and
+//! escalated on time (at once, when that time is past).
+//!
 //! The deadline (`human.timeout_secs`) counts from when the question was asked, not from when
 //! this process started waiting: a question left pending by a killed run times out on resume
 //! when its time is already up, and otherwise after what remains of it.
@@ -72,6 +79,18 @@ pub struct Timeout {
     pub answer: String,
 }
 
+/// Reminders and escalation of a question still waiting (`human.remind_after`,
+/// `human.escalate_after`, `human.escalate_to`).
+#[derive(Clone, Default)]
+pub struct Escalation {
+    /// After this long the channels the question was offered on are reminded of it (once).
+    pub remind_after: Option<Duration>,
+    /// After this long the question is offered on `channels` too.
+    pub escalate_after: Option<Duration>,
+    /// The escalation sinks, offered a question only once it waited `escalate_after`.
+    pub channels: Vec<Arc<dyn Channel>>,
+}
+
 /// Asks humans and waits for the first answer.
 #[derive(Clone)]
 pub struct Broker {
@@ -79,6 +98,7 @@ pub struct Broker {
     state_dir: PathBuf,
     channels: Vec<Arc<dyn Channel>>,
     timeout: Option<Timeout>,
+    escalation: Escalation,
     listener: SharedListener,
     /// The store's own feed of answers from other machines (a team store), while it runs.
     _following: Option<Arc<Following>>,
@@ -102,6 +122,7 @@ impl Broker {
             state_dir,
             channels,
             timeout: None,
+            escalation: Escalation::default(),
             _following: following.map(Arc::new),
         }
     }
@@ -110,6 +131,12 @@ impl Broker {
     /// asked.
     pub fn with_timeout(mut self, timeout: Option<Timeout>) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// Reminds and escalates questions still waiting as `escalation` says.
+    pub fn with_escalation(mut self, escalation: Escalation) -> Self {
+        self.escalation = escalation;
         self
     }
 
@@ -184,18 +211,20 @@ impl Broker {
         }
         let stop = cancel.child_token();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, ChannelAnswer)>();
+        // Every channel the question was offered on, by the index its answers carry.
+        let mut offered: Vec<Arc<dyn Channel>> = Vec::new();
         let mut offers = Vec::new();
-        for (i, channel) in self.channels.iter().enumerate() {
-            let (channel, q, stop, tx) =
-                (channel.clone(), question.clone(), stop.clone(), tx.clone());
-            offers.push(tokio::spawn(async move {
-                if let Some(answer) = channel.offer(&q, stop).await {
-                    let _ = tx.send((i, answer));
-                }
-            }));
+        for channel in &self.channels {
+            offers.push(offer(channel, offered.len(), &question, &stop, &tx));
+            offered.push(Arc::clone(channel));
         }
-        drop(tx);
+        let mut escalation_tx = (!self.escalation.channels.is_empty()).then_some(tx);
         let deadline = self.deadline(&question);
+        let mut remind_at = self.due(&question, self.escalation.remind_after);
+        let mut escalate_at = escalation_tx
+            .as_ref()
+            .and_then(|_| self.due(&question, self.escalation.escalate_after));
+        let mut recorded_by: Option<usize> = None;
         let result = loop {
             let current = match self.patiently(id, &cancel, |s| s.question(id)).await {
                 Ok(current) => current,
@@ -215,9 +244,28 @@ impl Broker {
             tokio::select! {
                 () = cancel.cancelled() => break Err(BrokerError::Cancelled(id.clone())),
                 Some((i, got)) = rx.recv() => {
-                    let name = self.channels[i].name();
+                    let name = offered[i].name();
                     if let Err(e) = self.record(id, got.body.text(), name, &got.responder, &cancel).await {
                         break Err(e);
+                    }
+                    recorded_by = Some(i);
+                }
+                () = at(remind_at) => {
+                    remind_at = None;
+                    let (channels, q) = (offered.clone(), question.clone());
+                    tokio::spawn(async move {
+                        let reminders = channels.iter().map(|c| c.remind(&q));
+                        futures_util::future::join_all(reminders).await;
+                    });
+                }
+                () = at(escalate_at) => {
+                    escalate_at = None;
+                    if let Some(tx) = escalation_tx.take() {
+                        tracing::info!(question = %id, "escalating a question still waiting");
+                        for channel in &self.escalation.channels {
+                            offers.push(offer(channel, offered.len(), &question, &stop, &tx));
+                            offered.push(Arc::clone(channel));
+                        }
                     }
                 }
                 () = timed_out => {
@@ -237,8 +285,14 @@ impl Broker {
         }
         self.publish(&question);
         if let Ok(answer) = &result {
-            for channel in self.channels.iter().filter(|c| c.name() != answer.channel) {
-                channel.answered_elsewhere(&question, answer).await;
+            for (i, channel) in offered.iter().enumerate() {
+                let answered_here = match recorded_by {
+                    Some(by) => by == i && channel.name() == answer.channel,
+                    None => channel.name() == answer.channel,
+                };
+                if !answered_here {
+                    channel.answered_elsewhere(&question, answer).await;
+                }
             }
         }
         result
@@ -251,13 +305,18 @@ impl Broker {
         }
     }
 
+    /// When something `after` the question was asked is due (at once if that is past).
+    fn due(&self, question: &Question, after: Option<Duration>) -> Option<tokio::time::Instant> {
+        let after = after?;
+        let waited = tether_store::now_ms().saturating_sub(question.created_at_ms);
+        let waited = Duration::from_millis(u64::try_from(waited).unwrap_or(0));
+        Some(tokio::time::Instant::now() + after.saturating_sub(waited))
+    }
+
     /// When the timeout answer is due: `timeout.after` after the question was asked (at once if
     /// that is past).
     fn deadline(&self, question: &Question) -> Option<tokio::time::Instant> {
-        let timeout = self.timeout.as_ref()?;
-        let waited = tether_store::now_ms().saturating_sub(question.created_at_ms);
-        let waited = Duration::from_millis(u64::try_from(waited).unwrap_or(0));
-        Some(tokio::time::Instant::now() + timeout.after.saturating_sub(waited))
+        self.due(question, self.timeout.as_ref().map(|t| t.after))
     }
 
     /// Stores an answer (the first one wins) and wakes every waiter.
@@ -302,6 +361,35 @@ impl Broker {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+}
+
+/// Offers `question` on `channel`, sending its answer with `index` on `tx`.
+fn offer(
+    channel: &Arc<dyn Channel>,
+    index: usize,
+    question: &Question,
+    stop: &CancellationToken,
+    tx: &tokio::sync::mpsc::UnboundedSender<(usize, ChannelAnswer)>,
+) -> tokio::task::JoinHandle<()> {
+    let (channel, q, stop, tx) = (
+        Arc::clone(channel),
+        question.clone(),
+        stop.clone(),
+        tx.clone(),
+    );
+    tokio::spawn(async move {
+        if let Some(answer) = channel.offer(&q, stop).await {
+            let _ = tx.send((index, answer));
+        }
+    })
+}
+
+/// Resolves at `when`, or never.
+async fn at(when: Option<tokio::time::Instant>) {
+    match when {
+        Some(when) => tokio::time::sleep_until(when).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -1,11 +1,12 @@
 //! The channel interface: somewhere a question can be offered to a human — the terminal, Zulip,
 //! and next the dashboard and other chat services.
 //!
-//! A channel is told four things by the [`crate::Broker`]: a question to offer (it resolves
+//! A channel is told five things by the [`crate::Broker`]: a question to offer (it resolves
 //! with an answer or stops when told to), that the question was answered elsewhere (so it can
-//! close its card or say who answered in its thread), a notice about a run (it finished,
-//! paused, …), and that a run ended (so it can tidy up what it shows for that run). The last
-//! three have no-op defaults, so a channel implements only what it has to show.
+//! close its card or say who answered in its thread), that a question is still waiting
+//! (`human.remind_after`), a notice about a run (it finished, paused, …), and that a run ended
+//! (so it can tidy up what it shows for that run). All but the first have no-op defaults, so a
+//! channel implements only what it has to show.
 //!
 //! An answer's body is an [`AnswerBody`]: free text, or a choice among the question's options
 //! (a button). Either way what is stored is text — a choice as its label — and the store reads
@@ -101,6 +102,13 @@ pub trait Channel: Send + Sync {
     /// Shows a notice about a run (it finished, paused, …) where this channel shows the run's
     /// questions. Called only for the kinds `[notify]` turns on for this channel.
     fn notice<'a>(&'a self, _notice: &'a Notice) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    /// Reminds whoever this channel reaches that `question` is still waiting (`human.remind_after`
+    /// passed). Sinks send a "still waiting" notice; a chat channel may do nothing, its post
+    /// being still there.
+    fn remind<'a>(&'a self, _question: &'a Question) -> BoxFuture<'a, ()> {
         Box::pin(async {})
     }
 

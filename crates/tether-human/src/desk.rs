@@ -14,6 +14,9 @@
 //! - **Telegram** when `human.channels` lists it (from `[telegram]` and the token's variable;
 //!   its posts recorded in the store, its replies written to the asking workspace's store by
 //!   whichever process polls the bot);
+//! - **the notice sinks** `human.channels` lists — ntfy, webhook, email, notify_command — from
+//!   their tables ([`crate::sinks`]), and the escalation sinks `human.escalate_to` names, with
+//!   `human.remind_after` and `human.escalate_after` ([`crate::broker::Escalation`]);
 //! - **the terminal** when the caller says stdin and stderr are a person ([`Console::Person`]);
 //!   only the caller knows (for `tether mcp` they are the protocol);
 //! - **the policy**: the interaction threshold and what is wrong with the channels that could not
@@ -33,11 +36,12 @@ use tether_store::{Journal, NewQuestion, Outcome, Question, QuestionId, RunId};
 use tokio_util::sync::CancellationToken;
 
 use crate::asking::{self, AskFailed, AskPolicy, Reply};
-use crate::broker::{Answer, Broker, BrokerError, Timeout};
+use crate::broker::{Answer, Broker, BrokerError, Escalation, Timeout};
 use crate::channels::Channel;
 use crate::desktop::Desktop;
 use crate::notice_events::NoticeQueue;
 use crate::notices::{Notice, NoticeRoutes};
+use crate::sinks::SinkBuilder;
 use crate::slack::Slack;
 use crate::telegram::Telegram;
 use crate::terminal::Terminal;
@@ -137,7 +141,24 @@ impl Desk {
                 }
             }
         }
-        let broker = Broker::new(journal, ws.state_dir(), channels).with_timeout(timeout(config));
+        let sinks = SinkBuilder::new(config, ws, &journal);
+        let (listed, sink_problems) = sinks.listed();
+        channels.extend(listed);
+        let (escalation, escalation_problems) = sinks.escalation();
+        problems.extend(sink_problems.iter().map(ToString::to_string));
+        problems.extend(
+            escalation_problems
+                .iter()
+                .map(|e| format!("for escalation (`human.escalate_to`), {e}")),
+        );
+        let escalation = Escalation {
+            remind_after: config.human.remind_after_secs.map(Duration::from_secs),
+            escalate_after: config.human.escalate_after_secs.map(Duration::from_secs),
+            channels: escalation,
+        };
+        let broker = Broker::new(journal, ws.state_dir(), channels)
+            .with_timeout(timeout(config))
+            .with_escalation(escalation);
         Desk::new(
             broker,
             AskPolicy {

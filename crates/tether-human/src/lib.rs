@@ -18,6 +18,14 @@
 //! the run's journal ([`notice_events`]: a sink among the loop's others) and go to the channels
 //! `[notify]` routes them to ([`Desk::notify`]), and to the desktop ([`desktop`]).
 //!
+//! The notice sinks reach a person rather than hold a conversation: [`ntfy`] (pushes to a
+//! phone, a question's options as buttons that answer it), [`webhook`], [`email`] and
+//! [`notify_command`], all sending the one document of [`sink_body`] and built by [`sinks`].
+//! They are channels like the others: listed in `human.channels`, offered every question, sent
+//! the notices `[notify]` routes to them. The broker also reminds the channels of a question
+//! still waiting (`human.remind_after`) and offers it on the escalation sinks
+//! (`human.escalate_to`) once it waited `human.escalate_after`.
+//!
 //! [`visible`] is the one escaping of text shown to a person: every human-facing text output of
 //! tether (the terminal card here, and the binary's commands) passes agent- and user-written
 //! text through it, so no control character reaches a terminal raw.
@@ -30,10 +38,15 @@ pub mod broker;
 pub mod channels;
 pub mod desk;
 pub mod desktop;
+pub mod email;
 pub mod notice_events;
 pub mod notices;
 pub mod notify;
+pub mod notify_command;
+pub mod ntfy;
 pub mod prompts;
+pub mod sink_body;
+pub mod sinks;
 pub mod slack;
 mod slack_registry;
 pub mod telegram;
@@ -41,10 +54,11 @@ pub mod terminal;
 pub mod threshold;
 pub mod tool;
 pub mod visible;
+pub mod webhook;
 pub mod zulip;
 
 pub use asking::{AskFailed, AskPolicy, Reply};
-pub use broker::{Answer, Broker, BrokerError, Timeout};
+pub use broker::{Answer, Broker, BrokerError, Escalation, Timeout};
 pub use channels::{AnswerBody, Channel, ChannelAnswer};
 pub use desk::{Console, Desk};
 pub use notice_events::{NoticeQueue, NoticeSink, NoticeWatch};

@@ -33,7 +33,7 @@ impl Notice {
     }
 }
 
-/// Which notices go where: each chat channel's own `notify` list, else `[notify] on` (which the
+/// Which notices go where: each chat channel's or sink's own `notify` list, else `[notify] on` (which the
 /// terminal and the desktop follow too), and the desktop notifier when there is one. The one
 /// place the filter of `[notify]` is read.
 #[derive(Debug, Clone, Default)]
@@ -52,6 +52,10 @@ impl NoticeRoutes {
             ("zulip", config.zulip.notify.clone()),
             ("slack", config.slack.notify.clone()),
             ("telegram", config.telegram.notify.clone()),
+            ("ntfy", config.ntfy.notify.clone()),
+            ("webhook", config.webhook.notify.clone()),
+            ("email", config.email.notify.clone()),
+            ("notify_command", config.notify_command.notify.clone()),
         ]
         .into_iter()
         .filter_map(|(name, list)| Some((name, list?)))

@@ -12,6 +12,10 @@
 //! - [`telegram_server`]: a real HTTP server on loopback that plays the Telegram Bot API for a
 //!   polling bot (chats, forum topics, inline keyboards, `getUpdates` with a confirming offset),
 //!   lets a test reply and press buttons as a human, counts requests, and injects faults.
+//! - [`ntfy_server`]: a real HTTP server on loopback that plays ntfy (JSON publish, a topic's
+//!   NDJSON stream with `since=`, `poll=1`, keepalives, a token), lets a test press a
+//!   notification's `http` action button as the phone would, and injects faults: 429 with
+//!   `Retry-After`, 5xx, streams dropped mid-way, subscriptions held, duplicate message ids.
 //! - [`capture`]: an in-memory writer for screens and logs, and a model script that records the
 //!   requests it answers.
 //! - [`webdriver`]: headless Chromium driven over WebDriver (`chromedriver`), for the
@@ -27,6 +31,7 @@
 
 pub mod capture;
 pub mod model_server;
+pub mod ntfy_server;
 pub mod postgres;
 pub mod slack_server;
 pub mod telegram_server;
@@ -41,6 +46,7 @@ pub use capture::{Captured, recording_script};
 /// session's directory (see the script's own docstring).
 pub const SCRIPTED_ACP_AGENT: &str = include_str!("acp_agent.py");
 pub use model_server::{FakeModelServer, Fault, RecordedRequest};
+pub use ntfy_server::{FakeNtfyServer, NtfyFault, NtfyRoute};
 pub use slack_server::FakeSlackServer;
 pub use telegram_server::{FakeTelegramServer, TelegramFault};
 pub use wait::{WaitTimeout, wait_until, wait_until_async};

@@ -38,6 +38,9 @@ fn empty_file_gives_the_documented_defaults() {
             channels: vec![Channel::Terminal, Channel::Cli],
             timeout: None,
             ask_before: vec![],
+            remind_after_secs: None,
+            escalate_after_secs: None,
+            escalate_to: vec![],
         }
     );
     assert_eq!(config.zulip.api_key_env, "ZULIP_BOT_API_KEY");
@@ -181,6 +184,7 @@ command = ["my-agent", "--print", ""]
                 on_timeout: "Pick the safer option.".into(),
             }),
             ask_before: vec!["git push".into(), "cargo publish".into()],
+            ..HumanConfig::default()
         },
         zulip: ZulipConfig {
             server_url: Some("https://chat.example.com".into()),
@@ -193,6 +197,10 @@ command = ["my-agent", "--print", ""]
         slack: tether_config::SlackConfig::default(),
         telegram: tether_config::TelegramConfig::default(),
         notify: tether_config::NotifyConfig::default(),
+        ntfy: tether_config::NtfyConfig::default(),
+        webhook: tether_config::WebhookConfig::default(),
+        email: tether_config::EmailConfig::default(),
+        notify_command: tether_config::NotifyCommandConfig::default(),
         executor: ExecutorConfig {
             kind: ExecutorKind::Command,
             command: vec!["my-agent".into(), "--print".into(), String::new()],

@@ -14,6 +14,7 @@ mod load;
 mod multiple;
 mod ranges;
 mod secrets;
+mod sinks;
 mod store;
 mod template;
 mod types;

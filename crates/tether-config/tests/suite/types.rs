@@ -88,7 +88,7 @@ fn choices_list_the_allowed_values_and_suggest_one() {
     assert_eq!(
         problem("[human]\nchannels = [\"web\", \"discord\"]\n"),
         "tether.toml:2: human.channels: item 2: must be one of terminal | cli | web | zulip | \
-         slack | telegram, got \"discord\""
+         slack | telegram | ntfy | webhook | email | notify_command, got \"discord\""
     );
 }
 

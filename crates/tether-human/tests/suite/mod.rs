@@ -1,7 +1,12 @@
+mod email_sink;
+mod escalation;
 mod human;
 mod notices;
 mod notify;
+mod ntfy_sink;
 mod resume;
+mod sink_secrets;
+mod sinks;
 mod slack_channel;
 mod telegram_channel;
 mod visible;

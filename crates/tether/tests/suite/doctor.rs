@@ -2,7 +2,8 @@
 //! the fix — a missing agent CLI, one too old, an MCP server that cannot start, an invalid config,
 //! a key variable unset or refused (never printed) — and a healthy setup, with the real Claude
 //! Code (`TETHER_TEST_CLAUDE`), fake model servers and the fake Zulip and Telegram servers, passes
-//! every check; pi (`TETHER_TEST_PI`) is checked the same way.
+//! every check; pi (`TETHER_TEST_PI`) is checked the same way. A misconfigured notice sink is
+//! named by its setting.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
@@ -197,6 +198,31 @@ fn keys_unset_or_refused_are_reported_without_their_values() {
     assert!(!all.contains("sk-wrong-judge-key"), "{all}");
 }
 
+#[test]
+fn a_misconfigured_notice_sink_is_reported_naming_the_setting_without_secrets() {
+    let toml = "[human]\nchannels = [\"cli\", \"ntfy\", \"webhook\"]\n\
+                [ntfy]\ntoken_env = \"DOCTOR_NTFY_TOKEN\"\n\
+                [webhook]\nurl_env = \"DOCTOR_HOOK_URL\"\n";
+    let dir = workspace(toml);
+    let output = cmd(dir.path(), &["doctor"])
+        .env("DOCTOR_HOOK_URL", "ftp://hooks.example/secret-path-42")
+        .env_remove("DOCTOR_NTFY_TOKEN")
+        .output()
+        .unwrap();
+    let out = Out::new(dir.path(), &output);
+    assert_eq!(out.code, 1);
+    let notices = check(&out, "notices");
+    assert!(
+        notices.starts_with("✗ notices: the ntfy sink is off: it needs `[ntfy] topic`")
+            && notices.contains("set DOCTOR_NTFY_TOKEN, named by `[ntfy] token_env`")
+            && notices.contains("`[webhook] url_env`: its variable does not hold an http")
+            && notices.contains("fix: set what each line names"),
+        "{notices}"
+    );
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(!all.contains("secret-path-42"), "{all}");
+}
+
 /// The real Claude Code; a test without it fails (./test.sh installs it).
 fn claude() -> String {
     let path = std::env::var("TETHER_TEST_CLAUDE").unwrap_or_else(|_| {
@@ -232,8 +258,9 @@ fn a_healthy_setup_passes_every_check() {
     let toml = format!(
         "[executor]\nkind = \"claude\"\nprogram = {:?}\n{}api_key_env = \"DOCTOR_MODEL_KEY\"\n\
          {}api_key_env = \"DOCTOR_JUDGE_KEY\"\n\
-         [human]\nchannels = [\"cli\", \"zulip\", \"slack\", \"telegram\"]\n\
-         [telegram]\napi_url = \"{}\"\n[slack]\nchannel = \"{}\"\napi_url = \"{}\"\n",
+         [human]\nchannels = [\"cli\", \"zulip\", \"slack\", \"telegram\", \"notify_command\"]\n\
+         [telegram]\napi_url = \"{}\"\n[slack]\nchannel = \"{}\"\napi_url = \"{}\"\n\
+         [notify_command]\nprogram = \"true\"\n",
         claude(),
         model_table("model", Api::OpenAiChat, &model, "agent-model"),
         model_table("judge", Api::Anthropic, &judge, "judge-model"),
@@ -298,7 +325,7 @@ fn a_healthy_setup_passes_every_check() {
         names,
         [
             "config", "store", "executor", "sandbox", "mcp", "model", "judge", "zulip", "slack",
-            "telegram"
+            "telegram", "notices"
         ]
     );
 }

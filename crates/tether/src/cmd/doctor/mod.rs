@@ -1,17 +1,18 @@
 //! `tether doctor`: the checks a person setting tether up runs once, each on one line with ✓ or
 //! ✗ and, for every failure, the fix — the config, the executor (an agent CLI found and new
-//! enough), tether's MCP server answering with its four tools, the model endpoints, Zulip, Slack
-//! and Telegram.
+//! enough), tether's MCP server answering with its four tools, the model endpoints, Zulip, Slack,
+//! Telegram and the notice sinks.
 //!
 //! Each check is its own module: [`agent`] (the executor), [`mcp`] (the MCP server),
 //! [`remote`] (model endpoints and Zulip), [`slack`] (the app's tokens and its channel),
-//! [`telegram`] (the bot and its chat). They run in order on one small runtime; none calls a
+//! [`telegram`] (the bot and its chat), [`sinks`] (the notice sinks' settings). They run in order on one small runtime; none calls a
 //! model or posts anything.
 
 mod agent;
 mod mcp;
 mod remote;
 mod sandbox;
+mod sinks;
 mod slack;
 mod store;
 mod telegram;
@@ -42,7 +43,7 @@ pub enum Status {
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
     /// What was checked (`config`, `store`, `executor`, `sandbox`, `mcp`, `model`, `judge`, `zulip`,
-    /// `slack`, `telegram`).
+    /// `slack`, `telegram`, `notices`).
     pub name: &'static str,
     /// How it ended.
     pub status: Status,
@@ -132,9 +133,12 @@ async fn checks(ctx: &Ctx<'_>, tether: PathBuf) -> Vec<Check> {
     let key_vars = config.map(Config::key_vars).unwrap_or_default();
     checks.push(mcp::check(&tether, ctx.ws.root(), &key_vars).await);
     match config {
-        Some(config) => checks.extend(remote::checks(config, ctx.env).await),
+        Some(config) => {
+            checks.extend(remote::checks(config, ctx.env).await);
+            checks.push(sinks::check(config));
+        }
         None => {
-            for name in ["model", "judge", "zulip", "slack", "telegram"] {
+            for name in ["model", "judge", "zulip", "slack", "telegram", "notices"] {
                 checks.push(Check::skip(name, not_loaded));
             }
         }

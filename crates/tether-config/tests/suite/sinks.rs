@@ -1,0 +1,149 @@
+//! The notice sinks' tables and question escalation: values read, defaults, errors that name
+//! the setting, and secrets read from the variables the file names (never echoed).
+
+use tether_config::{Channel, EmailTls, EscalationTarget, MapEnv, NtfyConfig, WebhookFormat};
+
+use super::{config, config_with, problems, problems_with, warnings_with};
+
+#[test]
+fn the_sinks_tables_are_read_with_their_secrets_from_named_variables() {
+    let text = r#"
+[human]
+channels = ["terminal", "ntfy", "webhook", "email", "notify_command"]
+remind_after = "30m"
+escalate_after = "2h"
+escalate_to = ["email:lead@example.com", "ntfy:oncall", "webhook"]
+
+[ntfy]
+server = "http://127.0.0.1:8080/"
+topic = "tether-abc"
+token_env = "MY_NTFY"
+priority = 4
+notify = ["failed"]
+
+[webhook]
+url_env = "HOOK_URL"
+format = "discord"
+
+[email]
+smtp_host = "smtp.example.com"
+from = "tether@example.com"
+to = ["me@example.com"]
+password_env = "SMTP_PW"
+username_env = "SMTP_USER"
+
+[notify_command]
+program = "notify-me"
+args = ["--quiet"]
+timeout_secs = 5
+"#;
+    let env = MapEnv::new()
+        .with("MY_NTFY", "tk_secret")
+        .with("HOOK_URL", "https://discord.example/api/webhooks/1/xyz")
+        .with("SMTP_PW", "pw")
+        .with("SMTP_USER", "user");
+    let c = config_with(text, &env);
+    assert_eq!(
+        c.human.channels,
+        [
+            Channel::Terminal,
+            Channel::Ntfy,
+            Channel::Webhook,
+            Channel::Email,
+            Channel::NotifyCommand
+        ]
+    );
+    assert_eq!(c.human.remind_after_secs, Some(1800));
+    assert_eq!(c.human.escalate_after_secs, Some(7200));
+    assert_eq!(
+        c.human.escalate_to,
+        [
+            EscalationTarget::Email {
+                to: Some("lead@example.com".into())
+            },
+            EscalationTarget::Ntfy {
+                topic: Some("oncall".into())
+            },
+            EscalationTarget::Webhook,
+        ]
+    );
+    assert_eq!(c.ntfy.server, "http://127.0.0.1:8080");
+    assert_eq!(c.ntfy.reply_topic().as_deref(), Some("tether-abc-reply"));
+    assert_eq!(c.ntfy.token.as_ref().map(|t| t.expose()), Some("tk_secret"));
+    assert_eq!(c.ntfy.priority, 4);
+    assert_eq!(c.webhook.format, WebhookFormat::Discord);
+    assert!(c.webhook.url.is_some());
+    assert_eq!(c.email.smtp_port, 587);
+    assert_eq!(c.email.tls, EmailTls::StartTls);
+    assert_eq!(c.email.password.as_ref().map(|p| p.expose()), Some("pw"));
+    assert_eq!(c.notify_command.timeout_secs, 5);
+    assert!(c.key_vars().contains(&"HOOK_URL".to_owned()));
+    assert!(c.key_vars().contains(&"SMTP_PW".to_owned()));
+    let shown = format!("{c:?}");
+    for secret in ["tk_secret", "discord.example", "pw\"", "user\""] {
+        assert!(!shown.contains(secret), "{secret} shown in {shown}");
+    }
+}
+
+#[test]
+fn defaults_when_the_tables_are_absent() {
+    let c = config("");
+    assert_eq!(c.ntfy.server, NtfyConfig::DEFAULT_SERVER);
+    assert_eq!(c.ntfy.topic, None);
+    assert_eq!(c.webhook.format, WebhookFormat::Json);
+    assert_eq!(c.notify_command.timeout_secs, 10);
+    assert_eq!(c.human.remind_after_secs, None);
+    assert!(c.human.escalate_to.is_empty());
+}
+
+#[test]
+fn wrong_values_name_the_setting() {
+    let text = r#"
+[human]
+remind_after = "soon"
+escalate_after = "2h"
+escalate_to = ["pager", "email:not-an-address"]
+
+[ntfy]
+topic = "has spaces"
+priority = 9
+token = "tk_in_the_file"
+
+[webhook]
+url = "ftp://example.com/hook"
+format = "teams"
+
+[email]
+smtp_port = 70000
+tls = "ssl"
+to = ["nobody"]
+"#;
+    insta::assert_snapshot!(problems(text).join("\n"));
+}
+
+#[test]
+fn a_listed_sink_without_its_settings_is_a_warning_naming_them() {
+    let text = r#"
+[human]
+channels = ["ntfy", "webhook", "email", "notify_command"]
+
+[ntfy]
+token_env = "NTFY_TOKEN"
+
+[webhook]
+url_env = "TETHER_WEBHOOK_URL"
+"#;
+    insta::assert_snapshot!(warnings_with(text, &MapEnv::new()).join("\n"));
+}
+
+#[test]
+fn escalation_needs_both_its_settings() {
+    let all = problems_with("[human]\nescalate_after = \"1h\"\n", &MapEnv::new());
+    assert_eq!(
+        all,
+        [
+            "tether.toml:2: human.escalate_after: has no effect without `human.escalate_to` (the \
+          sinks to offer the question on then)"
+        ]
+    );
+}

@@ -1,0 +1,130 @@
+//! The command sink: a program of the user's, run for each notice and question with the
+//! document of [`crate::sink_body`] as one JSON object on stdin.
+//!
+//! For everything tether has no sink for (a pager's CLI, a home-automation hook, a log): the
+//! program gets exactly what a `json` webhook would get. It runs through tether's own program
+//! runner: in its own process group, with stdout and stderr captured up to a few kilobytes
+//! (stderr is logged when it fails), tether's keys removed from its environment, and the whole
+//! group killed when `[notify_command] timeout_secs` passes.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tether_config::NotifyCommandConfig;
+use tether_store::Question;
+use tether_tools::{ProgramCommand, ProgramRun, ShellEnd};
+use tokio_util::sync::CancellationToken;
+
+use crate::broker::Answer;
+use crate::channels::{BoxFuture, Channel, ChannelAnswer};
+use crate::notices::Notice;
+use crate::sink_body::{BodyKind, SinkBody};
+use crate::sinks::{SentLog, SinkError};
+
+/// The name this sink's runs are logged under.
+const NAME: &str = "notify_command";
+/// Bytes of stdout and stderr kept.
+const CAPTURE: usize = 4096;
+
+/// Runs a program per notice and question.
+pub struct NotifyCommand {
+    template: Arc<ProgramCommand>,
+    sent: Option<SentLog>,
+}
+
+impl NotifyCommand {
+    /// The sink `config` describes, running in `cwd` without the variables `env_remove` names
+    /// (tether's keys).
+    pub fn from_config(
+        config: &NotifyCommandConfig,
+        cwd: PathBuf,
+        env_remove: Vec<String>,
+    ) -> Result<Self, SinkError> {
+        let Some(program) = &config.program else {
+            return Err(SinkError::Missing {
+                sink: NAME,
+                missing: config.missing(),
+            });
+        };
+        let mut argv = vec![program.clone()];
+        argv.extend(config.args.iter().cloned());
+        Ok(NotifyCommand {
+            template: Arc::new(ProgramCommand {
+                argv,
+                cwd,
+                input: None,
+                timeout: Duration::from_secs(config.timeout_secs),
+                kill_grace: Duration::from_secs(1),
+                stdout_cap: CAPTURE,
+                stderr_cap: CAPTURE,
+                env_remove,
+                env: Vec::new(),
+                sandbox: None,
+            }),
+            sent: None,
+        })
+    }
+
+    /// Records what was run for in `sent`, so a question is handed over once across restarts.
+    pub fn with_sent_log(mut self, sent: SentLog) -> Self {
+        self.sent = Some(sent);
+        self
+    }
+
+    /// Runs the program with `body` on stdin and waits for it (at most the timeout).
+    pub async fn run(&self, body: &SinkBody) -> std::io::Result<ProgramRun> {
+        let mut spec = (*self.template).clone();
+        let mut input = body.json().to_string().into_bytes();
+        input.push(b'\n');
+        spec.input = Some(input);
+        tether_tools::run_program(&spec, &CancellationToken::new()).await
+    }
+
+    async fn run_logged(&self, body: SinkBody) {
+        match self.run(&body).await {
+            Ok(run) if run.end == ShellEnd::Exited(0) => {}
+            Ok(run) => {
+                tracing::warn!(sink = NAME, end = ?run.end, stderr = %run.stderr.trim(), "the notice command failed");
+            }
+            Err(e) => tracing::warn!(sink = NAME, error = %e, "the notice command could not start"),
+        }
+    }
+}
+
+impl Channel for NotifyCommand {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn offer<'a>(
+        &'a self,
+        question: &'a Question,
+        stop: CancellationToken,
+    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
+        Box::pin(async move {
+            if self.sent.as_ref().is_none_or(|s| s.first_time(question)) {
+                self.run_logged(SinkBody::question(question, BodyKind::Question))
+                    .await;
+            }
+            stop.cancelled().await;
+            None
+        })
+    }
+
+    fn answered_elsewhere<'a>(
+        &'a self,
+        question: &'a Question,
+        answer: &'a Answer,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(self.run_logged(SinkBody::answered(question, answer)))
+    }
+
+    fn remind<'a>(&'a self, question: &'a Question) -> BoxFuture<'a, ()> {
+        Box::pin(self.run_logged(SinkBody::question(question, BodyKind::Reminder)))
+    }
+
+    fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
+        Box::pin(self.run_logged(SinkBody::notice(notice)))
+    }
+}

@@ -1,0 +1,276 @@
+//! Building the notice sinks — ntfy, webhook, email, command — from `tether.toml`: those
+//! `human.channels` lists, and those `human.escalate_to` names (built beside the others, offered
+//! a question only once it waited `human.escalate_after`).
+//!
+//! A sink that cannot be built is left out with a [`SinkError`] naming the setting or variable
+//! to fix, which the desk keeps with the chat channels' problems (every call that needs a human
+//! then says what to fix) and `tether doctor` shows. Secrets never appear in these errors.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tether_config::{Config, EscalationTarget, Workspace};
+use tether_store::{Journal, Question};
+
+use crate::channels::Channel;
+use crate::email::Email;
+use crate::notify_command::NotifyCommand;
+use crate::ntfy::Ntfy;
+use crate::webhook::Webhook;
+
+/// Why a sink is off.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SinkError {
+    /// Settings or variables it needs are not set.
+    #[error("the {sink} sink is off: it needs {}", .missing.join(", "))]
+    Missing {
+        /// The sink (`ntfy`, `webhook`, `email`, `notify_command`).
+        sink: &'static str,
+        /// What to set, each naming its setting or variable.
+        missing: Vec<String>,
+    },
+    /// A setting's value cannot be used.
+    #[error("a notice sink is off: `{setting}`: {problem}")]
+    Invalid {
+        /// The setting, e.g. `[webhook] url_env`.
+        setting: &'static str,
+        /// What is wrong with it (never the value of a secret).
+        problem: String,
+    },
+    /// Its HTTP client could not be set up.
+    #[error("a notice sink is off: {0}")]
+    Setup(String),
+}
+
+/// An HTTP client with tether's TLS setup.
+pub(crate) fn http_client(https: bool) -> Result<reqwest::Client, SinkError> {
+    tether_ntfy::http_client(https).map_err(|e| SinkError::Setup(e.to_string()))
+}
+
+/// Where a sink records that it handed a question over (the store's posts, under `key`), so a
+/// question waited for again after a restart is not sent twice.
+#[derive(Clone)]
+pub struct SentLog {
+    journal: Journal,
+    key: String,
+}
+
+impl SentLog {
+    /// A log in `journal`'s store under `key`.
+    pub fn new(journal: Journal, key: impl Into<String>) -> Self {
+        SentLog {
+            journal,
+            key: key.into(),
+        }
+    }
+
+    /// Whether `question` was not handed over yet (and records that it now is). When the store
+    /// cannot say, it is handed over again rather than not at all.
+    pub fn first_time(&self, question: &Question) -> bool {
+        self.journal
+            .store()
+            .record_post(&question.id, &self.key, &serde_json::json!({}))
+            .unwrap_or(true)
+    }
+}
+
+/// What is wrong with the sinks `config` turns on (listed in `human.channels`, or named by
+/// `human.escalate_to`), without building them: what `tether doctor` reports.
+pub fn problems(config: &Config) -> Vec<String> {
+    use tether_config::Channel as C;
+    let ntfy = |topic: Option<&str>| -> Result<(), SinkError> {
+        let mut missing = config.ntfy.missing();
+        if topic.is_some() {
+            missing.retain(|m| !m.contains("[ntfy] topic"));
+        }
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(SinkError::Missing {
+                sink: "ntfy",
+                missing,
+            })
+        }
+    };
+    let webhook = || -> Result<(), SinkError> {
+        match &config.webhook.url {
+            Some(url) => crate::webhook::check_url(url).map(|_| ()),
+            None => Err(SinkError::Missing {
+                sink: "webhook",
+                missing: config.webhook.missing(),
+            }),
+        }
+    };
+    let email = |to: Option<&str>| Email::from_config(&config.email, to, None).map(|_| ());
+    let command = || -> Result<(), SinkError> {
+        if config.notify_command.program.is_some() {
+            Ok(())
+        } else {
+            Err(SinkError::Missing {
+                sink: "notify_command",
+                missing: config.notify_command.missing(),
+            })
+        }
+    };
+    let mut out = Vec::new();
+    for channel in &config.human.channels {
+        let checked = match channel {
+            C::Ntfy => ntfy(None),
+            C::Webhook => webhook(),
+            C::Email => email(None),
+            C::NotifyCommand => command(),
+            _ => continue,
+        };
+        if let Err(e) = checked {
+            out.push(e.to_string());
+        }
+    }
+    if config.human.escalate_after_secs.is_some() {
+        for target in &config.human.escalate_to {
+            let checked = match target {
+                EscalationTarget::Ntfy { topic } => ntfy(topic.as_deref()),
+                EscalationTarget::Email { to } => email(to.as_deref()),
+                EscalationTarget::Webhook => webhook(),
+                EscalationTarget::Command => command(),
+            };
+            if let Err(e) = checked {
+                out.push(format!("for escalation (`human.escalate_to`), {e}"));
+            }
+        }
+    }
+    out
+}
+
+/// Builds sinks for one process: the config, the workspace and the store.
+pub struct SinkBuilder<'a> {
+    config: &'a Config,
+    ws: &'a Workspace,
+    journal: &'a Journal,
+}
+
+impl<'a> SinkBuilder<'a> {
+    /// A builder over `config` for the workspace `ws`, recording in `journal`.
+    pub fn new(config: &'a Config, ws: &'a Workspace, journal: &'a Journal) -> Self {
+        SinkBuilder {
+            config,
+            ws,
+            journal,
+        }
+    }
+
+    fn state_dir(&self) -> PathBuf {
+        self.ws.state_dir()
+    }
+
+    /// The sinks `human.channels` lists, and the problems of those that could not be built.
+    pub fn listed(&self) -> (Vec<Arc<dyn Channel>>, Vec<SinkError>) {
+        use tether_config::Channel as C;
+        let mut built: Vec<Arc<dyn Channel>> = Vec::new();
+        let mut problems = Vec::new();
+        for channel in &self.config.human.channels {
+            let sink = match channel {
+                C::Ntfy => self.ntfy(None),
+                C::Webhook => self.webhook("webhook"),
+                C::Email => self.email(None),
+                C::NotifyCommand => self.command("notify_command"),
+                _ => continue,
+            };
+            match sink {
+                Ok(sink) => built.push(sink),
+                Err(e) => {
+                    tracing::warn!(error = %e, "a notice sink is off");
+                    problems.push(e);
+                }
+            }
+        }
+        (built, problems)
+    }
+
+    /// The sinks `human.escalate_to` names (only when `human.escalate_after` is set), and the
+    /// problems of those that could not be built.
+    pub fn escalation(&self) -> (Vec<Arc<dyn Channel>>, Vec<SinkError>) {
+        let mut built: Vec<Arc<dyn Channel>> = Vec::new();
+        let mut problems = Vec::new();
+        if self.config.human.escalate_after_secs.is_none() {
+            return (built, problems);
+        }
+        for target in &self.config.human.escalate_to {
+            let sink = match target {
+                EscalationTarget::Ntfy { topic } => self.ntfy(Some(topic.as_deref())),
+                EscalationTarget::Email { to } => self.email(Some(to.as_deref())),
+                EscalationTarget::Webhook => self.webhook("webhook:escalation"),
+                EscalationTarget::Command => self.command("notify_command:escalation"),
+            };
+            match sink {
+                Ok(sink) => built.push(sink),
+                Err(e) => {
+                    tracing::warn!(error = %e, target = %target.spelling(), "an escalation sink is off");
+                    problems.push(e);
+                }
+            }
+        }
+        (built, problems)
+    }
+
+    /// `escalation`: `Some(topic)` for an escalation's (the `[ntfy]` topic when `None`).
+    fn ntfy(&self, escalation: Option<Option<&str>>) -> Result<Arc<dyn Channel>, SinkError> {
+        let topic = match escalation {
+            None => None,
+            Some(Some(topic)) => Some(topic.to_owned()),
+            Some(None) => {
+                Some(
+                    self.config
+                        .ntfy
+                        .topic
+                        .clone()
+                        .ok_or_else(|| SinkError::Missing {
+                            sink: "ntfy",
+                            missing: vec!["`[ntfy] topic`".to_owned()],
+                        })?,
+                )
+            }
+        };
+        Ok(Arc::new(Ntfy::from_config(
+            &self.config.ntfy,
+            topic.as_deref(),
+            self.journal.clone(),
+            self.state_dir(),
+        )?))
+    }
+
+    fn webhook(&self, key: &str) -> Result<Arc<dyn Channel>, SinkError> {
+        let webhook = &self.config.webhook;
+        let Some(url) = &webhook.url else {
+            return Err(SinkError::Missing {
+                sink: "webhook",
+                missing: webhook.missing(),
+            });
+        };
+        let sink = Webhook::new(url.clone(), webhook.format)?
+            .with_sent_log(SentLog::new(self.journal.clone(), key));
+        Ok(Arc::new(sink))
+    }
+
+    /// `escalation`: `Some(to)` for an escalation's (the `[email]` recipients when `None`).
+    fn email(&self, escalation: Option<Option<&str>>) -> Result<Arc<dyn Channel>, SinkError> {
+        let to = escalation.flatten();
+        let key = match escalation {
+            Some(Some(to)) => format!("email:{to}"),
+            Some(None) => "email:escalation".to_owned(),
+            None => "email".to_owned(),
+        };
+        let sink = Email::from_config(&self.config.email, to, None)?
+            .with_sent_log(SentLog::new(self.journal.clone(), key));
+        Ok(Arc::new(sink))
+    }
+
+    fn command(&self, key: &str) -> Result<Arc<dyn Channel>, SinkError> {
+        let sink = NotifyCommand::from_config(
+            &self.config.notify_command,
+            self.ws.root().to_path_buf(),
+            self.config.key_vars(),
+        )?
+        .with_sent_log(SentLog::new(self.journal.clone(), key));
+        Ok(Arc::new(sink))
+    }
+}

@@ -1,0 +1,264 @@
+//! The webhook sink: every notice and question POSTed to a URL — tether's JSON body (see
+//! [`crate::sink_body`]) or the shape of a Slack or Discord incoming webhook.
+//!
+//! A webhook is someone else's server, and it may be slow or down; the run must not wait for
+//! it. So the channel only queues what it sends, and one background task per sink delivers the
+//! queue in order, retrying with exponential backoff on connection errors, 5xx and 429 (waiting
+//! what `Retry-After` says), and giving up on a message after [`WebhookRetry::attempts`]. The
+//! URL is a credential (whoever has it can post): it is held as a [`Secret`] and never logged;
+//! errors name the sink, not the URL.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tether_config::{Secret, WebhookFormat};
+use tether_store::Question;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::broker::Answer;
+use crate::channels::{BoxFuture, Channel, ChannelAnswer};
+use crate::notices::Notice;
+use crate::sink_body::{BodyKind, SinkBody};
+
+/// The name deliveries and answers are logged under.
+const NAME: &str = "webhook";
+
+/// How a webhook delivery is retried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookRetry {
+    /// The first delay; it doubles with each failure.
+    pub initial: Duration,
+    /// The cap on one delay.
+    pub max: Duration,
+    /// Attempts per message, the first included.
+    pub attempts: u32,
+    /// How long one attempt may take.
+    pub timeout: Duration,
+}
+
+impl Default for WebhookRetry {
+    fn default() -> Self {
+        WebhookRetry {
+            initial: Duration::from_secs(1),
+            max: Duration::from_secs(120),
+            attempts: 8,
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The webhook's body for `body` in `format`.
+pub fn render(body: &SinkBody, format: WebhookFormat) -> Value {
+    match format {
+        WebhookFormat::Json => body.json(),
+        WebhookFormat::Slack => json!({"text": format!("*{}*\n{}", body.title(), body.plain())}),
+        WebhookFormat::Discord => {
+            json!({"content": format!("**{}**\n{}", body.title(), body.plain())})
+        }
+    }
+}
+
+/// Whether `url` is an http(s) URL (`Ok(true)` for https); the error never repeats it.
+pub fn check_url(url: &Secret) -> Result<bool, crate::sinks::SinkError> {
+    let value = url.expose();
+    let https = value.starts_with("https://");
+    let valid = (https || value.starts_with("http://"))
+        && !value.chars().any(char::is_whitespace)
+        && value
+            .split("://")
+            .nth(1)
+            .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'));
+    if valid {
+        Ok(https)
+    } else {
+        Err(crate::sinks::SinkError::Invalid {
+            setting: "[webhook] url_env",
+            problem: "its variable does not hold an http:// or https:// URL".to_owned(),
+        })
+    }
+}
+
+/// POSTs notices and questions to a webhook, in the background.
+pub struct Webhook {
+    inner: Arc<Inner>,
+    queue: OnceLock<mpsc::UnboundedSender<Value>>,
+    sent: Option<crate::sinks::SentLog>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    url: Secret,
+    format: WebhookFormat,
+    retry: WebhookRetry,
+}
+
+/// Why one attempt failed (never with the URL).
+#[derive(Debug)]
+enum Failure {
+    /// Worth another try, after the server's wait if it gave one.
+    Retry(String, Option<Duration>),
+    /// Not worth another (a 4xx other than 429).
+    Final(String),
+}
+
+impl tether_retry::RetryAfter for Failure {
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Failure::Retry(_, after) => *after,
+            Failure::Final(_) => None,
+        }
+    }
+}
+
+impl Webhook {
+    /// A sink POSTing to `url` in `format`. Errs when `url` is not an http(s) URL (without
+    /// repeating it) or the HTTP client cannot be set up.
+    pub fn new(url: Secret, format: WebhookFormat) -> Result<Self, crate::sinks::SinkError> {
+        let https = check_url(&url)?;
+        let http = crate::sinks::http_client(https)?;
+        Ok(Webhook {
+            inner: Arc::new(Inner {
+                http,
+                url,
+                format,
+                retry: WebhookRetry::default(),
+            }),
+            queue: OnceLock::new(),
+            sent: None,
+        })
+    }
+
+    /// Records what was sent in `sent`, so a question is sent once across restarts.
+    pub fn with_sent_log(mut self, sent: crate::sinks::SentLog) -> Self {
+        self.sent = Some(sent);
+        self
+    }
+
+    /// Retries with `retry` (tests use short delays).
+    pub fn with_retry(mut self, retry: WebhookRetry) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.retry = retry;
+        }
+        self
+    }
+
+    /// Queues `body` for delivery and returns at once. Must be called inside a runtime.
+    pub fn send(&self, body: &SinkBody) {
+        let queue = self.queue.get_or_init(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            tokio::spawn(deliver_all(Arc::clone(&self.inner), rx));
+            tx
+        });
+        let _ = queue.send(render(body, self.inner.format));
+    }
+}
+
+/// Delivers the queue in order until every sender is gone.
+async fn deliver_all(inner: Arc<Inner>, mut rx: mpsc::UnboundedReceiver<Value>) {
+    while let Some(body) = rx.recv().await {
+        inner.deliver(&body).await;
+    }
+}
+
+impl Inner {
+    /// POSTs `body`, retrying as [`WebhookRetry`] says; logs what it could not deliver.
+    async fn deliver(&self, body: &Value) {
+        let mut backoff = tether_retry::Backoff::new(self.retry.initial, self.retry.max);
+        for attempt in 1..=self.retry.attempts.max(1) {
+            match self.attempt(body).await {
+                Ok(()) => return,
+                Err(Failure::Final(why)) => {
+                    tracing::warn!(sink = NAME, %why, "the webhook refused a message; dropped");
+                    return;
+                }
+                Err(failure) => {
+                    if attempt == self.retry.attempts.max(1) {
+                        if let Failure::Retry(why, _) = &failure {
+                            tracing::warn!(sink = NAME, %why, attempt, "giving up on a webhook message");
+                        }
+                        return;
+                    }
+                    let delay = backoff.delay(&failure);
+                    if let Failure::Retry(why, _) = &failure {
+                        tracing::debug!(sink = NAME, %why, ?delay, "webhook delivery failed; trying again");
+                    }
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        }
+    }
+
+    async fn attempt(&self, body: &Value) -> Result<(), Failure> {
+        let response = self
+            .http
+            .post(self.url.expose())
+            .json(body)
+            .timeout(self.retry.timeout)
+            .send()
+            .await
+            .map_err(|e| {
+                let why = if e.is_timeout() {
+                    "timed out"
+                } else if e.is_connect() {
+                    "cannot connect"
+                } else {
+                    "request failed"
+                };
+                Failure::Retry(why.to_owned(), None)
+            })?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(|s| Duration::from_secs(s.min(3600)));
+        let why = format!("HTTP {}", status.as_u16());
+        if status.as_u16() == 429 || status.is_server_error() {
+            Err(Failure::Retry(why, retry_after))
+        } else {
+            Err(Failure::Final(why))
+        }
+    }
+}
+
+impl Channel for Webhook {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn offer<'a>(
+        &'a self,
+        question: &'a Question,
+        stop: CancellationToken,
+    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
+        Box::pin(async move {
+            if self.sent.as_ref().is_none_or(|s| s.first_time(question)) {
+                self.send(&SinkBody::question(question, BodyKind::Question));
+            }
+            stop.cancelled().await;
+            None
+        })
+    }
+
+    fn answered_elsewhere<'a>(
+        &'a self,
+        question: &'a Question,
+        answer: &'a Answer,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move { self.send(&SinkBody::answered(question, answer)) })
+    }
+
+    fn remind<'a>(&'a self, question: &'a Question) -> BoxFuture<'a, ()> {
+        Box::pin(async move { self.send(&SinkBody::question(question, BodyKind::Reminder)) })
+    }
+
+    fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
+        Box::pin(async move { self.send(&SinkBody::notice(notice)) })
+    }
+}

@@ -1,0 +1,2 @@
+mod follow;
+mod publish;
