@@ -55,8 +55,8 @@ impl NtfyClient {
     /// A client of `server` (`https://ntfy.sh`, no trailing slash needed).
     pub fn new(server: &str, token: Option<Secret>) -> Result<Self, NtfyError> {
         let server = server.trim_end_matches('/').to_owned();
-        let tls =
-            crate::tls::client_config(server.starts_with("https://")).map_err(NtfyError::Setup)?;
+        let tls = tether_tls::client_config(server.starts_with("https://"))
+            .map_err(|e| NtfyError::Setup(e.to_string()))?;
         let http = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .connect_timeout(Duration::from_secs(10))
@@ -150,7 +150,7 @@ impl NtfyClient {
 /// An HTTP client with tether's TLS setup (ring, the platform's verifier; no global crypto
 /// provider), for `https` URLs or plain `http` ones. Other sinks (webhooks) use it too.
 pub fn http_client(https: bool) -> Result<reqwest::Client, NtfyError> {
-    let tls = crate::tls::client_config(https).map_err(NtfyError::Setup)?;
+    let tls = tether_tls::client_config(https).map_err(|e| NtfyError::Setup(e.to_string()))?;
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .connect_timeout(Duration::from_secs(10))

@@ -22,7 +22,6 @@
 mod client;
 mod error;
 mod follow;
-mod tls;
 mod wire;
 
 pub use client::{NtfyClient, RetryPolicy, http_client};

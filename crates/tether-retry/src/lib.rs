@@ -1,4 +1,5 @@
-//! When to try again, for every client that talks to a chat service (Zulip, Slack, Telegram):
+//! When to try again, for every client that talks to a chat or push service (Zulip, Slack,
+//! Telegram, ntfy):
 //! exponential backoff with "equal jitter" on server and transport errors, the server's own
 //! retry-after on a rate limit, and waits that end early on cancellation or a deadline.
 //!

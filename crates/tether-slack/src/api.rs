@@ -18,7 +18,6 @@ use tether_config::Secret;
 
 use crate::error::SlackError;
 use crate::settings::SlackSettings;
-use crate::tls;
 use crate::wire::{BotIdentity, Message, Ts};
 
 /// Timeouts of the HTTP layer.
@@ -116,7 +115,9 @@ impl SlackApi {
     /// A client for `settings`; fails only when TLS or the HTTP client cannot be set up.
     pub fn new(settings: &SlackSettings, options: &ApiOptions) -> Result<Self, SlackError> {
         let https = settings.api_url.starts_with("https://");
-        let tls = tls::client_config(https).map_err(|detail| SlackError::Transport { detail })?;
+        let tls = tether_tls::client_config(https).map_err(|e| SlackError::Transport {
+            detail: e.to_string(),
+        })?;
         let http = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .connect_timeout(options.connect_timeout)

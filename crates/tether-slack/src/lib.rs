@@ -50,7 +50,6 @@ mod pending;
 mod retry;
 mod settings;
 mod socket;
-mod tls;
 mod wire;
 
 pub use api::{ApiOptions, MessagesPage, OutgoingMessage, Posted, SlackApi, SocketUrl};

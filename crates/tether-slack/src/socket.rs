@@ -19,7 +19,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::api::{SocketUrl, describe};
 use crate::error::SlackError;
-use crate::tls;
 use crate::wire::{Frame, Incoming};
 
 /// Timing of the Socket Mode connection; the defaults suit Slack.
@@ -86,7 +85,7 @@ pub(crate) async fn connect(
             .map_err(|e| lost(format!("cannot connect the socket to {host}: {e}")))?;
         tcp.set_nodelay(true).ok();
         let io: Box<dyn Io> = if secure {
-            let config = tls::client_config(true).map_err(lost)?;
+            let config = tether_tls::client_config(true).map_err(|e| lost(e.to_string()))?;
             let name = rustls::pki_types::ServerName::try_from(host.clone())
                 .map_err(|e| lost(format!("bad socket host {host}: {e}")))?;
             let tls = tokio_rustls::TlsConnector::from(Arc::new(config))

@@ -15,7 +15,6 @@ use tether_config::Secret;
 
 use crate::error::TelegramError;
 use crate::settings::TelegramSettings;
-use crate::tls;
 use crate::wire::{Chat, Envelope, Message, Update, User};
 
 /// Timeouts of the HTTP layer.
@@ -73,8 +72,9 @@ impl TelegramApi {
     /// A client for `settings`; fails only when TLS or the HTTP client cannot be set up.
     pub fn new(settings: &TelegramSettings, options: ApiOptions) -> Result<Self, TelegramError> {
         let https = settings.api_url.starts_with("https://");
-        let tls =
-            tls::client_config(https).map_err(|detail| TelegramError::Transport { detail })?;
+        let tls = tether_tls::client_config(https).map_err(|e| TelegramError::Transport {
+            detail: e.to_string(),
+        })?;
         let http = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .connect_timeout(options.connect_timeout)

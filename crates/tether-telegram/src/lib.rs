@@ -40,7 +40,6 @@ mod poller;
 mod registry;
 mod retry;
 mod settings;
-mod tls;
 mod wire;
 
 pub use api::{ApiOptions, Button, TelegramApi};

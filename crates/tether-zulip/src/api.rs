@@ -18,7 +18,6 @@ use tether_config::Secret;
 
 use crate::error::ZulipError;
 use crate::settings::ZulipSettings;
-use crate::tls;
 use crate::wire::{BotIdentity, ErrorBody, Event, Message, MessageId};
 
 /// Timeouts of the HTTP layer.
@@ -95,7 +94,9 @@ impl ZulipApi {
     /// A client for `settings`; fails only when TLS or the HTTP client cannot be set up.
     pub fn new(settings: &ZulipSettings, options: ApiOptions) -> Result<Self, ZulipError> {
         let https = settings.server_url.starts_with("https://");
-        let tls = tls::client_config(https).map_err(|detail| ZulipError::Transport { detail })?;
+        let tls = tether_tls::client_config(https).map_err(|e| ZulipError::Transport {
+            detail: e.to_string(),
+        })?;
         let http = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .connect_timeout(options.connect_timeout)

@@ -32,7 +32,6 @@ mod pending;
 mod queue;
 mod retry;
 mod settings;
-mod tls;
 mod topic;
 mod wire;
 
