@@ -52,6 +52,9 @@ const START_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a cancelled turn may take to end before the agent's process group is killed.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
+/// How long an agent whose output closed mid-turn is given to exit before it is stopped.
+const EXIT_WAIT: Duration = Duration::from_secs(2);
+
 /// How many characters of the agent's stderr an error quotes.
 const STDERR_CHARS: usize = 2000;
 
@@ -333,16 +336,22 @@ impl AcpExecutor {
         }
         match result {
             Ok(response) => Ok(self.outcome(&state, &response)),
-            Err(e) => {
-                let detail = format!("{e}{}", self.stderr(agent));
-                if !agent.alive() {
-                    *guard = None;
-                    return Err(ExecError::Model(
-                        format!("the agent exited during its turn: {detail}").into(),
-                    ));
+            Err(e) if agent_client_protocol::is_incoming_transport_closed(&e) => {
+                // Its stdout closed: it is exiting, or it closed its output and is no use.
+                let status = agent.program.wait_exit(EXIT_WAIT).await;
+                let detail = format!(
+                    "the agent exited during its turn ({}){}",
+                    status.as_deref().unwrap_or("its output closed"),
+                    self.stderr(agent)
+                );
+                if let Some(mut gone) = guard.take() {
+                    gone.program.stop().await;
                 }
                 Err(ExecError::Model(detail.into()))
             }
+            Err(e) => Err(ExecError::Model(
+                format!("{e}{}", self.stderr(agent)).into(),
+            )),
         }
     }
 

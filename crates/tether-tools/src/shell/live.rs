@@ -109,6 +109,16 @@ impl LiveProgram {
         }
     }
 
+    /// Waits up to `limit` for it to exit (its stdout closed, say); its exit status as text, or
+    /// `None` when it is still running.
+    pub async fn wait_exit(&mut self, limit: std::time::Duration) -> Option<String> {
+        match tokio::time::timeout(limit, self.group.child_mut().wait()).await {
+            Ok(Ok(status)) => Some(status.to_string()),
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(_) => None,
+        }
+    }
+
     /// Stops its whole process group: SIGTERM, up to the grace period, then SIGKILL.
     pub async fn stop(&mut self) {
         self.group.terminate(self.grace).await;

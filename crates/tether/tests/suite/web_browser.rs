@@ -280,20 +280,23 @@ fn pause_in_the_page_stops_a_running_loop_at_its_next_boundary() {
         &format!("return document.querySelectorAll('#timeline li').length > {before} + 2;"),
     );
     browser.click("form[action$='/pause'] button").unwrap();
-    let status = wait_exit(&mut ralph);
-    assert_eq!(status.code(), Some(4), "a paused loop exits 4");
-    // The page the form answers with may still be loading when the loop has already stopped.
+    // The page the form answers with says so; once the loop has stopped, the live page moves on
+    // to the run's new state (the notice may be gone by then), and the timeline keeps it.
     until(
         &browser,
         "the page to say the pause was requested",
         "const n = document.querySelector('.notice'); \
-         return !!n && n.textContent.includes('Pause requested');",
+         const t = document.querySelector('#timeline'); \
+         return (!!n && n.textContent.includes('Pause requested')) || \
+                (!!t && t.textContent.includes('Pause requested by web'));",
     );
-    assert!(
-        browser
-            .text("#timeline")
-            .unwrap()
-            .contains("Pause requested by web")
+    let status = wait_exit(&mut ralph);
+    assert_eq!(status.code(), Some(4), "a paused loop exits 4");
+    until(
+        &browser,
+        "the timeline to show who asked for the pause",
+        "const t = document.querySelector('#timeline'); \
+         return !!t && t.textContent.includes('Pause requested by web');",
     );
 }
 
