@@ -71,6 +71,26 @@ impl Routes {
     }
 }
 
+/// `line`, with a known adapter's departure from the schema mended: Claude's adapter sends
+/// `usage_update` with `"used": null` (the schema wants a number), which would drop the whole
+/// update and the session cost it carries. Every other line passes untouched.
+pub(crate) fn lenient(line: String) -> String {
+    if !line.contains("usage_update") || !line.contains("null") {
+        return line;
+    }
+    let Ok(mut value) = serde_json::from_str::<serde_json::Value>(&line) else {
+        return line;
+    };
+    let update = value.pointer_mut("/params/update");
+    match update {
+        Some(update) if update.get("used").is_some_and(serde_json::Value::is_null) => {
+            update["used"] = serde_json::Value::from(0);
+            value.to_string()
+        }
+        _ => line,
+    }
+}
+
 /// A running agent with its connection.
 pub(crate) struct AgentProcess {
     pub(crate) program: LiveProgram,
@@ -142,7 +162,7 @@ impl AgentProcess {
         let incoming = FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_LINE_BYTES))
             .filter_map(|line| async move {
                 match line {
-                    Ok(line) => Some(Ok(line)),
+                    Ok(line) => Some(Ok(lenient(line))),
                     Err(LinesCodecError::MaxLineLengthExceeded) => {
                         tracing::warn!(
                             "an ACP agent sent a line longer than {MAX_LINE_BYTES} bytes; dropped"

@@ -64,3 +64,17 @@ fn a_plan_is_one_event() {
         }]
     );
 }
+
+#[test]
+fn a_usage_update_without_a_count_still_brings_its_cost() {
+    let line = r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"usage_update","used":null,"size":200000,"cost":{"amount":0.0421,"currency":"USD"}}}}"#;
+    let mended: serde_json::Value =
+        serde_json::from_str(&crate::acp::agent::lenient(line.to_owned())).unwrap();
+    let n: SessionNotification = serde_json::from_value(mended["params"].clone()).unwrap();
+    let mut state = TurnState::default();
+    state.apply(n.update);
+    assert_eq!(state.cost_usd, Some(0.0421));
+    // Anything else is left as it came.
+    let other = r#"{"jsonrpc":"2.0","method":"session/update","params":{"used":null}}"#;
+    assert_eq!(crate::acp::agent::lenient(other.to_owned()), other);
+}

@@ -77,11 +77,25 @@ fn a_ralph_loop_keeps_its_promise_with_tethers_mcp_server_in_each_session() {
     assert_eq!(args[0], "mcp");
     assert!(args.contains(&"--run"), "{args:?}");
     assert_eq!(server["env"][0]["name"], "TETHER_RUN_ID");
-    // The tool call was recorded.
+    // The tool call was recorded, and the usage the agent reported (its cost from a usage
+    // update with `"used": null`, as Claude's adapter sends it).
     assert_eq!(
         tool_calls(dir.path()),
         [("execute".to_owned(), "ls".to_owned())]
     );
+    let usage: Vec<(u64, u64, Option<f64>)> = events(dir.path())
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::IterationUsage {
+                input_tokens,
+                output_tokens,
+                cost_usd,
+                ..
+            } => Some((input_tokens, output_tokens, cost_usd)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(usage, [(20, 10, Some(0.5))]);
     // The agent is gone with the run.
     let pid = read(dir.path(), "acp-agent.pid");
     wait_until("the agent to be gone", PATIENCE, || {

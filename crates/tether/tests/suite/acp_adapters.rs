@@ -15,8 +15,10 @@ use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::wait_until;
 
+use tether_store::Event;
+
 use crate::common::agents::{
-    LIB, PLAN, accepting_judge, diagnose, processes_in, ralph, required_cli, start, status,
+    LIB, PLAN, accepting_judge, diagnose, events, processes_in, ralph, required_cli, start, status,
 };
 use crate::common::{PATIENCE, model_table, pending_question, run, runtime, text, wait_output};
 
@@ -79,6 +81,23 @@ fn claudes_adapter_keeps_a_ralph_promise_with_tethers_tools() {
             "{tool} missing from the request"
         );
     }
+    // Its usage reached the run: tokens from the prompt's result, the cost from its usage
+    // update (sent with `"used": null`, which tether mends).
+    let usage: Vec<(u64, Option<f64>)> = events(dir.path())
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::IterationUsage {
+                input_tokens,
+                cost_usd,
+                ..
+            } => Some((input_tokens, cost_usd)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        usage.len() == 1 && usage[0].0 > 0 && usage[0].1.is_some(),
+        "{usage:?}"
+    );
 }
 
 #[test]
