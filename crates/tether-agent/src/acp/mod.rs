@@ -18,6 +18,7 @@
 //! within a grace period; the next turn starts a new session, or a new process.
 
 mod agent;
+mod decide;
 mod fs;
 pub mod permission;
 mod updates;
@@ -25,11 +26,9 @@ mod updates;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
     CancelNotification, ContentBlock, EnvVariable, McpServer, McpServerStdio, NewSessionRequest,
-    PermissionOptionId, PromptRequest, PromptResponse, RequestPermissionOutcome,
-    RequestPermissionResponse, SelectedPermissionOutcome, StopReason, TextContent,
+    PromptRequest, PromptResponse, SessionId, StopReason, TextContent,
 };
 use futures_util::future::BoxFuture;
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
@@ -39,12 +38,13 @@ use tokio_util::sync::CancellationToken;
 
 pub use self::agent::StartError;
 use self::agent::{AgentProcess, Inbound};
+use self::decide::Decided;
 pub use self::permission::{
     Choice, ChoiceKind, PermissionAsk, PermissionDesk, PermissionVerdict, RefuseAll,
 };
 use self::updates::TurnState;
 use crate::cli::{CliSettings, RunId, SERVER, TOOL_TIMEOUT};
-use crate::{Access, AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
+use crate::{ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 
 /// How long starting the agent, `initialize` and `session/new` may take.
 const START_TIMEOUT: Duration = Duration::from_secs(120);
@@ -223,6 +223,7 @@ impl AcpExecutor {
         )
     }
 
+    /// One turn: the agent ready, a fresh session, the prompt driven to its end.
     async fn turn(
         &self,
         request: TurnRequest,
@@ -230,12 +231,55 @@ impl AcpExecutor {
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, ExecError> {
         let mut guard = self.agent.lock().await;
+        self.ready(&mut guard, &cancel).await?;
+        let Some(agent) = guard.as_mut() else {
+            return Err(ExecError::Cancelled);
+        };
+        let session = self.open_session(agent, &cancel).await?;
+        let driven = self
+            .drive(agent, session, &request, observer, &cancel)
+            .await;
+        agent.routes.close();
+        match driven {
+            Driven::Answered(answered) => match *answered {
+                (Ok(response), state) => Ok(self.outcome(&state, &response)),
+                (Err(e), _) if agent_client_protocol::is_incoming_transport_closed(&e) => {
+                    // Its stdout closed: it is exiting, or it closed its output and is no use.
+                    let status = agent.program.wait_exit(EXIT_WAIT).await;
+                    let detail = format!(
+                        "the agent exited during its turn ({}){}",
+                        status.as_deref().unwrap_or("its output closed"),
+                        self.stderr(agent)
+                    );
+                    self.discard(&mut guard).await;
+                    Err(ExecError::Model(detail.into()))
+                }
+                (Err(e), _) => Err(ExecError::Model(
+                    format!("{e}{}", self.stderr(agent)).into(),
+                )),
+            },
+            Driven::Stopped(error) => Err(error),
+            Driven::Unresponsive(error) => {
+                // It did not stop when asked: take the whole process group down.
+                self.discard(&mut guard).await;
+                Err(error)
+            }
+        }
+    }
+
+    /// A running, initialised agent started with today's command in `guard`: the one there, or
+    /// a new one when it is gone, dead, or was started for another MCP server.
+    async fn ready(
+        &self,
+        guard: &mut Option<AgentProcess>,
+        cancel: &CancellationToken,
+    ) -> Result<(), ExecError> {
         let wanted = self.command().argv;
-        if let Some(agent) = guard.as_mut()
-            && (!agent.alive() || agent.argv != wanted)
-            && let Some(mut old) = guard.take()
+        if guard
+            .as_mut()
+            .is_some_and(|agent| !agent.alive() || agent.argv != wanted)
         {
-            old.program.stop().await;
+            self.discard(guard).await;
         }
         if guard.is_none() {
             let started = tokio::select! {
@@ -244,24 +288,49 @@ impl AcpExecutor {
             };
             *guard = Some(started.map_err(|e| ExecError::Setup(Box::new(e)))?);
         }
-        let Some(agent) = guard.as_mut() else {
-            return Err(ExecError::Cancelled);
-        };
-        let session = tokio::select! {
+        Ok(())
+    }
+
+    /// Stops the agent in `guard` with its whole process group.
+    async fn discard(&self, guard: &mut Option<AgentProcess>) {
+        if let Some(mut gone) = guard.take() {
+            gone.program.stop().await;
+        }
+    }
+
+    /// A fresh session for the turn (`session/new`).
+    async fn open_session(
+        &self,
+        agent: &AgentProcess,
+        cancel: &CancellationToken,
+    ) -> Result<SessionId, ExecError> {
+        let opened = tokio::select! {
             s = tokio::time::timeout(START_TIMEOUT, agent.cx.send_request(self.new_session()).block_task()) => s,
             () = cancel.cancelled() => return Err(ExecError::Cancelled),
         };
-        let session = match session {
-            Ok(Ok(s)) => s.session_id,
-            Ok(Err(e)) => {
-                let detail = format!("session/new failed: {e}{}", self.stderr(agent));
-                return Err(ExecError::Setup(detail.into()));
-            }
-            Err(_) => {
-                let detail = format!("session/new got no answer{}", self.stderr(agent));
-                return Err(ExecError::Setup(detail.into()));
-            }
-        };
+        match opened {
+            Ok(Ok(s)) => Ok(s.session_id),
+            Ok(Err(e)) => Err(ExecError::Setup(
+                format!("session/new failed: {e}{}", self.stderr(agent)).into(),
+            )),
+            Err(_) => Err(ExecError::Setup(
+                format!("session/new got no answer{}", self.stderr(agent)).into(),
+            )),
+        }
+    }
+
+    /// Sends the prompt and handles what the agent sends until it answers: its updates become
+    /// events, its permission requests are decided (several at once, while the turn goes on).
+    /// A cancel or the turn's deadline sends `session/cancel` and waits a grace period for the
+    /// answer.
+    async fn drive(
+        &self,
+        agent: &AgentProcess,
+        session: SessionId,
+        request: &TurnRequest,
+        observer: &dyn TurnObserver,
+        cancel: &CancellationToken,
+    ) -> Driven {
         let mut inbound = agent.routes.open(session.to_string());
         let prompt = PromptRequest::new(
             session.clone(),
@@ -269,15 +338,14 @@ impl AcpExecutor {
                 self.prompt_text(&request.prompt),
             ))],
         );
-        let cx = agent.cx.clone();
-        let mut answer = std::pin::pin!(cx.send_request(prompt).block_task());
+        let mut answer = std::pin::pin!(agent.cx.send_request(prompt).block_task());
         let mut state = TurnState::default();
         let mut pending: FuturesUnordered<BoxFuture<'_, Decided>> = FuturesUnordered::new();
         let turn_cancel = cancel.child_token();
         let deadline = Instant::now() + self.settings.turn_timeout;
         let mut stopping: Option<(Instant, ExecError)> = None;
         let result = loop {
-            let stop_at = stopping.as_ref().map(|(at, _)| *at);
+            let stop_at = stopping.as_ref().map_or(deadline, |(at, _)| *at);
             tokio::select! {
                 biased;
                 got = &mut answer => break got,
@@ -299,22 +367,16 @@ impl AcpExecutor {
                 () = cancel.cancelled(), if stopping.is_none() => {
                     stopping = Some((Instant::now() + CANCEL_GRACE, ExecError::Cancelled));
                     turn_cancel.cancel();
-                    let _ = cx.send_notification(CancelNotification::new(session.clone()));
+                    let _ = agent.cx.send_notification(CancelNotification::new(session.clone()));
                 }
                 () = sleep_until(deadline), if stopping.is_none() => {
                     stopping = Some((Instant::now() + CANCEL_GRACE, self.timed_out()));
                     turn_cancel.cancel();
-                    let _ = cx.send_notification(CancelNotification::new(session.clone()));
+                    let _ = agent.cx.send_notification(CancelNotification::new(session.clone()));
                 }
-                () = sleep_until(stop_at.unwrap_or(deadline)), if stopping.is_some() => {
-                    // It did not stop: take the whole process group down.
-                    agent.routes.close();
-                    drop(pending);
-                    if let Some(mut gone) = guard.take() {
-                        gone.program.stop().await;
-                    }
+                () = sleep_until(stop_at), if stopping.is_some() => {
                     let (_, error) = stopping.take().unwrap_or((deadline, ExecError::Cancelled));
-                    return Err(error);
+                    return Driven::Unresponsive(error);
                 }
             }
         };
@@ -330,28 +392,9 @@ impl AcpExecutor {
         while let Some(decided) = pending.next().await {
             self.answer(decided, true, observer);
         }
-        agent.routes.close();
-        if let Some((_, error)) = stopping {
-            return Err(error);
-        }
-        match result {
-            Ok(response) => Ok(self.outcome(&state, &response)),
-            Err(e) if agent_client_protocol::is_incoming_transport_closed(&e) => {
-                // Its stdout closed: it is exiting, or it closed its output and is no use.
-                let status = agent.program.wait_exit(EXIT_WAIT).await;
-                let detail = format!(
-                    "the agent exited during its turn ({}){}",
-                    status.as_deref().unwrap_or("its output closed"),
-                    self.stderr(agent)
-                );
-                if let Some(mut gone) = guard.take() {
-                    gone.program.stop().await;
-                }
-                Err(ExecError::Model(detail.into()))
-            }
-            Err(e) => Err(ExecError::Model(
-                format!("{e}{}", self.stderr(agent)).into(),
-            )),
+        match stopping {
+            Some((_, error)) => Driven::Stopped(error),
+            None => Driven::Answered(Box::new((result, state))),
         }
     }
 
@@ -396,118 +439,21 @@ impl AcpExecutor {
         }
         outcome
     }
-
-    /// Decides one permission request: tether's own limits first, then the desk.
-    async fn decide(
-        &self,
-        ask: PermissionAsk,
-        access: Access,
-        responder: Responder<RequestPermissionResponse>,
-        cancel: CancellationToken,
-    ) -> Decided {
-        let verdict = if access == Access::ReadOnly && !ask.only_reads() {
-            PermissionVerdict::Refused {
-                reason: format!(
-                    "{} changes things, and this turn may only read",
-                    ask.describe()
-                ),
-                by: "tether".into(),
-            }
-        } else if let Some(path) = self.outside(&ask) {
-            PermissionVerdict::Refused {
-                reason: format!(
-                    "{} reaches `{}`, outside the workspace",
-                    ask.describe(),
-                    path
-                ),
-                by: "tether".into(),
-            }
-        } else {
-            self.desk.decide(&ask, cancel).await
-        };
-        Decided {
-            ask,
-            verdict,
-            responder,
-        }
-    }
-
-    /// A path a changing call names outside the workspace, if any.
-    fn outside(&self, ask: &PermissionAsk) -> Option<String> {
-        if ask.only_reads() {
-            return None;
-        }
-        let workspace = Workspace::new(&self.settings.workspace).ok()?;
-        ask.paths
-            .iter()
-            .find(|p| workspace.resolve(&p.to_string_lossy()).is_err())
-            .map(|p| p.display().to_string())
-    }
-
-    /// Sends a decision to the agent and records it.
-    fn answer(&self, decided: Decided, cancelled: bool, observer: &dyn TurnObserver) {
-        let Decided {
-            ask,
-            verdict,
-            responder,
-        } = decided;
-        let (outcome, allowed, by, label) = match (&verdict, cancelled) {
-            (_, true) => (
-                RequestPermissionOutcome::Cancelled,
-                false,
-                "tether".to_owned(),
-                "cancelled".to_owned(),
-            ),
-            (PermissionVerdict::Chose { option, by }, false) => {
-                let choice = ask.choices.iter().find(|c| &c.id == option);
-                let allowed = choice.is_some_and(|c| c.kind.allows());
-                let label = choice.map_or_else(|| option.clone(), |c| c.label.clone());
-                if !allowed {
-                    self.remember(format!("{}: {by} chose \"{label}\"", ask.describe()));
-                }
-                (selected(option), allowed, by.clone(), label)
-            }
-            (PermissionVerdict::Refused { reason, by }, false) => {
-                self.remember(reason.clone());
-                let reject = ask
-                    .option(ChoiceKind::RejectOnce)
-                    .or_else(|| ask.option(ChoiceKind::RejectAlways));
-                let outcome =
-                    reject.map_or(RequestPermissionOutcome::Cancelled, |c| selected(&c.id));
-                (outcome, false, by.clone(), format!("refused: {reason}"))
-            }
-        };
-        observer.event(AgentEvent::Permission {
-            tool: ask.kind.clone(),
-            summary: ask.describe(),
-            allowed,
-            by,
-            decision: label,
-        });
-        if let Err(e) = responder.respond(RequestPermissionResponse::new(outcome)) {
-            tracing::debug!(error = %e, "a permission decision could not be sent");
-        }
-    }
-
-    fn remember(&self, refusal: String) {
-        self.refusals
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(refusal);
-    }
 }
 
-/// A permission request and what was decided.
-struct Decided {
-    ask: PermissionAsk,
-    verdict: PermissionVerdict,
-    responder: Responder<RequestPermissionResponse>,
-}
-
-fn selected(option: &str) -> RequestPermissionOutcome {
-    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(PermissionOptionId::new(
-        option,
-    )))
+/// How a prompt ended.
+enum Driven {
+    /// The agent answered it (or the connection failed first).
+    Answered(
+        Box<(
+            Result<PromptResponse, agent_client_protocol::Error>,
+            TurnState,
+        )>,
+    ),
+    /// It was cancelled or ran out of time, and the agent ended the turn when asked.
+    Stopped(ExecError),
+    /// It was cancelled or ran out of time, and the agent did not end the turn in time.
+    Unresponsive(ExecError),
 }
 
 /// `s` as a TOML basic string (JSON's escapes are TOML's).
