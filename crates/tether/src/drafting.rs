@@ -1,5 +1,6 @@
 //! The restricted agent plan mode drafts with. With `[executor] kind = "claude" | "codex" |
-//! "pi"` it is that agent CLI in its read-only mode, with plan mode's `write_plan` and
+//! "pi"` it is that agent CLI in its read-only mode (an ACP agent: its read-only turns, where
+//! only reads and tether's tools are allowed), with plan mode's `write_plan` and
 //! `edit_plan` served by `tether mcp --drafting <dir>` (the baseline the writes are checked
 //! against is saved in `dir`); otherwise the built-in agent on `[model]`, with the read-only
 //! workspace tools plus the plan tools, on plan mode's model: `[planning]` over `[model]`, and
@@ -44,6 +45,15 @@ pub fn agent(
         }
         return agent_cli(config, ws, &target, session);
     }
+    if config.executor.kind == tether_config::ExecutorKind::Acp {
+        if model_name.is_some() {
+            return Err(Failure::usage(anyhow!(
+                "--model picks the built-in agent's model; with [executor] kind = \"acp\" plan \
+                 mode drafts with that agent and its own model"
+            )));
+        }
+        return acp(config, ws, &target, session);
+    }
     let Some(mut model) = config.planning_model() else {
         return Err(Failure::usage(anyhow!(
             "plan mode drafts goals with the built-in agent, which needs a model: add a [model] \
@@ -80,6 +90,33 @@ fn agent_cli(
         .context("saving the plan's baseline for the drafting agent")?;
     let extra = vec!["--drafting".to_owned(), session.display().to_string()];
     let inner = crate::executor::agent_cli(config, ws, &RunCell::default(), extra)?;
+    let describe = inner.describe();
+    let agent = Preamble {
+        inner,
+        text: tether_core::prompts::drafting::SYSTEM_CLI,
+    };
+    Ok((Arc::new(agent), describe))
+}
+
+/// An ACP agent drafting: its read-only turns may read (anything else is refused without
+/// asking) and write the plan through `tether mcp --drafting`.
+fn acp(
+    config: &Config,
+    ws: &Workspace,
+    target: &PlanTarget,
+    session: &Path,
+) -> Result<(Arc<dyn Executor>, String)> {
+    target
+        .baseline
+        .save(session)
+        .context("saving the plan's baseline for the drafting agent")?;
+    let extra = vec!["--drafting".to_owned(), session.display().to_string()];
+    let settings = crate::executor::acp_settings(config, ws, extra)?;
+    let inner: Arc<dyn Executor> = Arc::new(tether_agent::AcpExecutor::new(
+        settings,
+        Arc::new(|| None),
+        Arc::new(tether_agent::acp::AllowReads),
+    ));
     let describe = inner.describe();
     let agent = Preamble {
         inner,

@@ -40,7 +40,7 @@ pub use self::agent::StartError;
 use self::agent::{AgentProcess, Inbound};
 use self::decide::Decided;
 pub use self::permission::{
-    Choice, ChoiceKind, PermissionAsk, PermissionDesk, PermissionVerdict, RefuseAll,
+    AllowReads, Choice, ChoiceKind, PermissionAsk, PermissionDesk, PermissionVerdict, RefuseAll,
 };
 use self::updates::TurnState;
 use crate::cli::{CliSettings, RunId, SERVER, TOOL_TIMEOUT};

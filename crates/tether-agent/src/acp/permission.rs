@@ -62,6 +62,9 @@ pub struct PermissionAsk {
     pub input: Option<String>,
     /// The agent's options, in its order.
     pub choices: Vec<Choice>,
+    /// Whether the call is one of tether's own MCP tools (`ask_human`, `complete_goal`, …),
+    /// whose effects tether itself governs.
+    pub tether_tool: bool,
 }
 
 impl PermissionAsk {
@@ -136,6 +139,39 @@ impl PermissionDesk for RefuseAll {
     }
 }
 
+/// Allows what only reads (and tether's own tools), refuses the rest without asking: the
+/// desk of plan mode's drafting turns, which may only read the workspace and write the plan
+/// through tether's tools.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AllowReads;
+
+impl PermissionDesk for AllowReads {
+    fn decide<'a>(
+        &'a self,
+        ask: &'a PermissionAsk,
+        _cancel: CancellationToken,
+    ) -> BoxFuture<'a, PermissionVerdict> {
+        Box::pin(async move {
+            let allow = ask
+                .option(ChoiceKind::AllowOnce)
+                .or_else(|| ask.option(ChoiceKind::AllowAlways));
+            match allow {
+                Some(choice) if ask.only_reads() || ask.tether_tool => PermissionVerdict::Chose {
+                    option: choice.id.clone(),
+                    by: "tether".into(),
+                },
+                _ => PermissionVerdict::Refused {
+                    reason: format!(
+                        "{} is not a read, and this turn may only read",
+                        ask.describe()
+                    ),
+                    by: "tether".into(),
+                },
+            }
+        })
+    }
+}
+
 /// Reads an ACP permission request.
 pub(crate) fn ask_of(request: &RequestPermissionRequest) -> PermissionAsk {
     let fields = &request.tool_call.fields;
@@ -159,6 +195,7 @@ pub(crate) fn ask_of(request: &RequestPermissionRequest) -> PermissionAsk {
         }
     }
     paths.dedup();
+    let tether_tool = kind != "execute" && is_tether_tool(&title, raw);
     PermissionAsk {
         title,
         kind,
@@ -166,7 +203,41 @@ pub(crate) fn ask_of(request: &RequestPermissionRequest) -> PermissionAsk {
         paths,
         input: raw.map(|r| shorten(&r.to_string())),
         choices: request.options.iter().map(choice_of).collect(),
+        tether_tool,
     }
+}
+
+/// tether's own MCP tools, as the agent calls them.
+const TETHER_TOOLS: [&str; 6] = [
+    "ask_human",
+    "complete_goal",
+    "cancel_goal",
+    "plan_status",
+    "write_plan",
+    "edit_plan",
+];
+
+/// Whether a call names one of tether's own tools exactly: Claude's adapter titles it
+/// `mcp__tether__<tool>`; Codex's asks to "Approve MCP tool call" with the server and tool in
+/// its input.
+fn is_tether_tool(title: &str, raw: Option<&serde_json::Value>) -> bool {
+    let named = |tool: &str| TETHER_TOOLS.contains(&tool);
+    if let Some(tool) = title.strip_prefix("mcp__tether__") {
+        return named(tool);
+    }
+    if let Some(tool) = title.strip_prefix("Tool: tether/") {
+        return named(tool);
+    }
+    let Some(raw) = raw else {
+        return false;
+    };
+    let server = ["server_name", "serverName", "server"]
+        .iter()
+        .find_map(|k| raw.get(*k).and_then(|v| v.as_str()));
+    let tool = ["tool_name", "toolName", "tool"]
+        .iter()
+        .find_map(|k| raw.get(*k).and_then(|v| v.as_str()));
+    server == Some("tether") && tool.is_some_and(named)
 }
 
 fn choice_of(option: &PermissionOption) -> Choice {

@@ -57,3 +57,41 @@ fn an_edit_names_its_files() {
     );
     assert!(!ask.only_reads());
 }
+
+#[test]
+fn only_tethers_own_tools_named_exactly_are_tethers() {
+    let ask = |title: &str, kind: &str, raw: serde_json::Value| {
+        ask_of(&request(serde_json::json!({
+            "sessionId": "s1",
+            "toolCall": {"toolCallId": "t1", "title": title, "kind": kind, "rawInput": raw},
+            "options": [{"optionId": "a", "name": "Allow", "kind": "allow_once"}]
+        })))
+        .tether_tool
+    };
+    assert!(ask(
+        "mcp__tether__complete_goal",
+        "other",
+        serde_json::json!({})
+    ));
+    assert!(ask(
+        "Approve MCP tool call",
+        "other",
+        serde_json::json!({"server_name": "tether", "tool_name": "ask_human"})
+    ));
+    assert!(!ask("mcp__tether__rm_rf", "other", serde_json::json!({})));
+    assert!(!ask(
+        "mcp__tether__ask_human && git push",
+        "execute",
+        serde_json::json!({})
+    ));
+    assert!(!ask(
+        "mcp__other__ask_human",
+        "other",
+        serde_json::json!({})
+    ));
+    assert!(!ask(
+        "Approve MCP tool call",
+        "other",
+        serde_json::json!({"server_name": "evil", "tool_name": "ask_human"})
+    ));
+}

@@ -264,3 +264,49 @@ fn codexs_adapter_signs_a_goal_off_through_complete_goal_with_tether_in_its_conf
         first.raw_body
     );
 }
+
+#[test]
+fn claudes_adapter_drafts_a_plan_reading_only_and_writing_it_through_tether() {
+    use crate::suite::plan_cli::{EXISTING, drafted, results};
+    let plan = drafted();
+    let (_rt, server) = start(Script::from_fn(move |req: &Request| match results(req) {
+        // An attempt to write another file (refused: a drafting turn only reads), then the plan
+        // through tether's tool (allowed).
+        0 => Turn::tool(
+            "Write",
+            json!({"file_path": "src/evil.rs", "content": "fn main() {}"}),
+        ),
+        1 => Turn::tool("mcp__tether__write_plan", json!({"content": plan.clone()})),
+        _ => Turn::text("Drafted `verbose`."),
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    claude_workspace(dir.path(), &server, "");
+    fs::write(dir.path().join("greet.sh"), "echo \"Hello, $1!\"\n").unwrap();
+    fs::write(dir.path().join("plan.md"), EXISTING).unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "plan",
+            "new",
+            "Add a --verbose flag to greet.sh",
+            "--approve",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("plan.md")).unwrap(),
+        drafted()
+    );
+    assert!(!dir.path().join("src/evil.rs").exists(), "{stderr}");
+    let turn = server
+        .requests()
+        .into_iter()
+        .find(|r| r.raw_body.contains("Add a --verbose flag"))
+        .unwrap();
+    assert!(turn.raw_body.contains("mcp__tether__write_plan"));
+    assert!(
+        turn.raw_body
+            .contains("write goals into the plan file with tether's")
+    );
+}
