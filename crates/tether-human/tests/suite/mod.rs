@@ -1,5 +1,6 @@
 mod email_sink;
 mod escalation;
+mod escalation_desk;
 mod human;
 mod notices;
 mod notify;
