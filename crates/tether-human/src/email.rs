@@ -15,14 +15,10 @@ use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport as _, Message, Tokio1Executor};
 use tether_config::{EmailConfig, EmailTls};
-use tether_store::Question;
-use tokio_util::sync::CancellationToken;
 
-use crate::broker::Answer;
-use crate::channels::{BoxFuture, Channel, ChannelAnswer};
-use crate::notices::Notice;
-use crate::sink_body::{BodyKind, SinkBody};
-use crate::sinks::{SentLog, SinkError};
+use crate::channels::BoxFuture;
+use crate::sink_body::SinkBody;
+use crate::sinks::{Deliver, SinkError};
 
 /// The name this sink's deliveries are logged under.
 const NAME: &str = "email";
@@ -35,7 +31,6 @@ pub struct Email {
     transport: AsyncSmtpTransport<Tokio1Executor>,
     from: Mailbox,
     to: Vec<Mailbox>,
-    sent: Option<SentLog>,
 }
 
 /// Whether `host` is this machine.
@@ -125,14 +120,7 @@ impl Email {
             transport: builder.build(),
             from,
             to,
-            sent: None,
         })
-    }
-
-    /// Records what was mailed in `sent`, so a question is mailed once across restarts.
-    pub fn with_sent_log(mut self, sent: SentLog) -> Self {
-        self.sent = Some(sent);
-        self
     }
 
     /// Mails `body`; an error says why without credentials.
@@ -161,48 +149,12 @@ impl Email {
     }
 }
 
-impl Channel for Email {
+impl Deliver for Email {
     fn name(&self) -> &'static str {
         NAME
     }
 
-    fn offer<'a>(
-        &'a self,
-        question: &'a Question,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async move {
-            if self.sent.as_ref().is_none_or(|s| s.first_time(question)) {
-                let body = SinkBody::question(question, BodyKind::Question);
-                tokio::select! {
-                    () = self.send_logged(&body) => {}
-                    () = stop.cancelled() => return None,
-                }
-            }
-            stop.cancelled().await;
-            None
-        })
-    }
-
-    fn answered_elsewhere<'a>(
-        &'a self,
-        question: &'a Question,
-        answer: &'a Answer,
-    ) -> BoxFuture<'a, ()> {
-        Box::pin(self.send_logged_owned(SinkBody::answered(question, answer)))
-    }
-
-    fn remind<'a>(&'a self, question: &'a Question) -> BoxFuture<'a, ()> {
-        Box::pin(self.send_logged_owned(SinkBody::question(question, BodyKind::Reminder)))
-    }
-
-    fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
-        Box::pin(self.send_logged_owned(SinkBody::notice(notice)))
-    }
-}
-
-impl Email {
-    async fn send_logged_owned(&self, body: SinkBody) {
-        self.send_logged(&body).await;
+    fn deliver(&self, body: SinkBody) -> BoxFuture<'_, ()> {
+        Box::pin(async move { self.send_logged(&body).await })
     }
 }

@@ -12,15 +12,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tether_config::NotifyCommandConfig;
-use tether_store::Question;
 use tether_tools::{ProgramCommand, ProgramRun, ShellEnd};
 use tokio_util::sync::CancellationToken;
 
-use crate::broker::Answer;
-use crate::channels::{BoxFuture, Channel, ChannelAnswer};
-use crate::notices::Notice;
-use crate::sink_body::{BodyKind, SinkBody};
-use crate::sinks::{SentLog, SinkError};
+use crate::channels::BoxFuture;
+use crate::sink_body::SinkBody;
+use crate::sinks::{Deliver, SinkError};
 
 /// The name this sink's runs are logged under.
 const NAME: &str = "notify_command";
@@ -30,7 +27,6 @@ const CAPTURE: usize = 4096;
 /// Runs a program per notice and question.
 pub struct NotifyCommand {
     template: Arc<ProgramCommand>,
-    sent: Option<SentLog>,
 }
 
 impl NotifyCommand {
@@ -62,14 +58,7 @@ impl NotifyCommand {
                 env: Vec::new(),
                 sandbox: None,
             }),
-            sent: None,
         })
-    }
-
-    /// Records what was run for in `sent`, so a question is handed over once across restarts.
-    pub fn with_sent_log(mut self, sent: SentLog) -> Self {
-        self.sent = Some(sent);
-        self
     }
 
     /// Runs the program with `body` on stdin and waits for it (at most the timeout).
@@ -92,39 +81,12 @@ impl NotifyCommand {
     }
 }
 
-impl Channel for NotifyCommand {
+impl Deliver for NotifyCommand {
     fn name(&self) -> &'static str {
         NAME
     }
 
-    fn offer<'a>(
-        &'a self,
-        question: &'a Question,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async move {
-            if self.sent.as_ref().is_none_or(|s| s.first_time(question)) {
-                self.run_logged(SinkBody::question(question, BodyKind::Question))
-                    .await;
-            }
-            stop.cancelled().await;
-            None
-        })
-    }
-
-    fn answered_elsewhere<'a>(
-        &'a self,
-        question: &'a Question,
-        answer: &'a Answer,
-    ) -> BoxFuture<'a, ()> {
-        Box::pin(self.run_logged(SinkBody::answered(question, answer)))
-    }
-
-    fn remind<'a>(&'a self, question: &'a Question) -> BoxFuture<'a, ()> {
-        Box::pin(self.run_logged(SinkBody::question(question, BodyKind::Reminder)))
-    }
-
-    fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
-        Box::pin(self.run_logged(SinkBody::notice(notice)))
+    fn deliver(&self, body: SinkBody) -> BoxFuture<'_, ()> {
+        Box::pin(self.run_logged(body))
     }
 }

@@ -12,10 +12,15 @@ use std::sync::Arc;
 use tether_config::{Config, EscalationTarget, Workspace};
 use tether_store::{Journal, Question};
 
-use crate::channels::Channel;
+use tokio_util::sync::CancellationToken;
+
+use crate::broker::Answer;
+use crate::channels::{BoxFuture, Channel, ChannelAnswer};
 use crate::email::Email;
+use crate::notices::Notice;
 use crate::notify_command::NotifyCommand;
 use crate::ntfy::Ntfy;
+use crate::sink_body::{BodyKind, SinkBody};
 use crate::webhook::Webhook;
 
 /// Why a sink is off.
@@ -71,6 +76,83 @@ impl SentLog {
             .store()
             .record_post(&question.id, &self.key, &serde_json::json!({}))
             .unwrap_or(true)
+    }
+}
+
+/// A sink that only tells — the webhook, email, a command: it hands each message over and never
+/// answers a question. [`OneWay`] makes one a channel.
+pub trait Deliver: Send + Sync {
+    /// Its channel name.
+    fn name(&self) -> &'static str;
+
+    /// Hands `body` over; a failure is logged, never the caller's.
+    fn deliver(&self, body: SinkBody) -> BoxFuture<'_, ()>;
+}
+
+/// A one-way sink as a channel: a question is handed over once (once across restarts, with a
+/// [`SentLog`]), then its reminders, the answer given elsewhere and the run's notices; it never
+/// answers.
+pub struct OneWay<D> {
+    sink: D,
+    sent: Option<SentLog>,
+}
+
+impl<D: Deliver> OneWay<D> {
+    /// `sink` as a channel.
+    pub fn new(sink: D) -> Self {
+        OneWay { sink, sent: None }
+    }
+
+    /// Records what was handed over in `sent`, so a question goes out once across restarts.
+    pub fn with_sent_log(mut self, sent: SentLog) -> Self {
+        self.sent = Some(sent);
+        self
+    }
+
+    /// The sink itself.
+    pub fn sink(&self) -> &D {
+        &self.sink
+    }
+}
+
+impl<D: Deliver> Channel for OneWay<D> {
+    fn name(&self) -> &'static str {
+        self.sink.name()
+    }
+
+    fn offer<'a>(
+        &'a self,
+        question: &'a Question,
+        stop: CancellationToken,
+    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
+        Box::pin(async move {
+            if self.sent.as_ref().is_none_or(|s| s.first_time(question)) {
+                let body = SinkBody::question(question, BodyKind::Question);
+                tokio::select! {
+                    () = self.sink.deliver(body) => {}
+                    () = stop.cancelled() => return None,
+                }
+            }
+            stop.cancelled().await;
+            None
+        })
+    }
+
+    fn answered_elsewhere<'a>(
+        &'a self,
+        question: &'a Question,
+        answer: &'a Answer,
+    ) -> BoxFuture<'a, ()> {
+        self.sink.deliver(SinkBody::answered(question, answer))
+    }
+
+    fn remind<'a>(&'a self, question: &'a Question) -> BoxFuture<'a, ()> {
+        self.sink
+            .deliver(SinkBody::question(question, BodyKind::Reminder))
+    }
+
+    fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
+        self.sink.deliver(SinkBody::notice(notice))
     }
 }
 
@@ -246,7 +328,7 @@ impl<'a> SinkBuilder<'a> {
                 missing: webhook.missing(),
             });
         };
-        let sink = Webhook::new(url.clone(), webhook.format)?
+        let sink = OneWay::new(Webhook::new(url.clone(), webhook.format)?)
             .with_sent_log(SentLog::new(self.journal.clone(), key));
         Ok(Arc::new(sink))
     }
@@ -259,17 +341,17 @@ impl<'a> SinkBuilder<'a> {
             Some(None) => "email:escalation".to_owned(),
             None => "email".to_owned(),
         };
-        let sink = Email::from_config(&self.config.email, to, None)?
+        let sink = OneWay::new(Email::from_config(&self.config.email, to, None)?)
             .with_sent_log(SentLog::new(self.journal.clone(), key));
         Ok(Arc::new(sink))
     }
 
     fn command(&self, key: &str) -> Result<Arc<dyn Channel>, SinkError> {
-        let sink = NotifyCommand::from_config(
+        let sink = OneWay::new(NotifyCommand::from_config(
             &self.config.notify_command,
             self.ws.root().to_path_buf(),
             self.config.key_vars(),
-        )?
+        )?)
         .with_sent_log(SentLog::new(self.journal.clone(), key));
         Ok(Arc::new(sink))
     }

@@ -13,14 +13,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tether_config::{Secret, WebhookFormat};
-use tether_store::Question;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
-use crate::broker::Answer;
-use crate::channels::{BoxFuture, Channel, ChannelAnswer};
-use crate::notices::Notice;
-use crate::sink_body::{BodyKind, SinkBody};
+use crate::channels::BoxFuture;
+use crate::sink_body::SinkBody;
 
 /// The name deliveries and answers are logged under.
 const NAME: &str = "webhook";
@@ -84,7 +80,6 @@ pub fn check_url(url: &Secret) -> Result<bool, crate::sinks::SinkError> {
 pub struct Webhook {
     inner: Arc<Inner>,
     queue: OnceLock<mpsc::UnboundedSender<Value>>,
-    sent: Option<crate::sinks::SentLog>,
 }
 
 struct Inner {
@@ -126,14 +121,7 @@ impl Webhook {
                 retry: WebhookRetry::default(),
             }),
             queue: OnceLock::new(),
-            sent: None,
         })
-    }
-
-    /// Records what was sent in `sent`, so a question is sent once across restarts.
-    pub fn with_sent_log(mut self, sent: crate::sinks::SentLog) -> Self {
-        self.sent = Some(sent);
-        self
     }
 
     /// Retries with `retry` (tests use short delays).
@@ -227,38 +215,14 @@ impl Inner {
     }
 }
 
-impl Channel for Webhook {
+impl crate::sinks::Deliver for Webhook {
     fn name(&self) -> &'static str {
         NAME
     }
 
-    fn offer<'a>(
-        &'a self,
-        question: &'a Question,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async move {
-            if self.sent.as_ref().is_none_or(|s| s.first_time(question)) {
-                self.send(&SinkBody::question(question, BodyKind::Question));
-            }
-            stop.cancelled().await;
-            None
-        })
-    }
-
-    fn answered_elsewhere<'a>(
-        &'a self,
-        question: &'a Question,
-        answer: &'a Answer,
-    ) -> BoxFuture<'a, ()> {
-        Box::pin(async move { self.send(&SinkBody::answered(question, answer)) })
-    }
-
-    fn remind<'a>(&'a self, question: &'a Question) -> BoxFuture<'a, ()> {
-        Box::pin(async move { self.send(&SinkBody::question(question, BodyKind::Reminder)) })
-    }
-
-    fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
-        Box::pin(async move { self.send(&SinkBody::notice(notice)) })
+    fn deliver(&self, body: SinkBody) -> BoxFuture<'_, ()> {
+        // Queued at once: delivery never holds the caller up.
+        self.send(&body);
+        Box::pin(std::future::ready(()))
     }
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 use tether_config::{EmailConfig, EmailTls, NoticeKind, Secret};
 use tether_human::email::Email;
 use tether_human::sink_body::SinkBody;
+use tether_human::sinks::OneWay;
 use tether_human::{Channel, Notice};
 use tether_store::RunId;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
@@ -210,7 +211,8 @@ async fn a_notice_is_mailed_over_starttls_with_a_login() {
     );
 
     // An escalation's recipient replaces the configured ones.
-    let lead = Email::from_config(&config, Some("oncall@example.com"), Some(&ca)).unwrap();
+    let lead =
+        OneWay::new(Email::from_config(&config, Some("oncall@example.com"), Some(&ca)).unwrap());
     lead.notice(&notice).await;
     let got = tokio::time::timeout(LIMIT, lines.next_line())
         .await

@@ -9,6 +9,7 @@ use tether_config::{
 };
 use tether_human::email::Email;
 use tether_human::ntfy::Ntfy;
+use tether_human::sinks::OneWay;
 use tether_human::webhook::{Webhook, WebhookRetry};
 use tether_human::{Channel, Notice};
 use tether_store::{Journal, RunId, Store};
@@ -52,9 +53,11 @@ async fn no_secret_reaches_a_log_line_while_every_sink_fails() {
         timeout: Duration::from_secs(5),
     };
     let refused = format!("http://127.0.0.1:{}/hooks/secret-path-1111", closed_port());
-    let hook = Webhook::new(Secret::new(refused), WebhookFormat::Json)
-        .unwrap()
-        .with_retry(retry.clone());
+    let hook = OneWay::new(
+        Webhook::new(Secret::new(refused), WebhookFormat::Json)
+            .unwrap()
+            .with_retry(retry.clone()),
+    );
     hook.notice(&notice()).await;
     let app = axum::Router::new().route(
         "/{*path}",
@@ -64,9 +67,11 @@ async fn no_secret_reaches_a_log_line_while_every_sink_fails() {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
     let failing = format!("http://{addr}/hooks/secret-path-2222");
-    let hook2 = Webhook::new(Secret::new(failing), WebhookFormat::Slack)
-        .unwrap()
-        .with_retry(retry);
+    let hook2 = OneWay::new(
+        Webhook::new(Secret::new(failing), WebhookFormat::Slack)
+            .unwrap()
+            .with_retry(retry),
+    );
     hook2.notice(&notice()).await;
 
     // ntfy with a token the server refuses.
@@ -99,7 +104,7 @@ async fn no_secret_reaches_a_log_line_while_every_sink_fails() {
         tls: EmailTls::None,
         ..EmailConfig::default()
     };
-    let mail = Email::from_config(&email, None, None).unwrap();
+    let mail = OneWay::new(Email::from_config(&email, None, None).unwrap());
     mail.notice(&notice()).await;
 
     wait_until_async("both webhooks given up on", LIMIT, || {

@@ -15,6 +15,7 @@ use serde_json::Value;
 use tether_config::{MapEnv, NoticeKind, NotifyCommandConfig, Secret, WebhookFormat, Workspace};
 use tether_human::notify_command::NotifyCommand;
 use tether_human::sink_body::{BodyKind, SinkBody};
+use tether_human::sinks::OneWay;
 use tether_human::webhook::{Webhook, WebhookRetry, render};
 use tether_human::{Channel, Console, Desk, Notice};
 use tether_store::{Journal, NewQuestion, Question, RunId, Store};
@@ -110,9 +111,11 @@ async fn a_failing_webhook_gets_the_notice_once_after_retries_without_blocking()
         ..Receiver::default()
     });
     let url = receiver(Arc::clone(&r)).await;
-    let hook = Webhook::new(Secret::new(url), WebhookFormat::Json)
-        .unwrap()
-        .with_retry(fast());
+    let hook = OneWay::new(
+        Webhook::new(Secret::new(url), WebhookFormat::Json)
+            .unwrap()
+            .with_retry(fast()),
+    );
     // Returns while the receiver still holds the first request: the run never waits.
     hook.notice(&notice()).await;
     assert!(
@@ -147,9 +150,11 @@ async fn a_webhook_refusing_with_4xx_is_not_retried() {
         ..Receiver::default()
     });
     let url = receiver(Arc::clone(&r)).await;
-    let hook = Webhook::new(Secret::new(url), WebhookFormat::Json)
-        .unwrap()
-        .with_retry(fast());
+    let hook = OneWay::new(
+        Webhook::new(Secret::new(url), WebhookFormat::Json)
+            .unwrap()
+            .with_retry(fast()),
+    );
     hook.notice(&notice()).await;
     hook.notice(&notice()).await;
     wait_until_async("both handled", LIMIT, || {
@@ -202,7 +207,7 @@ fn command(dir: &Path, script: &str, timeout_secs: u64) -> NotifyCommand {
 #[tokio::test]
 async fn the_command_gets_the_json_on_stdin() {
     let dir = tempfile::tempdir().unwrap();
-    let sink = command(dir.path(), "cat > got.json", 10);
+    let sink = OneWay::new(command(dir.path(), "cat > got.json", 10));
     sink.notice(&notice()).await;
     let got: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("got.json")).unwrap())
