@@ -112,6 +112,13 @@ pub trait Channel: Send + Sync {
         Box::pin(async {})
     }
 
+    /// Waits until what the channel queued to send in the background is handed over or given
+    /// up, so a run's last notice is not lost when the process exits. The caller bounds the
+    /// wait.
+    fn flush(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
     /// Tells the channel the run `run` ended with `outcome`. Questions of an interrupted run
     /// stay pending and are offered again when it is resumed.
     fn run_ended<'a>(&'a self, _run: &'a RunId, _outcome: Outcome) -> BoxFuture<'a, ()> {

@@ -276,12 +276,19 @@ impl Desk {
             };
             match next {
                 Some(notice) => self.notify(&notice).await,
-                None => return,
+                None => break,
             }
         }
         while let Ok(notice) = queue.rx.try_recv() {
             self.notify(&notice).await;
         }
+        self.flush().await;
+    }
+
+    /// Waits until every channel has handed over what it queued (a webhook's messages), so the
+    /// run's last notices reach people before the process exits. Callers bound the wait.
+    pub async fn flush(&self) {
+        futures_util::future::join_all(self.broker.channels().iter().map(|c| c.flush())).await;
     }
 }
 

@@ -87,6 +87,11 @@ pub trait Deliver: Send + Sync {
 
     /// Hands `body` over; a failure is logged, never the caller's.
     fn deliver(&self, body: SinkBody) -> BoxFuture<'_, ()>;
+
+    /// Waits until what it queued is handed over or given up (before the process exits).
+    fn flush(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
 }
 
 /// A one-way sink as a channel: a question is handed over once (once across restarts, with a
@@ -153,6 +158,10 @@ impl<D: Deliver> Channel for OneWay<D> {
 
     fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
         self.sink.deliver(SinkBody::notice(notice))
+    }
+
+    fn flush(&self) -> BoxFuture<'_, ()> {
+        self.sink.flush()
     }
 }
 

@@ -87,6 +87,8 @@ struct Inner {
     url: Secret,
     format: WebhookFormat,
     retry: WebhookRetry,
+    /// How many queued messages are not delivered (or given up) yet.
+    queued: tokio::sync::watch::Sender<usize>,
 }
 
 /// Why one attempt failed (never with the URL).
@@ -119,6 +121,7 @@ impl Webhook {
                 url,
                 format,
                 retry: WebhookRetry::default(),
+                queued: tokio::sync::watch::Sender::new(0),
             }),
             queue: OnceLock::new(),
         })
@@ -139,7 +142,10 @@ impl Webhook {
             tokio::spawn(deliver_all(Arc::clone(&self.inner), rx));
             tx
         });
-        let _ = queue.send(render(body, self.inner.format));
+        self.inner.queued.send_modify(|n| *n += 1);
+        if queue.send(render(body, self.inner.format)).is_err() {
+            self.inner.queued.send_modify(|n| *n = n.saturating_sub(1));
+        }
     }
 }
 
@@ -147,6 +153,7 @@ impl Webhook {
 async fn deliver_all(inner: Arc<Inner>, mut rx: mpsc::UnboundedReceiver<Value>) {
     while let Some(body) = rx.recv().await {
         inner.deliver(&body).await;
+        inner.queued.send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 
@@ -224,5 +231,12 @@ impl crate::sinks::Deliver for Webhook {
         // Queued at once: delivery never holds the caller up.
         self.send(&body);
         Box::pin(std::future::ready(()))
+    }
+
+    fn flush(&self) -> BoxFuture<'_, ()> {
+        let mut queued = self.inner.queued.subscribe();
+        Box::pin(async move {
+            let _ = queued.wait_for(|n| *n == 0).await;
+        })
     }
 }

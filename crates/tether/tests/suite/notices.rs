@@ -3,7 +3,8 @@
 //! `tether resume` command), each channel's own `notify` list filters what it gets, and the
 //! desktop notification runs a `notify-send` found on `PATH` (a script recording its
 //! arguments) without the keys tether reads — or, when there is none, nothing breaks. A goal
-//! run rejected, paused on its budget, resumed, signed off and done tells Zulip each in turn.
+//! run rejected, paused on its budget, resumed, signed off and done tells Zulip each in turn; a
+//! webhook has the run's last notice before tether exits.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
@@ -325,4 +326,90 @@ fn the_terminal_shows_a_notice_on_a_line_of_its_own() {
     let line =
         format!("\n» Run {run} paused: its iteration budget is spent. · tether resume {run}\n");
     assert!(out.contains(&line), "{out}");
+}
+
+/// Receives HTTP POSTs on 127.0.0.1 and keeps their bodies (a webhook, as a team's chat has).
+fn webhook_receiver() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let bodies = got.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let bodies = bodies.clone();
+            std::thread::spawn(move || {
+                let mut writer = stream.try_clone().unwrap();
+                let mut reader = BufReader::new(stream);
+                loop {
+                    let mut length = 0;
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap();
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    reader.read_exact(&mut body).unwrap();
+                    bodies
+                        .lock()
+                        .unwrap()
+                        .push(String::from_utf8(body).unwrap());
+                    writer
+                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                        .unwrap();
+                }
+            });
+        }
+    });
+    (url, got)
+}
+
+#[test]
+fn a_webhook_gets_the_runs_last_notice_before_tether_exits() {
+    let (url, got) = webhook_receiver();
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("tether.toml"),
+        format!(
+            "[executor]\nkind = \"command\"\ncommand = [\"sh\", \"-c\", \"echo '<promise>DONE</promise>'\"]\n\
+             [human]\nchannels = [\"cli\", \"webhook\"]\n[webhook]\nurl = {url:?}\n\
+             [notify]\non = [\"done\"]\n"
+        ),
+    )
+    .unwrap();
+    let out = cmd(
+        dir.path(),
+        &[
+            "ralph",
+            "go",
+            "--completion-promise",
+            "DONE",
+            "--max-iterations",
+            "2",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Already there when tether has exited: delivered, not left in a queue.
+    let bodies = got.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 1, "{bodies:?}");
+    let body: serde_json::Value = serde_json::from_str(&bodies[0]).unwrap();
+    assert_eq!(
+        (body["kind"].as_str(), body["notice"].as_str()),
+        (Some("notice"), Some("done"))
+    );
 }
