@@ -6,7 +6,7 @@
 //! here, with `tether` as the one who decided.
 
 use futures_util::future::BoxFuture;
-use tether_agent::acp::{ChoiceKind, PermissionAsk, PermissionDesk, PermissionVerdict};
+use tether_agent::acp::{PermissionAsk, PermissionDesk, PermissionVerdict};
 use tether_config::Permissions;
 use tether_human::broker::BrokerError;
 use tether_store::NewQuestion;
@@ -49,7 +49,7 @@ impl DeskPermissions {
         cancel: CancellationToken,
     ) -> PermissionVerdict {
         let Some(why) = self.hold_reason(ask) else {
-            return allow(ask, "tether");
+            return PermissionVerdict::allow(ask, "tether");
         };
         let problems = &self.gate.desk().policy().problems;
         if !problems.is_empty() {
@@ -91,7 +91,7 @@ impl DeskPermissions {
                         option: choice.id.clone(),
                         by,
                     },
-                    None if is_yes(&answer.text) => allow(ask, &by),
+                    None if is_yes(&answer.text) => PermissionVerdict::allow(ask, &by),
                     None => PermissionVerdict::Refused {
                         reason: format!(
                             "{} was refused: {by} answered \"{}\"",
@@ -131,23 +131,6 @@ impl PermissionDesk for DeskPermissions {
         cancel: CancellationToken,
     ) -> BoxFuture<'a, PermissionVerdict> {
         Box::pin(self.decide_now(ask, cancel))
-    }
-}
-
-/// The narrowest allow the agent offers, chosen by `by`.
-fn allow(ask: &PermissionAsk, by: &str) -> PermissionVerdict {
-    match ask
-        .option(ChoiceKind::AllowOnce)
-        .or_else(|| ask.option(ChoiceKind::AllowAlways))
-    {
-        Some(choice) => PermissionVerdict::Chose {
-            option: choice.id.clone(),
-            by: by.to_owned(),
-        },
-        None => PermissionVerdict::Refused {
-            reason: format!("{} offered no option that allows it", ask.describe()),
-            by: by.to_owned(),
-        },
     }
 }
 

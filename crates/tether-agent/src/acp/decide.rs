@@ -35,16 +35,7 @@ impl AcpExecutor {
     ) -> Decided {
         let verdict = if ask.tether_tool {
             // tether's own tools: what they do, tether governs (a question, a sign-off).
-            match ask
-                .option(ChoiceKind::AllowOnce)
-                .or_else(|| ask.option(ChoiceKind::AllowAlways))
-            {
-                Some(choice) => PermissionVerdict::Chose {
-                    option: choice.id.clone(),
-                    by: "tether".into(),
-                },
-                None => self.desk.decide(&ask, cancel).await,
-            }
+            PermissionVerdict::allow(&ask, "tether")
         } else if access == Access::ReadOnly && !ask.only_reads() {
             PermissionVerdict::Refused {
                 reason: format!(

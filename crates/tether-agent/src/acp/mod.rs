@@ -127,19 +127,7 @@ impl AcpExecutor {
 
     /// tether's MCP server arguments for this run.
     fn mcp_args(&self) -> Vec<String> {
-        let mut args = vec!["mcp".to_owned()];
-        if let Some(run) = (self.run)() {
-            args.extend(["--run".to_owned(), run]);
-        }
-        args.extend(self.settings.mcp_extra.iter().cloned());
-        if let Some(bridge) = &self.settings.bridge {
-            args.extend(["--bridge".to_owned(), bridge.display().to_string()]);
-        }
-        args.extend([
-            "-C".to_owned(),
-            self.settings.workspace.display().to_string(),
-        ]);
-        args
+        self.settings.mcp_args((self.run)())
     }
 
     /// The command that starts the agent.
@@ -170,18 +158,9 @@ impl AcpExecutor {
                 ]);
             }
         }
-        ProgramCommand {
-            argv,
-            cwd: self.settings.workspace.clone(),
-            input: None,
-            timeout: self.settings.turn_timeout,
-            kill_grace: Duration::from_secs(2),
-            stdout_cap: 0,
-            stderr_cap: crate::cli::MAX_STDERR,
-            env_remove: self.settings.env_remove.clone(),
-            env: self.settings.env.clone(),
-            sandbox: self.settings.sandbox.clone(),
-        }
+        // The agent runs as long as the run: each turn's own deadline is kept by the turn.
+        self.settings
+            .command(argv, None, self.settings.turn_timeout, Vec::new())
     }
 
     async fn start(&self) -> Result<AgentProcess, StartError> {
@@ -454,6 +433,19 @@ enum Driven {
     Stopped(ExecError),
     /// It was cancelled or ran out of time, and the agent did not end the turn in time.
     Unresponsive(ExecError),
+}
+
+/// `s` on one line (each run of whitespace one space), at most `max` characters.
+fn one_line(s: &str, max: usize) -> String {
+    clip(&s.split_whitespace().collect::<Vec<_>>().join(" "), max)
+}
+
+/// `s`, cut to `max` characters with `…` when longer.
+fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_owned(),
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+    }
 }
 
 /// `s` as a TOML basic string (JSON's escapes are TOML's).

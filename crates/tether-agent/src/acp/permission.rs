@@ -81,8 +81,8 @@ impl PermissionAsk {
     /// What the agent is asking, in one line for a person.
     pub fn describe(&self) -> String {
         match &self.command {
-            Some(command) => format!("run `{}`", one_line(command)),
-            None => one_line(&self.title),
+            Some(command) => format!("run `{}`", super::one_line(command, SHOWN_INPUT_CHARS)),
+            None => super::one_line(&self.title, SHOWN_INPUT_CHARS),
         }
     }
 }
@@ -107,6 +107,26 @@ pub enum PermissionVerdict {
         /// Who refused.
         by: String,
     },
+}
+
+impl PermissionVerdict {
+    /// The narrowest allow the agent offers for `ask` (once before always), chosen by `by`;
+    /// refused when it offers none.
+    pub fn allow(ask: &PermissionAsk, by: &str) -> Self {
+        match ask
+            .option(ChoiceKind::AllowOnce)
+            .or_else(|| ask.option(ChoiceKind::AllowAlways))
+        {
+            Some(choice) => PermissionVerdict::Chose {
+                option: choice.id.clone(),
+                by: by.to_owned(),
+            },
+            None => PermissionVerdict::Refused {
+                reason: format!("{} offered no option that allows it", ask.describe()),
+                by: by.to_owned(),
+            },
+        }
+    }
 }
 
 /// Decides the agent's permission requests.
@@ -139,9 +159,9 @@ impl PermissionDesk for RefuseAll {
     }
 }
 
-/// Allows what only reads (and tether's own tools), refuses the rest without asking: the
-/// desk of plan mode's drafting turns, which may only read the workspace and write the plan
-/// through tether's tools.
+/// Allows what only reads, refuses the rest without asking: the desk of plan mode's drafting
+/// turns, which may only read the workspace (tether's own tools, the plan's among them, the
+/// executor allows before any desk is asked).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AllowReads;
 
@@ -152,21 +172,16 @@ impl PermissionDesk for AllowReads {
         _cancel: CancellationToken,
     ) -> BoxFuture<'a, PermissionVerdict> {
         Box::pin(async move {
-            let allow = ask
-                .option(ChoiceKind::AllowOnce)
-                .or_else(|| ask.option(ChoiceKind::AllowAlways));
-            match allow {
-                Some(choice) if ask.only_reads() || ask.tether_tool => PermissionVerdict::Chose {
-                    option: choice.id.clone(),
-                    by: "tether".into(),
-                },
-                _ => PermissionVerdict::Refused {
+            if ask.only_reads() {
+                PermissionVerdict::allow(ask, "tether")
+            } else {
+                PermissionVerdict::Refused {
                     reason: format!(
                         "{} is not a read, and this turn may only read",
                         ask.describe()
                     ),
                     by: "tether".into(),
-                },
+                }
             }
         })
     }
@@ -201,7 +216,7 @@ pub(crate) fn ask_of(request: &RequestPermissionRequest) -> PermissionAsk {
         kind,
         command,
         paths,
-        input: raw.map(|r| shorten(&r.to_string())),
+        input: raw.map(|r| super::clip(&r.to_string(), SHOWN_INPUT_CHARS)),
         choices: request.options.iter().map(choice_of).collect(),
         tether_tool,
     }
@@ -292,17 +307,6 @@ pub(crate) fn kind_name(kind: ToolKind) -> &'static str {
         ToolKind::Fetch => "fetch",
         ToolKind::SwitchMode => "switch_mode",
         _ => "other",
-    }
-}
-
-fn one_line(s: &str) -> String {
-    shorten(&s.split_whitespace().collect::<Vec<_>>().join(" "))
-}
-
-fn shorten(s: &str) -> String {
-    match s.char_indices().nth(SHOWN_INPUT_CHARS) {
-        None => s.to_owned(),
-        Some((cut, _)) => format!("{}…", &s[..cut]),
     }
 }
 

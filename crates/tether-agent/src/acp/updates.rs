@@ -47,14 +47,10 @@ impl TurnState {
             SessionUpdate::ToolCall(call) => self.started(call).into_iter().collect(),
             SessionUpdate::ToolCallUpdate(update) => self.updated(update).into_iter().collect(),
             SessionUpdate::Plan(plan) => {
-                let steps: Vec<String> = plan
-                    .entries
-                    .iter()
-                    .map(|e| e.content.split_whitespace().collect::<Vec<_>>().join(" "))
-                    .collect();
+                let steps: Vec<&str> = plan.entries.iter().map(|e| e.content.as_str()).collect();
                 vec![AgentEvent::ToolCall {
                     tool: "plan".into(),
-                    summary: shorten(&format!("plan: {}", steps.join("; "))),
+                    summary: super::one_line(&format!("plan: {}", steps.join("; ")), SUMMARY_CHARS),
                     is_error: false,
                 }]
             }
@@ -122,7 +118,7 @@ impl TurnState {
         };
         Some(AgentEvent::ToolCall {
             tool: call.kind.to_owned(),
-            summary: shorten(&title.split_whitespace().collect::<Vec<_>>().join(" ")),
+            summary: super::one_line(&title, SUMMARY_CHARS),
             is_error: failed,
         })
     }
@@ -130,13 +126,6 @@ impl TurnState {
     /// The text after the last tool call.
     pub(crate) fn final_message(&self) -> String {
         self.message.trim().to_owned()
-    }
-}
-
-fn shorten(s: &str) -> String {
-    match s.char_indices().nth(SUMMARY_CHARS) {
-        None => s.to_owned(),
-        Some((cut, _)) => format!("{}…", &s[..cut]),
     }
 }
 

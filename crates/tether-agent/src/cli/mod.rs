@@ -135,6 +135,48 @@ pub struct CliSettings {
     pub bridge: Option<PathBuf>,
 }
 
+impl CliSettings {
+    /// The arguments of tether's MCP server for the run `run`: `mcp [--run <id>] [extra]
+    /// [--bridge <socket>] -C <workspace>`.
+    pub fn mcp_args(&self, run: Option<String>) -> Vec<String> {
+        let mut args = vec!["mcp".to_owned()];
+        if let Some(run) = run {
+            args.extend(["--run".to_owned(), run]);
+        }
+        args.extend(self.mcp_extra.iter().cloned());
+        if let Some(bridge) = &self.bridge {
+            args.extend(["--bridge".to_owned(), bridge.display().to_string()]);
+        }
+        args.extend(["-C".to_owned(), self.workspace.display().to_string()]);
+        args
+    }
+
+    /// A supervised process running `argv` in the workspace, in the agent's sandbox, with `env`
+    /// then `[executor] env` set and the keys tether holds removed.
+    pub fn command(
+        &self,
+        argv: Vec<String>,
+        input: Option<Vec<u8>>,
+        timeout: Duration,
+        env: Vec<(String, String)>,
+    ) -> ProgramCommand {
+        let mut env = env;
+        env.extend(self.env.iter().cloned());
+        ProgramCommand {
+            argv,
+            cwd: self.workspace.clone(),
+            input,
+            timeout,
+            kill_grace: KILL_GRACE,
+            stdout_cap: MAX_STDOUT,
+            stderr_cap: MAX_STDERR,
+            env_remove: self.env_remove.clone(),
+            env,
+            sandbox: self.sandbox.clone(),
+        }
+    }
+}
+
 /// An agent CLI could not be run, or its turn failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -246,19 +288,7 @@ impl Cli {
     /// The arguments of tether's MCP server for this run: `mcp [--run <id>] [extra] -C
     /// <workspace>`.
     pub fn mcp_args(&self) -> Vec<String> {
-        let mut args = vec!["mcp".to_owned()];
-        if let Some(run) = self.run_id() {
-            args.extend(["--run".to_owned(), run]);
-        }
-        args.extend(self.settings.mcp_extra.iter().cloned());
-        if let Some(bridge) = &self.settings.bridge {
-            args.extend(["--bridge".to_owned(), bridge.display().to_string()]);
-        }
-        args.extend([
-            "-C".to_owned(),
-            self.settings.workspace.display().to_string(),
-        ]);
-        args
+        self.settings.mcp_args(self.run_id())
     }
 
     /// Where a turn whose transcript is `transcript` writes its files for the CLI.
@@ -293,20 +323,7 @@ impl Cli {
         timeout: Duration,
         env: Vec<(String, String)>,
     ) -> ProgramCommand {
-        let mut env = env;
-        env.extend(self.settings.env.iter().cloned());
-        ProgramCommand {
-            argv,
-            cwd: self.settings.workspace.clone(),
-            input,
-            timeout,
-            kill_grace: KILL_GRACE,
-            stdout_cap: MAX_STDOUT,
-            stderr_cap: MAX_STDERR,
-            env_remove: self.settings.env_remove.clone(),
-            env,
-            sandbox: self.settings.sandbox.clone(),
-        }
+        self.settings.command(argv, input, timeout, env)
     }
 
     /// The program followed by `args`.
