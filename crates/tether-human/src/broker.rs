@@ -235,12 +235,6 @@ impl Broker {
                 Ok(None) => {}
                 Err(e) => break Err(e),
             }
-            let timed_out = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
-                }
-            };
             tokio::select! {
                 () = cancel.cancelled() => break Err(BrokerError::Cancelled(id.clone())),
                 Some((i, got)) = rx.recv() => {
@@ -268,7 +262,7 @@ impl Broker {
                         }
                     }
                 }
-                () = timed_out => {
+                () = at(deadline) => {
                     if let Some(t) = &self.timeout
                         && let Err(e) = self.record(id, &t.answer, "timeout", "tether", &cancel).await
                     {

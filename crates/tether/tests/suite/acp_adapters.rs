@@ -209,6 +209,88 @@ fn cancelling_claudes_adapter_leaves_no_process_behind() {
     .unwrap_or_else(|e| panic!("{e}; were {before:?}"));
 }
 
+/// A workspace whose tether.toml runs Codex's adapter on `server` (`extra` first), and Codex's
+/// own home (its configuration: the fake provider) beside it.
+fn codex_workspace(
+    server: &FakeModelServer,
+    extra: &str,
+) -> (tempfile::TempDir, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "model = \"gpt-5.4\"\nmodel_provider = \"fake\"\ncheck_for_update_on_startup = false\n\
+             [model_providers.fake]\nname = \"Fake\"\nbase_url = {base:?}\n\
+             env_key = \"FAKE_API_KEY\"\nwire_api = \"responses\"\n\
+             request_max_retries = 0\nstream_max_retries = 0\n",
+            base = server.base_url(Api::OpenAiResponses),
+        ),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("tether.toml"),
+        format!(
+            "{extra}\n[executor]\nkind = \"acp\"\nprogram = {program:?}\nturn_timeout_secs = 600\n\
+             [executor.env]\nCODEX_HOME = {home:?}\nHOME = {home:?}\nFAKE_API_KEY = \"sk-fake\"\n",
+            program = codex_acp().display().to_string(),
+            home = home.path().display().to_string(),
+        ),
+    )
+    .unwrap();
+    (dir, home)
+}
+
+#[test]
+fn codexs_adapter_keeps_a_ralph_promise() {
+    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
+        Turn::text("All written. <promise>DONE</promise>")
+    }));
+    let (dir, _home) = codex_workspace(&server, "");
+    let done = wait_output(ralph(dir.path(), "Write the notes."));
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(dir.path(), &done)
+    );
+    assert_eq!(status(dir.path())["status"], "completed");
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| r.raw_body.contains("Write the notes."))
+    );
+}
+
+#[test]
+fn cancelling_codexs_adapter_leaves_no_process_behind() {
+    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
+        Turn::tool(
+            "mcp__tether__ask_human",
+            json!({"question": "Wait for me?", "context": "cancel test", "confidence": 10}),
+        )
+    }));
+    let (dir, _home) = codex_workspace(&server, "");
+    let child = ralph(dir.path(), "Ask and wait.");
+    pending_question(dir.path());
+    let before = wait_until("the adapter to run", PATIENCE, || {
+        let pids = processes_in(dir.path());
+        (!pids.is_empty()).then_some(pids)
+    })
+    .unwrap();
+    let out = run(dir.path(), &["cancel"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let done = wait_output(child);
+    assert_ne!(done.status.code(), Some(0));
+    wait_until(
+        "Codex's adapter and tether mcp to be gone",
+        PATIENCE,
+        || processes_in(dir.path()).is_empty().then_some(()),
+    )
+    .unwrap_or_else(|e| panic!("{e}; were {before:?}"));
+}
+
 #[test]
 fn codexs_adapter_signs_a_goal_off_through_complete_goal_with_tether_in_its_config() {
     let (rt, agent) = start(Script::from_fn(move |req: &Request| {
@@ -221,33 +303,13 @@ fn codexs_adapter_signs_a_goal_off_through_complete_goal_with_tether_in_its_conf
         }
     }));
     let judge = accepting_judge(&rt);
-    let dir = tempfile::tempdir().unwrap();
-    let home = tempfile::tempdir().unwrap();
-    fs::write(
-        home.path().join("config.toml"),
-        format!(
-            "model = \"gpt-5.4\"\nmodel_provider = \"fake\"\ncheck_for_update_on_startup = false\n\
-             [model_providers.fake]\nname = \"Fake\"\nbase_url = {base:?}\n\
-             env_key = \"FAKE_API_KEY\"\nwire_api = \"responses\"\n\
-             request_max_retries = 0\nstream_max_retries = 0\n",
-            base = agent.base_url(Api::OpenAiResponses),
-        ),
-    )
-    .unwrap();
+    let (dir, _home) = codex_workspace(
+        &agent,
+        &model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
+    );
     fs::create_dir_all(dir.path().join("src")).unwrap();
     fs::write(dir.path().join("src/lib.rs"), LIB).unwrap();
     fs::write(dir.path().join("plan.md"), PLAN).unwrap();
-    fs::write(
-        dir.path().join("tether.toml"),
-        format!(
-            "{judge}\n[executor]\nkind = \"acp\"\nprogram = {program:?}\nturn_timeout_secs = 600\n\
-             [executor.env]\nCODEX_HOME = {home:?}\nHOME = {home:?}\nFAKE_API_KEY = \"sk-fake\"\n",
-            judge = model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
-            program = codex_acp().display().to_string(),
-            home = home.path().display().to_string(),
-        ),
-    )
-    .unwrap();
     let out = run(dir.path(), &["run", "--approve", "--max-iterations", "2"]);
     assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
     assert!(
