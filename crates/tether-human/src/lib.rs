@@ -26,6 +26,9 @@
 //! still waiting (`human.remind_after`) and offers it on the escalation sinks
 //! (`human.escalate_to`) once it waited `human.escalate_after`.
 //!
+//! [`keyboard`] is the one reader of the process's standard input: the terminal card and every
+//! prompt of the binary (contract approval, the plan review) take their lines from it.
+//!
 //! [`visible`] is the one escaping of text shown to a person: every human-facing text output of
 //! tether (the terminal card here, and the binary's commands) passes agent- and user-written
 //! text through it, so no control character reaches a terminal raw.
@@ -39,6 +42,7 @@ pub mod channels;
 pub mod desk;
 pub mod desktop;
 pub mod email;
+pub mod keyboard;
 pub mod notice_events;
 pub mod notices;
 pub mod notify;
@@ -61,5 +65,6 @@ pub use asking::{AskFailed, AskPolicy, Reply};
 pub use broker::{Answer, Broker, BrokerError, Escalation, Timeout};
 pub use channels::{AnswerBody, Channel, ChannelAnswer};
 pub use desk::{Console, Desk};
+pub use keyboard::Keyboard;
 pub use notice_events::{NoticeQueue, NoticeSink, NoticeWatch};
 pub use notices::{Notice, NoticeRoutes};

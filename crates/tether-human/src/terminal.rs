@@ -3,9 +3,9 @@
 //! A question with choices lists them numbered; a typed number (or label) is that choice, read
 //! by the store like every answer, and anything else is the person's own words.
 //!
-//! Lines come from a channel fed by one reader of stdin for the whole process (standard input
-//! cannot be shared between concurrent readers), so the card can be offered again for the next
-//! question; the writer is injected, so the card is testable without a terminal.
+//! On a terminal, lines come from the process's one reader of stdin ([`Keyboard`]), shared with
+//! every other prompt of the process, so the card can be offered again for the next question;
+//! the lines and the writer can also be injected, so the card is testable without a terminal.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -16,12 +16,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::broker::Answer;
 use crate::channels::{BoxFuture, Channel, ChannelAnswer};
+use crate::keyboard::Keyboard;
 use crate::notices::Notice;
 use crate::visible::{one_line, visible};
 
 /// Offers questions on a terminal.
 pub struct Terminal {
-    lines: tokio::sync::Mutex<mpsc::UnboundedReceiver<String>>,
+    lines: tokio::sync::Mutex<Lines>,
     out: Mutex<Box<dyn Write + Send>>,
     responder: String,
 }
@@ -34,25 +35,19 @@ impl Terminal {
         responder: String,
     ) -> Self {
         Terminal {
-            lines: tokio::sync::Mutex::new(lines),
+            lines: tokio::sync::Mutex::new(Lines::Given(lines)),
             out: Mutex::new(out),
             responder,
         }
     }
 
-    /// The process's stdin, read line by line on a thread of its own, and stderr.
+    /// The process's keyboard and stderr.
     pub fn stdio(responder: String) -> Self {
-        let (tx, rx) = mpsc::unbounded_channel();
-        std::thread::spawn(move || {
-            let stdin = std::io::stdin();
-            let mut line = String::new();
-            while stdin.read_line(&mut line).is_ok_and(|n| n > 0) {
-                if tx.send(std::mem::take(&mut line)).is_err() {
-                    break;
-                }
-            }
-        });
-        Terminal::new(rx, Box::new(std::io::stderr()), responder)
+        Terminal {
+            lines: tokio::sync::Mutex::new(Lines::Keyboard(Keyboard::get())),
+            out: Mutex::new(Box::new(std::io::stderr())),
+            responder,
+        }
     }
 
     /// Writes `text` with its control characters shown as escapes.
@@ -60,6 +55,30 @@ impl Terminal {
         if let Ok(mut out) = self.out.lock() {
             let _ = out.write_all(visible(text).as_bytes());
             let _ = out.flush();
+        }
+    }
+}
+
+/// Where the card's lines come from.
+enum Lines {
+    /// Lines a caller feeds (tests, an embedding program).
+    Given(mpsc::UnboundedReceiver<String>),
+    /// The process's keyboard.
+    Keyboard(&'static Keyboard),
+}
+
+impl Lines {
+    async fn next(&mut self) -> Option<String> {
+        match self {
+            Lines::Given(rx) => rx.recv().await,
+            Lines::Keyboard(k) => k.next_line().await,
+        }
+    }
+
+    fn discard_typed_ahead(&mut self) {
+        match self {
+            Lines::Given(_) => {}
+            Lines::Keyboard(k) => k.discard_typed_ahead(),
         }
     }
 }
@@ -125,10 +144,11 @@ impl Channel for Terminal {
                 l = self.lines.lock() => l,
                 () = stop.cancelled() => return None,
             };
+            lines.discard_typed_ahead();
             self.write(&card(question));
             loop {
                 let line = tokio::select! {
-                    l = lines.recv() => l?,
+                    l = lines.next() => l?,
                     () = stop.cancelled() => return None,
                 };
                 let text = line.trim();

@@ -14,7 +14,7 @@ use tether_config::{Config, Workspace};
 use tether_core::goal::{self, Deps, GoalEnd, GoalSpec, RuleSettings};
 use tether_human::terminal::Terminal;
 use tether_human::tool::{AskHuman, RunCell};
-use tether_human::{Channel, ChannelAnswer, Console, Desk};
+use tether_human::{Channel, ChannelAnswer, Console, Desk, Keyboard};
 use tether_model::scripted::ScriptedModel;
 use tether_signoff::tool::{CancelGoal, CompleteGoal};
 use tether_signoff::{Judge, Signoff};
@@ -73,10 +73,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     };
     let terminal = console != Console::Absent;
     intro(ctx, &dir, terminal)?;
-    // One reader of the keyboard: the question card, then the Enter that stops the dashboard.
-    let mut keyboard = std::io::stdin()
-        .is_terminal()
-        .then(super::keyboard::Keyboard::start);
+    // The keyboard (the process's one reader of stdin): the question card, then the Enter
+    // that stops the dashboard.
+    let keyboard = std::io::stdin().is_terminal().then(Keyboard::get);
     let dashboard =
         super::serve::Dashboard::bind(tether_web::embedded(&ws), &ws, &Config::default());
     let url = dashboard.as_ref().map(super::serve::Dashboard::url);
@@ -88,11 +87,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     let cell = RunCell::default();
     // The demo workspace has no tether.toml: the defaults (threshold 2, no timeout, no Zulip).
     let mut human = Desk::from_config(&Config::default(), &ws, journal.clone(), Console::Absent);
-    if let (Console::Person { who }, Some(lines)) =
-        (&console, keyboard.as_mut().and_then(|k| k.card_lines()))
-    {
-        let card = Terminal::new(lines, Box::new(std::io::stderr()), who.clone());
-        human = human.with_channel(Arc::new(card));
+    if let (Console::Person { who }, Some(_)) = (&console, keyboard) {
+        human = human.with_channel(Arc::new(Terminal::stdio(who.clone())));
     }
     if !terminal {
         human = human.with_channel(Arc::new(AutoAnswer));
@@ -163,7 +159,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
         timeline(ctx, &store, &run)?;
         summary(ctx, &ws, &store, &run, &end)?
     };
-    if let (Some(url), Some(keyboard)) = (url, &keyboard) {
+    if let (Some(url), Some(keyboard)) = (url, keyboard) {
         keep_serving(ctx, &url, &run, keyboard)?;
     }
     runtime.shutdown_background();
@@ -171,12 +167,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
 }
 
 /// On a terminal, the dashboard keeps serving the finished demo until Enter is pressed.
-fn keep_serving(
-    ctx: &mut Ctx<'_>,
-    url: &str,
-    run: &RunId,
-    keyboard: &super::keyboard::Keyboard,
-) -> Result<()> {
+fn keep_serving(ctx: &mut Ctx<'_>, url: &str, run: &RunId, keyboard: &Keyboard) -> Result<()> {
     let (base, token) = url.split_once("/?").unwrap_or((url, ""));
     writeln!(
         ctx.out,
@@ -184,7 +175,8 @@ fn keep_serving(
          {base}/runs/{run}?{token}\nPress Enter to stop it."
     )?;
     ctx.out.flush()?;
-    keyboard.wait_for_enter();
+    keyboard.discard_typed_ahead();
+    let _ = keyboard.wait_line();
     Ok(())
 }
 

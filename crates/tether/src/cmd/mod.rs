@@ -11,7 +11,6 @@ pub mod goal;
 pub mod human;
 pub mod init;
 pub mod judge;
-pub mod keyboard;
 pub mod mcp;
 pub mod plan;
 pub mod ralph;

@@ -49,6 +49,7 @@ mod slack_doctor;
 mod team;
 mod telegram_misconfig;
 mod telegram_processes;
+mod terminal;
 mod usage_limit_cli;
 mod web_browser;
 mod worktree;

@@ -7,6 +7,7 @@ use anyhow::{Result, anyhow};
 use tether_core::human_act::HumanAct;
 use tether_core::planning::approve::{self, Prepared, Selection};
 use tether_core::planning::{GoalContract, PlanRef};
+use tether_human::Keyboard;
 
 use super::{Ctx, cards, interactive, planning_error, review, who};
 use crate::cli::PlanApproveArgs;
@@ -62,9 +63,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanApproveArgs) -> Result<Exit> {
             )));
         }
         ctx.out.flush()?;
-        let stdin = io::stdin();
         let yes = review::confirm(
-            &mut stdin.lock(),
+            &mut Keyboard::get().reader(),
             &mut io::stderr(),
             "Approve these contracts?",
         )?;
@@ -145,14 +145,11 @@ fn goals_phrase(goals: &[GoalContract]) -> String {
 /// Writes only to stderr, never to `ctx.out` (stdout may carry `--events jsonl`). A plan that
 /// is missing or does not parse is a usage error naming the file and line.
 pub fn ensure_approved(ctx: &mut Ctx<'_>, approve: bool) -> Result<()> {
-    let stdin = io::stdin();
-    let mut input = stdin.lock();
     let mut err = io::stderr();
-    let ask: Option<&mut dyn BufRead> = if interactive() {
-        Some(&mut input)
-    } else {
-        None
-    };
+    // The process's one reader of stdin: the terminal channel of the run's desk, built
+    // already, reads from it too.
+    let mut input = interactive().then(|| Keyboard::get().reader());
+    let ask = input.as_mut().map(|i| i as &mut dyn BufRead);
     ensure_approved_with(ctx, approve, ask, &mut err)
 }
 

@@ -100,7 +100,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanNewArgs) -> Result<Exit> {
         loop {
             guard.idle();
             let choice = review::choose(
-                &mut std::io::stdin().lock(),
+                &mut tether_human::Keyboard::get().reader(),
                 &mut std::io::stderr(),
                 &plan.key,
             )?;

@@ -1,0 +1,117 @@
+//! tether on a terminal, the way a person runs it: the real binary under a pseudo-terminal
+//! (`script(1)` allocates it and makes it the controlling terminal of a new session), with
+//! stdin, stdout and stderr all that terminal. The test reads the screen as it grows, types
+//! lines and presses Ctrl+C; every wait has a deadline.
+
+use std::io::{Read as _, Write as _};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+use super::{PATIENCE, isolate, wait_exit};
+
+/// A tether command running on a pseudo-terminal.
+pub struct Pty {
+    child: Child,
+    keys: ChildStdin,
+    screen: Arc<Mutex<Vec<u8>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Pty {
+    /// Starts `tether <args>` in `dir` on a new terminal (`args` as a shell would split them;
+    /// quote with single quotes), with tether's own variables cleared.
+    pub fn start(dir: &Path, args: &str) -> Pty {
+        Pty::start_with(dir, args, |_| {})
+    }
+
+    /// [`Pty::start`], with `setup` adding to the command's environment.
+    pub fn start_with(dir: &Path, args: &str, setup: impl FnOnce(&mut Command)) -> Pty {
+        let line = format!("exec {} {args}", env!("CARGO_BIN_EXE_tether"));
+        let mut script = Command::new("script");
+        isolate(&mut script)
+            // -e: script exits with tether's code; -f: the screen is flushed as it is written.
+            .args(["-qfec", &line, "/dev/null"])
+            .current_dir(dir)
+            .env("TERM", "dumb");
+        setup(&mut script);
+        let mut child = script
+            // The keys typed: script passes them to the terminal.
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let keys = child.stdin.take().unwrap();
+        let screen = Arc::new(Mutex::new(Vec::new()));
+        let sink = screen.clone();
+        let mut out = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = out.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        Pty {
+            child,
+            keys,
+            screen,
+            reader: Some(reader),
+        }
+    }
+
+    /// Everything shown so far, with the terminal's CRLF as LF.
+    pub fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.screen.lock().unwrap()).replace("\r\n", "\n")
+    }
+
+    /// Waits (up to [`PATIENCE`]) until the screen shows `text`; fails showing the screen.
+    pub fn wait_for(&self, text: &str) {
+        self.wait_for_after(text, 0);
+    }
+
+    /// Waits until `text` shows at least `count + 1` times.
+    pub fn wait_for_after(&self, text: &str, count: usize) {
+        let seen =
+            tether_testkit::wait_until(&format!("the screen to show {text:?}"), PATIENCE, || {
+                (self.screen().matches(text).count() > count).then_some(())
+            });
+        if let Err(e) = seen {
+            panic!("{e}\n--- screen ---\n{}", self.screen());
+        }
+    }
+
+    /// Types `line` and presses Enter.
+    pub fn type_line(&mut self, line: &str) {
+        self.keys.write_all(format!("{line}\n").as_bytes()).unwrap();
+        self.keys.flush().unwrap();
+    }
+
+    /// Presses Ctrl+C (the terminal sends SIGINT to its foreground process group).
+    pub fn ctrl_c(&mut self) {
+        self.keys.write_all(b"\x03").unwrap();
+        self.keys.flush().unwrap();
+    }
+
+    /// Waits (up to [`PATIENCE`]) for the exit; its code (-1 for a signal) and the whole screen.
+    pub fn wait(mut self) -> (i32, String) {
+        let code = wait_exit(&mut self.child).code().unwrap_or(-1);
+        if let Some(reader) = self.reader.take() {
+            reader.join().unwrap();
+        }
+        (code, self.screen())
+    }
+}
+
+impl Drop for Pty {
+    /// A failed test leaves nothing running.
+    fn drop(&mut self) {
+        if self.reader.is_some() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
