@@ -8,7 +8,8 @@
 //! the lines and the writer can also be injected, so the card is testable without a terminal.
 
 use std::io::Write;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use tether_store::Question;
 use tokio::sync::mpsc;
@@ -24,6 +25,7 @@ use crate::visible::{one_line, visible};
 pub struct Terminal {
     lines: tokio::sync::Mutex<Lines>,
     out: Mutex<Box<dyn Write + Send>>,
+    screen: Screen,
     responder: String,
 }
 
@@ -37,8 +39,15 @@ impl Terminal {
         Terminal {
             lines: tokio::sync::Mutex::new(Lines::Given(lines)),
             out: Mutex::new(out),
+            screen: Screen::default(),
             responder,
         }
+    }
+
+    /// The card shares `screen` with a status line.
+    pub fn on_screen(mut self, screen: Screen) -> Self {
+        self.screen = screen;
+        self
     }
 
     /// The process's keyboard and stderr.
@@ -46,6 +55,7 @@ impl Terminal {
         Terminal {
             lines: tokio::sync::Mutex::new(Lines::Keyboard(Keyboard::get())),
             out: Mutex::new(Box::new(std::io::stderr())),
+            screen: Screen::stderr(),
             responder,
         }
     }
@@ -56,6 +66,40 @@ impl Terminal {
             let _ = out.write_all(visible(text).as_bytes());
             let _ = out.flush();
         }
+    }
+}
+
+/// A terminal screen that a question card and a live status line share: while a card waits
+/// for a typed answer the status line must not redraw over its `Your answer:` prompt.
+#[derive(Clone, Default)]
+pub struct Screen {
+    cards: Arc<AtomicUsize>,
+}
+
+impl Screen {
+    /// The process's stderr, where the card and the progress line of a run are drawn.
+    pub fn stderr() -> Screen {
+        static STDERR: OnceLock<Screen> = OnceLock::new();
+        STDERR.get_or_init(Screen::default).clone()
+    }
+
+    /// Whether a question card on this screen waits for a typed answer.
+    pub fn card_open(&self) -> bool {
+        self.cards.load(Ordering::SeqCst) > 0
+    }
+
+    fn open_card(&self) -> OpenCard {
+        self.cards.fetch_add(1, Ordering::SeqCst);
+        OpenCard(Arc::clone(&self.cards))
+    }
+}
+
+/// Counts a card as open on its screen for as long as it lives.
+struct OpenCard(Arc<AtomicUsize>);
+
+impl Drop for OpenCard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -145,6 +189,7 @@ impl Channel for Terminal {
                 () = stop.cancelled() => return None,
             };
             lines.discard_typed_ahead();
+            let _open = self.screen.open_card();
             self.write(&card(question));
             loop {
                 let line = tokio::select! {

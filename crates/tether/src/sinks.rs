@@ -5,6 +5,7 @@ use std::io::{self, IsTerminal as _, Write as _};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use tether_human::terminal::Screen;
 use tether_human::visible::one_line;
 use tether_store::EventSink;
 use tether_store::{Event, StoredEvent, UsageLimitWait};
@@ -29,6 +30,8 @@ pub struct Progress {
 
 struct ProgressState {
     out: Box<dyn io::Write + Send>,
+    /// Shared with the terminal's question card.
+    screen: Screen,
     run: String,
     max: Option<u32>,
     iteration: u32,
@@ -39,9 +42,6 @@ struct ProgressState {
     /// What they cost, when known.
     cost_usd: Option<f64>,
     shown: bool,
-    /// Questions pending: the line is not redrawn meanwhile, so it never overwrites the
-    /// terminal's `Your answer:` prompt.
-    waiting: usize,
 }
 
 impl Progress {
@@ -49,14 +49,20 @@ impl Progress {
     pub fn for_terminal(run: &str, max: Option<u32>) -> Option<Progress> {
         io::stderr()
             .is_terminal()
-            .then(|| Progress::new(run, max, Box::new(io::stderr())))
+            .then(|| Progress::new(run, max, Box::new(io::stderr()), Screen::stderr()))
     }
 
-    /// A progress line for `run` drawn on `out`.
-    fn new(run: &str, max: Option<u32>, out: Box<dyn io::Write + Send>) -> Progress {
+    /// A progress line for `run` drawn on `out`, which is `screen`.
+    fn new(
+        run: &str,
+        max: Option<u32>,
+        out: Box<dyn io::Write + Send>,
+        screen: Screen,
+    ) -> Progress {
         Progress {
             state: Mutex::new(ProgressState {
                 out,
+                screen,
                 run: run.to_owned(),
                 max,
                 iteration: 0,
@@ -65,7 +71,6 @@ impl Progress {
                 tokens: 0,
                 cost_usd: None,
                 shown: false,
-                waiting: 0,
             }),
         }
     }
@@ -84,9 +89,11 @@ impl Progress {
 }
 
 impl ProgressState {
-    /// The line as it stands, or nothing while a question waits.
+    /// The line as it stands, or nothing while a question card waits for a typed answer (the
+    /// line would overwrite its `Your answer:` prompt; a question waited for again after a
+    /// resume has a card too).
     fn line(&self) -> Option<String> {
-        if self.waiting > 0 {
+        if self.screen.card_open() {
             return None;
         }
         let secs = self.started.elapsed().as_secs();
@@ -170,15 +177,12 @@ impl EventSink for Progress {
                 }
                 Some(Event::QuestionAsked { question_id }) => {
                     s.last = format!("waiting for a human: tether answer {question_id} \"…\"");
-                    s.waiting += 1;
                     // The question's card starts on a clean line.
                     s.clear();
                 }
                 Some(Event::QuestionAnswered { responder, .. }) => {
                     s.last = format!("{responder} answered");
-                    s.waiting = s.waiting.saturating_sub(1);
                 }
-                Some(Event::QuestionCancelled { .. }) => s.waiting = s.waiting.saturating_sub(1),
                 Some(Event::GoalVerdict {
                     goal_id, verdict, ..
                 }) => {

@@ -2,7 +2,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tether_human::Broker;
-use tether_human::terminal::Terminal;
+use tether_human::terminal::{Screen, Terminal};
 use tether_store::{Journal, NewQuestion, RunId, RunKind, Seq, Store};
 use tether_testkit::{Captured, wait_until_async};
 use tokio_util::sync::CancellationToken;
@@ -40,7 +40,12 @@ fn drawn(screen: &Captured) -> String {
 #[test]
 fn control_characters_in_a_tool_call_are_shown_escaped_on_the_progress_line() {
     let screen = Captured::default();
-    let progress = Progress::new("r-test01", Some(5), Box::new(screen.clone()));
+    let progress = Progress::new(
+        "r-test01",
+        Some(5),
+        Box::new(screen.clone()),
+        Screen::default(),
+    );
     progress.event(&tool_called(
         "bash printf '\x1b[2J\x1b]0;owned\x07'\rREAD ME\nsecond line",
     ));
@@ -52,7 +57,12 @@ fn control_characters_in_a_tool_call_are_shown_escaped_on_the_progress_line() {
 #[test]
 fn the_progress_line_says_until_when_a_usage_limit_is_waited_out() {
     let screen = Captured::default();
-    let progress = Progress::new("r-test01", Some(5), Box::new(screen.clone()));
+    let progress = Progress::new(
+        "r-test01",
+        Some(5),
+        Box::new(screen.clone()),
+        Screen::default(),
+    );
     progress.event(&stored(Event::WaitingForUsageLimit {
         n: 1,
         message: "rate limited".to_owned(),
@@ -77,10 +87,17 @@ async fn the_progress_line_stays_quiet_while_a_question_waits_at_the_terminal() 
         .create_run(RunKind::Ralph, dir.path(), &serde_json::json!({}))
         .unwrap();
     let screen = Captured::default();
-    let progress = Arc::new(Progress::new(run.as_str(), None, Box::new(screen.clone())));
+    let shared = Screen::default();
+    let progress = Arc::new(Progress::new(
+        run.as_str(),
+        None,
+        Box::new(screen.clone()),
+        shared.clone(),
+    ));
     let journal = Journal::new(store, vec![progress.clone()]).unwrap();
     let (typed, lines) = tokio::sync::mpsc::unbounded_channel();
-    let terminal = Terminal::new(lines, Box::new(screen.clone()), "you".to_owned());
+    let terminal =
+        Terminal::new(lines, Box::new(screen.clone()), "you".to_owned()).on_screen(shared);
     let broker = Broker::new(journal, ws.state_dir(), vec![Arc::new(terminal)]);
     let question = NewQuestion {
         run_id: Some(run),
@@ -110,4 +127,51 @@ async fn the_progress_line_stays_quiet_while_a_question_waits_at_the_terminal() 
         shown.ends_with("· you answered"),
         "the answer reaches the line at once: {shown:?}"
     );
+}
+
+/// A question waited for again after a resume is not asked anew (no `question_asked` event),
+/// yet its card shows: the line stays quiet for it too.
+#[tokio::test]
+async fn the_progress_line_stays_quiet_while_a_resumed_question_waits_at_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = tether_config::Workspace::at(dir.path());
+    let store = Store::open(ws.db_path()).unwrap();
+    let run: RunId = store
+        .create_run(RunKind::Ralph, dir.path(), &serde_json::json!({}))
+        .unwrap();
+    let asked = store
+        .insert_question(&NewQuestion {
+            run_id: Some(run.clone()),
+            question: "Ship it?".to_owned(),
+            ..NewQuestion::default()
+        })
+        .unwrap();
+    let screen = Captured::default();
+    let shared = Screen::default();
+    let progress = Arc::new(Progress::new(
+        run.as_str(),
+        None,
+        Box::new(screen.clone()),
+        shared.clone(),
+    ));
+    let journal = Journal::new(store, vec![progress.clone()]).unwrap();
+    let (typed, lines) = tokio::sync::mpsc::unbounded_channel();
+    let terminal =
+        Terminal::new(lines, Box::new(screen.clone()), "you".to_owned()).on_screen(shared);
+    let broker = Broker::new(journal, ws.state_dir(), vec![Arc::new(terminal)]);
+    let id = asked.id.clone();
+    let waiting = tokio::spawn(async move { broker.wait(&id, CancellationToken::new()).await });
+    wait_until_async("the card", Duration::from_secs(10), || {
+        screen.text().ends_with("Your answer: ").then_some(())
+    })
+    .await
+    .unwrap();
+    progress.draw();
+    assert!(
+        screen.text().ends_with("Your answer: "),
+        "{:?}",
+        drawn(&screen)
+    );
+    typed.send("yes\n".to_owned()).unwrap();
+    assert_eq!(waiting.await.unwrap().unwrap().text, "yes");
 }

@@ -90,12 +90,18 @@ impl Parts {
         (events, place): (Option<EventsFormat>, crate::cli::PlaceArgs),
         executor: impl FnOnce(&Workspace, &Journal, &Desk) -> Result<Arc<dyn Executor>>,
     ) -> Result<Parts> {
+        let store = crate::store::connector(ws, env)?;
         let max = match start {
             Start::New(spec) => L::max_iterations(spec),
-            Start::Resume(_) => None,
+            // The run's iteration budget now, with what people added (0: unlimited).
+            Start::Resume(run) => store
+                .connect()?
+                .run(run)
+                .ok()
+                .and_then(|r| r.limits().iterations)
+                .filter(|m| *m > 0),
         };
         let fg = Foreground::new(L::LABEL, max, events, config)?;
-        let store = crate::store::connector(ws, env)?;
         let journal = Journal::new(store.connect()?, fg.sinks.clone())?;
         let placement = match start {
             Start::New(_) if place.worktree || config.run.worktree => fg

@@ -3,7 +3,8 @@
 //! output as text or redacted for snapshots, waiting for a child to exit or for the first
 //! pending question with a deadline, and a runtime for the fake servers. [`agents`] is what the
 //! tests of the real agent CLIs share; [`mcp`] is a minimal MCP client over the real `tether
-//! mcp`; [`pty`] runs it on a pseudo-terminal, as a person does; [`unprivileged`] runs tether as an ordinary user when the tests run as root.
+//! mcp`; [`pty`] runs tether on a pseudo-terminal, as a person does; [`unprivileged`] runs
+//! tether as an ordinary user when the tests run as root.
 
 pub mod agents;
 pub mod mcp;

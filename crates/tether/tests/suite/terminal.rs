@@ -99,6 +99,7 @@ fn ctrl_c_on_the_card_keeps_the_question_and_resume_on_a_terminal_asks_it_again(
     let card = format!("a question for you ({})", pending[0].id);
 
     let mut t = Pty::start(e.path(), "resume");
+    t.wait_for("⟳ run · iteration 0/5");
     t.wait_for(&card);
     t.wait_for("Your answer: ");
     t.type_line(ANSWER);
