@@ -81,8 +81,11 @@ impl Workspace {
 
     /// `path` relative to the root when it is inside it, for messages.
     pub fn display<'a>(&self, path: &'a Path) -> std::borrow::Cow<'a, str> {
-        path.strip_prefix(&self.root)
-            .unwrap_or(path)
-            .to_string_lossy()
+        match path.strip_prefix(&self.root) {
+            // The workspace itself (a plan path of `.`): named, never an empty label.
+            Ok(rel) if rel.as_os_str().is_empty() => std::borrow::Cow::Borrowed("."),
+            Ok(rel) => rel.to_string_lossy(),
+            Err(_) => path.to_string_lossy(),
+        }
     }
 }

@@ -105,13 +105,18 @@ pub fn validate(ws: &Workspace, env: &dyn Env) -> Report {
                 PlanFileError::NotUtf8 { line, .. } => Some(*line),
                 _ => None,
             };
+            // The finding names the file already: its message need not repeat the path.
+            let message = e.to_string();
+            let prefix = format!("{}: ", plan_path.display());
             report.findings.push(Finding {
                 file: rel(&plan_path),
                 line,
                 severity: Severity::Error,
                 key: None,
                 code: "unreadable".to_owned(),
-                message: e.to_string(),
+                message: message
+                    .strip_prefix(&prefix)
+                    .map_or_else(|| message.clone(), str::to_owned),
             });
         }
     }

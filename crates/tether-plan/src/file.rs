@@ -70,6 +70,22 @@ pub enum PlanFileError {
     Patch(#[from] PatchError),
 }
 
+impl PlanFileError {
+    /// Whether the person can fix it in the plan file or the `plan` setting (a missing file, a
+    /// directory, bytes that are not UTF-8, a file too large, a patch that cannot apply), rather
+    /// than a failure of the system (I/O, a file that kept changing).
+    pub fn is_usage(&self) -> bool {
+        match self {
+            PlanFileError::Missing { .. }
+            | PlanFileError::NotUtf8 { .. }
+            | PlanFileError::NotAFile { .. }
+            | PlanFileError::TooLarge { .. }
+            | PlanFileError::Patch(_) => true,
+            PlanFileError::Io { .. } | PlanFileError::Changed { .. } => false,
+        }
+    }
+}
+
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> PlanFileError + '_ {
     move |cause| PlanFileError::Io {
         path: path.to_owned(),

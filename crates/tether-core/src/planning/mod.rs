@@ -68,13 +68,6 @@ impl PlanningError {
     /// Whether the user can fix this by changing the plan or the command (exit code 2), rather
     /// than a failure of tether or the machine.
     pub fn is_usage(&self) -> bool {
-        matches!(
-            self,
-            PlanningError::Plan(
-                PlanFileError::Missing { .. }
-                    | PlanFileError::NotUtf8 { .. }
-                    | PlanFileError::Patch(_)
-            )
-        )
+        matches!(self, PlanningError::Plan(e) if e.is_usage())
     }
 }

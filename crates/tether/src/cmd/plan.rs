@@ -12,7 +12,7 @@ use std::io::IsTerminal as _;
 use anyhow::Result;
 use serde::Serialize;
 use tether_core::planning::{ContractState, PlanRef, PlanningError, contract_states};
-use tether_plan::file::{self as plan_file, PlanFileError};
+use tether_plan::file as plan_file;
 use tether_plan::render::{self, Flag};
 use tether_plan::{Plan, Status};
 use tether_store::Store;
@@ -79,9 +79,7 @@ fn show(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     let config = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let path = config.config.plan_path(ctx.ws.root());
     let doc = match plan_file::read(&path) {
-        Err(e @ (PlanFileError::Missing { .. } | PlanFileError::NotUtf8 { .. })) => {
-            return Err(Failure::usage(e));
-        }
+        Err(e) if e.is_usage() => return Err(Failure::usage(e)),
         other => other?,
     };
     let file = ctx.ws.display(&path).into_owned();

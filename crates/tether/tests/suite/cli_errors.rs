@@ -98,3 +98,41 @@ fn a_read_only_store_is_named_once_with_what_to_do() {
     assert_eq!(out.stderr.matches("readonly").count(), 1, "{}", out.stderr);
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
 }
+
+#[test]
+fn a_plan_path_that_is_a_directory_is_named_by_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("docs")).unwrap();
+    for (plan, label) in [(".", "."), ("docs", "docs")] {
+        fs::write(
+            dir.path().join("tether.toml"),
+            format!("plan = \"{plan}\"\n"),
+        )
+        .unwrap();
+        let out = tether(dir.path(), &["validate"]);
+        assert_eq!(out.code, 2, "{}", out.stdout);
+        assert!(
+            out.stdout.starts_with(&format!(
+                "{label}: error: not a regular file (a directory); the plan must be a regular file\n"
+            )),
+            "{}",
+            out.stdout
+        );
+        for args in [&["plan"][..], &["plan", "approve", "--all"]] {
+            let out = tether(dir.path(), args);
+            assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+            let path = if plan == "." {
+                "[WS]/.".to_owned()
+            } else {
+                format!("[WS]/{plan}")
+            };
+            assert_eq!(
+                out.stderr,
+                format!(
+                    "error: {path}: not a regular file (a directory); the plan must be a regular file\n"
+                ),
+                "{args:?}"
+            );
+        }
+    }
+}
