@@ -24,7 +24,8 @@
 //! They are channels like the others: listed in `human.channels`, offered every question, sent
 //! the notices `[notify]` routes to them. The broker also reminds the channels of a question
 //! still waiting (`human.remind_after`) and offers it on the escalation sinks
-//! (`human.escalate_to`) once it waited `human.escalate_after`.
+//! (`human.escalate_to`) once it waited `human.escalate_after`. Whoever waits for a question
+//! tells its channels who answered; [`late_answer`] is who tells the sinks when nobody waits.
 //!
 //! [`visible`] is the one escaping of text shown to a person: every human-facing text output of
 //! tether (the terminal card here, and the binary's commands) passes agent- and user-written
@@ -39,6 +40,7 @@ pub mod channels;
 pub mod desk;
 pub mod desktop;
 pub mod email;
+pub mod late_answer;
 pub mod notice_events;
 pub mod notices;
 pub mod notify;
@@ -60,6 +62,7 @@ pub mod zulip;
 pub use asking::{AskFailed, AskPolicy, Reply};
 pub use broker::{Answer, Broker, BrokerError, Escalation, Timeout};
 pub use channels::{AnswerBody, Channel, ChannelAnswer};
-pub use desk::{Console, Desk};
+pub use desk::{Console, DELIVERY_GRACE, Desk};
+pub use late_answer::LateAnswer;
 pub use notice_events::{NoticeQueue, NoticeSink, NoticeWatch};
 pub use notices::{Notice, NoticeRoutes};
