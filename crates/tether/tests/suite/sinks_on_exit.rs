@@ -15,7 +15,7 @@ use tether_testkit::wait_until;
 
 use crate::common::mcp::Server;
 use crate::common::webhook::Webhook;
-use crate::common::{cmd, pending_question, run, text, wait_output};
+use crate::common::{PATIENCE, cmd, pending_question, run, text, wait_output};
 
 /// A workspace whose only notice sink is `hook`, with `extra` appended to `tether.toml`.
 fn workspace(hook: &Webhook, extra: &str) -> tempfile::TempDir {
@@ -167,11 +167,13 @@ fn tether_goal_complete_has_sent_its_notice_when_it_exits() {
 
 #[test]
 fn tether_mcp_has_told_the_webhook_who_answered_when_its_session_ends() {
-    // The question's POST is kept in flight until the client is gone, so the answer queued
-    // behind it can only arrive if the ending session waits for it.
+    // The question's POST is kept in flight until the session, its client gone, waits for its
+    // sinks (or has ended without), so the answer queued behind it arrives only if it waits.
     let hook = Webhook::held();
     let dir = workspace(&hook, "");
-    let mut server = Server::start(dir.path(), &[], |_| {});
+    let mut server = Server::start(dir.path(), &[], |c| {
+        c.env("TETHER_LOG", "tether_human=debug,warn");
+    });
     server.initialize();
     let call = server.call_tool(
         "ask_human",
@@ -182,6 +184,11 @@ fn tether_mcp_has_told_the_webhook_who_answered_when_its_session_ends() {
     let response = server.response(call);
     assert_eq!(response["result"]["isError"], false, "{response}");
     server.close_input();
+    wait_until("the session to wait for its sinks, or end", PATIENCE, || {
+        let waits = server.stderr().contains("waiting for the notice sinks");
+        (waits || server.exited()).then_some(())
+    })
+    .unwrap();
     hook.release();
     assert_eq!(server.wait_exit(), Some(0), "{}", server.stderr());
     let body = told(&hook);
