@@ -306,8 +306,14 @@ impl Desk {
 
 /// Runs `delivery` for at most `grace`; whether it finished. What it had not delivered then is
 /// given up (and logged).
-pub(crate) async fn within(grace: Duration, delivery: impl std::future::Future<Output = ()>) -> bool {
-    tracing::debug!(?grace, "waiting for the notice sinks to hand over what they queued");
+pub(crate) async fn within(
+    grace: Duration,
+    delivery: impl std::future::Future<Output = ()>,
+) -> bool {
+    tracing::debug!(
+        ?grace,
+        "waiting for the notice sinks to hand over what they queued"
+    );
     let delivered = tokio::time::timeout(grace, delivery).await.is_ok();
     if !delivered {
         tracing::warn!(

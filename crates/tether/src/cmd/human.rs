@@ -56,6 +56,8 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
         options,
     };
     let grace = super::notice_grace(ctx.env);
+    // A handed-over `tether ask` runs in the process driving the run, which has its own.
+    let second_exits = !ctx.bridged;
     let result = runtime.block_on(async {
         // Listening before the question is stored, so a Ctrl+C at any moment after it leaves
         // the question pending; a second one exits without waiting for the notice sinks.
@@ -64,7 +66,7 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
         tokio::spawn(async move {
             if interrupt.recv().await.is_some() {
                 c.cancel();
-                if interrupt.recv().await.is_some() {
+                if second_exits && interrupt.recv().await.is_some() {
                     std::process::exit(i32::from(Exit::Interrupted.code()));
                 }
             }

@@ -184,10 +184,14 @@ fn tether_mcp_has_told_the_webhook_who_answered_when_its_session_ends() {
     let response = server.response(call);
     assert_eq!(response["result"]["isError"], false, "{response}");
     server.close_input();
-    wait_until("the session to wait for its sinks, or end", PATIENCE, || {
-        let waits = server.stderr().contains("waiting for the notice sinks");
-        (waits || server.exited()).then_some(())
-    })
+    wait_until(
+        "the session to wait for its sinks, or end",
+        PATIENCE,
+        || {
+            let waits = server.stderr().contains("waiting for the notice sinks");
+            (waits || server.exited()).then_some(())
+        },
+    )
     .unwrap();
     hook.release();
     assert_eq!(server.wait_exit(), Some(0), "{}", server.stderr());
