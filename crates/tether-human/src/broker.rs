@@ -151,6 +151,13 @@ impl Broker {
         &self.channels
     }
 
+    /// Waits until every channel — the escalation sinks too — has handed over what it queued
+    /// (see [`Channel::flush`]). The caller bounds the wait.
+    pub async fn flush(&self) {
+        let all = self.channels.iter().chain(&self.escalation.channels);
+        futures_util::future::join_all(all.map(|c| c.flush())).await;
+    }
+
     /// The store this broker records questions and answers in.
     pub fn journal(&self) -> &Journal {
         &self.journal
@@ -401,12 +408,10 @@ pub fn answer(
     Ok(outcome)
 }
 
-/// The answer to a question that is no longer pending.
-fn settled(q: &Question) -> Result<Option<Answer>, BrokerError> {
-    match q.status {
-        QuestionStatus::Pending => Ok(None),
-        QuestionStatus::Cancelled => Err(BrokerError::Withdrawn(q.id.clone())),
-        QuestionStatus::Answered => Ok(Some(Answer {
+impl Answer {
+    /// The answer stored with `q`, if it is answered.
+    pub fn of(q: &Question) -> Option<Self> {
+        (q.status == QuestionStatus::Answered).then(|| Answer {
             question_id: q.id.clone(),
             text: q.answer.clone().unwrap_or_default(),
             channel: q.channel.clone().unwrap_or_default(),
@@ -414,6 +419,15 @@ fn settled(q: &Question) -> Result<Option<Answer>, BrokerError> {
             thread_id: q.thread_id.clone().unwrap_or_else(|| q.id.to_string()),
             choice: q.choice,
             options_offered: q.options.len(),
-        })),
+        })
+    }
+}
+
+/// The answer to a question that is no longer pending.
+fn settled(q: &Question) -> Result<Option<Answer>, BrokerError> {
+    match q.status {
+        QuestionStatus::Pending => Ok(None),
+        QuestionStatus::Cancelled => Err(BrokerError::Withdrawn(q.id.clone())),
+        QuestionStatus::Answered => Ok(Answer::of(q)),
     }
 }

@@ -26,6 +26,10 @@
 //!   was asked (so it also fires for a question waited for again after a resume);
 //! - **the notice routes** from `[notify]` and each chat table's `notify` list, and the desktop
 //!   notifier when `[notify] desktop` is on and the session has one ([`Desk::notify`]).
+//!
+//! A webhook queues what it sends and delivers it in the background, so a process about to exit
+//! — a run at its end, `tether ask`, `tether mcp`, `tether goal complete` — first waits, at most
+//! [`DELIVERY_GRACE`], for its channels to hand that over ([`Desk::flush_within`]).
 
 use std::io::IsTerminal as _;
 use std::sync::Arc;
@@ -288,9 +292,41 @@ impl Desk {
     /// Waits until every channel has handed over what it queued (a webhook's messages), so the
     /// run's last notices reach people before the process exits. Callers bound the wait.
     pub async fn flush(&self) {
-        futures_util::future::join_all(self.broker.channels().iter().map(|c| c.flush())).await;
+        self.broker.flush().await;
+    }
+
+    /// [`Desk::flush`], for at most `grace` (normally [`DELIVERY_GRACE`]): what a process that
+    /// is about to exit calls, so what its channels queued (the answer a webhook is told, a
+    /// notice) reaches them. Returns at once when nothing is queued; whether all was handed
+    /// over. What is still queued after `grace` is given up (and logged).
+    pub async fn flush_within(&self, grace: Duration) -> bool {
+        within(grace, self.flush()).await
     }
 }
+
+/// Runs `delivery` for at most `grace`; whether it finished. What it had not delivered then is
+/// given up (and logged).
+pub(crate) async fn within(
+    grace: Duration,
+    delivery: impl std::future::Future<Output = ()>,
+) -> bool {
+    tracing::debug!(
+        ?grace,
+        "waiting for the notice sinks to hand over what they queued"
+    );
+    let delivered = tokio::time::timeout(grace, delivery).await.is_ok();
+    if !delivered {
+        tracing::warn!(
+            ?grace,
+            "gave up delivering what the notice sinks queued; it is dropped"
+        );
+    }
+    delivered
+}
+
+/// How long a process that is ending waits for its channels to hand over what they queued: a
+/// run's last notices, the answer `tether ask` or `tether mcp` tells a webhook.
+pub const DELIVERY_GRACE: Duration = Duration::from_secs(30);
 
 /// The notice routes of `config`: `[notify]`, the channels' own lists, and desktop
 /// notifications when `[notify] desktop` is on and the session can show them.

@@ -113,7 +113,7 @@ impl Desktop {
     }
 }
 
-/// The notification's title: `tether: run r-… paused`.
+/// The notification's title: `tether: run r-… paused` (a person's sign-off belongs to no run).
 fn title(notice: &Notice) -> String {
     let what = match notice.kind {
         NoticeKind::Done => "is done",
@@ -122,7 +122,10 @@ fn title(notice: &Notice) -> String {
         NoticeKind::SignedOff => "signed a goal off",
         NoticeKind::Rejected => "keeps being rejected",
     };
-    format!("tether: run {} {what}", notice.run_id)
+    match &notice.run_id {
+        Some(run) => format!("tether: run {run} {what}"),
+        None => "tether: a goal was signed off".to_owned(),
+    }
 }
 
 /// `text` with the characters of the notification body's markup (`&`, `<`, `>`) as entities.

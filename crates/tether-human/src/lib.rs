@@ -24,7 +24,8 @@
 //! They are channels like the others: listed in `human.channels`, offered every question, sent
 //! the notices `[notify]` routes to them. The broker also reminds the channels of a question
 //! still waiting (`human.remind_after`) and offers it on the escalation sinks
-//! (`human.escalate_to`) once it waited `human.escalate_after`.
+//! (`human.escalate_to`) once it waited `human.escalate_after`. Whoever waits for a question
+//! tells its channels who answered; [`late_answer`] is who tells the sinks when nobody waits.
 //!
 //! [`keyboard`] is the one reader of the process's standard input: the terminal card and every
 //! prompt of the binary (contract approval, the plan review) take their lines from it.
@@ -43,6 +44,7 @@ pub mod desk;
 pub mod desktop;
 pub mod email;
 pub mod keyboard;
+pub mod late_answer;
 pub mod notice_events;
 pub mod notices;
 pub mod notify;
@@ -64,7 +66,8 @@ pub mod zulip;
 pub use asking::{AskFailed, AskPolicy, Reply};
 pub use broker::{Answer, Broker, BrokerError, Escalation, Timeout};
 pub use channels::{AnswerBody, Channel, ChannelAnswer};
-pub use desk::{Console, Desk};
+pub use desk::{Console, DELIVERY_GRACE, Desk};
 pub use keyboard::Keyboard;
+pub use late_answer::LateAnswer;
 pub use notice_events::{NoticeQueue, NoticeSink, NoticeWatch};
 pub use notices::{Notice, NoticeRoutes};

@@ -145,7 +145,7 @@ fn notice(kind: NoticeKind, run_id: RunId, text: String, resumable: bool) -> Not
     let resume = resumable.then(|| format!("tether resume {run_id}"));
     Notice {
         kind,
-        run_id,
+        run_id: Some(run_id),
         text,
         resume,
     }

@@ -1,7 +1,8 @@
 //! Notices: what a run tells the people following it without being asked — it finished,
 //! paused for them, failed, signed a goal off, or keeps being rejected — in the same places its
 //! questions go (the terminal, the chat channels), short, with the command to go on where there
-//! is one.
+//! is one. A person's `tether goal complete` signs a goal off outside any run: its notice
+//! belongs to no run.
 //!
 //! A notice is a value here; which kinds each channel gets is `[notify]` in `tether.toml`, and
 //! each [`crate::Channel`] shows it in its own way ([`crate::Channel::notice`]).
@@ -9,13 +10,13 @@
 use tether_config::NoticeKind;
 use tether_store::RunId;
 
-/// One notice about a run.
+/// One notice about a run (or, for a person's sign-off, about a goal outside any run).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notice {
     /// What happened.
     pub kind: NoticeKind,
-    /// The run it is about.
-    pub run_id: RunId,
+    /// The run it is about; `None` for a goal a person signed off (`tether goal complete`).
+    pub run_id: Option<RunId>,
     /// One or two short sentences for a person, e.g. "Run r-7k2m9x paused: the judge is
     /// unavailable."
     pub text: String,
@@ -24,6 +25,21 @@ pub struct Notice {
 }
 
 impl Notice {
+    /// A person signed goal `goal` off (`tether goal complete`) as `by`: a `signed_off` notice
+    /// of no run.
+    pub fn signed_off_by_person(goal: &str, by: &str) -> Self {
+        Notice {
+            kind: NoticeKind::SignedOff,
+            run_id: None,
+            text: format!(
+                "Goal {} was signed off by {}.",
+                crate::visible::one_line(goal),
+                crate::visible::one_line(by)
+            ),
+            resume: None,
+        }
+    }
+
     /// The notice as one plain text: the text, then the command on its own line.
     pub fn plain(&self) -> String {
         match &self.resume {

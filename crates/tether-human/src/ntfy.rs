@@ -461,10 +461,24 @@ impl Channel for Ntfy {
         answer: &'a Answer,
     ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let body = SinkBody::answered(question, answer);
-            self.shared
-                .push(self.shared.plain(&body, 2, "white_check_mark"))
-                .await;
+            // Only where it was pushed, and once, whichever process tells it.
+            let tell = self.shared.recorded_nonce(&question.id).is_some()
+                && self
+                    .shared
+                    .journal
+                    .store()
+                    .record_post(
+                        &question.id,
+                        &crate::sinks::answered_key(&self.shared.post_key),
+                        &json!({}),
+                    )
+                    .unwrap_or(true);
+            if tell {
+                let body = SinkBody::answered(question, answer);
+                self.shared
+                    .push(self.shared.plain(&body, 2, "white_check_mark"))
+                    .await;
+            }
         })
     }
 

@@ -53,7 +53,7 @@ impl SinkBody {
         SinkBody {
             kind: BodyKind::Notice,
             notice: Some(notice.kind.as_str()),
-            run_id: Some(notice.run_id.to_string()),
+            run_id: notice.run_id.as_ref().map(ToString::to_string),
             text: notice.text.clone(),
             question_id: None,
             options: Vec::new(),

@@ -77,6 +77,34 @@ impl SentLog {
             .record_post(&question.id, &self.key, &serde_json::json!({}))
             .unwrap_or(true)
     }
+
+    /// Whether `question` was handed over here. When the store cannot say, it was (its answer
+    /// is told rather than not).
+    pub fn handed_over(&self, question: &Question) -> bool {
+        self.journal
+            .store()
+            .posts(&question.id)
+            .map_or(true, |posts| posts.iter().any(|p| p.channel == self.key))
+    }
+
+    /// Whether `question`'s answer was not told here yet (and records that it now is), so it is
+    /// told once whichever process tells it — the one waiting for the question, or the
+    /// `tether answer` of a question nobody waits for. When the store cannot say, it is told.
+    pub fn first_answer(&self, question: &Question) -> bool {
+        self.journal
+            .store()
+            .record_post(
+                &question.id,
+                &answered_key(&self.key),
+                &serde_json::json!({}),
+            )
+            .unwrap_or(true)
+    }
+}
+
+/// The key under which telling a sink (recorded under `key`) a question's answer is recorded.
+pub(crate) fn answered_key(key: &str) -> String {
+    format!("answered:{key}")
 }
 
 /// A sink that only tells — the webhook, email, a command: it hands each message over and never
@@ -95,8 +123,8 @@ pub trait Deliver: Send + Sync {
 }
 
 /// A one-way sink as a channel: a question is handed over once (once across restarts, with a
-/// [`SentLog`]), then its reminders, the answer given elsewhere and the run's notices; it never
-/// answers.
+/// [`SentLog`]), then its reminders, the answer given elsewhere (once, and only if the question
+/// was handed over) and the run's notices; it never answers.
 pub struct OneWay<D> {
     sink: D,
     sent: Option<SentLog>,
@@ -143,12 +171,23 @@ impl<D: Deliver> Channel for OneWay<D> {
         })
     }
 
+    /// Told only when the question was handed over here, and once.
     fn answered_elsewhere<'a>(
         &'a self,
         question: &'a Question,
         answer: &'a Answer,
     ) -> BoxFuture<'a, ()> {
-        self.sink.deliver(SinkBody::answered(question, answer))
+        Box::pin(async move {
+            let tell = self
+                .sent
+                .as_ref()
+                .is_none_or(|s| s.handed_over(question) && s.first_answer(question));
+            if tell {
+                self.sink
+                    .deliver(SinkBody::answered(question, answer))
+                    .await;
+            }
+        })
     }
 
     fn remind<'a>(&'a self, question: &'a Question) -> BoxFuture<'a, ()> {
@@ -275,6 +314,14 @@ impl<'a> SinkBuilder<'a> {
             }
         }
         (built, problems)
+    }
+
+    /// Every sink that may have been handed a question: those `human.channels` lists and the
+    /// escalation sinks (their problems left out: what cannot be built was never handed one).
+    pub fn all(&self) -> Vec<Arc<dyn Channel>> {
+        let (mut sinks, _) = self.listed();
+        sinks.extend(self.escalation().0);
+        sinks
     }
 
     /// The sinks `human.escalate_to` names (only when `human.escalate_after` is set), and the

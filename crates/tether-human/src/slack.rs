@@ -245,10 +245,10 @@ impl Channel for Slack {
 
     fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let questions = self
-                .journal
-                .store()
-                .questions_for_run(&notice.run_id)
+            let questions = notice
+                .run_id
+                .as_ref()
+                .and_then(|run| self.journal.store().questions_for_run(run).ok())
                 .unwrap_or_default();
             let thread = questions
                 .iter()

@@ -343,7 +343,7 @@ impl Channel for Telegram {
 
     fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let place = self.run_place(&notice.run_id);
+            let place = notice.run_id.as_ref().and_then(|run| self.run_place(run));
             let (reply_to, topic) = match place {
                 Some(p) => (Some(p.message), p.topic),
                 None => (None, None),

@@ -52,8 +52,12 @@ impl Zulip {
     }
 
     /// Where a notice about `run` goes: the topic of the run's latest question posted here, or
-    /// else the run's own topic (`Run r-…`), the same for every notice of the run.
-    fn run_topic(&self, run: &tether_store::RunId) -> String {
+    /// else the run's own topic (`Run r-…`), the same for every notice of the run. A notice of
+    /// no run (a person's sign-off) goes to the topic `Goals`.
+    fn run_topic(&self, run: Option<&tether_store::RunId>) -> String {
+        let Some(run) = run else {
+            return "Goals".to_owned();
+        };
         let questions = self
             .journal
             .store()
@@ -158,7 +162,7 @@ impl Channel for Zulip {
 
     fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let topic = self.run_topic(&notice.run_id);
+            let topic = self.run_topic(notice.run_id.as_ref());
             let text = match &notice.resume {
                 Some(command) => format!("{}\nTo continue: `{command}`", notice.text),
                 None => notice.text.clone(),

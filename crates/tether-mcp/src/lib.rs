@@ -26,6 +26,7 @@
 //!     run: Ok(None),
 //!     progress_every: Duration::from_secs(30),
 //!     extra: tether_mcp::ExtraTools::default(),
+//!     notice_grace: tether_human::DELIVERY_GRACE,
 //! });
 //! tether_mcp::serve_stdio(server).await
 //! # }

@@ -73,6 +73,9 @@ pub struct Options {
     pub progress_every: Duration,
     /// Tools served beside tether's own (plan mode's `write_plan` and `edit_plan`).
     pub extra: ExtraTools,
+    /// How long the end of the session waits for the notice sinks to deliver what they queued
+    /// ([`tether_human::DELIVERY_GRACE`]).
+    pub notice_grace: Duration,
 }
 
 impl Options {
@@ -153,6 +156,15 @@ impl TetherMcp {
     /// Stops every wait: questions stay pending, channels clean up. Used on shutdown.
     pub fn shutdown(&self) {
         self.inner.shutdown.cancel();
+    }
+
+    /// Waits, at most [`Options::notice_grace`], until the desk's channels have handed over what
+    /// they queued (a webhook told who answered); at once when no question was asked or nothing
+    /// is queued.
+    pub async fn flush(&self) {
+        if let Some(desk) = self.inner.desk.get() {
+            desk.flush_within(self.inner.options.notice_grace).await;
+        }
     }
 
     /// Waits until no tool call runs any more, at most `limit`; whether that happened.

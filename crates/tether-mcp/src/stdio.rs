@@ -2,7 +2,9 @@
 //!
 //! When stdin closes or a SIGINT/SIGTERM arrives, every waiting `ask_human` is stopped at once
 //! (its question stays pending, its Zulip queue is deregistered) and the process ends after
-//! they have cleaned up, instead of leaving the cleanup to be cut off.
+//! they have cleaned up, instead of leaving the cleanup to be cut off — and after the notice
+//! sinks have delivered what they queued (who answered a question, bounded by
+//! [`crate::Options::notice_grace`]; at once when nothing is queued).
 
 use std::io;
 use std::pin::Pin;
@@ -90,6 +92,7 @@ where
             tracing::debug!(?quit, "the client ended the session");
             server.shutdown();
             server.idle(CLEANUP).await;
+            server.flush().await;
             return Ok(());
         }
         () = closed.cancelled() => tracing::debug!("input closed"),
@@ -101,6 +104,7 @@ where
     }
     stop.cancel();
     waiting.await?;
+    server.flush().await;
     Ok(())
 }
 

@@ -177,7 +177,7 @@ async fn a_notice_is_mailed_over_starttls_with_a_login() {
     let email = Email::from_config(&config, None, Some(&ca)).unwrap();
     let notice = Notice {
         kind: NoticeKind::Failed,
-        run_id: "r-7k2m9x".parse::<RunId>().unwrap(),
+        run_id: Some("r-7k2m9x".parse::<RunId>().unwrap()),
         text: "Run r-7k2m9x failed: the build broke.".into(),
         resume: None,
     };
@@ -240,7 +240,7 @@ async fn plain_text_is_allowed_to_loopback_and_a_failed_send_says_why() {
     let email = Email::from_config(&config, None, None).unwrap();
     let notice = Notice {
         kind: NoticeKind::Done,
-        run_id: "r-7k2m9x".parse::<RunId>().unwrap(),
+        run_id: Some("r-7k2m9x".parse::<RunId>().unwrap()),
         text: "done".into(),
         resume: None,
     };

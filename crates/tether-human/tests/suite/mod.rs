@@ -10,5 +10,6 @@ mod sink_secrets;
 mod sinks;
 mod slack_channel;
 mod telegram_channel;
+mod told_once;
 mod visible;
 mod zulip_channel;

@@ -69,7 +69,7 @@ fn run() -> RunId {
 fn notice(kind: NoticeKind) -> Notice {
     Notice {
         kind,
-        run_id: run(),
+        run_id: Some(run()),
         text: format!("Run {} {}.", run(), kind.as_str()),
         resume: None,
     }
@@ -239,7 +239,7 @@ fn notify_send_is_used_only_when_on_path_with_a_session_bus() {
 fn the_terminal_shows_a_notice_on_one_escaped_line() {
     let n = Notice {
         kind: NoticeKind::Paused,
-        run_id: run(),
+        run_id: Some(run()),
         text: format!("Run {} paused: \x1b[2Jpaused by cli", run()),
         resume: Some(format!("tether resume {}", run())),
     };
@@ -251,7 +251,7 @@ fn a_desktop_notification_shows_markup_as_written() {
     let desktop = Desktop::new("notify-send".into(), Vec::new());
     let n = Notice {
         kind: NoticeKind::Failed,
-        run_id: run(),
+        run_id: Some(run()),
         text: format!(
             "Run {} failed: expected <b>bold</b> & <a href=\"x\">a link</a>",
             run()

@@ -69,7 +69,7 @@ fn question() -> NewQuestion {
 fn notice(kind: NoticeKind) -> Notice {
     Notice {
         kind,
-        run_id: "r-abc123".parse::<RunId>().unwrap(),
+        run_id: Some("r-abc123".parse::<RunId>().unwrap()),
         text: "Run r-abc123 failed: the build broke.".into(),
         resume: None,
     }

@@ -20,7 +20,7 @@ const LIMIT: Duration = Duration::from_secs(15);
 fn notice() -> Notice {
     Notice {
         kind: NoticeKind::Failed,
-        run_id: "r-7k2m9x".parse::<RunId>().unwrap(),
+        run_id: Some("r-7k2m9x".parse::<RunId>().unwrap()),
         text: "Run r-7k2m9x failed.".into(),
         resume: None,
     }

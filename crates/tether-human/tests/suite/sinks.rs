@@ -28,7 +28,7 @@ const LIMIT: Duration = Duration::from_secs(15);
 fn notice() -> Notice {
     Notice {
         kind: NoticeKind::Paused,
-        run_id: "r-7k2m9x".parse::<RunId>().unwrap(),
+        run_id: Some("r-7k2m9x".parse::<RunId>().unwrap()),
         text: "Run r-7k2m9x paused: the judge is unavailable.".into(),
         resume: Some("tether resume r-7k2m9x".into()),
     }

@@ -325,7 +325,7 @@ async fn a_notice_goes_to_the_runs_thread_or_else_the_channel() {
         .unwrap();
     let notice = Notice {
         kind: tether_config::NoticeKind::Paused,
-        run_id: run.clone(),
+        run_id: Some(run.clone()),
         text: format!("Run {run} paused: the budget is spent."),
         resume: Some(format!("tether resume {run}")),
     };

@@ -101,7 +101,7 @@ impl Parts {
                 .and_then(|r| r.limits().iterations)
                 .filter(|m| *m > 0),
         };
-        let fg = Foreground::new(L::LABEL, max, events, config)?;
+        let fg = Foreground::new(L::LABEL, max, events, config, super::notice_grace(env))?;
         let journal = Journal::new(store.connect()?, fg.sinks.clone())?;
         let placement = match start {
             Start::New(_) if place.worktree || config.run.worktree => fg
@@ -238,9 +238,6 @@ pub fn drive<L: Loop>(
     Ok(exit)
 }
 
-/// How long the end of a run waits for its last notices to be delivered.
-const NOTICE_GRACE: Duration = Duration::from_secs(30);
-
 /// A loop about to run in this process.
 struct Foreground {
     runtime: tokio::runtime::Runtime,
@@ -248,6 +245,8 @@ struct Foreground {
     sinks: Vec<Arc<dyn EventSink>>,
     /// What the notice sink queues, until the run's desk delivers it.
     notices: Option<NoticeQueue>,
+    /// How long the end of the run waits for its last notices to be delivered.
+    grace: Duration,
 }
 
 impl Foreground {
@@ -258,6 +257,7 @@ impl Foreground {
         max: Option<u32>,
         events: Option<EventsFormat>,
         config: &Config,
+        grace: Duration,
     ) -> Result<Self> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -278,12 +278,13 @@ impl Foreground {
             progress,
             sinks,
             notices: Some(notices),
+            grace,
         })
     }
 
     /// Runs the loop `body` to its end; it gets the token Ctrl+C cancels. `notices` are
     /// delivered by their desk meanwhile, and those still queued when the loop ends before
-    /// this returns (for at most [`NOTICE_GRACE`]).
+    /// this returns (for at most its grace: [`tether_human::DELIVERY_GRACE`]).
     fn run<F: Future>(
         self,
         notices: Option<(NoticeQueue, Desk)>,
@@ -309,7 +310,7 @@ impl Foreground {
             let out = body(interrupt).await;
             stop.cancel();
             if let Some(delivery) = delivery
-                && tokio::time::timeout(NOTICE_GRACE, delivery).await.is_err()
+                && tokio::time::timeout(self.grace, delivery).await.is_err()
             {
                 tracing::warn!("gave up delivering the run's last notices");
             }

@@ -1,9 +1,11 @@
 //! `tether goal complete` and `tether goal cancel`: a person signing a goal off (or cancelling
-//! it) through the same path the agent's `complete_goal` takes.
+//! it) through the same path the agent's `complete_goal` takes. A goal signed off this way is a
+//! `signed_off` notice of no run, delivered (bounded) before the command exits.
 
 use anyhow::{Result, anyhow};
 use tether_core::human_act::HumanAct;
 use tether_human::visible::visible;
+use tether_human::{Console, Desk, Notice};
 use tether_signoff::{CancelOutcome, Signoff, SignoffError, SignoffOutcome, VerifyResult};
 use tether_store::Journal;
 use tokio_util::sync::CancellationToken;
@@ -33,7 +35,7 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
     let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     let signoff = Signoff::from_config(
         ctx.ws.clone(),
-        journal,
+        journal.clone(),
         &loaded.config,
         ctx.env,
         args.no_judge,
@@ -77,23 +79,43 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
         }
         Err(e) => return Err(e.into()),
     };
+    let exit = print_outcome(ctx, args, &outcome);
+    if outcome.is_accepted() {
+        let desk = Desk::from_config(&loaded.config, &ctx.ws, journal, Console::Absent);
+        let notice = Notice::signed_off_by_person(&args.id, &super::who(ctx));
+        let grace = super::notice_grace(ctx.env);
+        runtime.block_on(async {
+            desk.notify(&notice).await;
+            // Delivered before the process exits (at once when nothing was queued).
+            desk.flush_within(grace).await;
+        });
+    }
+    exit
+}
+
+/// Prints `outcome` (as JSON with `--json`) and says how the command ends.
+fn print_outcome(
+    ctx: &mut Ctx<'_>,
+    args: &GoalCompleteArgs,
+    outcome: &SignoffOutcome,
+) -> Result<Exit> {
     if args.json {
-        serde_json::to_writer_pretty(&mut *ctx.out, &outcome)?;
+        serde_json::to_writer_pretty(&mut *ctx.out, outcome)?;
         writeln!(ctx.out)?;
     }
-    match &outcome {
+    match outcome {
         SignoffOutcome::Refused { reason, .. } if args.json => {
             eprintln!("refused: {}", visible(reason));
             Ok(Exit::Usage)
         }
         SignoffOutcome::Refused { reason, .. } => Err(Failure::usage(anyhow!("{reason}"))),
-        _ if args.json => Ok(exit_of(&outcome)),
+        _ if args.json => Ok(exit_of(outcome)),
         _ => {
             // The judge's reasons and quotes and verify's output are in it.
             let mut text = Vec::new();
-            write_outcome(&mut text, &outcome)?;
+            write_outcome(&mut text, outcome)?;
             write!(ctx.out, "{}", visible(&String::from_utf8_lossy(&text)))?;
-            Ok(exit_of(&outcome))
+            Ok(exit_of(outcome))
         }
     }
 }

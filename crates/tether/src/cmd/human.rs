@@ -1,10 +1,14 @@
 //! `tether ask`, `tether answer`, `tether questions`, `tether history`: asking a human from any
 //! shell, and answering from any shell.
+//!
+//! `tether ask` tells its channels who answered and waits (bounded) for its sinks to deliver
+//! that before it exits; `tether answer` tells the sinks itself only when nobody waits for the
+//! question (see `tether_human::late_answer`).
 
 use anyhow::{Result, anyhow};
 use tether_human::broker::answer;
 use tether_human::visible::visible;
-use tether_human::{BrokerError, Console, Desk};
+use tether_human::{BrokerError, Console, Desk, LateAnswer};
 use tether_store::{Abandoned, AnswerOutcome, Question, QuestionId, QuestionStatus, StoreError};
 use tether_store::{Journal, NewQuestion};
 use tokio::signal::unix::SignalKind;
@@ -51,23 +55,38 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
         thread_id: args.thread.clone(),
         options,
     };
+    let grace = super::notice_grace(ctx.env);
+    // A handed-over `tether ask` runs in the process driving the run, which has its own.
+    let second_exits = !ctx.bridged;
     let result = runtime.block_on(async {
         // Listening before the question is stored, so a Ctrl+C at any moment after it leaves
-        // the question pending.
+        // the question pending; a second one exits without waiting for the notice sinks.
         let mut interrupt = tokio::signal::unix::signal(SignalKind::interrupt())?;
         let c = cancel.clone();
         tokio::spawn(async move {
             if interrupt.recv().await.is_some() {
                 c.cancel();
+                if second_exits && interrupt.recv().await.is_some() {
+                    std::process::exit(i32::from(Exit::Interrupted.code()));
+                }
             }
         });
-        let asked = human.broker().ask_with(question, cancel.clone(), |q| {
-            eprintln!(
-                "waiting for a human: answer with `tether answer {} \"…\"`",
-                q.id
-            );
-        });
-        Ok::<_, std::io::Error>(asked.await)
+        let asked = human
+            .broker()
+            .ask_with(question, cancel.clone(), |q| {
+                eprintln!(
+                    "waiting for a human: answer with `tether answer {} \"…\"`",
+                    q.id
+                );
+            })
+            .await;
+        if let Err(BrokerError::Cancelled(id)) = &asked {
+            abandon(&human, id);
+        }
+        // What the sinks queued — the question, who answered it — reaches them before the
+        // process exits (at once when nothing is queued).
+        human.flush_within(grace).await;
+        Ok::<_, std::io::Error>(asked)
     })?;
     match result {
         Ok(a) => {
@@ -84,6 +103,15 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
             Ok(Exit::Interrupted)
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// Records that nobody waits for the interrupted `tether ask`'s question `id` any more, so
+/// `tether questions` says so and the `tether answer` that answers it tells the sinks.
+fn abandon(human: &Desk, id: &QuestionId) {
+    let store = human.broker().journal().store();
+    if let Err(e) = store.abandon_question(id, "tether ask was interrupted") {
+        tracing::warn!(question = %id, error = %e, "could not record that nobody waits");
     }
 }
 
@@ -107,6 +135,12 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
         .clone()
         .or_else(|| std::env::var("USER").ok())
         .unwrap_or_else(|| "cli".to_owned());
+    // Whoever waits for the question tells its channels who answered; when nobody does, this
+    // process tells the sinks (see `tether_human::late_answer`).
+    let nobody_waits = match store.question(&id) {
+        Ok(q) => matches!(store.abandoned(&q), Ok(Some(_))),
+        Err(_) => false,
+    };
     match answer(
         &store,
         &ctx.ws.state_dir(),
@@ -116,6 +150,9 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
         &responder,
     ) {
         Ok(AnswerOutcome::Answered(q)) => {
+            if nobody_waits {
+                tell_sinks(ctx, store, &q);
+            }
             match q.choice {
                 Some(i) => writeln!(
                     ctx.out,
@@ -147,6 +184,30 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
             "no question {id} in this workspace"
         ))),
         Err(e) => Err(e.into()),
+    }
+}
+
+/// Tells the notice sinks `q` was handed to who answered it (nobody waiting for it would), and
+/// waits, bounded, for that to be delivered. A failure only logs: the answer is recorded.
+fn tell_sinks(ctx: &Ctx<'_>, store: tether_store::Store, q: &Question) {
+    let Some(answered) = tether_human::Answer::of(q) else {
+        return;
+    };
+    let told = (|| -> Result<()> {
+        let loaded = tether_config::load(ctx.ws.root(), ctx.env)?;
+        let journal = Journal::new(store, Vec::new())?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let grace = super::notice_grace(ctx.env);
+        runtime.block_on(async {
+            let sinks = LateAnswer::from_config(&loaded.config, &ctx.ws, &journal);
+            sinks.tell(q, &answered, grace).await
+        });
+        Ok(())
+    })();
+    if let Err(e) = told {
+        tracing::warn!(question = %q.id, "could not tell the notice sinks who answered: {e:#}");
     }
 }
 

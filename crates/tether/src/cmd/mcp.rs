@@ -64,6 +64,7 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
         run,
         progress_every: Duration::from_millis(args.progress_ms.max(1)),
         extra,
+        notice_grace: super::notice_grace(ctx.env),
     }))
 }
 

@@ -22,6 +22,7 @@ pub mod validate;
 pub mod worktree;
 
 use std::io::Write;
+use std::time::Duration;
 
 use tether_config::Env;
 use tether_config::Workspace;
@@ -56,4 +57,19 @@ pub fn who(ctx: &Ctx<'_>) -> String {
         .var("USER")
         .filter(|u| !u.trim().is_empty())
         .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// The variable that shortens how long an ending command waits for its notice sinks (in
+/// milliseconds); only tests set it, so a webhook that never answers does not hold them 30 s.
+pub const NOTICE_GRACE_ENV: &str = "TETHER_NOTICE_GRACE_MS";
+
+/// How long a command about to exit waits for its notice sinks to hand over what they queued:
+/// [`tether_human::DELIVERY_GRACE`] (30 s), or what [`NOTICE_GRACE_ENV`] says when it holds a
+/// shorter number of milliseconds.
+pub fn notice_grace(env: &dyn Env) -> Duration {
+    env.var(NOTICE_GRACE_ENV)
+        .and_then(|ms| ms.trim().parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .filter(|grace| *grace < tether_human::DELIVERY_GRACE)
+        .unwrap_or(tether_human::DELIVERY_GRACE)
 }

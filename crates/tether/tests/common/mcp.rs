@@ -188,6 +188,16 @@ impl Server {
         wait_exit(&mut self.child).code()
     }
 
+    /// Whether the process has ended.
+    pub fn exited(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_some()
+    }
+
+    /// Closes stdin (the client is gone) without waiting for the process to end.
+    pub fn close_input(&mut self) {
+        drop(self.stdin.take());
+    }
+
     /// Closes stdin and waits for the process to end; returns its exit code and every line it
     /// wrote on stdout.
     pub fn close(mut self) -> (Option<i32>, Vec<String>) {

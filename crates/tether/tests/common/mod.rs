@@ -4,12 +4,14 @@
 //! pending question with a deadline, and a runtime for the fake servers. [`agents`] is what the
 //! tests of the real agent CLIs share; [`mcp`] is a minimal MCP client over the real `tether
 //! mcp`; [`pty`] runs tether on a pseudo-terminal, as a person does; [`unprivileged`] runs
-//! tether as an ordinary user when the tests run as root.
+//! tether as an ordinary user when the tests run as root; [`webhook`] is a webhook that keeps
+//! what it is sent.
 
 pub mod agents;
 pub mod mcp;
 pub mod pty;
 pub mod unprivileged;
+pub mod webhook;
 
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
@@ -25,8 +27,9 @@ pub const PATIENCE: Duration = Duration::from_secs(30);
 
 /// The variables of tether's own that a test must set itself, if it wants them (and the
 /// session bus, so no test shows a desktop notification unless it sets one up).
-const TETHER_VARS: [&str; 20] = [
+const TETHER_VARS: [&str; 21] = [
     "TETHER_AGENT",
+    "TETHER_NOTICE_GRACE_MS",
     "TETHER_STORE_URL",
     "TETHER_MACHINE",
     "PGPASSWORD",

@@ -45,6 +45,7 @@ mod resume_telegram;
 mod runaway;
 mod sandbox;
 mod secrets;
+mod sinks_on_exit;
 mod slack_doctor;
 mod team;
 mod telegram_misconfig;

@@ -21,6 +21,7 @@ use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::wait_until;
 use tether_testkit::zulip_server::FakeZulipServer;
 
+use crate::common::webhook::Webhook;
 use crate::common::{PATIENCE, cmd, model_table, runtime, wait_exit};
 use crate::suite::goal_run::support::{PLAN, accepting_judge, complete, env, fix_add};
 
@@ -328,53 +329,10 @@ fn the_terminal_shows_a_notice_on_a_line_of_its_own() {
     assert!(out.contains(&line), "{out}");
 }
 
-/// Receives HTTP POSTs on 127.0.0.1 and keeps their bodies (a webhook, as a team's chat has).
-fn webhook_receiver() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
-    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let bodies = got.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let bodies = bodies.clone();
-            std::thread::spawn(move || {
-                let mut writer = stream.try_clone().unwrap();
-                let mut reader = BufReader::new(stream);
-                loop {
-                    let mut length = 0;
-                    let mut line = String::new();
-                    loop {
-                        line.clear();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if line == "\r\n" {
-                            break;
-                        }
-                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                            length = v.trim().parse().unwrap();
-                        }
-                    }
-                    let mut body = vec![0; length];
-                    reader.read_exact(&mut body).unwrap();
-                    bodies
-                        .lock()
-                        .unwrap()
-                        .push(String::from_utf8(body).unwrap());
-                    writer
-                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
-                        .unwrap();
-                }
-            });
-        }
-    });
-    (url, got)
-}
-
 #[test]
 fn a_webhook_gets_the_runs_last_notice_before_tether_exits() {
-    let (url, got) = webhook_receiver();
+    let hook = Webhook::start();
+    let url = &hook.url;
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("tether.toml"),
@@ -405,9 +363,9 @@ fn a_webhook_gets_the_runs_last_notice_before_tether_exits() {
         String::from_utf8_lossy(&out.stderr)
     );
     // Already there when tether has exited: delivered, not left in a queue.
-    let bodies = got.lock().unwrap().clone();
+    let bodies = hook.bodies();
     assert_eq!(bodies.len(), 1, "{bodies:?}");
-    let body: serde_json::Value = serde_json::from_str(&bodies[0]).unwrap();
+    let body = &bodies[0];
     assert_eq!(
         (body["kind"].as_str(), body["notice"].as_str()),
         (Some("notice"), Some("done"))

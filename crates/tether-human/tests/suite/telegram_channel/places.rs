@@ -99,7 +99,7 @@ async fn a_notice_is_posted_in_the_chat_with_the_command_to_go_on() {
     let run: tether_store::RunId = "r-7k2m9x".parse().unwrap();
     let notice = tether_human::Notice {
         kind: tether_config::NoticeKind::Paused,
-        run_id: run,
+        run_id: Some(run),
         text: "Run r-7k2m9x paused: the judge is unavailable.".into(),
         resume: Some("tether resume r-7k2m9x".into()),
     };
@@ -145,7 +145,7 @@ async fn a_runs_notice_goes_under_its_latest_question_in_its_topic() {
         .unwrap();
     let notice = tether_human::Notice {
         kind: tether_config::NoticeKind::Done,
-        run_id: run.clone(),
+        run_id: Some(run.clone()),
         text: format!("Run {run} is done."),
         resume: None,
     };
