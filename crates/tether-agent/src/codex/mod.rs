@@ -11,6 +11,7 @@
 //! (`iteration-NNNN.stderr.log`) and watched for the one failure Codex reports only there,
 //! tether's MCP server not starting.
 
+pub(crate) mod provider;
 mod stream;
 
 use futures_util::future::BoxFuture;

@@ -18,6 +18,7 @@
 
 mod agent_dir;
 mod gate;
+pub(crate) mod provider;
 mod stream;
 
 use std::path::{Path, PathBuf};
