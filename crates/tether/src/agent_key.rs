@@ -85,7 +85,9 @@ impl AgentKey {
     pub fn setting(&self) -> String {
         let provider = self.key.provider.as_deref().unwrap_or("…");
         match self.agent {
-            Agent::Codex => format!("env_key in [model_providers.{provider}] of Codex's config.toml"),
+            Agent::Codex => {
+                format!("env_key in [model_providers.{provider}] of Codex's config.toml")
+            }
             _ => "the provider's apiKey in pi's models.json (\"apiKey\": \"$NAME\")".to_owned(),
         }
     }
@@ -113,11 +115,53 @@ impl AgentKey {
                      tether's own keys: tether keeps its own keys from every agent"
                 ),
                 format!(
-                    "give tether's own table (its api_key_env) another variable, or name \
-                     another one in {}",
+                    "give {} another variable, or point {title} at another one ({})",
+                    own_setting(config, var),
                     self.setting()
                 ),
             )),
         }
+    }
+}
+
+/// The setting of tether.toml that names `var` as one of tether's own keys.
+fn own_setting(config: &Config, var: &str) -> String {
+    let named = |v: Option<&String>| v.is_some_and(|v| v == var);
+    let tables = [
+        (
+            "model",
+            named(config.model.as_ref().and_then(|m| m.api_key_env.as_ref())),
+        ),
+        (
+            "judge",
+            named(
+                config
+                    .judge
+                    .as_ref()
+                    .and_then(|j| j.endpoint.api_key_env.as_ref()),
+            ),
+        ),
+        (
+            "loop_judge",
+            named(
+                config
+                    .loop_judge
+                    .as_ref()
+                    .and_then(|j| j.endpoint.api_key_env.as_ref()),
+            ),
+        ),
+        (
+            "planning",
+            named(
+                config
+                    .planning
+                    .as_ref()
+                    .and_then(|p| p.api_key_env.as_ref()),
+            ),
+        ),
+    ];
+    match tables.iter().find(|(_, names)| *names) {
+        Some((table, _)) => format!("tether's [{table}] api_key_env"),
+        None => "tether's own setting naming it in tether.toml".to_owned(),
     }
 }

@@ -109,10 +109,12 @@ pub(crate) fn read_config(path: &Path) -> Result<Option<String>, ConfigFileError
             path: path.to_owned(),
         });
     }
-    String::from_utf8(bytes).map(Some).map_err(|e| ConfigFileError::Parse {
-        path: path.to_owned(),
-        detail: e.to_string(),
-    })
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| ConfigFileError::Parse {
+            path: path.to_owned(),
+            detail: e.to_string(),
+        })
 }
 
 /// Whether `name` is a plausible environment variable name (`[A-Za-z_][A-Za-z0-9_]*`).

@@ -177,7 +177,10 @@ fn an_invalid_or_unreadable_config_falls_back_to_the_defaults_with_a_note() {
     let dir = home(&[]);
     std::fs::create_dir(dir.path().join("config.toml")).unwrap();
     let found = key(dir.path(), &[]);
-    assert!(found.notes[0].contains("is not a regular file"), "{found:?}");
+    assert!(
+        found.notes[0].contains("is not a regular file"),
+        "{found:?}"
+    );
 }
 
 #[test]
@@ -187,5 +190,8 @@ fn an_unknown_provider_or_a_bad_flag_is_noted() {
     assert_eq!(provider(&found), (Some("gone"), None));
     assert_eq!(found.notes.len(), 2, "{:?}", found.notes);
     assert!(found.notes[0].contains("`-c novalue` is not key=value"));
-    assert!(found.notes[1].contains("provider `gone` is not built in and has no [model_providers.gone]"));
+    assert!(
+        found.notes[1]
+            .contains("provider `gone` is not built in and has no [model_providers.gone]")
+    );
 }

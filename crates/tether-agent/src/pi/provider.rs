@@ -20,7 +20,11 @@ const BUILTIN: &[(&str, &[&str])] = &[
     ("github-copilot", &["COPILOT_GITHUB_TOKEN"]),
     (
         "anthropic",
-        &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN"],
+        &[
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "ANTHROPIC_OAUTH_TOKEN",
+        ],
     ),
     ("ant-ling", &["ANT_LING_API_KEY"]),
     (
@@ -29,15 +33,24 @@ const BUILTIN: &[(&str, &[&str])] = &[
     ),
     (
         "qwen-token-plan-cn",
-        &["QWEN_TOKEN_PLAN_TEAM_CN_API_KEY", "QWEN_TOKEN_PLAN_CN_API_KEY"],
+        &[
+            "QWEN_TOKEN_PLAN_TEAM_CN_API_KEY",
+            "QWEN_TOKEN_PLAN_CN_API_KEY",
+        ],
     ),
     (
         "qwen-token-plan-individual",
-        &["QWEN_TOKEN_PLAN_INDIVIDUAL_API_KEY", "QWEN_TOKEN_PLAN_API_KEY"],
+        &[
+            "QWEN_TOKEN_PLAN_INDIVIDUAL_API_KEY",
+            "QWEN_TOKEN_PLAN_API_KEY",
+        ],
     ),
     (
         "qwen-token-plan-individual-cn",
-        &["QWEN_TOKEN_PLAN_INDIVIDUAL_CN_API_KEY", "QWEN_TOKEN_PLAN_CN_API_KEY"],
+        &[
+            "QWEN_TOKEN_PLAN_INDIVIDUAL_CN_API_KEY",
+            "QWEN_TOKEN_PLAN_CN_API_KEY",
+        ],
     ),
     ("openai", &["OPENAI_API_KEY"]),
     ("azure", &["AZURE_OPENAI_API_KEY"]),
@@ -193,7 +206,9 @@ pub(crate) fn template_vars(value: &str) -> Vec<String> {
         } else {
             let end = after
                 .char_indices()
-                .find(|&(i, c)| !(c.is_ascii_alphanumeric() || c == '_') || (i == 0 && c.is_ascii_digit()))
+                .find(|&(i, c)| {
+                    !(c.is_ascii_alphanumeric() || c == '_') || (i == 0 && c.is_ascii_digit())
+                })
                 .map_or(after.len(), |(i, _)| i);
             (&after[..end], &after[end..])
         };

@@ -28,7 +28,10 @@ const MODELS: &str = r#"{"providers": {
 fn values_interpolate_variables_as_pi_does() {
     assert_eq!(template_vars("$OPENROUTER_API_KEY"), ["OPENROUTER_API_KEY"]);
     assert_eq!(template_vars("Bearer ${A}-$B.c"), ["A", "B"]);
-    assert_eq!(template_vars("$$NOT $!NOT ${bad-name} $1x $"), [] as [&str; 0]);
+    assert_eq!(
+        template_vars("$$NOT $!NOT ${bad-name} $1x $"),
+        [] as [&str; 0]
+    );
     assert_eq!(template_vars("!echo $CMD_VAR"), [] as [&str; 0]);
     assert_eq!(template_vars("sk-literal"), [] as [&str; 0]);
 }
@@ -58,7 +61,10 @@ fn the_command_line_chooses_the_provider_before_the_settings() {
         (Some("local"), None)
     );
     assert!(local.builtin.unwrap().contains("literal"), "{local:?}");
-    let routed = key(dir.path(), &["--model", "openrouter/anthropic/claude-sonnet-4"]);
+    let routed = key(
+        dir.path(),
+        &["--model", "openrouter/anthropic/claude-sonnet-4"],
+    );
     assert_eq!(
         (routed.provider.as_deref(), routed.key_var.as_deref()),
         (Some("openrouter"), Some("OPENROUTER_API_KEY"))
@@ -92,7 +98,10 @@ fn a_built_in_provider_reads_its_own_variables() {
 fn without_a_choice_pi_picks_itself_and_only_models_json_names_variables() {
     let dir = agent_dir(&[("models.json", MODELS)]);
     let found = key(dir.path(), &[]);
-    assert_eq!((found.provider.as_deref(), found.key_var.as_deref()), (None, None));
+    assert_eq!(
+        (found.provider.as_deref(), found.key_var.as_deref()),
+        (None, None)
+    );
     assert_eq!(found.vars(), ["PROXY_KEY", "TEAM_ID", "MODEL_HDR"]);
     let none = provider_key(None, &[]);
     assert_eq!(none, ProviderKey::default());

@@ -28,7 +28,11 @@ const JUDGE_KEY: &str = "sk-judge-own-key-2718";
 fn servers(script: Script) -> (tokio::runtime::Runtime, FakeModelServer, FakeModelServer) {
     let rt = runtime();
     let provider = rt
-        .block_on(FakeModelServer::builder(script).require_key(ROUTER_KEY).start())
+        .block_on(
+            FakeModelServer::builder(script)
+                .require_key(ROUTER_KEY)
+                .start(),
+        )
         .unwrap();
     let judge = rt
         .block_on(FakeModelServer::start(Script::turns([])))
@@ -100,7 +104,10 @@ fn codex_gets_the_variable_its_provider_names_and_no_other_secret() {
     let dir = tempfile::tempdir().unwrap();
     let home = codex_home(&server, "OPENROUTER_API_KEY");
     let codex = required_cli("TETHER_TEST_CODEX", "the Codex CLI");
-    let executor = format!("kind = \"codex\"\nprogram = {:?}", codex.display().to_string());
+    let executor = format!(
+        "kind = \"codex\"\nprogram = {:?}",
+        codex.display().to_string()
+    );
     tether_toml(dir.path(), &executor, home.path(), &judge);
     let out = ralph_with_secrets(dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
@@ -111,7 +118,10 @@ fn codex_gets_the_variable_its_provider_names_and_no_other_secret() {
         "the provider's key reached Codex:\n{seen}"
     );
     for secret in [UNRELATED, JUDGE_KEY] {
-        assert!(!seen.contains(secret), "{secret} reached the agent:\n{seen}");
+        assert!(
+            !seen.contains(secret),
+            "{secret} reached the agent:\n{seen}"
+        );
     }
     assert!(
         !seen.contains("ROUTER_KEY="),
