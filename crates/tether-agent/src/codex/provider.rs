@@ -156,10 +156,11 @@ fn split_flag(arg: &str) -> (Option<Flag>, Option<&str>) {
 /// `config.toml`, the selected profile's file over it, the overrides over both.
 fn layered(home: &Path, cli: &CommandLine, notes: &mut Vec<String>) -> Table {
     let mut root = read_toml(&home.join("config.toml"), notes).unwrap_or_default();
-    if let Some(profile) = cli.profile.as_deref().filter(|p| is_file_stem(p)) {
-        if let Some(layer) = read_toml(&home.join(format!("{profile}.config.toml")), notes) {
-            merge(&mut root, layer);
-        }
+    let profile = cli.profile.as_deref().filter(|p| is_file_stem(p));
+    if let Some(layer) =
+        profile.and_then(|profile| read_toml(&home.join(format!("{profile}.config.toml")), notes))
+    {
+        merge(&mut root, layer);
     }
     for (path, raw) in &cli.overrides {
         set(&mut root, path, parse_value(raw));
