@@ -13,7 +13,8 @@
 //! tether commands the agent runs (`tether goal complete`, `tether ask`, its `tether mcp`, the
 //! `tether gate` hook…) reach the store through the process driving the run (see `bridge`),
 //! which runs them as the agent. An agent CLI also reads its install tree and writes its own
-//! configuration directory, and has the network (see `sandbox_cli`).
+//! configuration directory, and has the network (see `sandbox_cli`), and the variable its own
+//! configuration names for its model key (see `agent_key`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -231,7 +232,8 @@ fn read_small(path: &Path) -> Option<String> {
     Some(text)
 }
 
-/// The variables of an agent CLI's own settings it gets (its endpoint, model, config dir).
+/// The variables of an agent CLI's own settings it gets (its endpoint, model, config dir); the
+/// variable its configuration names for its provider's key comes on top (`agent_key`).
 fn agent_prefixes(kind: ExecutorKind) -> &'static [&'static str] {
     match kind {
         ExecutorKind::Claude => &["ANTHROPIC_", "CLAUDE_", "NODE_"],

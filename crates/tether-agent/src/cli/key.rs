@@ -14,7 +14,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 /// The largest configuration file read (they are a few kilobytes).
-pub(crate) const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// What an agent CLI's configuration says about the key of the provider it will use.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
