@@ -2,7 +2,8 @@
 //! "OPENROUTER_API_KEY"`, not `OPENAI_*`) gets exactly that variable through the sandbox's
 //! allow-list, and no other secret of tether's environment: the real Codex CLI
 //! (`TETHER_TEST_CODEX`) and Codex's ACP adapter (`TETHER_TEST_CODEX_ACP`), installed by
-//! ./test.sh, against the fake model server playing the provider, which refuses any other key.
+//! ./test.sh, and pi (`TETHER_TEST_PI`) with `"apiKey": "$ROUTER_KEY"` in its models.json,
+//! against the fake model server playing the provider, which refuses any other key.
 
 use std::fs;
 use std::path::Path;
@@ -147,4 +148,41 @@ fn codexs_acp_adapter_gets_the_variable_an_override_names() {
     assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
     assert_eq!(status(dir.path())["status"], "completed");
     assert!(server.request_count() > 0);
+}
+
+#[test]
+fn pi_gets_the_variable_its_models_json_names_and_no_other_secret() {
+    let (_rt, server, judge) = servers(Script::from_fn(|req: &Request| {
+        match req.last_tool_result() {
+            None => Turn::tool("bash", json!({"command": "env > seen-env.txt"})),
+            Some(_) => Turn::text("Recorded. <promise>DONE</promise>"),
+        }
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let judge_table = format!(
+        "{}api_key_env = \"AGENT_KEYS_JUDGE_KEY\"\n",
+        model_table("judge", Api::OpenAiChat, &judge, "judge-model")
+    );
+    crate::suite::pi_cli::configure(dir.path(), &server, &judge_table);
+    // The provider's key comes from a variable pi's models.json names.
+    let models = dir.path().join(".pi-user/models.json");
+    let text = fs::read_to_string(&models).unwrap();
+    fs::write(&models, text.replace("\"sk-fake\"", "\"$ROUTER_KEY\"")).unwrap();
+    let out = ralph_with_secrets(dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
+    let seen = fs::read_to_string(dir.path().join("seen-env.txt")).unwrap();
+    assert!(
+        seen.contains(&format!("ROUTER_KEY={ROUTER_KEY}")),
+        "the provider's key reached pi:\n{seen}"
+    );
+    for secret in [UNRELATED, JUDGE_KEY] {
+        assert!(
+            !seen.contains(secret),
+            "{secret} reached the agent:\n{seen}"
+        );
+    }
+    assert!(
+        !seen.contains("OPENROUTER_API_KEY="),
+        "only the variables pi's configuration names:\n{seen}"
+    );
 }
