@@ -5,8 +5,9 @@
 //! itself, with the setting that fixes it. Claude Code's configuration names no variable of
 //! its own: its `ANTHROPIC_*` variables pass by prefix.
 //!
-//! The configuration is read when the run's sandbox is built, before the agent's first turn,
-//! so what the agent writes into its configuration directory during the run changes nothing.
+//! The configuration is read when the run's sandbox is built (at start, before the agent's
+//! first turn, and again on resume), so what the agent writes into its configuration directory
+//! changes what it gets no sooner than the next start.
 
 use tether_agent::Agent;
 use tether_agent::cli::key::ProviderKey;
