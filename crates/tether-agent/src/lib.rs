@@ -40,8 +40,10 @@ pub use builtin::{BuiltinAgent, DEFAULT_MAX_STEPS};
 pub use claude::{ClaudeExecutor, TOOLS as CLAUDE_TOOLS, gate_settings as claude_gate_settings};
 pub use cli::{Agent, CliError, CliSettings, RunId};
 pub use codex::CodexExecutor;
+pub use codex::provider::provider_key as codex_provider_key;
 pub use command::{CommandError, CommandExecutor};
 pub use executor::{
     Access, AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
 };
+pub use pi::provider::provider_key as pi_provider_key;
 pub use pi::{PiExecutor, READ_ONLY_TOOLS as PI_READ_ONLY_TOOLS};

@@ -1,6 +1,7 @@
 //! The `tether` binary: parses the command line, sets up logging on stderr, runs one command,
 //! and turns its result into an exit code. stdout carries only results (text or `--json`).
 
+mod agent_key;
 mod bridge;
 mod cli;
 mod cmd;

@@ -13,7 +13,8 @@
 //! tether commands the agent runs (`tether goal complete`, `tether ask`, its `tether mcp`, the
 //! `tether gate` hook…) reach the store through the process driving the run (see `bridge`),
 //! which runs them as the agent. An agent CLI also reads its install tree and writes its own
-//! configuration directory, and has the network (see `sandbox_cli`).
+//! configuration directory, and has the network (see `sandbox_cli`), and the variable its own
+//! configuration names for its model key (see `agent_key`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -105,6 +106,7 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
             std::fs::create_dir_all(&scratch)
                 .with_context(|| format!("creating {}", scratch.display()))?;
             let cli = crate::sandbox_cli::CliReach::of(config, kind)?;
+            let key_vars = agent_key_vars(config);
             let make = |writable_tree: bool| -> Result<Sandbox> {
                 let policy = cli.open(base_policy(config, ws.root(), writable_tree, &tmp));
                 let mut agent = sandbox(policy.network(true))?;
@@ -114,7 +116,9 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
                 for prefix in agent_prefixes(kind) {
                     agent = agent.env_prefix(*prefix);
                 }
-                Ok(agent.env(["TETHER_RUN_ID".to_owned(), "TETHER_CONFIG".to_owned()]))
+                Ok(agent
+                    .env(key_vars.iter().cloned())
+                    .env(["TETHER_RUN_ID".to_owned(), "TETHER_CONFIG".to_owned()]))
             };
             out.agent = Some(Arc::new(make(true)?));
             out.agent_read_only = Some(Arc::new(make(false)?));
@@ -127,7 +131,7 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
 /// The kind whose sandbox the configured agent gets: an ACP adapter of Claude Code or Codex
 /// gets that CLI's (its install tree, its configuration directory); any other ACP agent a
 /// command's, with the network open.
-fn flavor(config: &Config) -> ExecutorKind {
+pub(crate) fn flavor(config: &Config) -> ExecutorKind {
     if config.executor.kind != ExecutorKind::Acp {
         return config.executor.kind;
     }
@@ -140,6 +144,29 @@ fn flavor(config: &Config) -> ExecutorKind {
     } else {
         ExecutorKind::Acp
     }
+}
+
+/// The variables the agent CLI's own configuration names for its model key (see
+/// `agent_key`), said in the log; what is wrong with them, warned.
+fn agent_key_vars(config: &Config) -> Vec<String> {
+    let Some(key) = crate::agent_key::of(config) else {
+        return Vec::new();
+    };
+    for note in &key.key.notes {
+        tracing::warn!("{note}");
+    }
+    if let Some((problem, fix)) = key.problem(config, &tether_config::ProcessEnv) {
+        tracing::warn!("{problem}: {fix}");
+    }
+    let passed = key.passed(config);
+    if !passed.is_empty() {
+        tracing::info!(
+            vars = %passed.join(", "),
+            "passing the variables {} names for its key to the agent",
+            key.whose()
+        );
+    }
+    passed
 }
 
 /// What every child of the run may read and write.
@@ -205,7 +232,8 @@ fn read_small(path: &Path) -> Option<String> {
     Some(text)
 }
 
-/// The variables of an agent CLI's own settings it gets (its endpoint, model, config dir).
+/// The variables of an agent CLI's own settings it gets (its endpoint, model, config dir); the
+/// variable its configuration names for its provider's key comes on top (`agent_key`).
 fn agent_prefixes(kind: ExecutorKind) -> &'static [&'static str] {
     match kind {
         ExecutorKind::Claude => &["ANTHROPIC_", "CLAUDE_", "NODE_"],

@@ -37,22 +37,8 @@ impl CliReach {
                 }
             }
         }
-        let (var, default) = match kind {
-            ExecutorKind::Claude => ("CLAUDE_CONFIG_DIR", ".claude"),
-            ExecutorKind::Codex => ("CODEX_HOME", ".codex"),
-            _ => ("PI_CODING_AGENT_DIR", ".pi/agent"),
-        };
-        let configured = config
-            .executor
-            .env
-            .iter()
-            .find(|(k, _)| k == var)
-            .map(|(_, v)| PathBuf::from(v))
-            .or_else(|| std::env::var_os(var).map(PathBuf::from));
-        let home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_default();
-        let config_dir = configured.unwrap_or_else(|| home.join(default));
+        let (var, _) = config_var(kind);
+        let config_dir = config_dir(config, kind);
         std::fs::create_dir_all(&config_dir)
             .with_context(|| format!("creating the agent's directory {}", config_dir.display()))?;
         // pi's per-run agent directory names it itself; the others are pointed at theirs.
@@ -76,6 +62,34 @@ impl CliReach {
         }
         policy
     }
+}
+
+/// The variable naming `kind`'s configuration directory, and its default under `$HOME`.
+fn config_var(kind: ExecutorKind) -> (&'static str, &'static str) {
+    match kind {
+        ExecutorKind::Claude => ("CLAUDE_CONFIG_DIR", ".claude"),
+        ExecutorKind::Codex => ("CODEX_HOME", ".codex"),
+        _ => ("PI_CODING_AGENT_DIR", ".pi/agent"),
+    }
+}
+
+/// The configuration directory of the agent CLI `kind` as `config` runs it: its variable in
+/// `[executor] env`, else in tether's environment, else its default under `$HOME`.
+pub fn config_dir(config: &Config, kind: ExecutorKind) -> PathBuf {
+    let (var, default) = config_var(kind);
+    config
+        .executor
+        .env
+        .iter()
+        .find(|(k, _)| k == var)
+        .map(|(_, v)| PathBuf::from(v))
+        .or_else(|| std::env::var_os(var).map(PathBuf::from))
+        .unwrap_or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_default()
+                .join(default)
+        })
 }
 
 fn default_program(kind: ExecutorKind) -> &'static str {

@@ -9,9 +9,11 @@
 //! - [`CliError`]: the ways a CLI fails, each saying what to do.
 //! - [`lines`]: the stream reader that keeps the raw output as the transcript and hands each
 //!   complete JSON line to the CLI's own parser; [`summary`] the one-line tool-call summary.
+//! - [`key`]: which variable a CLI's own configuration says its model key comes from.
 //! - [`limits`]: recognising a usage or rate limit in what a CLI printed, so the loop waits it
 //!   out instead of counting a failed iteration.
 
+pub mod key;
 pub mod limits;
 pub(crate) mod lines;
 pub(crate) mod summary;

@@ -9,8 +9,10 @@
 //! anybody) and a tool timeout long enough for a human to answer. The JSONL output is parsed as
 //! it arrives ([`stream`]) and kept as the transcript; stderr is kept beside it
 //! (`iteration-NNNN.stderr.log`) and watched for the one failure Codex reports only there,
-//! tether's MCP server not starting.
+//! tether's MCP server not starting. Which provider Codex will use, and the variable its key
+//! comes from, is read from its configuration by [`provider`], for the sandbox to pass on.
 
+pub(crate) mod provider;
 mod stream;
 
 use futures_util::future::BoxFuture;

@@ -14,10 +14,12 @@
 //! pi does not report an MCP server that failed to start in its JSON stream, so before the
 //! first turn tether runs `pi mcp list` with the same agent directory and stops the run with
 //! the fix when tether's server does not connect. The output is parsed as it arrives
-//! ([`stream`]) and kept as the transcript.
+//! ([`stream`]) and kept as the transcript. Which provider pi will use, and the variables its key
+//! comes from, is read from its configuration by [`provider`], for the sandbox to pass on.
 
 mod agent_dir;
 mod gate;
+pub(crate) mod provider;
 mod stream;
 
 use std::path::{Path, PathBuf};

@@ -357,3 +357,108 @@ fn pi_is_checked_like_any_agent_cli() {
         "{line}"
     );
 }
+
+/// A workspace running Codex (not installed: the key check needs only its configuration) with
+/// its home at `[WS]/codex-home` holding `config`, then `extra` in tether.toml.
+fn codex_workspace(config: &str, extra: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("codex-home");
+    fs::create_dir(&home).unwrap();
+    fs::write(home.join("config.toml"), config).unwrap();
+    let toml = format!(
+        "{extra}[executor]\nkind = \"codex\"\nprogram = \"/nonexistent/codex\"\n\
+         [executor.env]\nCODEX_HOME = {:?}\n",
+        home.display().to_string()
+    );
+    fs::write(dir.path().join("tether.toml"), toml).unwrap();
+    dir
+}
+
+const OPENROUTER: &str = "model_provider = \"openrouter\"\n[model_providers.openrouter]\n\
+    base_url = \"https://openrouter.ai/api/v1\"\nenv_key = \"OPENROUTER_API_KEY\"\n";
+
+/// `tether doctor`'s agent key check with `set` (variable, value) in its environment and
+/// `OPENROUTER_API_KEY` otherwise unset.
+fn key_check(dir: &Path, set: &[(&str, &str)]) -> String {
+    let mut doctor = cmd(dir, &["doctor"]);
+    doctor.env_remove("OPENROUTER_API_KEY");
+    for (var, value) in set {
+        doctor.env(var, value);
+    }
+    check(&Out::new(dir, &doctor.output().unwrap()), "agent key")
+}
+
+#[test]
+fn codexs_unset_key_variable_is_named_with_the_setting_that_passes_another() {
+    let dir = codex_workspace(OPENROUTER, "");
+    insta::assert_snapshot!("codex_key_unset", key_check(dir.path(), &[]));
+    let set = key_check(dir.path(), &[("OPENROUTER_API_KEY", "sk-or-doctor-1")]);
+    assert_eq!(
+        set,
+        "✓ agent key: Codex's provider `openrouter` reads its key from OPENROUTER_API_KEY: \
+         set, passed to the agent"
+    );
+    // An override in [executor] args names the provider, as for the run.
+    let toml = dir.path().join("tether.toml");
+    let args = "[executor]\nargs = [\"-c\", \"model_provider=openai\"]\n";
+    let text = fs::read_to_string(&toml).unwrap();
+    fs::write(&toml, text.replace("[executor]\n", args)).unwrap();
+    insta::assert_snapshot!("codex_key_builtin", key_check(dir.path(), &[]));
+}
+
+#[test]
+fn codexs_key_variable_that_is_tethers_own_is_named_as_kept_from_the_agent() {
+    let dir = codex_workspace(
+        OPENROUTER,
+        "[judge]\napi = \"openai-chat\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"j\"\n\
+         api_key_env = \"OPENROUTER_API_KEY\"\n",
+    );
+    let line = key_check(dir.path(), &[("OPENROUTER_API_KEY", "sk-or-doctor-2")]);
+    insta::assert_snapshot!("codex_key_tethers_own", line);
+    assert!(!line.contains("sk-or-doctor-2"));
+}
+
+#[test]
+fn an_unreadable_codex_config_is_noted_and_codexs_defaults_assumed() {
+    let dir = codex_workspace("model_provider = [\n", "");
+    let line = key_check(dir.path(), &[]);
+    assert!(
+        line.starts_with("✓ agent key: Codex's provider `openai` uses Codex's login")
+            && line.contains(
+                "\n    note: Codex's configuration was not read ([WS]/codex-home/config.toml \
+                 does not parse: "
+            )
+            && line.ends_with("assuming Codex's defaults"),
+        "{line}"
+    );
+}
+
+#[test]
+fn pis_provider_key_variable_from_models_json_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = dir.path().join("pi-agent");
+    fs::create_dir(&agent).unwrap();
+    fs::write(
+        agent.join("models.json"),
+        r#"{"providers": {"proxy": {"baseUrl": "http://proxy", "apiKey": "$DOCTOR_PROXY_KEY"}}}"#,
+    )
+    .unwrap();
+    fs::write(
+        agent.join("settings.json"),
+        r#"{"defaultProvider": "proxy"}"#,
+    )
+    .unwrap();
+    let toml = format!(
+        "[executor]\nkind = \"pi\"\nprogram = \"/nonexistent/pi\"\n\
+         [executor.env]\nPI_CODING_AGENT_DIR = {:?}\n",
+        agent.display().to_string()
+    );
+    fs::write(dir.path().join("tether.toml"), toml).unwrap();
+    let line = key_check(dir.path(), &[]);
+    assert!(
+        line.starts_with(
+            "✗ agent key: pi's provider `proxy` reads its key from DOCTOR_PROXY_KEY, which is not set"
+        ) && line.contains("fix: export DOCTOR_PROXY_KEY=…"),
+        "{line}"
+    );
+}

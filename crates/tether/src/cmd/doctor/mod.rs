@@ -3,12 +3,14 @@
 //! enough), tether's MCP server answering with its four tools, the model endpoints, Zulip, Slack,
 //! Telegram and the notice sinks.
 //!
-//! Each check is its own module: [`agent`] (the executor), [`mcp`] (the MCP server),
+//! Each check is its own module: [`agent`] (the executor), [`key`] (the key variable an agent
+//! CLI's own configuration names), [`mcp`] (the MCP server),
 //! [`remote`] (model endpoints and Zulip), [`slack`] (the app's tokens and its channel),
 //! [`telegram`] (the bot and its chat), [`sinks`] (the notice sinks' settings). They run in order on one small runtime; none calls a
 //! model or posts anything.
 
 mod agent;
+mod key;
 mod mcp;
 mod remote;
 mod sandbox;
@@ -42,8 +44,8 @@ pub enum Status {
 /// One line of the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
-    /// What was checked (`config`, `store`, `executor`, `sandbox`, `mcp`, `model`, `judge`, `zulip`,
-    /// `slack`, `telegram`, `notices`).
+    /// What was checked (`config`, `store`, `executor`, `agent key`, `sandbox`, `mcp`, `model`,
+    /// `judge`, `zulip`, `slack`, `telegram`, `notices`).
     pub name: &'static str,
     /// How it ended.
     pub status: Status,
@@ -123,6 +125,7 @@ async fn checks(ctx: &Ctx<'_>, tether: PathBuf) -> Vec<Check> {
     match config {
         Some(config) => {
             checks.push(agent::check(config, &ctx.ws, ctx.env, &tether).await);
+            checks.extend(key::check(config, ctx.env));
             checks.push(sandbox::check(config));
         }
         None => {
