@@ -275,6 +275,9 @@ pub struct HumanTimeout {
 /// How and when a human is asked (`[human]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HumanConfig {
+    /// Who the person at this machine is, as their acts are recorded (approvals, answers typed
+    /// here, sign-offs and cancels by hand); `None`: git's `user.name`, else `$USER`.
+    pub name: Option<String>,
     /// Interaction threshold, 0 (never ask) to 5 (confirm everything).
     pub threshold: u8,
     /// Channels a question is offered on, without duplicates, in file order.
@@ -300,6 +303,7 @@ impl HumanConfig {
 impl Default for HumanConfig {
     fn default() -> Self {
         Self {
+            name: None,
             threshold: 2,
             channels: vec![Channel::Terminal, Channel::Cli],
             timeout: None,

@@ -71,6 +71,7 @@ pub(crate) const LOOP: &[&str] = &[
 
 /// Keys of `[human]`.
 pub(crate) const HUMAN: &[&str] = &[
+    "name",
     "threshold",
     "channels",
     "timeout_secs",

@@ -265,6 +265,9 @@ fn read_loop(r: &mut Reader, t: &Table, out: &mut crate::LoopConfig) {
 
 fn read_human(r: &mut Reader, t: &Table, out: &mut HumanConfig) {
     r.unknown_keys(t, keys::HUMAN, None);
+    if let Some(name) = r.string(t, "name", values::person_name) {
+        out.name = Some(name.trim().to_owned());
+    }
     if let Some(v) = int(r, t, "threshold", range::THRESHOLD) {
         out.threshold = v;
     }

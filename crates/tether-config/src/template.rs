@@ -97,6 +97,9 @@ verify_timeout_secs = 600
 max_consecutive_failures = 3
 
 [human]
+# Who you are in the records of your acts (approvals, answers typed here, sign-offs by hand);
+# absent: git's user.name, else $USER.
+# name = "Ana Lima"
 # Interaction threshold: 0 (never ask) .. 5 (confirm everything); goals can override it.
 threshold = 2
 # Where questions are offered, first answer wins. The terminal (when tether runs in one) and

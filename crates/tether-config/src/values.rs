@@ -150,6 +150,23 @@ pub(crate) fn env_var_name(value: &str) -> Result<(), String> {
     }
 }
 
+/// A person's name as acts are recorded under it: one line, not empty, at most 100 characters.
+pub(crate) fn person_name(value: &str) -> Result<(), String> {
+    let name = value.trim();
+    if name.is_empty() {
+        return Err(
+            "must not be empty; give your name, or remove it to use git's user.name".into(),
+        );
+    }
+    if name.chars().any(char::is_control) {
+        return Err("must be one line of text, without control characters".into());
+    }
+    if name.chars().count() > 100 {
+        return Err("is longer than 100 characters".into());
+    }
+    Ok(())
+}
+
 /// Any text that is not empty or only whitespace.
 pub(crate) fn non_empty(value: &str) -> Result<(), String> {
     if value.trim().is_empty() {

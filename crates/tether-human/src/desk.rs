@@ -64,11 +64,11 @@ pub enum Console {
 }
 
 impl Console {
-    /// [`Console::Person`] (named by `$USER`) when stdin and stderr are both terminals.
-    pub fn detect() -> Self {
+    /// [`Console::Person`] when stdin and stderr are both terminals, answering as `who` (the
+    /// person's name, [`crate::person::name`]).
+    pub fn detect(who: impl FnOnce() -> String) -> Self {
         if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-            let who = std::env::var("USER").unwrap_or_else(|_| "terminal".to_owned());
-            Console::Person { who }
+            Console::Person { who: who() }
         } else {
             Console::Absent
         }

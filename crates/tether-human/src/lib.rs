@@ -50,6 +50,7 @@ pub mod notices;
 pub mod notify;
 pub mod notify_command;
 pub mod ntfy;
+pub mod person;
 pub mod prompts;
 pub mod sink_body;
 pub mod sinks;

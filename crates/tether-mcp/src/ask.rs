@@ -101,7 +101,9 @@ impl TetherMcp {
         let in_run = question.run_id.is_some();
         let desk = match elicit::prompt(&rc, in_run) {
             Prompt::Absent => desk.clone(),
-            Prompt::Request => desk.clone().with_channel(Arc::new(Elicitation::new(&rc))),
+            Prompt::Request => desk
+                .clone()
+                .with_channel(Arc::new(Elicitation::new(&rc, &options.human()))),
             Prompt::InputRequired => return self.first_round(desk, question).await,
         };
         let cancel = self.inner.shutdown.child_token();

@@ -20,6 +20,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
+use tether_config::HumanConfig;
 use tether_human::channels::BoxFuture;
 use tether_human::{Channel, ChannelAnswer};
 use tether_store::Question;
@@ -62,21 +63,20 @@ pub(crate) fn prompt(rc: &RequestContext<RoleServer>, in_run: bool) -> Prompt {
     }
 }
 
-/// Who answers in the client's prompt: `$USER`, else the client's name.
-pub(crate) fn responder(rc: &RequestContext<RoleServer>) -> String {
-    std::env::var("USER")
-        .ok()
-        .filter(|u| !u.is_empty())
+/// Who answers in the client's prompt: the person at this machine
+/// ([`tether_human::person`]), else the client's name.
+pub(crate) fn responder(rc: &RequestContext<RoleServer>, human: &HumanConfig) -> String {
+    tether_human::person::known_name(human, &tether_config::ProcessEnv)
         .or_else(|| rc.client_info().map(|c| c.name))
         .unwrap_or_else(|| "the MCP client".to_owned())
 }
 
 impl Elicitation {
     /// The channel asking through the client of this call.
-    pub(crate) fn new(rc: &RequestContext<RoleServer>) -> Self {
+    pub(crate) fn new(rc: &RequestContext<RoleServer>, human: &HumanConfig) -> Self {
         Elicitation {
             peer: rc.peer.clone(),
-            responder: responder(rc),
+            responder: responder(rc, human),
         }
     }
 

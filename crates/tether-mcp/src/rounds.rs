@@ -136,7 +136,11 @@ impl TetherMcp {
         };
         let store = desk.broker().journal().store();
         let question = store.question(id)?;
-        if let Some(answer) = elicit::read(&question, &result, &elicit::responder(rc)) {
+        if let Some(answer) = elicit::read(
+            &question,
+            &result,
+            &elicit::responder(rc, &self.inner.options.human()),
+        ) {
             broker::answer(
                 &store,
                 &self.inner.options.workspace.state_dir(),

@@ -84,6 +84,13 @@ impl Options {
         self.run.as_ref().map(Option::as_ref).map_err(Clone::clone)
     }
 
+    /// The `[human]` settings (the defaults when the config could not be loaded).
+    pub(crate) fn human(&self) -> HumanConfig {
+        self.config
+            .as_ref()
+            .map_or_else(|_| HumanConfig::default(), |c| c.human.clone())
+    }
+
     /// The interaction threshold (the default when the config could not be loaded).
     pub(crate) fn threshold(&self) -> u8 {
         self.config

@@ -69,11 +69,14 @@ pub enum Command {
     /// Sign a goal off by hand (its verify command, then the judge) or cancel it.
     #[command(subcommand)]
     Goal(GoalCommand),
-    /// Check the setup: the config, the executor (an agent CLI's version), tether's MCP server,
-    /// the model endpoints and Zulip; each failure with its fix. Exits 1 if any check fails.
+    /// Check the setup: the config, the executor (an agent CLI's version and the key its own
+    /// configuration names), the sandbox, tether's MCP server, the store, the model endpoints,
+    /// the chat channels (Zulip, Slack, Telegram) and the notice sinks (ntfy, webhook, email,
+    /// a command); each failure with its fix. Exits 1 if any check fails.
     Doctor(DoctorArgs),
     /// Serve ask_human and plan_status to any MCP client (Claude Code, Codex, pi, …) over
-    /// stdio; questions are answered with `tether answer` or on Zulip.
+    /// stdio; a question is answered in the client's own prompt, with `tether answer`, on the
+    /// dashboard, or on the channels human.channels lists (Zulip, Slack, Telegram, ntfy).
     Mcp(McpArgs),
     /// Serve the dashboard and its JSON API: every run of this workspace (also those driven by
     /// other processes), live timelines, and the questions waiting for an answer.
@@ -363,7 +366,7 @@ pub struct AnswerArgs {
     pub id: String,
     /// The answer.
     pub text: String,
-    /// Who is answering (default: $USER).
+    /// Who is answering (default: [human] name, else git's user.name, else $USER).
     #[arg(long = "as", value_name = "NAME")]
     pub responder: Option<String>,
 }

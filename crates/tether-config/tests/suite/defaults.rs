@@ -34,6 +34,7 @@ fn empty_file_gives_the_documented_defaults() {
     assert_eq!(
         config.human,
         HumanConfig {
+            name: None,
             threshold: 2,
             channels: vec![Channel::Terminal, Channel::Cli],
             timeout: None,

@@ -179,7 +179,7 @@ pub fn cancel(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
 pub fn say(ctx: &mut Ctx<'_>, args: &SayArgs) -> Result<Exit> {
     let store = crate::store::open(&ctx.ws, ctx.env)?;
     let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
-    let by = std::env::var("USER").unwrap_or_else(|_| "user".to_owned());
+    let by = super::who(ctx);
     match control::say(&store, &run, &args.message, &by)? {
         Control::Unchanged(status) => Err(Failure::usage(anyhow!(
             "run {} has ended ({}); a message can only go to a run that can continue",

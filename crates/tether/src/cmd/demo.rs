@@ -67,10 +67,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
                 .approve_contract("plan.md", id, &g.contract_hash(), "tether demo")?;
         }
     }
-    let console = match Console::detect() {
-        Console::Person { .. } if args.yes => Console::Absent,
-        console => console,
-    };
+    let console =
+        match Console::detect(|| tether_human::person::name(&Config::default().human, ctx.env)) {
+            Console::Person { .. } if args.yes => Console::Absent,
+            console => console,
+        };
     let terminal = console != Console::Absent;
     intro(ctx, &dir, terminal)?;
     // The keyboard (the process's one reader of stdin): the question card, then the Enter

@@ -118,7 +118,12 @@ impl Parts {
         };
         let isolation = placement.isolation(&journal, config, place.commit);
         let ws = &placement.ws;
-        let human = Desk::from_config(config, ws, journal.clone(), Console::detect());
+        let human = Desk::from_config(
+            config,
+            ws,
+            journal.clone(),
+            Console::detect(|| tether_human::person::name(&config.human, env)),
+        );
         let executor = executor(ws, &journal, &human)?;
         let deps = Deps {
             ws: ws.clone(),

@@ -35,7 +35,7 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
     let console = if ctx.bridged {
         Console::Absent
     } else {
-        Console::detect()
+        Console::detect(|| tether_human::person::name(&loaded.config.human, ctx.env))
     };
     let human = Desk::from_config(&loaded.config, &ctx.ws, journal, console);
     let problems = &human.policy().problems;
@@ -130,11 +130,7 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
         )));
     }
     let store = crate::store::open(&ctx.ws, ctx.env)?;
-    let responder = args
-        .responder
-        .clone()
-        .or_else(|| std::env::var("USER").ok())
-        .unwrap_or_else(|| "cli".to_owned());
+    let responder = args.responder.clone().unwrap_or_else(|| super::who(ctx));
     // Whoever waits for the question tells its channels who answered; when nobody does, this
     // process tells the sinks (see `tether_human::late_answer`).
     let nobody_waits = match store.question(&id) {

@@ -51,12 +51,13 @@ pub fn require_human(ctx: &Ctx<'_>, act: HumanAct) -> anyhow::Result<()> {
     human_act::require_human(&ctx.ws, ctx.env, act).map_err(Failure::usage)
 }
 
-/// Who a person is: `$USER`, or `unknown`.
+/// Who the person running this command is, as their acts are recorded (`[human] name`, else
+/// git's `user.name`, else `$USER`; see `tether_human::person`).
 pub fn who(ctx: &Ctx<'_>) -> String {
-    ctx.env
-        .var("USER")
-        .filter(|u| !u.trim().is_empty())
-        .unwrap_or_else(|| "unknown".to_owned())
+    let human = tether_config::load(ctx.ws.root(), ctx.env)
+        .map(|loaded| loaded.config.human)
+        .unwrap_or_default();
+    tether_human::person::name(&human, ctx.env)
 }
 
 /// The variable that shortens how long an ending command waits for its notice sinks (in

@@ -51,13 +51,16 @@ const TETHER_VARS: [&str; 21] = [
     "DBUS_SESSION_BUS_ADDRESS",
 ];
 
-/// Clears tether's own variables from `c`'s environment, fixes `USER` and `NO_COLOR`, and
+/// Clears tether's own variables from `c`'s environment, fixes `USER` (with no global git
+/// configuration, so that is the person's name) and `NO_COLOR`, and
 /// gives it a null stdin. Variables a test sets afterwards win.
 pub fn isolate(c: &mut Command) -> &mut Command {
     for var in TETHER_VARS {
         c.env_remove(var);
     }
     c.env("USER", "tester")
+        // Not the machine's git identity: a person's acts are recorded as `tester`.
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
 }

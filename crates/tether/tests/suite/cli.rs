@@ -19,6 +19,22 @@ fn help_reads_well() {
 }
 
 #[test]
+fn help_names_every_channel_of_today() {
+    let dir = tempfile::tempdir().unwrap();
+    for command in ["mcp", "doctor"] {
+        let out = tether(dir.path(), &[command, "--help"]);
+        assert_eq!(out.code, 0);
+        for channel in ["Zulip", "Slack", "Telegram", "ntfy"] {
+            assert!(
+                out.stdout.contains(channel),
+                "tether {command} --help names {channel}: {}",
+                out.stdout
+            );
+        }
+    }
+}
+
+#[test]
 fn init_then_validate_then_plan() {
     let dir = tempfile::tempdir().unwrap();
     let init = tether(dir.path(), &["init"]);

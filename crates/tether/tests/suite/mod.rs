@@ -30,6 +30,7 @@ mod mcp_python;
 mod mcp_run;
 mod mcp_server;
 mod mcp_zulip;
+mod names;
 mod notices;
 mod notices_stops;
 mod pi_cli;
