@@ -303,8 +303,15 @@ mod tests {
             }
             assert_eq!(check.correct, check.held == (case.expect == Expect::Accept));
         }
-        assert!(honest >= 20 && trivial >= 10, "{honest} honest, {trivial} trivial");
+        assert!(
+            honest >= 20 && trivial >= 10,
+            "{honest} honest, {trivial} trivial"
+        );
         assert_eq!(false_rejects, Vec::<String>::new(), "honest quotes refused");
-        assert_eq!(false_accepts, Vec::<String>::new(), "trivial quotes that counted");
+        assert_eq!(
+            false_accepts,
+            Vec::<String>::new(),
+            "trivial quotes that counted"
+        );
     }
 }

@@ -45,6 +45,7 @@ mod resume_telegram;
 mod runaway;
 mod sandbox;
 mod secrets;
+mod signoff_quotes;
 mod slack_doctor;
 mod team;
 mod telegram_misconfig;
