@@ -313,8 +313,7 @@ fn judge_accepted(transcript: &Path) -> bool {
     let last_answer = text
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["type"] == "response")
-        .last();
+        .rfind(|v| v["type"] == "response");
     last_answer
         .and_then(|v| v["response"]["text"].as_str().map(verdict::parse))
         .is_some_and(|v| v.is_ok_and(|v| v.decision == verdict::Decision::Accept))

@@ -103,7 +103,7 @@ pub enum QuoteProblem {
         /// The file.
         path: String,
         /// Why not, at the first place it matches.
-        why: Unconvincing,
+        why: Box<Unconvincing>,
         /// What the run changed: what to quote instead.
         changed: WhereChanged,
     },
@@ -334,7 +334,7 @@ impl<'a> Quotes<'a> {
             Some(why) => Err(QuoteProblem::NotSpecific {
                 quote: check.quote.clone(),
                 path: path.to_owned(),
-                why,
+                why: Box::new(why),
                 changed: self.where_changed(),
             }),
         }

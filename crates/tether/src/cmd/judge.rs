@@ -96,8 +96,8 @@ async fn run_all(
     let mut results = Vec::with_capacity(cases.len());
     if !json {
         println!(
-            "{:<24} {:<7} {:<9} {:>5} {:>8} {:>9} {:>7}  {}",
-            "case", "truth", "decision", "calls", "tokens", "cost", "time", "quotes alone"
+            "{:<24} {:<7} {:<9} {:>5} {:>8} {:>9} {:>7}  quotes alone",
+            "case", "truth", "decision", "calls", "tokens", "cost", "time"
         );
     }
     for case in cases {
