@@ -213,8 +213,8 @@ pub async fn run_case(
 ) -> Result<CaseResult, RunError> {
     let prepared = prepare(case, options, cancel).await?;
     let signoff = prepared.signoff(options).with_judge(Some(judge.clone()));
-    let began = Instant::now();
     let quote_check = scripted_quotes(case, &signoff, cancel).await;
+    let began = Instant::now();
     let outcome = signoff
         .complete("g", &case.evidence, &case.paths, cancel)
         .await

@@ -280,7 +280,15 @@ fn is_license(lower: &str) -> bool {
 
 /// An import-like line in a common language.
 fn is_import(lower: &str) -> bool {
-    let first = lower.split_whitespace().next().unwrap_or("");
+    let mut words = lower.split_whitespace();
+    let first = words.next().unwrap_or("");
+    // `source = open(path)`, `package = "x"`: an assignment to a variable of that name.
+    if words
+        .next()
+        .is_some_and(|w| w.starts_with('=') || w.starts_with(":="))
+    {
+        return false;
+    }
     match first {
         // Python, JavaScript/TypeScript, Java, Go, Kotlin, Swift, Haskell, Dart.
         "import" => true,
@@ -395,6 +403,9 @@ mod tests {
             "using_cache = compute_with(cache_size)",
             "package_name = \"tether\"",
             "sourced_items = len(items)",
+            "source = open(path).read()",
+            "package = load_package(name)",
+            "import_count := len(imports)",
             "pub fn add(a: i32, b: i32) -> i32 {",
             "module.exports = { add, subtract };",
             "// the copyright year is read from the build",
