@@ -3,10 +3,10 @@
 //! change written over it — changed files rewritten, new files left untracked, deleted ones
 //! removed. A case with `git: no` is a plain directory.
 //!
-//! git runs directly (no shell), bounded in time, with hooks and signing off and a fixed author,
-//! so a user's git configuration cannot change the case. `__pycache__/` is excluded through
-//! `.git/info/exclude` (the verify commands run Python; their caches are not the run's work),
-//! and so is `.tether/` (the check's own store).
+//! git runs directly (no shell), bounded in time, with hooks and commit signing turned off and a
+//! fixed author, so a user's git configuration cannot change the case. `__pycache__/` is excluded
+//! through `.git/info/exclude` (the verify commands run Python; their caches are not the run's
+//! work), and so is `.tether/` (the check's own store).
 
 use std::path::Path;
 use std::time::Duration;
