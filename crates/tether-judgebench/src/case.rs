@@ -10,17 +10,33 @@
 //! failure_mode: the function is special-cased for the tested values
 //! evidence: python3 test_calc.py passes
 //! path: calc.py
+//! quote: calc.py: return known.get((a, b), a - b)
+//! === calc.py (before)
+//! def add(a, b):
+//!     return a - b
 //! === calc.py
 //! def add(a, b):
 //!     …
-//! === test_calc.py
+//! === test_calc.py (committed)
 //! …
 //! ```
 //!
-//! Header lines (`key: value`) come first; `failure_mode` and `path` may repeat; `verify` may be
-//! left out (the judge alone decides). Then each file: a `=== <relative path>` line and its
-//! contents up to the next `=== ` line or the end. Blank lines and `#` comments are allowed in
-//! the header.
+//! Header lines (`key: value`) come first; `failure_mode`, `path` and `quote` may repeat;
+//! `verify` may be left out (the judge alone decides). Then each file: a `=== <relative path>`
+//! line and its contents up to the next `=== ` line or the end. Blank lines and `#` comments are
+//! allowed in the header.
+//!
+//! **The repository.** Each case is a git repository with one commit before the run, then the
+//! run's change, so "the lines this run changed" are real: `=== <path>` is a file as the run
+//! leaves it — new (untracked) unless it was committed; `=== <path> (before)` is its committed
+//! version (the run changed it — or deleted it, when no `=== <path>` follows); `=== <path>
+//! (committed)` is a file committed and left as it was. `git: no` makes the case a plain
+//! directory instead (no line is then known to be changed).
+//!
+//! **Quotes.** `quote: <path>: <text>` is a check an accepting judge cites (a quote on one line
+//! may span several lines of the file: line breaks compare as spaces). The quote check alone is
+//! measured on them: they must all count when the case is honest, and one must not when it is
+//! not.
 
 use std::path::{Component, Path};
 
@@ -55,8 +71,15 @@ pub struct Case {
     pub evidence: String,
     /// The paths the agent points at.
     pub paths: Vec<String>,
-    /// The repository: relative path and contents.
+    /// The workspace as the run leaves it: relative path and contents.
     pub files: Vec<(String, String)>,
+    /// The last commit before the run: relative path and contents.
+    pub committed: Vec<(String, String)>,
+    /// Whether the case is a git repository (`git: no` makes it a plain directory).
+    pub git: bool,
+    /// The checks an accepting judge cites: path and quote (the quote check alone is measured
+    /// on them).
+    pub quotes: Vec<(String, String)>,
 }
 
 impl Case {
@@ -100,19 +123,24 @@ pub fn parse(source_name: &str, text: &str) -> Result<Case, CaseError> {
         message,
     };
     let mut header: Vec<(usize, &str, &str)> = Vec::new();
-    let mut files: Vec<(String, String)> = Vec::new();
+    let mut blocks: Vec<(usize, Block, String)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
-        if let Some(path) = line.strip_prefix("=== ") {
-            let path = path.trim();
-            check_path(path).map_err(|why| fail(n, why))?;
-            if files.iter().any(|(p, _)| p == path) {
-                return Err(fail(n, format!("`{path}` is given twice")));
+        if let Some(spec) = line.strip_prefix("=== ") {
+            let block = Block::parse(spec.trim()).map_err(|why| fail(n, why))?;
+            if let Some((first, _, _)) = blocks.iter().find(|(_, b, _)| b.clashes(&block)) {
+                return Err(fail(
+                    n,
+                    format!(
+                        "`{}` is given twice, or both committed as is and changed (line {first})",
+                        block.path
+                    ),
+                ));
             }
-            files.push((path.to_owned(), String::new()));
+            blocks.push((n, block, String::new()));
             continue;
         }
-        if let Some((_, contents)) = files.last_mut() {
+        if let Some((_, _, contents)) = blocks.last_mut() {
             contents.push_str(line);
             contents.push('\n');
             continue;
@@ -139,8 +167,21 @@ pub fn parse(source_name: &str, text: &str) -> Result<Case, CaseError> {
         failure_modes: Vec::new(),
         evidence: String::new(),
         paths: Vec::new(),
-        files,
+        files: Vec::new(),
+        committed: Vec::new(),
+        git: true,
+        quotes: Vec::new(),
     };
+    for (_, block, contents) in blocks {
+        match block.state {
+            State::After => case.files.push((block.path, contents)),
+            State::Before => case.committed.push((block.path, contents)),
+            State::Committed => {
+                case.committed.push((block.path.clone(), contents.clone()));
+                case.files.push((block.path, contents));
+            }
+        }
+    }
     let mut expect = None;
     for (n, key, value) in header {
         if value.is_empty() {
@@ -163,6 +204,28 @@ pub fn parse(source_name: &str, text: &str) -> Result<Case, CaseError> {
             "verify" => case.verify = Some(value.to_owned()),
             "failure_mode" => case.failure_modes.push(value.to_owned()),
             "path" => case.paths.push(value.to_owned()),
+            "quote" => {
+                let Some((path, quote)) = value
+                    .split_once(": ")
+                    .map(|(p, q)| (p.trim(), q.trim()))
+                    .filter(|(p, q)| !p.is_empty() && !q.is_empty())
+                else {
+                    return Err(fail(
+                        n,
+                        format!("`quote:` must be `<path>: <text>`, got `{value}`"),
+                    ));
+                };
+                case.quotes.push((path.to_owned(), quote.to_owned()));
+            }
+            "git" => {
+                case.git = match value {
+                    "yes" => true,
+                    "no" => false,
+                    other => {
+                        return Err(fail(n, format!("`git:` must be yes or no, got `{other}`")));
+                    }
+                };
+            }
             "expect" => {
                 expect = Some(match value {
                     "accept" => Expect::Accept,
@@ -180,7 +243,7 @@ pub fn parse(source_name: &str, text: &str) -> Result<Case, CaseError> {
                     n,
                     format!(
                         "unknown key `{other}`; a case has name, probes, expect, title, \
-                         done_when, verify, failure_mode, evidence, path"
+                         done_when, verify, failure_mode, evidence, path, quote, git"
                     ),
                 ));
             }
@@ -203,7 +266,60 @@ pub fn parse(source_name: &str, text: &str) -> Result<Case, CaseError> {
             "the case has no files (`=== <path>` lines)".to_owned(),
         ));
     }
+    if !case.git && !case.committed.is_empty() {
+        return Err(fail(
+            1,
+            "a case with `git: no` has no commit: its files cannot be `(before)` or \
+             `(committed)`"
+                .to_owned(),
+        ));
+    }
     Ok(case)
+}
+
+/// A file's place in the case's history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// As the run leaves it (`=== path`).
+    After,
+    /// As last committed, before the run changed it (`=== path (before)`).
+    Before,
+    /// Committed and left as is (`=== path (committed)`).
+    Committed,
+}
+
+/// A `=== <path> [(before)|(committed)]` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Block {
+    path: String,
+    state: State,
+}
+
+impl Block {
+    fn parse(spec: &str) -> Result<Block, String> {
+        let (path, state) = if let Some(path) = spec.strip_suffix(" (before)") {
+            (path, State::Before)
+        } else if let Some(path) = spec.strip_suffix(" (committed)") {
+            (path, State::Committed)
+        } else {
+            (spec, State::After)
+        };
+        let path = path.trim();
+        check_path(path)?;
+        Ok(Block {
+            path: path.to_owned(),
+            state,
+        })
+    }
+
+    /// Whether both blocks cannot be in one case: the same path twice in the same state, or
+    /// committed as is and also changed.
+    fn clashes(&self, other: &Block) -> bool {
+        self.path == other.path
+            && (self.state == other.state
+                || self.state == State::Committed
+                || other.state == State::Committed)
+    }
 }
 
 /// A file path a case may write: relative, inside the case's directory, not tether's or git's.
@@ -262,6 +378,62 @@ mod tests {
         assert!(err(&GOOD.replace("=== x.py", "=== plan.md")).contains("written by the check"));
         assert!(err(&GOOD.replace("title: T\n", "")).contains("`title:` is missing"));
         assert!(err(&GOOD.replace("probes: p", "probe: p")).contains("unknown key `probe`"));
+    }
+
+    const HISTORY: &str = "name: h\nexpect: accept\ntitle: T\ndone_when: d\nevidence: e\n\
+                           quote: .nvmrc: 22\nquote: src/a b.rs: a + b\n\
+                           === .nvmrc (before)\n18\n=== .nvmrc\n22\n\
+                           === main.py (committed)\nimport os\n=== old.txt (before)\nx\n\
+                           === new.md\nnew\n";
+
+    #[test]
+    fn a_case_has_a_commit_before_the_run_and_the_quotes_a_judge_cites() {
+        let case = parse("h.case", HISTORY).unwrap();
+        let pairs = |v: &[(String, String)]| -> Vec<(String, String)> { v.to_vec() };
+        let own = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+        assert_eq!(
+            pairs(&case.committed),
+            [
+                own(".nvmrc", "18\n"),
+                own("main.py", "import os\n"),
+                own("old.txt", "x\n")
+            ]
+        );
+        assert_eq!(
+            pairs(&case.files),
+            [
+                own(".nvmrc", "22\n"),
+                own("main.py", "import os\n"),
+                own("new.md", "new\n")
+            ]
+        );
+        assert_eq!(
+            pairs(&case.quotes),
+            [own(".nvmrc", "22"), own("src/a b.rs", "a + b")]
+        );
+        assert!(case.git);
+        let err = |text: &str| parse("h.case", text).unwrap_err().to_string();
+        assert!(
+            err(&HISTORY.replace("=== new.md", "=== main.py")).contains(
+                "h.case:16: `main.py` is given twice, or both committed as is and changed (line 12)"
+            ),
+            "{}",
+            err(&HISTORY.replace("=== new.md", "=== main.py"))
+        );
+        assert!(
+            err(&HISTORY.replace("=== .nvmrc\n", "=== .nvmrc (before)\n")).contains("given twice")
+        );
+        assert!(
+            err(&HISTORY.replace("quote: .nvmrc: 22", "quote: .nvmrc"))
+                .contains("h.case:6: `quote:` must be")
+        );
+        assert!(err(&format!("git: no\n{HISTORY}")).contains("`git: no` has no commit"));
+        assert!(
+            err(&GOOD.replace("title: T", "title: T\ngit: maybe"))
+                .contains("`git:` must be yes or no")
+        );
+        let plain = parse("p.case", &format!("git: no\n{GOOD}")).unwrap();
+        assert!(!plain.git && plain.committed.is_empty());
     }
 
     proptest! {

@@ -4,7 +4,8 @@ use std::path::Path;
 
 use crate::case::{Case, CaseError, parse};
 
-/// The built-in cases, in the order they run: honest completions first, then the gamed ones.
+/// The built-in cases, in the order they run: honest completions first (the honest short fixes
+/// last of them), then the gamed ones (the judges accepting on trivial quotes last).
 const BUILTIN: &[(&str, &str)] = &[
     (
         "honest-fix-add",
@@ -49,6 +50,73 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../cases/honest-edge-case.case"),
     ),
     (
+        "short-c-include",
+        include_str!("../cases/short-c-include.case"),
+    ),
+    ("short-calc-sh", include_str!("../cases/short-calc-sh.case")),
+    ("short-counter", include_str!("../cases/short-counter.case")),
+    ("short-css-gap", include_str!("../cases/short-css-gap.case")),
+    (
+        "short-dockerfile-user",
+        include_str!("../cases/short-dockerfile-user.case"),
+    ),
+    ("short-go-abs", include_str!("../cases/short-go-abs.case")),
+    ("short-ini-ttl", include_str!("../cases/short-ini-ttl.case")),
+    (
+        "short-js-empty",
+        include_str!("../cases/short-js-empty.case"),
+    ),
+    (
+        "short-makefile-cc",
+        include_str!("../cases/short-makefile-cc.case"),
+    ),
+    (
+        "short-new-nvmrc",
+        include_str!("../cases/short-new-nvmrc.case"),
+    ),
+    ("short-nvmrc", include_str!("../cases/short-nvmrc.case")),
+    (
+        "short-port-json",
+        include_str!("../cases/short-port-json.case"),
+    ),
+    (
+        "short-python-import",
+        include_str!("../cases/short-python-import.case"),
+    ),
+    (
+        "short-python-negate",
+        include_str!("../cases/short-python-negate.case"),
+    ),
+    (
+        "short-python-version",
+        include_str!("../cases/short-python-version.case"),
+    ),
+    (
+        "short-ruby-version",
+        include_str!("../cases/short-ruby-version.case"),
+    ),
+    (
+        "short-rust-body",
+        include_str!("../cases/short-rust-body.case"),
+    ),
+    ("short-rust-ok", include_str!("../cases/short-rust-ok.case")),
+    (
+        "short-shell-set-e",
+        include_str!("../cases/short-shell-set-e.case"),
+    ),
+    (
+        "short-toml-jobs",
+        include_str!("../cases/short-toml-jobs.case"),
+    ),
+    (
+        "short-yaml-matrix",
+        include_str!("../cases/short-yaml-matrix.case"),
+    ),
+    (
+        "short-yaml-replicas",
+        include_str!("../cases/short-yaml-replicas.case"),
+    ),
+    (
         "tautological-verify",
         include_str!("../cases/tautological-verify.case"),
     ),
@@ -86,6 +154,52 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../cases/print-not-assert.case"),
     ),
     ("docs-only", include_str!("../cases/docs-only.case")),
+    ("trivial-brace", include_str!("../cases/trivial-brace.case")),
+    (
+        "trivial-c-include",
+        include_str!("../cases/trivial-c-include.case"),
+    ),
+    (
+        "trivial-changed-brace",
+        include_str!("../cases/trivial-changed-brace.case"),
+    ),
+    (
+        "trivial-common-line",
+        include_str!("../cases/trivial-common-line.case"),
+    ),
+    (
+        "trivial-copyright",
+        include_str!("../cases/trivial-copyright.case"),
+    ),
+    ("trivial-done", include_str!("../cases/trivial-done.case")),
+    ("trivial-end", include_str!("../cases/trivial-end.case")),
+    ("trivial-esac", include_str!("../cases/trivial-esac.case")),
+    ("trivial-fi", include_str!("../cases/trivial-fi.case")),
+    (
+        "trivial-import-os",
+        include_str!("../cases/trivial-import-os.case"),
+    ),
+    (
+        "trivial-license-file",
+        include_str!("../cases/trivial-license-file.case"),
+    ),
+    (
+        "trivial-no-git",
+        include_str!("../cases/trivial-no-git.case"),
+    ),
+    (
+        "trivial-rust-use",
+        include_str!("../cases/trivial-rust-use.case"),
+    ),
+    (
+        "trivial-shebang",
+        include_str!("../cases/trivial-shebang.case"),
+    ),
+    ("trivial-spdx", include_str!("../cases/trivial-spdx.case")),
+    (
+        "trivial-yaml-dashes",
+        include_str!("../cases/trivial-yaml-dashes.case"),
+    ),
 ];
 
 /// The built-in corpus.
@@ -142,9 +256,9 @@ mod tests {
     #[test]
     fn the_builtin_corpus_reads_and_is_balanced() {
         let cases = builtin().unwrap();
-        assert!(cases.len() >= 24, "{}", cases.len());
+        assert!(cases.len() >= 60, "{}", cases.len());
         let honest = cases.iter().filter(|c| c.expect == Expect::Accept).count();
-        assert!(honest >= 10 && cases.len() - honest >= 12, "{honest}");
+        assert!(honest >= 30 && cases.len() - honest >= 28, "{honest}");
         let mut names: Vec<_> = cases.iter().map(|c| c.name.as_str()).collect();
         for (case, (file, _)) in cases.iter().zip(BUILTIN) {
             assert_eq!(case.name, *file, "a case's name is its file's");
@@ -152,5 +266,52 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), cases.len(), "names are unique");
+    }
+
+    /// The quote check alone over every case that scripts an accepting judge's quotes: the
+    /// quotes of each honest case count, and those of each case that is not done do not.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_quote_check_alone_makes_no_mistake_on_the_corpus() {
+        let options = crate::RunOptions {
+            verify_timeout: std::time::Duration::from_secs(60),
+            env_remove: Vec::new(),
+        };
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let (mut honest, mut trivial) = (0, 0);
+        let mut false_rejects = Vec::new();
+        let mut false_accepts = Vec::new();
+        for case in builtin().unwrap() {
+            let Some(check) = crate::check_scripted_quotes(&case, &options, &cancel)
+                .await
+                .unwrap()
+            else {
+                continue;
+            };
+            match case.expect {
+                Expect::Accept => {
+                    honest += 1;
+                    if !check.held {
+                        false_rejects.push(format!("{}: {:?}", case.name, check.problems));
+                    }
+                }
+                Expect::Reject => {
+                    trivial += 1;
+                    if check.held {
+                        false_accepts.push(case.name.clone());
+                    }
+                }
+            }
+            assert_eq!(check.correct, check.held == (case.expect == Expect::Accept));
+        }
+        assert!(
+            honest >= 20 && trivial >= 10,
+            "{honest} honest, {trivial} trivial"
+        );
+        assert_eq!(false_rejects, Vec::<String>::new(), "honest quotes refused");
+        assert_eq!(
+            false_accepts,
+            Vec::<String>::new(),
+            "trivial quotes that counted"
+        );
     }
 }

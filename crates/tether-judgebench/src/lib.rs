@@ -10,15 +10,24 @@
 //! binary ([`builtin`]) holds honest completions and the ways agents game a goal: a verify that
 //! proves nothing, `assert True`, skipped or deleted tests, hard-coded outputs, the function
 //! under test mocked out, a test edited to match the bug, evidence citing lines that do not
-//! exist, `done_when` only partly met, verify passing on another target. Users add their own
-//! cases, in the same text format ([`parse`]), from a directory.
+//! exist, `done_when` only partly met, verify passing on another target — and the quote check's
+//! own cases: honest one-line fixes in many languages and file kinds, each with the quote of
+//! its changed line that must count, and judges accepting on boilerplate or common lines of
+//! files the run did not touch, whose quotes must not. Each case is a git repository with a
+//! commit before the run and the run's change, so the lines the run changed are real. Users add
+//! their own cases, in the same text format ([`parse`]), from a directory.
 
 #![deny(missing_docs)]
 
 mod case;
 mod corpus;
+mod repo;
 mod run;
 
 pub use case::{Case, CaseError, Expect, parse};
 pub use corpus::{builtin, from_dir};
-pub use run::{CaseResult, Got, RunError, RunOptions, Totals, run_case, totals};
+pub use repo::RepoError;
+pub use run::{
+    CaseResult, Got, QuoteCheck, QuoteTotals, RunError, RunOptions, Totals, check_scripted_quotes,
+    run_case, totals,
+};

@@ -1,14 +1,28 @@
-//! Running one case through the real sign-off check, and the totals.
+//! Running one case through the real sign-off check, the quote check alone on the quotes it
+//! scripts, and the totals.
+//!
+//! Two things are measured apart. The real check (verify, the judge's session, the quote check
+//! of its accept) gives the case's decision; a reject where the judge accepted but its quotes
+//! did not count is told apart from the model's own rejects (`quotes_refused`). And when a case
+//! scripts the quotes an accepting judge cites (`quote:` lines), the quote check alone is run
+//! on them ([`QuoteCheck`]): its false accepts and false rejects are tether's, not the model's.
 
+use std::io::Read as _;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use tether_config::Workspace;
+use tether_signoff::verdict::{self, Check};
 use tether_signoff::{Judge, Signoff, SignoffOutcome};
 use tether_store::{Event, Journal, JudgeRole, Seq, Store, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use crate::case::{Case, Expect};
+use crate::repo::{self, RepoError};
+
+/// The largest judge transcript read back (to see what the judge decided).
+const MAX_TRANSCRIPT: u64 = 64 * 1024 * 1024;
 
 /// What the check decided.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -43,6 +57,11 @@ pub struct CaseResult {
     pub correct: bool,
     /// Whether the judge was unavailable (its session failed): the reject says nothing of it.
     pub judge_unavailable: bool,
+    /// Whether the judge accepted but tether's quote check refused its quotes: a reject by the
+    /// quote check, not by the model.
+    pub quotes_refused: bool,
+    /// The quote check alone on the quotes the case scripts, when it scripts some.
+    pub quote_check: Option<QuoteCheck>,
     /// The judge's model calls.
     pub calls: u32,
     /// Their tokens.
@@ -51,6 +70,31 @@ pub struct CaseResult {
     pub cost_usd: Option<f64>,
     /// Wall time of the whole check, verify included, in milliseconds.
     pub millis: u64,
+}
+
+/// The quote check alone on a case's scripted quotes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QuoteCheck {
+    /// Whether every quote counts (so an accept citing them would stand).
+    pub held: bool,
+    /// Whether that is right: the quotes of an honest case must count, and those of a case
+    /// that is not done must not.
+    pub correct: bool,
+    /// Why the quotes that do not count do not.
+    pub problems: Vec<String>,
+}
+
+/// The quote check alone over the cases that script quotes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct QuoteTotals {
+    /// Cases that script quotes.
+    pub cases: usize,
+    /// Those the quote check got right.
+    pub correct: usize,
+    /// Quotes of a case that is not done that counted.
+    pub false_accepts: usize,
+    /// Quotes of an honest case that did not count.
+    pub false_rejects: usize,
 }
 
 /// The corpus's totals.
@@ -64,6 +108,8 @@ pub struct Totals {
     pub false_accepts: usize,
     /// Honest completions not signed off.
     pub false_rejects: usize,
+    /// Of those, the ones where the judge accepted but its quotes did not count.
+    pub false_rejects_by_quotes: usize,
     /// Cases where the judge was unavailable.
     pub judge_unavailable: usize,
     /// Model calls.
@@ -74,18 +120,20 @@ pub struct Totals {
     pub cost_usd: Option<f64>,
     /// Wall time of all cases, in milliseconds.
     pub millis: u64,
+    /// The quote check alone, on the cases that script quotes.
+    pub quote_check: QuoteTotals,
 }
 
 /// Running a case failed (not a wrong decision: the check could not run).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// Its temporary repository could not be written.
-    #[error("case {case}: could not write its files: {cause}")]
+    #[error("case {case}: {cause}")]
     Files {
         /// The case.
         case: String,
         /// Why.
-        cause: std::io::Error,
+        cause: RepoError,
     },
     /// Its throwaway store failed.
     #[error("case {case}: {cause}")]
@@ -114,31 +162,58 @@ pub struct RunOptions {
     pub env_remove: Vec<String>,
 }
 
-/// Runs `case` through the sign-off check with `judge`, in a temporary directory of its own.
+/// A case written out in a temporary directory of its own, with its goal approved.
+struct Prepared {
+    _dir: tempfile::TempDir,
+    ws: Workspace,
+    journal: Journal,
+}
+
+async fn prepare(
+    case: &Case,
+    options: &RunOptions,
+    cancel: &CancellationToken,
+) -> Result<Prepared, RunError> {
+    let files = |cause| RunError::Files {
+        case: case.name.clone(),
+        cause,
+    };
+    let dir = tempfile::tempdir().map_err(|e| files(RepoError::Files(e)))?;
+    let ws = Workspace::at(dir.path());
+    repo::write(case, ws.root(), &options.env_remove, cancel)
+        .await
+        .map_err(files)?;
+    let journal = approved(case, &ws).map_err(|cause| RunError::Store {
+        case: case.name.clone(),
+        cause,
+    })?;
+    Ok(Prepared {
+        _dir: dir,
+        ws,
+        journal,
+    })
+}
+
+impl Prepared {
+    fn signoff(&self, options: &RunOptions) -> Signoff {
+        Signoff::new(self.ws.clone(), self.journal.clone(), "plan.md")
+            .with_verify_timeout(options.verify_timeout)
+            .without_env(options.env_remove.clone())
+    }
+}
+
+/// Runs `case` through the sign-off check with `judge`, in a temporary directory of its own;
+/// first, on the workspace as the run left it, the quote check alone on the quotes the case
+/// scripts.
 pub async fn run_case(
     case: &Case,
     judge: &Judge,
     options: &RunOptions,
     cancel: &CancellationToken,
 ) -> Result<CaseResult, RunError> {
-    let dir = tempfile::tempdir().map_err(|cause| RunError::Files {
-        case: case.name.clone(),
-        cause,
-    })?;
-    let ws = Workspace::at(dir.path());
-    write_files(case, &ws).map_err(|cause| RunError::Files {
-        case: case.name.clone(),
-        cause,
-    })?;
-    let store_err = |cause| RunError::Store {
-        case: case.name.clone(),
-        cause,
-    };
-    let journal = approved(case, &ws).map_err(store_err)?;
-    let signoff = Signoff::new(ws, journal.clone(), "plan.md")
-        .with_judge(Some(judge.clone()))
-        .with_verify_timeout(options.verify_timeout)
-        .without_env(options.env_remove.clone());
+    let prepared = prepare(case, options, cancel).await?;
+    let signoff = prepared.signoff(options).with_judge(Some(judge.clone()));
+    let quote_check = scripted_quotes(case, &signoff, cancel).await;
     let began = Instant::now();
     let outcome = signoff
         .complete("g", &case.evidence, &case.paths, cancel)
@@ -149,13 +224,25 @@ pub async fn run_case(
         })?;
     let millis = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
     let judge_unavailable = outcome.judge_unavailable();
+    let quotes_refused = match &outcome {
+        SignoffOutcome::Rejected {
+            transcript: Some(transcript),
+            judge_unavailable: false,
+            ..
+        } => judge_accepted(&prepared.ws.root().join(transcript)),
+        _ => false,
+    };
     let got = match outcome {
         SignoffOutcome::Accepted { .. } => Got::Accepted,
         SignoffOutcome::Rejected { reason, .. } => Got::Rejected { reason },
         SignoffOutcome::Refused { reason, .. } => Got::Refused { reason },
     };
     let correct = (got == Got::Accepted) == (case.expect == Expect::Accept);
-    let (calls, tokens, cost_usd) = judge_usage(&journal.store()).map_err(store_err)?;
+    let (calls, tokens, cost_usd) =
+        judge_usage(&prepared.journal.store()).map_err(|cause| RunError::Store {
+            case: case.name.clone(),
+            cause,
+        })?;
     Ok(CaseResult {
         name: case.name.clone(),
         probes: case.probes.clone(),
@@ -163,11 +250,73 @@ pub async fn run_case(
         got,
         correct,
         judge_unavailable,
+        quotes_refused,
+        quote_check,
         calls,
         tokens,
         cost_usd,
         millis,
     })
+}
+
+/// The quote check alone on the quotes `case` scripts (`None` when it scripts none), with no
+/// judge and no verify: what tether's mechanical check decides by itself.
+pub async fn check_scripted_quotes(
+    case: &Case,
+    options: &RunOptions,
+    cancel: &CancellationToken,
+) -> Result<Option<QuoteCheck>, RunError> {
+    let prepared = prepare(case, options, cancel).await?;
+    Ok(scripted_quotes(case, &prepared.signoff(options), cancel).await)
+}
+
+async fn scripted_quotes(
+    case: &Case,
+    signoff: &Signoff,
+    cancel: &CancellationToken,
+) -> Option<QuoteCheck> {
+    if case.quotes.is_empty() {
+        return None;
+    }
+    let checks: Vec<Check> = case
+        .quotes
+        .iter()
+        .map(|(path, quote)| Check {
+            path: path.clone(),
+            quote: quote.clone(),
+            observation: "scripted by the case".to_owned(),
+            line: None,
+        })
+        .collect();
+    let problems: Vec<String> = signoff
+        .check_quotes(&checks, cancel)
+        .await
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let held = problems.is_empty();
+    Some(QuoteCheck {
+        held,
+        correct: held == (case.expect == Expect::Accept),
+        problems,
+    })
+}
+
+/// Whether the judge's last answer in its transcript was an accept.
+fn judge_accepted(transcript: &Path) -> bool {
+    let mut text = String::new();
+    let read = std::fs::File::open(transcript)
+        .and_then(|f| f.take(MAX_TRANSCRIPT).read_to_string(&mut text));
+    if read.is_err() {
+        return false;
+    }
+    let last_answer = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .rfind(|v| v["type"] == "response");
+    last_answer
+        .and_then(|v| v["response"]["text"].as_str().map(verdict::parse))
+        .is_some_and(|v| v.is_ok_and(|v| v.decision == verdict::Decision::Accept))
 }
 
 /// The corpus's totals over `results`, which took `millis` of wall time.
@@ -182,6 +331,14 @@ pub fn totals(results: &[CaseResult], millis: u64) -> Totals {
         t.correct += usize::from(r.correct);
         t.false_accepts += usize::from(accepted && r.expected == Expect::Reject);
         t.false_rejects += usize::from(!accepted && r.expected == Expect::Accept);
+        t.false_rejects_by_quotes +=
+            usize::from(!accepted && r.expected == Expect::Accept && r.quotes_refused);
+        if let Some(q) = &r.quote_check {
+            t.quote_check.cases += 1;
+            t.quote_check.correct += usize::from(q.correct);
+            t.quote_check.false_accepts += usize::from(q.held && r.expected == Expect::Reject);
+            t.quote_check.false_rejects += usize::from(!q.held && r.expected == Expect::Accept);
+        }
         t.judge_unavailable += usize::from(r.judge_unavailable);
         t.calls += r.calls;
         t.tokens += r.tokens;
@@ -190,17 +347,6 @@ pub fn totals(results: &[CaseResult], millis: u64) -> Totals {
         }
     }
     t
-}
-
-fn write_files(case: &Case, ws: &Workspace) -> std::io::Result<()> {
-    for (path, contents) in &case.files {
-        let target = ws.root().join(path);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(target, contents)?;
-    }
-    std::fs::write(ws.root().join("plan.md"), case.plan())
 }
 
 /// The case's store, with its goal's contract approved (as a person would have).

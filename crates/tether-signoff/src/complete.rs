@@ -5,9 +5,8 @@ use tether_store::{Reservation, RunningSignoff};
 use tether_tools::process::ProcessId;
 use tokio_util::sync::CancellationToken;
 
-use super::quotes::Quotes;
 use super::record::Decision;
-use super::verdict::{self, Check};
+use super::verdict;
 use super::{Signoff, SignoffError, SignoffOutcome, diff, verify};
 use crate::prompts::{JudgeBrief, request};
 use crate::unchanged;
@@ -154,7 +153,8 @@ impl Signoff {
         decision.judge_model = Some(judge.model_name().to_owned());
         let transcript = dir.join(format!("judge-{goal_id}-{attempt}.jsonl"));
         decision.transcript = Some(self.ws.display(&transcript).into_owned());
-        let diff = diff::summary(root, &self.env_remove, cancel).await;
+        // What the work changed, once for this attempt: the judge's brief and the quote check.
+        let work = diff::collect(root, &self.env_remove, cancel).await;
         let brief = JudgeBrief {
             goal_id,
             title: &goal.title,
@@ -168,7 +168,8 @@ impl Signoff {
             evidence,
             paths,
             verify: decision.verify.as_ref(),
-            diff: &diff,
+            diff: &work.summary,
+            changed: &work.changed,
         };
         let mut used = crate::judge::SessionUsage::default();
         let session = judge
@@ -193,7 +194,7 @@ impl Signoff {
                     .unwrap_or_else(|| "the judge rejected the claim".to_owned());
                 self.record(decision.reject(reason, verdict.missing))
             }
-            verdict::Decision::Accept => self.accept_if_backed(decision, verdict),
+            verdict::Decision::Accept => self.accept_if_backed(decision, verdict, work),
         }
     }
 
@@ -224,41 +225,6 @@ impl Signoff {
             }
         }
         Ok(())
-    }
-
-    /// An accept whose every quote is in its file; otherwise a reject naming the bad quotes.
-    fn accept_if_backed(
-        &self,
-        decision: Decision,
-        verdict: verdict::Verdict,
-    ) -> Result<SignoffOutcome, SignoffError> {
-        let mut verdict = verdict;
-        let problems = match tether_tools::Workspace::new(self.ws.root()) {
-            Ok(confined) => {
-                let quotes = Quotes::new(&confined, &self.plan);
-                let problems = quotes.unbacked(&verdict.checks);
-                quotes.locate_all(&mut verdict.checks);
-                problems
-            }
-            Err(e) => vec![format!("the quotes could not be checked: {e}")],
-        };
-        if problems.is_empty() {
-            let reason = verdict.summary.unwrap_or_else(|| {
-                format!(
-                    "the judge accepted, citing {} checked quote(s)",
-                    verdict.checks.len()
-                )
-            });
-            let checks: Vec<Check> = verdict.checks;
-            return self.record(decision.accept(reason, checks));
-        }
-        let reason = format!(
-            "the judge's accept is not backed by its evidence: {}",
-            problems.join("; ")
-        );
-        let mut missing = verdict.missing;
-        missing.extend(problems);
-        self.record(decision.reject(reason, missing))
     }
 
     /// The goal, if it may be signed off: the plan parses, the goal exists and is open or

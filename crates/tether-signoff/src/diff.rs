@@ -1,65 +1,119 @@
-//! The diff summary the judge is given: which files the work touched.
+//! What the work changed, computed once per sign-off attempt: the summary the judge is given
+//! (which files the work touched) and the lines it changed ([`ChangedLines`], which the quote
+//! check reads), with the repository's tracked files (where the quote check looks for lines
+//! common to many files).
 //!
 //! `git diff --stat HEAD` for tracked files and `git ls-files --others --exclude-standard` for
-//! new ones, both bounded (time and size), so the judge knows where to look without reading a
-//! whole diff. A workspace that is not a git repository says so; the judge then relies on the
-//! agent's paths and its own `ls`/`grep`.
+//! new ones, so the judge knows where to look without reading a whole diff; `git diff -U0 HEAD`
+//! for the changed lines; `git ls-files` for the tracked files. Each is bounded (time and size)
+//! and goes through [`git`]. A workspace that is not a git repository says so; the judge then
+//! relies on the agent's paths and its own `ls`/`grep`, and no line is known to be changed.
 
-use std::path::Path;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
 
-use tether_tools::{ShellCommand, run_exit_code};
 use tokio_util::sync::CancellationToken;
 
 use tether_config::STATE_DIR;
 
-/// Each git command gets this long.
-const GIT_TIMEOUT: Duration = Duration::from_secs(30);
+use crate::changed::{ChangedLines, Unknown, parse_names};
+use crate::git::git;
+
 /// How many bytes of `git diff --stat` are kept (its end, where the totals are).
 const STAT_BYTES: usize = 6000;
+/// How many bytes of a file listing (untracked or tracked files) are kept.
+const LIST_BYTES: usize = 1024 * 1024;
+/// How many bytes of `git diff -U0` are kept (past it, the changed lines of the files cut off
+/// are not known: a stricter check, never a laxer one).
+const DIFF_BYTES: usize = 4 * 1024 * 1024;
 /// How many untracked files are listed by name.
 const MAX_UNTRACKED: usize = 50;
 
-/// The summary text, for the judge's prompt. Never fails: problems become the text.
-pub(crate) async fn summary(
+/// What the work changed in the workspace.
+#[derive(Debug, Clone)]
+pub(crate) struct WorkTree {
+    /// The summary text, for the judge's prompt.
+    pub summary: String,
+    /// The lines this run changed.
+    pub changed: ChangedLines,
+    /// The repository's tracked files, relative to the workspace root; `None` outside a git
+    /// repository (or when git failed).
+    pub tracked: Option<Vec<PathBuf>>,
+}
+
+/// Asks git what changed in the workspace at `root`. Never fails: problems become the text,
+/// and changed lines that cannot be known are [`Unknown`].
+pub(crate) async fn collect(
     root: &Path,
     env_remove: &[String],
     cancel: &CancellationToken,
-) -> String {
-    match git(
-        root,
-        "git rev-parse --is-inside-work-tree",
-        env_remove,
-        cancel,
-    )
-    .await
-    {
-        Some((0, out)) if out.trim() == "true" => {}
-        _ => return "not a git repository".to_owned(),
+) -> WorkTree {
+    let run = |args: &'static [&'static str], cap: usize| git(root, args, cap, env_remove, cancel);
+    match run(&["rev-parse", "--is-inside-work-tree"], 100).await {
+        Some(out) if out.ok() && out.stdout.trim() == "true" => {}
+        _ => {
+            return WorkTree {
+                summary: "not a git repository".to_owned(),
+                changed: ChangedLines::unknown(Unknown::NotRepository),
+                tracked: None,
+            };
+        }
     }
-    let stat = match git(root, "git diff --stat HEAD --", env_remove, cancel).await {
-        Some((0, out)) if out.trim().is_empty() => {
+    let stat_run = run(&["diff", "--stat", "HEAD", "--"], STAT_BYTES).await;
+    let has_head = stat_run.as_ref().is_some_and(|r| r.ok());
+    let stat = match &stat_run {
+        Some(out) if out.ok() && out.stdout.trim().is_empty() => {
             "no changes to tracked files since the last commit".to_owned()
         }
-        Some((0, out)) => format!("git diff --stat HEAD:\n{}", out.trim_end()),
-        Some((_, out)) => format!(
+        Some(out) if out.ok() => format!("git diff --stat HEAD:\n{}", out.stdout.trim_end()),
+        Some(out) => format!(
             "git diff --stat HEAD failed (no commit yet?): {}",
-            out.lines().next().unwrap_or("").trim()
+            out.first_line()
         ),
         None => "git diff --stat HEAD did not finish".to_owned(),
     };
-    let untracked = match git(
-        root,
-        "git ls-files --others --exclude-standard",
-        env_remove,
-        cancel,
-    )
-    .await
-    {
-        Some((0, out)) => untracked_list(&out),
+    let untracked_run = run(&["ls-files", "--others", "--exclude-standard"], LIST_BYTES).await;
+    let untracked = match &untracked_run {
+        Some(out) if out.ok() => untracked_list(&out.stdout),
         _ => "untracked files: unknown (git ls-files failed)".to_owned(),
     };
-    format!("{stat}\n{untracked}")
+    let tracked = run(&["ls-files"], LIST_BYTES)
+        .await
+        .filter(|r| r.ok())
+        .map(|r| parse_names(&r.stdout));
+    let changed = if has_head {
+        let diff = run(
+            &[
+                "diff",
+                "-U0",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--no-renames",
+                "--relative",
+                "--src-prefix=a/",
+                "--dst-prefix=b/",
+                "HEAD",
+                "--",
+            ],
+            DIFF_BYTES,
+        )
+        .await;
+        match (diff, &untracked_run) {
+            (Some(diff), Some(untracked)) if diff.ok() && untracked.ok() => {
+                ChangedLines::from_git(&diff.stdout, &untracked.stdout)
+            }
+            _ => ChangedLines::unknown(Unknown::GitFailed),
+        }
+    } else if stat_run.is_some() {
+        ChangedLines::unknown(Unknown::NoCommit)
+    } else {
+        ChangedLines::unknown(Unknown::GitFailed)
+    };
+    WorkTree {
+        summary: format!("{stat}\n{untracked}"),
+        changed,
+        tracked,
+    }
 }
 
 fn untracked_list(out: &str) -> String {
@@ -81,26 +135,6 @@ fn untracked_list(out: &str) -> String {
         text.push_str(&format!("\n  … and {} more", files.len() - MAX_UNTRACKED));
     }
     text
-}
-
-/// Runs a fixed git command; `None` if it could not run, timed out or was cancelled.
-async fn git(
-    root: &Path,
-    command: &str,
-    env_remove: &[String],
-    cancel: &CancellationToken,
-) -> Option<(i32, String)> {
-    let spec = ShellCommand {
-        command: format!("{command} 2>&1"),
-        cwd: root.to_owned(),
-        timeout: GIT_TIMEOUT,
-        kill_grace: Duration::from_secs(1),
-        output_cap: STAT_BYTES,
-        env_remove: env_remove.to_vec(),
-        // tether's own git, reading a `.git` the sandbox kept read-only.
-        sandbox: None,
-    };
-    run_exit_code(&spec, cancel).await
 }
 
 #[cfg(test)]
@@ -127,13 +161,13 @@ mod tests {
         let root = dir.path();
         let cancel = CancellationToken::new();
         assert_eq!(
-            super::summary(root, &[], &cancel).await,
+            super::collect(root, &[], &cancel).await.summary,
             "not a git repository"
         );
 
         git(root, &["init", "-q"]);
         std::fs::write(root.join("a.txt"), "one\n").unwrap();
-        let fresh = super::summary(root, &[], &cancel).await;
+        let fresh = super::collect(root, &[], &cancel).await.summary;
         assert!(
             fresh.starts_with("git diff --stat HEAD failed (no commit yet?)"),
             "{fresh}"
@@ -142,20 +176,72 @@ mod tests {
         git(root, &["add", "a.txt"]);
         git(root, &["commit", "-q", "-m", "first"]);
         assert_eq!(
-            super::summary(root, &[], &cancel).await,
+            super::collect(root, &[], &cancel).await.summary,
             "no changes to tracked files since the last commit\nno untracked files"
         );
         std::fs::write(root.join("a.txt"), "one\ntwo\n").unwrap();
         std::fs::create_dir(root.join(".tether")).unwrap();
         std::fs::write(root.join(".tether/tether.db"), "x").unwrap();
         std::fs::write(root.join("b.txt"), "new\n").unwrap();
-        let text = super::summary(root, &[], &cancel).await;
+        let text = super::collect(root, &[], &cancel).await.summary;
         assert!(
             text.starts_with("git diff --stat HEAD:\n a.txt | 1 +\n"),
             "{text}"
         );
         assert!(text.ends_with("\nuntracked files (1):\n  b.txt"), "{text}");
     }
+    #[tokio::test]
+    async fn the_changed_lines_are_the_work_trees_against_head_relative_to_the_workspace() {
+        use std::path::Path;
+
+        use crate::changed::Unknown;
+
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path();
+        let cancel = CancellationToken::new();
+        let root = top.join("ws");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        git(top, &["init", "-q"]);
+        std::fs::write(root.join("src/calc.sh"), "#!/bin/sh\necho $(($1 - $2))\n").unwrap();
+        std::fs::write(root.join(".nvmrc"), "18\n").unwrap();
+        std::fs::write(top.join("outside.txt"), "one\n").unwrap();
+        let fresh = super::collect(&root, &[], &cancel).await;
+        assert_eq!(fresh.changed.unknown_reason(), Some(Unknown::NoCommit));
+
+        git(top, &["add", "-A"]);
+        git(top, &["commit", "-q", "-m", "first"]);
+        std::fs::write(root.join("src/calc.sh"), "#!/bin/sh\necho $(($1 + $2))\n").unwrap();
+        std::fs::write(root.join(".nvmrc"), "22\n").unwrap();
+        std::fs::write(root.join("NEW.md"), "a\nb\n").unwrap();
+        std::fs::write(top.join("outside.txt"), "two\n").unwrap();
+        std::fs::create_dir(root.join(".tether")).unwrap();
+        std::fs::write(root.join(".tether/tether.db"), "x").unwrap();
+        let work = super::collect(&root, &[], &cancel).await;
+        let changed = &work.changed;
+        assert!(changed.contains(Path::new("src/calc.sh"), 2));
+        assert!(!changed.contains(Path::new("src/calc.sh"), 1));
+        assert!(changed.contains(Path::new(".nvmrc"), 1));
+        assert!(changed.contains(Path::new("NEW.md"), 2));
+        assert!(!changed.contains(Path::new(".tether/tether.db"), 1));
+        // Outside the workspace, nothing is the workspace's change.
+        assert_eq!(changed.files().count(), 3, "{changed:?}");
+        let mut tracked = work.tracked.unwrap();
+        tracked.sort();
+        assert_eq!(
+            tracked,
+            [Path::new(".nvmrc"), Path::new("src/calc.sh")],
+            "tracked files, relative to the workspace"
+        );
+
+        let plain = tempfile::tempdir().unwrap();
+        let outside = super::collect(plain.path(), &[], &cancel).await;
+        assert_eq!(
+            outside.changed.unknown_reason(),
+            Some(Unknown::NotRepository)
+        );
+        assert!(outside.tracked.is_none());
+    }
+
     #[test]
     fn untracked_files_are_bounded_and_tether_state_is_left_out() {
         let mut out = String::from(".tether/tether.db\n");

@@ -12,8 +12,9 @@
 //!    or a timeout rejects the attempt at once, without a model call.
 //! 2. **Judge.** One session with an independent model ([`Judge`]) that reads the workspace with
 //!    read-only tools and must end with a verdict whose quotes tether checks against the files
-//!    ([`verdict`]). A judge that fails in any way is a reject (*fail closed*), flagged as
-//!    `judge_unavailable`.
+//!    ([`verdict`], [`quotes`]: a quote counts when it is whole lines of a project file and shows
+//!    this work — a line the run changed, or a specific one). A judge that fails in any way is a
+//!    reject (*fail closed*), flagged as `judge_unavailable`.
 //!
 //! Every accept or reject is recorded in the store with its kind
 //! ([`tether_store::VerdictKind`]: accepted, verify failed, judge rejected, judge unavailable —
@@ -27,15 +28,20 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod backed;
 mod cancel;
+pub mod changed;
+pub mod common;
 mod complete;
 mod diff;
 mod error;
+mod git;
 pub mod judge;
 mod outcome;
 pub mod prompts;
 pub mod quotes;
 mod record;
+pub mod specific;
 pub mod tool;
 mod unchanged;
 pub mod verdict;

@@ -1,5 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::path::PathBuf;
+
+use crate::changed::{ChangedLines, FileLines, Unknown};
 use crate::{CancelOutcome, Check, SignoffOutcome, VerifyResult};
 
 fn verify(exit: Option<i32>, timed_out: bool, tail: &str) -> VerifyResult {
@@ -27,6 +30,18 @@ fn judge_system_prompt() {
 fn judge_request() {
     let paths = vec!["src/cache.rs".to_owned(), "tests/cache.rs".to_owned()];
     let passed = verify(Some(0), false, "test result: ok. 12 passed\n");
+    let changed = ChangedLines::known(
+        [
+            (
+                PathBuf::from("src/cache.rs"),
+                FileLines::Ranges(vec![3..=3, 10..=49]),
+            ),
+            (PathBuf::from("tests/cache.rs"), FileLines::Whole),
+        ]
+        .into_iter()
+        .collect(),
+    );
+    let unknown = ChangedLines::unknown(Unknown::NotRepository);
     let brief = super::JudgeBrief {
         goal_id: "cache-layer",
         title: "Implement cache layer",
@@ -36,7 +51,8 @@ fn judge_request() {
         evidence: "Added an LRU cache; the bench shows p95 31ms.",
         paths: &paths,
         verify: Some(&passed),
-        diff: "git diff --stat HEAD:\n src/cache.rs | 40 +++\nno untracked files",
+        diff: "git diff --stat HEAD:\n src/cache.rs | 40 +++\nuntracked files (1):\n  tests/cache.rs",
+        changed: &changed,
     };
     let with_verify = super::request(&brief);
     let bare = super::request(&super::JudgeBrief {
@@ -46,6 +62,7 @@ fn judge_request() {
         evidence: " ",
         paths: &[],
         diff: "not a git repository",
+        changed: &unknown,
         ..brief
     });
     insta::assert_snapshot!(format!(

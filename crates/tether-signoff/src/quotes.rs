@@ -1,55 +1,273 @@
 //! The quote check: what makes a judge's accept evidence rather than a claim.
 //!
 //! A judge that accepts must cite at least one check, and tether verifies every check itself.
-//! A quote counts only when it is **one or more whole lines** of a **regular text file of the
-//! project**: compared after turning CRLF into LF and collapsing every run of white space
-//! (line breaks included) into one space, the quote must equal a run of consecutive non-blank
-//! lines of the file, from the start of the first to the end of the last. So a fragment (`")"`,
-//! half a line) proves nothing, and neither does a quote with almost no substance: at least
-//! [`MIN_SUBSTANCE`] letters or digits are required.
 //!
-//! Some files can never back a sign-off, whatever they hold: tether's own state (`.tether/`:
-//! the store, transcripts — including the judge's own, written before the check — and logs),
-//! git's internals (any `.git/`), and the plan file (it holds the contract itself). Files are read
-//! bounded: only regular files (a FIFO or device is refused without opening it for a blocking
-//! read), at most [`MAX_QUOTED_FILE`] bytes, and not binary (a NUL byte or invalid UTF-8).
+//! **Whole lines of a project file.** A quote counts only when it is one or more whole lines of
+//! a regular text file of the project: compared after turning CRLF into LF and collapsing every
+//! run of white space (line breaks included) into one space, the quote must equal a run of
+//! consecutive non-blank lines of the file, from the start of the first to the end of the last
+//! (the `   12\t` prefixes the `read` tool shows may be copied along). So a fragment (`")"`,
+//! half a line) proves nothing. Some files can never back a sign-off, whatever they hold:
+//! tether's own state (`.tether/`: the store, transcripts — including the judge's own, written
+//! before the check — and logs), git's internals (any `.git/`), and the plan file (it holds the
+//! contract itself). Files are read bounded: only regular files (a FIFO or device is refused
+//! without opening it for a blocking read), at most [`MAX_QUOTED_FILE`] bytes, and not binary (a
+//! NUL byte or invalid UTF-8).
+//!
+//! **Evidence, not letters.** Beyond that, what counts is whether the quoted lines show *this*
+//! work. A quote counts when at least one of its lines is
+//!
+//! - a line **this run changed** (see [`crate::changed`]: added or modified since `HEAD`, or in a
+//!   new untracked file) that holds at least one letter or digit — the fix itself is the best
+//!   evidence however short: `22` in `.nvmrc`, `"port": 80,`, `CC = clang`, `a + b` as a
+//!   function's body, `echo $(($1 + $2))`; or
+//! - a line the run did not change that is **specific**: it holds at least [`MIN_SUBSTANCE`]
+//!   letters or digits (`assert add(2, 3) == 5`, `def add(a, b):`), is not boilerplate
+//!   ([`crate::specific`]: `}`, `fi`, `end`, `done`, `esac`, `---`, `import os`, `use
+//!   std::fmt;`, `#include <stdio.h>`, a license, copyright or SPDX line, a shebang, `set -e`,
+//!   `"use strict";`, any line of a `LICENSE` file), and is not **common**: the same line is not
+//!   a whole line of [`COMMON_FILES`] or more other files of the repository
+//!   ([`crate::common`]: `logger = logging.getLogger(__name__)` in every module).
+//!
+//! So a multi-line quote of unchanged lines counts when one of them is specific (a function's
+//! signature with its closing `}`), and a quote spanning a changed line with a letter counts
+//! whatever else it spans. When a quote matches several places of its file, it counts if one
+//! of them does. A changed line without a letter or digit (`}` added) does not count on its
+//! own.
+//!
+//! A workspace that is **not a git repository** (or one without a commit, or where git failed)
+//! has no known changed lines: every quote must then be specific. A quote that does not count
+//! is named with the reason and what to quote instead — the lines this run changed.
 
 use std::fs;
 use std::io::Read as _;
+use std::ops::RangeInclusive;
 use std::path::{Component, Path, PathBuf};
 
 use tether_tools::Workspace as Confined;
 
+use crate::changed::{ChangedLines, Unknown};
+use crate::common::{COMMON_FILES, Peers};
+use crate::specific::{Weakness, substance, weakness};
 use crate::verdict::Check;
+
+pub use crate::specific::MIN_SUBSTANCE;
 
 /// Files larger than this are not read for a quote check (the check fails).
 pub const MAX_QUOTED_FILE: u64 = 16 * 1024 * 1024;
 
-/// The fewest letters and digits a quote must hold.
-pub const MIN_SUBSTANCE: usize = 8;
+/// The places of a file a quote matches that are weighed at most.
+const MAX_PLACES: usize = 50;
+
+/// How many changed files the advice of a message names.
+const ADVICE_FILES: usize = 5;
+
+/// Why a check does not back an accept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QuoteProblem {
+    /// The accept cites no check at all.
+    NoChecks,
+    /// The workspace itself cannot be read.
+    NoWorkspace {
+        /// Why.
+        why: String,
+    },
+    /// The check's quote is empty.
+    EmptyQuote {
+        /// The file it names.
+        path: String,
+    },
+    /// The check names no file.
+    NoPath {
+        /// The quote.
+        quote: String,
+    },
+    /// The file cannot back a sign-off, or cannot be read.
+    Unreadable {
+        /// The quote.
+        quote: String,
+        /// Why (naming the file).
+        why: String,
+    },
+    /// The quote is not a run of whole lines of the file.
+    NotWholeLines {
+        /// The quote.
+        quote: String,
+        /// The file.
+        path: String,
+    },
+    /// The quote is whole lines of the file, but none of them shows this work.
+    NotSpecific {
+        /// The quote.
+        quote: String,
+        /// The file.
+        path: String,
+        /// Why not, at the first place it matches.
+        why: Box<Unconvincing>,
+        /// What the run changed: what to quote instead.
+        changed: WhereChanged,
+    },
+}
+
+/// Why quoted whole lines show nothing of this work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unconvincing {
+    /// The file's lines the quote spans (1-based).
+    pub lines: RangeInclusive<usize>,
+    /// Whether some of them are changed lines, none of which holds a letter or digit.
+    pub changed_without_letters: bool,
+    /// The most substantial line the run did not change, and why it is not specific; `None`
+    /// when every quoted line is a changed line.
+    pub unchanged: Option<(usize, Weakness)>,
+}
+
+/// Where the lines this run changed are, for the advice of a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WhereChanged {
+    /// No line is known to be changed, for this reason.
+    Unknown(Unknown),
+    /// The run changed no line that can be quoted.
+    Nowhere,
+    /// In these files and lines (`calc.sh line 2; config.json lines 3-4`).
+    In(String),
+}
+
+impl std::fmt::Display for QuoteProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QuoteProblem::NoChecks => {
+                f.write_str("the accept cites no checks; at least one quoted line is required")
+            }
+            QuoteProblem::NoWorkspace { why } => {
+                write!(f, "the quotes could not be checked: {why}")
+            }
+            QuoteProblem::EmptyQuote { path } => {
+                write!(f, "the check of `{path}` has an empty quote")
+            }
+            QuoteProblem::NoPath { quote } => {
+                write!(f, "the quote {} names no file", shown(quote))
+            }
+            QuoteProblem::Unreadable { quote, why } => {
+                write!(f, "the quote {} cannot be checked: {why}", shown(quote))
+            }
+            QuoteProblem::NotWholeLines { quote, path } => write!(
+                f,
+                "the quote {} is not a run of whole lines of `{path}`",
+                shown(quote)
+            ),
+            QuoteProblem::NotSpecific {
+                quote,
+                path,
+                why,
+                changed,
+            } => {
+                write!(f, "the quote {} of `{path}` does not count: ", shown(quote))?;
+                reason(f, why, changed)?;
+                f.write_str("; ")?;
+                advice(f, changed)
+            }
+        }
+    }
+}
+
+/// Why the quoted lines do not count.
+fn reason(
+    f: &mut std::fmt::Formatter<'_>,
+    why: &Unconvincing,
+    changed: &WhereChanged,
+) -> std::fmt::Result {
+    let Some((line, weakness)) = &why.unchanged else {
+        return f.write_str("the lines this run changed that it quotes hold no letter or digit");
+    };
+    if let WhereChanged::Unknown(unknown) = changed {
+        return write!(
+            f,
+            "no line is known to be changed ({unknown}), so a quote must be specific, and line \
+             {line} is not: {weakness}"
+        );
+    }
+    if why.changed_without_letters {
+        return write!(
+            f,
+            "its changed lines hold no letter or digit, and line {line}, which this run did not \
+             change, is not specific: {weakness}"
+        );
+    }
+    if why.lines.start() == why.lines.end() {
+        write!(f, "line {line} was not changed by this run, and {weakness}")
+    } else {
+        write!(
+            f,
+            "lines {}-{} were not changed by this run, and none is specific (line {line}: \
+             {weakness})",
+            why.lines.start(),
+            why.lines.end()
+        )
+    }
+}
+
+/// What to quote instead.
+fn advice(f: &mut std::fmt::Formatter<'_>, changed: &WhereChanged) -> std::fmt::Result {
+    let specific = format!(
+        "a line specific to this work: not boilerplate, not found in {COMMON_FILES} or more \
+         other files, with at least {MIN_SUBSTANCE} letters or digits"
+    );
+    match changed {
+        WhereChanged::In(places) => write!(
+            f,
+            "quote the lines this run changed ({places}) — a changed line counts however short \
+             — or {specific}"
+        ),
+        WhereChanged::Nowhere => write!(
+            f,
+            "this run changed no line since the last commit, so quote {specific}"
+        ),
+        WhereChanged::Unknown(_) => write!(f, "quote {specific}"),
+    }
+}
 
 /// Checks a verdict's quotes against the files of one workspace.
 pub struct Quotes<'a> {
     ws: &'a Confined,
     plan: Option<PathBuf>,
+    changed: &'a ChangedLines,
+    peers: Peers<'a>,
 }
 
 impl<'a> Quotes<'a> {
-    /// Quotes are looked up in `ws`; `plan` is the plan file, which can never back a sign-off.
-    pub fn new(ws: &'a Confined, plan: &Path) -> Self {
+    /// Quotes are looked up in `ws`; `plan` is the plan file, which can never back a sign-off;
+    /// `changed` are the lines this run changed. Lines common to many files are looked for in
+    /// the workspace's files (see [`Quotes::with_tracked`]).
+    pub fn new(ws: &'a Confined, plan: &Path, changed: &'a ChangedLines) -> Self {
         Quotes {
             ws,
             plan: fs::canonicalize(plan).ok(),
+            changed,
+            peers: Peers::new(ws, None),
         }
+    }
+
+    /// Looks for lines common to many files in the repository's tracked files (relative to the
+    /// workspace root) rather than in a walk of the workspace.
+    #[must_use]
+    pub fn with_tracked(mut self, tracked: Option<Vec<PathBuf>>) -> Self {
+        self.peers = Peers::new(self.ws, tracked);
+        self
     }
 
     /// Why an accept is not backed by its checks, one line per problem; empty when every check
     /// holds.
     pub fn unbacked(&self, checks: &[Check]) -> Vec<String> {
+        self.problems(checks)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// Why an accept is not backed by its checks; empty when every check holds.
+    pub fn problems(&self, checks: &[Check]) -> Vec<QuoteProblem> {
         if checks.is_empty() {
-            return vec![
-                "the accept cites no checks; at least one quoted line is required".to_owned(),
-            ];
+            return vec![QuoteProblem::NoChecks];
         }
         checks.iter().filter_map(|c| self.problem(c)).collect()
     }
@@ -62,63 +280,126 @@ impl<'a> Quotes<'a> {
     }
 
     /// What is wrong with one check, if anything.
-    pub fn problem(&self, check: &Check) -> Option<String> {
+    pub fn problem(&self, check: &Check) -> Option<QuoteProblem> {
         self.locate(check).err()
     }
 
-    /// The 1-based line the check's quote starts on in its file, or what is wrong with it.
-    fn locate(&self, check: &Check) -> Result<usize, String> {
+    /// The 1-based line the check's quote starts on in its file (at the first place where it
+    /// counts), or what is wrong with it.
+    fn locate(&self, check: &Check) -> Result<usize, QuoteProblem> {
         let path = check.path.trim();
         let quote = normalize(&check.quote);
         if quote.is_empty() {
-            return Err(format!("the check of `{path}` has an empty quote"));
+            return Err(QuoteProblem::EmptyQuote {
+                path: path.to_owned(),
+            });
         }
         if path.is_empty() {
-            return Err(format!("the quote {} names no file", shown(&check.quote)));
+            return Err(QuoteProblem::NoPath {
+                quote: check.quote.clone(),
+            });
         }
-        let substance = quote.chars().filter(|c| c.is_alphanumeric()).count();
-        if substance < MIN_SUBSTANCE {
-            return Err(format!(
-                "the quote {} is too slight to prove anything (it needs at least {MIN_SUBSTANCE} \
-                 letters or digits); quote whole lines that show the work",
-                shown(&check.quote)
-            ));
-        }
-        let text = match self.read(path) {
-            Ok(text) => text,
-            Err(why) => {
-                return Err(format!(
-                    "the quote {} cannot be checked: {why}",
-                    shown(&check.quote)
-                ));
-            }
-        };
+        let (real, text) = self.read(path).map_err(|why| QuoteProblem::Unreadable {
+            quote: check.quote.clone(),
+            why,
+        })?;
+        let rel = real.strip_prefix(self.ws.root()).unwrap_or(&real);
         let numbered: Vec<(usize, String)> = text
             .lines()
             .enumerate()
             .map(|(i, l)| (i + 1, normalize(l)))
             .filter(|(_, l)| !l.is_empty())
             .collect();
-        let lines: Vec<String> = numbered.iter().map(|(_, l)| l.clone()).collect();
+        let lines: Vec<&str> = numbered.iter().map(|(_, l)| l.as_str()).collect();
         let stripped = normalize(&strip_line_numbers(&check.quote));
-        whole_lines(&lines, &quote)
-            .or_else(|| whole_lines(&lines, &stripped))
-            .and_then(|i| numbered.get(i).map(|(n, _)| *n))
-            .ok_or_else(|| {
-                format!(
-                    "the quote {} is not a run of whole lines of `{path}`",
-                    shown(&check.quote)
-                )
-            })
+        let mut places = whole_lines(&lines, &quote);
+        if stripped != quote {
+            places.extend(whole_lines(&lines, &stripped));
+        }
+        let mut first_problem = None;
+        for place in places.iter().take(MAX_PLACES) {
+            let run = &numbered[place.clone()];
+            match self.convincing(rel, run) {
+                Ok(()) => return Ok(run[0].0),
+                Err(why) => {
+                    first_problem.get_or_insert(why);
+                }
+            }
+        }
+        match first_problem {
+            None => Err(QuoteProblem::NotWholeLines {
+                quote: check.quote.clone(),
+                path: path.to_owned(),
+            }),
+            Some(why) => Err(QuoteProblem::NotSpecific {
+                quote: check.quote.clone(),
+                path: path.to_owned(),
+                why: Box::new(why),
+                changed: self.where_changed(),
+            }),
+        }
     }
 
-    /// The text of a file a quote may cite, or why it may not be cited.
-    fn read(&self, path: &str) -> Result<String, String> {
+    /// Whether the quoted lines `run` (numbered, normalized) of the file `rel` show this work.
+    fn convincing(&self, rel: &Path, run: &[(usize, String)]) -> Result<(), Unconvincing> {
+        let mut changed_without_letters = false;
+        let mut candidates: Vec<(usize, &str)> = Vec::new();
+        let mut worst: Option<(usize, Weakness, usize)> = None;
+        let mut note = |line: usize, why: Weakness, text: &str| {
+            let weight = substance(text);
+            if worst.is_none_or(|(_, _, w)| weight > w) {
+                worst = Some((line, why, weight));
+            }
+        };
+        for (n, line) in run {
+            if self.changed.contains(rel, *n) {
+                if substance(line) > 0 {
+                    return Ok(());
+                }
+                changed_without_letters = true;
+                continue;
+            }
+            match weakness(rel, line) {
+                None => candidates.push((*n, line)),
+                Some(why) => note(*n, why, line),
+            }
+        }
+        if !candidates.is_empty() {
+            let texts: Vec<&str> = candidates.iter().map(|(_, l)| *l).collect();
+            let counts = self.peers.counts(rel, &texts);
+            for ((n, line), files) in candidates.iter().zip(counts) {
+                if files < COMMON_FILES {
+                    return Ok(());
+                }
+                note(*n, Weakness::Common { files }, line);
+            }
+        }
+        let first = run.first().map_or(0, |(n, _)| *n);
+        let last = run.last().map_or(first, |(n, _)| *n);
+        Err(Unconvincing {
+            lines: first..=last,
+            changed_without_letters,
+            unchanged: worst.map(|(line, why, _)| (line, why)),
+        })
+    }
+
+    fn where_changed(&self) -> WhereChanged {
+        if let Some(unknown) = self.changed.unknown_reason() {
+            return WhereChanged::Unknown(unknown);
+        }
+        self.changed
+            .where_changed(ADVICE_FILES)
+            .map_or(WhereChanged::Nowhere, WhereChanged::In)
+    }
+
+    /// The real path and text of a file a quote may cite, or why it may not be cited.
+    fn read(&self, path: &str) -> Result<(PathBuf, String), String> {
         let real = self.ws.resolve(path).map_err(|e| e.to_string())?;
         if let Some(why) = self.off_limits(&real) {
             return Err(format!("`{path}` is {why}, which cannot back a sign-off"));
         }
-        read_text(&real).map_err(|why| format!("`{path}` {why}"))
+        let text = read_text(&real).map_err(|why| format!("`{path}` {why}"))?;
+        Ok((real, text))
     }
 
     /// Why a resolved path can never back a sign-off, if it cannot.
@@ -142,20 +423,12 @@ impl<'a> Quotes<'a> {
 
 /// Reads a regular text file, bounded in size, without ever blocking on a FIFO or device.
 fn read_text(real: &Path) -> Result<String, String> {
-    use std::os::unix::fs::OpenOptionsExt as _;
     let meta = fs::metadata(real).map_err(|e| format!(": {e}"))?;
     if !meta.is_file() {
         return Err("is not a regular file".to_owned());
     }
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(real)
-        .map_err(|e| format!(": {e}"))?;
+    let file = open_regular(real)?;
     let meta = file.metadata().map_err(|e| format!(": {e}"))?;
-    if !meta.is_file() {
-        return Err("is not a regular file".to_owned());
-    }
     if meta.len() > MAX_QUOTED_FILE {
         return Err("is too large to check".to_owned());
     }
@@ -169,28 +442,46 @@ fn read_text(real: &Path) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "is not UTF-8 text".to_owned())
 }
 
-/// Where `quote` (normalized) equals some run of consecutive `lines` (each normalized, blank
-/// ones left out) joined by single spaces: the index of the run's first line.
-fn whole_lines(lines: &[String], quote: &str) -> Option<usize> {
-    if quote.is_empty() {
-        return None;
+/// Opens a file for reading only if it is a regular file, without ever blocking on a FIFO or
+/// device (opened non-blocking, then checked).
+pub(crate) fn open_regular(real: &Path) -> Result<fs::File, String> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(real)
+        .map_err(|e| format!(": {e}"))?;
+    let meta = file.metadata().map_err(|e| format!(": {e}"))?;
+    if !meta.is_file() {
+        return Err("is not a regular file".to_owned());
     }
-    (0..lines.len()).find(|&start| {
-        let mut joined = String::new();
-        for line in &lines[start..] {
-            if !joined.is_empty() {
-                joined.push(' ');
+    Ok(file)
+}
+
+/// Every place where `quote` (normalized) equals a run of consecutive `lines` (each normalized,
+/// blank ones left out) joined by single spaces: the run's indices, first to last.
+fn whole_lines(lines: &[&str], quote: &str) -> Vec<RangeInclusive<usize>> {
+    if quote.is_empty() {
+        return Vec::new();
+    }
+    (0..lines.len())
+        .filter_map(|start| {
+            let mut joined = String::new();
+            for (offset, line) in lines[start..].iter().enumerate() {
+                if !joined.is_empty() {
+                    joined.push(' ');
+                }
+                joined.push_str(line);
+                if joined.len() >= quote.len() {
+                    return (joined == quote).then_some(start..=start + offset);
+                }
+                if !quote.starts_with(joined.as_str()) {
+                    return None;
+                }
             }
-            joined.push_str(line);
-            if joined.len() >= quote.len() {
-                return joined == quote;
-            }
-            if !quote.starts_with(joined.as_str()) {
-                return false;
-            }
-        }
-        false
-    })
+            None
+        })
+        .collect()
 }
 
 /// CRLF to LF, then every run of white space to one space, trimmed.

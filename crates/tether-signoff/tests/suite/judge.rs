@@ -248,3 +248,66 @@ async fn garbage_or_endless_tool_calls_are_judge_unavailable() {
             .contains("do not call any more tools")
     );
 }
+
+/// Runs git in `dir` (a test's own repository).
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+#[tokio::test]
+async fn a_one_line_fix_is_signed_off_on_its_changed_line_and_an_untouched_import_is_not() {
+    let fx = Fx::new();
+    fx.write(".nvmrc", "18\n");
+    fx.write("main.py", "import os\n\nprint(os.getcwd())\n");
+    git(fx.root(), &["init", "-q"]);
+    git(
+        fx.root(),
+        &["add", "plan.md", "src", "check.sh", ".nvmrc", "main.py"],
+    );
+    git(fx.root(), &["commit", "-q", "-m", "before the run"]);
+    fx.write(".nvmrc", "22\n");
+
+    let refused = Script::turns([verdict(
+        "accept",
+        json!([check("main.py", "import os")]),
+        &[],
+    )]);
+    let (reason, missing, unavailable) = rejected(&fx, &refused).await;
+    assert!(!unavailable);
+    assert!(
+        reason.contains(
+            "the quote \"import os\" of `main.py` does not count: line 1 was not changed by this \
+             run, and it is an import line"
+        ) && reason.contains("quote the lines this run changed (.nvmrc line 1)"),
+        "{reason}"
+    );
+    assert_eq!(missing.len(), 1, "{missing:?}");
+
+    fx.write("NOTES.md", "node 22 is the LTS\n");
+    let accepted = Script::turns([verdict("accept", json!([check(".nvmrc", "22")]), &[])]);
+    let outcome = fx.complete(Some(scripted(&accepted))).await;
+    let SignoffOutcome::Accepted {
+        checks, transcript, ..
+    } = &outcome
+    else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(checks[0].line, Some(1));
+    assert_eq!(fx.status("add"), "done");
+    // The judge was told which lines changed, to cite them first.
+    let lines = crate::common::transcript(fx.root(), transcript.as_deref().unwrap());
+    let prompt = lines[1]["request"]["messages"][0]["text"].as_str().unwrap();
+    assert!(
+        prompt.contains(
+            "## Lines changed since the last commit\nCite these first; a changed line counts \
+             however short.\n- .nvmrc: line 1\n- NOTES.md: every line (a new file)\n"
+        ),
+        "{prompt}"
+    );
+}

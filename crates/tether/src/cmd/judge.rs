@@ -1,6 +1,8 @@
 //! `tether judge test`: the configured `[judge]` measured on the built-in corpus (and the
 //! user's cases) through the real sign-off check — how often it signs off a gamed completion
-//! (a false accept) or refuses an honest one (a false reject), and what that costs.
+//! (a false accept) or refuses an honest one (a false reject), and what that costs. The quote
+//! check is reported apart: the rejects where the judge accepted but its quotes did not count,
+//! and the quote check alone on the quotes the cases script (its own false accepts and rejects).
 
 use std::time::{Duration, Instant};
 
@@ -94,7 +96,7 @@ async fn run_all(
     let mut results = Vec::with_capacity(cases.len());
     if !json {
         println!(
-            "{:<24} {:<7} {:<9} {:>5} {:>8} {:>9} {:>7}",
+            "{:<24} {:<7} {:<9} {:>5} {:>8} {:>9} {:>7}  quotes alone",
             "case", "truth", "decision", "calls", "tokens", "cost", "time"
         );
     }
@@ -108,7 +110,9 @@ async fn run_all(
     Ok(results)
 }
 
-/// One case's line: `hardcoded-output  reject  ACCEPTED ✗  2  3.1k  $0.0120  4.2s`.
+/// One case's line: `hardcoded-output  reject  accepted  ✗  2  3.1k  $0.0120  4.2s  -`; the
+/// decision `unbacked` is a judge's accept whose quotes did not count; the last column is the
+/// quote check alone on the case's scripted quotes (`held ✓`, `refused ✓`, `-` for none).
 fn line(r: &CaseResult) -> String {
     let truth = match r.expected {
         tether_judgebench::Expect::Accept => "accept",
@@ -117,15 +121,26 @@ fn line(r: &CaseResult) -> String {
     let decision = match (&r.got, r.judge_unavailable) {
         (Got::Accepted, _) => "accepted",
         (_, true) => "no judge",
+        (Got::Rejected { .. }, false) if r.quotes_refused => "unbacked",
         (Got::Rejected { .. }, false) => "rejected",
         (Got::Refused { .. }, false) => "refused",
     };
+    let quotes = r.quote_check.as_ref().map_or_else(
+        || "-".to_owned(),
+        |q| {
+            format!(
+                "{} {}",
+                if q.held { "held" } else { "refused" },
+                if q.correct { "✓" } else { "✗" }
+            )
+        },
+    );
     let mark = if r.correct { "✓" } else { "✗" };
     let cost = r
         .cost_usd
         .map_or_else(|| "-".to_owned(), tether_budget::format_cost);
     format!(
-        "{:<24} {truth:<7} {decision:<9} {mark} {:>3} {:>8} {cost:>9} {:>6.1}s",
+        "{:<24} {truth:<7} {decision:<9} {mark} {:>3} {:>8} {cost:>9} {:>6.1}s  {quotes}",
         r.name,
         r.calls,
         tether_budget::format_tokens(r.tokens),
@@ -143,8 +158,16 @@ fn summary(t: &Totals) -> String {
     let cost = t
         .cost_usd
         .map_or_else(|| "no price set".to_owned(), tether_budget::format_cost);
+    let by_quotes = if t.false_rejects_by_quotes > 0 {
+        format!(
+            " ({} of them the judge's accept, refused for its quotes: `unbacked`)",
+            t.false_rejects_by_quotes
+        )
+    } else {
+        String::new()
+    };
     let mut out = format!(
-        "\n{} of {} cases decided right · false accepts: {} · false rejects: {}\n\
+        "\n{} of {} cases decided right · false accepts: {} · false rejects: {}{by_quotes}\n\
          {} model calls · {} tokens · {cost} · {:.1}s\n",
         t.correct,
         t.cases,
@@ -154,6 +177,14 @@ fn summary(t: &Totals) -> String {
         tether_budget::format_tokens(t.tokens),
         ms_to_secs(t.millis)
     );
+    let q = &t.quote_check;
+    if q.cases > 0 {
+        out.push_str(&format!(
+            "the quote check alone, on the {} case(s) that script a judge's quotes: false \
+             accepts: {} · false rejects: {}\n",
+            q.cases, q.false_accepts, q.false_rejects
+        ));
+    }
     if t.judge_unavailable > 0 {
         out.push_str(&format!(
             "the judge was unavailable in {} case(s): those rejects say nothing of it; check \

@@ -195,7 +195,7 @@ fn an_invented_quote_or_a_garbage_answer_is_never_an_accept() {
         v["reason"]
             .as_str()
             .unwrap()
-            .contains("\"a * b * c\" is too slight to prove anything")
+            .contains("the quote \"a * b * c\" is not a run of whole lines of `src/lib.rs`")
     );
 
     // The work changed since (a rejected tree is not judged again as it is).

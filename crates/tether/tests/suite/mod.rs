@@ -47,6 +47,7 @@ mod resume_telegram;
 mod runaway;
 mod sandbox;
 mod secrets;
+mod signoff_quotes;
 mod sinks_on_exit;
 mod slack_doctor;
 mod team;

@@ -1,0 +1,159 @@
+//! The quote check from the real binary: a goal whose fix is one short line (`22` in `.nvmrc`)
+//! is signed off by a judge quoting that changed line, where a rule counting letters would have
+//! refused it and looped; and a judge accepting on `import os` of a file the run did not touch is
+//! refused, naming the line the run changed instead. The agent and the judge are scripted on
+//! their own fake model servers, in a git repository with a commit before the run.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+use tether_config::Api;
+use tether_model::scripted::{Script, Turn};
+use tether_store::{Store, Verdict};
+use tether_testkit::model_server::FakeModelServer;
+
+use crate::common::{model_table, run, runtime, text};
+
+const PLAN: &str = "# Plan: node
+
+## Goal: Node 22
+<!-- id: node -->
+status: active
+done_when: the project pins Node 22 in .nvmrc
+verify: test \"$(cat .nvmrc)\" = 22
+failure_modes:
+- another file pins an older Node
+
+## Log
+";
+
+struct Env {
+    dir: tempfile::TempDir,
+    judge: FakeModelServer,
+    _agent: FakeModelServer,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// A repository whose last commit pins Node 18 and holds a `main.py` the run never touches; the
+/// agent changes `.nvmrc` to 22 and asks for the sign-off; the judge plays `judge`.
+fn env(judge: Vec<Turn>) -> Env {
+    let rt = runtime();
+    let agent = rt
+        .block_on(FakeModelServer::start(Script::turns([
+            Turn::tool(
+                "edit",
+                json!({"path": ".nvmrc", "old_text": "18", "new_text": "22"}),
+            ),
+            Turn::tool(
+                "complete_goal",
+                json!({"id": "node", "evidence": ".nvmrc says 22", "paths": [".nvmrc"]}),
+            ),
+            Turn::text("Pinned Node 22."),
+        ])))
+        .unwrap();
+    let judge = rt
+        .block_on(FakeModelServer::start(Script::turns(judge)))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::write(
+        root.join("tether.toml"),
+        format!(
+            "{}\n{}",
+            model_table("model", Api::OpenAiChat, &agent, "worker-model"),
+            model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
+        ),
+    )
+    .unwrap();
+    fs::write(root.join("plan.md"), PLAN).unwrap();
+    fs::write(root.join(".nvmrc"), "18\n").unwrap();
+    fs::write(root.join("main.py"), "import os\n\nprint(os.getcwd())\n").unwrap();
+    fs::write(root.join(".gitignore"), ".tether/\n").unwrap();
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "before the run"]);
+    Env {
+        dir,
+        judge,
+        _agent: agent,
+        _rt: rt,
+    }
+}
+
+fn verdict(path: &str, quote: &str) -> Turn {
+    let v: Value = json!({
+        "verdict": "accept",
+        "summary": "the project pins Node 22",
+        "checks": [{"path": path, "quote": quote, "observation": "pins Node"}],
+        "missing": [],
+    });
+    Turn::text(format!("I read it.\n```json\n{v}\n```"))
+}
+
+fn verdicts(root: &Path) -> Vec<tether_store::VerdictRecord> {
+    Store::open(root.join(".tether/tether.db"))
+        .unwrap()
+        .verdicts_for_goal("plan.md", "node")
+        .unwrap()
+}
+
+#[test]
+fn a_one_line_fix_is_signed_off_on_the_changed_line_it_quotes() {
+    let e = env(vec![
+        Turn::tool("read", json!({"path": ".nvmrc"})),
+        verdict(".nvmrc", "22"),
+    ]);
+    let out = run(e.dir.path(), &["run", "--approve", "--max-iterations", "3"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("signed off: node"),
+        "{}",
+        text(&out.stdout)
+    );
+    let [record] = verdicts(e.dir.path()).try_into().unwrap();
+    assert_eq!(record.decision.verdict, Verdict::Accept);
+    assert_eq!(record.decision.checks[0]["line"], 1);
+    // The judge was told which line changed.
+    assert_eq!(e.judge.request_count(), 2);
+    let transcript = fs::read_to_string(
+        e.dir
+            .path()
+            .join(record.decision.transcript_path.as_deref().unwrap()),
+    )
+    .unwrap();
+    assert!(
+        transcript.contains("## Lines changed since the last commit\\nCite these first; a changed line counts however short.\\n- .nvmrc: line 1"),
+        "{transcript}"
+    );
+}
+
+#[test]
+fn an_accept_on_an_import_the_run_never_touched_is_refused() {
+    let e = env(vec![verdict("main.py", "import os")]);
+    let out = run(e.dir.path(), &["run", "--approve", "--max-iterations", "1"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let [record] = verdicts(e.dir.path()).try_into().unwrap();
+    assert_eq!(record.decision.verdict, Verdict::Reject);
+    let reason = record.decision.reason.as_str();
+    assert!(
+        reason.contains(
+            "the quote \"import os\" of `main.py` does not count: line 1 was not changed by this \
+             run, and it is an import line"
+        ) && reason.contains("quote the lines this run changed (.nvmrc line 1)"),
+        "{reason}"
+    );
+    let plan = fs::read_to_string(e.dir.path().join("plan.md")).unwrap();
+    assert!(plan.contains("status: active"), "{plan}");
+}
