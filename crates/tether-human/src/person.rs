@@ -10,7 +10,6 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use tether_config::{Env, HumanConfig};
@@ -31,7 +30,7 @@ pub fn known_name(config: &HumanConfig, env: &dyn Env) -> Option<String> {
     config
         .name
         .clone()
-        .or_else(git_user_name)
+        .or_else(|| git_user_name(env))
         .or_else(|| from_env(env, "USER"))
         .or_else(|| from_env(env, "LOGNAME"))
 }
@@ -42,18 +41,24 @@ fn from_env(env: &dyn Env, var: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// `git config --global user.name`, asked once per process.
-fn git_user_name() -> Option<String> {
-    static NAME: OnceLock<Option<String>> = OnceLock::new();
-    NAME.get_or_init(ask_git).clone()
-}
-
-/// Asks git for the global `user.name`, outside any repository (from `/`, with the system
-/// configuration ignored), bounded in time; `None` when there is no git or no name.
-fn ask_git() -> Option<String> {
-    let mut child = Command::new("git")
-        .args(["config", "--global", "--get", "user.name"])
+/// Asks git for the global `user.name` of the person `env` describes (their `HOME`, and
+/// `XDG_CONFIG_HOME` and `GIT_CONFIG_GLOBAL` when set), outside any repository (from `/`, with
+/// the system configuration ignored), bounded in time; `None` when there is no git, no home or
+/// no name.
+fn git_user_name(env: &dyn Env) -> Option<String> {
+    let home = from_env(env, "HOME")?;
+    let mut git = Command::new("git");
+    git.args(["config", "--global", "--get", "user.name"])
         .current_dir(Path::new("/"))
+        .env("HOME", home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("GIT_CONFIG_GLOBAL");
+    for var in ["XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL"] {
+        if let Some(value) = from_env(env, var) {
+            git.env(var, value);
+        }
+    }
+    let mut child = git
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env_remove("GIT_DIR")
         .env_remove("GIT_CONFIG")
@@ -105,12 +110,24 @@ mod tests {
     }
 
     #[test]
-    fn without_git_the_login_names_the_person() {
-        // git's answer depends on the machine: only the fallbacks after it are checked here
-        // (the binary's tests pin it with a HOME of their own).
-        let env = MapEnv::new().with("LOGNAME", "ana");
-        assert_eq!(from_env(&env, "USER"), None);
-        assert_eq!(from_env(&env, "LOGNAME").as_deref(), Some("ana"));
-        assert_eq!(from_env(&MapEnv::new().with("USER", "  "), "USER"), None);
+    fn without_a_home_git_is_not_asked_and_the_login_names_the_person() {
+        let config = HumanConfig::default();
+        assert_eq!(name(&config, &MapEnv::new().with("LOGNAME", "ana")), "ana");
+        assert_eq!(
+            name(&config, &MapEnv::new().with("USER", "  ")),
+            NOBODY_NAMED
+        );
+    }
+
+    #[test]
+    fn gits_global_user_name_comes_before_the_login() {
+        let dir = tempfile::tempdir().unwrap();
+        let gitconfig = dir.path().join("gitconfig");
+        std::fs::write(&gitconfig, "[user]\n\tname = Bo Git\n").unwrap();
+        let env = MapEnv::new()
+            .with("HOME", dir.path().to_str().unwrap())
+            .with("GIT_CONFIG_GLOBAL", gitconfig.to_str().unwrap())
+            .with("USER", "bo");
+        assert_eq!(name(&HumanConfig::default(), &env), "Bo Git");
     }
 }

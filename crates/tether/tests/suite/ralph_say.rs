@@ -30,6 +30,8 @@ fn tether(dir: &Path, args: &[&str]) -> Command {
         .env_remove("TETHER_CONFIG")
         .env_remove("TETHER_LOG")
         .env("USER", "ana")
+        // Not the machine's git identity: the person is `ana`.
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .stdin(Stdio::null());
     c
 }
