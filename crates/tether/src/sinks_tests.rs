@@ -75,17 +75,27 @@ fn the_progress_line_says_until_when_a_usage_limit_is_waited_out() {
     );
 }
 
-/// The progress line and the terminal's question card share one screen: once the question is
-/// stored, the sink knows (before anyone answers) and the line is not redrawn over the
-/// `Your answer:` prompt until the answer is in.
-#[tokio::test]
-async fn the_progress_line_stays_quiet_while_a_question_waits_at_the_terminal() {
+/// A run's progress line and the terminal's question card on one screen, with a broker
+/// offering questions on that card; lines typed go in through the sender.
+struct Desk {
+    _dir: tempfile::TempDir,
+    run: RunId,
+    screen: Captured,
+    progress: Arc<Progress>,
+    broker: Broker,
+    typed: tokio::sync::mpsc::UnboundedSender<String>,
+}
+
+/// The desk, with a question already stored when `stored` is given (one left pending by a
+/// killed run, waited for again after a resume).
+fn desk(stored: Option<&str>) -> (Desk, Option<tether_store::QuestionId>) {
     let dir = tempfile::tempdir().unwrap();
     let ws = tether_config::Workspace::at(dir.path());
     let store = Store::open(ws.db_path()).unwrap();
     let run: RunId = store
         .create_run(RunKind::Ralph, dir.path(), &serde_json::json!({}))
         .unwrap();
+    let asked = stored.map(|q| store.insert_question(&question(&run, q)).unwrap().id);
     let screen = Captured::default();
     let shared = Screen::default();
     let progress = Arc::new(Progress::new(
@@ -99,30 +109,60 @@ async fn the_progress_line_stays_quiet_while_a_question_waits_at_the_terminal() 
     let terminal =
         Terminal::new(lines, Box::new(screen.clone()), "you".to_owned()).on_screen(shared);
     let broker = Broker::new(journal, ws.state_dir(), vec![Arc::new(terminal)]);
-    let question = NewQuestion {
-        run_id: Some(run),
-        question: "Ship it?".to_owned(),
-        ..NewQuestion::default()
+    let desk = Desk {
+        _dir: dir,
+        run,
+        screen,
+        progress,
+        broker,
+        typed,
     };
-    let asking = tokio::spawn(async move { broker.ask(question, CancellationToken::new()).await });
-    wait_until_async("the card", Duration::from_secs(10), || {
-        screen.text().ends_with("Your answer: ").then_some(())
-    })
-    .await
-    .unwrap();
-    // The once-a-second redraw while the person reads the card.
-    progress.draw();
-    progress.draw();
-    assert!(
-        screen.text().ends_with("Your answer: "),
-        "{:?}",
-        drawn(&screen)
-    );
-    typed.send("yes\n".to_owned()).unwrap();
+    (desk, asked)
+}
+
+fn question(run: &RunId, text: &str) -> NewQuestion {
+    NewQuestion {
+        run_id: Some(run.clone()),
+        question: text.to_owned(),
+        ..NewQuestion::default()
+    }
+}
+
+impl Desk {
+    /// Waits for the card's prompt, then redraws the line as its once-a-second tick would: the
+    /// prompt must still end the screen.
+    async fn card_stays_unspoilt(&self) {
+        let screen = &self.screen;
+        wait_until_async("the card", Duration::from_secs(10), || {
+            screen.text().ends_with("Your answer: ").then_some(())
+        })
+        .await
+        .unwrap();
+        self.progress.draw();
+        self.progress.draw();
+        assert!(
+            screen.text().ends_with("Your answer: "),
+            "{:?}",
+            drawn(screen)
+        );
+    }
+}
+
+/// The progress line and the terminal's question card share one screen: once the question is
+/// stored, the sink knows (before anyone answers) and the line is not redrawn over the
+/// `Your answer:` prompt until the answer is in.
+#[tokio::test]
+async fn the_progress_line_stays_quiet_while_a_question_waits_at_the_terminal() {
+    let (d, _) = desk(None);
+    let broker = d.broker.clone();
+    let q = question(&d.run, "Ship it?");
+    let asking = tokio::spawn(async move { broker.ask(q, CancellationToken::new()).await });
+    d.card_stays_unspoilt().await;
+    d.typed.send("yes\n".to_owned()).unwrap();
     let answer = asking.await.unwrap().unwrap();
     assert_eq!(answer.text, "yes");
-    progress.draw();
-    let shown = drawn(&screen);
+    d.progress.draw();
+    let shown = drawn(&d.screen);
     assert!(
         shown.ends_with("· you answered"),
         "the answer reaches the line at once: {shown:?}"
@@ -133,45 +173,11 @@ async fn the_progress_line_stays_quiet_while_a_question_waits_at_the_terminal() 
 /// yet its card shows: the line stays quiet for it too.
 #[tokio::test]
 async fn the_progress_line_stays_quiet_while_a_resumed_question_waits_at_the_terminal() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = tether_config::Workspace::at(dir.path());
-    let store = Store::open(ws.db_path()).unwrap();
-    let run: RunId = store
-        .create_run(RunKind::Ralph, dir.path(), &serde_json::json!({}))
-        .unwrap();
-    let asked = store
-        .insert_question(&NewQuestion {
-            run_id: Some(run.clone()),
-            question: "Ship it?".to_owned(),
-            ..NewQuestion::default()
-        })
-        .unwrap();
-    let screen = Captured::default();
-    let shared = Screen::default();
-    let progress = Arc::new(Progress::new(
-        run.as_str(),
-        None,
-        Box::new(screen.clone()),
-        shared.clone(),
-    ));
-    let journal = Journal::new(store, vec![progress.clone()]).unwrap();
-    let (typed, lines) = tokio::sync::mpsc::unbounded_channel();
-    let terminal =
-        Terminal::new(lines, Box::new(screen.clone()), "you".to_owned()).on_screen(shared);
-    let broker = Broker::new(journal, ws.state_dir(), vec![Arc::new(terminal)]);
-    let id = asked.id.clone();
+    let (d, asked) = desk(Some("Ship it?"));
+    let broker = d.broker.clone();
+    let id = asked.unwrap();
     let waiting = tokio::spawn(async move { broker.wait(&id, CancellationToken::new()).await });
-    wait_until_async("the card", Duration::from_secs(10), || {
-        screen.text().ends_with("Your answer: ").then_some(())
-    })
-    .await
-    .unwrap();
-    progress.draw();
-    assert!(
-        screen.text().ends_with("Your answer: "),
-        "{:?}",
-        drawn(&screen)
-    );
-    typed.send("yes\n".to_owned()).unwrap();
+    d.card_stays_unspoilt().await;
+    d.typed.send("yes\n".to_owned()).unwrap();
     assert_eq!(waiting.await.unwrap().unwrap().text, "yes");
 }

@@ -4,10 +4,8 @@
 //! answers it. Real `tether` binary, fake model and Zulip servers.
 
 use std::fs;
-use std::io::Read as _;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
@@ -19,7 +17,8 @@ use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::wait_until;
 use tether_testkit::zulip_server::{Endpoint, FakeZulipServer};
 
-use crate::common::{PATIENCE, cmd, isolate, model_table, runtime, wait_exit};
+use crate::common::pty::Pty;
+use crate::common::{PATIENCE, cmd, model_table, runtime, text, wait_output};
 
 const QUESTION: &str = "Which colour should the logo be?";
 const ANSWER: &str = "Teal, please.";
@@ -100,65 +99,6 @@ fn kill_9(mut child: Child) {
     child.wait().unwrap();
 }
 
-/// A process in the background, its stdout collected as it comes.
-struct Running {
-    child: Child,
-    output: Arc<Mutex<Vec<u8>>>,
-    reader: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Running {
-    fn start(mut command: Command) -> Self {
-        let mut child = command
-            // Held open: the terminal channel reads it.
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            // Shown with a failing test's output.
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let output = Arc::new(Mutex::new(Vec::new()));
-        let sink = output.clone();
-        let mut stdout = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stdout.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        });
-        Running {
-            child,
-            output,
-            reader: Some(reader),
-        }
-    }
-
-    fn output(&self) -> String {
-        String::from_utf8_lossy(&self.output.lock().unwrap()).replace("\r\n", "\n")
-    }
-
-    /// Waits for the exit (with a deadline) and for the end of its output; returns its code and
-    /// its output.
-    fn wait(mut self) -> (i32, String) {
-        let code = wait_exit(&mut self.child).code().unwrap_or(-1);
-        if let Some(reader) = self.reader.take() {
-            reader.join().unwrap();
-        }
-        (code, self.output())
-    }
-}
-
-impl Drop for Running {
-    /// A failed test leaves nothing running.
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn a_resumed_run_offers_its_pending_question_again_without_posting_it_again() {
     let rt = runtime();
@@ -186,20 +126,15 @@ fn a_resumed_run_offers_its_pending_question_again_without_posting_it_again() {
     let posted = zulip.count(Endpoint::SendMessage);
     let registered = zulip.count(Endpoint::Register);
 
-    let resume = format!("{} resume", env!("CARGO_BIN_EXE_tether"));
-    let mut script = Command::new("script");
-    isolate(&mut script)
-        .args(["-qfec", &resume, "/dev/null"])
-        .current_dir(dir)
-        .env("TERM", "dumb");
-    with_zulip(&mut script, &zulip);
-    let resumed = Running::start(script);
+    let resumed = Pty::start_with(dir, "resume", |c| {
+        with_zulip(c, &zulip);
+    });
     let card = format!("a question for you ({})", question.id);
     wait_until(
         "the terminal card and the Zulip wait of the resumed run",
         PATIENCE,
         || {
-            (resumed.output().contains(&card) && zulip.count(Endpoint::Register) > registered)
+            (resumed.screen().contains(&card) && zulip.count(Endpoint::Register) > registered)
                 .then_some(())
         },
     )
@@ -255,7 +190,8 @@ fn the_timeout_answers_a_question_left_pending_by_a_killed_run() {
         "killed before the timeout"
     );
 
-    let (code, out) = Running::start(cmd(dir, &["resume"])).wait();
+    let out = wait_output(crate::common::spawn(dir, &["resume"]));
+    let (code, out) = (out.status.code().unwrap_or(-1), text(&out.stdout));
     assert_eq!(code, 0, "{out}");
     let answered = store(dir).question(&question.id).unwrap();
     assert_eq!(
