@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
-use tether_retry::Backoff;
+use tether_http::Backoff;
 use tether_store::{
     AnswerOutcome, Change, Following, Journal, NewQuestion, Outcome, Question, QuestionId,
     QuestionStatus, RunId,

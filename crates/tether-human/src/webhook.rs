@@ -100,7 +100,7 @@ enum Failure {
     Final(String),
 }
 
-impl tether_retry::RetryAfter for Failure {
+impl tether_http::RetryAfter for Failure {
     fn retry_after(&self) -> Option<Duration> {
         match self {
             Failure::Retry(_, after) => *after,
@@ -160,7 +160,7 @@ async fn deliver_all(inner: Arc<Inner>, mut rx: mpsc::UnboundedReceiver<Value>) 
 impl Inner {
     /// POSTs `body`, retrying as [`WebhookRetry`] says; logs what it could not deliver.
     async fn deliver(&self, body: &Value) {
-        let mut backoff = tether_retry::Backoff::new(self.retry.initial, self.retry.max);
+        let mut backoff = tether_http::Backoff::new(self.retry.initial, self.retry.max);
         for attempt in 1..=self.retry.attempts.max(1) {
             match self.attempt(body).await {
                 Ok(()) => return,

@@ -55,7 +55,7 @@ impl NtfyClient {
     /// A client of `server` (`https://ntfy.sh`, no trailing slash needed).
     pub fn new(server: &str, token: Option<Secret>) -> Result<Self, NtfyError> {
         let server = server.trim_end_matches('/').to_owned();
-        let tls = tether_tls::client_config(server.starts_with("https://"))
+        let tls = tether_http::client_config(server.starts_with("https://"))
             .map_err(|e| NtfyError::Setup(e.to_string()))?;
         let http = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
@@ -101,7 +101,7 @@ impl NtfyClient {
         message: &Publish,
         cancel: &CancellationToken,
     ) -> Result<Message, NtfyError> {
-        let mut backoff = tether_retry::Backoff::new(self.retry.initial, self.retry.max);
+        let mut backoff = tether_http::Backoff::new(self.retry.initial, self.retry.max);
         loop {
             let attempt = async {
                 let request = self.authorized(self.http.post(format!("{}/", self.server)));
@@ -117,12 +117,12 @@ impl NtfyClient {
                     .await
                     .map_err(|e| NtfyError::Protocol(format!("a publish's reply: {e}")))
             };
-            match tether_retry::guarded(attempt, cancel, None).await {
+            match tether_http::guarded(attempt, cancel, None).await {
                 Ok(sent) => return Ok(sent),
                 Err(e) if e.is_retryable() && backoff.failures() < self.retry.retries => {
                     let delay = backoff.delay(&e);
                     tracing::debug!(error = %e, ?delay, "ntfy publish failed; trying again");
-                    tether_retry::pause::<NtfyError>(delay, cancel, None).await?;
+                    tether_http::pause::<NtfyError>(delay, cancel, None).await?;
                 }
                 Err(e) => return Err(e),
             }
@@ -150,7 +150,7 @@ impl NtfyClient {
 /// An HTTP client with tether's TLS setup (ring, the platform's verifier; no global crypto
 /// provider), for `https` URLs or plain `http` ones. Other sinks (webhooks) use it too.
 pub fn http_client(https: bool) -> Result<reqwest::Client, NtfyError> {
-    let tls = tether_tls::client_config(https).map_err(|e| NtfyError::Setup(e.to_string()))?;
+    let tls = tether_http::client_config(https).map_err(|e| NtfyError::Setup(e.to_string()))?;
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .connect_timeout(Duration::from_secs(10))

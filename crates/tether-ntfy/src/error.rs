@@ -65,7 +65,7 @@ impl NtfyError {
     }
 }
 
-impl tether_retry::RetryAfter for NtfyError {
+impl tether_http::RetryAfter for NtfyError {
     fn retry_after(&self) -> Option<Duration> {
         match self {
             NtfyError::RateLimited { retry_after } | NtfyError::Server { retry_after, .. } => {
@@ -76,7 +76,7 @@ impl tether_retry::RetryAfter for NtfyError {
     }
 }
 
-impl tether_retry::Stopped for NtfyError {
+impl tether_http::Stopped for NtfyError {
     fn cancelled() -> Self {
         NtfyError::Cancelled
     }

@@ -90,13 +90,13 @@ impl Follower {
     /// (a wrong token, a forbidden topic).
     pub async fn next(&mut self, cancel: &CancellationToken) -> Result<Message, NtfyError> {
         let mut backoff =
-            tether_retry::Backoff::new(self.options.initial_backoff, self.options.max_backoff);
+            tether_http::Backoff::new(self.options.initial_backoff, self.options.max_backoff);
         loop {
             if cancel.is_cancelled() {
                 return Err(NtfyError::Cancelled);
             }
             let Some(stream) = self.stream.as_mut() else {
-                let opened = tether_retry::guarded(
+                let opened = tether_http::guarded(
                     self.client.open_stream(&self.topic, &self.since),
                     cancel,
                     None,
@@ -111,7 +111,7 @@ impl Follower {
                     Err(e) if e.is_retryable() => {
                         let delay = backoff.delay(&e);
                         tracing::debug!(error = %e, ?delay, "ntfy subscription failed; trying again");
-                        tether_retry::pause::<NtfyError>(delay, cancel, None).await?;
+                        tether_http::pause::<NtfyError>(delay, cancel, None).await?;
                     }
                     Err(e) => return Err(e),
                 }
@@ -162,12 +162,12 @@ impl Follower {
     /// must not make a busy loop).
     async fn reconnect_after(
         &mut self,
-        backoff: &mut tether_retry::Backoff,
+        backoff: &mut tether_http::Backoff,
         cancel: &CancellationToken,
     ) -> Result<(), NtfyError> {
         self.stream = None;
         let delay = backoff.exponential();
-        tether_retry::pause::<NtfyError>(delay, cancel, None).await
+        tether_http::pause::<NtfyError>(delay, cancel, None).await
     }
 }
 

@@ -9,6 +9,7 @@
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+use tether_http::ClientSpec;
 
 use reqwest::header::{AUTHORIZATION, HeaderValue, RETRY_AFTER};
 use reqwest::{RequestBuilder, StatusCode};
@@ -114,23 +115,11 @@ enum Token {
 impl SlackApi {
     /// A client for `settings`; fails only when TLS or the HTTP client cannot be set up.
     pub fn new(settings: &SlackSettings, options: &ApiOptions) -> Result<Self, SlackError> {
-        let https = settings.api_url.starts_with("https://");
-        let tls = tether_tls::client_config(https).map_err(|e| SlackError::Transport {
+        let spec = ClientSpec::new("tether-slack", &settings.api_url, options.connect_timeout)
+            .timeout(options.request_timeout);
+        let http = tether_http::client(&spec).map_err(|e| SlackError::Transport {
             detail: e.to_string(),
         })?;
-        let http = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls)
-            .connect_timeout(options.connect_timeout)
-            .timeout(options.request_timeout)
-            .user_agent(concat!(
-                "tether/",
-                env!("CARGO_PKG_VERSION"),
-                " (tether-slack)"
-            ))
-            .build()
-            .map_err(|err| SlackError::Transport {
-                detail: format!("cannot build the HTTP client: {}", describe(&err)),
-            })?;
         Ok(Self {
             inner: Arc::new(Inner {
                 http,
@@ -419,21 +408,8 @@ fn snippet(raw: &[u8]) -> String {
 
 fn transport(err: &reqwest::Error) -> SlackError {
     SlackError::Transport {
-        detail: describe(err),
+        detail: tether_http::describe(err),
     }
-}
-
-/// The error and its causes on one line. reqwest names the URL (no credentials in it) but
-/// never the headers.
-pub(crate) fn describe(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 fn bad_shape(detail: &str) -> SlackError {

@@ -162,7 +162,7 @@ impl SlackClient {
 
     /// The bot's identity (`auth.test`, fetched once).
     pub async fn bot(&self, cancel: &CancellationToken) -> Result<BotIdentity, SlackError> {
-        let limit = Some(self.shared.options.retry.setup_retries);
+        let limit = Some(self.shared.options.retry.request_retries);
         let bot = self
             .shared
             .bot
@@ -215,7 +215,7 @@ impl SlackClient {
     /// the [`PendingReply`] to wait on (persist its thread and ts first). `options` is the
     /// number of buttons `text`/`blocks` carry.
     ///
-    /// Transient failures are retried [`RetryPolicy::setup_retries`] times; after a failure
+    /// Transient failures are retried [`RetryPolicy::request_retries`] times; after a failure
     /// that may hide a stored post (a 5xx, a lost response) the channel or thread is searched
     /// for the post's nonce first, so the question is not posted twice.
     pub async fn post_question(
@@ -273,7 +273,7 @@ impl SlackClient {
     }
 
     /// Posts `text` in `thread` (a note: who answered, a run's notice). Retried
-    /// [`RetryPolicy::setup_retries`] times; in the rare case of a lost response it may appear
+    /// [`RetryPolicy::request_retries`] times; in the rare case of a lost response it may appear
     /// twice.
     pub async fn note(
         &self,
@@ -288,7 +288,7 @@ impl SlackClient {
             nonce: None,
         };
         let channel = thread.map_or(self.shared.channel.as_str(), |t| t.channel.as_str());
-        let limit = Some(self.shared.options.retry.setup_retries);
+        let limit = Some(self.shared.options.retry.request_retries);
         let message = &message;
         self.shared
             .retrying(
@@ -310,7 +310,7 @@ impl SlackClient {
         blocks: &Value,
         cancel: &CancellationToken,
     ) -> Result<(), SlackError> {
-        let limit = Some(self.shared.options.retry.setup_retries);
+        let limit = Some(self.shared.options.retry.request_retries);
         self.shared
             .retrying("chat.update", cancel, None, limit, move |api| async move {
                 api.update_message(channel, ts, text, blocks).await
@@ -326,7 +326,7 @@ impl SlackClient {
         since: &Ts,
         cancel: &CancellationToken,
     ) -> Result<Posted, SlackError> {
-        let limit = self.shared.options.retry.setup_retries;
+        let limit = self.shared.options.retry.request_retries;
         let mut backoff = Backoff::from(self.shared.options.retry.clone());
         let channel = self.shared.channel.as_str();
         loop {
@@ -364,7 +364,7 @@ impl SlackClient {
         cancel: &CancellationToken,
     ) -> Result<Option<Posted>, SlackError> {
         let channel = self.shared.channel.as_str();
-        let limit = Some(self.shared.options.retry.setup_retries);
+        let limit = Some(self.shared.options.retry.request_retries);
         let thread = message.thread_ts.as_ref();
         let page = self
             .shared

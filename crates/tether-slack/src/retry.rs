@@ -1,51 +1,23 @@
-//! When to try again, as this client does it: the shared backoff of `tether-retry` (0.5 s
-//! doubling to a 60 s cap, equal jitter, Slack's own retry-after on 429) with this client's
-//! settings ([`RetryPolicy`]) and error type.
+//! When to try again, as this client does it: the shared backoff and [`RetryPolicy`] of
+//! `tether-http` (Slack's own retry-after honoured) with this client's error type.
 
 use std::time::Duration;
-
 use tokio::time::Instant;
+
 use tokio_util::sync::CancellationToken;
 
 use crate::error::SlackError;
 
-pub(crate) use tether_retry::Backoff;
+pub(crate) use tether_http::Backoff;
+pub use tether_http::RetryPolicy;
 
-/// How failures are retried.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RetryPolicy {
-    /// The first backoff delay; it doubles with each consecutive failure.
-    pub initial: Duration,
-    /// The cap on one backoff delay (the exponential part; jitter stays within it).
-    pub max: Duration,
-    /// Retries allowed before the question is posted. Once posted, the wait retries without
-    /// limit: a human may answer hours later, after Slack comes back.
-    pub setup_retries: u32,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        Self {
-            initial: Duration::from_millis(500),
-            max: Duration::from_secs(60),
-            setup_retries: 6,
-        }
-    }
-}
-
-impl From<RetryPolicy> for Backoff {
-    fn from(policy: RetryPolicy) -> Self {
-        Backoff::new(policy.initial, policy.max)
-    }
-}
-
-impl tether_retry::RetryAfter for SlackError {
+impl tether_http::RetryAfter for SlackError {
     fn retry_after(&self) -> Option<Duration> {
         SlackError::retry_after(self)
     }
 }
 
-impl tether_retry::Stopped for SlackError {
+impl tether_http::Stopped for SlackError {
     fn cancelled() -> Self {
         SlackError::Cancelled
     }
@@ -60,7 +32,7 @@ pub(crate) async fn guarded<T>(
     cancel: &CancellationToken,
     deadline: Option<Instant>,
 ) -> Result<T, SlackError> {
-    tether_retry::guarded(future, cancel, deadline).await
+    tether_http::guarded(future, cancel, deadline).await
 }
 
 /// Sleeps `delay`, ending early with an error on cancellation or at the deadline.
@@ -69,5 +41,5 @@ pub(crate) async fn pause(
     cancel: &CancellationToken,
     deadline: Option<Instant>,
 ) -> Result<(), SlackError> {
-    tether_retry::pause(delay, cancel, deadline).await
+    tether_http::pause(delay, cancel, deadline).await
 }

@@ -17,7 +17,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 use tokio_util::sync::CancellationToken;
 
-use crate::api::{SocketUrl, describe};
+use crate::api::SocketUrl;
 use crate::error::SlackError;
 use crate::wire::{Frame, Incoming};
 
@@ -85,7 +85,7 @@ pub(crate) async fn connect(
             .map_err(|e| lost(format!("cannot connect the socket to {host}: {e}")))?;
         tcp.set_nodelay(true).ok();
         let io: Box<dyn Io> = if secure {
-            let config = tether_tls::client_config(true).map_err(|e| lost(e.to_string()))?;
+            let config = tether_http::client_config(true).map_err(|e| lost(e.to_string()))?;
             let name = rustls::pki_types::ServerName::try_from(host.clone())
                 .map_err(|e| lost(format!("bad socket host {host}: {e}")))?;
             let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
@@ -101,7 +101,7 @@ pub(crate) async fn connect(
             .map_err(|e| {
                 lost(format!(
                     "the socket handshake with {host} failed: {}",
-                    describe(&e)
+                    tether_http::chain(&e)
                 ))
             })?;
         Ok::<_, SlackError>(socket)

@@ -7,6 +7,7 @@
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+use tether_http::ClientSpec;
 
 use reqwest::StatusCode;
 use serde::de::DeserializeOwned;
@@ -71,22 +72,14 @@ impl fmt::Debug for TelegramApi {
 impl TelegramApi {
     /// A client for `settings`; fails only when TLS or the HTTP client cannot be set up.
     pub fn new(settings: &TelegramSettings, options: ApiOptions) -> Result<Self, TelegramError> {
-        let https = settings.api_url.starts_with("https://");
-        let tls = tether_tls::client_config(https).map_err(|e| TelegramError::Transport {
+        let spec = ClientSpec::new(
+            "tether-telegram",
+            &settings.api_url,
+            options.connect_timeout,
+        );
+        let http = tether_http::client(&spec).map_err(|e| TelegramError::Transport {
             detail: e.to_string(),
         })?;
-        let http = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls)
-            .connect_timeout(options.connect_timeout)
-            .user_agent(concat!(
-                "tether/",
-                env!("CARGO_PKG_VERSION"),
-                " (tether-telegram)"
-            ))
-            .build()
-            .map_err(|err| TelegramError::Transport {
-                detail: format!("cannot build the HTTP client: {}", err.without_url()),
-            })?;
         Ok(Self {
             inner: Arc::new(Inner {
                 http,

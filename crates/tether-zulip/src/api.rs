@@ -9,6 +9,7 @@
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+use tether_http::ClientSpec;
 
 use reqwest::header::RETRY_AFTER;
 use reqwest::{Method, RequestBuilder, StatusCode};
@@ -93,22 +94,14 @@ impl fmt::Debug for ZulipApi {
 impl ZulipApi {
     /// A client for `settings`; fails only when TLS or the HTTP client cannot be set up.
     pub fn new(settings: &ZulipSettings, options: ApiOptions) -> Result<Self, ZulipError> {
-        let https = settings.server_url.starts_with("https://");
-        let tls = tether_tls::client_config(https).map_err(|e| ZulipError::Transport {
+        let spec = ClientSpec::new(
+            "tether-zulip",
+            &settings.server_url,
+            options.connect_timeout,
+        );
+        let http = tether_http::client(&spec).map_err(|e| ZulipError::Transport {
             detail: e.to_string(),
         })?;
-        let http = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls)
-            .connect_timeout(options.connect_timeout)
-            .user_agent(concat!(
-                "tether/",
-                env!("CARGO_PKG_VERSION"),
-                " (tether-zulip)"
-            ))
-            .build()
-            .map_err(|err| ZulipError::Transport {
-                detail: format!("cannot build the HTTP client: {}", describe(&err)),
-            })?;
         Ok(Self {
             inner: Arc::new(Inner {
                 http,
@@ -405,24 +398,11 @@ fn snippet(raw: &[u8]) -> String {
 
 fn transport(err: &reqwest::Error) -> ZulipError {
     let detail = if err.is_timeout() {
-        format!("{TIMED_OUT}: {}", describe(err))
+        format!("{TIMED_OUT}: {}", tether_http::describe(err))
     } else {
-        describe(err)
+        tether_http::describe(err)
     };
     ZulipError::Transport { detail }
-}
-
-/// The error and its causes on one line. reqwest names the URL (no credentials in it) but
-/// never the headers.
-fn describe(err: &reqwest::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = std::error::Error::source(err);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 fn bad(detail: &str) -> ZulipError {

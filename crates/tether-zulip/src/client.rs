@@ -122,7 +122,7 @@ impl ZulipClient {
 
     /// The bot's identity (`GET /users/me`, fetched once).
     pub async fn bot(&self, cancel: &CancellationToken) -> Result<BotIdentity, ZulipError> {
-        let limit = Some(self.shared.options.retry.setup_retries);
+        let limit = Some(self.shared.options.retry.request_retries);
         let bot = self
             .shared
             .bot
@@ -155,7 +155,7 @@ impl ZulipClient {
     /// ([`PendingReply::question_id`]). Works the same for a follow-up in an existing topic:
     /// only replies newer than this post answer it.
     ///
-    /// Transient failures are retried [`RetryPolicy::setup_retries`] times; if posting fails
+    /// Transient failures are retried [`RetryPolicy::request_retries`] times; if posting fails
     /// for good the queue is deregistered and the error returned.
     pub async fn post_question(
         &self,
@@ -167,7 +167,7 @@ impl ZulipClient {
         let bot = self.bot(cancel).await?;
         let mut pending =
             PendingReply::new(Arc::clone(&self.shared), topic, &bot, MessageId(0), None);
-        let limit = Some(self.shared.options.retry.setup_retries);
+        let limit = Some(self.shared.options.retry.request_retries);
         pending.register(cancel, limit).await?;
         match pending.post(content, cancel).await {
             Ok(id) => {
@@ -217,7 +217,7 @@ impl ZulipClient {
     }
 
     /// Posts `text` in `topic` (e.g. [`crate::answered_elsewhere_note`]), retrying transient
-    /// failures [`RetryPolicy::setup_retries`] times. A note is not checked for duplicates: in
+    /// failures [`RetryPolicy::request_retries`] times. A note is not checked for duplicates: in
     /// the rare case of a lost response it may appear twice.
     pub async fn note(
         &self,
@@ -227,7 +227,7 @@ impl ZulipClient {
     ) -> Result<MessageId, ZulipError> {
         let topic = clean_topic(topic)?;
         let (stream, topic) = (self.shared.stream.as_str(), topic.as_str());
-        let limit = Some(self.shared.options.retry.setup_retries);
+        let limit = Some(self.shared.options.retry.request_retries);
         self.shared
             .retrying("messages", cancel, None, limit, move |api| async move {
                 api.send_stream_message(stream, topic, text).await

@@ -275,7 +275,7 @@ impl PendingReply {
         content: &str,
         cancel: &CancellationToken,
     ) -> Result<MessageId, ZulipError> {
-        let limit = self.shared.options.retry.setup_retries;
+        let limit = self.shared.options.retry.request_retries;
         let mut backoff = Backoff::from(self.shared.options.retry.clone());
         loop {
             let send =
@@ -313,7 +313,7 @@ impl PendingReply {
         cancel: &CancellationToken,
     ) -> Result<Option<MessageId>, ZulipError> {
         let wanted = content.trim();
-        let limit = Some(self.shared.options.retry.setup_retries);
+        let limit = Some(self.shared.options.retry.request_retries);
         if let Some(queue) = self.queue.as_ref() {
             let (queue_id, last_event_id) = (queue.queue_id().to_owned(), queue.last_event_id());
             let queue_id = queue_id.as_str();

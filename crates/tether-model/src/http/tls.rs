@@ -4,9 +4,9 @@ use rustls::ClientConfig;
 
 use crate::ModelError;
 
-/// The shared TLS configuration (see `tether_tls::client_config`).
+/// The shared TLS configuration (see `tether_http::client_config`).
 pub(super) fn client_config(https: bool) -> Result<ClientConfig, ModelError> {
-    tether_tls::client_config(https).map_err(|err| ModelError::Config {
+    tether_http::client_config(https).map_err(|err| ModelError::Config {
         detail: err.to_string(),
     })
 }

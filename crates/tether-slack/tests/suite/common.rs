@@ -52,7 +52,7 @@ pub fn fast_options() -> ClientOptions {
         retry: RetryPolicy {
             initial: Duration::from_millis(5),
             max: Duration::from_millis(50),
-            setup_retries: 6,
+            request_retries: 6,
         },
         catch_up_page: 200,
     }

@@ -64,7 +64,7 @@ fn options() -> ClientOptions {
         retry: RetryPolicy {
             initial: Duration::from_millis(1),
             max: Duration::from_millis(20),
-            setup_retries: 8,
+            request_retries: 8,
         },
         catch_up_page: 3,
     }

@@ -95,7 +95,7 @@ async fn backoff_grows_between_consecutive_failures() {
         retry: RetryPolicy {
             initial: Duration::from_millis(20),
             max: Duration::from_secs(1),
-            setup_retries: 6,
+            request_retries: 6,
         },
         ..fast_options()
     };
@@ -315,12 +315,12 @@ async fn a_missing_stream_is_reported_and_the_queue_deregistered() {
 }
 
 #[tokio::test]
-async fn setup_retries_are_bounded_and_the_queue_deregistered() {
+async fn request_retries_are_bounded_and_the_queue_deregistered() {
     let server = server(30).await;
     server.fault_next(Endpoint::SendMessage, 100, ZulipFault::ServerError(503));
     let options = ClientOptions {
         retry: RetryPolicy {
-            setup_retries: 3,
+            request_retries: 3,
             ..fast_options().retry
         },
         ..fast_options()

@@ -1,14 +1,11 @@
-//! When to try again, for every client that talks to a chat or push service (Zulip, Slack,
-//! Telegram, ntfy):
-//! exponential backoff with "equal jitter" on server and transport errors, the server's own
-//! retry-after on a rate limit, and waits that end early on cancellation or a deadline.
+//! When to try again: exponential backoff with "equal jitter" on server and transport errors,
+//! the server's own retry-after on a rate limit, and waits that end early on cancellation or a
+//! deadline.
 //!
-//! One implementation, so the three clients back off alike and the policy is tested once. Each
-//! client keeps its own `RetryPolicy` (its public settings) and error type: the error says
-//! whether the server asked for a wait ([`RetryAfter`]) and how a stopped wait reads
-//! ([`Stopped`]).
-
-#![deny(missing_docs)]
+//! One implementation, so every client backs off alike and the policy is tested once. Each
+//! client keeps its own error type: the error says whether the server asked for a wait
+//! ([`RetryAfter`]) and how a stopped wait reads ([`Stopped`]). The chat clients share their
+//! settings too ([`RetryPolicy`]).
 
 use std::future::Future;
 use std::time::Duration;
@@ -29,6 +26,36 @@ pub trait Stopped {
     fn cancelled() -> Self;
     /// The deadline passed (only for callers that give one).
     fn deadline_reached() -> Self;
+}
+
+/// How a chat client retries: the backoff's first delay and cap, and how many retries a one-off
+/// request gets (finding out who the bot is, posting the question, an edit). The wait for an
+/// answer retries without limit: a human may answer hours later, after the service comes back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// The first backoff delay; it doubles with each consecutive failure.
+    pub initial: Duration,
+    /// The cap on one backoff delay (the exponential part; jitter stays within it).
+    pub max: Duration,
+    /// Retries allowed for a one-off request.
+    pub request_retries: u32,
+}
+
+impl Default for RetryPolicy {
+    /// 0.5 s doubling to a 60 s cap; six retries of a one-off request.
+    fn default() -> Self {
+        Self {
+            initial: Duration::from_millis(500),
+            max: Duration::from_secs(60),
+            request_retries: 6,
+        }
+    }
+}
+
+impl From<RetryPolicy> for Backoff {
+    fn from(policy: RetryPolicy) -> Self {
+        Backoff::new(policy.initial, policy.max)
+    }
 }
 
 /// The state of one retry sequence.
@@ -120,5 +147,5 @@ pub async fn pause<E: Stopped>(
 }
 
 #[cfg(test)]
-#[path = "lib_tests.rs"]
+#[path = "retry_tests.rs"]
 mod tests;

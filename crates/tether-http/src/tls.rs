@@ -1,12 +1,9 @@
-//! TLS for every HTTP client of tether (the model endpoints, Zulip, Slack, Telegram, ntfy)
-//! without a process-global crypto provider.
+//! TLS without a process-global crypto provider.
 //!
 //! reqwest is built with `rustls-no-provider` (aws-lc is heavy to build), so it would look for a
 //! globally installed provider — and panic if there is none. Handing it a finished
 //! `ClientConfig` that names the ring provider explicitly avoids both the global and the panic.
 //! One function, so every client verifies certificates the same way.
-
-#![deny(missing_docs)]
 
 use std::sync::Arc;
 

@@ -1,0 +1,114 @@
+//! Building a client, and reading what went wrong.
+
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::{HeaderMap, RETRY_AFTER};
+
+/// What a client needs: who it is, whether it talks TLS, and how long it waits.
+#[derive(Debug, Clone)]
+pub struct ClientSpec {
+    /// The client's name in the user agent (`tether/<version> (<name>)`).
+    pub name: &'static str,
+    /// Whether its server is `https` (a plain `http` client reads no certificates).
+    pub https: bool,
+    /// How long a connection may take to open.
+    pub connect_timeout: Duration,
+    /// How long a whole request may take; `None` for long polls and streams, which bound
+    /// themselves.
+    pub timeout: Option<Duration>,
+}
+
+impl ClientSpec {
+    /// A client named `name` for a server at `url` (TLS when it is `https://`), connecting
+    /// within `connect_timeout`, with no overall request timeout.
+    pub fn new(name: &'static str, url: &str, connect_timeout: Duration) -> Self {
+        ClientSpec {
+            name,
+            https: url.starts_with("https://"),
+            connect_timeout,
+            timeout: None,
+        }
+    }
+
+    /// Every request ends after `timeout`.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+/// The HTTP client could not be set up (TLS, or the client itself); nothing was sent.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the HTTP client: {detail}")]
+pub struct SetupError {
+    /// What failed.
+    pub detail: String,
+}
+
+/// A client for `spec`.
+pub fn client(spec: &ClientSpec) -> Result<reqwest::Client, SetupError> {
+    let tls = crate::tls::client_config(spec.https).map_err(|e| SetupError {
+        detail: e.to_string(),
+    })?;
+    let mut builder = reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .connect_timeout(spec.connect_timeout)
+        .user_agent(format!(
+            "tether/{} ({})",
+            env!("CARGO_PKG_VERSION"),
+            spec.name
+        ));
+    if let Some(timeout) = spec.timeout {
+        builder = builder.timeout(timeout);
+    }
+    builder.build().map_err(|e| SetupError {
+        detail: describe(&e),
+    })
+}
+
+/// A transport error as text, with its causes and without its URL (which may carry a token).
+pub fn describe(err: &reqwest::Error) -> String {
+    let mut text = err.to_string();
+    if let Some(url) = err.url() {
+        text = text
+            .replace(&format!(" for url ({url})"), "")
+            .replace(url.as_str(), "[url]");
+    }
+    with_causes(text, std::error::Error::source(err))
+}
+
+/// Any error and its causes on one line (`what: why: deeper why`).
+pub fn chain(err: &dyn std::error::Error) -> String {
+    with_causes(err.to_string(), err.source())
+}
+
+fn with_causes(mut text: String, mut source: Option<&dyn std::error::Error>) -> String {
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// The longest wait a server's `Retry-After` is taken at.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
+
+/// How long the server asked to wait (`Retry-After`: seconds, or an HTTP date), at most ten
+/// minutes; `None` when it did not say (or said something unreadable).
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    let wait = match value.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs >= 0.0 => Duration::from_secs_f64(secs.min(1e6)),
+        Ok(_) => return None,
+        Err(_) => httpdate::parse_http_date(value)
+            .ok()?
+            .duration_since(SystemTime::now())
+            .unwrap_or_default(),
+    };
+    Some(wait.min(MAX_RETRY_AFTER))
+}
+
+#[cfg(test)]
+#[path = "client_tests.rs"]
+mod tests;
