@@ -284,7 +284,14 @@ mod tests {
         for page in ["/", "/history", "/runs/r-abc"] {
             assert!(is_page(page), "{page}");
         }
-        for other in ["/api/runs", "/live", "/runs/", "/runs/a/b", "/assets/app.js", "/x"] {
+        for other in [
+            "/api/runs",
+            "/live",
+            "/runs/",
+            "/runs/a/b",
+            "/assets/app.js",
+            "/x",
+        ] {
             assert!(!is_page(other), "{other}");
         }
         assert!(is_asset("/assets/app.js") && is_asset("/assets/app.css"));

@@ -8,7 +8,12 @@ fn without_the_token_nothing_is_served_but_the_shell_and_the_assets() {
     let web = Web::start();
     let store = web.store();
     crate::common::question(&store, None, "The secret plan?");
-    for path in ["/api/runs", "/api/questions", "/api/events", "/live?page=runs"] {
+    for path in [
+        "/api/runs",
+        "/api/questions",
+        "/api/events",
+        "/live?page=runs",
+    ] {
         let r = web.request("GET", path, &[], None);
         assert_eq!(r.status, 401, "{path}");
     }
@@ -16,7 +21,11 @@ fn without_the_token_nothing_is_served_but_the_shell_and_the_assets() {
     for path in ["/", "/history", "/runs/r-nothere", "/?notice=answered"] {
         let r = web.request("GET", path, &[], None);
         assert_eq!(r.status, 200, "{path}");
-        assert!(r.body.contains(r#"data-shell="true""#), "{path}: {}", r.body);
+        assert!(
+            r.body.contains(r#"data-shell="true""#),
+            "{path}: {}",
+            r.body
+        );
         assert!(!r.body.contains("secret plan"), "{path}: {}", r.body);
     }
     for path in ["/assets/app.js", "/assets/app.css"] {
@@ -43,7 +52,10 @@ fn the_token_in_the_url_gets_the_shell_and_never_a_cookie() {
     assert_eq!(r.status, 200);
     assert!(r.body.contains(r#"data-shell="true""#), "{}", r.body);
     assert_eq!(r.header("set-cookie"), None);
-    assert!(!r.body.contains(&web.token), "the shell does not repeat the token");
+    assert!(
+        !r.body.contains(&web.token),
+        "the shell does not repeat the token"
+    );
     let page = web.get("/history");
     assert_eq!(page.status, 200);
     assert_eq!(page.header("set-cookie"), None);
@@ -126,7 +138,10 @@ fn changes_need_the_token_and_no_other_origin() {
     let r = web.request(
         "POST",
         &path,
-        &[("Authorization", &bearer), ("Origin", "http://evil.example")],
+        &[
+            ("Authorization", &bearer),
+            ("Origin", "http://evil.example"),
+        ],
         form,
     );
     assert_eq!(r.status, 403);

@@ -269,7 +269,10 @@ fn pause_in_the_page_stops_a_running_loop_at_its_next_boundary() {
             &[],
         )
         .unwrap();
-    open(&browser, &format!("{}{}", base(&url), href.as_str().unwrap()));
+    open(
+        &browser,
+        &format!("{}{}", base(&url), href.as_str().unwrap()),
+    );
     until(
         &browser,
         "the page to go live",
@@ -421,7 +424,10 @@ fn the_demo_run_shows_both_verdicts_the_cited_quotes_and_the_qa() {
             &[],
         )
         .unwrap();
-    open(&browser, &format!("{}{}", base(&url), href.as_str().unwrap()));
+    open(
+        &browser,
+        &format!("{}{}", base(&url), href.as_str().unwrap()),
+    );
     let timeline = browser.text("#timeline").unwrap();
     assert!(timeline.contains("Sign-off of greet: reject"), "{timeline}");
     assert!(timeline.contains("Sign-off of greet: accept"), "{timeline}");
@@ -641,7 +647,10 @@ fn another_server_on_127_0_0_1_never_receives_the_token_while_the_dashboard_work
             &[],
         )
         .unwrap();
-    open(&browser, &format!("{}{}", base(&url), run.as_str().unwrap()));
+    open(
+        &browser,
+        &format!("{}{}", base(&url), run.as_str().unwrap()),
+    );
     browser.click("form[action$='/pause'] button").unwrap();
     let status = wait_exit(&mut ralph.0);
     assert_eq!(status.code(), Some(4), "a paused loop exits 4");

@@ -33,7 +33,12 @@ fn asked_in(format: &str) -> Value {
         .unwrap()
         .to_owned();
     let answered = run(dir.path(), &["answer", &id, "no"]);
-    assert_eq!(answered.status.code(), Some(0), "{}", text(&answered.stderr));
+    assert_eq!(
+        answered.status.code(),
+        Some(0),
+        "{}",
+        text(&answered.stderr)
+    );
     let asked = wait_output(asking);
     assert_eq!(asked.status.code(), Some(0), "{}", text(&asked.stderr));
     hook.bodies()
@@ -46,7 +51,10 @@ fn asked_in(format: &str) -> Value {
 fn a_slack_webhook_gets_the_question_escaped() {
     let body = asked_in("slack");
     let shown = body["text"].as_str().unwrap();
-    assert!(!shown.contains('<'), "no mention or link can start: {shown}");
+    assert!(
+        !shown.contains('<'),
+        "no mention or link can start: {shown}"
+    );
     for escaped in [
         "&lt;!channel&gt;",
         "&lt;@U0123&gt;",
