@@ -50,8 +50,9 @@
     return u.origin === window.location.origin ? u.pathname + u.search : null;
   }
 
+  // Says what went wrong: in the shell's line, or else in the page's live-status line.
   function explain(text) {
-    var status = document.getElementById('shell-status');
+    var status = document.getElementById('shell-status') || document.getElementById('live-status');
     if (status) { status.textContent = text; }
   }
 
@@ -93,22 +94,28 @@
     });
   }
 
-  // Forms are sent with the token by fetch; the server answers with the page to show next.
+  // Forms that change something are sent with the token by fetch; the server answers with the
+  // page to show next. A GET form (the runs filter) is a navigation like a link: the shell it
+  // gets fetches the page with the token.
   document.addEventListener('submit', function (ev) {
     var form = ev.target;
     var action = samePath(form.action);
-    if (!action) { return; }
+    if (!action || form.method.toLowerCase() !== 'post') { return; }
     ev.preventDefault();
     var input = form.querySelector('input.responder:not([type=hidden])');
     if (input && input.value.trim()) {
       try { localStorage.setItem(NAME_KEY, input.value.trim()); } catch (e) { /* private mode */ }
     }
     var data = new FormData(form, ev.submitter || null);
-    form.querySelectorAll('button').forEach(function (b) { b.disabled = true; });
+    var buttons = form.querySelectorAll('button');
+    buttons.forEach(function (b) { b.disabled = true; });
     load(action, withToken(
       { method: 'POST', body: new URLSearchParams(data) },
       { 'Content-Type': 'application/x-www-form-urlencoded' }
-    ));
+    )).then(function () {
+      // Still here when it could not be sent: it may be sent again.
+      buttons.forEach(function (b) { b.disabled = false; });
+    });
   });
 
   function ago(ms) {

@@ -634,13 +634,31 @@ fn another_server_on_127_0_0_1_never_receives_the_token_while_the_dashboard_work
     browser.click("#questions button[type=submit]").unwrap();
     let out = wait_output(ask);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Yes, go ahead\n");
-
-    // So does pausing the running loop.
     until(
         &browser,
-        "the run in the list",
-        "return !!document.querySelector('#runs-list a');",
+        "the page the answer leads to",
+        "const n = document.querySelector('.notice'); \
+         return !!n && n.textContent.includes('Your answer was sent');",
     );
+
+    // The runs filter (a GET form, a navigation) shows the filtered list.
+    browser
+        .execute(
+            "document.querySelector('form.filters select[name=state]').value = 'running'; \
+             return true;",
+            &[],
+        )
+        .unwrap();
+    browser.click("form.filters button[type=submit]").unwrap();
+    until(
+        &browser,
+        "the running runs, filtered",
+        "return location.search.includes('state=running') && !!document.body \
+         && !document.body.hasAttribute('data-shell') \
+         && document.querySelectorAll('#runs-list a').length > 0;",
+    );
+
+    // So does pausing the running loop.
     let run = browser
         .execute(
             "return document.querySelector('#runs-list a').getAttribute('href');",
