@@ -38,6 +38,7 @@ use crate::channels::{BoxFuture, Channel, ChannelAnswer};
 use crate::notices::Notice;
 use crate::sink_body::{BodyKind, SinkBody};
 use crate::sinks::SinkError;
+use crate::state_file;
 
 /// The name answers from ntfy are stored under.
 const NAME: &str = "ntfy";
@@ -174,20 +175,15 @@ impl Shared {
     }
 
     fn saved_last_id(&self) -> Option<String> {
-        let text = std::fs::read_to_string(self.last_id_path()).ok()?;
+        let text = state_file::read(&self.last_id_path())?;
         let id = text.trim();
         (!id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric())).then(|| id.to_owned())
     }
 
+    /// Several processes may follow one reply topic: each write has a temporary name of its own
+    /// ([`state_file::replace`]), so none renames another's half-written file or loses its own.
     fn save_last_id(&self, id: &str) {
-        let path = self.last_id_path();
-        let tmp = path.with_extension("tmp");
-        let saved = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&tmp, id))
-            .and_then(|()| std::fs::rename(&tmp, &path));
-        if let Err(e) = saved {
+        if let Err(e) = state_file::replace(&self.last_id_path(), id) {
             tracing::warn!(sink = NAME, error = %e, "cannot keep the last ntfy reply's id");
         }
     }

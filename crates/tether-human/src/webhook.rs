@@ -1,5 +1,7 @@
 //! The webhook sink: every notice and question POSTed to a URL — tether's JSON body (see
-//! [`crate::sink_body`]) or the shape of a Slack or Discord incoming webhook.
+//! [`crate::sink_body`]) or the shape of a Slack or Discord incoming webhook, with the text
+//! escaped for that chat's markup (an agent's question is the agent's text: it must not ping a
+//! channel or show a link whose text hides its target).
 //!
 //! A webhook is someone else's server, and it may be slow or down; the run must not wait for
 //! it. So the channel only queues what it sends, and one background task per sink delivers the
@@ -45,14 +47,20 @@ impl Default for WebhookRetry {
     }
 }
 
-/// The webhook's body for `body` in `format`.
+/// The webhook's body for `body` in `format`. In the chat formats every text is escaped for
+/// that chat's markup — the Slack channel's escaping for Slack, [`crate::discord`]'s for
+/// Discord — so what an agent wrote can neither mention anyone nor disguise a link; Discord is
+/// also told to ping nobody (`allowed_mentions`).
 pub fn render(body: &SinkBody, format: WebhookFormat) -> Value {
     match format {
         WebhookFormat::Json => body.json(),
-        WebhookFormat::Slack => json!({"text": format!("*{}*\n{}", body.title(), body.plain())}),
-        WebhookFormat::Discord => {
-            json!({"content": format!("**{}**\n{}", body.title(), body.plain())})
-        }
+        WebhookFormat::Slack => json!({
+            "text": format!("*{}*\n{}", tether_slack::escape(&body.title()), tether_slack::escape(&body.plain())),
+        }),
+        WebhookFormat::Discord => json!({
+            "content": crate::discord::content(&body.title(), &body.plain()),
+            "allowed_mentions": {"parse": []},
+        }),
     }
 }
 

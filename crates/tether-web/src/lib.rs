@@ -20,15 +20,17 @@
 //!   changes and an outside wake-up the caller hands in otherwise; a slow re-check as a safety
 //!   net) and hands every new event to the open streams ([`hub`]). Streams are server-sent events whose ids are the
 //!   journal's seqs, so a browser that reconnects with `Last-Event-ID` misses nothing ([`live`]).
-//! - **Safe on a shared machine**: a random token printed with the URL, exchanged for an
-//!   `HttpOnly`, `SameSite=Strict` cookie; the `Host` header must name the server (no DNS
-//!   rebinding); state-changing requests must come from the page's own origin; loopback unless
+//! - **Safe on a shared machine**: a random token printed with the URL, kept by the page in
+//!   `sessionStorage` (this origin's alone, port included) and sent as a bearer header — never
+//!   in a cookie, which browsers would send to every other server on `127.0.0.1`; the `Host`
+//!   header must name the server (no DNS rebinding); state-changing requests must not come
+//!   from another origin; loopback unless
 //!   a remote bind is asked for explicitly; a strict Content-Security-Policy, no inline script,
 //!   and every text escaped by the template engine after control characters are made visible
 //!   ([`security`], [`views`]).
-//! - **Made for people**: server-rendered pages that work without script, one small script for
-//!   the live updates and the remembered name; assets inside the binary; phone width, light and
-//!   dark.
+//! - **Made for people**: server-rendered pages, one small script that carries the token,
+//!   fetches the pages and sends the forms with it, places the live updates and remembers the
+//!   name; assets inside the binary; phone width, light and dark.
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]

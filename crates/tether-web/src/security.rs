@@ -2,21 +2,25 @@
 //!
 //! A local web server is reachable by every page the user opens: a hostile site can make the
 //! browser send requests to `127.0.0.1` (cross-site requests) or point its own host name at it
-//! (DNS rebinding). So every request passes [`guard`]:
+//! (DNS rebinding). And browsers do not keep cookies apart by port: a cookie set by this server
+//! is sent to every other server on `127.0.0.1` the user opens — an agent's dev server among
+//! them. So no secret travels in a cookie, and every request passes [`guard`]:
 //!
 //! 1. the `Host` header must name this server: on a loopback bind `127.0.0.1`, `localhost` or
 //!    `[::1]` with its port; on a remote bind any IP address with its port (a rebinding attack
 //!    needs a host name). Anything else is refused before anything is read;
-//! 2. the token printed at start is needed for everything: given once as `?token=` it is
-//!    exchanged for an `HttpOnly`, `SameSite=Strict` cookie (and the URL loses it); API clients
-//!    may send `Authorization: Bearer <token>` instead. Compared in constant time;
-//! 3. a request that changes state (anything but GET and HEAD) must carry an `Origin` equal to
-//!    the server's own, or — for non-browser clients, which send none — the bearer header; a
-//!    `Sec-Fetch-Site` other than `same-origin` or `none` is refused too;
+//! 2. the token printed at start is needed for everything but the two static assets: it comes
+//!    as `Authorization: Bearer <token>`, compared in constant time. The page's script takes it
+//!    from the URL tether printed (`?token=`), keeps it in `sessionStorage` — which only this
+//!    origin, port included, can read — takes it out of the address bar, and sends it as that
+//!    header on every request it makes. A page opened without the header (any navigation) gets
+//!    only the [`crate::views::shell`], which holds nothing but the script that fetches the page
+//!    with the header; a wrong `?token=` is refused there already;
+//! 3. a request that changes state (anything but GET and HEAD) must not carry an `Origin` other
+//!    than the server's own, nor a `Sec-Fetch-Site` other than `same-origin` or `none`;
 //! 4. every response carries a strict Content-Security-Policy (scripts and styles only from
-//!    the server's own files, no inline script, no framing), `nosniff`, a same-origin referrer policy (with `no-referrer` a browser sends `Origin: null`
-//!    on form posts) and
-//!    `no-store`.
+//!    the server's own files, no inline script, no framing), `nosniff`, a same-origin referrer
+//!    policy (the URL with the token is never sent elsewhere) and `no-store`.
 
 use std::io::Read as _;
 use std::net::SocketAddr;
@@ -26,10 +30,11 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::{Html, IntoResponse, Response};
 
 use crate::app::App;
 use crate::error::WebError;
+use crate::views;
 
 /// The Content-Security-Policy of every response.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
@@ -40,7 +45,6 @@ pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; 
 #[derive(Debug, Clone)]
 pub struct Guard {
     token: String,
-    cookie: String,
     port: u16,
     remote: bool,
 }
@@ -51,8 +55,6 @@ impl Guard {
     pub fn new(token: String, addr: SocketAddr, remote: bool) -> Self {
         Guard {
             token,
-            // Cookies are not kept apart by port: two servers on one host need two names.
-            cookie: format!("tether_{}", addr.port()),
             port: addr.port(),
             remote,
         }
@@ -89,26 +91,6 @@ impl Guard {
     fn matches(&self, given: &str) -> bool {
         constant_time_eq(given.as_bytes(), self.token.as_bytes())
     }
-
-    /// The token from the cookie, if the request has this server's cookie.
-    fn cookie_token<'a>(&self, headers: &'a HeaderMap) -> Option<&'a str> {
-        headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(name, _)| *name == self.cookie)
-            .map(|(_, value)| value)
-    }
-
-    /// The `Set-Cookie` value that carries the token from now on.
-    fn set_cookie(&self) -> String {
-        format!(
-            "{}={}; HttpOnly; SameSite=Strict; Path=/",
-            self.cookie, self.token
-        )
-    }
 }
 
 /// 32 bytes from the system's randomness, as hex.
@@ -131,18 +113,11 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// How a request authenticated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Auth {
-    Cookie,
-    Bearer,
-}
-
 /// The middleware: Host, token, Origin, then the security headers on whatever is answered.
 pub(crate) async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     let mut response = match check(&app.guard, &req) {
-        Ok(Some(early)) => early,
-        Ok(None) => next.run(req).await,
+        Ok(Pass::Through) => next.run(req).await,
+        Ok(Pass::Shell) => Html(views::shell().into_string()).into_response(),
         Err((status, why)) => refusal(status, why),
     };
     harden(response.headers_mut());
@@ -151,8 +126,16 @@ pub(crate) async fn guard(State(app): State<Arc<App>>, req: Request, next: Next)
 
 type Refused = (StatusCode, &'static str);
 
-/// `Ok(Some(_))` answers at once (the token exchange), `Ok(None)` lets the request through.
-fn check(guard: &Guard, req: &Request) -> Result<Option<Response>, Refused> {
+/// What a request that passed the guard gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// What it asked for.
+    Through,
+    /// A page asked for without the token: the shell, whose script asks again with it.
+    Shell,
+}
+
+fn check(guard: &Guard, req: &Request) -> Result<Pass, Refused> {
     let headers = req.headers();
     let host = headers
         .get(header::HOST)
@@ -164,49 +147,63 @@ fn check(guard: &Guard, req: &Request) -> Result<Option<Response>, Refused> {
             "this server answers only to its own address (open the URL tether printed)",
         ));
     }
-    if let Some(given) = query_token(req.uri().query()) {
-        if req.method() != Method::GET || !guard.matches(given) {
-            return Err((StatusCode::UNAUTHORIZED, "wrong token"));
-        }
-        return Ok(Some(exchange(guard, req.uri().path())));
+    let reading = matches!(*req.method(), Method::GET | Method::HEAD);
+    let path = req.uri().path();
+    if reading && is_asset(path) {
+        return Ok(Pass::Through);
     }
-    let auth = authenticate(guard, headers).ok_or((
-        StatusCode::UNAUTHORIZED,
-        "open the dashboard with the URL tether printed (it carries the token)",
-    ))?;
-    if !matches!(*req.method(), Method::GET | Method::HEAD) {
-        check_origin(headers, host, auth)?;
+    if !authenticated(guard, headers) {
+        let given = query_token(req.uri().query());
+        return match given {
+            Some(t) if !guard.matches(t) => Err((StatusCode::UNAUTHORIZED, "wrong token")),
+            _ if reading && is_page(path) => Ok(Pass::Shell),
+            _ => Err((
+                StatusCode::UNAUTHORIZED,
+                "send the token printed at start as `Authorization: Bearer <token>` \
+                 (in a browser, open the URL tether printed)",
+            )),
+        };
     }
-    Ok(None)
+    if !reading {
+        check_origin(headers, host)?;
+    }
+    Ok(Pass::Through)
 }
 
-fn authenticate(guard: &Guard, headers: &HeaderMap) -> Option<Auth> {
-    let bearer = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    if let Some(token) = bearer {
-        return guard.matches(token.trim()).then_some(Auth::Bearer);
-    }
-    guard
-        .cookie_token(headers)
-        .filter(|t| guard.matches(t))
-        .map(|_| Auth::Cookie)
+/// The stylesheet and the script: the same for everyone, and needed by the shell.
+fn is_asset(path: &str) -> bool {
+    matches!(path, "/assets/app.css" | "/assets/app.js")
 }
 
-fn check_origin(headers: &HeaderMap, host: &str, auth: Auth) -> Result<(), Refused> {
+/// A page a person opens (what gets the shell without the token): `/`, `/history`,
+/// `/runs/<id>`.
+fn is_page(path: &str) -> bool {
+    path == "/"
+        || path == "/history"
+        || path
+            .strip_prefix("/runs/")
+            .is_some_and(|id| !id.is_empty() && !id.contains('/'))
+}
+
+fn authenticated(guard: &Guard, headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::AUTHORIZATION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|v| v.strip_prefix("Bearer "))
+        .any(|token| guard.matches(token.trim()))
+}
+
+fn check_origin(headers: &HeaderMap, host: &str) -> Result<(), Refused> {
     let site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
     if site.is_some_and(|s| s != "same-origin" && s != "none") {
         return Err((StatusCode::FORBIDDEN, "cross-site request refused"));
     }
     match headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
-        Some(origin) if origin == format!("http://{host}") => Ok(()),
-        Some(_) => Err((StatusCode::FORBIDDEN, "request from another origin refused")),
-        None if auth == Auth::Bearer => Ok(()),
-        None => Err((
-            StatusCode::FORBIDDEN,
-            "a change needs the page's Origin header, or the token as a bearer header",
-        )),
+        Some(origin) if origin != format!("http://{host}") => {
+            Err((StatusCode::FORBIDDEN, "request from another origin refused"))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -216,25 +213,6 @@ fn query_token(query: Option<&str>) -> Option<&str> {
         .filter_map(|pair| pair.split_once('='))
         .find(|(k, _)| *k == "token")
         .map(|(_, v)| v)
-}
-
-/// Sets the cookie and sends the browser to the same page without the token in its URL.
-fn exchange(guard: &Guard, path: &str) -> Response {
-    let location = if path.starts_with('/') && !path.starts_with("//") {
-        path
-    } else {
-        "/"
-    };
-    let mut response = StatusCode::SEE_OTHER.into_response();
-    let headers = response.headers_mut();
-    if let (Ok(loc), Ok(cookie)) = (
-        HeaderValue::from_str(location),
-        HeaderValue::from_str(&guard.set_cookie()),
-    ) {
-        headers.insert(header::LOCATION, loc);
-        headers.insert(header::SET_COOKIE, cookie);
-    }
-    response
 }
 
 fn refusal(status: StatusCode, why: &'static str) -> Response {
@@ -299,6 +277,25 @@ mod tests {
         assert!(r.host_allowed("192.168.1.4:8080"));
         assert!(r.host_allowed("[fe80::1]:8080"));
         assert!(!r.host_allowed("evil.example:8080"));
+    }
+
+    #[test]
+    fn pages_and_assets() {
+        for page in ["/", "/history", "/runs/r-abc"] {
+            assert!(is_page(page), "{page}");
+        }
+        for other in [
+            "/api/runs",
+            "/live",
+            "/runs/",
+            "/runs/a/b",
+            "/assets/app.js",
+            "/x",
+        ] {
+            assert!(!is_page(other), "{other}");
+        }
+        assert!(is_asset("/assets/app.js") && is_asset("/assets/app.css"));
+        assert!(!is_asset("/assets/other"));
     }
 
     #[test]

@@ -194,6 +194,89 @@ fn the_webhook_bodies_in_each_format() {
     }
 }
 
+/// An agent's question that tries to ping everyone and disguise a link, with honest text beside
+/// it (code with `<` and `>`, a plain URL, an email address) that must still read well.
+const HOSTILE: &str = "<!channel> @everyone @here <@U123> <@&42> look: \
+     <https://evil.example|https://docs.example> [the docs](https://evil.example) ||hidden|| \
+     **loud** | honest: if a < b && c > d see https://example.com/a_b?x=1&y=2 or mail ana@example.com";
+
+/// Whether `json` (a rendered body) holds a character that would start a mention or a link:
+/// in Slack any `<` (Slack's links and mentions all start with one); in Discord a `<`, `[` or
+/// `]` without the backslash that escapes it.
+fn unescaped_markup(json: &str, format: WebhookFormat) -> bool {
+    let value: Value = serde_json::from_str(json).unwrap();
+    match format {
+        WebhookFormat::Slack => value["text"].as_str().unwrap().contains('<'),
+        WebhookFormat::Discord => {
+            let content = value["content"].as_str().unwrap();
+            let mut escaped = false;
+            content.chars().any(|c| {
+                let live = !escaped && matches!(c, '<' | '[' | ']');
+                escaped = !escaped && c == '\\';
+                live
+            })
+        }
+        WebhookFormat::Json => false,
+    }
+}
+
+#[test]
+fn agent_text_is_escaped_for_each_chat_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(Workspace::at(dir.path()).db_path()).unwrap();
+    let question = store
+        .insert_question(&NewQuestion {
+            question: HOSTILE.into(),
+            options: vec!["<!here> yes".into(), "[no](https://evil.example)".into()],
+            ..NewQuestion::default()
+        })
+        .unwrap();
+    let id = question.id.to_string();
+    let asked = SinkBody::question(&question, BodyKind::Question);
+    let answer = tether_human::broker::Answer {
+        question_id: question.id.clone(),
+        text: "@everyone <https://evil.example|fine>".into(),
+        channel: "zulip".into(),
+        responder: "<!channel> [ana](https://evil.example)".into(),
+        thread_id: String::new(),
+        choice: None,
+        options_offered: 2,
+    };
+    let answered = SinkBody::answered(&question, &answer);
+    for format in [WebhookFormat::Slack, WebhookFormat::Discord] {
+        let shown = format!(
+            "{}\n{}",
+            serde_json::to_string_pretty(&render(&asked, format)).unwrap(),
+            serde_json::to_string_pretty(&render(&answered, format)).unwrap()
+        )
+        .replace(&id, "<question id>")
+        .replace('\u{200b}', "{ZWSP}");
+        for body in [&asked, &answered] {
+            let rendered = render(body, format).to_string();
+            assert!(
+                !unescaped_markup(&rendered, format),
+                "{format:?}: {rendered}"
+            );
+        }
+        insta::assert_snapshot!(format!("hostile_{format:?}").to_lowercase(), shown);
+    }
+    let discord = render(&asked, WebhookFormat::Discord);
+    assert_eq!(
+        discord["allowed_mentions"],
+        serde_json::json!({"parse": []})
+    );
+    let content = discord["content"].as_str().unwrap();
+    assert!(
+        !content.contains("@everyone") && !content.contains("@here"),
+        "{content}"
+    );
+    assert!(
+        content.contains("https://example.com/a_b?x=1&y=2 "),
+        "{content}"
+    );
+    assert!(content.contains("ana@example.com"), "{content}");
+}
+
 fn command(dir: &Path, script: &str, timeout_secs: u64) -> NotifyCommand {
     let config = NotifyCommandConfig {
         program: Some("/bin/sh".into()),

@@ -1,9 +1,10 @@
 //! The pages and what their forms do: the runs list, a run, the Q&A history, the answer form,
 //! pause, cancel and say, each page's live stream, and the two embedded assets.
 //!
-//! Forms post plainly (they work without script) and lead back to the page with a fixed
-//! notice; the page's script only adds the live updates ([`updates`]) and remembers the
-//! responder's name.
+//! Forms post plainly and lead back to the page with a fixed notice. The page's script sends
+//! them (with the token, which never travels in a cookie: see [`crate::security`]) and shows
+//! the page they lead to; it also fetches each page itself, reads the live updates
+//! ([`updates`]) and remembers the responder's name.
 
 mod updates;
 

@@ -92,6 +92,39 @@ impl Notice {
     }
 }
 
+/// What a page opened without the token gets (every navigation, since the token never travels
+/// in a cookie): the head with the two assets, and a line that the script replaces with the
+/// page it fetches with the token. It holds nothing from the store.
+pub fn shell() -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="color-scheme" content="light dark";
+                title { "tether" }
+                link rel="stylesheet" href="/assets/app.css";
+                script src="/assets/app.js" defer {}
+            }
+            body data-shell="true" {
+                header.top {
+                    nav aria-label="Main" { a.brand href="/" { "tether" } }
+                }
+                main #main {
+                    p #shell-status role="status" { "Loading…" }
+                    noscript {
+                        p.notice.problem {
+                            "The dashboard needs JavaScript: its page keeps the token in this tab \
+                             and sends it with every request (never in a cookie)."
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// A whole page. `live` is the URL of its live stream; `questions` the pending cards.
 pub fn page(
     title: &str,

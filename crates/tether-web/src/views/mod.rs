@@ -12,7 +12,7 @@ mod timeline;
 
 use std::borrow::Cow;
 
-pub use layout::{Nav, Notice, page};
+pub use layout::{Nav, Notice, page, shell};
 pub use question::{answered_card, cards, history, pending_card, run_qa};
 pub use run::{controls, head, plan, report};
 pub use runs::{RUNS_SHOWN, filters, place, row, table};

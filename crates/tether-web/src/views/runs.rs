@@ -34,8 +34,8 @@ pub fn table(page: &Page, filter: &RunFilter, now_ms: i64) -> Markup {
     }
 }
 
-/// The filter form: machine, workspace and state; a plain `GET` form, so it works without
-/// script and every filtered list has its own URL.
+/// The filter form: machine, workspace and state; a plain `GET` form, a navigation like a
+/// link, so every filtered list has its own URL.
 pub fn filters(filter: &RunFilter) -> Markup {
     html! {
         form.filters method="get" action="/" role="search" aria-label="Filter runs" {

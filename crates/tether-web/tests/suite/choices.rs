@@ -32,12 +32,11 @@ fn card<'a>(page: &'a str, id: &str) -> &'a str {
 
 /// Posts the answer form of `id` as the page does.
 fn post_form(web: &Web, id: &str, body: &str) -> crate::common::Resp {
-    let cookie = format!("tether_{}={}", web.addr.port(), web.token);
     web.request(
         "POST",
         &format!("/questions/{id}/answer"),
         &[
-            ("Cookie", &cookie),
+            ("Authorization", &web.bearer()),
             ("Origin", &web.origin()),
             ("Sec-Fetch-Site", "same-origin"),
         ],

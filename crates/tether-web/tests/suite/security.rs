@@ -1,20 +1,35 @@
-//! The guard: Host, token (query → cookie, bearer), Origin on changes, the headers on every
-//! response, and loopback unless asked.
+//! The guard: Host, the token (a bearer header only: never a cookie), the shell a page gets
+//! without it, Origin on changes, the headers on every response, and loopback unless asked.
 
 use crate::common::Web;
 
 #[test]
-fn without_the_token_nothing_is_served() {
+fn without_the_token_nothing_is_served_but_the_shell_and_the_assets() {
     let web = Web::start();
+    let store = web.store();
+    crate::common::question(&store, None, "The secret plan?");
     for path in [
-        "/",
         "/api/runs",
-        "/assets/app.js",
-        "/history",
+        "/api/questions",
         "/api/events",
+        "/live?page=runs",
     ] {
         let r = web.request("GET", path, &[], None);
         assert_eq!(r.status, 401, "{path}");
+    }
+    // A page opened in a browser gets the shell: the assets and nothing of the store.
+    for path in ["/", "/history", "/runs/r-nothere", "/?notice=answered"] {
+        let r = web.request("GET", path, &[], None);
+        assert_eq!(r.status, 200, "{path}");
+        assert!(
+            r.body.contains(r#"data-shell="true""#),
+            "{path}: {}",
+            r.body
+        );
+        assert!(!r.body.contains("secret plan"), "{path}: {}", r.body);
+    }
+    for path in ["/assets/app.js", "/assets/app.css"] {
+        assert_eq!(web.request("GET", path, &[], None).status, 200, "{path}");
     }
     let wrong = web.request("GET", "/?token=0000", &[], None);
     assert_eq!(wrong.status, 401);
@@ -25,28 +40,51 @@ fn without_the_token_nothing_is_served() {
         None,
     );
     assert_eq!(wrong.status, 401);
+    // The token in the URL opens nothing by itself: only the page's script reads it.
+    let by_url = web.request("GET", &format!("/api/runs?token={}", web.token), &[], None);
+    assert_eq!(by_url.status, 401);
 }
 
 #[test]
-fn the_token_in_the_url_becomes_a_strict_http_only_cookie() {
+fn the_token_in_the_url_gets_the_shell_and_never_a_cookie() {
     let web = Web::start();
     let r = web.request("GET", &format!("/history?token={}", web.token), &[], None);
-    assert_eq!(r.status, 303);
-    assert_eq!(r.header("location"), Some("/history"));
-    let cookie = r.header("set-cookie").unwrap();
-    assert!(cookie.contains("HttpOnly"), "{cookie}");
-    assert!(cookie.contains("SameSite=Strict"), "{cookie}");
-    let pair = cookie.split(';').next().unwrap();
-    assert_eq!(pair, format!("tether_{}={}", web.addr.port(), web.token));
-    let page = web.request("GET", "/history", &[("Cookie", pair)], None);
-    assert_eq!(page.status, 200);
-    assert!(page.body.contains("Q&amp;A history"));
-    // Another server's cookie (another port) does not open this one.
-    let other = format!("tether_1={}", web.token);
-    assert_eq!(
-        web.request("GET", "/", &[("Cookie", &other)], None).status,
-        401
+    assert_eq!(r.status, 200);
+    assert!(r.body.contains(r#"data-shell="true""#), "{}", r.body);
+    assert_eq!(r.header("set-cookie"), None);
+    assert!(
+        !r.body.contains(&web.token),
+        "the shell does not repeat the token"
     );
+    let page = web.get("/history");
+    assert_eq!(page.status, 200);
+    assert_eq!(page.header("set-cookie"), None);
+    assert!(page.body.contains("Q&amp;A history"));
+}
+
+#[test]
+fn a_cookie_carrying_the_token_opens_nothing() {
+    let web = Web::start();
+    let store = web.store();
+    let q = crate::common::question(&store, None, "Which way?");
+    // What the dashboard used to set, and what any other server on 127.0.0.1 received.
+    let cookie = format!("tether_{}={}", web.addr.port(), web.token);
+    let r = web.request("GET", "/api/questions", &[("Cookie", &cookie)], None);
+    assert_eq!(r.status, 401);
+    let page = web.request("GET", "/", &[("Cookie", &cookie)], None);
+    assert!(!page.body.contains("Which way?"), "{}", page.body);
+    let r = web.request(
+        "POST",
+        &format!("/questions/{}/answer", q.id),
+        &[
+            ("Cookie", &cookie),
+            ("Origin", &web.origin()),
+            ("Sec-Fetch-Site", "same-origin"),
+        ],
+        Some(("application/x-www-form-urlencoded", "text=left")),
+    );
+    assert_eq!(r.status, 401);
+    assert_eq!(store.question(&q.id).unwrap().answer, None);
 }
 
 #[test]
@@ -78,23 +116,40 @@ fn a_foreign_host_is_refused_even_with_the_token() {
 }
 
 #[test]
-fn changes_need_the_pages_own_origin_or_the_bearer_token() {
+fn changes_need_the_token_and_no_other_origin() {
     let web = Web::start();
     let store = web.store();
     let q = crate::common::question(&store, None, "Which way?");
-    let cookie = format!("tether_{}={}", web.addr.port(), web.token);
+    let bearer = web.bearer();
     let path = format!("/questions/{}/answer", q.id);
     let form = Some((
         "application/x-www-form-urlencoded",
         "text=left&responder=ana",
     ));
-    // A cookie alone (a cross-site form post from an old browser) is not enough.
-    let r = web.request("POST", &path, &[("Cookie", &cookie)], form);
-    assert_eq!(r.status, 403);
+    // The page's own origin without the token is not enough.
     let r = web.request(
         "POST",
         &path,
-        &[("Cookie", &cookie), ("Origin", "http://evil.example")],
+        &[("Origin", &web.origin()), ("Sec-Fetch-Site", "same-origin")],
+        form,
+    );
+    assert_eq!(r.status, 401);
+    // The token from another origin, or a cross-site request, is refused.
+    let r = web.request(
+        "POST",
+        &path,
+        &[
+            ("Authorization", &bearer),
+            ("Origin", "http://evil.example"),
+        ],
+        form,
+    );
+    assert_eq!(r.status, 403);
+    let other_port = format!("http://127.0.0.1:{}", web.addr.port() ^ 1);
+    let r = web.request(
+        "POST",
+        &path,
+        &[("Authorization", &bearer), ("Origin", &other_port)],
         form,
     );
     assert_eq!(r.status, 403);
@@ -102,7 +157,7 @@ fn changes_need_the_pages_own_origin_or_the_bearer_token() {
         "POST",
         &path,
         &[
-            ("Cookie", &cookie),
+            ("Authorization", &bearer),
             ("Origin", &web.origin()),
             ("Sec-Fetch-Site", "cross-site"),
         ],
@@ -110,11 +165,12 @@ fn changes_need_the_pages_own_origin_or_the_bearer_token() {
     );
     assert_eq!(r.status, 403);
     assert_eq!(store.question(&q.id).unwrap().answer, None);
+    // The page's script: the token, its own origin.
     let r = web.request(
         "POST",
         &path,
         &[
-            ("Cookie", &cookie),
+            ("Authorization", &bearer),
             ("Origin", &web.origin()),
             ("Sec-Fetch-Site", "same-origin"),
         ],

@@ -56,4 +56,5 @@ mod telegram_processes;
 mod terminal;
 mod usage_limit_cli;
 mod web_browser;
+mod webhook_markup;
 mod worktree;

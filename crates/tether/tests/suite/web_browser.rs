@@ -81,6 +81,17 @@ fn until(browser: &Browser, what: &str, script: &str) {
     });
 }
 
+/// Opens `url` and waits for the page: a navigation gets the shell, whose script fetches the
+/// page with the token it keeps for this tab.
+fn open(browser: &Browser, url: &str) {
+    browser.goto(url).unwrap();
+    until(
+        browser,
+        "the page fetched with the token",
+        "return !!document.body && !document.body.hasAttribute('data-shell');",
+    );
+}
+
 fn stop(server: Proc) {
     drop(server);
 }
@@ -90,7 +101,7 @@ fn a_question_from_tether_ask_is_answered_in_the_page() {
     let dir = tempfile::tempdir().unwrap();
     let (server, url) = serve(dir.path());
     let browser = Browser::start(1100, 900).unwrap();
-    browser.goto(&url).unwrap();
+    open(&browser, &url);
     browser
         .execute("window.notReloaded = true; return true;", &[])
         .unwrap();
@@ -141,15 +152,15 @@ fn a_question_from_tether_ask_is_answered_in_the_page() {
     browser.click("#questions button[type=submit]").unwrap();
     let out = wait_output(ask);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "Yes, go ahead\n");
-    assert!(
-        browser
-            .text(".notice")
-            .unwrap()
-            .contains("Your answer was sent")
+    until(
+        &browser,
+        "the notice that the answer was sent",
+        "const n = document.querySelector('.notice'); \
+         return !!n && n.textContent.includes('Your answer was sent');",
     );
 
     // The name is remembered in this browser; the history says who answered where.
-    browser.goto(&format!("{}/history", base(&url))).unwrap();
+    open(&browser, &format!("{}/history", base(&url)));
     let history = browser.text("#history").unwrap();
     assert!(history.contains("Answered on web by Ana"), "{history}");
     assert_eq!(
@@ -167,7 +178,7 @@ fn a_choice_question_is_answered_with_a_button_in_the_page() {
     let dir = tempfile::tempdir().unwrap();
     let (server, url) = serve(dir.path());
     let browser = Browser::start(1100, 900).unwrap();
-    browser.goto(&url).unwrap();
+    open(&browser, &url);
     until(
         &browser,
         "the page to go live",
@@ -214,13 +225,13 @@ fn a_choice_question_is_answered_with_a_button_in_the_page() {
         ),
         (&json!("SQLite"), &json!(1), &json!("Ana"), &json!("web"))
     );
-    assert!(
-        browser
-            .text(".notice")
-            .unwrap()
-            .contains("Your answer was sent")
+    until(
+        &browser,
+        "the notice that the answer was sent",
+        "const n = document.querySelector('.notice'); \
+         return !!n && n.textContent.includes('Your answer was sent');",
     );
-    browser.goto(&format!("{}/history", base(&url))).unwrap();
+    open(&browser, &format!("{}/history", base(&url)));
     let history = browser.text("#history").unwrap();
     assert!(history.contains("SQLite (option 2 of 2)"), "{history}");
     stop(server);
@@ -245,7 +256,7 @@ fn pause_in_the_page_stops_a_running_loop_at_its_next_boundary() {
     let err = lines(ralph.stderr.take().unwrap());
     let url = dashboard_url(&err);
     let browser = Browser::start(1100, 1000).unwrap();
-    browser.goto(&url).unwrap();
+    open(&browser, &url);
     until(
         &browser,
         "the run in the list",
@@ -258,9 +269,10 @@ fn pause_in_the_page_stops_a_running_loop_at_its_next_boundary() {
             &[],
         )
         .unwrap();
-    browser
-        .goto(&format!("{}{}", base(&url), href.as_str().unwrap()))
-        .unwrap();
+    open(
+        &browser,
+        &format!("{}{}", base(&url), href.as_str().unwrap()),
+    );
     until(
         &browser,
         "the page to go live",
@@ -316,8 +328,8 @@ fn a_verdict_appears_live_and_the_phone_layout_does_not_scroll_sideways() {
         .append(Some(&run), &Event::IterationStarted { n: 1 })
         .unwrap();
     let browser = Browser::start(1100, 1400).unwrap();
-    browser.goto(&url).unwrap();
-    browser.goto(&format!("{}/runs/{run}", base(&url))).unwrap();
+    open(&browser, &url);
+    open(&browser, &format!("{}/runs/{run}", base(&url)));
     until(
         &browser,
         "the page to go live",
@@ -380,7 +392,7 @@ fn a_verdict_appears_live_and_the_phone_layout_does_not_scroll_sideways() {
         "no horizontal scroll at phone width",
         "return document.documentElement.scrollWidth <= window.innerWidth;",
     );
-    browser.goto(&format!("{}/runs/{run}", base(&url))).unwrap();
+    open(&browser, &format!("{}/runs/{run}", base(&url)));
     until(
         &browser,
         "no horizontal scroll after a reload at phone width",
@@ -405,16 +417,17 @@ fn the_demo_run_shows_both_verdicts_the_cited_quotes_and_the_qa() {
     let ws = dir.path().join("demo");
     let (server, url) = serve(&ws);
     let browser = Browser::start(1100, 2600).unwrap();
-    browser.goto(&url).unwrap();
+    open(&browser, &url);
     let href = browser
         .execute(
             "return document.querySelector('#runs-list a').getAttribute('href');",
             &[],
         )
         .unwrap();
-    browser
-        .goto(&format!("{}{}", base(&url), href.as_str().unwrap()))
-        .unwrap();
+    open(
+        &browser,
+        &format!("{}{}", base(&url), href.as_str().unwrap()),
+    );
     let timeline = browser.text("#timeline").unwrap();
     assert!(timeline.contains("Sign-off of greet: reject"), "{timeline}");
     assert!(timeline.contains("Sign-off of greet: accept"), "{timeline}");
@@ -474,7 +487,7 @@ fn the_demo_on_a_terminal_is_answered_in_the_browser_and_keeps_serving_until_ent
     };
 
     let browser = Browser::start(1100, 900).unwrap();
-    browser.goto(&url).unwrap();
+    open(&browser, &url);
     until(
         &browser,
         "the card",
@@ -505,7 +518,7 @@ fn the_demo_on_a_terminal_is_answered_in_the_browser_and_keeps_serving_until_ent
         .next()
         .unwrap()
         .to_owned();
-    browser.goto(&run_link).unwrap();
+    open(&browser, &run_link);
     let timeline = browser.text("#timeline").unwrap();
     assert!(
         timeline.contains("Sign-off of greet: reject")
@@ -522,4 +535,163 @@ fn the_demo_on_a_terminal_is_answered_in_the_browser_and_keeps_serving_until_ent
     stdin.write_all(b"\n").unwrap();
     let status = wait_exit(&mut child.0);
     assert_eq!(status.code(), Some(0));
+}
+
+/// Another HTTP server on 127.0.0.1 (an agent's dev server, say): answers every request with a
+/// small page and keeps the head of each request it received.
+struct OtherServer {
+    url: String,
+    heads: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl OtherServer {
+    fn start() -> OtherServer {
+        use std::io::Write as _;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = heads.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream);
+                let mut head = String::new();
+                let mut line = String::new();
+                while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                    head.push_str(&line);
+                    line.clear();
+                }
+                kept.lock().unwrap().push(head);
+                let page = "<!doctype html><title>dev server</title><p id=dev>dev server</p>";
+                let _ = write!(
+                    reader.get_mut(),
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\
+                     connection: close\r\n\r\n{page}",
+                    page.len()
+                );
+            }
+        });
+        OtherServer { url, heads }
+    }
+
+    fn heads(&self) -> Vec<String> {
+        self.heads.lock().unwrap().clone()
+    }
+}
+
+#[test]
+fn another_server_on_127_0_0_1_never_receives_the_token_while_the_dashboard_works() {
+    let other = OtherServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tether.toml"),
+        "[executor]\nkind = \"command\"\ncommand = [\"sh\", \"-c\", \"sleep 0.3; echo one more step\"]\n",
+    )
+    .unwrap();
+    let mut ralph = Proc(
+        cmd(
+            dir.path(),
+            &["ralph", "Keep stepping", "--max-iterations", "500"],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap(),
+    );
+    let err = lines(ralph.0.stderr.take().unwrap());
+    let url = dashboard_url(&err);
+    let token = url.split("token=").nth(1).unwrap().to_owned();
+    let browser = Browser::start(1100, 1000).unwrap();
+
+    // The dashboard, opened with the printed URL: the token leaves the address bar.
+    open(&browser, &url);
+    let href = browser.execute("return location.href;", &[]).unwrap();
+    assert!(!href.as_str().unwrap().contains(&token), "{href}");
+    until(
+        &browser,
+        "the page to go live",
+        "return document.body.dataset.connected === 'true';",
+    );
+
+    // The other server, in the same browser, between two uses of the dashboard.
+    open_other(&browser, &other);
+
+    // Answering a question still works, in the same tab, without the URL's token.
+    open(&browser, &format!("{}/", base(&url)));
+    until(
+        &browser,
+        "the page to go live again",
+        "return document.body.dataset.connected === 'true';",
+    );
+    let ask = spawn(dir.path(), &["ask", "Deploy to staging now?"]);
+    until(
+        &browser,
+        "the question card",
+        "return !!document.querySelector('#questions textarea');",
+    );
+    browser
+        .type_into("#questions textarea[name=text]", "Yes, go ahead")
+        .unwrap();
+    browser.click("#questions button[type=submit]").unwrap();
+    let out = wait_output(ask);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Yes, go ahead\n");
+    until(
+        &browser,
+        "the page the answer leads to",
+        "const n = document.querySelector('.notice'); \
+         return !!n && n.textContent.includes('Your answer was sent');",
+    );
+
+    // The runs filter (a GET form, a navigation) shows the filtered list.
+    browser
+        .execute(
+            "document.querySelector('form.filters select[name=state]').value = 'running'; \
+             return true;",
+            &[],
+        )
+        .unwrap();
+    browser.click("form.filters button[type=submit]").unwrap();
+    until(
+        &browser,
+        "the running runs, filtered",
+        "return location.search.includes('state=running') && !!document.body \
+         && !document.body.hasAttribute('data-shell') \
+         && document.querySelectorAll('#runs-list a').length > 0;",
+    );
+
+    // So does pausing the running loop.
+    let run = browser
+        .execute(
+            "return document.querySelector('#runs-list a').getAttribute('href');",
+            &[],
+        )
+        .unwrap();
+    open(
+        &browser,
+        &format!("{}{}", base(&url), run.as_str().unwrap()),
+    );
+    browser.click("form[action$='/pause'] button").unwrap();
+    let status = wait_exit(&mut ralph.0);
+    assert_eq!(status.code(), Some(4), "a paused loop exits 4");
+
+    open_other(&browser, &other);
+    let heads = other.heads();
+    assert!(heads.len() >= 2, "{heads:?}");
+    for head in &heads {
+        assert!(
+            !head.contains(&token),
+            "another server on 127.0.0.1 received the dashboard's token:\n{head}"
+        );
+    }
+}
+
+/// Opens the other server in the browser and waits for its page.
+fn open_other(browser: &Browser, other: &OtherServer) {
+    let before = other.heads().len();
+    browser.goto(&other.url).unwrap();
+    until(
+        browser,
+        "the other server's page",
+        "return !!document.getElementById('dev');",
+    );
+    assert!(other.heads().len() > before);
 }
