@@ -16,6 +16,8 @@ pub struct ClientSpec {
     /// How long a whole request may take; `None` for long polls and streams, which bound
     /// themselves.
     pub timeout: Option<Duration>,
+    /// How long a response may go quiet between reads (a stream that stalls).
+    pub read_timeout: Option<Duration>,
 }
 
 impl ClientSpec {
@@ -27,12 +29,19 @@ impl ClientSpec {
             https: url.starts_with("https://"),
             connect_timeout,
             timeout: None,
+            read_timeout: None,
         }
     }
 
     /// Every request ends after `timeout`.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// A response that sends nothing for `timeout` ends.
+    pub fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.read_timeout = Some(timeout);
         self
     }
 }
@@ -60,6 +69,9 @@ pub fn client(spec: &ClientSpec) -> Result<reqwest::Client, SetupError> {
         ));
     if let Some(timeout) = spec.timeout {
         builder = builder.timeout(timeout);
+    }
+    if let Some(timeout) = spec.read_timeout {
+        builder = builder.read_timeout(timeout);
     }
     builder.build().map_err(|e| SetupError {
         detail: describe(&e),

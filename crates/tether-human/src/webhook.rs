@@ -215,12 +215,7 @@ impl Inner {
         if status.is_success() {
             return Ok(());
         }
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(|s| Duration::from_secs(s.min(3600)));
+        let retry_after = tether_http::retry_after(response.headers());
         let why = format!("HTTP {}", status.as_u16());
         if status.as_u16() == 429 || status.is_server_error() {
             Err(Failure::Retry(why, retry_after))

@@ -10,7 +10,6 @@ use crate::error::NtfyError;
 use crate::wire::{Message, Publish};
 
 /// The longest `Retry-After` honoured; a longer one is cut to this.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
 
 /// How publishing retries.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,14 +54,7 @@ impl NtfyClient {
     /// A client of `server` (`https://ntfy.sh`, no trailing slash needed).
     pub fn new(server: &str, token: Option<Secret>) -> Result<Self, NtfyError> {
         let server = server.trim_end_matches('/').to_owned();
-        let tls = tether_http::client_config(server.starts_with("https://"))
-            .map_err(|e| NtfyError::Setup(e.to_string()))?;
-        let http = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls)
-            .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("tether/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| NtfyError::Setup(e.to_string()))?;
+        let http = http_client(server.starts_with("https://"))?;
         Ok(NtfyClient {
             http,
             server,
@@ -150,13 +142,14 @@ impl NtfyClient {
 /// An HTTP client with tether's TLS setup (ring, the platform's verifier; no global crypto
 /// provider), for `https` URLs or plain `http` ones. Other sinks (webhooks) use it too.
 pub fn http_client(https: bool) -> Result<reqwest::Client, NtfyError> {
-    let tls = tether_http::client_config(https).map_err(|e| NtfyError::Setup(e.to_string()))?;
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .connect_timeout(Duration::from_secs(10))
-        .user_agent(concat!("tether/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| NtfyError::Setup(e.to_string()))
+    let spec = tether_http::ClientSpec {
+        name: "tether-ntfy",
+        https,
+        connect_timeout: Duration::from_secs(10),
+        timeout: None,
+        read_timeout: None,
+    };
+    tether_http::client(&spec).map_err(|e| NtfyError::Setup(e.to_string()))
 }
 
 /// `response` if it succeeded, else its error.
@@ -165,12 +158,7 @@ async fn checked(response: Response) -> Result<Response, NtfyError> {
     if status.is_success() {
         return Ok(response);
     }
-    let retry_after = response
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map(|secs| Duration::from_secs(secs).min(MAX_RETRY_AFTER));
+    let retry_after = tether_http::retry_after(response.headers());
     if status == StatusCode::TOO_MANY_REQUESTS {
         return Err(NtfyError::RateLimited { retry_after });
     }

@@ -8,7 +8,6 @@
 
 mod call;
 mod probe;
-mod tls;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -126,14 +125,10 @@ impl HttpModel {
                 "the base URL must be http:// or https:// with a host, not {url_text:?}"
             )));
         }
-        let tls = tls::client_config(url.scheme() == "https")?;
-        let http = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls)
-            .connect_timeout(options.connect_timeout)
-            .read_timeout(options.idle_timeout)
-            .user_agent(concat!("tether/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|err| config_error(format!("cannot build the HTTP client: {err}")))?;
+        let spec =
+            tether_http::ClientSpec::new("tether-model", url.as_str(), options.connect_timeout)
+                .read_timeout(options.idle_timeout);
+        let http = tether_http::client(&spec).map_err(|err| config_error(err.to_string()))?;
         let headers = headers(&endpoint)?;
         Ok(Self {
             inner: Arc::new(Inner {

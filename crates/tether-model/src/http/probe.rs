@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 
-use super::{Endpoint, headers, tls};
+use super::{Endpoint, headers};
 use crate::ModelError;
 
 /// What an endpoint answered to [`probe`].
@@ -46,16 +46,11 @@ pub async fn probe(endpoint: &Endpoint, timeout: Duration) -> Result<Probe, Mode
     let parsed = reqwest::Url::parse(&url).map_err(|err| ModelError::Config {
         detail: format!("invalid base URL {url:?}: {err}"),
     })?;
-    let tls = tls::client_config(parsed.scheme() == "https")?;
-    let http = reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .connect_timeout(timeout)
-        .timeout(timeout)
-        .user_agent(concat!("tether/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|err| ModelError::Config {
-            detail: format!("cannot build the HTTP client: {err}"),
-        })?;
+    let spec =
+        tether_http::ClientSpec::new("tether-model", parsed.as_str(), timeout).timeout(timeout);
+    let http = tether_http::client(&spec).map_err(|err| ModelError::Config {
+        detail: err.to_string(),
+    })?;
     let response = http
         .get(parsed)
         .headers(headers(endpoint)?)
