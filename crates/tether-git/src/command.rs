@@ -27,6 +27,7 @@ pub struct GitCommand {
     pub(crate) timeout: Duration,
     pub(crate) stdout_cap: usize,
     pub(crate) env_remove: Vec<String>,
+    pub(crate) hooks: Option<PathBuf>,
 }
 
 impl GitCommand {
@@ -42,7 +43,17 @@ impl GitCommand {
             timeout: DEFAULT_TIMEOUT,
             stdout_cap: 1 << 20,
             env_remove: Vec::new(),
+            hooks: None,
         }
+    }
+
+    /// Runs the hooks in `dir` (the repository's own `hooks/` in its git directory, when the
+    /// person asked for them), instead of none. Never give a directory of the work tree: the
+    /// agent writes it.
+    #[must_use]
+    pub fn hooks_in(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.hooks = Some(dir.into());
+        self
     }
 
     /// `bytes` on stdin.
@@ -132,6 +143,9 @@ pub(crate) async fn exec(
 ) -> Result<GitOutput, GitError> {
     let mut all = cmd.config.clone();
     all.extend(config.iter().cloned());
+    if let Some(hooks) = &cmd.hooks {
+        all.push(("core.hooksPath".to_owned(), path_str(hooks)?));
+    }
     let mut env: Vec<(String, String)> = neutral::SET
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
