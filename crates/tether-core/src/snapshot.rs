@@ -126,6 +126,7 @@ async fn git(
 mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
 
+    use std::path::Path;
     use std::process::Command;
 
     use super::*;
