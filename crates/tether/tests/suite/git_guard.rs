@@ -151,6 +151,9 @@ fn a_repository_the_agent_makes_where_there_was_none_never_gets_git_run_in_it() 
         "the judge was told there is no diff: {saw}"
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // The run recorded that it began in no repository, so a resume runs no git either.
+    let run = e.store().latest_run().unwrap().unwrap();
+    assert_eq!(run.spec["git"], serde_json::Value::Null, "{}", run.spec);
 }
 
 #[test]
