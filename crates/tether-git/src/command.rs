@@ -169,19 +169,22 @@ pub(crate) async fn exec(
 /// (global and system files) and nothing else: for reading their settings.
 pub(crate) async fn exec_outside(
     args: &[&str],
+    env_remove: &[String],
     cancel: &CancellationToken,
 ) -> Result<GitOutput, GitError> {
     let cmd = GitCommand::new("/", args).timeout(Duration::from_secs(10));
-    let env_remove = [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_COMMON_DIR",
-        "GIT_CONFIG",
-        "GIT_CONFIG_PARAMETERS",
-        "GIT_CONFIG_COUNT",
-    ]
-    .map(str::to_owned)
-    .to_vec();
+    let mut env_remove: Vec<String> = env_remove.to_vec();
+    env_remove.extend(
+        [
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_COMMON_DIR",
+            "GIT_CONFIG",
+            "GIT_CONFIG_PARAMETERS",
+            "GIT_CONFIG_COUNT",
+        ]
+        .map(str::to_owned),
+    );
     let mut argv = vec!["git".to_owned(), "--no-pager".to_owned()];
     argv.extend(cmd.args.iter().cloned());
     let env = vec![("GIT_CEILING_DIRECTORIES".to_owned(), "/".to_owned())];

@@ -48,7 +48,7 @@ pub async fn discover(
     env_remove: &[String],
     cancel: &CancellationToken,
 ) -> Result<Found, GitError> {
-    let mut config = user::safe_directories(cancel).await;
+    let mut config = user::safe_directories(env_remove, cancel).await;
     config.extend(fixed());
     let cmd = GitCommand::new(
         dir,

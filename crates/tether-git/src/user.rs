@@ -9,7 +9,10 @@ use tokio_util::sync::CancellationToken;
 use crate::command::exec_outside;
 
 /// The person's `safe.directory` entries, as command-line configuration.
-pub(crate) async fn safe_directories(cancel: &CancellationToken) -> Vec<(String, String)> {
+pub(crate) async fn safe_directories(
+    env_remove: &[String],
+    cancel: &CancellationToken,
+) -> Vec<(String, String)> {
     let args = [
         "config",
         "--show-scope",
@@ -17,7 +20,7 @@ pub(crate) async fn safe_directories(cancel: &CancellationToken) -> Vec<(String,
         "--get-all",
         "safe.directory",
     ];
-    let Ok(out) = exec_outside(&args, cancel).await else {
+    let Ok(out) = exec_outside(&args, env_remove, cancel).await else {
         return Vec::new();
     };
     if !out.ok() {
@@ -40,7 +43,7 @@ fn protected(listing: &str) -> impl Iterator<Item = &str> {
 /// The person's `user.<key>` (`name`, `email`) from their global configuration, if set.
 pub async fn global_identity(key: &str, cancel: &CancellationToken) -> Option<String> {
     let name = format!("user.{key}");
-    let out = exec_outside(&["config", "--global", "--get", &name], cancel)
+    let out = exec_outside(&["config", "--global", "--get", &name], &[], cancel)
         .await
         .ok()?;
     let value = out.stdout.trim();
