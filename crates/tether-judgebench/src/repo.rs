@@ -3,15 +3,16 @@
 //! change written over it — changed files rewritten, new files left untracked, deleted ones
 //! removed. A case with `git: no` is a plain directory.
 //!
-//! git runs directly (no shell), bounded in time, with hooks and commit signing turned off and a
-//! fixed author, so a user's git configuration cannot change the case. `__pycache__/` is excluded
+//! git runs through `tether-git` (no shell, bounded in time, the configuration neutralised: no
+//! hooks, no signing, no filters, none of the person's configuration files) with a fixed
+//! author, so no git configuration can change the case. `__pycache__/` is excluded
 //! through `.git/info/exclude` (the verify commands run Python; their caches are not the run's
 //! work), and so is `.tether/` (the check's own store).
 
 use std::path::Path;
 use std::time::Duration;
 
-use tether_tools::{ProgramCommand, ShellEnd, run_program};
+use tether_git::{GitCommand, GitRepo};
 use tokio_util::sync::CancellationToken;
 
 use crate::case::Case;
@@ -72,54 +73,36 @@ fn write_all(root: &Path, files: &[(String, String)]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Runs `git <args>` in `root` with a configuration of its own.
+/// Runs `git <args>` in the repository at `root` (named to git, never looked for: the case's
+/// files could hold a `.git` of their own) through `tether-git`, with a configuration of its own.
 async fn git(
     root: &Path,
     args: &[&str],
     env_remove: &[String],
     cancel: &CancellationToken,
 ) -> Result<(), RepoError> {
-    let mut argv: Vec<String> = [
-        "git",
-        "-c",
-        "user.name=tether judge test",
-        "-c",
-        "user.email=judge-test@localhost",
-        "-c",
-        "commit.gpgsign=false",
-        "-c",
-        "core.hooksPath=/dev/null",
-        "-c",
-        "init.defaultBranch=main",
-    ]
-    .map(str::to_owned)
-    .to_vec();
-    argv.extend(args.iter().map(|a| (*a).to_owned()));
-    let spec = ProgramCommand {
-        argv,
-        cwd: root.to_owned(),
-        input: None,
-        timeout: GIT_TIMEOUT,
-        kill_grace: Duration::from_secs(1),
-        stdout_cap: 4000,
-        stderr_cap: 4000,
-        env_remove: env_remove.to_vec(),
-        env: Vec::new(),
-        sandbox: None,
+    let repo = GitRepo {
+        git_dir: root.join(".git"),
+        work_tree: root.to_owned(),
     };
+    let cmd = GitCommand::new(root, args)
+        .timeout(GIT_TIMEOUT)
+        .stdout_cap(4000)
+        .config("user.name", "tether judge test")
+        .config("user.email", "judge-test@localhost")
+        .config("init.defaultBranch", "main")
+        .without_env(env_remove);
     let failed = |why: String| RepoError::Git {
         command: args.join(" "),
         why,
     };
-    let run = run_program(&spec, cancel)
+    let out = repo
+        .run(&cmd, cancel)
         .await
         .map_err(|e| failed(e.to_string()))?;
-    match run.end {
-        ShellEnd::Exited(0) => Ok(()),
-        ShellEnd::Exited(code) => Err(failed(format!(
-            "exit {code}: {}",
-            run.stderr.lines().next().unwrap_or("").trim()
-        ))),
-        end => Err(failed(format!("it did not finish ({end:?})"))),
+    if out.ok() {
+        Ok(())
+    } else {
+        Err(failed(format!("exit {}: {}", out.code, out.first_line())))
     }
 }

@@ -9,8 +9,6 @@ use tokio_util::sync::CancellationToken;
 use crate::error::NtfyError;
 use crate::wire::{Message, Publish};
 
-/// The longest `Retry-After` honoured; a longer one is cut to this.
-
 /// How publishing retries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryPolicy {

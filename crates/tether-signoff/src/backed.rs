@@ -18,7 +18,8 @@ impl Signoff {
         checks: &[Check],
         cancel: &CancellationToken,
     ) -> Vec<QuoteProblem> {
-        let work = diff::collect(self.ws.root(), &self.env_remove, cancel).await;
+        let repo = self.repository(cancel).await;
+        let work = diff::collect(self.ws.root(), &repo, &self.env_remove, cancel).await;
         let mut checks = checks.to_vec();
         self.backing(&mut checks, work)
     }

@@ -154,7 +154,8 @@ impl Signoff {
         let transcript = dir.join(format!("judge-{goal_id}-{attempt}.jsonl"));
         decision.transcript = Some(self.ws.display(&transcript).into_owned());
         // What the work changed, once for this attempt: the judge's brief and the quote check.
-        let work = diff::collect(root, &self.env_remove, cancel).await;
+        let repo = self.repository(cancel).await;
+        let work = diff::collect(root, &repo, &self.env_remove, cancel).await;
         let brief = JudgeBrief {
             goal_id,
             title: &goal.title,

@@ -6,17 +6,23 @@
 //! `git diff --stat HEAD` for tracked files and `git ls-files --others --exclude-standard` for
 //! new ones, so the judge knows where to look without reading a whole diff; `git diff -U0 HEAD`
 //! for the changed lines; `git ls-files` for the tracked files. Each is bounded (time and size)
-//! and goes through [`git`]. A workspace that is not a git repository says so; the judge then
-//! relies on the agent's paths and its own `ls`/`grep`, and no line is known to be changed.
+//! and runs through `tether-git` in the repository the run recorded when it began ([`Repository`]),
+//! never one found in the tree now: git obeys configuration, and the tree is the agent's. A
+//! workspace that was not a git repository then says so; the judge then relies on the agent's
+//! paths and its own `ls`/`grep`, and no line is known to be changed.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+use tether_git::{AtStart, GitCommand, GitOutput, GitRepo};
 use tokio_util::sync::CancellationToken;
 
 use tether_config::STATE_DIR;
 
 use crate::changed::{ChangedLines, Unknown, parse_names};
-use crate::git::git;
+
+/// Each git command gets this long.
+const GIT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How many bytes of `git diff --stat` are kept (its end, where the totals are).
 const STAT_BYTES: usize = 6000;
@@ -40,25 +46,93 @@ pub(crate) struct WorkTree {
     pub tracked: Option<Vec<PathBuf>>,
 }
 
-/// Asks git what changed in the workspace at `root`. Never fails: problems become the text,
-/// and changed lines that cannot be known are [`Unknown`].
+/// The repository git runs in for a sign-off, or why there is none.
+#[derive(Debug, Clone)]
+pub(crate) enum Repository {
+    /// The repository the run recorded when it began (or, outside a run, the one found when
+    /// the person asked).
+    Pinned(GitRepo),
+    /// None: the text the judge is given instead of a diff.
+    None(&'static str),
+}
+
+impl Repository {
+    /// What a run recorded.
+    pub(crate) fn of_run(at: &AtStart) -> Repository {
+        match (at.repo(), at.why_not()) {
+            (Some(repo), _) => Repository::Pinned(repo.clone()),
+            (None, why) => Repository::None(why.unwrap_or(NOT_A_REPOSITORY)),
+        }
+    }
+
+    /// Outside a run: the repository `root` is in now, found with the configuration
+    /// neutralised.
+    pub(crate) async fn found_at(
+        root: &Path,
+        env_remove: &[String],
+        cancel: &CancellationToken,
+    ) -> Repository {
+        match tether_git::discover(root, env_remove, cancel).await {
+            Ok(tether_git::Found::Repo(repo)) => Repository::Pinned(repo),
+            Ok(tether_git::Found::NotARepository(why)) => {
+                tracing::debug!(%why, "no git repository for the sign-off");
+                Repository::None(NOT_A_REPOSITORY)
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "git could not look for a repository");
+                Repository::None(NOT_A_REPOSITORY)
+            }
+        }
+    }
+}
+
+/// What the judge is told outside a repository.
+const NOT_A_REPOSITORY: &str = "not a git repository";
+
+/// Asks git what changed in the workspace at `root`, in `repo`. Never fails: problems become
+/// the text, and changed lines that cannot be known are [`Unknown`].
 pub(crate) async fn collect(
     root: &Path,
+    repo: &Repository,
     env_remove: &[String],
     cancel: &CancellationToken,
 ) -> WorkTree {
-    let run = |args: &'static [&'static str], cap: usize| git(root, args, cap, env_remove, cancel);
-    match run(&["rev-parse", "--is-inside-work-tree"], 100).await {
-        Some(out) if out.ok() && out.stdout.trim() == "true" => {}
-        _ => {
+    let repo = match repo {
+        Repository::Pinned(repo) => repo,
+        Repository::None(why) => {
             return WorkTree {
-                summary: "not a git repository".to_owned(),
+                summary: (*why).to_owned(),
                 changed: ChangedLines::unknown(Unknown::NotRepository),
                 tracked: None,
             };
         }
-    }
-    let stat_run = run(&["diff", "--stat", "HEAD", "--"], STAT_BYTES).await;
+    };
+    let run = |args: &'static [&'static str], cap: usize| async move {
+        let cmd = GitCommand::new(root, args)
+            .timeout(GIT_TIMEOUT)
+            .stdout_cap(cap)
+            .without_env(env_remove);
+        match repo.run(&cmd, cancel).await {
+            Ok(out) => Some(out),
+            Err(e) => {
+                tracing::debug!(?args, error = %e, "git gave no answer");
+                None
+            }
+        }
+    };
+    let stat_run: Option<GitOutput> = run(
+        &[
+            "diff",
+            "--stat",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--ignore-submodules=all",
+            "HEAD",
+            "--",
+        ],
+        STAT_BYTES,
+    )
+    .await;
     let has_head = stat_run.as_ref().is_some_and(|r| r.ok());
     let stat = match &stat_run {
         Some(out) if out.ok() && out.stdout.trim().is_empty() => {
@@ -88,6 +162,7 @@ pub(crate) async fn collect(
                 "--no-color",
                 "--no-ext-diff",
                 "--no-textconv",
+                "--ignore-submodules=all",
                 "--no-renames",
                 "--relative",
                 "--src-prefix=a/",
@@ -145,6 +220,14 @@ mod tests {
 
     use tokio_util::sync::CancellationToken;
 
+    use super::Repository;
+
+    /// What changed at `root`, in the repository found there now (as outside a run).
+    async fn collect(root: &std::path::Path, cancel: &CancellationToken) -> super::WorkTree {
+        let repo = Repository::found_at(root, &[], cancel).await;
+        super::collect(root, &repo, &[], cancel).await
+    }
+
     fn git(dir: &std::path::Path, args: &[&str]) {
         let status = Command::new("git")
             .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
@@ -160,14 +243,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         let cancel = CancellationToken::new();
-        assert_eq!(
-            super::collect(root, &[], &cancel).await.summary,
-            "not a git repository"
-        );
+        assert_eq!(collect(root, &cancel).await.summary, "not a git repository");
 
         git(root, &["init", "-q"]);
         std::fs::write(root.join("a.txt"), "one\n").unwrap();
-        let fresh = super::collect(root, &[], &cancel).await.summary;
+        let fresh = collect(root, &cancel).await.summary;
         assert!(
             fresh.starts_with("git diff --stat HEAD failed (no commit yet?)"),
             "{fresh}"
@@ -176,14 +256,14 @@ mod tests {
         git(root, &["add", "a.txt"]);
         git(root, &["commit", "-q", "-m", "first"]);
         assert_eq!(
-            super::collect(root, &[], &cancel).await.summary,
+            collect(root, &cancel).await.summary,
             "no changes to tracked files since the last commit\nno untracked files"
         );
         std::fs::write(root.join("a.txt"), "one\ntwo\n").unwrap();
         std::fs::create_dir(root.join(".tether")).unwrap();
         std::fs::write(root.join(".tether/tether.db"), "x").unwrap();
         std::fs::write(root.join("b.txt"), "new\n").unwrap();
-        let text = super::collect(root, &[], &cancel).await.summary;
+        let text = collect(root, &cancel).await.summary;
         assert!(
             text.starts_with("git diff --stat HEAD:\n a.txt | 1 +\n"),
             "{text}"
@@ -205,7 +285,7 @@ mod tests {
         std::fs::write(root.join("src/calc.sh"), "#!/bin/sh\necho $(($1 - $2))\n").unwrap();
         std::fs::write(root.join(".nvmrc"), "18\n").unwrap();
         std::fs::write(top.join("outside.txt"), "one\n").unwrap();
-        let fresh = super::collect(&root, &[], &cancel).await;
+        let fresh = collect(&root, &cancel).await;
         assert_eq!(fresh.changed.unknown_reason(), Some(Unknown::NoCommit));
 
         git(top, &["add", "-A"]);
@@ -216,7 +296,7 @@ mod tests {
         std::fs::write(top.join("outside.txt"), "two\n").unwrap();
         std::fs::create_dir(root.join(".tether")).unwrap();
         std::fs::write(root.join(".tether/tether.db"), "x").unwrap();
-        let work = super::collect(&root, &[], &cancel).await;
+        let work = collect(&root, &cancel).await;
         let changed = &work.changed;
         assert!(changed.contains(Path::new("src/calc.sh"), 2));
         assert!(!changed.contains(Path::new("src/calc.sh"), 1));
@@ -234,7 +314,7 @@ mod tests {
         );
 
         let plain = tempfile::tempdir().unwrap();
-        let outside = super::collect(plain.path(), &[], &cancel).await;
+        let outside = collect(plain.path(), &cancel).await;
         assert_eq!(
             outside.changed.unknown_reason(),
             Some(Unknown::NotRepository)

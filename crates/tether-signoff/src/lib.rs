@@ -35,7 +35,6 @@ pub mod common;
 mod complete;
 mod diff;
 mod error;
-mod git;
 pub mod judge;
 mod outcome;
 pub mod prompts;
@@ -181,6 +180,23 @@ impl Signoff {
     pub fn with_run(mut self, run: Option<RunId>) -> Self {
         self.run = run;
         self
+    }
+
+    /// The repository git runs in for this sign-off: the one the run recorded when it began
+    /// (never one found in the tree since: the agent may have made one, or pointed a `.git`
+    /// elsewhere), or outside a run the one the workspace is in now.
+    async fn repository(&self, cancel: &tokio_util::sync::CancellationToken) -> diff::Repository {
+        let Some(run) = &self.run else {
+            return diff::Repository::found_at(self.ws.root(), &self.env_remove, cancel).await;
+        };
+        let recorded = self.journal.store().run(run).map(|r| r.spec);
+        match recorded {
+            Ok(spec) => diff::Repository::of_run(&tether_git::AtStart::of_spec(&spec)),
+            Err(e) => {
+                tracing::warn!(%run, error = %e, "could not read the run's repository from the store");
+                diff::Repository::of_run(&tether_git::AtStart::Unrecorded)
+            }
+        }
     }
 
     /// The judge, if any.

@@ -9,8 +9,12 @@
 //! [`Worktree::commit`] records a signed-off goal on the branch, with a message built by
 //! [`commit_message`]; git hooks run for it only when asked.
 //!
-//! Every git command runs through tether's spawner: bounded in time, no prompt for
-//! credentials, and never in the sandbox (it is tether's own act).
+//! Every git command runs through `tether-git`: bounded in time, no prompt for credentials,
+//! never in the sandbox (it is tether's own act), with the configuration neutralised, and in a
+//! repository named to git, never found through the tree: the checkout's, found when the run
+//! begins, and the worktree's own git directory, which tether knows because it made the
+//! worktree (git's record of it in the checkout's `.git/worktrees/`), never the worktree's
+//! `.git` file, which the agent can replace.
 
 mod commit;
 mod git;
@@ -43,9 +47,18 @@ pub enum WorktreeError {
         /// The end of git's error output.
         stderr: String,
     },
-    /// git could not be started at all.
-    #[error("could not run git: {0}")]
+    /// A file or directory could not be made or locked.
+    #[error("could not prepare the worktree: {0}")]
     Spawn(#[source] std::io::Error),
+    /// git gave no answer (could not start, did not finish).
+    #[error(transparent)]
+    Run(#[from] tether_git::GitError),
+    /// git's record of the worktree in the checkout's git directory is not there.
+    #[error("the checkout's git directory has no record of the worktree {dir}")]
+    NoRecord {
+        /// The worktree.
+        dir: PathBuf,
+    },
     /// The run's branch is gone, so its worktree cannot be made again.
     #[error("the branch {branch} is gone: the run's work cannot be found again")]
     NoBranch {

@@ -2,8 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
+use tether_git::GitRepo;
+use tokio_util::sync::CancellationToken;
+
 use crate::WorktreeError;
-use crate::git::{git, git_ok, git_with};
+use crate::git::{command, git, git_ok, git_with};
 
 /// The branch of run `run_id`: `tether/<run-id>`.
 pub fn branch_name(run_id: &str) -> String {
@@ -13,7 +16,7 @@ pub fn branch_name(run_id: &str) -> String {
 /// A git repository with at least one commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Repo {
-    toplevel: PathBuf,
+    git: GitRepo,
 }
 
 /// A run's worktree.
@@ -25,6 +28,11 @@ pub struct Worktree {
     pub branch: String,
     /// The run.
     pub run_id: String,
+    /// Its repository as git is told it: its own git directory (git's record of it in the
+    /// checkout's `.git/worktrees/`), never what its `.git` file says.
+    pub git: GitRepo,
+    /// The checkout's hooks (its common git directory's `hooks/`), for a commit with hooks.
+    hooks: PathBuf,
 }
 
 /// One worktree as `git worktree list` shows it.
@@ -48,26 +56,68 @@ impl WorktreeInfo {
 }
 
 impl Repo {
-    /// The repository `dir` is in; refused when it is none or has no commit yet.
+    /// The repository `dir` is in (found with the configuration neutralised); refused when it
+    /// is none, git does not trust it (`safe.directory`), or it has no commit yet.
     pub async fn discover(dir: &Path) -> Result<Repo, WorktreeError> {
         let not_a_repo = |detail: String| WorktreeError::NotARepo {
             dir: dir.to_path_buf(),
             detail,
         };
-        let top = git(dir, &["rev-parse", "--show-toplevel"])
-            .await
-            .map_err(|e| not_a_repo(e.to_string()))?;
-        if !git_ok(dir, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]).await? {
+        let git = match tether_git::discover(dir, &[], &CancellationToken::new()).await {
+            Ok(tether_git::Found::Repo(git)) => git,
+            Ok(tether_git::Found::NotARepository(why)) => return Err(not_a_repo(why)),
+            Err(e) => return Err(not_a_repo(e.to_string())),
+        };
+        if !git_ok(
+            &git,
+            dir,
+            &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+        )
+        .await?
+        {
             return Err(not_a_repo("the repository has no commit yet".to_owned()));
         }
-        Ok(Repo {
-            toplevel: PathBuf::from(top.trim()),
-        })
+        Ok(Repo { git })
     }
 
     /// The checkout's top directory.
     pub fn toplevel(&self) -> &Path {
-        &self.toplevel
+        &self.git.work_tree
+    }
+
+    /// `git <args>` in the checkout's top directory.
+    async fn git(&self, args: &[&str]) -> Result<String, WorktreeError> {
+        git(&self.git, &self.git.work_tree, args).await
+    }
+
+    /// Whether `git <args>` in the checkout's top directory exited with 0.
+    async fn git_ok(&self, args: &[&str]) -> Result<bool, WorktreeError> {
+        git_ok(&self.git, &self.git.work_tree, args).await
+    }
+
+    /// The git directory every worktree of the repository shares.
+    async fn common_dir(&self) -> Result<PathBuf, WorktreeError> {
+        let out = self
+            .git(&["rev-parse", "--path-format=absolute", "--git-common-dir"])
+            .await?;
+        Ok(PathBuf::from(out.trim()))
+    }
+
+    /// The worktree at `dir` of run `run_id`, its repository as git's record in the checkout
+    /// says.
+    async fn worktree(&self, run_id: &str, dir: &Path) -> Result<Worktree, WorktreeError> {
+        let common = self.common_dir().await?;
+        let git_dir = record_of(&common, dir)?;
+        Ok(Worktree {
+            dir: dir.to_path_buf(),
+            branch: branch_name(run_id),
+            run_id: run_id.to_owned(),
+            git: GitRepo {
+                git_dir,
+                work_tree: dir.to_path_buf(),
+            },
+            hooks: common.join("hooks"),
+        })
     }
 
     /// A new branch `tether/<run-id>` from `HEAD` and a locked worktree for it at `dir`.
@@ -78,16 +128,9 @@ impl Repo {
         let branch = branch_name(run_id);
         let path = path_arg(dir)?;
         let _held = exclusive(dir).await?;
-        git(
-            &self.toplevel,
-            &["worktree", "add", "--quiet", "-b", &branch, path, "HEAD"],
-        )
-        .await?;
-        let tree = Worktree {
-            dir: dir.to_path_buf(),
-            branch,
-            run_id: run_id.to_owned(),
-        };
+        self.git(&["worktree", "add", "--quiet", "-b", &branch, path, "HEAD"])
+            .await?;
+        let tree = self.worktree(run_id, dir).await?;
         self.lock(&tree).await?;
         Ok(tree)
     }
@@ -96,38 +139,29 @@ impl Repo {
     /// run's branch when the directory was removed; locked either way.
     pub async fn reopen(&self, run_id: &str, dir: &Path) -> Result<Worktree, WorktreeError> {
         let branch = branch_name(run_id);
-        let tree = Worktree {
-            dir: dir.to_path_buf(),
-            branch: branch.clone(),
-            run_id: run_id.to_owned(),
-        };
         let listed = self.list().await?;
         let present = listed
             .iter()
             .any(|w| w.branch.as_deref() == Some(branch.as_str()) && w.dir.is_dir());
         if !present {
             let reference = format!("refs/heads/{branch}");
-            if !git_ok(
-                &self.toplevel,
-                &["show-ref", "--verify", "--quiet", &reference],
-            )
-            .await?
+            if !self
+                .git_ok(&["show-ref", "--verify", "--quiet", &reference])
+                .await?
             {
                 return Err(WorktreeError::NoBranch { branch });
             }
             let _held = exclusive(dir).await?;
             // A directory removed by hand leaves git's record of it behind.
-            let _ = git(&self.toplevel, &["worktree", "unlock", path_arg(dir)?]).await;
-            git(&self.toplevel, &["worktree", "prune"]).await?;
+            let _ = self.git(&["worktree", "unlock", path_arg(dir)?]).await;
+            self.git(&["worktree", "prune"]).await?;
             if let Some(parent) = dir.parent() {
                 std::fs::create_dir_all(parent).map_err(WorktreeError::Spawn)?;
             }
-            git(
-                &self.toplevel,
-                &["worktree", "add", "--quiet", path_arg(dir)?, &branch],
-            )
-            .await?;
+            self.git(&["worktree", "add", "--quiet", path_arg(dir)?, &branch])
+                .await?;
         }
+        let tree = self.worktree(run_id, dir).await?;
         self.lock(&tree).await?;
         Ok(tree)
     }
@@ -135,11 +169,9 @@ impl Repo {
     async fn lock(&self, tree: &Worktree) -> Result<(), WorktreeError> {
         let reason = format!("tether run {}", tree.run_id);
         let path = path_arg(&tree.dir)?;
-        if !git_ok(
-            &self.toplevel,
-            &["worktree", "lock", "--reason", &reason, path],
-        )
-        .await?
+        if !self
+            .git_ok(&["worktree", "lock", "--reason", &reason, path])
+            .await?
         {
             // Already locked (a resumed run): fine when it is locked at all.
             let locked = self
@@ -159,7 +191,7 @@ impl Repo {
 
     /// Every worktree of the repository (the checkout itself first).
     pub async fn list(&self) -> Result<Vec<WorktreeInfo>, WorktreeError> {
-        let out = git(&self.toplevel, &["worktree", "list", "--porcelain"]).await?;
+        let out = self.git(&["worktree", "list", "--porcelain"]).await?;
         Ok(parse_list(&out))
     }
 
@@ -171,11 +203,11 @@ impl Repo {
             });
         }
         let path = path_arg(dir)?;
-        let _ = git(&self.toplevel, &["worktree", "unlock", path]).await;
+        let _ = self.git(&["worktree", "unlock", path]).await;
         if dir.exists() {
-            git(&self.toplevel, &["worktree", "remove", "--force", path]).await?;
+            self.git(&["worktree", "remove", "--force", path]).await?;
         } else {
-            git(&self.toplevel, &["worktree", "prune"]).await?;
+            self.git(&["worktree", "prune"]).await?;
         }
         Ok(())
     }
@@ -183,42 +215,89 @@ impl Repo {
 
 impl Worktree {
     /// Commits every change of the worktree on its branch with `message`; `None` when nothing
-    /// changed. Git hooks run only when `hooks`. The author is the user's git identity, or
-    /// `tether <tether@localhost>` when none is configured.
+    /// changed. Git hooks run only when `hooks`, and then only the checkout's own (its git
+    /// directory's `hooks/`). The author is the repository's configured identity, else the
+    /// person's global one, else `tether <tether@localhost>`.
     pub async fn commit(
         &self,
         message: &str,
         hooks: bool,
     ) -> Result<Option<String>, WorktreeError> {
-        git(&self.dir, &["add", "--all"]).await?;
-        if git_ok(&self.dir, &["diff", "--cached", "--quiet"]).await? {
+        let dir = &self.dir;
+        git(&self.git, dir, &["add", "--all"]).await?;
+        if git_ok(&self.git, dir, &["diff", "--cached", "--quiet"]).await? {
             return Ok(None);
         }
-        let mut args: Vec<&str> = Vec::new();
-        if !hooks {
-            args.extend(["-c", "core.hooksPath=/dev/null"]);
-        }
-        let named = git_ok(&self.dir, &["config", "user.email"]).await?;
-        if !named {
-            tracing::warn!(
-                "no git identity (user.name, user.email) is configured: tether commits as \
-                 tether <tether@localhost>"
-            );
-            args.extend([
-                "-c",
-                "user.name=tether",
-                "-c",
-                "user.email=tether@localhost",
-            ]);
-        }
-        args.extend(["commit", "--quiet", "--file", "-"]);
+        let mut args = vec!["commit", "--quiet", "--file", "-"];
         if !hooks {
             args.push("--no-verify");
         }
-        git_with(&self.dir, &args, Some(message)).await?;
-        let id = git(&self.dir, &["rev-parse", "HEAD"]).await?;
+        let mut cmd = command(dir, &args).input(message.as_bytes().to_vec());
+        if hooks {
+            cmd = cmd.hooks_in(&self.hooks);
+        }
+        for (key, value) in self.identity().await? {
+            cmd = cmd.config(key, value);
+        }
+        git_with(&self.git, &cmd).await?;
+        let id = git(&self.git, dir, &["rev-parse", "HEAD"]).await?;
         Ok(Some(id.trim().to_owned()))
     }
+
+    /// The identity to commit as, when the repository's configuration names none: the
+    /// person's global `user.name` and `user.email`, else tether's.
+    async fn identity(&self) -> Result<Vec<(&'static str, String)>, WorktreeError> {
+        if git_ok(&self.git, &self.dir, &["config", "user.email"]).await? {
+            return Ok(Vec::new());
+        }
+        let cancel = CancellationToken::new();
+        let name = tether_git::user::global_identity("name", &cancel).await;
+        let email = tether_git::user::global_identity("email", &cancel).await;
+        if let (Some(name), Some(email)) = (name, email) {
+            return Ok(vec![("user.name", name), ("user.email", email)]);
+        }
+        tracing::warn!(
+            "no git identity (user.name, user.email) is configured: tether commits as \
+             tether <tether@localhost>"
+        );
+        Ok(vec![
+            ("user.name", "tether".to_owned()),
+            ("user.email", "tether@localhost".to_owned()),
+        ])
+    }
+}
+
+/// The longest `gitdir` record read.
+const RECORD_BYTES: u64 = 4096;
+
+/// The git directory of the worktree at `dir`: the entry of `common/worktrees/` whose `gitdir`
+/// file (git's record, in the checkout's git directory, which the agent cannot write) names
+/// `dir/.git`.
+fn record_of(common: &Path, dir: &Path) -> Result<PathBuf, WorktreeError> {
+    use std::io::Read as _;
+    let want = std::fs::canonicalize(dir)
+        .unwrap_or_else(|_| dir.to_path_buf())
+        .join(".git");
+    let entries = std::fs::read_dir(common.join("worktrees")).map_err(WorktreeError::Spawn)?;
+    for entry in entries.flatten() {
+        let mut text = String::new();
+        let read = std::fs::File::open(entry.path().join("gitdir"))
+            .and_then(|f| f.take(RECORD_BYTES).read_to_string(&mut text));
+        if read.is_err() {
+            continue;
+        }
+        let named = PathBuf::from(text.trim());
+        let named = named
+            .parent()
+            .and_then(|p| std::fs::canonicalize(p).ok())
+            .map_or(named.clone(), |p| p.join(".git"));
+        if named == want {
+            return Ok(entry.path());
+        }
+    }
+    Err(WorktreeError::NoRecord {
+        dir: dir.to_path_buf(),
+    })
 }
 
 fn path_arg(dir: &Path) -> Result<&str, WorktreeError> {

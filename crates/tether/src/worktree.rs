@@ -46,6 +46,7 @@ impl Placement {
         };
         Isolation {
             run_id: self.run_id.clone(),
+            repository: Some(tree.git.clone()),
             after_iteration: commit.then(|| -> Arc<dyn AfterIteration> {
                 Arc::new(Committer {
                     tree: tree.clone(),

@@ -68,6 +68,9 @@ pub struct Deps {
 pub struct Isolation {
     /// The id the new run takes (its worktree and branch are named after it before it exists).
     pub run_id: Option<tether_store::RunId>,
+    /// The repository of the run's worktree (tether made it, so it knows its git directory:
+    /// never one found through the worktree's `.git` file), which the run records.
+    pub repository: Option<tether_git::GitRepo>,
     /// Called after every iteration, before the next one (or the end) is decided.
     pub after_iteration: Option<Arc<dyn AfterIteration>>,
 }

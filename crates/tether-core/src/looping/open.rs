@@ -14,16 +14,20 @@ pub fn lock_path(ws: &Workspace, run: &RunId) -> PathBuf {
     ws.run_lock(run.as_str())
 }
 
-/// Creates a run of `kind` with `spec` (stored as JSON), under `id` when one was drawn for it,
-/// and locks it for this process. The lock is held until the returned [`RunLock`] is dropped.
+/// Creates a run of `kind` with `spec` (stored as JSON, with the repository `repo` the run
+/// begins in, `None` for none: see [`tether_git::AtStart`]), under `id` when one was drawn for
+/// it, and locks it for this process. The lock is held until the returned [`RunLock`] is
+/// dropped.
 pub fn open_new<S: serde::Serialize>(
     ws: &Workspace,
     journal: &Journal,
     kind: RunKind,
     spec: &S,
+    repo: Option<&tether_git::GitRepo>,
     id: Option<&RunId>,
 ) -> Result<(RunId, RunLock), LoopError> {
-    let spec = serde_json::to_value(spec).map_err(StoreError::from)?;
+    let mut spec = serde_json::to_value(spec).map_err(StoreError::from)?;
+    tether_git::AtStart::record(repo, &mut spec);
     let store = journal.store();
     let run = match id {
         Some(id) => store.create_run_as(id, kind, ws.root(), &spec)?,

@@ -253,6 +253,7 @@ pub fn write_report(
         .block_on(tether_core::snapshot::diffstat(
             &worked_in,
             &run.id,
+            &tether_git::AtStart::of_spec(&run.spec),
             &env_remove,
         ));
     let markdown = tether_core::report::render(&store, &run, files.as_deref())?;

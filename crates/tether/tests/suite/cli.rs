@@ -269,7 +269,11 @@ fn a_run_report_says_what_the_run_did_and_is_written_beside_its_transcripts() {
         .create_run(
             RunKind::Goal,
             dir.path(),
-            &serde_json::json!({"max_iterations": 5}),
+            &serde_json::json!({
+                "max_iterations": 5,
+                // The repository the run began in (made below, before its starting tree).
+                "git": {"git_dir": dir.path().join(".git"), "work_tree": dir.path()},
+            }),
         )
         .unwrap();
     store
@@ -295,7 +299,8 @@ fn a_run_report_says_what_the_run_did_and_is_written_beside_its_transcripts() {
     git(&["add", "lib.rs"]);
     git(&["commit", "-qm", "start"]);
     let ws = tether_config::Workspace::at(dir.path());
-    crate::common::runtime().block_on(tether_core::snapshot::record_start(&ws, &run, &[]));
+    let at = tether_git::AtStart::of_spec(&store.run(&run).unwrap().spec);
+    crate::common::runtime().block_on(tether_core::snapshot::record_start(&ws, &run, &at, &[]));
     std::fs::write(
         dir.path().join("lib.rs"),
         "fn add() {}

@@ -17,6 +17,7 @@ mod codex_stance;
 mod control_chars;
 mod doctor;
 mod every_channel;
+mod git_guard;
 mod goal_cli;
 mod goal_run;
 mod guard;

@@ -1,0 +1,80 @@
+//! The filter, diff and merge drivers a repository's configuration defines, each to be given
+//! empty programs.
+//!
+//! A driver runs when an attribute names it (`* filter=x` in a `.gitattributes` the agent can
+//! write) and the configuration defines it (`filter.x.clean`). Attributes cannot be turned off
+//! by name, but drivers can: git runs no clean, smudge or process filter whose program is
+//! empty, no diff command or textconv that is empty, no merge driver that is empty. So tether
+//! asks the configuration git will read (with includes, as git follows them) which drivers it
+//! defines, and empties every program of each. A filter marked `required` then fails the
+//! command instead of passing the file through: a stricter answer, never a laxer one.
+
+use crate::neutral::DRIVER_PROGRAMS;
+
+/// The `git config` arguments that list every key of a driver section, by name.
+pub const LIST_ARGS: &[&str] = &[
+    "config",
+    "--null",
+    "--name-only",
+    "--get-regexp",
+    r"^(filter|diff|merge)\.",
+];
+
+/// The overrides that leave every driver named in `listing` (the output of [`LIST_ARGS`]: key
+/// names, each ended by NUL) without a program.
+pub fn overrides(listing: &str) -> Vec<(String, String)> {
+    let mut drivers: Vec<(&str, &str)> = Vec::new();
+    for name in listing.split('\0').filter(|n| !n.is_empty()) {
+        let Some((section, rest)) = name.split_once('.') else {
+            continue;
+        };
+        // `<section>.<driver>.<key>`: the driver is everything between (it may hold dots).
+        let Some((driver, _key)) = rest.rsplit_once('.') else {
+            continue;
+        };
+        let section = section.to_ascii_lowercase();
+        let Some((known, _)) = DRIVER_PROGRAMS.iter().find(|(s, _)| *s == section) else {
+            continue;
+        };
+        if !drivers.contains(&(known, driver)) {
+            drivers.push((known, driver));
+        }
+    }
+    let mut out = Vec::new();
+    for (section, driver) in drivers {
+        let keys = DRIVER_PROGRAMS
+            .iter()
+            .find(|(s, _)| *s == section)
+            .map_or(&[][..], |(_, k)| k);
+        for key in keys {
+            out.push((format!("{section}.{driver}.{key}"), String::new()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_program_of_every_defined_driver_is_emptied() {
+        let listing = "filter.lfs.clean\0filter.lfs.required\0diff.a.b.textconv\0\
+                       diff.external\0merge.ours.driver\0filter.lfs.smudge\0";
+        let got = overrides(listing);
+        let keys: Vec<&str> = got.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "filter.lfs.clean",
+                "filter.lfs.smudge",
+                "filter.lfs.process",
+                "diff.a.b.command",
+                "diff.a.b.textconv",
+                "merge.ours.driver",
+            ]
+        );
+        assert!(got.iter().all(|(_, v)| v.is_empty()));
+        assert!(overrides("").is_empty());
+    }
+}

@@ -1,0 +1,130 @@
+//! A repository pinned: its git directory and work tree, found once and then named to git
+//! every time (`GIT_DIR`, `GIT_WORK_TREE`), so git never looks for a repository in the tree
+//! again — not a `.git` the agent made with `git init`, not a submodule's `.git` file the
+//! agent pointed elsewhere, not a linked worktree's `.git` file it replaced.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::command::{GitCommand, GitOutput, exec};
+use crate::{GitError, drivers, neutral, user};
+
+/// A repository's git directory and work tree, as tether names them to git.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GitRepo {
+    /// The git directory (a linked worktree's own, under the checkout's `.git/worktrees/`).
+    pub git_dir: PathBuf,
+    /// The top of the work tree.
+    pub work_tree: PathBuf,
+}
+
+/// What looking for a repository found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// A repository with a work tree.
+    Repo(GitRepo),
+    /// None (or one git refused, such as one owned by another user that `safe.directory`
+    /// does not allow): what git said.
+    NotARepository(String),
+}
+
+impl Found {
+    /// The repository, if one was found.
+    pub fn repo(&self) -> Option<&GitRepo> {
+        match self {
+            Found::Repo(repo) => Some(repo),
+            Found::NotARepository(_) => None,
+        }
+    }
+}
+
+/// Looks for the repository `dir` is in, as git would (its ownership checked against the
+/// person's `safe.directory`), with the configuration neutralised. The one discovery tether
+/// makes in a tree: when a run begins, or when a person asks outside a run.
+pub async fn discover(
+    dir: &Path,
+    env_remove: &[String],
+    cancel: &CancellationToken,
+) -> Result<Found, GitError> {
+    let mut config = user::safe_directories(env_remove, cancel).await;
+    config.extend(fixed());
+    let cmd = GitCommand::new(
+        dir,
+        &[
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-dir",
+            "--show-toplevel",
+        ],
+    )
+    .without_env(env_remove);
+    let out = exec(&cmd, None, &config, cancel).await?;
+    if !out.ok() {
+        return Ok(Found::NotARepository(out.first_line().to_owned()));
+    }
+    let mut lines = out.stdout.lines();
+    match (lines.next(), lines.next()) {
+        (Some(git_dir), Some(top)) if !git_dir.is_empty() && !top.is_empty() => {
+            Ok(Found::Repo(GitRepo {
+                git_dir: PathBuf::from(git_dir),
+                work_tree: PathBuf::from(top),
+            }))
+        }
+        _ => Ok(Found::NotARepository(format!(
+            "git named no work tree: {}",
+            out.stdout.trim()
+        ))),
+    }
+}
+
+impl GitRepo {
+    /// Runs `cmd` in this repository: `GIT_DIR` and `GIT_WORK_TREE` pinned, the configuration
+    /// neutralised, and every filter, diff and merge driver the configuration defines left
+    /// without a program. A command that exits non-zero is an [`Ok`] with its code.
+    pub async fn run(
+        &self,
+        cmd: &GitCommand,
+        cancel: &CancellationToken,
+    ) -> Result<GitOutput, GitError> {
+        let pinned = Some((self.git_dir.as_path(), self.work_tree.as_path()));
+        let mut config = fixed();
+        let list = GitCommand::new(&cmd.cwd, drivers::LIST_ARGS).without_env(&cmd.env_remove);
+        let listing = exec(&list, pinned, &config, cancel).await?;
+        match listing.code {
+            0 => config.extend(drivers::overrides(&listing.stdout)),
+            // No key matched.
+            1 => {}
+            // The configuration cannot be read: the command would not run either.
+            _ => return Ok(listing),
+        }
+        exec(cmd, pinned, &config, cancel).await
+    }
+
+    /// [`GitRepo::run`], with the output when git exited 0 and an error naming the command and
+    /// what git said otherwise.
+    pub async fn ok(
+        &self,
+        cmd: &GitCommand,
+        cancel: &CancellationToken,
+    ) -> Result<String, GitError> {
+        let out = self.run(cmd, cancel).await?;
+        if out.ok() {
+            Ok(out.stdout)
+        } else {
+            Err(GitError::Failed {
+                what: cmd.describe(),
+                stderr: out.stderr.trim().to_owned(),
+            })
+        }
+    }
+}
+
+/// [`neutral::FIXED`] as owned pairs.
+fn fixed() -> Vec<(String, String)> {
+    neutral::FIXED
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
