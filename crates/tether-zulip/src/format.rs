@@ -3,6 +3,12 @@
 //! them numbered and asks for the number or the person's own words (tether reads the reply
 //! against the choices).
 //!
+//! The agent's text (question, context, choices) is Markdown, so code blocks and emphasis
+//! render, but it can never mention anyone or disguise a link: [`defuse`] breaks Zulip's mention
+//! syntax (`@**all**`, `@**Name**`, `@_**Name**`, `@*group*`) and the Markdown link and image
+//! syntax (`[text](url)`) with an invisible zero-width space, so a plain URL still shows its
+//! target and is linked by Zulip as written.
+//!
 //! Zulip truncates a message over `max_message_length` (10 000 before feature level 53) and would
 //! then drop the "Reply in this topic" line, so an overlong context is shortened here instead.
 
@@ -31,14 +37,14 @@ impl QuestionMessage<'_> {
     pub fn render(&self) -> String {
         let head = format!(
             "🤖 **Agent needs help**\n\n**Question:** {}",
-            self.question.trim()
+            defuse(self.question.trim())
         );
         self.assemble(&head)
     }
 
     /// A follow-up question in an existing topic (`thread_id`).
     pub fn render_follow_up(&self) -> String {
-        let head = format!("🤖 **Follow-up:**\n\n{}", self.question.trim());
+        let head = format!("🤖 **Follow-up:**\n\n{}", defuse(self.question.trim()));
         self.assemble(&head)
     }
 
@@ -47,7 +53,7 @@ impl QuestionMessage<'_> {
         if !self.options.is_empty() {
             tail.push_str("**Choices:**\n");
             for (i, option) in self.options.iter().enumerate() {
-                tail.push_str(&format!("{}. {}\n", i + 1, option.trim()));
+                tail.push_str(&format!("{}. {}\n", i + 1, defuse(option.trim())));
             }
             tail.push('\n');
         }
@@ -60,7 +66,8 @@ impl QuestionMessage<'_> {
             "**Confidence:** {}/100\n\n{footer}",
             self.confidence.min(100)
         ));
-        let context = self.context.trim_matches('\n').trim_end();
+        let context = defuse(self.context.trim_matches('\n').trim_end());
+        let context = context.as_str();
         let mut text = if context.is_empty() {
             format!("{head}\n\n{tail}")
         } else {
@@ -76,6 +83,24 @@ impl QuestionMessage<'_> {
         text.retain(|c| c != '\0');
         text
     }
+}
+
+/// Zero-width space: invisible, but it breaks the syntax it is put into.
+const ZWSP: char = '\u{200b}';
+
+/// The agent's text with every mention and every Markdown link or image made plain text.
+pub fn defuse(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        match (c, chars.peek()) {
+            // `@**all**`, `@*group*`; `@_**Name**` (silent, still a link to the person).
+            ('@', Some('*' | '_')) | (']', Some('(')) => out.push(ZWSP),
+            _ => {}
+        }
+    }
+    out
 }
 
 const TRUNCATED: &str = "\n[… context truncated]";

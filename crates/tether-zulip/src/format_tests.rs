@@ -81,3 +81,28 @@ fn the_answered_elsewhere_note() {
         "✅ Answered on web by Alice. The agent has moved on."
     );
 }
+
+#[test]
+fn the_agents_text_mentions_nobody_and_hides_no_link() {
+    let options = [
+        "@**all** now".to_owned(),
+        "[safe](https://evil.example)".to_owned(),
+    ];
+    let message = QuestionMessage {
+        question: "Ping @**all** and @*admins*, or @_**Ana**? See [the docs](https://evil.example/x).",
+        context: "```\nlet x = a[0](1);\n```\n![img](https://evil.example/p.png) https://example.com/plain",
+        confidence: 10,
+        options: &options,
+    };
+    let shown = message.render();
+    for live in ["@**", "@*a", "@_**", "](", "![img]("] {
+        assert!(!shown.contains(live), "{live:?} survives in {shown}");
+    }
+    assert!(shown.contains("https://example.com/plain"), "{shown}");
+    assert_eq!(
+        super::defuse("mail ana@example.com, use a_b and x[1] (ok)"),
+        "mail ana@example.com, use a_b and x[1] (ok)",
+        "honest text is unchanged"
+    );
+    insta::assert_snapshot!(shown.replace('\u{200b}', "⁀"));
+}
