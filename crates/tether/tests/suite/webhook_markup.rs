@@ -9,7 +9,7 @@ use std::process::Stdio;
 use serde_json::Value;
 
 use crate::common::webhook::Webhook;
-use crate::common::{cmd, pending_question, run, text, wait_output};
+use crate::common::{PATIENCE, cmd, pending_question, run, text, wait_output};
 
 const QUESTION: &str = "<!channel> @everyone @here <@U0123> <https://evil.example|https://docs.example> \
      [the docs](https://evil.example) || a < b && c > d, see https://example.com/a_b or ana@example.com";
@@ -32,6 +32,11 @@ fn asked_in(format: &str) -> Value {
         .as_str()
         .unwrap()
         .to_owned();
+    // Answered only once the webhook has the question: an answer first cancels the offer.
+    let body = tether_testkit::wait_until("the question at the webhook", PATIENCE, || {
+        hook.bodies().into_iter().next()
+    })
+    .unwrap();
     let answered = run(dir.path(), &["answer", &id, "no"]);
     assert_eq!(
         answered.status.code(),
@@ -41,10 +46,7 @@ fn asked_in(format: &str) -> Value {
     );
     let asked = wait_output(asking);
     assert_eq!(asked.status.code(), Some(0), "{}", text(&asked.stderr));
-    hook.bodies()
-        .into_iter()
-        .next()
-        .expect("the webhook received the question")
+    body
 }
 
 #[test]
