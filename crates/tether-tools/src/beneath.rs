@@ -197,7 +197,19 @@ fn walk(root: &OwnedFd, path: &Path, flags: OFlag) -> io::Result<OwnedFd> {
         dir = Some(next);
     }
     let parent = dir.as_ref().unwrap_or(root);
-    open_in(parent, last, flags, Mode::empty()).map_err(|err| swap_or(parent, last, err))
+    let fd =
+        open_in(parent, last, flags, Mode::empty()).map_err(|err| swap_or(parent, last, err))?;
+    // `O_PATH | O_NOFOLLOW` opens a symlink itself instead of failing: refuse it as `openat2`
+    // does.
+    if flags.contains(OFlag::O_PATH) && is_symlink(&fd) {
+        return Err(Errno::ELOOP.into());
+    }
+    Ok(fd)
+}
+
+fn is_symlink(fd: &OwnedFd) -> bool {
+    nix::sys::stat::fstat(fd)
+        .is_ok_and(|st| SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFLNK)
 }
 
 /// Refuses a path that is not plain names below the root.
