@@ -2,7 +2,8 @@
 //! from its `bash` it leaves a detached process behind that swaps a file, a directory and a
 //! directory of new files with symlinks — to a file and a directory outside the workspace, and
 //! to `.git/hooks` — in a loop, then calls `read`, `write`, `edit`, `grep` and `ls` on those
-//! paths hundreds of times. A call may fail; no result shows the outside file's bytes, nothing
+//! paths hundreds of times (the same test passes nothing with tools that open by path: the
+//! swap lands between an edit's read and its write). A call may fail; no result shows the outside file's bytes, nothing
 //! is written outside, and no hook appears.
 
 use std::fs;
@@ -18,35 +19,63 @@ use super::rejecting_judge;
 use super::support::{PLAN, env, tool_results};
 use crate::common::{PATIENCE, text};
 
-/// How many model turns of file-tool calls race the swapper (ten calls each).
+/// How many model turns of file-tool calls race the swapper (eleven calls each).
 const TURNS: usize = 40;
 
 /// What the outside files hold; no tool result may contain it.
 const OUTSIDE_BYTES: &str = "outside-bytes-4711";
 
-/// The swapper, run detached from the agent's shell: until `stop` exists (two minutes at most),
-/// `f` is renamed over by a symlink to `$1/secret.txt` and back, and `d` and `h` (directories)
-/// are moved aside for symlinks to `$1` and to `.git/hooks`. It counts its rounds in
-/// `race.count` and says `race.done` when it ends.
-const SWAPPER: &str = r#"out=$1
-end=$(( $(date +%s) + 120 ))
-n=0
-echo $$ > race.pid
-while [ ! -e stop ] && [ "$(date +%s)" -lt "$end" ]; do
-  ln -sfn "$out/secret.txt" f.link; mv -fT f.link f
-  echo inside > f.new; mv -fT f.new f
-  mv -T d d.real; ln -sfn "$out" d.link; mv -T d.link d; rm -f d; mv -T d.real d
-  mv -T h h.real; ln -sfn .git/hooks h.link; mv -T h.link h; rm -f h; mv -T h.real h
-  n=$((n + 1))
-  [ "$n" = 1 ] && echo started > race.started
-done
-echo "$n" > race.count
-echo done > race.done
+/// The swapper, run detached from the agent's shell (Python, so a swap is a few system calls
+/// rather than a few processes, and the race is tight): until `stop` exists (two minutes at
+/// most), `f` is renamed over by a symlink to `<outside>/secret.txt` and back, and `d` and `h`
+/// (directories) and `big` (a large file) are moved aside for symlinks to `<outside>`, to
+/// `.git/hooks` and to `<outside>/secret.txt`. It counts its rounds in `race.count` and says
+/// `race.done` when it ends.
+const SWAPPER: &str = r#"import os, sys, time
+out = sys.argv[1]
+end = time.time() + 120
+
+def quietly(op, *args):
+    try:
+        op(*args)
+    except OSError:
+        pass
+
+def put(name, text):
+    with open(name, "w") as f:
+        f.write(text)
+
+put("race.pid", str(os.getpid()))
+n = 0
+while not os.path.exists("stop") and time.time() < end:
+    quietly(os.symlink, out + "/secret.txt", "f.link")
+    quietly(os.rename, "f.link", "f")
+    put("f.new", "inside\n")
+    quietly(os.rename, "f.new", "f")
+    for d, target in (("d", out), ("h", ".git/hooks"), ("big", out + "/secret.txt")):
+        quietly(os.rename, d, d + ".real")
+        quietly(os.symlink, target, d + ".link")
+        quietly(os.rename, d + ".link", d)
+        quietly(os.unlink, d)
+        quietly(os.rename, d + ".real", d)
+    n += 1
+    if n == 1:
+        put("race.started", "started\n")
+put("race.count", "%d\n" % n)
+put("race.done", "done\n")
 "#;
+
+/// How large `big` is: editing it takes long enough (reading, matching, writing) for a swap to
+/// land between an edit's read and its write, as it would with a tool that opened by path.
+const BIG_BYTES: usize = 8 << 20;
 
 /// One turn of calls on the swapped paths.
 fn calls(round: usize) -> Turn {
-    let calls: [(&str, Value); 10] = [
+    let calls: [(&str, Value); 11] = [
+        (
+            "edit",
+            json!({"path": "big", "old_text": "inside-marker", "new_text": "inside-marker!"}),
+        ),
         ("read", json!({"path": "f"})),
         ("read", json!({"path": "d/f"})),
         (
@@ -93,7 +122,7 @@ fn a_swapping_process_left_behind_never_gets_a_file_tool_outside_or_into_git_hoo
         fs::set_permissions(&path, fs::Permissions::from_mode(0o666)).unwrap();
     }
     let start = format!(
-        "setsid -f sh race.sh '{}' > /dev/null 2>&1 < /dev/null\n\
+        "setsid -f python3 race.py '{}' > /dev/null 2>&1 < /dev/null\n\
          for i in $(seq 200); do [ -e race.started ] && break; sleep 0.05; done\n\
          cat race.started",
         outside.path().display()
@@ -102,7 +131,7 @@ fn a_swapping_process_left_behind_never_gets_a_file_tool_outside_or_into_git_hoo
                 for i in $(seq 200); do [ -e race.done ] && break; sleep 0.05; done\n\
                 echo \"swapper rounds: $(cat race.count)\"";
     let mut turns = vec![
-        Turn::tool("write", json!({"path": "race.sh", "content": SWAPPER})),
+        Turn::tool("write", json!({"path": "race.py", "content": SWAPPER})),
         Turn::tool("bash", json!({"command": start})),
     ];
     turns.extend((0..TURNS).map(calls));
@@ -121,6 +150,8 @@ fn a_swapping_process_left_behind_never_gets_a_file_tool_outside_or_into_git_hoo
     fs::create_dir_all(root.join("d")).unwrap();
     fs::write(root.join("d/f"), "inside\n").unwrap();
     fs::create_dir_all(root.join("h")).unwrap();
+    let filler = "filler line\n".repeat(BIG_BYTES / 12);
+    fs::write(root.join("big"), format!("{filler}inside-marker\n")).unwrap();
     let hooks_before = fs::read_dir(root.join(".git/hooks")).unwrap().count();
 
     let out = e
