@@ -54,7 +54,8 @@ pub fn check(line: &str, prefixes: &[String]) -> Verdict {
     check_normalized(line, &wanted, 0)
 }
 
-/// How deep `sh -c` scripts are followed before giving up (and asking).
+/// How deep `sh -c` scripts and `find -exec` commands are followed before giving up (and
+/// asking).
 const MAX_DEPTH: usize = 4;
 
 fn check_normalized(line: &str, wanted: &[(&String, String)], depth: usize) -> Verdict {
@@ -113,10 +114,10 @@ fn check_command(words: &[Word], wanted: &[(&String, String)], depth: usize) -> 
             return Some(found);
         }
     }
-    let known: Vec<&str> = std::iter::once(name)
+    let joined: Vec<&str> = std::iter::once(name)
         .chain(words[1..].iter().map(|w| w.text.as_str()))
         .collect();
-    if let Some(found) = first_match(&known.join(" "), wanted) {
+    if let Some(found) = first_match(&joined.join(" "), wanted) {
         return Some(found);
     }
     computed_arguments(name, &words, wanted)
