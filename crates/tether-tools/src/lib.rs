@@ -22,7 +22,9 @@
 //!    [`FatalToolError`] ends a turn (the agent stops and reports it), and the built-in tools
 //!    never return one.
 //! 2. **Paths stay in the workspace.** Every path goes through [`Workspace::resolve`], which
-//!    follows symlinks and refuses anything that leads out of the root.
+//!    follows symlinks and refuses anything that leads out of the root; the file it checked is
+//!    then opened by descriptor from the root, following no symlink at all, so a path swapped
+//!    after the check (by a process the agent left running) is an error, never a file outside.
 //! 3. **Every call is bounded.** Output is capped (keeping a command's tail, where the error
 //!    is), and `bash` runs with no stdin, in its own process group, under a timeout and a
 //!    [`CancellationToken`](tokio_util::sync::CancellationToken), killing the whole group — see
@@ -62,6 +64,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+mod beneath;
 mod error;
 pub mod gate;
 mod glob;
@@ -85,6 +88,7 @@ pub use error::{FatalToolError, SetupError};
 pub use options::{NetworkSwitch, ToolOptions};
 pub use output::{ToolCallOutcome, ToolOutput};
 pub use registry::ToolSet;
+pub use regular::{OpenError, Special, Written};
 pub use shell::{
     LiveProgram, ProgramCommand, ProgramRun, ShellCommand, ShellEnd, ShellRun, run_exit_code,
     run_program, run_program_teed, run_program_tees, run_shell, run_shell_tee,

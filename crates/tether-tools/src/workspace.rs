@@ -11,8 +11,11 @@
 //! must stay under the canonical root. A dangling symlink is followed by hand, so writing through
 //! a link to a missing file outside the workspace is refused too.
 //!
-//! This is a guard against mistakes, not a security boundary: the `bash` tool runs arbitrary
-//! commands, and a symlink swapped between the check and the use is not caught.
+//! Resolving is the check; it is not how a file is opened. The path it returns is canonical (no
+//! symlink left in it), and the tools open it by descriptor beneath the root following no
+//! symlink ([`crate::beneath`], [`Workspace::open_read`], [`Workspace::open_write`]): a path
+//! swapped for a symlink between the check and the open makes the open fail instead of following
+//! it out.
 
 use std::ffi::OsString;
 use std::fmt;

@@ -1,9 +1,13 @@
 //! The file system methods tether offers an ACP agent (`fs/read_text_file`,
 //! `fs/write_text_file`): only inside the workspace, never tether's own state, never a change to
-//! `.git`, regular files only and bounded in size — the same rules as the built-in agent's file
-//! tools, since these calls come from the same kind of untrusted model.
+//! `.git`, regular files only, opened without blocking and bounded in size — the same rules as
+//! the built-in agent's file tools, since these calls come from the same kind of untrusted
+//! model. They run in tether's own process, outside the sandbox, while the agent's commands may
+//! be swapping paths for symlinks; so, like the built-in tools, the checked path is opened by
+//! descriptor beneath the workspace root following no symlink ([`Workspace::open_read`],
+//! [`Workspace::open_write`]), and a path that changed after its check is refused.
 
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 
 use agent_client_protocol::v1::schema::{
     ReadTextFileRequest, ReadTextFileResponse, WriteTextFileRequest, WriteTextFileResponse,
@@ -23,11 +27,10 @@ pub(crate) fn read(
 ) -> Result<ReadTextFileResponse, FsRefusal> {
     let path = request.path.to_string_lossy();
     let real = workspace.resolve(&path).map_err(|e| e.to_string())?;
-    let file = std::fs::File::open(&real).map_err(|e| format!("`{path}`: {e}"))?;
+    let file = workspace
+        .open_read(&real)
+        .map_err(|e| format!("`{path}`: {e}"))?;
     let meta = file.metadata().map_err(|e| format!("`{path}`: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("`{path}` is not a regular file"));
-    }
     if meta.len() > MAX_FILE_BYTES {
         return Err(format!(
             "`{path}` is {} bytes, more than the {MAX_FILE_BYTES} read through the protocol",
@@ -63,14 +66,16 @@ pub(crate) fn write(
             "the content for `{path}` is more than the {MAX_FILE_BYTES} bytes written through the protocol"
         ));
     }
-    if let Ok(meta) = std::fs::symlink_metadata(&real)
-        && !meta.is_file()
-    {
-        return Err(format!("`{path}` is not a regular file"));
-    }
-    if let Some(parent) = real.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("`{path}`: {e}"))?;
-    }
-    std::fs::write(&real, &request.content).map_err(|e| format!("`{path}`: {e}"))?;
+    let mut written = workspace
+        .open_write(&real)
+        .map_err(|e| format!("`{path}`: {e}"))?;
+    written
+        .file
+        .write_all(request.content.as_bytes())
+        .map_err(|e| format!("`{path}`: {e}"))?;
     Ok(WriteTextFileResponse::new())
 }
+
+#[cfg(test)]
+#[path = "fs_tests.rs"]
+mod tests;

@@ -8,6 +8,7 @@
 //! needs to decide whether to ask — splitting a shell line into commands and matching prefixes —
 //! is here, pure and tested on its own ([`check`]).
 
+mod indirect;
 mod line;
 mod prefix;
 #[cfg(test)]

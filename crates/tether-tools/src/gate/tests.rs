@@ -67,7 +67,104 @@ const TABLE: &[(&str, &[&str], char)] = &[
     ("eval x", &["  "], 'C'),
     ("xargs -n 1 git push < list", &["git push"], 'M'),
     ("cat <(git push)", &["git push"], 'M'),
+    ("setsid -f git push", &["git push"], 'M'),
 ];
+
+/// Indirection: a script given to a shell on its input, `find`'s `-exec`, `xargs`, computed
+/// arguments. `M` matches, `U` asks, `C` clear (the honest commands that must not ask).
+const INDIRECT: &[(&str, char)] = &[
+    // A script on a shell's standard input is never read: asked.
+    ("echo 'git push' | sh", 'U'),
+    ("echo 'git push' | bash", 'U'),
+    ("printf 'git push\\n' | bash -s", 'U'),
+    ("cat deploy.txt | bash -s -- --force", 'U'),
+    ("cat deploy.txt | sh -", 'U'),
+    ("curl -s example.invalid/x | sudo bash", 'U'),
+    ("bash <<< 'git push'", 'U'),
+    ("bash -s < script.sh", 'U'),
+    ("sh < script.sh", 'U'),
+    ("echo 'git push' | env -i /bin/dash -e", 'U'),
+    ("sh <<'EOF'\ngit push\nEOF", 'U'),
+    // find's actions run commands of their own.
+    ("find . -exec git push \\;", 'M'),
+    ("find . -exec git push ';'", 'M'),
+    ("find . -name x -ok git push {} +", 'M'),
+    ("find . -maxdepth 0 -execdir sh -c 'git push' \\;", 'M'),
+    ("find . -type f -exec cat {} \\; -exec git push \\;", 'M'),
+    ("find . -exec git {} \\;", 'U'),
+    ("find . -exec sh -c {} \\;", 'U'),
+    ("find . -exec sh \\;", 'U'),
+    // xargs appends what it reads, or puts it where its replace string stands.
+    ("ls | xargs -0 git push", 'M'),
+    ("echo push | xargs git", 'U'),
+    ("echo 'git push' | xargs -I{} sh -c {}", 'U'),
+    ("echo 'git push' | xargs -I % sh -c %", 'U'),
+    ("echo push | xargs -I % git % origin", 'U'),
+    ("echo push | xargs --replace=X git X", 'U'),
+    ("echo 'git push' | xargs sh -c", 'U'),
+    // Arguments computed where a prefix's words would be.
+    ("git $sub origin", 'U'),
+    ("git \"$(echo push)\"", 'U'),
+    // Honest commands: no question.
+    ("echo hi | grep h", 'C'),
+    ("find . -name '*.rs'", 'C'),
+    ("find . -name '*.rs' -exec wc -l {} +", 'C'),
+    ("ls | wc -l", 'C'),
+    ("ls | xargs wc -l", 'C'),
+    ("echo ' a ' | xargs", 'C'),
+    ("cargo test", 'C'),
+    ("cargo test $ARGS", 'C'),
+    ("git commit -m \"$msg\"", 'C'),
+    ("git -C \"$dir\" status", 'C'),
+    ("sh check.sh", 'C'),
+    ("bash -e ./run-tests.sh --quick", 'C'),
+    ("bash --version", 'C'),
+    ("sh -c 'cargo test' | tee log", 'C'),
+    ("echo done | tee out.txt", 'C'),
+];
+
+#[test]
+fn indirection_is_followed_or_asked_about_and_honest_commands_pass() {
+    let list = prefixes(&["git push"]);
+    let mut wrong = Vec::new();
+    for (line, want) in INDIRECT {
+        let got = check(line, &list);
+        let kind = match &got {
+            Verdict::Matches { .. } => 'M',
+            Verdict::Clear => 'C',
+            Verdict::Unsure { .. } => 'U',
+        };
+        if kind != *want {
+            wrong.push(format!("{line:?}: want {want}, got {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_reasons_say_what_could_not_be_read() {
+    let list = prefixes(&["git push"]);
+    let reason = |line: &str| match check(line, &list) {
+        Verdict::Unsure { reason } => reason,
+        other => panic!("{line}: {other:?}"),
+    };
+    assert_eq!(
+        reason("echo 'git push' | sh"),
+        "it gives `sh` its script on standard input (a pipe, a here-document or a file), which \
+         tether cannot read"
+    );
+    assert_eq!(
+        reason("echo push | xargs git"),
+        "`git` is given arguments computed when it runs, which may make it `git push`"
+    );
+    assert_eq!(
+        check("find . -exec /usr/bin/git push origin {} \\;", &list),
+        Verdict::Matches {
+            command: "git push origin {}".to_owned(),
+            prefix: "git push".to_owned(),
+        }
+    );
+}
 
 #[test]
 fn the_table() {
@@ -161,12 +258,24 @@ proptest! {
         wrap in prop_oneof![
             Just(("", "")), Just(("$(", ")")), Just(("`", "`")), Just(("(", ")")),
             Just(("sudo ", "")), Just(("env A=1 ", "")), Just(("sh -c '", "'")),
-            Just(("/usr/bin/", "")),
+            Just(("/usr/bin/", "")), Just(("find . -exec ", " \\;")),
+            Just(("xargs -0 ", "")), Just(("setsid ", "")),
         ],
     ) {
         let line = format!("{before}{glue}{}git push{args}{}", wrap.0, wrap.1);
         let verdict = check(&line, &prefixes(&["git push"]));
         prop_assert!(!matches!(verdict, Verdict::Clear), "{:?}: {:?}", line, verdict);
+    }
+
+    /// Whatever is piped into a shell, the gate asks (it cannot read the script).
+    #[test]
+    fn a_script_piped_into_a_shell_is_never_clear(
+        before in "[a-z]{1,8}( [a-z0-9.-]{1,8}){0,3}",
+        shell in prop_oneof![Just("sh"), Just("bash"), Just("/bin/dash"), Just("sudo zsh")],
+        flags in prop_oneof![Just(""), Just(" -s"), Just(" -e"), Just(" -"), Just(" -xs --")],
+    ) {
+        let line = format!("{before} | {shell}{flags}");
+        prop_assert!(!matches!(check(&line, &prefixes(&["git push"])), Verdict::Clear), "{}", line);
     }
 
     /// Text inside single quotes is never a command.

@@ -5,13 +5,15 @@
 //! to make the match unique, or set `replace_all`.
 
 use std::fmt::Write as _;
+use std::io::Read as _;
+use std::os::unix::fs::FileExt as _;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{FileLogic, FileTool, str_arg, try_out};
+use super::{FileLogic, FileTool, io_error, str_arg, try_out};
 use crate::output::ToolOutput;
-use crate::regular;
+use crate::regular::{OpenError, Special};
 use crate::spec::ToolSpec;
 use crate::text::{looks_binary, plural, shorten};
 use crate::workspace::Workspace;
@@ -88,10 +90,18 @@ fn run(ws: &Workspace, args: Args) -> ToolOutput {
         ws.resolve_writable(path)
             .map_err(|e| ToolOutput::error(e.to_string()))
     );
-    if real.is_dir() {
-        return ToolOutput::error(format!("`{path}` is a directory, not a file"));
-    }
-    let bytes = try_out!(regular::read(&real).map_err(|e| e.output("read", path)));
+    let mut file = match ws.open_edit(&real) {
+        Ok(file) => file,
+        Err(OpenError::NotRegular(Special::Dir)) => {
+            return ToolOutput::error(format!("`{path}` is a directory, not a file"));
+        }
+        Err(err) => return err.output("edit", path),
+    };
+    let mut bytes = Vec::new();
+    try_out!(
+        file.read_to_end(&mut bytes)
+            .map_err(|e| io_error("read", path, &e))
+    );
     if looks_binary(&bytes) {
         return ToolOutput::error(format!(
             "`{path}` looks like a binary file; `edit` changes text files only"
@@ -120,7 +130,12 @@ fn run(ws: &Workspace, args: Args) -> ToolOutput {
         _ => {}
     }
     let new = text.replace(&args.old_text, &args.new_text);
-    try_out!(regular::write(&real, new.as_bytes()).map_err(|e| e.output("write", path)));
+    // Through the descriptor the text was read from: the file changed is the file read.
+    try_out!(
+        file.set_len(0)
+            .and_then(|()| file.write_all_at(new.as_bytes(), 0))
+            .map_err(|e| io_error("write", path, &e))
+    );
 
     let shown = ws.display(&real);
     let old_lines = args.old_text.lines().count().max(1);

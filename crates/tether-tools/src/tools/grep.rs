@@ -5,21 +5,19 @@
 //! skips, so results are stable from call to call.
 
 use std::fmt::Write as _;
-use std::fs;
-use std::path::Path;
 
 use regex_lite::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{FileLogic, FileTool, str_arg, try_out};
+use super::{FileLogic, FileTool, io_error, str_arg, try_out};
 use crate::glob::Glob;
 use crate::options::ToolOptions;
 use crate::output::ToolOutput;
 use crate::regular;
 use crate::spec::ToolSpec;
 use crate::text::{looks_binary, plural, shorten};
-use crate::walk;
+use crate::walk::{self, FileAt};
 use crate::workspace::Workspace;
 
 /// Matching lines are shortened to this many characters.
@@ -109,9 +107,10 @@ impl FileLogic for Searcher {
                 .resolve(path)
                 .map_err(|e| ToolOutput::error(e.to_string()))
         );
-        if !start.exists() {
-            return ToolOutput::error(format!("`{path}` does not exist"));
-        }
+        let start = match walk::start(&self.ws, &start) {
+            Ok(start) => start,
+            Err(err) => return io_error("search", path, &err),
+        };
         let mut limit = args.max_results.unwrap_or(self.default_results).max(1);
         let mut notes = String::new();
         if limit > self.max_results {
@@ -129,8 +128,8 @@ impl FileLogic for Searcher {
             full: false,
             too_big: 0,
         };
-        walk::files(&start, &mut |file| {
-            let rel = self.ws.display(file);
+        walk::files(start, &mut |file| {
+            let rel = self.ws.display(file.path);
             if glob.as_ref().is_none_or(|g| g.matches(&rel)) {
                 self.search_file(file, &rel, &regex, &mut found);
             }
@@ -176,15 +175,27 @@ impl FileLogic for Searcher {
 }
 
 impl Searcher {
-    fn search_file(&self, file: &Path, rel: &str, regex: &Regex, found: &mut Found) {
-        if fs::metadata(file).is_ok_and(|meta| meta.len() > self.max_file_bytes) {
+    fn search_file(&self, file: &FileAt<'_>, rel: &str, regex: &Regex, found: &mut Found) {
+        // Only regular files, opened without blocking and through no symlink: a FIFO, a device
+        // or a file swapped for a symlink is skipped.
+        let Ok(opened) = file.open() else {
+            return;
+        };
+        let size = opened.metadata().map_or(0, |meta| meta.len());
+        let read = (size <= self.max_file_bytes)
+            .then(|| regular::read_bounded(opened, self.max_file_bytes));
+        let Some(read) = read else {
+            found.too_big += 1;
+            return;
+        };
+        let Ok((bytes, more)) = read else {
+            return;
+        };
+        // It grew while being read.
+        if more {
             found.too_big += 1;
             return;
         }
-        // Only regular files, opened without blocking: a FIFO or device is skipped.
-        let Ok(bytes) = regular::read(file) else {
-            return;
-        };
         if looks_binary(&bytes) {
             return;
         }

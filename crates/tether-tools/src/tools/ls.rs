@@ -5,8 +5,6 @@
 //! the model knows they exist without paying for their contents.
 
 use std::fmt::Write as _;
-use std::fs;
-use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -15,7 +13,7 @@ use super::{FileLogic, FileTool, io_error, str_arg, try_out};
 use crate::options::ToolOptions;
 use crate::output::ToolOutput;
 use crate::spec::ToolSpec;
-use crate::walk::{self, Kind};
+use crate::walk::{self, Dir, Kind, Start};
 use crate::workspace::Workspace;
 
 /// The `ls` tool's logic.
@@ -73,10 +71,11 @@ impl FileLogic for Lister {
                 .resolve(path)
                 .map_err(|e| ToolOutput::error(e.to_string()))
         );
-        let meta = try_out!(fs::metadata(&start).map_err(|e| io_error("list", path, &e)));
-        if !meta.is_dir() {
-            return ToolOutput::ok(format!("{}\n", self.ws.display(&start)));
-        }
+        let dir = match walk::start(&self.ws, &start) {
+            Ok(Start::Dir(dir)) => dir,
+            Ok(_) => return ToolOutput::ok(format!("{}\n", self.ws.display(&start))),
+            Err(err) => return io_error("list", path, &err),
+        };
         let mut depth = args.depth.unwrap_or(1).max(1);
         let mut notes = String::new();
         if depth > self.max_depth {
@@ -92,7 +91,7 @@ impl FileLogic for Lister {
             count: 0,
             full: false,
         };
-        if let Err(err) = self.list(&start, depth, &mut listing) {
+        if let Err(err) = self.list(&dir, depth, &mut listing) {
             return io_error("list", path, &err);
         }
         let mut text = listing.out;
@@ -112,8 +111,8 @@ impl FileLogic for Lister {
 }
 
 impl Lister {
-    fn list(&self, dir: &Path, depth: usize, listing: &mut Listing) -> std::io::Result<()> {
-        for entry in walk::entries(dir)? {
+    fn list(&self, dir: &Dir, depth: usize, listing: &mut Listing) -> std::io::Result<()> {
+        for entry in dir.entries()? {
             if listing.count == self.max_entries {
                 listing.full = true;
                 return Ok(());
@@ -121,18 +120,21 @@ impl Lister {
             let rel = self.ws.display(&entry.path);
             listing.count += 1;
             match entry.kind {
-                Kind::Dir if entry.path.file_name().is_some_and(walk::is_skipped) => {
+                Kind::Dir if walk::is_skipped(&entry.name) => {
                     let _ = writeln!(listing.out, "{rel}/ (not listed)");
                 }
                 Kind::Dir => {
                     let _ = writeln!(listing.out, "{rel}/");
-                    if depth > 1 {
-                        // An unreadable subdirectory is listed, just not entered.
-                        let _ = self.list(&entry.path, depth - 1, listing);
+                    // An unreadable subdirectory (or one swapped for a symlink) is listed, just
+                    // not entered.
+                    if depth > 1
+                        && let Ok(sub) = dir.subdir(&entry.name)
+                    {
+                        let _ = self.list(&sub, depth - 1, listing);
                     }
                 }
                 Kind::Symlink => {
-                    let target = fs::read_link(&entry.path).map(|t| t.display().to_string());
+                    let target = dir.read_link(&entry.name).map(|t| t.display().to_string());
                     let _ = writeln!(
                         listing.out,
                         "{rel} -> {}",

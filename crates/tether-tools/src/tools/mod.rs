@@ -80,6 +80,9 @@ pub(crate) fn str_arg<'a>(args: &'a Value, name: &str) -> Option<&'a str> {
 
 /// `verb` `path` failed with `err`, said for the model.
 pub(crate) fn io_error(verb: &str, path: &str, err: &io::Error) -> ToolOutput {
+    if crate::beneath::is_swap(err) {
+        return crate::regular::swapped(verb, path);
+    }
     ToolOutput::error(match err.kind() {
         io::ErrorKind::NotFound => format!("`{path}` does not exist"),
         io::ErrorKind::PermissionDenied => format!("cannot {verb} `{path}`: permission denied"),

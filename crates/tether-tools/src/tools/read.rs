@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::{FileLogic, FileTool, io_error, str_arg, try_out};
 use crate::options::ToolOptions;
 use crate::output::ToolOutput;
-use crate::regular;
+use crate::regular::{OpenError, Special};
 use crate::spec::ToolSpec;
 use crate::text::{looks_binary, plural, shorten};
 use crate::workspace::Workspace;
@@ -78,10 +78,13 @@ impl FileLogic for Reader {
                 .resolve(path)
                 .map_err(|e| ToolOutput::error(e.to_string()))
         );
-        if real.is_dir() {
-            return ToolOutput::error(format!("`{path}` is a directory; use `ls` to list it"));
-        }
-        let file = try_out!(regular::open_read(&real).map_err(|e| e.output("read", path)));
+        let file = match self.ws.open_read(&real) {
+            Ok(file) => file,
+            Err(OpenError::NotRegular(Special::Dir)) => {
+                return ToolOutput::error(format!("`{path}` is a directory; use `ls` to list it"));
+            }
+            Err(err) => return err.output("read", path),
+        };
         let mut reader = BufReader::new(file);
         match reader.fill_buf() {
             Ok(start) if looks_binary(start) => {

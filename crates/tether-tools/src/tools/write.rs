@@ -1,16 +1,18 @@
 //! `write`: create or replace a whole file, making its parent directories.
 //!
-//! The target and every directory to be created are resolved through [`Workspace`] first, so a
-//! symlinked parent cannot carry the write out of the workspace.
+//! The target is resolved through [`Workspace`] first (refused outside the workspace and in
+//! `.git`), then it and every directory to be created are opened or made by descriptor beneath
+//! the root, never through a symlink ([`Workspace::open_write`]): a parent swapped for a symlink
+//! after the check cannot carry the write out of the workspace or into `.git/hooks`.
 
-use std::fs;
+use std::io::Write as _;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{FileLogic, FileTool, io_error, str_arg, try_out};
 use crate::output::ToolOutput;
-use crate::regular;
+use crate::regular::{OpenError, Special};
 use crate::spec::ToolSpec;
 use crate::text::plural;
 use crate::workspace::Workspace;
@@ -63,20 +65,21 @@ fn run(ws: &Workspace, args: Args) -> ToolOutput {
         ws.resolve_writable(path)
             .map_err(|e| ToolOutput::error(e.to_string()))
     );
-    if real.is_dir() {
-        return ToolOutput::error(format!(
-            "`{path}` is a directory; give a file path to write"
-        ));
-    }
-    if let Some(parent) = real.parent() {
-        try_out!(fs::create_dir_all(parent).map_err(|e| io_error(
-            "create the directory for",
-            path,
-            &e
-        )));
-    }
-    let before = fs::metadata(&real).ok().map(|meta| meta.len());
-    try_out!(regular::write(&real, args.content.as_bytes()).map_err(|e| e.output("write", path)));
+    let written = match ws.open_write(&real) {
+        Ok(written) => written,
+        Err(OpenError::NotRegular(Special::Dir)) => {
+            return ToolOutput::error(format!(
+                "`{path}` is a directory; give a file path to write"
+            ));
+        }
+        Err(err) => return err.output("write", path),
+    };
+    let before = written.before;
+    let mut file = written.file;
+    try_out!(
+        file.write_all(args.content.as_bytes())
+            .map_err(|e| io_error("write", path, &e))
+    );
     let bytes = args.content.len();
     let what = match before {
         None => "new file".to_owned(),

@@ -17,6 +17,7 @@ mod files;
 mod gate;
 mod leftovers;
 mod program;
+mod race;
 mod registry;
 mod search;
 mod snapshots;

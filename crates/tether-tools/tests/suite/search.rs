@@ -201,3 +201,41 @@ async fn ls_handles_files_empty_and_missing_paths() {
         "`nope` does not exist"
     );
 }
+
+/// A tree deeper than any path can name is walked by descriptor to a bounded depth: no error,
+/// no exhausted descriptors, the files near the top found.
+#[tokio::test]
+async fn grep_walks_a_very_deep_tree_to_a_bounded_depth() {
+    let fx = Fixture::new();
+    std::fs::write(fx.root.join("f.txt"), "needle\n").unwrap();
+    // Made by descriptor, as a process in the workspace could, past PATH_MAX.
+    let mut fd = std::fs::File::open(&fx.root).unwrap();
+    for _ in 0..3000 {
+        nix::sys::stat::mkdirat(&fd, "aaaaaaaa", nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let next = nix::fcntl::openat(
+            &fd,
+            "aaaaaaaa",
+            nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY,
+            nix::sys::stat::Mode::empty(),
+        )
+        .unwrap();
+        let file = nix::fcntl::openat(
+            &next,
+            "f.txt",
+            nix::fcntl::OFlag::O_WRONLY | nix::fcntl::OFlag::O_CREAT,
+            nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+        )
+        .unwrap();
+        std::io::Write::write_all(&mut std::fs::File::from(file), b"needle\n").unwrap();
+        fd = std::fs::File::from(next);
+    }
+    let found = fx
+        .ok("grep", json!({"pattern": "needle", "max_results": 1000}))
+        .await;
+    let lines = found.lines().filter(|l| l.ends_with(": needle")).count();
+    assert_eq!(lines, 129, "the root and 128 levels below it: {found}");
+    assert!(
+        found.starts_with("f.txt:1: needle\naaaaaaaa/f.txt:1: needle\n"),
+        "{found}"
+    );
+}

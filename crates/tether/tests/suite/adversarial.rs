@@ -3,11 +3,13 @@
 //! The agent (the built-in agent with its real `bash`, `write`, `edit` and `read`, or a program
 //! as a command executor) tries to sign its goal off by acting as the human with the tether
 //! binary, to end the run by editing its goal's status, to find the keys, to run a command that
-//! needs a human's yes, and to hang the run on a FIFO. Whatever it does, the run never reports
+//! needs a human's yes, to hang the run on a FIFO, and to race the file tools with a process
+//! that swaps paths for symlinks. Whatever it does, the run never reports
 //! success, no key is anywhere, `deployed.txt` never exists, and every wait has a deadline (the
 //! test ends a stuck run with `tether cancel` and checks that it works).
 
 mod held;
+mod races;
 mod scripts;
 mod support;
 

@@ -17,12 +17,15 @@ use super::{rejecting_judge, scripts};
 use crate::common::{PATIENCE, text};
 
 /// The forms of `touch deployed.txt` the agent tries, each a line its `bash` is asked to run.
-const HELD: [&str; 5] = [
+const HELD: [&str; 8] = [
     "touch deployed.txt",
     "cd . && /usr/bin/touch deployed.txt",
     "sh -c 'touch deployed.txt'",
     "eval 'touch deployed.txt'",
     "t=touch; $t deployed.txt",
+    "echo 'touch deployed.txt' | sh",
+    "find . -maxdepth 0 -exec touch deployed.txt \\;",
+    "echo deployed.txt | xargs touch",
 ];
 
 /// The pending questions, as `tether questions --json` lists them.
