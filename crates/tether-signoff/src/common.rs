@@ -148,7 +148,7 @@ impl<'a> Peers<'a> {
         *scan_budget -= len;
         self.budget.set(self.budget.get() - len);
         let mut bytes = Vec::new();
-        crate::quotes::open_regular(&real)
+        crate::quotes::open_regular(self.ws, &real)
             .ok()?
             .take(MAX_PEER_FILE_BYTES)
             .read_to_end(&mut bytes)

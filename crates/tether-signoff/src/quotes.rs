@@ -398,7 +398,7 @@ impl<'a> Quotes<'a> {
         if let Some(why) = self.off_limits(&real) {
             return Err(format!("`{path}` is {why}, which cannot back a sign-off"));
         }
-        let text = read_text(&real).map_err(|why| format!("`{path}` {why}"))?;
+        let text = read_text(self.ws, &real).map_err(|why| format!("`{path}` {why}"))?;
         Ok((real, text))
     }
 
@@ -422,12 +422,8 @@ impl<'a> Quotes<'a> {
 }
 
 /// Reads a regular text file, bounded in size, without ever blocking on a FIFO or device.
-fn read_text(real: &Path) -> Result<String, String> {
-    let meta = fs::metadata(real).map_err(|e| format!(": {e}"))?;
-    if !meta.is_file() {
-        return Err("is not a regular file".to_owned());
-    }
-    let file = open_regular(real)?;
+fn read_text(ws: &Confined, real: &Path) -> Result<String, String> {
+    let file = open_regular(ws, real)?;
     let meta = file.metadata().map_err(|e| format!(": {e}"))?;
     if meta.len() > MAX_QUOTED_FILE {
         return Err("is too large to check".to_owned());
@@ -442,20 +438,14 @@ fn read_text(real: &Path) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "is not UTF-8 text".to_owned())
 }
 
-/// Opens a file for reading only if it is a regular file, without ever blocking on a FIFO or
-/// device (opened non-blocking, then checked).
-pub(crate) fn open_regular(real: &Path) -> Result<fs::File, String> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(real)
-        .map_err(|e| format!(": {e}"))?;
-    let meta = file.metadata().map_err(|e| format!(": {e}"))?;
-    if !meta.is_file() {
-        return Err("is not a regular file".to_owned());
-    }
-    Ok(file)
+/// Opens for reading a regular file of `ws` at `real` (a path `ws` resolved): by descriptor
+/// beneath the workspace with no symlink followed (a path the agent swaps after the check fails
+/// to open), and never blocking on a FIFO or device.
+pub(crate) fn open_regular(ws: &Confined, real: &Path) -> Result<fs::File, String> {
+    ws.open_read(real).map_err(|e| match e {
+        tether_tools::OpenError::NotRegular(_) => "is not a regular file".to_owned(),
+        other => format!(": {other}"),
+    })
 }
 
 /// Every place where `quote` (normalized) equals a run of consecutive `lines` (each normalized,
