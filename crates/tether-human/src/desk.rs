@@ -45,11 +45,7 @@ use crate::channels::Channel;
 use crate::desktop::Desktop;
 use crate::notice_events::NoticeQueue;
 use crate::notices::{Notice, NoticeRoutes};
-use crate::sinks::SinkBuilder;
-use crate::slack::Slack;
-use crate::telegram::Telegram;
 use crate::terminal::Terminal;
-use crate::zulip::Zulip;
 
 /// Whether the process's stdin and stderr are a person at a terminal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,65 +92,15 @@ impl Desk {
         if let Console::Person { who } = console {
             channels.push(Arc::new(Terminal::stdio(who)));
         }
-        let mut problems = Vec::new();
-        if config
-            .human
-            .channels
-            .contains(&tether_config::Channel::Zulip)
-        {
-            match tether_zulip::ZulipClient::from_config(&config.zulip) {
-                Ok(client) => channels.push(Arc::new(Zulip::new(client, journal.clone()))),
-                Err(e) => {
-                    tracing::warn!(error = %e, "the zulip channel is off");
-                    problems.push(e.to_string());
-                }
-            }
-        }
-        if config
-            .human
-            .channels
-            .contains(&tether_config::Channel::Slack)
-        {
-            match tether_slack::SlackClient::from_config(&config.slack) {
-                Ok(client) => channels.push(Arc::new(Slack::new(
-                    client,
-                    journal.clone(),
-                    ws.state_dir(),
-                    &config.slack.api_url,
-                ))),
-                Err(e) => {
-                    tracing::warn!(error = %e, "the slack channel is off");
-                    problems.push(e.to_string());
-                }
-            }
-        }
-        if config
-            .human
-            .channels
-            .contains(&tether_config::Channel::Telegram)
-        {
-            match tether_telegram::TelegramClient::from_config(&config.telegram) {
-                Ok(client) => channels.push(Arc::new(Telegram::new(
-                    client,
-                    journal.clone(),
-                    ws.state_dir(),
-                ))),
-                Err(e) => {
-                    tracing::warn!(error = %e, "the telegram channel is off");
-                    problems.push(e.to_string());
-                }
-            }
-        }
-        let sinks = SinkBuilder::new(config, ws, &journal);
-        let (listed, sink_problems) = sinks.listed();
+        let setup = crate::registry::Setup {
+            config,
+            ws,
+            journal: &journal,
+        };
+        let (listed, mut problems) = crate::registry::listed(&setup);
         channels.extend(listed);
-        let (escalation, escalation_problems) = sinks.escalation();
-        problems.extend(sink_problems.iter().map(ToString::to_string));
-        problems.extend(
-            escalation_problems
-                .iter()
-                .map(|e| format!("for escalation (`human.escalate_to`), {e}")),
-        );
+        let (escalation, escalation_problems) = crate::registry::escalation(&setup);
+        problems.extend(escalation_problems);
         let escalation = Escalation {
             remind_after: config.human.remind_after_secs.map(Duration::from_secs),
             escalate_after: config.human.escalate_after_secs.map(Duration::from_secs),

@@ -158,3 +158,34 @@ impl Deliver for Email {
         Box::pin(async move { self.send_logged(&body).await })
     }
 }
+
+/// The email sink in the registry ([`crate::registry`]): `human.channels`' `"email"` mails the
+/// `[email]` recipients; an escalation's `"email:<address>"` that address.
+pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
+    kind: tether_config::Channel::Email,
+    build: |setup, role| {
+        let (to, key) = match role {
+            crate::registry::Role::Escalation(tether_config::EscalationTarget::Email {
+                to: Some(to),
+            }) => (Some(to.as_str()), format!("email:{to}")),
+            crate::registry::Role::Escalation(_) => (None, "email:escalation".to_owned()),
+            crate::registry::Role::Listed => (None, "email".to_owned()),
+        };
+        let sink = crate::sinks::OneWay::new(
+            Email::from_config(&setup.config.email, to, None).map_err(|e| e.to_string())?,
+        )
+        .with_sent_log(crate::sinks::SentLog::new(setup.journal.clone(), key));
+        Ok(std::sync::Arc::new(sink))
+    },
+    check: |config, role| {
+        let to = match role {
+            crate::registry::Role::Escalation(tether_config::EscalationTarget::Email { to }) => {
+                to.as_deref()
+            }
+            _ => None,
+        };
+        Email::from_config(&config.email, to, None)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    },
+};

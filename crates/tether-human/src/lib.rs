@@ -53,6 +53,7 @@ pub mod notify_command;
 pub mod ntfy;
 pub mod person;
 pub mod prompts;
+pub mod registry;
 pub mod sink_body;
 pub mod sinks;
 pub mod slack;

@@ -501,3 +501,64 @@ impl Channel for Ntfy {
         })
     }
 }
+
+/// The ntfy sink in the registry ([`crate::registry`]): `human.channels`' `"ntfy"` pushes to
+/// `[ntfy] topic`; an escalation's `"ntfy:<topic>"` to that topic (`"ntfy"` alone: the
+/// `[ntfy] topic`).
+pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
+    kind: tether_config::Channel::Ntfy,
+    build: |setup, role| {
+        let topic = escalation_topic(setup.config, role)?;
+        let sink = Ntfy::from_config(
+            &setup.config.ntfy,
+            topic.as_deref(),
+            setup.journal.clone(),
+            setup.ws.state_dir(),
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(std::sync::Arc::new(sink))
+    },
+    check: |config, role| {
+        let mut missing = config.ntfy.missing();
+        if matches!(
+            role,
+            crate::registry::Role::Escalation(tether_config::EscalationTarget::Ntfy {
+                topic: Some(_)
+            })
+        ) {
+            missing.retain(|m| !m.contains("[ntfy] topic"));
+        }
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(SinkError::Missing {
+                sink: "ntfy",
+                missing,
+            }
+            .to_string())
+        }
+    },
+};
+
+/// The topic an escalation pushes to (`None` for the listed sink, which takes `[ntfy] topic`).
+fn escalation_topic(
+    config: &tether_config::Config,
+    role: crate::registry::Role<'_>,
+) -> Result<Option<String>, crate::registry::Off> {
+    use tether_config::EscalationTarget;
+    match role {
+        crate::registry::Role::Escalation(EscalationTarget::Ntfy { topic: Some(t) }) => {
+            Ok(Some(t.clone()))
+        }
+        crate::registry::Role::Escalation(_) => {
+            config.ntfy.topic.clone().map(Some).ok_or_else(|| {
+                SinkError::Missing {
+                    sink: "ntfy",
+                    missing: vec!["`[ntfy] topic`".to_owned()],
+                }
+                .to_string()
+            })
+        }
+        crate::registry::Role::Listed => Ok(None),
+    }
+}

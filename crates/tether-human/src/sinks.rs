@@ -6,22 +6,18 @@
 //! to fix, which the desk keeps with the chat channels' problems (every call that needs a human
 //! then says what to fix) and `tether doctor` shows. Secrets never appear in these errors.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use tether_config::{Config, EscalationTarget, Workspace};
+use tether_config::{Config, Workspace};
 use tether_store::{Journal, Question};
 
 use tokio_util::sync::CancellationToken;
 
 use crate::broker::Answer;
 use crate::channels::{BoxFuture, Channel, ChannelAnswer};
-use crate::email::Email;
 use crate::notices::Notice;
-use crate::notify_command::NotifyCommand;
-use crate::ntfy::Ntfy;
+use crate::registry::{Role, Setup};
 use crate::sink_body::{BodyKind, SinkBody};
-use crate::webhook::Webhook;
 
 /// Why a sink is off.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -204,211 +200,50 @@ impl<D: Deliver> Channel for OneWay<D> {
     }
 }
 
-/// What is wrong with the sinks `config` turns on (listed in `human.channels`, or named by
-/// `human.escalate_to`), without building them: what `tether doctor` reports.
+/// What is wrong with the channels and sinks `config` turns on (listed in `human.channels`, or
+/// named by `human.escalate_to`), without building them: what `tether doctor` reports.
 pub fn problems(config: &Config) -> Vec<String> {
-    use tether_config::Channel as C;
-    let ntfy = |topic: Option<&str>| -> Result<(), SinkError> {
-        let mut missing = config.ntfy.missing();
-        if topic.is_some() {
-            missing.retain(|m| !m.contains("[ntfy] topic"));
-        }
-        if missing.is_empty() {
-            Ok(())
-        } else {
-            Err(SinkError::Missing {
-                sink: "ntfy",
-                missing,
-            })
-        }
-    };
-    let webhook = || -> Result<(), SinkError> {
-        match &config.webhook.url {
-            Some(url) => crate::webhook::check_url(url).map(|_| ()),
-            None => Err(SinkError::Missing {
-                sink: "webhook",
-                missing: config.webhook.missing(),
-            }),
-        }
-    };
-    let email = |to: Option<&str>| Email::from_config(&config.email, to, None).map(|_| ());
-    let command = || -> Result<(), SinkError> {
-        if config.notify_command.program.is_some() {
-            Ok(())
-        } else {
-            Err(SinkError::Missing {
-                sink: "notify_command",
-                missing: config.notify_command.missing(),
-            })
-        }
-    };
-    let mut out = Vec::new();
-    for channel in &config.human.channels {
-        let checked = match channel {
-            C::Ntfy => ntfy(None),
-            C::Webhook => webhook(),
-            C::Email => email(None),
-            C::NotifyCommand => command(),
-            _ => continue,
-        };
-        if let Err(e) = checked {
-            out.push(e.to_string());
-        }
-    }
-    if config.human.escalate_after_secs.is_some() {
-        for target in &config.human.escalate_to {
-            let checked = match target {
-                EscalationTarget::Ntfy { topic } => ntfy(topic.as_deref()),
-                EscalationTarget::Email { to } => email(to.as_deref()),
-                EscalationTarget::Webhook => webhook(),
-                EscalationTarget::Command => command(),
-            };
-            if let Err(e) = checked {
-                out.push(format!("for escalation (`human.escalate_to`), {e}"));
-            }
-        }
-    }
-    out
+    crate::registry::problems(config)
 }
 
-/// Builds sinks for one process: the config, the workspace and the store.
+/// Builds the sinks of one process: the config, the workspace and the store.
 pub struct SinkBuilder<'a> {
-    config: &'a Config,
-    ws: &'a Workspace,
-    journal: &'a Journal,
+    setup: Setup<'a>,
 }
 
 impl<'a> SinkBuilder<'a> {
     /// A builder over `config` for the workspace `ws`, recording in `journal`.
     pub fn new(config: &'a Config, ws: &'a Workspace, journal: &'a Journal) -> Self {
         SinkBuilder {
-            config,
-            ws,
-            journal,
+            setup: Setup {
+                config,
+                ws,
+                journal,
+            },
         }
     }
 
-    fn state_dir(&self) -> PathBuf {
-        self.ws.state_dir()
-    }
-
-    /// The sinks `human.channels` lists, and the problems of those that could not be built.
-    pub fn listed(&self) -> (Vec<Arc<dyn Channel>>, Vec<SinkError>) {
-        use tether_config::Channel as C;
-        let mut built: Vec<Arc<dyn Channel>> = Vec::new();
-        let mut problems = Vec::new();
-        for channel in &self.config.human.channels {
-            let sink = match channel {
-                C::Ntfy => self.ntfy(None),
-                C::Webhook => self.webhook("webhook"),
-                C::Email => self.email(None),
-                C::NotifyCommand => self.command("notify_command"),
-                _ => continue,
-            };
-            match sink {
-                Ok(sink) => built.push(sink),
-                Err(e) => {
-                    tracing::warn!(error = %e, "a notice sink is off");
-                    problems.push(e);
-                }
-            }
-        }
-        (built, problems)
-    }
-
-    /// Every sink that may have been handed a question: those `human.channels` lists and the
-    /// escalation sinks (their problems left out: what cannot be built was never handed one).
+    /// Every sink that may have been handed a question: the notice sinks `human.channels`
+    /// lists and the escalation sinks (their problems left out: what cannot be built was never
+    /// handed one).
     pub fn all(&self) -> Vec<Arc<dyn Channel>> {
-        let (mut sinks, _) = self.listed();
-        sinks.extend(self.escalation().0);
-        sinks
+        let sinks = self
+            .setup
+            .config
+            .human
+            .channels
+            .iter()
+            .filter(|kind| is_sink(**kind))
+            .filter_map(|kind| crate::registry::find(*kind))
+            .filter_map(|def| (def.build)(&self.setup, Role::Listed).ok());
+        let mut all: Vec<Arc<dyn Channel>> = sinks.collect();
+        all.extend(crate::registry::escalation(&self.setup).0);
+        all
     }
+}
 
-    /// The sinks `human.escalate_to` names (only when `human.escalate_after` is set), and the
-    /// problems of those that could not be built.
-    pub fn escalation(&self) -> (Vec<Arc<dyn Channel>>, Vec<SinkError>) {
-        let mut built: Vec<Arc<dyn Channel>> = Vec::new();
-        let mut problems = Vec::new();
-        if self.config.human.escalate_after_secs.is_none() {
-            return (built, problems);
-        }
-        for target in &self.config.human.escalate_to {
-            let sink = match target {
-                EscalationTarget::Ntfy { topic } => self.ntfy(Some(topic.as_deref())),
-                EscalationTarget::Email { to } => self.email(Some(to.as_deref())),
-                EscalationTarget::Webhook => self.webhook("webhook:escalation"),
-                EscalationTarget::Command => self.command("notify_command:escalation"),
-            };
-            match sink {
-                Ok(sink) => built.push(sink),
-                Err(e) => {
-                    tracing::warn!(error = %e, target = %target.spelling(), "an escalation sink is off");
-                    problems.push(e);
-                }
-            }
-        }
-        (built, problems)
-    }
-
-    /// `escalation`: `Some(topic)` for an escalation's (the `[ntfy]` topic when `None`).
-    fn ntfy(&self, escalation: Option<Option<&str>>) -> Result<Arc<dyn Channel>, SinkError> {
-        let topic = match escalation {
-            None => None,
-            Some(Some(topic)) => Some(topic.to_owned()),
-            Some(None) => {
-                Some(
-                    self.config
-                        .ntfy
-                        .topic
-                        .clone()
-                        .ok_or_else(|| SinkError::Missing {
-                            sink: "ntfy",
-                            missing: vec!["`[ntfy] topic`".to_owned()],
-                        })?,
-                )
-            }
-        };
-        Ok(Arc::new(Ntfy::from_config(
-            &self.config.ntfy,
-            topic.as_deref(),
-            self.journal.clone(),
-            self.state_dir(),
-        )?))
-    }
-
-    fn webhook(&self, key: &str) -> Result<Arc<dyn Channel>, SinkError> {
-        let webhook = &self.config.webhook;
-        let Some(url) = &webhook.url else {
-            return Err(SinkError::Missing {
-                sink: "webhook",
-                missing: webhook.missing(),
-            });
-        };
-        let sink = OneWay::new(Webhook::new(url.clone(), webhook.format)?)
-            .with_sent_log(SentLog::new(self.journal.clone(), key));
-        Ok(Arc::new(sink))
-    }
-
-    /// `escalation`: `Some(to)` for an escalation's (the `[email]` recipients when `None`).
-    fn email(&self, escalation: Option<Option<&str>>) -> Result<Arc<dyn Channel>, SinkError> {
-        let to = escalation.flatten();
-        let key = match escalation {
-            Some(Some(to)) => format!("email:{to}"),
-            Some(None) => "email:escalation".to_owned(),
-            None => "email".to_owned(),
-        };
-        let sink = OneWay::new(Email::from_config(&self.config.email, to, None)?)
-            .with_sent_log(SentLog::new(self.journal.clone(), key));
-        Ok(Arc::new(sink))
-    }
-
-    fn command(&self, key: &str) -> Result<Arc<dyn Channel>, SinkError> {
-        let sink = OneWay::new(NotifyCommand::from_config(
-            &self.config.notify_command,
-            self.ws.root().to_path_buf(),
-            self.config.key_vars(),
-        )?)
-        .with_sent_log(SentLog::new(self.journal.clone(), key));
-        Ok(Arc::new(sink))
-    }
+/// Whether `kind` is a notice sink (it tells; it holds no conversation).
+pub fn is_sink(kind: tether_config::Channel) -> bool {
+    use tether_config::Channel as C;
+    matches!(kind, C::Ntfy | C::Webhook | C::Email | C::NotifyCommand)
 }

@@ -439,6 +439,26 @@ fn answer_in(
     })
 }
 
+/// The Slack channel in the registry ([`crate::registry`]).
+pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
+    kind: tether_config::Channel::Slack,
+    build: |setup, _| {
+        let client = tether_slack::SlackClient::from_config(&setup.config.slack)
+            .map_err(|e| e.to_string())?;
+        Ok(std::sync::Arc::new(Slack::new(
+            client,
+            setup.journal.clone(),
+            setup.ws.state_dir(),
+            &setup.config.slack.api_url,
+        )))
+    },
+    check: |config, _| {
+        tether_slack::SlackSettings::from_config(&config.slack)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    },
+};
+
 #[cfg(test)]
 #[path = "slack_tests.rs"]
 mod tests;

@@ -364,3 +364,22 @@ impl Channel for Telegram {
         })
     }
 }
+
+/// The Telegram channel in the registry ([`crate::registry`]).
+pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
+    kind: tether_config::Channel::Telegram,
+    build: |setup, _| {
+        let client = tether_telegram::TelegramClient::from_config(&setup.config.telegram)
+            .map_err(|e| e.to_string())?;
+        Ok(std::sync::Arc::new(Telegram::new(
+            client,
+            setup.journal.clone(),
+            setup.ws.state_dir(),
+        )))
+    },
+    check: |config, _| {
+        tether_telegram::TelegramSettings::from_config(&config.telegram)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    },
+};

@@ -243,3 +243,33 @@ impl crate::sinks::Deliver for Webhook {
         })
     }
 }
+
+/// The webhook sink in the registry ([`crate::registry`]).
+pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
+    kind: tether_config::Channel::Webhook,
+    build: |setup, role| {
+        let webhook = &setup.config.webhook;
+        let url = webhook.url.as_ref().ok_or_else(|| missing(webhook))?;
+        let key = match role {
+            crate::registry::Role::Listed => "webhook",
+            crate::registry::Role::Escalation(_) => "webhook:escalation",
+        };
+        let sink = crate::sinks::OneWay::new(
+            Webhook::new(url.clone(), webhook.format).map_err(|e| e.to_string())?,
+        )
+        .with_sent_log(crate::sinks::SentLog::new(setup.journal.clone(), key));
+        Ok(std::sync::Arc::new(sink))
+    },
+    check: |config, _| match &config.webhook.url {
+        Some(url) => check_url(url).map(|_| ()).map_err(|e| e.to_string()),
+        None => Err(missing(&config.webhook)),
+    },
+};
+
+fn missing(webhook: &tether_config::WebhookConfig) -> crate::registry::Off {
+    crate::sinks::SinkError::Missing {
+        sink: "webhook",
+        missing: webhook.missing(),
+    }
+    .to_string()
+}

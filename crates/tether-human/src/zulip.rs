@@ -177,3 +177,21 @@ impl Channel for Zulip {
         })
     }
 }
+
+/// The Zulip channel in the registry ([`crate::registry`]).
+pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
+    kind: tether_config::Channel::Zulip,
+    build: |setup, _| {
+        let client = tether_zulip::ZulipClient::from_config(&setup.config.zulip)
+            .map_err(|e| e.to_string())?;
+        Ok(std::sync::Arc::new(Zulip::new(
+            client,
+            setup.journal.clone(),
+        )))
+    },
+    check: |config, _| {
+        tether_zulip::ZulipSettings::from_config(&config.zulip)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    },
+};

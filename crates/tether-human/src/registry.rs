@@ -1,0 +1,177 @@
+//! Every channel a question can be offered on besides the terminal and the store, in one table.
+//!
+//! A channel kind is one [`ChannelDef`]: how `human.channels` (and, for the notice sinks,
+//! `human.escalate_to`) names it, and one function that builds it — or says, naming the setting
+//! or variable, why it cannot — for the desk, for escalation, and for `tether doctor`'s check
+//! of the settings. The desk ([`crate::Desk::from_config`]), the sinks a short-lived command
+//! waits for ([`crate::sinks::SinkBuilder`]) and `tether doctor` all go through [`CHANNELS`], so
+//! a channel is added by writing its module and one line here.
+//!
+//! The terminal, the CLI and the dashboard are not in the table: the terminal is the caller's
+//! (only it knows whether stdin is a person), and the CLI and the dashboard answer through the
+//! store, which every question is offered on.
+
+use std::sync::Arc;
+
+use tether_config::{Channel as Kind, Config, EscalationTarget, Workspace};
+use tether_store::Journal;
+
+use crate::channels::Channel;
+
+/// What a channel is built from in this process.
+#[derive(Clone, Copy)]
+pub struct Setup<'a> {
+    /// The loaded `tether.toml`.
+    pub config: &'a Config,
+    /// The workspace (its state directory keeps a channel's files).
+    pub ws: &'a Workspace,
+    /// The process's store connection (posts are recorded there).
+    pub journal: &'a Journal,
+}
+
+/// Why a channel is off: the text names the setting or variable to fix, never a secret.
+pub type Off = String;
+
+/// For whom a channel is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role<'a> {
+    /// Listed in `human.channels`: offered every question.
+    Listed,
+    /// Named by `human.escalate_to`: offered a question once it waited `escalate_after`.
+    Escalation(&'a EscalationTarget),
+}
+
+/// One kind of channel.
+pub struct ChannelDef {
+    /// Its name in `human.channels`.
+    pub kind: Kind,
+    /// Builds it for `role`, or says why it is off.
+    pub build: fn(&Setup<'_>, Role<'_>) -> Result<Arc<dyn Channel>, Off>,
+    /// What is wrong with its settings for `role`, without building it (nothing sent, nothing
+    /// opened): what `tether doctor` reports.
+    pub check: fn(&Config, Role<'_>) -> Result<(), Off>,
+}
+
+/// Every channel kind tether builds from `tether.toml`.
+pub static CHANNELS: &[ChannelDef] = &[
+    crate::zulip::DEF,
+    crate::slack::DEF,
+    crate::telegram::DEF,
+    crate::ntfy::DEF,
+    crate::webhook::DEF,
+    crate::email::DEF,
+    crate::notify_command::DEF,
+];
+
+/// The definition of `kind`, when it is built from the table.
+pub fn find(kind: Kind) -> Option<&'static ChannelDef> {
+    CHANNELS.iter().find(|def| def.kind == kind)
+}
+
+/// The channel kind an escalation target names.
+pub fn escalation_kind(target: &EscalationTarget) -> Kind {
+    match target {
+        EscalationTarget::Ntfy { .. } => Kind::Ntfy,
+        EscalationTarget::Email { .. } => Kind::Email,
+        EscalationTarget::Webhook => Kind::Webhook,
+        EscalationTarget::Command => Kind::NotifyCommand,
+    }
+}
+
+/// The channels `human.channels` lists (those of the table), and the problems of those that
+/// could not be built.
+pub fn listed(setup: &Setup<'_>) -> (Vec<Arc<dyn Channel>>, Vec<Off>) {
+    let mut built = Vec::new();
+    let mut problems = Vec::new();
+    for def in setup.config.human.channels.iter().filter_map(|k| find(*k)) {
+        match (def.build)(setup, Role::Listed) {
+            Ok(channel) => built.push(channel),
+            Err(off) => {
+                tracing::warn!(channel = channel_name(def.kind), "a channel is off: {off}");
+                problems.push(off);
+            }
+        }
+    }
+    (built, problems)
+}
+
+/// The sinks `human.escalate_to` names (only when `human.escalate_after` is set), and the
+/// problems of those that could not be built.
+pub fn escalation(setup: &Setup<'_>) -> (Vec<Arc<dyn Channel>>, Vec<Off>) {
+    let mut built = Vec::new();
+    let mut problems = Vec::new();
+    for (def, target) in escalation_defs(setup.config) {
+        match (def.build)(setup, Role::Escalation(target)) {
+            Ok(channel) => built.push(channel),
+            Err(off) => {
+                tracing::warn!(target = %target.spelling(), "an escalation sink is off: {off}");
+                problems.push(format!("for escalation (`human.escalate_to`), {off}"));
+            }
+        }
+    }
+    (built, problems)
+}
+
+/// What is wrong with the settings of every channel `config` turns on, without building any.
+pub fn problems(config: &Config) -> Vec<Off> {
+    let mut out: Vec<Off> = config
+        .human
+        .channels
+        .iter()
+        .filter_map(|k| find(*k))
+        .filter_map(|def| (def.check)(config, Role::Listed).err())
+        .collect();
+    out.extend(escalation_defs(config).filter_map(|(def, target)| {
+        (def.check)(config, Role::Escalation(target))
+            .err()
+            .map(|off| format!("for escalation (`human.escalate_to`), {off}"))
+    }));
+    out
+}
+
+/// The escalation targets with their definitions (none without `human.escalate_after`).
+fn escalation_defs(
+    config: &Config,
+) -> impl Iterator<Item = (&'static ChannelDef, &EscalationTarget)> {
+    let on = config.human.escalate_after_secs.is_some();
+    config
+        .human
+        .escalate_to
+        .iter()
+        .filter(move |_| on)
+        .filter_map(|target| find(escalation_kind(target)).map(|def| (def, target)))
+}
+
+/// `kind`'s spelling in `tether.toml`.
+pub fn channel_name(kind: Kind) -> &'static str {
+    Kind::CHOICES
+        .iter()
+        .find(|(_, k)| *k == kind)
+        .map_or("?", |(name, _)| name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_channel_but_the_callers_own_is_in_the_table_once() {
+        for (name, kind) in Kind::CHOICES {
+            let defs = CHANNELS.iter().filter(|d| d.kind == kind).count();
+            let callers_own = matches!(kind, Kind::Terminal | Kind::Cli | Kind::Web);
+            assert_eq!(defs, usize::from(!callers_own), "{name}");
+        }
+    }
+
+    #[test]
+    fn an_escalation_target_names_a_sink_of_the_table() {
+        for target in [
+            EscalationTarget::Ntfy { topic: None },
+            EscalationTarget::Email { to: None },
+            EscalationTarget::Webhook,
+            EscalationTarget::Command,
+        ] {
+            assert!(find(escalation_kind(&target)).is_some(), "{target:?}");
+        }
+    }
+}
