@@ -32,6 +32,9 @@ pub struct Setup<'a> {
 /// Why a channel is off: the text names the setting or variable to fix, never a secret.
 pub type Off = String;
 
+/// A channel built, or why it is off.
+pub type Built = Result<Arc<dyn Channel>, Off>;
+
 /// For whom a channel is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role<'a> {
@@ -46,7 +49,7 @@ pub struct ChannelDef {
     /// Its name in `human.channels`.
     pub kind: Kind,
     /// Builds it for `role`, or says why it is off.
-    pub build: fn(&Setup<'_>, Role<'_>) -> Result<Arc<dyn Channel>, Off>,
+    pub build: fn(&Setup<'_>, Role<'_>) -> Built,
     /// What is wrong with its settings for `role`, without building it (nothing sent, nothing
     /// opened): what `tether doctor` reports.
     pub check: fn(&Config, Role<'_>) -> Result<(), Off>,
