@@ -84,3 +84,61 @@ fn every_range_is_documented() {
     let (min, max) = range::THRESHOLD;
     assert!(TEMPLATE.contains(&format!("{min} (never ask) .. {max}")));
 }
+
+/// The book's configuration reference: the template, a section per table, each with the
+/// template's own comments (so the book says what `tether init` writes, word for word).
+fn reference() -> String {
+    let mut out = String::from(
+        "# Configuration reference\n\n\
+         <!-- Generated from the configuration schema's template \
+         (crates/tether-config/src/template.rs) by \
+         `TETHER_BLESS=1 cargo test -p tether-config reference`; do not edit. -->\n\n\
+         `tether.toml` at the workspace root; `tether init` writes it with every setting below, \
+         commented. Unknown keys are errors (the closest valid key is suggested), and `tether \
+         validate` names every problem with its file, line and key. Keys never live in the \
+         file: a setting ending in `_env` names the environment variable that holds one.\n",
+    );
+    for paragraph in TEMPLATE.split("\n\n") {
+        let table = paragraph.lines().find_map(|line| {
+            let line = line.strip_prefix("# ").unwrap_or(line);
+            line.strip_prefix('[')
+                .and_then(|l| l.strip_suffix(']'))
+                .filter(|name| name.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        });
+        let heading = match table {
+            Some(name) => format!("`[{name}]`"),
+            None if paragraph.contains("\nplan = ") || paragraph.starts_with("# The plan") => {
+                "Top level".to_owned()
+            }
+            None => continue,
+        };
+        out.push_str(&format!(
+            "\n## {heading}\n\n```toml\n{}\n```\n",
+            paragraph.trim_end()
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_books_configuration_reference_is_generated_from_the_template() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/src/reference/configuration.md");
+    let generated = reference();
+    if std::env::var_os("TETHER_BLESS").is_some() {
+        std::fs::write(&file, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&file).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "{} is not what the template gives; regenerate it with \
+         `TETHER_BLESS=1 cargo test -p tether-config reference`",
+        file.display()
+    );
+    for (table, _) in keys::TABLES {
+        assert!(
+            generated.contains(&format!("## `[{table}]`")),
+            "the reference has a section for [{table}]"
+        );
+    }
+}

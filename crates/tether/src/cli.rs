@@ -579,3 +579,7 @@ pub struct GoalCancelArgs {
     #[arg(long, value_name = "TEXT")]
     pub reason: String,
 }
+
+#[cfg(test)]
+#[path = "cli_reference_tests.rs"]
+mod reference_tests;
