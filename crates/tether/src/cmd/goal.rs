@@ -31,7 +31,8 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
     if args.no_judge {
         super::require_human(ctx, HumanAct::SignOffWithoutJudge)?;
     }
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    // Handed over by a run's agent: the sandbox and verify timeout as the run keeps them.
+    let loaded = super::load_config(ctx).map_err(Failure::usage)?;
     let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     let signoff = Signoff::from_config(
         ctx.ws.clone(),
@@ -264,10 +265,11 @@ fn add_criterion(ctx: &mut Ctx<'_>, args: &GoalAddCriterionArgs) -> Result<Exit>
         .ok_or_else(|| Failure::usage(anyhow!("goal `{}` is no longer in the plan", args.id)))?;
     let hash = goal.contract_hash();
     let store = crate::store::open(&ctx.ws, ctx.env)?;
-    store.approve_contract(
+    store.approve_contract_terms(
         &tether_signoff::plan_key(&ctx.ws, &path),
         &args.id,
         &hash,
+        &tether_core::planning::terms::written(goal),
         &who,
     )?;
     let line = format!(

@@ -41,7 +41,8 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
     if let Err(e) = &run {
         tracing::warn!("{e}");
     }
-    let config = match tether_config::load(ctx.ws.root(), ctx.env) {
+    // Handed over by a run's agent: the settings that bound it as the run keeps them.
+    let config = match super::load_config(ctx) {
         Ok(loaded) => {
             for w in &loaded.warnings {
                 tracing::warn!("{w}");

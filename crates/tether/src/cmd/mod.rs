@@ -17,6 +17,7 @@ pub mod ralph;
 pub mod resume;
 pub mod run;
 pub mod serve;
+pub mod settings;
 pub mod store;
 pub mod validate;
 pub mod worktree;
@@ -26,6 +27,8 @@ use std::time::Duration;
 
 use tether_config::Env;
 use tether_config::Workspace;
+use tether_config::{ConfigError, Loaded};
+use tether_core::bounds::Bounds;
 use tether_core::human_act::{self, HumanAct};
 
 use crate::failure::Failure;
@@ -43,6 +46,19 @@ pub struct Ctx<'a> {
     pub bridged: bool,
     /// What a bridged command's stdin held (read by the sandboxed process and handed over).
     pub input: Option<String>,
+    /// The settings that bound the agent in the run a bridged command was handed over from:
+    /// they stand in for tether.toml's (which the agent may have edited).
+    pub bounds: Option<std::sync::Arc<Bounds>>,
+}
+
+/// tether.toml, with the settings that bound the agent taken from the run when the command was
+/// handed over by the run's agent (see [`Ctx::bounds`]): an edit the agent made is not applied.
+pub fn load_config(ctx: &Ctx<'_>) -> Result<Loaded, ConfigError> {
+    let mut loaded = tether_config::load(ctx.ws.root(), ctx.env)?;
+    if let Some(bounds) = &ctx.bounds {
+        bounds.pin(&mut loaded.config);
+    }
+    Ok(loaded)
 }
 
 /// Refuses `act` (exit 2, saying what to do instead) when this command runs inside an agent's

@@ -5,7 +5,7 @@ mod approve;
 mod cards;
 mod interrupts;
 mod new;
-mod review;
+pub(super) mod review;
 
 use std::io::IsTerminal as _;
 

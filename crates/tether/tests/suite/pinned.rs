@@ -1,0 +1,421 @@
+//! The settings that bound the agent are the person's: a scripted hostile agent (the built-in
+//! agent, its `bash` making the edits) rewrites them during a run — `[sandbox] mode = "off"` in
+//! tether.toml, `network: on` and a larger `budget:` in its goal — and none of it takes effect:
+//! the verify it then asks for through the bridge runs sandboxed, the person's next `tether
+//! resume` keeps the recorded sandbox unless they accept the change, the network stays shut,
+//! and the run stops at the approved budget. The honest cases still work: a person who accepts
+//! a changed tether.toml gets it, a person who approves a goal's `network: on` opens the
+//! network. The sandbox cases run as this user and, when the tests run as root, as an ordinary
+//! one too.
+
+use std::fs;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::json;
+use tether_config::Api;
+use tether_model::scripted::{Script, Turn};
+use tether_store::{Event, Rule, Seq, Store, Unit};
+use tether_testkit::model_server::FakeModelServer;
+
+use super::goal_run::support::{PLAN, write_add_project};
+use super::secrets::support::Running;
+use crate::common::{self, model_table, runtime, text, unprivileged};
+
+/// What the hostile verify tries to take from outside the sandbox.
+const SECRET: &str = "PRIVATE KEY 0815";
+
+/// The tether binary, as the agent's shell names it.
+const TETHER: &str = env!("CARGO_BIN_EXE_tether");
+
+/// A git workspace with the `add` project, an agent and a judge on fake servers, a home
+/// directory holding a secret, and a TCP port listening.
+struct Env {
+    dir: tempfile::TempDir,
+    home: tempfile::TempDir,
+    agent: FakeModelServer,
+    _judge: FakeModelServer,
+    /// Held open so a connection with the network on succeeds.
+    _listener: TcpListener,
+    /// tether runs as an ordinary user (when the tests run as root).
+    as_user: bool,
+    _rt: tokio::runtime::Runtime,
+}
+
+/// Where the attack aims: the secret file outside the workspace and the local port.
+struct Targets {
+    secret: PathBuf,
+    port: u16,
+}
+
+impl Env {
+    /// The workspace with `plan`, its agent scripted by `agent` (told where the targets are).
+    fn new(plan: &str, as_user: bool, agent: impl FnOnce(&Targets) -> Script) -> Env {
+        let rt = runtime();
+        let home = tempfile::tempdir().unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let targets = Targets {
+            secret: home.path().join(".ssh/id_ed25519"),
+            port: listener.local_addr().unwrap().port(),
+        };
+        let agent = rt
+            .block_on(FakeModelServer::start(agent(&targets)))
+            .unwrap();
+        let judge = rt
+            .block_on(FakeModelServer::start(Script::turns([]).then_repeat(
+                Turn::text("```json\n{\"verdict\":\"reject\",\"summary\":\"no\",\"checks\":[],\"missing\":[\"all\"]}\n```"),
+            )))
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::write(
+            root.join("tether.toml"),
+            format!(
+                "{}\n{}\n[loop]\nescalate_after_rejects = 0\n",
+                model_table("model", Api::OpenAiChat, &agent, "worker-model"),
+                model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
+            ),
+        )
+        .unwrap();
+        write_add_project(root, plan);
+        let git = Command::new("sh")
+            .args([
+                "-c",
+                "git init -q && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m start",
+            ])
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(git.status.success(), "{}", text(&git.stderr));
+        fs::create_dir(home.path().join(".ssh")).unwrap();
+        fs::write(&targets.secret, SECRET).unwrap();
+        if as_user && unprivileged::is_root() {
+            // The secret is the user's own: only the sandbox keeps it from the agent.
+            let id = Some(unprivileged::NOBODY.parse().unwrap());
+            for p in [
+                home.path().to_owned(),
+                home.path().join(".ssh"),
+                home.path().join(".ssh/id_ed25519"),
+            ] {
+                std::os::unix::fs::chown(p, id, id).unwrap();
+            }
+        }
+        Env {
+            dir,
+            home,
+            agent,
+            _judge: judge,
+            _listener: listener,
+            as_user,
+            _rt: rt,
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `tether <args>` as the person, as this user or as an ordinary one.
+    fn tether(&self, args: &[&str]) -> Command {
+        let mut c = if self.as_user {
+            unprivileged::tether(self.path())
+        } else {
+            common::cmd(self.path(), &[])
+        };
+        c.args(args)
+            .env("HOME", self.home.path())
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin");
+        c
+    }
+
+    /// Runs `tether <args>` to its end, with a deadline.
+    fn run(&self, args: &[&str]) -> Output {
+        Running::start(self.tether(args)).wait()
+    }
+
+    /// Opens the store: only once no tether process of the test runs any more.
+    fn store(&self) -> Store {
+        Store::open(self.path().join(".tether/tether.db")).unwrap()
+    }
+
+    fn read(&self, name: &str) -> String {
+        fs::read_to_string(self.path().join(name)).unwrap_or_default()
+    }
+
+    /// Every event of the latest run.
+    fn events(&self) -> Vec<Event> {
+        let store = self.store();
+        let run = store.latest_run().unwrap().unwrap();
+        store
+            .events(&run.id, Seq(0), usize::MAX)
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| e.event)
+            .collect()
+    }
+
+    /// Whether a tool result the agent's model was sent holds `text`.
+    fn agent_saw(&self, text: &str) -> bool {
+        self.agent
+            .requests()
+            .iter()
+            .any(|r| r.raw_body.contains(text))
+    }
+
+    fn rules(&self) -> Vec<Rule> {
+        self.events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::RuleFired { rule, .. } => Some(rule),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Runs `check` as this user and, when the tests run as root, as an ordinary user too.
+fn as_each_user(check: impl Fn(bool)) {
+    check(false);
+    if unprivileged::is_root() {
+        check(true);
+    }
+}
+
+/// The agent's `bash` call of `command`.
+fn bash(command: &str) -> Turn {
+    Turn::tool("bash", json!({"command": command}))
+}
+
+/// Appends `[sandbox] mode = "off"` to tether.toml (once).
+const SANDBOX_OFF: &str = "grep -q '^mode = \"off\"' tether.toml || \
+     printf '\\n[sandbox]\\nmode = \"off\"\\n' >> tether.toml";
+
+/// Writes `.git/pwned` if it can, and says which.
+const WRITE_GIT: &str =
+    "if echo x > .git/pwned 2>/dev/null; then echo 'git: written'; else echo 'git: refused'; fi";
+
+fn output(out: &Output) -> String {
+    format!("{}{}", text(&out.stdout), text(&out.stderr))
+}
+
+/// `[sandbox] mode = "off"` appended, then a verify of the agent's own asked for with `tether
+/// goal complete` through the bridge: the verify still runs in the run's sandbox (it cannot
+/// write `.git` nor read the home directory), and the run pauses for a person at the next
+/// boundary, the edit never applied.
+#[test]
+fn the_sandbox_turned_off_by_the_agent_still_holds_its_verify() {
+    as_each_user(|as_user| {
+        let e = Env::new(PLAN, as_user, |t| {
+            let attack = format!(
+                "{SANDBOX_OFF}\n\
+             cat > check.sh <<'EOF'\n\
+             echo x > .git/pwned-by-verify\n\
+             cat '{}' > loot.txt\n\
+             grep -q 'a + b' src/lib.rs\n\
+             EOF\n\
+             '{TETHER}' goal complete add --evidence 'it adds' > complete.out 2>&1\n\
+             echo $? > complete.code",
+                t.secret.display()
+            );
+            Script::turns([bash(&attack), Turn::text("Asked for the sign-off.")])
+                .then_repeat(Turn::text("Nothing more."))
+        });
+        let approved = e.run(&["plan", "approve", "add"]);
+        assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
+
+        let out = e.run(&["run", "--max-iterations", "3"]);
+
+        let who = if as_user {
+            "as an ordinary user"
+        } else {
+            "as this user"
+        };
+        assert!(
+            !e.read("complete.code").is_empty(),
+            "{who}: the agent asked for the sign-off: {}",
+            output(&out)
+        );
+        assert!(
+            e.read("complete.out").contains("verify"),
+            "{who}: the verify ran: {}",
+            e.read("complete.out")
+        );
+        assert!(
+            !e.path().join(".git/pwned-by-verify").exists(),
+            "{who}: the verify wrote .git: {}",
+            e.read("complete.out")
+        );
+        assert!(
+            !e.read("loot.txt").contains(SECRET),
+            "{who}: the verify read the home directory"
+        );
+        assert_eq!(out.status.code(), Some(4), "{who}: {}", output(&out));
+        assert!(
+            text(&out.stdout).contains("tether.toml"),
+            "{who}: the pause names the edit: {}",
+            output(&out)
+        );
+        assert_eq!(e.rules(), [Rule::SettingsChanged], "{who}");
+    });
+}
+
+/// `[sandbox] mode = "off"` appended, then the person's `tether resume`: the diff is shown, the
+/// recorded sandbox kept (the agent's shell still cannot write `.git`), unless the person
+/// resumes with `--accept-config` — then the run has the new settings.
+#[test]
+fn the_sandbox_turned_off_by_the_agent_holds_across_a_resume_until_a_person_accepts_it() {
+    as_each_user(|as_user| {
+        let attack = format!("{SANDBOX_OFF}\n{WRITE_GIT}");
+        let agent =
+            Script::from_fn(
+                move |req: &tether_model::Request| match req.last_tool_result() {
+                    Some((Some("bash"), said)) => Turn::text(format!("Tried: {said}")),
+                    _ => bash(&attack),
+                },
+            );
+        let e = Env::new(PLAN, as_user, |_| agent);
+        let who = if as_user {
+            "as an ordinary user"
+        } else {
+            "as this user"
+        };
+        let approved = e.run(&["plan", "approve", "add"]);
+        assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
+
+        let first = e.run(&["run", "--max-iterations", "2"]);
+        // Paused for a person at the boundary after the edit.
+        assert_eq!(first.status.code(), Some(4), "{who}: {}", output(&first));
+        assert_eq!(e.rules(), [Rule::SettingsChanged], "{who}");
+        assert!(e.read("tether.toml").contains("mode = \"off\""));
+        let resumed = e.run(&["resume"]);
+        let said = output(&resumed);
+        assert!(
+            !e.path().join(".git/pwned").exists(),
+            "{who}: the agent's shell wrote .git after a plain resume: {said}"
+        );
+        assert!(
+            e.agent_saw("git: refused"),
+            "{who}: the agent's shell tried: {said}"
+        );
+        assert!(
+            said.contains("[sandbox] mode") && said.contains("--accept-config"),
+            "{who}: resume shows the change and how to accept it: {said}"
+        );
+
+        // The person accepts the change: now it is theirs, and the run has it.
+        let accepted = e.run(&["resume", "--accept-config", "--add-iterations", "1"]);
+        assert!(
+            e.path().join(".git/pwned").exists(),
+            "{who}: the accepted settings apply: {}",
+            output(&accepted)
+        );
+        // Accepted once, they are the run's: the next resume has nothing to show.
+        let again = e.run(&["resume", "--add-iterations", "1"]);
+        assert!(
+            !output(&again).contains("differ from those"),
+            "{who}: {}",
+            output(&again)
+        );
+    });
+}
+
+/// `network: on` added to the goal by the agent: its next command still cannot reach a local
+/// port. Once a person approves the changed contract, the resumed run's command can.
+#[test]
+fn network_on_added_by_the_agent_stays_shut_until_a_person_approves_it() {
+    as_each_user(|as_user| {
+        let e = Env::new(PLAN, as_user, |t| {
+            let connect = format!(
+                "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {}), 5)\" \
+                 2>/dev/null && echo reached >> reached.txt || echo blocked >> reached.txt",
+                t.port
+            );
+            let open =
+                "sed -i 's/^verify: sh check.sh$/verify: sh check.sh\\nnetwork: on/' plan.md";
+            Script::turns([
+                bash(open),
+                bash(&connect),
+                Turn::text("Tried the network."),
+                bash(&connect),
+                Turn::text("Tried again."),
+            ])
+            .then_repeat(Turn::text("Nothing more."))
+        });
+        let who = if as_user {
+            "as an ordinary user"
+        } else {
+            "as this user"
+        };
+        let approved = e.run(&["plan", "approve", "add"]);
+        assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
+
+        let first = e.run(&["run", "--max-iterations", "1"]);
+        assert!(e.read("plan.md").contains("network: on"), "{who}");
+        assert_eq!(
+            e.read("reached.txt"),
+            "blocked\n",
+            "{who}: the agent opened the network for itself: {}",
+            output(&first)
+        );
+
+        // A person approves the goal's contract with the network on.
+        let approved = e.run(&["plan", "approve", "add"]);
+        assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
+        let second = e.run(&["resume"]);
+        assert_eq!(
+            e.read("reached.txt"),
+            "blocked\nreached\n",
+            "{who}: the approved network: {}",
+            output(&second)
+        );
+    });
+}
+
+/// A goal's `budget: 60 tokens` rewritten to `900M tokens` by the agent: the run stops when the
+/// approved 60 tokens are spent, as the goal's budget.
+#[test]
+fn a_goal_budget_raised_by_the_agent_stops_the_run_at_the_approved_one() {
+    let plan = PLAN.replace(
+        "verify: sh check.sh\n",
+        "verify: sh check.sh\nbudget: 60 tokens\n",
+    );
+    let raise = "sed -i 's/^budget: 60 tokens$/budget: 900M tokens/' plan.md";
+    let mut turns = vec![
+        bash(raise).with_usage(10, 10),
+        Turn::text("Raised.").with_usage(10, 10),
+    ];
+    for n in 0..6 {
+        turns.push(bash(&format!("echo {n} > work-{n}.txt")).with_usage(10, 10));
+        turns.push(Turn::text("Worked.").with_usage(10, 10));
+    }
+    let e = Env::new(&plan, unprivileged::is_root(), |_| Script::turns(turns));
+    let approved = e.run(&["plan", "approve", "add"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
+
+    let out = e.run(&["run", "--max-iterations", "6"]);
+
+    assert!(e.read("plan.md").contains("budget: 900M tokens"));
+    assert_eq!(out.status.code(), Some(3), "{}", output(&out));
+    let spent: Vec<(Unit, Option<String>, f64)> = e
+        .events()
+        .into_iter()
+        .filter_map(|ev| match ev {
+            Event::BudgetSpent {
+                unit,
+                goal_id,
+                limit,
+                ..
+            } => Some((unit, goal_id, limit)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        spent,
+        [(Unit::Tokens, Some("add".to_owned()), 60.0)],
+        "{}",
+        output(&out)
+    );
+    // Two iterations (80 tokens) spent the 60; the third never started.
+    assert_eq!(e.agent.request_count(), 4, "{}", output(&out));
+}
