@@ -7,11 +7,13 @@
 use std::time::Duration;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Context as _, Result, anyhow};
 use tether_config::Config;
 use tether_core::planning::{Baseline, PlanRef, PlanTarget, plan_tools};
-use tether_mcp::{ExtraTools, Options, TetherMcp};
+use tether_mcp::{ConfineVerify, ExtraTools, Options, TetherMcp};
+use tether_signoff::Signoff;
 use tether_store::RunId;
 
 use super::Ctx;
@@ -58,6 +60,7 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
         Some(dir) => drafting_tools(ctx, config.as_ref().ok(), dir)?,
         None => ExtraTools::default(),
     };
+    let confine_verify = config.as_ref().ok().map(|c| confine_verify(ctx, c));
     Ok(TetherMcp::new(Options {
         workspace: ctx.ws.clone(),
         store: crate::store::connector(&ctx.ws, ctx.env)?,
@@ -66,6 +69,19 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
         progress_every: Duration::from_millis(args.progress_ms.max(1)),
         extra,
         notice_grace: super::notice_grace(ctx.env),
+        confine_verify,
+    }))
+}
+
+/// `complete_goal`'s verify commands run in the sandbox `config` describes (for a run's agent,
+/// the run's: see `load_config`), as `tether goal complete`'s do.
+fn confine_verify(ctx: &Ctx<'_>, config: &Config) -> ConfineVerify {
+    let (ws, config) = (ctx.ws.clone(), config.clone());
+    ConfineVerify(Arc::new(move |signoff: Signoff| {
+        let sandbox = crate::sandbox::for_run(&config, &ws).map_err(|e| format!("{e:#}"))?;
+        Ok(signoff
+            .sandboxed(sandbox.shell)
+            .with_network_sandbox(sandbox.shell_network))
     }))
 }
 
