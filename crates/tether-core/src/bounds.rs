@@ -109,10 +109,9 @@ impl Bounds {
     /// The settings `run` keeps to: those a person last accepted on a resume, else those
     /// recorded at its start; `None` for a run recorded before tether kept them.
     pub fn recorded(run: &Run) -> Option<Bounds> {
-        let accepted = run.state.settings.as_ref();
-        accepted
-            .or_else(|| run.spec.get(SPEC_KEY))
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
+        let read = |v: &serde_json::Value| serde_json::from_value(v.clone()).ok();
+        let accepted = run.state.settings.as_ref().and_then(read);
+        accepted.or_else(|| run.spec.get(SPEC_KEY).and_then(read))
     }
 
     /// Every setting that differs from `now`, in tether.toml's order.

@@ -90,7 +90,7 @@ fn decide(ctx: &Ctx<'_>, args: &GateArgs) -> Result<Decision> {
     let desk = Desk::from_config(&config, &ctx.ws, journal.clone(), Console::Absent);
     let cell = std::sync::Arc::new(std::sync::Mutex::new(run.clone()));
     let plan = tether_core::planning::PlanRef::new(&ctx.ws, &config);
-    let gate = AskBeforeGate::new(desk, config.human.ask_before.clone(), plan.path, cell)
+    let gate = AskBeforeGate::new(desk, config.human.ask_before, plan.path, cell)
         .with_approvals(Approvals::new(journal.clone(), plan.key));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -419,3 +419,59 @@ fn a_goal_budget_raised_by_the_agent_stops_the_run_at_the_approved_one() {
     // Two iterations (80 tokens) spent the 60; the third never started.
     assert_eq!(e.agent.request_count(), 4, "{}", output(&out));
 }
+
+/// The honest case: a person opens the network in tether.toml between two resumes. A plain
+/// resume shows the change and keeps the run's closed network; with `--accept-config` the run
+/// has it.
+#[test]
+fn a_person_who_changes_tether_toml_and_accepts_it_gets_the_new_settings() {
+    as_each_user(|as_user| {
+        let e = Env::new(PLAN, as_user, |t| {
+            let connect = format!(
+                "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {}), 5)\" \
+                 2>/dev/null && echo reached >> reached.txt || echo blocked >> reached.txt",
+                t.port
+            );
+            Script::from_fn(
+                move |req: &tether_model::Request| match req.last_tool_result() {
+                    Some(_) => Turn::text("Tried the network."),
+                    None => bash(&connect),
+                },
+            )
+        });
+        let who = if as_user {
+            "as an ordinary user"
+        } else {
+            "as this user"
+        };
+        let approved = e.run(&["plan", "approve", "add"]);
+        assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
+        let first = e.run(&["run", "--max-iterations", "1"]);
+        assert_eq!(
+            e.read("reached.txt"),
+            "blocked\n",
+            "{who}: {}",
+            output(&first)
+        );
+
+        let toml = e.path().join("tether.toml");
+        let mut text = fs::read_to_string(&toml).unwrap();
+        text.push_str("\n[sandbox]\nnetwork = true\n");
+        fs::write(&toml, text).unwrap();
+        let kept = e.run(&["resume"]);
+        assert!(
+            output(&kept).contains("[sandbox] network: false → true"),
+            "{who}: {}",
+            output(&kept)
+        );
+        assert_eq!(e.read("reached.txt"), "blocked\nblocked\n", "{who}");
+
+        let accepted = e.run(&["resume", "--accept-config"]);
+        assert_eq!(
+            e.read("reached.txt"),
+            "blocked\nblocked\nreached\n",
+            "{who}: {}",
+            output(&accepted)
+        );
+    });
+}
