@@ -21,7 +21,7 @@ use tether_testkit::model_server::FakeModelServer;
 
 use super::goal_run::support::{PLAN, write_add_project};
 use super::secrets::support::Running;
-use crate::common::{self, model_table, runtime, text, unprivileged};
+use crate::common::{self, PATIENCE, model_table, runtime, text, unprivileged};
 
 /// What the hostile verify tries to take from outside the sandbox.
 const SECRET: &str = "PRIVATE KEY 0815";
@@ -472,6 +472,106 @@ fn a_person_who_changes_tether_toml_and_accepts_it_gets_the_new_settings() {
             "blocked\nblocked\nreached\n",
             "{who}: {}",
             output(&accepted)
+        );
+    });
+}
+
+/// On a terminal, a plain `tether resume` shows the change and asks; a yes applies it.
+#[test]
+fn on_a_terminal_resume_asks_before_it_applies_a_changed_tether_toml() {
+    let attack = format!("{SANDBOX_OFF}\n{WRITE_GIT}");
+    let agent = Script::from_fn(
+        move |req: &tether_model::Request| match req.last_tool_result() {
+            Some((Some("bash"), said)) => Turn::text(format!("Tried: {said}")),
+            _ => bash(&attack),
+        },
+    );
+    let e = Env::new(PLAN, false, |_| agent);
+    let approved = e.run(&["plan", "approve", "add"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
+    let first = e.run(&["run", "--max-iterations", "2"]);
+    assert_eq!(first.status.code(), Some(4), "{}", output(&first));
+    assert!(!e.path().join(".git/pwned").exists());
+
+    let mut t = common::pty::Pty::start_with(e.path(), "resume", |c| {
+        c.env("HOME", e.home.path());
+    });
+    t.wait_for("[sandbox] mode: \"enforce\" → \"off\"");
+    t.wait_for("Apply tether.toml's settings to the run? [y/N] ");
+    t.type_line("y");
+    let (code, screen) = t.wait();
+    assert!(
+        screen.contains("applied: the run keeps to tether.toml's settings"),
+        "{code}: {screen}"
+    );
+    assert!(
+        e.path().join(".git/pwned").exists(),
+        "the accepted settings apply: {screen}"
+    );
+}
+
+/// `[human] ask_before` deleted from tether.toml by the agent, then a command it names checked
+/// by `tether gate` through the bridge (as Claude Code's hook does): the run's prefix still
+/// holds it — a person is asked, and their no denies it.
+#[test]
+fn ask_before_deleted_by_the_agent_still_holds_its_commands() {
+    as_each_user(|as_user| {
+        let attack = format!(
+            "sed -i '/^ask_before/d' tether.toml\n\
+             printf '%s' '{{\"tool_name\":\"Bash\",\"tool_input\":{{\"command\":\"git push origin main\"}}}}' \
+             | '{TETHER}' gate > gate.out 2>&1"
+        );
+        let e = Env::new(PLAN, as_user, |_| {
+            Script::turns([bash(&attack), Turn::text("Checked.")])
+                .then_repeat(Turn::text("Nothing more."))
+        });
+        let who = if as_user {
+            "as an ordinary user"
+        } else {
+            "as this user"
+        };
+        let toml = e.path().join("tether.toml");
+        let mut text = fs::read_to_string(&toml).unwrap();
+        text.push_str("\n[human]\nask_before = [\"git push\"]\n");
+        fs::write(&toml, text).unwrap();
+        let approved = e.run(&["plan", "approve", "add"]);
+        assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
+
+        let run = Running::start(e.tether(&["run", "--max-iterations", "1"]));
+        // Held, the command waits for a person; let through, the gate answers at once.
+        let question = tether_testkit::wait_until("the gate to ask or answer", PATIENCE, || {
+            if !e.read("gate.out").is_empty() {
+                return Some(serde_json::Value::Null);
+            }
+            let listed = e.run(&["questions", "--json"]);
+            let list: serde_json::Value =
+                serde_json::from_slice(&listed.stdout).unwrap_or_default();
+            list.as_array().and_then(|l| l.first()).cloned()
+        })
+        .unwrap();
+        assert!(
+            question.is_object(),
+            "{who}: the gate let the command through: {}",
+            e.read("gate.out")
+        );
+        assert!(
+            question["question"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("git push origin main"),
+            "{who}: {question}"
+        );
+        let id = question["id"].as_str().unwrap();
+        let answered = e.run(&["answer", id, "no"]);
+        assert_eq!(answered.status.code(), Some(0), "{}", output(&answered));
+        let out = run.wait();
+        assert!(!e.read("tether.toml").contains("ask_before"), "{who}");
+        assert!(
+            e.read("gate.out")
+                .contains("\"permissionDecision\":\"deny\""),
+            "{who}: {}\n{}",
+            e.read("gate.out"),
+            output(&out)
         );
     });
 }
