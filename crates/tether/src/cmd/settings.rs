@@ -37,12 +37,13 @@ pub fn for_resumed_run(
 ) -> Result<Pinned> {
     let now = Bounds::of(config);
     let read = reader(ctx);
-    // A run recorded before tether kept them has nothing to keep to but the file.
+    // A run recorded before tether kept them has nothing to keep to but the file: the person
+    // resuming it records the file's, as starting a run does.
     let Some(recorded) = Bounds::recorded(run) else {
         return Ok(Pinned {
             seen: now.clone(),
             bounds: now,
-            accepted: false,
+            accepted: true,
             read,
         });
     };

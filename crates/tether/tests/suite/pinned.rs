@@ -1,203 +1,25 @@
 //! The settings that bound the agent are the person's: a scripted hostile agent (the built-in
-//! agent, its `bash` making the edits) rewrites them during a run — `[sandbox] mode = "off"` in
-//! tether.toml, `network: on` and a larger `budget:` in its goal — and none of it takes effect:
-//! the verify it then asks for through the bridge runs sandboxed, the person's next `tether
-//! resume` keeps the recorded sandbox unless they accept the change, the network stays shut,
-//! and the run stops at the approved budget. The honest cases still work: a person who accepts
-//! a changed tether.toml gets it, a person who approves a goal's `network: on` opens the
-//! network. The sandbox cases run as this user and, when the tests run as root, as an ordinary
-//! one too.
+//! agent, its `bash` making the edits) rewrites them during a real `tether run` —
+//! `[sandbox] mode = "off"` and no `[human] ask_before` in tether.toml, `network: on` and a
+//! larger `budget:` in its goal — and none of it takes effect: the verify it then asks for
+//! through the bridge runs sandboxed, `tether gate` through the bridge still holds the command,
+//! the person's next `tether resume` keeps the recorded sandbox unless they accept the change,
+//! the network stays shut until a person approves the contract, and the run stops at the
+//! approved budget. The honest cases are in [`honest`]. Each case runs as this user and, when
+//! the tests run as root, as an ordinary one too (the budget's only as the latter).
+
+mod honest;
+mod support;
 
 use std::fs;
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-use serde_json::json;
-use tether_config::Api;
 use tether_model::scripted::{Script, Turn};
-use tether_store::{Event, Rule, Seq, Store, Unit};
-use tether_testkit::model_server::FakeModelServer;
+use tether_store::{Event, Rule, Unit};
 
-use super::goal_run::support::{PLAN, write_add_project};
+use super::goal_run::support::PLAN;
 use super::secrets::support::Running;
-use crate::common::{self, PATIENCE, model_table, runtime, text, unprivileged};
-
-/// What the hostile verify tries to take from outside the sandbox.
-const SECRET: &str = "PRIVATE KEY 0815";
-
-/// The tether binary, as the agent's shell names it.
-const TETHER: &str = env!("CARGO_BIN_EXE_tether");
-
-/// A git workspace with the `add` project, an agent and a judge on fake servers, a home
-/// directory holding a secret, and a TCP port listening.
-struct Env {
-    dir: tempfile::TempDir,
-    home: tempfile::TempDir,
-    agent: FakeModelServer,
-    _judge: FakeModelServer,
-    /// Held open so a connection with the network on succeeds.
-    _listener: TcpListener,
-    /// tether runs as an ordinary user (when the tests run as root).
-    as_user: bool,
-    _rt: tokio::runtime::Runtime,
-}
-
-/// Where the attack aims: the secret file outside the workspace and the local port.
-struct Targets {
-    secret: PathBuf,
-    port: u16,
-}
-
-impl Env {
-    /// The workspace with `plan`, its agent scripted by `agent` (told where the targets are).
-    fn new(plan: &str, as_user: bool, agent: impl FnOnce(&Targets) -> Script) -> Env {
-        let rt = runtime();
-        let home = tempfile::tempdir().unwrap();
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let targets = Targets {
-            secret: home.path().join(".ssh/id_ed25519"),
-            port: listener.local_addr().unwrap().port(),
-        };
-        let agent = rt
-            .block_on(FakeModelServer::start(agent(&targets)))
-            .unwrap();
-        let judge = rt
-            .block_on(FakeModelServer::start(Script::turns([]).then_repeat(
-                Turn::text("```json\n{\"verdict\":\"reject\",\"summary\":\"no\",\"checks\":[],\"missing\":[\"all\"]}\n```"),
-            )))
-            .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        fs::write(
-            root.join("tether.toml"),
-            format!(
-                "{}\n{}\n[loop]\nescalate_after_rejects = 0\n",
-                model_table("model", Api::OpenAiChat, &agent, "worker-model"),
-                model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
-            ),
-        )
-        .unwrap();
-        write_add_project(root, plan);
-        let git = Command::new("sh")
-            .args([
-                "-c",
-                "git init -q && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m start",
-            ])
-            .current_dir(root)
-            .output()
-            .unwrap();
-        assert!(git.status.success(), "{}", text(&git.stderr));
-        fs::create_dir(home.path().join(".ssh")).unwrap();
-        fs::write(&targets.secret, SECRET).unwrap();
-        if as_user && unprivileged::is_root() {
-            // The secret is the user's own: only the sandbox keeps it from the agent.
-            let id = Some(unprivileged::NOBODY.parse().unwrap());
-            for p in [
-                home.path().to_owned(),
-                home.path().join(".ssh"),
-                home.path().join(".ssh/id_ed25519"),
-            ] {
-                std::os::unix::fs::chown(p, id, id).unwrap();
-            }
-        }
-        Env {
-            dir,
-            home,
-            agent,
-            _judge: judge,
-            _listener: listener,
-            as_user,
-            _rt: rt,
-        }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// `tether <args>` as the person, as this user or as an ordinary one.
-    fn tether(&self, args: &[&str]) -> Command {
-        let mut c = if self.as_user {
-            unprivileged::tether(self.path())
-        } else {
-            common::cmd(self.path(), &[])
-        };
-        c.args(args)
-            .env("HOME", self.home.path())
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin");
-        c
-    }
-
-    /// Runs `tether <args>` to its end, with a deadline.
-    fn run(&self, args: &[&str]) -> Output {
-        Running::start(self.tether(args)).wait()
-    }
-
-    /// Opens the store: only once no tether process of the test runs any more.
-    fn store(&self) -> Store {
-        Store::open(self.path().join(".tether/tether.db")).unwrap()
-    }
-
-    fn read(&self, name: &str) -> String {
-        fs::read_to_string(self.path().join(name)).unwrap_or_default()
-    }
-
-    /// Every event of the latest run.
-    fn events(&self) -> Vec<Event> {
-        let store = self.store();
-        let run = store.latest_run().unwrap().unwrap();
-        store
-            .events(&run.id, Seq(0), usize::MAX)
-            .unwrap()
-            .into_iter()
-            .filter_map(|e| e.event)
-            .collect()
-    }
-
-    /// Whether a tool result the agent's model was sent holds `text`.
-    fn agent_saw(&self, text: &str) -> bool {
-        self.agent
-            .requests()
-            .iter()
-            .any(|r| r.raw_body.contains(text))
-    }
-
-    fn rules(&self) -> Vec<Rule> {
-        self.events()
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::RuleFired { rule, .. } => Some(rule),
-                _ => None,
-            })
-            .collect()
-    }
-}
-
-/// Runs `check` as this user and, when the tests run as root, as an ordinary user too.
-fn as_each_user(check: impl Fn(bool)) {
-    check(false);
-    if unprivileged::is_root() {
-        check(true);
-    }
-}
-
-/// The agent's `bash` call of `command`.
-fn bash(command: &str) -> Turn {
-    Turn::tool("bash", json!({"command": command}))
-}
-
-/// Appends `[sandbox] mode = "off"` to tether.toml (once).
-const SANDBOX_OFF: &str = "grep -q '^mode = \"off\"' tether.toml || \
-     printf '\\n[sandbox]\\nmode = \"off\"\\n' >> tether.toml";
-
-/// Writes `.git/pwned` if it can, and says which.
-const WRITE_GIT: &str =
-    "if echo x > .git/pwned 2>/dev/null; then echo 'git: written'; else echo 'git: refused'; fi";
-
-fn output(out: &Output) -> String {
-    format!("{}{}", text(&out.stdout), text(&out.stderr))
-}
+use crate::common::{PATIENCE, text, unprivileged};
+use support::{Env, SANDBOX_OFF, SECRET, TETHER, WRITE_GIT, as_each_user, bash, connect, output};
 
 /// `[sandbox] mode = "off"` appended, then a verify of the agent's own asked for with `tether
 /// goal complete` through the bridge: the verify still runs in the run's sandbox (it cannot
@@ -326,11 +148,7 @@ fn the_sandbox_turned_off_by_the_agent_holds_across_a_resume_until_a_person_acce
 fn network_on_added_by_the_agent_stays_shut_until_a_person_approves_it() {
     as_each_user(|as_user| {
         let e = Env::new(PLAN, as_user, |t| {
-            let connect = format!(
-                "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {}), 5)\" \
-                 2>/dev/null && echo reached >> reached.txt || echo blocked >> reached.txt",
-                t.port
-            );
+            let connect = connect(t.port);
             let open =
                 "sed -i 's/^verify: sh check.sh$/verify: sh check.sh\\nnetwork: on/' plan.md";
             Script::turns([
@@ -418,96 +236,6 @@ fn a_goal_budget_raised_by_the_agent_stops_the_run_at_the_approved_one() {
     );
     // Two iterations (80 tokens) spent the 60; the third never started.
     assert_eq!(e.agent.request_count(), 4, "{}", output(&out));
-}
-
-/// The honest case: a person opens the network in tether.toml between two resumes. A plain
-/// resume shows the change and keeps the run's closed network; with `--accept-config` the run
-/// has it.
-#[test]
-fn a_person_who_changes_tether_toml_and_accepts_it_gets_the_new_settings() {
-    as_each_user(|as_user| {
-        let e = Env::new(PLAN, as_user, |t| {
-            let connect = format!(
-                "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {}), 5)\" \
-                 2>/dev/null && echo reached >> reached.txt || echo blocked >> reached.txt",
-                t.port
-            );
-            Script::from_fn(
-                move |req: &tether_model::Request| match req.last_tool_result() {
-                    Some(_) => Turn::text("Tried the network."),
-                    None => bash(&connect),
-                },
-            )
-        });
-        let who = if as_user {
-            "as an ordinary user"
-        } else {
-            "as this user"
-        };
-        let approved = e.run(&["plan", "approve", "add"]);
-        assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
-        let first = e.run(&["run", "--max-iterations", "1"]);
-        assert_eq!(
-            e.read("reached.txt"),
-            "blocked\n",
-            "{who}: {}",
-            output(&first)
-        );
-
-        let toml = e.path().join("tether.toml");
-        let mut text = fs::read_to_string(&toml).unwrap();
-        text.push_str("\n[sandbox]\nnetwork = true\n");
-        fs::write(&toml, text).unwrap();
-        let kept = e.run(&["resume"]);
-        assert!(
-            output(&kept).contains("[sandbox] network: false → true"),
-            "{who}: {}",
-            output(&kept)
-        );
-        assert_eq!(e.read("reached.txt"), "blocked\nblocked\n", "{who}");
-
-        let accepted = e.run(&["resume", "--accept-config"]);
-        assert_eq!(
-            e.read("reached.txt"),
-            "blocked\nblocked\nreached\n",
-            "{who}: {}",
-            output(&accepted)
-        );
-    });
-}
-
-/// On a terminal, a plain `tether resume` shows the change and asks; a yes applies it.
-#[test]
-fn on_a_terminal_resume_asks_before_it_applies_a_changed_tether_toml() {
-    let attack = format!("{SANDBOX_OFF}\n{WRITE_GIT}");
-    let agent = Script::from_fn(
-        move |req: &tether_model::Request| match req.last_tool_result() {
-            Some((Some("bash"), said)) => Turn::text(format!("Tried: {said}")),
-            _ => bash(&attack),
-        },
-    );
-    let e = Env::new(PLAN, false, |_| agent);
-    let approved = e.run(&["plan", "approve", "add"]);
-    assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
-    let first = e.run(&["run", "--max-iterations", "2"]);
-    assert_eq!(first.status.code(), Some(4), "{}", output(&first));
-    assert!(!e.path().join(".git/pwned").exists());
-
-    let mut t = common::pty::Pty::start_with(e.path(), "resume", |c| {
-        c.env("HOME", e.home.path());
-    });
-    t.wait_for("[sandbox] mode: \"enforce\" → \"off\"");
-    t.wait_for("Apply tether.toml's settings to the run? [y/N] ");
-    t.type_line("y");
-    let (code, screen) = t.wait();
-    assert!(
-        screen.contains("applied: the run keeps to tether.toml's settings"),
-        "{code}: {screen}"
-    );
-    assert!(
-        e.path().join(".git/pwned").exists(),
-        "the accepted settings apply: {screen}"
-    );
 }
 
 /// `[human] ask_before` deleted from tether.toml by the agent, then a command it names checked
