@@ -74,7 +74,7 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
     let tmp = private_tmp()?;
     // The store is out of sight in the sandbox: tether commands the agent runs reach it
     // through this process.
-    let bridge = crate::bridge::serve(ws, &tmp, tether_core::bounds::Bounds::of(config))?;
+    let bridge = crate::bridge::serve(ws, &tmp, config.clone())?;
     let sandbox = |policy: Policy| -> Result<Sandbox> {
         Ok(Sandbox::new(policy.hide(ws.state_dir()), support)
             .map_err(Failure::usage)?

@@ -238,7 +238,10 @@ pub fn drive<L: Loop>(
         );
     }
     // The run's report beside its transcripts; a failure to write it never changes the end.
-    match super::control::write_report(ctx, &run) {
+    // From the run's own store: tether.toml may name another by now.
+    let report =
+        super::control::write_report_from(ctx, &deps.journal.store(), &run, &deps.env_remove);
+    match report {
         Ok(Some((path, _))) => eprintln!("report: {}", ctx.ws.display(&path)),
         Ok(None) => {}
         Err(e) => tracing::warn!("could not write the run's report: {e:#}"),

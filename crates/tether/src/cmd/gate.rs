@@ -83,7 +83,7 @@ fn decide(ctx: &Ctx<'_>, args: &GateArgs) -> Result<Decision> {
         ),
         None => None,
     };
-    // Handed over by a run's agent: `[human] ask_before` as the run keeps it.
+    // Handed over by a run's agent: the run's configuration (its `[human] ask_before`).
     let config = super::load_config(ctx)?.config;
     let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     // Never the terminal: stdin is the hook's, and the loop's own terminal shows the question.

@@ -31,7 +31,8 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
     if args.no_judge {
         super::require_human(ctx, HumanAct::SignOffWithoutJudge)?;
     }
-    // Handed over by a run's agent: the sandbox and verify timeout as the run keeps them.
+    // Handed over by a run's agent: the run's configuration (its sandbox, verify timeout and
+    // judge), not tether.toml as the agent may have left it.
     let loaded = super::load_config(ctx).map_err(Failure::usage)?;
     let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     let signoff = Signoff::from_config(
@@ -228,7 +229,7 @@ fn write_verify(
 
 fn cancel(ctx: &mut Ctx<'_>, args: &GoalCancelArgs) -> Result<Exit> {
     super::require_human(ctx, HumanAct::CancelGoal)?;
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let loaded = super::load_config(ctx).map_err(Failure::usage)?;
     let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     let plan = loaded.config.plan_path(ctx.ws.root());
     let signoff = Signoff::new(ctx.ws.clone(), journal, plan);
@@ -248,7 +249,7 @@ fn cancel(ctx: &mut Ctx<'_>, args: &GoalCancelArgs) -> Result<Exit> {
 /// contract approved as the person who added it.
 fn add_criterion(ctx: &mut Ctx<'_>, args: &GoalAddCriterionArgs) -> Result<Exit> {
     super::require_human(ctx, HumanAct::AddCriterion)?;
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let loaded = super::load_config(ctx).map_err(Failure::usage)?;
     let path = loaded.config.plan_path(ctx.ws.root());
     let who = super::who(ctx);
     let doc = tether_plan::file::patch(&path, |doc| doc.add_criterion(&args.id, &args.criterion))

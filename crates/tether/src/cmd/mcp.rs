@@ -45,7 +45,7 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
     if let Err(e) = &run {
         tracing::warn!("{e}");
     }
-    // Handed over by a run's agent: the settings that bound it as the run keeps them.
+    // Handed over by a run's agent: the run's configuration (its sandbox, its judge).
     let config = match super::load_config(ctx) {
         Ok(loaded) => {
             for w in &loaded.warnings {

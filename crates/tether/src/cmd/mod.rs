@@ -27,8 +27,7 @@ use std::time::Duration;
 
 use tether_config::Env;
 use tether_config::Workspace;
-use tether_config::{ConfigError, Loaded};
-use tether_core::bounds::Bounds;
+use tether_config::{Config, ConfigError, Loaded};
 use tether_core::human_act::{self, HumanAct};
 
 use crate::failure::Failure;
@@ -46,19 +45,23 @@ pub struct Ctx<'a> {
     pub bridged: bool,
     /// What a bridged command's stdin held (read by the sandboxed process and handed over).
     pub input: Option<String>,
-    /// The settings that bound the agent in the run a bridged command was handed over from:
-    /// they stand in for tether.toml's (which the agent may have edited).
-    pub bounds: Option<std::sync::Arc<Bounds>>,
+    /// For a command handed over by a run's agent: the run's configuration, as the process
+    /// driving it holds it (the settings that bound the agent as the run keeps them, its judge,
+    /// its model…). It stands in for tether.toml, which the agent may have edited.
+    pub run_config: Option<std::sync::Arc<Config>>,
 }
 
-/// tether.toml, with the settings that bound the agent taken from the run when the command was
-/// handed over by the run's agent (see [`Ctx::bounds`]): an edit the agent made is not applied.
+/// tether.toml as loaded now — or, for a command handed over by a run's agent, the run's
+/// configuration (see [`Ctx::run_config`]): an edit the agent made is not applied.
 pub fn load_config(ctx: &Ctx<'_>) -> Result<Loaded, ConfigError> {
-    let mut loaded = tether_config::load(ctx.ws.root(), ctx.env)?;
-    if let Some(bounds) = &ctx.bounds {
-        bounds.pin(&mut loaded.config);
+    match &ctx.run_config {
+        Some(config) => Ok(Loaded {
+            config: Config::clone(config),
+            source: None,
+            warnings: Vec::new(),
+        }),
+        None => tether_config::load(ctx.ws.root(), ctx.env),
     }
-    Ok(loaded)
 }
 
 /// Refuses `act` (exit 2, saying what to do instead) when this command runs inside an agent's

@@ -303,3 +303,53 @@ fn ask_before_deleted_by_the_agent_still_holds_its_commands() {
         );
     });
 }
+
+/// `[judge] base_url` pointed at a judge of the agent's choosing (one that accepts), then the
+/// fixed goal signed off with `tether goal complete` through the bridge: the run's judge is
+/// asked (and rejects), the other is never reached, and the goal is not done.
+#[test]
+fn a_judge_of_the_agents_choosing_is_never_asked() {
+    as_each_user(|as_user| {
+        let rt = crate::common::runtime();
+        let accepting = rt
+            .block_on(tether_testkit::model_server::FakeModelServer::start(
+                Script::turns(crate::suite::goal_run::support::accepting_judge()),
+            ))
+            .unwrap();
+        let other = accepting.base_url(tether_config::Api::OpenAiChat);
+        let attack = format!(
+            "sed -i '/^\\[judge\\]/,/^\\[/ s|^base_url = .*|base_url = \"{other}\"|' tether.toml\n\
+             sed -i 's/a - b/a + b/' src/lib.rs\n\
+             '{TETHER}' goal complete add --evidence 'it adds' --path src/lib.rs \
+             > complete.out 2>&1"
+        );
+        let e = Env::new(PLAN, as_user, |_| {
+            Script::turns([bash(&attack), Turn::text("Asked for the sign-off.")])
+                .then_repeat(Turn::text("Nothing more."))
+        });
+        let who = if as_user {
+            "as an ordinary user"
+        } else {
+            "as this user"
+        };
+        let approved = e.run(&["plan", "approve", "add"]);
+        assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
+
+        let out = e.run(&["run", "--max-iterations", "2"]);
+
+        assert!(e.read("tether.toml").contains(&other), "{who}");
+        assert!(
+            e.read("complete.out").contains("rejected"),
+            "{who}: the run's judge was asked: {}\n{}",
+            e.read("complete.out"),
+            output(&out)
+        );
+        assert_eq!(
+            accepting.request_count(),
+            0,
+            "{who}: {}",
+            e.read("complete.out")
+        );
+        assert!(!e.read("plan.md").contains("status: done"), "{who}");
+    });
+}
