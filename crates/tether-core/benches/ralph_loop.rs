@@ -129,6 +129,7 @@ fn builtin_agent_loop() {
         loop_judge: None,
         env_remove: Vec::new(),
         isolation: Default::default(),
+        bounds: None,
     };
     let rt = runtime();
     let started = Instant::now();
@@ -189,6 +190,7 @@ fn prompt_bytes_shared() {
             loop_judge: None,
             env_remove: Vec::new(),
             isolation: Default::default(),
+            bounds: None,
         };
         let before = server.request_count();
         rt.block_on(ralph::start(
@@ -240,6 +242,7 @@ fn main() {
         loop_judge: None,
         env_remove: Vec::new(),
         isolation: Default::default(),
+        bounds: None,
     };
     let spec = spec(ITERATIONS);
     let runtime = runtime();
@@ -288,6 +291,7 @@ fn mean_iteration_ms(n: u32, judge: Option<tether_core::loop_judge::LoopJudge>) 
         loop_judge: judge,
         env_remove: Vec::new(),
         isolation: Default::default(),
+        bounds: None,
     };
     let rt = runtime();
     rt.block_on(ralph::start(

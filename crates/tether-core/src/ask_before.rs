@@ -1,10 +1,11 @@
 //! `ask_before` enforced: the gate the built-in agent's `bash` asks before running a command.
 //!
-//! The prefixes come from `[human] ask_before` in tether.toml and from every active goal's
-//! `ask_before:` list, read fresh from the plan on each call (the plan changes during a run). A
-//! goal's list, once seen while the goal is active, keeps applying until the goal is closed
-//! (done or cancelled): deleting the lines, the goal or its `status:` from the plan does not lift
-//! it.
+//! The prefixes come from `[human] ask_before` (as the run recorded it: see [`crate::bounds`])
+//! and from every active goal's `ask_before:` list, read fresh from the plan on each call (the
+//! plan changes during a run), together with the list of the goal's approved contract (see
+//! [`crate::planning::terms`]). A goal's list, once seen while the goal is active, keeps
+//! applying until the goal is closed (done or cancelled): deleting the lines, the goal or its
+//! `status:` from the plan does not lift it.
 //!
 //! When a command matches a prefix, or the line cannot be read well enough to tell (see
 //! [`tether_tools::gate::check`]), the command is held and a human is asked through the broker:
@@ -24,6 +25,8 @@ use tether_store::{NewQuestion, RunCell};
 use tether_tools::ToolContext;
 use tether_tools::gate::{CommandGate, Verdict, check};
 use tokio_util::sync::CancellationToken;
+
+use crate::planning::terms::Approvals;
 
 /// How much of a command is quoted in the question.
 const SHOWN_CHARS: usize = 300;
@@ -48,6 +51,9 @@ pub struct AskBeforeGate {
     run: RunCell,
     /// Each goal's prefixes seen while it was active, by goal id (or title), until it closes.
     goals: Mutex<BTreeMap<String, Vec<String>>>,
+    /// Where the goals' approved contracts are read: their prefixes apply whatever the plan
+    /// says now.
+    approvals: Option<Approvals>,
 }
 
 impl std::fmt::Debug for AskBeforeGate {
@@ -71,10 +77,20 @@ impl AskBeforeGate {
             plan,
             run,
             goals: Mutex::new(BTreeMap::new()),
+            approvals: None,
         };
         // The goals' lists as they are before the agent's first turn can change them.
         gate.prefixes();
         gate
+    }
+
+    /// The gate also holds each goal's prefixes as its approved contract lists them (read from
+    /// `approvals`), so deleting them from the plan does not lift them.
+    #[must_use]
+    pub fn with_approvals(mut self, approvals: Approvals) -> Self {
+        self.approvals = Some(approvals);
+        self.prefixes();
+        self
     }
 
     /// Every prefix in force now, each with where it comes from.
@@ -94,10 +110,17 @@ impl AskBeforeGate {
                     if status.is_closed() {
                         goals.remove(&key);
                     } else if status == tether_plan::Status::Active || goals.contains_key(&key) {
+                        let approved = self
+                            .approvals
+                            .as_ref()
+                            .and_then(|a| a.terms(goal))
+                            .map(|t| t.ask_before)
+                            .unwrap_or_default();
+                        let written = goal.ask_before.iter().map(|p| p.value.clone());
                         let list = goals.entry(key).or_default();
-                        for prefix in &goal.ask_before {
-                            if !list.contains(&prefix.value) {
-                                list.push(prefix.value.clone());
+                        for prefix in written.chain(approved) {
+                            if !list.contains(&prefix) {
+                                list.push(prefix);
                             }
                         }
                     }

@@ -2,7 +2,7 @@
 //!
 //! tether's promise rests on a few decisions no agent may take for itself: agreeing to a goal's
 //! contract, signing a goal off without the judge, cancelling a goal, answering a question,
-//! resuming a run a rule paused for a person. The agent has a shell and runs as the same user, so
+//! resuming a run a rule paused for a person, applying a changed tether.toml to a run. The agent has a shell and runs as the same user, so
 //! it can start the tether binary itself; these commands therefore check, in one place
 //! ([`require_human`]), that they do not run inside an agent's process tree:
 //!
@@ -62,6 +62,9 @@ pub enum HumanAct {
     AddCriterion,
     /// Raising a run's or a goal's budget (`tether resume --add-tokens …`).
     RaiseBudget,
+    /// Applying a changed tether.toml's settings that bound the agent (the sandbox,
+    /// `ask_before`, …) to a run (`tether resume --accept-config`).
+    AcceptConfig,
 }
 
 impl HumanAct {
@@ -76,6 +79,7 @@ impl HumanAct {
             HumanAct::ResumeRun => "resuming a run",
             HumanAct::AddCriterion => "adding an acceptance criterion to a goal",
             HumanAct::RaiseBudget => "raising a budget",
+            HumanAct::AcceptConfig => "applying changed settings to a run (--accept-config)",
         }
     }
 
@@ -114,6 +118,11 @@ impl HumanAct {
                 "A person raises a budget with `tether resume <run> --add-tokens …` (or \
                  --add-cost, --add-time, --add-iterations) in their own shell, outside the \
                  agent. An agent that needs more budget says why with ask_human."
+            }
+            HumanAct::AcceptConfig => {
+                "A person applies a changed tether.toml to a run with `tether resume <run> \
+                 --accept-config` in their own shell, outside the agent. An agent that needs a \
+                 setting changed (the network, a directory it may write) asks with ask_human."
             }
         }
     }

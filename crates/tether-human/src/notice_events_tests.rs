@@ -109,6 +109,7 @@ fn other_events_make_no_notice() {
         Event::Resumed {
             by: "cli".to_owned(),
             reset_budget: false,
+            settings: None,
         },
     ];
     assert_eq!(notices(3, events), "");

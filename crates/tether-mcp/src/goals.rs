@@ -59,8 +59,13 @@ fn signoff(server: &TetherMcp, judged: bool) -> Result<Signoff, String> {
     let ws = &options.workspace;
     let journal = server.journal()?;
     let signoff = if judged {
-        Signoff::from_config(ws.clone(), journal, config, &ProcessEnv, false)
-            .map_err(|e| e.to_string())?
+        let signoff = Signoff::from_config(ws.clone(), journal, config, &ProcessEnv, false)
+            .map_err(|e| e.to_string())?;
+        // The verify command is code the agent wrote.
+        match &options.confine_verify {
+            Some(confine) => (confine.0)(signoff)?,
+            None => signoff,
+        }
     } else {
         Signoff::new(ws.clone(), journal, &config.plan)
     };

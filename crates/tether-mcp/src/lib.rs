@@ -27,6 +27,7 @@
 //!     progress_every: Duration::from_secs(30),
 //!     extra: tether_mcp::ExtraTools::default(),
 //!     notice_grace: tether_human::DELIVERY_GRACE,
+//!     confine_verify: None,
 //! });
 //! tether_mcp::serve_stdio(server).await
 //! # }
@@ -46,6 +47,6 @@ mod status;
 mod stdio;
 
 pub use extra::ExtraTools;
-pub use server::{Options, TetherMcp};
+pub use server::{ConfineVerify, Options, TetherMcp};
 pub use status::{GoalStatus, PlanStatus, ProblemAt, StatusCounts};
 pub use stdio::{ServeError, serve_io, serve_stdio};

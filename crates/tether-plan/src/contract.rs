@@ -1,7 +1,7 @@
 //! A goal's contract and its hash.
 //!
 //! The contract is what a human agrees to before work starts: `done_when`, `verify`,
-//! `failure_modes` and `ask_before`. Its hash is recorded when the plan is approved; a later edit
+//! `failure_modes`, `ask_before`, and the goal's `budget` and `network` when it has them. Its hash is recorded when the plan is approved; a later edit
 //! of any of those lines changes the hash, and `complete_goal` refuses to sign the goal off until
 //! a human approves again. Titles, statuses, subtasks and whitespace around values do not count:
 //! ticking a box or renaming a goal is not a change of contract.
@@ -93,6 +93,27 @@ mod tests {
             ("- bypassed\n", ""),
         ] {
             assert_ne!(hash(PLAN), hash(&PLAN.replace(from, to)), "{from} -> {to}");
+        }
+    }
+
+    #[test]
+    fn the_budget_and_the_network_are_the_contract_when_present() {
+        let with = |extra: &str| {
+            PLAN.replace(
+                "ask_before: git push\n",
+                &format!("ask_before: git push\n{extra}"),
+            )
+        };
+        let budget = with("budget: 60 tokens\n");
+        let network = with("network: on\n");
+        // Adding either line, raising the budget or opening the network changes the hash.
+        for (a, b) in [
+            (PLAN.to_owned(), budget.clone()),
+            (PLAN.to_owned(), network.clone()),
+            (budget.clone(), budget.replace("60 tokens", "900M tokens")),
+            (with("network: off\n"), network),
+        ] {
+            assert_ne!(hash(&a), hash(&b), "{a}\n---\n{b}");
         }
     }
 }

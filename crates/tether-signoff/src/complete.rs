@@ -251,9 +251,9 @@ impl Signoff {
                  with `tether plan approve {goal_id}`"
             )),
             Some(a) if a.contract_hash != hash => Err(format!(
-                "the contract of goal `{goal_id}` (done_when, verify, failure_modes, ask_before) \
-                 changed since {} approved it; a human must review it and run `tether plan \
-                 approve {goal_id}`",
+                "the contract of goal `{goal_id}` (done_when, verify, failure_modes, ask_before, \
+                 budget, network) changed since {} approved it; a human must review it and run \
+                 `tether plan approve {goal_id}`",
                 a.approved_by
             )),
             Some(_) => Ok(goal),

@@ -123,7 +123,8 @@ impl PgStore {
         let stmt = client
             .prepare_cached(
                 "INSERT INTO contract_approvals (scope, plan_path, goal_id, contract_hash, \
-                 approved_by, approved_at_ms) SELECT $1, $2, $3, $4, $5, $6 WHERE NOT EXISTS \
+                 approved_by, approved_at_ms, terms) SELECT $1, $2, $3, $4, $5, $6, $7 \
+                 WHERE NOT EXISTS \
                  (SELECT 1 FROM contract_approvals WHERE scope = $1 AND plan_path = $2 \
                  AND goal_id = $3 AND contract_hash = $4 AND approved_at_ms = $6)",
             )
@@ -138,6 +139,7 @@ impl PgStore {
                     &approval.contract_hash,
                     &approval.approved_by,
                     &approval.approved_at_ms,
+                    &approval.terms.as_ref().map(Json),
                 ],
             )
             .await?;

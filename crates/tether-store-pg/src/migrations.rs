@@ -10,12 +10,13 @@ use deadpool_postgres::Client;
 use crate::error::{PgStoreError, Result};
 
 /// The schema version this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// The migrations, by version.
 const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("migrations/0001_initial.sql")),
     (2, include_str!("migrations/0002_workspace_scope.sql")),
+    (3, include_str!("migrations/0003_contract_terms.sql")),
 ];
 
 /// The advisory lock key migrations hold ("tether" and 1).

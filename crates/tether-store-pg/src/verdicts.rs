@@ -1,7 +1,7 @@
 //! Sign-off decisions and contract approvals, kept per workspace ([`PgStore::scoped`]); each
 //! writes its event in the same transaction, as in the embedded store.
 
-use tether_store::{Approval, Event, NewVerdict, RunId, VerdictRecord};
+use tether_store::{Approval, ContractTerms, Event, NewVerdict, RunId, VerdictRecord};
 use tokio_postgres::Row;
 use tokio_postgres::types::Json;
 
@@ -124,19 +124,54 @@ impl PgStore {
         contract_hash: &str,
         by: &str,
     ) -> Result<Approval> {
+        self.approve(plan_path, goal_id, contract_hash, None, by)
+            .await
+    }
+
+    /// [`PgStore::approve_contract`] with the terms of the contract that bound the agent.
+    pub async fn approve_contract_terms(
+        &self,
+        plan_path: &str,
+        goal_id: &str,
+        contract_hash: &str,
+        terms: &ContractTerms,
+        by: &str,
+    ) -> Result<Approval> {
+        self.approve(plan_path, goal_id, contract_hash, Some(terms), by)
+            .await
+    }
+
+    async fn approve(
+        &self,
+        plan_path: &str,
+        goal_id: &str,
+        contract_hash: &str,
+        terms: Option<&ContractTerms>,
+        by: &str,
+    ) -> Result<Approval> {
+        let stored = terms.map(Json);
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
         let now = self.now();
         let stmt = tx
             .prepare_cached(
                 "INSERT INTO contract_approvals (scope, plan_path, goal_id, contract_hash, \
-                 approved_by, approved_at_ms) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+                 approved_by, approved_at_ms, terms) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 RETURNING id",
             )
             .await?;
         let row = tx
             .query_one(
                 &stmt,
-                &[&self.scope, &plan_path, &goal_id, &contract_hash, &by, &now],
+                &[
+                    &self.scope,
+                    &plan_path,
+                    &goal_id,
+                    &contract_hash,
+                    &by,
+                    &now,
+                    &stored,
+                ],
             )
             .await?;
         let event = Event::ContractApproved {
@@ -154,6 +189,7 @@ impl PgStore {
             contract_hash: contract_hash.to_owned(),
             approved_by: by.to_owned(),
             approved_at_ms: now,
+            terms: terms.cloned(),
         })
     }
 
@@ -162,15 +198,16 @@ impl PgStore {
         let client = self.client().await?;
         let stmt = client
             .prepare_cached(
-                "SELECT id, plan_path, goal_id, contract_hash, approved_by, approved_at_ms \
-                 FROM contract_approvals WHERE scope = $1 AND plan_path = $2 AND goal_id = $3 \
-                 ORDER BY id DESC LIMIT 1",
+                "SELECT id, plan_path, goal_id, contract_hash, approved_by, approved_at_ms, \
+                 terms FROM contract_approvals WHERE scope = $1 AND plan_path = $2 \
+                 AND goal_id = $3 ORDER BY id DESC LIMIT 1",
             )
             .await?;
         let row = client
             .query_opt(&stmt, &[&self.scope, &plan_path, &goal_id])
             .await?;
         row.map(|r| {
+            let terms: Option<Json<ContractTerms>> = get(&r, 6, "contract_approvals.terms")?;
             Ok(Approval {
                 id: get(&r, 0, "contract_approvals.id")?,
                 plan_path: get(&r, 1, "contract_approvals.plan_path")?,
@@ -178,6 +215,7 @@ impl PgStore {
                 contract_hash: get(&r, 3, "contract_approvals.contract_hash")?,
                 approved_by: get(&r, 4, "contract_approvals.approved_by")?,
                 approved_at_ms: get(&r, 5, "contract_approvals.approved_at_ms")?,
+                terms: terms.map(|Json(t)| t),
             })
         })
         .transpose()

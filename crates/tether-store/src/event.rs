@@ -176,6 +176,10 @@ pub enum Event {
         by: String,
         /// Whether the iteration budget starts again from zero.
         reset_budget: bool,
+        /// The settings that bound the agent from now on, when a person accepted a change of
+        /// them with this resume (`tether resume --accept-config`); `None` keeps the run's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        settings: Option<Value>,
     },
     /// Someone asked the run to stop for good.
     CancelRequested {

@@ -87,6 +87,9 @@ macro_rules! with_store_operations {
     /// Records that `by` approved the goal's contract with hash `contract_hash`, with a
     /// `contract_approved` event (not tied to a run) in the same transaction.
     fn approve_contract(&self, plan_path: &str, goal_id: &str, contract_hash: &str, by: &str) -> $crate::Result<$crate::Approval>;
+    /// [`approve_contract`](Self::approve_contract) with the terms of the approved contract that
+    /// bound the agent, read back with the approval: a run takes them from there.
+    fn approve_contract_terms(&self, plan_path: &str, goal_id: &str, contract_hash: &str, terms: &$crate::ContractTerms, by: &str) -> $crate::Result<$crate::Approval>;
     /// The approval in force for the goal (the newest), if it was ever approved.
     fn approval(&self, plan_path: &str, goal_id: &str) -> $crate::Result<Option<$crate::Approval>>;
     /// Appends one event, for a run or (with `None`) for no run, and updates the run's

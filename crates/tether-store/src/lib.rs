@@ -33,7 +33,7 @@
 //! | `question_posts` | where each question was posted, so it is never re-posted | `(question_id, channel)` |
 //! | `topic_counters` | the per-stream `Agent Q #<n>` counter | `stream` |
 //! | `verdicts` | every sign-off decision with its kind, checks, missing, judge and transcript | `id` |
-//! | `contract_approvals` | approval history of goal contracts; newest per goal in force | `id` |
+//! | `contract_approvals` | approval history of goal contracts, with the terms that bound the agent; newest per goal in force | `id` |
 //! | `signoffs_running` | the one sign-off in progress per goal, and its attempt number | `(plan_path, goal_id)` |
 //! | `cancellations` | who cancelled a goal (a person, or the agent awaiting a person) | `id` |
 //!
@@ -94,7 +94,7 @@ mod verdicts;
 mod vocab;
 mod waiters;
 
-pub use approvals::Approval;
+pub use approvals::{Approval, ContractTerms};
 pub use error::{Result, StoreError};
 pub use event::{Event, StoredEvent};
 pub use facade::{

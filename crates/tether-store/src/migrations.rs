@@ -48,10 +48,15 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0005_run_origin.sql",
         sql: include_str!("migrations/0005_run_origin.sql"),
     },
+    Migration {
+        version: 6,
+        name: "0006_contract_terms.sql",
+        sql: include_str!("migrations/0006_contract_terms.sql"),
+    },
 ];
 
 /// The schema version this build creates and understands.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 fn user_version(conn: &Connection) -> Result<i64> {
     Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)

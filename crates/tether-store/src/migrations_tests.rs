@@ -97,3 +97,35 @@ fn attempts_numbered_twice_before_version_3_are_renumbered_and_stay_unique() {
     );
     assert!(again.is_err(), "an attempt number cannot repeat");
 }
+
+#[test]
+fn approvals_recorded_before_version_6_read_back_without_terms() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tether.db");
+    {
+        let conn = Connection::open(&db).unwrap();
+        for m in &MIGRATIONS[..5] {
+            conn.execute_batch(m.sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 5).unwrap();
+        conn.execute(
+            "INSERT INTO contract_approvals (plan_path, goal_id, contract_hash, approved_by, \
+             approved_at_ms) VALUES ('plan.md', 'g', 'sha256:old', 'ana', 1)",
+            [],
+        )
+        .unwrap();
+    }
+    let store = crate::Store::open(&db).unwrap();
+    let old = store.approval("plan.md", "g").unwrap().unwrap();
+    assert_eq!(
+        (old.contract_hash.as_str(), old.terms),
+        ("sha256:old", None)
+    );
+    let conn = Connection::open(&db).unwrap();
+    let bad = conn.execute(
+        "INSERT INTO contract_approvals (plan_path, goal_id, contract_hash, approved_by, \
+         approved_at_ms, terms) VALUES ('plan.md', 'g', 'h', 'ana', 2, 'not json')",
+        [],
+    );
+    assert!(bad.is_err(), "terms are JSON");
+}

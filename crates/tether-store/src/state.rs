@@ -262,6 +262,10 @@ pub struct RunState {
     pub goal_raised: BTreeMap<String, Budget>,
     /// The budget that stopped the run, until it is resumed.
     pub budget_spent: Option<SpentBudget>,
+    /// The settings that bound the agent as a person last accepted them on a resume (see
+    /// [`Event::Resumed`]); `None`: those recorded in the run's spec.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settings: Option<serde_json::Value>,
     /// The seq of the last event folded in.
     pub last_event_seq: Seq,
     /// The type tag of the last event folded in.
@@ -441,7 +445,14 @@ impl RunState {
                 self.pause_requested = None;
                 self.status = RunStatus::Paused;
             }
-            Event::Resumed { reset_budget, .. } => {
+            Event::Resumed {
+                reset_budget,
+                settings,
+                ..
+            } => {
+                if settings.is_some() {
+                    self.settings.clone_from(settings);
+                }
                 self.budget_spent = None;
                 self.in_progress = None;
                 self.pause_requested = None;

@@ -89,6 +89,7 @@ fn pause_request_then_pause_then_resume_with_budget_reset() {
     events.push(Event::Resumed {
         by: "cli".into(),
         reset_budget: true,
+        settings: None,
     });
     let resumed = fold(&events);
     assert_eq!(resumed.status, RunStatus::Running);
@@ -159,6 +160,7 @@ fn interrupted_with_a_pending_question_waits_for_input_and_resume_keeps_waiting(
     events.push(Event::Resumed {
         by: "cli".into(),
         reset_budget: false,
+        settings: None,
     });
     assert_eq!(fold(&events).status, RunStatus::WaitingForInput);
 }
@@ -289,6 +291,7 @@ fn running_time_counts_only_while_running() {
         Event::Resumed {
             by: "cli".into(),
             reset_budget: false,
+            settings: None,
         },
         Event::QuestionAsked {
             question_id: qid("q-1"),
@@ -400,7 +403,31 @@ fn a_spent_budget_is_kept_until_resumed_and_raises_add_up() {
         &Event::Resumed {
             by: "cli".into(),
             reset_budget: false,
+            settings: None,
         },
     );
     assert_eq!(resumed.budget_spent, None);
+}
+
+#[test]
+fn settings_a_person_accepted_on_a_resume_are_the_runs_until_the_next_accept() {
+    let accepted = json!({"sandbox": {"mode": "off"}});
+    let resumed = |settings: Option<serde_json::Value>| Event::Resumed {
+        by: "cli".into(),
+        reset_budget: false,
+        settings,
+    };
+    let state = fold(&[started(5), Event::Paused { reason: "p".into() }]);
+    assert_eq!(state.settings, None);
+    let state = fold(&[
+        started(5),
+        Event::Paused { reason: "p".into() },
+        resumed(Some(accepted.clone())),
+        Event::Paused { reason: "p".into() },
+        resumed(None),
+    ]);
+    assert_eq!(state.settings, Some(accepted));
+    // Not written when there are none, so older readers see the state they know.
+    let stored = serde_json::to_value(fold(&[started(5)])).unwrap();
+    assert!(stored.get("settings").is_none(), "{stored}");
 }

@@ -5,7 +5,9 @@
 //!
 //! The driving process runs the command as the agent: the agent mark is always set for it,
 //! whatever the request says, so every human-only act is refused exactly as it is in the
-//! agent's own process tree. Commands that start loops, serve, or change the setup are not
+//! agent's own process tree; and with the run's configuration as the driving process holds it
+//! (the settings that bound the agent as the run keeps them, its judge…), not tether.toml as
+//! the agent may have left it. Commands that start loops, serve, or change the setup are not
 //! run for the agent at all. One request per connection: a JSON line with the arguments (and,
 //! for `tether gate`, the stdin it read), then a JSON line back with the exit code and the
 //! output — or, for `tether mcp`, the MCP session itself, both ways, until the agent closes it.
@@ -14,11 +16,12 @@ use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 use clap::Parser as _;
 use serde::{Deserialize, Serialize};
-use tether_config::{Env, ProcessEnv, Workspace};
+use tether_config::{Config, Env, ProcessEnv, Workspace};
 
 use crate::cli::{Cli, Command, PlanCommand};
 use crate::exit::Exit;
@@ -48,23 +51,26 @@ struct Response {
 }
 
 /// Serves the bridge for `ws` on a socket in `dir`; returns the socket's path. It lives as long
-/// as the process.
-pub fn serve(ws: &Workspace, dir: &Path) -> Result<PathBuf> {
+/// as the process. The commands it runs use `config`, the run's configuration as this process
+/// holds it (not tether.toml, which the agent may have edited: its sandbox, its judge…).
+pub fn serve(ws: &Workspace, dir: &Path, config: Config) -> Result<PathBuf> {
     let path = dir.join("tether.sock");
     let _ = std::fs::remove_file(&path);
     let listener = UnixListener::bind(&path)
         .with_context(|| format!("listening on {} for the sandbox's tether", path.display()))?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
     let ws = ws.clone();
+    let config = Arc::new(config);
     std::thread::Builder::new()
         .name("tether-bridge".into())
         .spawn(move || {
             for stream in listener.incoming().flatten() {
                 let ws = ws.clone();
+                let config = config.clone();
                 let _ = std::thread::Builder::new()
                     .name("tether-bridge-call".into())
                     .spawn(move || {
-                        if let Err(e) = answer(&ws, stream) {
+                        if let Err(e) = answer(&ws, &config, stream) {
                             tracing::debug!("a sandboxed tether command failed to be heard: {e:#}");
                         }
                     });
@@ -73,18 +79,42 @@ pub fn serve(ws: &Workspace, dir: &Path) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Reads one request, runs it as the agent, writes the response (or serves the MCP session).
-fn answer(ws: &Workspace, stream: UnixStream) -> Result<()> {
+/// The team store tether.toml (or `TETHER_STORE_URL`) names for `ws`, if any.
+fn store_url(ws: &Workspace) -> Option<String> {
+    tether_config::load_store(ws.root(), &ProcessEnv)
+        .ok()
+        .and_then(|s| s.url)
+}
+
+/// Reads one request, runs it as the agent with the run's configuration, writes the response
+/// (or serves the MCP session). Refused when tether.toml names another store than the run's
+/// (the store is found from the file): the agent could otherwise have this process connect
+/// anywhere.
+fn answer(ws: &Workspace, config: &Arc<Config>, stream: UnixStream) -> Result<()> {
     let line = header(&stream)?;
     let request: Request = serde_json::from_str(&line).context("reading the request")?;
+    let elsewhere = store_url(ws) != config.store.url;
     if let Ok(Cli {
         command: Command::Mcp(args),
         ..
     }) = Cli::try_parse_from(&request.argv)
     {
-        return serve_mcp(ws, &request, &args, stream);
+        if elsewhere {
+            anyhow::bail!("tether.toml's [store] changed during the run");
+        }
+        return serve_mcp(ws, config, &request, &args, stream);
     }
-    let response = run_as_agent(ws, &request);
+    let response = if elsewhere {
+        Response {
+            code: Exit::Usage.code(),
+            stdout: String::new(),
+            stderr: "error: tether.toml's [store] changed during the run: the sandbox's tether \
+                     commands keep to the run's store\n"
+                .to_owned(),
+        }
+    } else {
+        run_as_agent(ws, config, &request)
+    };
     let mut out = serde_json::to_vec(&response)?;
     out.push(b'\n');
     (&stream).write_all(&out)?;
@@ -106,6 +136,7 @@ fn header(stream: &UnixStream) -> Result<String> {
 /// Serves the agent's `tether mcp` session on `stream`, as the agent, until it closes.
 fn serve_mcp(
     ws: &Workspace,
+    config: &Arc<Config>,
     request: &Request,
     args: &crate::cli::McpArgs,
     stream: UnixStream,
@@ -120,6 +151,7 @@ fn serve_mcp(
         out: &mut sink,
         bridged: true,
         input: None,
+        run_config: Some(config.clone()),
     };
     let server = crate::cmd::mcp::server(&ctx, args)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -152,7 +184,7 @@ impl Env for AgentEnv {
     }
 }
 
-fn run_as_agent(ws: &Workspace, request: &Request) -> Response {
+fn run_as_agent(ws: &Workspace, config: &Arc<Config>, request: &Request) -> Response {
     let cli = match Cli::try_parse_from(&request.argv) {
         Ok(cli) => cli,
         Err(e) => {
@@ -190,6 +222,7 @@ fn run_as_agent(ws: &Workspace, request: &Request) -> Response {
         out: &mut out,
         bridged: true,
         input: request.stdin.clone(),
+        run_config: Some(config.clone()),
     };
     let (code, stderr) = match crate::dispatch(&cli, &mut ctx) {
         Ok(exit) => (exit.code(), String::new()),

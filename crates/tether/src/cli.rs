@@ -418,6 +418,11 @@ pub struct ResumeArgs {
     /// Budget raises: needed to go on when a budget is spent.
     #[command(flatten)]
     pub raise: RaiseArgs,
+    /// Apply tether.toml's settings that bound the agent (the sandbox, ask_before, …) to the
+    /// run where they differ from those it keeps to (shown first); without it they are kept
+    /// (on a terminal you are asked).
+    #[arg(long)]
+    pub accept_config: bool,
     /// Also write every event to stdout.
     #[arg(long, value_name = "FORMAT")]
     pub events: Option<EventsFormat>,

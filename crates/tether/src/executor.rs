@@ -14,6 +14,7 @@ use tether_config::Workspace;
 use tether_config::{Config, Env, ExecutorKind};
 use tether_core::ask_before::AskBeforeGate;
 use tether_core::permissions::DeskPermissions;
+use tether_core::planning::terms::Approvals;
 use tether_human::Desk;
 use tether_human::tool::{AskHuman, RunCell};
 use tether_model::{Endpoint, HttpOptions};
@@ -99,7 +100,8 @@ fn acp_executor(
         config.human.ask_before.clone(),
         config.plan_path(ws.root()),
         run.clone(),
-    );
+    )
+    .with_approvals(approvals(config, ws, human));
     let desk = Arc::new(DeskPermissions::new(gate, config.executor.permissions));
     Ok(AcpExecutor::new(settings, run_id(run), desk))
 }
@@ -268,12 +270,14 @@ fn builtin(
         .map_err(Failure::usage)?;
     // The agent's shell must not see the keys tether itself holds, and runs an `ask_before`
     // command only after a human's yes.
+    let approvals = approvals(config, ws, human);
     let gate = AskBeforeGate::new(
         human.clone(),
         config.human.ask_before.clone(),
         config.plan_path(ws.root()),
         run.clone(),
-    );
+    )
+    .with_approvals(approvals.clone());
     let options = ToolOptions {
         bash_env_remove: config.key_vars(),
         bash_sandbox: sandbox.shell,
@@ -281,7 +285,7 @@ fn builtin(
             .shell_network
             .map(|open| tether_tools::NetworkSwitch {
                 open,
-                wanted: crate::sandbox::network_wanted(config.plan_path(ws.root())),
+                wanted: crate::sandbox::network_wanted(config.plan_path(ws.root()), approvals),
             }),
         bash_gate: Some(Arc::new(gate)),
         ..ToolOptions::default()
@@ -295,4 +299,11 @@ fn builtin(
     }
     let describe = format!("{} {}", model.api.as_str(), model.model);
     Ok(Arc::new(BuiltinAgent::new(client, tools, describe)))
+}
+
+/// The approved contracts of the plan `config` names, read in the store `human` records in:
+/// what the goals' `network:` and `ask_before:` are during a run.
+fn approvals(config: &Config, ws: &Workspace, human: &Desk) -> Approvals {
+    let plan = tether_core::planning::PlanRef::new(ws, config);
+    Approvals::new(human.broker().journal().clone(), plan.key)
 }

@@ -114,6 +114,7 @@ fn run(cli: &Cli, ws: tether_config::Workspace, out: &mut dyn io::Write) -> anyh
         out,
         bridged: false,
         input: None,
+        run_config: None,
     };
     dispatch(cli, &mut ctx)
 }

@@ -74,7 +74,7 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
     let tmp = private_tmp()?;
     // The store is out of sight in the sandbox: tether commands the agent runs reach it
     // through this process.
-    let bridge = crate::bridge::serve(ws, &tmp)?;
+    let bridge = crate::bridge::serve(ws, &tmp, config.clone())?;
     let sandbox = |policy: Policy| -> Result<Sandbox> {
         Ok(Sandbox::new(policy.hide(ws.state_dir()), support)
             .map_err(Failure::usage)?
@@ -254,11 +254,15 @@ fn private_tmp() -> Result<PathBuf> {
     Ok(dir.keep())
 }
 
-/// Whether a goal of the plan at `plan` that opens the network (`network: on`) is active: read
-/// again before each command, as the plan changes during a run.
-pub fn network_wanted(plan: std::path::PathBuf) -> Arc<dyn Fn() -> bool + Send + Sync> {
+/// Whether a goal of the plan at `plan` that opens the network (`network: on`, in its approved
+/// contract: see `approvals`) is active: read again before each command, as the plan changes
+/// during a run.
+pub fn network_wanted(
+    plan: std::path::PathBuf,
+    approvals: tether_core::planning::terms::Approvals,
+) -> Arc<dyn Fn() -> bool + Send + Sync> {
     Arc::new(move || {
         tether_plan::file::read(&plan)
-            .is_ok_and(|doc| doc.plan().active_goals().any(tether_plan::Goal::network))
+            .is_ok_and(|doc| doc.plan().active_goals().any(|g| approvals.network(g)))
     })
 }

@@ -34,6 +34,8 @@ pub(super) struct GoalLoop {
     pub(super) owed: Vec<Feedback>,
     /// The plan as this iteration's reconcile step left it, for its prompt.
     plan: Option<PlanDoc>,
+    /// The goals this iteration works on, with their approved budgets.
+    focus: Vec<Focus>,
     /// The workspace and plan fingerprints taken just before the turn.
     before: (u64, u64),
     /// The journal's last event before the turn began: what the turn did comes after it.
@@ -55,6 +57,7 @@ impl GoalLoop {
             signed_off: Vec::new(),
             owed,
             plan: None,
+            focus: Vec::new(),
             before: (0, 0),
             turn_began: Seq(0),
             spec,
@@ -120,6 +123,25 @@ impl GoalLoop {
     }
 }
 
+impl GoalLoop {
+    /// The active goals of `doc`, each with the budget of its approved contract: a `budget:`
+    /// line edited since the approval does not count (see [`crate::planning::terms`]).
+    fn focus(&self, at: At<'_>, doc: &PlanDoc) -> Result<Vec<Focus>, LoopError> {
+        let store = at.deps.journal.store();
+        let mut focus = Vec::new();
+        for goal in doc.plan().active_goals() {
+            let Some(id) = goal.id() else { continue };
+            let terms = crate::planning::terms::in_force(&store, &self.spec.plan, goal)?;
+            focus.push(Focus {
+                id: id.to_owned(),
+                title: goal.title.clone(),
+                budget: terms.and_then(|t| t.budget()),
+            });
+        }
+        Ok(focus)
+    }
+}
+
 impl LoopKind for GoalLoop {
     type End = GoalEnd;
 
@@ -145,24 +167,14 @@ impl LoopKind for GoalLoop {
             };
             return Ok(Next::Finish(Outcome::Completed, end));
         }
+        self.focus = self.focus(at, &doc)?;
         self.plan = Some(doc);
         Ok(Next::Continue)
     }
 
-    /// The active goals of the plan as the reconcile step left it, with their `budget:` lines.
+    /// The active goals of the plan as the reconcile step left it, with their budgets.
     fn working_on(&self) -> Vec<Focus> {
-        self.plan.as_ref().map_or_else(Vec::new, |doc| {
-            doc.plan()
-                .active_goals()
-                .filter_map(|g| {
-                    Some(Focus {
-                        id: g.id()?.to_owned(),
-                        title: g.title.clone(),
-                        budget: g.budget(),
-                    })
-                })
-                .collect()
-        })
+        self.focus.clone()
     }
 
     /// Prompt: the framing, the plan injection, then what is owed (messages first); the

@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use tether_agent::cli::limits::UsageLimit;
 use tether_agent::{Access, ExecError, TurnOutcome, TurnRequest};
 use tether_config::OnUsageLimit;
-use tether_store::{Event, Outcome, RunId, RunKind, RunState};
+use tether_store::{Event, Outcome, Rule, RunId, RunKind, RunState};
 use tokio_util::sync::CancellationToken;
 
 use super::ask::{self, Asked};
@@ -43,7 +43,15 @@ pub async fn start<K: LoopKind>(
 ) -> Result<(RunId, K::End), LoopError> {
     let id = deps.isolation.run_id.as_ref();
     let repo = repository_at_start(deps).await;
-    let (run, lock) = open_new(&deps.ws, &deps.journal, run_kind, spec, repo.as_ref(), id)?;
+    let bounds = deps.bounds.as_ref().map(|p| &p.bounds);
+    let (run, lock) = open_new(
+        &deps.ws,
+        &deps.journal,
+        run_kind,
+        (spec, bounds),
+        repo.as_ref(),
+        id,
+    )?;
     on_start(&run);
     let at = repo.map_or(
         tether_git::AtStart::NotARepository,
@@ -87,7 +95,12 @@ pub async fn resume<S: DeserializeOwned, K: LoopKind>(
     interrupt: CancellationToken,
     kind: impl FnOnce(S, Vec<(String, String)>) -> Result<K, LoopError>,
 ) -> Result<K::End, LoopError> {
-    let (lock, spec) = reopen(&deps.ws, &deps.journal, run, run_kind, by)?;
+    let accepted = deps
+        .bounds
+        .as_ref()
+        .filter(|p| p.accepted)
+        .map(|p| &p.bounds);
+    let (lock, spec) = reopen(&deps.ws, &deps.journal, run, run_kind, (by, accepted))?;
     let Some(answers) = await_interrupted(&deps.human, &deps.journal, run, &interrupt).await?
     else {
         finish(deps, run, Outcome::Interrupted).await?;
@@ -141,6 +154,9 @@ async fn iterate<K: LoopKind>(
         crate::subreaper::reap_orphans();
         let state = deps.journal.state(run)?;
         if let Some(stopped) = boundary(at, &state, &interrupt).await? {
+            return Ok(stopped.into());
+        }
+        if let Some(stopped) = settings_changed(at)? {
             return Ok(stopped.into());
         }
         let next = kind.before(at, state.iteration)?;
@@ -250,6 +266,29 @@ pub(super) async fn boundary(
         return Ok(Some(Stopped::Interrupted));
     }
     Ok(None)
+}
+
+/// Pauses the run for a person when tether.toml's settings that bound the agent changed since
+/// this process took it up (the agent may have edited them): the change is not applied.
+fn settings_changed(at: At<'_>) -> Result<Option<Stopped>, LoopError> {
+    let Some(reason) = at.deps.bounds.as_ref().and_then(|p| p.changed(at.run)) else {
+        return Ok(None);
+    };
+    tracing::warn!(run = %at.run, "{reason}");
+    at.deps.journal.append(
+        at.run,
+        &Event::RuleFired {
+            rule: Rule::SettingsChanged,
+            reason: reason.clone(),
+        },
+    )?;
+    at.deps.journal.append(
+        at.run,
+        &Event::Paused {
+            reason: reason.clone(),
+        },
+    )?;
+    Ok(Some(Stopped::Paused { reason }))
 }
 
 /// Records the ending a loop decided on, if it decided on one. A question the loop puts to a

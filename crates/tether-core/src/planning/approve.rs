@@ -1,5 +1,6 @@
-//! Locking contracts: a human agrees to a goal's `done_when`, `verify`, `failure_modes` and
-//! `ask_before`, and its hash is recorded in the store.
+//! Locking contracts: a human agrees to a goal's `done_when`, `verify`, `failure_modes`,
+//! `ask_before`, `budget` and `network`, and its hash is recorded in the store with the terms
+//! that bound the agent (see [`super::terms`]).
 //!
 //! Approval goes in two steps so a caller can show the contracts (and ask) before recording:
 //! [`prepare`] adds missing ids to the plan (a patch: nothing else in the file changes) and
@@ -93,16 +94,30 @@ pub fn prepare(
     })
 }
 
-/// Records `by`'s approval of each goal's contract as `goals` holds it (the hash that was shown).
+/// Records `by`'s approval of each goal's contract as `goals` holds it (the hash that was
+/// shown), with the terms that bound the agent as `doc` (the plan they were read from) writes
+/// them.
 pub fn record(
     store: &Store,
     plan_key: &str,
+    doc: &PlanDoc,
     goals: &[GoalContract],
     by: &str,
 ) -> Result<Vec<Approval>, StoreError> {
     goals
         .iter()
-        .map(|g| store.approve_contract(plan_key, &g.id, &g.hash, by))
+        .map(|g| {
+            let terms = doc
+                .plan()
+                .goals
+                .get(g.index)
+                .filter(|goal| goal.contract_hash() == g.hash)
+                .map(super::terms::written);
+            match terms {
+                Some(terms) => store.approve_contract_terms(plan_key, &g.id, &g.hash, &terms, by),
+                None => store.approve_contract(plan_key, &g.id, &g.hash, by),
+            }
+        })
         .collect()
 }
 
@@ -118,7 +133,7 @@ pub fn approve(
         .goals
         .into_iter()
         .partition(GoalContract::needs_approval);
-    let approvals = record(store, &plan.key, &todo, by)?;
+    let approvals = record(store, &plan.key, &prepared.doc, &todo, by)?;
     Ok(Approved {
         assigned: prepared.assigned,
         approved: todo.into_iter().zip(approvals).collect(),

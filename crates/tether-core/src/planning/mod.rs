@@ -3,7 +3,10 @@
 //! - [`contracts`]: for each goal, whether the human-approved contract (a hash of `done_when`,
 //!   `verify`, `failure_modes`, `ask_before`) still matches the plan.
 //! - [`approve`]: locking contracts — ids are added to the plan first (as a patch, never a
-//!   re-serialisation), then each chosen goal's hash is recorded in the store with who approved.
+//!   re-serialisation), then each chosen goal's hash is recorded in the store with who approved
+//!   and the terms that bound the agent.
+//! - [`terms`]: what a goal's approved contract says of the network, its budget and
+//!   `ask_before`, as a run takes them (the approval's record, not the plan as it is now).
 //! - [`draft`], [`plan_tools`] and [`baseline`]: the drafting agent. It explores the
 //!   repository read-only and may write only the plan file, through tools that refuse a plan
 //!   that does not parse or that drops goals or log entries it had ([`baseline`]); tether checks
@@ -16,6 +19,7 @@ pub mod baseline;
 pub mod contracts;
 pub mod draft;
 pub mod plan_tools;
+pub mod terms;
 
 use std::path::PathBuf;
 

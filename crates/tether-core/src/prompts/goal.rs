@@ -35,8 +35,9 @@ pub fn framing(plan_file: &str) -> String {
          the shell.\n\
          - If a goal turns out to be wrong or impossible, call `cancel_goal` with the reason; \
          the run then pauses for a person to confirm it. Never change a goal's status by hand.\n\
-         - Do not edit a goal's contract (done_when, verify, failure_modes, ask_before): a \
-         changed contract needs a human's approval before the goal can be signed off.\n\
+         - Do not edit a goal's contract (done_when, verify, failure_modes, ask_before, budget, \
+         network): a changed contract needs a human's approval before the goal can be signed \
+         off, and until then its approved terms hold.\n\
          End your turn with a short summary: what you did, and what comes next."
     )
 }

@@ -50,6 +50,7 @@ impl Fixture {
             loop_judge: None,
             env_remove: Vec::new(),
             isolation: Default::default(),
+            bounds: None,
         }
     }
     pub(super) fn store(&self) -> Store {

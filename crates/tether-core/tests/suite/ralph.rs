@@ -36,6 +36,7 @@ impl Fixture {
             loop_judge: None,
             env_remove: Vec::new(),
             isolation: Default::default(),
+            bounds: None,
         }
     }
     fn kinds(&self, deps: &Deps, run: &tether_store::RunId) -> Vec<String> {

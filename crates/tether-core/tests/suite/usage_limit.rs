@@ -41,6 +41,7 @@ impl Fixture {
             loop_judge: None,
             env_remove: Vec::new(),
             isolation: Default::default(),
+            bounds: None,
         }
     }
 }

@@ -103,6 +103,7 @@ fn iterations_are_projected_including_interruptions_and_reruns() {
                 Event::Resumed {
                     by: "cli".into(),
                     reset_budget: false,
+                    settings: None,
                 },
                 Event::IterationStarted { n: 4 },
             ],

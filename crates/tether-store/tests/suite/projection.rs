@@ -58,8 +58,10 @@ fn event() -> impl Strategy<Value = Event> {
         }),
         1 => text().prop_map(|by| Event::PauseRequested { by }),
         1 => text().prop_map(|reason| Event::Paused { reason }),
-        1 => (text(), any::<bool>())
-            .prop_map(|(by, reset_budget)| Event::Resumed { by, reset_budget }),
+        1 => (text(), any::<bool>(), any::<bool>()).prop_map(|(by, reset_budget, accepted)| {
+            let settings = accepted.then(|| json!({ "accepted_by": by }));
+            Event::Resumed { by, reset_budget, settings }
+        }),
         1 => text().prop_map(|by| Event::CancelRequested { by }),
         2 => (text(), text()).prop_map(|(text, by)| Event::MessageQueued { text, by }),
         1 => n.clone().prop_map(|n| Event::MessageDelivered { n }),

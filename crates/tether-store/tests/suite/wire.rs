@@ -62,6 +62,7 @@ fn one_of_each(question_id: tether_store::QuestionId) -> Vec<Event> {
         Event::Resumed {
             by: "web".into(),
             reset_budget: true,
+            settings: None,
         },
         Event::MessageQueued {
             text: "use sqlite".into(),

@@ -234,13 +234,25 @@ pub fn write_report(
     id: &tether_store::RunId,
 ) -> Result<Option<(std::path::PathBuf, String)>> {
     let store = crate::store::open(&ctx.ws, ctx.env)?;
+    let env_remove = tether_config::load(ctx.ws.root(), ctx.env)
+        .map(|loaded| loaded.config.key_vars())
+        .unwrap_or_default();
+    write_report_from(ctx, &store, id, &env_remove)
+}
+
+/// [`write_report`] from `store`, with the git it runs for the diffstat started without the
+/// variables `env_remove` names: the driving process's own, at the end of its run (not what
+/// tether.toml, which the agent could edit, says by then).
+pub fn write_report_from(
+    ctx: &Ctx<'_>,
+    store: &tether_store::Store,
+    id: &tether_store::RunId,
+    env_remove: &[String],
+) -> Result<Option<(std::path::PathBuf, String)>> {
     let run = store.run(id)?;
     if tether_store::control::is_elsewhere(&run) {
         return Ok(None);
     }
-    let env_remove = tether_config::load(ctx.ws.root(), ctx.env)
-        .map(|loaded| loaded.config.key_vars())
-        .unwrap_or_default();
     // A run in a worktree of its own changed the worktree's files.
     let worked_in = if run.workspace != ctx.ws.root() && run.workspace.is_dir() {
         tether_config::Workspace::at(&run.workspace).with_state_dir(ctx.ws.state_dir())
@@ -254,9 +266,9 @@ pub fn write_report(
             &worked_in,
             &run.id,
             &tether_git::AtStart::of_spec(&run.spec),
-            &env_remove,
+            env_remove,
         ));
-    let markdown = tether_core::report::render(&store, &run, files.as_deref())?;
+    let markdown = tether_core::report::render(store, &run, files.as_deref())?;
     let path = ctx.ws.runs_dir().join(run.id.as_str()).join("report.md");
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;

@@ -62,9 +62,13 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     let doc = tether_plan::PlanDoc::parse("plan.md", demo::PLAN);
     for g in &doc.plan().goals {
         if let Some(id) = g.id() {
-            journal
-                .store()
-                .approve_contract("plan.md", id, &g.contract_hash(), "tether demo")?;
+            journal.store().approve_contract_terms(
+                "plan.md",
+                id,
+                &g.contract_hash(),
+                &tether_core::planning::terms::written(g),
+                "tether demo",
+            )?;
         }
     }
     let console =
@@ -133,6 +137,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
         loop_judge: None,
         env_remove: Vec::new(),
         isolation: Default::default(),
+        // A throwaway workspace of its own: no tether.toml of the person's to keep to.
+        bounds: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

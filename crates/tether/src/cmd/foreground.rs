@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use tether_agent::Executor;
 use tether_config::{Config, Env, Workspace};
+use tether_core::bounds::Pinned;
 use tether_core::looping::{Deps, LoopError, UsageWaits};
 use tether_human::{Console, Desk, NoticeQueue, NoticeSink};
 use tether_store::{EventSink, Journal, RunCell, RunId};
@@ -79,13 +80,14 @@ pub struct Parts {
 }
 
 impl Parts {
-    /// The parts of a loop `L` on `start` from `config`, in a worktree of its own when
-    /// `place` says so (a new run) or the resumed run has one; `executor` builds the executor
-    /// for the run's workspace over the store and the desk.
+    /// The parts of a loop `L` on `start` from `config` (holding the settings that bound the
+    /// agent as `bounds` has them), in a worktree of its own when `place` says so (a new run)
+    /// or the resumed run has one; `executor` builds the executor for the run's workspace over
+    /// the store and the desk.
     pub fn new<L: Loop>(
         ws: &Workspace,
         env: &dyn Env,
-        config: &Config,
+        (config, bounds): (&Config, Pinned),
         start: &Start<L::Spec>,
         (events, place): (Option<EventsFormat>, crate::cli::PlaceArgs),
         executor: impl FnOnce(&Workspace, &Journal, &Desk) -> Result<Arc<dyn Executor>>,
@@ -135,6 +137,7 @@ impl Parts {
             loop_judge: loop_judge(config, env),
             env_remove: config.key_vars(),
             isolation,
+            bounds: Some(Arc::new(bounds)),
         };
         let web = super::serve::Dashboard::bind(store, ws, config);
         Ok(Parts {
@@ -235,7 +238,10 @@ pub fn drive<L: Loop>(
         );
     }
     // The run's report beside its transcripts; a failure to write it never changes the end.
-    match super::control::write_report(ctx, &run) {
+    // From the run's own store: tether.toml may name another by now.
+    let report =
+        super::control::write_report_from(ctx, &deps.journal.store(), &run, &deps.env_remove);
+    match report {
         Ok(Some((path, _))) => eprintln!("report: {}", ctx.ws.display(&path)),
         Ok(None) => {}
         Err(e) => tracing::warn!("could not write the run's report: {e:#}"),

@@ -17,6 +17,7 @@ use std::io::Read as _;
 use anyhow::{Context as _, Result, anyhow};
 use serde_json::{Value, json};
 use tether_core::ask_before::{AskBeforeGate, Decision};
+use tether_core::planning::terms::Approvals;
 use tether_human::{Console, Desk};
 use tether_store::{Journal, RunId};
 use tokio::signal::unix::SignalKind;
@@ -82,17 +83,15 @@ fn decide(ctx: &Ctx<'_>, args: &GateArgs) -> Result<Decision> {
         ),
         None => None,
     };
-    let config = tether_config::load(ctx.ws.root(), ctx.env)?.config;
+    // Handed over by a run's agent: the run's configuration (its `[human] ask_before`).
+    let config = super::load_config(ctx)?.config;
     let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     // Never the terminal: stdin is the hook's, and the loop's own terminal shows the question.
     let desk = Desk::from_config(&config, &ctx.ws, journal.clone(), Console::Absent);
     let cell = std::sync::Arc::new(std::sync::Mutex::new(run.clone()));
-    let gate = AskBeforeGate::new(
-        desk,
-        config.human.ask_before.clone(),
-        config.plan_path(ctx.ws.root()),
-        cell,
-    );
+    let plan = tether_core::planning::PlanRef::new(&ctx.ws, &config);
+    let gate = AskBeforeGate::new(desk, config.human.ask_before, plan.path, cell)
+        .with_approvals(Approvals::new(journal.clone(), plan.key));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

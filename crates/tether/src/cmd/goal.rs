@@ -31,7 +31,9 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
     if args.no_judge {
         super::require_human(ctx, HumanAct::SignOffWithoutJudge)?;
     }
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    // Handed over by a run's agent: the run's configuration (its sandbox, verify timeout and
+    // judge), not tether.toml as the agent may have left it.
+    let loaded = super::load_config(ctx).map_err(Failure::usage)?;
     let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     let signoff = Signoff::from_config(
         ctx.ws.clone(),
@@ -227,7 +229,7 @@ fn write_verify(
 
 fn cancel(ctx: &mut Ctx<'_>, args: &GoalCancelArgs) -> Result<Exit> {
     super::require_human(ctx, HumanAct::CancelGoal)?;
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let loaded = super::load_config(ctx).map_err(Failure::usage)?;
     let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     let plan = loaded.config.plan_path(ctx.ws.root());
     let signoff = Signoff::new(ctx.ws.clone(), journal, plan);
@@ -247,7 +249,7 @@ fn cancel(ctx: &mut Ctx<'_>, args: &GoalCancelArgs) -> Result<Exit> {
 /// contract approved as the person who added it.
 fn add_criterion(ctx: &mut Ctx<'_>, args: &GoalAddCriterionArgs) -> Result<Exit> {
     super::require_human(ctx, HumanAct::AddCriterion)?;
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let loaded = super::load_config(ctx).map_err(Failure::usage)?;
     let path = loaded.config.plan_path(ctx.ws.root());
     let who = super::who(ctx);
     let doc = tether_plan::file::patch(&path, |doc| doc.add_criterion(&args.id, &args.criterion))
@@ -264,10 +266,11 @@ fn add_criterion(ctx: &mut Ctx<'_>, args: &GoalAddCriterionArgs) -> Result<Exit>
         .ok_or_else(|| Failure::usage(anyhow!("goal `{}` is no longer in the plan", args.id)))?;
     let hash = goal.contract_hash();
     let store = crate::store::open(&ctx.ws, ctx.env)?;
-    store.approve_contract(
+    store.approve_contract_terms(
         &tether_signoff::plan_key(&ctx.ws, &path),
         &args.id,
         &hash,
+        &tether_core::planning::terms::written(goal),
         &who,
     )?;
     let line = format!(

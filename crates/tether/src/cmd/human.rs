@@ -28,7 +28,8 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
     if let Some(problem) = tether_human::asking::options_problem(&options) {
         return Err(Failure::usage(anyhow!("--option: {problem}")));
     }
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    // Handed over by a run's agent: the run's channels, not tether.toml as it may have left it.
+    let loaded = super::load_config(ctx).map_err(Failure::usage)?;
     let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     // An agent's question handed over from the sandbox goes to the channels, never to the
     // terminal of the process driving the run.
@@ -190,7 +191,7 @@ fn tell_sinks(ctx: &Ctx<'_>, store: tether_store::Store, q: &Question) {
         return;
     };
     let told = (|| -> Result<()> {
-        let loaded = tether_config::load(ctx.ws.root(), ctx.env)?;
+        let loaded = super::load_config(ctx)?;
         let journal = Journal::new(store, Vec::new())?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

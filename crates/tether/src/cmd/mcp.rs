@@ -6,17 +6,21 @@
 
 use std::time::Duration;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::{Context as _, Result, anyhow};
-use tether_config::Config;
+use tether_config::{Config, Workspace};
+use tether_core::bounds::Bounds;
 use tether_core::planning::{Baseline, PlanRef, PlanTarget, plan_tools};
-use tether_mcp::{ExtraTools, Options, TetherMcp};
+use tether_mcp::{ConfineVerify, ExtraTools, Options, TetherMcp};
+use tether_signoff::Signoff;
 use tether_store::RunId;
 
 use super::Ctx;
 use crate::cli::McpArgs;
 use crate::exit::Exit;
+use crate::sandbox::RunSandbox;
 
 /// The variable that files the questions under a run (set by a `tether run` that launches
 /// `tether mcp` for an external agent).
@@ -41,7 +45,8 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
     if let Err(e) = &run {
         tracing::warn!("{e}");
     }
-    let config = match tether_config::load(ctx.ws.root(), ctx.env) {
+    // Handed over by a run's agent: the run's configuration (its sandbox, its judge).
+    let config = match super::load_config(ctx) {
         Ok(loaded) => {
             for w in &loaded.warnings {
                 tracing::warn!("{w}");
@@ -57,6 +62,7 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
         Some(dir) => drafting_tools(ctx, config.as_ref().ok(), dir)?,
         None => ExtraTools::default(),
     };
+    let confine_verify = config.as_ref().ok().map(|c| confine_verify(ctx, c));
     Ok(TetherMcp::new(Options {
         workspace: ctx.ws.clone(),
         store: crate::store::connector(&ctx.ws, ctx.env)?,
@@ -65,7 +71,38 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
         progress_every: Duration::from_millis(args.progress_ms.max(1)),
         extra,
         notice_grace: super::notice_grace(ctx.env),
+        confine_verify,
     }))
+}
+
+/// `complete_goal`'s verify commands run in the sandbox `config` describes (for a run's agent,
+/// the run's: see `load_config`), as `tether goal complete`'s do.
+fn confine_verify(ctx: &Ctx<'_>, config: &Config) -> ConfineVerify {
+    let (ws, config) = (ctx.ws.clone(), config.clone());
+    ConfineVerify(Arc::new(move |signoff: Signoff| {
+        let sandbox = verify_sandbox(&ws, &config)?;
+        Ok(signoff
+            .sandboxed(sandbox.shell)
+            .with_network_sandbox(sandbox.shell_network))
+    }))
+}
+
+/// The sandbox verify runs in for `config` in `ws`, built once per process and settings: the
+/// driving process serves its agent's MCP sessions one after another, and each sandbox keeps
+/// a bridge and a directory for the process's life.
+fn verify_sandbox(ws: &Workspace, config: &Config) -> Result<RunSandbox, String> {
+    type Built = Option<((PathBuf, Bounds), RunSandbox)>;
+    static BUILT: Mutex<Built> = Mutex::new(None);
+    let key = (ws.root().to_owned(), Bounds::of(config));
+    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((k, sandbox)) = built.as_ref()
+        && *k == key
+    {
+        return Ok(sandbox.clone());
+    }
+    let sandbox = crate::sandbox::for_run(config, ws).map_err(|e| format!("{e:#}"))?;
+    *built = Some((key, sandbox.clone()));
+    Ok(sandbox)
 }
 
 fn drafting_tools(ctx: &Ctx<'_>, config: Option<&Config>, dir: &Path) -> Result<ExtraTools> {

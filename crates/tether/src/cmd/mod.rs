@@ -17,6 +17,7 @@ pub mod ralph;
 pub mod resume;
 pub mod run;
 pub mod serve;
+pub mod settings;
 pub mod store;
 pub mod validate;
 pub mod worktree;
@@ -26,6 +27,7 @@ use std::time::Duration;
 
 use tether_config::Env;
 use tether_config::Workspace;
+use tether_config::{Config, ConfigError, Loaded};
 use tether_core::human_act::{self, HumanAct};
 
 use crate::failure::Failure;
@@ -43,6 +45,23 @@ pub struct Ctx<'a> {
     pub bridged: bool,
     /// What a bridged command's stdin held (read by the sandboxed process and handed over).
     pub input: Option<String>,
+    /// For a command handed over by a run's agent: the run's configuration, as the process
+    /// driving it holds it (the settings that bound the agent as the run keeps them, its judge,
+    /// its model…). It stands in for tether.toml, which the agent may have edited.
+    pub run_config: Option<std::sync::Arc<Config>>,
+}
+
+/// tether.toml as loaded now — or, for a command handed over by a run's agent, the run's
+/// configuration (see [`Ctx::run_config`]): an edit the agent made is not applied.
+pub fn load_config(ctx: &Ctx<'_>) -> Result<Loaded, ConfigError> {
+    match &ctx.run_config {
+        Some(config) => Ok(Loaded {
+            config: Config::clone(config),
+            source: None,
+            warnings: Vec::new(),
+        }),
+        None => tether_config::load(ctx.ws.root(), ctx.env),
+    }
 }
 
 /// Refuses `act` (exit 2, saying what to do instead) when this command runs inside an agent's

@@ -5,7 +5,7 @@ mod approve;
 mod cards;
 mod interrupts;
 mod new;
-mod review;
+pub(super) mod review;
 
 use std::io::IsTerminal as _;
 
@@ -43,7 +43,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanArgs) -> Result<Exit> {
 
 /// `tether plan archive`: moves the finished goals to `## Archive` and says which.
 fn archive(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
-    let config = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let config = super::load_config(ctx).map_err(Failure::usage)?;
     let path = config.config.plan_path(ctx.ws.root());
     let mut moved = Vec::new();
     plan_file::patch(&path, |doc| {
@@ -76,7 +76,7 @@ fn archive(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
 
 /// Prints the plan as a task list (with the store's flags), or as JSON.
 fn show(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
-    let config = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let config = super::load_config(ctx).map_err(Failure::usage)?;
     let path = config.config.plan_path(ctx.ws.root());
     let doc = match plan_file::read(&path) {
         Err(e) if e.is_usage() => return Err(Failure::usage(e)),

@@ -62,10 +62,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RalphArgs) -> Result<Exit> {
     let run = RunCell::default();
     let start = Start::New(spec);
     let config = &loaded.config;
+    let bounds = super::settings::for_new_run(ctx, config);
     let parts = Parts::new::<RalphLoop>(
         &ctx.ws,
         ctx.env,
-        config,
+        (config, bounds),
         &start,
         (args.events, args.place),
         |ws, _, human| crate::executor::from_config(config, ws, ctx.env, human, &run),

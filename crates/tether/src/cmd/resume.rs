@@ -19,6 +19,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
     if super::budget::any_raise(&args.raise) {
         super::require_human(ctx, HumanAct::RaiseBudget)?;
     }
+    if args.accept_config {
+        super::require_human(ctx, HumanAct::AcceptConfig)?;
+    }
     super::require_human(ctx, HumanAct::ResumeRun)?;
     let (run, store) = {
         let store = crate::store::open(&ctx.ws, ctx.env)?;
@@ -30,7 +33,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
     }
     super::budget::raise(ctx, &store, &run, &args.raise, &super::who(ctx))?;
     drop(store);
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let mut loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    // The settings that bound the agent are the run's, unless a person accepts tether.toml's.
+    let bounds =
+        super::settings::for_resumed_run(ctx, &run, &mut loaded.config, args.accept_config)?;
     let config = &loaded.config;
     let cell = RunCell::default();
     if run.kind == RunKind::Goal {
@@ -44,7 +50,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
         let parts = Parts::new::<GoalLoop>(
             &ctx.ws,
             ctx.env,
-            config,
+            (config, bounds),
             &start,
             (args.events, RESUMED),
             |ws, journal, human| {
@@ -58,7 +64,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
     let parts = Parts::new::<RalphLoop>(
         &ctx.ws,
         ctx.env,
-        config,
+        (config, bounds),
         &start,
         (args.events, RESUMED),
         |ws, _, human| crate::executor::from_config(config, ws, ctx.env, human, &cell),

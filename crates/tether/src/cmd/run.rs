@@ -46,10 +46,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
     spec.budget = super::budget::from_flags(&config.r#loop, &args.budget);
     let cell = RunCell::default();
     let start = Start::New(spec);
+    let bounds = super::settings::for_new_run(ctx, &config);
     let parts = Parts::new::<GoalLoop>(
         &ctx.ws,
         ctx.env,
-        &config,
+        (&config, bounds),
         &start,
         (args.events, args.place),
         |ws, journal, human| {

@@ -153,3 +153,47 @@ fn cancel_goal_cancels_with_a_logged_reason() {
         "{plan}"
     );
 }
+
+/// The verify `complete_goal` runs is code the agent wrote: served by `tether mcp` (an agent
+/// CLI's, or any client's) it runs in the sandbox as `tether goal complete`'s does — it cannot
+/// write `.git` — and its result still comes back.
+#[test]
+fn complete_goal_runs_verify_in_the_sandbox() {
+    let rt = runtime();
+    let judge = judge(&rt, vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let plan = PLAN.replace("verify: grep -q 'a + b' src/lib.rs", "verify: sh check.sh");
+    workspace(root, &judge, false);
+    fs::write(root.join("plan.md"), &plan).unwrap();
+    fs::write(
+        root.join("check.sh"),
+        "echo x > .git/pwned-by-verify 2>/dev/null && echo 'wrote .git'\nexit 1\n",
+    )
+    .unwrap();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(git.status.success());
+    let doc = tether_plan::PlanDoc::parse("plan.md", &plan);
+    let hash = doc.plan().goal("add").unwrap().contract_hash();
+    tether_store::Store::open(root.join(".tether/tether.db"))
+        .unwrap()
+        .approve_contract("plan.md", "add", &hash, "alice")
+        .unwrap();
+    let mut server = Server::start(root, &[], |_| {});
+    server.initialize();
+    let id = server.call_tool("complete_goal", complete(), None);
+    let rejected = server.response(id);
+    assert!(
+        text(&rejected["result"]).contains("verify failed"),
+        "{rejected}"
+    );
+    assert!(
+        !root.join(".git/pwned-by-verify").exists(),
+        "verify wrote .git: {rejected}"
+    );
+    assert_eq!(judge.request_count(), 0);
+}

@@ -36,6 +36,7 @@ mod notices;
 mod notices_stops;
 mod pi_cli;
 mod pi_gate;
+mod pinned;
 mod plan_approve;
 mod plan_cli;
 mod plan_mode;

@@ -65,6 +65,7 @@ fn the_projection_is_the_fold_of_the_journal(b: &Backend) {
             &Event::Resumed {
                 by: "me".into(),
                 reset_budget: false,
+                settings: None,
             },
         )
         .unwrap();

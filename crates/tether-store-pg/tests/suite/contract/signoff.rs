@@ -1,13 +1,14 @@
 //! Verdicts, contract approvals, sign-offs in progress and cancellations, on both backends.
 
 use serde_json::json;
-use tether_store::{NewCancellation, NewVerdict, Reservation, Verdict, VerdictKind};
+use tether_store::{ContractTerms, NewCancellation, NewVerdict, Reservation, Verdict, VerdictKind};
 
 use super::{Backend, on_both_backends, run};
 
 on_both_backends!(
     verdicts_are_kept_by_goal_run_and_order,
     the_newest_approval_is_in_force,
+    an_approval_keeps_the_terms_that_bound_the_agent,
     one_signoff_of_a_goal_runs_at_a_time,
     the_latest_cancellation_of_a_goal_is_kept,
 );
@@ -80,6 +81,31 @@ fn the_newest_approval_is_in_force(b: &Backend) {
         .unwrap();
     assert_eq!(store.approval("plan.md", "g1").unwrap(), Some(second));
     assert_eq!(store.approval("other.md", "g1").unwrap(), None);
+}
+
+fn an_approval_keeps_the_terms_that_bound_the_agent(b: &Backend) {
+    let store = &b.store;
+    let terms = ContractTerms {
+        network: true,
+        budget: Some("60 tokens, $1".into()),
+        ask_before: vec!["git push".into()],
+    };
+    let approved = store
+        .approve_contract_terms("plan.md", "g1", "h1", &terms, "ana")
+        .unwrap();
+    assert_eq!(approved.terms.as_ref(), Some(&terms));
+    let read = b.other().approval("plan.md", "g1").unwrap().unwrap();
+    assert_eq!(read, approved);
+    let budget = read.terms.unwrap().budget().unwrap();
+    assert_eq!((budget.tokens, budget.cost_usd), (Some(60), Some(1.0)));
+    // An approval without terms reads back without them.
+    store
+        .approve_contract("plan.md", "g2", "h2", "bob")
+        .unwrap();
+    assert_eq!(
+        store.approval("plan.md", "g2").unwrap().unwrap().terms,
+        None
+    );
 }
 
 fn one_signoff_of_a_goal_runs_at_a_time(b: &Backend) {

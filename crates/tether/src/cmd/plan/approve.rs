@@ -73,7 +73,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanApproveArgs) -> Result<Exit> {
             return Ok(Exit::Done);
         }
     }
-    approve::record(&store, &plan.key, &todo, &who(ctx))?;
+    approve::record(&store, &plan.key, &prepared.doc, &todo, &who(ctx))?;
     locked(ctx.out, &todo)?;
     Ok(Exit::Done)
 }
@@ -188,7 +188,7 @@ pub(super) fn ensure_approved_with(
             return Err(refused());
         }
     }
-    approve::record(&store, &plan.key, todo, &who(ctx))?;
+    approve::record(&store, &plan.key, &prepared.doc, todo, &who(ctx))?;
     locked(err, todo)?;
     Ok(())
 }

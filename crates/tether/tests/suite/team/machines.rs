@@ -198,7 +198,10 @@ fn doctor_checks_the_team_store_and_never_shows_its_password() {
     assert_eq!(healthy["status"], "pass", "{healthy}");
     let detail = healthy["detail"].as_str().unwrap();
     assert!(
-        detail.contains("schema 2, 1 runs, journal in step"),
+        detail.contains(&format!(
+            "schema {}, 1 runs, journal in step",
+            tether_store_pg::SCHEMA_VERSION
+        )),
         "{detail}"
     );
 

@@ -1,0 +1,6 @@
+-- tether team store, schema version 3: an approval keeps the terms that bound the agent.
+--
+-- `terms` is what the approved contract says of the settings that bound the agent while its
+-- goal is active (`network`, `budget`, `ask_before`), so a run reads them from the approval and
+-- never from a plan the agent may have edited since; NULL for approvals from before version 3.
+ALTER TABLE contract_approvals ADD COLUMN terms JSONB;

@@ -1,0 +1,170 @@
+//! The honest cases: a person's own change of tether.toml, accepted on resume (with
+//! `--accept-config` or a yes on a terminal), is the run's from then on; a run recorded before
+//! tether kept its settings takes the file's on its resume.
+
+use std::fs;
+
+use tether_model::scripted::{Script, Turn};
+use tether_store::Event;
+
+use super::support::{Env, SANDBOX_OFF, WRITE_GIT, as_each_user, bash, connect, output};
+use crate::common;
+use crate::suite::goal_run::support::PLAN;
+
+/// The honest case: a person opens the network in tether.toml between two resumes. A plain
+/// resume shows the change and keeps the run's closed network; with `--accept-config` the run
+/// has it.
+#[test]
+fn a_person_who_changes_tether_toml_and_accepts_it_gets_the_new_settings() {
+    as_each_user(|as_user| {
+        let e = Env::new(PLAN, as_user, |t| {
+            let connect = connect(t.port);
+            Script::from_fn(
+                move |req: &tether_model::Request| match req.last_tool_result() {
+                    Some(_) => Turn::text("Tried the network."),
+                    None => bash(&connect),
+                },
+            )
+        });
+        let who = if as_user {
+            "as an ordinary user"
+        } else {
+            "as this user"
+        };
+        let approved = e.run(&["plan", "approve", "add"]);
+        assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
+        let first = e.run(&["run", "--max-iterations", "1"]);
+        assert_eq!(
+            e.read("reached.txt"),
+            "blocked\n",
+            "{who}: {}",
+            output(&first)
+        );
+
+        let toml = e.path().join("tether.toml");
+        let mut text = fs::read_to_string(&toml).unwrap();
+        text.push_str("\n[sandbox]\nnetwork = true\n");
+        fs::write(&toml, text).unwrap();
+        let kept = e.run(&["resume"]);
+        assert!(
+            output(&kept).contains("[sandbox] network: false → true"),
+            "{who}: {}",
+            output(&kept)
+        );
+        assert_eq!(e.read("reached.txt"), "blocked\nblocked\n", "{who}");
+
+        let accepted = e.run(&["resume", "--accept-config"]);
+        assert_eq!(
+            e.read("reached.txt"),
+            "blocked\nblocked\nreached\n",
+            "{who}: {}",
+            output(&accepted)
+        );
+    });
+}
+
+/// On a terminal, a plain `tether resume` shows the change and asks; a yes applies it.
+#[test]
+fn on_a_terminal_resume_asks_before_it_applies_a_changed_tether_toml() {
+    let attack = format!("{SANDBOX_OFF}\n{WRITE_GIT}");
+    let agent = Script::from_fn(
+        move |req: &tether_model::Request| match req.last_tool_result() {
+            Some((Some("bash"), said)) => Turn::text(format!("Tried: {said}")),
+            _ => bash(&attack),
+        },
+    );
+    let e = Env::new(PLAN, false, |_| agent);
+    let approved = e.run(&["plan", "approve", "add"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
+    let first = e.run(&["run", "--max-iterations", "2"]);
+    assert_eq!(first.status.code(), Some(4), "{}", output(&first));
+    assert!(!e.path().join(".git/pwned").exists());
+
+    let mut t = common::pty::Pty::start_with(e.path(), "resume", |c| {
+        c.env("HOME", e.home.path());
+    });
+    t.wait_for("[sandbox] mode: \"enforce\" → \"off\"");
+    t.wait_for("Apply tether.toml's settings to the run? [y/N] ");
+    t.type_line("y");
+    let (code, screen) = t.wait();
+    assert!(
+        screen.contains("applied: the run keeps to tether.toml's settings"),
+        "{code}: {screen}"
+    );
+    assert!(
+        e.path().join(".git/pwned").exists(),
+        "the accepted settings apply: {screen}"
+    );
+}
+
+/// A run recorded before tether kept its settings: resuming it takes tether.toml's and records
+/// them, so from then on it keeps to those like any run.
+#[test]
+fn a_run_recorded_without_settings_records_the_files_on_its_resume() {
+    let e = Env::new(PLAN, false, |t| {
+        let connect = connect(t.port);
+        Script::from_fn(
+            move |req: &tether_model::Request| match req.last_tool_result() {
+                Some(_) => Turn::text("Tried the network."),
+                None => bash(&connect),
+            },
+        )
+    });
+    let approved = e.run(&["plan", "approve", "add"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
+    e.run(&["run", "--max-iterations", "1"]);
+    // The same run as an older tether recorded it: its spec without the settings.
+    let legacy = {
+        let store = e.store();
+        let mut spec = store.latest_run().unwrap().unwrap().spec;
+        assert!(spec.as_object_mut().unwrap().remove("bounds").is_some());
+        let run = store
+            .create_run(tether_store::RunKind::Goal, e.path(), &spec)
+            .unwrap();
+        store
+            .append(
+                Some(&run),
+                &Event::Paused {
+                    reason: "stopped".into(),
+                },
+            )
+            .unwrap();
+        run.to_string()
+    };
+
+    let toml = e.path().join("tether.toml");
+    let opened = fs::read_to_string(&toml).unwrap() + "\n[sandbox]\nnetwork = true\n";
+    fs::write(&toml, &opened).unwrap();
+    let resumed = e.run(&["resume", &legacy]);
+    assert!(
+        !output(&resumed).contains("differ from those"),
+        "{}",
+        output(&resumed)
+    );
+    assert_eq!(
+        e.read("reached.txt"),
+        "blocked\nreached\n",
+        "{}",
+        output(&resumed)
+    );
+
+    // Recorded now: a later change is shown and kept out.
+    fs::write(&toml, opened.replace("network = true", "network = false")).unwrap();
+    fs::write(
+        &toml,
+        fs::read_to_string(&toml).unwrap() + "readable = [\"/opt\"]\n",
+    )
+    .unwrap();
+    let again = e.run(&["resume", &legacy]);
+    assert!(
+        output(&again).contains("[sandbox] readable: [] → [\"/opt\"]"),
+        "{}",
+        output(&again)
+    );
+    assert_eq!(
+        e.read("reached.txt"),
+        "blocked\nreached\nreached\n",
+        "the recorded network stays open: {}",
+        output(&again)
+    );
+}
