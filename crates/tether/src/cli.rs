@@ -586,5 +586,5 @@ pub struct GoalCancelArgs {
 }
 
 #[cfg(test)]
-#[path = "cli_reference_tests.rs"]
+#[path = "reference_tests.rs"]
 mod reference_tests;
