@@ -11,8 +11,9 @@ use crate::child::Prepared;
 use crate::{SandboxError, Support};
 
 /// The trees of the system every child may read (and execute from) when they exist: programs,
-/// libraries, configuration, devices and the kernel's views. Not `/tmp`, `/home`, `/root`,
-/// `/var` or `/run`: other users' files, other runs, stores and mounted secrets live there.
+/// libraries, configuration and the kernel's views. Not `/tmp`, `/home`, `/root`, `/var` or
+/// `/run`: other users' files, other runs, stores and mounted secrets live there; nor `/dev`
+/// whole (see [`DEVICES_READ`]).
 const SYSTEM_READ: &[&str] = &[
     "/usr",
     "/bin",
@@ -26,25 +27,41 @@ const SYSTEM_READ: &[&str] = &[
     "/nix",
     "/proc",
     "/sys",
-    "/dev",
     "/run/systemd/resolve",
     "/run/resolvconf",
     "/var/lib/dpkg/alternatives",
 ];
 
-/// Devices every child may write: the sinks and terminals programs expect.
-const SYSTEM_WRITE: &[&str] = &[
+/// The devices every child may read: the sources programs expect, and `/dev/tty`, which a child
+/// without a controlling terminal opens to learn it has none (`ENXIO`). Not the rest of `/dev`:
+/// as root the disks, the consoles and the input devices would be readable. The child's own
+/// pseudo-terminals are allowed apart (see `ptys`).
+const DEVICES_READ: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
     "/dev/tty",
-    "/dev/pts",
-    "/dev/ptmx",
 ];
+
+/// The devices every child may write: the sinks programs expect. Not `/dev/tty` nor the host's
+/// `/dev/pts`: those are the person's terminals.
+const DEVICES_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 
 /// The system trees a child may read, for a person (`tether doctor`, the README).
 pub fn system_readable() -> &'static [&'static str] {
     SYSTEM_READ
+}
+
+/// The devices a child may read, for a person.
+pub fn devices_readable() -> &'static [&'static str] {
+    DEVICES_READ
+}
+
+/// The devices a child may write, for a person.
+pub fn devices_writable() -> &'static [&'static str] {
+    DEVICES_WRITE
 }
 
 /// What a sandboxed child may do. Everything not granted is denied: reading outside
@@ -156,6 +173,7 @@ impl Policy {
         let mut created = ruleset.create()?;
         for path in SYSTEM_READ
             .iter()
+            .chain(DEVICES_READ)
             .map(Path::new)
             .chain(self.optional_read.iter().map(PathBuf::as_path))
         {
@@ -168,7 +186,7 @@ impl Policy {
                 created = created.add_rule(rule)?;
             }
         }
-        for path in SYSTEM_WRITE.iter().map(Path::new) {
+        for path in DEVICES_WRITE.iter().map(Path::new) {
             if let Some(rule) = beneath(path, all, false)? {
                 created = created.add_rule(rule)?;
             }
@@ -184,7 +202,8 @@ impl Policy {
             Some(crate::child::network_filter()?)
         };
         let mounts = crate::mounts::Mounts::plan(self.read_only_paths(), self.hidden_paths())?;
-        Ok(Prepared::new(mounts, created, filter))
+        let ptys = crate::ptys::Ptys::plan(&created)?;
+        Ok(Prepared::new(mounts, ptys, created, filter))
     }
 }
 
