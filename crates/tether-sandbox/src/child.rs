@@ -57,13 +57,6 @@ impl Prepared {
         detach::close_inherited()?;
         detach::own_session(self.parent_group)?;
         detach::no_terminal_on_stdio()?;
-        // A child of a non-dumpable tether is non-dumpable until `exec`, and could not write
-        // its own namespace's id maps.
-        // SAFETY: prctl with integer arguments.
-        #[allow(unsafe_code)]
-        if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
         self.mounts.apply()?;
         if let Some(ptys) = &self.ptys {
             ptys.apply()?;

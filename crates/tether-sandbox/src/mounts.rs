@@ -91,6 +91,11 @@ impl Mounts {
     pub(crate) fn apply(&self) -> io::Result<()> {
         // SAFETY (every block below): system calls on NUL-terminated strings and byte buffers
         // built in the parent, which outlive the calls; errors are read from errno.
+        // A child of a non-dumpable tether is non-dumpable until `exec`, and could not write
+        // its own namespace's id maps.
+        if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
         if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } != 0 {
             // Creating a user and mount namespace failed.
             return Err(io::Error::last_os_error());
