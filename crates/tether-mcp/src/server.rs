@@ -76,6 +76,8 @@ pub struct Options {
     /// How long the end of the session waits for the notice sinks to deliver what they queued
     /// ([`tether_human::DELIVERY_GRACE`]).
     pub notice_grace: Duration,
+    /// Where `complete_goal` runs the goal's verify command.
+    pub verify_sandbox: crate::VerifySandbox,
 }
 
 impl Options {

@@ -14,6 +14,8 @@ use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context as _, Result};
 use clap::Parser as _;
@@ -22,6 +24,7 @@ use tether_config::{Env, ProcessEnv, Workspace};
 
 use crate::cli::{Cli, Command, PlanCommand};
 use crate::exit::Exit;
+use crate::sandbox::RunSandbox;
 
 /// The variable naming the socket, set in the sandbox's environment.
 pub const BRIDGE_VAR: &str = "TETHER_BRIDGE";
@@ -47,34 +50,91 @@ struct Response {
     stderr: String,
 }
 
-/// Serves the bridge for `ws` on a socket in `dir`; returns the socket's path. It lives as long
-/// as the process.
-pub fn serve(ws: &Workspace, dir: &Path) -> Result<PathBuf> {
+/// The most calls served at once (an MCP session lasts as long as the agent's turn); a
+/// connection beyond them is closed unanswered, so an agent cannot pile up threads in the
+/// driving process.
+const MAX_CALLS: usize = 32;
+
+/// The bridge's socket, bound and not served yet: its path goes into the sandbox the calls
+/// will reuse.
+pub struct Listener {
+    listener: UnixListener,
+    path: PathBuf,
+}
+
+/// Binds the bridge's socket in `dir` (the run's private temporary directory).
+pub fn bind(dir: &Path) -> Result<Listener> {
     let path = dir.join("tether.sock");
     let _ = std::fs::remove_file(&path);
     let listener = UnixListener::bind(&path)
         .with_context(|| format!("listening on {} for the sandbox's tether", path.display()))?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
-    let ws = ws.clone();
-    std::thread::Builder::new()
-        .name("tether-bridge".into())
-        .spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let ws = ws.clone();
-                let _ = std::thread::Builder::new()
-                    .name("tether-bridge-call".into())
-                    .spawn(move || {
-                        if let Err(e) = answer(&ws, stream) {
-                            tracing::debug!("a sandboxed tether command failed to be heard: {e:#}");
-                        }
-                    });
-            }
-        })?;
-    Ok(path)
+    Ok(Listener { listener, path })
+}
+
+impl Listener {
+    /// The socket's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Serves the bridge for `ws`, for as long as the process lives, on one thread; each call
+    /// on a thread of its own that ends with it (at most [`MAX_CALLS`] at once). What a call
+    /// runs for the agent runs in `sandbox`, the run's.
+    pub fn serve(self, ws: &Workspace, sandbox: RunSandbox) -> Result<()> {
+        let ws = ws.clone();
+        let calls = Arc::new(AtomicUsize::new(0));
+        std::thread::Builder::new()
+            .name("tether-bridge".into())
+            .spawn(move || {
+                for stream in self.listener.incoming().flatten() {
+                    if calls.fetch_add(1, Ordering::SeqCst) >= MAX_CALLS {
+                        calls.fetch_sub(1, Ordering::SeqCst);
+                        tracing::warn!(
+                            "a sandboxed tether command was refused: {MAX_CALLS} are running"
+                        );
+                        continue;
+                    }
+                    let call = Call {
+                        ws: ws.clone(),
+                        sandbox: sandbox.clone(),
+                        calls: calls.clone(),
+                    };
+                    let spawned = std::thread::Builder::new()
+                        .name("tether-bridge-call".into())
+                        .spawn(move || call.answer(stream));
+                    if spawned.is_err() {
+                        calls.fetch_sub(1, Ordering::SeqCst);
+                    }
+                }
+            })?;
+        Ok(())
+    }
+}
+
+/// One call being answered; counted among the running ones until it is dropped.
+struct Call {
+    ws: Workspace,
+    sandbox: RunSandbox,
+    calls: Arc<AtomicUsize>,
+}
+
+impl Call {
+    fn answer(self, stream: UnixStream) {
+        if let Err(e) = answer(&self.ws, &self.sandbox, stream) {
+            tracing::debug!("a sandboxed tether command failed to be heard: {e:#}");
+        }
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        self.calls.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Reads one request, runs it as the agent, writes the response (or serves the MCP session).
-fn answer(ws: &Workspace, stream: UnixStream) -> Result<()> {
+fn answer(ws: &Workspace, sandbox: &RunSandbox, stream: UnixStream) -> Result<()> {
     let line = header(&stream)?;
     let request: Request = serde_json::from_str(&line).context("reading the request")?;
     if let Ok(Cli {
@@ -82,9 +142,9 @@ fn answer(ws: &Workspace, stream: UnixStream) -> Result<()> {
         ..
     }) = Cli::try_parse_from(&request.argv)
     {
-        return serve_mcp(ws, &request, &args, stream);
+        return serve_mcp(ws, sandbox, &request, &args, stream);
     }
-    let response = run_as_agent(ws, &request);
+    let response = run_as_agent(ws, sandbox, &request);
     let mut out = serde_json::to_vec(&response)?;
     out.push(b'\n');
     (&stream).write_all(&out)?;
@@ -106,6 +166,7 @@ fn header(stream: &UnixStream) -> Result<String> {
 /// Serves the agent's `tether mcp` session on `stream`, as the agent, until it closes.
 fn serve_mcp(
     ws: &Workspace,
+    sandbox: &RunSandbox,
     request: &Request,
     args: &crate::cli::McpArgs,
     stream: UnixStream,
@@ -120,6 +181,7 @@ fn serve_mcp(
         out: &mut sink,
         bridged: true,
         input: None,
+        run_sandbox: Some(sandbox.clone()),
     };
     let server = crate::cmd::mcp::server(&ctx, args)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -152,7 +214,7 @@ impl Env for AgentEnv {
     }
 }
 
-fn run_as_agent(ws: &Workspace, request: &Request) -> Response {
+fn run_as_agent(ws: &Workspace, sandbox: &RunSandbox, request: &Request) -> Response {
     let cli = match Cli::try_parse_from(&request.argv) {
         Ok(cli) => cli,
         Err(e) => {
@@ -190,6 +252,7 @@ fn run_as_agent(ws: &Workspace, request: &Request) -> Response {
         out: &mut out,
         bridged: true,
         input: request.stdin.clone(),
+        run_sandbox: Some(sandbox.clone()),
     };
     let (code, stderr) = match crate::dispatch(&cli, &mut ctx) {
         Ok(exit) => (exit.code(), String::new()),

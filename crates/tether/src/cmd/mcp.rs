@@ -11,7 +11,7 @@ use std::path::Path;
 use anyhow::{Context as _, Result, anyhow};
 use tether_config::Config;
 use tether_core::planning::{Baseline, PlanRef, PlanTarget, plan_tools};
-use tether_mcp::{ExtraTools, Options, TetherMcp};
+use tether_mcp::{ExtraTools, Options, Sandboxes, TetherMcp, VerifySandbox};
 use tether_store::RunId;
 
 use super::Ctx;
@@ -57,6 +57,7 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
         Some(dir) => drafting_tools(ctx, config.as_ref().ok(), dir)?,
         None => ExtraTools::default(),
     };
+    let verify_sandbox = verify_sandbox(ctx, &config);
     Ok(TetherMcp::new(Options {
         workspace: ctx.ws.clone(),
         store: crate::store::connector(&ctx.ws, ctx.env)?,
@@ -65,7 +66,32 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
         progress_every: Duration::from_millis(args.progress_ms.max(1)),
         extra,
         notice_grace: super::notice_grace(ctx.env),
+        verify_sandbox,
     }))
+}
+
+/// Where `complete_goal` runs verify: handed over from a run (the agent's own `tether mcp`),
+/// in that run's sandbox; otherwise in one of this server's own, built at the first call.
+fn verify_sandbox(ctx: &Ctx<'_>, config: &Result<Config, String>) -> VerifySandbox {
+    let sandboxes = |run: &crate::sandbox::RunSandbox| Sandboxes {
+        shell: run.shell.clone(),
+        network: run.shell_network.clone(),
+    };
+    if let Some(run) = &ctx.run_sandbox {
+        return VerifySandbox::fixed(sandboxes(run));
+    }
+    let (ws, config) = (ctx.ws.clone(), config.clone());
+    let built = std::sync::OnceLock::new();
+    VerifySandbox::new(move || {
+        built
+            .get_or_init(|| {
+                let config = config.as_ref().map_err(Clone::clone)?;
+                crate::sandbox::for_run(config, &ws)
+                    .map(|run| sandboxes(&run))
+                    .map_err(|e| format!("the sandbox for verify cannot be set up: {e:#}"))
+            })
+            .clone()
+    })
 }
 
 fn drafting_tools(ctx: &Ctx<'_>, config: Option<&Config>, dir: &Path) -> Result<ExtraTools> {

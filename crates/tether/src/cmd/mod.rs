@@ -43,6 +43,9 @@ pub struct Ctx<'a> {
     pub bridged: bool,
     /// What a bridged command's stdin held (read by the sandboxed process and handed over).
     pub input: Option<String>,
+    /// The sandbox of the run a bridged command was handed over from: what it runs for the
+    /// agent (a sign-off's verify) runs there, and nothing is built per call.
+    pub run_sandbox: Option<crate::sandbox::RunSandbox>,
 }
 
 /// Refuses `act` (exit 2, saying what to do instead) when this command runs inside an agent's

@@ -33,6 +33,7 @@ fn ensure(dir: &std::path::Path, approve: bool, answer: Option<&str>) -> Run {
             out: &mut stdout,
             bridged: false,
             input: None,
+            run_sandbox: None,
         };
         match answer {
             Some(a) => {
