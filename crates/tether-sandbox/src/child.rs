@@ -84,7 +84,8 @@ impl Prepared {
 /// namespaces, or mounts in them).
 #[allow(unsafe_code)]
 pub(crate) fn namespaces_work() -> bool {
-    let Ok(mounts) = Mounts::plan(std::iter::empty(), std::iter::empty()) else {
+    let Ok(mounts) = Mounts::plan(Default::default(), std::iter::empty(), std::iter::empty())
+    else {
         return false;
     };
     let ptys = std::path::Path::new("/dev/pts").is_dir();

@@ -14,8 +14,11 @@
 //!    terminal, and a terminal on a standard stream is replaced by `/dev/null`;
 //! 1. a user and mount namespace of its own, where paths beneath a writable tree are made
 //!    read-only ([`Policy::read_only`], for `.git`) or hidden ([`Policy::hide`], for `.tether/`):
-//!    the two things Landlock, which can only allow, cannot express; and a `devpts` instance of
-//!    its own over `/dev/pts`, so the only terminals it can open are those it makes (module `ptys`);
+//!    the two things Landlock, which can only allow, cannot express; `/tmp`, `/run` and the
+//!    home directory ([`Policy::cover`]) covered but for what the policy grants there, so no Unix
+//!    socket there can be connected to by its path, which Landlock does not check (module
+//!    `cover`); and a `devpts` instance of its own over `/dev/pts`, so the only terminals it can
+//!    open are those it makes (module `ptys`);
 //! 2. every capability is dropped (bounding, ambient, effective, permitted, inheritable): root in
 //!    the sandbox cannot `sethostname`, remount, or regain anything through `exec`;
 //! 3. Landlock restricts the file system to the policy, forbids signalling processes outside the
@@ -36,6 +39,7 @@
 //! `/proc/<pid>/environ`, and `unsetenv` alone leaves the bytes there).
 
 mod child;
+mod cover;
 mod detach;
 mod error;
 mod mounts;
@@ -47,7 +51,7 @@ mod support;
 
 pub use child::{Prepared, confine};
 pub use error::SandboxError;
-pub use policy::{Policy, devices_readable, devices_writable, system_readable};
+pub use policy::{Policy, system_readable};
 pub use sandbox::Sandbox;
 pub use secrets::take_secrets;
 pub use support::{MIN_ABI, PRETEND_ABI_VAR, Support};

@@ -54,16 +54,6 @@ pub fn system_readable() -> &'static [&'static str] {
     SYSTEM_READ
 }
 
-/// The devices a child may read, for a person.
-pub fn devices_readable() -> &'static [&'static str] {
-    DEVICES_READ
-}
-
-/// The devices a child may write, for a person.
-pub fn devices_writable() -> &'static [&'static str] {
-    DEVICES_WRITE
-}
-
 /// What a sandboxed child may do. Everything not granted is denied: reading outside
 /// [`Policy::read`] and the system trees, writing outside [`Policy::write`], signalling processes
 /// outside the sandbox, and (unless [`Policy::network`]) the network.
@@ -74,6 +64,7 @@ pub struct Policy {
     write: Vec<PathBuf>,
     read_only: Vec<PathBuf>,
     hidden: Vec<PathBuf>,
+    covered: Vec<PathBuf>,
     network: bool,
 }
 
@@ -118,6 +109,16 @@ impl Policy {
     #[must_use]
     pub fn hide(mut self, path: impl Into<PathBuf>) -> Self {
         self.hidden.push(path.into());
+        self
+    }
+
+    /// Covers the directory `path` as `/tmp` and `/run` are covered in every child: nothing
+    /// beneath it is there, not even a Unix socket to connect to, but what the policy grants
+    /// (the home directory: an SSH or GPG agent's socket, a toolchain's parts kept). Nothing to
+    /// do when it does not exist, or is granted itself.
+    #[must_use]
+    pub fn cover(mut self, path: impl Into<PathBuf>) -> Self {
+        self.covered.push(path.into());
         self
     }
 
@@ -201,7 +202,17 @@ impl Policy {
         } else {
             Some(crate::child::network_filter()?)
         };
-        let mounts = crate::mounts::Mounts::plan(self.read_only_paths(), self.hidden_paths())?;
+        let granted = SYSTEM_READ
+            .iter()
+            .chain(DEVICES_READ)
+            .chain(DEVICES_WRITE)
+            .map(Path::new)
+            .chain(self.readable())
+            .chain(self.writable());
+        let covers =
+            crate::cover::Covers::plan(self.covered.iter().map(PathBuf::as_path), granted)?;
+        let mounts =
+            crate::mounts::Mounts::plan(covers, self.read_only_paths(), self.hidden_paths())?;
         let ptys = crate::ptys::Ptys::plan(&created)?;
         Ok(Prepared::new(mounts, ptys, created, filter))
     }

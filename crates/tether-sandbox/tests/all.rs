@@ -388,3 +388,61 @@ fn devices_beyond_the_usual_ones_are_unreadable() {
     );
     assert_eq!(says(&out), "4\n1\n");
 }
+
+#[test]
+fn a_unix_socket_outside_what_is_granted_cannot_be_connected_to_by_its_path() {
+    let t = trees();
+    // A multiplexer's socket in /tmp, an agent's in the home directory, both listening.
+    let tmux = t.store.join("tmux-0");
+    std::fs::create_dir_all(&tmux).unwrap();
+    let sockets = [tmux.join("default"), t.home.join(".ssh/agent.sock")];
+    let _listeners: Vec<_> = sockets
+        .iter()
+        .map(|s| std::os::unix::net::UnixListener::bind(s).unwrap())
+        .collect();
+    let p = policy(&t)
+        .cover(&t.home)
+        .read(t.home.join(".ssh/id_ed25519"));
+    for socket in &sockets {
+        let out = run(
+            &p,
+            &t.work,
+            &format!(
+                "{} -c \"import socket; socket.socket(socket.AF_UNIX).connect('{}')\"",
+                python(),
+                socket.display()
+            ),
+        );
+        assert!(!ok(&out), "connected to {}", socket.display());
+    }
+    // What is granted beneath the covers is in place: the working tree (the child's working
+    // directory), a file in the home directory.
+    let out = run(
+        &p,
+        &t.work,
+        &format!(
+            "cat src.txt {}; pwd",
+            t.home.join(".ssh/id_ed25519").display()
+        ),
+    );
+    assert_eq!(
+        says(&out),
+        format!("sourceprivate key{}\n", t.work.display())
+    );
+}
+
+#[test]
+fn a_path_to_hide_or_keep_read_only_beneath_a_cover_is_out_of_sight_already() {
+    let t = trees();
+    // The store's directory lies in /tmp and is not granted (a worktree's checkout).
+    std::fs::create_dir_all(t.store.join(".tether")).unwrap();
+    let p = policy(&t)
+        .hide(t.store.join(".tether"))
+        .read_only(t.store.join("tether.db"));
+    let out = run(
+        &p,
+        &t.work,
+        &format!("ls {}; cat src.txt", t.store.display()),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "source");
+}

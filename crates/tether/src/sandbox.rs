@@ -9,12 +9,16 @@
 //! - not write `.git` (bind-mounted read-only: hooks and config are code that runs later, outside
 //!   any sandbox), not see `.tether/` (tether's store, transcripts and logs), not signal tether,
 //!   hold no capability, and reach the network only when allowed;
+//! - find nothing in `/tmp`, `/run` or the home directory but what it is granted there, not even
+//!   a Unix socket to connect to (a terminal multiplexer's, the session bus, an SSH agent's);
+//! - have no terminal (a session of its own) and no descriptor tether inherited;
 //! - see only an allow-listed environment: never tether's keys.
 //!
 //! An external agent (`kind = "command"`, or an agent CLI) runs in the sandbox whole. The
 //! tether commands the agent runs (`tether goal complete`, `tether ask`, its `tether mcp`, the
 //! `tether gate` hook…) reach the store through the process driving the run (see `bridge`),
-//! which runs them as the agent. An agent CLI also reads its install tree and writes its own
+//! which runs them as the agent, and what they run for it (a sign-off's verify) in these same
+//! sandboxes: a run builds them once, here. An agent CLI also reads its install tree and writes its own
 //! configuration directory, and has the network (see `sandbox_cli`), and the variable its own
 //! configuration names for its model key (see `agent_key`).
 
@@ -190,6 +194,10 @@ fn base_policy(
     }
     for path in reads {
         policy = policy.read_if_present(path);
+    }
+    // Not even a socket in the home directory (an SSH or GPG agent's) is there to connect to.
+    if let Some(home) = std::env::var_os("HOME") {
+        policy = policy.cover(home);
     }
     for dir in &config.sandbox.readable {
         policy = policy.read_if_present(dir);

@@ -7,5 +7,6 @@
 mod bridge;
 mod descriptors;
 mod home;
+mod sockets;
 mod support;
 mod terminal;
