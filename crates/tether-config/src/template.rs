@@ -279,8 +279,9 @@ mode = "enforce"
 # Whether the built-in agent's shell and the verify commands may reach the network (an agent
 # CLI always may: it needs its model's API). A goal can also ask for it.
 network = false
-# More trees the sandbox may write; absolute or under ~/.
-# writable = ["~/.cargo"]
+# More trees (or files) the sandbox may write; absolute or under ~/. Not a tree holding keys:
+# ~/.cargo whole holds your crates.io token (credentials.toml), its caches do not.
+# writable = ["~/.cargo/registry", "~/.cargo/git"]
 # More trees the sandbox may read; absolute or under ~/.
 # readable = ["~/.config/gh"]
 # More environment variables children get, by name (keys are never passed on).

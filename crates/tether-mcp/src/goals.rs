@@ -59,13 +59,12 @@ fn signoff(server: &TetherMcp, judged: bool) -> Result<Signoff, String> {
     let ws = &options.workspace;
     let journal = server.journal()?;
     let signoff = if judged {
-        let signoff = Signoff::from_config(ws.clone(), journal, config, &ProcessEnv, false)
-            .map_err(|e| e.to_string())?;
-        // The verify command is code the agent wrote.
-        match &options.confine_verify {
-            Some(confine) => (confine.0)(signoff)?,
-            None => signoff,
-        }
+        // The verify command is code the agent wrote: it runs in the run's sandbox.
+        let sandboxes = options.verify_sandbox.get()?;
+        Signoff::from_config(ws.clone(), journal, config, &ProcessEnv, false)
+            .map_err(|e| e.to_string())?
+            .sandboxed(sandboxes.shell)
+            .with_network_sandbox(sandboxes.network)
     } else {
         Signoff::new(ws.clone(), journal, &config.plan)
     };

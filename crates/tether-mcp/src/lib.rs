@@ -27,7 +27,7 @@
 //!     progress_every: Duration::from_secs(30),
 //!     extra: tether_mcp::ExtraTools::default(),
 //!     notice_grace: tether_human::DELIVERY_GRACE,
-//!     confine_verify: None,
+//!     verify_sandbox: tether_mcp::VerifySandbox::fixed(tether_mcp::Sandboxes::default()),
 //! });
 //! tether_mcp::serve_stdio(server).await
 //! # }
@@ -45,8 +45,10 @@ mod rounds;
 mod server;
 mod status;
 mod stdio;
+mod verify_sandbox;
 
 pub use extra::ExtraTools;
-pub use server::{ConfineVerify, Options, TetherMcp};
+pub use server::{Options, TetherMcp};
 pub use status::{GoalStatus, PlanStatus, ProblemAt, StatusCounts};
 pub use stdio::{ServeError, serve_io, serve_stdio};
+pub use verify_sandbox::{Sandboxes, VerifySandbox};

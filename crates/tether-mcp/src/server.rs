@@ -76,25 +76,8 @@ pub struct Options {
     /// How long the end of the session waits for the notice sinks to deliver what they queued
     /// ([`tether_human::DELIVERY_GRACE`]).
     pub notice_grace: Duration,
-    /// Confines the verify commands `complete_goal` runs (code the agent wrote) to the run's
-    /// sandbox, or says why it cannot (a tool error then, nothing run); `None` runs them as
-    /// they are.
-    pub confine_verify: Option<ConfineVerify>,
-}
-
-/// Puts a sign-off's verify commands in a sandbox (see [`Options::confine_verify`]); called when
-/// `complete_goal` is, so a session that never signs off builds none.
-#[derive(Clone)]
-pub struct ConfineVerify(
-    pub  Arc<
-        dyn Fn(tether_signoff::Signoff) -> Result<tether_signoff::Signoff, String> + Send + Sync,
-    >,
-);
-
-impl std::fmt::Debug for ConfineVerify {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ConfineVerify")
-    }
+    /// Where `complete_goal` runs the goal's verify command.
+    pub verify_sandbox: crate::VerifySandbox,
 }
 
 impl Options {

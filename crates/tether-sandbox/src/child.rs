@@ -15,22 +15,37 @@ use seccompiler::{
 };
 
 use crate::SandboxError;
+use crate::detach;
 use crate::mounts::Mounts;
+use crate::ptys::Ptys;
 
 /// A policy turned into kernel objects, ready for one child.
 #[derive(Debug)]
 pub struct Prepared {
     mounts: Mounts,
+    ptys: Option<Ptys>,
     ruleset: RulesetCreated,
     filter: Option<BpfProgram>,
+    /// tether's process group, which the child leaves for a session of its own.
+    parent_group: libc::pid_t,
 }
 
 impl Prepared {
-    pub(crate) fn new(mounts: Mounts, ruleset: RulesetCreated, filter: Option<BpfProgram>) -> Self {
+    pub(crate) fn new(
+        mounts: Mounts,
+        ptys: Option<Ptys>,
+        ruleset: RulesetCreated,
+        filter: Option<BpfProgram>,
+    ) -> Self {
+        // SAFETY: getpgrp cannot fail.
+        #[allow(unsafe_code)]
+        let parent_group = unsafe { libc::getpgrp() };
         Prepared {
             mounts,
+            ptys,
             ruleset,
             filter,
+            parent_group,
         }
     }
 
@@ -39,14 +54,13 @@ impl Prepared {
     /// Only an OS error code crosses back to the parent (as the spawn's error), so each step
     /// returns one.
     fn apply(self) -> io::Result<()> {
-        // A child of a non-dumpable tether is non-dumpable until `exec`, and could not write
-        // its own namespace's id maps.
-        // SAFETY: prctl with integer arguments.
-        #[allow(unsafe_code)]
-        if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        detach::close_inherited()?;
+        detach::own_session(self.parent_group)?;
+        detach::no_terminal_on_stdio()?;
         self.mounts.apply()?;
+        if let Some(ptys) = &self.ptys {
+            ptys.apply()?;
+        }
         drop_capabilities()?;
         let status: RestrictionStatus = self
             .ruleset
@@ -65,22 +79,28 @@ impl Prepared {
     }
 }
 
-/// Whether this process can give a child a user and mount namespace of its own: tried once
-/// with `/bin/true` (some systems forbid unprivileged user namespaces).
+/// Whether this process can give a child a user and mount namespace of its own, with its own
+/// pseudo-terminals there: tried once with `/bin/true` (some systems forbid unprivileged user
+/// namespaces, or mounts in them).
 #[allow(unsafe_code)]
 pub(crate) fn namespaces_work() -> bool {
+    let Ok(mounts) = Mounts::plan(Default::default(), std::iter::empty(), std::iter::empty())
+    else {
+        return false;
+    };
+    let ptys = std::path::Path::new("/dev/pts").is_dir();
     let mut cmd = Command::new("/bin/true");
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    // SAFETY: the hook makes one system call.
+    // SAFETY: the hook makes system calls only, on strings built before the fork.
     unsafe {
-        cmd.pre_exec(|| {
-            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) == 0 {
-                Ok(())
-            } else {
-                Err(io::Error::last_os_error())
+        cmd.pre_exec(move || {
+            mounts.apply()?;
+            if ptys {
+                crate::ptys::mount_private(false)?;
             }
+            Ok(())
         });
     }
     cmd.status().is_ok_and(|s| s.success())
@@ -98,8 +118,9 @@ pub fn confine(cmd: &mut Command, prepared: Prepared) {
         )),
     };
     // SAFETY: the hook runs in the forked child before `exec`. It makes system calls only
-    // (prctl, capset, landlock_restrict_self, seccomp) on objects built in the parent, touches
-    // no lock another thread could hold, and returns an error instead of panicking.
+    // (close_range, setsid, prctl, mount, capset, landlock, seccomp) on objects built in the
+    // parent, touches no lock another thread could hold, and returns an error instead of
+    // panicking.
     unsafe {
         cmd.pre_exec(hook);
     }

@@ -9,15 +9,22 @@
 //! that restricted itself would share its domain, and its weaknesses, with every child).
 //!
 //! In the child, in this order:
-//! 0. a user and mount namespace of its own, where paths beneath a writable tree are made
+//! 0. nothing of tether's process is kept (module `detach`): every descriptor above the standard
+//!    streams closes at `exec`, the child starts a session of its own with no controlling
+//!    terminal, and a terminal on a standard stream is replaced by `/dev/null`;
+//! 1. a user and mount namespace of its own, where paths beneath a writable tree are made
 //!    read-only ([`Policy::read_only`], for `.git`) or hidden ([`Policy::hide`], for `.tether/`):
-//!    the two things Landlock, which can only allow, cannot express;
-//! 1. every capability is dropped (bounding, ambient, effective, permitted, inheritable): root in
+//!    the two things Landlock, which can only allow, cannot express; `/tmp`, `/run` and the
+//!    home directory ([`Policy::cover`]) covered but for what the policy grants there, so no Unix
+//!    socket there can be connected to by its path, which Landlock does not check (module
+//!    `cover`); and a `devpts` instance of its own over `/dev/pts`, so the only terminals it can
+//!    open are those it makes (module `ptys`);
+//! 2. every capability is dropped (bounding, ambient, effective, permitted, inheritable): root in
 //!    the sandbox cannot `sethostname`, remount, or regain anything through `exec`;
-//! 2. Landlock restricts the file system to the policy, forbids signalling processes outside the
+//! 3. Landlock restricts the file system to the policy, forbids signalling processes outside the
 //!    sandbox (tether) and connecting to abstract Unix sockets outside it, and with the network
 //!    off refuses TCP `connect` and `bind`;
-//! 3. with the network off, a seccomp filter refuses any socket that is not a Unix socket (UDP,
+//! 4. with the network off, a seccomp filter refuses any socket that is not a Unix socket (UDP,
 //!    raw, netlink) and `io_uring`, which could bypass it.
 //!
 //! Landlock only allows: it cannot deny a path beneath one it allows. Whatever must stay out of
@@ -32,9 +39,12 @@
 //! `/proc/<pid>/environ`, and `unsetenv` alone leaves the bytes there).
 
 mod child;
+mod cover;
+mod detach;
 mod error;
 mod mounts;
 mod policy;
+mod ptys;
 mod sandbox;
 mod secrets;
 mod support;

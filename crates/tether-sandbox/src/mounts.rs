@@ -1,5 +1,6 @@
-//! What Landlock cannot do alone: a path beneath a writable tree that must stay read-only (the
-//! working tree's `.git`) or out of sight (tether's `.tether/`). The child gets a user and mount
+//! What Landlock cannot do alone: places no path name may reach (`cover`), and a path beneath a
+//! writable tree that must stay read-only (the working tree's `.git`) or out of sight (tether's
+//! `.tether/`). The child gets a user and mount
 //! namespace of its own, where such a path is bind-mounted read-only over itself, or covered by
 //! an empty read-only tmpfs; with every capability then dropped and Landlock forbidding mount
 //! changes, nothing in the child can undo it. The user namespace also cuts the child off from
@@ -11,12 +12,14 @@ use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
 use crate::SandboxError;
+use crate::cover::Covers;
 
 /// The mount changes for one child, with every string the hook needs built in the parent.
 #[derive(Debug)]
 pub(crate) struct Mounts {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
+    covers: Covers,
     read_only: Vec<(CString, libc::c_ulong)>,
     hidden: Vec<CString>,
 }
@@ -62,9 +65,10 @@ fn locked_flags(path: &Path) -> Result<libc::c_ulong, SandboxError> {
 }
 
 impl Mounts {
-    /// Plans the namespace: `read_only` and `hidden` paths that exist (a missing one has
-    /// nothing to protect).
+    /// Plans the namespace: `covers`, then `read_only` and `hidden` paths that exist (a
+    /// missing one has nothing to protect).
     pub(crate) fn plan<'a>(
+        covers: Covers,
         read_only: impl Iterator<Item = &'a Path>,
         hidden: impl Iterator<Item = &'a Path>,
     ) -> Result<Self, SandboxError> {
@@ -74,13 +78,15 @@ impl Mounts {
         let mut plan = Mounts {
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
+            covers,
             read_only: Vec::new(),
             hidden: Vec::new(),
         };
-        for path in read_only.filter(|p| p.exists()) {
+        // A path beneath a cover, not put back, is out of sight already.
+        for path in read_only.filter(|p| p.exists() && plan.covers.shows(p)) {
             plan.read_only.push((c_path(path)?, locked_flags(path)?));
         }
-        for path in hidden.filter(|p| p.is_dir()) {
+        for path in hidden.filter(|p| p.is_dir() && plan.covers.shows(p)) {
             plan.hidden.push(c_path(path)?);
         }
         Ok(plan)
@@ -91,6 +97,11 @@ impl Mounts {
     pub(crate) fn apply(&self) -> io::Result<()> {
         // SAFETY (every block below): system calls on NUL-terminated strings and byte buffers
         // built in the parent, which outlive the calls; errors are read from errno.
+        // A child of a non-dumpable tether is non-dumpable until `exec`, and could not write
+        // its own namespace's id maps.
+        if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
         if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } != 0 {
             // Creating a user and mount namespace failed.
             return Err(io::Error::last_os_error());
@@ -113,6 +124,7 @@ impl Mounts {
             // Making the mounts private failed.
             return Err(io::Error::last_os_error());
         }
+        self.covers.apply()?;
         for (path, keep) in &self.read_only {
             let bound = unsafe {
                 libc::mount(

@@ -11,8 +11,9 @@ use crate::child::Prepared;
 use crate::{SandboxError, Support};
 
 /// The trees of the system every child may read (and execute from) when they exist: programs,
-/// libraries, configuration, devices and the kernel's views. Not `/tmp`, `/home`, `/root`,
-/// `/var` or `/run`: other users' files, other runs, stores and mounted secrets live there.
+/// libraries, configuration and the kernel's views. Not `/tmp`, `/home`, `/root`, `/var` or
+/// `/run`: other users' files, other runs, stores and mounted secrets live there; nor `/dev`
+/// whole (see [`DEVICES_READ`]).
 const SYSTEM_READ: &[&str] = &[
     "/usr",
     "/bin",
@@ -26,21 +27,27 @@ const SYSTEM_READ: &[&str] = &[
     "/nix",
     "/proc",
     "/sys",
-    "/dev",
     "/run/systemd/resolve",
     "/run/resolvconf",
     "/var/lib/dpkg/alternatives",
 ];
 
-/// Devices every child may write: the sinks and terminals programs expect.
-const SYSTEM_WRITE: &[&str] = &[
+/// The devices every child may read: the sources programs expect, and `/dev/tty`, which a child
+/// without a controlling terminal opens to learn it has none (`ENXIO`). Not the rest of `/dev`:
+/// as root the disks, the consoles and the input devices would be readable. The child's own
+/// pseudo-terminals are allowed apart (see `ptys`).
+const DEVICES_READ: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
     "/dev/tty",
-    "/dev/pts",
-    "/dev/ptmx",
 ];
+
+/// The devices every child may write: the sinks programs expect. Not `/dev/tty` nor the host's
+/// `/dev/pts`: those are the person's terminals.
+const DEVICES_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 
 /// The system trees a child may read, for a person (`tether doctor`, the README).
 pub fn system_readable() -> &'static [&'static str] {
@@ -57,6 +64,7 @@ pub struct Policy {
     write: Vec<PathBuf>,
     read_only: Vec<PathBuf>,
     hidden: Vec<PathBuf>,
+    covered: Vec<PathBuf>,
     network: bool,
 }
 
@@ -101,6 +109,16 @@ impl Policy {
     #[must_use]
     pub fn hide(mut self, path: impl Into<PathBuf>) -> Self {
         self.hidden.push(path.into());
+        self
+    }
+
+    /// Covers the directory `path` as `/tmp` and `/run` are covered in every child: nothing
+    /// beneath it is there, not even a Unix socket to connect to, but what the policy grants
+    /// (the home directory: an SSH or GPG agent's socket, a toolchain's parts kept). Nothing to
+    /// do when it does not exist, or is granted itself.
+    #[must_use]
+    pub fn cover(mut self, path: impl Into<PathBuf>) -> Self {
+        self.covered.push(path.into());
         self
     }
 
@@ -156,6 +174,7 @@ impl Policy {
         let mut created = ruleset.create()?;
         for path in SYSTEM_READ
             .iter()
+            .chain(DEVICES_READ)
             .map(Path::new)
             .chain(self.optional_read.iter().map(PathBuf::as_path))
         {
@@ -168,7 +187,7 @@ impl Policy {
                 created = created.add_rule(rule)?;
             }
         }
-        for path in SYSTEM_WRITE.iter().map(Path::new) {
+        for path in DEVICES_WRITE.iter().map(Path::new) {
             if let Some(rule) = beneath(path, all, false)? {
                 created = created.add_rule(rule)?;
             }
@@ -183,8 +202,19 @@ impl Policy {
         } else {
             Some(crate::child::network_filter()?)
         };
-        let mounts = crate::mounts::Mounts::plan(self.read_only_paths(), self.hidden_paths())?;
-        Ok(Prepared::new(mounts, created, filter))
+        let granted = SYSTEM_READ
+            .iter()
+            .chain(DEVICES_READ)
+            .chain(DEVICES_WRITE)
+            .map(Path::new)
+            .chain(self.readable())
+            .chain(self.writable());
+        let covers =
+            crate::cover::Covers::plan(self.covered.iter().map(PathBuf::as_path), granted)?;
+        let mounts =
+            crate::mounts::Mounts::plan(covers, self.read_only_paths(), self.hidden_paths())?;
+        let ptys = crate::ptys::Ptys::plan(&created)?;
+        Ok(Prepared::new(mounts, ptys, created, filter))
     }
 }
 

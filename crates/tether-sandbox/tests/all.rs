@@ -262,3 +262,187 @@ fn the_parents_environment_cannot_be_read_through_proc() {
     let out = run(&policy(&t), &t.work, "cat /proc/self/environ");
     assert!(ok(&out), "{}", says(&out));
 }
+
+/// A copy of `file`'s descriptor, numbered 50 or above, that the children this process spawns
+/// inherit (as a descriptor tether got from whoever started it).
+#[allow(unsafe_code)]
+fn inheritable(file: &std::fs::File) -> std::os::fd::OwnedFd {
+    use std::os::fd::{AsRawFd as _, FromRawFd as _};
+    // SAFETY: F_DUPFD (no close-on-exec) on a descriptor `file` owns; the copy is owned here.
+    unsafe {
+        let fd = libc::fcntl(file.as_raw_fd(), libc::F_DUPFD, 50);
+        assert!(fd >= 50);
+        std::os::fd::OwnedFd::from_raw_fd(fd)
+    }
+}
+
+#[test]
+fn a_descriptor_tether_inherited_does_not_reach_the_child() {
+    let t = trees();
+    let secret = t.home.join(".ssh/id_ed25519");
+    let copy = inheritable(&std::fs::File::open(&secret).unwrap());
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&copy);
+    let out = run(
+        &policy(&t),
+        &t.work,
+        &format!(
+            "ls /proc/self/fd; {} -c \"import os; print(os.read({fd}, 64).decode())\"",
+            python()
+        ),
+    );
+    assert!(!says(&out).contains("private key"), "{}", says(&out));
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        !listed.split_whitespace().any(|n| n == fd.to_string()),
+        "{listed}"
+    );
+}
+
+#[test]
+fn the_child_has_a_session_of_its_own_and_no_controlling_terminal() {
+    let t = trees();
+    // Field 6 of stat is the session, 7 the terminal (`sh` has no space in its name).
+    let out = run(
+        &policy(&t),
+        &t.work,
+        "set -- $(cat /proc/$$/stat); [ \"$6\" = $$ ] && [ \"$5\" = $$ ] && echo \"tty $7\"",
+    );
+    assert_eq!(says(&out), "tty 0\n");
+    let out = run(
+        &policy(&t),
+        &t.work,
+        &format!(
+            "{} -c \"import os; os.open('/dev/tty', os.O_RDONLY)\"",
+            python()
+        ),
+    );
+    assert!(
+        says(&out).contains("No such device or address"),
+        "{}",
+        says(&out)
+    );
+}
+
+/// A new pseudo-terminal of this process: its controller and the path of its terminal.
+#[allow(unsafe_code)]
+fn pseudo_terminal() -> (std::fs::File, PathBuf) {
+    use std::os::fd::FromRawFd as _;
+    // SAFETY: posix_openpt, grantpt, unlockpt and ptsname_r on the descriptor just opened,
+    // with a buffer of the size given.
+    unsafe {
+        let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        assert!(fd >= 0);
+        assert_eq!(libc::grantpt(fd), 0);
+        assert_eq!(libc::unlockpt(fd), 0);
+        let mut name = [0 as libc::c_char; 64];
+        assert_eq!(libc::ptsname_r(fd, name.as_mut_ptr(), name.len()), 0);
+        let path = std::ffi::CStr::from_ptr(name.as_ptr())
+            .to_string_lossy()
+            .into_owned();
+        (std::fs::File::from_raw_fd(fd), PathBuf::from(path))
+    }
+}
+
+#[test]
+fn a_terminal_given_as_stdin_is_not_the_childs_and_other_terminals_are_out_of_sight() {
+    let t = trees();
+    let (_controller, terminal) = pseudo_terminal();
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "[ -t 0 ] && echo 'stdin is a terminal'; ls /dev/pts; \
+             (echo FAKE-PROMPT > {t}) 2>/dev/null; (exec 3< {t}) 2>/dev/null && echo 'opened for reading'; \
+             {py} -c \"import os, pty; m, s = pty.openpty(); os.write(m, b'own\\n'); print(os.read(s, 8).decode().strip(), os.ttyname(s))\"",
+            t = terminal.display(),
+            py = python()
+        ))
+        .current_dir(&t.work)
+        .stdin(std::fs::File::options().read(true).write(true).open(&terminal).unwrap())
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin");
+    confine(&mut cmd, policy(&t).prepare(Support::probe()).unwrap());
+    let out = cmd.output().unwrap();
+    let said = says(&out);
+    assert!(!said.contains("stdin is a terminal"), "{said}");
+    // Only the child's own instance: its ptmx, then the terminal it made.
+    assert!(said.starts_with("ptmx\n"), "{said}");
+    assert!(said.contains("own /dev/pts/0"), "{said}");
+    assert!(!said.contains("FAKE-PROMPT"), "{said}");
+    assert!(!said.contains("opened for reading"), "{said}");
+}
+
+#[test]
+fn devices_beyond_the_usual_ones_are_unreadable() {
+    let t = trees();
+    let out = run(&policy(&t), &t.work, "ls /dev");
+    assert!(!ok(&out), "{}", says(&out));
+    for device in ["/dev/kmsg", "/dev/console", "/dev/loop0", "/dev/tty1"] {
+        if Path::new(device).exists() {
+            let out = run(&policy(&t), &t.work, &format!("head -c1 {device}"));
+            assert!(!ok(&out), "{device} was read");
+        }
+    }
+    let out = run(
+        &policy(&t),
+        &t.work,
+        "head -c4 /dev/urandom | wc -c && head -c1 /dev/zero | wc -c && echo x > /dev/null",
+    );
+    assert_eq!(says(&out), "4\n1\n");
+}
+
+#[test]
+fn a_unix_socket_outside_what_is_granted_cannot_be_connected_to_by_its_path() {
+    let t = trees();
+    // A multiplexer's socket in /tmp, an agent's in the home directory, both listening.
+    let tmux = t.store.join("tmux-0");
+    std::fs::create_dir_all(&tmux).unwrap();
+    let sockets = [tmux.join("default"), t.home.join(".ssh/agent.sock")];
+    let _listeners: Vec<_> = sockets
+        .iter()
+        .map(|s| std::os::unix::net::UnixListener::bind(s).unwrap())
+        .collect();
+    let p = policy(&t)
+        .cover(&t.home)
+        .read(t.home.join(".ssh/id_ed25519"));
+    for socket in &sockets {
+        let out = run(
+            &p,
+            &t.work,
+            &format!(
+                "{} -c \"import socket; socket.socket(socket.AF_UNIX).connect('{}')\"",
+                python(),
+                socket.display()
+            ),
+        );
+        assert!(!ok(&out), "connected to {}", socket.display());
+    }
+    // What is granted beneath the covers is in place: the working tree (the child's working
+    // directory), a file in the home directory.
+    let out = run(
+        &p,
+        &t.work,
+        &format!(
+            "cat src.txt {}; pwd",
+            t.home.join(".ssh/id_ed25519").display()
+        ),
+    );
+    assert_eq!(
+        says(&out),
+        format!("sourceprivate key{}\n", t.work.display())
+    );
+}
+
+#[test]
+fn a_path_to_hide_or_keep_read_only_beneath_a_cover_is_out_of_sight_already() {
+    let t = trees();
+    // The store's directory lies in /tmp and is not granted (a worktree's checkout).
+    std::fs::create_dir_all(t.store.join(".tether")).unwrap();
+    let p = policy(&t)
+        .hide(t.store.join(".tether"))
+        .read_only(t.store.join("tether.db"));
+    let out = run(
+        &p,
+        &t.work,
+        &format!("ls {}; cat src.txt", t.store.display()),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "source");
+}

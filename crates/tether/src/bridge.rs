@@ -17,6 +17,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context as _, Result};
 use clap::Parser as _;
@@ -25,6 +26,7 @@ use tether_config::{Config, Env, ProcessEnv, Workspace};
 
 use crate::cli::{Cli, Command, PlanCommand};
 use crate::exit::Exit;
+use crate::sandbox::RunSandbox;
 
 /// The variable naming the socket, set in the sandbox's environment.
 pub const BRIDGE_VAR: &str = "TETHER_BRIDGE";
@@ -50,33 +52,92 @@ struct Response {
     stderr: String,
 }
 
-/// Serves the bridge for `ws` on a socket in `dir`; returns the socket's path. It lives as long
-/// as the process. The commands it runs use `config`, the run's configuration as this process
-/// holds it (not tether.toml, which the agent may have edited: its sandbox, its judge…).
-pub fn serve(ws: &Workspace, dir: &Path, config: Config) -> Result<PathBuf> {
+/// The most calls served at once (an MCP session lasts as long as the agent's turn); a
+/// connection beyond them is closed unanswered, so an agent cannot pile up threads in the
+/// driving process.
+const MAX_CALLS: usize = 32;
+
+/// The bridge's socket, bound and not served yet: its path goes into the sandbox the calls
+/// will reuse.
+pub struct Listener {
+    listener: UnixListener,
+    path: PathBuf,
+}
+
+/// Binds the bridge's socket in `dir` (the run's private temporary directory).
+pub fn bind(dir: &Path) -> Result<Listener> {
     let path = dir.join("tether.sock");
     let _ = std::fs::remove_file(&path);
     let listener = UnixListener::bind(&path)
         .with_context(|| format!("listening on {} for the sandbox's tether", path.display()))?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
-    let ws = ws.clone();
-    let config = Arc::new(config);
-    std::thread::Builder::new()
-        .name("tether-bridge".into())
-        .spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let ws = ws.clone();
-                let config = config.clone();
-                let _ = std::thread::Builder::new()
-                    .name("tether-bridge-call".into())
-                    .spawn(move || {
-                        if let Err(e) = answer(&ws, &config, stream) {
-                            tracing::debug!("a sandboxed tether command failed to be heard: {e:#}");
-                        }
-                    });
-            }
-        })?;
-    Ok(path)
+    Ok(Listener { listener, path })
+}
+
+impl Listener {
+    /// The socket's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Serves the bridge for `ws`, for as long as the process lives, on one thread; each call
+    /// on a thread of its own that ends with it (at most [`MAX_CALLS`] at once). The commands
+    /// it runs use `config`, the run's configuration as this process holds it (not tether.toml,
+    /// which the agent may have edited: its sandbox, its judge…), and what a call runs for the
+    /// agent runs in `sandbox`, the run's.
+    pub fn serve(self, ws: &Workspace, config: Config, sandbox: RunSandbox) -> Result<()> {
+        let ws = ws.clone();
+        let config = Arc::new(config);
+        let calls = Arc::new(AtomicUsize::new(0));
+        std::thread::Builder::new()
+            .name("tether-bridge".into())
+            .spawn(move || {
+                for stream in self.listener.incoming().flatten() {
+                    if calls.fetch_add(1, Ordering::SeqCst) >= MAX_CALLS {
+                        calls.fetch_sub(1, Ordering::SeqCst);
+                        tracing::warn!(
+                            "a sandboxed tether command was refused: {MAX_CALLS} are running"
+                        );
+                        continue;
+                    }
+                    let call = Call {
+                        ws: ws.clone(),
+                        config: config.clone(),
+                        sandbox: sandbox.clone(),
+                        calls: calls.clone(),
+                    };
+                    let spawned = std::thread::Builder::new()
+                        .name("tether-bridge-call".into())
+                        .spawn(move || call.answer(stream));
+                    if spawned.is_err() {
+                        calls.fetch_sub(1, Ordering::SeqCst);
+                    }
+                }
+            })?;
+        Ok(())
+    }
+}
+
+/// One call being answered; counted among the running ones until it is dropped.
+struct Call {
+    ws: Workspace,
+    config: Arc<Config>,
+    sandbox: RunSandbox,
+    calls: Arc<AtomicUsize>,
+}
+
+impl Call {
+    fn answer(self, stream: UnixStream) {
+        if let Err(e) = answer(&self.ws, &self.config, &self.sandbox, stream) {
+            tracing::debug!("a sandboxed tether command failed to be heard: {e:#}");
+        }
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        self.calls.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The team store tether.toml (or `TETHER_STORE_URL`) names for `ws`, if any.
@@ -86,11 +147,16 @@ fn store_url(ws: &Workspace) -> Option<String> {
         .and_then(|s| s.url)
 }
 
-/// Reads one request, runs it as the agent with the run's configuration, writes the response
-/// (or serves the MCP session). Refused when tether.toml names another store than the run's
-/// (the store is found from the file): the agent could otherwise have this process connect
-/// anywhere.
-fn answer(ws: &Workspace, config: &Arc<Config>, stream: UnixStream) -> Result<()> {
+/// Reads one request, runs it as the agent with the run's configuration and sandbox, writes the
+/// response (or serves the MCP session). Refused when tether.toml names another store than the
+/// run's (the store is found from the file): the agent could otherwise have this process
+/// connect anywhere.
+fn answer(
+    ws: &Workspace,
+    config: &Arc<Config>,
+    sandbox: &RunSandbox,
+    stream: UnixStream,
+) -> Result<()> {
     let line = header(&stream)?;
     let request: Request = serde_json::from_str(&line).context("reading the request")?;
     let elsewhere = store_url(ws) != config.store.url;
@@ -102,7 +168,7 @@ fn answer(ws: &Workspace, config: &Arc<Config>, stream: UnixStream) -> Result<()
         if elsewhere {
             anyhow::bail!("tether.toml's [store] changed during the run");
         }
-        return serve_mcp(ws, config, &request, &args, stream);
+        return serve_mcp(ws, config, sandbox, &request, &args, stream);
     }
     let response = if elsewhere {
         Response {
@@ -113,7 +179,7 @@ fn answer(ws: &Workspace, config: &Arc<Config>, stream: UnixStream) -> Result<()
                 .to_owned(),
         }
     } else {
-        run_as_agent(ws, config, &request)
+        run_as_agent(ws, config, sandbox, &request)
     };
     let mut out = serde_json::to_vec(&response)?;
     out.push(b'\n');
@@ -137,6 +203,7 @@ fn header(stream: &UnixStream) -> Result<String> {
 fn serve_mcp(
     ws: &Workspace,
     config: &Arc<Config>,
+    sandbox: &RunSandbox,
     request: &Request,
     args: &crate::cli::McpArgs,
     stream: UnixStream,
@@ -152,6 +219,7 @@ fn serve_mcp(
         bridged: true,
         input: None,
         run_config: Some(config.clone()),
+        run_sandbox: Some(sandbox.clone()),
     };
     let server = crate::cmd::mcp::server(&ctx, args)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -184,7 +252,12 @@ impl Env for AgentEnv {
     }
 }
 
-fn run_as_agent(ws: &Workspace, config: &Arc<Config>, request: &Request) -> Response {
+fn run_as_agent(
+    ws: &Workspace,
+    config: &Arc<Config>,
+    sandbox: &RunSandbox,
+    request: &Request,
+) -> Response {
     let cli = match Cli::try_parse_from(&request.argv) {
         Ok(cli) => cli,
         Err(e) => {
@@ -223,6 +296,7 @@ fn run_as_agent(ws: &Workspace, config: &Arc<Config>, request: &Request) -> Resp
         bridged: true,
         input: request.stdin.clone(),
         run_config: Some(config.clone()),
+        run_sandbox: Some(sandbox.clone()),
     };
     let (code, stderr) = match crate::dispatch(&cli, &mut ctx) {
         Ok(exit) => (exit.code(), String::new()),

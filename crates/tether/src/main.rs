@@ -5,6 +5,7 @@ mod agent_key;
 mod bridge;
 mod cli;
 mod cmd;
+mod credential;
 mod demo;
 mod drafting;
 mod executor;
@@ -13,6 +14,7 @@ mod failure;
 mod guard;
 mod sandbox;
 mod sandbox_cli;
+mod sandbox_home;
 mod sinks;
 mod store;
 mod worktree;
@@ -115,6 +117,7 @@ fn run(cli: &Cli, ws: tether_config::Workspace, out: &mut dyn io::Write) -> anyh
         bridged: false,
         input: None,
         run_config: None,
+        run_sandbox: None,
     };
     dispatch(cli, &mut ctx)
 }

@@ -1,18 +1,24 @@
 //! The one place a run's sandbox is built: from `[sandbox]`, the working tree and the executor.
 //!
 //! What a sandboxed child may do:
-//! - read the system's trees, the toolchains under `$HOME` (when present), the directory of
-//!   the tether binary (agents run `tether mcp`), `[sandbox] readable` and the working tree;
+//! - read the system's trees, the toolchains under `$HOME` (when present, narrowed to what holds
+//!   no credential: see `sandbox_home`), the tether binary itself (agents run `tether mcp`; never
+//!   its directory, which may be the home directory or `/tmp`), `[sandbox] readable` and the
+//!   working tree;
 //! - write the working tree, a private temporary directory (`TMPDIR`) and `[sandbox] writable`;
 //! - not write `.git` (bind-mounted read-only: hooks and config are code that runs later, outside
 //!   any sandbox), not see `.tether/` (tether's store, transcripts and logs), not signal tether,
 //!   hold no capability, and reach the network only when allowed;
+//! - find nothing in `/tmp`, `/run` or the home directory but what it is granted there, not even
+//!   a Unix socket to connect to (a terminal multiplexer's, the session bus, an SSH agent's);
+//! - have no terminal (a session of its own) and no descriptor tether inherited;
 //! - see only an allow-listed environment: never tether's keys.
 //!
 //! An external agent (`kind = "command"`, or an agent CLI) runs in the sandbox whole. The
 //! tether commands the agent runs (`tether goal complete`, `tether ask`, its `tether mcp`, the
 //! `tether gate` hook…) reach the store through the process driving the run (see `bridge`),
-//! which runs them as the agent. An agent CLI also reads its install tree and writes its own
+//! which runs them as the agent, and what they run for it (a sign-off's verify) in these same
+//! sandboxes: a run builds them once, here. An agent CLI also reads its install tree and writes its own
 //! configuration directory, and has the network (see `sandbox_cli`), and the variable its own
 //! configuration names for its model key (see `agent_key`).
 
@@ -24,22 +30,6 @@ use tether_config::{Config, ExecutorKind, SandboxMode, Workspace};
 use tether_sandbox::{Policy, Sandbox, Support};
 
 use crate::failure::Failure;
-
-/// Toolchains under `$HOME` a child may read when they are there.
-const HOME_TOOLCHAINS: &[&str] = &[
-    ".cargo",
-    ".rustup",
-    ".pyenv",
-    ".nvm",
-    ".local/bin",
-    ".local/lib",
-    ".local/share/mise",
-    ".volta",
-    ".bun",
-    ".deno",
-    "go",
-    ".sdkman",
-];
 
 /// The sandboxes of one run: the built-in agent's shell and the verify commands, and an
 /// external agent as a whole. `None` when `[sandbox] mode = "off"`.
@@ -71,10 +61,12 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
         return Ok(RunSandbox::default());
     }
     let support = Support::probe();
+    let reads = shared_reads();
     let tmp = private_tmp()?;
     // The store is out of sight in the sandbox: tether commands the agent runs reach it
-    // through this process.
-    let bridge = crate::bridge::serve(ws, &tmp, config.clone())?;
+    // through this process, and what they run for it runs in these same sandboxes.
+    let listener = crate::bridge::bind(&tmp)?;
+    let bridge = listener.path().to_path_buf();
     let sandbox = |policy: Policy| -> Result<Sandbox> {
         Ok(Sandbox::new(policy.hide(ws.state_dir()), support)
             .map_err(Failure::usage)?
@@ -82,9 +74,10 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
             .var(crate::bridge::BRIDGE_VAR, &bridge)
             .env(config.sandbox.env.iter().cloned()))
     };
-    let shell =
-        sandbox(base_policy(config, ws.root(), true, &tmp).network(config.sandbox.network))?;
-    let shell_network = sandbox(base_policy(config, ws.root(), true, &tmp).network(true))?;
+    let shell = sandbox(
+        base_policy(config, ws.root(), true, &tmp, &reads).network(config.sandbox.network),
+    )?;
+    let shell_network = sandbox(base_policy(config, ws.root(), true, &tmp, &reads).network(true))?;
     let mut out = RunSandbox {
         shell: Some(Arc::new(shell)),
         shell_network: Some(Arc::new(shell_network)),
@@ -96,7 +89,7 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
         ExecutorKind::Command | ExecutorKind::Acp => {
             // An ACP agent talks to its model itself: the network stays open for it.
             let network = config.sandbox.network || config.executor.kind == ExecutorKind::Acp;
-            let policy = base_policy(config, ws.root(), true, &tmp).network(network);
+            let policy = base_policy(config, ws.root(), true, &tmp, &reads).network(network);
             let agent =
                 sandbox(policy)?.env(["TETHER_RUN_ID".to_owned(), "TETHER_CONFIG".to_owned()]);
             out.agent = Some(Arc::new(agent));
@@ -108,7 +101,7 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
             let cli = crate::sandbox_cli::CliReach::of(config, kind)?;
             let key_vars = agent_key_vars(config);
             let make = |writable_tree: bool| -> Result<Sandbox> {
-                let policy = cli.open(base_policy(config, ws.root(), writable_tree, &tmp));
+                let policy = cli.open(base_policy(config, ws.root(), writable_tree, &tmp, &reads));
                 let mut agent = sandbox(policy.network(true))?;
                 for (name, value) in &cli.vars {
                     agent = agent.var(name.clone(), value.clone());
@@ -125,6 +118,7 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
             out.scratch = Some(scratch);
         }
     }
+    listener.serve(ws, config.clone(), out.clone())?;
     Ok(out)
 }
 
@@ -169,8 +163,25 @@ fn agent_key_vars(config: &Config) -> Vec<String> {
     passed
 }
 
+/// What every child reads beyond the system and the working tree, found once per run: the
+/// toolchains in the home directory, and the tether binary itself.
+fn shared_reads() -> Vec<PathBuf> {
+    let mut reads = match std::env::var_os("HOME").map(PathBuf::from) {
+        Some(home) => crate::sandbox_home::toolchains(&home, |name| std::env::var_os(name)),
+        None => Vec::new(),
+    };
+    reads.extend(std::env::current_exe().ok());
+    reads
+}
+
 /// What every child of the run may read and write.
-fn base_policy(config: &Config, tree: &Path, writable_tree: bool, tmp: &Path) -> Policy {
+fn base_policy(
+    config: &Config,
+    tree: &Path,
+    writable_tree: bool,
+    tmp: &Path,
+    reads: &[PathBuf],
+) -> Policy {
     let mut policy = if writable_tree {
         Policy::new().write(tree)
     } else {
@@ -181,16 +192,12 @@ fn base_policy(config: &Config, tree: &Path, writable_tree: bool, tmp: &Path) ->
         // A worktree's objects and refs live in the checkout's git directory.
         policy = policy.read(common);
     }
-    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
-        for dir in HOME_TOOLCHAINS {
-            policy = policy.read_if_present(home.join(dir));
-        }
+    for path in reads {
+        policy = policy.read_if_present(path);
     }
-    if let Some(dir) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf))
-    {
-        policy = policy.read_if_present(dir);
+    // Not even a socket in the home directory (an SSH or GPG agent's) is there to connect to.
+    if let Some(home) = std::env::var_os("HOME") {
+        policy = policy.cover(home);
     }
     for dir in &config.sandbox.readable {
         policy = policy.read_if_present(dir);

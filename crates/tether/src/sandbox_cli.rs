@@ -27,13 +27,14 @@ impl CliReach {
             .program
             .clone()
             .unwrap_or_else(|| default_program(kind).to_owned());
+        let home = std::env::var_os("HOME").map(PathBuf::from);
         let mut read = Vec::new();
         for name in [program.as_str(), "node"] {
             if let Some(found) = find(name) {
-                read.extend(install_trees(&found));
+                read.extend(reach(&found, home.as_deref()));
                 // A launcher script (a wrapper, npm's shims) runs programs named by path.
                 for launched in launched_by(&found) {
-                    read.extend(install_trees(&launched));
+                    read.extend(reach(&launched, home.as_deref()));
                 }
             }
         }
@@ -129,9 +130,18 @@ fn launched_by(program: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The trees a program is installed in, as named and as its links lead: above the outermost
-/// `node_modules` it lives in (an npm prefix or package), else the directory above its `bin/`.
-fn install_trees(program: &Path) -> Vec<PathBuf> {
+/// What of `program`'s install trees a child reads: each [narrowed](narrowed).
+fn reach(program: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    install_trees(program)
+        .into_iter()
+        .flat_map(|(tree, path)| narrowed(&tree, &path, home))
+        .collect()
+}
+
+/// The trees a program is installed in, as named and as its links lead (each with the
+/// program's path that led to it): above the outermost `node_modules` it lives in (an npm
+/// prefix or package), else the directory above its `bin/`.
+fn install_trees(program: &Path) -> Vec<(PathBuf, PathBuf)> {
     let real = std::fs::canonicalize(program).ok();
     [Some(program.to_path_buf()), real]
         .into_iter()
@@ -143,7 +153,101 @@ fn install_trees(program: &Path) -> Vec<PathBuf> {
                 .last()
                 .and_then(Path::parent)
                 .map(Path::to_path_buf);
-            outermost.or_else(|| Some(path.parent()?.parent()?.to_path_buf()))
+            let tree = outermost.or_else(|| Some(path.parent()?.parent()?.to_path_buf()))?;
+            Some((tree, path))
         })
         .collect()
+}
+
+/// Directories of the home directory that many programs share (and keep secrets in): never an
+/// install tree.
+const SHARED_HOME_DIRS: &[&str] = &[
+    ".local",
+    ".local/share",
+    ".local/state",
+    ".config",
+    ".cache",
+];
+
+/// `tree`, where `program` is installed, as a child may read it: never the home directory or a
+/// directory holding it, nor one of its shared directories (`~/.local` for `~/.local/bin/claude`)
+/// — the program's own directory then, or the program alone; and without the `etc/npmrc` of a
+/// Node prefix when it holds a credential (npm's global configuration, an `_authToken`).
+fn narrowed(tree: &Path, program: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let too_wide = |dir: &Path| {
+        home.is_some_and(|home| {
+            crate::sandbox_home::holds_home(dir, home)
+                || SHARED_HOME_DIRS
+                    .iter()
+                    .any(|shared| same_dir(dir, &home.join(shared)))
+        })
+    };
+    let tree = if !too_wide(tree) {
+        tree.to_path_buf()
+    } else {
+        match program.parent() {
+            Some(dir) if !too_wide(dir) => dir.to_path_buf(),
+            _ => return vec![program.to_path_buf()],
+        }
+    };
+    let npmrc = tree.join("etc/npmrc");
+    let excluded = if npmrc.is_file() && crate::credential::in_file(&npmrc) {
+        vec![npmrc]
+    } else {
+        Vec::new()
+    };
+    crate::sandbox_home::cover(&tree, &excluded)
+}
+
+/// Whether `a` and `b` are the same directory (links resolved).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::path::Path;
+
+    use super::narrowed;
+
+    #[test]
+    fn an_install_tree_never_holds_the_home_directory_or_its_shared_directories() {
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path();
+        for dir in [".local/bin", ".ssh", "bin"] {
+            fs::create_dir_all(h.join(dir)).unwrap();
+        }
+        // `~/.local/bin/claude`: the tree above `bin/` would be `~/.local`.
+        let claude = h.join(".local/bin/claude");
+        fs::write(&claude, "x").unwrap();
+        assert_eq!(
+            narrowed(&h.join(".local"), &claude, Some(h)),
+            vec![h.join(".local/bin")]
+        );
+        // `~/bin/agent`: the tree above `bin/` would be the home directory.
+        let agent = h.join("bin/agent");
+        fs::write(&agent, "x").unwrap();
+        assert_eq!(narrowed(h, &agent, Some(h)), vec![h.join("bin")]);
+        // `~/agent`: its own directory is the home directory too.
+        let bare = h.join("agent");
+        fs::write(&bare, "x").unwrap();
+        assert_eq!(narrowed(Path::new("/"), &bare, Some(h)), vec![bare.clone()]);
+    }
+
+    #[test]
+    fn a_node_prefixs_npmrc_with_a_token_is_left_out() {
+        let prefix = tempfile::tempdir().unwrap();
+        let p = prefix.path();
+        fs::create_dir_all(p.join("bin")).unwrap();
+        fs::create_dir_all(p.join("etc")).unwrap();
+        fs::write(p.join("bin/node"), "x").unwrap();
+        fs::write(p.join("etc/npmrc"), "//r/:_authToken=npm_secret\n").unwrap();
+        let granted = narrowed(p, &p.join("bin/node"), None);
+        assert!(granted.iter().any(|g| p.join("bin/node").starts_with(g)));
+        assert!(!granted.iter().any(|g| p.join("etc/npmrc").starts_with(g)));
+    }
 }

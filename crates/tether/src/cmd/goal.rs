@@ -43,8 +43,12 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
         args.no_judge,
     )
     .map_err(Failure::usage)?;
-    // The verify command is code the agent wrote.
-    let sandbox = crate::sandbox::for_run(&loaded.config, &ctx.ws)?;
+    // The verify command is code the agent wrote: in the sandbox of the run that handed the
+    // command over, else in one of its own.
+    let sandbox = match &ctx.run_sandbox {
+        Some(sandbox) => sandbox.clone(),
+        None => crate::sandbox::for_run(&loaded.config, &ctx.ws)?,
+    };
     let signoff = signoff
         .sandboxed(sandbox.shell)
         .with_network_sandbox(sandbox.shell_network);

@@ -4,23 +4,18 @@
 //! question needs it, and the runtime is a single thread, so a client gets its `initialize`
 //! answered within milliseconds.
 
+use std::path::Path;
 use std::time::Duration;
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
-
 use anyhow::{Context as _, Result, anyhow};
-use tether_config::{Config, Workspace};
-use tether_core::bounds::Bounds;
+use tether_config::Config;
 use tether_core::planning::{Baseline, PlanRef, PlanTarget, plan_tools};
-use tether_mcp::{ConfineVerify, ExtraTools, Options, TetherMcp};
-use tether_signoff::Signoff;
+use tether_mcp::{ExtraTools, Options, Sandboxes, TetherMcp, VerifySandbox};
 use tether_store::RunId;
 
 use super::Ctx;
 use crate::cli::McpArgs;
 use crate::exit::Exit;
-use crate::sandbox::RunSandbox;
 
 /// The variable that files the questions under a run (set by a `tether run` that launches
 /// `tether mcp` for an external agent).
@@ -62,7 +57,7 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
         Some(dir) => drafting_tools(ctx, config.as_ref().ok(), dir)?,
         None => ExtraTools::default(),
     };
-    let confine_verify = config.as_ref().ok().map(|c| confine_verify(ctx, c));
+    let verify_sandbox = verify_sandbox(ctx, &config);
     Ok(TetherMcp::new(Options {
         workspace: ctx.ws.clone(),
         store: crate::store::connector(&ctx.ws, ctx.env)?,
@@ -71,38 +66,32 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
         progress_every: Duration::from_millis(args.progress_ms.max(1)),
         extra,
         notice_grace: super::notice_grace(ctx.env),
-        confine_verify,
+        verify_sandbox,
     }))
 }
 
-/// `complete_goal`'s verify commands run in the sandbox `config` describes (for a run's agent,
-/// the run's: see `load_config`), as `tether goal complete`'s do.
-fn confine_verify(ctx: &Ctx<'_>, config: &Config) -> ConfineVerify {
-    let (ws, config) = (ctx.ws.clone(), config.clone());
-    ConfineVerify(Arc::new(move |signoff: Signoff| {
-        let sandbox = verify_sandbox(&ws, &config)?;
-        Ok(signoff
-            .sandboxed(sandbox.shell)
-            .with_network_sandbox(sandbox.shell_network))
-    }))
-}
-
-/// The sandbox verify runs in for `config` in `ws`, built once per process and settings: the
-/// driving process serves its agent's MCP sessions one after another, and each sandbox keeps
-/// a bridge and a directory for the process's life.
-fn verify_sandbox(ws: &Workspace, config: &Config) -> Result<RunSandbox, String> {
-    type Built = Option<((PathBuf, Bounds), RunSandbox)>;
-    static BUILT: Mutex<Built> = Mutex::new(None);
-    let key = (ws.root().to_owned(), Bounds::of(config));
-    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((k, sandbox)) = built.as_ref()
-        && *k == key
-    {
-        return Ok(sandbox.clone());
+/// Where `complete_goal` runs verify: handed over from a run (the agent's own `tether mcp`),
+/// in that run's sandbox; otherwise in one of this server's own, built at the first call.
+fn verify_sandbox(ctx: &Ctx<'_>, config: &Result<Config, String>) -> VerifySandbox {
+    let sandboxes = |run: &crate::sandbox::RunSandbox| Sandboxes {
+        shell: run.shell.clone(),
+        network: run.shell_network.clone(),
+    };
+    if let Some(run) = &ctx.run_sandbox {
+        return VerifySandbox::fixed(sandboxes(run));
     }
-    let sandbox = crate::sandbox::for_run(config, ws).map_err(|e| format!("{e:#}"))?;
-    *built = Some((key, sandbox.clone()));
-    Ok(sandbox)
+    let (ws, config) = (ctx.ws.clone(), config.clone());
+    let built = std::sync::OnceLock::new();
+    VerifySandbox::new(move || {
+        built
+            .get_or_init(|| {
+                let config = config.as_ref().map_err(Clone::clone)?;
+                crate::sandbox::for_run(config, &ws)
+                    .map(|run| sandboxes(&run))
+                    .map_err(|e| format!("the sandbox for verify cannot be set up: {e:#}"))
+            })
+            .clone()
+    })
 }
 
 fn drafting_tools(ctx: &Ctx<'_>, config: Option<&Config>, dir: &Path) -> Result<ExtraTools> {

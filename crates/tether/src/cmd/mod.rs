@@ -49,6 +49,9 @@ pub struct Ctx<'a> {
     /// driving it holds it (the settings that bound the agent as the run keeps them, its judge,
     /// its model…). It stands in for tether.toml, which the agent may have edited.
     pub run_config: Option<std::sync::Arc<Config>>,
+    /// The sandbox of the run a bridged command was handed over from: what it runs for the
+    /// agent (a sign-off's verify) runs there, and nothing is built per call.
+    pub run_sandbox: Option<crate::sandbox::RunSandbox>,
 }
 
 /// tether.toml as loaded now — or, for a command handed over by a run's agent, the run's

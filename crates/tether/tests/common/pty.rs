@@ -27,14 +27,44 @@ impl Pty {
 
     /// [`Pty::start`], with `setup` adding to the command's environment.
     pub fn start_with(dir: &Path, args: &str, setup: impl FnOnce(&mut Command)) -> Pty {
+        Pty::launch(Command::new("script"), dir, args, setup)
+    }
+
+    /// [`Pty::start_with`] as an ordinary user when the tests run as root (see
+    /// [`unprivileged`](super::unprivileged)): the terminal, the workspace and tether are that
+    /// user's, as a person's own terminal is theirs.
+    pub fn start_unprivileged(dir: &Path, args: &str, setup: impl FnOnce(&mut Command)) -> Pty {
+        use super::unprivileged::{NOBODY, chown_tree, is_root};
+        if !is_root() {
+            return Pty::start_with(dir, args, setup);
+        }
+        chown_tree(dir);
+        let mut setpriv = Command::new("setpriv");
+        setpriv.args([
+            &format!("--reuid={NOBODY}"),
+            &format!("--regid={NOBODY}"),
+            "--clear-groups",
+            "--",
+            "script",
+        ]);
+        Pty::launch(setpriv, dir, args, setup)
+    }
+
+    /// Runs `tether <args>` through `script` (`launcher` runs it, with what follows added).
+    fn launch(
+        mut launcher: Command,
+        dir: &Path,
+        args: &str,
+        setup: impl FnOnce(&mut Command),
+    ) -> Pty {
         let line = format!("exec {} {args}", env!("CARGO_BIN_EXE_tether"));
-        let mut script = Command::new("script");
-        isolate(&mut script)
+        let script = &mut launcher;
+        isolate(script)
             // -e: script exits with tether's code; -f: the screen is flushed as it is written.
             .args(["-qfec", &line, "/dev/null"])
             .current_dir(dir)
             .env("TERM", "dumb");
-        setup(&mut script);
+        setup(script);
         let mut child = script
             // The keys typed: script passes them to the terminal.
             .stdin(Stdio::piped())

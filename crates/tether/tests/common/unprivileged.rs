@@ -21,7 +21,12 @@ pub fn is_root() -> bool {
 /// `tether` in `dir`, isolated, with no arguments yet: as [`NOBODY`] when the tests run as root
 /// (everything in `dir` is handed to that user first, so make the workspace before).
 pub fn tether(dir: &Path) -> Command {
-    let bin = env!("CARGO_BIN_EXE_tether");
+    tether_at(Path::new(env!("CARGO_BIN_EXE_tether")), dir)
+}
+
+/// [`tether`], with the tether binary at `bin` (a copy kept elsewhere; the ordinary user must be
+/// able to run it).
+pub fn tether_at(bin: &Path, dir: &Path) -> Command {
     let mut c = if is_root() {
         chown_tree(dir);
         let mut c = Command::new("setpriv");
@@ -30,8 +35,8 @@ pub fn tether(dir: &Path) -> Command {
             &format!("--regid={NOBODY}"),
             "--clear-groups",
             "--",
-            bin,
         ]);
+        c.arg(bin);
         c
     } else {
         Command::new(bin)
@@ -41,7 +46,7 @@ pub fn tether(dir: &Path) -> Command {
 }
 
 /// Hands `dir` and everything in it to [`NOBODY`].
-fn chown_tree(dir: &Path) {
+pub fn chown_tree(dir: &Path) {
     let id = Some(NOBODY.parse().unwrap());
     let mut dirs = vec![dir.to_owned()];
     while let Some(d) = dirs.pop() {

@@ -48,6 +48,7 @@ mod resume_slack;
 mod resume_telegram;
 mod runaway;
 mod sandbox;
+mod sandbox_reach;
 mod secrets;
 mod signoff_quotes;
 mod sinks_on_exit;

@@ -34,6 +34,7 @@ fn ensure(dir: &std::path::Path, approve: bool, answer: Option<&str>) -> Run {
             bridged: false,
             input: None,
             run_config: None,
+            run_sandbox: None,
         };
         match answer {
             Some(a) => {
