@@ -1,23 +1,14 @@
 //! The `tether` binary: parses the command line, sets up logging on stderr, runs one command,
 //! and turns its result into an exit code. stdout carries only results (text or `--json`).
 
-mod agent_key;
-mod bridge;
+mod bridged;
 mod cli;
 mod cmd;
-mod credential;
 mod demo;
-mod drafting;
-mod executor;
 mod exit;
 mod failure;
 mod guard;
-mod sandbox;
-mod sandbox_cli;
-mod sandbox_home;
 mod sinks;
-mod store;
-mod worktree;
 
 use std::io::{self, Write as _};
 use std::process::ExitCode;
@@ -33,8 +24,8 @@ use crate::failure::Failure;
 fn main() -> ExitCode {
     // Inside the sandbox the store is out of reach: the process driving the run runs this
     // command for the agent.
-    if let Some(socket) = std::env::var_os(bridge::BRIDGE_VAR) {
-        return ExitCode::from(bridge::forward(std::path::Path::new(&socket)));
+    if let Some(socket) = std::env::var_os(tether_runtime::bridge::BRIDGE_VAR) {
+        return ExitCode::from(forward(std::path::Path::new(&socket)));
     }
     let cli = Cli::parse();
     init_logging(cli.verbose);
@@ -42,7 +33,7 @@ fn main() -> ExitCode {
     if let Command::Mcp(args) = &cli.command
         && let Some(socket) = &args.bridge
     {
-        return ExitCode::from(bridge::forward(socket));
+        return ExitCode::from(forward(socket));
     }
     let ws = match workspace(&cli) {
         Ok(ws) => ws,
@@ -69,11 +60,24 @@ fn main() -> ExitCode {
     }
 }
 
+/// Hands this command line to the process driving the run through the bridge at `socket`.
+fn forward(socket: &std::path::Path) -> u8 {
+    let argv: Vec<String> = std::env::args().collect();
+    let what = bridged::forwarded(&argv);
+    tether_runtime::bridge::forward(socket, argv, what)
+}
+
 /// The exit code of a command that failed, and what it prints on stderr: the error's chain,
 /// each cause once, with control characters escaped (errors quote goal ids, plan lines and
-/// tool output).
+/// tool output). A usage error (exit 2) is one a command marked ([`Failure`]), or one the
+/// runtime says a person must fix.
 fn failed(e: &anyhow::Error) -> (u8, String) {
-    let code = if e.chain().any(|c| c.is::<Failure>()) {
+    let usage = |c: &(dyn std::error::Error + 'static)| {
+        c.is::<Failure>()
+            || c.downcast_ref::<tether_runtime::Error>()
+                .is_some_and(tether_runtime::Error::is_usage)
+    };
+    let code = if e.chain().any(usage) {
         Exit::Usage
     } else {
         Exit::Error

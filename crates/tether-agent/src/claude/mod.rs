@@ -18,9 +18,34 @@ use futures_util::future::BoxFuture;
 use tether_tools::{ProgramRun, ShellEnd};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{Agent, Cli, CliError, CliSettings, RunId, SERVER, TOOL_TIMEOUT, limits};
+use crate::cli::{
+    AgentCli, Cli, CliError, CliSettings, ConfigDir, Gate, RunId, SERVER, TOOL_TIMEOUT, Version,
+    limits,
+};
 use crate::executor::{Access, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 use stream::{Seen, StreamParser};
+
+/// Claude Code as tether knows it.
+pub const CLI: AgentCli = AgentCli {
+    kind: "claude",
+    title: "Claude Code",
+    program: "claude",
+    install: "npm install -g @anthropic-ai/claude-code (with Node 22 or newer)",
+    // stream-json with `system/init` MCP statuses, --strict-mcp-config, MCP_TOOL_TIMEOUT.
+    minimum: Version::new(2, 0, 0),
+    env_prefixes: &["ANTHROPIC_", "CLAUDE_", "NODE_"],
+    config_dir: ConfigDir {
+        var: "CLAUDE_CONFIG_DIR",
+        default: ".claude",
+        named_by_tether: true,
+    },
+    // Its configuration names no variable of its own: its `ANTHROPIC_*` variables pass by
+    // prefix.
+    key: None,
+    gate: Gate::Hook,
+    acp_adapter: Some("claude"),
+    executor: |settings, run| std::sync::Arc::new(ClaudeExecutor::new(settings, run)),
+};
 
 /// tether's tools, as Claude Code names them.
 pub const TOOLS: [&str; 4] = [
@@ -46,7 +71,7 @@ impl ClaudeExecutor {
     /// An executor running `settings`; `run` names the run once it exists.
     pub fn new(settings: CliSettings, run: RunId) -> Self {
         ClaudeExecutor {
-            cli: Cli::new(Agent::Claude, settings, run),
+            cli: Cli::new(&CLI, settings, run),
         }
     }
 

@@ -20,7 +20,7 @@ fn cli(run: Option<&'static str>) -> Cli {
         bridge: None,
     };
     Cli::new(
-        Agent::Claude,
+        &crate::claude::CLI,
         settings,
         Arc::new(move || run.map(str::to_owned)),
     )

@@ -5,7 +5,9 @@
 //!   builds the supervised child process (own process group, timeout, null or fed stdin, the
 //!   keys tether holds removed), checks the CLI's version once, and names tether's MCP server
 //!   for the run (`<tether> mcp --run <id> -C <workspace>`).
-//! - [`Agent`]: which CLI, with its install fix and the oldest version tether supports.
+//! - [`AgentCli`]: one CLI as tether knows it (its install fix, the oldest version tether
+//!   supports, its sandbox needs, its key, its executor), every one registered once in
+//!   [`AGENT_CLIS`]; [`Agent`] names one.
 //! - [`CliError`]: the ways a CLI fails, each saying what to do.
 //! - [`lines`]: the stream reader that keeps the raw output as the transcript and hands each
 //!   complete JSON line to the CLI's own parser; [`summary`] the one-line tool-call summary.
@@ -13,6 +15,7 @@
 //! - [`limits`]: recognising a usage or rate limit in what a CLI printed, so the loop waits it
 //!   out instead of counting a failed iteration.
 
+pub mod descriptor;
 pub mod key;
 pub mod limits;
 pub(crate) mod lines;
@@ -25,6 +28,7 @@ use std::time::Duration;
 
 use tether_tools::{ProgramCommand, ShellEnd};
 
+pub use descriptor::{AGENT_CLIS, AgentCli, ConfigDir, Gate, KeyNaming, find};
 pub use version::{Version, parse_version};
 
 /// The MCP server name tether's tools are served under (`mcp__tether__ask_human`).
@@ -51,59 +55,8 @@ pub(crate) const MAX_STDOUT: usize = 64 * 1024;
 /// The run a turn belongs to, once it exists (the MCP server files questions under it).
 pub type RunId = Arc<dyn Fn() -> Option<String> + Send + Sync>;
 
-/// Which agent CLI.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Agent {
-    /// Claude Code (`claude`).
-    Claude,
-    /// OpenAI Codex CLI (`codex`).
-    Codex,
-    /// The pi coding agent (`pi`).
-    Pi,
-}
-
-impl Agent {
-    /// Its name for people (`Claude Code`).
-    pub fn title(self) -> &'static str {
-        match self {
-            Agent::Claude => "Claude Code",
-            Agent::Codex => "Codex",
-            Agent::Pi => "pi",
-        }
-    }
-
-    /// The program's default name on `PATH`.
-    pub fn program(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Pi => "pi",
-        }
-    }
-
-    /// How to install it.
-    pub fn install(self) -> &'static str {
-        match self {
-            Agent::Claude => "npm install -g @anthropic-ai/claude-code (with Node 22 or newer)",
-            Agent::Codex => "npm install -g @openai/codex",
-            Agent::Pi => {
-                "npm install -g @earendil-works/pi-coding-agent (with Node 22.19 or newer)"
-            }
-        }
-    }
-
-    /// The oldest version tether drives: the first with every flag and event tether relies on.
-    pub fn minimum(self) -> Version {
-        match self {
-            // stream-json with `system/init` MCP statuses, --strict-mcp-config, MCP_TOOL_TIMEOUT.
-            Agent::Claude => Version::new(2, 0, 0),
-            // `exec --json` item events, namespaced MCP tools, per-tool approval modes.
-            Agent::Codex => Version::new(0, 160, 0),
-            // Built-in MCP support with `"exposure": "direct"`.
-            Agent::Pi => Version::new(0, 99, 0),
-        }
-    }
-}
+/// Which agent CLI: its descriptor (see [`descriptor`]).
+pub type Agent = &'static AgentCli;
 
 /// How an agent CLI is run (`[executor]` in tether.toml).
 #[derive(Clone)]
@@ -186,7 +139,7 @@ pub enum CliError {
     #[error(
         "{agent} does not run: `{program} --version` {detail}; install it with `{install}` or \
          set [executor] program in tether.toml to its path",
-        agent = agent.title(), install = agent.install()
+        agent = agent.title, install = agent.install
     )]
     NotRunnable {
         /// Which CLI.
@@ -200,7 +153,7 @@ pub enum CliError {
     #[error(
         "{agent} {found} is too old: tether needs {minimum} or newer; update it with \
          `{install}` or set [executor] program to a newer one",
-        agent = agent.title(), install = agent.install()
+        agent = agent.title, install = agent.install
     )]
     TooOld {
         /// Which CLI.
@@ -214,7 +167,7 @@ pub enum CliError {
     #[error(
         "{agent} could not start tether's MCP server ({status}); check that `{tether} mcp \
          --run <run>` runs in this workspace (`tether doctor` tries it)",
-        agent = agent.title()
+        agent = agent.title
     )]
     McpNotConnected {
         /// Which CLI.
@@ -225,7 +178,7 @@ pub enum CliError {
         tether: String,
     },
     /// The process failed or reported an error result.
-    #[error("{agent} failed ({end}): {detail}", agent = agent.title())]
+    #[error("{agent} failed ({end}): {detail}", agent = agent.title)]
     Failed {
         /// Which CLI.
         agent: Agent,
@@ -235,7 +188,7 @@ pub enum CliError {
         detail: String,
     },
     /// The turn ran longer than `turn_timeout_secs`.
-    #[error("{agent} ran longer than {secs} s and was killed", agent = agent.title())]
+    #[error("{agent} ran longer than {secs} s and was killed", agent = agent.title)]
     Timeout {
         /// Which CLI.
         agent: Agent,

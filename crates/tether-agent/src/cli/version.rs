@@ -73,7 +73,7 @@ impl Cli {
             let detail = format!("printed no version: {:?}", run.stdout.trim());
             return Err(setup(self.not_runnable(detail)));
         };
-        let minimum = self.agent.minimum();
+        let minimum = self.agent.minimum;
         if found < minimum {
             return Err(setup(CliError::TooOld {
                 agent: self.agent,

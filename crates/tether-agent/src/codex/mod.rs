@@ -20,13 +20,43 @@ use tether_tools::{ProgramRun, ShellEnd, run_program_tees};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::lines::LineSink;
-use crate::cli::{Agent, Cli, CliError, CliSettings, RunId, SERVER, TOOL_TIMEOUT, limits};
+use crate::cli::{
+    AgentCli, Cli, CliError, CliSettings, ConfigDir, Gate, KeyNaming, RunId, SERVER, TOOL_TIMEOUT,
+    Version, limits,
+};
 use crate::executor::{Access, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 use stream::{Seen, StderrWatch, StreamParser};
 
 /// How long Codex waits for tether's MCP server to start (it answers at once; a cold disk may
 /// be slow).
 const MCP_STARTUP_SECS: u64 = 60;
+
+/// Codex as tether knows it.
+pub const CLI: AgentCli = AgentCli {
+    kind: "codex",
+    title: "Codex",
+    program: "codex",
+    install: "npm install -g @openai/codex",
+    // `exec --json` item events, namespaced MCP tools, per-tool approval modes.
+    minimum: Version::new(0, 160, 0),
+    env_prefixes: &["OPENAI_", "CODEX_", "NODE_"],
+    config_dir: ConfigDir {
+        var: "CODEX_HOME",
+        default: ".codex",
+        named_by_tether: true,
+    },
+    key: Some(KeyNaming {
+        read: provider::provider_key,
+        setting: |provider| {
+            format!("env_key in [model_providers.{provider}] of Codex's config.toml")
+        },
+    }),
+    gate: Gate::Ungated {
+        allows: "every command its workspace-write sandbox allows",
+    },
+    acp_adapter: Some("codex"),
+    executor: |settings, run| std::sync::Arc::new(CodexExecutor::new(settings, run)),
+};
 
 /// Runs Codex per turn.
 pub struct CodexExecutor {
@@ -37,7 +67,7 @@ impl CodexExecutor {
     /// An executor running `settings`; `run` names the run once it exists.
     pub fn new(settings: CliSettings, run: RunId) -> Self {
         CodexExecutor {
-            cli: Cli::new(Agent::Codex, settings, run),
+            cli: Cli::new(&CLI, settings, run),
         }
     }
 

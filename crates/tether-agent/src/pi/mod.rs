@@ -30,7 +30,10 @@ use futures_util::future::BoxFuture;
 use tether_tools::{ProgramRun, ShellEnd, run_program};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{Agent, Cli, CliError, CliSettings, RunId, SERVER, TOOL_TIMEOUT, limits};
+use crate::cli::{
+    AgentCli, Cli, CliError, CliSettings, ConfigDir, Gate, KeyNaming, RunId, SERVER, TOOL_TIMEOUT,
+    Version, limits,
+};
 use crate::executor::{Access, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 use stream::{Seen, StreamParser};
 
@@ -43,6 +46,31 @@ const MCP_LIST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How much of `pi mcp list`'s report goes into the error.
 const MCP_STATUS_CHARS: usize = 600;
+
+/// pi as tether knows it.
+pub const CLI: AgentCli = AgentCli {
+    kind: "pi",
+    title: "pi",
+    program: "pi",
+    install: "npm install -g @earendil-works/pi-coding-agent (with Node 22.19 or newer)",
+    // Built-in MCP support with `"exposure": "direct"`.
+    minimum: Version::new(0, 99, 0),
+    env_prefixes: &["PI_", "ANTHROPIC_", "OPENAI_", "GEMINI_", "NODE_"],
+    // Each run gets an agent directory of its own, which names itself to pi.
+    config_dir: ConfigDir {
+        var: "PI_CODING_AGENT_DIR",
+        default: ".pi/agent",
+        named_by_tether: false,
+    },
+    key: Some(KeyNaming {
+        read: |dir, args| provider::provider_key(Some(dir), args),
+        setting: |_| "the provider's apiKey in pi's models.json (\"apiKey\": \"$NAME\")".to_owned(),
+    }),
+    gate: Gate::Extension,
+    // No ACP adapter of pi is known by its name.
+    acp_adapter: None,
+    executor: |settings, run| std::sync::Arc::new(PiExecutor::new(settings, run)),
+};
 
 /// Runs pi per turn.
 pub struct PiExecutor {
@@ -66,7 +94,7 @@ impl PiExecutor {
             .map(|(_, value)| value.clone());
         settings.env.retain(|(key, _)| key != agent_dir::VAR);
         PiExecutor {
-            cli: Cli::new(Agent::Pi, settings, run),
+            cli: Cli::new(&CLI, settings, run),
             user_dir: agent_dir::user_dir(configured),
             mcp_connected: OnceLock::new(),
         }

@@ -186,7 +186,7 @@ fn claude_gate(ws: &Path, program: &str) -> String {
         bridge: None,
     };
     let cli = tether_agent::cli::Cli::new(
-        tether_agent::Agent::Claude,
+        tether_agent::cli::find("claude").unwrap(),
         settings,
         std::sync::Arc::new(|| None),
     );

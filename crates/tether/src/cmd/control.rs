@@ -32,7 +32,7 @@ pub(super) fn ago(ms: i64) -> String {
 
 /// `tether status`.
 pub fn status(ctx: &mut Ctx<'_>, args: &StatusArgs) -> Result<Exit> {
-    let store = crate::store::open(&ctx.ws, ctx.env)?;
+    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
     let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
     let view = control::view(&store, &ctx.ws, &run)?;
     if args.json {
@@ -143,7 +143,7 @@ fn write_status(out: &mut String, v: &RunView) -> std::fmt::Result {
 
 /// `tether pause`.
 pub fn pause(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
-    let store = crate::store::open(&ctx.ws, ctx.env)?;
+    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
     let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
     let line = match control::pause(&store, &ctx.ws, &run, "cli")? {
         Control::Requested => {
@@ -164,7 +164,7 @@ pub fn pause(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
 
 /// `tether cancel`.
 pub fn cancel(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
-    let store = crate::store::open(&ctx.ws, ctx.env)?;
+    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
     let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
     let line = match control::cancel(&store, &ctx.ws, &run, "cli")? {
         Control::Requested => format!("cancel requested: run {} stops now", run.id),
@@ -177,7 +177,7 @@ pub fn cancel(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
 
 /// `tether say`.
 pub fn say(ctx: &mut Ctx<'_>, args: &SayArgs) -> Result<Exit> {
-    let store = crate::store::open(&ctx.ws, ctx.env)?;
+    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
     let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
     let by = super::who(ctx);
     match control::say(&store, &run, &args.message, &by)? {
@@ -201,13 +201,13 @@ pub fn say(ctx: &mut Ctx<'_>, args: &SayArgs) -> Result<Exit> {
 /// and printed.
 pub fn report(ctx: &mut Ctx<'_>, args: &crate::cli::ReportArgs) -> Result<Exit> {
     let run = {
-        let store = crate::store::open(&ctx.ws, ctx.env)?;
+        let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
         control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?
     };
     let (path, markdown) = match write_report(ctx, &run.id)? {
         Some((path, markdown)) => (Some(path), markdown),
         None => {
-            let store = crate::store::open(&ctx.ws, ctx.env)?;
+            let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
             (None, tether_core::report::render(&store, &run, None)?)
         }
     };
@@ -229,50 +229,23 @@ pub fn report(ctx: &mut Ctx<'_>, args: &crate::cli::ReportArgs) -> Result<Exit> 
 
 /// Renders run `id`'s report and writes it to `.tether/runs/<run>/report.md`: the path and the
 /// markdown, or `None` for a run of another machine (its directory is there, not here).
-pub fn write_report(
+fn write_report(
     ctx: &Ctx<'_>,
     id: &tether_store::RunId,
 ) -> Result<Option<(std::path::PathBuf, String)>> {
-    let store = crate::store::open(&ctx.ws, ctx.env)?;
+    let journal =
+        tether_store::Journal::new(tether_runtime::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     let env_remove = tether_config::load(ctx.ws.root(), ctx.env)
         .map(|loaded| loaded.config.key_vars())
         .unwrap_or_default();
-    write_report_from(ctx, &store, id, &env_remove)
-}
-
-/// [`write_report`] from `store`, with the git it runs for the diffstat started without the
-/// variables `env_remove` names: the driving process's own, at the end of its run (not what
-/// tether.toml, which the agent could edit, says by then).
-pub fn write_report_from(
-    ctx: &Ctx<'_>,
-    store: &tether_store::Store,
-    id: &tether_store::RunId,
-    env_remove: &[String],
-) -> Result<Option<(std::path::PathBuf, String)>> {
-    let run = store.run(id)?;
-    if tether_store::control::is_elsewhere(&run) {
-        return Ok(None);
-    }
-    // A run in a worktree of its own changed the worktree's files.
-    let worked_in = if run.workspace != ctx.ws.root() && run.workspace.is_dir() {
-        tether_config::Workspace::at(&run.workspace).with_state_dir(ctx.ws.state_dir())
-    } else {
-        ctx.ws.clone()
-    };
-    let files = tokio::runtime::Builder::new_current_thread()
+    let written = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
-        .block_on(tether_core::snapshot::diffstat(
-            &worked_in,
-            &run.id,
-            &tether_git::AtStart::of_spec(&run.spec),
-            env_remove,
-        ));
-    let markdown = tether_core::report::render(store, &run, files.as_deref())?;
-    let path = ctx.ws.runs_dir().join(run.id.as_str()).join("report.md");
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::write(&path, &markdown)?;
-    Ok(Some((path, markdown)))
+        .block_on(tether_runtime::report::write(
+            &ctx.ws,
+            &journal,
+            id,
+            &env_remove,
+        ))?;
+    Ok(written)
 }

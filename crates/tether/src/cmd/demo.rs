@@ -105,10 +105,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     );
     // The scripted agent's commands run sandboxed like a real one's, where the kernel can.
     let sandbox = match tether_sandbox::Support::probe().check() {
-        Ok(()) => crate::sandbox::for_run(&Config::default(), &ws)?,
+        Ok(()) => {
+            tether_runtime::sandbox::for_run(&Config::default(), &ws, &crate::bridged::host())?
+        }
         Err(e) => {
             eprintln!("note: the demo runs without the sandbox: {e}");
-            crate::sandbox::RunSandbox::default()
+            tether_runtime::sandbox::RunSandbox::default()
         }
     };
     let signoff = Signoff::new(ws.clone(), journal.clone(), "plan.md")

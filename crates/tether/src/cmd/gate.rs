@@ -85,7 +85,7 @@ fn decide(ctx: &Ctx<'_>, args: &GateArgs) -> Result<Decision> {
     };
     // Handed over by a run's agent: the run's configuration (its `[human] ask_before`).
     let config = super::load_config(ctx)?.config;
-    let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
+    let journal = Journal::new(tether_runtime::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     // Never the terminal: stdin is the hook's, and the loop's own terminal shows the question.
     let desk = Desk::from_config(&config, &ctx.ws, journal.clone(), Console::Absent);
     let cell = std::sync::Arc::new(std::sync::Mutex::new(run.clone()));

@@ -34,7 +34,7 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
     // Handed over by a run's agent: the run's configuration (its sandbox, verify timeout and
     // judge), not tether.toml as the agent may have left it.
     let loaded = super::load_config(ctx).map_err(Failure::usage)?;
-    let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
+    let journal = Journal::new(tether_runtime::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     let signoff = Signoff::from_config(
         ctx.ws.clone(),
         journal.clone(),
@@ -47,7 +47,7 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
     // command over, else in one of its own.
     let sandbox = match &ctx.run_sandbox {
         Some(sandbox) => sandbox.clone(),
-        None => crate::sandbox::for_run(&loaded.config, &ctx.ws)?,
+        None => tether_runtime::sandbox::for_run(&loaded.config, &ctx.ws, &crate::bridged::host())?,
     };
     let signoff = signoff
         .sandboxed(sandbox.shell)
@@ -234,7 +234,7 @@ fn write_verify(
 fn cancel(ctx: &mut Ctx<'_>, args: &GoalCancelArgs) -> Result<Exit> {
     super::require_human(ctx, HumanAct::CancelGoal)?;
     let loaded = super::load_config(ctx).map_err(Failure::usage)?;
-    let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
+    let journal = Journal::new(tether_runtime::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     let plan = loaded.config.plan_path(ctx.ws.root());
     let signoff = Signoff::new(ctx.ws.clone(), journal, plan);
     match signoff.cancel_goal_by_person(&args.id, &args.reason, &super::who(ctx))? {
@@ -269,7 +269,7 @@ fn add_criterion(ctx: &mut Ctx<'_>, args: &GoalAddCriterionArgs) -> Result<Exit>
         .goal(&args.id)
         .ok_or_else(|| Failure::usage(anyhow!("goal `{}` is no longer in the plan", args.id)))?;
     let hash = goal.contract_hash();
-    let store = crate::store::open(&ctx.ws, ctx.env)?;
+    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
     store.approve_contract_terms(
         &tether_signoff::plan_key(&ctx.ws, &path),
         &args.id,

@@ -30,7 +30,7 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
     }
     // Handed over by a run's agent: the run's channels, not tether.toml as it may have left it.
     let loaded = super::load_config(ctx).map_err(Failure::usage)?;
-    let journal = Journal::new(crate::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
+    let journal = Journal::new(tether_runtime::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     // An agent's question handed over from the sandbox goes to the channels, never to the
     // terminal of the process driving the run.
     let console = if ctx.bridged {
@@ -130,7 +130,7 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
             "the answer is empty; give the text the agent should read (tether answer {id} \"…\")"
         )));
     }
-    let store = crate::store::open(&ctx.ws, ctx.env)?;
+    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
     let responder = args.responder.clone().unwrap_or_else(|| super::who(ctx));
     // Whoever waits for the question tells its channels who answered; when nobody does, this
     // process tells the sinks (see `tether_human::late_answer`).
@@ -231,7 +231,7 @@ struct Pending {
 
 /// `tether questions`.
 pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
-    let store = crate::store::open(&ctx.ws, ctx.env)?;
+    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
     let pending = store
         .pending_questions()?
         .into_iter()
@@ -293,7 +293,7 @@ pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
 
 /// `tether history`.
 pub fn history(ctx: &mut Ctx<'_>, args: &HistoryArgs) -> Result<Exit> {
-    let store = crate::store::open(&ctx.ws, ctx.env)?;
+    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
     let all = store.question_history(args.limit)?;
     if args.json {
         serde_json::to_writer_pretty(&mut *ctx.out, &all)?;

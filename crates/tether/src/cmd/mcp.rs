@@ -17,9 +17,7 @@ use super::Ctx;
 use crate::cli::McpArgs;
 use crate::exit::Exit;
 
-/// The variable that files the questions under a run (set by a `tether run` that launches
-/// `tether mcp` for an external agent).
-pub const RUN_ENV: &str = "TETHER_RUN_ID";
+use tether_runtime::bridge::RUN_ENV;
 
 /// `tether mcp`.
 pub fn run(ctx: &mut Ctx<'_>, args: &McpArgs) -> Result<Exit> {
@@ -60,7 +58,7 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
     let verify_sandbox = verify_sandbox(ctx, &config);
     Ok(TetherMcp::new(Options {
         workspace: ctx.ws.clone(),
-        store: crate::store::connector(&ctx.ws, ctx.env)?,
+        store: tether_runtime::store::connector(&ctx.ws, ctx.env)?,
         config,
         run,
         progress_every: Duration::from_millis(args.progress_ms.max(1)),
@@ -73,7 +71,7 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
 /// Where `complete_goal` runs verify: handed over from a run (the agent's own `tether mcp`),
 /// in that run's sandbox; otherwise in one of this server's own, built at the first call.
 fn verify_sandbox(ctx: &Ctx<'_>, config: &Result<Config, String>) -> VerifySandbox {
-    let sandboxes = |run: &crate::sandbox::RunSandbox| Sandboxes {
+    let sandboxes = |run: &tether_runtime::sandbox::RunSandbox| Sandboxes {
         shell: run.shell.clone(),
         network: run.shell_network.clone(),
     };
@@ -86,7 +84,7 @@ fn verify_sandbox(ctx: &Ctx<'_>, config: &Result<Config, String>) -> VerifySandb
         built
             .get_or_init(|| {
                 let config = config.as_ref().map_err(Clone::clone)?;
-                crate::sandbox::for_run(config, &ws)
+                tether_runtime::sandbox::for_run(config, &ws, &crate::bridged::host())
                     .map(|run| sandboxes(&run))
                     .map_err(|e| format!("the sandbox for verify cannot be set up: {e:#}"))
             })

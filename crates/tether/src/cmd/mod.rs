@@ -37,7 +37,7 @@ pub struct Ctx<'a> {
     /// The workspace the command works in.
     pub ws: Workspace,
     /// The process environment (tests and embedders may substitute their own).
-    pub env: &'a dyn Env,
+    pub env: &'a (dyn Env + Sync),
     /// Where results go (stdout): text or JSON, nothing else.
     pub out: &'a mut dyn Write,
     /// Whether the command was handed over by a sandboxed agent (see `bridge`): it has no
@@ -51,7 +51,7 @@ pub struct Ctx<'a> {
     pub run_config: Option<std::sync::Arc<Config>>,
     /// The sandbox of the run a bridged command was handed over from: what it runs for the
     /// agent (a sign-off's verify) runs there, and nothing is built per call.
-    pub run_sandbox: Option<crate::sandbox::RunSandbox>,
+    pub run_sandbox: Option<tether_runtime::sandbox::RunSandbox>,
 }
 
 /// tether.toml as loaded now — or, for a command handed over by a run's agent, the run's

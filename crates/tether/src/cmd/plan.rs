@@ -108,8 +108,8 @@ fn show(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
 /// The store, or an empty one in memory when the workspace has none yet (a reading command does
 /// not create `.tether/`); a team store when one is configured.
 fn store_for_reading(ctx: &Ctx<'_>) -> Result<Store> {
-    if ctx.ws.db_path().is_file() || crate::store::is_team(&ctx.ws, ctx.env)? {
-        return crate::store::open(&ctx.ws, ctx.env);
+    if ctx.ws.db_path().is_file() || tether_runtime::store::is_team(&ctx.ws, ctx.env)? {
+        return Ok(tether_runtime::store::open(&ctx.ws, ctx.env)?);
     }
     Ok(Store::open_in_memory()?)
 }

@@ -1,16 +1,13 @@
 //! `tether ralph`: the Ralph loop in the foreground (a Ralph run is resumed by `tether resume`).
 
-use std::future::Future;
-use std::time::Instant;
-
 use anyhow::{Context as _, Result, anyhow};
 use tether_config::Workspace;
-use tether_core::ralph::{self, Deps, LoopError, MAX_ITERATIONS_CEILING, RalphEnd, RalphSpec};
-use tether_store::{RunCell, RunId};
-use tokio_util::sync::CancellationToken;
+use tether_core::ralph::{MAX_ITERATIONS_CEILING, RalphEnd};
+use tether_runtime::launch::{Place, RunSpec};
+use tether_store::RunId;
 
 use super::Ctx;
-use super::foreground::{self, Loop, Parts, Start};
+use super::foreground::{self, Shown};
 use crate::cli::RalphArgs;
 use crate::exit::Exit;
 use crate::failure::Failure;
@@ -52,106 +49,75 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RalphArgs) -> Result<Exit> {
             }
         );
     }
-    let spec = RalphSpec {
-        prompt,
-        promise: args.completion_promise.clone(),
-        max_iterations: (max != 0).then_some(max),
-        budget: super::budget::from_flags(&loaded.config.r#loop, &args.budget),
-        max_consecutive_failures: loaded.config.r#loop.max_consecutive_failures,
+    let config = loaded.config;
+    let max = (max != 0).then_some(max);
+    let promise = args.completion_promise.clone();
+    let shown = Shown {
+        label: LABEL,
+        max,
+        banner: ("ralph run", banner(max, promise.as_deref())),
+        events: args.events,
     };
-    let run = RunCell::default();
-    let start = Start::New(spec);
-    let config = &loaded.config;
-    let bounds = super::settings::for_new_run(ctx, config);
-    let parts = Parts::new::<RalphLoop>(
-        &ctx.ws,
-        ctx.env,
-        (config, bounds),
-        &start,
-        (args.events, args.place),
-        |ws, _, human| crate::executor::from_config(config, ws, ctx.env, human, &run),
-    )?;
-    foreground::drive::<RalphLoop>(ctx, parts, &run, start, args.events)
+    let budget = super::budget::from_flags(&config.r#loop, &args.budget);
+    let spec = RunSpec::ralph(&config, prompt, promise, max, budget);
+    let bounds = super::settings::for_new_run(ctx, &config);
+    let place = Place {
+        worktree: args.place.worktree,
+        commit: args.place.commit,
+    };
+    let fg = foreground::prepare(ctx, (config, bounds), spec, place, shown)?;
+    foreground::drive(ctx, fg, super::run::report)
 }
 
-/// The Ralph loop in the foreground.
-pub struct RalphLoop;
+/// Names the progress line of a Ralph run.
+pub const LABEL: &str = "ralph";
 
-impl Loop for RalphLoop {
-    type Spec = RalphSpec;
-    type End = RalphEnd;
-    const LABEL: &'static str = "ralph";
-    const COMMITS_WHEN_DONE: bool = true;
+/// What the line announcing a new Ralph run says after its id.
+fn banner(max: Option<u32>, promise: Option<&str>) -> String {
+    let budget = max.map_or_else(
+        || "no limit".to_owned(),
+        |m| format!("up to {m} iterations"),
+    );
+    let promise = promise.map_or_else(String::new, |p| format!(" · promise {p:?}"));
+    format!("{budget}{promise}")
+}
 
-    fn max_iterations(spec: &RalphSpec) -> Option<u32> {
-        spec.max_iterations
-    }
-
-    fn banner(spec: &RalphSpec) -> (&'static str, String) {
-        let budget = spec.max_iterations.map_or_else(
-            || "no limit".to_owned(),
-            |m| format!("up to {m} iterations"),
-        );
-        let promise = spec
-            .promise
-            .as_ref()
-            .map_or_else(String::new, |p| format!(" · promise {p:?}"));
-        ("ralph run", format!("{budget}{promise}"))
-    }
-
-    fn start(
-        deps: &Deps,
-        spec: RalphSpec,
-        interrupt: CancellationToken,
-        on_start: impl FnOnce(&RunId),
-    ) -> impl Future<Output = Result<(RunId, RalphEnd), LoopError>> {
-        ralph::start(deps, spec, interrupt, on_start)
-    }
-
-    fn resume(
-        deps: &Deps,
-        run: &RunId,
-        interrupt: CancellationToken,
-    ) -> impl Future<Output = Result<RalphEnd, LoopError>> {
-        ralph::resume(deps, run, "cli", interrupt)
-    }
-
-    fn report(ws: &Workspace, run: &RunId, end: &RalphEnd, _: Instant) -> (String, Exit) {
-        let transcripts = ws
-            .display(&ws.runs_dir().join(run.to_string()))
-            .into_owned();
-        match end {
-            RalphEnd::PromiseKept { iteration } => (
-                format!(
-                    "promise kept in iteration {iteration}: run {run} completed (transcripts: {transcripts}/)"
-                ),
-                Exit::Done,
+/// The closing line of a Ralph run and its exit code.
+pub fn ralph_report(ws: &Workspace, run: &RunId, end: &RalphEnd) -> (String, Exit) {
+    let transcripts = ws
+        .display(&ws.runs_dir().join(run.to_string()))
+        .into_owned();
+    match end {
+        RalphEnd::PromiseKept { iteration } => (
+            format!(
+                "promise kept in iteration {iteration}: run {run} completed (transcripts: {transcripts}/)"
             ),
-            RalphEnd::BudgetSpent { iteration } => (
-                format!(
-                    "budget spent after iteration {iteration} without the promise; continue with: tether resume {run}"
-                ),
-                Exit::Budget,
+            Exit::Done,
+        ),
+        RalphEnd::BudgetSpent { iteration } => (
+            format!(
+                "budget spent after iteration {iteration} without the promise; continue with: tether resume {run}"
             ),
-            RalphEnd::CannotRun { iteration, error } => (
-                format!("stopped at iteration {iteration}: {error}"),
-                Exit::Error,
+            Exit::Budget,
+        ),
+        RalphEnd::CannotRun { iteration, error } => (
+            format!("stopped at iteration {iteration}: {error}"),
+            Exit::Error,
+        ),
+        RalphEnd::Failed { iteration, error } => (
+            format!(
+                "stopped: iteration {iteration} was the last of several failures in a row: {error}"
             ),
-            RalphEnd::Failed { iteration, error } => (
-                format!(
-                    "stopped: iteration {iteration} was the last of several failures in a row: {error}"
-                ),
-                Exit::Error,
-            ),
-            RalphEnd::Cancelled => (format!("run {run} cancelled"), Exit::Interrupted),
-            RalphEnd::Paused => (
-                format!("run {run} paused; continue with: tether resume {run}"),
-                Exit::Paused,
-            ),
-            RalphEnd::Interrupted => (
-                format!("run {run} interrupted; continue with: tether resume {run}"),
-                Exit::Interrupted,
-            ),
-        }
+            Exit::Error,
+        ),
+        RalphEnd::Cancelled => (format!("run {run} cancelled"), Exit::Interrupted),
+        RalphEnd::Paused => (
+            format!("run {run} paused; continue with: tether resume {run}"),
+            Exit::Paused,
+        ),
+        RalphEnd::Interrupted => (
+            format!("run {run} interrupted; continue with: tether resume {run}"),
+            Exit::Interrupted,
+        ),
     }
 }

@@ -4,12 +4,11 @@
 use anyhow::{Result, anyhow};
 use tether_core::control;
 use tether_core::human_act::HumanAct;
-use tether_store::{Run, RunCell, RunKind};
+use tether_runtime::launch::{Place, RunSpec};
+use tether_store::{Run, RunKind};
 
 use super::Ctx;
-use super::foreground::{self, Parts, Start};
-use super::ralph::RalphLoop;
-use super::run::GoalLoop;
+use super::foreground::{self, Shown};
 use crate::cli::ResumeArgs;
 use crate::exit::Exit;
 use crate::failure::Failure;
@@ -24,60 +23,40 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
     }
     super::require_human(ctx, HumanAct::ResumeRun)?;
     let (run, store) = {
-        let store = crate::store::open(&ctx.ws, ctx.env)?;
+        let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
         let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
         (run, store)
     };
-    if crate::store::is_team(&ctx.ws, ctx.env)? {
+    if tether_runtime::store::is_team(&ctx.ws, ctx.env)? {
         refuse_elsewhere(ctx, &run)?;
     }
     super::budget::raise(ctx, &store, &run, &args.raise, &super::who(ctx))?;
+    // The run's iteration budget now, with what people added (0: unlimited).
+    let max = store
+        .run(&run.id)
+        .ok()
+        .and_then(|r| r.limits().iterations)
+        .filter(|m| *m > 0);
     drop(store);
     let mut loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     // The settings that bound the agent are the run's, unless a person accepts tether.toml's.
     let bounds =
         super::settings::for_resumed_run(ctx, &run, &mut loaded.config, args.accept_config)?;
-    let config = &loaded.config;
-    let cell = RunCell::default();
-    if run.kind == RunKind::Goal {
-        // Sign-off by verify alone is the run's choice, kept in its spec.
-        let no_judge = run
-            .spec
-            .get("no_judge")
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(false);
-        let start = Start::Resume(run.id);
-        let parts = Parts::new::<GoalLoop>(
-            &ctx.ws,
-            ctx.env,
-            (config, bounds),
-            &start,
-            (args.events, RESUMED),
-            |ws, journal, human| {
-                crate::executor::for_goal_loop(config, ws, ctx.env, journal, human, &cell, no_judge)
-            },
-        )?;
-        return foreground::drive::<GoalLoop>(ctx, parts, &cell, start, args.events);
-    }
-    // Any other kind is refused by the Ralph loop with a message naming the run's kind.
-    let start = Start::Resume(run.id);
-    let parts = Parts::new::<RalphLoop>(
-        &ctx.ws,
-        ctx.env,
-        (config, bounds),
-        &start,
-        (args.events, RESUMED),
-        |ws, _, human| crate::executor::from_config(config, ws, ctx.env, human, &cell),
-    )?;
-    foreground::drive::<RalphLoop>(ctx, parts, &cell, start, args.events)
+    let shown = Shown {
+        // Any other kind is refused by the Ralph loop with a message naming the run's kind.
+        label: if run.kind == RunKind::Goal {
+            super::run::LABEL
+        } else {
+            super::ralph::LABEL
+        },
+        max,
+        banner: ("", String::new()),
+        events: args.events,
+    };
+    let spec = RunSpec::Resume(run.id);
+    let fg = foreground::prepare(ctx, (loaded.config, bounds), spec, Place::RESUMED, shown)?;
+    foreground::drive(ctx, fg, super::run::report)
 }
-
-/// A resumed run works where it did (its worktree, found again, or the checkout) and commits
-/// its sign-offs when it has a worktree.
-const RESUMED: crate::cli::PlaceArgs = crate::cli::PlaceArgs {
-    worktree: false,
-    commit: true,
-};
 
 /// Only the machine and workspace a run works in can drive it (a team store shows runs of every
 /// machine and workspace): anywhere else, says where to resume it. (A workspace's own store

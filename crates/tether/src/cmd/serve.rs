@@ -23,10 +23,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ServeArgs) -> Result<Exit> {
     };
     let store = match &args.store {
         Some(url) => {
-            let team = crate::store::team(url)?;
-            Arc::new(team.scoped(&crate::store::here(&ctx.ws))) as Arc<dyn Connector>
+            let team = tether_runtime::store::team(url)?;
+            Arc::new(team.scoped(&tether_runtime::store::here(&ctx.ws))) as Arc<dyn Connector>
         }
-        None => crate::store::connector(&ctx.ws, ctx.env)?,
+        None => tether_runtime::store::connector(&ctx.ws, ctx.env)?,
     };
     let bound = tether_web::bind_to(store, &ctx.ws, &settings).map_err(Failure::usage)?;
     warn_if_remote(&bound);

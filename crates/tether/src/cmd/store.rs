@@ -64,7 +64,7 @@ fn push(ctx: &mut Ctx<'_>, args: &StorePushArgs) -> Result<Exit> {
         )));
     }
     let local = Store::open(&db)?;
-    let team = crate::store::team(&url)?.scoped(&crate::store::here(&ctx.ws));
+    let team = tether_runtime::store::team(&url)?.scoped(&tether_runtime::store::here(&ctx.ws));
     let mut pushed = Pushed::default();
     push_runs(&local, &team, &mut pushed)?;
     push_loose_questions(&local, &team, &mut pushed)?;

@@ -1,6 +1,6 @@
 //! The executor check: the built-in agent has its `[model]`; a command's program is found; an
 //! agent CLI runs and is new enough. The last works for every [`Agent`] through
-//! [`Cli::check_version`], so a new CLI only needs its line in [`agent_of`](crate::executor::agent_of).
+//! [`Cli::check_version`], so a new CLI only needs its line in [`agent_of`](tether_runtime::executor::agent_of).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use tether_config::{Config, Env, ExecutorKind, Workspace};
 use tokio_util::sync::CancellationToken;
 
 use super::Check;
-use crate::executor::agent_of;
+use tether_runtime::executor::agent_of;
 
 const NAME: &str = "executor";
 
@@ -84,7 +84,13 @@ fn find_program(program: &str, root: &Path, env: &dyn Env) -> Option<PathBuf> {
 
 /// `<program> --version` through the executor's own [`Cli`]: missing, too old, or its version.
 async fn agent_cli(agent: Agent, config: &Config, ws: &Workspace, tether: &Path) -> Check {
-    let mut settings = match crate::executor::cli_settings(config, ws, agent, Vec::new()) {
+    let mut settings = match tether_runtime::executor::cli_settings(
+        config,
+        ws,
+        agent,
+        Vec::new(),
+        &crate::bridged::host(),
+    ) {
         Ok(settings) => settings,
         Err(e) => return Check::fail(NAME, format!("{e:#}"), "reinstall tether"),
     };
@@ -93,7 +99,7 @@ async fn agent_cli(agent: Agent, config: &Config, ws: &Workspace, tether: &Path)
     let program = settings.program.clone();
     let cli = Cli::new(agent, settings, Arc::new(|| None));
     match cli.check_version(&CancellationToken::new()).await {
-        Ok(version) => Check::pass(NAME, format!("{} {version} ({program})", agent.title())),
+        Ok(version) => Check::pass(NAME, format!("{} {version} ({program})", agent.title)),
         Err(ExecError::Setup(e)) => match e.downcast_ref::<CliError>() {
             Some(CliError::NotRunnable {
                 program, detail, ..
@@ -101,22 +107,22 @@ async fn agent_cli(agent: Agent, config: &Config, ws: &Workspace, tether: &Path)
                 NAME,
                 format!(
                     "{} does not run: `{program} --version` {detail}",
-                    agent.title()
+                    agent.title
                 ),
                 format!(
                     "install it with `{}`, or set [executor] program in tether.toml to its path",
-                    agent.install()
+                    agent.install
                 ),
             ),
             Some(CliError::TooOld { found, minimum, .. }) => Check::fail(
                 NAME,
                 format!(
                     "{} {found} ({program}) is too old: tether needs {minimum} or newer",
-                    agent.title()
+                    agent.title
                 ),
                 format!(
                     "update it with `{}`, or set [executor] program to a newer one",
-                    agent.install()
+                    agent.install
                 ),
             ),
             _ => Check::fail(
@@ -135,7 +141,12 @@ async fn agent_cli(agent: Agent, config: &Config, ws: &Workspace, tether: &Path)
 
 /// An ACP agent: it starts and answers `initialize`.
 async fn acp(config: &Config, ws: &Workspace) -> Check {
-    let settings = match crate::executor::acp_settings(config, ws, Vec::new()) {
+    let settings = match tether_runtime::executor::acp_settings(
+        config,
+        ws,
+        Vec::new(),
+        &crate::bridged::host(),
+    ) {
         Ok(settings) => settings,
         Err(e) => {
             return Check::fail(

@@ -6,13 +6,13 @@
 use tether_config::{Config, Env};
 
 use super::Check;
-use crate::agent_key::{AgentKey, PASS_SETTING};
+use tether_runtime::agent_key::{AgentKey, PASS_SETTING, VarState};
 
 const NAME: &str = "agent key";
 
 /// The check for the agent `config` runs, when its configuration can name a key variable.
 pub fn check(config: &Config, env: &dyn Env) -> Option<Check> {
-    let key = crate::agent_key::of(config)?;
+    let key = tether_runtime::agent_key::of(config)?;
     let notes: String = key
         .key
         .notes
@@ -45,7 +45,7 @@ fn found(key: &AgentKey, config: &Config, env: &dyn Env) -> String {
         }
     };
     match (&key.key.key_var, key.key.builtin) {
-        (Some(var), _) if AgentKey::state(var, config, env) == crate::agent_key::VarState::Set => {
+        (Some(var), _) if AgentKey::state(var, config, env) == VarState::Set => {
             format!(
                 "{whose} reads its key from {var}: set, passed to the agent{}",
                 others()

@@ -19,9 +19,9 @@ use super::interrupts::Interrupts;
 use super::review::{self, Choice};
 use super::{Ctx, cards, interactive, planning_error, who};
 use crate::cli::PlanNewArgs;
-use crate::drafting::Progress;
 use crate::exit::Exit;
 use crate::failure::Failure;
+use tether_runtime::drafting::Progress;
 
 #[derive(Serialize)]
 struct GoalJson {
@@ -63,13 +63,13 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanNewArgs) -> Result<Exit> {
         .state_dir()
         .join("drafts")
         .join(tether_store::now_ms().to_string());
-    let (executor, describe) = crate::drafting::agent(
+    let (executor, describe) = tether_runtime::drafting::agent(
         &loaded.config,
-        &ctx.ws,
-        ctx.env,
+        (&ctx.ws, ctx.env),
         target,
         &transcripts,
         args.model.as_deref(),
+        &crate::bridged::host(),
     )?;
     let mut drafter = Drafter::new(executor, plan.clone(), baseline, transcripts, objective);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -154,7 +154,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanNewArgs) -> Result<Exit> {
         return finish(ctx, json, &plan, &draft, "drafted", Vec::new());
     }
     crate::cmd::require_human(ctx, HumanAct::ApproveContracts)?;
-    let store = crate::store::open(&ctx.ws, ctx.env)?;
+    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
     let done = approve::approve(&store, &plan, &Selection::Ids(draft.new_ids()), &who(ctx))
         .map_err(planning_error)?;
     let mut text = format!(

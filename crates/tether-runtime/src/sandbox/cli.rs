@@ -5,9 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context as _, Result};
-use tether_config::{Config, ExecutorKind};
+use tether_agent::cli::Agent;
+use tether_config::Config;
 use tether_sandbox::Policy;
+
+use crate::error::{Error, Result};
 
 /// The reach of one agent CLI.
 pub struct CliReach {
@@ -20,13 +22,13 @@ pub struct CliReach {
 }
 
 impl CliReach {
-    /// The reach of `kind` as `config` runs it.
-    pub fn of(config: &Config, kind: ExecutorKind) -> Result<Self> {
+    /// The reach of `agent` as `config` runs it.
+    pub fn of(config: &Config, agent: Agent) -> Result<Self> {
         let program = config
             .executor
             .program
             .clone()
-            .unwrap_or_else(|| default_program(kind).to_owned());
+            .unwrap_or_else(|| agent.program.to_owned());
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let mut read = Vec::new();
         for name in [program.as_str(), "node"] {
@@ -38,15 +40,22 @@ impl CliReach {
                 }
             }
         }
-        let (var, _) = config_var(kind);
-        let config_dir = config_dir(config, kind);
-        std::fs::create_dir_all(&config_dir)
-            .with_context(|| format!("creating the agent's directory {}", config_dir.display()))?;
-        // pi's per-run agent directory names it itself; the others are pointed at theirs.
-        let vars = if kind == ExecutorKind::Pi {
-            Vec::new()
+        let config_dir = config_dir(config, agent);
+        std::fs::create_dir_all(&config_dir).map_err(|e| {
+            Error::io(
+                format!("creating the agent's directory {}", config_dir.display()),
+                e,
+            )
+        })?;
+        // A CLI is pointed at its directory, unless it names it itself (pi's per-run agent
+        // directory).
+        let vars = if agent.config_dir.named_by_tether {
+            vec![(
+                agent.config_dir.var.to_owned(),
+                config_dir.clone().into_os_string(),
+            )]
         } else {
-            vec![(var.to_owned(), config_dir.clone().into_os_string())]
+            Vec::new()
         };
         Ok(CliReach {
             read,
@@ -65,19 +74,10 @@ impl CliReach {
     }
 }
 
-/// The variable naming `kind`'s configuration directory, and its default under `$HOME`.
-fn config_var(kind: ExecutorKind) -> (&'static str, &'static str) {
-    match kind {
-        ExecutorKind::Claude => ("CLAUDE_CONFIG_DIR", ".claude"),
-        ExecutorKind::Codex => ("CODEX_HOME", ".codex"),
-        _ => ("PI_CODING_AGENT_DIR", ".pi/agent"),
-    }
-}
-
-/// The configuration directory of the agent CLI `kind` as `config` runs it: its variable in
+/// The configuration directory of `agent` as `config` runs it: its variable in
 /// `[executor] env`, else in tether's environment, else its default under `$HOME`.
-pub fn config_dir(config: &Config, kind: ExecutorKind) -> PathBuf {
-    let (var, default) = config_var(kind);
+pub fn config_dir(config: &Config, agent: Agent) -> PathBuf {
+    let (var, default) = (agent.config_dir.var, agent.config_dir.default);
     config
         .executor
         .env
@@ -91,14 +91,6 @@ pub fn config_dir(config: &Config, kind: ExecutorKind) -> PathBuf {
                 .unwrap_or_default()
                 .join(default)
         })
-}
-
-fn default_program(kind: ExecutorKind) -> &'static str {
-    match kind {
-        ExecutorKind::Claude => "claude",
-        ExecutorKind::Codex => "codex",
-        _ => "pi",
-    }
 }
 
 /// `name` as a path, or found on `PATH`.
@@ -176,7 +168,7 @@ const SHARED_HOME_DIRS: &[&str] = &[
 fn narrowed(tree: &Path, program: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let too_wide = |dir: &Path| {
         home.is_some_and(|home| {
-            crate::sandbox_home::holds_home(dir, home)
+            super::home::holds_home(dir, home)
                 || SHARED_HOME_DIRS
                     .iter()
                     .any(|shared| same_dir(dir, &home.join(shared)))
@@ -191,12 +183,12 @@ fn narrowed(tree: &Path, program: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         }
     };
     let npmrc = tree.join("etc/npmrc");
-    let excluded = if npmrc.is_file() && crate::credential::in_file(&npmrc) {
+    let excluded = if npmrc.is_file() && super::credential::in_file(&npmrc) {
         vec![npmrc]
     } else {
         Vec::new()
     };
-    crate::sandbox_home::cover(&tree, &excluded)
+    super::home::cover(&tree, &excluded)
 }
 
 /// Whether `a` and `b` are the same directory (links resolved).

@@ -5,13 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result, anyhow};
+use tether_agent::cli::Gate;
 use tether_agent::{
-    AcpExecutor, Agent, BuiltinAgent, ClaudeExecutor, CliSettings, CodexExecutor, CommandExecutor,
-    Executor, PiExecutor, RunId,
+    AcpExecutor, Agent, BuiltinAgent, CliSettings, CommandExecutor, Executor, RunId,
 };
 use tether_config::Workspace;
-use tether_config::{Config, Env, ExecutorKind};
+use tether_config::{Config, Env};
 use tether_core::ask_before::AskBeforeGate;
 use tether_core::permissions::DeskPermissions;
 use tether_core::planning::terms::Approvals;
@@ -23,7 +22,11 @@ use tether_signoff::tool::{CancelGoal, CompleteGoal};
 use tether_store::Journal;
 use tether_tools::{Tool, ToolOptions, ToolSet};
 
-use crate::failure::Failure;
+use crate::Host;
+use crate::agents::Worker;
+use crate::error::{Error, Result};
+
+pub use crate::agents::agent_of;
 
 /// How long one turn of an external command may take.
 const COMMAND_TURN_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -37,15 +40,15 @@ pub fn from_config(
     config: &Config,
     ws: &Workspace,
     env: &dyn Env,
-    human: &Desk,
-    run: &RunCell,
+    (human, run): (&Desk, &RunCell),
+    host: &Host,
 ) -> Result<Arc<dyn Executor>> {
-    match config.executor.kind {
-        ExecutorKind::Builtin => {
-            let sandbox = crate::sandbox::for_run(config, ws)?;
-            builtin(config, ws, env, human, run, Vec::new(), sandbox)
+    match crate::agents::of_kind(config.executor.kind)? {
+        Worker::Builtin => {
+            let sandbox = crate::sandbox::for_run(config, ws, host)?;
+            builtin(config, ws, env, (human, run), Vec::new(), sandbox)
         }
-        ExecutorKind::Command => {
+        Worker::Command => {
             if !config.human.ask_before.is_empty() {
                 tracing::warn!(
                     ask_before = ?config.human.ask_before,
@@ -55,7 +58,7 @@ pub fn from_config(
             }
             // The program is the agent: it must not see the keys tether itself holds, and runs
             // in the sandbox whole.
-            let sandbox = crate::sandbox::for_run(config, ws)?;
+            let sandbox = crate::sandbox::for_run(config, ws, host)?;
             Ok(Arc::new(
                 CommandExecutor::new(
                     config.executor.command.clone(),
@@ -66,10 +69,8 @@ pub fn from_config(
                 .sandboxed(sandbox.agent),
             ))
         }
-        ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi => {
-            agent_cli(config, ws, run, Vec::new())
-        }
-        ExecutorKind::Acp => acp(config, ws, human, run, Vec::new()),
+        Worker::Cli(_) => agent_cli(config, ws, run, Vec::new(), host),
+        Worker::Acp => acp(config, ws, (human, run), Vec::new(), host),
     }
 }
 
@@ -79,22 +80,11 @@ pub fn from_config(
 pub fn acp(
     config: &Config,
     ws: &Workspace,
-    human: &Desk,
-    run: &RunCell,
+    (human, run): (&Desk, &RunCell),
     mcp_extra: Vec<String>,
+    host: &Host,
 ) -> Result<Arc<dyn Executor>> {
-    Ok(Arc::new(acp_executor(config, ws, human, run, mcp_extra)?))
-}
-
-/// [`acp`], as its own type.
-fn acp_executor(
-    config: &Config,
-    ws: &Workspace,
-    human: &Desk,
-    run: &RunCell,
-    mcp_extra: Vec<String>,
-) -> Result<AcpExecutor> {
-    let settings = acp_settings(config, ws, mcp_extra)?;
+    let settings = acp_settings(config, ws, mcp_extra, host)?;
     let gate = AskBeforeGate::new(
         human.clone(),
         config.human.ask_before.clone(),
@@ -103,7 +93,7 @@ fn acp_executor(
     )
     .with_approvals(approvals(config, ws, human));
     let desk = Arc::new(DeskPermissions::new(gate, config.executor.permissions));
-    Ok(AcpExecutor::new(settings, run_id(run), desk))
+    Ok(Arc::new(AcpExecutor::new(settings, run_id(run), desk)))
 }
 
 /// How the ACP agent is run, from `[executor]` (also what `tether doctor` checks).
@@ -111,13 +101,14 @@ pub fn acp_settings(
     config: &Config,
     ws: &Workspace,
     mcp_extra: Vec<String>,
+    host: &Host,
 ) -> Result<CliSettings> {
-    let program = config.executor.program.clone().ok_or_else(|| {
-        Failure::usage(anyhow!(
-            "[executor] kind = \"acp\" needs program: the ACP agent to run"
-        ))
-    })?;
-    settings(config, ws, &program, "the ACP agent", mcp_extra)
+    let program = config
+        .executor
+        .program
+        .clone()
+        .ok_or(Error::AcpNeedsProgram)?;
+    settings(config, ws, (&program, "the ACP agent"), mcp_extra, host)
 }
 
 /// The run's id, read from `run` once it exists.
@@ -137,16 +128,14 @@ pub fn for_goal_loop(
     config: &Config,
     ws: &Workspace,
     env: &dyn Env,
-    journal: &Journal,
-    human: &Desk,
-    run: &RunCell,
+    (journal, human, run): (&Journal, &Desk, &RunCell),
     no_judge: bool,
+    host: &Host,
 ) -> Result<Arc<dyn Executor>> {
-    let signoff = Signoff::from_config(ws.clone(), journal.clone(), config, env, no_judge)
-        .map_err(Failure::usage)?;
-    match config.executor.kind {
-        ExecutorKind::Builtin => {
-            let sandbox = crate::sandbox::for_run(config, ws)?;
+    let signoff = Signoff::from_config(ws.clone(), journal.clone(), config, env, no_judge)?;
+    match crate::agents::of_kind(config.executor.kind)? {
+        Worker::Builtin => {
+            let sandbox = crate::sandbox::for_run(config, ws, host)?;
             let signoff = signoff
                 .sandboxed(sandbox.shell.clone())
                 .with_network_sandbox(sandbox.shell_network.clone());
@@ -154,52 +143,38 @@ pub fn for_goal_loop(
                 Arc::new(CompleteGoal::new(signoff.clone(), run.clone())),
                 Arc::new(CancelGoal::new(signoff)),
             ];
-            builtin(config, ws, env, human, run, tools, sandbox)
+            builtin(config, ws, env, (human, run), tools, sandbox)
         }
-        _ => from_config(config, ws, env, human, run),
+        _ => from_config(config, ws, env, (human, run), host),
     }
 }
 
-/// The agent CLI behind an executor kind, if it is one.
-pub fn agent_of(kind: ExecutorKind) -> Option<Agent> {
-    match kind {
-        ExecutorKind::Claude => Some(Agent::Claude),
-        ExecutorKind::Codex => Some(Agent::Codex),
-        ExecutorKind::Pi => Some(Agent::Pi),
-        ExecutorKind::Builtin | ExecutorKind::Command | ExecutorKind::Acp => None,
-    }
-}
-
-/// An agent CLI (Claude Code, Codex, pi), serving it this binary's `tether mcp` for the run in
+/// The agent CLI `[executor] kind` names (see `tether_agent::cli::AGENT_CLIS`), serving it this binary's `tether mcp` for the run in
 /// `run`, with `mcp_extra` added to that server's arguments (plan mode's `--drafting <dir>`).
 pub fn agent_cli(
     config: &Config,
     ws: &Workspace,
     run: &RunCell,
     mcp_extra: Vec<String>,
+    host: &Host,
 ) -> Result<Arc<dyn Executor>> {
     let Some(agent) = agent_of(config.executor.kind) else {
-        return Err(Failure::usage(anyhow!(
-            "executor kind `{}` is not an agent CLI tether runs",
-            config.executor.kind.as_str()
-        )));
+        return Err(Error::NotAnAgentCli(config.executor.kind.as_str()));
     };
     // Claude Code's Bash goes through this binary's `tether gate` (a PreToolUse hook), and so
-    // does pi's (an extension's tool_call handler); nothing gates Codex's commands.
-    if agent == Agent::Codex && !config.human.ask_before.is_empty() {
+    // does pi's (an extension's tool_call handler); a CLI nothing gates is said.
+    if let Gate::Ungated { allows } = agent.gate
+        && !config.human.ask_before.is_empty()
+    {
+        let title = agent.title;
         tracing::warn!(
             ask_before = ?config.human.ask_before,
-            "[human] ask_before is not enforced for Codex: tether does not gate its commands, \
-             so Codex runs, without asking, every command its workspace-write sandbox allows"
+            "[human] ask_before is not enforced for {title}: tether does not gate its commands, \
+             so {title} runs, without asking, {allows}"
         );
     }
-    let settings = cli_settings(config, ws, agent, mcp_extra)?;
-    let run_id = run_id(run);
-    Ok(match agent {
-        Agent::Claude => Arc::new(ClaudeExecutor::new(settings, run_id)),
-        Agent::Codex => Arc::new(CodexExecutor::new(settings, run_id)),
-        Agent::Pi => Arc::new(PiExecutor::new(settings, run_id)),
-    })
+    let settings = cli_settings(config, ws, agent, mcp_extra, host)?;
+    Ok((agent.executor)(settings, run_id(run)))
 }
 
 /// How `agent` is run, from `[executor]` (also what `tether doctor` checks).
@@ -208,27 +183,30 @@ pub fn cli_settings(
     ws: &Workspace,
     agent: Agent,
     mcp_extra: Vec<String>,
+    host: &Host,
 ) -> Result<CliSettings> {
     let program = config
         .executor
         .program
         .clone()
-        .unwrap_or_else(|| agent.program().to_owned());
-    settings(config, ws, &program, agent.title(), mcp_extra)
+        .unwrap_or_else(|| agent.program.to_owned());
+    settings(config, ws, (&program, agent.title), mcp_extra, host)
 }
 
 /// How the external agent `program` (`title` for people) is run, from `[executor]`.
 fn settings(
     config: &Config,
     ws: &Workspace,
-    program: &str,
-    title: &str,
+    (program, title): (&str, &str),
     mcp_extra: Vec<String>,
+    host: &Host,
 ) -> Result<CliSettings> {
-    let tether = std::env::current_exe()
-        .with_context(|| format!("finding the tether binary to serve {title}'s MCP tools"))?;
+    let tether = std::env::current_exe().map_err(|cause| Error::CurrentExe {
+        whose: format!("{title}'s"),
+        cause,
+    })?;
     let executor = &config.executor;
-    let sandbox = crate::sandbox::for_run(config, ws)?;
+    let sandbox = crate::sandbox::for_run(config, ws, host)?;
     Ok(CliSettings {
         program: program.to_owned(),
         args: executor.args.clone(),
@@ -252,22 +230,17 @@ fn builtin(
     config: &Config,
     ws: &Workspace,
     env: &dyn Env,
-    human: &Desk,
-    run: &RunCell,
+    (human, run): (&Desk, &RunCell),
     extra: Vec<Arc<dyn Tool>>,
     sandbox: crate::sandbox::RunSandbox,
 ) -> Result<Arc<dyn Executor>> {
     let Some(model) = &config.model else {
-        return Err(Failure::usage(anyhow!(
-            "the built-in agent needs a model: add a [model] table to tether.toml (api, \
-             base_url, model, api_key_env), or run `tether demo` to see it with a scripted one"
-        )));
+        return Err(Error::BuiltinNeedsModel);
     };
-    let key = model.api_key(env).map_err(Failure::usage)?;
+    let key = model.api_key(env)?;
     let endpoint = Endpoint::from_config(model, key);
-    let client = tether_model::connect(endpoint, HttpOptions::default())
-        .context("setting up the model client")
-        .map_err(Failure::usage)?;
+    let client =
+        tether_model::connect(endpoint, HttpOptions::default()).map_err(Error::ModelClient)?;
     // The agent's shell must not see the keys tether itself holds, and runs an `ask_before`
     // command only after a human's yes.
     let approvals = approvals(config, ws, human);

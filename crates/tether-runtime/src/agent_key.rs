@@ -9,9 +9,11 @@
 //! first turn, and again on resume), so what the agent writes into its configuration directory
 //! changes what it gets no sooner than the next start.
 
-use tether_agent::Agent;
 use tether_agent::cli::key::ProviderKey;
-use tether_config::{Config, Env, ExecutorKind};
+use tether_agent::cli::{Agent, KeyNaming};
+use tether_config::{Config, Env};
+
+use crate::agents::Worker;
 
 /// The setting that lets any other variable through to the agent.
 pub const PASS_SETTING: &str = "[sandbox] env";
@@ -20,6 +22,8 @@ pub const PASS_SETTING: &str = "[sandbox] env";
 pub struct AgentKey {
     /// Which CLI.
     pub agent: Agent,
+    /// Where its configuration names the key.
+    naming: KeyNaming,
     /// Its provider and the variables it reads.
     pub key: ProviderKey,
 }
@@ -35,18 +39,16 @@ pub enum VarState {
     TethersOwn,
 }
 
-/// The key of the agent `config` runs, when its configuration can name one: Codex (also as
-/// `codex-acp`) and pi.
+/// The key of the agent `config` runs, when its configuration can name one (Codex, also as
+/// `codex-acp`, and pi: see each CLI's descriptor).
 pub fn of(config: &Config) -> Option<AgentKey> {
-    let kind = crate::sandbox::flavor(config);
-    let args = &config.executor.args;
-    let dir = crate::sandbox_cli::config_dir(config, kind);
-    let (agent, key) = match kind {
-        ExecutorKind::Codex => (Agent::Codex, tether_agent::codex_provider_key(&dir, args)),
-        ExecutorKind::Pi => (Agent::Pi, tether_agent::pi_provider_key(Some(&dir), args)),
-        _ => return None,
+    let Ok(Worker::Cli(agent)) = crate::agents::sandboxed_as(config) else {
+        return None;
     };
-    Some(AgentKey { agent, key })
+    let naming = agent.key?;
+    let dir = crate::sandbox::config_dir(config, agent);
+    let key = (naming.read)(&dir, &config.executor.args);
+    Some(AgentKey { agent, naming, key })
 }
 
 impl AgentKey {
@@ -77,20 +79,15 @@ impl AgentKey {
     /// "Codex's provider `openrouter`", or the CLI's name when it picks a provider itself.
     pub fn whose(&self) -> String {
         match &self.key.provider {
-            Some(provider) => format!("{}'s provider `{provider}`", self.agent.title()),
-            None => self.agent.title().to_owned(),
+            Some(provider) => format!("{}'s provider `{provider}`", self.agent.title),
+            None => self.agent.title.to_owned(),
         }
     }
 
     /// Where the key's variable is named, for the fix.
     pub fn setting(&self) -> String {
         let provider = self.key.provider.as_deref().unwrap_or("…");
-        match self.agent {
-            Agent::Codex => {
-                format!("env_key in [model_providers.{provider}] of Codex's config.toml")
-            }
-            _ => "the provider's apiKey in pi's models.json (\"apiKey\": \"$NAME\")".to_owned(),
-        }
+        (self.naming.setting)(provider)
     }
 
     /// What is wrong with the key's variable, and the fix: `None` when it is set, or unset but
@@ -98,7 +95,7 @@ impl AgentKey {
     pub fn problem(&self, config: &Config, env: &dyn Env) -> Option<(String, String)> {
         let var = self.key.key_var.as_deref()?;
         let whose = self.whose();
-        let title = self.agent.title();
+        let title = self.agent.title;
         match Self::state(var, config, env) {
             VarState::Set => None,
             VarState::Unset if !self.key.required => None,

@@ -11,6 +11,9 @@
 //! run for the agent at all. One request per connection: a JSON line with the arguments (and,
 //! for `tether gate`, the stdin it read), then a JSON line back with the exit code and the
 //! output — or, for `tether mcp`, the MCP session itself, both ways, until the agent closes it.
+//!
+//! This module is the socket, the protocol and the limits; what a command line means is the
+//! [`Handler`]'s, which the binary provides (it parses the command line and runs the command).
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::os::unix::fs::PermissionsExt as _;
@@ -19,20 +22,24 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use anyhow::{Context as _, Result};
-use clap::Parser as _;
 use serde::{Deserialize, Serialize};
 use tether_config::{Config, Env, ProcessEnv, Workspace};
 
-use crate::cli::{Cli, Command, PlanCommand};
-use crate::exit::Exit;
+use crate::error::{Error, Result};
 use crate::sandbox::RunSandbox;
 
 /// The variable naming the socket, set in the sandbox's environment.
 pub const BRIDGE_VAR: &str = "TETHER_BRIDGE";
 
+/// The variable that files the questions under a run (set by a run that launches `tether mcp`
+/// for an external agent).
+pub const RUN_ENV: &str = "TETHER_RUN_ID";
+
 /// The largest request read.
-const MAX_REQUEST: u64 = 256 * 1024;
+pub const MAX_REQUEST: u64 = 256 * 1024;
+
+/// The exit code of a command that could not be heard or was refused as used.
+const USAGE: u8 = 2;
 
 /// A command line handed over.
 #[derive(Serialize, Deserialize)]
@@ -44,12 +51,59 @@ struct Request {
     stdin: Option<String>,
 }
 
-/// What the driving process answers.
-#[derive(Serialize, Deserialize)]
-struct Response {
-    code: u8,
-    stdout: String,
-    stderr: String,
+/// What the driving process answers: the exit code and what the command printed.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Reply {
+    /// The exit code.
+    pub code: u8,
+    /// What it printed on stdout.
+    pub stdout: String,
+    /// What it printed on stderr.
+    pub stderr: String,
+}
+
+impl Reply {
+    /// A refusal: exit 2 with `message` on stderr.
+    pub fn refused(message: &str) -> Self {
+        Reply {
+            code: USAGE,
+            stdout: String::new(),
+            stderr: message.to_owned(),
+        }
+    }
+}
+
+/// Why a handed-over MCP session could not be served.
+pub type HandlerError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A command handed over, as the driving process runs it: as the agent ([`AgentEnv`]), in the
+/// run's workspace, with the run's configuration and sandbox.
+pub struct Call<'a> {
+    /// The command line (`tether goal complete …`).
+    pub argv: &'a [String],
+    /// What the command's stdin held, when it reads it whole (`tether gate`).
+    pub stdin: Option<&'a str>,
+    /// The run's workspace.
+    pub ws: &'a Workspace,
+    /// The agent's environment as the driving process sees it.
+    pub env: &'a AgentEnv,
+    /// The run's configuration as the driving process holds it (not tether.toml, which the
+    /// agent may have edited).
+    pub config: &'a Arc<Config>,
+    /// The run's sandbox: what the command runs for the agent (a sign-off's verify) runs there.
+    pub sandbox: &'a RunSandbox,
+}
+
+/// What a command line handed over means, and running it: the binary's (its command-line
+/// parser and commands).
+pub trait Handler: Send + Sync {
+    /// Whether `argv` opens an MCP session (`tether mcp`) rather than a command with one reply.
+    fn is_session(&self, argv: &[String]) -> bool;
+    /// The MCP server of the session `call` opens.
+    fn session(&self, call: &Call<'_>) -> Result<tether_mcp::TetherMcp, HandlerError>;
+    /// Runs the command `call` hands over, as the agent: refused when the agent may not have it
+    /// run (loops, servers, the setup).
+    fn command(&self, call: &Call<'_>) -> Reply;
 }
 
 /// The most calls served at once (an MCP session lasts as long as the agent's turn); a
@@ -68,9 +122,14 @@ pub struct Listener {
 pub fn bind(dir: &Path) -> Result<Listener> {
     let path = dir.join("tether.sock");
     let _ = std::fs::remove_file(&path);
-    let listener = UnixListener::bind(&path)
-        .with_context(|| format!("listening on {} for the sandbox's tether", path.display()))?;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+    let listener = UnixListener::bind(&path).map_err(|e| {
+        Error::io(
+            format!("listening on {} for the sandbox's tether", path.display()),
+            e,
+        )
+    })?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| Error::io(format!("restricting {}", path.display()), e))?;
     Ok(Listener { listener, path })
 }
 
@@ -82,10 +141,16 @@ impl Listener {
 
     /// Serves the bridge for `ws`, for as long as the process lives, on one thread; each call
     /// on a thread of its own that ends with it (at most [`MAX_CALLS`] at once). The commands
-    /// it runs use `config`, the run's configuration as this process holds it (not tether.toml,
-    /// which the agent may have edited: its sandbox, its judge…), and what a call runs for the
-    /// agent runs in `sandbox`, the run's.
-    pub fn serve(self, ws: &Workspace, config: Config, sandbox: RunSandbox) -> Result<()> {
+    /// `handler` runs use `config`, the run's configuration as this process holds it (not
+    /// tether.toml, which the agent may have edited: its sandbox, its judge…), and what a call
+    /// runs for the agent runs in `sandbox`, the run's.
+    pub fn serve(
+        self,
+        ws: &Workspace,
+        config: Config,
+        sandbox: RunSandbox,
+        handler: Arc<dyn Handler>,
+    ) -> Result<()> {
         let ws = ws.clone();
         let config = Arc::new(config);
         let calls = Arc::new(AtomicUsize::new(0));
@@ -100,10 +165,11 @@ impl Listener {
                         );
                         continue;
                     }
-                    let call = Call {
+                    let call = Served {
                         ws: ws.clone(),
                         config: config.clone(),
                         sandbox: sandbox.clone(),
+                        handler: handler.clone(),
                         calls: calls.clone(),
                     };
                     let spawned = std::thread::Builder::new()
@@ -113,28 +179,69 @@ impl Listener {
                         calls.fetch_sub(1, Ordering::SeqCst);
                     }
                 }
-            })?;
+            })
+            .map_err(|e| Error::io("starting the bridge's thread", e))?;
         Ok(())
     }
 }
 
 /// One call being answered; counted among the running ones until it is dropped.
-struct Call {
+struct Served {
     ws: Workspace,
     config: Arc<Config>,
     sandbox: RunSandbox,
+    handler: Arc<dyn Handler>,
     calls: Arc<AtomicUsize>,
 }
 
-impl Call {
+impl Served {
     fn answer(self, stream: UnixStream) {
-        if let Err(e) = answer(&self.ws, &self.config, &self.sandbox, stream) {
-            tracing::debug!("a sandboxed tether command failed to be heard: {e:#}");
+        if let Err(e) = self.answer_on(stream) {
+            tracing::debug!("a sandboxed tether command failed to be heard: {e}");
         }
+    }
+
+    /// Reads one request, has the handler run it as the agent with the run's configuration
+    /// and sandbox, writes the reply (or serves the MCP session). Refused when tether.toml
+    /// names another store than the run's (the store is found from the file): the agent could
+    /// otherwise have this process connect anywhere.
+    fn answer_on(&self, stream: UnixStream) -> Result<(), HandlerError> {
+        let line = header(&stream)?;
+        let request: Request = serde_json::from_str(&line)?;
+        let elsewhere = store_url(&self.ws) != self.config.store.url;
+        let env = AgentEnv {
+            run_id: request.run_id.clone(),
+        };
+        let call = Call {
+            argv: &request.argv,
+            stdin: request.stdin.as_deref(),
+            ws: &self.ws,
+            env: &env,
+            config: &self.config,
+            sandbox: &self.sandbox,
+        };
+        if self.handler.is_session(&request.argv) {
+            if elsewhere {
+                return Err("tether.toml's [store] changed during the run".into());
+            }
+            return serve_mcp(self.handler.session(&call)?, stream);
+        }
+        let reply = if elsewhere {
+            Reply::refused(
+                "error: tether.toml's [store] changed during the run: the sandbox's tether \
+                 commands keep to the run's store\n",
+            )
+        } else {
+            self.handler.command(&call)
+        };
+        let mut out = serde_json::to_vec(&reply)?;
+        out.push(b'\n');
+        (&stream).write_all(&out)?;
+        Ok(())
     }
 }
 
-impl Drop for Call {
+impl Drop for Served {
     fn drop(&mut self) {
         self.calls.fetch_sub(1, Ordering::SeqCst);
     }
@@ -147,49 +254,9 @@ fn store_url(ws: &Workspace) -> Option<String> {
         .and_then(|s| s.url)
 }
 
-/// Reads one request, runs it as the agent with the run's configuration and sandbox, writes the
-/// response (or serves the MCP session). Refused when tether.toml names another store than the
-/// run's (the store is found from the file): the agent could otherwise have this process
-/// connect anywhere.
-fn answer(
-    ws: &Workspace,
-    config: &Arc<Config>,
-    sandbox: &RunSandbox,
-    stream: UnixStream,
-) -> Result<()> {
-    let line = header(&stream)?;
-    let request: Request = serde_json::from_str(&line).context("reading the request")?;
-    let elsewhere = store_url(ws) != config.store.url;
-    if let Ok(Cli {
-        command: Command::Mcp(args),
-        ..
-    }) = Cli::try_parse_from(&request.argv)
-    {
-        if elsewhere {
-            anyhow::bail!("tether.toml's [store] changed during the run");
-        }
-        return serve_mcp(ws, config, sandbox, &request, &args, stream);
-    }
-    let response = if elsewhere {
-        Response {
-            code: Exit::Usage.code(),
-            stdout: String::new(),
-            stderr: "error: tether.toml's [store] changed during the run: the sandbox's tether \
-                     commands keep to the run's store\n"
-                .to_owned(),
-        }
-    } else {
-        run_as_agent(ws, config, sandbox, &request)
-    };
-    let mut out = serde_json::to_vec(&response)?;
-    out.push(b'\n');
-    (&stream).write_all(&out)?;
-    Ok(())
-}
-
 /// The request's line, read a byte at a time: what follows it (an MCP session) is not
 /// consumed.
-fn header(stream: &UnixStream) -> Result<String> {
+fn header(stream: &UnixStream) -> Result<String, HandlerError> {
     let mut line = Vec::new();
     let mut byte = [0u8; 1];
     let mut reader = stream.take(MAX_REQUEST);
@@ -199,29 +266,8 @@ fn header(stream: &UnixStream) -> Result<String> {
     Ok(String::from_utf8(line)?)
 }
 
-/// Serves the agent's `tether mcp` session on `stream`, as the agent, until it closes.
-fn serve_mcp(
-    ws: &Workspace,
-    config: &Arc<Config>,
-    sandbox: &RunSandbox,
-    request: &Request,
-    args: &crate::cli::McpArgs,
-    stream: UnixStream,
-) -> Result<()> {
-    let env = AgentEnv {
-        run_id: request.run_id.clone(),
-    };
-    let mut sink = std::io::sink();
-    let ctx = crate::cmd::Ctx {
-        ws: ws.clone(),
-        env: &env,
-        out: &mut sink,
-        bridged: true,
-        input: None,
-        run_config: Some(config.clone()),
-        run_sandbox: Some(sandbox.clone()),
-    };
-    let server = crate::cmd::mcp::server(&ctx, args)?;
+/// Serves the agent's `tether mcp` session with `server` on `stream` until it closes.
+fn serve_mcp(server: tether_mcp::TetherMcp, stream: UnixStream) -> Result<(), HandlerError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -230,7 +276,7 @@ fn serve_mcp(
         let stream = tokio::net::UnixStream::from_std(stream)?;
         let (read, write) = stream.into_split();
         tether_mcp::serve_io(server, read, write, std::future::pending()).await?;
-        anyhow::Ok(())
+        Ok::<_, HandlerError>(())
     })?;
     runtime.shutdown_background();
     Ok(())
@@ -238,7 +284,7 @@ fn serve_mcp(
 
 /// The agent's environment as the driving process sees it for a handed-over command: its own,
 /// with the agent mark always set and the run the agent named.
-struct AgentEnv {
+pub struct AgentEnv {
     run_id: Option<String>,
 }
 
@@ -246,120 +292,47 @@ impl Env for AgentEnv {
     fn var(&self, name: &str) -> Option<String> {
         match name {
             tether_tools::process::AGENT_MARK => Some(std::process::id().to_string()),
-            crate::cmd::mcp::RUN_ENV => self.run_id.clone(),
+            RUN_ENV => self.run_id.clone(),
             _ => ProcessEnv.var(name),
         }
     }
 }
 
-fn run_as_agent(
-    ws: &Workspace,
-    config: &Arc<Config>,
-    sandbox: &RunSandbox,
-    request: &Request,
-) -> Response {
-    let cli = match Cli::try_parse_from(&request.argv) {
-        Ok(cli) => cli,
-        Err(e) => {
-            return Response {
-                code: if e.use_stderr() { 2 } else { 0 },
-                stdout: if e.use_stderr() {
-                    String::new()
-                } else {
-                    e.to_string()
-                },
-                stderr: if e.use_stderr() {
-                    e.to_string()
-                } else {
-                    String::new()
-                },
-            };
-        }
-    };
-    if !allowed(&cli.command) {
-        return Response {
-            code: Exit::Usage.code(),
-            stdout: String::new(),
-            stderr: "error: this tether command is not available inside the sandbox: run it \
-                     from your own shell\n"
-                .to_owned(),
-        };
-    }
-    let env = AgentEnv {
-        run_id: request.run_id.clone(),
-    };
-    let mut out = Vec::new();
-    let mut ctx = crate::cmd::Ctx {
-        ws: ws.clone(),
-        env: &env,
-        out: &mut out,
-        bridged: true,
-        input: request.stdin.clone(),
-        run_config: Some(config.clone()),
-        run_sandbox: Some(sandbox.clone()),
-    };
-    let (code, stderr) = match crate::dispatch(&cli, &mut ctx) {
-        Ok(exit) => (exit.code(), String::new()),
-        Err(e) => crate::failed(&e),
-    };
-    Response {
-        code,
-        stdout: String::from_utf8_lossy(&out).into_owned(),
-        stderr,
-    }
+/// What a command run inside the sandbox hands over besides its command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forward {
+    /// Only the command line.
+    Plain,
+    /// Its stdin too, read whole (`tether gate`).
+    Stdin,
+    /// Its stdin and stdout as an MCP session, both ways until either side ends it (`tether
+    /// mcp`).
+    Session,
 }
 
-/// The commands the agent may have run for it: those that ask, sign off, read, or are
-/// refused anyway as human acts, and `tether gate` (Claude Code's hook). Not loops (plan mode
-/// included), servers or the setup. (`tether mcp` is served as a session of its own.)
-fn allowed(command: &Command) -> bool {
-    matches!(
-        command,
-        Command::Goal(_)
-            | Command::Gate(_)
-            | Command::Ask(_)
-            | Command::Answer(_)
-            | Command::Questions(_)
-            | Command::History(_)
-            | Command::Status(_)
-            | Command::Plan(crate::cli::PlanArgs {
-                command: None | Some(PlanCommand::Approve(_) | PlanCommand::Archive(_)),
-                ..
-            })
-            | Command::Validate(_)
-            | Command::Say(_)
-            | Command::Pause(_)
-            | Command::Cancel(_)
-            | Command::Resume(_)
-    )
-}
-
-/// In a sandboxed child: hands this command line to the process driving the run and prints
-/// its answer, or (`tether mcp`) relays the MCP session both ways; the exit code to end with.
-pub fn forward(socket: &Path) -> u8 {
-    match call(socket) {
-        Ok(Some(response)) => {
-            let _ = std::io::stdout().write_all(response.stdout.as_bytes());
-            let _ = std::io::stderr().write_all(response.stderr.as_bytes());
-            response.code
+/// In a sandboxed child: hands the command line `argv` to the process driving the run and
+/// prints its answer, or relays the MCP session both ways; the exit code to end with.
+pub fn forward(socket: &Path, argv: Vec<String>, what: Forward) -> u8 {
+    match call(socket, argv, what) {
+        Ok(Some(reply)) => {
+            let _ = std::io::stdout().write_all(reply.stdout.as_bytes());
+            let _ = std::io::stderr().write_all(reply.stderr.as_bytes());
+            reply.code
         }
-        Ok(None) => Exit::Done.code(),
+        Ok(None) => 0,
         Err(e) => {
             let _ = writeln!(
                 std::io::stderr(),
-                "error: could not reach the tether driving this run through {}: {e:#}",
+                "error: could not reach the tether driving this run through {}: {e}",
                 socket.display()
             );
-            Exit::Error.code()
+            1
         }
     }
 }
 
-fn call(socket: &Path) -> Result<Option<Response>> {
-    let argv: Vec<String> = std::env::args().collect();
-    let command = Cli::try_parse_from(&argv).ok().map(|cli| cli.command);
-    let session = matches!(command, Some(Command::Mcp(_)));
-    let stdin = if matches!(command, Some(Command::Gate(_))) {
+fn call(socket: &Path, argv: Vec<String>, what: Forward) -> Result<Option<Reply>, HandlerError> {
+    let stdin = if what == Forward::Stdin {
         let mut text = String::new();
         std::io::stdin()
             .take(MAX_REQUEST)
@@ -371,13 +344,13 @@ fn call(socket: &Path) -> Result<Option<Response>> {
     let stream = UnixStream::connect(socket)?;
     let request = Request {
         argv,
-        run_id: std::env::var(crate::cmd::mcp::RUN_ENV).ok(),
+        run_id: std::env::var(RUN_ENV).ok(),
         stdin,
     };
     let mut line = serde_json::to_vec(&request)?;
     line.push(b'\n');
     (&stream).write_all(&line)?;
-    if session {
+    if what == Forward::Session {
         relay(stream)?;
         return Ok(None);
     }
@@ -388,7 +361,7 @@ fn call(socket: &Path) -> Result<Option<Response>> {
 }
 
 /// Copies stdin to `stream` and `stream` to stdout until the session ends on either side.
-fn relay(stream: UnixStream) -> Result<()> {
+fn relay(stream: UnixStream) -> std::io::Result<()> {
     let mut to_driver = stream.try_clone()?;
     std::thread::spawn(move || {
         let _ = std::io::copy(&mut std::io::stdin().lock(), &mut to_driver);

@@ -2,7 +2,7 @@
 //!
 //! What a sandboxed child may do:
 //! - read the system's trees, the toolchains under `$HOME` (when present, narrowed to what holds
-//!   no credential: see `sandbox_home`), the tether binary itself (agents run `tether mcp`; never
+//!   no credential: see `home`), the tether binary itself (agents run `tether mcp`; never
 //!   its directory, which may be the home directory or `/tmp`), `[sandbox] readable` and the
 //!   working tree;
 //! - write the working tree, a private temporary directory (`TMPDIR`) and `[sandbox] writable`;
@@ -19,17 +19,24 @@
 //! `tether gate` hook…) reach the store through the process driving the run (see `bridge`),
 //! which runs them as the agent, and what they run for it (a sign-off's verify) in these same
 //! sandboxes: a run builds them once, here. An agent CLI also reads its install tree and writes its own
-//! configuration directory, and has the network (see `sandbox_cli`), and the variable its own
+//! configuration directory, and has the network (see `cli`), and the variable its own
 //! configuration names for its model key (see `agent_key`).
+
+mod cli;
+mod credential;
+mod home;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context as _, Result};
 use tether_config::{Config, ExecutorKind, SandboxMode, Workspace};
 use tether_sandbox::{Policy, Sandbox, Support};
 
-use crate::failure::Failure;
+use crate::Host;
+use crate::agents::Worker;
+use crate::error::{Error, Result};
+
+pub use cli::config_dir;
 
 /// The sandboxes of one run: the built-in agent's shell and the verify commands, and an
 /// external agent as a whole. `None` when `[sandbox] mode = "off"`.
@@ -51,8 +58,9 @@ pub struct RunSandbox {
 }
 
 /// Builds the run's sandboxes for the working tree at `ws`'s root (the checkout, or the run's
-/// worktree); refused, naming what is missing, when the kernel cannot enforce them.
-pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
+/// worktree); refused, naming what is missing, when the kernel cannot enforce them. The tether
+/// commands the agent runs inside reach `host`'s bridge handler.
+pub fn for_run(config: &Config, ws: &Workspace, host: &Host) -> Result<RunSandbox> {
     if config.sandbox.mode == SandboxMode::Off {
         tracing::warn!(
             "the sandbox is off ([sandbox] mode = \"off\" in tether.toml): the agent's commands \
@@ -68,8 +76,7 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
     let listener = crate::bridge::bind(&tmp)?;
     let bridge = listener.path().to_path_buf();
     let sandbox = |policy: Policy| -> Result<Sandbox> {
-        Ok(Sandbox::new(policy.hide(ws.state_dir()), support)
-            .map_err(Failure::usage)?
+        Ok(Sandbox::new(policy.hide(ws.state_dir()), support)?
             .tmpdir(&tmp)
             .var(crate::bridge::BRIDGE_VAR, &bridge)
             .env(config.sandbox.env.iter().cloned()))
@@ -84,9 +91,9 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
         bridge: Some(bridge.clone()),
         ..RunSandbox::default()
     };
-    match flavor(config) {
-        ExecutorKind::Builtin => {}
-        ExecutorKind::Command | ExecutorKind::Acp => {
+    match crate::agents::sandboxed_as(config)? {
+        Worker::Builtin => {}
+        Worker::Command | Worker::Acp => {
             // An ACP agent talks to its model itself: the network stays open for it.
             let network = config.sandbox.network || config.executor.kind == ExecutorKind::Acp;
             let policy = base_policy(config, ws.root(), true, &tmp, &reads).network(network);
@@ -94,11 +101,10 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
                 sandbox(policy)?.env(["TETHER_RUN_ID".to_owned(), "TETHER_CONFIG".to_owned()]);
             out.agent = Some(Arc::new(agent));
         }
-        kind @ (ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi) => {
+        Worker::Cli(agent_cli) => {
             let scratch = tmp.join("agent");
-            std::fs::create_dir_all(&scratch)
-                .with_context(|| format!("creating {}", scratch.display()))?;
-            let cli = crate::sandbox_cli::CliReach::of(config, kind)?;
+            std::fs::create_dir_all(&scratch).map_err(|e| Error::creating(&scratch, e))?;
+            let cli = cli::CliReach::of(config, agent_cli)?;
             let key_vars = agent_key_vars(config);
             let make = |writable_tree: bool| -> Result<Sandbox> {
                 let policy = cli.open(base_policy(config, ws.root(), writable_tree, &tmp, &reads));
@@ -106,7 +112,9 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
                 for (name, value) in &cli.vars {
                     agent = agent.var(name.clone(), value.clone());
                 }
-                for prefix in agent_prefixes(kind) {
+                // The variables of the CLI's own settings (its endpoint, model, configuration
+                // directory); the one its configuration names for its key comes on top.
+                for prefix in agent_cli.env_prefixes {
                     agent = agent.env_prefix(*prefix);
                 }
                 Ok(agent
@@ -118,26 +126,8 @@ pub fn for_run(config: &Config, ws: &Workspace) -> Result<RunSandbox> {
             out.scratch = Some(scratch);
         }
     }
-    listener.serve(ws, config.clone(), out.clone())?;
+    listener.serve(ws, config.clone(), out.clone(), host.bridge.clone())?;
     Ok(out)
-}
-
-/// The kind whose sandbox the configured agent gets: an ACP adapter of Claude Code or Codex
-/// gets that CLI's (its install tree, its configuration directory); any other ACP agent a
-/// command's, with the network open.
-pub(crate) fn flavor(config: &Config) -> ExecutorKind {
-    if config.executor.kind != ExecutorKind::Acp {
-        return config.executor.kind;
-    }
-    let program = config.executor.program.as_deref().unwrap_or_default();
-    let name = program.rsplit('/').next().unwrap_or(program);
-    if name.contains("claude") {
-        ExecutorKind::Claude
-    } else if name.contains("codex") {
-        ExecutorKind::Codex
-    } else {
-        ExecutorKind::Acp
-    }
 }
 
 /// The variables the agent CLI's own configuration names for its model key (see
@@ -167,7 +157,7 @@ fn agent_key_vars(config: &Config) -> Vec<String> {
 /// toolchains in the home directory, and the tether binary itself.
 fn shared_reads() -> Vec<PathBuf> {
     let mut reads = match std::env::var_os("HOME").map(PathBuf::from) {
-        Some(home) => crate::sandbox_home::toolchains(&home, |name| std::env::var_os(name)),
+        Some(home) => home::toolchains(&home, |name| std::env::var_os(name)),
         None => Vec::new(),
     };
     reads.extend(std::env::current_exe().ok());
@@ -239,23 +229,12 @@ fn read_small(path: &Path) -> Option<String> {
     Some(text)
 }
 
-/// The variables of an agent CLI's own settings it gets (its endpoint, model, config dir); the
-/// variable its configuration names for its provider's key comes on top (`agent_key`).
-fn agent_prefixes(kind: ExecutorKind) -> &'static [&'static str] {
-    match kind {
-        ExecutorKind::Claude => &["ANTHROPIC_", "CLAUDE_", "NODE_"],
-        ExecutorKind::Codex => &["OPENAI_", "CODEX_", "NODE_"],
-        ExecutorKind::Pi => &["PI_", "ANTHROPIC_", "OPENAI_", "GEMINI_", "NODE_"],
-        ExecutorKind::Builtin | ExecutorKind::Command | ExecutorKind::Acp => &[],
-    }
-}
-
 /// A directory only this run's children use for temporary files (`TMPDIR`), mode 0700.
 fn private_tmp() -> Result<PathBuf> {
     let dir = tempfile::Builder::new()
         .prefix("tether-run-")
         .tempdir()
-        .context("creating the sandbox's private temporary directory")?;
+        .map_err(|e| Error::io("creating the sandbox's private temporary directory", e))?;
     // Kept for the run's life (children may leave files the next iteration reads); the system
     // cleans its temporary directory.
     Ok(dir.keep())

@@ -15,60 +15,55 @@ use tether_agent::{ExecError, TurnOutcome, TurnRequest};
 use tether_human::tool::RunCell;
 use tokio_util::sync::CancellationToken;
 
-use anyhow::{Context as _, Result, anyhow};
 use tether_agent::{AgentEvent, BuiltinAgent, Executor, TurnObserver};
 use tether_config::Workspace;
 use tether_config::{Config, Env};
 use tether_core::planning::{PlanTarget, drafting_tools};
 use tether_model::{Endpoint, HttpOptions};
 
-use crate::failure::Failure;
+use crate::Host;
+use crate::error::{Error, Result};
 
 /// The drafting agent for `target`, and a description of it for status lines; `session` is the
 /// drafting session's directory (its transcripts, and the baseline an agent CLI's MCP server
 /// reads); `model_name` overrides the model's name (`tether plan new --model`).
 pub fn agent(
     config: &Config,
-    ws: &Workspace,
-    env: &dyn Env,
+    (ws, env): (&Workspace, &dyn Env),
     target: PlanTarget,
     session: &Path,
     model_name: Option<&str>,
+    host: &Host,
 ) -> Result<(Arc<dyn Executor>, String)> {
-    if crate::executor::agent_of(config.executor.kind).is_some() {
+    let kind = config.executor.kind;
+    if crate::executor::agent_of(kind).is_some() {
         if model_name.is_some() {
-            return Err(Failure::usage(anyhow!(
-                "--model picks the built-in agent's model; with [executor] kind = \"{}\" plan \
-                 mode drafts with that agent CLI and its own model (set it in the CLI's args)",
-                config.executor.kind.as_str()
-            )));
+            return Err(Error::ModelFlagForAgent {
+                kind: kind.as_str(),
+                with: "that agent CLI and its own model (set it in the CLI's args)",
+            });
         }
-        return agent_cli(config, ws, &target, session);
+        return agent_cli(config, ws, &target, session, host);
     }
-    if config.executor.kind == tether_config::ExecutorKind::Acp {
+    if kind == tether_config::ExecutorKind::Acp {
         if model_name.is_some() {
-            return Err(Failure::usage(anyhow!(
-                "--model picks the built-in agent's model; with [executor] kind = \"acp\" plan \
-                 mode drafts with that agent and its own model"
-            )));
+            return Err(Error::ModelFlagForAgent {
+                kind: kind.as_str(),
+                with: "that agent and its own model",
+            });
         }
-        return acp(config, ws, &target, session);
+        return acp(config, ws, &target, session, host);
     }
     let Some(mut model) = config.planning_model() else {
-        return Err(Failure::usage(anyhow!(
-            "plan mode drafts goals with the built-in agent, which needs a model: add a [model] \
-             (or [planning]) table to tether.toml (api, base_url, model, api_key_env); or write \
-             goals into the plan by hand and lock them with `tether plan approve`"
-        )));
+        return Err(Error::PlanningNeedsModel);
     };
     if let Some(name) = model_name {
         name.clone_into(&mut model.model);
     }
     let model = &model;
-    let key = model.api_key(env).map_err(Failure::usage)?;
+    let key = model.api_key(env)?;
     let client = tether_model::connect(Endpoint::from_config(model, key), HttpOptions::default())
-        .context("setting up the model client")
-        .map_err(Failure::usage)?;
+        .map_err(Error::ModelClient)?;
     let tools = drafting_tools(ws.root(), target)?;
     let describe = format!("{} {}", model.api.as_str(), model.model);
     let agent = BuiltinAgent::new(client, tools, describe.clone())
@@ -83,13 +78,11 @@ fn agent_cli(
     ws: &Workspace,
     target: &PlanTarget,
     session: &Path,
+    host: &Host,
 ) -> Result<(Arc<dyn Executor>, String)> {
-    target
-        .baseline
-        .save(session)
-        .context("saving the plan's baseline for the drafting agent")?;
+    save_baseline(target, session)?;
     let extra = vec!["--drafting".to_owned(), session.display().to_string()];
-    let inner = crate::executor::agent_cli(config, ws, &RunCell::default(), extra)?;
+    let inner = crate::executor::agent_cli(config, ws, &RunCell::default(), extra, host)?;
     let describe = inner.describe();
     let agent = Preamble {
         inner,
@@ -105,13 +98,11 @@ fn acp(
     ws: &Workspace,
     target: &PlanTarget,
     session: &Path,
+    host: &Host,
 ) -> Result<(Arc<dyn Executor>, String)> {
-    target
-        .baseline
-        .save(session)
-        .context("saving the plan's baseline for the drafting agent")?;
+    save_baseline(target, session)?;
     let extra = vec!["--drafting".to_owned(), session.display().to_string()];
-    let settings = crate::executor::acp_settings(config, ws, extra)?;
+    let settings = crate::executor::acp_settings(config, ws, extra, host)?;
     let inner: Arc<dyn Executor> = Arc::new(tether_agent::AcpExecutor::new(
         settings,
         Arc::new(|| None),
@@ -123,6 +114,18 @@ fn acp(
         text: tether_core::prompts::drafting::SYSTEM_CLI,
     };
     Ok((Arc::new(agent), describe))
+}
+
+/// Saves the plan's baseline in the drafting session's directory, for the drafting agent's
+/// `tether mcp --drafting`.
+fn save_baseline(target: &PlanTarget, session: &Path) -> Result<()> {
+    target
+        .baseline
+        .save(session)
+        .map_err(|cause| Error::PlanFile {
+            what: "saving the plan's baseline for the drafting agent",
+            cause,
+        })
 }
 
 /// An agent CLI takes no system prompt of tether's: the drafting instructions open each prompt.

@@ -10,12 +10,30 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context as _, Result};
 use futures_util::future::BoxFuture;
 use tether_config::{Config, Workspace};
 use tether_core::looping::{AfterIteration, Isolation};
 use tether_store::{Journal, Run, RunId, VerdictKind};
 use tether_worktree::{CommitInfo, Quote, Repo, Worktree, commit_message};
+
+use crate::error::{Error, Result};
+use crate::launch::{Note, Observer};
+
+/// A commit tether made on a run's branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Commit {
+    /// The branch.
+    pub branch: String,
+    /// The commit's id.
+    pub id: String,
+}
+
+impl Commit {
+    /// The id's first 12 digits.
+    pub fn short(&self) -> &str {
+        &self.id[..self.id.len().min(12)]
+    }
+}
 
 /// Where a run works: the workspace its agent, verify commands and judge see, and for a
 /// worktree run the worktree and what the loop does with it.
@@ -39,8 +57,15 @@ impl Placement {
         }
     }
 
-    /// What the loop needs: the run's id, and (when `commit`) the commit after each sign-off.
-    pub fn isolation(&self, journal: &Journal, config: &Config, commit: bool) -> Isolation {
+    /// What the loop needs: the run's id, and (when `commit`) the commit after each sign-off,
+    /// told to `observer`.
+    pub fn isolation(
+        &self,
+        journal: &Journal,
+        config: &Config,
+        commit: bool,
+        observer: Arc<dyn Observer>,
+    ) -> Isolation {
         let Some(tree) = &self.worktree else {
             return Isolation::default();
         };
@@ -55,6 +80,7 @@ impl Placement {
                     plan_path: config.plan_path(self.ws.root()),
                     hooks: config.run.commit_hooks,
                     seen: Mutex::new(0),
+                    observer,
                 })
             }),
         }
@@ -141,11 +167,15 @@ fn copy_in(root: &Path, file: &Path, inside: &Path) -> Result<()> {
     }
     let to = inside.join(rel);
     if let Some(parent) = to.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
+        std::fs::create_dir_all(parent).map_err(|cause| Error::WorktreeFile {
+            what: format!("creating {}", parent.display()),
+            cause,
+        })?;
     }
-    std::fs::copy(file, &to)
-        .with_context(|| format!("copying {} into the run's worktree", file.display()))?;
+    std::fs::copy(file, &to).map_err(|cause| Error::WorktreeFile {
+        what: format!("copying {} into the run's worktree", file.display()),
+        cause,
+    })?;
     Ok(())
 }
 
@@ -158,6 +188,8 @@ struct Committer {
     hooks: bool,
     /// The newest verdict looked at.
     seen: Mutex<i64>,
+    /// Hears of each commit.
+    observer: Arc<dyn Observer>,
 }
 
 impl AfterIteration for Committer {
@@ -166,17 +198,19 @@ impl AfterIteration for Committer {
             let messages = match self.signed_off(run) {
                 Ok(m) => m,
                 Err(e) => {
-                    tracing::warn!("could not read the run's sign-offs to commit them: {e:#}");
+                    tracing::warn!("could not read the run's sign-offs to commit them: {e}");
                     return;
                 }
             };
             for (goal, message) in messages {
                 match self.tree.commit(&message, self.hooks).await {
-                    Ok(Some(id)) => eprintln!(
-                        "committed goal {goal} on {} ({})",
-                        self.tree.branch,
-                        &id[..id.len().min(12)]
-                    ),
+                    Ok(Some(id)) => self.observer.note(Note::GoalCommitted {
+                        goal,
+                        commit: Commit {
+                            branch: self.tree.branch.clone(),
+                            id,
+                        },
+                    }),
                     Ok(None) => tracing::info!(goal, "signed off with nothing to commit"),
                     Err(e) => tracing::warn!(goal, "could not commit the signed-off goal: {e}"),
                 }
@@ -187,9 +221,12 @@ impl AfterIteration for Committer {
 
 impl Committer {
     /// The commit messages of the goals `run` signed off since the last look.
-    fn signed_off(&self, run: &RunId) -> Result<Vec<(String, String)>> {
+    fn signed_off(&self, run: &RunId) -> Result<Vec<(String, String)>, tether_store::StoreError> {
         let store = self.journal.store();
-        let mut seen = self.seen.lock().map_err(|_| anyhow::anyhow!("poisoned"))?;
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let records = store.verdicts_after(&self.plan_name, *seen)?;
         if let Some(last) = records.last() {
             *seen = last.id;
@@ -258,7 +295,12 @@ fn quotes(checks: &serde_json::Value) -> Vec<Quote> {
 
 /// Commits what a loop without goals (ralph) left in its worktree when it ended done: its
 /// prompt's first line as the subject. Never fails the run: a problem is logged.
-pub fn commit_when_done(tree: &Worktree, journal: &Journal, run: &RunId, hooks: bool) {
+pub async fn commit_work(
+    tree: &Worktree,
+    journal: &Journal,
+    run: &RunId,
+    hooks: bool,
+) -> Option<Commit> {
     let prompt = journal
         .store()
         .run(run)
@@ -268,18 +310,15 @@ pub fn commit_when_done(tree: &Worktree, journal: &Journal, run: &RunId, hooks: 
     let subject = prompt.lines().next().unwrap_or("ralph run").trim();
     let message =
         format!("{subject}\n\nThe agent kept its completion promise.\n\nTether-Run: {run}\n");
-    let committed = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(anyhow::Error::from)
-        .and_then(|rt| Ok(rt.block_on(tree.commit(&message, hooks))?));
-    match committed {
-        Ok(Some(id)) => eprintln!(
-            "committed the run's work on {} ({})",
-            tree.branch,
-            &id[..id.len().min(12)]
-        ),
-        Ok(None) => {}
-        Err(e) => tracing::warn!("could not commit the run's work: {e:#}"),
+    match tree.commit(&message, hooks).await {
+        Ok(Some(id)) => Some(Commit {
+            branch: tree.branch.clone(),
+            id,
+        }),
+        Ok(None) => None,
+        Err(e) => {
+            tracing::warn!("could not commit the run's work: {e}");
+            None
+        }
     }
 }

@@ -11,7 +11,7 @@
 //! directory's other secrets (`~/.ssh`, `~/.aws`, `~/.npmrc`, `~/.config/gh`, `~/.docker`,
 //! `~/.pypirc`, `~/.netrc`, keyrings) are in no toolchain and never granted.
 //!
-//! [`credential::in_file`]: crate::credential::in_file
+//! [`credential::in_file`]: super::credential::in_file
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -135,7 +135,7 @@ fn grant(root: &Path, t: &Toolchain, home: &Path) -> Vec<PathBuf> {
     let mut clean = Vec::new();
     for pattern in t.checked {
         for file in expand(root, pattern) {
-            if crate::credential::in_file(&file) {
+            if super::credential::in_file(&file) {
                 tracing::warn!(
                     file = %file.display(),
                     "this file may hold a credential, so the sandbox's commands cannot read it; \
@@ -226,5 +226,5 @@ pub fn holds_home(path: &Path, home: &Path) -> bool {
 }
 
 #[cfg(test)]
-#[path = "sandbox_home_tests.rs"]
+#[path = "home_tests.rs"]
 mod tests;

@@ -8,10 +8,11 @@
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use anyhow::{Context as _, Result};
 use tether_config::{Env, Workspace};
 use tether_store::{Connector, EmbeddedFile, Origin, Store};
 use tether_store_pg::TeamStore;
+
+use crate::error::{Error, Result};
 
 /// The team store this process connected to, by URL (a process uses one).
 static TEAM: OnceLock<Mutex<Option<(String, TeamStore)>>> = OnceLock::new();
@@ -27,9 +28,10 @@ pub fn connector(ws: &Workspace, env: &dyn Env) -> Result<Arc<dyn Connector>> {
 /// A store of `ws`'s place (see [`connector`]).
 pub fn open(ws: &Workspace, env: &dyn Env) -> Result<Store> {
     let connector = connector(ws, env)?;
-    connector
-        .connect()
-        .with_context(|| format!("opening {}", connector.describe()))
+    connector.connect().map_err(|cause| Error::OpenStore {
+        place: connector.describe(),
+        cause,
+    })
 }
 
 /// This workspace as a team store tells workspaces apart (sign-off records are kept per
@@ -58,16 +60,16 @@ pub fn team(url: &str) -> Result<TeamStore> {
         return Ok(store.clone());
     }
     let config = tether_store_pg::config_from_url(url)?;
-    let store = TeamStore::connect(config)
-        .with_context(|| format!("connecting to {}", tether_store_pg::redacted(url)))?;
+    let store = TeamStore::connect(config).map_err(|cause| Error::ConnectTeam {
+        url: tether_store_pg::redacted(url),
+        cause,
+    })?;
     *current = Some((url.to_owned(), store.clone()));
     Ok(store)
 }
 
 /// The team store's URL, if this workspace uses one (`TETHER_STORE_URL`, else `[store] url`).
 fn team_url(ws: &Workspace, env: &dyn Env) -> Result<Option<String>> {
-    let store = tether_config::load_store(ws.root(), env)
-        .map_err(|e| crate::failure::Failure::usage(anyhow::anyhow!(e)))
-        .context("finding the store")?;
+    let store = tether_config::load_store(ws.root(), env).map_err(Error::FindStore)?;
     Ok(store.url)
 }

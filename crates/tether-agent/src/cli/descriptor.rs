@@ -1,0 +1,105 @@
+//! One agent CLI as tether knows it ([`AgentCli`]), and every one tether drives, registered
+//! once ([`AGENT_CLIS`]).
+//!
+//! A descriptor holds what the rest of tether needs of a CLI without knowing which it is: its
+//! name and install line, the oldest version tether drives (the version probe, `<program>
+//! --version`, is [`Cli::check_version`](super::Cli::check_version)), what it needs in the
+//! sandbox (the prefixes of its own variables, its configuration directory), where its own
+//! configuration names its model key, how `[human] ask_before` reaches its commands, and its
+//! executor — its command line, how it is handed tether's MCP server for the run, and its
+//! stream format, which live in the CLI's own module.
+//!
+//! Adding an agent CLI: a module beside `claude/`, `codex/` and `pi/` with its executor and its
+//! `CLI` descriptor, a line in [`AGENT_CLIS`], and its spelling in `tether_config::ExecutorKind`.
+//! Nothing else names a CLI: a kind without a descriptor is refused where it is run, and a test
+//! of the runtime checks every kind has one.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::key::ProviderKey;
+use super::{RunId, Version};
+use crate::{CliSettings, Executor};
+
+/// Everything tether knows of one agent CLI.
+#[derive(Debug)]
+pub struct AgentCli {
+    /// Its `[executor] kind` in tether.toml (`claude`).
+    pub kind: &'static str,
+    /// Its name for people (`Claude Code`).
+    pub title: &'static str,
+    /// The program's default name on `PATH`.
+    pub program: &'static str,
+    /// How to install it.
+    pub install: &'static str,
+    /// The oldest version tether drives: the first with every flag and event tether relies on.
+    pub minimum: Version,
+    /// The prefixes of the variables of its own settings (its endpoint, model, configuration
+    /// directory) it gets in the sandbox, whose environment is otherwise an allow-list.
+    pub env_prefixes: &'static [&'static str],
+    /// Its configuration directory (sessions, logs, credentials): the one place of the home
+    /// directory it writes.
+    pub config_dir: ConfigDir,
+    /// Where its own configuration names the variable its model key comes from, when it can
+    /// (the sandbox passes exactly that variable).
+    pub key: Option<KeyNaming>,
+    /// How `[human] ask_before` reaches the commands it runs itself.
+    pub gate: Gate,
+    /// What the program of an ACP adapter of this CLI is named with (`codex` in `codex-acp`):
+    /// such an adapter gets this CLI's sandbox and key.
+    pub acp_adapter: Option<&'static str>,
+    /// Its executor with `settings`, for the run `run` names once it exists.
+    pub executor: fn(CliSettings, RunId) -> Arc<dyn Executor>,
+}
+
+impl PartialEq for AgentCli {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind
+    }
+}
+
+impl Eq for AgentCli {}
+
+/// An agent CLI's configuration directory.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfigDir {
+    /// The variable naming it (`CLAUDE_CONFIG_DIR`).
+    pub var: &'static str,
+    /// Where it is under `$HOME` when the variable is not set (`.claude`).
+    pub default: &'static str,
+    /// Whether tether names it to the CLI through `var` (pi's per-run agent directory names it
+    /// itself).
+    pub named_by_tether: bool,
+}
+
+/// Where an agent CLI's own configuration names its model key's variable.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyNaming {
+    /// The provider and variables its configuration in its directory names, as it runs with
+    /// `[executor] args`.
+    pub read: fn(&Path, &[String]) -> ProviderKey,
+    /// Where that variable is set, for the fix, given the provider's name.
+    pub setting: fn(&str) -> String,
+}
+
+/// How `[human] ask_before` reaches the commands an agent CLI runs itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// A hook the CLI runs before each command runs `tether gate` (Claude Code's PreToolUse).
+    Hook,
+    /// An extension tether loads into the CLI asks before each command (pi's tool_call).
+    Extension,
+    /// Nothing: the CLI runs, without asking, every command its own sandbox `allows`.
+    Ungated {
+        /// Which commands those are (`every command its workspace-write sandbox allows`).
+        allows: &'static str,
+    },
+}
+
+/// Every agent CLI tether drives.
+pub const AGENT_CLIS: &[&AgentCli] = &[&crate::claude::CLI, &crate::codex::CLI, &crate::pi::CLI];
+
+/// The agent CLI whose `[executor] kind` is `kind`.
+pub fn find(kind: &str) -> Option<&'static AgentCli> {
+    AGENT_CLIS.iter().copied().find(|cli| cli.kind == kind)
+}

@@ -1,0 +1,185 @@
+//! The ways composing or driving a run fails, each saying whether a person must fix something
+//! (a setting, an argument: [`Error::is_usage`]) or tether failed.
+
+use tether_config::ConfigError;
+use tether_core::looping::LoopError;
+use tether_store::StoreError;
+
+/// What went wrong composing or driving a run.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file or directory could not be read, written or made.
+    #[error("{what}")]
+    Io {
+        /// What was being done (`creating /tmp/x`).
+        what: String,
+        /// The OS error.
+        #[source]
+        cause: std::io::Error,
+    },
+    /// The plan file could not be read or written.
+    #[error("{what}")]
+    PlanFile {
+        /// What was being done.
+        what: &'static str,
+        /// Why.
+        #[source]
+        cause: tether_plan::file::PlanFileError,
+    },
+    /// tether.toml (or the variable it names) is wrong.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// `[store]` (or `TETHER_STORE_URL`) cannot be read.
+    #[error("finding the store")]
+    FindStore(#[source] ConfigError),
+    /// The store could not be opened.
+    #[error("opening {place}")]
+    OpenStore {
+        /// Where it is (a path, or a database without its password).
+        place: String,
+        /// Why.
+        #[source]
+        cause: StoreError,
+    },
+    /// The team store's URL cannot be used.
+    #[error(transparent)]
+    StoreUrl(#[from] tether_store_pg::UrlError),
+    /// The team store could not be reached.
+    #[error("connecting to {url}")]
+    ConnectTeam {
+        /// Its URL, without a password.
+        url: String,
+        /// Why.
+        #[source]
+        cause: tether_store_pg::PgStoreError,
+    },
+    /// A run could not be found or steered.
+    #[error(transparent)]
+    Control(#[from] tether_store::control::ControlError),
+    /// A store operation failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The kernel cannot enforce the sandbox `[sandbox]` asks for.
+    #[error(transparent)]
+    Sandbox(#[from] tether_sandbox::SandboxError),
+    /// `[executor] kind = "acp"` without a program.
+    #[error("[executor] kind = \"acp\" needs program: the ACP agent to run")]
+    AcpNeedsProgram,
+    /// The executor kind is not one of the registered agent CLIs.
+    #[error("executor kind `{0}` is not an agent CLI tether runs")]
+    NotAnAgentCli(&'static str),
+    /// The built-in agent has no `[model]`.
+    #[error(
+        "the built-in agent needs a model: add a [model] table to tether.toml (api, base_url, \
+         model, api_key_env), or run `tether demo` to see it with a scripted one"
+    )]
+    BuiltinNeedsModel,
+    /// Plan mode's built-in agent has no model.
+    #[error(
+        "plan mode drafts goals with the built-in agent, which needs a model: add a [model] (or \
+         [planning]) table to tether.toml (api, base_url, model, api_key_env); or write goals \
+         into the plan by hand and lock them with `tether plan approve`"
+    )]
+    PlanningNeedsModel,
+    /// `--model` given to plan mode when an external agent drafts.
+    #[error(
+        "--model picks the built-in agent's model; with [executor] kind = \"{kind}\" plan mode \
+         drafts with {with}"
+    )]
+    ModelFlagForAgent {
+        /// The executor kind.
+        kind: &'static str,
+        /// What drafts instead.
+        with: &'static str,
+    },
+    /// The model client could not be set up.
+    #[error("setting up the model client")]
+    ModelClient(#[source] tether_model::ModelError),
+    /// The judge (or the sign-off) could not be set up from `[judge]`.
+    #[error(transparent)]
+    Judge(#[from] tether_signoff::JudgeSetupError),
+    /// The agent's tools could not be set up.
+    #[error(transparent)]
+    Tools(#[from] tether_tools::SetupError),
+    /// Plan mode could not be set up.
+    #[error(transparent)]
+    Planning(#[from] tether_core::planning::PlanningError),
+    /// The run's worktree could not be made or found again.
+    #[error(transparent)]
+    Worktree(#[from] tether_worktree::WorktreeError),
+    /// The files a run's worktree starts with could not be put there.
+    #[error("{what}")]
+    WorktreeFile {
+        /// What was being done.
+        what: String,
+        /// The OS error.
+        #[source]
+        cause: std::io::Error,
+    },
+    /// The loop refused to start or resume, or its store failed.
+    #[error(transparent)]
+    Loop(#[from] LoopError),
+    /// The run's task ended without an end (it panicked, or its runtime shut down).
+    #[error("the run's task ended abnormally: {0}")]
+    Task(String),
+    /// This binary cannot be found (to serve an agent's MCP tools).
+    #[error("finding the tether binary to serve {whose} MCP tools")]
+    CurrentExe {
+        /// Whose (`Claude Code's`).
+        whose: String,
+        /// Why.
+        #[source]
+        cause: std::io::Error,
+    },
+}
+
+impl Error {
+    /// An [`Error::Io`] doing `what`.
+    pub fn io(what: impl Into<String>, cause: std::io::Error) -> Self {
+        Error::Io {
+            what: what.into(),
+            cause,
+        }
+    }
+
+    /// An [`Error::Io`] creating `path`.
+    pub fn creating(path: &std::path::Path, cause: std::io::Error) -> Self {
+        Error::io(format!("creating {}", path.display()), cause)
+    }
+
+    /// Whether a person must fix something (a setting, an argument, the run asked for) rather
+    /// than tether having failed: the CLI exits 2 for these.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            Error::Config(_)
+            | Error::FindStore(_)
+            | Error::Sandbox(_)
+            | Error::AcpNeedsProgram
+            | Error::NotAnAgentCli(_)
+            | Error::BuiltinNeedsModel
+            | Error::PlanningNeedsModel
+            | Error::ModelFlagForAgent { .. }
+            | Error::ModelClient(_)
+            | Error::Judge(_)
+            | Error::Worktree(_)
+            | Error::WorktreeFile { .. } => true,
+            Error::Planning(e) => e.is_usage(),
+            Error::Control(e) => !matches!(e, tether_store::control::ControlError::Store(_)),
+            // Asking for something that cannot be done (the run ended, another process drives
+            // it, the plan needs fixing) is a usage error, not a failure of tether.
+            Error::Loop(e) => !matches!(e, LoopError::Store(_)),
+            Error::Io { .. }
+            | Error::PlanFile { .. }
+            | Error::OpenStore { .. }
+            | Error::StoreUrl(_)
+            | Error::ConnectTeam { .. }
+            | Error::Store(_)
+            | Error::Tools(_)
+            | Error::CurrentExe { .. }
+            | Error::Task(_) => false,
+        }
+    }
+}
+
+/// The runtime's results.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

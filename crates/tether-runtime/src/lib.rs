@@ -1,0 +1,48 @@
+//! Composing a tether run, for any front end: from a workspace, its configuration and what to
+//! run, the runtime builds the store, the executor, the run's sandbox, the human desk, the
+//! worktree and the loop, and hands back what drives, watches and cancels it. The `tether`
+//! binary is one front end (it parses arguments and prints); a long-lived server is another.
+//!
+//! - [`store`]: which store a workspace's commands use (the workspace's SQLite file, or the
+//!   team's PostgreSQL database).
+//! - [`executor`]: the executor `[executor]` names; [`drafting`] the restricted one plan mode
+//!   drafts with.
+//! - [`sandbox`]: the one place a run's sandboxes are built; [`bridge`] how the tether commands
+//!   the agent runs inside reach the process driving the run; [`agent_key`] the model key an
+//!   agent CLI's own configuration names.
+//! - [`worktree`]: a run in a git worktree of its own, and the commit per signed-off goal.
+//! - [`launch`]: a run composed from all of the above and driven on the caller's Tokio
+//!   runtime, with a handle to watch, interrupt or cancel it; [`report`] the report it leaves.
+//!
+//! Errors are [`Error`]s, each saying whether a person must fix something
+//! ([`Error::is_usage`]).
+
+pub mod agent_key;
+pub mod agents;
+pub mod bridge;
+pub mod drafting;
+mod error;
+pub mod executor;
+pub mod launch;
+pub mod report;
+pub mod sandbox;
+pub mod store;
+pub mod worktree;
+
+use std::sync::Arc;
+
+pub use error::{Error, Result};
+
+/// What the process embedding the runtime gives it once: how a tether command handed over by a
+/// sandboxed agent is run there (the binary parses and runs its own commands).
+#[derive(Clone)]
+pub struct Host {
+    bridge: Arc<dyn bridge::Handler>,
+}
+
+impl Host {
+    /// A host whose handed-over commands `bridge` runs.
+    pub fn new(bridge: Arc<dyn bridge::Handler>) -> Self {
+        Host { bridge }
+    }
+}
