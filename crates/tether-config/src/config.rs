@@ -76,27 +76,28 @@ impl Config {
     /// The names of the environment variables holding tether's own keys (the model's, the
     /// judge's, the chat bots'), each once: to be removed from the environment of commands
     /// an agent runs, so a key never reaches a transcript or a model.
+    ///
+    /// They are what the settings listed in `key_settings` name (every `…_env` key of the
+    /// schema, which a test checks), so none can be forgotten here.
     pub fn key_vars(&self) -> Vec<String> {
-        let judge = self.judge.as_ref().map(|j| &j.endpoint);
-        let loop_judge = self.loop_judge.as_ref().map(|j| &j.endpoint);
-        let mut vars: Vec<String> = [self.model.as_ref(), judge, loop_judge]
-            .into_iter()
-            .flatten()
-            .filter_map(|m| m.api_key_env.clone())
-            .collect();
-        vars.extend(self.planning.as_ref().and_then(|p| p.api_key_env.clone()));
-        vars.push(self.zulip.api_key_env.clone());
-        vars.push(self.slack.bot_token_env.clone());
-        vars.push(self.slack.app_token_env.clone());
-        vars.push(self.telegram.bot_token_env.clone());
-        vars.extend(self.ntfy.token_env.clone());
-        vars.extend(self.ntfy.reply_token_env.clone());
-        vars.extend(self.webhook.url_env.clone());
-        vars.extend(self.email.username_env.clone());
-        vars.extend(self.email.password_env.clone());
-        let mut seen = std::collections::HashSet::new();
-        vars.retain(|v| seen.insert(v.clone()));
+        let mut vars: Vec<String> = Vec::new();
+        for setting in crate::key_settings::KEY_SETTINGS {
+            if let Some(var) = (setting.var)(self)
+                && !vars.iter().any(|v| v == var)
+            {
+                vars.push(var.to_owned());
+            }
+        }
         vars
+    }
+
+    /// The setting that names `var` as one of tether's own keys (`[model] api_key_env`), if
+    /// one does.
+    pub fn key_setting(&self, var: &str) -> Option<String> {
+        crate::key_settings::KEY_SETTINGS
+            .iter()
+            .find(|setting| (setting.var)(self) == Some(var))
+            .map(|setting| format!("[{}] {}", setting.table, setting.key))
     }
 }
 

@@ -33,6 +33,7 @@ mod config;
 mod env;
 mod error;
 mod isolation;
+mod key_settings;
 mod keys;
 mod load;
 mod model;

@@ -124,42 +124,8 @@ impl AgentKey {
 
 /// The setting of tether.toml that names `var` as one of tether's own keys.
 fn own_setting(config: &Config, var: &str) -> String {
-    let named = |v: Option<&String>| v.is_some_and(|v| v == var);
-    let tables = [
-        (
-            "model",
-            named(config.model.as_ref().and_then(|m| m.api_key_env.as_ref())),
-        ),
-        (
-            "judge",
-            named(
-                config
-                    .judge
-                    .as_ref()
-                    .and_then(|j| j.endpoint.api_key_env.as_ref()),
-            ),
-        ),
-        (
-            "loop_judge",
-            named(
-                config
-                    .loop_judge
-                    .as_ref()
-                    .and_then(|j| j.endpoint.api_key_env.as_ref()),
-            ),
-        ),
-        (
-            "planning",
-            named(
-                config
-                    .planning
-                    .as_ref()
-                    .and_then(|p| p.api_key_env.as_ref()),
-            ),
-        ),
-    ];
-    match tables.iter().find(|(_, names)| *names) {
-        Some((table, _)) => format!("tether's [{table}] api_key_env"),
+    match config.key_setting(var) {
+        Some(setting) => format!("tether's {setting}"),
         None => "tether's own setting naming it in tether.toml".to_owned(),
     }
 }
