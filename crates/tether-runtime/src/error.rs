@@ -41,6 +41,9 @@ pub enum Error {
         #[source]
         cause: StoreError,
     },
+    /// A store URL names no kind of store tether knows.
+    #[error("{0} names no store tether knows (postgres://…)")]
+    UnknownStore(String),
     /// The team store's URL cannot be used.
     #[error(transparent)]
     StoreUrl(#[from] tether_store_pg::UrlError),
@@ -153,6 +156,7 @@ impl Error {
         match self {
             Error::Config(_)
             | Error::FindStore(_)
+            | Error::UnknownStore(_)
             | Error::Sandbox(_)
             | Error::AcpNeedsProgram
             | Error::NotAnAgentCli(_)

@@ -3,6 +3,9 @@
 //! team. Every command opens its store here, so all of them agree. Only `[store]` is read to
 //! find it, so reading and answering work whatever the rest of `tether.toml` says.
 //!
+//! The stores a URL can name are listed once, by scheme ([`BY_URL`]); adding one is a line
+//! there (and its scheme accepted by `[store] url`'s check in tether-config).
+//!
 //! A process connects to a team store once (a pool of connections and the small runtime they
 //! live on) and every store it opens shares that connection.
 
@@ -17,12 +20,37 @@ use crate::error::{Error, Result};
 /// The team store this process connected to, by URL (a process uses one).
 static TEAM: OnceLock<Mutex<Option<(String, TeamStore)>>> = OnceLock::new();
 
+/// A kind of store a URL names.
+struct ByUrl {
+    /// The URL schemes naming it (`postgres`).
+    schemes: &'static [&'static str],
+    /// A connector to the store at the URL, holding `ws`'s records.
+    connect: fn(&str, &Workspace) -> Result<Arc<dyn Connector>>,
+}
+
+/// The stores a URL names, by scheme: PostgreSQL, the team store. Without a URL, a workspace
+/// keeps its records in its own SQLite file.
+const BY_URL: &[ByUrl] = &[ByUrl {
+    schemes: &["postgres", "postgresql"],
+    connect: |url, ws| Ok(Arc::new(team(url)?.scoped(&here(ws)))),
+}];
+
 /// Where `ws`'s commands keep their records.
 pub fn connector(ws: &Workspace, env: &dyn Env) -> Result<Arc<dyn Connector>> {
     match team_url(ws, env)? {
-        Some(url) => Ok(Arc::new(team(&url)?.scoped(&here(ws)))),
+        Some(url) => at_url(&url, ws),
         None => Ok(Arc::new(EmbeddedFile(ws.db_path()))),
     }
+}
+
+/// The store at `url`, holding `ws`'s records.
+pub fn at_url(url: &str, ws: &Workspace) -> Result<Arc<dyn Connector>> {
+    let scheme = url.split_once("://").map_or("", |(scheme, _)| scheme);
+    let kind = BY_URL
+        .iter()
+        .find(|kind| kind.schemes.iter().any(|s| s.eq_ignore_ascii_case(scheme)))
+        .ok_or_else(|| Error::UnknownStore(tether_store_pg::redacted(url)))?;
+    (kind.connect)(url, ws)
 }
 
 /// A store of `ws`'s place (see [`connector`]).
@@ -72,4 +100,30 @@ pub fn team(url: &str) -> Result<TeamStore> {
 fn team_url(ws: &Workspace, env: &dyn Env) -> Result<Option<String>> {
     let store = tether_config::load_store(ws.root(), env).map_err(Error::FindStore)?;
     Ok(store.url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_of_no_known_store_is_refused_without_its_password() {
+        let ws = Workspace::at("/nowhere");
+        let Err(e) = at_url("mysql://me:secret@db/tether", &ws) else {
+            panic!("a mysql URL was taken");
+        };
+        assert!(e.is_usage());
+        assert_eq!(
+            e.to_string(),
+            "mysql://me:***@db/tether names no store tether knows (postgres://…)"
+        );
+    }
+
+    #[test]
+    fn without_a_url_the_workspace_keeps_its_own_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(dir.path());
+        let store = connector(&ws, &tether_config::MapEnv::new()).unwrap();
+        assert_eq!(store.describe(), ws.db_path().display().to_string());
+    }
 }

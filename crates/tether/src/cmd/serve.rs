@@ -22,10 +22,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ServeArgs) -> Result<Exit> {
         allow_remote: args.allow_remote,
     };
     let store = match &args.store {
-        Some(url) => {
-            let team = tether_runtime::store::team(url)?;
-            Arc::new(team.scoped(&tether_runtime::store::here(&ctx.ws))) as Arc<dyn Connector>
-        }
+        Some(url) => tether_runtime::store::at_url(url, &ctx.ws)?,
         None => tether_runtime::store::connector(&ctx.ws, ctx.env)?,
     };
     let bound = tether_web::bind_to(store, &ctx.ws, &settings).map_err(Failure::usage)?;
