@@ -185,5 +185,17 @@ impl Error {
     }
 }
 
+/// `e` and its causes, as `{:#}` of an `anyhow::Error` shows them: for messages that quote
+/// an error whole.
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        out.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    out
+}
+
 /// The runtime's results.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -11,6 +11,7 @@
 //!   the agent runs inside reach the process driving the run; [`agent_key`] the model key an
 //!   agent CLI's own configuration names.
 //! - [`worktree`]: a run in a git worktree of its own, and the commit per signed-off goal.
+//! - [`doctor`]: the checks of the setup `tether doctor` prints.
 //! - [`launch`]: a run composed from all of the above and driven on the caller's Tokio
 //!   runtime, with a handle to watch, interrupt or cancel it; [`report`] the report it leaves.
 //!
@@ -20,6 +21,7 @@
 pub mod agent_key;
 pub mod agents;
 pub mod bridge;
+pub mod doctor;
 pub mod drafting;
 mod error;
 pub mod executor;

@@ -1,13 +1,13 @@
-//! `tether doctor`: the checks a person setting tether up runs once, each on one line with ✓ or
+//! The checks of `tether doctor`, the ones a person setting tether up runs once, each on one line with ✓ or
 //! ✗ and, for every failure, the fix — the config, the executor (an agent CLI found and new
 //! enough), tether's MCP server answering with its four tools, the model endpoints, Zulip, Slack,
 //! Telegram and the notice sinks.
 //!
-//! Each check is its own module: [`agent`] (the executor), [`key`] (the key variable an agent
-//! CLI's own configuration names), [`mcp`] (the MCP server),
-//! [`remote`] (model endpoints and Zulip), [`slack`] (the app's tokens and its channel),
-//! [`telegram`] (the bot and its chat), [`sinks`] (the notice sinks' settings). They run in order on one small runtime; none calls a
-//! model or posts anything.
+//! Each check is its own module: `agent` (the executor), `key` (the key variable an agent
+//! CLI's own configuration names), `mcp` (the MCP server), `remote` (model endpoints and
+//! Zulip), `slack` (the app's tokens and its channel), `telegram` (the bot and its chat),
+//! `sinks` (the notice sinks' settings). [`checks`] runs them in order; none calls a model or
+//! posts anything. The CLI prints them.
 
 mod agent;
 mod key;
@@ -19,15 +19,12 @@ mod slack;
 mod store;
 mod telegram;
 
-use std::path::PathBuf;
+use std::path::Path;
 
-use anyhow::{Context as _, Result};
 use serde::Serialize;
-use tether_config::{Config, ConfigError, Loaded};
+use tether_config::{Config, ConfigError, Env, Loaded, Workspace};
 
-use super::Ctx;
-use crate::cli::DoctorArgs;
-use crate::exit::Exit;
+use crate::Host;
 
 /// How a check ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -85,47 +82,22 @@ impl Check {
     }
 }
 
-#[derive(Serialize)]
-struct Report<'a> {
-    ok: bool,
-    checks: &'a [Check],
-}
-
-/// Runs every check and prints them; exit 1 when any failed.
-pub fn run(ctx: &mut Ctx<'_>, args: &DoctorArgs) -> Result<Exit> {
-    let tether = match &args.tether {
-        Some(path) => path.clone(),
-        None => std::env::current_exe().context("finding this tether binary")?,
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let checks = runtime.block_on(checks(ctx, tether));
-    let ok = checks.iter().all(|c| c.status != Status::Fail);
-    if args.json {
-        serde_json::to_writer_pretty(
-            &mut *ctx.out,
-            &Report {
-                ok,
-                checks: &checks,
-            },
-        )?;
-        writeln!(ctx.out)?;
-    } else {
-        write_text(ctx, &checks)?;
-    }
-    Ok(if ok { Exit::Done } else { Exit::Error })
-}
-
-async fn checks(ctx: &Ctx<'_>, tether: PathBuf) -> Vec<Check> {
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env);
-    let mut checks = vec![config(&loaded), store::check(&ctx.ws, ctx.env).await];
+/// Every check of `ws` in order, with `tether` as the binary agent CLIs start `tether mcp`
+/// from.
+pub async fn checks(
+    ws: &Workspace,
+    env: &(dyn Env + Sync),
+    tether: &Path,
+    host: &Host,
+) -> Vec<Check> {
+    let loaded = tether_config::load(ws.root(), env);
+    let mut checks = vec![config(&loaded), store::check(ws, env).await];
     let config = loaded.as_ref().ok().map(|l| &l.config);
     let not_loaded = "not checked: the config does not load";
     match config {
         Some(config) => {
-            checks.push(agent::check(config, &ctx.ws, ctx.env, &tether).await);
-            checks.extend(key::check(config, ctx.env));
+            checks.push(agent::check(config, (ws, env), tether, host).await);
+            checks.extend(key::check(config, env));
             checks.push(sandbox::check(config));
         }
         None => {
@@ -134,10 +106,10 @@ async fn checks(ctx: &Ctx<'_>, tether: PathBuf) -> Vec<Check> {
         }
     }
     let key_vars = config.map(Config::key_vars).unwrap_or_default();
-    checks.push(mcp::check(&tether, ctx.ws.root(), &key_vars).await);
+    checks.push(mcp::check(tether, ws.root(), &key_vars).await);
     match config {
         Some(config) => {
-            checks.extend(remote::checks(config, ctx.env).await);
+            checks.extend(remote::checks(config, env).await);
             checks.push(sinks::check(config));
         }
         None => {
@@ -177,31 +149,4 @@ fn config(loaded: &Result<Loaded, ConfigError>) -> Check {
             "make the file readable, or unset TETHER_CONFIG to use tether.toml",
         ),
     }
-}
-
-fn write_text(ctx: &mut Ctx<'_>, checks: &[Check]) -> Result<()> {
-    for check in checks {
-        let mark = match check.status {
-            Status::Pass => "✓",
-            Status::Fail => "✗",
-            Status::Skip => "-",
-        };
-        let mut lines = check.detail.lines();
-        let first = lines.next().unwrap_or_default();
-        let line = format!("{mark} {}: {first}", check.name);
-        writeln!(ctx.out, "{}", tether_human::visible::visible(&line))?;
-        for more in lines {
-            writeln!(ctx.out, "    {}", tether_human::visible::visible(more))?;
-        }
-        if let Some(fix) = &check.fix {
-            writeln!(ctx.out, "  fix: {}", tether_human::visible::visible(fix))?;
-        }
-    }
-    let failed = checks.iter().filter(|c| c.status == Status::Fail).count();
-    match failed {
-        0 => writeln!(ctx.out, "\nall checks passed")?,
-        1 => writeln!(ctx.out, "\n1 check failed")?,
-        n => writeln!(ctx.out, "\n{n} checks failed")?,
-    }
-    Ok(())
 }

@@ -24,7 +24,7 @@ pub async fn check(ws: &Workspace, env: &dyn Env) -> Check {
         Ok(Ok(detail)) => Check::pass("store", format!("the team store {shown}: {detail}")),
         Ok(Err(e)) => Check::fail(
             "store",
-            format!("the team store {shown}: {e:#}"),
+            format!("the team store {shown}: {}", crate::error::chain(&e)),
             "check that the server runs and the URL's host, port, user and database; the \
              password comes from PGPASSWORD or ~/.pgpass (chmod 0600)",
         ),
@@ -33,8 +33,8 @@ pub async fn check(ws: &Workspace, env: &dyn Env) -> Check {
 }
 
 /// Connects, and reads the schema version and the runs the store holds.
-fn team(url: &str) -> anyhow::Result<String> {
-    let team = tether_runtime::store::team(url)?;
+fn team(url: &str) -> crate::Result<String> {
+    let team = crate::store::team(url)?;
     let store = tether_store::Connector::connect(&team)?;
     let schema = store.schema_version()?;
     store.check_integrity()?;

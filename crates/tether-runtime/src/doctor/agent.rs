@@ -1,30 +1,38 @@
 //! The executor check: the built-in agent has its `[model]`; a command's program is found; an
-//! agent CLI runs and is new enough. The last works for every [`Agent`] through
-//! [`Cli::check_version`], so a new CLI only needs its line in [`agent_of`](tether_runtime::executor::agent_of).
+//! agent CLI runs and is new enough. The last works for every registered agent CLI through
+//! [`Cli::check_version`] and its descriptor (its program, minimum version and install line).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tether_agent::ExecError;
 use tether_agent::cli::{Agent, Cli, CliError};
-use tether_config::{Config, Env, ExecutorKind, Workspace};
+use tether_config::{Config, Env, Workspace};
 use tokio_util::sync::CancellationToken;
 
 use super::Check;
-use tether_runtime::executor::agent_of;
+use crate::Host;
+use crate::agents::Worker;
 
 const NAME: &str = "executor";
 
 /// Checks the executor `config` names.
-pub async fn check(config: &Config, ws: &Workspace, env: &dyn Env, tether: &Path) -> Check {
-    match config.executor.kind {
-        ExecutorKind::Builtin => builtin(config),
-        ExecutorKind::Command => command(config, ws, env),
-        ExecutorKind::Acp => acp(config, ws).await,
-        kind => match agent_of(kind) {
-            Some(agent) => agent_cli(agent, config, ws, tether).await,
-            None => Check::skip(NAME, format!("`{}`: nothing to check", kind.as_str())),
-        },
+pub async fn check(
+    config: &Config,
+    (ws, env): (&Workspace, &dyn Env),
+    tether: &Path,
+    host: &Host,
+) -> Check {
+    match crate::agents::of_kind(config.executor.kind) {
+        Ok(Worker::Builtin) => builtin(config),
+        Ok(Worker::Command) => command(config, ws, env),
+        Ok(Worker::Acp) => acp(config, ws, host).await,
+        Ok(Worker::Cli(agent)) => agent_cli(agent, config, ws, (tether, host)).await,
+        Err(e) => Check::fail(
+            NAME,
+            e.to_string(),
+            "set [executor] kind to one tether runs",
+        ),
     }
 }
 
@@ -83,16 +91,15 @@ fn find_program(program: &str, root: &Path, env: &dyn Env) -> Option<PathBuf> {
 }
 
 /// `<program> --version` through the executor's own [`Cli`]: missing, too old, or its version.
-async fn agent_cli(agent: Agent, config: &Config, ws: &Workspace, tether: &Path) -> Check {
-    let mut settings = match tether_runtime::executor::cli_settings(
-        config,
-        ws,
-        agent,
-        Vec::new(),
-        &crate::bridged::host(),
-    ) {
+async fn agent_cli(
+    agent: Agent,
+    config: &Config,
+    ws: &Workspace,
+    (tether, host): (&Path, &Host),
+) -> Check {
+    let mut settings = match crate::executor::cli_settings(config, ws, agent, Vec::new(), host) {
         Ok(settings) => settings,
-        Err(e) => return Check::fail(NAME, format!("{e:#}"), "reinstall tether"),
+        Err(e) => return Check::fail(NAME, crate::error::chain(&e), "reinstall tether"),
     };
     // The version check names no MCP server; the one checked is the `mcp` check's.
     tether.clone_into(&mut settings.tether);
@@ -140,18 +147,13 @@ async fn agent_cli(agent: Agent, config: &Config, ws: &Workspace, tether: &Path)
 }
 
 /// An ACP agent: it starts and answers `initialize`.
-async fn acp(config: &Config, ws: &Workspace) -> Check {
-    let settings = match tether_runtime::executor::acp_settings(
-        config,
-        ws,
-        Vec::new(),
-        &crate::bridged::host(),
-    ) {
+async fn acp(config: &Config, ws: &Workspace, host: &Host) -> Check {
+    let settings = match crate::executor::acp_settings(config, ws, Vec::new(), host) {
         Ok(settings) => settings,
         Err(e) => {
             return Check::fail(
                 NAME,
-                format!("{e:#}"),
+                crate::error::chain(&e),
                 "set [executor] program to the ACP agent",
             );
         }
