@@ -93,7 +93,7 @@ fn each_listed_setting_reads_its_own_key_and_key_vars_has_them_all() {
         .iter()
         .filter_map(|k| k.split_once('.'))
         .fold(MapEnv::new(), |env, (table, key)| {
-            env.with(&var_of(table, key), "secret")
+            env.with(var_of(table, key), "secret")
         });
     let config = crate::parse(EVERY_KEY, Path::new("tether.toml"), &env).unwrap();
     for setting in KEY_SETTINGS {

@@ -26,6 +26,48 @@ pub enum Error {
         #[source]
         cause: tether_plan::file::PlanFileError,
     },
+    /// Plan mode's MCP tools need the configuration.
+    #[error("plan mode needs a tether.toml that loads")]
+    DraftingNeedsConfig,
+    /// Plan mode's drafting session cannot be read.
+    #[error("reading the drafting session in {dir}")]
+    Drafting {
+        /// Its directory.
+        dir: String,
+        /// Why.
+        #[source]
+        cause: tether_plan::file::PlanFileError,
+    },
+    /// The workspace has no history of its own to push.
+    #[error("no history to push: {0} does not exist")]
+    NothingToPush(String),
+    /// `tether judge test` without a `[judge]`.
+    #[error(
+        "tether judge test measures the [judge] of tether.toml, and there is none; add one \
+         (api, base_url, model, api_key_env)"
+    )]
+    NoJudgeToTest,
+    /// The built-in cases of the judge's test do not parse.
+    #[error(transparent)]
+    BuiltinCases(tether_judgebench::CaseError),
+    /// The user's cases do not parse.
+    #[error(transparent)]
+    Cases(tether_judgebench::CaseError),
+    /// `--only` leaves no case.
+    #[error("no case matches --only")]
+    NoCaseMatches,
+    /// A case of the judge's test could not be run.
+    #[error(transparent)]
+    Case(Box<tether_judgebench::RunError>),
+    /// The human desk's channels are not set up (each problem, said).
+    #[error("{0}")]
+    Desk(String),
+    /// A hook's input is not JSON.
+    #[error("the hook's input is not JSON")]
+    HookNotJson(#[source] serde_json::Error),
+    /// A hook's Bash call names no command.
+    #[error("the Bash call has no tool_input.command")]
+    HookWithoutCommand,
     /// tether.toml (or the variable it names) is wrong.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -166,7 +208,12 @@ impl Error {
             | Error::ModelClient(_)
             | Error::Judge(_)
             | Error::Worktree(_)
-            | Error::WorktreeFile { .. } => true,
+            | Error::WorktreeFile { .. }
+            | Error::Desk(_)
+            | Error::NothingToPush(_)
+            | Error::NoJudgeToTest
+            | Error::Cases(_)
+            | Error::NoCaseMatches => true,
             Error::Planning(e) => e.is_usage(),
             Error::Control(e) => !matches!(e, tether_store::control::ControlError::Store(_)),
             // Asking for something that cannot be done (the run ended, another process drives
@@ -174,13 +221,19 @@ impl Error {
             Error::Loop(e) => !matches!(e, LoopError::Store(_)),
             Error::Io { .. }
             | Error::PlanFile { .. }
+            | Error::DraftingNeedsConfig
+            | Error::HookNotJson(_)
+            | Error::HookWithoutCommand
+            | Error::Drafting { .. }
             | Error::OpenStore { .. }
             | Error::StoreUrl(_)
             | Error::ConnectTeam { .. }
             | Error::Store(_)
             | Error::Tools(_)
             | Error::CurrentExe { .. }
-            | Error::Task(_) => false,
+            | Error::Task(_)
+            | Error::BuiltinCases(_)
+            | Error::Case(_) => false,
         }
     }
 }
@@ -199,3 +252,35 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
 
 /// The runtime's results.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_person_must_fix_is_usage_and_what_failed_is_not() {
+        for usage in [
+            Error::AcpNeedsProgram,
+            Error::BuiltinNeedsModel,
+            Error::Desk("Zulip is not configured".into()),
+            Error::NothingToPush("x".into()),
+            Error::NoJudgeToTest,
+            Error::NoCaseMatches,
+            Error::UnknownStore("mysql://db".into()),
+            Error::Loop(LoopError::PlanInvalid("line 3".into())),
+        ] {
+            assert!(usage.is_usage(), "{usage}");
+        }
+        for failure in [
+            Error::io("creating /x", std::io::Error::other("disk on fire")),
+            Error::Task("panicked".into()),
+            Error::DraftingNeedsConfig,
+            Error::Loop(LoopError::Store(StoreError::Io {
+                path: "/x".into(),
+                cause: std::io::Error::other("disk on fire"),
+            })),
+        ] {
+            assert!(!failure.is_usage(), "{failure}");
+        }
+    }
+}

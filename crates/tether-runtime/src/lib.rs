@@ -11,7 +11,16 @@
 //!   the agent runs inside reach the process driving the run; [`agent_key`] the model key an
 //!   agent CLI's own configuration names.
 //! - [`worktree`]: a run in a git worktree of its own, and the commit per signed-off goal.
+//! - [`gate`]: the decision of `tether gate`, the hook that holds an agent CLI's command for
+//!   `[human] ask_before`.
+//! - [`mcp`]: `tether mcp`'s server composed.
+//! - [`ask`]: a question asked from a shell, and who answered told.
+//! - [`signoff`]: a goal signed off by a person (`tether goal complete`).
+//! - [`push`]: a workspace's history copied into the team store.
+//! - [`demo`]: `tether demo`'s run, with scripted models.
+//! - [`judge_test`]: the judge measured on the corpus (`tether judge test`).
 //! - [`doctor`]: the checks of the setup `tether doctor` prints.
+//! - [`bounds`]: the settings that bound the agent, as a run is taken up.
 //! - [`launch`]: a run composed from all of the above and driven on the caller's Tokio
 //!   runtime, with a handle to watch, interrupt or cancel it; [`report`] the report it leaves.
 //!
@@ -20,14 +29,22 @@
 
 pub mod agent_key;
 pub mod agents;
+pub mod ask;
+pub mod bounds;
 pub mod bridge;
+pub mod demo;
 pub mod doctor;
 pub mod drafting;
 mod error;
 pub mod executor;
+pub mod gate;
+pub mod judge_test;
 pub mod launch;
+pub mod mcp;
+pub mod push;
 pub mod report;
 pub mod sandbox;
+pub mod signoff;
 pub mod store;
 pub mod worktree;
 

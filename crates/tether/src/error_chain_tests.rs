@@ -70,6 +70,21 @@ fn each_cause_is_printed_once() {
             cause: cause(),
         }),
         printed(tether_mcp::ServeError::from(cause())),
+        printed(tether_runtime::Error::io("creating /ws/x", cause())),
+        printed(tether_runtime::Error::OpenStore {
+            place: "/ws/x".into(),
+            cause: tether_store::StoreError::Io {
+                path: path.clone(),
+                cause: cause(),
+            },
+        }),
+        printed(tether_runtime::Error::PlanFile {
+            what: "saving the plan's baseline for the drafting agent",
+            cause: plan_io(),
+        }),
+        printed(tether_runtime::Error::Loop(
+            tether_core::looping::LoopError::from(plan_io()),
+        )),
     ];
     for text in all {
         assert_eq!(text.matches(CAUSE).count(), 1, "{text}");

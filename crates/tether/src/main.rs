@@ -4,7 +4,6 @@
 mod bridged;
 mod cli;
 mod cmd;
-mod demo;
 mod exit;
 mod failure;
 mod guard;

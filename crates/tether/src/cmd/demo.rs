@@ -5,72 +5,31 @@
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use futures_util::future::BoxFuture;
-use tether_agent::BuiltinAgent;
 use tether_config::{Config, Workspace};
-use tether_core::goal::{self, Deps, GoalEnd, GoalSpec, RuleSettings};
+use tether_core::goal::GoalEnd;
 use tether_human::terminal::Terminal;
-use tether_human::tool::{AskHuman, RunCell};
-use tether_human::{Channel, ChannelAnswer, Console, Desk, Keyboard};
-use tether_model::scripted::ScriptedModel;
-use tether_signoff::tool::{CancelGoal, CompleteGoal};
-use tether_signoff::{Judge, Signoff};
-use tether_store::{Event, Question, RunId, Seq, Store, Verdict};
-use tether_store::{EventSink, Journal};
+use tether_human::{Console, Desk, Keyboard};
+use tether_runtime::demo::{AutoAnswer, Demo};
+use tether_store::EventSink;
+use tether_store::{Event, RunId, Seq, Store, Verdict};
 use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
 use crate::cli::DemoArgs;
-use crate::demo;
 use crate::exit::Exit;
 use crate::sinks::Progress;
-
-/// Answers every question at once, for `--yes` and runs without a terminal.
-struct AutoAnswer;
-
-impl Channel for AutoAnswer {
-    fn name(&self) -> &'static str {
-        "demo"
-    }
-
-    fn offer<'a>(
-        &'a self,
-        _question: &'a Question,
-        _stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async { Some(ChannelAnswer::text(demo::AUTO_ANSWER, "tether demo --yes")) })
-    }
-}
 
 /// Runs the demo and tells what happened.
 pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     let dir = workspace_dir(args.dir.as_deref())?;
-    let ws = Workspace::at(&dir);
-    for (name, text) in demo::FILES {
-        std::fs::write(dir.join(name), text).with_context(|| format!("writing {name}"))?;
-    }
-    std::fs::create_dir_all(ws.state_dir())?;
     let progress = Progress::for_terminal("demo", Some(5)).map(Arc::new);
     let sinks: Vec<Arc<dyn EventSink>> = progress
         .iter()
         .map(|p| Arc::clone(p) as Arc<dyn EventSink>)
         .collect();
-    let journal = Journal::new(Store::open(ws.db_path())?, sinks)?;
-    let doc = tether_plan::PlanDoc::parse("plan.md", demo::PLAN);
-    for g in &doc.plan().goals {
-        if let Some(id) = g.id() {
-            journal.store().approve_contract_terms(
-                "plan.md",
-                id,
-                &g.contract_hash(),
-                &tether_core::planning::terms::written(g),
-                "tether demo",
-            )?;
-        }
-    }
+    let (ws, journal) = tether_runtime::demo::set_up(&dir, sinks)?;
     let console =
         match Console::detect(|| tether_human::person::name(&Config::default().human, ctx.env)) {
             Console::Person { .. } if args.yes => Console::Absent,
@@ -89,7 +48,6 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
         ctx.out.flush()?;
     }
 
-    let cell = RunCell::default();
     // The demo workspace has no tether.toml: the defaults (threshold 2, no timeout, no Zulip).
     let mut human = Desk::from_config(&Config::default(), &ws, journal.clone(), Console::Absent);
     if let (Console::Person { who }, Some(_)) = (&console, keyboard) {
@@ -98,50 +56,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     if !terminal {
         human = human.with_channel(Arc::new(AutoAnswer));
     }
-    let judge = Judge::new(
-        Arc::new(ScriptedModel::new(demo::judge())),
-        "scripted judge",
-        Duration::from_secs(60),
-    );
-    // The scripted agent's commands run sandboxed like a real one's, where the kernel can.
-    let sandbox = match tether_sandbox::Support::probe().check() {
-        Ok(()) => {
-            tether_runtime::sandbox::for_run(&Config::default(), &ws, &crate::bridged::host())?
-        }
-        Err(e) => {
-            eprintln!("note: the demo runs without the sandbox: {e}");
-            tether_runtime::sandbox::RunSandbox::default()
-        }
-    };
-    let signoff = Signoff::new(ws.clone(), journal.clone(), "plan.md")
-        .with_judge(Some(judge))
-        .sandboxed(sandbox.shell.clone());
-    let options = tether_tools::ToolOptions {
-        bash_sandbox: sandbox.shell,
-        ..tether_tools::ToolOptions::default()
-    };
-    let mut tools = tether_tools::ToolSet::builtin(ws.root(), &options)?;
-    tools.add(Arc::new(AskHuman::new(human.clone(), cell.clone())))?;
-    tools.add(Arc::new(CompleteGoal::new(signoff.clone(), cell.clone())))?;
-    tools.add(Arc::new(CancelGoal::new(signoff)))?;
-    let agent = BuiltinAgent::new(
-        Arc::new(ScriptedModel::new(demo::agent())),
-        tools,
-        "scripted demo model".into(),
-    );
-    let deps = Deps {
-        ws: ws.clone(),
-        journal: journal.clone(),
-        executor: Arc::new(agent),
-        human,
-        usage: tether_core::looping::UsageWaits::default(),
-        price: None,
-        loop_judge: None,
-        env_remove: Vec::new(),
-        isolation: Default::default(),
-        // A throwaway workspace of its own: no tether.toml of the person's to keep to.
-        bounds: None,
-    };
+    let demo = Demo::new(&ws, &journal, human, &crate::bridged::host())?;
+    if let Some(e) = &demo.unsandboxed {
+        eprintln!("note: the demo runs without the sandbox: {e}");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -150,16 +68,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
         let _serving = runtime.enter();
         d.spawn(CancellationToken::new());
     }
-    let (run, end) = runtime.block_on(goal::start(
-        &deps,
-        spec(),
-        CancellationToken::new(),
-        |run| {
-            if let Ok(mut c) = cell.lock() {
-                *c = Some(run.clone());
-            }
-        },
-    ))?;
+    let (run, end) = runtime.block_on(demo.run())?;
     if let Some(p) = &progress {
         p.clear();
     }
@@ -201,18 +110,6 @@ fn workspace_dir(dir: Option<&Path>) -> Result<PathBuf> {
             .keep(),
     };
     Ok(std::fs::canonicalize(&dir).unwrap_or(dir))
-}
-
-fn spec() -> GoalSpec {
-    GoalSpec {
-        plan: "plan.md".into(),
-        max_iterations: Some(5),
-        budget: tether_store::Budget::default(),
-        threshold: 2,
-        no_judge: false,
-        rules: RuleSettings::default(),
-        max_consecutive_failures: 3,
-    }
 }
 
 fn intro(ctx: &mut Ctx<'_>, dir: &Path, terminal: bool) -> Result<()> {

@@ -5,7 +5,7 @@
 use anyhow::{Result, anyhow};
 use tether_core::human_act::HumanAct;
 use tether_human::visible::visible;
-use tether_human::{Console, Desk, Notice};
+use tether_runtime::signoff::ByPerson;
 use tether_signoff::{CancelOutcome, Signoff, SignoffError, SignoffOutcome, VerifyResult};
 use tether_store::Journal;
 use tokio_util::sync::CancellationToken;
@@ -32,34 +32,20 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
         super::require_human(ctx, HumanAct::SignOffWithoutJudge)?;
     }
     // Handed over by a run's agent: the run's configuration (its sandbox, verify timeout and
-    // judge), not tether.toml as the agent may have left it.
+    // judge), not tether.toml as the agent may have left it; verify in the run's sandbox.
     let loaded = super::load_config(ctx).map_err(Failure::usage)?;
-    let journal = Journal::new(tether_runtime::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
-    let signoff = Signoff::from_config(
-        ctx.ws.clone(),
-        journal.clone(),
-        &loaded.config,
-        ctx.env,
+    let signoff = ByPerson::new(
+        (&ctx.ws, &loaded.config, ctx.env),
+        tether_runtime::store::open(&ctx.ws, ctx.env)?,
         args.no_judge,
-    )
-    .map_err(Failure::usage)?;
-    // The verify command is code the agent wrote: in the sandbox of the run that handed the
-    // command over, else in one of its own.
-    let sandbox = match &ctx.run_sandbox {
-        Some(sandbox) => sandbox.clone(),
-        None => tether_runtime::sandbox::for_run(&loaded.config, &ctx.ws, &crate::bridged::host())?,
-    };
-    let signoff = signoff
-        .sandboxed(sandbox.shell)
-        .with_network_sandbox(sandbox.shell_network);
+        ctx.run_sandbox.clone(),
+        &crate::bridged::host(),
+    )?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let cancel = CancellationToken::new();
-    let judge = signoff.judge().map_or_else(
-        || "no judge".to_owned(),
-        |j| format!("judge {}", j.model_name()),
-    );
+    let judge = signoff.judge();
     eprintln!("checking goal {}: verify, then {judge}…", args.id);
     let result = runtime.block_on(async {
         let c = cancel.clone();
@@ -87,14 +73,8 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
     };
     let exit = print_outcome(ctx, args, &outcome);
     if outcome.is_accepted() {
-        let desk = Desk::from_config(&loaded.config, &ctx.ws, journal, Console::Absent);
-        let notice = Notice::signed_off_by_person(&args.id, &super::who(ctx));
         let grace = super::notice_grace(ctx.env);
-        runtime.block_on(async {
-            desk.notify(&notice).await;
-            // Delivered before the process exits (at once when nothing was queued).
-            desk.flush_within(grace).await;
-        });
+        runtime.block_on(signoff.announce(&args.id, &super::who(ctx), grace));
     }
     exit
 }

@@ -8,9 +8,10 @@
 use anyhow::{Result, anyhow};
 use tether_human::broker::answer;
 use tether_human::visible::visible;
-use tether_human::{BrokerError, Console, Desk, LateAnswer};
+use tether_human::{BrokerError, Console};
+use tether_runtime::ask::Asker;
+use tether_store::NewQuestion;
 use tether_store::{Abandoned, AnswerOutcome, Question, QuestionId, QuestionStatus, StoreError};
-use tether_store::{Journal, NewQuestion};
 use tokio::signal::unix::SignalKind;
 use tokio_util::sync::CancellationToken;
 
@@ -30,7 +31,6 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
     }
     // Handed over by a run's agent: the run's channels, not tether.toml as it may have left it.
     let loaded = super::load_config(ctx).map_err(Failure::usage)?;
-    let journal = Journal::new(tether_runtime::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
     // An agent's question handed over from the sandbox goes to the channels, never to the
     // terminal of the process driving the run.
     let console = if ctx.bridged {
@@ -38,11 +38,8 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
     } else {
         Console::detect(|| tether_human::person::name(&loaded.config.human, ctx.env))
     };
-    let human = Desk::from_config(&loaded.config, &ctx.ws, journal, console);
-    let problems = &human.policy().problems;
-    if !problems.is_empty() {
-        return Err(Failure::usage(anyhow!("{}", problems.join("; "))));
-    }
+    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+    let asker = Asker::new(&ctx.ws, &loaded.config, store, console)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -72,21 +69,15 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
                 }
             }
         });
-        let asked = human
-            .broker()
-            .ask_with(question, cancel.clone(), |q| {
-                eprintln!(
-                    "waiting for a human: answer with `tether answer {} \"…\"`",
-                    q.id
-                );
-            })
-            .await;
-        if let Err(BrokerError::Cancelled(id)) = &asked {
-            abandon(&human, id);
-        }
+        let stored = |q: &tether_store::Question| {
+            eprintln!(
+                "waiting for a human: answer with `tether answer {} \"…\"`",
+                q.id
+            );
+        };
         // What the sinks queued — the question, who answered it — reaches them before the
         // process exits (at once when nothing is queued).
-        human.flush_within(grace).await;
+        let asked = asker.ask(question, cancel.clone(), stored, grace).await;
         Ok::<_, std::io::Error>(asked)
     })?;
     match result {
@@ -104,15 +95,6 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
             Ok(Exit::Interrupted)
         }
         Err(e) => Err(e.into()),
-    }
-}
-
-/// Records that nobody waits for the interrupted `tether ask`'s question `id` any more, so
-/// `tether questions` says so and the `tether answer` that answers it tells the sinks.
-fn abandon(human: &Desk, id: &QuestionId) {
-    let store = human.broker().journal().store();
-    if let Err(e) = store.abandon_question(id, "tether ask was interrupted") {
-        tracing::warn!(question = %id, error = %e, "could not record that nobody waits");
     }
 }
 
@@ -187,21 +169,14 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
 /// Tells the notice sinks `q` was handed to who answered it (nobody waiting for it would), and
 /// waits, bounded, for that to be delivered. A failure only logs: the answer is recorded.
 fn tell_sinks(ctx: &Ctx<'_>, store: tether_store::Store, q: &Question) {
-    let Some(answered) = tether_human::Answer::of(q) else {
-        return;
-    };
     let told = (|| -> Result<()> {
         let loaded = super::load_config(ctx)?;
-        let journal = Journal::new(store, Vec::new())?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         let grace = super::notice_grace(ctx.env);
-        runtime.block_on(async {
-            let sinks = LateAnswer::from_config(&loaded.config, &ctx.ws, &journal);
-            sinks.tell(q, &answered, grace).await
-        });
-        Ok(())
+        let tell = tether_runtime::ask::tell_late_answer(&ctx.ws, &loaded.config, store, q, grace);
+        Ok(runtime.block_on(tell)?)
     })();
     if let Err(e) = told {
         tracing::warn!(question = %q.id, "could not tell the notice sinks who answered: {e:#}");

@@ -4,13 +4,12 @@
 //! check is reported apart: the rejects where the judge accepted but its quotes did not count,
 //! and the quote check alone on the quotes the cases script (its own false accepts and rejects).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use tether_human::visible::visible;
-use tether_judgebench::{Case, CaseResult, Got, RunOptions, Totals};
-use tether_signoff::Judge;
-use tokio_util::sync::CancellationToken;
+use tether_judgebench::{CaseResult, Got, Totals};
+use tether_runtime::judge_test::JudgeTest;
 
 use super::Ctx;
 use crate::cli::{JudgeCommand, JudgeTestArgs};
@@ -26,25 +25,22 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &JudgeCommand) -> Result<Exit> {
 
 fn test(ctx: &mut Ctx<'_>, args: &JudgeTestArgs) -> Result<Exit> {
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
-    let config = &loaded.config;
-    let Some(settings) = &config.judge else {
-        return Err(Failure::usage(anyhow!(
-            "tether judge test measures the [judge] of tether.toml, and there is none; add one \
-             (api, base_url, model, api_key_env)"
-        )));
-    };
-    let judge =
-        Judge::from_config(settings, config.model.as_ref(), ctx.env).map_err(Failure::usage)?;
-    let cases = corpus(args)?;
-    let options = RunOptions {
-        verify_timeout: Duration::from_secs(config.r#loop.verify_timeout_secs),
-        env_remove: config.key_vars(),
-    };
+    let test = JudgeTest::new(
+        &loaded.config,
+        ctx.env,
+        args.cases.as_deref(),
+        args.only.as_deref(),
+    )?;
+    let judge = &test.judge;
     if !args.json {
         eprintln!(
             "judging {} case(s) with {} (each: verify, the judge's session, the quote check)",
-            cases.len(),
+            test.cases.len(),
             judge.model_name()
+        );
+        println!(
+            "{:<24} {:<7} {:<9} {:>5} {:>8} {:>9} {:>7}  quotes alone",
+            "case", "truth", "decision", "calls", "tokens", "cost", "time"
         );
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -52,7 +48,12 @@ fn test(ctx: &mut Ctx<'_>, args: &JudgeTestArgs) -> Result<Exit> {
         .enable_all()
         .build()?;
     let began = Instant::now();
-    let results = runtime.block_on(run_all(&cases, &judge, &options, args.json))?;
+    // A line per case on stdout as it is decided, unless the output is JSON.
+    let results = runtime.block_on(test.run(|result| {
+        if !args.json {
+            println!("{}", visible(&line(result)));
+        }
+    }))?;
     let millis = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
     let totals = tether_judgebench::totals(&results, millis);
     if args.json {
@@ -67,47 +68,6 @@ fn test(ctx: &mut Ctx<'_>, args: &JudgeTestArgs) -> Result<Exit> {
         write!(ctx.out, "{}", visible(&summary(&totals)))?;
     }
     Ok(Exit::Done)
-}
-
-/// The built-in cases, then the directory's, narrowed by `--only`.
-fn corpus(args: &JudgeTestArgs) -> Result<Vec<Case>> {
-    let mut cases = tether_judgebench::builtin()?;
-    if let Some(dir) = &args.cases {
-        cases.extend(tether_judgebench::from_dir(dir).map_err(Failure::usage)?);
-    }
-    if let Some(only) = &args.only {
-        cases.retain(|c| c.name.contains(only.as_str()));
-    }
-    if cases.is_empty() {
-        return Err(Failure::usage(anyhow!("no case matches --only")));
-    }
-    Ok(cases)
-}
-
-/// Runs the cases one after another (each in its own directory), printing a line per case
-/// on stdout as it is decided unless the output is JSON.
-async fn run_all(
-    cases: &[Case],
-    judge: &Judge,
-    options: &RunOptions,
-    json: bool,
-) -> Result<Vec<CaseResult>> {
-    let cancel = CancellationToken::new();
-    let mut results = Vec::with_capacity(cases.len());
-    if !json {
-        println!(
-            "{:<24} {:<7} {:<9} {:>5} {:>8} {:>9} {:>7}  quotes alone",
-            "case", "truth", "decision", "calls", "tokens", "cost", "time"
-        );
-    }
-    for case in cases {
-        let result = tether_judgebench::run_case(case, judge, options, &cancel).await?;
-        if !json {
-            println!("{}", visible(&line(&result)));
-        }
-        results.push(result);
-    }
-    Ok(results)
 }
 
 /// One case's line: `hardcoded-output  reject  accepted  ✗  2  3.1k  $0.0120  4.2s  -`; the

@@ -17,7 +17,6 @@ pub mod ralph;
 pub mod resume;
 pub mod run;
 pub mod serve;
-pub mod settings;
 pub mod store;
 pub mod validate;
 pub mod worktree;

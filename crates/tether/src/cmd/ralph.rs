@@ -60,7 +60,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RalphArgs) -> Result<Exit> {
     };
     let budget = super::budget::from_flags(&config.r#loop, &args.budget);
     let spec = RunSpec::ralph(&config, prompt, promise, max, budget);
-    let bounds = super::settings::for_new_run(ctx, &config);
+    let bounds = tether_runtime::bounds::for_new_run(&ctx.ws, &config);
     let place = Place {
         worktree: args.place.worktree,
         commit: args.place.commit,

@@ -41,7 +41,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
     let max = (max != 0).then_some(max);
     let budget = super::budget::from_flags(&config.r#loop, &args.budget);
     let spec = RunSpec::goal(&config, max, budget, args.no_judge);
-    let bounds = super::settings::for_new_run(ctx, &config);
+    let bounds = tether_runtime::bounds::for_new_run(&ctx.ws, &config);
     let shown = Shown {
         label: LABEL,
         max,
