@@ -18,11 +18,37 @@ use tokio_util::sync::CancellationToken;
 use tether_agent::{AgentEvent, BuiltinAgent, Executor, TurnObserver};
 use tether_config::Workspace;
 use tether_config::{Config, Env};
-use tether_core::planning::{PlanTarget, drafting_tools};
+use tether_core::planning::{Baseline, Drafter, PlanRef, PlanTarget, drafting_tools};
 use tether_model::{Endpoint, HttpOptions};
 
 use crate::Host;
 use crate::error::{Error, Result};
+
+/// Plan mode's session on `config`'s plan in `ws` for `objective`: the drafter, starting from
+/// the plan as it is (which must parse), with its transcripts in a directory of its own under
+/// the state directory, and a description of its agent for status lines; `model_name`
+/// overrides the built-in agent's model (`tether plan new --model`).
+pub fn session(
+    config: &Config,
+    (ws, env): (&Workspace, &dyn Env),
+    objective: &str,
+    model_name: Option<&str>,
+    host: &Host,
+) -> Result<(Drafter, String)> {
+    let plan = PlanRef::new(ws, config);
+    let baseline = Baseline::read(&plan).map_err(Error::PlanToDraftFrom)?;
+    let target = PlanTarget {
+        plan: plan.clone(),
+        baseline: baseline.clone(),
+    };
+    let transcripts = ws
+        .state_dir()
+        .join("drafts")
+        .join(tether_store::now_ms().to_string());
+    let (executor, describe) = agent(config, (ws, env), target, &transcripts, model_name, host)?;
+    let drafter = Drafter::new(executor, plan, baseline, transcripts, objective);
+    Ok((drafter, describe))
+}
 
 /// The drafting agent for `target`, and a description of it for status lines; `session` is the
 /// drafting session's directory (its transcripts, and the baseline an agent CLI's MCP server

@@ -68,6 +68,54 @@ pub enum Error {
     /// A hook's Bash call names no command.
     #[error("the Bash call has no tool_input.command")]
     HookWithoutCommand,
+    /// A run of another machine is to be taken up here.
+    #[error(
+        "run {run} belongs to machine {machine} ({workspace}); resume it there: its workspace, \
+         transcripts and agent are on that machine"
+    )]
+    OtherMachine {
+        /// The run.
+        run: String,
+        /// Its machine.
+        machine: String,
+        /// Its workspace there.
+        workspace: String,
+    },
+    /// A run of another workspace is to be taken up here.
+    #[error(
+        "run {run} works in {workspace}; resume it from there (tether -C {workspace} resume {run})"
+    )]
+    OtherWorkspace {
+        /// The run.
+        run: String,
+        /// Its workspace.
+        workspace: String,
+    },
+    /// A run a budget stopped is resumed without the raise it needs.
+    #[error("run {run} stopped because {spent}; give it more with: {hint}")]
+    NeedsRaise {
+        /// The run.
+        run: String,
+        /// The budget spent.
+        spent: String,
+        /// The raise that lets it go on.
+        hint: String,
+    },
+    /// A run a budget stopped is given more of another unit.
+    #[error(
+        "run {run} stopped because {spent}; raising another unit would not let it go on: {hint}"
+    )]
+    RaiseOtherUnit {
+        /// The run.
+        run: String,
+        /// The budget spent.
+        spent: String,
+        /// The raise that lets it go on.
+        hint: String,
+    },
+    /// Plan mode's plan does not parse.
+    #[error("plan mode starts from a plan that parses")]
+    PlanToDraftFrom(#[source] tether_plan::file::PlanFileError),
     /// tether.toml (or the variable it names) is wrong.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -152,6 +200,9 @@ pub enum Error {
     /// The run's worktree could not be made or found again.
     #[error(transparent)]
     Worktree(#[from] tether_worktree::WorktreeError),
+    /// The repository's worktrees could not be listed.
+    #[error(transparent)]
+    ListWorktrees(tether_worktree::WorktreeError),
     /// The files a run's worktree starts with could not be put there.
     #[error("{what}")]
     WorktreeFile {
@@ -213,7 +264,12 @@ impl Error {
             | Error::NothingToPush(_)
             | Error::NoJudgeToTest
             | Error::Cases(_)
-            | Error::NoCaseMatches => true,
+            | Error::NoCaseMatches
+            | Error::PlanToDraftFrom(_)
+            | Error::NeedsRaise { .. }
+            | Error::OtherMachine { .. }
+            | Error::OtherWorkspace { .. }
+            | Error::RaiseOtherUnit { .. } => true,
             Error::Planning(e) => e.is_usage(),
             Error::Control(e) => !matches!(e, tether_store::control::ControlError::Store(_)),
             // Asking for something that cannot be done (the run ended, another process drives
@@ -232,6 +288,7 @@ impl Error {
             | Error::Tools(_)
             | Error::CurrentExe { .. }
             | Error::Task(_)
+            | Error::ListWorktrees(_)
             | Error::BuiltinCases(_)
             | Error::Case(_) => false,
         }

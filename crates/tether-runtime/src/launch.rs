@@ -22,7 +22,7 @@ use tether_core::looping::{Deps, UsageWaits};
 use tether_core::ralph::{self, RalphEnd, RalphSpec};
 use tether_human::{Console, Desk, NoticeQueue, NoticeSink};
 use tether_store::{
-    Budget, Connector, EventSink, Journal, RunCell, RunId, RunKind, SpentBudget, StoredEvent,
+    Budget, Connector, EventSink, Journal, Run, RunCell, RunId, RunKind, SpentBudget, StoredEvent,
 };
 use tether_worktree::Worktree;
 use tokio::sync::{broadcast, watch};
@@ -161,6 +161,31 @@ impl Observer for Log {
     fn note(&self, note: Note) {
         tracing::info!(?note, "run note");
     }
+}
+
+/// Refuses to take `run` up in `ws` when it works elsewhere: only the machine and workspace a
+/// run works in can drive it (a team store shows runs of every machine and workspace; a
+/// workspace's own store holds only its runs, even after the directory moved).
+pub fn drivable_here(ws: &Workspace, env: &dyn Env, run: &Run) -> Result<()> {
+    if !crate::store::is_team(ws, env)? {
+        return Ok(());
+    }
+    if tether_store::control::is_elsewhere(run) {
+        return Err(Error::OtherMachine {
+            run: run.id.to_string(),
+            machine: run.machine.clone().unwrap_or_else(|| "unknown".to_owned()),
+            workspace: run.workspace.display().to_string(),
+        });
+    }
+    let here = std::fs::canonicalize(ws.root()).unwrap_or_else(|_| ws.root().into());
+    let there = std::fs::canonicalize(&run.workspace).unwrap_or_else(|_| run.workspace.clone());
+    if !run.workspace.as_os_str().is_empty() && here != there {
+        return Err(Error::OtherWorkspace {
+            run: run.id.to_string(),
+            workspace: run.workspace.display().to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// Everything a run is composed from.

@@ -16,10 +16,14 @@
 //! - [`mcp`]: `tether mcp`'s server composed.
 //! - [`ask`]: a question asked from a shell, and who answered told.
 //! - [`signoff`]: a goal signed off by a person (`tether goal complete`).
+//! - [`plan`]: the flags on a plan's goals only the store can tell.
 //! - [`push`]: a workspace's history copied into the team store.
 //! - [`demo`]: `tether demo`'s run, with scripted models.
 //! - [`judge_test`]: the judge measured on the corpus (`tether judge test`).
+//! - [`process`]: what a process running agents does first (its keys out of its environment,
+//!   itself out of its children's reach).
 //! - [`doctor`]: the checks of the setup `tether doctor` prints.
+//! - [`budget`]: a stopped run's budgets raised before it is resumed.
 //! - [`bounds`]: the settings that bound the agent, as a run is taken up.
 //! - [`launch`]: a run composed from all of the above and driven on the caller's Tokio
 //!   runtime, with a handle to watch, interrupt or cancel it; [`report`] the report it leaves.
@@ -32,6 +36,7 @@ pub mod agents;
 pub mod ask;
 pub mod bounds;
 pub mod bridge;
+pub mod budget;
 pub mod demo;
 pub mod doctor;
 pub mod drafting;
@@ -41,6 +46,8 @@ pub mod gate;
 pub mod judge_test;
 pub mod launch;
 pub mod mcp;
+pub mod plan;
+pub mod process;
 pub mod push;
 pub mod report;
 pub mod sandbox;

@@ -62,6 +62,15 @@ pub fn open(ws: &Workspace, env: &dyn Env) -> Result<Store> {
     })
 }
 
+/// A store of `ws`'s place for a command that only reads, or an empty one in memory when the
+/// workspace has none yet (reading does not create `.tether/`).
+pub fn for_reading(ws: &Workspace, env: &dyn Env) -> Result<Store> {
+    if ws.db_path().is_file() || is_team(ws, env)? {
+        return open(ws, env);
+    }
+    Ok(Store::open_in_memory()?)
+}
+
 /// This workspace as a team store tells workspaces apart (sign-off records are kept per
 /// workspace): this machine and the workspace's own root (not its repository's: two workspaces
 /// may share a repository).

@@ -87,6 +87,42 @@ impl Placement {
     }
 }
 
+/// A run's worktree, as `tether worktree list` shows it.
+#[derive(Debug, serde::Serialize)]
+pub struct Listed {
+    /// The run.
+    pub run: String,
+    /// Its branch.
+    pub branch: String,
+    /// Its directory.
+    pub dir: String,
+    /// Whether a process drives the run now.
+    pub live: bool,
+}
+
+/// The repository of `ws` and the worktrees of its runs.
+pub async fn list(ws: &Workspace) -> Result<(Repo, Vec<Listed>)> {
+    let repo = Repo::discover(ws.root()).await?;
+    let listed = repo.list().await.map_err(Error::ListWorktrees)?;
+    let entries = listed
+        .iter()
+        .filter_map(|w| {
+            let run = w.run_id()?;
+            let live = run.parse::<RunId>().is_ok_and(|id| {
+                let lock = tether_core::looping::lock_path(ws, &id);
+                tether_store::run_lock::RunLock::holder(&lock).is_some()
+            });
+            Some(Listed {
+                run: run.to_owned(),
+                branch: w.branch.clone().unwrap_or_default(),
+                dir: w.dir.display().to_string(),
+                live,
+            })
+        })
+        .collect();
+    Ok((repo, entries))
+}
+
 /// The directory of the repository at `toplevel`'s worktrees.
 pub fn worktrees_of(toplevel: &Path) -> PathBuf {
     let base = std::env::var_os("XDG_STATE_HOME")

@@ -6,7 +6,6 @@ mod cli;
 mod cmd;
 mod exit;
 mod failure;
-mod guard;
 mod sinks;
 
 use std::io::{self, Write as _};
@@ -42,9 +41,9 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    take_keys(&ws);
+    tether_runtime::process::take_keys(&ws);
     // Before anything is spawned: children cannot read tether's keys through /proc.
-    guard::protect_self();
+    tether_runtime::process::protect_self();
     // Not locked for the whole run: `tether mcp` writes stdout from its runtime.
     let mut out = io::stdout();
     match run(&cli, ws, &mut out) {
@@ -96,18 +95,6 @@ fn workspace(cli: &Cli) -> anyhow::Result<tether_config::Workspace> {
         None if matches!(cli.command, Command::Init(_)) => tether_config::Workspace::at(cwd),
         None => tether_config::Workspace::discover(&cwd),
     })
-}
-
-/// Takes tether's own keys (the variables the workspace's config names) out of the process's
-/// environment, overwriting their bytes first, and keeps them in memory: root can read any
-/// process's `/proc/<pid>/environ`, and `unsetenv` alone leaves the bytes there. Done before
-/// any thread exists.
-fn take_keys(ws: &tether_config::Workspace) {
-    let names = tether_config::load(ws.root(), &tether_config::ProcessEnv)
-        .map(|loaded| loaded.config.key_vars())
-        .unwrap_or_else(|_| tether_config::Config::default().key_vars());
-    let taken = tether_sandbox::take_secrets(|name| names.iter().any(|n| n == name));
-    tether_config::keep_secrets(taken);
 }
 
 fn run(cli: &Cli, ws: tether_config::Workspace, out: &mut dyn io::Write) -> anyhow::Result<Exit> {

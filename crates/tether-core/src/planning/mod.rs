@@ -12,10 +12,13 @@
 //!   that does not parse or that drops goals or log entries it had ([`baseline`]); tether checks
 //!   the draft afterwards and sends the agent back once when it is short of the contract format.
 //!
+//! - [`cards`]: a contract as the person approving it reads it.
+//!
 //! Nothing here prints; the binary shows drafts, menus and what was locked.
 
 pub mod approve;
 pub mod baseline;
+pub mod cards;
 pub mod contracts;
 pub mod draft;
 pub mod plan_tools;

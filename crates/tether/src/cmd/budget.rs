@@ -3,14 +3,13 @@
 //! (`--add-tokens`, `--add-cost`, `--add-time`, `--add-iterations`), which only a person may
 //! give.
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use tether_config::LoopConfig;
 use tether_core::human_act::HumanAct;
-use tether_store::{Budget, Event, Run, RunStatus, SpentBudget, Store, Unit};
+use tether_store::{Budget, Event, Run, SpentBudget, Store, Unit};
 
 use super::Ctx;
 use crate::cli::{BudgetArgs, RaiseArgs};
-use crate::failure::Failure;
 
 /// A new run's budgets besides iterations: the flags, else `[loop]`.
 pub fn from_flags(config: &LoopConfig, args: &BudgetArgs) -> Budget {
@@ -47,47 +46,11 @@ fn raises(args: &RaiseArgs) -> Vec<(Unit, f64)> {
 /// renews) is refused without the raise it needs, naming the flag.
 pub fn raise(ctx: &Ctx<'_>, store: &Store, run: &Run, args: &RaiseArgs, by: &str) -> Result<()> {
     let raises = raises(args);
-    let spent = run
-        .state
-        .budget_spent
-        .as_ref()
-        .filter(|_| run.state.status == RunStatus::BudgetExhausted);
     if raises.is_empty() {
-        return match spent {
-            Some(spent) if needs_raise(spent) => Err(Failure::usage(anyhow!(
-                "run {} stopped because {}; give it more with: {}",
-                run.id,
-                spent.describe(),
-                spent.raise_hint(run.id.as_str())
-            ))),
-            _ => Ok(()),
-        };
+        return Ok(tether_runtime::budget::resumable(run)?);
     }
     super::require_human(ctx, HumanAct::RaiseBudget)?;
-    if let Some(spent) = spent
-        && !raises.iter().any(|(unit, _)| *unit == spent.overrun.unit)
-    {
-        return Err(Failure::usage(anyhow!(
-            "run {} stopped because {}; raising another unit would not let it go on: {}",
-            run.id,
-            spent.describe(),
-            spent.raise_hint(run.id.as_str())
-        )));
-    }
-    let events: Vec<Event> = raises
-        .into_iter()
-        .map(|(unit, amount)| Event::BudgetRaised {
-            unit,
-            amount,
-            // A goal's spent budget takes the raise of its unit; the rest goes to the run.
-            goal_id: spent
-                .filter(|s| s.overrun.unit == unit)
-                .and_then(|s| s.goal_id.clone()),
-            by: by.to_owned(),
-        })
-        .collect();
-    store.append_all(Some(&run.id), &events)?;
-    for event in &events {
+    for event in tether_runtime::budget::raise(store, run, &raises, by)? {
         if let Event::BudgetRaised {
             unit,
             amount,
@@ -98,21 +61,15 @@ pub fn raise(ctx: &Ctx<'_>, store: &Store, run: &Run, args: &RaiseArgs, by: &str
             let whose = goal_id
                 .as_ref()
                 .map_or_else(|| "the run's".to_owned(), |g| format!("goal {g}'s"));
-            eprintln!("raised {whose} {} by {}", unit.noun(), unit.format(*amount));
+            eprintln!("raised {whose} {} by {}", unit.noun(), unit.format(amount));
         }
     }
     Ok(())
 }
 
-/// Whether going on needs an explicit raise: every spent budget but the run's own iteration
-/// budget (which a plain `tether resume` renews).
-fn needs_raise(spent: &SpentBudget) -> bool {
-    !(spent.overrun.unit == Unit::Iterations && spent.goal_id.is_none())
-}
-
 /// How a run stopped by a budget goes on: the raise it needs, or a plain resume.
 pub fn go_on_hint(run: &str, spent: &SpentBudget) -> String {
-    if needs_raise(spent) {
+    if tether_runtime::budget::needs_raise(spent) {
         spent.raise_hint(run)
     } else {
         format!("tether resume {run} (a new iteration budget)")

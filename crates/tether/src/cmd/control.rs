@@ -36,8 +36,7 @@ pub fn status(ctx: &mut Ctx<'_>, args: &StatusArgs) -> Result<Exit> {
     let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
     let view = control::view(&store, &ctx.ws, &run)?;
     if args.json {
-        serde_json::to_writer_pretty(&mut *ctx.out, &view)?;
-        writeln!(ctx.out)?;
+        super::json(ctx.out, &view)?;
     } else {
         // The agent's tool calls, errors and summaries are in it.
         write!(ctx.out, "{}", visible(&status_text(&view)))?;
@@ -213,11 +212,10 @@ pub fn report(ctx: &mut Ctx<'_>, args: &crate::cli::ReportArgs) -> Result<Exit> 
     };
     let shown = path.as_ref().map(|p| ctx.ws.display(p).into_owned());
     if args.json {
-        serde_json::to_writer_pretty(
-            &mut *ctx.out,
+        super::json(
+            ctx.out,
             &serde_json::json!({"path": shown, "markdown": markdown}),
         )?;
-        writeln!(ctx.out)?;
     } else {
         write!(ctx.out, "{}", visible(&markdown))?;
         if let Some(shown) = shown {
@@ -238,14 +236,11 @@ fn write_report(
     let env_remove = tether_config::load(ctx.ws.root(), ctx.env)
         .map(|loaded| loaded.config.key_vars())
         .unwrap_or_default();
-    let written = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?
-        .block_on(tether_runtime::report::write(
-            &ctx.ws,
-            &journal,
-            id,
-            &env_remove,
-        ))?;
+    let written = super::current_thread()?.block_on(tether_runtime::report::write(
+        &ctx.ws,
+        &journal,
+        id,
+        &env_remove,
+    ))?;
     Ok(written)
 }

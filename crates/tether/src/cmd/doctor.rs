@@ -21,23 +21,20 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DoctorArgs) -> Result<Exit> {
         Some(path) => path.clone(),
         None => std::env::current_exe().context("finding this tether binary")?,
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let runtime = super::current_thread()?;
     let host = crate::bridged::host();
     let checks = runtime.block_on(tether_runtime::doctor::checks(
         &ctx.ws, ctx.env, &tether, &host,
     ));
     let ok = checks.iter().all(|c| c.status != Status::Fail);
     if args.json {
-        serde_json::to_writer_pretty(
-            &mut *ctx.out,
+        super::json(
+            ctx.out,
             &Report {
                 ok,
                 checks: &checks,
             },
         )?;
-        writeln!(ctx.out)?;
     } else {
         write_text(ctx, &checks)?;
     }

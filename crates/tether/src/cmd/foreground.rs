@@ -74,7 +74,7 @@ pub fn prepare(
         sinks,
         console,
         by: "cli".to_owned(),
-        notice_grace: super::notice_grace(ctx.env),
+        notice_grace: tether_runtime::process::notice_grace(ctx.env),
         observer: Arc::new(Terminal {
             banner: shown.banner,
         }),

@@ -60,9 +60,7 @@ fn decide(ctx: &Ctx<'_>, args: &GateArgs) -> Result<Decision> {
     // Handed over by a run's agent: the run's configuration (its `[human] ask_before`).
     let config = super::load_config(ctx)?.config;
     let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let runtime = super::current_thread()?;
     runtime.block_on(async {
         let cancel = CancellationToken::new();
         // Run for a sandboxed agent, the gate lives in the driving process, whose signals are

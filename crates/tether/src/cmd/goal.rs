@@ -41,9 +41,7 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
         ctx.run_sandbox.clone(),
         &crate::bridged::host(),
     )?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let runtime = super::current_thread()?;
     let cancel = CancellationToken::new();
     let judge = signoff.judge();
     eprintln!("checking goal {}: verify, then {judge}…", args.id);
@@ -73,7 +71,7 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
     };
     let exit = print_outcome(ctx, args, &outcome);
     if outcome.is_accepted() {
-        let grace = super::notice_grace(ctx.env);
+        let grace = tether_runtime::process::notice_grace(ctx.env);
         runtime.block_on(signoff.announce(&args.id, &super::who(ctx), grace));
     }
     exit
@@ -86,8 +84,7 @@ fn print_outcome(
     outcome: &SignoffOutcome,
 ) -> Result<Exit> {
     if args.json {
-        serde_json::to_writer_pretty(&mut *ctx.out, outcome)?;
-        writeln!(ctx.out)?;
+        super::json(ctx.out, outcome)?;
     }
     match outcome {
         SignoffOutcome::Refused { reason, .. } if args.json => {

@@ -40,9 +40,7 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
     };
     let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
     let asker = Asker::new(&ctx.ws, &loaded.config, store, console)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let runtime = super::current_thread()?;
     let cancel = CancellationToken::new();
     // A script asking decides itself whether to ask: the threshold does not apply here.
     let question = NewQuestion {
@@ -53,7 +51,7 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
         thread_id: args.thread.clone(),
         options,
     };
-    let grace = super::notice_grace(ctx.env);
+    let grace = tether_runtime::process::notice_grace(ctx.env);
     // A handed-over `tether ask` runs in the process driving the run, which has its own.
     let second_exits = !ctx.bridged;
     let result = runtime.block_on(async {
@@ -83,8 +81,7 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
     match result {
         Ok(a) => {
             if args.json {
-                serde_json::to_writer_pretty(&mut *ctx.out, &a)?;
-                writeln!(ctx.out)?;
+                super::json(ctx.out, &a)?;
             } else {
                 writeln!(ctx.out, "{}", visible(&a.text))?;
             }
@@ -171,10 +168,8 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
 fn tell_sinks(ctx: &Ctx<'_>, store: tether_store::Store, q: &Question) {
     let told = (|| -> Result<()> {
         let loaded = super::load_config(ctx)?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        let grace = super::notice_grace(ctx.env);
+        let runtime = super::current_thread()?;
+        let grace = tether_runtime::process::notice_grace(ctx.env);
         let tell = tether_runtime::ask::tell_late_answer(&ctx.ws, &loaded.config, store, q, grace);
         Ok(runtime.block_on(tell)?)
     })();
@@ -219,8 +214,7 @@ pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
         })
         .collect::<Result<Vec<_>, StoreError>>()?;
     if json {
-        serde_json::to_writer_pretty(&mut *ctx.out, &pending)?;
-        writeln!(ctx.out)?;
+        super::json(ctx.out, &pending)?;
         return Ok(Exit::Done);
     }
     if pending.is_empty() {
@@ -271,8 +265,7 @@ pub fn history(ctx: &mut Ctx<'_>, args: &HistoryArgs) -> Result<Exit> {
     let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
     let all = store.question_history(args.limit)?;
     if args.json {
-        serde_json::to_writer_pretty(&mut *ctx.out, &all)?;
-        writeln!(ctx.out)?;
+        super::json(ctx.out, &all)?;
         return Ok(Exit::Done);
     }
     if all.is_empty() {

@@ -62,8 +62,7 @@ fn test(ctx: &mut Ctx<'_>, args: &JudgeTestArgs) -> Result<Exit> {
             "cases": results,
             "totals": totals,
         });
-        serde_json::to_writer_pretty(&mut *ctx.out, &doc)?;
-        writeln!(ctx.out)?;
+        super::json(ctx.out, &doc)?;
     } else {
         write!(ctx.out, "{}", visible(&summary(&totals)))?;
     }

@@ -21,9 +21,7 @@ use tether_runtime::bridge::RUN_ENV;
 /// `tether mcp`.
 pub fn run(ctx: &mut Ctx<'_>, args: &McpArgs) -> Result<Exit> {
     let server = server(ctx, args)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let runtime = super::current_thread()?;
     let served = runtime.block_on(tether_mcp::serve_stdio(server));
     runtime.shutdown_background();
     served?;
@@ -57,7 +55,7 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
         run,
         drafting: args.drafting.as_deref(),
         progress_every: Duration::from_millis(args.progress_ms.max(1)),
-        notice_grace: super::notice_grace(ctx.env),
+        notice_grace: tether_runtime::process::notice_grace(ctx.env),
         run_sandbox: ctx.run_sandbox.clone(),
     };
     Ok(tether_runtime::mcp::server(setup, &crate::bridged::host())?)

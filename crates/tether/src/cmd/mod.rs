@@ -22,7 +22,6 @@ pub mod validate;
 pub mod worktree;
 
 use std::io::Write;
-use std::time::Duration;
 
 use tether_config::Env;
 use tether_config::Workspace;
@@ -53,6 +52,20 @@ pub struct Ctx<'a> {
     pub run_sandbox: Option<tether_runtime::sandbox::RunSandbox>,
 }
 
+/// Writes `value` to `out` as pretty JSON and a newline: a command's `--json` result.
+pub fn json(out: &mut dyn Write, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// A Tokio runtime on this thread alone, for a command's few asynchronous steps.
+pub fn current_thread() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
+
 /// tether.toml as loaded now — or, for a command handed over by a run's agent, the run's
 /// configuration (see [`Ctx::run_config`]): an edit the agent made is not applied.
 pub fn load_config(ctx: &Ctx<'_>) -> Result<Loaded, ConfigError> {
@@ -79,19 +92,4 @@ pub fn who(ctx: &Ctx<'_>) -> String {
         .map(|loaded| loaded.config.human)
         .unwrap_or_default();
     tether_human::person::name(&human, ctx.env)
-}
-
-/// The variable that shortens how long an ending command waits for its notice sinks (in
-/// milliseconds); only tests set it, so a webhook that never answers does not hold them 30 s.
-pub const NOTICE_GRACE_ENV: &str = "TETHER_NOTICE_GRACE_MS";
-
-/// How long a command about to exit waits for its notice sinks to hand over what they queued:
-/// [`tether_human::DELIVERY_GRACE`] (30 s), or what [`NOTICE_GRACE_ENV`] says when it holds a
-/// shorter number of milliseconds.
-pub fn notice_grace(env: &dyn Env) -> Duration {
-    env.var(NOTICE_GRACE_ENV)
-        .and_then(|ms| ms.trim().parse::<u64>().ok())
-        .map(Duration::from_millis)
-        .filter(|grace| *grace < tether_human::DELIVERY_GRACE)
-        .unwrap_or(tether_human::DELIVERY_GRACE)
 }

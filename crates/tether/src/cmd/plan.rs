@@ -2,7 +2,6 @@
 //! `tether plan approve` (locking contracts) live in the submodules.
 
 mod approve;
-mod cards;
 mod interrupts;
 mod new;
 pub(super) mod review;
@@ -11,11 +10,10 @@ use std::io::IsTerminal as _;
 
 use anyhow::Result;
 use serde::Serialize;
-use tether_core::planning::{ContractState, PlanRef, PlanningError, contract_states};
+use tether_core::planning::{PlanRef, PlanningError};
+use tether_plan::Plan;
 use tether_plan::file as plan_file;
-use tether_plan::render::{self, Flag};
-use tether_plan::{Plan, Status};
-use tether_store::Store;
+use tether_plan::render;
 
 use super::{Ctx, who};
 use crate::cli::{PlanArgs, PlanCommand};
@@ -53,8 +51,7 @@ fn archive(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     })
     .map_err(Failure::usage)?;
     if json {
-        serde_json::to_writer_pretty(&mut *ctx.out, &moved)?;
-        writeln!(ctx.out)?;
+        super::json(ctx.out, &moved)?;
     } else if moved.is_empty() {
         writeln!(
             ctx.out,
@@ -88,12 +85,11 @@ fn show(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
             file,
             plan: doc.plan(),
         };
-        serde_json::to_writer_pretty(&mut *ctx.out, &value)?;
-        writeln!(ctx.out)?;
+        super::json(ctx.out, &value)?;
     } else {
         let plan = PlanRef::new(&ctx.ws, &config.config);
-        let store = store_for_reading(ctx)?;
-        let (flags, notes) = store_flags(&store, &plan.key, doc.plan())?;
+        let store = tether_runtime::store::for_reading(&ctx.ws, ctx.env)?;
+        let (flags, notes) = tether_runtime::plan::flags(&store, &plan.key, doc.plan())?;
         let options = render::Options {
             flags,
             notes,
@@ -103,62 +99,6 @@ fn show(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
         write!(ctx.out, "{}", tether_human::visible::visible(&list))?;
     }
     Ok(Exit::Done)
-}
-
-/// The store, or an empty one in memory when the workspace has none yet (a reading command does
-/// not create `.tether/`); a team store when one is configured.
-fn store_for_reading(ctx: &Ctx<'_>) -> Result<Store> {
-    if ctx.ws.db_path().is_file() || tether_runtime::store::is_team(&ctx.ws, ctx.env)? {
-        return Ok(tether_runtime::store::open(&ctx.ws, ctx.env)?);
-    }
-    Ok(Store::open_in_memory()?)
-}
-
-/// The flags only the store can tell: a `done` goal never signed off, a contract changed since
-/// it was approved; and the milder note on an active goal whose contract was never approved.
-fn store_flags(store: &Store, plan_key: &str, plan: &Plan) -> Result<(Vec<Flag>, Vec<Flag>)> {
-    let mut flags = Vec::new();
-    let mut notes = Vec::new();
-    for (index, goal) in plan.goals.iter().enumerate() {
-        if goal.status() != Status::Done {
-            continue;
-        }
-        let signed = match goal.id() {
-            Some(id) => store.has_accepted_signoff(plan_key, id)?,
-            None => false,
-        };
-        if !signed {
-            flags.push(Flag {
-                goal: index,
-                message: "done, but no sign-off is recorded: goals are signed off through \
-                          complete_goal (verify, then the judge)"
-                    .to_owned(),
-            });
-        }
-    }
-    for c in contract_states(store, plan_key, plan)? {
-        match &c.state {
-            ContractState::Changed {
-                approved_by,
-                approved_at_ms,
-            } if c.status != Status::Cancelled => flags.push(Flag {
-                goal: c.index,
-                message: format!(
-                    "contract changed since {approved_by} approved it on {}; it cannot be \
-                     signed off until approved again: tether plan approve {}",
-                    cards::utc(*approved_at_ms),
-                    c.id
-                ),
-            }),
-            ContractState::NeverApproved if c.status == Status::Active => notes.push(Flag {
-                goal: c.index,
-                message: format!("contract not approved yet: tether plan approve {}", c.id),
-            }),
-            _ => {}
-        }
-    }
-    flags.sort_by_key(|f| f.goal);
-    Ok((flags, notes))
 }
 
 /// Both stdin and stderr are a terminal, so a menu or question can be shown and answered.

@@ -3,7 +3,7 @@
 
 use std::io::{IsTerminal as _, Write as _};
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use tether_config::Config;
 use tether_core::bounds::Pinned;
 use tether_core::control;
@@ -33,9 +33,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
         let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
         (run, store)
     };
-    if tether_runtime::store::is_team(&ctx.ws, ctx.env)? {
-        refuse_elsewhere(ctx, &run)?;
-    }
+    tether_runtime::launch::drivable_here(&ctx.ws, ctx.env, &run)?;
     super::budget::raise(ctx, &store, &run, &args.raise, &super::who(ctx))?;
     // The run's iteration budget now, with what people added (0: unlimited).
     let max = store
@@ -108,31 +106,4 @@ fn asked(ctx: &Ctx<'_>) -> Result<bool> {
         &mut std::io::stderr(),
         "Apply tether.toml's settings to the run?",
     )?)
-}
-
-/// Only the machine and workspace a run works in can drive it (a team store shows runs of every
-/// machine and workspace): anywhere else, says where to resume it. (A workspace's own store
-/// holds only its runs, even after the directory moved.)
-fn refuse_elsewhere(ctx: &Ctx<'_>, run: &Run) -> Result<()> {
-    if tether_store::control::is_elsewhere(run) {
-        return Err(Failure::usage(anyhow!(
-            "run {} belongs to machine {} ({}); resume it there: its workspace, transcripts and \
-             agent are on that machine",
-            run.id,
-            run.machine.as_deref().unwrap_or("unknown"),
-            run.workspace.display()
-        )));
-    }
-    let here = std::fs::canonicalize(ctx.ws.root()).unwrap_or_else(|_| ctx.ws.root().into());
-    let there = std::fs::canonicalize(&run.workspace).unwrap_or_else(|_| run.workspace.clone());
-    if !run.workspace.as_os_str().is_empty() && here != there {
-        return Err(Failure::usage(anyhow!(
-            "run {} works in {}; resume it from there (tether -C {} resume {})",
-            run.id,
-            run.workspace.display(),
-            run.workspace.display(),
-            run.id
-        )));
-    }
-    Ok(())
 }

@@ -32,8 +32,7 @@ fn push(ctx: &mut Ctx<'_>, args: &StorePushArgs) -> Result<Exit> {
     let config = config.as_ref().map(|loaded| &loaded.config);
     let pushed = tether_runtime::push::push(&ctx.ws, config, &url)?;
     if args.json {
-        serde_json::to_writer_pretty(&mut *ctx.out, &pushed)?;
-        writeln!(ctx.out)?;
+        super::json(ctx.out, &pushed)?;
     } else {
         writeln!(
             ctx.out,

@@ -11,8 +11,7 @@ use crate::exit::Exit;
 pub fn run(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     let report = validate::validate(&ctx.ws, ctx.env);
     if json {
-        serde_json::to_writer_pretty(&mut *ctx.out, &report)?;
-        writeln!(ctx.out)?;
+        super::json(ctx.out, &report)?;
     } else {
         write_text(ctx, &report)?;
     }

@@ -1,52 +1,20 @@
 //! `tether worktree list | remove <run>`: the worktrees of runs started with `--worktree`.
 
 use anyhow::{Result, anyhow};
-use serde::Serialize;
-use tether_store::RunId;
-use tether_store::run_lock::RunLock;
-use tether_worktree::Repo;
 
 use super::Ctx;
 use crate::cli::WorktreeCommand;
 use crate::exit::Exit;
 use crate::failure::Failure;
 
-/// One run's worktree.
-#[derive(Debug, Serialize)]
-struct Entry {
-    run: String,
-    branch: String,
-    dir: String,
-    /// Whether a process drives the run now.
-    live: bool,
-}
-
 /// `tether worktree …`.
 pub fn run(ctx: &mut Ctx<'_>, command: &WorktreeCommand) -> Result<Exit> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let repo = runtime
-        .block_on(Repo::discover(ctx.ws.root()))
-        .map_err(Failure::usage)?;
-    let listed = runtime.block_on(repo.list())?;
-    let entries: Vec<Entry> = listed
-        .iter()
-        .filter_map(|w| {
-            let run = w.run_id()?;
-            Some(Entry {
-                run: run.to_owned(),
-                branch: w.branch.clone().unwrap_or_default(),
-                dir: w.dir.display().to_string(),
-                live: live(ctx, run),
-            })
-        })
-        .collect();
+    let runtime = super::current_thread()?;
+    let (repo, entries) = runtime.block_on(tether_runtime::worktree::list(&ctx.ws))?;
     match command {
         WorktreeCommand::List(args) => {
             if args.json {
-                serde_json::to_writer_pretty(&mut *ctx.out, &entries)?;
-                writeln!(ctx.out)?;
+                super::json(ctx.out, &entries)?;
             } else if entries.is_empty() {
                 writeln!(ctx.out, "no run has a worktree in this repository")?;
             } else {
@@ -76,10 +44,4 @@ pub fn run(ctx: &mut Ctx<'_>, command: &WorktreeCommand) -> Result<Exit> {
             Ok(Exit::Done)
         }
     }
-}
-
-/// Whether a live process holds the run's lock.
-fn live(ctx: &Ctx<'_>, run: &str) -> bool {
-    run.parse::<RunId>()
-        .is_ok_and(|id| RunLock::holder(&tether_core::looping::lock_path(&ctx.ws, &id)).is_some())
 }

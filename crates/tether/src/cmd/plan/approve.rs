@@ -9,10 +9,11 @@ use tether_core::planning::approve::{self, Prepared, Selection};
 use tether_core::planning::{GoalContract, PlanRef};
 use tether_human::Keyboard;
 
-use super::{Ctx, cards, interactive, planning_error, review, who};
+use super::{Ctx, interactive, planning_error, review, who};
 use crate::cli::PlanApproveArgs;
 use crate::exit::Exit;
 use crate::failure::Failure;
+use tether_core::planning::cards;
 
 /// `tether plan approve [<id>…] [--all]`.
 pub fn run(ctx: &mut Ctx<'_>, args: &PlanApproveArgs) -> Result<Exit> {

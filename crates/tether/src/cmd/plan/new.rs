@@ -13,14 +13,15 @@ use tether_agent::ExecError;
 use tether_config::Env;
 use tether_core::human_act::HumanAct;
 use tether_core::planning::approve::{self, Selection};
-use tether_core::planning::{Baseline, Draft, DraftError, Drafter, PlanRef, PlanTarget};
+use tether_core::planning::{Draft, DraftError, PlanRef};
 
 use super::interrupts::Interrupts;
 use super::review::{self, Choice};
-use super::{Ctx, cards, interactive, planning_error, who};
+use super::{Ctx, interactive, planning_error, who};
 use crate::cli::PlanNewArgs;
 use crate::exit::Exit;
 use crate::failure::Failure;
+use tether_core::planning::cards;
 use tether_runtime::drafting::Progress;
 
 #[derive(Serialize)]
@@ -50,28 +51,14 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanNewArgs) -> Result<Exit> {
     if objective.is_empty() {
         return Err(Failure::usage(anyhow!("the objective is empty")));
     }
-    let plan = PlanRef::new(&ctx.ws, &loaded.config);
-    let baseline = Baseline::read(&plan).map_err(|e| {
-        Failure::usage(anyhow::Error::new(e).context("plan mode starts from a plan that parses"))
-    })?;
-    let target = PlanTarget {
-        plan: plan.clone(),
-        baseline: baseline.clone(),
-    };
-    let transcripts = ctx
-        .ws
-        .state_dir()
-        .join("drafts")
-        .join(tether_store::now_ms().to_string());
-    let (executor, describe) = tether_runtime::drafting::agent(
+    let (mut drafter, describe) = tether_runtime::drafting::session(
         &loaded.config,
         (&ctx.ws, ctx.env),
-        target,
-        &transcripts,
+        objective,
         args.model.as_deref(),
         &crate::bridged::host(),
     )?;
-    let mut drafter = Drafter::new(executor, plan.clone(), baseline, transcripts, objective);
+    let plan = drafter.plan().clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -244,8 +231,7 @@ fn finish(
             problems: draft.problems.clone(),
             approved,
         };
-        serde_json::to_writer_pretty(&mut *ctx.out, &value)?;
-        writeln!(ctx.out)?;
+        crate::cmd::json(ctx.out, &value)?;
     }
     Ok(Exit::Done)
 }

@@ -1,9 +1,10 @@
-//! How a goal's contract is shown to the human who approves it, and the few words around it
-//! (its state, a short hash, a UTC time).
+//! How a goal's contract reads for the person who approves it, and the few words around it
+//! (its state, a short hash, a UTC time): text any front end shows (the CLI prints it before
+//! asking, and after locking).
 
 use std::fmt::Write as _;
 
-use tether_core::planning::{ContractState, GoalContract};
+use super::{ContractState, GoalContract};
 use tether_human::visible::visible;
 use tether_plan::Goal;
 
