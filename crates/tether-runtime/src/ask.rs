@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use tether_config::{Config, Workspace};
 use tether_human::{Answer, BrokerError, Console, Desk, LateAnswer};
-use tether_store::{Journal, NewQuestion, Question, QuestionId, Store};
+use tether_store::{
+    Abandoned, AnswerOutcome, Journal, NewQuestion, Question, QuestionId, Store, StoreError,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
@@ -57,9 +59,72 @@ impl Asker {
     }
 }
 
+/// A question waiting for an answer (as `tether questions --json` lists it), and whether its
+/// asker stopped waiting.
+#[derive(serde::Serialize)]
+pub struct Pending {
+    /// The question.
+    #[serde(flatten)]
+    pub question: Question,
+    /// Set when nobody waits for the answer any more.
+    pub abandoned: Option<Abandoned>,
+}
+
+/// The questions waiting for an answer in `store`, each with whether its asker stopped waiting.
+pub fn pending(store: &Store) -> Result<Vec<Pending>, StoreError> {
+    store
+        .pending_questions()?
+        .into_iter()
+        .map(|question| {
+            let abandoned = store.abandoned(&question)?;
+            Ok(Pending {
+                question,
+                abandoned,
+            })
+        })
+        .collect()
+}
+
+/// Answers question `id` of `ws`'s `store` with `text` as `responder`, from the command line.
+/// Whoever waits for the question tells its channels who answered; when nobody does, the notice
+/// sinks of the configuration `config` reads are told here (waiting for that at most `grace`;
+/// a failure only logs: the answer is recorded). Call it outside any runtime.
+pub fn answer<E: std::fmt::Display>(
+    (ws, store): (&Workspace, Store),
+    (id, text): (&QuestionId, &str),
+    responder: &str,
+    (config, grace): (impl FnOnce() -> Result<Config, E>, Duration),
+) -> Result<AnswerOutcome, StoreError> {
+    let nobody_waits = match store.question(id) {
+        Ok(q) => matches!(store.abandoned(&q), Ok(Some(_))),
+        Err(_) => false,
+    };
+    let outcome =
+        tether_human::broker::answer(&store, &ws.state_dir(), id, text, "cli", responder)?;
+    if let AnswerOutcome::Answered(q) = &outcome
+        && nobody_waits
+    {
+        let told = match config() {
+            Ok(config) => tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+                .and_then(|rt| {
+                    rt.block_on(tell_late_answer(ws, &config, store, q, grace))
+                        .map_err(|e| crate::error::chain(&e))
+                }),
+            Err(e) => Err(e.to_string()),
+        };
+        if let Err(e) = told {
+            tracing::warn!(question = %q.id, "could not tell the notice sinks who answered: {e}");
+        }
+    }
+    Ok(outcome)
+}
+
 /// Tells the notice sinks of `config` who answered `q` (nobody waiting for it would), waiting
 /// for that to be delivered for at most `grace`.
-pub async fn tell_late_answer(
+async fn tell_late_answer(
     ws: &Workspace,
     config: &Config,
     store: Store,

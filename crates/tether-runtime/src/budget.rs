@@ -61,3 +61,12 @@ pub fn raise(store: &Store, run: &Run, raises: &[(Unit, f64)], by: &str) -> Resu
 pub fn needs_raise(spent: &SpentBudget) -> bool {
     !(spent.overrun.unit == Unit::Iterations && spent.goal_id.is_none())
 }
+
+/// How a run stopped by a budget goes on: the raise it needs, or a plain resume.
+pub fn go_on_hint(run: &str, spent: &SpentBudget) -> String {
+    if needs_raise(spent) {
+        spent.raise_hint(run)
+    } else {
+        format!("tether resume {run} (a new iteration budget)")
+    }
+}

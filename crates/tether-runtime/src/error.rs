@@ -113,6 +113,12 @@ pub enum Error {
         /// The raise that lets it go on.
         hint: String,
     },
+    /// A person's change of the plan cannot be made (the file, the goal, the line).
+    #[error(transparent)]
+    PlanChange(tether_plan::file::PlanFileError),
+    /// A goal changed is no longer in the plan.
+    #[error("goal `{0}` is no longer in the plan")]
+    GoalGone(String),
     /// Plan mode's plan does not parse.
     #[error("plan mode starts from a plan that parses")]
     PlanToDraftFrom(#[source] tether_plan::file::PlanFileError),
@@ -268,6 +274,8 @@ impl Error {
             | Error::PlanToDraftFrom(_)
             | Error::NeedsRaise { .. }
             | Error::OtherMachine { .. }
+            | Error::PlanChange(_)
+            | Error::GoalGone(_)
             | Error::OtherWorkspace { .. }
             | Error::RaiseOtherUnit { .. } => true,
             Error::Planning(e) => e.is_usage(),

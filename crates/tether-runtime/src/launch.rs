@@ -376,6 +376,12 @@ impl Prepared {
         &self.deps.ws
     }
 
+    /// The events the run will commit, from its first: subscribed before it starts, nothing is
+    /// missed.
+    pub fn events(&self) -> broadcast::Receiver<StoredEvent> {
+        self.events.subscribe()
+    }
+
     /// Who does the work, for people.
     pub fn executor(&self) -> String {
         self.deps.executor.describe()

@@ -22,6 +22,7 @@
 //! - [`judge_test`]: the judge measured on the corpus (`tether judge test`).
 //! - [`process`]: what a process running agents does first (its keys out of its environment,
 //!   itself out of its children's reach).
+//! - [`status`]: a run's status as a person reads it.
 //! - [`doctor`]: the checks of the setup `tether doctor` prints.
 //! - [`budget`]: a stopped run's budgets raised before it is resumed.
 //! - [`bounds`]: the settings that bound the agent, as a run is taken up.
@@ -52,6 +53,7 @@ pub mod push;
 pub mod report;
 pub mod sandbox;
 pub mod signoff;
+pub mod status;
 pub mod store;
 pub mod worktree;
 

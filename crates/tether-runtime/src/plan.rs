@@ -1,9 +1,42 @@
-//! The plan as a front end shows it: the flags on its goals only the store can tell.
+//! The plan as a front end shows it (the flags on its goals only the store can tell), and a
+//! person's change of a goal's contract that stays approved (a criterion added).
 
+use tether_config::{Config, Workspace};
 use tether_core::planning::{ContractState, contract_states};
 use tether_plan::render::Flag;
 use tether_plan::{Plan, Status};
 use tether_store::{Store, StoreError};
+
+use crate::error::{Error, Result};
+
+/// Adds `criterion` to goal `id`'s `done_when` in `config`'s plan, logs it, and approves the
+/// changed contract as `who`, who added it: `done_when` as it is now, and the contract's hash.
+pub fn add_criterion(
+    (ws, config): (&Workspace, &Config),
+    store: &Store,
+    (id, criterion): (&str, &str),
+    who: &str,
+) -> Result<(String, String)> {
+    let path = config.plan_path(ws.root());
+    let doc = tether_plan::file::patch(&path, |doc| doc.add_criterion(id, criterion))
+        .map_err(Error::PlanChange)?;
+    let entry = format!("criterion added to {id} by {who}: {}", criterion.trim());
+    tether_plan::file::patch(&path, |doc| doc.append_log(&entry)).map_err(Error::PlanChange)?;
+    let goal = doc
+        .plan()
+        .goal(id)
+        .ok_or_else(|| Error::GoalGone(id.to_owned()))?;
+    let hash = goal.contract_hash();
+    store.approve_contract_terms(
+        &tether_signoff::plan_key(ws, &path),
+        id,
+        &hash,
+        &tether_core::planning::terms::written(goal),
+        who,
+    )?;
+    let done_when = goal.done_when.as_ref().map_or("", |d| d.value.as_str());
+    Ok((done_when.to_owned(), hash))
+}
 
 /// The flags only the store can tell: a `done` goal never signed off, a contract changed since
 /// it was approved; and the milder note on an active goal whose contract was never approved.

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use tether_config::Workspace;
+use tether_config::{Env, Workspace};
 use tether_store::{Journal, RunId};
 
 use crate::error::{Error, Result};
@@ -42,4 +42,18 @@ pub async fn write(
     std::fs::write(&path, &markdown)
         .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
     Ok(Some((path, markdown)))
+}
+
+/// [`write`] for a command: from `ws`'s store, without tether.toml's keys in git's
+/// environment, on a runtime of its own (call it outside any).
+pub fn write_now(ws: &Workspace, env: &dyn Env, id: &RunId) -> Result<Option<(PathBuf, String)>> {
+    let journal = Journal::new(crate::store::open(ws, env)?, Vec::new())?;
+    let env_remove = tether_config::load(ws.root(), env)
+        .map(|loaded| loaded.config.key_vars())
+        .unwrap_or_default();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::io("starting a runtime for the report", e))?
+        .block_on(write(ws, &journal, id, &env_remove))
 }

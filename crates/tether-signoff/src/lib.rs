@@ -37,6 +37,7 @@ mod diff;
 mod error;
 pub mod judge;
 mod outcome;
+mod person;
 pub mod prompts;
 pub mod quotes;
 mod record;

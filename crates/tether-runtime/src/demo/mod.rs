@@ -4,6 +4,7 @@
 //! [`script`]); everything else is real.
 
 pub mod script;
+pub mod story;
 
 use std::path::Path;
 use std::sync::Arc;

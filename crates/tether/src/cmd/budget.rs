@@ -6,7 +6,7 @@
 use anyhow::Result;
 use tether_config::LoopConfig;
 use tether_core::human_act::HumanAct;
-use tether_store::{Budget, Event, Run, SpentBudget, Store, Unit};
+use tether_store::{Budget, Event, Run, Store, Unit};
 
 use super::Ctx;
 use crate::cli::{BudgetArgs, RaiseArgs};
@@ -65,13 +65,4 @@ pub fn raise(ctx: &Ctx<'_>, store: &Store, run: &Run, args: &RaiseArgs, by: &str
         }
     }
     Ok(())
-}
-
-/// How a run stopped by a budget goes on: the raise it needs, or a plain resume.
-pub fn go_on_hint(run: &str, spent: &SpentBudget) -> String {
-    if tether_runtime::budget::needs_raise(spent) {
-        spent.raise_hint(run)
-    } else {
-        format!("tether resume {run} (a new iteration budget)")
-    }
 }

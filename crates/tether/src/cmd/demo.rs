@@ -7,13 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
-use tether_config::{Config, Workspace};
-use tether_core::goal::GoalEnd;
+use tether_config::Config;
 use tether_human::terminal::Terminal;
 use tether_human::{Console, Desk, Keyboard};
-use tether_runtime::demo::{AutoAnswer, Demo};
+use tether_runtime::demo::{AutoAnswer, Demo, story};
 use tether_store::EventSink;
-use tether_store::{Event, RunId, Seq, Store, Verdict};
+use tether_store::RunId;
 use tokio_util::sync::CancellationToken;
 
 use super::Ctx;
@@ -36,7 +35,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
             console => console,
         };
     let terminal = console != Console::Absent;
-    intro(ctx, &dir, terminal)?;
+    write!(ctx.out, "{}", story::intro(&dir, terminal))?;
     // The keyboard (the process's one reader of stdin): the question card, then the Enter
     // that stops the dashboard.
     let keyboard = std::io::stdin().is_terminal().then(Keyboard::get);
@@ -74,8 +73,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     }
     let exit = {
         let store = journal.store();
-        timeline(ctx, &store, &run)?;
-        summary(ctx, &ws, &store, &run, &end)?
+        let (summary, signed_off) = story::summary(&ws, &store, &run, &end)?;
+        write!(ctx.out, "{}{summary}", story::timeline(&store, &run)?)?;
+        if signed_off { Exit::Done } else { Exit::Error }
     };
     if let (Some(url), Some(keyboard)) = (url, keyboard) {
         keep_serving(ctx, &url, &run, keyboard)?;
@@ -110,137 +110,4 @@ fn workspace_dir(dir: Option<&Path>) -> Result<PathBuf> {
             .keep(),
     };
     Ok(std::fs::canonicalize(&dir).unwrap_or(dir))
-}
-
-fn intro(ctx: &mut Ctx<'_>, dir: &Path, terminal: bool) -> Result<()> {
-    writeln!(
-        ctx.out,
-        "tether demo — a goal loop in a fresh workspace: {}",
-        dir.display()
-    )?;
-    writeln!(
-        ctx.out,
-        "The agent and the judge are SCRIPTED models (no AI is called): they answer from fixed \
-         lists. The files, the tools, the question, the verify command, the judge's quote check, \
-         the loop, the store and the transcripts are real.\n"
-    )?;
-    writeln!(
-        ctx.out,
-        "plan.md has one goal, `greet`: `sh greet.sh NAME` prints `Hello, NAME!`; verify: sh \
-         test.sh. Its contract is approved."
-    )?;
-    if terminal {
-        writeln!(
-            ctx.out,
-            "The agent will ask you one question on this terminal (any answer works: the script \
-             does not read it; --yes answers for you).\n"
-        )?;
-    } else {
-        writeln!(
-            ctx.out,
-            "The agent's one question is answered automatically (--yes, or no terminal).\n"
-        )?;
-    }
-    Ok(())
-}
-
-fn timeline(ctx: &mut Ctx<'_>, store: &Store, run: &RunId) -> Result<()> {
-    for e in store.events(run, Seq(0), usize::MAX)? {
-        match e.event {
-            Some(Event::IterationStarted { n }) => writeln!(ctx.out, "iteration {n}")?,
-            Some(Event::ToolCalled { summary, .. }) => writeln!(ctx.out, "  tool     {summary}")?,
-            Some(Event::QuestionAsked { question_id }) => {
-                let q = store.question(&question_id)?;
-                writeln!(ctx.out, "  asked    {}", q.question)?;
-            }
-            Some(Event::QuestionAnswered { question_id, .. }) => {
-                let q = store.question(&question_id)?;
-                let who = q.responder.unwrap_or_default();
-                writeln!(
-                    ctx.out,
-                    "  answer   {} — {who}",
-                    q.answer.unwrap_or_default()
-                )?;
-            }
-            Some(Event::GoalVerdict {
-                goal_id,
-                verdict,
-                reason,
-            }) => writeln!(
-                ctx.out,
-                "  sign-off {goal_id}: {} — {reason}",
-                verdict.as_str()
-            )?,
-            Some(Event::RuleFired { rule, reason }) => {
-                writeln!(ctx.out, "  rule     {rule}: {reason}")?;
-            }
-            Some(Event::IterationCompleted { summary, .. }) => {
-                writeln!(ctx.out, "  said     {summary}")?;
-            }
-            Some(Event::IterationFailed { error, .. }) => writeln!(ctx.out, "  failed   {error}")?,
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-fn summary(
-    ctx: &mut Ctx<'_>,
-    ws: &Workspace,
-    store: &Store,
-    run: &RunId,
-    end: &GoalEnd,
-) -> Result<Exit> {
-    writeln!(ctx.out)?;
-    let exit = match end {
-        GoalEnd::AllDone { iteration, .. } => {
-            writeln!(
-                ctx.out,
-                "The goal `greet` was signed off in iteration {iteration}."
-            )?;
-            Exit::Done
-        }
-        other => {
-            writeln!(ctx.out, "The run ended without the sign-off: {other:?}")?;
-            Exit::Error
-        }
-    };
-    for v in store.verdicts_for_goal("plan.md", "greet")? {
-        let d = &v.decision;
-        let judge = d.judge_model.as_deref().unwrap_or("no judge");
-        writeln!(
-            ctx.out,
-            "  attempt {}: {} (verify exit {}, {judge})",
-            d.attempt,
-            d.verdict.as_str(),
-            d.verify_exit
-                .map_or_else(|| "-".to_owned(), |c| c.to_string()),
-        )?;
-        if d.verdict == Verdict::Accept
-            && let Some(checks) = d.checks.as_array()
-        {
-            for c in checks {
-                writeln!(
-                    ctx.out,
-                    "    cited {}: {}   (found in the file by tether)",
-                    c["path"].as_str().unwrap_or_default(),
-                    c["quote"].as_str().unwrap_or_default()
-                )?;
-            }
-        }
-    }
-    let greet = std::fs::read_to_string(ws.root().join("greet.sh")).unwrap_or_default();
-    let files: PathBuf = ws.runs_dir().join(run.to_string());
-    writeln!(ctx.out, "greet.sh is now:  {}", greet.trim())?;
-    writeln!(
-        ctx.out,
-        "transcripts, verify and judge logs: {}/",
-        files.display()
-    )?;
-    writeln!(
-        ctx.out,
-        "look around:      tether -C {} plan   (also: status, history)",
-        ws.root().display()
-    )?;
-    Ok(exit)
 }

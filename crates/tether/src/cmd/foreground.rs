@@ -177,7 +177,7 @@ fn closing(
         && let Some(spent) = &finished.budget_spent
         && (spent.goal_id.is_some() || spent.overrun.unit != tether_store::Unit::Iterations)
     {
-        let hint = super::budget::go_on_hint(run.as_str(), spent);
+        let hint = tether_runtime::budget::go_on_hint(run.as_str(), spent);
         line = format!(
             "run {run} stopped: {}; go on with: {hint}",
             spent.describe()

@@ -6,7 +6,7 @@ use anyhow::{Result, anyhow};
 use tether_core::human_act::HumanAct;
 use tether_human::visible::visible;
 use tether_runtime::signoff::ByPerson;
-use tether_signoff::{CancelOutcome, Signoff, SignoffError, SignoffOutcome, VerifyResult};
+use tether_signoff::{CancelOutcome, Signoff, SignoffError, SignoffOutcome};
 use tether_store::Journal;
 use tokio_util::sync::CancellationToken;
 
@@ -14,9 +14,6 @@ use super::Ctx;
 use crate::cli::{GoalAddCriterionArgs, GoalCancelArgs, GoalCommand, GoalCompleteArgs};
 use crate::exit::Exit;
 use crate::failure::Failure;
-
-/// How many lines of a failing verify's output are printed.
-const TAIL_LINES: usize = 20;
 
 /// `tether goal …`.
 pub fn run(ctx: &mut Ctx<'_>, cmd: &GoalCommand) -> Result<Exit> {
@@ -95,9 +92,7 @@ fn print_outcome(
         _ if args.json => Ok(exit_of(outcome)),
         _ => {
             // The judge's reasons and quotes and verify's output are in it.
-            let mut text = Vec::new();
-            write_outcome(&mut text, outcome)?;
-            write!(ctx.out, "{}", visible(&String::from_utf8_lossy(&text)))?;
+            write!(ctx.out, "{}", visible(&outcome.person_text()))?;
             Ok(exit_of(outcome))
         }
     }
@@ -109,103 +104,6 @@ fn exit_of(outcome: &SignoffOutcome) -> Exit {
     } else {
         Exit::Error
     }
-}
-
-fn write_outcome(out: &mut dyn std::io::Write, outcome: &SignoffOutcome) -> Result<()> {
-    match outcome {
-        SignoffOutcome::Accepted {
-            goal_id,
-            attempt,
-            reason,
-            verify,
-            judge_model,
-            checks,
-            transcript,
-        } => {
-            writeln!(
-                out,
-                "accepted: goal {goal_id} is done (attempt {attempt}): {reason}"
-            )?;
-            write_verify(out, verify.as_ref(), false)?;
-            match judge_model {
-                Some(model) => {
-                    writeln!(
-                        out,
-                        "  judge: {model} accepted, {} quote(s) checked{}",
-                        checks.len(),
-                        transcript_note(transcript.as_deref())
-                    )?;
-                    for c in checks {
-                        let quote: String =
-                            c.quote.split_whitespace().collect::<Vec<_>>().join(" ");
-                        writeln!(out, "    - {}: \"{quote}\" — {}", c.path, c.observation)?;
-                    }
-                }
-                None => writeln!(out, "  judge: none (--no-judge)")?,
-            }
-        }
-        SignoffOutcome::Rejected {
-            goal_id,
-            attempt,
-            reason,
-            missing,
-            verify,
-            judge_model,
-            transcript,
-            ..
-        } => {
-            writeln!(
-                out,
-                "rejected: goal {goal_id} is not done (attempt {attempt}): {reason}"
-            )?;
-            write_verify(out, verify.as_ref(), true)?;
-            if let Some(model) = judge_model {
-                writeln!(
-                    out,
-                    "  judge: {model}{}",
-                    transcript_note(transcript.as_deref())
-                )?;
-            }
-            if !missing.is_empty() {
-                writeln!(out, "  missing:")?;
-                for m in missing {
-                    writeln!(out, "    - {m}")?;
-                }
-            }
-        }
-        SignoffOutcome::Refused { .. } => {}
-    }
-    Ok(())
-}
-
-fn transcript_note(path: Option<&str>) -> String {
-    path.map_or_else(String::new, |p| format!(" (transcript: {p})"))
-}
-
-fn write_verify(
-    out: &mut dyn std::io::Write,
-    verify: Option<&VerifyResult>,
-    tail_on_failure: bool,
-) -> Result<()> {
-    let Some(v) = verify else {
-        writeln!(out, "  verify: none")?;
-        return Ok(());
-    };
-    writeln!(
-        out,
-        "  verify: `{}` {} in {:.1} s (log: {})",
-        v.command,
-        v.ending(),
-        v.elapsed_ms as f64 / 1000.0,
-        v.log_path
-    )?;
-    if tail_on_failure && !v.passed() {
-        let lines: Vec<&str> = v.tail.lines().collect();
-        for line in &lines[lines.len().saturating_sub(TAIL_LINES)..] {
-            writeln!(out, "    | {line}")?;
-        }
-    }
-    Ok(())
 }
 
 fn cancel(ctx: &mut Ctx<'_>, args: &GoalCancelArgs) -> Result<Exit> {
@@ -231,33 +129,17 @@ fn cancel(ctx: &mut Ctx<'_>, args: &GoalCancelArgs) -> Result<Exit> {
 fn add_criterion(ctx: &mut Ctx<'_>, args: &GoalAddCriterionArgs) -> Result<Exit> {
     super::require_human(ctx, HumanAct::AddCriterion)?;
     let loaded = super::load_config(ctx).map_err(Failure::usage)?;
-    let path = loaded.config.plan_path(ctx.ws.root());
     let who = super::who(ctx);
-    let doc = tether_plan::file::patch(&path, |doc| doc.add_criterion(&args.id, &args.criterion))
-        .map_err(Failure::usage)?;
-    let entry = format!(
-        "criterion added to {} by {who}: {}",
-        args.id,
-        args.criterion.trim()
-    );
-    tether_plan::file::patch(&path, |doc| doc.append_log(&entry)).map_err(Failure::usage)?;
-    let goal = doc
-        .plan()
-        .goal(&args.id)
-        .ok_or_else(|| Failure::usage(anyhow!("goal `{}` is no longer in the plan", args.id)))?;
-    let hash = goal.contract_hash();
     let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
-    store.approve_contract_terms(
-        &tether_signoff::plan_key(&ctx.ws, &path),
-        &args.id,
-        &hash,
-        &tether_core::planning::terms::written(goal),
+    let (done_when, hash) = tether_runtime::plan::add_criterion(
+        (&ctx.ws, &loaded.config),
+        &store,
+        (&args.id, &args.criterion),
         &who,
     )?;
     let line = format!(
-        "{}: done_when is now {}\ncontract approved again by {who} ({hash})",
-        args.id,
-        goal.done_when.as_ref().map_or("", |d| d.value.as_str())
+        "{}: done_when is now {done_when}\ncontract approved again by {who} ({hash})",
+        args.id
     );
     writeln!(ctx.out, "{}", visible(&line))?;
     Ok(Exit::Done)

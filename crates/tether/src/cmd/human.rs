@@ -6,12 +6,11 @@
 //! question (see `tether_human::late_answer`).
 
 use anyhow::{Result, anyhow};
-use tether_human::broker::answer;
 use tether_human::visible::visible;
 use tether_human::{BrokerError, Console};
-use tether_runtime::ask::Asker;
+use tether_runtime::ask::{Asker, Pending};
 use tether_store::NewQuestion;
-use tether_store::{Abandoned, AnswerOutcome, Question, QuestionId, QuestionStatus, StoreError};
+use tether_store::{AnswerOutcome, Question, QuestionId, QuestionStatus, StoreError};
 use tokio::signal::unix::SignalKind;
 use tokio_util::sync::CancellationToken;
 
@@ -111,24 +110,16 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
     }
     let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
     let responder = args.responder.clone().unwrap_or_else(|| super::who(ctx));
-    // Whoever waits for the question tells its channels who answered; when nobody does, this
-    // process tells the sinks (see `tether_human::late_answer`).
-    let nobody_waits = match store.question(&id) {
-        Ok(q) => matches!(store.abandoned(&q), Ok(Some(_))),
-        Err(_) => false,
-    };
-    match answer(
-        &store,
-        &ctx.ws.state_dir(),
-        &id,
-        &args.text,
-        "cli",
+    let config = || super::load_config(ctx).map(|loaded| loaded.config);
+    let grace = tether_runtime::process::notice_grace(ctx.env);
+    let answered = tether_runtime::ask::answer(
+        (&ctx.ws, store),
+        (&id, &args.text),
         &responder,
-    ) {
+        (config, grace),
+    );
+    match answered {
         Ok(AnswerOutcome::Answered(q)) => {
-            if nobody_waits {
-                tell_sinks(ctx, store, &q);
-            }
             match q.choice {
                 Some(i) => writeln!(
                     ctx.out,
@@ -163,21 +154,6 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
     }
 }
 
-/// Tells the notice sinks `q` was handed to who answered it (nobody waiting for it would), and
-/// waits, bounded, for that to be delivered. A failure only logs: the answer is recorded.
-fn tell_sinks(ctx: &Ctx<'_>, store: tether_store::Store, q: &Question) {
-    let told = (|| -> Result<()> {
-        let loaded = super::load_config(ctx)?;
-        let runtime = super::current_thread()?;
-        let grace = tether_runtime::process::notice_grace(ctx.env);
-        let tell = tether_runtime::ask::tell_late_answer(&ctx.ws, &loaded.config, store, q, grace);
-        Ok(runtime.block_on(tell)?)
-    })();
-    if let Err(e) = told {
-        tracing::warn!(question = %q.id, "could not tell the notice sinks who answered: {e:#}");
-    }
-}
-
 fn line(q: &Question) -> String {
     let confidence = q
         .confidence
@@ -189,30 +165,10 @@ fn line(q: &Question) -> String {
     format!("{}{run}: {}{confidence}", q.id, visible(&q.question))
 }
 
-/// A pending question as `tether questions --json` lists it: the question, and whether its
-/// asker stopped waiting.
-#[derive(serde::Serialize)]
-struct Pending {
-    #[serde(flatten)]
-    question: Question,
-    /// Set when nobody waits for the answer any more.
-    abandoned: Option<Abandoned>,
-}
-
 /// `tether questions`.
 pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
-    let pending = store
-        .pending_questions()?
-        .into_iter()
-        .map(|question| {
-            let abandoned = store.abandoned(&question)?;
-            Ok(Pending {
-                question,
-                abandoned,
-            })
-        })
-        .collect::<Result<Vec<_>, StoreError>>()?;
+    let pending = tether_runtime::ask::pending(&store)?;
     if json {
         super::json(ctx.out, &pending)?;
         return Ok(Exit::Done);
@@ -244,7 +200,7 @@ pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
                 ctx.out,
                 "    nobody is waiting: {} ({}); an answer is still recorded{delivered}",
                 visible(&a.reason),
-                super::control::ago(a.at_ms)
+                tether_runtime::status::ago(a.at_ms)
             )?;
         }
         if q.options.is_empty() {
