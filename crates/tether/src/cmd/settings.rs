@@ -7,13 +7,14 @@ use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::Result;
+use anyhow::{Result, anyhow};
 use tether_config::Config;
 use tether_core::bounds::{Bounds, Pinned};
 use tether_core::human_act::HumanAct;
 use tether_store::Run;
 
 use super::Ctx;
+use crate::failure::Failure;
 
 /// A new run's: tether.toml's as loaded (`config`), recorded with the run.
 pub fn for_new_run(ctx: &Ctx<'_>, config: &Config) -> Pinned {
@@ -77,6 +78,19 @@ pub fn for_resumed_run(
             "applied: the run keeps to tether.toml's settings from now on"
         )?;
     } else {
+        let unpinned = recorded.destination_changes(&now);
+        if !unpinned.is_empty() {
+            let names: Vec<&str> = unpinned.iter().map(|c| c.setting).collect();
+            return Err(Failure::usage(anyhow!(
+                "tether.toml changed where tether sends keys or what it starts as the agent ({}) \
+                 since run {} started, and that cannot be kept from the record: look at the \
+                 change (`git diff tether.toml`), then resume with `tether resume {} \
+                 --accept-config` if a person made it",
+                names.join(", "),
+                run.id,
+                run.id
+            )));
+        }
         recorded.pin(config);
         writeln!(
             err,
