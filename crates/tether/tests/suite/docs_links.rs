@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use check::{anchors, check_file, links, slug};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    fs::canonicalize(Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")).unwrap()
 }
 
 /// The markdown files of `dir` and everything under it.
@@ -50,11 +50,7 @@ fn every_relative_link_of_the_docs_leads_somewhere() {
         .flat_map(|f| check_file(f))
         .map(|b| b.to_string())
         .collect();
-    assert!(
-        broken.is_empty(),
-        "broken links:\n{}",
-        broken.join("\n")
-    );
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
 
 #[test]
@@ -63,7 +59,11 @@ fn every_chapter_is_in_the_summary() {
     let summary = fs::read_to_string(src.join("SUMMARY.md")).unwrap();
     let listed: Vec<String> = links(&summary).into_iter().map(|(_, t)| t).collect();
     for chapter in markdown_under(&src) {
-        let rel = chapter.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        let rel = chapter
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         if rel == "SUMMARY.md" {
             continue;
         }
@@ -102,7 +102,12 @@ fn the_checker_finds_a_missing_file_and_a_missing_heading() {
     ]);
     assert_eq!(
         targets_broken_in(dir.path(), "a.md"),
-        ["gone.md", "b.md#no-such-part", "#nowhere", "img/missing.png"]
+        [
+            "gone.md",
+            "b.md#no-such-part",
+            "#nowhere",
+            "img/missing.png"
+        ]
     );
 }
 
@@ -112,7 +117,11 @@ fn the_checker_reports_the_file_and_line() {
     let broken = check_file(&dir.path().join("sub/c.md"));
     assert_eq!(broken.len(), 1);
     assert_eq!(broken[0].line, 4);
-    assert!(broken[0].to_string().contains("c.md:4: (../missing.md): no such file"));
+    assert!(
+        broken[0]
+            .to_string()
+            .contains("c.md:4: (../missing.md): no such file")
+    );
 }
 
 #[test]
@@ -140,10 +149,22 @@ fn the_checker_follows_link_text_across_lines_and_reference_definitions() {
 
 #[test]
 fn anchors_are_named_as_github_and_mdbook_name_them() {
-    assert_eq!(slug("The goal loop (`tether run`)"), "the-goal-loop-tether-run");
-    assert_eq!(slug("Working in a worktree (`--worktree`)"), "working-in-a-worktree---worktree");
-    assert_eq!(slug("`ask_before` needs a human's yes"), "ask_before-needs-a-humans-yes");
-    assert_eq!(slug("Security: what tether guarantees"), "security-what-tether-guarantees");
+    assert_eq!(
+        slug("The goal loop (`tether run`)"),
+        "the-goal-loop-tether-run"
+    );
+    assert_eq!(
+        slug("Working in a worktree (`--worktree`)"),
+        "working-in-a-worktree---worktree"
+    );
+    assert_eq!(
+        slug("`ask_before` needs a human's yes"),
+        "ask_before-needs-a-humans-yes"
+    );
+    assert_eq!(
+        slug("Security: what tether guarantees"),
+        "security-what-tether-guarantees"
+    );
     let text = "# T\n\n## Notes\n\n```md\n## Not a heading\n```\n\n## Notes\n### Notes ###\n";
     let mut found: Vec<String> = anchors(text).into_iter().collect();
     found.sort();

@@ -80,7 +80,10 @@ fn check_target(file: &Path, dir: &Path, target: &str) -> Option<String> {
     if anchors(&text).contains(anchor) {
         None
     } else {
-        Some(format!("no heading of {} has the anchor #{anchor}", dest.display()))
+        Some(format!(
+            "no heading of {} has the anchor #{anchor}",
+            dest.display()
+        ))
     }
 }
 
@@ -158,7 +161,11 @@ fn without_code_spans(text: &str) -> String {
         let run = chars[i..].iter().take_while(|c| **c == '`').count();
         match closing_run(&chars, i + run, run) {
             Some(end) => {
-                out.extend(chars[i..end].iter().map(|c| if *c == '\n' { '\n' } else { ' ' }));
+                out.extend(
+                    chars[i..end]
+                        .iter()
+                        .map(|c| if *c == '\n' { '\n' } else { ' ' }),
+                );
                 i = end;
             }
             None => {
@@ -201,7 +208,10 @@ pub fn links(text: &str) -> Vec<(usize, String)> {
             .chars()
             .take_while(|c| *c != ')' && !c.is_whitespace())
             .collect();
-        let target = target.trim_start_matches('<').trim_end_matches('>').to_owned();
+        let target = target
+            .trim_start_matches('<')
+            .trim_end_matches('>')
+            .to_owned();
         if !target.is_empty() {
             found.push((line_of(&prose, at), target));
         }
