@@ -15,6 +15,7 @@ mod cli_errors;
 mod codex_cli;
 mod codex_stance;
 mod control_chars;
+mod docs_links;
 mod doctor;
 mod every_channel;
 mod git_guard;
