@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use tether_config::{Config, Secret, Workspace};
 use tether_human::broker::answer;
+use tether_human::chat::Chat;
 use tether_human::notices::Notice;
 use tether_human::slack::Slack;
 use tether_human::{Broker, Channel, Console, Desk};
@@ -28,7 +29,7 @@ struct Side {
     ws: Workspace,
     journal: Journal,
     broker: Broker,
-    channel: Arc<Slack>,
+    channel: Arc<Chat<Slack>>,
 }
 
 fn client(server: &FakeSlackServer) -> SlackClient {
@@ -49,7 +50,7 @@ fn side_at(server: &FakeSlackServer, root: &Path, registry: &Path) -> Side {
     let ws = Workspace::at(root);
     std::fs::create_dir_all(ws.state_dir()).unwrap();
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
-    let channel = Arc::new(Slack::with_registry_dir(
+    let channel = Arc::new(tether_human::slack::channel_with_registry_dir(
         client(server),
         journal.clone(),
         ws.state_dir(),
