@@ -1,17 +1,5 @@
-use std::io::Write;
-use std::sync::Mutex;
-
 use super::*;
-use crate::cli::lines::LineSink;
-
-#[derive(Default)]
-struct Events(Mutex<Vec<AgentEvent>>);
-
-impl TurnObserver for Events {
-    fn event(&self, event: AgentEvent) {
-        self.0.lock().unwrap().push(event);
-    }
-}
+use crate::cli::test_support::{Events, feed as feed_to};
 
 /// A turn as `codex exec --json` printed it: a harmless error item, a question over MCP answered
 /// by a human, a command that failed, a file change, the final message and the usage.
@@ -30,15 +18,9 @@ const SAMPLE: &str = r#"{"type":"thread.started","thread_id":"01a203cc-a909-72e2
 
 fn feed(text: &str, chunk: usize) -> (Seen, Vec<AgentEvent>, Vec<u8>) {
     let events = Events::default();
-    let mut raw = Vec::new();
-    let seen = {
-        let mut sink = LineSink::new(Box::new(&mut raw), StreamParser::new(&events));
-        for part in text.as_bytes().chunks(chunk) {
-            sink.write_all(part).unwrap();
-        }
-        sink.finish().unwrap().seen
-    };
-    (seen, events.0.into_inner().unwrap(), raw)
+    let (parser, raw) = feed_to(text, chunk, StreamParser::new(&events));
+    let seen = parser.seen;
+    (seen, events.taken(), raw)
 }
 
 #[test]
