@@ -58,3 +58,17 @@ pub(crate) fn feed<P: LineParser>(text: &str, chunk: usize, parser: P) -> (P, Ve
     };
     (parser, raw)
 }
+
+/// Defines a test module's `feed(text, chunk) -> (Seen, events, transcript)` for a stream
+/// parser made by `$new(&observer)` whose findings are its `seen`.
+macro_rules! feed_fn {
+    ($new:path) => {
+        fn feed(text: &str, chunk: usize) -> (Seen, Vec<AgentEvent>, Vec<u8>) {
+            let events = $crate::cli::test_support::Events::default();
+            let (parser, raw) = $crate::cli::test_support::feed(text, chunk, $new(&events));
+            let seen = parser.seen;
+            (seen, events.taken(), raw)
+        }
+    };
+}
+pub(crate) use feed_fn;

@@ -1,5 +1,4 @@
 use super::*;
-use crate::cli::test_support::{Events, feed as feed_to};
 
 /// A turn as `codex exec --json` printed it: a harmless error item, a question over MCP answered
 /// by a human, a command that failed, a file change, the final message and the usage.
@@ -16,12 +15,7 @@ const SAMPLE: &str = r#"{"type":"thread.started","thread_id":"01a203cc-a909-72e2
 {"type":"item.completed","item":{"id":"item_6","type":"agent_message","text":"Using LRU. <promise>DONE</promise>"}}
 {"type":"turn.completed","usage":{"input_tokens":20,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":10,"reasoning_output_tokens":0}}"#;
 
-fn feed(text: &str, chunk: usize) -> (Seen, Vec<AgentEvent>, Vec<u8>) {
-    let events = Events::default();
-    let (parser, raw) = feed_to(text, chunk, StreamParser::new(&events));
-    let seen = parser.seen;
-    (seen, events.taken(), raw)
-}
+crate::cli::test_support::feed_fn!(StreamParser::new);
 
 #[test]
 fn a_stream_becomes_tool_calls_usage_and_the_last_message_whatever_the_chunks() {

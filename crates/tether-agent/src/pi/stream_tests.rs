@@ -1,5 +1,4 @@
 use super::*;
-use crate::cli::test_support::{Events, feed as feed_to};
 
 /// A recorded pi 1.5.2 turn: the model asks a human over MCP, waits 70 s for the answer (two
 /// progress updates), then answers.
@@ -17,12 +16,7 @@ const BASH: &str = r#"{"type":"message_end","message":{"role":"assistant","conte
 {"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"Tests fail."},{"type":"text","text":"Stopping here."}],"usage":{"input":40,"output":6},"stopReason":"stop"}}
 {"type":"agent_settled","aborted":false}"#;
 
-fn feed(text: &str, chunk: usize) -> (Seen, Vec<AgentEvent>, Vec<u8>) {
-    let events = Events::default();
-    let (parser, raw) = feed_to(text, chunk, StreamParser::new(&events));
-    let seen = parser.seen;
-    (seen, events.taken(), raw)
-}
+crate::cli::test_support::feed_fn!(StreamParser::new);
 
 #[test]
 fn the_recorded_stream_becomes_a_tool_call_model_calls_and_the_final_message() {
