@@ -207,16 +207,21 @@ fn valid_topic(topic: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// What a publish gets before its body is read, if anything: a refusal (no valid token), or the
+/// fault a test scheduled.
+fn turned_away(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
+    shared
+        .refuse(headers)
+        .or_else(|| shared.fault(NtfyRoute::Publish).map(fault_response))
+}
+
 async fn publish_json(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Some(r) = shared.refuse(&headers) {
+    if let Some(r) = turned_away(&shared, &headers) {
         return r;
-    }
-    if let Some(fault) = shared.fault(NtfyRoute::Publish) {
-        return fault_response(fault);
     }
     let Ok(fields) = serde_json::from_slice::<Value>(&body) else {
         return error(
@@ -254,11 +259,8 @@ async fn publish_raw(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Some(r) = shared.refuse(&headers) {
+    if let Some(r) = turned_away(&shared, &headers) {
         return r;
-    }
-    if let Some(fault) = shared.fault(NtfyRoute::Publish) {
-        return fault_response(fault);
     }
     if !valid_topic(&topic) {
         return error(StatusCode::BAD_REQUEST, 40009, "invalid topic");
