@@ -121,6 +121,30 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     Some(wait.min(MAX_RETRY_AFTER))
 }
 
+/// How long a server asked to wait before a retry: `body_secs`, what its body said in seconds
+/// (Zulip's `retry-after`, Telegram's `parameters.retry_after`), else its `Retry-After` header
+/// ([`retry_after`]), else one second; at most ten minutes.
+pub fn requested_wait(body_secs: Option<f64>, headers: &HeaderMap) -> Duration {
+    let body = body_secs
+        .filter(|secs| secs.is_finite())
+        .map(|secs| Duration::from_secs_f64(secs.clamp(0.0, MAX_RETRY_AFTER.as_secs_f64())));
+    body.or_else(|| retry_after(headers))
+        .unwrap_or(Duration::from_secs(1))
+}
+
+/// The start of a body that is not what the client expected (a proxy's HTML page), on one line
+/// and short, for an error message.
+pub fn snippet(raw: &[u8]) -> String {
+    let text = String::from_utf8_lossy(raw);
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let short: String = line.chars().take(120).collect();
+    if short.is_empty() {
+        "(empty body)".to_owned()
+    } else {
+        short
+    }
+}
+
 #[cfg(test)]
 #[path = "client_tests.rs"]
 mod tests;

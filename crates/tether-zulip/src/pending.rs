@@ -218,8 +218,11 @@ impl PendingReply {
         let (stream, topic) = (self.shared.stream.as_str(), self.topic.as_str());
         let registered = self
             .shared
+            .options
+            .retry
             .retrying(
                 "register",
+                &self.shared.api,
                 cancel,
                 self.deadline,
                 limit,
@@ -246,8 +249,11 @@ impl PendingReply {
         loop {
             let page = self
                 .shared
+                .options
+                .retry
                 .retrying(
                     "messages",
+                    &self.shared.api,
                     cancel,
                     self.deadline,
                     None,
@@ -319,8 +325,11 @@ impl PendingReply {
             let queue_id = queue_id.as_str();
             let peeked = self
                 .shared
+                .options
+                .retry
                 .retrying(
                     "events",
+                    &self.shared.api,
                     cancel,
                     self.deadline,
                     limit,
@@ -354,8 +363,11 @@ impl PendingReply {
         let (stream, topic) = (self.shared.stream.as_str(), self.topic.as_str());
         let page = self
             .shared
+            .options
+            .retry
             .retrying(
                 "messages",
+                &self.shared.api,
                 cancel,
                 self.deadline,
                 limit,
