@@ -96,3 +96,19 @@ fn a_snippet_is_one_short_line() {
     );
     assert_eq!(snippet(b" \n"), "(empty body)");
 }
+
+#[test]
+fn a_base_url_is_http_with_a_host_and_nothing_after_its_path() {
+    assert_eq!(
+        base_url(" https://chat.example.com/zulip// "),
+        Ok("https://chat.example.com/zulip".into())
+    );
+    for (url, why) in [
+        ("chat.example.com", "relative URL without a base"),
+        ("ftp://chat.example.com", "the scheme must be http or https"),
+        ("http://h/?q=1", "a base URL has no query or fragment"),
+        ("http://h/#top", "a base URL has no query or fragment"),
+    ] {
+        assert_eq!(base_url(url), Err(why.to_owned()), "{url}");
+    }
+}
