@@ -20,7 +20,7 @@ use tether_store::{Journal, Question, QuestionId, RunId, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use crate::broker::Answer;
-use crate::channels::{BoxFuture, Channel, ChannelAnswer};
+use crate::channels::{Channel, ChannelAnswer};
 use crate::notices::Notice;
 
 /// How far a conversation is followed back to find its thread (a follow-up of a follow-up …).
@@ -197,49 +197,35 @@ impl<S: ChatService> Channel for Chat<S> {
         S::NAME
     }
 
-    fn offer<'a>(
-        &'a self,
-        question: &'a Question,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async move {
-            match self.answer(question, &stop).await {
-                Ok(answer) => answer,
-                Err(e) => {
-                    if !stop.is_cancelled() {
-                        tracing::warn!(channel = S::NAME, error = %e, "the channel stopped");
-                    }
-                    None
+    async fn offer(&self, question: &Question, stop: CancellationToken) -> Option<ChannelAnswer> {
+        match self.answer(question, &stop).await {
+            Ok(answer) => answer,
+            Err(e) => {
+                if !stop.is_cancelled() {
+                    tracing::warn!(channel = S::NAME, error = %e, "the channel stopped");
                 }
+                None
             }
-        })
+        }
     }
 
-    fn answered_elsewhere<'a>(
-        &'a self,
-        question: &'a Question,
-        answer: &'a Answer,
-    ) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            let Some(place) = self.posted(&question.id) else {
-                return;
-            };
-            if let Err(e) = self
-                .service
-                .answered_elsewhere(question, &place, answer)
-                .await
-            {
-                tracing::warn!(channel = S::NAME, error = %e, "could not tell who answered");
-            }
-        })
+    async fn answered_elsewhere(&self, question: &Question, answer: &Answer) {
+        let Some(place) = self.posted(&question.id) else {
+            return;
+        };
+        if let Err(e) = self
+            .service
+            .answered_elsewhere(question, &place, answer)
+            .await
+        {
+            tracing::warn!(channel = S::NAME, error = %e, "could not tell who answered");
+        }
     }
 
-    fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            let place = notice.run_id.as_ref().and_then(|run| self.run_place(run));
-            if let Err(e) = self.service.notice(place.as_ref(), notice).await {
-                tracing::warn!(channel = S::NAME, error = %e, "could not post a notice");
-            }
-        })
+    async fn notice(&self, notice: &Notice) {
+        let place = notice.run_id.as_ref().and_then(|run| self.run_place(run));
+        if let Err(e) = self.service.notice(place.as_ref(), notice).await {
+            tracing::warn!(channel = S::NAME, error = %e, "could not post a notice");
+        }
     }
 }

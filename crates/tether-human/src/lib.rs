@@ -73,7 +73,7 @@ pub mod zulip;
 
 pub use asking::{AskFailed, AskPolicy, Reply};
 pub use broker::{Answer, Broker, BrokerError, Escalation, Timeout};
-pub use channels::{AnswerBody, Channel, ChannelAnswer};
+pub use channels::{AnswerBody, Channel, ChannelAnswer, DynChannel};
 pub use desk::{Console, DELIVERY_GRACE, Desk};
 pub use keyboard::Keyboard;
 pub use late_answer::LateAnswer;

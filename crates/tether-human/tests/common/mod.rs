@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use tether_config::{Secret, Workspace};
-use tether_human::{Broker, Channel};
+use tether_human::{Broker, DynChannel};
 use tether_store::{Journal, Store};
 use tether_testkit::zulip_server::FakeZulipServer;
 use tether_zulip::{ZulipClient, ZulipSettings};
@@ -19,7 +19,7 @@ pub fn zulip_broker(server: &FakeZulipServer, ws: &Workspace) -> (Journal, Broke
     )
     .unwrap();
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
-    let channel: Arc<dyn Channel> = Arc::new(tether_human::zulip::channel(
+    let channel: Arc<dyn DynChannel> = Arc::new(tether_human::zulip::channel(
         ZulipClient::new(&settings).unwrap(),
         journal.clone(),
     ));

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tether_config::Workspace;
 use tether_human::broker::answer;
-use tether_human::{Broker, Channel};
+use tether_human::{Broker, DynChannel};
 use tether_store::{Journal, NewQuestion, Store};
 use tokio_util::sync::CancellationToken;
 
@@ -33,7 +33,7 @@ pub(super) trait Fake: Sized {
     async fn start() -> Self;
     /// A channel on the fake for the workspace `ws` recording in `journal`, with a client of
     /// its own (as a new process has); waits are listed under `shared`.
-    fn channel(&self, ws: &Workspace, journal: &Journal, shared: &Path) -> Arc<dyn Channel>;
+    fn channel(&self, ws: &Workspace, journal: &Journal, shared: &Path) -> Arc<dyn DynChannel>;
     /// The `n`th question the bot posted, once it is.
     async fn question(&self, n: usize) -> Self::Post;
     /// Waits until a reply to a question just posted reaches the channel.

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tether_config::{Secret, Workspace};
-use tether_human::Channel;
+use tether_human::DynChannel;
 use tether_slack::{RawSlackSettings, SlackClient, SlackSettings};
 use tether_store::Journal;
 use tether_testkit::FakeSlackServer;
@@ -23,7 +23,7 @@ impl Fake for Slack {
         Slack(FakeSlackServer::start().await.unwrap())
     }
 
-    fn channel(&self, ws: &Workspace, journal: &Journal, shared: &Path) -> Arc<dyn Channel> {
+    fn channel(&self, ws: &Workspace, journal: &Journal, shared: &Path) -> Arc<dyn DynChannel> {
         let settings = SlackSettings::new(&RawSlackSettings {
             api_url: Some(self.0.api_url()),
             bot_token: Some(Secret::new(self.0.bot_token())),

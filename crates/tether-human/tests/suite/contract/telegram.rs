@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tether_config::Workspace;
-use tether_human::Channel;
+use tether_human::DynChannel;
 use tether_store::Journal;
 use tether_testkit::FakeTelegramServer;
 
@@ -41,7 +41,7 @@ impl Fake for Telegram {
         Telegram(server)
     }
 
-    fn channel(&self, ws: &Workspace, journal: &Journal, shared: &Path) -> Arc<dyn Channel> {
+    fn channel(&self, ws: &Workspace, journal: &Journal, shared: &Path) -> Arc<dyn DynChannel> {
         let client = crate::common::telegram_client(&self.0, CHAT, shared);
         Arc::new(tether_human::telegram::channel(
             client,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tether_config::{Secret, Workspace};
-use tether_human::Channel;
+use tether_human::DynChannel;
 use tether_store::Journal;
 use tether_testkit::FakeZulipServer;
 use tether_zulip::{ZulipClient, ZulipSettings};
@@ -28,7 +28,7 @@ impl Fake for Zulip {
         Zulip(server)
     }
 
-    fn channel(&self, _ws: &Workspace, journal: &Journal, _shared: &Path) -> Arc<dyn Channel> {
+    fn channel(&self, _ws: &Workspace, journal: &Journal, _shared: &Path) -> Arc<dyn DynChannel> {
         let settings = ZulipSettings::new(
             &self.0.server_url(),
             self.0.bot_email(),
