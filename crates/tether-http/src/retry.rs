@@ -107,11 +107,11 @@ impl RetryPolicy {
                 Err(err) if err.is_retryable() && limit.is_none_or(|l| backoff.failures() < l) => {
                     let delay = backoff.delay(&err);
                     tracing::warn!(
-                        service = E::SERVICE,
                         request = what,
                         error = %err,
                         ?delay,
-                        "request failed; retrying"
+                        "{} request failed; retrying",
+                        E::SERVICE
                     );
                     pause::<E>(delay, cancel, deadline).await?;
                 }
