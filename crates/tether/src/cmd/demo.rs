@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use futures_util::future::BoxFuture;
 use tether_agent::BuiltinAgent;
 use tether_config::{Config, Workspace};
 use tether_core::goal::{self, Deps, GoalEnd, GoalSpec, RuleSettings};
@@ -36,12 +35,8 @@ impl Channel for AutoAnswer {
         "demo"
     }
 
-    fn offer<'a>(
-        &'a self,
-        _question: &'a Question,
-        _stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async { Some(ChannelAnswer::text(demo::AUTO_ANSWER, "tether demo --yes")) })
+    async fn offer(&self, _question: &Question, _stop: CancellationToken) -> Option<ChannelAnswer> {
+        Some(ChannelAnswer::text(demo::AUTO_ANSWER, "tether demo --yes"))
     }
 }
 

@@ -9,7 +9,9 @@ use anyhow::{Result, anyhow};
 use tether_human::broker::answer;
 use tether_human::visible::visible;
 use tether_human::{BrokerError, Console, Desk, LateAnswer};
-use tether_store::{Abandoned, AnswerOutcome, Question, QuestionId, QuestionStatus, StoreError};
+use tether_store::{
+    AnswerOutcome, PendingQuestion, Question, QuestionId, QuestionStatus, StoreError,
+};
 use tether_store::{Journal, NewQuestion};
 use tokio::signal::unix::SignalKind;
 use tokio_util::sync::CancellationToken;
@@ -219,30 +221,10 @@ fn line(q: &Question) -> String {
     format!("{}{run}: {}{confidence}", q.id, visible(&q.question))
 }
 
-/// A pending question as `tether questions --json` lists it: the question, and whether its
-/// asker stopped waiting.
-#[derive(serde::Serialize)]
-struct Pending {
-    #[serde(flatten)]
-    question: Question,
-    /// Set when nobody waits for the answer any more.
-    abandoned: Option<Abandoned>,
-}
-
 /// `tether questions`.
 pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     let store = crate::store::open(&ctx.ws, ctx.env)?;
-    let pending = store
-        .pending_questions()?
-        .into_iter()
-        .map(|question| {
-            let abandoned = store.abandoned(&question)?;
-            Ok(Pending {
-                question,
-                abandoned,
-            })
-        })
-        .collect::<Result<Vec<_>, StoreError>>()?;
+    let pending = store.pending_with_waiters()?;
     if json {
         serde_json::to_writer_pretty(&mut *ctx.out, &pending)?;
         writeln!(ctx.out)?;
@@ -251,7 +233,7 @@ pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     if pending.is_empty() {
         writeln!(ctx.out, "no questions are waiting")?;
     }
-    for Pending {
+    for PendingQuestion {
         question: q,
         abandoned,
     } in &pending

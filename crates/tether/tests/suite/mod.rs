@@ -1,6 +1,7 @@
 mod acp;
 mod acp_adapters;
 mod adversarial;
+mod agent_contract;
 mod agent_keys;
 mod ask_cli;
 mod breaker;
