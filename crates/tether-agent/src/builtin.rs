@@ -15,13 +15,11 @@ use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use futures_util::future::BoxFuture;
 use serde_json::json;
 use tether_model::{Message, ModelClient, ModelError, Request, ToolCall};
 use tether_tools::{FatalToolError, ToolCallOutcome, ToolContext, ToolOutput, ToolSet};
-use tokio_util::sync::CancellationToken;
 
-use crate::executor::{AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
+use crate::executor::{AgentEvent, ExecError, Turn, TurnOutcome, Turns};
 use crate::prompts;
 
 /// The default cap on model calls in one turn.
@@ -61,83 +59,6 @@ impl BuiltinAgent {
         self
     }
 
-    async fn turn(
-        &self,
-        request: TurnRequest,
-        observer: &dyn TurnObserver,
-        cancel: CancellationToken,
-    ) -> Result<TurnOutcome, ExecError> {
-        let mut transcript = Transcript::create(&request.transcript)?;
-        let system = self.system.as_str();
-        transcript.write(&json!({"role": "system", "text": system}))?;
-        let specs = self.tools.specs();
-        let ctx = ToolContext::new(cancel.clone());
-        let mut messages = vec![Message::user(request.prompt)];
-        transcript.message(&messages[0])?;
-        let mut outcome = TurnOutcome::default();
-        for _ in 0..self.max_steps {
-            let call = Request::new(messages.clone())
-                .with_system(system)
-                .with_tools(specs.clone());
-            let response = match self.model.complete(&call, cancel.clone()).await {
-                Ok(r) => r,
-                Err(ModelError::Cancelled) => return Err(ExecError::Cancelled),
-                Err(e) => return Err(ExecError::Model(Box::new(e))),
-            };
-            outcome.input_tokens += response.usage.input_tokens;
-            outcome.cached_input_tokens += response.usage.cached_input_tokens;
-            outcome.output_tokens += response.usage.output_tokens;
-            observer.event(AgentEvent::ModelCall {
-                input_tokens: response.usage.input_tokens,
-                output_tokens: response.usage.output_tokens,
-            });
-            let message = response.to_message();
-            transcript.message(&message)?;
-            messages.push(message);
-            if response.tool_calls.is_empty() {
-                outcome.final_message = response.text;
-                return Ok(outcome);
-            }
-            for call in &response.tool_calls {
-                if cancel.is_cancelled() {
-                    return Err(ExecError::Cancelled);
-                }
-                // A cancelled turn ends now, even if the tool is stuck (a blocking read on
-                // tokio's blocking pool cannot be interrupted; it is left to finish alone).
-                let Some(called) = cancel.run_until_cancelled(self.call_tool(call, &ctx)).await
-                else {
-                    return Err(ExecError::Cancelled);
-                };
-                let done = match called {
-                    Ok(done) => done,
-                    Err(fatal) => {
-                        transcript.write(&json!({"role": "error", "text": fatal.to_string()}))?;
-                        return Err(ExecError::Tool(fatal));
-                    }
-                };
-                outcome.tool_calls += 1;
-                observer.event(AgentEvent::ToolCall {
-                    tool: call.name.clone(),
-                    summary: done.summary,
-                    is_error: done.output.is_error,
-                });
-                // The output's note (timings, counts) is in the summary only, so the model's
-                // view stays stable and prompts stay cacheable.
-                let message = Message::Tool {
-                    tool_call_id: call.id.clone(),
-                    content: done.output.content,
-                    is_error: done.output.is_error,
-                };
-                transcript.message(&message)?;
-                messages.push(message);
-            }
-            if cancel.is_cancelled() {
-                return Err(ExecError::Cancelled);
-            }
-        }
-        Err(ExecError::TooManySteps(self.max_steps))
-    }
-
     /// Runs one of the model's tool calls; arguments that are not JSON go back to the model
     /// without reaching the tool.
     async fn call_tool(
@@ -163,18 +84,84 @@ impl BuiltinAgent {
     }
 }
 
-impl Executor for BuiltinAgent {
-    fn describe(&self) -> String {
+impl Turns for BuiltinAgent {
+    fn label(&self) -> String {
         format!("builtin · {}", self.describe)
     }
 
-    fn run_turn<'a>(
-        &'a self,
-        request: TurnRequest,
-        observer: &'a dyn TurnObserver,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>> {
-        Box::pin(self.turn(request, observer, cancel))
+    async fn turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
+        let mut transcript = Transcript::create(&turn.request.transcript)?;
+        let system = self.system.as_str();
+        transcript.write(&json!({"role": "system", "text": system}))?;
+        let specs = self.tools.specs();
+        let ctx = ToolContext::new(turn.cancel.clone());
+        let mut messages = vec![Message::user(turn.request.prompt)];
+        transcript.message(&messages[0])?;
+        let mut outcome = TurnOutcome::default();
+        for _ in 0..self.max_steps {
+            let call = Request::new(messages.clone())
+                .with_system(system)
+                .with_tools(specs.clone());
+            let response = match self.model.complete(&call, turn.cancel.clone()).await {
+                Ok(r) => r,
+                Err(ModelError::Cancelled) => return Err(ExecError::Cancelled),
+                Err(e) => return Err(ExecError::Model(Box::new(e))),
+            };
+            outcome.input_tokens += response.usage.input_tokens;
+            outcome.cached_input_tokens += response.usage.cached_input_tokens;
+            outcome.output_tokens += response.usage.output_tokens;
+            turn.observer.event(AgentEvent::ModelCall {
+                input_tokens: response.usage.input_tokens,
+                output_tokens: response.usage.output_tokens,
+            });
+            let message = response.to_message();
+            transcript.message(&message)?;
+            messages.push(message);
+            if response.tool_calls.is_empty() {
+                outcome.final_message = response.text;
+                return Ok(outcome);
+            }
+            for call in &response.tool_calls {
+                if turn.cancel.is_cancelled() {
+                    return Err(ExecError::Cancelled);
+                }
+                // A cancelled turn ends now, even if the tool is stuck (a blocking read on
+                // tokio's blocking pool cannot be interrupted; it is left to finish alone).
+                let Some(called) = turn
+                    .cancel
+                    .run_until_cancelled(self.call_tool(call, &ctx))
+                    .await
+                else {
+                    return Err(ExecError::Cancelled);
+                };
+                let done = match called {
+                    Ok(done) => done,
+                    Err(fatal) => {
+                        transcript.write(&json!({"role": "error", "text": fatal.to_string()}))?;
+                        return Err(ExecError::Tool(fatal));
+                    }
+                };
+                outcome.tool_calls += 1;
+                turn.observer.event(AgentEvent::ToolCall {
+                    tool: call.name.clone(),
+                    summary: done.summary,
+                    is_error: done.output.is_error,
+                });
+                // The output's note (timings, counts) is in the summary only, so the model's
+                // view stays stable and prompts stay cacheable.
+                let message = Message::Tool {
+                    tool_call_id: call.id.clone(),
+                    content: done.output.content,
+                    is_error: done.output.is_error,
+                };
+                transcript.message(&message)?;
+                messages.push(message);
+            }
+            if turn.cancel.is_cancelled() {
+                return Err(ExecError::Cancelled);
+            }
+        }
+        Err(ExecError::TooManySteps(self.max_steps))
     }
 }
 

@@ -15,12 +15,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 use tether_sandbox::Sandbox;
 
-use futures_util::future::BoxFuture;
 use tether_tools::{ProgramCommand, ShellEnd, run_program};
-use tokio_util::sync::CancellationToken;
 
 use crate::cli::limits;
-use crate::executor::{ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
+use crate::executor::{ExecError, Turn, TurnOutcome, TurnRequest, Turns};
 
 /// How much of the command's stdout is kept as the final message (the tail).
 const MAX_OUTPUT: usize = 256 * 1024;
@@ -133,51 +131,6 @@ impl CommandExecutor {
             sandbox: self.sandbox.clone(),
         }
     }
-
-    async fn turn(
-        &self,
-        request: TurnRequest,
-        cancel: CancellationToken,
-    ) -> Result<TurnOutcome, ExecError> {
-        let program = self.program();
-        let fail = |e: CommandError| ExecError::Model(Box::new(e));
-        let run = run_program(&self.spec(&request.prompt), &cancel)
-            .await
-            .map_err(|source| {
-                fail(CommandError::Spawn {
-                    program: program.clone(),
-                    source,
-                })
-            })?;
-        match run.end {
-            ShellEnd::Cancelled => return Err(ExecError::Cancelled),
-            ShellEnd::TimedOut => {
-                return Err(fail(CommandError::Timeout {
-                    program,
-                    secs: self.timeout.as_secs(),
-                }));
-            }
-            ShellEnd::Exited(_) | ShellEnd::Signalled(_) => {}
-        }
-        write_transcript(&request, &run.stdout).map_err(|source| ExecError::Transcript {
-            path: request.transcript.clone(),
-            source,
-        })?;
-        if run.end != ShellEnd::Exited(0) {
-            if let Some(limit) = limits::recognise(&run.stderr, limits::now_unix()) {
-                return Err(ExecError::UsageLimit(limit));
-            }
-            return Err(fail(CommandError::Failed {
-                program,
-                end: run.end,
-                stderr_tail: run.stderr.trim().to_owned(),
-            }));
-        }
-        Ok(TurnOutcome {
-            final_message: run.stdout,
-            ..TurnOutcome::default()
-        })
-    }
 }
 
 /// How a failed program ended, for [`CommandError::Failed`].
@@ -206,17 +159,49 @@ fn write_transcript(request: &TurnRequest, output: &str) -> std::io::Result<()> 
     std::fs::write(&request.transcript, text)
 }
 
-impl Executor for CommandExecutor {
-    fn describe(&self) -> String {
+impl Turns for CommandExecutor {
+    fn label(&self) -> String {
         format!("command · {}", self.argv.join(" "))
     }
 
-    fn run_turn<'a>(
-        &'a self,
-        request: TurnRequest,
-        _observer: &'a dyn TurnObserver,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>> {
-        Box::pin(self.turn(request, cancel))
+    async fn turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
+        let program = self.program();
+        let fail = |e: CommandError| ExecError::Model(Box::new(e));
+        let run = run_program(&self.spec(&turn.request.prompt), &turn.cancel)
+            .await
+            .map_err(|source| {
+                fail(CommandError::Spawn {
+                    program: program.clone(),
+                    source,
+                })
+            })?;
+        match run.end {
+            ShellEnd::Cancelled => return Err(ExecError::Cancelled),
+            ShellEnd::TimedOut => {
+                return Err(fail(CommandError::Timeout {
+                    program,
+                    secs: self.timeout.as_secs(),
+                }));
+            }
+            ShellEnd::Exited(_) | ShellEnd::Signalled(_) => {}
+        }
+        write_transcript(&turn.request, &run.stdout).map_err(|source| ExecError::Transcript {
+            path: turn.request.transcript.clone(),
+            source,
+        })?;
+        if run.end != ShellEnd::Exited(0) {
+            if let Some(limit) = limits::recognise(&run.stderr, limits::now_unix()) {
+                return Err(ExecError::UsageLimit(limit));
+            }
+            return Err(fail(CommandError::Failed {
+                program,
+                end: run.end,
+                stderr_tail: run.stderr.trim().to_owned(),
+            }));
+        }
+        Ok(TurnOutcome {
+            final_message: run.stdout,
+            ..TurnOutcome::default()
+        })
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! The loops (Ralph, goal) do not care who does the work. They hand an executor a prompt, watch
 //! the tool calls it reports, and read its final message; every driver (the built-in agent, and
-//! the external agent CLIs) implements this one trait.
+//! the external agent CLIs) implements this one trait — through [`Turns`], which lets each
+//! write its turn as one `async fn` of a [`Turn`].
 
 use std::path::PathBuf;
 
@@ -143,4 +144,43 @@ pub trait Executor: Send + Sync {
         observer: &'a dyn TurnObserver,
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>>;
+}
+
+/// One turn's inputs: what it is asked, who watches it, and when it must stop.
+pub struct Turn<'a> {
+    /// What the turn is asked to do.
+    pub request: TurnRequest,
+    /// Told every event as it happens.
+    pub observer: &'a dyn TurnObserver,
+    /// Fires when the turn must stop ([`ExecError::Cancelled`]).
+    pub cancel: CancellationToken,
+}
+
+/// An executor whose turn is one `async fn`: [`Executor`] follows (the future boxed for the
+/// loops, which hold executors as trait objects).
+pub trait Turns: Send + Sync {
+    /// What [`Executor::describe`] says.
+    fn label(&self) -> String;
+
+    /// Runs one turn, as [`Executor::run_turn`].
+    fn turn(&self, turn: Turn<'_>) -> impl Future<Output = Result<TurnOutcome, ExecError>> + Send;
+}
+
+impl<T: Turns> Executor for T {
+    fn describe(&self) -> String {
+        self.label()
+    }
+
+    fn run_turn<'a>(
+        &'a self,
+        request: TurnRequest,
+        observer: &'a dyn TurnObserver,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>> {
+        Box::pin(self.turn(Turn {
+            request,
+            observer,
+            cancel,
+        }))
+    }
 }

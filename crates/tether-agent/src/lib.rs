@@ -43,7 +43,7 @@ pub use codex::CodexExecutor;
 pub use codex::provider::provider_key as codex_provider_key;
 pub use command::{CommandError, CommandExecutor};
 pub use executor::{
-    Access, AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
+    Access, AgentEvent, ExecError, Executor, Turn, TurnObserver, TurnOutcome, TurnRequest, Turns,
 };
 pub use pi::provider::provider_key as pi_provider_key;
 pub use pi::{PiExecutor, READ_ONLY_TOOLS as PI_READ_ONLY_TOOLS};

@@ -36,6 +36,7 @@ mod isolation;
 mod key_settings;
 mod keys;
 mod load;
+mod missing;
 mod model;
 mod reader;
 mod schema;
@@ -59,6 +60,7 @@ pub use isolation::{RunConfig, SandboxConfig, SandboxMode};
 pub use load::{
     CONFIG_ENV, FILE_NAME, Loaded, check, load, load_store, parse, parse_with_warnings,
 };
+pub use missing::{MissingSetting, given, given_secret};
 pub use model::{Api, JudgeConfig, LoopJudgeConfig, ModelConfig, PlanningConfig};
 pub use secret::Secret;
 pub use sinks::{

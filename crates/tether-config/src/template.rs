@@ -191,7 +191,7 @@ rejected_after = 3
 # url_env = "TETHER_WEBHOOK_URL"
 # Or the URL itself, when it is no secret (url_env wins when its variable is set).
 # url = "http://127.0.0.1:9000/tether"
-# The body: "json" (tether's, see the README) | "slack" ({"text"}) | "discord" ({"content"}).
+# The body: "json" (tether's own) | "slack" ({"text"}) | "discord" ({"content"}).
 # format = "json"
 # The notices posted, when not [notify] on.
 # notify = ["done", "paused"]

@@ -11,6 +11,13 @@
 //! file while a run is driven pauses the run for a person ([`Pinned::changed`]). The run's
 //! budgets and loop rules are its spec's already, raised only with `tether resume --add-…`.
 //!
+//! Where tether sends its keys and what it starts as the agent are recorded the same way
+//! ([`Bounds::destinations`]: each endpoint's URL with the variable whose key goes there, the
+//! chat and notice servers, the store, the agent's program and arguments): the agent could
+//! otherwise rewrite `[model] base_url` (or `api_key_env`, naming another secret) and have the
+//! person's next `tether resume` send the key to it. These cannot be pinned back from the
+//! record, so a resume with them changed is refused until a person accepts them.
+//!
 //! What a goal's contract says (`network:`, `budget:`, `ask_before:`) is the approved
 //! contract's: see [`crate::planning::terms`].
 
@@ -36,6 +43,83 @@ pub struct Bounds {
     pub verify_timeout_secs: u64,
     /// `[executor] permissions` (an ACP agent's permission requests), as spelled in tether.toml.
     pub permissions: String,
+    /// Where keys go and what runs as the agent, one value per setting of [`DESTINATIONS`]
+    /// (empty for a run recorded before tether kept them).
+    #[serde(default)]
+    pub destinations: Vec<String>,
+}
+
+/// The settings recorded in [`Bounds::destinations`], in order.
+pub const DESTINATIONS: [&str; 16] = [
+    "[model] base_url",
+    "[model] api_key_env",
+    "[judge] base_url",
+    "[judge] api_key_env",
+    "[loop_judge] base_url",
+    "[loop_judge] api_key_env",
+    "[planning] base_url",
+    "[planning] api_key_env",
+    "[zulip] server_url",
+    "[slack] api_url",
+    "[telegram] api_url",
+    "[ntfy] server",
+    "[email] smtp_host",
+    "[store] url",
+    "[executor] program",
+    "[executor] args",
+];
+
+/// The values of [`DESTINATIONS`] in `config` (`-` for an absent one).
+fn destinations(config: &Config) -> Vec<String> {
+    let absent = || "-".to_owned();
+    let endpoint = |m: Option<&tether_config::ModelConfig>| {
+        [
+            m.map_or_else(absent, |m| quoted(&m.base_url)),
+            m.and_then(|m| m.api_key_env.clone()).unwrap_or_else(absent),
+        ]
+    };
+    let mut out = Vec::with_capacity(DESTINATIONS.len());
+    out.extend(endpoint(config.model.as_ref()));
+    out.extend(endpoint(config.judge.as_ref().map(|j| &j.endpoint)));
+    out.extend(endpoint(config.loop_judge.as_ref().map(|j| &j.endpoint)));
+    let planning = config.planning.as_ref();
+    out.push(
+        planning
+            .and_then(|p| p.base_url.as_deref())
+            .map_or_else(absent, quoted),
+    );
+    out.push(
+        planning
+            .and_then(|p| p.api_key_env.clone())
+            .unwrap_or_else(absent),
+    );
+    out.push(
+        config
+            .zulip
+            .server_url
+            .as_deref()
+            .map_or_else(absent, quoted),
+    );
+    out.push(quoted(&config.slack.api_url));
+    out.push(quoted(&config.telegram.api_url));
+    out.push(quoted(&config.ntfy.server));
+    out.push(
+        config
+            .email
+            .smtp_host
+            .as_deref()
+            .map_or_else(absent, quoted),
+    );
+    out.push(config.store.url.as_deref().map_or_else(absent, quoted));
+    out.push(
+        config
+            .executor
+            .program
+            .as_deref()
+            .map_or_else(absent, quoted),
+    );
+    out.push(list(&config.executor.args));
+    out
 }
 
 /// `[sandbox]`, as recorded.
@@ -88,7 +172,26 @@ impl Bounds {
             ask_before: config.human.ask_before.clone(),
             verify_timeout_secs: config.r#loop.verify_timeout_secs,
             permissions: spelling(&Permissions::CHOICES, config.executor.permissions).to_owned(),
+            destinations: destinations(config),
         }
+    }
+
+    /// The [`DESTINATIONS`] that differ from `now` (none when this record predates them):
+    /// changes a resume cannot pin back, so a person has to accept them.
+    pub fn destination_changes(&self, now: &Bounds) -> Vec<Change> {
+        if self.destinations.len() != DESTINATIONS.len() {
+            return Vec::new();
+        }
+        DESTINATIONS
+            .iter()
+            .zip(self.destinations.iter().zip(&now.destinations))
+            .filter(|(_, (was, now))| was != now)
+            .map(|(setting, (was, now))| Change {
+                setting,
+                was: was.clone(),
+                now: now.clone(),
+            })
+            .collect()
     }
 
     /// `config` with these settings in place of its own. A spelling this build does not know
@@ -147,6 +250,7 @@ impl Bounds {
             quoted(&self.permissions),
             quoted(&now.permissions),
         );
+        out.extend(self.destination_changes(now));
         out
     }
 

@@ -121,6 +121,48 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     Some(wait.min(MAX_RETRY_AFTER))
 }
 
+/// A service's base URL as configured, checked: `http(s)://host[/prefix]` with no query or
+/// fragment, returned trimmed and without trailing slashes. The error says what is wrong (the
+/// caller names the setting).
+pub fn base_url(url: &str) -> Result<String, String> {
+    let url = url.trim();
+    let parsed = reqwest::Url::parse(url).map_err(|err| err.to_string())?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err("the scheme must be http or https".to_owned());
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err("there is no host".to_owned());
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err("a base URL has no query or fragment".to_owned());
+    }
+    Ok(url.trim_end_matches('/').to_owned())
+}
+
+/// How long a server asked to wait before a retry: `body_secs`, what its body said in seconds
+/// (Zulip's `retry-after`, Telegram's `parameters.retry_after`), else its `Retry-After` header
+/// ([`retry_after`]), else one second; at most ten minutes.
+pub fn requested_wait(body_secs: Option<f64>, headers: &HeaderMap) -> Duration {
+    let body = body_secs
+        .filter(|secs| secs.is_finite())
+        .map(|secs| Duration::from_secs_f64(secs.clamp(0.0, MAX_RETRY_AFTER.as_secs_f64())));
+    body.or_else(|| retry_after(headers))
+        .unwrap_or(Duration::from_secs(1))
+}
+
+/// The start of a body that is not what the client expected (a proxy's HTML page), on one line
+/// and short, for an error message.
+pub fn snippet(raw: &[u8]) -> String {
+    let text = String::from_utf8_lossy(raw);
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let short: String = line.chars().take(120).collect();
+    if short.is_empty() {
+        "(empty body)".to_owned()
+    } else {
+        short
+    }
+}
+
 #[cfg(test)]
 #[path = "client_tests.rs"]
 mod tests;

@@ -68,3 +68,47 @@ fn a_client_is_built_for_plain_http_and_for_tls() {
         client(&spec).unwrap();
     }
 }
+
+#[test]
+fn the_requested_wait_is_the_bodys_else_the_headers_else_a_second() {
+    let none = HeaderMap::new();
+    assert_eq!(
+        requested_wait(Some(0.25), &headers("9")),
+        Duration::from_millis(250)
+    );
+    assert_eq!(requested_wait(None, &headers("2")), Duration::from_secs(2));
+    assert_eq!(
+        requested_wait(Some(f64::NAN), &none),
+        Duration::from_secs(1)
+    );
+    assert_eq!(requested_wait(None, &none), Duration::from_secs(1));
+    assert_eq!(requested_wait(Some(1e9), &none), Duration::from_secs(600));
+    assert_eq!(requested_wait(Some(-3.0), &none), Duration::ZERO);
+}
+
+#[test]
+fn a_snippet_is_one_short_line() {
+    let page = format!("<html>\n  <body>{}</body>", "x".repeat(500));
+    let cut = snippet(page.as_bytes());
+    assert!(
+        cut.starts_with("<html> <body>xxx") && cut.chars().count() == 120,
+        "{cut}"
+    );
+    assert_eq!(snippet(b" \n"), "(empty body)");
+}
+
+#[test]
+fn a_base_url_is_http_with_a_host_and_nothing_after_its_path() {
+    assert_eq!(
+        base_url(" https://chat.example.com/zulip// "),
+        Ok("https://chat.example.com/zulip".into())
+    );
+    for (url, why) in [
+        ("chat.example.com", "relative URL without a base"),
+        ("ftp://chat.example.com", "the scheme must be http or https"),
+        ("http://h/?q=1", "a base URL has no query or fragment"),
+        ("http://h/#top", "a base URL has no query or fragment"),
+    ] {
+        assert_eq!(base_url(url), Err(why.to_owned()), "{url}");
+    }
+}

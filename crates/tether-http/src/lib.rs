@@ -7,7 +7,10 @@
 //!   the client;
 //! - [`describe`] turns a transport error into text without its URL (a URL may carry a token:
 //!   Telegram's bot token is part of every path), with its causes;
-//! - [`retry_after`] reads a server's `Retry-After` (seconds or an HTTP date), bounded;
+//! - [`retry_after`] reads a server's `Retry-After` (seconds or an HTTP date), bounded, and
+//!   [`requested_wait`] the wait a server asked for in its body or that header;
+//! - [`base_url`] checks a configured server URL;
+//! - [`snippet`] is the start of a body that is not what was expected, for an error;
 //! - [`retry`] is when to try again: exponential backoff with equal jitter, the server's own
 //!   wait on a rate limit, waits that end on cancellation or a deadline, and the chat clients'
 //!   [`RetryPolicy`].
@@ -21,6 +24,8 @@ mod client;
 pub mod retry;
 pub mod tls;
 
-pub use client::{ClientSpec, SetupError, chain, client, describe, retry_after};
-pub use retry::{Backoff, RetryAfter, RetryPolicy, Stopped, guarded, pause};
+pub use client::{
+    ClientSpec, SetupError, base_url, chain, client, describe, requested_wait, retry_after, snippet,
+};
+pub use retry::{Backoff, RetryAfter, RetryPolicy, Retryable, Stopped, guarded, pause};
 pub use tls::{TlsError, client_config};

@@ -28,6 +28,17 @@ pub trait Stopped {
     fn deadline_reached() -> Self;
 }
 
+/// An error of a client that retries: whether a request may succeed if sent again, and the
+/// service's name for the log.
+pub trait Retryable: RetryAfter + Stopped + std::fmt::Display {
+    /// The service (`zulip`), as the log names it.
+    const SERVICE: &'static str;
+
+    /// Whether the same request may succeed if sent again later (a rate limit, a server
+    /// error, the network).
+    fn is_retryable(&self) -> bool;
+}
+
 /// How a chat client retries: the backoff's first delay and cap, and how many retries a one-off
 /// request gets (finding out who the bot is, posting the question, an edit). The wait for an
 /// answer retries without limit: a human may answer hours later, after the service comes back.
@@ -48,6 +59,64 @@ impl Default for RetryPolicy {
             initial: Duration::from_millis(500),
             max: Duration::from_secs(60),
             request_retries: 6,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// A one-off request (`what`) on `api`: [`RetryPolicy::retrying`] with this policy's
+    /// [`RetryPolicy::request_retries`] and no deadline.
+    pub async fn request<A, T, E, Fut>(
+        &self,
+        what: &str,
+        api: &A,
+        cancel: &CancellationToken,
+        op: impl FnMut(A) -> Fut,
+    ) -> Result<T, E>
+    where
+        A: Clone,
+        E: Retryable,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let limit = Some(self.request_retries);
+        self.retrying(what, api, cancel, None, limit, op).await
+    }
+
+    /// Runs `op` on (a clone of) `api` until it succeeds, retrying a failure that may pass —
+    /// up to `limit` retries, or without end — after this policy's backoff (the server's own
+    /// wait on a rate limit); stops on cancellation or at the deadline. Each retry is logged,
+    /// naming the request `what`.
+    pub async fn retrying<A, T, E, Fut>(
+        &self,
+        what: &str,
+        api: &A,
+        cancel: &CancellationToken,
+        deadline: Option<Instant>,
+        limit: Option<u32>,
+        mut op: impl FnMut(A) -> Fut,
+    ) -> Result<T, E>
+    where
+        A: Clone,
+        E: Retryable,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let mut backoff = Backoff::from(self.clone());
+        loop {
+            match guarded(op(api.clone()), cancel, deadline).await {
+                Ok(value) => return Ok(value),
+                Err(err) if err.is_retryable() && limit.is_none_or(|l| backoff.failures() < l) => {
+                    let delay = backoff.delay(&err);
+                    tracing::warn!(
+                        request = what,
+                        error = %err,
+                        ?delay,
+                        "{} request failed; retrying",
+                        E::SERVICE
+                    );
+                    pause::<E>(delay, cancel, deadline).await?;
+                }
+                Err(err) => return Err(err),
+            }
         }
     }
 }

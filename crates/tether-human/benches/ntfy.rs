@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use tether_config::{NtfyConfig, Workspace};
 use tether_human::ntfy::Ntfy;
-use tether_human::{Broker, Channel};
+use tether_human::{Broker, DynChannel};
 use tether_store::{Journal, NewQuestion, Store};
 use tether_testkit::FakeNtfyServer;
 use tokio_util::sync::CancellationToken;
@@ -51,7 +51,7 @@ async fn measure() -> ExitCode {
         topic: Some("bench".into()),
         ..NtfyConfig::default()
     };
-    let channel: Arc<dyn Channel> =
+    let channel: Arc<dyn DynChannel> =
         Arc::new(Ntfy::from_config(&config, None, journal.clone(), ws.state_dir()).unwrap());
     let broker = Broker::new(journal, ws.state_dir(), vec![channel]);
     let mut rng = fastrand::Rng::with_seed(7);

@@ -26,7 +26,6 @@ use std::time::{Duration, Instant};
 
 use tether_config::{Secret, Workspace};
 use tether_human::Broker;
-use tether_human::telegram::Telegram;
 use tether_store::{Journal, NewQuestion, Store};
 use tether_telegram::{ApiOptions, ClientOptions, RetryPolicy, TelegramClient, TelegramSettings};
 use tether_testkit::telegram_server::{FakeTelegramServer, Method};
@@ -155,7 +154,7 @@ fn telegram_broker(
         ..ClientOptions::default()
     };
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
-    let channel = Arc::new(Telegram::new(
+    let channel = Arc::new(tether_human::telegram::channel(
         TelegramClient::new(&settings, options).unwrap(),
         journal.clone(),
         ws.state_dir(),

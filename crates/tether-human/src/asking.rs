@@ -204,7 +204,13 @@ pub async fn ask(
     cancel: CancellationToken,
     stored: impl FnOnce(&Question),
 ) -> Result<Reply, AskFailed> {
-    match broker.ask_with(question, cancel, stored).await {
+    replied(broker.ask_with(question, cancel, stored).await)
+}
+
+/// What the agent gets for the end of a wait for a human: the answer, or a refusal it can read
+/// (the question was withdrawn); the wait cancelled or the store failing is the caller's.
+pub fn replied(waited: Result<Answer, BrokerError>) -> Result<Reply, AskFailed> {
+    match waited {
         Ok(a) => Ok(Reply::Answered {
             text: prompts::human_replied(&a),
             answer: Some(a),

@@ -28,7 +28,7 @@ use tether_store::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::channels::{Channel, ChannelAnswer};
+use crate::channels::{ChannelAnswer, DynChannel};
 use crate::notify::{self, SharedListener};
 
 /// How often a waiter re-reads the store even without a poke.
@@ -88,7 +88,7 @@ pub struct Escalation {
     /// After this long the question is offered on `channels` too.
     pub escalate_after: Option<Duration>,
     /// The escalation sinks, offered a question only once it waited `escalate_after`.
-    pub channels: Vec<Arc<dyn Channel>>,
+    pub channels: Vec<Arc<dyn DynChannel>>,
 }
 
 /// Asks humans and waits for the first answer.
@@ -96,7 +96,7 @@ pub struct Escalation {
 pub struct Broker {
     journal: Journal,
     state_dir: PathBuf,
-    channels: Vec<Arc<dyn Channel>>,
+    channels: Vec<Arc<dyn DynChannel>>,
     timeout: Option<Timeout>,
     escalation: Escalation,
     listener: SharedListener,
@@ -108,7 +108,7 @@ impl Broker {
     /// A broker over the store in `journal`; `state_dir` is the workspace's `.tether/`.
     /// When the store has a feed of changes (a team store shared by several machines), an
     /// answer given on another machine wakes this broker's waiters through it.
-    pub fn new(journal: Journal, state_dir: PathBuf, channels: Vec<Arc<dyn Channel>>) -> Self {
+    pub fn new(journal: Journal, state_dir: PathBuf, channels: Vec<Arc<dyn DynChannel>>) -> Self {
         let listener = SharedListener::new(state_dir.clone());
         let feed = listener.clone();
         let following = journal.store().follow(Box::new(move |change| match change {
@@ -141,13 +141,13 @@ impl Broker {
     }
 
     /// Offers questions on `channel` too.
-    pub fn with_channel(mut self, channel: Arc<dyn Channel>) -> Self {
+    pub fn with_channel(mut self, channel: Arc<dyn DynChannel>) -> Self {
         self.channels.push(channel);
         self
     }
 
     /// The channels questions are offered on (notices go to the same ones).
-    pub fn channels(&self) -> &[Arc<dyn Channel>] {
+    pub fn channels(&self) -> &[Arc<dyn DynChannel>] {
         &self.channels
     }
 
@@ -219,7 +219,7 @@ impl Broker {
         let stop = cancel.child_token();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, ChannelAnswer)>();
         // Every channel the question was offered on, by the index its answers carry.
-        let mut offered: Vec<Arc<dyn Channel>> = Vec::new();
+        let mut offered: Vec<Arc<dyn DynChannel>> = Vec::new();
         let mut offers = Vec::new();
         for channel in &self.channels {
             offers.push(offer(channel, offered.len(), &question, &stop, &tx));
@@ -367,7 +367,7 @@ impl Broker {
 
 /// Offers `question` on `channel`, sending its answer with `index` on `tx`.
 fn offer(
-    channel: &Arc<dyn Channel>,
+    channel: &Arc<dyn DynChannel>,
     index: usize,
     question: &Question,
     stop: &CancellationToken,

@@ -41,7 +41,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::asking::{self, AskFailed, AskPolicy, Reply};
 use crate::broker::{Answer, Broker, BrokerError, Escalation, Timeout};
-use crate::channels::Channel;
+use crate::channels::DynChannel;
 use crate::desktop::Desktop;
 use crate::notice_events::NoticeQueue;
 use crate::notices::{Notice, NoticeRoutes};
@@ -88,7 +88,7 @@ impl Desk {
         journal: Journal,
         console: Console,
     ) -> Self {
-        let mut channels: Vec<Arc<dyn Channel>> = Vec::new();
+        let mut channels: Vec<Arc<dyn DynChannel>> = Vec::new();
         if let Console::Person { who } = console {
             channels.push(Arc::new(Terminal::stdio(who)));
         }
@@ -136,7 +136,7 @@ impl Desk {
     }
 
     /// Offers questions on `channel` too (e.g. the demo's automatic answerer).
-    pub fn with_channel(mut self, channel: Arc<dyn Channel>) -> Self {
+    pub fn with_channel(mut self, channel: Arc<dyn DynChannel>) -> Self {
         self.broker = self.broker.with_channel(channel);
         self
     }

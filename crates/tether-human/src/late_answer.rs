@@ -18,12 +18,12 @@ use tether_config::{Config, Workspace};
 use tether_store::{Journal, Question};
 
 use crate::broker::Answer;
-use crate::channels::Channel;
+use crate::channels::DynChannel;
 use crate::sinks::SinkBuilder;
 
 /// The notice sinks of one process, telling them an answer nobody was waiting for.
 pub struct LateAnswer {
-    sinks: Vec<Arc<dyn Channel>>,
+    sinks: Vec<Arc<dyn DynChannel>>,
 }
 
 impl LateAnswer {

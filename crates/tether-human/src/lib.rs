@@ -6,8 +6,9 @@
 //! notification socket ([`notify`]). The interaction threshold answers confident questions
 //! without bothering anyone ([`threshold`]); [`asking`] is the `ask_human` behaviour shared by
 //! the built-in agent's tool ([`tool`]) and the MCP server; [`prompts`] holds every text a model
-//! reads about it. [`channels`] is the interface a channel implements ([`terminal`],
-//! [`zulip`], [`slack`] and [`telegram`]).
+//! reads about it. [`channels`] is the interface a channel implements ([`terminal`] and the
+//! notice sinks directly; the chat channels [`zulip`], [`slack`] and [`telegram`] through the
+//! one adapter of [`chat`], each implementing only what its service does its own way).
 //!
 //! [`desk`] is the one constructor: the loops (and a resumed run waiting for a question its
 //! killed process left pending), `tether ask`, `tether mcp` and the demo all get their human
@@ -40,6 +41,7 @@
 pub mod asking;
 pub mod broker;
 pub mod channels;
+pub mod chat;
 pub mod desk;
 pub mod desktop;
 pub mod discord;
@@ -54,10 +56,12 @@ pub mod ntfy;
 pub mod person;
 pub mod prompts;
 pub mod registry;
+mod relay;
 pub mod sink_body;
 pub mod sinks;
 pub mod slack;
 mod slack_registry;
+mod slack_router;
 mod state_file;
 pub mod telegram;
 pub mod terminal;
@@ -69,7 +73,7 @@ pub mod zulip;
 
 pub use asking::{AskFailed, AskPolicy, Reply};
 pub use broker::{Answer, Broker, BrokerError, Escalation, Timeout};
-pub use channels::{AnswerBody, Channel, ChannelAnswer};
+pub use channels::{AnswerBody, Channel, ChannelAnswer, DynChannel};
 pub use desk::{Console, DELIVERY_GRACE, Desk};
 pub use keyboard::Keyboard;
 pub use late_answer::LateAnswer;

@@ -34,7 +34,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::broker::{Answer, answer};
-use crate::channels::{BoxFuture, Channel, ChannelAnswer};
+use crate::channels::{Channel, ChannelAnswer};
 use crate::notices::Notice;
 use crate::sink_body::{BodyKind, SinkBody};
 use crate::sinks::SinkError;
@@ -420,85 +420,69 @@ impl Channel for Ntfy {
         NAME
     }
 
-    fn offer<'a>(
-        &'a self,
-        question: &'a Question,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async move {
-            let nonce = match self.shared.post(question, &stop).await {
-                Ok(nonce) => nonce,
-                Err(e) => {
-                    if !stop.is_cancelled() {
-                        tracing::warn!(sink = NAME, error = %e, "could not push the question to ntfy");
-                    }
-                    stop.cancelled().await;
-                    return None;
+    async fn offer(&self, question: &Question, stop: CancellationToken) -> Option<ChannelAnswer> {
+        let nonce = match self.shared.post(question, &stop).await {
+            Ok(nonce) => nonce,
+            Err(e) => {
+                if !stop.is_cancelled() {
+                    tracing::warn!(sink = NAME, error = %e, "could not push the question to ntfy");
                 }
-            };
-            if question.options.is_empty() {
-                // Nothing to press: the push says how to answer.
                 stop.cancelled().await;
                 return None;
             }
-            let (key, mut rx) = self.shared.wait_for(question, nonce);
-            let got = tokio::select! {
-                got = rx.recv() => got,
-                () = stop.cancelled() => None,
-            };
-            self.shared.done_waiting(&question.id, key);
-            got
-        })
+        };
+        if question.options.is_empty() {
+            // Nothing to press: the push says how to answer.
+            stop.cancelled().await;
+            return None;
+        }
+        let (key, mut rx) = self.shared.wait_for(question, nonce);
+        let got = tokio::select! {
+            got = rx.recv() => got,
+            () = stop.cancelled() => None,
+        };
+        self.shared.done_waiting(&question.id, key);
+        got
     }
 
-    fn answered_elsewhere<'a>(
-        &'a self,
-        question: &'a Question,
-        answer: &'a Answer,
-    ) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            // Only where it was pushed, and once, whichever process tells it.
-            let tell = self.shared.recorded_nonce(&question.id).is_some()
-                && self
-                    .shared
-                    .journal
-                    .store()
-                    .record_post(
-                        &question.id,
-                        &crate::sinks::answered_key(&self.shared.post_key),
-                        &json!({}),
-                    )
-                    .unwrap_or(true);
-            if tell {
-                let body = SinkBody::answered(question, answer);
-                self.shared
-                    .push(self.shared.plain(&body, 2, "white_check_mark"))
-                    .await;
-            }
-        })
-    }
-
-    fn remind<'a>(&'a self, question: &'a Question) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            let nonce = self.shared.recorded_nonce(&question.id);
-            let publish = match nonce {
-                Some(nonce) => self.shared.publish_of(question, &nonce, BodyKind::Reminder),
-                None => {
-                    let body = SinkBody::question(question, BodyKind::Reminder);
-                    self.shared.plain(&body, self.shared.priority, "hourglass")
-                }
-            };
-            self.shared.push(publish).await;
-        })
-    }
-
-    fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            let body = SinkBody::notice(notice);
+    async fn answered_elsewhere(&self, question: &Question, answer: &Answer) {
+        // Only where it was pushed, and once, whichever process tells it.
+        let tell = self.shared.recorded_nonce(&question.id).is_some()
+            && self
+                .shared
+                .journal
+                .store()
+                .record_post(
+                    &question.id,
+                    &crate::sinks::answered_key(&self.shared.post_key),
+                    &json!({}),
+                )
+                .unwrap_or(true);
+        if tell {
+            let body = SinkBody::answered(question, answer);
             self.shared
-                .push(self.shared.plain(&body, self.shared.priority, "bell"))
+                .push(self.shared.plain(&body, 2, "white_check_mark"))
                 .await;
-        })
+        }
+    }
+
+    async fn remind(&self, question: &Question) {
+        let nonce = self.shared.recorded_nonce(&question.id);
+        let publish = match nonce {
+            Some(nonce) => self.shared.publish_of(question, &nonce, BodyKind::Reminder),
+            None => {
+                let body = SinkBody::question(question, BodyKind::Reminder);
+                self.shared.plain(&body, self.shared.priority, "hourglass")
+            }
+        };
+        self.shared.push(publish).await;
+    }
+
+    async fn notice(&self, notice: &Notice) {
+        let body = SinkBody::notice(notice);
+        self.shared
+            .push(self.shared.plain(&body, self.shared.priority, "bell"))
+            .await;
     }
 }
 

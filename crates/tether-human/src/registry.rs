@@ -16,7 +16,7 @@ use std::sync::Arc;
 use tether_config::{Channel as Kind, Config, EscalationTarget, Workspace};
 use tether_store::Journal;
 
-use crate::channels::Channel;
+use crate::channels::DynChannel;
 
 /// What a channel is built from in this process.
 #[derive(Clone, Copy)]
@@ -33,7 +33,7 @@ pub struct Setup<'a> {
 pub type Off = String;
 
 /// A channel built, or why it is off.
-pub type Built = Result<Arc<dyn Channel>, Off>;
+pub type Built = Result<Arc<dyn DynChannel>, Off>;
 
 /// For whom a channel is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +83,7 @@ pub fn escalation_kind(target: &EscalationTarget) -> Kind {
 
 /// The channels `human.channels` lists (those of the table), and the problems of those that
 /// could not be built.
-pub fn listed(setup: &Setup<'_>) -> (Vec<Arc<dyn Channel>>, Vec<Off>) {
+pub fn listed(setup: &Setup<'_>) -> (Vec<Arc<dyn DynChannel>>, Vec<Off>) {
     let mut built = Vec::new();
     let mut problems = Vec::new();
     for def in setup.config.human.channels.iter().filter_map(|k| find(*k)) {
@@ -100,7 +100,7 @@ pub fn listed(setup: &Setup<'_>) -> (Vec<Arc<dyn Channel>>, Vec<Off>) {
 
 /// The sinks `human.escalate_to` names (only when `human.escalate_after` is set), and the
 /// problems of those that could not be built.
-pub fn escalation(setup: &Setup<'_>) -> (Vec<Arc<dyn Channel>>, Vec<Off>) {
+pub fn escalation(setup: &Setup<'_>) -> (Vec<Arc<dyn DynChannel>>, Vec<Off>) {
     let mut built = Vec::new();
     let mut problems = Vec::new();
     for (def, target) in escalation_defs(setup.config) {

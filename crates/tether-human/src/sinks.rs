@@ -14,7 +14,7 @@ use tether_store::{Journal, Question};
 use tokio_util::sync::CancellationToken;
 
 use crate::broker::Answer;
-use crate::channels::{BoxFuture, Channel, ChannelAnswer};
+use crate::channels::{BoxFuture, Channel, ChannelAnswer, DynChannel};
 use crate::notices::Notice;
 use crate::registry::{Role, Setup};
 use crate::sink_body::{BodyKind, SinkBody};
@@ -149,54 +149,43 @@ impl<D: Deliver> Channel for OneWay<D> {
         self.sink.name()
     }
 
-    fn offer<'a>(
-        &'a self,
-        question: &'a Question,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async move {
-            if self.sent.as_ref().is_none_or(|s| s.first_time(question)) {
-                let body = SinkBody::question(question, BodyKind::Question);
-                tokio::select! {
-                    () = self.sink.deliver(body) => {}
-                    () = stop.cancelled() => return None,
-                }
+    async fn offer(&self, question: &Question, stop: CancellationToken) -> Option<ChannelAnswer> {
+        if self.sent.as_ref().is_none_or(|s| s.first_time(question)) {
+            let body = SinkBody::question(question, BodyKind::Question);
+            tokio::select! {
+                () = self.sink.deliver(body) => {}
+                () = stop.cancelled() => return None,
             }
-            stop.cancelled().await;
-            None
-        })
+        }
+        stop.cancelled().await;
+        None
     }
 
     /// Told only when the question was handed over here, and once.
-    fn answered_elsewhere<'a>(
-        &'a self,
-        question: &'a Question,
-        answer: &'a Answer,
-    ) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            let tell = self
-                .sent
-                .as_ref()
-                .is_none_or(|s| s.handed_over(question) && s.first_answer(question));
-            if tell {
-                self.sink
-                    .deliver(SinkBody::answered(question, answer))
-                    .await;
-            }
-        })
+    async fn answered_elsewhere(&self, question: &Question, answer: &Answer) {
+        let tell = self
+            .sent
+            .as_ref()
+            .is_none_or(|s| s.handed_over(question) && s.first_answer(question));
+        if tell {
+            self.sink
+                .deliver(SinkBody::answered(question, answer))
+                .await;
+        }
     }
 
-    fn remind<'a>(&'a self, question: &'a Question) -> BoxFuture<'a, ()> {
+    async fn remind(&self, question: &Question) {
         self.sink
             .deliver(SinkBody::question(question, BodyKind::Reminder))
+            .await
     }
 
-    fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
-        self.sink.deliver(SinkBody::notice(notice))
+    async fn notice(&self, notice: &Notice) {
+        self.sink.deliver(SinkBody::notice(notice)).await
     }
 
-    fn flush(&self) -> BoxFuture<'_, ()> {
-        self.sink.flush()
+    async fn flush(&self) {
+        self.sink.flush().await
     }
 }
 
@@ -226,7 +215,7 @@ impl<'a> SinkBuilder<'a> {
     /// Every sink that may have been handed a question: the notice sinks `human.channels`
     /// lists and the escalation sinks (their problems left out: what cannot be built was never
     /// handed one).
-    pub fn all(&self) -> Vec<Arc<dyn Channel>> {
+    pub fn all(&self) -> Vec<Arc<dyn DynChannel>> {
         let sinks = self
             .setup
             .config
@@ -236,7 +225,7 @@ impl<'a> SinkBuilder<'a> {
             .filter(|kind| is_sink(**kind))
             .filter_map(|kind| crate::registry::find(*kind))
             .filter_map(|def| (def.build)(&self.setup, Role::Listed).ok());
-        let mut all: Vec<Arc<dyn Channel>> = sinks.collect();
+        let mut all: Vec<Arc<dyn DynChannel>> = sinks.collect();
         all.extend(crate::registry::escalation(&self.setup).0);
         all
     }

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::broker::Answer;
-use crate::channels::{BoxFuture, Channel, ChannelAnswer};
+use crate::channels::{Channel, ChannelAnswer};
 use crate::keyboard::Keyboard;
 use crate::notices::Notice;
 use crate::visible::{one_line, visible};
@@ -178,47 +178,35 @@ impl Channel for Terminal {
         "terminal"
     }
 
-    fn offer<'a>(
-        &'a self,
-        question: &'a Question,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async move {
-            let mut lines = tokio::select! {
-                l = self.lines.lock() => l,
+    async fn offer(&self, question: &Question, stop: CancellationToken) -> Option<ChannelAnswer> {
+        let mut lines = tokio::select! {
+            l = self.lines.lock() => l,
+            () = stop.cancelled() => return None,
+        };
+        lines.discard_typed_ahead();
+        let _open = self.screen.open_card();
+        self.write(&card(question));
+        loop {
+            let line = tokio::select! {
+                l = lines.next() => l?,
                 () = stop.cancelled() => return None,
             };
-            lines.discard_typed_ahead();
-            let _open = self.screen.open_card();
-            self.write(&card(question));
-            loop {
-                let line = tokio::select! {
-                    l = lines.next() => l?,
-                    () = stop.cancelled() => return None,
-                };
-                let text = line.trim();
-                if !text.is_empty() {
-                    return Some(ChannelAnswer::text(text, self.responder.clone()));
-                }
-                self.write("Your answer: ");
+            let text = line.trim();
+            if !text.is_empty() {
+                return Some(ChannelAnswer::text(text, self.responder.clone()));
             }
-        })
+            self.write("Your answer: ");
+        }
     }
 
-    fn answered_elsewhere<'a>(
-        &'a self,
-        _question: &'a Question,
-        answer: &'a Answer,
-    ) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            self.write(&format!(
-                "\n(answered on {} by {}: {})\n",
-                answer.channel, answer.responder, answer.text
-            ));
-        })
+    async fn answered_elsewhere(&self, _question: &Question, answer: &Answer) {
+        self.write(&format!(
+            "\n(answered on {} by {}: {})\n",
+            answer.channel, answer.responder, answer.text
+        ));
     }
 
-    fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
-        Box::pin(async move { self.write(&notice_line(notice)) })
+    async fn notice(&self, notice: &Notice) {
+        self.write(&notice_line(notice))
     }
 }

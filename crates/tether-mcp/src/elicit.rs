@@ -21,7 +21,6 @@ use rmcp::service::{PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use tether_config::HumanConfig;
-use tether_human::channels::BoxFuture;
 use tether_human::{Channel, ChannelAnswer};
 use tether_store::Question;
 use tokio_util::sync::CancellationToken;
@@ -200,12 +199,8 @@ impl Channel for Elicitation {
         "mcp"
     }
 
-    fn offer<'a>(
-        &'a self,
-        question: &'a Question,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async move { self.ask(question, &stop).await })
+    async fn offer(&self, question: &Question, stop: CancellationToken) -> Option<ChannelAnswer> {
+        self.ask(question, &stop).await
     }
 }
 

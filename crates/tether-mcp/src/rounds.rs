@@ -16,9 +16,8 @@ use rmcp::model::{
     InputResponses,
 };
 use rmcp::service::RequestContext;
-use tether_human::asking::{AskFailed, Reply};
+use tether_human::Desk;
 use tether_human::broker::{self, BrokerError};
-use tether_human::{Desk, prompts};
 use tether_store::{NewQuestion, QuestionId};
 
 use crate::ask::{refused, reply};
@@ -104,17 +103,7 @@ impl TetherMcp {
         background.cancel();
         let cancel = self.inner.shutdown.child_token();
         let asked = std::sync::OnceLock::from(id.clone());
-        let waiting = async {
-            match desk.wait(&id, cancel.clone()).await {
-                Ok(a) => Ok(Reply::Answered {
-                    text: prompts::human_replied(&a),
-                    answer: Some(a),
-                }),
-                Err(e @ BrokerError::Withdrawn(_)) => Ok(Reply::Refused(e.to_string())),
-                Err(BrokerError::Cancelled(id)) => Err(AskFailed::Cancelled(id)),
-                Err(BrokerError::Store(e)) => Err(AskFailed::Store(e)),
-            }
-        };
+        let waiting = async { tether_human::asking::replied(desk.wait(&id, cancel.clone()).await) };
         self.reply_when_answered(waiting, &rc, &cancel, &asked)
             .await
             .into()

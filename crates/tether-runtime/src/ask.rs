@@ -6,9 +6,7 @@ use std::time::Duration;
 
 use tether_config::{Config, Workspace};
 use tether_human::{Answer, BrokerError, Console, Desk, LateAnswer};
-use tether_store::{
-    Abandoned, AnswerOutcome, Journal, NewQuestion, Question, QuestionId, Store, StoreError,
-};
+use tether_store::{AnswerOutcome, Journal, NewQuestion, Question, QuestionId, Store, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
@@ -57,32 +55,6 @@ impl Asker {
             tracing::warn!(question = %id, error = %e, "could not record that nobody waits");
         }
     }
-}
-
-/// A question waiting for an answer (as `tether questions --json` lists it), and whether its
-/// asker stopped waiting.
-#[derive(serde::Serialize)]
-pub struct Pending {
-    /// The question.
-    #[serde(flatten)]
-    pub question: Question,
-    /// Set when nobody waits for the answer any more.
-    pub abandoned: Option<Abandoned>,
-}
-
-/// The questions waiting for an answer in `store`, each with whether its asker stopped waiting.
-pub fn pending(store: &Store) -> Result<Vec<Pending>, StoreError> {
-    store
-        .pending_questions()?
-        .into_iter()
-        .map(|question| {
-            let abandoned = store.abandoned(&question)?;
-            Ok(Pending {
-                question,
-                abandoned,
-            })
-        })
-        .collect()
 }
 
 /// Answers question `id` of `ws`'s `store` with `text` as `responder`, from the command line.

@@ -9,6 +9,8 @@ use tether_config::{Config, Workspace};
 use tether_core::bounds::{Bounds, Change, Pinned};
 use tether_store::Run;
 
+use crate::Error;
+
 /// What tether.toml says of the settings, read again at each iteration boundary.
 type Reader = Arc<dyn Fn() -> Option<Bounds> + Send + Sync>;
 
@@ -40,6 +42,7 @@ pub struct Changed {
     recorded: Bounds,
     now: Bounds,
     read: Reader,
+    run: String,
 }
 
 impl Changed {
@@ -53,15 +56,25 @@ impl Changed {
         }
     }
 
-    /// Nobody accepted them: the run keeps to its record, which `config` is made to hold.
-    pub fn keep(self, config: &mut Config) -> Pinned {
+    /// Nobody accepted them: the run keeps to its record, which `config` is made to hold;
+    /// refused when a destination changed ([`Error::DestinationsChanged`]), which the record
+    /// cannot hold back.
+    pub fn keep(self, config: &mut Config) -> Result<Pinned, Error> {
+        let unpinned = self.recorded.destination_changes(&self.now);
+        if !unpinned.is_empty() {
+            let names: Vec<&str> = unpinned.iter().map(|c| c.setting).collect();
+            return Err(Error::DestinationsChanged {
+                settings: names.join(", "),
+                run: self.run,
+            });
+        }
         self.recorded.pin(config);
-        Pinned {
+        Ok(Pinned {
             bounds: self.recorded,
             seen: self.now,
             accepted: false,
             read: self.read,
-        }
+        })
     }
 }
 
@@ -91,6 +104,7 @@ pub fn for_resumed_run(ws: &Workspace, run: &Run, config: &Config) -> Resumed {
         recorded,
         now,
         read,
+        run: run.id.to_string(),
     })
 }
 

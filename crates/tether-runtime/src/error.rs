@@ -218,6 +218,20 @@ pub enum Error {
         #[source]
         cause: std::io::Error,
     },
+    /// tether.toml changed where tether sends keys or what it starts as the agent since the run
+    /// started: the record cannot hold those back, so only a person accepting them resumes it.
+    #[error(
+        "tether.toml changed where tether sends keys or what it starts as the agent ({settings}) \
+         since run {run} started, and that cannot be kept from the record: look at the change \
+         (`git diff tether.toml`), then resume with `tether resume {run} --accept-config` if a \
+         person made it"
+    )]
+    DestinationsChanged {
+        /// The settings that changed, comma-separated.
+        settings: String,
+        /// The run.
+        run: String,
+    },
     /// The loop refused to start or resume, or its store failed.
     #[error(transparent)]
     Loop(#[from] LoopError),
@@ -256,6 +270,7 @@ impl Error {
             Error::Config(_)
             | Error::FindStore(_)
             | Error::UnknownStore(_)
+            | Error::DestinationsChanged { .. }
             | Error::Sandbox(_)
             | Error::AcpNeedsProgram
             | Error::NotAnAgentCli(_)

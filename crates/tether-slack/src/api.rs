@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tether_http::ClientSpec;
 
-use reqwest::header::{AUTHORIZATION, HeaderValue, RETRY_AFTER};
+use reqwest::header::{AUTHORIZATION, HeaderValue};
 use reqwest::{RequestBuilder, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -285,24 +285,18 @@ impl SlackApi {
     ) -> Result<Value, SlackError> {
         let response = request.send().await.map_err(|err| transport(&err))?;
         let status = response.status();
-        let retry_after = response
-            .headers()
-            .get(RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok());
+        let retry_after = tether_http::requested_wait(None, response.headers());
         let bytes = response.bytes().await.map_err(|err| transport(&err))?;
         tracing::debug!(method, status = status.as_u16(), "slack request");
         let json: Option<Value> = serde_json::from_slice(&bytes).ok();
         if status == StatusCode::TOO_MANY_REQUESTS {
-            return Err(SlackError::RateLimited {
-                retry_after: seconds(retry_after),
-            });
+            return Err(SlackError::RateLimited { retry_after });
         }
         if status.is_server_error() {
             let detail = json
                 .as_ref()
                 .and_then(|v| v.get("error")?.as_str().map(str::to_owned))
-                .unwrap_or_else(|| snippet(&bytes));
+                .unwrap_or_else(|| tether_http::snippet(&bytes));
             return Err(SlackError::Server {
                 status: status.as_u16(),
                 detail,
@@ -330,7 +324,7 @@ fn classify(
     token: Token,
     status: StatusCode,
     error: String,
-    retry_after: Option<f64>,
+    retry_after: Duration,
 ) -> SlackError {
     match error.as_str() {
         "invalid_auth"
@@ -345,9 +339,7 @@ fn classify(
             },
             error,
         },
-        "ratelimited" | "rate_limited" => SlackError::RateLimited {
-            retry_after: seconds(retry_after),
-        },
+        "ratelimited" | "rate_limited" => SlackError::RateLimited { retry_after },
         "internal_error" | "fatal_error" | "service_unavailable" | "request_timeout" => {
             SlackError::Server {
                 status: status.as_u16(),
@@ -386,24 +378,6 @@ fn page(method: &str, body: &Value) -> Result<MessagesPage, SlackError> {
         messages,
         next_cursor,
     })
-}
-
-/// Slack's `Retry-After` seconds, sanitised (missing → 1 s; capped at an hour).
-fn seconds(value: Option<f64>) -> Duration {
-    let secs = value.filter(|v| v.is_finite()).unwrap_or(1.0);
-    Duration::from_secs_f64(secs.clamp(0.0, 3600.0))
-}
-
-/// The start of a non-JSON body (a proxy's HTML page), on one line.
-fn snippet(raw: &[u8]) -> String {
-    let text = String::from_utf8_lossy(raw);
-    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let short: String = line.chars().take(120).collect();
-    if short.is_empty() {
-        "(empty body)".to_owned()
-    } else {
-        short
-    }
 }
 
 fn transport(err: &reqwest::Error) -> SlackError {

@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::OnceCell;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::api::{ApiOptions, OutgoingMessage, Posted, SlackApi};
@@ -72,35 +71,7 @@ impl std::fmt::Debug for Shared {
     }
 }
 
-impl Shared {
-    /// Runs `op` until it succeeds, retrying transient errors (up to `limit` retries, or
-    /// forever) with backoff; stops on cancellation or at the deadline.
-    pub(crate) async fn retrying<T, F, Fut>(
-        &self,
-        what: &'static str,
-        cancel: &CancellationToken,
-        deadline: Option<Instant>,
-        limit: Option<u32>,
-        mut op: F,
-    ) -> Result<T, SlackError>
-    where
-        F: FnMut(SlackApi) -> Fut,
-        Fut: Future<Output = Result<T, SlackError>>,
-    {
-        let mut backoff = Backoff::from(self.options.retry.clone());
-        loop {
-            match guarded(op(self.api.clone()), cancel, deadline).await {
-                Ok(value) => return Ok(value),
-                Err(err) if err.is_retryable() && limit.is_none_or(|l| backoff.failures() < l) => {
-                    let delay = backoff.delay(&err);
-                    tracing::warn!(request = what, error = %err, ?delay, "slack request failed; retrying");
-                    pause(delay, cancel, deadline).await?;
-                }
-                Err(err) => return Err(err),
-            }
-        }
-    }
-}
+impl Shared {}
 
 impl SlackClient {
     /// A client with default options. Fails only when TLS cannot be set up.
@@ -162,15 +133,16 @@ impl SlackClient {
 
     /// The bot's identity (`auth.test`, fetched once).
     pub async fn bot(&self, cancel: &CancellationToken) -> Result<BotIdentity, SlackError> {
-        let limit = Some(self.shared.options.retry.request_retries);
         let bot = self
             .shared
             .bot
             .get_or_try_init(|| {
-                self.shared
-                    .retrying("auth.test", cancel, None, limit, |api| async move {
-                        api.auth_test().await
-                    })
+                self.shared.options.retry.request(
+                    "auth.test",
+                    &self.shared.api,
+                    cancel,
+                    |api| async move { api.auth_test().await },
+                )
             })
             .await?;
         Ok(bot.clone())
@@ -288,14 +260,14 @@ impl SlackClient {
             nonce: None,
         };
         let channel = thread.map_or(self.shared.channel.as_str(), |t| t.channel.as_str());
-        let limit = Some(self.shared.options.retry.request_retries);
         let message = &message;
         self.shared
-            .retrying(
+            .options
+            .retry
+            .request(
                 "chat.postMessage",
+                &self.shared.api,
                 cancel,
-                None,
-                limit,
                 move |api| async move { api.post_message(channel, message).await },
             )
             .await
@@ -310,11 +282,15 @@ impl SlackClient {
         blocks: &Value,
         cancel: &CancellationToken,
     ) -> Result<(), SlackError> {
-        let limit = Some(self.shared.options.retry.request_retries);
         self.shared
-            .retrying("chat.update", cancel, None, limit, move |api| async move {
-                api.update_message(channel, ts, text, blocks).await
-            })
+            .options
+            .retry
+            .request(
+                "chat.update",
+                &self.shared.api,
+                cancel,
+                move |api| async move { api.update_message(channel, ts, text, blocks).await },
+            )
             .await
     }
 
@@ -364,11 +340,12 @@ impl SlackClient {
         cancel: &CancellationToken,
     ) -> Result<Option<Posted>, SlackError> {
         let channel = self.shared.channel.as_str();
-        let limit = Some(self.shared.options.retry.request_retries);
         let thread = message.thread_ts.as_ref();
         let page = self
             .shared
-            .retrying("find post", cancel, None, limit, |api| async move {
+            .options
+            .retry
+            .request("find post", &self.shared.api, cancel, |api| async move {
                 match thread {
                     Some(thread) => {
                         api.replies(channel, thread, Some(since), RECENT_FOR_ECHO, None)

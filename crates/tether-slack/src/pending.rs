@@ -136,8 +136,11 @@ impl PendingReply {
             let at = cursor.clone();
             let page = self
                 .shared
+                .options
+                .retry
                 .retrying(
                     "conversations.replies",
+                    &self.shared.api,
                     cancel,
                     self.deadline,
                     None,

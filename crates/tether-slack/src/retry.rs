@@ -17,6 +17,14 @@ impl tether_http::RetryAfter for SlackError {
     }
 }
 
+impl tether_http::Retryable for SlackError {
+    const SERVICE: &'static str = "slack";
+
+    fn is_retryable(&self) -> bool {
+        SlackError::is_retryable(self)
+    }
+}
+
 impl tether_http::Stopped for SlackError {
     fn cancelled() -> Self {
         SlackError::Cancelled

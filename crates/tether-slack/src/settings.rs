@@ -5,9 +5,8 @@
 //! names each missing value and the variable (or `tether.toml` key) that would set it, so the
 //! `ask_human` tool can hand the agent (and the human reading the log) a clear fix.
 
-use std::fmt;
-
-use tether_config::{Secret, SlackConfig};
+pub use tether_config::MissingSetting as MissingValue;
+use tether_config::{Secret, SlackConfig, given, given_secret};
 
 /// The variable the bot token is read from unless `[slack] bot_token_env` names another.
 pub const DEFAULT_BOT_TOKEN_ENV: &str = "SLACK_BOT_TOKEN";
@@ -47,26 +46,11 @@ pub struct RawSlackSettings {
     pub channel: Option<String>,
 }
 
-/// A value the Slack channel needs but was not given.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MissingValue {
-    /// What is missing, e.g. `the bot token`.
-    pub what: &'static str,
-    /// What sets it: an environment variable (`SLACK_BOT_TOKEN`) or a key (`slack.channel`).
-    pub set_by: String,
-}
-
-impl fmt::Display for MissingValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (set {})", self.what, self.set_by)
-    }
-}
-
 /// Why the Slack settings are unusable. Not retried: a human must fix the configuration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     /// Some values are missing or empty; all of them are listed.
-    #[error("Slack is not configured: missing {}", list(.missing))]
+    #[error("Slack is not configured: missing {}", MissingValue::list(.missing))]
     Missing {
         /// Every missing value, in a fixed order.
         missing: Vec<MissingValue>,
@@ -101,14 +85,6 @@ pub enum ConfigError {
     },
 }
 
-fn list(missing: &[MissingValue]) -> String {
-    missing
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 impl RawSlackSettings {
     /// Empty values with the default variable names.
     pub fn with_default_envs() -> Self {
@@ -135,44 +111,28 @@ impl SlackSettings {
 
     /// Validates `raw` (each value trimmed; empty counts as missing).
     pub fn new(raw: &RawSlackSettings) -> Result<Self, ConfigError> {
-        let token = |t: &Option<Secret>| {
-            t.as_ref()
-                .map(|s| s.expose().trim())
-                .filter(|s| !s.is_empty())
-                .map(Secret::new)
-        };
-        let bot_token = token(&raw.bot_token);
-        let app_token = token(&raw.app_token);
-        let channel = raw
-            .channel
-            .as_deref()
-            .map(str::trim)
-            .filter(|c| !c.is_empty())
-            .map(str::to_owned);
-        let mut missing = Vec::new();
-        let mut need = |absent: bool, what, set_by: &str| {
-            if absent {
-                missing.push(MissingValue {
-                    what,
-                    set_by: set_by.to_owned(),
-                });
-            }
-        };
-        need(bot_token.is_none(), "the bot token", &raw.bot_token_env);
-        need(
-            app_token.is_none(),
-            "the app-level token",
-            &raw.app_token_env,
-        );
-        need(
-            channel.is_none(),
-            "the channel",
-            "`slack.channel` or SLACK_CHANNEL",
-        );
-        let (Some(bot_token), Some(app_token), Some(channel)) = (bot_token, app_token, channel)
+        let bot_token = given_secret(raw.bot_token.as_ref());
+        let app_token = given_secret(raw.app_token.as_ref());
+        let channel = given(raw.channel.as_deref());
+        let (Some(bot_token), Some(app_token), Some(channel)) = (&bot_token, &app_token, &channel)
         else {
+            let missing = [
+                bot_token
+                    .is_none()
+                    .then(|| MissingValue::env("the bot token", &raw.bot_token_env)),
+                app_token
+                    .is_none()
+                    .then(|| MissingValue::env("the app-level token", &raw.app_token_env)),
+                channel.is_none().then(|| MissingValue {
+                    what: "the channel",
+                    set_by: "`slack.channel` or SLACK_CHANNEL".to_owned(),
+                }),
+            ];
+            let missing = missing.into_iter().flatten().collect();
             return Err(ConfigError::Missing { missing });
         };
+        let (bot_token, app_token, channel) =
+            (bot_token.clone(), app_token.clone(), channel.clone());
         check_prefix(&bot_token, "bot token", &raw.bot_token_env, "xoxb-")?;
         check_prefix(&app_token, "app-level token", &raw.app_token_env, "xapp-")?;
         if !is_channel_id(&channel) {
@@ -216,21 +176,10 @@ fn is_channel_id(channel: &str) -> bool {
 
 /// Checks `http(s)://host[...]` and drops trailing slashes.
 fn validate_url(url: &str) -> Result<String, ConfigError> {
-    let invalid = |reason: &str| ConfigError::InvalidUrl {
+    tether_http::base_url(url).map_err(|reason| ConfigError::InvalidUrl {
         url: url.to_owned(),
-        reason: reason.to_owned(),
-    };
-    let parsed = reqwest::Url::parse(url.trim()).map_err(|err| invalid(&err.to_string()))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(invalid("the scheme must be http or https"));
-    }
-    if parsed.host_str().is_none_or(str::is_empty) {
-        return Err(invalid("there is no host"));
-    }
-    if parsed.query().is_some() || parsed.fragment().is_some() {
-        return Err(invalid("a base URL has no query or fragment"));
-    }
-    Ok(url.trim().trim_end_matches('/').to_owned())
+        reason,
+    })
 }
 
 #[cfg(test)]

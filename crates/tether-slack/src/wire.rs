@@ -7,12 +7,14 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A message timestamp (`"1503435956.000247"`): a message's id, unique per channel. Compared
-/// as two integers (seconds, micro-part), never as text or a float.
-#[derive(Debug, Clone, Eq)]
+/// as two integers (seconds, micro-part), never as text or a float. Serialized as Slack writes
+/// it (a string), and read back only when it is that shape.
+#[derive(Debug, Clone, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct Ts {
     raw: String,
     key: (u64, u64),
@@ -46,6 +48,20 @@ impl Ts {
     /// The timestamp as Slack wrote it (what the API takes back).
     pub fn as_str(&self) -> &str {
         &self.raw
+    }
+}
+
+impl TryFrom<String> for Ts {
+    type Error = String;
+
+    fn try_from(raw: String) -> Result<Self, Self::Error> {
+        Ts::parse(&raw).ok_or_else(|| format!("{raw:?} is not a Slack ts"))
+    }
+}
+
+impl From<Ts> for String {
+    fn from(ts: Ts) -> String {
+        ts.raw
     }
 }
 

@@ -17,6 +17,20 @@ fn timestamps_compare_as_two_integers_not_as_text() {
 }
 
 #[test]
+fn a_timestamp_is_stored_as_slack_wrote_it_and_read_back_only_in_that_shape() {
+    let ts = Ts::parse("1700000000.000200").unwrap();
+    assert_eq!(
+        serde_json::to_value(&ts).unwrap(),
+        json!("1700000000.000200")
+    );
+    let back: Ts = serde_json::from_value(json!("1700000000.000200")).unwrap();
+    assert_eq!(back.as_str(), "1700000000.000200");
+    assert_eq!(back, ts);
+    assert!(serde_json::from_value::<Ts>(json!("abc")).is_err());
+    assert!(serde_json::from_value::<Ts>(json!(17)).is_err());
+}
+
+#[test]
 fn frames_of_every_kind_are_told_apart() {
     assert_eq!(
         Frame::parse(r#"{"type":"hello","num_connections":1}"#),

@@ -69,8 +69,16 @@ impl PgStoreError {
 }
 
 impl From<tokio_postgres::Error> for PgStoreError {
+    /// A statement the database refused is [`PgStoreError::Refused`]; a connection that ended —
+    /// before an answer, or with the server saying it ends it (a restart's
+    /// `terminating connection due to administrator command`, SQLSTATE class 57 "operator
+    /// intervention", or class 08 "connection exception") — is
+    /// [`PgStoreError::ConnectionLost`], which the caller may retry on a new connection.
     fn from(err: tokio_postgres::Error) -> Self {
-        if err.as_db_error().is_some() {
+        let ended = err
+            .code()
+            .is_some_and(|code| matches!(code.code().get(..2), Some("57" | "08")));
+        if err.as_db_error().is_some() && !ended {
             PgStoreError::Refused(err)
         } else {
             PgStoreError::ConnectionLost(err)

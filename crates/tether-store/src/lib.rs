@@ -119,4 +119,4 @@ pub use vocab::{
     IterationOutcome, JudgeRole, Outcome, QuestionStatus, Rule, RunKind, RunStatus, UnknownValue,
     Verdict, VerdictKind,
 };
-pub use waiters::Abandoned;
+pub use waiters::{Abandoned, PendingQuestion};

@@ -27,6 +27,32 @@ pub struct Abandoned {
     pub reason: String,
 }
 
+/// A pending question, and whether anyone still waits for its answer: what `tether
+/// questions` and the dashboard list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PendingQuestion {
+    /// The question.
+    #[serde(flatten)]
+    pub question: crate::Question,
+    /// Set when nobody waits for the answer any more.
+    pub abandoned: Option<Abandoned>,
+}
+
+impl crate::Store {
+    /// Every pending question, oldest first, each with whether anyone still waits for it.
+    pub fn pending_with_waiters(&self) -> Result<Vec<PendingQuestion>> {
+        self.pending_questions()?
+            .into_iter()
+            .map(|question| {
+                Ok(PendingQuestion {
+                    abandoned: self.abandoned(&question)?,
+                    question,
+                })
+            })
+            .collect()
+    }
+}
+
 impl Sqlite {
     pub fn abandon_question(&self, id: &QuestionId, reason: &str) -> Result<bool> {
         let tx = self.write()?;

@@ -210,11 +210,7 @@ impl TelegramApi {
             .await
             .map_err(|e| self.transport(e))?;
         let status = response.status();
-        let header_wait = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok());
+        let headers = response.headers().clone();
         let text = response.text().await.map_err(|e| self.transport(e))?;
         let envelope: Option<Envelope> = serde_json::from_str(&text).ok();
         match envelope {
@@ -222,14 +218,14 @@ impl TelegramApi {
                 .map_err(|e| TelegramError::BadResponse {
                     detail: format!("{method}: {e}"),
                 }),
-            Some(env) => Err(self.failure(method, status, env, header_wait)),
+            Some(env) => Err(self.failure(method, status, env, &headers)),
             None if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS => {
-                Err(self.failure(method, status, empty(&text), header_wait))
+                Err(self.failure(method, status, empty(&text), &headers))
             }
             None if status.is_success() => Err(TelegramError::BadResponse {
                 detail: format!("{method}: not JSON"),
             }),
-            None => Err(self.failure(method, status, empty(&text), header_wait)),
+            None => Err(self.failure(method, status, empty(&text), &headers)),
         }
     }
 
@@ -238,7 +234,7 @@ impl TelegramApi {
         method: &'static str,
         status: StatusCode,
         env: Envelope,
-        header_wait: Option<f64>,
+        headers: &reqwest::header::HeaderMap,
     ) -> TelegramError {
         let description = self.redact(&env.description);
         let code = status.as_u16();
@@ -248,16 +244,12 @@ impl TelegramApi {
                 description,
             },
             409 => TelegramError::Conflict { description },
-            429 => {
-                let secs = env
-                    .parameters
-                    .and_then(|p| p.retry_after)
-                    .or(header_wait)
-                    .unwrap_or(1.0);
-                TelegramError::RateLimited {
-                    retry_after: Duration::from_secs_f64(secs.clamp(0.0, 3600.0)),
-                }
-            }
+            429 => TelegramError::RateLimited {
+                retry_after: tether_http::requested_wait(
+                    env.parameters.and_then(|p| p.retry_after),
+                    headers,
+                ),
+            },
             500..=599 => TelegramError::Server {
                 status: code,
                 detail: description,
@@ -272,16 +264,8 @@ impl TelegramApi {
 
     /// A transport error described with its causes, never its URL.
     fn transport(&self, err: reqwest::Error) -> TelegramError {
-        let err = err.without_url();
-        let mut detail = err.to_string();
-        let mut source = std::error::Error::source(&err);
-        while let Some(cause) = source {
-            detail.push_str(": ");
-            detail.push_str(&cause.to_string());
-            source = cause.source();
-        }
         TelegramError::Transport {
-            detail: self.redact(&detail),
+            detail: self.redact(&tether_http::describe(&err.without_url())),
         }
     }
 

@@ -13,7 +13,7 @@ use crate::api::{ApiOptions, Button, TelegramApi};
 use crate::error::TelegramError;
 use crate::poller::{self, DEFAULT_LOCK_RETRY, Deliver};
 use crate::registry::Registry;
-use crate::retry::{Backoff, RetryPolicy, guarded, pause};
+use crate::retry::{RetryPolicy, pause};
 use crate::settings::TelegramSettings;
 use crate::wire::{Message, User};
 
@@ -117,7 +117,14 @@ impl TelegramClient {
         let user = self
             .shared
             .bot
-            .get_or_try_init(|| self.retrying(cancel, |api| async move { api.get_me().await }))
+            .get_or_try_init(|| {
+                self.shared.options.retry.request(
+                    "getMe",
+                    &self.shared.api,
+                    cancel,
+                    |api| async move { api.get_me().await },
+                )
+            })
             .await?;
         Ok(user.clone())
     }
@@ -145,11 +152,19 @@ impl TelegramClient {
         cancel: &CancellationToken,
     ) -> Result<Message, TelegramError> {
         let chat = self.shared.chat_id.as_str();
-        self.retrying(cancel, move |api| async move {
-            api.send_message(chat, text, reply_to, thread, buttons)
-                .await
-        })
-        .await
+        self.shared
+            .options
+            .retry
+            .request(
+                "sendMessage",
+                &self.shared.api,
+                cancel,
+                move |api| async move {
+                    api.send_message(chat, text, reply_to, thread, buttons)
+                        .await
+                },
+            )
+            .await
     }
 
     /// Whether the configured chat has forum topics (`getChat`, asked once).
@@ -159,9 +174,12 @@ impl TelegramClient {
             .shared
             .forum
             .get_or_try_init(|| {
-                self.retrying(cancel, move |api| async move {
-                    api.get_chat(chat).await.map(|c| c.is_forum)
-                })
+                self.shared.options.retry.request(
+                    "getChat",
+                    &self.shared.api,
+                    cancel,
+                    move |api| async move { api.get_chat(chat).await.map(|c| c.is_forum) },
+                )
             })
             .await?;
         Ok(*forum)
@@ -174,10 +192,16 @@ impl TelegramClient {
         cancel: &CancellationToken,
     ) -> Result<i64, TelegramError> {
         let chat = self.shared.chat_id.as_str();
-        self.retrying(cancel, move |api| async move {
-            api.create_forum_topic(chat, name).await
-        })
-        .await
+        self.shared
+            .options
+            .retry
+            .request(
+                "createForumTopic",
+                &self.shared.api,
+                cancel,
+                move |api| async move { api.create_forum_topic(chat, name).await },
+            )
+            .await
     }
 
     /// Removes a question's buttons (best effort, one try).
@@ -209,32 +233,6 @@ impl TelegramClient {
             }
             if pause(self.shared.options.lock_retry, cancel).await.is_err() {
                 return Ok(());
-            }
-        }
-    }
-
-    async fn retrying<T, F, Fut>(
-        &self,
-        cancel: &CancellationToken,
-        mut op: F,
-    ) -> Result<T, TelegramError>
-    where
-        F: FnMut(TelegramApi) -> Fut,
-        Fut: Future<Output = Result<T, TelegramError>>,
-    {
-        let mut backoff = Backoff::from(self.shared.options.retry.clone());
-        loop {
-            match guarded(op(self.shared.api.clone()), cancel).await {
-                Ok(value) => return Ok(value),
-                Err(err)
-                    if err.is_retryable()
-                        && backoff.failures() < self.shared.options.retry.request_retries =>
-                {
-                    let delay = backoff.delay(&err);
-                    tracing::warn!(error = %err, ?delay, "telegram request failed; retrying");
-                    pause(delay, cancel).await?;
-                }
-                Err(err) => return Err(err),
             }
         }
     }

@@ -242,42 +242,24 @@ fn from_message(shared: &Shared, message: &Message, update_id: i64) -> (Option<M
             .message_thread_id
             .and_then(|thread| shared.registry.in_topic(chat, thread))
     };
-    if let Some((post, to_bot)) = replied {
-        let post = post.or_else(in_topic);
-        return (
-            post.map(|post| Matched {
-                post,
-                reply,
-                callback: None,
-            }),
-            to_bot,
-        );
-    }
-    if let Some(post) = in_topic() {
-        return (
-            Some(Matched {
-                post,
-                reply,
-                callback: None,
-            }),
-            false,
-        );
-    }
-    if message.chat.kind == "private" {
-        let mut waiting = shared.registry.in_chat(chat);
-        if waiting.len() == 1 {
-            let post = waiting.remove(0);
-            return (
-                Some(Matched {
-                    post,
-                    reply,
-                    callback: None,
-                }),
-                false,
-            );
+    // In a private chat a plain message answers the chat's one waiting question.
+    let only_wait = || {
+        if message.chat.kind != "private" {
+            return None;
         }
-    }
-    (None, false)
+        let mut waiting = shared.registry.in_chat(chat);
+        (waiting.len() == 1).then(|| waiting.remove(0))
+    };
+    let (post, to_bot) = match replied {
+        Some((post, to_bot)) => (post.or_else(in_topic), to_bot),
+        None => (in_topic().or_else(only_wait), false),
+    };
+    let matched = post.map(|post| Matched {
+        post,
+        reply,
+        callback: None,
+    });
+    (matched, to_bot)
 }
 
 /// A press of one of a waiting question's buttons.

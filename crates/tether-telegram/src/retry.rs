@@ -16,6 +16,14 @@ impl tether_http::RetryAfter for TelegramError {
     }
 }
 
+impl tether_http::Retryable for TelegramError {
+    const SERVICE: &'static str = "telegram";
+
+    fn is_retryable(&self) -> bool {
+        TelegramError::is_retryable(self)
+    }
+}
+
 impl tether_http::Stopped for TelegramError {
     fn cancelled() -> Self {
         TelegramError::Cancelled

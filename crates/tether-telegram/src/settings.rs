@@ -4,9 +4,8 @@
 //! missing value and the variable (or `tether.toml` key) that sets it, so `ask_human` can hand
 //! the agent and the human a clear fix.
 
-use std::fmt;
-
-use tether_config::{Secret, TelegramConfig};
+pub use tether_config::MissingSetting as MissingValue;
+use tether_config::{Secret, TelegramConfig, given, given_secret};
 
 /// Everything the client needs. `Debug` never shows the token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,31 +18,11 @@ pub struct TelegramSettings {
     pub chat_id: String,
 }
 
-/// A value the Telegram channel needs but was not given.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MissingValue {
-    /// What is missing, e.g. `the bot token`.
-    pub what: &'static str,
-    /// The environment variable that sets it.
-    pub env: String,
-    /// The `tether.toml` key that sets it, when there is one.
-    pub toml_key: Option<&'static str>,
-}
-
-impl fmt::Display for MissingValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.toml_key {
-            Some(key) => write!(f, "{} (set {} or `{key}`)", self.what, self.env),
-            None => write!(f, "{} (set {})", self.what, self.env),
-        }
-    }
-}
-
 /// Why the Telegram settings are unusable. A human must fix the configuration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     /// Some values are missing or empty; all of them are listed.
-    #[error("Telegram is not configured: missing {}", list(.missing))]
+    #[error("Telegram is not configured: missing {}", MissingValue::list(.missing))]
     Missing {
         /// Every missing value, in a fixed order.
         missing: Vec<MissingValue>,
@@ -62,14 +41,6 @@ pub enum ConfigError {
     },
 }
 
-fn list(missing: &[MissingValue]) -> String {
-    missing
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 impl TelegramSettings {
     /// Validates explicit values (tests, benches).
     pub fn new(api_url: &str, token: Secret, chat_id: &str) -> Result<Self, ConfigError> {
@@ -83,50 +54,37 @@ impl TelegramSettings {
 
     /// Validates the `[telegram]` table (the environment already applied).
     pub fn from_config(config: &TelegramConfig) -> Result<Self, ConfigError> {
-        let chat_id = config
-            .chat_id
-            .as_deref()
-            .map(str::trim)
-            .filter(|v| !v.is_empty());
-        let token = config
-            .bot_token
-            .as_ref()
-            .map(|t| t.expose().trim())
-            .filter(|t| !t.is_empty());
-        let mut missing = Vec::new();
-        if token.is_none() {
-            missing.push(MissingValue {
-                what: "the bot token",
-                env: config.bot_token_env.clone(),
-                toml_key: None,
-            });
-        }
-        if chat_id.is_none() {
-            missing.push(MissingValue {
-                what: "the chat id",
-                env: TelegramConfig::CHAT_ID_ENV.to_owned(),
-                toml_key: Some("telegram.chat_id"),
-            });
-        }
-        let (Some(token), Some(chat_id)) = (token, chat_id) else {
+        let chat_id = given(config.chat_id.as_deref());
+        let token = given_secret(config.bot_token.as_ref());
+        let (Some(token), Some(chat_id)) = (&token, &chat_id) else {
+            let missing = [
+                token
+                    .is_none()
+                    .then(|| MissingValue::env("the bot token", &config.bot_token_env)),
+                chat_id.is_none().then(|| {
+                    MissingValue::env_or_key(
+                        "the chat id",
+                        TelegramConfig::CHAT_ID_ENV,
+                        "telegram.chat_id",
+                    )
+                }),
+            ];
+            let missing = missing.into_iter().flatten().collect();
             return Err(ConfigError::Missing { missing });
         };
-        if bot_id_of(token).is_none() {
+        if bot_id_of(token.expose()).is_none() {
             return Err(ConfigError::InvalidToken {
                 env: config.bot_token_env.clone(),
             });
         }
-        let api_url = config.api_url.trim().trim_end_matches('/').to_owned();
-        let valid_url = reqwest::Url::parse(&api_url).is_ok_and(|u| {
-            matches!(u.scheme(), "http" | "https") && u.host_str().is_some_and(|h| !h.is_empty())
-        });
-        if !valid_url {
-            return Err(ConfigError::InvalidUrl { url: api_url });
-        }
+        let api_url =
+            tether_http::base_url(&config.api_url).map_err(|_| ConfigError::InvalidUrl {
+                url: config.api_url.trim().to_owned(),
+            })?;
         Ok(Self {
             api_url,
-            token: Secret::new(token),
-            chat_id: chat_id.to_owned(),
+            token: token.clone(),
+            chat_id: chat_id.clone(),
         })
     }
 

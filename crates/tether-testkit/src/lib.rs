@@ -33,6 +33,7 @@ pub mod capture;
 pub mod model_server;
 pub mod ntfy_server;
 pub mod postgres;
+mod serving;
 pub mod slack_server;
 pub mod telegram_server;
 pub mod wait;

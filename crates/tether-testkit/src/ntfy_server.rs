@@ -23,7 +23,6 @@
 //! [`FakeNtfyServer::resend`] sends a message again on the open streams (a duplicate id).
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -38,8 +37,9 @@ use axum::serve::ListenerExt as _;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+use crate::serving::Serving;
 
 /// A route a fault is planned for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,16 +207,21 @@ fn valid_topic(topic: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// What a publish gets before its body is read, if anything: a refusal (no valid token), or the
+/// fault a test scheduled.
+fn turned_away(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
+    shared
+        .refuse(headers)
+        .or_else(|| shared.fault(NtfyRoute::Publish).map(fault_response))
+}
+
 async fn publish_json(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Some(r) = shared.refuse(&headers) {
+    if let Some(r) = turned_away(&shared, &headers) {
         return r;
-    }
-    if let Some(fault) = shared.fault(NtfyRoute::Publish) {
-        return fault_response(fault);
     }
     let Ok(fields) = serde_json::from_slice::<Value>(&body) else {
         return error(
@@ -254,11 +259,8 @@ async fn publish_raw(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Some(r) = shared.refuse(&headers) {
+    if let Some(r) = turned_away(&shared, &headers) {
         return r;
-    }
-    if let Some(fault) = shared.fault(NtfyRoute::Publish) {
-        return fault_response(fault);
     }
     if !valid_topic(&topic) {
         return error(StatusCode::BAD_REQUEST, 40009, "invalid topic");
@@ -414,8 +416,7 @@ impl FakeNtfyServerBuilder {
 
     /// Binds `127.0.0.1:0` and serves until the server is dropped.
     pub async fn start(self) -> std::io::Result<FakeNtfyServer> {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-        let addr = listener.local_addr()?;
+        let (mut serving, listener) = Serving::bind().await?;
         // ntfy is written in Go, whose sockets send at once (TCP_NODELAY): a stream's small
         // lines are not held back waiting for the reader's acknowledgement.
         let listener = listener.tap_io(|tcp| {
@@ -437,44 +438,29 @@ impl FakeNtfyServerBuilder {
             .route("/{topic}", post(publish_raw).put(publish_raw))
             .route("/{topic}/json", get(subscribe))
             .with_state(Arc::clone(&shared));
-        let shutdown = CancellationToken::new();
-        let stop = shutdown.clone();
-        let task = tokio::spawn(async move {
-            let served = axum::serve(listener, app)
-                .with_graceful_shutdown(stop.cancelled_owned())
-                .await;
-            drop(served);
-        });
-        Ok(FakeNtfyServer {
-            addr,
-            shared,
-            shutdown,
-            task,
-        })
+        serving.serve(listener, app);
+        Ok(FakeNtfyServer { serving, shared })
     }
 }
 
 /// A running fake ntfy server.
 pub struct FakeNtfyServer {
-    addr: SocketAddr,
+    serving: Serving,
     shared: Arc<Shared>,
-    shutdown: CancellationToken,
-    task: JoinHandle<()>,
 }
 
 impl std::fmt::Debug for FakeNtfyServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FakeNtfyServer")
-            .field("addr", &self.addr)
+            .field("addr", &self.serving.addr())
             .finish_non_exhaustive()
     }
 }
 
 impl Drop for FakeNtfyServer {
     fn drop(&mut self) {
-        self.shutdown.cancel();
+        // Its streams end first; dropping `serving` then stops the server.
         self.streams_end();
-        self.task.abort();
     }
 }
 
@@ -494,7 +480,7 @@ impl FakeNtfyServer {
 
     /// The base URL, `http://127.0.0.1:<port>`.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://{}", self.serving.addr())
     }
 
     /// The messages of `topic` as a subscriber gets them (JSON), oldest first.

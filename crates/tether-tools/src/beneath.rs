@@ -164,17 +164,24 @@ fn child_dir(dir: &OwnedFd, name: &OsStr) -> io::Result<OwnedFd> {
     open_in(dir, name, dir_flags(), Mode::empty()).map_err(|err| swap_or(dir, name, err))
 }
 
-/// `O_DIRECTORY | O_NOFOLLOW` on a symlink fails with `ENOTDIR`, as on a file: `ELOOP` when
-/// `name` is a symlink (a swap), `err` otherwise.
+/// `O_DIRECTORY | O_NOFOLLOW` on a symlink fails with `ENOTDIR`, as on a file: `ELOOP` (a
+/// swap) when `name` is not a plain non-directory now — a symlink, or a directory again, or gone
+/// (it changed between the open and this look) — `err` otherwise (an honest file in the path).
 fn swap_or(dir: &OwnedFd, name: &OsStr, err: io::Error) -> io::Error {
     if err.raw_os_error() != Some(Errno::ENOTDIR as i32) {
         return err;
     }
     match fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
-        Ok(st) if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFLNK => {
-            Errno::ELOOP.into()
+        Ok(st) => {
+            let kind = SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT;
+            if kind == SFlag::S_IFLNK || kind == SFlag::S_IFDIR {
+                Errno::ELOOP.into()
+            } else {
+                err
+            }
         }
-        _ => err,
+        Err(Errno::ENOENT) => Errno::ELOOP.into(),
+        Err(_) => err,
     }
 }
 

@@ -22,4 +22,6 @@ pub(crate) struct App {
     pub guard: Guard,
     /// Fires when the server stops: every open stream ends.
     pub stop: CancellationToken,
+    /// Starts and resumes runs, when this server may (`tether serve`'s).
+    pub launcher: Option<Arc<dyn crate::launch::Launcher>>,
 }

@@ -46,6 +46,9 @@ pub enum WebError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] tether_store::StoreError),
+    /// This dashboard cannot do it (one embedded in a run starts no runs).
+    #[error("{0}")]
+    NotImplemented(String),
     /// A worker thread went away.
     #[error("internal error: {0}")]
     Internal(String),
@@ -59,6 +62,7 @@ impl WebError {
             WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
             WebError::Conflict(_) => StatusCode::CONFLICT,
             WebError::Gone(_) => StatusCode::GONE,
+            WebError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             WebError::Store(tether_store::StoreError::Busy) => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         }

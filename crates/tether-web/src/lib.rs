@@ -41,6 +41,7 @@ mod db;
 mod error;
 mod filter;
 pub mod hub;
+pub mod launch;
 pub mod live;
 mod model;
 mod pages;
@@ -50,4 +51,5 @@ pub mod views;
 
 pub use error::WebError;
 pub use hub::Wakes;
+pub use launch::{LaunchError, Launcher, NewRun};
 pub use server::{Bound, Settings, bind, bind_to, embedded};

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tether_config::Workspace;
 use tether_store::run_lock::RunLock;
 use tether_store::{
-    Abandoned, Iteration, Question, QueuedMessage, Run, RunKind, RunStatus, Store, VerdictRecord,
+    Iteration, Question, QueuedMessage, Run, RunKind, RunStatus, Store, VerdictRecord,
 };
 
 use crate::error::WebError;
@@ -460,26 +460,9 @@ pub fn verify_tail(ws: &Workspace, v: &VerdictRecord) -> Option<String> {
 }
 
 /// A pending question, with whether its asker still waits.
-#[derive(Debug, Clone, Serialize)]
-pub struct Pending {
-    /// The question.
-    #[serde(flatten)]
-    pub question: Question,
-    /// Set when nobody waits for the answer any more.
-    pub abandoned: Option<Abandoned>,
-}
+pub use tether_store::PendingQuestion as Pending;
 
 /// Every pending question, oldest first.
 pub fn pending(store: &Store) -> Result<Vec<Pending>, WebError> {
-    store
-        .pending_questions()?
-        .into_iter()
-        .map(|question| {
-            let abandoned = store.abandoned(&question)?;
-            Ok(Pending {
-                question,
-                abandoned,
-            })
-        })
-        .collect()
+    Ok(store.pending_with_waiters()?)
 }

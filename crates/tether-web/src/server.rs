@@ -20,6 +20,7 @@ use crate::app::App;
 use crate::db::Db;
 use crate::error::WebError;
 use crate::hub::{self, Hub};
+use crate::launch::{self, Launcher};
 use crate::security::{self, Guard};
 use crate::{api, pages};
 
@@ -51,6 +52,7 @@ pub struct Bound {
     safety_net: Duration,
     guard: Guard,
     addr: SocketAddr,
+    launcher: Option<Arc<dyn Launcher>>,
 }
 
 /// The workspace's own store: the SQLite file under its `.tether/`.
@@ -91,6 +93,7 @@ pub fn bind_to(
         safety_net: hub::SAFETY_NET,
         guard,
         addr,
+        launcher: None,
     })
 }
 
@@ -109,6 +112,14 @@ impl Bound {
     #[must_use]
     pub fn recheck_every(mut self, every: Duration) -> Bound {
         self.safety_net = every;
+        self
+    }
+
+    /// Starts and resumes runs with `launcher` (`POST /api/runs`, the "New run" form): the
+    /// serving process drives them.
+    #[must_use]
+    pub fn launch_with(mut self, launcher: Arc<dyn Launcher>) -> Bound {
+        self.launcher = Some(launcher);
         self
     }
 
@@ -167,6 +178,7 @@ impl Bound {
             hub,
             guard: self.guard,
             stop: stop.clone(),
+            launcher: self.launcher,
         });
         let router = routes(app);
         axum::serve(listener, router)
@@ -186,9 +198,12 @@ fn routes(app: Arc<App>) -> Router {
         .route("/runs/{id}/pause", post(pages::pause))
         .route("/runs/{id}/cancel", post(pages::cancel))
         .route("/runs/{id}/say", post(pages::say))
+        .route("/runs", post(launch::start_form))
+        .route("/runs/{id}/resume", post(launch::resume_form))
         .route("/assets/app.css", get(pages::css))
         .route("/assets/app.js", get(pages::js))
-        .route("/api/runs", get(api::runs))
+        .route("/api/runs", get(api::runs).post(launch::start))
+        .route("/api/runs/{id}/resume", post(launch::resume))
         .route("/api/runs/{id}", get(api::run))
         .route("/api/runs/{id}/timeline", get(api::timeline))
         .route("/api/runs/{id}/events", get(api::run_events))

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tether_http::ClientSpec;
 
-use reqwest::header::RETRY_AFTER;
+use reqwest::header::HeaderMap;
 use reqwest::{Method, RequestBuilder, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -314,11 +314,7 @@ impl ZulipApi {
         };
         let response = request.send().await.map_err(|err| transport(&err))?;
         let status = response.status();
-        let header_retry_after = response
-            .headers()
-            .get(RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok());
+        let headers = response.headers().clone();
         let bytes = response.bytes().await.map_err(|err| transport(&err))?;
         tracing::debug!(%method, path, status = status.as_u16(), "zulip request");
         let json: Option<Value> = serde_json::from_slice(&bytes).ok();
@@ -335,28 +331,23 @@ impl ZulipApi {
             .as_ref()
             .and_then(|v| ErrorBody::deserialize(v).ok())
             .unwrap_or_default();
-        Err(classify(status, error, header_retry_after, &bytes))
+        Err(classify(status, error, &headers, &bytes))
     }
 }
 
 /// The prefix of a transport error's detail when the request timed out.
 const TIMED_OUT: &str = "timed out";
 
-fn classify(
-    status: StatusCode,
-    error: ErrorBody,
-    header_retry_after: Option<f64>,
-    raw: &[u8],
-) -> ZulipError {
+fn classify(status: StatusCode, error: ErrorBody, headers: &HeaderMap, raw: &[u8]) -> ZulipError {
     let code = error.code.clone().unwrap_or_else(|| "none".to_owned());
     let msg = if error.msg.is_empty() {
-        snippet(raw)
+        tether_http::snippet(raw)
     } else {
         error.msg
     };
     match status.as_u16() {
         429 => ZulipError::RateLimited {
-            retry_after: seconds(error.retry_after.or(header_retry_after)),
+            retry_after: tether_http::requested_wait(error.retry_after, headers),
         },
         401 | 403 => ZulipError::Auth {
             status: status.as_u16(),
@@ -375,24 +366,6 @@ fn classify(
             code,
             msg,
         },
-    }
-}
-
-/// Zulip's float `retry-after`, sanitised (missing → 1 s; capped at an hour).
-fn seconds(value: Option<f64>) -> Duration {
-    let secs = value.filter(|v| v.is_finite()).unwrap_or(1.0);
-    Duration::from_secs_f64(secs.clamp(0.0, 3600.0))
-}
-
-/// The start of a non-JSON body (a proxy's HTML page), on one line.
-fn snippet(raw: &[u8]) -> String {
-    let text = String::from_utf8_lossy(raw);
-    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let short: String = line.chars().take(120).collect();
-    if short.is_empty() {
-        "(empty body)".to_owned()
-    } else {
-        short
     }
 }
 

@@ -7,13 +7,12 @@ use std::sync::Arc;
 
 use tether_config::ZulipConfig;
 use tokio::sync::OnceCell;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::api::{ApiOptions, ZulipApi};
 use crate::error::ZulipError;
 use crate::pending::{PendingReply, Reply};
-use crate::retry::{Backoff, RetryPolicy, guarded, pause};
+use crate::retry::RetryPolicy;
 use crate::settings::ZulipSettings;
 use crate::wire::{BotIdentity, MessageId};
 
@@ -52,35 +51,7 @@ pub(crate) struct Shared {
     bot: OnceCell<BotIdentity>,
 }
 
-impl Shared {
-    /// Runs `op` until it succeeds, retrying transient errors (up to `limit` retries, or
-    /// forever) with backoff; stops on cancellation or at the deadline.
-    pub(crate) async fn retrying<T, F, Fut>(
-        &self,
-        what: &'static str,
-        cancel: &CancellationToken,
-        deadline: Option<Instant>,
-        limit: Option<u32>,
-        mut op: F,
-    ) -> Result<T, ZulipError>
-    where
-        F: FnMut(ZulipApi) -> Fut,
-        Fut: Future<Output = Result<T, ZulipError>>,
-    {
-        let mut backoff = Backoff::from(self.options.retry.clone());
-        loop {
-            match guarded(op(self.api.clone()), cancel, deadline).await {
-                Ok(value) => return Ok(value),
-                Err(err) if err.is_retryable() && limit.is_none_or(|l| backoff.failures() < l) => {
-                    let delay = backoff.delay(&err);
-                    tracing::warn!(request = what, error = %err, ?delay, "zulip request failed; retrying");
-                    pause(delay, cancel, deadline).await?;
-                }
-                Err(err) => return Err(err),
-            }
-        }
-    }
-}
+impl Shared {}
 
 impl ZulipClient {
     /// A client with default options. Fails only when TLS cannot be set up.
@@ -122,15 +93,16 @@ impl ZulipClient {
 
     /// The bot's identity (`GET /users/me`, fetched once).
     pub async fn bot(&self, cancel: &CancellationToken) -> Result<BotIdentity, ZulipError> {
-        let limit = Some(self.shared.options.retry.request_retries);
         let bot = self
             .shared
             .bot
             .get_or_try_init(|| {
-                self.shared
-                    .retrying("users/me", cancel, None, limit, |api| async move {
-                        api.me().await
-                    })
+                self.shared.options.retry.request(
+                    "users/me",
+                    &self.shared.api,
+                    cancel,
+                    |api| async move { api.me().await },
+                )
             })
             .await?;
         Ok(bot.clone())
@@ -227,11 +199,15 @@ impl ZulipClient {
     ) -> Result<MessageId, ZulipError> {
         let topic = clean_topic(topic)?;
         let (stream, topic) = (self.shared.stream.as_str(), topic.as_str());
-        let limit = Some(self.shared.options.retry.request_retries);
         self.shared
-            .retrying("messages", cancel, None, limit, move |api| async move {
-                api.send_stream_message(stream, topic, text).await
-            })
+            .options
+            .retry
+            .request(
+                "messages",
+                &self.shared.api,
+                cancel,
+                move |api| async move { api.send_stream_message(stream, topic, text).await },
+            )
             .await
     }
 }

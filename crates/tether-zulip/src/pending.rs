@@ -13,6 +13,7 @@ use std::sync::Arc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::api::ZulipApi;
 use crate::client::Shared;
 use crate::error::ZulipError;
 use crate::filter::ReplyFilter;
@@ -209,6 +210,25 @@ impl PendingReply {
         }
     }
 
+    /// `op` on the API, retried up to `limit` times (or without end) until `cancel` fires or
+    /// this wait's deadline passes.
+    async fn request<T, Fut>(
+        &self,
+        what: &str,
+        cancel: &CancellationToken,
+        limit: Option<u32>,
+        op: impl FnMut(ZulipApi) -> Fut,
+    ) -> Result<T, ZulipError>
+    where
+        Fut: Future<Output = Result<T, ZulipError>>,
+    {
+        let retry = &self.shared.options.retry;
+        let api = &self.shared.api;
+        retry
+            .retrying(what, api, cancel, self.deadline, limit, op)
+            .await
+    }
+
     /// Registers a new queue narrowed to the topic (retrying up to `limit` times, or forever).
     pub(crate) async fn register(
         &mut self,
@@ -217,14 +237,9 @@ impl PendingReply {
     ) -> Result<(), ZulipError> {
         let (stream, topic) = (self.shared.stream.as_str(), self.topic.as_str());
         let registered = self
-            .shared
-            .retrying(
-                "register",
-                cancel,
-                self.deadline,
-                limit,
-                move |api| async move { api.register(stream, topic).await },
-            )
+            .request("register", cancel, limit, move |api| async move {
+                api.register(stream, topic).await
+            })
             .await?;
         tracing::debug!(queue_id = %registered.queue_id, topic, "zulip queue registered");
         if self.posted_after.is_none() {
@@ -245,17 +260,10 @@ impl PendingReply {
         let mut anchor = self.question_id;
         loop {
             let page = self
-                .shared
-                .retrying(
-                    "messages",
-                    cancel,
-                    self.deadline,
-                    None,
-                    move |api| async move {
-                        api.get_messages_after(stream, topic, anchor, page_size)
-                            .await
-                    },
-                )
+                .request("messages", cancel, None, move |api| async move {
+                    api.get_messages_after(stream, topic, anchor, page_size)
+                        .await
+                })
                 .await?;
             if let Some(message) = self.filter.first_reply(&page.messages) {
                 return Ok(Some(message));
@@ -318,14 +326,9 @@ impl PendingReply {
             let (queue_id, last_event_id) = (queue.queue_id().to_owned(), queue.last_event_id());
             let queue_id = queue_id.as_str();
             let peeked = self
-                .shared
-                .retrying(
-                    "events",
-                    cancel,
-                    self.deadline,
-                    limit,
-                    move |api| async move { api.get_events(queue_id, last_event_id, true).await },
-                )
+                .request("events", cancel, limit, move |api| async move {
+                    api.get_events(queue_id, last_event_id, true).await
+                })
                 .await;
             match peeked {
                 Ok(events) => {
@@ -353,14 +356,9 @@ impl PendingReply {
         };
         let (stream, topic) = (self.shared.stream.as_str(), self.topic.as_str());
         let page = self
-            .shared
-            .retrying(
-                "messages",
-                cancel,
-                self.deadline,
-                limit,
-                move |api| async move { api.recent_messages(stream, topic, RECENT_FOR_ECHO).await },
-            )
+            .request("messages", cancel, limit, move |api| async move {
+                api.recent_messages(stream, topic, RECENT_FOR_ECHO).await
+            })
             .await?;
         Ok(page
             .messages

@@ -17,6 +17,14 @@ impl tether_http::RetryAfter for ZulipError {
     }
 }
 
+impl tether_http::Retryable for ZulipError {
+    const SERVICE: &'static str = "zulip";
+
+    fn is_retryable(&self) -> bool {
+        ZulipError::is_retryable(self)
+    }
+}
+
 impl tether_http::Stopped for ZulipError {
     fn cancelled() -> Self {
         ZulipError::Cancelled

@@ -34,8 +34,8 @@ fn blank_values_count_as_missing_and_a_custom_key_variable_is_named() {
     let ConfigError::Missing { missing } = ZulipSettings::from_config(&config).unwrap_err() else {
         panic!("expected Missing");
     };
-    let envs: Vec<_> = missing.iter().map(|m| m.env.as_str()).collect();
-    assert_eq!(envs, ["MY_ZULIP_KEY", "ZULIP_STREAM"]);
+    let set_by: Vec<_> = missing.iter().map(|m| m.set_by.as_str()).collect();
+    assert_eq!(set_by, ["MY_ZULIP_KEY", "ZULIP_STREAM or `zulip.stream`"]);
 }
 
 #[test]

@@ -480,7 +480,8 @@ pub struct JudgeTestArgs {
     /// Print the results as JSON on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Also run the `*.case` files of this directory (the format is in the README).
+    /// Also run the `*.case` files of this directory (the format is in the book's "Measuring your
+    /// judge" chapter).
     #[arg(long, value_name = "DIR")]
     pub cases: Option<std::path::PathBuf>,
     /// Run only the cases whose name contains this text.

@@ -37,15 +37,20 @@ fn drawn(screen: &Captured) -> String {
         .into_owned()
 }
 
-#[test]
-fn control_characters_in_a_tool_call_are_shown_escaped_on_the_progress_line() {
-    let screen = Captured::default();
-    let progress = Progress::new(
+/// The progress line of run `r-test01` (5 iterations at most), drawn on `screen`.
+fn progress_on(screen: &Captured) -> Progress {
+    Progress::new(
         "r-test01",
         Some(5),
         Box::new(screen.clone()),
         Screen::default(),
-    );
+    )
+}
+
+#[test]
+fn control_characters_in_a_tool_call_are_shown_escaped_on_the_progress_line() {
+    let screen = Captured::default();
+    let progress = progress_on(&screen);
     progress.event(&tool_called(
         "bash printf '\x1b[2J\x1b]0;owned\x07'\rREAD ME\nsecond line",
     ));
@@ -57,12 +62,7 @@ fn control_characters_in_a_tool_call_are_shown_escaped_on_the_progress_line() {
 #[test]
 fn the_progress_line_says_until_when_a_usage_limit_is_waited_out() {
     let screen = Captured::default();
-    let progress = Progress::new(
-        "r-test01",
-        Some(5),
-        Box::new(screen.clone()),
-        Screen::default(),
-    );
+    let progress = progress_on(&screen);
     progress.event(&stored(Event::WaitingForUsageLimit {
         n: 1,
         message: "rate limited".to_owned(),

@@ -44,7 +44,7 @@ pub use self::permission::{
 };
 use self::updates::TurnState;
 use crate::cli::{CliSettings, RunId, SERVER, TOOL_TIMEOUT};
-use crate::{ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
+use crate::{ExecError, Turn, TurnObserver, TurnOutcome, TurnRequest, Turns};
 
 /// How long starting the agent, `initialize` and `session/new` may take.
 const START_TIMEOUT: Duration = Duration::from_secs(120);
@@ -200,50 +200,6 @@ impl AcpExecutor {
              way; if one is still needed, say why in your summary or ask with ask_human):\n- {}\n\n{prompt}",
             refused.join("\n- ")
         )
-    }
-
-    /// One turn: the agent ready, a fresh session, the prompt driven to its end.
-    async fn turn(
-        &self,
-        request: TurnRequest,
-        observer: &dyn TurnObserver,
-        cancel: CancellationToken,
-    ) -> Result<TurnOutcome, ExecError> {
-        let mut guard = self.agent.lock().await;
-        self.ready(&mut guard, &cancel).await?;
-        let Some(agent) = guard.as_mut() else {
-            return Err(ExecError::Cancelled);
-        };
-        let session = self.open_session(agent, &cancel).await?;
-        let driven = self
-            .drive(agent, session, &request, observer, &cancel)
-            .await;
-        agent.routes.close();
-        match driven {
-            Driven::Answered(answered) => match *answered {
-                (Ok(response), state) => Ok(self.outcome(&state, &response)),
-                (Err(e), _) if agent_client_protocol::is_incoming_transport_closed(&e) => {
-                    // Its stdout closed: it is exiting, or it closed its output and is no use.
-                    let status = agent.program.wait_exit(EXIT_WAIT).await;
-                    let detail = format!(
-                        "the agent exited during its turn ({}){}",
-                        status.as_deref().unwrap_or("its output closed"),
-                        self.stderr(agent)
-                    );
-                    self.discard(&mut guard).await;
-                    Err(ExecError::Model(detail.into()))
-                }
-                (Err(e), _) => Err(ExecError::Model(
-                    format!("{e}{}", self.stderr(agent)).into(),
-                )),
-            },
-            Driven::Stopped(error) => Err(error),
-            Driven::Unresponsive(error) => {
-                // It did not stop when asked: take the whole process group down.
-                self.discard(&mut guard).await;
-                Err(error)
-            }
-        }
     }
 
     /// A running, initialised agent started with today's command in `guard`: the one there, or
@@ -453,17 +409,46 @@ fn toml_string(s: &str) -> String {
     serde_json::Value::String(s.to_owned()).to_string()
 }
 
-impl Executor for AcpExecutor {
-    fn describe(&self) -> String {
+impl Turns for AcpExecutor {
+    fn label(&self) -> String {
         format!("acp · {}", self.settings.program)
     }
 
-    fn run_turn<'a>(
-        &'a self,
-        request: TurnRequest,
-        observer: &'a dyn TurnObserver,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>> {
-        Box::pin(self.turn(request, observer, cancel))
+    async fn turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
+        let mut guard = self.agent.lock().await;
+        self.ready(&mut guard, &turn.cancel).await?;
+        let Some(agent) = guard.as_mut() else {
+            return Err(ExecError::Cancelled);
+        };
+        let session = self.open_session(agent, &turn.cancel).await?;
+        let driven = self
+            .drive(agent, session, &turn.request, turn.observer, &turn.cancel)
+            .await;
+        agent.routes.close();
+        match driven {
+            Driven::Answered(answered) => match *answered {
+                (Ok(response), state) => Ok(self.outcome(&state, &response)),
+                (Err(e), _) if agent_client_protocol::is_incoming_transport_closed(&e) => {
+                    // Its stdout closed: it is exiting, or it closed its output and is no use.
+                    let status = agent.program.wait_exit(EXIT_WAIT).await;
+                    let detail = format!(
+                        "the agent exited during its turn ({}){}",
+                        status.as_deref().unwrap_or("its output closed"),
+                        self.stderr(agent)
+                    );
+                    self.discard(&mut guard).await;
+                    Err(ExecError::Model(detail.into()))
+                }
+                (Err(e), _) => Err(ExecError::Model(
+                    format!("{e}{}", self.stderr(agent)).into(),
+                )),
+            },
+            Driven::Stopped(error) => Err(error),
+            Driven::Unresponsive(error) => {
+                // It did not stop when asked: take the whole process group down.
+                self.discard(&mut guard).await;
+                Err(error)
+            }
+        }
     }
 }

@@ -14,15 +14,12 @@ mod stream;
 
 use std::path::{Path, PathBuf};
 
-use futures_util::future::BoxFuture;
 use tether_tools::{ProgramRun, ShellEnd};
-use tokio_util::sync::CancellationToken;
 
 use crate::cli::{
     AgentCli, Cli, CliError, CliSettings, ConfigDir, Gate, RunId, SERVER, TOOL_TIMEOUT, Version,
-    limits,
 };
-use crate::executor::{Access, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
+use crate::executor::{Access, ExecError, Turn, TurnOutcome, TurnRequest, Turns};
 use stream::{Seen, StreamParser};
 
 /// Claude Code as tether knows it.
@@ -147,49 +144,8 @@ impl ClaudeExecutor {
         Ok(path)
     }
 
-    async fn turn(
-        &self,
-        request: TurnRequest,
-        observer: &dyn TurnObserver,
-        cancel: CancellationToken,
-    ) -> Result<TurnOutcome, ExecError> {
-        self.cli.check_version(&cancel).await?;
-        let mcp_config = self.write_mcp_config(&request)?;
-        // A turn whose MCP server did not connect is stopped at once (see `StreamParser`).
-        let child_cancel = cancel.child_token();
-        let command = self.cli.turn_command(
-            request.access,
-            self.turn_argv(&mcp_config, request.access),
-            Some(request.prompt.clone().into_bytes()),
-            Self::env(),
-        );
-        let parser = StreamParser::new(observer, child_cancel.clone());
-        let (run, parser) = self
-            .cli
-            .run_streamed(&command, &request.transcript, parser, &child_cancel)
-            .await?;
-        let seen = parser.seen;
-        self.outcome(run, seen, cancel.is_cancelled())
-    }
-
-    fn outcome(
-        &self,
-        run: ProgramRun,
-        seen: Seen,
-        cancelled: bool,
-    ) -> Result<TurnOutcome, ExecError> {
-        let fail = |e: CliError| Err(ExecError::Model(Box::new(e)));
-        if let Some(status) = seen.mcp_status.clone().filter(|s| s != "connected") {
-            let status = format!("status {status:?}");
-            return Err(ExecError::Setup(Box::new(
-                self.cli.mcp_not_connected(status),
-            )));
-        }
-        match run.end {
-            ShellEnd::Cancelled if cancelled => return Err(ExecError::Cancelled),
-            ShellEnd::TimedOut => return fail(self.cli.timed_out()),
-            _ => {}
-        }
+    /// What the turn came to, once it ran to its end.
+    fn outcome(&self, run: ProgramRun, seen: Seen) -> Result<TurnOutcome, ExecError> {
         let (said, detail) = match seen.finish {
             Some(f) if !f.is_error && run.end == ShellEnd::Exited(0) => {
                 return Ok(TurnOutcome {
@@ -208,12 +164,40 @@ impl ClaudeExecutor {
             ),
         };
         // A 429 comes back as `API Error: Request rejected (429) · Rate limit reached`.
-        if let Some(limit) =
-            limits::recognise(&format!("{said}\n{}", run.stderr), limits::now_unix())
-        {
-            return Err(ExecError::UsageLimit(limit));
+        Err(self.cli.failure(&run, &said, detail))
+    }
+}
+
+impl Turns for ClaudeExecutor {
+    fn label(&self) -> String {
+        self.cli.label()
+    }
+
+    async fn turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
+        self.cli.check_version(&turn.cancel).await?;
+        let mcp_config = self.write_mcp_config(&turn.request)?;
+        // A turn whose MCP server did not connect is stopped at once (see `StreamParser`).
+        let child_cancel = turn.cancel.child_token();
+        let command = self.cli.turn_command(
+            turn.request.access,
+            self.turn_argv(&mcp_config, turn.request.access),
+            Some(turn.request.prompt.clone().into_bytes()),
+            Self::env(),
+        );
+        let parser = StreamParser::new(turn.observer, child_cancel.clone());
+        let (run, parser) = self
+            .cli
+            .run_streamed(&command, &turn.request.transcript, parser, &child_cancel)
+            .await?;
+        let seen = parser.seen;
+        if let Some(status) = seen.mcp_status.clone().filter(|s| s != "connected") {
+            let status = format!("status {status:?}");
+            return Err(ExecError::Setup(Box::new(
+                self.cli.mcp_not_connected(status),
+            )));
         }
-        fail(self.cli.failed(run.end, detail))
+        self.cli.check_end(run.end, turn.cancel.is_cancelled())?;
+        self.outcome(run, seen)
     }
 }
 
@@ -246,21 +230,6 @@ pub fn gate_settings(cli: &Cli) -> String {
 /// `arg` quoted for `sh`.
 fn shell_quote(arg: &str) -> String {
     format!("'{}'", arg.replace('\'', "'\\''"))
-}
-
-impl Executor for ClaudeExecutor {
-    fn describe(&self) -> String {
-        format!("claude · {}", self.cli.settings().program)
-    }
-
-    fn run_turn<'a>(
-        &'a self,
-        request: TurnRequest,
-        observer: &'a dyn TurnObserver,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>> {
-        Box::pin(self.turn(request, observer, cancel))
-    }
 }
 
 #[cfg(test)]

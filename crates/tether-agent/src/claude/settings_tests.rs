@@ -1,23 +1,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::*;
 
 fn cli(run: Option<&'static str>) -> Cli {
     let settings = CliSettings {
-        program: "claude".into(),
-        args: Vec::new(),
-        env: Vec::new(),
-        turn_timeout: Duration::from_secs(60),
         workspace: PathBuf::from("/work/it's here"),
         tether: PathBuf::from("/opt/tether/bin/tether"),
-        env_remove: Vec::new(),
-        mcp_extra: Vec::new(),
-        sandbox: None,
-        read_only_sandbox: None,
-        scratch: None,
-        bridge: None,
+        ..crate::cli::test_support::settings("claude")
     };
     Cli::new(
         &crate::claude::CLI,

@@ -1,19 +1,6 @@
-use std::sync::Mutex;
-
-use std::io::Write;
-
 use super::*;
-use crate::cli::lines::LineSink;
 use crate::cli::summary::SUMMARY_CHARS;
-
-#[derive(Default)]
-struct Events(Mutex<Vec<AgentEvent>>);
-
-impl TurnObserver for Events {
-    fn event(&self, event: AgentEvent) {
-        self.0.lock().unwrap().push(event);
-    }
-}
+use crate::cli::test_support::{Events, feed as feed_to};
 
 const SAMPLE: &str = r#"{"type":"system","subtype":"init","mcp_servers":[{"name":"tether","status":"connected"}]}
 {"type":"assistant","message":{"content":[{"type":"text","text":"I need a decision."}]}}
@@ -27,16 +14,9 @@ const SAMPLE: &str = r#"{"type":"system","subtype":"init","mcp_servers":[{"name"
 fn feed(text: &str, chunk: usize) -> (Seen, Vec<AgentEvent>, Vec<u8>, bool) {
     let events = Events::default();
     let stop = CancellationToken::new();
-    let mut raw = Vec::new();
-    let seen = {
-        let mut sink = LineSink::new(Box::new(&mut raw), StreamParser::new(&events, stop.clone()));
-        for part in text.as_bytes().chunks(chunk) {
-            sink.write_all(part).unwrap();
-        }
-        sink.finish().unwrap().seen
-    };
-    let events = events.0.into_inner().unwrap();
-    (seen, events, raw, stop.is_cancelled())
+    let (parser, raw) = feed_to(text, chunk, StreamParser::new(&events, stop.clone()));
+    let seen = parser.seen;
+    (seen, events.taken(), raw, stop.is_cancelled())
 }
 
 #[test]

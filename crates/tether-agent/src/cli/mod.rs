@@ -26,7 +26,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use tether_tools::{ProgramCommand, ShellEnd};
+use tether_tools::{ProgramCommand, ProgramRun, ShellEnd};
+
+use crate::executor::ExecError;
 
 pub use descriptor::{AGENT_CLIS, AgentCli, ConfigDir, Gate, KeyNaming, find};
 pub use version::{Version, parse_version};
@@ -262,23 +264,13 @@ impl Cli {
         input: Option<Vec<u8>>,
         env: Vec<(String, String)>,
     ) -> ProgramCommand {
-        let mut command = self.command(argv, input, self.settings.turn_timeout, env);
+        let mut command = self
+            .settings
+            .command(argv, input, self.settings.turn_timeout, env);
         if access == crate::Access::ReadOnly && self.settings.read_only_sandbox.is_some() {
             command.sandbox = self.settings.read_only_sandbox.clone();
         }
         command
-    }
-
-    /// A supervised process running `argv` in the workspace, with `env` then `[executor] env`
-    /// set and the keys tether holds removed.
-    pub fn command(
-        &self,
-        argv: Vec<String>,
-        input: Option<Vec<u8>>,
-        timeout: Duration,
-        env: Vec<(String, String)>,
-    ) -> ProgramCommand {
-        self.settings.command(argv, input, timeout, env)
     }
 
     /// The program followed by `args`.
@@ -314,6 +306,31 @@ impl Cli {
         }
     }
 
+    /// What [`crate::Executor::describe`] says of it: `claude · /usr/bin/claude`.
+    pub fn label(&self) -> String {
+        format!("{} · {}", self.agent.program, self.settings.program)
+    }
+
+    /// The turn stopped early: cancelled (when `cancelled`, the turn's own token fired) or over
+    /// its time. `Ok` when it ran to its end, however that went.
+    pub fn check_end(&self, end: ShellEnd, cancelled: bool) -> Result<(), ExecError> {
+        match end {
+            ShellEnd::Cancelled if cancelled => Err(ExecError::Cancelled),
+            ShellEnd::TimedOut => Err(ExecError::Model(Box::new(self.timed_out()))),
+            _ => Ok(()),
+        }
+    }
+
+    /// How a turn that ran but did not succeed failed: a usage limit when what the CLI said
+    /// (`said`, then its stderr) names one — the loop waits it out —, else
+    /// [`CliError::Failed`] with `detail`.
+    pub fn failure(&self, run: &ProgramRun, said: &str, detail: String) -> ExecError {
+        match limits::recognise(&format!("{said}\n{}", run.stderr), limits::now_unix()) {
+            Some(limit) => ExecError::UsageLimit(limit),
+            None => ExecError::Model(Box::new(self.failed(run.end, detail))),
+        }
+    }
+
     /// A [`CliError::McpNotConnected`] with what the CLI reported.
     pub fn mcp_not_connected(&self, status: String) -> CliError {
         CliError::McpNotConnected {
@@ -336,3 +353,6 @@ pub fn describe_end(end: ShellEnd) -> String {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+pub(crate) mod test_support;

@@ -57,7 +57,10 @@ impl Cli {
             return Ok(*version);
         }
         let setup = |e: CliError| ExecError::Setup(Box::new(e));
-        let command = self.command(self.argv(["--version"]), None, VERSION_TIMEOUT, Vec::new());
+        let argv = self.argv(["--version"]);
+        let command = self
+            .settings()
+            .command(argv, None, VERSION_TIMEOUT, Vec::new());
         let run = run_program(&command, cancel)
             .await
             .map_err(|e| setup(self.not_runnable(format!("could not start: {e}"))))?;

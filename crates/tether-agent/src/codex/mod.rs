@@ -15,16 +15,13 @@
 pub(crate) mod provider;
 mod stream;
 
-use futures_util::future::BoxFuture;
 use tether_tools::{ProgramRun, ShellEnd, run_program_tees};
-use tokio_util::sync::CancellationToken;
 
 use crate::cli::lines::LineSink;
 use crate::cli::{
-    AgentCli, Cli, CliError, CliSettings, ConfigDir, Gate, KeyNaming, RunId, SERVER, TOOL_TIMEOUT,
-    Version, limits,
+    AgentCli, Cli, CliSettings, ConfigDir, Gate, KeyNaming, RunId, SERVER, TOOL_TIMEOUT, Version,
 };
-use crate::executor::{Access, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
+use crate::executor::{Access, ExecError, Turn, TurnOutcome, Turns};
 use stream::{Seen, StderrWatch, StreamParser};
 
 /// How long Codex waits for tether's MCP server to start (it answers at once; a cold disk may
@@ -125,28 +122,49 @@ impl CodexExecutor {
         argv
     }
 
-    async fn turn(
-        &self,
-        request: TurnRequest,
-        observer: &dyn TurnObserver,
-        cancel: CancellationToken,
-    ) -> Result<TurnOutcome, ExecError> {
-        self.cli.check_version(&cancel).await?;
+    /// What the turn came to, once it ran to its end.
+    fn outcome(&self, run: ProgramRun, seen: Seen) -> Result<TurnOutcome, ExecError> {
+        // A top-level `error` (a retried stream, say) does not fail a turn that completed.
+        if seen.completed && run.end == ShellEnd::Exited(0) {
+            return Ok(TurnOutcome {
+                final_message: seen.final_message,
+                tool_calls: seen.tool_calls,
+                input_tokens: seen.input_tokens,
+                cached_input_tokens: seen.cached_input_tokens,
+                output_tokens: seen.output_tokens,
+                cost_usd: None,
+            });
+        }
+        let detail = match seen.failure {
+            Some(message) => message,
+            None => format!("no completed turn; stderr: {}", run.stderr.trim()),
+        };
+        Err(self.cli.failure(&run, &detail, detail.clone()))
+    }
+}
+
+impl Turns for CodexExecutor {
+    fn label(&self) -> String {
+        self.cli.label()
+    }
+
+    async fn turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
+        self.cli.check_version(&turn.cancel).await?;
         let transcript_err = |source| ExecError::Transcript {
-            path: request.transcript.clone(),
+            path: turn.request.transcript.clone(),
             source,
         };
-        if let Some(dir) = request.transcript.parent() {
+        if let Some(dir) = turn.request.transcript.parent() {
             std::fs::create_dir_all(dir).map_err(transcript_err)?;
         }
-        let file = std::fs::File::create(&request.transcript).map_err(transcript_err)?;
+        let file = std::fs::File::create(&turn.request.transcript).map_err(transcript_err)?;
         // A turn whose MCP server did not start is stopped at once (see `StderrWatch`).
-        let child_cancel = cancel.child_token();
+        let child_cancel = turn.cancel.child_token();
         let mut sink = LineSink::new(
             Box::new(std::io::BufWriter::new(file)),
-            StreamParser::new(observer),
+            StreamParser::new(turn.observer),
         );
-        let stderr_path = request.transcript.with_extension("stderr.log");
+        let stderr_path = turn.request.transcript.with_extension("stderr.log");
         let stderr_file =
             std::fs::File::create(&stderr_path).map_err(|source| ExecError::Transcript {
                 path: stderr_path.clone(),
@@ -157,9 +175,9 @@ impl CodexExecutor {
             child_cancel.clone(),
         );
         let command = self.cli.turn_command(
-            request.access,
-            self.turn_argv(request.access),
-            Some(request.prompt.clone().into_bytes()),
+            turn.request.access,
+            self.turn_argv(turn.request.access),
+            Some(turn.request.prompt.clone().into_bytes()),
             Self::env(),
         );
         let run = run_program_tees(&command, &child_cancel, &mut sink, &mut stderr).await;
@@ -176,57 +194,8 @@ impl CodexExecutor {
         if let Some(line) = stderr.mcp_failed.take() {
             return Err(ExecError::Setup(Box::new(self.cli.mcp_not_connected(line))));
         }
-        self.outcome(run, seen, cancel.is_cancelled())
-    }
-
-    fn outcome(
-        &self,
-        run: ProgramRun,
-        seen: Seen,
-        cancelled: bool,
-    ) -> Result<TurnOutcome, ExecError> {
-        let fail = |e: CliError| Err(ExecError::Model(Box::new(e)));
-        match run.end {
-            ShellEnd::Cancelled if cancelled => return Err(ExecError::Cancelled),
-            ShellEnd::TimedOut => return fail(self.cli.timed_out()),
-            _ => {}
-        }
-        // A top-level `error` (a retried stream, say) does not fail a turn that completed.
-        if seen.completed && run.end == ShellEnd::Exited(0) {
-            return Ok(TurnOutcome {
-                final_message: seen.final_message,
-                tool_calls: seen.tool_calls,
-                input_tokens: seen.input_tokens,
-                cached_input_tokens: seen.cached_input_tokens,
-                output_tokens: seen.output_tokens,
-                cost_usd: None,
-            });
-        }
-        let detail = match seen.failure {
-            Some(message) => message,
-            None => format!("no completed turn; stderr: {}", run.stderr.trim()),
-        };
-        if let Some(limit) =
-            limits::recognise(&format!("{detail}\n{}", run.stderr), limits::now_unix())
-        {
-            return Err(ExecError::UsageLimit(limit));
-        }
-        fail(self.cli.failed(run.end, detail))
-    }
-}
-
-impl Executor for CodexExecutor {
-    fn describe(&self) -> String {
-        format!("codex · {}", self.cli.settings().program)
-    }
-
-    fn run_turn<'a>(
-        &'a self,
-        request: TurnRequest,
-        observer: &'a dyn TurnObserver,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>> {
-        Box::pin(self.turn(request, observer, cancel))
+        self.cli.check_end(run.end, turn.cancel.is_cancelled())?;
+        self.outcome(run, seen)
     }
 }
 

@@ -1,17 +1,4 @@
-use std::io::Write;
-use std::sync::Mutex;
-
 use super::*;
-use crate::cli::lines::LineSink;
-
-#[derive(Default)]
-struct Events(Mutex<Vec<AgentEvent>>);
-
-impl TurnObserver for Events {
-    fn event(&self, event: AgentEvent) {
-        self.0.lock().unwrap().push(event);
-    }
-}
 
 /// A turn as `codex exec --json` printed it: a harmless error item, a question over MCP answered
 /// by a human, a command that failed, a file change, the final message and the usage.
@@ -28,18 +15,7 @@ const SAMPLE: &str = r#"{"type":"thread.started","thread_id":"01a203cc-a909-72e2
 {"type":"item.completed","item":{"id":"item_6","type":"agent_message","text":"Using LRU. <promise>DONE</promise>"}}
 {"type":"turn.completed","usage":{"input_tokens":20,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":10,"reasoning_output_tokens":0}}"#;
 
-fn feed(text: &str, chunk: usize) -> (Seen, Vec<AgentEvent>, Vec<u8>) {
-    let events = Events::default();
-    let mut raw = Vec::new();
-    let seen = {
-        let mut sink = LineSink::new(Box::new(&mut raw), StreamParser::new(&events));
-        for part in text.as_bytes().chunks(chunk) {
-            sink.write_all(part).unwrap();
-        }
-        sink.finish().unwrap().seen
-    };
-    (seen, events.0.into_inner().unwrap(), raw)
-}
+crate::cli::test_support::feed_fn!(StreamParser::new);
 
 #[test]
 fn a_stream_becomes_tool_calls_usage_and_the_last_message_whatever_the_chunks() {

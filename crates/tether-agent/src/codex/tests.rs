@@ -6,18 +6,9 @@ use super::*;
 
 fn executor() -> CodexExecutor {
     let settings = CliSettings {
-        program: "codex".into(),
         args: vec!["-m".into(), "gpt-5-codex".into()],
-        env: Vec::new(),
-        turn_timeout: Duration::from_secs(60),
-        workspace: PathBuf::from("/ws"),
         tether: PathBuf::from("/bin/te\"ther"),
-        env_remove: Vec::new(),
-        mcp_extra: Vec::new(),
-        sandbox: None,
-        read_only_sandbox: None,
-        scratch: None,
-        bridge: None,
+        ..crate::cli::test_support::settings("codex")
     };
     CodexExecutor::new(settings, Arc::new(|| Some("r-1".to_owned())))
 }
@@ -44,6 +35,14 @@ fn run_of(end: ShellEnd, stderr: &str) -> ProgramRun {
     }
 }
 
+/// What a turn that ran as `run` came to: stopped early (`cancelled`: its token fired), or its
+/// outcome.
+fn ended(run: ProgramRun, seen: Seen, cancelled: bool) -> Result<TurnOutcome, ExecError> {
+    let executor = executor();
+    executor.cli.check_end(run.end, cancelled)?;
+    executor.outcome(run, seen)
+}
+
 fn completed() -> Seen {
     Seen {
         final_message: "Done.".into(),
@@ -58,9 +57,7 @@ fn completed() -> Seen {
 
 #[test]
 fn a_completed_turn_is_the_outcome_even_after_a_retried_error() {
-    let outcome = executor()
-        .outcome(run_of(ShellEnd::Exited(0), ""), completed(), false)
-        .unwrap();
+    let outcome = ended(run_of(ShellEnd::Exited(0), ""), completed(), false).unwrap();
     assert_eq!(
         outcome,
         TurnOutcome {
@@ -80,18 +77,18 @@ fn a_failed_turn_is_a_usage_limit_a_failure_a_timeout_or_a_cancel() {
         failure: Some(message.to_owned()),
         ..Seen::default()
     };
-    let limit = executor().outcome(
+    let limit = ended(
         run_of(ShellEnd::Exited(1), ""),
         failed("exceeded retry limit, last status: 429 Too Many Requests"),
         false,
     );
     assert!(matches!(limit, Err(ExecError::UsageLimit(_))), "{limit:?}");
-    let other = executor().outcome(run_of(ShellEnd::Exited(1), ""), failed("boom"), false);
+    let other = ended(run_of(ShellEnd::Exited(1), ""), failed("boom"), false);
     let Err(ExecError::Model(e)) = other else {
         panic!("{other:?}")
     };
     assert_eq!(e.to_string(), "Codex failed (exit status 1): boom");
-    let silent = executor().outcome(
+    let silent = ended(
         run_of(ShellEnd::Exited(2), "error: unexpected argument"),
         Seen::default(),
         false,
@@ -103,12 +100,12 @@ fn a_failed_turn_is_a_usage_limit_a_failure_a_timeout_or_a_cancel() {
         e.to_string().contains("stderr: error: unexpected argument"),
         "{e}"
     );
-    let timeout = executor().outcome(run_of(ShellEnd::TimedOut, ""), Seen::default(), false);
+    let timeout = ended(run_of(ShellEnd::TimedOut, ""), Seen::default(), false);
     let Err(ExecError::Model(e)) = timeout else {
         panic!("{timeout:?}")
     };
     assert_eq!(e.to_string(), "Codex ran longer than 60 s and was killed");
-    let cancelled = executor().outcome(run_of(ShellEnd::Cancelled, ""), completed(), true);
+    let cancelled = ended(run_of(ShellEnd::Cancelled, ""), completed(), true);
     assert!(
         matches!(cancelled, Err(ExecError::Cancelled)),
         "{cancelled:?}"

@@ -26,15 +26,14 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use tether_tools::{ProgramRun, ShellEnd, run_program};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{
     AgentCli, Cli, CliError, CliSettings, ConfigDir, Gate, KeyNaming, RunId, SERVER, TOOL_TIMEOUT,
-    Version, limits,
+    Version,
 };
-use crate::executor::{Access, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
+use crate::executor::{Access, ExecError, Turn, TurnOutcome, TurnRequest, Turns};
 use stream::{Seen, StreamParser};
 
 /// pi's tools a read-only turn may use, and tether's own (MCP tools are declared only when
@@ -183,7 +182,7 @@ impl PiExecutor {
         if self.mcp_connected.get().is_some() {
             return Ok(());
         }
-        let command = self.cli.command(
+        let command = self.cli.settings().command(
             self.cli.argv(["mcp", "list"]),
             None,
             MCP_LIST_TIMEOUT,
@@ -209,46 +208,10 @@ impl PiExecutor {
         }
     }
 
-    async fn turn(
-        &self,
-        request: TurnRequest,
-        observer: &dyn TurnObserver,
-        cancel: CancellationToken,
-    ) -> Result<TurnOutcome, ExecError> {
-        self.cli.check_version(&cancel).await?;
-        let agent_dir = self.prepare_agent_dir(&request)?;
-        let gate = self.write_gate(&request)?;
-        self.check_mcp(&agent_dir, &cancel).await?;
-        let command = self.cli.turn_command(
-            request.access,
-            self.turn_argv(request.access, &gate),
-            Some(request.prompt.clone().into_bytes()),
-            Self::env(&agent_dir),
-        );
-        let (run, parser) = self
-            .cli
-            .run_streamed(
-                &command,
-                &request.transcript,
-                StreamParser::new(observer),
-                &cancel,
-            )
-            .await?;
-        let seen = parser.seen;
-        self.outcome(run, seen, cancel.is_cancelled())
-    }
-
-    fn outcome(
-        &self,
-        run: ProgramRun,
-        seen: Seen,
-        cancelled: bool,
-    ) -> Result<TurnOutcome, ExecError> {
-        match run.end {
-            ShellEnd::Cancelled if cancelled => return Err(ExecError::Cancelled),
-            ShellEnd::TimedOut => return Err(ExecError::Model(Box::new(self.cli.timed_out()))),
-            _ => {}
-        }
+    /// What the turn came to, once it ran to its end.
+    fn outcome(&self, run: ProgramRun, seen: Seen) -> Result<TurnOutcome, ExecError> {
+        // pi's own words first: they are the limit's message when it is one.
+        let mut said = String::new();
         let detail = match seen.last {
             Some(last) if !last.failed() && run.end == ShellEnd::Exited(0) => {
                 return Ok(TurnOutcome {
@@ -262,12 +225,7 @@ impl PiExecutor {
             }
             Some(last) if last.failed() => {
                 let error = last.error.unwrap_or_else(|| "no error message".to_owned());
-                // pi's own words first: they are the limit's message when it is one.
-                if let Some(limit) =
-                    limits::recognise(&format!("{error}\n{}", run.stderr), limits::now_unix())
-                {
-                    return Err(ExecError::UsageLimit(limit));
-                }
+                said.clone_from(&error);
                 match last.stop_reason.as_str() {
                     "aborted" => format!("the turn was aborted: {error}"),
                     _ => format!("the model call failed: {error}"),
@@ -276,10 +234,7 @@ impl PiExecutor {
             Some(_) => format!("stderr: {}", run.stderr.trim()),
             None => format!("no assistant message; stderr: {}", run.stderr.trim()),
         };
-        if let Some(limit) = limits::recognise(&run.stderr, limits::now_unix()) {
-            return Err(ExecError::UsageLimit(limit));
-        }
-        Err(ExecError::Model(Box::new(self.cli.failed(run.end, detail))))
+        Err(self.cli.failure(&run, &said, detail))
     }
 }
 
@@ -309,18 +264,34 @@ fn mcp_status(report: &str) -> String {
     text.chars().take(MCP_STATUS_CHARS).collect()
 }
 
-impl Executor for PiExecutor {
-    fn describe(&self) -> String {
-        format!("pi · {}", self.cli.settings().program)
+impl Turns for PiExecutor {
+    fn label(&self) -> String {
+        self.cli.label()
     }
 
-    fn run_turn<'a>(
-        &'a self,
-        request: TurnRequest,
-        observer: &'a dyn TurnObserver,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>> {
-        Box::pin(self.turn(request, observer, cancel))
+    async fn turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
+        self.cli.check_version(&turn.cancel).await?;
+        let agent_dir = self.prepare_agent_dir(&turn.request)?;
+        let gate = self.write_gate(&turn.request)?;
+        self.check_mcp(&agent_dir, &turn.cancel).await?;
+        let command = self.cli.turn_command(
+            turn.request.access,
+            self.turn_argv(turn.request.access, &gate),
+            Some(turn.request.prompt.clone().into_bytes()),
+            Self::env(&agent_dir),
+        );
+        let (run, parser) = self
+            .cli
+            .run_streamed(
+                &command,
+                &turn.request.transcript,
+                StreamParser::new(turn.observer),
+                &turn.cancel,
+            )
+            .await?;
+        let seen = parser.seen;
+        self.cli.check_end(run.end, turn.cancel.is_cancelled())?;
+        self.outcome(run, seen)
     }
 }
 

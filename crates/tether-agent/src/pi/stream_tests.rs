@@ -1,17 +1,4 @@
-use std::io::Write;
-use std::sync::Mutex;
-
 use super::*;
-use crate::cli::lines::LineSink;
-
-#[derive(Default)]
-struct Events(Mutex<Vec<AgentEvent>>);
-
-impl TurnObserver for Events {
-    fn event(&self, event: AgentEvent) {
-        self.0.lock().unwrap().push(event);
-    }
-}
 
 /// A recorded pi 1.5.2 turn: the model asks a human over MCP, waits 70 s for the answer (two
 /// progress updates), then answers.
@@ -29,18 +16,7 @@ const BASH: &str = r#"{"type":"message_end","message":{"role":"assistant","conte
 {"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"Tests fail."},{"type":"text","text":"Stopping here."}],"usage":{"input":40,"output":6},"stopReason":"stop"}}
 {"type":"agent_settled","aborted":false}"#;
 
-fn feed(text: &str, chunk: usize) -> (Seen, Vec<AgentEvent>, Vec<u8>) {
-    let events = Events::default();
-    let mut raw = Vec::new();
-    let seen = {
-        let mut sink = LineSink::new(Box::new(&mut raw), StreamParser::new(&events));
-        for part in text.as_bytes().chunks(chunk) {
-            sink.write_all(part).unwrap();
-        }
-        sink.finish().unwrap().seen
-    };
-    (seen, events.0.into_inner().unwrap(), raw)
-}
+crate::cli::test_support::feed_fn!(StreamParser::new);
 
 #[test]
 fn the_recorded_stream_becomes_a_tool_call_model_calls_and_the_final_message() {

@@ -7,8 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tether_config::{Secret, Workspace};
-use tether_human::slack::Slack;
-use tether_human::{Broker, Channel};
+use tether_human::{Broker, DynChannel};
 use tether_slack::{RawSlackSettings, SlackClient, SlackSettings, option_action_id};
 use tether_store::{Journal, NewQuestion, Store};
 use tether_testkit::FakeSlackServer;
@@ -46,7 +45,7 @@ fn broker(server: &FakeSlackServer, ws: &Workspace, registry: &Path) -> Broker {
     .unwrap();
     std::fs::create_dir_all(ws.state_dir()).unwrap();
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
-    let channel: Arc<dyn Channel> = Arc::new(Slack::with_registry_dir(
+    let channel: Arc<dyn DynChannel> = Arc::new(tether_human::slack::channel_with_registry_dir(
         SlackClient::new(&settings).unwrap(),
         journal.clone(),
         ws.state_dir(),

@@ -4,8 +4,7 @@
 use std::sync::Arc;
 
 use tether_config::{Secret, Workspace};
-use tether_human::zulip::Zulip;
-use tether_human::{Broker, Channel};
+use tether_human::{Broker, DynChannel};
 use tether_store::{Journal, Store};
 use tether_testkit::zulip_server::FakeZulipServer;
 use tether_zulip::{ZulipClient, ZulipSettings};
@@ -20,7 +19,7 @@ pub fn zulip_broker(server: &FakeZulipServer, ws: &Workspace) -> (Journal, Broke
     )
     .unwrap();
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
-    let channel: Arc<dyn Channel> = Arc::new(Zulip::new(
+    let channel: Arc<dyn DynChannel> = Arc::new(tether_human::zulip::channel(
         ZulipClient::new(&settings).unwrap(),
         journal.clone(),
     ));
@@ -50,7 +49,27 @@ pub fn telegram_channel(
     chat: i64,
     ws: &Workspace,
     registry: &std::path::Path,
-) -> (Journal, Arc<tether_human::telegram::Telegram>) {
+) -> (
+    Journal,
+    Arc<tether_human::chat::Chat<tether_human::telegram::Telegram>>,
+) {
+    let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
+    let channel = Arc::new(tether_human::telegram::channel(
+        telegram_client(server, chat, registry),
+        journal.clone(),
+        ws.state_dir(),
+    ));
+    (journal, channel)
+}
+
+/// A client of `server`'s bot asking in `chat`, with the bot's registry (and poller lock)
+/// under `registry`. Short timings.
+#[allow(dead_code)]
+pub fn telegram_client(
+    server: &tether_testkit::FakeTelegramServer,
+    chat: i64,
+    registry: &std::path::Path,
+) -> tether_telegram::TelegramClient {
     use std::time::Duration;
     use tether_telegram::{ApiOptions, ClientOptions, RetryPolicy, TelegramClient};
     let settings = tether_telegram::TelegramSettings::new(
@@ -73,11 +92,5 @@ pub fn telegram_channel(
         lock_retry: Duration::from_millis(20),
         unknown_recheck: Duration::from_millis(20),
     };
-    let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
-    let channel = Arc::new(tether_human::telegram::Telegram::new(
-        TelegramClient::new(&settings, options).unwrap(),
-        journal.clone(),
-        ws.state_dir(),
-    ));
-    (journal, channel)
+    TelegramClient::new(&settings, options).unwrap()
 }

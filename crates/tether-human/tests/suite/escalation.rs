@@ -6,9 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use tether_config::Workspace;
-use tether_human::{Answer, Broker, Channel, ChannelAnswer, Escalation};
+use tether_human::{Answer, Broker, Channel, ChannelAnswer, DynChannel, Escalation};
 use tether_store::{Journal, NewQuestion, Question, QuestionStatus, Store, StoreOptions};
 use tether_testkit::wait_until_async;
 use tokio::sync::watch;
@@ -52,11 +51,7 @@ impl Channel for Recorder {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn offer<'a>(
-        &'a self,
-        _question: &'a Question,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
+    async fn offer(&self, _question: &Question, stop: CancellationToken) -> Option<ChannelAnswer> {
         self.offers.fetch_add(1, Ordering::SeqCst);
         let mut rx = self.answer.subscribe();
         Box::pin(async move {
@@ -65,17 +60,18 @@ impl Channel for Recorder {
                 () = stop.cancelled() => None,
             }
         })
+        .await
     }
-    fn answered_elsewhere<'a>(&'a self, _q: &'a Question, answer: &'a Answer) -> BoxFuture<'a, ()> {
+    async fn answered_elsewhere(&self, _q: &Question, answer: &Answer) {
         self.told
             .lock()
             .unwrap()
             .push(format!("{} by {}", answer.channel, answer.responder));
-        Box::pin(async {})
+        Box::pin(async {}).await
     }
-    fn remind<'a>(&'a self, _question: &'a Question) -> BoxFuture<'a, ()> {
+    async fn remind(&self, _question: &Question) {
         self.reminders.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async {})
+        Box::pin(async {}).await
     }
 }
 
@@ -111,8 +107,8 @@ fn setup() -> Setup {
 }
 
 fn broker(s: &Setup) -> Broker {
-    let chat: Arc<dyn Channel> = s.chat.clone();
-    let oncall: Arc<dyn Channel> = s.oncall.clone();
+    let chat: Arc<dyn DynChannel> = s.chat.clone();
+    let oncall: Arc<dyn DynChannel> = s.oncall.clone();
     Broker::new(s.journal.clone(), s.ws.state_dir(), vec![chat]).with_escalation(Escalation {
         remind_after: Some(30 * MINUTE),
         escalate_after: Some(120 * MINUTE),

@@ -4,12 +4,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use serde_json::json;
 use tether_config::Workspace;
 use tether_human::broker::answer;
 use tether_human::tool::AskHuman;
-use tether_human::{Answer, AskPolicy, Broker, BrokerError, Channel, ChannelAnswer, Desk, Timeout};
+use tether_human::{
+    Answer, AskPolicy, Broker, BrokerError, Channel, ChannelAnswer, Desk, DynChannel, Timeout,
+};
 use tether_store::Journal;
 use tether_store::NewQuestion;
 use tether_store::{AnswerOutcome, Question, QuestionStatus, Store};
@@ -90,28 +91,20 @@ impl Channel for Scripted {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn offer<'a>(
-        &'a self,
-        _q: &'a Question,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async move {
-            match self.answer {
-                Some(a) => Some(ChannelAnswer::text(a, "carol")),
-                None => {
-                    stop.cancelled().await;
-                    None
-                }
+    async fn offer(&self, _q: &Question, stop: CancellationToken) -> Option<ChannelAnswer> {
+        match self.answer {
+            Some(a) => Some(ChannelAnswer::text(a, "carol")),
+            None => {
+                stop.cancelled().await;
+                None
             }
-        })
+        }
     }
-    fn answered_elsewhere<'a>(&'a self, _q: &'a Question, a: &'a Answer) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            self.told
-                .lock()
-                .unwrap()
-                .push(format!("answered on {} by {}", a.channel, a.responder));
-        })
+    async fn answered_elsewhere(&self, _q: &Question, a: &Answer) {
+        self.told
+            .lock()
+            .unwrap()
+            .push(format!("answered on {} by {}", a.channel, a.responder));
     }
 }
 
@@ -119,7 +112,7 @@ impl Channel for Scripted {
 async fn a_channel_answer_is_stored_and_the_other_channels_are_told() {
     let (_d, ws, journal) = setup();
     let told = Arc::new(Mutex::new(Vec::new()));
-    let channels: Vec<Arc<dyn Channel>> = vec![
+    let channels: Vec<Arc<dyn DynChannel>> = vec![
         Arc::new(Scripted {
             name: "zulip",
             answer: None,

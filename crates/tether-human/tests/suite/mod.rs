@@ -1,3 +1,4 @@
+mod contract;
 mod email_sink;
 mod escalation;
 mod escalation_desk;

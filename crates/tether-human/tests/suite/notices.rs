@@ -11,11 +11,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use tether_config::{Config, NoticeKind, Workspace};
-use tether_human::channels::BoxFuture;
 use tether_human::desktop::Desktop;
 use tether_human::terminal::notice_line;
 use tether_human::{
-    AskPolicy, Broker, Channel, ChannelAnswer, Desk, Notice, NoticeRoutes, NoticeSink,
+    AskPolicy, Broker, Channel, ChannelAnswer, Desk, DynChannel, Notice, NoticeRoutes, NoticeSink,
 };
 use tether_store::{
     Event, EventSink as _, Journal, Outcome, Question, RunId, Seq, Store, StoredEvent,
@@ -46,19 +45,13 @@ impl Channel for Recording {
         self.name
     }
 
-    fn offer<'a>(
-        &'a self,
-        _question: &'a Question,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async move {
-            stop.cancelled().await;
-            None
-        })
+    async fn offer(&self, _question: &Question, stop: CancellationToken) -> Option<ChannelAnswer> {
+        stop.cancelled().await;
+        None
     }
 
-    fn notice<'a>(&'a self, notice: &'a Notice) -> BoxFuture<'a, ()> {
-        Box::pin(async move { self.got.lock().unwrap().push(notice.clone()) })
+    async fn notice(&self, notice: &Notice) {
+        self.got.lock().unwrap().push(notice.clone())
     }
 }
 
@@ -110,7 +103,7 @@ fn setup() -> Setup {
     let broker = Broker::new(
         journal,
         ws.state_dir(),
-        vec![zulip.clone() as Arc<dyn Channel>, terminal.clone()],
+        vec![zulip.clone() as Arc<dyn DynChannel>, terminal.clone()],
     );
     let mut config = Config::default();
     config.zulip.notify = Some(vec![NoticeKind::Failed]);

@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tether_config::{Config, Workspace};
-use tether_human::channels::BoxFuture;
 use tether_human::{AskPolicy, Broker, Channel, ChannelAnswer, Console, Desk, Timeout};
 use tether_store::{Journal, NewQuestion, Outcome, Question, RunId, RunKind, Store, StoreOptions};
 use tether_testkit::zulip_server::{Endpoint, FakeZulipServer};
@@ -138,19 +137,13 @@ impl Channel for Listener {
         "listener"
     }
 
-    fn offer<'a>(
-        &'a self,
-        _question: &'a Question,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async move {
-            stop.cancelled().await;
-            None
-        })
+    async fn offer(&self, _question: &Question, stop: CancellationToken) -> Option<ChannelAnswer> {
+        stop.cancelled().await;
+        None
     }
 
-    fn run_ended<'a>(&'a self, run: &'a RunId, outcome: Outcome) -> BoxFuture<'a, ()> {
-        Box::pin(async move { self.ended.lock().unwrap().push((run.clone(), outcome)) })
+    async fn run_ended(&self, run: &RunId, outcome: Outcome) {
+        self.ended.lock().unwrap().push((run.clone(), outcome))
     }
 }
 

@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use tether_config::{Config, Secret, Workspace};
 use tether_human::broker::answer;
+use tether_human::chat::Chat;
 use tether_human::notices::Notice;
 use tether_human::slack::Slack;
-use tether_human::{Broker, Channel, Console, Desk};
+use tether_human::{Broker, Channel, Console, Desk, DynChannel};
 use tether_slack::{RawSlackSettings, SlackClient, SlackSettings, option_action_id};
 use tether_store::{Journal, NewQuestion, Store};
 use tether_testkit::FakeSlackServer;
@@ -28,7 +29,7 @@ struct Side {
     ws: Workspace,
     journal: Journal,
     broker: Broker,
-    channel: Arc<Slack>,
+    channel: Arc<Chat<Slack>>,
 }
 
 fn client(server: &FakeSlackServer) -> SlackClient {
@@ -49,13 +50,13 @@ fn side_at(server: &FakeSlackServer, root: &Path, registry: &Path) -> Side {
     let ws = Workspace::at(root);
     std::fs::create_dir_all(ws.state_dir()).unwrap();
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
-    let channel = Arc::new(Slack::with_registry_dir(
+    let channel = Arc::new(tether_human::slack::channel_with_registry_dir(
         client(server),
         journal.clone(),
         ws.state_dir(),
         registry.to_path_buf(),
     ));
-    let as_channel: Arc<dyn Channel> = channel.clone();
+    let as_channel: Arc<dyn DynChannel> = channel.clone();
     let broker = Broker::new(journal.clone(), ws.state_dir(), vec![as_channel]);
     Side {
         _dir: None,
@@ -329,7 +330,7 @@ async fn a_notice_goes_to_the_runs_thread_or_else_the_channel() {
         text: format!("Run {run} paused: the budget is spent."),
         resume: Some(format!("tether resume {run}")),
     };
-    within(s.channel.notice(&notice)).await;
+    within(Channel::notice(&*s.channel, &notice)).await;
     let top = server.messages();
     assert_eq!(top.len(), 1);
     assert_eq!(top[0].thread_ts, None, "no question yet: in the channel");
@@ -346,7 +347,7 @@ async fn a_notice_goes_to_the_runs_thread_or_else_the_channel() {
     server.wait_for_sockets(1, WAIT).await.unwrap();
     server.reply(&posted[0].ts, HUMAN, "ok");
     within(waiting).await.unwrap().unwrap();
-    within(s.channel.notice(&notice)).await;
+    within(Channel::notice(&*s.channel, &notice)).await;
     let notes = server.notes_in(&posted[0].ts);
     assert!(notes.iter().any(|n| n.text.contains("paused")), "{notes:?}");
     assert!(server.requests(SlackMethod::PostMessage) >= 3);

@@ -5,7 +5,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use tether_config::Workspace;
 use tether_human::broker::answer;
 use tether_human::terminal::Terminal;
@@ -99,24 +98,18 @@ impl Channel for AnswersAfterTheSinkSawIt {
         "test"
     }
 
-    fn offer<'a>(
-        &'a self,
-        _question: &'a Question,
-        _stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async move {
-            wait_until_async(
-                "the sink to see the question",
-                Duration::from_secs(10),
-                || {
-                    let seen = self.0.0.lock().unwrap();
-                    seen.iter().any(|k| k == "question_asked").then_some(())
-                },
-            )
-            .await
-            .ok()?;
-            Some(ChannelAnswer::text("go", "tester".to_owned()))
-        })
+    async fn offer(&self, _question: &Question, _stop: CancellationToken) -> Option<ChannelAnswer> {
+        wait_until_async(
+            "the sink to see the question",
+            Duration::from_secs(10),
+            || {
+                let seen = self.0.0.lock().unwrap();
+                seen.iter().any(|k| k == "question_asked").then_some(())
+            },
+        )
+        .await
+        .ok()?;
+        Some(ChannelAnswer::text("go", "tester".to_owned()))
     }
 }
 

@@ -10,7 +10,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use tether_agent::BuiltinAgent;
 use tether_config::{Config, Workspace};
 use tether_core::goal::{self, GoalEnd, GoalSpec, RuleSettings};
@@ -65,17 +64,11 @@ impl Channel for AutoAnswer {
         "demo"
     }
 
-    fn offer<'a>(
-        &'a self,
-        _question: &'a Question,
-        _stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async {
-            Some(ChannelAnswer::text(
-                script::AUTO_ANSWER,
-                "tether demo --yes",
-            ))
-        })
+    async fn offer(&self, _question: &Question, _stop: CancellationToken) -> Option<ChannelAnswer> {
+        Some(ChannelAnswer::text(
+            script::AUTO_ANSWER,
+            "tether demo --yes",
+        ))
     }
 }
 

@@ -39,10 +39,9 @@ use std::time::Duration;
 
 use tether_config::Api;
 use tether_model::scripted::Script;
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
-pub use crate::wait::WaitTimeout;
+use crate::serving::Serving;
+use crate::wait::WaitTimeout;
 pub use fault::Fault;
 pub use record::RecordedRequest;
 
@@ -68,40 +67,24 @@ impl FakeModelServerBuilder {
 
     /// Binds `127.0.0.1:0` and starts serving on the current tokio runtime.
     pub async fn start(self) -> std::io::Result<FakeModelServer> {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-        let addr = listener.local_addr()?;
-        let shutdown = CancellationToken::new();
+        let (mut serving, listener) = Serving::bind().await?;
         let shared = Arc::new(Shared {
             script: self.script,
             recorder: Arc::new(Recorder::new()),
             faults: FaultPlan::default(),
             key: self.key,
-            shutdown: shutdown.clone(),
+            shutdown: serving.shutdown(),
         });
-        let app = routes::router(Arc::clone(&shared));
-        let stop = shutdown.clone();
-        let task = tokio::spawn(async move {
-            let served = axum::serve(listener, app)
-                .with_graceful_shutdown(stop.cancelled_owned())
-                .await;
-            drop(served);
-        });
-        Ok(FakeModelServer {
-            addr,
-            shared,
-            shutdown,
-            task,
-        })
+        serving.serve(listener, routes::router(Arc::clone(&shared)));
+        Ok(FakeModelServer { serving, shared })
     }
 }
 
 /// A running fake model server; stops when dropped.
 #[derive(Debug)]
 pub struct FakeModelServer {
-    addr: SocketAddr,
+    serving: Serving,
     shared: Arc<Shared>,
-    shutdown: CancellationToken,
-    task: JoinHandle<()>,
 }
 
 impl FakeModelServer {
@@ -119,14 +102,14 @@ impl FakeModelServer {
     /// OpenAI formats, `http://127.0.0.1:PORT` (no `/v1`, as `ANTHROPIC_BASE_URL`) for Anthropic.
     pub fn base_url(&self, api: Api) -> String {
         match api {
-            Api::OpenAiChat | Api::OpenAiResponses => format!("http://{}/v1", self.addr),
-            Api::Anthropic => format!("http://{}", self.addr),
+            Api::OpenAiChat | Api::OpenAiResponses => format!("http://{}/v1", self.serving.addr()),
+            Api::Anthropic => format!("http://{}", self.serving.addr()),
         }
     }
 
     /// The listening address.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.serving.addr()
     }
 
     /// The script (a clone shares its cursor).
@@ -175,13 +158,6 @@ impl FakeModelServer {
     /// Injects `fault` into each of the next `count` requests (after any queued earlier).
     pub fn fault_next(&self, count: usize, fault: Fault) {
         self.shared.faults.next(count, fault);
-    }
-}
-
-impl Drop for FakeModelServer {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-        self.task.abort();
     }
 }
 

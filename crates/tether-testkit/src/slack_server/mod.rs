@@ -34,12 +34,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 pub use fault::{SlackFault, SlackMethod};
 pub use workspace::StoredMessage;
 
+use crate::serving::Serving;
 use crate::wait::{WaitTimeout, wait_until_async};
 use socket::Sockets;
 use workspace::{Draft, Workspace};
@@ -116,19 +115,8 @@ impl Shared {
 
 /// A running fake Slack; stops when dropped.
 pub struct FakeSlackServer {
-    addr: SocketAddr,
+    serving: Serving,
     shared: Arc<Shared>,
-    shutdown: CancellationToken,
-    tasks: Vec<JoinHandle<()>>,
-}
-
-impl Drop for FakeSlackServer {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-        for task in &self.tasks {
-            task.abort();
-        }
-    }
 }
 
 impl FakeSlackServer {
@@ -141,11 +129,9 @@ impl FakeSlackServer {
 
     /// Binds two ports on `127.0.0.1` and serves on the current tokio runtime.
     pub async fn start() -> std::io::Result<FakeSlackServer> {
-        let http = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+        let (mut serving, http) = Serving::bind().await?;
         let ws = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-        let addr = http.local_addr()?;
-        let shutdown = CancellationToken::new();
-        let sockets = Arc::new(Sockets::new(shutdown.clone()));
+        let sockets = Arc::new(Sockets::new(serving.shutdown()));
         let shared = Arc::new(Shared {
             workspace: Mutex::new(Workspace::new(vec![
                 Self::CHANNEL.to_owned(),
@@ -159,26 +145,14 @@ impl FakeSlackServer {
             app_token: "xapp-fake-app-token-0123456789".into(),
             ws_addr: ws.local_addr()?,
         });
-        let app = web::router(Arc::clone(&shared));
-        let stop = shutdown.clone();
-        let web = tokio::spawn(async move {
-            let served = axum::serve(http, app)
-                .with_graceful_shutdown(stop.cancelled_owned())
-                .await;
-            drop(served);
-        });
-        let socket_task = tokio::spawn(sockets.serve(ws));
-        Ok(FakeSlackServer {
-            addr,
-            shared,
-            shutdown,
-            tasks: vec![web, socket_task],
-        })
+        serving.serve(http, web::router(Arc::clone(&shared)));
+        serving.spawn(sockets.serve(ws));
+        Ok(FakeSlackServer { serving, shared })
     }
 
     /// The Web API's base URL (`http://127.0.0.1:PORT/api`).
     pub fn api_url(&self) -> String {
-        format!("http://{}/api", self.addr)
+        format!("http://{}/api", self.serving.addr())
     }
 
     /// The bot token the fake accepts.
@@ -287,7 +261,7 @@ impl FakeSlackServer {
             "team": {"id": TEAM_ID, "domain": "fake"},
             "channel": {"id": Self::CHANNEL, "name": "tether"},
             "message": message.to_json(),
-            "response_url": format!("http://{}/response/unused", self.addr),
+            "response_url": format!("http://{}/response/unused", self.serving.addr()),
             "actions": [{"type": "button", "action_id": action_id, "block_id": "tether_options",
                 "value": value, "action_ts": "1700000000.000001"}],
         });

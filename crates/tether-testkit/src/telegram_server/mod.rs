@@ -40,11 +40,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use state::{FakeChat, Press, StoredMessage, TelegramUser};
 
+use crate::serving::Serving;
 use crate::wait::WaitTimeout;
 use state::World;
 
@@ -139,9 +139,7 @@ impl FakeTelegramServerBuilder {
 
     /// Binds `127.0.0.1:0` and starts serving on the current tokio runtime.
     pub async fn start(self) -> std::io::Result<FakeTelegramServer> {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-        let addr = listener.local_addr()?;
-        let shutdown = CancellationToken::new();
+        let (mut serving, listener) = Serving::bind().await?;
         let bot_id = self
             .token
             .split(':')
@@ -160,22 +158,10 @@ impl FakeTelegramServerBuilder {
             longpoll: Mutex::new(self.longpoll_timeout),
             faults: Mutex::new(BTreeMap::new()),
             token: self.token.clone(),
-            shutdown: shutdown.clone(),
+            shutdown: serving.shutdown(),
         });
-        let app = routes::router(Arc::clone(&shared));
-        let stop = shutdown.clone();
-        let task = tokio::spawn(async move {
-            let served = axum::serve(listener, app)
-                .with_graceful_shutdown(stop.cancelled_owned())
-                .await;
-            drop(served);
-        });
-        Ok(FakeTelegramServer {
-            addr,
-            shared,
-            shutdown,
-            task,
-        })
+        serving.serve(listener, routes::router(Arc::clone(&shared)));
+        Ok(FakeTelegramServer { serving, shared })
     }
 }
 
@@ -215,24 +201,15 @@ impl Shared {
 
 /// A running fake Bot API. Stops when dropped.
 pub struct FakeTelegramServer {
-    addr: SocketAddr,
+    serving: Serving,
     shared: Arc<Shared>,
-    shutdown: CancellationToken,
-    task: JoinHandle<()>,
 }
 
 impl std::fmt::Debug for FakeTelegramServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FakeTelegramServer")
-            .field("addr", &self.addr)
+            .field("addr", &self.serving.addr())
             .finish_non_exhaustive()
-    }
-}
-
-impl Drop for FakeTelegramServer {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-        self.task.abort();
     }
 }
 
@@ -278,12 +255,12 @@ impl FakeTelegramServer {
 
     /// The base URL (`http://127.0.0.1:port`), what `telegram.api_url` takes.
     pub fn api_url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://{}", self.serving.addr())
     }
 
     /// The bound address.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.serving.addr()
     }
 
     /// The bot token.

@@ -50,13 +50,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 pub use fault::{Action, Endpoint, Moment, ZulipFault};
 pub use realm::{QueueInfo, StoredMessage, TopicMatch, ZulipUser};
 pub use record::ZulipRequest;
 
+use crate::serving::Serving;
 use crate::wait::WaitTimeout;
 use realm::Realm;
 use record::Recorder;
@@ -99,9 +98,7 @@ impl FakeZulipServerBuilder {
 
     /// Binds `127.0.0.1:0` and starts serving on the current tokio runtime.
     pub async fn start(self) -> std::io::Result<FakeZulipServer> {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
-        let addr = listener.local_addr()?;
-        let shutdown = CancellationToken::new();
+        let (mut serving, listener) = Serving::bind().await?;
         let bot = ZulipUser {
             id: FakeZulipServer::BOT_ID,
             email: self.bot_email.clone(),
@@ -114,39 +111,28 @@ impl FakeZulipServerBuilder {
             schedule: fault::Schedule::default(),
             recorder: Recorder::new(),
             expected_auth: auth::basic(&self.bot_email, &self.api_key),
-            shutdown: shutdown.clone(),
+            shutdown: serving.shutdown(),
         });
-        let app = routes::router(Arc::clone(&shared));
-        let stop = shutdown.clone();
-        let task = tokio::spawn(async move {
-            let served = axum::serve(listener, app)
-                .with_graceful_shutdown(stop.cancelled_owned())
-                .await;
-            drop(served);
-        });
+        serving.serve(listener, routes::router(Arc::clone(&shared)));
         Ok(FakeZulipServer {
-            addr,
+            serving,
             options: self,
             shared,
-            shutdown,
-            task,
         })
     }
 }
 
 /// A running fake Zulip server; stops when dropped.
 pub struct FakeZulipServer {
-    addr: SocketAddr,
+    serving: Serving,
     options: FakeZulipServerBuilder,
     shared: Arc<Shared>,
-    shutdown: CancellationToken,
-    task: JoinHandle<()>,
 }
 
 impl std::fmt::Debug for FakeZulipServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FakeZulipServer")
-            .field("addr", &self.addr)
+            .field("addr", &self.serving.addr())
             .field("stream", &self.options.stream)
             .finish_non_exhaustive()
     }
@@ -173,12 +159,12 @@ impl FakeZulipServer {
 
     /// The URL a client is configured with (`ZULIP_SERVER_URL`): `http://127.0.0.1:PORT`.
     pub fn server_url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://{}", self.serving.addr())
     }
 
     /// The listening address.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.serving.addr()
     }
 
     /// The bot's email.
@@ -379,12 +365,5 @@ impl FakeZulipServer {
         self.shared
             .schedule
             .action_at(endpoint, nth, moment, action);
-    }
-}
-
-impl Drop for FakeZulipServer {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-        self.task.abort();
     }
 }

@@ -50,7 +50,7 @@ impl PageQuery {
 }
 
 /// An error page.
-fn error_page(e: &WebError) -> Response {
+pub(crate) fn error_page(e: &WebError) -> Response {
     let body = maud::html! {
         (maud::DOCTYPE)
         html lang="en" {
@@ -75,6 +75,7 @@ pub(crate) async fn runs(
     Query(f): Query<FilterQuery>,
 ) -> Response {
     let ws = app.ws.clone();
+    let can_start = app.launcher.is_some();
     let filter = match f.filter() {
         Ok(filter) => filter,
         Err(e) => return error_page(&e),
@@ -105,7 +106,10 @@ pub(crate) async fn runs(
                 &live,
                 q.notice(),
                 views::cards(&pending, now),
-                views::table(&page, &filter, now),
+                maud::html! {
+                    @if can_start { (views::new_run()) }
+                    (views::table(&page, &filter, now))
+                },
             ))
         })
         .await;
@@ -120,6 +124,7 @@ pub(crate) async fn run(
     Query(q): Query<PageQuery>,
 ) -> Response {
     let ws = app.ws.clone();
+    let can_resume = app.launcher.is_some();
     let made = app
         .db
         .call(move |s| {
@@ -143,7 +148,7 @@ pub(crate) async fn run(
             };
             let main = maud::html! {
                 (views::head(&detail.run, now))
-                (views::controls(&detail.run))
+                (views::controls(&detail.run, can_resume))
                 (views::timeline(run.id.as_str(), shown, &ctx, earlier))
                 (views::run_qa(&detail.questions, now))
                 @if let Some(r) = &detail.report { (views::report(r)) }

@@ -34,6 +34,10 @@ pub enum Notice {
     Said,
     /// The run had ended, so nothing was changed.
     Ended,
+    /// A run was started here.
+    Started,
+    /// The run was resumed here.
+    Resumed,
 }
 
 impl Notice {
@@ -48,6 +52,8 @@ impl Notice {
             Notice::Cancelled => "cancelled",
             Notice::Said => "said",
             Notice::Ended => "ended",
+            Notice::Started => "started",
+            Notice::Resumed => "resumed",
         }
     }
 
@@ -62,6 +68,8 @@ impl Notice {
             Notice::Cancelled,
             Notice::Said,
             Notice::Ended,
+            Notice::Started,
+            Notice::Resumed,
         ]
         .into_iter()
         .find(|n| n.name() == name)
@@ -81,6 +89,8 @@ impl Notice {
                 "Message queued: the agent reads it at the start of its next iteration."
             }
             Notice::Ended => "The run has ended; nothing was changed.",
+            Notice::Started => "The run started; this process drives it, page open or not.",
+            Notice::Resumed => "The run was resumed; this process drives it, page open or not.",
         }
     }
 

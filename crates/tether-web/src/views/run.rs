@@ -49,9 +49,9 @@ pub fn head(r: &RunSummary, now_ms: i64) -> Markup {
     }
 }
 
-/// Pause, cancel and a message for the agent; how to resume (that needs the agent, so it is
-/// a command in a shell, not a button).
-pub fn controls(r: &RunSummary) -> Markup {
+/// Pause, cancel and a message for the agent; how to resume: a button when this dashboard
+/// drives runs (`can_resume`, and the run is of this machine), else the command for a shell.
+pub fn controls(r: &RunSummary, can_resume: bool) -> Markup {
     let id = &r.id;
     let ended = is_ended(r.status);
     html! {
@@ -79,7 +79,12 @@ pub fn controls(r: &RunSummary) -> Markup {
                 }
             }
             @if r.status.is_stopped() && !ended || r.orphaned {
-                @if r.here {
+                @if r.here && can_resume {
+                    form method="post" action=(format!("/runs/{id}/resume")) {
+                        button type="submit" { "Resume" }
+                    }
+                    p.hint { "Resume drives the run from this dashboard's process (it goes on when the page is closed); or from a shell: " code { "tether resume " (id) } }
+                } @else if r.here {
                     p.hint { "Continue it from a shell in the workspace: " code { "tether resume " (id) } }
                 } @else {
                     p.hint {

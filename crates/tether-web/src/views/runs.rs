@@ -160,3 +160,29 @@ pub fn short(s: &str, max: usize) -> String {
     out.push('…');
     out
 }
+
+/// The "New run" form of a dashboard that starts runs: a Ralph loop (a prompt, an optional
+/// completion promise) or a goal run on the plan's active goals, each with an optional
+/// iteration budget.
+pub fn new_run() -> Markup {
+    html! {
+        details.new-run {
+            summary { "New run" }
+            form method="post" action="/runs" {
+                fieldset {
+                    legend { "Kind" }
+                    label { input type="radio" name="kind" value="ralph" checked; " Ralph loop: the same prompt until its promise" }
+                    label { input type="radio" name="kind" value="goal"; " Goal run: the plan's active goals, each signed off by verify and the judge" }
+                }
+                label for="new-prompt" { "Prompt (Ralph loop)" }
+                textarea #new-prompt name="prompt" rows="3" {}
+                label for="new-promise" { "Completion promise (Ralph loop; empty: run to the budget)" }
+                input #new-promise type="text" name="completion_promise" placeholder="DONE";
+                label for="new-max" { "Iterations at most (empty: [loop] max_iterations)" }
+                input #new-max type="number" name="max_iterations" min="1" max="20000";
+                button type="submit" { "Start" }
+                p.hint { "A goal run needs its contracts approved first, by a person: " code { "tether plan approve" } "." }
+            }
+        }
+    }
+}

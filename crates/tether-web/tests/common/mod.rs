@@ -25,6 +25,8 @@ pub struct Options {
     pub wake: Option<Arc<Notify>>,
     /// The journal's re-read without wake-ups (the server's default when `None`).
     pub recheck: Option<Duration>,
+    /// What starts and resumes runs (none: the dashboard starts none).
+    pub launcher: Option<Arc<dyn tether_web::Launcher>>,
 }
 
 /// A running dashboard over a fresh workspace.
@@ -60,6 +62,9 @@ impl Web {
         }
         if let Some(every) = options.recheck {
             bound = bound.recheck_every(every);
+        }
+        if let Some(launcher) = options.launcher {
+            bound = bound.launch_with(launcher);
         }
         let addr = bound.addr();
         let token = bound.token().to_owned();

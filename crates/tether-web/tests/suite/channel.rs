@@ -5,8 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use tether_human::channels::BoxFuture;
-use tether_human::{Answer, Broker, Channel, ChannelAnswer};
+use tether_human::{Answer, Broker, Channel, ChannelAnswer, DynChannel};
 use tether_store::{Journal, NewQuestion, Question, Store};
 use tokio_util::sync::CancellationToken;
 
@@ -24,25 +23,17 @@ impl Channel for Watcher {
         "zulip"
     }
 
-    fn offer<'a>(
-        &'a self,
-        _q: &'a Question,
-        stop: CancellationToken,
-    ) -> BoxFuture<'a, Option<ChannelAnswer>> {
-        Box::pin(async move {
-            *self.offered.lock().unwrap() = true;
-            stop.cancelled().await;
-            None
-        })
+    async fn offer(&self, _q: &Question, stop: CancellationToken) -> Option<ChannelAnswer> {
+        *self.offered.lock().unwrap() = true;
+        stop.cancelled().await;
+        None
     }
 
-    fn answered_elsewhere<'a>(&'a self, _q: &'a Question, a: &'a Answer) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            self.told
-                .lock()
-                .unwrap()
-                .push((a.channel.clone(), a.responder.clone()));
-        })
+    async fn answered_elsewhere(&self, _q: &Question, a: &Answer) {
+        self.told
+            .lock()
+            .unwrap()
+            .push((a.channel.clone(), a.responder.clone()));
     }
 }
 
@@ -54,7 +45,7 @@ fn an_answer_on_the_page_reaches_the_waiting_asker_and_the_other_channels_hear_o
     let broker = Broker::new(
         journal,
         web.ws.state_dir(),
-        vec![watcher.clone() as Arc<dyn Channel>],
+        vec![watcher.clone() as Arc<dyn DynChannel>],
     );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)

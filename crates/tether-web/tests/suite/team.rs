@@ -276,6 +276,7 @@ fn without_a_file_to_watch_the_outside_wake_up_delivers_new_events() {
         wake: Some(Arc::clone(&wake)),
         // Longer than the test: only a wake-up can deliver the event.
         recheck: Some(Duration::from_secs(3600)),
+        ..Options::default()
     });
     let store = web.store();
     assert_eq!(store.kind(), tether_store::BackendKind::Team);
@@ -337,6 +338,7 @@ fn a_team_stores_feed_of_changes_wakes_the_dashboard() {
         store: Some(Arc::new(team.clone())),
         wake: None,
         recheck: Some(Duration::from_secs(3600)),
+        ..Options::default()
     });
     let store = web.store();
     let before = store.last_seq().unwrap().0;

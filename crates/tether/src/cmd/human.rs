@@ -8,9 +8,11 @@
 use anyhow::{Result, anyhow};
 use tether_human::visible::visible;
 use tether_human::{BrokerError, Console};
-use tether_runtime::ask::{Asker, Pending};
+use tether_runtime::ask::Asker;
 use tether_store::NewQuestion;
-use tether_store::{AnswerOutcome, Question, QuestionId, QuestionStatus, StoreError};
+use tether_store::{
+    AnswerOutcome, PendingQuestion, Question, QuestionId, QuestionStatus, StoreError,
+};
 use tokio::signal::unix::SignalKind;
 use tokio_util::sync::CancellationToken;
 
@@ -168,7 +170,7 @@ fn line(q: &Question) -> String {
 /// `tether questions`.
 pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
-    let pending = tether_runtime::ask::pending(&store)?;
+    let pending = store.pending_with_waiters()?;
     if json {
         super::json(ctx.out, &pending)?;
         return Ok(Exit::Done);
@@ -176,7 +178,7 @@ pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
     if pending.is_empty() {
         writeln!(ctx.out, "no questions are waiting")?;
     }
-    for Pending {
+    for PendingQuestion {
         question: q,
         abandoned,
     } in &pending

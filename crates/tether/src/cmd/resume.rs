@@ -87,13 +87,14 @@ fn bounds(ctx: &Ctx<'_>, run: &Run, config: &mut Config, accept: bool) -> Result
         )?;
         return Ok(changed.accept());
     }
+    let pinned = changed.keep(config)?;
     writeln!(
         err,
         "kept the run's settings; to apply tether.toml's, resume with `tether resume {} \
          --accept-config`",
         run.id
     )?;
-    Ok(changed.keep(config))
+    Ok(pinned)
 }
 
 /// Whether the person at the terminal wants the change applied (never without a terminal).

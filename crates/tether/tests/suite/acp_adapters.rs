@@ -1,9 +1,10 @@
 //! `[executor] kind = "acp"` end to end with the real ACP adapters of Claude Code
 //! (`@zed-industries/claude-agent-acp`, `TETHER_TEST_CLAUDE_ACP`) and Codex
 //! (`@zed-industries/codex-acp`, `TETHER_TEST_CODEX_ACP`), installed by ./test.sh, against the
-//! fake model server: a Ralph loop keeps its promise, a goal signs off through `complete_goal`
-//! over the MCP server tether passed, an `ask_before` command waits for `tether answer` and a
-//! "Reject" reaches the model, and cancelling leaves no process behind.
+//! fake model server: the agents' contract ([`crate::suite::agent_contract`]: a Ralph loop keeps
+//! its promise and reports its usage, `ask_human`, cancelling leaves no process behind), a goal
+//! signs off through `complete_goal` over the MCP server tether passed, an `ask_before` command
+//! waits for `tether answer` and a "Reject" reaches the model.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -13,14 +14,14 @@ use tether_config::Api;
 use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
-use tether_testkit::wait_until;
 
 use tether_store::Event;
 
 use crate::common::agents::{
-    LIB, PLAN, accepting_judge, diagnose, events, processes_in, ralph, required_cli, start, status,
+    LIB, PLAN, accepting_judge, diagnose, events, ralph, required_cli, start,
 };
-use crate::common::{PATIENCE, model_table, pending_question, run, runtime, text, wait_output};
+use crate::common::{model_table, pending_question, run, runtime, text, wait_output};
+use crate::suite::agent_contract::{AgentCli, AgentWorkspace, agent_contract};
 
 fn claude_acp() -> PathBuf {
     required_cli("TETHER_TEST_CLAUDE_ACP", "Claude Code's ACP adapter")
@@ -47,58 +48,65 @@ fn claude_workspace(dir: &Path, server: &FakeModelServer, extra: &str) {
     fs::write(dir.join("tether.toml"), toml).unwrap();
 }
 
-#[test]
-fn claudes_adapter_keeps_a_ralph_promise_with_tethers_tools() {
-    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
-        Turn::text("All written. <promise>DONE</promise>")
-    }));
-    let dir = tempfile::tempdir().unwrap();
-    claude_workspace(dir.path(), &server, "");
-    let done = wait_output(ralph(dir.path(), "Write the notes."));
-    assert_eq!(
-        done.status.code(),
-        Some(0),
-        "{}",
-        diagnose(dir.path(), &done)
-    );
-    assert_eq!(status(dir.path())["status"], "completed");
-    let requests = server.requests();
-    let turn = requests
-        .iter()
-        .find(|r| r.raw_body.contains("Write the notes."))
-        .unwrap_or_else(|| {
-            panic!(
-                "no request carried the prompt: {:?}",
-                requests
-                    .iter()
-                    .map(|r| &r.raw_body[..r.raw_body.len().min(300)])
-                    .collect::<Vec<_>>()
-            )
-        });
-    for tool in ["mcp__tether__ask_human", "mcp__tether__complete_goal"] {
-        assert!(
-            turn.raw_body.contains(tool),
-            "{tool} missing from the request"
-        );
+/// Claude Code's adapter for the contract.
+struct ClaudeAdapter;
+
+impl AgentCli for ClaudeAdapter {
+    /// Its calls are reported by kind (`other`) and its own title (`mcp__tether__ask_human`).
+    const NAMES_TOOL_CALLS: bool = false;
+
+    fn workspace(server: &FakeModelServer) -> AgentWorkspace {
+        let dir = tempfile::tempdir().unwrap();
+        claude_workspace(dir.path(), server, "");
+        AgentWorkspace { dir, _beside: None }
     }
-    // Its usage reached the run: tokens from the prompt's result, the cost from its usage
-    // update (sent with `"used": null`, which tether mends).
-    let usage: Vec<(u64, Option<f64>)> = events(dir.path())
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::IterationUsage {
-                input_tokens,
-                cost_usd,
-                ..
-            } => Some((input_tokens, cost_usd)),
-            _ => None,
-        })
-        .collect();
-    assert!(
-        usage.len() == 1 && usage[0].0 > 0 && usage[0].1.is_some(),
-        "{usage:?}"
-    );
+
+    /// tether's tools reached the model with the prompt, and the cost came with the usage (from
+    /// the adapter's usage update, sent with `"used": null`, which tether mends).
+    fn kept_promise(dir: &Path, server: &FakeModelServer) {
+        let requests = server.requests();
+        let turn = requests
+            .iter()
+            .find(|r| r.raw_body.contains("Write the notes."))
+            .unwrap();
+        for tool in ["mcp__tether__ask_human", "mcp__tether__complete_goal"] {
+            assert!(
+                turn.raw_body.contains(tool),
+                "{tool} missing from the request"
+            );
+        }
+        let costs: Vec<Option<f64>> = events(dir)
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::IterationUsage { cost_usd, .. } => Some(cost_usd),
+                _ => None,
+            })
+            .collect();
+        assert!(costs.len() == 1 && costs[0].is_some(), "{costs:?}");
+    }
 }
+
+agent_contract!(claude_contract, ClaudeAdapter);
+
+/// Codex's adapter for the contract.
+struct CodexAdapter;
+
+impl AgentCli for CodexAdapter {
+    /// Its prompt's result and updates carry no token counts.
+    const REPORTS_USAGE: bool = false;
+    /// Its calls are reported by kind (`other`) and its own title (`Tool: tether/ask_human`).
+    const NAMES_TOOL_CALLS: bool = false;
+
+    fn workspace(server: &FakeModelServer) -> AgentWorkspace {
+        let (dir, home) = codex_workspace(server, "");
+        AgentWorkspace {
+            dir,
+            _beside: Some(home),
+        }
+    }
+}
+
+agent_contract!(codex_contract, CodexAdapter);
 
 #[test]
 fn claudes_adapter_signs_a_goal_off_through_complete_goal() {
@@ -180,35 +188,6 @@ fn an_ask_before_command_of_claudes_adapter_waits_and_a_reject_reaches_the_model
     assert!(last.contains("refused permission"), "{last}");
 }
 
-#[test]
-fn cancelling_claudes_adapter_leaves_no_process_behind() {
-    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
-        Turn::tool(
-            "mcp__tether__ask_human",
-            json!({"question": "Wait for me?", "context": "cancel test", "confidence": 10}),
-        )
-    }));
-    let dir = tempfile::tempdir().unwrap();
-    claude_workspace(dir.path(), &server, "");
-    let child = ralph(dir.path(), "Ask and wait.");
-    pending_question(dir.path());
-    let before = wait_until("the adapter to run", PATIENCE, || {
-        let pids = processes_in(dir.path());
-        (!pids.is_empty()).then_some(pids)
-    })
-    .unwrap();
-    let out = run(dir.path(), &["cancel"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let done = wait_output(child);
-    assert_ne!(done.status.code(), Some(0));
-    wait_until(
-        "the adapter, Claude Code and tether mcp to be gone",
-        PATIENCE,
-        || processes_in(dir.path()).is_empty().then_some(()),
-    )
-    .unwrap_or_else(|e| panic!("{e}; were {before:?}"));
-}
-
 /// A workspace whose tether.toml runs Codex's adapter on `server` (`extra` first), and Codex's
 /// own home (its configuration: the fake provider) beside it.
 fn codex_workspace(
@@ -239,56 +218,6 @@ fn codex_workspace(
     )
     .unwrap();
     (dir, home)
-}
-
-#[test]
-fn codexs_adapter_keeps_a_ralph_promise() {
-    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
-        Turn::text("All written. <promise>DONE</promise>")
-    }));
-    let (dir, _home) = codex_workspace(&server, "");
-    let done = wait_output(ralph(dir.path(), "Write the notes."));
-    assert_eq!(
-        done.status.code(),
-        Some(0),
-        "{}",
-        diagnose(dir.path(), &done)
-    );
-    assert_eq!(status(dir.path())["status"], "completed");
-    assert!(
-        server
-            .requests()
-            .iter()
-            .any(|r| r.raw_body.contains("Write the notes."))
-    );
-}
-
-#[test]
-fn cancelling_codexs_adapter_leaves_no_process_behind() {
-    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
-        Turn::tool(
-            "mcp__tether__ask_human",
-            json!({"question": "Wait for me?", "context": "cancel test", "confidence": 10}),
-        )
-    }));
-    let (dir, _home) = codex_workspace(&server, "");
-    let child = ralph(dir.path(), "Ask and wait.");
-    pending_question(dir.path());
-    let before = wait_until("the adapter to run", PATIENCE, || {
-        let pids = processes_in(dir.path());
-        (!pids.is_empty()).then_some(pids)
-    })
-    .unwrap();
-    let out = run(dir.path(), &["cancel"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let done = wait_output(child);
-    assert_ne!(done.status.code(), Some(0));
-    wait_until(
-        "Codex's adapter and tether mcp to be gone",
-        PATIENCE,
-        || processes_in(dir.path()).is_empty().then_some(()),
-    )
-    .unwrap_or_else(|e| panic!("{e}; were {before:?}"));
 }
 
 #[test]

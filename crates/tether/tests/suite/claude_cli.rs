@@ -1,6 +1,8 @@
 //! `[executor] kind = "claude"` end to end with the real Claude Code CLI (its path in
-//! `TETHER_TEST_CLAUDE`, installed by ./test.sh) against the fake model server: the loop runs
-//! it, tether's tools reach it over `tether mcp`, and cancelling leaves none of it running.
+//! `TETHER_TEST_CLAUDE`, installed by ./test.sh) against the fake model server: the agents'
+//! contract ([`crate::suite::agent_contract`]: the promise kept, its usage, `ask_human`,
+//! cancelling), what its request and transcript show, a goal signed off through
+//! `complete_goal`, and a command it would ask about refused unattended.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -10,13 +12,12 @@ use tether_config::Api;
 use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
-use tether_testkit::wait_until;
 
 use crate::common::agents::{
-    LIB, PLAN, accepting_judge, diagnose, only_run_dir, processes_in, ralph, required_cli, start,
-    status,
+    LIB, PLAN, accepting_judge, diagnose, only_run_dir, ralph, required_cli, start,
 };
-use crate::common::{PATIENCE, model_table, pending_question, run, runtime, text, wait_output};
+use crate::common::{model_table, run, runtime, text, wait_output};
+use crate::suite::agent_contract::{AgentCli, AgentWorkspace, agent_contract};
 
 /// The real `claude` binary; a test without it fails (./test.sh installs it).
 pub(crate) fn claude() -> PathBuf {
@@ -53,122 +54,43 @@ pub(crate) fn configure_with(dir: &Path, server: &FakeModelServer, executor: &st
     fs::write(dir.join("tether.toml"), toml).unwrap();
 }
 
-#[test]
-fn a_ralph_loop_with_claude_code_keeps_its_promise() {
-    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
-        Turn::text("All written. <promise>DONE</promise>")
-    }));
-    let dir = workspace(&server, "");
-    let done = wait_output(ralph(dir.path(), "Write the notes."));
-    assert_eq!(
-        done.status.code(),
-        Some(0),
-        "{}",
-        diagnose(dir.path(), &done)
-    );
-    assert_eq!(status(dir.path())["status"], "completed");
-    let requests = server.requests();
-    assert!(!requests.is_empty());
-    let first = &requests[0];
-    assert_eq!(first.path, "/v1/messages");
-    // tether's tools are declared to the model directly, the native question tool is not.
-    for tool in tether_agent::CLAUDE_TOOLS {
-        assert!(
-            first.raw_body.contains(tool),
-            "{tool} missing from the request"
-        );
-    }
-    assert!(!first.raw_body.contains("\"AskUserQuestion\""));
-    assert!(first.raw_body.contains("Write the notes."));
-    // The raw stream is the iteration's transcript, and the MCP config sits next to it.
-    let run_dir = only_run_dir(dir.path());
-    let transcript = fs::read_to_string(run_dir.join("iteration-0001.jsonl")).unwrap();
-    assert!(transcript.contains("\"mcp_servers\""), "{transcript}");
-    assert!(transcript.contains("\"type\":\"result\""), "{transcript}");
-    let mcp: Value =
-        serde_json::from_str(&fs::read_to_string(run_dir.join("claude-mcp.json")).unwrap())
-            .unwrap();
-    let args = &mcp["mcpServers"]["tether"]["args"];
-    assert_eq!(args[0], "mcp");
-    assert_eq!(args[1], "--run");
-}
+/// Claude Code for the contract.
+struct Claude;
 
-#[test]
-fn ask_human_over_mcp_is_answered_with_tether_answer() {
-    let (_rt, server) = start(Script::from_fn(|req: &Request| {
-        match req.last_tool_result() {
-            None => Turn::tool(
-                "mcp__tether__ask_human",
-                json!({"question": "Which colour?", "context": "the logo", "confidence": 10}),
-            ),
-            Some((_, result)) => Turn::text(format!("Noted ({result}). <promise>DONE</promise>")),
+impl AgentCli for Claude {
+    fn workspace(server: &FakeModelServer) -> AgentWorkspace {
+        AgentWorkspace {
+            dir: workspace(server, ""),
+            _beside: None,
         }
-    }));
-    let dir = workspace(&server, "");
-    let child = ralph(dir.path(), "Pick the logo colour.");
-    let q = pending_question(dir.path());
-    assert_eq!(q["question"], "Which colour?");
-    assert_eq!(q["run_id"], status(dir.path())["id"]);
-    let out = run(
-        dir.path(),
-        &[
-            "answer",
-            q["id"].as_str().unwrap(),
-            "Blue.",
-            "--as",
-            "carol",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let done = wait_output(child);
-    assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
-    let last = server.requests().last().unwrap().raw_body.clone();
-    assert!(last.contains("Human replied: Blue."), "{last}");
-    assert_eq!(status(dir.path())["status"], "completed");
-    // The tool call is one of the run's events, with its one-line summary.
-    let store = tether_store::Store::open(dir.path().join(".tether/tether.db")).unwrap();
-    let run_id = store.latest_run().unwrap().unwrap().id;
-    let calls: Vec<(String, String)> = store
-        .events(&run_id, tether_store::Seq(0), usize::MAX)
-        .unwrap()
-        .into_iter()
-        .filter_map(|e| match e.event {
-            Some(tether_store::Event::ToolCalled { tool, summary, .. }) => Some((tool, summary)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(
-        calls,
-        [("ask_human".to_owned(), "ask_human Which colour?".to_owned())]
-    );
+    }
+
+    /// tether's tools are declared to the model directly (the native question tool is not),
+    /// the raw stream is the iteration's transcript, and the MCP config sits next to it.
+    fn kept_promise(dir: &Path, server: &FakeModelServer) {
+        let first = &server.requests()[0];
+        assert_eq!(first.path, "/v1/messages");
+        for tool in tether_agent::CLAUDE_TOOLS {
+            assert!(
+                first.raw_body.contains(tool),
+                "{tool} missing from the request"
+            );
+        }
+        assert!(!first.raw_body.contains("\"AskUserQuestion\""));
+        let run_dir = only_run_dir(dir);
+        let transcript = fs::read_to_string(run_dir.join("iteration-0001.jsonl")).unwrap();
+        assert!(transcript.contains("\"mcp_servers\""), "{transcript}");
+        assert!(transcript.contains("\"type\":\"result\""), "{transcript}");
+        let mcp: Value =
+            serde_json::from_str(&fs::read_to_string(run_dir.join("claude-mcp.json")).unwrap())
+                .unwrap();
+        let args = &mcp["mcpServers"]["tether"]["args"];
+        assert_eq!(args[0], "mcp");
+        assert_eq!(args[1], "--run");
+    }
 }
 
-#[test]
-fn tether_cancel_leaves_no_claude_process_behind() {
-    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
-        Turn::tool(
-            "mcp__tether__ask_human",
-            json!({"question": "Wait for me?", "context": "cancel test", "confidence": 10}),
-        )
-    }));
-    let dir = workspace(&server, "");
-    let child = ralph(dir.path(), "Ask and wait.");
-    pending_question(dir.path());
-    let before = wait_until("claude to run", PATIENCE, || {
-        let pids = processes_in(dir.path());
-        (!pids.is_empty()).then_some(pids)
-    })
-    .unwrap();
-    let out = run(dir.path(), &["cancel"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let done = wait_output(child);
-    assert_ne!(done.status.code(), Some(0));
-    wait_until("claude and its MCP server to be gone", PATIENCE, || {
-        processes_in(dir.path()).is_empty().then_some(())
-    })
-    .unwrap_or_else(|e| panic!("{e}; were {before:?}"));
-    assert_eq!(status(dir.path())["status"], "cancelled");
-}
+agent_contract!(contract, Claude);
 
 #[test]
 fn a_goal_loop_with_claude_code_signs_off_through_complete_goal_over_mcp() {

@@ -1,7 +1,8 @@
 //! `[executor] kind = "codex"` end to end with the real Codex CLI (its path in
 //! `TETHER_TEST_CODEX`, installed by ./test.sh) against the fake model server speaking the
-//! Responses API: the loop runs it, tether's tools reach it over `tether mcp`, a killed loop
-//! resumes, a usage limit is recognised, and cancelling leaves none of it running.
+//! Responses API: the agents' contract ([`crate::suite::agent_contract`]: the promise kept, its
+//! usage, `ask_human`, cancelling), what its request and transcript show, a killed loop resumes,
+//! a usage limit is recognised, and a goal is signed off through `complete_goal`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -18,6 +19,7 @@ use crate::common::agents::{
     status, tool_calls,
 };
 use crate::common::{PATIENCE, model_table, pending_question, run, text, wait_output};
+use crate::suite::agent_contract::{AgentCli, AgentWorkspace, agent_contract};
 
 /// The real `codex` binary; a test without it fails (./test.sh installs it).
 pub(crate) fn codex() -> PathBuf {
@@ -81,91 +83,46 @@ impl Workspace {
     }
 }
 
-#[test]
-fn a_ralph_loop_with_codex_keeps_its_promise() {
-    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
-        Turn::text("All written. <promise>DONE</promise>")
-    }));
-    let ws = Workspace::new(&server, "");
-    let done = wait_output(ralph(ws.path(), "Write the notes."));
-    assert_eq!(
-        done.status.code(),
-        Some(0),
-        "{}",
-        diagnose(ws.path(), &done)
-    );
-    assert_eq!(status(ws.path())["status"], "completed");
-    let requests = server.requests();
-    assert!(!requests.is_empty());
-    let first = &requests[0];
-    assert_eq!(first.path, "/v1/responses");
-    // tether's tools reach the model in Codex's namespace for the tether server.
-    let body: Value = serde_json::from_str(&first.raw_body).unwrap();
-    let namespace = body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["type"] == "namespace" && t["name"] == "mcp__tether")
-        .unwrap_or_else(|| panic!("no mcp__tether namespace: {}", first.raw_body));
-    let names: Vec<&str> = namespace["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    for tool in ["ask_human", "complete_goal", "cancel_goal", "plan_status"] {
-        assert!(names.contains(&tool), "{tool} missing from {names:?}");
+/// Codex for the contract.
+struct Codex;
+
+impl AgentCli for Codex {
+    fn workspace(server: &FakeModelServer) -> AgentWorkspace {
+        let Workspace { dir, home } = Workspace::new(server, "");
+        AgentWorkspace {
+            dir,
+            _beside: Some(home),
+        }
     }
-    assert!(first.raw_body.contains("Write the notes."));
-    // The raw stream is the iteration's transcript.
-    let transcript =
-        fs::read_to_string(only_run_dir(ws.path()).join("iteration-0001.jsonl")).unwrap();
-    assert!(transcript.contains("\"turn.completed\""), "{transcript}");
+
+    /// tether's tools reach the model in Codex's namespace for the tether server; the raw
+    /// stream is the iteration's transcript.
+    fn kept_promise(dir: &Path, server: &FakeModelServer) {
+        let first = &server.requests()[0];
+        assert_eq!(first.path, "/v1/responses");
+        let body: Value = serde_json::from_str(&first.raw_body).unwrap();
+        let namespace = body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["type"] == "namespace" && t["name"] == "mcp__tether")
+            .unwrap_or_else(|| panic!("no mcp__tether namespace: {}", first.raw_body));
+        let names: Vec<&str> = namespace["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        for tool in ["ask_human", "complete_goal", "cancel_goal", "plan_status"] {
+            assert!(names.contains(&tool), "{tool} missing from {names:?}");
+        }
+        let transcript =
+            fs::read_to_string(only_run_dir(dir).join("iteration-0001.jsonl")).unwrap();
+        assert!(transcript.contains("\"turn.completed\""), "{transcript}");
+    }
 }
 
-#[test]
-fn ask_human_over_mcp_is_answered_with_tether_answer() {
-    let (_rt, server) = start(Script::from_fn(|req: &Request| {
-        match req.last_tool_result() {
-            None => Turn::tool(
-                "mcp__tether__ask_human",
-                json!({"question": "Which colour?", "context": "the logo", "confidence": 10}),
-            ),
-            Some((_, result)) => Turn::text(format!("Noted ({result}). <promise>DONE</promise>")),
-        }
-    }));
-    let ws = Workspace::new(&server, "");
-    let child = ralph(ws.path(), "Pick the logo colour.");
-    let q = pending_question(ws.path());
-    assert_eq!(q["question"], "Which colour?");
-    assert_eq!(q["run_id"], status(ws.path())["id"]);
-    let out = run(
-        ws.path(),
-        &[
-            "answer",
-            q["id"].as_str().unwrap(),
-            "Blue.",
-            "--as",
-            "carol",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let done = wait_output(child);
-    assert_eq!(
-        done.status.code(),
-        Some(0),
-        "{}",
-        diagnose(ws.path(), &done)
-    );
-    let last = server.requests().last().unwrap().raw_body.clone();
-    assert!(last.contains("Human replied: Blue."), "{last}");
-    assert_eq!(status(ws.path())["status"], "completed");
-    // The tool call is one of the run's events, with its one-line summary.
-    assert_eq!(
-        tool_calls(ws.path()),
-        [("ask_human".to_owned(), "ask_human Which colour?".to_owned())]
-    );
-}
+agent_contract!(contract, Codex);
 
 /// The agent: asks its question until a request carries `answer` (delivered to a resumed run
 /// in its prompt, or as the tool's result), then keeps the promise.
@@ -180,33 +137,6 @@ pub(crate) fn asks_until(answer: &'static str) -> Script {
             )
         }
     })
-}
-
-#[test]
-fn tether_cancel_leaves_no_codex_or_mcp_process_behind() {
-    let (_rt, server) = start(asks_until("never answered"));
-    let ws = Workspace::new(&server, "");
-    let child = ralph(ws.path(), "Ask and wait.");
-    pending_question(ws.path());
-    let before = wait_until("codex and tether mcp to run", PATIENCE, || {
-        let pids = processes_in(ws.path());
-        (pids.len() >= 2).then_some(pids)
-    })
-    .unwrap();
-    let out = run(ws.path(), &["cancel"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let done = wait_output(child);
-    assert_eq!(
-        done.status.code(),
-        Some(130),
-        "{}",
-        diagnose(ws.path(), &done)
-    );
-    wait_until("codex and its MCP server to be gone", PATIENCE, || {
-        processes_in(ws.path()).is_empty().then_some(())
-    })
-    .unwrap_or_else(|e| panic!("{e}; were {before:?}"));
-    assert_eq!(status(ws.path())["status"], "cancelled");
 }
 
 #[test]

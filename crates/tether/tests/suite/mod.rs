@@ -1,6 +1,7 @@
 mod acp;
 mod acp_adapters;
 mod adversarial;
+mod agent_contract;
 mod agent_keys;
 mod ask_cli;
 mod breaker;
@@ -15,6 +16,7 @@ mod cli_errors;
 mod codex_cli;
 mod codex_stance;
 mod control_chars;
+mod docs_links;
 mod doctor;
 mod every_channel;
 mod git_guard;

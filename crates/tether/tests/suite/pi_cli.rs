@@ -1,9 +1,10 @@
 //! `[executor] kind = "pi"` end to end with the real pi (its path in `TETHER_TEST_PI`, installed
 //! by ./test.sh) against the fake model server (chat completions, declared in the models.json of
 //! a test's own pi directory): the loops run it, tether's tools reach it over `tether mcp`
-//! through the run's pi directory, a usage limit is waited out, a killed loop
-//! resumes, and cancelling leaves none of it running. A missing pi and a server that does not
-//! connect (played by a stand-in) stop the run with the fix.
+//! through the run's pi directory (the agents' contract, [`crate::suite::agent_contract`]: the
+//! promise kept, its usage, `ask_human`, cancelling), a usage limit is waited out, a killed loop
+//! resumes. A missing pi and a server that does not connect (played by a stand-in) stop the run
+//! with the fix.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -17,11 +18,12 @@ use tether_testkit::wait_until;
 
 use crate::common::agents::{
     LIB, Leftovers, PLAN, accepting_judge, diagnose, only_run_dir, processes_in, ralph,
-    ralph_waits_out_one_limit, required_cli, start, status,
+    ralph_waits_out_one_limit, required_cli, start, status, tool_calls,
 };
 use crate::common::{
     PATIENCE, model_table, pending_question, run, runtime, spawn, text, wait_exit, wait_output,
 };
+use crate::suite::agent_contract::{AgentCli, AgentWorkspace, agent_contract};
 
 /// The real pi; a test without it fails (./test.sh installs it).
 fn pi() -> PathBuf {
@@ -59,97 +61,46 @@ pub(crate) fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
     fs::write(dir.join("tether.toml"), toml).unwrap();
 }
 
-#[test]
-fn a_ralph_loop_with_pi_keeps_its_promise() {
-    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
-        Turn::text("All written. <promise>DONE</promise>")
-    }));
-    let dir = workspace(&server, "");
-    let done = wait_output(ralph(dir.path(), "Write the notes."));
-    assert_eq!(
-        done.status.code(),
-        Some(0),
-        "{}",
-        diagnose(dir.path(), &done)
-    );
-    assert_eq!(status(dir.path())["status"], "completed");
-    let first = &server.requests()[0];
-    assert_eq!(first.path, "/v1/chat/completions");
-    // tether's tools are declared to the model directly, next to pi's own.
-    for tool in tether_agent::CLAUDE_TOOLS {
-        assert!(
-            first.raw_body.contains(tool),
-            "{tool} missing from the request"
-        );
-    }
-    assert!(first.raw_body.contains("\"bash\""));
-    assert!(first.raw_body.contains("Write the notes."));
-    // The raw stream is the iteration's transcript; the run's pi directory holds tether's
-    // server and links to the user's files, whose own directory gained no mcp.json.
-    let run_dir = only_run_dir(dir.path());
-    let transcript = fs::read_to_string(run_dir.join("iteration-0001.jsonl")).unwrap();
-    assert!(
-        transcript.contains("\"type\":\"agent_settled\""),
-        "{transcript}"
-    );
-    let mcp: Value =
-        serde_json::from_str(&fs::read_to_string(run_dir.join("pi-mcp.json")).unwrap()).unwrap();
-    assert_eq!(mcp["mcpServers"]["tether"]["exposure"], "direct");
-    assert_eq!(mcp["mcpServers"]["tether"]["args"][1], "--run");
-    // pi reached the fake model through the user's models.json, linked into the run's agent
-    // directory, and the user's own directory got no mcp.json.
-    assert!(!dir.path().join(".pi-user/mcp.json").exists());
-}
+/// pi for the contract.
+struct Pi;
 
-#[test]
-fn ask_human_over_mcp_is_answered_with_tether_answer() {
-    let (_rt, server) = start(Script::from_fn(|req: &Request| {
-        match req.last_tool_result() {
-            None => Turn::tool(
-                "mcp__tether__ask_human",
-                json!({"question": "Which colour?", "context": "the logo", "confidence": 10}),
-            ),
-            Some((_, result)) => Turn::text(format!("Noted ({result}). <promise>DONE</promise>")),
+impl AgentCli for Pi {
+    fn workspace(server: &FakeModelServer) -> AgentWorkspace {
+        AgentWorkspace {
+            dir: workspace(server, ""),
+            _beside: None,
         }
-    }));
-    let dir = workspace(&server, "");
-    let child = ralph(dir.path(), "Pick the logo colour.");
-    let q = pending_question(dir.path());
-    assert_eq!(q["question"], "Which colour?");
-    assert_eq!(q["run_id"], status(dir.path())["id"]);
-    let id = q["id"].as_str().unwrap();
-    let out = run(dir.path(), &["answer", id, "Blue.", "--as", "carol"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let done = wait_output(child);
-    assert_eq!(
-        done.status.code(),
-        Some(0),
-        "{}",
-        diagnose(dir.path(), &done)
-    );
-    let last = server.requests().last().unwrap().raw_body.clone();
-    assert!(last.contains("Human replied: Blue."), "{last}");
-    assert_eq!(status(dir.path())["status"], "completed");
-    assert_eq!(
-        tool_calls(dir.path()),
-        [("ask_human".to_owned(), "ask_human Which colour?".to_owned())]
-    );
+    }
+
+    /// tether's tools are declared to the model directly, next to pi's own; the raw stream is
+    /// the iteration's transcript; the run's pi directory holds tether's server and links to
+    /// the user's files, whose own directory gained no mcp.json.
+    fn kept_promise(dir: &Path, server: &FakeModelServer) {
+        let first = &server.requests()[0];
+        assert_eq!(first.path, "/v1/chat/completions");
+        for tool in tether_agent::CLAUDE_TOOLS {
+            assert!(
+                first.raw_body.contains(tool),
+                "{tool} missing from the request"
+            );
+        }
+        assert!(first.raw_body.contains("\"bash\""));
+        let run_dir = only_run_dir(dir);
+        let transcript = fs::read_to_string(run_dir.join("iteration-0001.jsonl")).unwrap();
+        assert!(
+            transcript.contains("\"type\":\"agent_settled\""),
+            "{transcript}"
+        );
+        let mcp: Value =
+            serde_json::from_str(&fs::read_to_string(run_dir.join("pi-mcp.json")).unwrap())
+                .unwrap();
+        assert_eq!(mcp["mcpServers"]["tether"]["exposure"], "direct");
+        assert_eq!(mcp["mcpServers"]["tether"]["args"][1], "--run");
+        assert!(!dir.join(".pi-user/mcp.json").exists());
+    }
 }
 
-/// The latest run's tool calls, as the store recorded them.
-fn tool_calls(dir: &Path) -> Vec<(String, String)> {
-    let store = tether_store::Store::open(dir.join(".tether/tether.db")).unwrap();
-    let run_id = store.latest_run().unwrap().unwrap().id;
-    store
-        .events(&run_id, tether_store::Seq(0), usize::MAX)
-        .unwrap()
-        .into_iter()
-        .filter_map(|e| match e.event {
-            Some(tether_store::Event::ToolCalled { tool, summary, .. }) => Some((tool, summary)),
-            _ => None,
-        })
-        .collect()
-}
+agent_contract!(contract, Pi);
 
 #[test]
 fn a_goal_loop_with_pi_signs_off_through_complete_goal_over_mcp() {
@@ -197,38 +148,6 @@ fn a_goal_loop_with_pi_signs_off_through_complete_goal_over_mcp() {
     );
     let calls: Vec<String> = tool_calls(dir.path()).into_iter().map(|c| c.0).collect();
     assert_eq!(calls, ["write", "complete_goal"]);
-}
-
-#[test]
-fn tether_cancel_leaves_no_pi_process_behind() {
-    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
-        Turn::tool(
-            "mcp__tether__ask_human",
-            json!({"question": "Wait for me?", "context": "cancel test", "confidence": 10}),
-        )
-    }));
-    let dir = workspace(&server, "");
-    let child = ralph(dir.path(), "Ask and wait.");
-    pending_question(dir.path());
-    let before = wait_until("pi to run", PATIENCE, || {
-        let pids = processes_in(dir.path());
-        (!pids.is_empty()).then_some(pids)
-    })
-    .unwrap();
-    let out = run(dir.path(), &["cancel"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let done = wait_output(child);
-    assert_eq!(
-        done.status.code(),
-        Some(130),
-        "{}",
-        diagnose(dir.path(), &done)
-    );
-    wait_until("pi and its MCP server to be gone", PATIENCE, || {
-        processes_in(dir.path()).is_empty().then_some(())
-    })
-    .unwrap_or_else(|e| panic!("{e}; were {before:?}"));
-    assert_eq!(status(dir.path())["status"], "cancelled");
 }
 
 /// The agent asks until a request carries the human's answer, then keeps the promise.

@@ -353,3 +353,55 @@ fn a_judge_of_the_agents_choosing_is_never_asked() {
         assert!(!e.read("plan.md").contains("status: done"), "{who}");
     });
 }
+
+/// The agent points `[model] base_url` at a server of its own: the run pauses, and the
+/// person's next `tether resume` is refused (it cannot keep the recorded endpoint without
+/// starting the model elsewhere) until they accept the change — the key never goes there
+/// unseen.
+#[test]
+fn an_endpoint_the_agent_rewrites_is_never_called_without_a_person() {
+    let rt = crate::common::runtime();
+    let thief = rt
+        .block_on(tether_testkit::model_server::FakeModelServer::start(
+            Script::turns([]).then_repeat(Turn::text("stolen")),
+        ))
+        .unwrap();
+    let url = thief.base_url(tether_config::Api::OpenAiChat);
+    let attack = format!(
+        "sed -i 's|^base_url = .*|base_url = \"{url}\"|' tether.toml && grep -c base_url tether.toml"
+    );
+    let e = Env::new(PLAN, false, move |_| {
+        Script::from_fn(
+            move |req: &tether_model::Request| match req.last_tool_result() {
+                Some((Some("bash"), said)) => Turn::text(format!("Done: {said}")),
+                _ => bash(&attack),
+            },
+        )
+    });
+    assert_eq!(e.run(&["plan", "approve", "add"]).status.code(), Some(0));
+    let first = e.run(&["run", "--max-iterations", "3"]);
+    assert_eq!(first.status.code(), Some(4), "{}", output(&first));
+    assert_eq!(e.rules(), [Rule::SettingsChanged]);
+    assert!(e.read("tether.toml").contains(&url));
+
+    let resumed = e.run(&["resume"]);
+    let said = output(&resumed);
+    assert_eq!(resumed.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("[model] base_url") && said.contains("--accept-config"),
+        "{said}"
+    );
+    assert_eq!(
+        thief.request_count(),
+        0,
+        "the rewritten endpoint was called"
+    );
+
+    // A person who made the change accepts it: then it is theirs, and the model is called there.
+    let accepted = e.run(&["resume", "--accept-config", "--add-iterations", "1"]);
+    assert!(
+        thief.request_count() > 0,
+        "the accepted endpoint is used: {}",
+        output(&accepted)
+    );
+}

@@ -4,7 +4,8 @@
 //! choice's button); a verdict appears
 //! in a live timeline; pause on the page stops a running loop at its next boundary; the phone
 //! layout has no horizontal scroll. Screenshots of the main pages go to
-//! `target/web-screenshots/` (the README shows them).
+//! `target/web-screenshots/`; the book and the README show copies of them, kept in
+//! `docs/src/images/`.
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};

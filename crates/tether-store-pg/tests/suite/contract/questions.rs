@@ -188,8 +188,17 @@ fn an_abandoned_question_is_owed_to_the_next_prompt(b: &Backend) {
     let shown = store.question(&q.id).unwrap();
     let abandoned = store.abandoned(&shown).unwrap().unwrap();
     assert_eq!(abandoned.reason, "the client gave up");
+    let listed = store.pending_with_waiters().unwrap();
+    assert_eq!(
+        listed
+            .iter()
+            .map(|p| (p.question.id.clone(), p.abandoned.clone()))
+            .collect::<Vec<_>>(),
+        [(q.id.clone(), Some(abandoned))]
+    );
     assert!(store.await_question(&q.id).unwrap());
     assert_eq!(store.abandoned(&shown).unwrap(), None);
+    assert_eq!(store.pending_with_waiters().unwrap()[0].abandoned, None);
     assert!(store.abandon_question(&q.id, "gave up again").unwrap());
     store.answer_question(&q.id, "now", "cli", "ana").unwrap();
     let owed = store.deliver(&id, 2).unwrap();

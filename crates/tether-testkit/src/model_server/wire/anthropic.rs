@@ -7,7 +7,7 @@ use tether_model::{Message, ToolCall, ToolSpec};
 
 use super::{
     Frame, Parsed, RenderContext, content_text, halves, max_tokens, resolve_calls, str_of,
-    temperature, text_chunks,
+    temperature, text_chunks, tools,
 };
 
 pub(super) fn parse(body: &Value) -> Result<Parsed, String> {
@@ -19,12 +19,7 @@ pub(super) fn parse(body: &Value) -> Result<Parsed, String> {
         .filter(|s| !s.is_empty());
     request.max_tokens = max_tokens(body, &["max_tokens"]);
     request.temperature = temperature(body);
-    for tool in body
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for tool in tools(body) {
         // Server tools (web search, …) have no input_schema; the script cannot call them.
         if let (Some(name), Some(schema)) = (str_of(tool, "name"), tool.get("input_schema")) {
             request.tools.push(ToolSpec::new(

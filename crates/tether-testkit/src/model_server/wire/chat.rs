@@ -7,7 +7,7 @@ use tether_model::{Message, ToolCall, ToolSpec};
 
 use super::{
     Frame, Parsed, RenderContext, content_text, halves, max_tokens, resolve_calls, str_of,
-    temperature, text_chunks,
+    temperature, text_chunks, tools,
 };
 
 /// `created` in every chunk: fixed so recorded streams are reproducible.
@@ -22,12 +22,7 @@ pub(super) fn parse(body: &Value) -> Result<Parsed, String> {
     let request = &mut parsed.request;
     request.max_tokens = max_tokens(body, &["max_tokens", "max_completion_tokens"]);
     request.temperature = temperature(body);
-    for tool in body
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for tool in tools(body) {
         let function = tool.get("function").unwrap_or(&Value::Null);
         if let Some(name) = str_of(function, "name") {
             request.tools.push(ToolSpec::new(

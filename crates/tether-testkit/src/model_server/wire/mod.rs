@@ -197,6 +197,14 @@ fn str_of<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
 }
 
+/// The request's `tools` (a namespace's, for the Responses API), none when it has none.
+fn tools(body: &Value) -> impl Iterator<Item = &Value> {
+    body.get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
 fn max_tokens(body: &Value, keys: &[&str]) -> u32 {
     keys.iter()
         .find_map(|key| body.get(*key).and_then(Value::as_u64))

@@ -8,7 +8,7 @@ use tether_model::{Message, ToolCall, ToolSpec};
 
 use super::{
     Frame, Parsed, RenderContext, content_text, max_tokens, resolve_calls, str_of, temperature,
-    text_chunks,
+    text_chunks, tools,
 };
 
 pub(super) fn parse(body: &Value) -> Result<Parsed, String> {
@@ -16,12 +16,7 @@ pub(super) fn parse(body: &Value) -> Result<Parsed, String> {
     parsed.request.system = str_of(body, "instructions").map(str::to_owned);
     parsed.request.max_tokens = max_tokens(body, &["max_output_tokens"]);
     parsed.request.temperature = temperature(body);
-    for tool in body
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for tool in tools(body) {
         match str_of(tool, "type") {
             Some("function") => {
                 if let Some(spec) = function_spec(tool, None) {
@@ -30,12 +25,7 @@ pub(super) fn parse(body: &Value) -> Result<Parsed, String> {
             }
             Some("namespace") => {
                 let namespace = str_of(tool, "name").unwrap_or_default();
-                for inner in tool
-                    .get("tools")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
+                for inner in tools(tool) {
                     if let Some(spec) = function_spec(inner, Some(namespace)) {
                         let name = str_of(inner, "name").unwrap_or_default().to_owned();
                         parsed

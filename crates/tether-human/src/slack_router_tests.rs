@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use tether_slack::{ApiOptions, ButtonPress, RawSlackSettings, SlackSettings};
-use tether_store::NewQuestion;
+use tether_store::{NewQuestion, Store};
 
 use super::*;
 
@@ -17,13 +17,14 @@ fn router(registry: Registry) -> Router {
         ..RawSlackSettings::with_default_envs()
     })
     .unwrap();
-    Router {
+    Router::new(
         registry,
-        bot: Arc::default(),
-        api: SlackApi::new(&settings, &ApiOptions::default()).unwrap(),
-        // This process's own store: another workspace's, here.
-        journal: Journal::new(Store::open_in_memory().unwrap(), Vec::new()).unwrap(),
-    }
+        Arc::default(),
+        SlackApi::new(&settings, &ApiOptions::default()).unwrap(),
+        // This process's own store and workspace: another workspace's, here.
+        Journal::new(Store::open_in_memory().unwrap(), Vec::new()).unwrap(),
+        PathBuf::from("/nonexistent/other-workspace/.tether"),
+    )
 }
 
 #[tokio::test]

@@ -1,0 +1,295 @@
+//! Starting and resuming runs from the dashboard: `POST /api/runs`, `POST
+//! /api/runs/{id}/resume`, and the page's "New run" and "Resume" forms.
+//!
+//! The dashboard does not know how a run is put together (the executor, the sandbox, the
+//! desk): the serving process hands it a [`Launcher`] that does (`tether serve` builds one over
+//! the runtime), and the serving process drives the run, so it goes on when the page is closed.
+//! A dashboard without one (the one embedded in a run) answers 501 and shows no form.
+//!
+//! The same token, Host and Origin rules hold as for every change (the routes sit behind
+//! [`crate::security::guard`]). Starting a goal run does not approve its contracts: that stays a
+//! person's act at a terminal (`tether plan approve`), and a goal run whose contracts are not
+//! approved is refused (409) saying so.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Form, Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use tether_store::RunId;
+
+use crate::app::App;
+use crate::error::WebError;
+
+/// The most iterations a run started here may ask for (the loops' ceiling).
+pub const MAX_ITERATIONS: u32 = 20_000;
+
+/// A run to start.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum NewRun {
+    /// A Ralph loop: the same prompt, each iteration in a fresh context, until the completion
+    /// promise or the budget.
+    Ralph {
+        /// The prompt.
+        prompt: String,
+        /// The text of the `<promise>` that ends the loop; none: the loop runs to its budget.
+        #[serde(default)]
+        completion_promise: Option<String>,
+        /// The iteration budget (default: `[loop] max_iterations`).
+        #[serde(default)]
+        max_iterations: Option<u32>,
+    },
+    /// A goal run on the plan's active goals.
+    Goal {
+        /// The iteration budget (default: `[loop] max_iterations`).
+        #[serde(default)]
+        max_iterations: Option<u32>,
+    },
+}
+
+impl NewRun {
+    /// What is wrong with the request, if anything (before any launcher sees it).
+    pub fn problem(&self) -> Option<String> {
+        let max = match self {
+            NewRun::Ralph {
+                prompt,
+                completion_promise,
+                max_iterations,
+            } => {
+                if prompt.trim().is_empty() {
+                    return Some("the prompt is empty".to_owned());
+                }
+                if completion_promise
+                    .as_deref()
+                    .is_some_and(|p| p.trim().is_empty())
+                {
+                    return Some(
+                        "the completion promise is empty; leave it out to run to the budget"
+                            .to_owned(),
+                    );
+                }
+                max_iterations
+            }
+            NewRun::Goal { max_iterations } => max_iterations,
+        };
+        match max {
+            Some(0) => Some(
+                "max_iterations 0 (no limit) cannot be asked for from the dashboard; give a budget"
+                    .to_owned(),
+            ),
+            Some(m) if *m > MAX_ITERATIONS => Some(format!(
+                "max_iterations {m} is above the ceiling of {MAX_ITERATIONS}"
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Why a run was not started or resumed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchError {
+    /// The request cannot be run as given (a plan with no active goal, a budget out of range):
+    /// fix the request or the workspace. 400.
+    #[error("{0}")]
+    Invalid(String),
+    /// Not now: contracts not approved, a run still driven by another process, a run that has
+    /// ended. A person has to act first. 409.
+    #[error("{0}")]
+    Refused(String),
+    /// No such run. 404.
+    #[error("{0}")]
+    NotFound(String),
+    /// tether could not set the run up (its executor, its sandbox, its store). 500.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<LaunchError> for WebError {
+    fn from(e: LaunchError) -> Self {
+        match e {
+            LaunchError::Invalid(m) => WebError::BadRequest(m),
+            LaunchError::Refused(m) => WebError::Conflict(m),
+            LaunchError::NotFound(m) => WebError::NotFound(m),
+            LaunchError::Failed(m) => WebError::Internal(m),
+        }
+    }
+}
+
+/// Starts and resumes runs in the serving process.
+pub trait Launcher: Send + Sync {
+    /// Starts `run`; its id as soon as it is recorded (the run goes on after the call returns).
+    fn start(&self, run: NewRun) -> BoxFuture<'_, Result<RunId, LaunchError>>;
+    /// Resumes the stopped run `id` (it goes on after the call returns).
+    fn resume(&self, id: RunId) -> BoxFuture<'_, Result<(), LaunchError>>;
+}
+
+/// The answer to a start or resume.
+#[derive(Debug, Serialize)]
+pub(crate) struct Launched {
+    id: String,
+    /// The run's page.
+    url: String,
+}
+
+impl Launched {
+    fn of(id: &RunId) -> Self {
+        Launched {
+            id: id.to_string(),
+            url: format!("/runs/{id}"),
+        }
+    }
+}
+
+fn launcher(app: &App) -> Result<&Arc<dyn Launcher>, WebError> {
+    app.launcher.as_ref().ok_or_else(|| {
+        WebError::NotImplemented(
+            "this dashboard does not start runs (it is part of a run); start them from `tether \
+             serve`'s dashboard"
+                .to_owned(),
+        )
+    })
+}
+
+/// Starts `run` with `app`'s launcher, after checking it.
+async fn start_run(app: &App, run: NewRun) -> Result<RunId, WebError> {
+    let launcher = launcher(app)?;
+    if let Some(problem) = run.problem() {
+        return Err(WebError::BadRequest(problem));
+    }
+    Ok(launcher.start(run).await?)
+}
+
+async fn resume_run(app: &App, id: &str) -> Result<RunId, WebError> {
+    let launcher = launcher(app)?;
+    let id = crate::api::run_id(id)?;
+    launcher.resume(id.clone()).await?;
+    Ok(id)
+}
+
+/// `POST /api/runs` `{"kind": "ralph", "prompt": …, "completion_promise": …, "max_iterations":
+/// …}` or `{"kind": "goal", "max_iterations": …}`: 201 with `{"id", "url"}`.
+pub(crate) async fn start(
+    State(app): State<Arc<App>>,
+    Json(run): Json<NewRun>,
+) -> Result<(StatusCode, Json<Launched>), WebError> {
+    let id = start_run(&app, run).await?;
+    Ok((StatusCode::CREATED, Json(Launched::of(&id))))
+}
+
+/// `POST /api/runs/{id}/resume`: 202 with `{"id", "url"}` once the run is driven again.
+pub(crate) async fn resume(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Launched>), WebError> {
+    let id = resume_run(&app, &id).await?;
+    Ok((StatusCode::ACCEPTED, Json(Launched::of(&id))))
+}
+
+/// The "New run" form (every field a string, as a form sends it).
+#[derive(Debug, Deserialize)]
+pub(crate) struct NewRunForm {
+    kind: String,
+    #[serde(default)]
+    prompt: String,
+    #[serde(default)]
+    completion_promise: String,
+    #[serde(default)]
+    max_iterations: String,
+}
+
+impl NewRunForm {
+    fn run(self) -> Result<NewRun, WebError> {
+        let max_iterations = match self.max_iterations.trim() {
+            "" => None,
+            n => Some(n.parse::<u32>().map_err(|_| {
+                WebError::BadRequest(format!("max iterations `{n}` is not a number"))
+            })?),
+        };
+        match self.kind.as_str() {
+            "ralph" => Ok(NewRun::Ralph {
+                prompt: self.prompt,
+                completion_promise: Some(self.completion_promise).filter(|p| !p.trim().is_empty()),
+                max_iterations,
+            }),
+            "goal" => Ok(NewRun::Goal { max_iterations }),
+            other => Err(WebError::BadRequest(format!(
+                "`{other}` is not a kind of run (ralph or goal)"
+            ))),
+        }
+    }
+}
+
+/// `POST /runs` (the "New run" form): on to the new run's page.
+pub(crate) async fn start_form(
+    State(app): State<Arc<App>>,
+    Form(form): Form<NewRunForm>,
+) -> Response {
+    let started = match form.run() {
+        Ok(run) => start_run(&app, run).await,
+        Err(e) => Err(e),
+    };
+    match started {
+        Ok(id) => Redirect::to(&format!("/runs/{id}?notice=started")).into_response(),
+        Err(e) => crate::pages::error_page(&e),
+    }
+}
+
+/// `POST /runs/{id}/resume` (the "Resume" button): back to the run's page.
+pub(crate) async fn resume_form(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
+    match resume_run(&app, &id).await {
+        Ok(id) => Redirect::to(&format!("/runs/{id}?notice=resumed")).into_response(),
+        Err(e) => crate::pages::error_page(&e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_read_and_checked() {
+        let ralph: NewRun = serde_json::from_str(
+            r#"{"kind": "ralph", "prompt": "Fix it.", "completion_promise": "DONE", "max_iterations": 5}"#,
+        )
+        .unwrap();
+        assert_eq!(ralph.problem(), None);
+        let goal: NewRun = serde_json::from_str(r#"{"kind": "goal"}"#).unwrap();
+        assert_eq!(
+            goal,
+            NewRun::Goal {
+                max_iterations: None
+            }
+        );
+        for (body, says) in [
+            (
+                r#"{"kind": "ralph", "prompt": "  "}"#,
+                "the prompt is empty",
+            ),
+            (
+                r#"{"kind": "goal", "max_iterations": 0}"#,
+                "cannot be asked for",
+            ),
+            (
+                r#"{"kind": "goal", "max_iterations": 20001}"#,
+                "above the ceiling",
+            ),
+            (
+                r#"{"kind": "ralph", "prompt": "x", "completion_promise": " "}"#,
+                "promise is empty",
+            ),
+        ] {
+            let run: NewRun = serde_json::from_str(body).unwrap();
+            assert!(run.problem().unwrap().contains(says), "{body}");
+        }
+        for bad in [
+            r#"{"kind": "fleet"}"#,
+            r#"{"kind": "goal", "approve": true}"#,
+        ] {
+            assert!(serde_json::from_str::<NewRun>(bad).is_err(), "{bad}");
+        }
+    }
+}

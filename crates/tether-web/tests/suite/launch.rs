@@ -1,0 +1,174 @@
+//! Runs started and resumed from the dashboard: `POST /api/runs` and `POST
+//! /api/runs/{id}/resume` hand a checked request to the serving process's launcher (here one
+//! that records what it was asked and stores a run, as the real one does), behind the same
+//! token, Host and Origin rules as every change; the page's "New run" form and "Resume" button.
+
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::BoxFuture;
+use serde_json::json;
+use tether_store::{RunId, RunKind, Store};
+use tether_web::{LaunchError, Launcher, NewRun};
+
+use crate::common::{Options, Web};
+
+/// Records what it is asked; starts a run in the store (so its page exists), or refuses.
+#[derive(Default)]
+struct Recorder {
+    asked: Mutex<Vec<String>>,
+    store: Mutex<Option<Store>>,
+    refuse: Option<LaunchError>,
+}
+
+impl Launcher for Recorder {
+    fn start(&self, run: NewRun) -> BoxFuture<'_, Result<RunId, LaunchError>> {
+        Box::pin(async move {
+            self.asked.lock().unwrap().push(format!("start {run:?}"));
+            if let Some(refused) = &self.refuse {
+                return Err(refused.clone());
+            }
+            let kind = match run {
+                NewRun::Ralph { .. } => RunKind::Ralph,
+                NewRun::Goal { .. } => RunKind::Goal,
+            };
+            let store = self.store.lock().unwrap();
+            let store = store.as_ref().unwrap();
+            Ok(store
+                .create_run(kind, std::path::Path::new("/tmp"), &json!({}))
+                .unwrap())
+        })
+    }
+
+    fn resume(&self, id: RunId) -> BoxFuture<'_, Result<(), LaunchError>> {
+        Box::pin(async move {
+            self.asked.lock().unwrap().push(format!("resume {id}"));
+            match &self.refuse {
+                Some(refused) => Err(refused.clone()),
+                None => Ok(()),
+            }
+        })
+    }
+}
+
+fn web_with(recorder: Arc<Recorder>) -> Web {
+    let web = Web::start_with(Options {
+        launcher: Some(recorder.clone()),
+        ..Options::default()
+    });
+    *recorder.store.lock().unwrap() = Some(web.store());
+    web
+}
+
+#[test]
+fn a_ralph_run_and_a_goal_run_are_started_and_a_run_resumed() {
+    let recorder = Arc::new(Recorder::default());
+    let web = web_with(recorder.clone());
+    let r = web.post_json(
+        "/api/runs",
+        &json!({"kind": "ralph", "prompt": "Fix the build.", "completion_promise": "DONE", "max_iterations": 5}),
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.json()["id"].as_str().unwrap().to_owned();
+    assert_eq!(r.json()["url"], format!("/runs/{id}"));
+    let r = web.post_json("/api/runs", &json!({"kind": "goal"}));
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = web.post_json(&format!("/api/runs/{id}/resume"), &json!({}));
+    assert_eq!(r.status, 202, "{}", r.body);
+    assert_eq!(
+        *recorder.asked.lock().unwrap(),
+        [
+            "start Ralph { prompt: \"Fix the build.\", completion_promise: Some(\"DONE\"), max_iterations: Some(5) }".to_owned(),
+            "start Goal { max_iterations: None }".to_owned(),
+            format!("resume {id}"),
+        ]
+    );
+}
+
+#[test]
+fn a_bad_request_never_reaches_the_launcher_and_a_refusal_says_why() {
+    let recorder = Arc::new(Recorder::default());
+    let web = web_with(recorder.clone());
+    for (body, status) in [
+        (json!({"kind": "ralph", "prompt": " "}), 400),
+        (json!({"kind": "goal", "max_iterations": 0}), 400),
+        (json!({"kind": "goal", "max_iterations": 99999}), 400),
+        (json!({"kind": "fleet"}), 422),
+        (json!({"kind": "goal", "approve": true}), 422),
+    ] {
+        let r = web.post_json("/api/runs", &body);
+        assert_eq!(r.status, status, "{body}: {}", r.body);
+    }
+    assert!(recorder.asked.lock().unwrap().is_empty());
+    let refusing = Arc::new(Recorder {
+        refuse: Some(LaunchError::Refused(
+            "the contract of goal `add` (never approved) is not approved".to_owned(),
+        )),
+        ..Recorder::default()
+    });
+    let web = web_with(refusing);
+    let r = web.post_json("/api/runs", &json!({"kind": "goal"}));
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(r.json()["error"].as_str().unwrap().contains("not approved"));
+}
+
+#[test]
+fn starting_a_run_is_a_change_like_any_other() {
+    let recorder = Arc::new(Recorder::default());
+    let web = web_with(recorder.clone());
+    let body = json!({"kind": "ralph", "prompt": "x"}).to_string();
+    let json = Some(("application/json", body.as_str()));
+    let bearer = web.bearer();
+    // No token; another site's page with the token; a wrong Host.
+    let no_token = web.request("POST", "/api/runs", &[], json);
+    assert_eq!(no_token.status, 401);
+    let cross = web.request(
+        "POST",
+        "/api/runs",
+        &[
+            ("Authorization", &bearer),
+            ("Origin", "http://evil.example"),
+        ],
+        json,
+    );
+    assert_eq!(cross.status, 403, "{}", cross.body);
+    let host = web.request(
+        "POST",
+        "/api/runs",
+        &[("Authorization", &bearer), ("Host", "evil.example")],
+        json,
+    );
+    assert!(host.status == 403 || host.status == 421, "{}", host.status);
+    assert!(recorder.asked.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_dashboard_without_a_launcher_starts_nothing_and_shows_no_form() {
+    let web = Web::start();
+    let r = web.post_json("/api/runs", &json!({"kind": "goal"}));
+    assert_eq!(r.status, 501, "{}", r.body);
+    assert!(!web.get("/").body.contains("New run"));
+}
+
+#[test]
+fn the_new_run_form_starts_a_run_and_leads_to_its_page() {
+    let recorder = Arc::new(Recorder::default());
+    let web = web_with(recorder.clone());
+    let page = web.get("/");
+    assert!(page.body.contains("New run"), "{}", page.body);
+    let form = "kind=ralph&prompt=Fix+it.&completion_promise=DONE&max_iterations=3";
+    let r = web.request(
+        "POST",
+        "/runs",
+        &[("Authorization", &web.bearer()), ("Origin", &web.origin())],
+        Some(("application/x-www-form-urlencoded", form)),
+    );
+    assert_eq!(r.status, 303, "{}", r.body);
+    let to = r.header("location").unwrap().to_owned();
+    assert!(
+        to.starts_with("/runs/r-") && to.ends_with("?notice=started"),
+        "{to}"
+    );
+    let run = web.get(&to);
+    assert!(run.body.contains("The run started"), "{}", run.body);
+    assert_eq!(recorder.asked.lock().unwrap().len(), 1);
+}

@@ -1,0 +1,176 @@
+//! The contract every agent CLI keeps, one suite run for each the tests drive — Claude Code,
+//! Codex and pi, and the ACP adapters of Claude Code and Codex — against the fake model server:
+//! a Ralph loop keeps its promise and its usage reaches the run; `ask_human` over MCP is
+//! answered with `tether answer`; `tether cancel` leaves none of its processes behind.
+//!
+//! An agent joins with an [`AgentCli`] (how a workspace runs it) and one `agent_contract!` line
+//! in its own file, where what is its own stays: what its request and transcript show, its
+//! resume, its usage limits, its sign-off.
+
+use std::path::Path;
+
+use serde_json::json;
+use tether_model::Request;
+use tether_model::scripted::{Script, Turn};
+use tether_store::Event;
+use tether_testkit::model_server::FakeModelServer;
+use tether_testkit::wait_until;
+
+use crate::common::agents::{diagnose, events, processes_in, ralph, start, status, tool_calls};
+use crate::common::{PATIENCE, pending_question, run, text, wait_output};
+
+/// An agent CLI as the contract drives it.
+pub(crate) trait AgentCli {
+    /// A workspace whose tether.toml runs it on `server`.
+    fn workspace(server: &FakeModelServer) -> AgentWorkspace;
+
+    /// Whether its turn reports the tokens it used (false only where the agent sends none).
+    const REPORTS_USAGE: bool = true;
+
+    /// Whether it names tether's tools in the calls it reports, so a run records `ask_human`
+    /// with its summary (false where the agent reports a call only by a title of its own).
+    const NAMES_TOOL_CALLS: bool = true;
+
+    /// What its kept promise shows beyond the contract (its first request, its transcript).
+    fn kept_promise(_dir: &Path, _server: &FakeModelServer) {}
+}
+
+/// A workspace, and what the agent's configuration needs beside it (its own home), kept for the
+/// test's length.
+pub(crate) struct AgentWorkspace {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) _beside: Option<tempfile::TempDir>,
+}
+
+impl AgentWorkspace {
+    pub(crate) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+pub(crate) fn keeps_its_promise_and_reports_its_usage<A: AgentCli>() {
+    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
+        Turn::text("All written. <promise>DONE</promise>")
+    }));
+    let ws = A::workspace(&server);
+    let done = wait_output(ralph(ws.path(), "Write the notes."));
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(ws.path(), &done)
+    );
+    assert_eq!(status(ws.path())["status"], "completed");
+    assert!(
+        server
+            .requests()
+            .iter()
+            .any(|r| r.raw_body.contains("Write the notes.")),
+        "the prompt reached the model"
+    );
+    let usage: Vec<u64> = events(ws.path())
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::IterationUsage { input_tokens, .. } => Some(input_tokens),
+            _ => None,
+        })
+        .collect();
+    if A::REPORTS_USAGE {
+        assert!(usage.len() == 1 && usage[0] > 0, "{usage:?}");
+    }
+    A::kept_promise(ws.path(), &server);
+}
+
+pub(crate) fn ask_human_over_mcp_is_answered_with_tether_answer<A: AgentCli>() {
+    let (_rt, server) = start(Script::from_fn(|req: &Request| {
+        match req.last_tool_result() {
+            None => Turn::tool(
+                "mcp__tether__ask_human",
+                json!({"question": "Which colour?", "context": "the logo", "confidence": 10}),
+            ),
+            Some((_, result)) => Turn::text(format!("Noted ({result}). <promise>DONE</promise>")),
+        }
+    }));
+    let ws = A::workspace(&server);
+    let child = ralph(ws.path(), "Pick the logo colour.");
+    let q = pending_question(ws.path());
+    assert_eq!(q["question"], "Which colour?");
+    assert_eq!(q["run_id"], status(ws.path())["id"]);
+    let id = q["id"].as_str().unwrap();
+    let out = run(ws.path(), &["answer", id, "Blue.", "--as", "carol"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let done = wait_output(child);
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(ws.path(), &done)
+    );
+    let last = server.requests().last().unwrap().raw_body.clone();
+    assert!(last.contains("Human replied: Blue."), "{last}");
+    assert_eq!(status(ws.path())["status"], "completed");
+    // The tool call is one of the run's events, with its one-line summary.
+    let calls = tool_calls(ws.path());
+    if A::NAMES_TOOL_CALLS {
+        let asked = ("ask_human".to_owned(), "ask_human Which colour?".to_owned());
+        assert_eq!(calls, [asked]);
+    } else {
+        assert_eq!(calls.len(), 1, "{calls:?}");
+    }
+}
+
+pub(crate) fn tether_cancel_leaves_no_process_behind<A: AgentCli>() {
+    let (_rt, server) = start(Script::from_fn(|_req: &Request| {
+        Turn::tool(
+            "mcp__tether__ask_human",
+            json!({"question": "Wait for me?", "context": "cancel test", "confidence": 10}),
+        )
+    }));
+    let ws = A::workspace(&server);
+    let child = ralph(ws.path(), "Ask and wait.");
+    pending_question(ws.path());
+    let before = wait_until("the agent to run", PATIENCE, || {
+        let pids = processes_in(ws.path());
+        (!pids.is_empty()).then_some(pids)
+    })
+    .unwrap();
+    let out = run(ws.path(), &["cancel"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let done = wait_output(child);
+    assert_eq!(
+        done.status.code(),
+        Some(130),
+        "{}",
+        diagnose(ws.path(), &done)
+    );
+    wait_until("the agent and its MCP server to be gone", PATIENCE, || {
+        processes_in(ws.path()).is_empty().then_some(())
+    })
+    .unwrap_or_else(|e| panic!("{e}; were {before:?}"));
+    assert_eq!(status(ws.path())["status"], "cancelled");
+}
+
+/// The contract's tests for `$agent`, in a module `$name`.
+macro_rules! agent_contract {
+    ($name:ident, $agent:ident) => {
+        mod $name {
+            use crate::suite::agent_contract as contract;
+
+            #[test]
+            fn keeps_its_promise_and_reports_its_usage() {
+                contract::keeps_its_promise_and_reports_its_usage::<super::$agent>();
+            }
+
+            #[test]
+            fn ask_human_over_mcp_is_answered_with_tether_answer() {
+                contract::ask_human_over_mcp_is_answered_with_tether_answer::<super::$agent>();
+            }
+
+            #[test]
+            fn tether_cancel_leaves_no_process_behind() {
+                contract::tether_cancel_leaves_no_process_behind::<super::$agent>();
+            }
+        }
+    };
+}
+pub(crate) use agent_contract;
