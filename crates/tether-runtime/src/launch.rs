@@ -579,4 +579,40 @@ impl RunHandle {
     pub async fn finished(self) -> Result<Finished> {
         self.task.await.map_err(|e| Error::Task(e.to_string()))?
     }
+
+    /// Waits until the run is under way — its id known and an event of it committed, so the
+    /// loop opened it under its lock — or over: refused (the error), or ended at once. `events`
+    /// is [`Prepared::events`], taken before the run started.
+    pub async fn begun(mut self, mut events: broadcast::Receiver<StoredEvent>) -> Result<Begun> {
+        let mut committed = false;
+        loop {
+            let known = tokio::select! {
+                ended = &mut self.task => {
+                    let finished = ended.map_err(|e| Error::Task(e.to_string()))??;
+                    return Ok(Begun::Over(finished));
+                }
+                // An event, or word that some were missed: either way one was committed.
+                _ = events.recv(), if !committed => {
+                    committed = true;
+                    continue;
+                }
+                known = self.run.wait_for(Option::is_some), if committed => {
+                    known.ok().and_then(|id| id.clone())
+                }
+            };
+            match known {
+                Some(id) => return Ok(Begun::Going(id, self)),
+                // The task dropped its end of the id: it is ending; its end says how.
+                None => committed = false,
+            }
+        }
+    }
+}
+
+/// A started run once it is under way or over ([`RunHandle::begun`]).
+pub enum Begun {
+    /// Under way: its id, and its handle.
+    Going(RunId, RunHandle),
+    /// Over already.
+    Over(Finished),
 }

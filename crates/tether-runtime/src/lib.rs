@@ -27,7 +27,8 @@
 //! - [`budget`]: a stopped run's budgets raised before it is resumed.
 //! - [`bounds`]: the settings that bound the agent, as a run is taken up.
 //! - [`launch`]: a run composed from all of the above and driven on the caller's Tokio
-//!   runtime, with a handle to watch, interrupt or cancel it; [`report`] the report it leaves.
+//!   runtime, with a handle to watch, interrupt or cancel it; [`report`] the report it leaves;
+//!   [`served`] the runs a server (the dashboard of `tether serve`) starts and resumes.
 //!
 //! Errors are [`Error`]s, each saying whether a person must fix something
 //! ([`Error::is_usage`]).
@@ -52,6 +53,7 @@ pub mod process;
 pub mod push;
 pub mod report;
 pub mod sandbox;
+pub mod served;
 pub mod signoff;
 pub mod status;
 pub mod store;

@@ -147,8 +147,8 @@ impl Launched {
 fn launcher(app: &App) -> Result<&Arc<dyn Launcher>, WebError> {
     app.launcher.as_ref().ok_or_else(|| {
         WebError::NotImplemented(
-            "this dashboard does not start runs (it is part of a run); start them from `tether \
-             serve`'s dashboard"
+            "this dashboard does not start runs (it is a run's own, or it shows a store other \
+             than its workspace's): start them from `tether serve` in the workspace"
                 .to_owned(),
         )
     })

@@ -1,10 +1,12 @@
-//! `tether serve`: the dashboard for this workspace until Ctrl+C; and [`Dashboard`], the same
-//! server started beside a loop (`tether run`, `tether ralph`, `tether resume`) or the demo.
+//! `tether serve`: the dashboard for this workspace until Ctrl+C, starting and resuming runs
+//! it drives itself (`tether_runtime::served`); and [`Dashboard`], the same server started
+//! beside a loop (`tether run`, `tether ralph`, `tether resume`) or the demo, which starts none.
 
 use std::sync::Arc;
 
 use anyhow::Result;
 use tether_config::{Config, Workspace};
+use tether_runtime::served::Runs;
 use tether_store::Connector;
 use tether_web::{Bound, Settings};
 use tokio_util::sync::CancellationToken;
@@ -21,9 +23,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ServeArgs) -> Result<Exit> {
         listen: args.listen.unwrap_or(loaded.config.server.listen),
         allow_remote: args.allow_remote,
     };
-    let store = match &args.store {
-        Some(url) => tether_runtime::store::at_url(url, &ctx.ws)?,
-        None => tether_runtime::store::connector(&ctx.ws, ctx.env)?,
+    // Runs started here go to the workspace's own store: one shown with --store starts none.
+    let (store, launches) = match &args.store {
+        Some(url) => (tether_runtime::store::at_url(url, &ctx.ws)?, false),
+        None => (tether_runtime::store::connector(&ctx.ws, ctx.env)?, true),
     };
     let bound = tether_web::bind_to(store, &ctx.ws, &settings).map_err(Failure::usage)?;
     warn_if_remote(&bound);
@@ -37,29 +40,43 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ServeArgs) -> Result<Exit> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    let env = Arc::new(tether_config::ProcessEnv);
     runtime.block_on(async {
-        let stop = CancellationToken::new();
-        let on_signal = stop.clone();
-        tokio::spawn(async move {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-            let terminated = async {
-                match term.as_mut() {
-                    Some(t) => {
-                        t.recv().await;
-                    }
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                () = terminated => {}
-            }
-            on_signal.cancel();
-        });
-        bound.serve(stop).await
+        let (stop, now) = (CancellationToken::new(), CancellationToken::new());
+        tokio::spawn(on_signals([stop.clone(), now.clone()]));
+        let runs = Arc::new(Runs::new(ctx.ws.clone(), env, crate::bridged::host()));
+        let bound = if launches {
+            bound.launch_with(runs.clone())
+        } else {
+            bound
+        };
+        let served = bound.serve(stop).await;
+        if runs.driving() > 0 {
+            eprintln!("stopping the runs after their current step; Ctrl+C again to exit now");
+        }
+        runs.stop(now).await;
+        served
     })?;
     Ok(Exit::Done)
+}
+
+/// Cancels each token in turn at each Ctrl+C or SIGTERM: the first stops serving, the second
+/// stops waiting for the runs.
+async fn on_signals(tokens: [CancellationToken; 2]) {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    for token in tokens {
+        let terminated = async {
+            match term.as_mut() {
+                Some(t) => drop(t.recv().await),
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = terminated => {}
+        }
+        token.cancel();
+    }
 }
 
 fn warn_if_remote(bound: &Bound) {

@@ -52,6 +52,7 @@ mod runaway;
 mod sandbox;
 mod sandbox_reach;
 mod secrets;
+mod serve_runs;
 mod signoff_quotes;
 mod sinks_on_exit;
 mod slack_doctor;

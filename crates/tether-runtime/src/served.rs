@@ -1,0 +1,281 @@
+//! Runs started and resumed by a long-lived server: the dashboard's `POST /api/runs` and
+//! `POST /api/runs/{id}/resume` in `tether serve`. [`Runs`] is the dashboard's
+//! [`Launcher`]: each request is composed exactly as the command line composes `tether ralph`,
+//! `tether run` and `tether resume` ([`Launch`]), and driven as a task of the serving
+//! process's Tokio runtime, so the run goes on when the page that started it is closed. The
+//! request is answered once the run is under way (its id recorded and its first event
+//! committed) or refused, with the loop's own words.
+//!
+//! What stays a person's act at a terminal stays so here: a goal run whose contracts are not
+//! approved is refused (approving them is `tether plan approve`), and a resumed run keeps the
+//! settings it recorded (applying a changed tether.toml is `tether resume --accept-config`).
+//! There is no `--no-judge` and no unlimited budget from the dashboard.
+
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::BoxFuture;
+use tether_config::{Config, Env, Workspace};
+use tether_core::looping::LoopError;
+use tether_core::planning::PlanRef;
+use tether_core::planning::approve::{self, Selection};
+use tether_human::Console;
+use tether_store::control::{self, ControlError};
+use tether_store::{Budget, RunId};
+use tether_web::launch::{LaunchError, Launcher, NewRun};
+use tokio_util::sync::CancellationToken;
+
+use crate::bounds::Resumed;
+use crate::launch::{Begun, Launch, Log, Place, RunSpec};
+use crate::{Error, Host};
+
+/// Where a new run works: where `[run] worktree` says, committing its sign-offs in a worktree.
+const NEW: Place = Place {
+    worktree: false,
+    commit: true,
+};
+
+/// Who a run taken up from the dashboard is recorded as resumed by.
+const BY: &str = "dashboard";
+
+/// The runs a server drives: it starts and resumes them, and stops them when it stops.
+pub struct Runs {
+    ws: Workspace,
+    env: Arc<dyn Env + Send + Sync>,
+    host: Host,
+    runtime: tokio::runtime::Handle,
+    driven: Mutex<Vec<Driven>>,
+}
+
+/// A run this server drives.
+struct Driven {
+    interrupt: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Runs {
+    /// Runs of workspace `ws` (its configuration and store, `env` holding the keys), driven on
+    /// the current Tokio runtime; `host` runs the tether commands their agents hand over.
+    /// Call it inside the runtime.
+    pub fn new(ws: Workspace, env: Arc<dyn Env + Send + Sync>, host: Host) -> Self {
+        Runs {
+            ws,
+            env,
+            host,
+            runtime: tokio::runtime::Handle::current(),
+            driven: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Starts `run`: its id once it is under way.
+    pub async fn start(&self, run: NewRun) -> Result<RunId, LaunchError> {
+        let config = self.config()?;
+        let (NewRun::Ralph { max_iterations, .. } | NewRun::Goal { max_iterations }) = &run;
+        let max = max_iterations.unwrap_or(config.r#loop.max_iterations);
+        if max == 0 {
+            return Err(LaunchError::Invalid(
+                "[loop] max_iterations is 0 (no limit), which the dashboard does not start; give \
+                 max_iterations"
+                    .to_owned(),
+            ));
+        }
+        let spec = match run {
+            NewRun::Ralph {
+                prompt,
+                completion_promise,
+                ..
+            } => RunSpec::ralph(
+                &config,
+                prompt,
+                completion_promise,
+                Some(max),
+                budget(&config),
+            ),
+            NewRun::Goal { .. } => {
+                self.ensure_approved(&config)?;
+                RunSpec::goal(&config, Some(max), budget(&config), false)
+            }
+        };
+        let bounds = crate::bounds::for_new_run(&self.ws, &config);
+        let launch = self.launch(config, bounds, spec, NEW);
+        self.drive(launch).await
+    }
+
+    /// Resumes the stopped run `id`, keeping the settings it recorded.
+    pub async fn resume(&self, id: RunId) -> Result<(), LaunchError> {
+        let run = {
+            let store = crate::store::open(&self.ws, &*self.env).map_err(refusal)?;
+            control::find_run(&store, Some(&id.to_string())).map_err(|e| match e {
+                ControlError::UnknownRun(_) => LaunchError::NotFound(format!("no run {id}")),
+                e => LaunchError::Failed(chain(&e)),
+            })?
+        };
+        crate::launch::drivable_here(&self.ws, &*self.env, &run).map_err(refusal)?;
+        // A run its budget stopped is raised at a terminal first (`tether resume --add-…`).
+        crate::budget::resumable(&run).map_err(refusal)?;
+        let mut config = self.config()?;
+        let bounds = match crate::bounds::for_resumed_run(&self.ws, &run, &config) {
+            Resumed::Settled(pinned) => pinned,
+            Resumed::Changed(changed) => changed.keep(&mut config).map_err(refusal)?,
+        };
+        let launch = self.launch(config, bounds, RunSpec::Resume(run.id), Place::RESUMED);
+        self.drive(launch).await.map(drop)
+    }
+
+    /// Stops every run this server drives after its current step (each can be resumed), and
+    /// waits for them, or until `now` fires.
+    pub async fn stop(&self, now: CancellationToken) {
+        let driven = match self.driven.lock() {
+            Ok(mut driven) => std::mem::take(&mut *driven),
+            Err(_) => return,
+        };
+        for run in &driven {
+            run.interrupt.cancel();
+        }
+        let all = futures_util::future::join_all(driven.into_iter().map(|run| run.task));
+        tokio::select! {
+            _ = all => {}
+            () = now.cancelled() => {}
+        }
+    }
+
+    /// How many runs this server drives now.
+    pub fn driving(&self) -> usize {
+        self.driven
+            .lock()
+            .map(|mut driven| {
+                driven.retain(|run| !run.task.is_finished());
+                driven.len()
+            })
+            .unwrap_or(0)
+    }
+
+    fn config(&self) -> Result<Config, LaunchError> {
+        tether_config::load(self.ws.root(), &*self.env)
+            .map(|loaded| loaded.config)
+            .map_err(|e| LaunchError::Invalid(chain(&e)))
+    }
+
+    /// Refuses a goal run while any contract waits for a person's approval.
+    fn ensure_approved(&self, config: &Config) -> Result<(), LaunchError> {
+        let store = crate::store::open(&self.ws, &*self.env).map_err(refusal)?;
+        let plan = PlanRef::new(&self.ws, config);
+        let prepared = approve::prepare(&store, &plan, &Selection::Pending)
+            .map_err(|e| LaunchError::Invalid(chain(&e)))?;
+        if prepared.goals.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<&str> = prepared.goals.iter().map(|g| g.id.as_str()).collect();
+        Err(LaunchError::Refused(format!(
+            "the contracts of {} are not approved, so no goal run starts: a person approves \
+             them with `tether plan approve` at a terminal, then starts the run again",
+            ids.join(", ")
+        )))
+    }
+
+    fn launch(
+        &self,
+        config: Config,
+        bounds: tether_core::bounds::Pinned,
+        spec: RunSpec,
+        place: Place,
+    ) -> Launch {
+        Launch {
+            ws: self.ws.clone(),
+            config,
+            bounds,
+            spec,
+            place,
+            sinks: Vec::new(),
+            console: Console::Absent,
+            by: BY.to_owned(),
+            notice_grace: crate::process::notice_grace(&*self.env),
+            observer: Arc::new(Log),
+            host: self.host.clone(),
+        }
+    }
+
+    /// Composes `launch`, starts it and waits until it is under way (its id) or refused.
+    async fn drive(&self, launch: Launch) -> Result<RunId, LaunchError> {
+        let prepared = launch.prepare(&*self.env).await.map_err(refusal)?;
+        let events = prepared.events();
+        let handle = prepared.start(&self.runtime);
+        let (id, handle) = match handle.begun(events).await.map_err(refusal)? {
+            Begun::Going(id, handle) => (id, handle),
+            Begun::Over(finished) => {
+                tracing::info!(run = %finished.run, end = ?finished.end, "run ended");
+                return Ok(finished.run);
+            }
+        };
+        let interrupt = handle.interrupter();
+        let task = self.runtime.spawn(async move {
+            match handle.finished().await {
+                Ok(finished) => {
+                    tracing::info!(run = %finished.run, end = ?finished.end, "run ended")
+                }
+                Err(e) => tracing::warn!(error = %chain(&e), "a run failed"),
+            }
+        });
+        if let Ok(mut driven) = self.driven.lock() {
+            driven.retain(|run| !run.task.is_finished());
+            driven.push(Driven { interrupt, task });
+        }
+        Ok(id)
+    }
+}
+
+impl Launcher for Runs {
+    fn start(&self, run: NewRun) -> BoxFuture<'_, Result<RunId, LaunchError>> {
+        Box::pin(Runs::start(self, run))
+    }
+
+    fn resume(&self, id: RunId) -> BoxFuture<'_, Result<(), LaunchError>> {
+        Box::pin(Runs::resume(self, id))
+    }
+}
+
+/// A new run's budgets besides iterations: `[loop]`'s.
+fn budget(config: &Config) -> Budget {
+    let b = &config.r#loop.budget;
+    Budget {
+        iterations: None,
+        tokens: b.tokens,
+        cost_usd: b.cost_usd,
+        duration_secs: b.duration_secs,
+    }
+}
+
+/// What the dashboard answers for a runtime error: a run that cannot be taken up now (another
+/// process drives it, it ended, it works elsewhere, its settings changed) is refused; a request
+/// a person must fix (no model, no active goal) is invalid; anything else failed.
+fn refusal(e: Error) -> LaunchError {
+    let text = chain(&e);
+    match &e {
+        Error::Loop(
+            LoopError::Lock(_) | LoopError::Ended { .. } | LoopError::NotThisKind { .. },
+        )
+        | Error::OtherMachine { .. }
+        | Error::OtherWorkspace { .. }
+        | Error::DestinationsChanged { .. }
+        | Error::NeedsRaise { .. } => LaunchError::Refused(text),
+        Error::Loop(LoopError::NoActiveGoals { .. } | LoopError::PlanInvalid(_)) => {
+            LaunchError::Invalid(text)
+        }
+        e if e.is_usage() => LaunchError::Invalid(text),
+        _ => LaunchError::Failed(text),
+    }
+}
+
+/// An error with its causes, each once (as the command line prints them).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let said = cause.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        source = cause.source();
+    }
+    text
+}
