@@ -589,7 +589,7 @@ impl RunHandle {
             let known = tokio::select! {
                 ended = &mut self.task => {
                     let finished = ended.map_err(|e| Error::Task(e.to_string()))??;
-                    return Ok(Begun::Over(finished));
+                    return Ok(Begun::Over(Box::new(finished)));
                 }
                 // An event, or word that some were missed: either way one was committed.
                 _ = events.recv(), if !committed => {
@@ -614,5 +614,5 @@ pub enum Begun {
     /// Under way: its id, and its handle.
     Going(RunId, RunHandle),
     /// Over already.
-    Over(Finished),
+    Over(Box<Finished>),
 }

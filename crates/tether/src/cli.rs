@@ -79,7 +79,8 @@ pub enum Command {
     /// dashboard, or on the channels human.channels lists (Zulip, Slack, Telegram, ntfy).
     Mcp(McpArgs),
     /// Serve the dashboard and its JSON API: every run of this workspace (also those driven by
-    /// other processes), live timelines, and the questions waiting for an answer.
+    /// other processes), live timelines, the questions waiting for an answer; and runs started
+    /// or resumed there, driven by this process until they end or it is stopped.
     Serve(ServeArgs),
     /// What a run did, readable in a minute: its outcome and time, usage, each goal's sign-off
     /// attempts with the judge's cited quotes, the questions and answers, the messages sent.
