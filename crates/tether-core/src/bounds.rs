@@ -72,9 +72,10 @@ pub const DESTINATIONS: [&str; 16] = [
 /// The values of [`DESTINATIONS`] in `config` (`-` for an absent one).
 fn destinations(config: &Config) -> Vec<String> {
     let absent = || "-".to_owned();
+    let maybe = |v: Option<&str>| v.map_or_else(absent, quoted);
     let endpoint = |m: Option<&tether_config::ModelConfig>| {
         [
-            m.map_or_else(absent, |m| quoted(&m.base_url)),
+            maybe(m.map(|m| m.base_url.as_str())),
             m.and_then(|m| m.api_key_env.clone()).unwrap_or_else(absent),
         ]
     };
@@ -83,41 +84,19 @@ fn destinations(config: &Config) -> Vec<String> {
     out.extend(endpoint(config.judge.as_ref().map(|j| &j.endpoint)));
     out.extend(endpoint(config.loop_judge.as_ref().map(|j| &j.endpoint)));
     let planning = config.planning.as_ref();
-    out.push(
-        planning
-            .and_then(|p| p.base_url.as_deref())
-            .map_or_else(absent, quoted),
-    );
+    out.push(maybe(planning.and_then(|p| p.base_url.as_deref())));
     out.push(
         planning
             .and_then(|p| p.api_key_env.clone())
             .unwrap_or_else(absent),
     );
-    out.push(
-        config
-            .zulip
-            .server_url
-            .as_deref()
-            .map_or_else(absent, quoted),
-    );
+    out.push(maybe(config.zulip.server_url.as_deref()));
     out.push(quoted(&config.slack.api_url));
     out.push(quoted(&config.telegram.api_url));
     out.push(quoted(&config.ntfy.server));
-    out.push(
-        config
-            .email
-            .smtp_host
-            .as_deref()
-            .map_or_else(absent, quoted),
-    );
-    out.push(config.store.url.as_deref().map_or_else(absent, quoted));
-    out.push(
-        config
-            .executor
-            .program
-            .as_deref()
-            .map_or_else(absent, quoted),
-    );
+    out.push(maybe(config.email.smtp_host.as_deref()));
+    out.push(maybe(config.store.url.as_deref()));
+    out.push(maybe(config.executor.program.as_deref()));
     out.push(list(&config.executor.args));
     out
 }

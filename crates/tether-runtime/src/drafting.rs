@@ -62,23 +62,25 @@ pub fn agent(
     host: &Host,
 ) -> Result<(Arc<dyn Executor>, String)> {
     let kind = config.executor.kind;
-    if crate::executor::agent_of(kind).is_some() {
+    let acp = kind == tether_config::ExecutorKind::Acp;
+    if acp || crate::executor::agent_of(kind).is_some() {
         if model_name.is_some() {
             return Err(Error::ModelFlagForAgent {
                 kind: kind.as_str(),
-                with: "that agent CLI and its own model (set it in the CLI's args)",
+                with: if acp {
+                    "that agent and its own model"
+                } else {
+                    "that agent CLI and its own model (set it in the CLI's args)"
+                },
             });
         }
-        return agent_cli(config, ws, &target, session, host);
-    }
-    if kind == tether_config::ExecutorKind::Acp {
-        if model_name.is_some() {
-            return Err(Error::ModelFlagForAgent {
-                kind: kind.as_str(),
-                with: "that agent and its own model",
-            });
-        }
-        return acp(config, ws, &target, session, host);
+        // An agent CLI drafts in its read-only mode; an ACP agent's turns may read (anything
+        // else is refused without asking). Either writes the plan through `tether mcp
+        // --drafting`.
+        return external(&target, session, |extra| match acp {
+            true => read_only_acp(config, ws, extra, host),
+            false => crate::executor::agent_cli(config, ws, &RunCell::default(), extra, host),
+        });
     }
     let Some(mut model) = config.planning_model() else {
         return Err(Error::PlanningNeedsModel);
@@ -97,43 +99,30 @@ pub fn agent(
     Ok((Arc::new(agent), describe))
 }
 
-/// An agent CLI drafting in its read-only mode, writing the plan through `tether mcp
-/// --drafting`.
-fn agent_cli(
+/// The ACP agent `[executor]` names, allowed to read and nothing else.
+fn read_only_acp(
     config: &Config,
     ws: &Workspace,
-    target: &PlanTarget,
-    session: &Path,
+    mcp_extra: Vec<String>,
     host: &Host,
-) -> Result<(Arc<dyn Executor>, String)> {
-    save_baseline(target, session)?;
-    let extra = vec!["--drafting".to_owned(), session.display().to_string()];
-    let inner = crate::executor::agent_cli(config, ws, &RunCell::default(), extra, host)?;
-    let describe = inner.describe();
-    let agent = Preamble {
-        inner,
-        text: tether_core::prompts::drafting::SYSTEM_CLI,
-    };
-    Ok((Arc::new(agent), describe))
-}
-
-/// An ACP agent drafting: its read-only turns may read (anything else is refused without
-/// asking) and write the plan through `tether mcp --drafting`.
-fn acp(
-    config: &Config,
-    ws: &Workspace,
-    target: &PlanTarget,
-    session: &Path,
-    host: &Host,
-) -> Result<(Arc<dyn Executor>, String)> {
-    save_baseline(target, session)?;
-    let extra = vec!["--drafting".to_owned(), session.display().to_string()];
-    let settings = crate::executor::acp_settings(config, ws, extra, host)?;
-    let inner: Arc<dyn Executor> = Arc::new(tether_agent::AcpExecutor::new(
+) -> Result<Arc<dyn Executor>> {
+    let settings = crate::executor::cli_settings(config, ws, None, mcp_extra, host)?;
+    Ok(Arc::new(tether_agent::AcpExecutor::new(
         settings,
         Arc::new(|| None),
         Arc::new(tether_agent::acp::AllowReads),
-    ));
+    )))
+}
+
+/// An agent of its own process drafting: the plan's baseline saved for its `tether mcp
+/// --drafting` (the arguments `build` is given), the drafting instructions opening each prompt.
+fn external(
+    target: &PlanTarget,
+    session: &Path,
+    build: impl FnOnce(Vec<String>) -> Result<Arc<dyn Executor>>,
+) -> Result<(Arc<dyn Executor>, String)> {
+    save_baseline(target, session)?;
+    let inner = build(vec!["--drafting".to_owned(), session.display().to_string()])?;
     let describe = inner.describe();
     let agent = Preamble {
         inner,

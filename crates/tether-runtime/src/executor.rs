@@ -84,7 +84,7 @@ pub fn acp(
     mcp_extra: Vec<String>,
     host: &Host,
 ) -> Result<Arc<dyn Executor>> {
-    let settings = acp_settings(config, ws, mcp_extra, host)?;
+    let settings = cli_settings(config, ws, None, mcp_extra, host)?;
     let gate = AskBeforeGate::new(
         human.clone(),
         config.human.ask_before.clone(),
@@ -94,21 +94,6 @@ pub fn acp(
     .with_approvals(approvals(config, ws, human));
     let desk = Arc::new(DeskPermissions::new(gate, config.executor.permissions));
     Ok(Arc::new(AcpExecutor::new(settings, run_id(run), desk)))
-}
-
-/// How the ACP agent is run, from `[executor]` (also what `tether doctor` checks).
-pub fn acp_settings(
-    config: &Config,
-    ws: &Workspace,
-    mcp_extra: Vec<String>,
-    host: &Host,
-) -> Result<CliSettings> {
-    let program = config
-        .executor
-        .program
-        .clone()
-        .ok_or(Error::AcpNeedsProgram)?;
-    settings(config, ws, (&program, "the ACP agent"), mcp_extra, host)
 }
 
 /// The run's id, read from `run` once it exists.
@@ -173,27 +158,30 @@ pub fn agent_cli(
              so {title} runs, without asking, {allows}"
         );
     }
-    let settings = cli_settings(config, ws, agent, mcp_extra, host)?;
+    let settings = cli_settings(config, ws, Some(agent), mcp_extra, host)?;
     Ok((agent.executor)(settings, run_id(run)))
 }
 
-/// How `agent` is run, from `[executor]` (also what `tether doctor` checks).
+/// How the agent `[executor]` names is run (also what `tether doctor` checks): the agent CLI
+/// `agent` (its `program` by default), or, with `None`, the ACP agent `program` names.
 pub fn cli_settings(
     config: &Config,
     ws: &Workspace,
-    agent: Agent,
+    agent: Option<Agent>,
     mcp_extra: Vec<String>,
     host: &Host,
 ) -> Result<CliSettings> {
-    let program = config
-        .executor
-        .program
-        .clone()
-        .unwrap_or_else(|| agent.program.to_owned());
-    settings(config, ws, (&program, agent.title), mcp_extra, host)
+    let program = config.executor.program.clone();
+    let (program, title) = match agent {
+        Some(agent) => (
+            program.unwrap_or_else(|| agent.program.to_owned()),
+            agent.title,
+        ),
+        None => (program.ok_or(Error::AcpNeedsProgram)?, "the ACP agent"),
+    };
+    settings(config, ws, (&program, title), mcp_extra, host)
 }
 
-/// How the external agent `program` (`title` for people) is run, from `[executor]`.
 fn settings(
     config: &Config,
     ws: &Workspace,

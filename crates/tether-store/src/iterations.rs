@@ -111,33 +111,25 @@ pub fn apply_write(
     at_ms: i64,
     write: &IterationWrite,
 ) {
+    // An iteration `n` starting now (an end with no start recorded starts then too).
+    let started = |n: u32| Iteration {
+        run_id: run_id.clone(),
+        n,
+        started_at_ms: at_ms,
+        ended_at_ms: None,
+        outcome: None,
+        summary: None,
+    };
     match write {
         IterationWrite::Start { n } => {
-            rows.insert(
-                *n,
-                Iteration {
-                    run_id: run_id.clone(),
-                    n: *n,
-                    started_at_ms: at_ms,
-                    ended_at_ms: None,
-                    outcome: None,
-                    summary: None,
-                },
-            );
+            rows.insert(*n, started(*n));
         }
         IterationWrite::End {
             n,
             outcome,
             summary,
         } => {
-            let row = rows.entry(*n).or_insert_with(|| Iteration {
-                run_id: run_id.clone(),
-                n: *n,
-                started_at_ms: at_ms,
-                ended_at_ms: None,
-                outcome: None,
-                summary: None,
-            });
+            let row = rows.entry(*n).or_insert_with(|| started(*n));
             row.ended_at_ms = Some(at_ms);
             row.outcome = Some(*outcome);
             row.summary = Some(summary.clone());

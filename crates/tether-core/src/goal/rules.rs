@@ -35,21 +35,33 @@ pub struct RuleSettings {
 }
 
 fn default_escalate_after_rejects() -> u32 {
-    3
+    RuleSettings::DEFAULT.escalate_after_rejects
+}
+
+impl RuleSettings {
+    /// The defaults of `[loop]` (and three judge failures), asking allowed.
+    pub const DEFAULT: RuleSettings = RuleSettings {
+        spin_guard: 2,
+        oscillation_repeats: 3,
+        reminder_after: 3,
+        clean_end_reminders: 2,
+        judge_failures: 3,
+        asking_allowed: true,
+        escalate_after_rejects: 3,
+    };
+
+    /// These settings without the circuit breaker (`escalate_after_rejects = 0`).
+    pub const fn without_breaker(self) -> Self {
+        RuleSettings {
+            escalate_after_rejects: 0,
+            ..self
+        }
+    }
 }
 
 impl Default for RuleSettings {
-    /// The defaults of `[loop]` (and three judge failures), asking allowed.
     fn default() -> Self {
-        RuleSettings {
-            spin_guard: 2,
-            oscillation_repeats: 3,
-            reminder_after: 3,
-            clean_end_reminders: 2,
-            judge_failures: 3,
-            asking_allowed: true,
-            escalate_after_rejects: default_escalate_after_rejects(),
-        }
+        RuleSettings::DEFAULT
     }
 }
 

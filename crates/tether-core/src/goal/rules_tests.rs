@@ -4,16 +4,8 @@ use tether_plan::PlanDoc;
 
 use super::*;
 
-const SETTINGS: RuleSettings = RuleSettings {
-    spin_guard: 2,
-    oscillation_repeats: 3,
-    reminder_after: 3,
-    clean_end_reminders: 2,
-    judge_failures: 3,
-    asking_allowed: true,
-    // The circuit breaker has its own tests (with the default of 3).
-    escalate_after_rejects: 0,
-};
+/// The defaults, without the circuit breaker (it has its own tests, with the default of 3).
+const SETTINGS: RuleSettings = RuleSettings::DEFAULT.without_breaker();
 
 fn plan(subtasks: &str) -> Plan {
     let text = format!(

@@ -11,7 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use serde_json::{Map, Value, json};
 
 use super::tool_calls::ToolCalls;
-use super::{StreamParser, ended_early, errors, json, str_field, u64_field};
+use super::{StreamParser, ended_early, errors, str_field, typed, u64_field};
 use crate::sse::SseFrame;
 use crate::{Message, ModelError, Request, StopReason, StreamEvent, Usage};
 
@@ -97,13 +97,8 @@ impl StreamParser for Parser {
         frame: &SseFrame,
         out: &mut VecDeque<StreamEvent>,
     ) -> Result<bool, ModelError> {
-        let data = json(frame)?;
-        let kind = frame
-            .event
-            .as_deref()
-            .or_else(|| str_field(&data, "type"))
-            .unwrap_or_default();
-        match kind {
+        let (data, kind) = typed(frame)?;
+        match kind.as_str() {
             "message_start" => {
                 self.started = true;
                 if let Some(usage) = data.pointer("/message/usage") {

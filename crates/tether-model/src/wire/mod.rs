@@ -119,6 +119,18 @@ fn json(frame: &SseFrame) -> Result<Value, ModelError> {
     })
 }
 
+/// A typed frame's JSON data and its type: the SSE `event:` name, else the data's `type`.
+fn typed(frame: &SseFrame) -> Result<(Value, String), ModelError> {
+    let data = json(frame)?;
+    let kind = frame
+        .event
+        .as_deref()
+        .or_else(|| str_field(&data, "type"))
+        .unwrap_or_default()
+        .to_owned();
+    Ok((data, kind))
+}
+
 fn preview(text: &str) -> String {
     match text.char_indices().nth(200) {
         Some((cut, _)) => format!("{}…", &text[..cut]),

@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use serde_json::{Value, json};
 
 use super::tool_calls::ToolCalls;
-use super::{StreamParser, ended_early, errors, history_arguments, json, str_field, u64_field};
+use super::{StreamParser, ended_early, errors, history_arguments, str_field, typed, u64_field};
 use crate::sse::SseFrame;
 use crate::{Message, ModelError, Request, StopReason, StreamEvent, Usage};
 
@@ -169,13 +169,8 @@ impl StreamParser for Parser {
         frame: &SseFrame,
         out: &mut VecDeque<StreamEvent>,
     ) -> Result<bool, ModelError> {
-        let data = json(frame)?;
-        let kind = frame
-            .event
-            .as_deref()
-            .or_else(|| str_field(&data, "type"))
-            .unwrap_or_default();
-        match kind {
+        let (data, kind) = typed(frame)?;
+        match kind.as_str() {
             "response.output_item.added" => {
                 let item = data.get("item").unwrap_or(&Value::Null);
                 if str_field(item, "type") == Some("function_call") {

@@ -121,12 +121,7 @@ fn responses_incomplete_is_max_tokens() {
         &[(None, r#"{"type":"response.incomplete","response":{"incomplete_details":{"reason":"max_output_tokens"}}}"#)],
     )
     .unwrap();
-    assert_eq!(
-        events.last(),
-        Some(&StreamEvent::Done {
-            stop_reason: StopReason::MaxTokens
-        })
-    );
+    assert_done(&events, StopReason::MaxTokens);
 }
 
 #[test]
@@ -145,12 +140,7 @@ fn chat_parser_accepts_a_stream_closed_after_finish_reason_without_done() {
         ],
     )
     .unwrap();
-    assert_eq!(
-        events.last(),
-        Some(&StreamEvent::Done {
-            stop_reason: StopReason::MaxTokens
-        })
-    );
+    assert_done(&events, StopReason::MaxTokens);
 }
 
 #[test]
@@ -184,12 +174,7 @@ fn chat_tool_calls_with_stop_finish_reason_are_still_tool_use() {
     assert_eq!(call.raw_arguments, "{oops");
     assert!(call.arguments.is_null());
     assert!(call.arguments_error().is_some());
-    assert_eq!(
-        events.last(),
-        Some(&StreamEvent::Done {
-            stop_reason: StopReason::ToolUse
-        })
-    );
+    assert_done(&events, StopReason::ToolUse);
 }
 
 #[test]
@@ -267,4 +252,14 @@ fn malformed_arguments_are_echoed_as_empty_objects_in_openai_history() {
     assert_eq!(chat["messages"][0]["content"], serde_json::Value::Null);
     let responses = request_body(Api::OpenAiResponses, "m", &request);
     assert_eq!(responses["input"][0]["arguments"], "{}");
+}
+
+/// The stream's last event is its end, for `reason`.
+fn assert_done(events: &[StreamEvent], reason: StopReason) {
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done {
+            stop_reason: reason
+        })
+    );
 }

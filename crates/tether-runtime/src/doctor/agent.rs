@@ -97,10 +97,11 @@ async fn agent_cli(
     ws: &Workspace,
     (tether, host): (&Path, &Host),
 ) -> Check {
-    let mut settings = match crate::executor::cli_settings(config, ws, agent, Vec::new(), host) {
-        Ok(settings) => settings,
-        Err(e) => return Check::fail(NAME, crate::error::chain(&e), "reinstall tether"),
-    };
+    let mut settings =
+        match crate::executor::cli_settings(config, ws, Some(agent), Vec::new(), host) {
+            Ok(settings) => settings,
+            Err(e) => return Check::fail(NAME, crate::error::chain(&e), "reinstall tether"),
+        };
     // The version check names no MCP server; the one checked is the `mcp` check's.
     tether.clone_into(&mut settings.tether);
     let program = settings.program.clone();
@@ -148,7 +149,7 @@ async fn agent_cli(
 
 /// An ACP agent: it starts and answers `initialize`.
 async fn acp(config: &Config, ws: &Workspace, host: &Host) -> Check {
-    let settings = match crate::executor::acp_settings(config, ws, Vec::new(), host) {
+    let settings = match crate::executor::cli_settings(config, ws, None, Vec::new(), host) {
         Ok(settings) => settings,
         Err(e) => {
             return Check::fail(

@@ -109,14 +109,7 @@ pub fn shell() -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="color-scheme" content="light dark";
-                title { "tether" }
-                link rel="stylesheet" href="/assets/app.css";
-                script src="/assets/app.js" defer {}
-            }
+            (head(html! { "tether" }))
             body data-shell="true" {
                 header.top {
                     nav aria-label="Main" { a.brand href="/" { "tether" } }
@@ -135,6 +128,20 @@ pub fn shell() -> Markup {
     }
 }
 
+/// Every page's head: `title`, and the two assets (nothing loaded from elsewhere).
+fn head(title: Markup) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            meta name="color-scheme" content="light dark";
+            title { (title) }
+            link rel="stylesheet" href="/assets/app.css";
+            script src="/assets/app.js" defer {}
+        }
+    }
+}
+
 /// A whole page. `live` is the URL of its live stream; `questions` the pending cards.
 pub fn page(
     title: &str,
@@ -148,14 +155,7 @@ pub fn page(
     html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="color-scheme" content="light dark";
-                title { (title) " · tether" }
-                link rel="stylesheet" href="/assets/app.css";
-                script src="/assets/app.js" defer {}
-            }
+            (head(html! { (title) " · tether" }))
             body data-live=(live) {
                 a.skip href="#main" { "Skip to content" }
                 header.top {
