@@ -188,4 +188,5 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
             .map(|_| ())
             .map_err(|e| e.to_string())
     },
+    probe: None,
 };

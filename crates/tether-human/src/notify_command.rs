@@ -120,4 +120,5 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
             .to_string())
         }
     },
+    probe: None,
 };

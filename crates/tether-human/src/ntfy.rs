@@ -522,6 +522,7 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
             .to_string())
         }
     },
+    probe: None,
 };
 
 /// The topic an escalation pushes to (`None` for the listed sink, which takes `[ntfy] topic`).

@@ -1,17 +1,21 @@
 //! Every channel a question can be offered on besides the terminal and the store, in one table.
 //!
 //! A channel kind is one [`ChannelDef`]: how `human.channels` (and, for the notice sinks,
-//! `human.escalate_to`) names it, and one function that builds it — or says, naming the setting
-//! or variable, why it cannot — for the desk, for escalation, and for `tether doctor`'s check
-//! of the settings. The desk ([`crate::Desk::from_config`]), the sinks a short-lived command
-//! waits for ([`crate::sinks::SinkBuilder`]) and `tether doctor` all go through [`CHANNELS`], so
-//! a channel is added by writing its module and one line here.
+//! `human.escalate_to`) names it, one function that builds it — or says, naming the setting or
+//! variable, why it cannot — for the desk and for escalation, one that checks its settings
+//! without building it, and, for a service tether talks to, the probe `tether doctor` runs (a
+//! few bounded requests, nothing posted). The desk ([`crate::Desk::from_config`]), the sinks a
+//! short-lived command waits for ([`crate::sinks::SinkBuilder`]) and `tether doctor` all go
+//! through [`CHANNELS`], so a channel is added by writing its module and one line here.
 //!
 //! The terminal, the CLI and the dashboard are not in the table: the terminal is the caller's
 //! (only it knows whether stdin is a person), and the CLI and the dashboard answer through the
 //! store, which every question is offered on.
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
 
 use tether_config::{Channel as Kind, Config, EscalationTarget, Workspace};
 use tether_store::Journal;
@@ -44,6 +48,33 @@ pub enum Role<'a> {
     Escalation(&'a EscalationTarget),
 }
 
+/// What a channel's probe found, for `tether doctor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Probed {
+    /// It works: what was found (the bot, the place questions go).
+    Works(String),
+    /// It does not.
+    Fails {
+        /// What failed (never a secret: variables are named, not read out).
+        detail: String,
+        /// What to do about it.
+        fix: String,
+    },
+}
+
+impl Probed {
+    /// A failure saying `detail`, fixed by `fix`.
+    pub fn fails(detail: impl Into<String>, fix: impl Into<String>) -> Self {
+        Probed::Fails {
+            detail: detail.into(),
+            fix: fix.into(),
+        }
+    }
+}
+
+/// A probe of the service a channel talks to, each request bounded by the duration given.
+pub type Probe = for<'a> fn(&'a Config, Duration) -> BoxFuture<'a, Probed>;
+
 /// One kind of channel.
 pub struct ChannelDef {
     /// Its name in `human.channels`.
@@ -53,6 +84,9 @@ pub struct ChannelDef {
     /// What is wrong with its settings for `role`, without building it (nothing sent, nothing
     /// opened): what `tether doctor` reports.
     pub check: fn(&Config, Role<'_>) -> Result<(), Off>,
+    /// Reaches the service with the settings (`tether doctor`, when `human.channels` lists the
+    /// channel); none for a sink whose settings are all there is to check.
+    pub probe: Option<Probe>,
 }
 
 /// Every channel kind tether builds from `tether.toml`.

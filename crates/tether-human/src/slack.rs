@@ -15,6 +15,7 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
+use tether_slack::{ApiOptions, SlackApi, SlackError, SlackSettings};
 
 use serde::{Deserialize, Serialize};
 use tether_slack::{
@@ -27,6 +28,7 @@ use crate::broker::Answer;
 use crate::channels::ChannelAnswer;
 use crate::chat::{Chat, ChatError, ChatService};
 use crate::notices::Notice;
+use crate::registry::Probed;
 use crate::slack_registry::{Entry, Registry};
 use crate::slack_router::Router;
 
@@ -257,4 +259,68 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
             .map(|_| ())
             .map_err(|e| e.to_string())
     },
+    probe: Some(|config, timeout| Box::pin(probe(config, timeout))),
 };
+
+/// `tether doctor`'s Slack probe: the settings present, the bot token taken (`auth.test`), the
+/// app-level token able to open a Socket Mode connection (`apps.connections.open`, whose URL is
+/// not used) and the channel readable by the bot (`conversations.history`).
+async fn probe(config: &tether_config::Config, timeout: std::time::Duration) -> Probed {
+    let settings = match SlackSettings::from_config(&config.slack) {
+        Ok(settings) => settings,
+        Err(e) => {
+            return Probed::fails(
+                e.to_string(),
+                "set each missing value in [slack] or its environment variable",
+            );
+        }
+    };
+    let options = ApiOptions {
+        connect_timeout: timeout,
+        request_timeout: timeout,
+    };
+    let api = match SlackApi::new(&settings, &options) {
+        Ok(api) => api,
+        Err(e) => return Probed::fails(e.to_string(), "check slack.api_url"),
+    };
+    let (bot_var, app_var) = (&config.slack.bot_token_env, &config.slack.app_token_env);
+    let bot = match api.auth_test().await {
+        Ok(bot) => bot,
+        Err(e) => return refused(e, format!("check the bot token (xoxb-…) in {bot_var}")),
+    };
+    if let Err(e) = api.open_connection().await {
+        return refused(
+            e,
+            format!(
+                "check the app-level token (xapp-…, scope connections:write) in {app_var} and \
+                 that Socket Mode is on in the app's settings"
+            ),
+        );
+    }
+    let channel = &settings.channel;
+    let at = format!("bot {} in channel {channel}", bot.user_id);
+    let Some(now) = Ts::parse(&format!("{}.000000", tether_store::now_ms() / 1000)) else {
+        return Probed::fails("the clock cannot be read", "check the system clock");
+    };
+    match api.history(channel, &now, 1).await {
+        Ok(_) => Probed::Works(format!(
+            "{at}: Socket Mode connects; questions go as a thread each"
+        )),
+        Err(e) => Probed::fails(
+            format!("{at}: {e}"),
+            "check slack.channel (SLACK_CHANNEL) is the channel's id, that the bot was invited \
+             there (/invite), and its scopes (chat:write, channels:history, groups:history)",
+        ),
+    }
+}
+
+/// A failed request: a refused token names `fix`; anything else is about reaching Slack.
+fn refused(e: SlackError, fix: String) -> Probed {
+    match e {
+        SlackError::Auth { .. } => Probed::fails(e.to_string(), fix),
+        e => Probed::fails(
+            e.to_string(),
+            "check slack.api_url and that the Slack API is reachable from here",
+        ),
+    }
+}

@@ -21,6 +21,7 @@
 //! another poller) and is delivered.
 
 use std::path::PathBuf;
+use tether_telegram::{ApiOptions, TelegramApi, TelegramError, TelegramSettings};
 
 use serde::{Deserialize, Serialize};
 use tether_store::{AnswerOutcome, Journal, Question, QuestionId, QuestionStatus, StoreError};
@@ -34,6 +35,7 @@ use crate::broker::{Answer, answer};
 use crate::channels::ChannelAnswer;
 use crate::chat::{Chat, ChatError, ChatService};
 use crate::notices::Notice;
+use crate::registry::Probed;
 
 /// The name answers from Telegram are stored under.
 const NAME: &str = "telegram";
@@ -310,4 +312,63 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
             .map(|_| ())
             .map_err(|e| e.to_string())
     },
+    probe: Some(|config, timeout| Box::pin(probe(config, timeout))),
 };
+
+/// `tether doctor`'s Telegram probe: the settings present, the token taken (`getMe`) and the
+/// chat reachable by the bot (`getChat`).
+async fn probe(config: &tether_config::Config, timeout: std::time::Duration) -> Probed {
+    let settings = match TelegramSettings::from_config(&config.telegram) {
+        Ok(settings) => settings,
+        Err(e) => {
+            return Probed::fails(
+                e.to_string(),
+                "set each missing value in [telegram] or its environment variable",
+            );
+        }
+    };
+    let options = ApiOptions {
+        connect_timeout: timeout,
+        request_timeout: timeout,
+        ..ApiOptions::default()
+    };
+    let api = match TelegramApi::new(&settings, options) {
+        Ok(api) => api,
+        Err(e) => return Probed::fails(e.to_string(), "check telegram.api_url"),
+    };
+    let token_var = &config.telegram.bot_token_env;
+    let bot = match api.get_me().await {
+        Ok(bot) => bot,
+        Err(e @ TelegramError::Unauthorized { .. }) => {
+            return Probed::fails(
+                e.to_string(),
+                format!("check the bot token in {token_var} (from @BotFather)"),
+            );
+        }
+        Err(e) => {
+            return Probed::fails(
+                e.to_string(),
+                "check telegram.api_url and that the Bot API is reachable from here",
+            );
+        }
+    };
+    let name = match &bot.username {
+        Some(user) => format!("{} (@{user})", bot.first_name),
+        None => bot.display_name(),
+    };
+    let at = format!("bot {name} in chat {}", settings.chat_id);
+    match api.get_chat(&settings.chat_id).await {
+        Ok(chat) => {
+            let place = if chat.is_forum {
+                "a topic per conversation"
+            } else {
+                "reply chains"
+            };
+            Probed::Works(format!("{at} ({}): questions go as {place}", chat.kind))
+        }
+        Err(e) => Probed::fails(
+            format!("{at}: {e}"),
+            "check telegram.chat_id (TELEGRAM_CHAT_ID) and that the bot is a member of that chat",
+        ),
+    }
+}

@@ -264,6 +264,7 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
         Some(url) => check_url(url).map(|_| ()).map_err(|e| e.to_string()),
         None => Err(missing(&config.webhook)),
     },
+    probe: None,
 };
 
 fn missing(webhook: &tether_config::WebhookConfig) -> crate::registry::Off {

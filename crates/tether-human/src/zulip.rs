@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 use tether_store::{Journal, Question};
+use tether_zulip::{ApiOptions, ZulipApi, ZulipError, ZulipSettings};
 use tether_zulip::{
     MessageId, PendingReply, QuestionMessage, ZulipClient, answered_elsewhere_note, topic_name,
 };
@@ -18,6 +19,7 @@ use crate::broker::Answer;
 use crate::channels::ChannelAnswer;
 use crate::chat::{Chat, ChatError, ChatService};
 use crate::notices::Notice;
+use crate::registry::Probed;
 
 /// Asks in a Zulip stream.
 pub struct Zulip {
@@ -161,4 +163,45 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
             .map(|_| ())
             .map_err(|e| e.to_string())
     },
+    probe: Some(|config, timeout| Box::pin(probe(config, timeout))),
 };
+
+/// `tether doctor`'s Zulip probe: the settings present, the bot known to the server.
+async fn probe(config: &tether_config::Config, timeout: std::time::Duration) -> Probed {
+    let settings = match ZulipSettings::from_config(&config.zulip) {
+        Ok(settings) => settings,
+        Err(e) => {
+            return Probed::fails(
+                e.to_string(),
+                "set each missing value in [zulip] or its environment variable",
+            );
+        }
+    };
+    let options = ApiOptions {
+        connect_timeout: timeout,
+        request_timeout: timeout,
+        ..ApiOptions::default()
+    };
+    let at = format!(
+        "bot {} on {}, stream {}",
+        settings.bot_email, settings.server_url, settings.stream
+    );
+    let me = match ZulipApi::new(&settings, options) {
+        Ok(api) => api.me().await,
+        Err(e) => Err(e),
+    };
+    match me {
+        Ok(_) => Probed::Works(format!("{at}: the server knows the bot")),
+        Err(e @ ZulipError::Auth { .. }) => Probed::fails(
+            format!("{at}: {e}"),
+            format!(
+                "check the bot's email and its API key (in {})",
+                config.zulip.api_key_env
+            ),
+        ),
+        Err(e) => Probed::fails(
+            format!("{at}: {e}"),
+            "check zulip.server_url (ZULIP_SERVER_URL) and that the server is reachable",
+        ),
+    }
+}

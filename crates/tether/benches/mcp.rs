@@ -115,9 +115,11 @@ fn waiting(dir: &Path, channels: &str, setup: impl FnOnce(&mut Command)) {
             .unwrap_or_default()
     };
     println!(
-        "tether mcp waiting on a question ({channels}): VmRSS {}, VmHWM {}, threads {} \
-         (bar < 15 MB)",
+        "tether mcp waiting on a question ({channels}): VmRSS {} (anonymous {}, file-backed {}), \
+         VmHWM {}, threads {} (bar < 15 MB)",
         field("VmRSS:"),
+        field("RssAnon:"),
+        field("RssFile:"),
         field("VmHWM:"),
         field("Threads:"),
     );

@@ -4,9 +4,9 @@
 //! Telegram and the notice sinks.
 //!
 //! Each check is its own module: `agent` (the executor), `key` (the key variable an agent
-//! CLI's own configuration names), `mcp` (the MCP server), `remote` (model endpoints and
-//! Zulip), `slack` (the app's tokens and its channel), `telegram` (the bot and its chat),
-//! `sinks` (the notice sinks' settings). [`checks`] runs them in order; none calls a model or
+//! CLI's own configuration names), `mcp` (the MCP server), `remote` (model endpoints, and each
+//! listed channel's probe from the channel registry: Zulip's bot, Slack's tokens and channel,
+//! Telegram's bot and chat), `sinks` (the notice sinks' settings). [`checks`] runs them in order; none calls a model or
 //! posts anything. The CLI prints them.
 
 mod agent;
@@ -15,9 +15,7 @@ mod mcp;
 mod remote;
 mod sandbox;
 mod sinks;
-mod slack;
 mod store;
-mod telegram;
 
 use std::path::Path;
 
@@ -113,7 +111,10 @@ pub async fn checks(
             checks.push(sinks::check(config));
         }
         None => {
-            for name in ["model", "judge", "zulip", "slack", "telegram", "notices"] {
+            let names = ["model", "judge"]
+                .into_iter()
+                .chain(remote::channel_names());
+            for name in names.chain(["notices"]) {
                 checks.push(Check::skip(name, not_loaded));
             }
         }

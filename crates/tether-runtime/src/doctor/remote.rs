@@ -1,20 +1,21 @@
-//! The checks that reach over the network, each one bounded request: the `[model]` and
-//! `[judge]` endpoints (the key's variable set, the base URL answering and taking the key) and,
-//! when `human.channels` lists it, Zulip (its settings present, the bot's credentials taken).
+//! The checks that reach over the network, each request bounded: the `[model]` and `[judge]`
+//! endpoints (the key's variable set, the base URL answering and taking the key) and the probe
+//! of each channel `human.channels` lists that talks to a service (its settings present, its
+//! credentials taken: the channel's own, in its registry entry).
 //! No key is ever printed: only the names of the variables that hold them.
 
 use std::time::Duration;
 
-use tether_config::{Channel, Config, ConfigError, Env, ModelConfig};
+use tether_config::{Config, ConfigError, Env, ModelConfig};
+use tether_human::registry::Probed;
 use tether_model::{Endpoint, Probe};
-use tether_zulip::{ApiOptions, ZulipApi, ZulipError, ZulipSettings};
 
 use super::Check;
 
 /// How long one request may take, connecting included.
-pub(super) const TIMEOUT: Duration = Duration::from_secs(5);
+const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The model, judge, Zulip, Slack and Telegram checks of `config`.
+/// The model and judge checks of `config`, then its channels' probes.
 pub async fn checks(config: &Config, env: &dyn Env) -> Vec<Check> {
     let model = match &config.model {
         Some(model) => endpoint("model", model, env).await,
@@ -30,9 +31,9 @@ pub async fn checks(config: &Config, env: &dyn Env) -> Vec<Check> {
             "no [judge] (`tether run` needs one to sign goals off, or --no-judge)",
         ),
     };
-    let slack = super::slack::check(config).await;
-    let telegram = super::telegram::check(config).await;
-    vec![model, judge, zulip(config).await, slack, telegram]
+    let mut checks = vec![model, judge];
+    checks.extend(channels(config).await);
+    checks
 }
 
 /// `[name]`: its key variable is set, and its base URL answers and takes the key.
@@ -84,49 +85,29 @@ async fn endpoint(name: &'static str, model: &ModelConfig, env: &dyn Env) -> Che
     }
 }
 
-/// Zulip, when a question would be offered there: settings present, the bot known to the server.
-async fn zulip(config: &Config) -> Check {
-    const NAME: &str = "zulip";
-    if !config.human.channels.contains(&Channel::Zulip) {
-        return Check::skip(NAME, "not among human.channels");
-    }
-    let settings = match ZulipSettings::from_config(&config.zulip) {
-        Ok(settings) => settings,
-        Err(e) => {
-            return Check::fail(
-                NAME,
-                e.to_string(),
-                "set each missing value in [zulip] or its environment variable",
-            );
+/// The probe of each channel `human.channels` lists that talks to a service (Zulip, Slack,
+/// Telegram: [`tether_human::registry::CHANNELS`]), the others among them skipped.
+async fn channels(config: &Config) -> Vec<Check> {
+    let mut checks = Vec::new();
+    for def in tether_human::registry::CHANNELS {
+        let Some(probe) = def.probe else { continue };
+        let name = def.kind.as_str();
+        if !config.human.channels.contains(&def.kind) {
+            checks.push(Check::skip(name, "not among human.channels"));
+            continue;
         }
-    };
-    let options = ApiOptions {
-        connect_timeout: TIMEOUT,
-        request_timeout: TIMEOUT,
-        ..ApiOptions::default()
-    };
-    let at = format!(
-        "bot {} on {}, stream {}",
-        settings.bot_email, settings.server_url, settings.stream
-    );
-    let me = match ZulipApi::new(&settings, options) {
-        Ok(api) => api.me().await,
-        Err(e) => Err(e),
-    };
-    match me {
-        Ok(_) => Check::pass(NAME, format!("{at}: the server knows the bot")),
-        Err(e @ ZulipError::Auth { .. }) => Check::fail(
-            NAME,
-            format!("{at}: {e}"),
-            format!(
-                "check the bot's email and its API key (in {})",
-                config.zulip.api_key_env
-            ),
-        ),
-        Err(e) => Check::fail(
-            NAME,
-            format!("{at}: {e}"),
-            "check zulip.server_url (ZULIP_SERVER_URL) and that the server is reachable",
-        ),
+        checks.push(match probe(config, TIMEOUT).await {
+            Probed::Works(detail) => Check::pass(name, detail),
+            Probed::Fails { detail, fix } => Check::fail(name, detail, fix),
+        });
     }
+    checks
+}
+
+/// The names of the channel checks, in order (for a config that does not load).
+pub fn channel_names() -> impl Iterator<Item = &'static str> {
+    tether_human::registry::CHANNELS
+        .iter()
+        .filter(|def| def.probe.is_some())
+        .map(|def| def.kind.as_str())
 }
