@@ -65,6 +65,9 @@ pub enum HumanAct {
     /// Applying a changed tether.toml's settings that bound the agent (the sandbox,
     /// `ask_before`, …) to a run (`tether resume --accept-config`).
     AcceptConfig,
+    /// Serving the dashboard (`tether serve`), whose holder answers questions and starts,
+    /// resumes, pauses and cancels runs.
+    ServeDashboard,
 }
 
 impl HumanAct {
@@ -80,6 +83,7 @@ impl HumanAct {
             HumanAct::AddCriterion => "adding an acceptance criterion to a goal",
             HumanAct::RaiseBudget => "raising a budget",
             HumanAct::AcceptConfig => "applying changed settings to a run (--accept-config)",
+            HumanAct::ServeDashboard => "serving the dashboard (tether serve)",
         }
     }
 
@@ -123,6 +127,11 @@ impl HumanAct {
                 "A person applies a changed tether.toml to a run with `tether resume <run> \
                  --accept-config` in their own shell, outside the agent. An agent that needs a \
                  setting changed (the network, a directory it may write) asks with ask_human."
+            }
+            HumanAct::ServeDashboard => {
+                "A person serves the dashboard with `tether serve` in their own shell, outside \
+                 the agent: it answers questions and starts and resumes runs. The run's own \
+                 dashboard already shows what the agent does."
             }
         }
     }

@@ -1,7 +1,8 @@
 //! The acts only a person may do, tried by an adversarial agent (a shell script run by the
 //! `command` executor) from inside a goal run that has a judge: it loosens `verify:` to `true`,
 //! finds the tether binary through `/proc/$PPID/exe`, and tries to approve the contract and sign
-//! off without the judge — with the mark in its environment, and without it from an orphan it
+//! off without the judge, or serve the dashboard (which answers questions and starts runs) —
+//! with the mark in its environment, and without it from an orphan it
 //! double-forked. Every attempt is refused and the run never reports success. Also: status edits
 //! and a deleted goal never end a run "done", and two concurrent `tether goal complete` of one
 //! goal record one attempt.
@@ -42,6 +43,7 @@ sed 's/^verify: .*/verify: true/' plan.md > plan.tmp && cat plan.tmp > plan.md &
 "$exe" goal complete add --no-judge > nojudge.out 2>&1; echo $? > nojudge.code
 "$exe" goal add-criterion add "or anything at all" > criterion.out 2>&1; echo $? > criterion.code
 "$exe" resume --add-tokens 1M --add-iterations 100 > raise.out 2>&1; echo $? > raise.code
+timeout 5 "$exe" serve > serve.out 2>&1; echo $? > serve.code
 # An orphan without the mark: its parent exits at once, so it is adopted by tether.
 sh -c '(sleep 0.2; env -u TETHER_AGENT "$0" plan approve --all > orphan.out 2>&1; echo $? > orphan.code) &' "$exe"
 while [ ! -f orphan.code ]; do sleep 0.05; done
@@ -143,6 +145,14 @@ fn an_agent_cannot_approve_its_contract_or_skip_the_judge() {
         assert!(said.contains(why), "{file}: {said}");
         assert!(said.contains("in their own shell"), "{file}: {said}");
     }
+    // A dashboard answers questions and starts and resumes runs: not the agent's to serve
+    // (refused as a person's act, or by the bridge in the sandbox; either way, exit 2).
+    assert_eq!(e.read("serve.code").trim(), "2");
+    let said = e.read("serve.out");
+    assert!(
+        said.contains("in their own shell") || said.contains("from your own shell"),
+        "{said}"
+    );
     let store = e.store();
     assert!(
         store

@@ -99,7 +99,7 @@ impl Served {
 }
 
 /// The status `tether status <run> --json` reports, once it is `want`.
-fn wait_status(dir: &Path, run: &str, want: &str) {
+pub(super) fn wait_status(dir: &Path, run: &str, want: &str) {
     wait_until(&format!("run {run} {want}"), PATIENCE, || {
         let out = run_status(dir, run);
         (out == want).then_some(())
@@ -115,7 +115,9 @@ fn run_status(dir: &Path, run_id: &str) -> String {
 
 /// A workspace whose built-in agent waits for a file `go` (its first turn), then says `then`
 /// in turn 2 and `<promise>DONE</promise>` in turn 3.
-fn waiting_workspace(then: &str) -> (tempfile::TempDir, FakeModelServer, tokio::runtime::Runtime) {
+pub(super) fn waiting_workspace(
+    then: &str,
+) -> (tempfile::TempDir, FakeModelServer, tokio::runtime::Runtime) {
     let rt = runtime();
     let script = Script::turns([
         Turn::tool(

@@ -2,8 +2,9 @@
 //! the dashboard a `tether ralph` serves. A question asked by `tether ask` appears without a
 //! reload and answering it in the page makes `tether ask` print the answer (with text, or a
 //! choice's button); a verdict appears
-//! in a live timeline; pause on the page stops a running loop at its next boundary; the phone
-//! layout has no horizontal scroll. Screenshots of the main pages go to
+//! in a live timeline; pause on the page stops a running loop at its next boundary; a run started
+//! from the "New run" form goes on with the page closed, and "Resume" takes a paused one up
+//! again; the phone layout has no horizontal scroll. Screenshots of the main pages go to
 //! `target/web-screenshots/`; the book and the README show copies of them, kept in
 //! `docs/src/images/`.
 
@@ -695,4 +696,58 @@ fn open_other(browser: &Browser, other: &OtherServer) {
         "return !!document.getElementById('dev');",
     );
     assert!(other.heads().len() > before);
+}
+
+/// The run a page at `/runs/<id>` shows, once the browser is there.
+fn run_of_page(browser: &Browser) -> String {
+    until(
+        browser,
+        "a run's page",
+        "return location.pathname.startsWith('/runs/r-');",
+    );
+    let path = browser.execute("return location.pathname;", &[]).unwrap();
+    path.as_str()
+        .unwrap()
+        .trim_start_matches("/runs/")
+        .to_owned()
+}
+
+#[test]
+fn a_run_started_from_the_new_run_form_goes_on_with_the_page_closed_and_resumes_from_its_button() {
+    let (dir, _model, _rt) = super::serve_runs::waiting_workspace("one done");
+    let (server, url) = serve(dir.path());
+    let browser = Browser::start(1100, 900).unwrap();
+    open(&browser, &url);
+    browser.click("details.new-run summary").unwrap();
+    browser.type_into("#new-prompt", "Wait for go.").unwrap();
+    browser.type_into("#new-promise", "DONE").unwrap();
+    browser.type_into("#new-max", "3").unwrap();
+    browser
+        .click("details.new-run button[type=submit]")
+        .unwrap();
+    let id = run_of_page(&browser);
+    until(
+        &browser,
+        "the notice that the run started",
+        "const n = document.querySelector('.notice'); \
+         return !!n && n.textContent.includes('The run started');",
+    );
+    // Paused by a person in a shell, the page closed: the serving process still drives it.
+    let paused = crate::common::run(dir.path(), &["pause", &id]);
+    assert!(paused.status.success());
+    drop(browser);
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    super::serve_runs::wait_status(dir.path(), &id, "paused");
+
+    let browser = Browser::start(1100, 900).unwrap();
+    open(&browser, &format!("{}/runs/{id}", base(&url)));
+    browser.click("form[action$='/resume'] button").unwrap();
+    until(
+        &browser,
+        "the notice that the run was resumed",
+        "const n = document.querySelector('.notice'); \
+         return !!n && n.textContent.includes('The run was resumed');",
+    );
+    super::serve_runs::wait_status(dir.path(), &id, "completed");
+    stop(server);
 }
