@@ -33,7 +33,6 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt as _;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::sync::{mpsc, watch};
@@ -416,12 +415,9 @@ impl FakeNtfyServerBuilder {
 
     /// Binds `127.0.0.1:0` and serves until the server is dropped.
     pub async fn start(self) -> std::io::Result<FakeNtfyServer> {
+        // Like every fake here it sends at once (TCP_NODELAY), as ntfy's Go sockets do: a
+        // stream's small lines are not held back waiting for the reader's acknowledgement.
         let (mut serving, listener) = Serving::bind().await?;
-        // ntfy is written in Go, whose sockets send at once (TCP_NODELAY): a stream's small
-        // lines are not held back waiting for the reader's acknowledgement.
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
         let shared = Arc::new(Shared {
             world: Mutex::default(),
             tokens: self.tokens,

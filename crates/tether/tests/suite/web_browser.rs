@@ -739,7 +739,9 @@ fn a_run_started_from_the_new_run_form_goes_on_with_the_page_closed_and_resumes_
     std::fs::write(dir.path().join("go"), "").unwrap();
     super::serve_runs::wait_status(dir.path(), &id, "paused");
 
+    // A new page: the URL with the token first (this tab keeps it), then the run's page.
     let browser = Browser::start(1100, 900).unwrap();
+    open(&browser, &url);
     open(&browser, &format!("{}/runs/{id}", base(&url)));
     browser.click("form[action$='/resume'] button").unwrap();
     until(
