@@ -237,3 +237,37 @@ fn a_goal_run_waits_for_a_persons_approval_then_signs_its_goal_off() {
     wait_status(e.path(), &id, "completed");
     assert_eq!(e.status_of("add"), "done");
 }
+
+#[test]
+fn a_run_driven_by_another_process_is_not_resumed_over_the_api() {
+    let (dir, _server, _rt) = waiting_workspace("<promise>DONE</promise>");
+    // `tether ralph` in a shell drives the run; the server only shows it.
+    let mut ralph = crate::common::spawn(
+        dir.path(),
+        &[
+            "ralph",
+            "Wait for go.",
+            "--completion-promise",
+            "DONE",
+            "--max-iterations",
+            "3",
+        ],
+    );
+    let id = wait_until("the run to start", PATIENCE, || {
+        let out = run(dir.path(), &["status", "--json"]);
+        let status: Value = serde_json::from_slice(&out.stdout).ok()?;
+        status["id"].as_str().map(str::to_owned)
+    })
+    .unwrap();
+    let served = serve(dir.path());
+    let (status, body) = served.post(&format!("/api/runs/{id}/resume"), &json!({}));
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        body.to_string()
+            .contains("driven by another tether process"),
+        "{body}"
+    );
+    fs::write(dir.path().join("go"), "").unwrap();
+    assert_eq!(crate::common::wait_exit(&mut ralph).code(), Some(0));
+    wait_status(dir.path(), &id, "completed");
+}
