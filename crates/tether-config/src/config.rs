@@ -91,6 +91,14 @@ impl Config {
         vars
     }
 
+    /// Every setting that names one of tether's own keys, as `(table, key)`
+    /// (`("zulip", "api_key_env")`), whether or not this configuration sets it.
+    pub fn key_settings() -> impl Iterator<Item = (&'static str, &'static str)> {
+        crate::key_settings::KEY_SETTINGS
+            .iter()
+            .map(|setting| (setting.table, setting.key))
+    }
+
     /// The setting that names `var` as one of tether's own keys (`[model] api_key_env`), if
     /// one does.
     pub fn key_setting(&self, var: &str) -> Option<String> {

@@ -189,4 +189,5 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
             .map_err(|e| e.to_string())
     },
     probe: None,
+    secrets: &[("email", "username_env"), ("email", "password_env")],
 };

@@ -121,4 +121,5 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
         }
     },
     probe: None,
+    secrets: &[],
 };

@@ -523,6 +523,7 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
         }
     },
     probe: None,
+    secrets: &[("ntfy", "token_env"), ("ntfy", "reply_token_env")],
 };
 
 /// The topic an escalation pushes to (`None` for the listed sink, which takes `[ntfy] topic`).

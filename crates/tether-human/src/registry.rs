@@ -87,6 +87,10 @@ pub struct ChannelDef {
     /// Reaches the service with the settings (`tether doctor`, when `human.channels` lists the
     /// channel); none for a sink whose settings are all there is to check.
     pub probe: Option<Probe>,
+    /// Its settings naming the variables of its secrets, as `(table, key)`: each is one of
+    /// tether's own keys (`Config::key_settings`, a test checks), so the variables they name
+    /// are taken out of tether's environment and kept from every agent and child.
+    pub secrets: &'static [(&'static str, &'static str)],
 }
 
 /// Every channel kind tether builds from `tether.toml`.
@@ -197,6 +201,27 @@ mod tests {
             let defs = CHANNELS.iter().filter(|d| d.kind == kind).count();
             let callers_own = matches!(kind, Kind::Terminal | Kind::Cli | Kind::Web);
             assert_eq!(defs, usize::from(!callers_own), "{name}");
+        }
+    }
+
+    #[test]
+    fn every_secret_of_a_channel_is_one_of_tethers_keys_and_every_key_of_its_table_its_secret() {
+        let keys: Vec<(&str, &str)> = Config::key_settings().collect();
+        for def in CHANNELS {
+            let table = def.kind.as_str();
+            for secret in def.secrets {
+                assert_eq!(secret.0, table, "{secret:?}");
+                assert!(
+                    keys.contains(secret),
+                    "{secret:?} is not among tether's keys"
+                );
+            }
+            for key in keys.iter().filter(|(t, _)| *t == table) {
+                assert!(
+                    def.secrets.contains(key),
+                    "{key:?} is not among {table}'s secrets"
+                );
+            }
         }
     }
 

@@ -260,6 +260,7 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
             .map_err(|e| e.to_string())
     },
     probe: Some(|config, timeout| Box::pin(probe(config, timeout))),
+    secrets: &[("slack", "bot_token_env"), ("slack", "app_token_env")],
 };
 
 /// `tether doctor`'s Slack probe: the settings present, the bot token taken (`auth.test`), the

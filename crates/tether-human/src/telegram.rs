@@ -313,6 +313,7 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
             .map_err(|e| e.to_string())
     },
     probe: Some(|config, timeout| Box::pin(probe(config, timeout))),
+    secrets: &[("telegram", "bot_token_env")],
 };
 
 /// `tether doctor`'s Telegram probe: the settings present, the token taken (`getMe`) and the

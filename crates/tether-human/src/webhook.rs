@@ -265,6 +265,7 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
         None => Err(missing(&config.webhook)),
     },
     probe: None,
+    secrets: &[("webhook", "url_env")],
 };
 
 fn missing(webhook: &tether_config::WebhookConfig) -> crate::registry::Off {

@@ -164,6 +164,7 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
             .map_err(|e| e.to_string())
     },
     probe: Some(|config, timeout| Box::pin(probe(config, timeout))),
+    secrets: &[("zulip", "api_key_env")],
 };
 
 /// `tether doctor`'s Zulip probe: the settings present, the bot known to the server.
