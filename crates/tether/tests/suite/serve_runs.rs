@@ -236,6 +236,10 @@ fn a_goal_run_waits_for_a_persons_approval_then_signs_its_goal_off() {
     let id = started["id"].as_str().unwrap().to_owned();
     wait_status(e.path(), &id, "completed");
     assert_eq!(e.status_of("add"), "done");
+    // Nothing left to work on: a request to fix, in the loop's words.
+    let (status, body) = served.post("/api/runs", &goal);
+    assert_eq!(status, 400, "{body}");
+    assert!(body.to_string().contains("no active goal"), "{body}");
 }
 
 #[test]
