@@ -28,12 +28,6 @@ use crate::bounds::Resumed;
 use crate::launch::{Begun, Launch, Log, Place, RunSpec};
 use crate::{Error, Host};
 
-/// Where a new run works: where `[run] worktree` says, committing its sign-offs in a worktree.
-const NEW: Place = Place {
-    worktree: false,
-    commit: true,
-};
-
 /// Who a run taken up from the dashboard is recorded as resumed by.
 const BY: &str = "dashboard";
 
@@ -69,7 +63,19 @@ impl Runs {
     /// Starts `run`: its id once it is under way.
     pub async fn start(&self, run: NewRun) -> Result<RunId, LaunchError> {
         let config = self.config()?;
-        let (NewRun::Ralph { max_iterations, .. } | NewRun::Goal { max_iterations }) = &run;
+        let (NewRun::Ralph {
+            max_iterations,
+            worktree,
+            ..
+        }
+        | NewRun::Goal {
+            max_iterations,
+            worktree,
+        }) = &run;
+        let place = Place {
+            worktree: *worktree,
+            commit: true,
+        };
         let max = max_iterations.unwrap_or(config.r#loop.max_iterations);
         if max == 0 {
             return Err(LaunchError::Invalid(
@@ -96,7 +102,7 @@ impl Runs {
             }
         };
         let bounds = crate::bounds::for_new_run(&self.ws, &config);
-        let launch = self.launch(config, bounds, spec, NEW);
+        let launch = self.launch(config, bounds, spec, place);
         self.drive(launch).await
     }
 

@@ -42,12 +42,20 @@ pub enum NewRun {
         /// The iteration budget (default: `[loop] max_iterations`).
         #[serde(default)]
         max_iterations: Option<u32>,
+        /// Work in a git worktree of its own, on a branch `tether/<run>` (default: `[run]
+        /// worktree`); the checkout is never written.
+        #[serde(default)]
+        worktree: bool,
     },
     /// A goal run on the plan's active goals.
     Goal {
         /// The iteration budget (default: `[loop] max_iterations`).
         #[serde(default)]
         max_iterations: Option<u32>,
+        /// Work in a git worktree of its own, committing each signed-off goal on its branch
+        /// (default: `[run] worktree`).
+        #[serde(default)]
+        worktree: bool,
     },
 }
 
@@ -59,6 +67,7 @@ impl NewRun {
                 prompt,
                 completion_promise,
                 max_iterations,
+                ..
             } => {
                 if prompt.trim().is_empty() {
                     return Some("the prompt is empty".to_owned());
@@ -74,7 +83,7 @@ impl NewRun {
                 }
                 max_iterations
             }
-            NewRun::Goal { max_iterations } => max_iterations,
+            NewRun::Goal { max_iterations, .. } => max_iterations,
         };
         match max {
             Some(0) => Some(
@@ -199,6 +208,9 @@ pub(crate) struct NewRunForm {
     completion_promise: String,
     #[serde(default)]
     max_iterations: String,
+    /// The checkbox: present (`true`) when ticked.
+    #[serde(default)]
+    worktree: Option<String>,
 }
 
 impl NewRunForm {
@@ -209,13 +221,18 @@ impl NewRunForm {
                 WebError::BadRequest(format!("max iterations `{n}` is not a number"))
             })?),
         };
+        let worktree = self.worktree.is_some();
         match self.kind.as_str() {
             "ralph" => Ok(NewRun::Ralph {
                 prompt: self.prompt,
                 completion_promise: Some(self.completion_promise).filter(|p| !p.trim().is_empty()),
                 max_iterations,
+                worktree,
             }),
-            "goal" => Ok(NewRun::Goal { max_iterations }),
+            "goal" => Ok(NewRun::Goal {
+                max_iterations,
+                worktree,
+            }),
             other => Err(WebError::BadRequest(format!(
                 "`{other}` is not a kind of run (ralph or goal)"
             ))),
@@ -261,7 +278,18 @@ mod tests {
         assert_eq!(
             goal,
             NewRun::Goal {
-                max_iterations: None
+                max_iterations: None,
+                worktree: false,
+            }
+        );
+        let apart: NewRun =
+            serde_json::from_str(r#"{"kind": "goal", "max_iterations": 4, "worktree": true}"#)
+                .unwrap();
+        assert_eq!(
+            apart,
+            NewRun::Goal {
+                max_iterations: Some(4),
+                worktree: true,
             }
         );
         for (body, says) in [

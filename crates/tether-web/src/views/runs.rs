@@ -180,6 +180,7 @@ pub fn new_run() -> Markup {
                 input #new-promise type="text" name="completion_promise" placeholder="DONE";
                 label for="new-max" { "Iterations at most (empty: [loop] max_iterations)" }
                 input #new-max type="number" name="max_iterations" min="1" max="20000";
+                label { input #new-worktree type="checkbox" name="worktree" value="true"; " In a git worktree of its own (the checkout is never written)" }
                 button type="submit" { "Start" }
                 p.hint { "A goal run needs its contracts approved first, by a person: " code { "tether plan approve" } "." }
             }

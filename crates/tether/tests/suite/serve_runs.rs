@@ -36,7 +36,16 @@ impl Drop for Served {
 }
 
 fn serve(dir: &Path) -> Served {
-    let mut child = cmd(dir, &["serve"])
+    serve_with(dir, &[])
+}
+
+/// [`serve`] with `env` set too.
+fn serve_with(dir: &Path, env: &[(&str, &Path)]) -> Served {
+    let mut command = cmd(dir, &["serve"]);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -274,4 +283,51 @@ fn a_run_driven_by_another_process_is_not_resumed_over_the_api() {
     fs::write(dir.path().join("go"), "").unwrap();
     assert_eq!(crate::common::wait_exit(&mut ralph).code(), Some(0));
     wait_status(dir.path(), &id, "completed");
+}
+
+#[test]
+fn a_run_started_over_the_api_in_a_worktree_leaves_the_checkout_as_it_was() {
+    let rt = runtime();
+    let script = Script::turns([
+        Turn::tool(
+            "write",
+            json!({"path": "notes.md", "content": "from the run\n"}),
+        ),
+        Turn::text("written <promise>DONE</promise>"),
+    ]);
+    let model = rt.block_on(FakeModelServer::start(script)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("tether.toml"),
+        model_table("model", Api::OpenAiChat, &model, "fake-model"),
+    )
+    .unwrap();
+    let git = |script: &str| {
+        let out = std::process::Command::new("sh")
+            .args(["-c", script])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{script}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    git(
+        "git init -q -b main && git config user.name Ana && git config user.email ana@example.com \
+         && printf '.tether/\\n' > .gitignore && git add -A && git commit -q -m start",
+    );
+    let state = tempfile::tempdir().unwrap();
+    let served = serve_with(dir.path(), &[("XDG_STATE_HOME", state.path())]);
+    let mut body = ralph();
+    body["worktree"] = json!(true);
+    let (status, started) = served.post("/api/runs", &body);
+    assert_eq!(status, 201, "{started}");
+    let id = started["id"].as_str().unwrap().to_owned();
+    wait_status(dir.path(), &id, "completed");
+    // The work is on the run's branch, committed as it kept its promise; the checkout is clean.
+    assert!(!dir.path().join("notes.md").exists());
+    assert_eq!(git("git status --porcelain"), "");
+    assert_eq!(
+        git(&format!("git show tether/{id}:notes.md")),
+        "from the run\n"
+    );
 }
