@@ -77,8 +77,8 @@ fn a_ralph_run_and_a_goal_run_are_started_and_a_run_resumed() {
     assert_eq!(
         *recorder.asked.lock().unwrap(),
         [
-            "start Ralph { prompt: \"Fix the build.\", completion_promise: Some(\"DONE\"), max_iterations: Some(5) }".to_owned(),
-            "start Goal { max_iterations: None }".to_owned(),
+            "start Ralph { prompt: \"Fix the build.\", completion_promise: Some(\"DONE\"), max_iterations: Some(5), worktree: false }".to_owned(),
+            "start Goal { max_iterations: None, worktree: false }".to_owned(),
             format!("resume {id}"),
         ]
     );
