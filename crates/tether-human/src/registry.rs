@@ -72,6 +72,20 @@ impl Probed {
     }
 }
 
+/// A channel's settings as its probe reads them (`read`), or the probe's failure naming its
+/// `[table]`.
+pub(crate) fn probed_settings<T, E: std::fmt::Display>(
+    read: Result<T, E>,
+    table: &str,
+) -> Result<T, Probed> {
+    read.map_err(|e| {
+        Probed::fails(
+            e.to_string(),
+            format!("set each missing value in [{table}] or its environment variable"),
+        )
+    })
+}
+
 /// A probe of the service a channel talks to, each request bounded by the duration given.
 pub type Probe = for<'a> fn(&'a Config, Duration) -> BoxFuture<'a, Probed>;
 

@@ -28,7 +28,7 @@ use crate::broker::Answer;
 use crate::channels::ChannelAnswer;
 use crate::chat::{Chat, ChatError, ChatService};
 use crate::notices::Notice;
-use crate::registry::Probed;
+use crate::registry::{Probed, probed_settings};
 use crate::slack_registry::{Entry, Registry};
 use crate::slack_router::Router;
 
@@ -267,14 +267,9 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
 /// app-level token able to open a Socket Mode connection (`apps.connections.open`, whose URL is
 /// not used) and the channel readable by the bot (`conversations.history`).
 async fn probe(config: &tether_config::Config, timeout: std::time::Duration) -> Probed {
-    let settings = match SlackSettings::from_config(&config.slack) {
+    let settings = match probed_settings(SlackSettings::from_config(&config.slack), "slack") {
         Ok(settings) => settings,
-        Err(e) => {
-            return Probed::fails(
-                e.to_string(),
-                "set each missing value in [slack] or its environment variable",
-            );
-        }
+        Err(failed) => return failed,
     };
     let options = ApiOptions {
         connect_timeout: timeout,

@@ -35,7 +35,7 @@ use crate::broker::{Answer, answer};
 use crate::channels::ChannelAnswer;
 use crate::chat::{Chat, ChatError, ChatService};
 use crate::notices::Notice;
-use crate::registry::Probed;
+use crate::registry::{Probed, probed_settings};
 
 /// The name answers from Telegram are stored under.
 const NAME: &str = "telegram";
@@ -319,15 +319,11 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
 /// `tether doctor`'s Telegram probe: the settings present, the token taken (`getMe`) and the
 /// chat reachable by the bot (`getChat`).
 async fn probe(config: &tether_config::Config, timeout: std::time::Duration) -> Probed {
-    let settings = match TelegramSettings::from_config(&config.telegram) {
-        Ok(settings) => settings,
-        Err(e) => {
-            return Probed::fails(
-                e.to_string(),
-                "set each missing value in [telegram] or its environment variable",
-            );
-        }
-    };
+    let settings =
+        match probed_settings(TelegramSettings::from_config(&config.telegram), "telegram") {
+            Ok(settings) => settings,
+            Err(failed) => return failed,
+        };
     let options = ApiOptions {
         connect_timeout: timeout,
         request_timeout: timeout,

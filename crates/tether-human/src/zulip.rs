@@ -19,7 +19,7 @@ use crate::broker::Answer;
 use crate::channels::ChannelAnswer;
 use crate::chat::{Chat, ChatError, ChatService};
 use crate::notices::Notice;
-use crate::registry::Probed;
+use crate::registry::{Probed, probed_settings};
 
 /// Asks in a Zulip stream.
 pub struct Zulip {
@@ -169,14 +169,9 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
 
 /// `tether doctor`'s Zulip probe: the settings present, the bot known to the server.
 async fn probe(config: &tether_config::Config, timeout: std::time::Duration) -> Probed {
-    let settings = match ZulipSettings::from_config(&config.zulip) {
+    let settings = match probed_settings(ZulipSettings::from_config(&config.zulip), "zulip") {
         Ok(settings) => settings,
-        Err(e) => {
-            return Probed::fails(
-                e.to_string(),
-                "set each missing value in [zulip] or its environment variable",
-            );
-        }
+        Err(failed) => return failed,
     };
     let options = ApiOptions {
         connect_timeout: timeout,
