@@ -142,7 +142,7 @@ pub fn listed(setup: &Setup<'_>) -> (Vec<Arc<dyn DynChannel>>, Vec<Off>) {
         match (def.build)(setup, Role::Listed) {
             Ok(channel) => built.push(channel),
             Err(off) => {
-                tracing::warn!(channel = channel_name(def.kind), "a channel is off: {off}");
+                tracing::warn!(channel = def.kind.as_str(), "a channel is off: {off}");
                 problems.push(off);
             }
         }
@@ -167,12 +167,14 @@ pub fn escalation(setup: &Setup<'_>) -> (Vec<Arc<dyn DynChannel>>, Vec<Off>) {
     (built, problems)
 }
 
-/// What is wrong with the settings of every channel `config` turns on, without building any.
+/// What is wrong with the settings of every notice sink `config` turns on (listed, or named for
+/// escalation), without building any. The chat channels have their doctor probes instead.
 pub fn problems(config: &Config) -> Vec<Off> {
     let mut out: Vec<Off> = config
         .human
         .channels
         .iter()
+        .filter(|k| crate::sinks::is_sink(**k))
         .filter_map(|k| find(*k))
         .filter_map(|def| (def.check)(config, Role::Listed).err())
         .collect();
@@ -195,14 +197,6 @@ fn escalation_defs(
         .iter()
         .filter(move |_| on)
         .filter_map(|target| find(escalation_kind(target)).map(|def| (def, target)))
-}
-
-/// `kind`'s spelling in `tether.toml`.
-pub fn channel_name(kind: Kind) -> &'static str {
-    Kind::CHOICES
-        .iter()
-        .find(|(_, k)| *k == kind)
-        .map_or("?", |(name, _)| name)
 }
 
 #[cfg(test)]

@@ -189,8 +189,8 @@ impl<D: Deliver> Channel for OneWay<D> {
     }
 }
 
-/// What is wrong with the channels and sinks `config` turns on (listed in `human.channels`, or
-/// named by `human.escalate_to`), without building them: what `tether doctor` reports.
+/// What is wrong with the notice sinks `config` turns on (listed in `human.channels`, or named
+/// by `human.escalate_to`), without building them: what `tether doctor` reports.
 pub fn problems(config: &Config) -> Vec<String> {
     crate::registry::problems(config)
 }

@@ -3,7 +3,7 @@
 //! webhook's URL, the mail server and addresses, the command). Nothing is sent; secrets are
 //! named by their variables only.
 
-use tether_config::{Channel, Config};
+use tether_config::Config;
 
 use super::Check;
 
@@ -15,12 +15,7 @@ pub fn check(config: &Config) -> Check {
         .human
         .channels
         .iter()
-        .filter(|c| {
-            matches!(
-                c,
-                Channel::Ntfy | Channel::Webhook | Channel::Email | Channel::NotifyCommand
-            )
-        })
+        .filter(|c| tether_human::sinks::is_sink(**c))
         .map(|c| c.as_str())
         .collect();
     let escalation =
