@@ -125,11 +125,6 @@ impl<S: ChatService> Chat<S> {
         Chat { service, journal }
     }
 
-    /// The service.
-    pub fn service(&self) -> &S {
-        &self.service
-    }
-
     /// Where `question` was posted on this service, if it was.
     pub fn posted(&self, question: &QuestionId) -> Option<S::Place> {
         let posts = self.journal.store().posts(question).ok()?;

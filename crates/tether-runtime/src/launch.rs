@@ -3,7 +3,7 @@
 //! configuration; [`Launch::prepare`] builds its parts (one store connection carrying the
 //! caller's event sinks, the worktree, the human desk, the sandbox, the executor);
 //! [`Prepared::start`] drives the loop as a task of a Tokio runtime the caller owns and hands
-//! back a [`RunHandle`]: the run's id and events, interrupting or cancelling it, and how it
+//! back a [`RunHandle`]: the run's id, interrupting or cancelling it, and how it
 //! ended ([`Finished`]). The task does not depend on the caller waiting: a server starts a run
 //! from a request and lets it outlive the request.
 //!
@@ -382,11 +382,6 @@ impl Prepared {
         self.events.subscribe()
     }
 
-    /// Who does the work, for people.
-    pub fn executor(&self) -> String {
-        self.deps.executor.describe()
-    }
-
     /// Starts driving the run as a task of `runtime`; the run goes on whether or not the
     /// handle is waited on, until it ends or is interrupted.
     pub fn start(self, runtime: &tokio::runtime::Handle) -> RunHandle {
@@ -397,14 +392,12 @@ impl Prepared {
         }
         let interrupt = CancellationToken::new();
         let (run_tx, run_rx) = watch::channel(None);
-        let events = self.events.clone();
         let store = self.store.clone();
         let ws = self.ws.clone();
         let task = runtime.spawn(self.drive(interrupt.clone(), run_tx));
         RunHandle {
             run: run_rx,
             interrupt,
-            events,
             store,
             ws,
             task,
@@ -526,11 +519,10 @@ pub struct Finished {
     pub report: Option<PathBuf>,
 }
 
-/// A run being driven: its id and events, interrupting or cancelling it, and its end.
+/// A run being driven: its id, interrupting or cancelling it, and its end.
 pub struct RunHandle {
     run: watch::Receiver<Option<RunId>>,
     interrupt: CancellationToken,
-    events: broadcast::Sender<StoredEvent>,
     store: Arc<dyn Connector>,
     ws: Workspace,
     task: tokio::task::JoinHandle<Result<Finished>>,
@@ -548,17 +540,8 @@ impl RunHandle {
         self.run.wait_for(Option::is_some).await.ok()?.clone()
     }
 
-    /// The events the run commits from now on.
-    pub fn events(&self) -> broadcast::Receiver<StoredEvent> {
-        self.events.subscribe()
-    }
-
-    /// Stops the run after its current step (the first Ctrl+C); it can be resumed.
-    pub fn interrupt(&self) {
-        self.interrupt.cancel();
-    }
-
-    /// The token [`RunHandle::interrupt`] cancels.
+    /// The token that stops the run after its current step (the first Ctrl+C); it can be
+    /// resumed.
     pub fn interrupter(&self) -> CancellationToken {
         self.interrupt.clone()
     }

@@ -25,6 +25,7 @@ use tether_web::launch::{LaunchError, Launcher, NewRun};
 use tokio_util::sync::CancellationToken;
 
 use crate::bounds::Resumed;
+use crate::error::chain;
 use crate::launch::{Begun, Launch, Log, Place, RunSpec};
 use crate::{Error, Host};
 
@@ -269,19 +270,4 @@ fn refusal(e: Error) -> LaunchError {
         e if e.is_usage() => LaunchError::Invalid(text),
         _ => LaunchError::Failed(text),
     }
-}
-
-/// An error with its causes, each once (as the command line prints them).
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        let said = cause.to_string();
-        if !text.contains(&said) {
-            text.push_str(": ");
-            text.push_str(&said);
-        }
-        source = cause.source();
-    }
-    text
 }

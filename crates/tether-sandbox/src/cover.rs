@@ -14,10 +14,10 @@
 
 use std::ffi::CString;
 use std::io;
-use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
 use crate::SandboxError;
+use crate::mounts::c_path;
 
 /// Covered in every child (when they are directories): where sockets and other users' and
 /// processes' files live.
@@ -48,13 +48,6 @@ pub(crate) struct Covers {
     /// The same, as paths (for the parent's questions).
     root_paths: Vec<PathBuf>,
     kept_paths: Vec<PathBuf>,
-}
-
-fn c_path(path: &Path) -> Result<CString, SandboxError> {
-    CString::new(path.as_os_str().as_bytes()).map_err(|_| SandboxError::Path {
-        path: path.to_path_buf(),
-        source: io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in the path"),
-    })
 }
 
 /// `path` with its links resolved, if it exists.

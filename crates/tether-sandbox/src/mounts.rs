@@ -24,7 +24,8 @@ pub(crate) struct Mounts {
     hidden: Vec<CString>,
 }
 
-fn c_path(path: &Path) -> Result<CString, SandboxError> {
+/// `path` as the C string a system call takes; a NUL byte in it is refused.
+pub(crate) fn c_path(path: &Path) -> Result<CString, SandboxError> {
     CString::new(path.as_os_str().as_bytes()).map_err(|_| SandboxError::Path {
         path: path.to_path_buf(),
         source: io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in the path"),

@@ -71,8 +71,6 @@ impl std::fmt::Debug for Shared {
     }
 }
 
-impl Shared {}
-
 impl SlackClient {
     /// A client with default options. Fails only when TLS cannot be set up.
     pub fn new(settings: &SlackSettings) -> Result<Self, SlackError> {

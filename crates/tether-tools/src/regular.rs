@@ -178,11 +178,16 @@ impl Workspace {
 
     /// `real` below the root; a path elsewhere was never resolved here.
     fn below<'a>(&self, real: &'a Path) -> Result<&'a Path, OpenError> {
+        self.relative(real).map_err(OpenError::Io)
+    }
+
+    /// `real` relative to the root, or an error saying it is not inside the workspace.
+    pub(crate) fn relative<'a>(&self, real: &'a Path) -> io::Result<&'a Path> {
         real.strip_prefix(self.root()).map_err(|_| {
-            OpenError::Io(io::Error::new(
+            io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("{} is not inside the workspace", real.display()),
-            ))
+            )
         })
     }
 }

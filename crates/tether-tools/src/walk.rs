@@ -77,12 +77,7 @@ impl FileAt<'_> {
 
 /// Opens `real` (a path [`Workspace::resolve`] returned) beneath the root to walk it.
 pub(crate) fn start(ws: &Workspace, real: &Path) -> io::Result<Start> {
-    let rel = real.strip_prefix(ws.root()).map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} is not inside the workspace", real.display()),
-        )
-    })?;
+    let rel = ws.relative(real)?;
     let beneath = Beneath::new(ws.root())?;
     let fd = beneath.open(rel, OFlag::O_PATH)?;
     let kind = SFlag::from_bits_truncate(fstat(&fd)?.st_mode) & SFlag::S_IFMT;

@@ -51,8 +51,6 @@ pub(crate) struct Shared {
     bot: OnceCell<BotIdentity>,
 }
 
-impl Shared {}
-
 impl ZulipClient {
     /// A client with default options. Fails only when TLS cannot be set up.
     pub fn new(settings: &ZulipSettings) -> Result<Self, ZulipError> {

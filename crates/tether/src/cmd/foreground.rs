@@ -175,7 +175,7 @@ fn closing(
     let run = &finished.run;
     if exit == Exit::Budget
         && let Some(spent) = &finished.budget_spent
-        && (spent.goal_id.is_some() || spent.overrun.unit != tether_store::Unit::Iterations)
+        && tether_runtime::budget::needs_raise(spent)
     {
         let hint = tether_runtime::budget::go_on_hint(run.as_str(), spent);
         line = format!(
