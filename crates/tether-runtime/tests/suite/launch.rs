@@ -10,7 +10,7 @@ use tether_core::ralph::RalphEnd;
 use tether_human::Console;
 use tether_runtime::Host;
 use tether_runtime::bridge::{Call, Handler, HandlerError, Reply};
-use tether_runtime::launch::{End, Launch, Log, Place, Prepared, RunSpec};
+use tether_runtime::launch::{Begun, End, Launch, Log, Place, Prepared, RunSpec};
 use tether_store::{Budget, Event};
 use tokio::sync::broadcast::Receiver;
 
@@ -47,8 +47,9 @@ fn workspace(dir: &Path, script: &str) -> Workspace {
 
 /// A Ralph run of `ws` with the promise `DONE`, composed on `runtime`.
 fn prepare(ws: &Workspace, runtime: &tokio::runtime::Runtime) -> Prepared {
-    let env = MapEnv::new();
-    let config = tether_config::load(ws.root(), &env).unwrap().config;
+    let config = tether_config::load(ws.root(), &MapEnv::new())
+        .unwrap()
+        .config;
     let spec = RunSpec::ralph(
         &config,
         "Say the promise.".into(),
@@ -56,6 +57,13 @@ fn prepare(ws: &Workspace, runtime: &tokio::runtime::Runtime) -> Prepared {
         Some(3),
         Budget::default(),
     );
+    prepare_spec(ws, runtime, spec)
+}
+
+/// Run `spec` of `ws`, composed on `runtime`.
+fn prepare_spec(ws: &Workspace, runtime: &tokio::runtime::Runtime, spec: RunSpec) -> Prepared {
+    let env = MapEnv::new();
+    let config = tether_config::load(ws.root(), &env).unwrap().config;
     let launch = Launch {
         ws: ws.clone(),
         bounds: tether_runtime::bounds::for_new_run(ws, &config),
@@ -182,4 +190,32 @@ fn a_cancelled_run_stops_its_agent_at_once() {
         "{:?}",
         finished.end
     );
+}
+
+#[test]
+fn resuming_a_run_that_ended_is_refused_every_time_never_reported_under_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(dir.path(), "echo '<promise>DONE</promise>'");
+    let runtime = runtime();
+    let id = runtime
+        .block_on(prepare(&ws, &runtime).start(runtime.handle()).finished())
+        .unwrap()
+        .run;
+    // The refusal ends the task as its event channel closes; the order the two are seen in
+    // must not matter, so it is tried many times.
+    for attempt in 0..100 {
+        let prepared = prepare_spec(&ws, &runtime, RunSpec::Resume(id.clone()));
+        let events = prepared.events();
+        let handle = prepared.start(runtime.handle());
+        let begun = runtime.block_on(async {
+            tokio::time::timeout(DEADLINE, handle.begun(events))
+                .await
+                .unwrap()
+        });
+        match begun {
+            Err(e) => assert!(e.to_string().contains("already ended"), "{e}"),
+            Ok(Begun::Going(..)) => panic!("attempt {attempt}: reported under way"),
+            Ok(Begun::Over(finished)) => panic!("attempt {attempt}: ended {:?}", finished.end),
+        }
+    }
 }
