@@ -440,13 +440,13 @@ impl Prepared {
                 .await
                 .map(|(run, end)| (run, End::Ralph(end))),
             RunSpec::Resume(run) => {
-                known(&run, true);
+                let opened = |run: &RunId| known(run, true);
                 let end = if self.goal {
-                    goal::resume(deps, &run, &self.by, interrupt)
+                    goal::resume(deps, &run, &self.by, interrupt, opened)
                         .await
                         .map(End::Goal)
                 } else {
-                    ralph::resume(deps, &run, &self.by, interrupt)
+                    ralph::resume(deps, &run, &self.by, interrupt, opened)
                         .await
                         .map(End::Ralph)
                 };
@@ -563,51 +563,25 @@ impl RunHandle {
         self.task.await.map_err(|e| Error::Task(e.to_string()))?
     }
 
-    /// Waits until the run is under way — its id known and an event of it committed, so the
-    /// loop opened it under its lock — or over: refused (the error), or ended at once. `events`
-    /// is [`Prepared::events`], taken before the run started.
-    pub async fn begun(mut self, mut events: broadcast::Receiver<StoredEvent>) -> Result<Begun> {
-        let mut heard = Heard::Nothing;
-        loop {
-            // Biased: a task that ended (refused, say) is taken at its word before the events,
-            // whose channel closes as it ends.
-            let known = tokio::select! {
-                biased;
-                ended = &mut self.task => {
-                    let finished = ended.map_err(|e| Error::Task(e.to_string()))??;
-                    return Ok(Begun::Over(Box::new(finished)));
-                }
-                got = events.recv(), if heard == Heard::Nothing => {
-                    heard = match got {
-                        // An event, or word that some were missed: either way one was committed.
-                        Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => Heard::Committed,
-                        // No event will come: the task is ending, and its end says how.
-                        Err(broadcast::error::RecvError::Closed) => Heard::Closed,
-                    };
-                    continue;
-                }
-                known = self.run.wait_for(Option::is_some), if heard == Heard::Committed => {
-                    known.ok().and_then(|id| id.clone())
-                }
-            };
-            match known {
-                Some(id) => return Ok(Begun::Going(id, self)),
-                // The task dropped its end of the id: it is ending; its end says how.
-                None => heard = Heard::Closed,
+    /// Waits until the run is under way — its id known, which the loop tells once it holds
+    /// the run under its lock — or over: refused (the error), or ended at once.
+    pub async fn begun(mut self) -> Result<Begun> {
+        // Biased: a task that ended (refused, say) is taken at its word before the id it
+        // dropped as it ended.
+        let known = tokio::select! {
+            biased;
+            ended = &mut self.task => {
+                let finished = ended.map_err(|e| Error::Task(e.to_string()))??;
+                return Ok(Begun::Over(Box::new(finished)));
             }
+            known = self.run.wait_for(Option::is_some) => known.ok().and_then(|id| id.clone()),
+        };
+        match known {
+            Some(id) => Ok(Begun::Going(id, self)),
+            // The task dropped its end of the id: it is ending; its end says how.
+            None => Ok(Begun::Over(Box::new(self.finished().await?))),
         }
     }
-}
-
-/// What [`RunHandle::begun`] has heard from the run's events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Heard {
-    /// Nothing yet.
-    Nothing,
-    /// An event was committed: the run is under way.
-    Committed,
-    /// The events ended before one was committed.
-    Closed,
 }
 
 /// A started run once it is under way or over ([`RunHandle::begun`]).

@@ -204,9 +204,8 @@ impl Runs {
     /// Composes `launch`, starts it and waits until it is under way (its id) or refused.
     async fn drive(&self, launch: Launch) -> Result<RunId, LaunchError> {
         let prepared = launch.prepare(&*self.env).await.map_err(refusal)?;
-        let events = prepared.events();
         let handle = prepared.start(&self.runtime);
-        let (id, handle) = match handle.begun(events).await.map_err(refusal)? {
+        let (id, handle) = match handle.begun().await.map_err(refusal)? {
             Begun::Going(id, handle) => (id, handle),
             Begun::Over(finished) => {
                 tracing::info!(run = %finished.run, end = ?finished.end, "run ended");

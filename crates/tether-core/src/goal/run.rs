@@ -41,14 +41,17 @@ pub async fn start(
 /// Resumes a stopped goal run (paused, blocked, interrupted, killed, or out of budget — the
 /// budget starts again then) from where the plan and the store say it stands. The first prompt
 /// owes what the last iteration left (its rejected sign-offs, what it said it did) and the
-/// answers to questions an interrupted iteration asked.
+/// answers to questions an interrupted iteration asked. `on_open` hears its id once the run is
+/// held under its lock.
 pub async fn resume(
     deps: &Deps,
     run: &RunId,
     by: &str,
     interrupt: CancellationToken,
+    on_open: impl FnOnce(&RunId),
 ) -> Result<GoalEnd, LoopError> {
-    looping::resume(deps, run, RunKind::Goal, by, interrupt, |spec, answers| {
+    let what = (RunKind::Goal, by);
+    looping::resume(deps, run, what, interrupt, on_open, |spec, answers| {
         let mut owed = owed_before_stop(deps, run, &spec)?;
         if !answers.is_empty() {
             owed.push(Feedback::Answers(answers));

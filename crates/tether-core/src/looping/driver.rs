@@ -84,15 +84,15 @@ async fn repository_at_start(deps: &Deps) -> Option<tether_git::GitRepo> {
     }
 }
 
-/// Takes a stopped run of `run_kind` up again (see [`reopen`]), waits for the answers to the
-/// questions its interrupted iteration left pending, then drives it with the loop `kind` makes
-/// from its spec and those answers.
+/// Takes a stopped run of `run_kind` up again (see [`reopen`]), tells `on_open` once it holds
+/// the run's lock, waits for the answers to the questions its interrupted iteration left
+/// pending, then drives it with the loop `kind` makes from its spec and those answers.
 pub async fn resume<S: DeserializeOwned, K: LoopKind>(
     deps: &Deps,
     run: &RunId,
-    run_kind: RunKind,
-    by: &str,
+    (run_kind, by): (RunKind, &str),
     interrupt: CancellationToken,
+    on_open: impl FnOnce(&RunId),
     kind: impl FnOnce(S, Vec<(String, String)>) -> Result<K, LoopError>,
 ) -> Result<K::End, LoopError> {
     let accepted = deps
@@ -101,6 +101,7 @@ pub async fn resume<S: DeserializeOwned, K: LoopKind>(
         .filter(|p| p.accepted)
         .map(|p| &p.bounds);
     let (lock, spec) = reopen(&deps.ws, &deps.journal, run, run_kind, (by, accepted))?;
+    on_open(run);
     let Some(answers) = await_interrupted(&deps.human, &deps.journal, run, &interrupt).await?
     else {
         finish(deps, run, Outcome::Interrupted).await?;

@@ -102,14 +102,16 @@ pub async fn start(
 /// Resumes a stopped Ralph run (paused, interrupted, killed, or out of budget — the budget is
 /// reset then) and drives it from its last completed iteration. Questions left pending by the
 /// interrupted iteration are waited for first — the same questions, not asked again — and their
-/// answers go to the next iteration.
+/// answers go to the next iteration. `on_open` hears its id once the run is held under its lock.
 pub async fn resume(
     deps: &Deps,
     run: &RunId,
     by: &str,
     interrupt: CancellationToken,
+    on_open: impl FnOnce(&RunId),
 ) -> Result<RalphEnd, LoopError> {
-    looping::resume(deps, run, RunKind::Ralph, by, interrupt, |spec, answers| {
+    let what = (RunKind::Ralph, by);
+    looping::resume(deps, run, what, interrupt, on_open, |spec, answers| {
         let owed = if answers.is_empty() {
             Vec::new()
         } else {

@@ -328,7 +328,7 @@ async fn budget_spent_then_resume_continues_with_a_fresh_budget() {
     let deps = f.deps(exec.clone());
     let (run, end) = start(&deps, spec(Some(2))).await;
     assert_eq!(end, GoalEnd::BudgetSpent { iteration: 2 });
-    let end = goal::resume(&deps, &run, "test", CancellationToken::new())
+    let end = goal::resume(&deps, &run, "test", CancellationToken::new(), |_| {})
         .await
         .unwrap();
     assert!(

@@ -205,7 +205,7 @@ async fn pause_stops_at_the_boundary_and_resume_continues() {
         .lock()
         .unwrap()
         .extend([Step::Say("two"), Step::Say("<promise>DONE</promise>")]);
-    let end = ralph::resume(&deps, &run, "test", CancellationToken::new())
+    let end = ralph::resume(&deps, &run, "test", CancellationToken::new(), |_| {})
         .await
         .unwrap();
     // Iterations 1 ("one") and 2 ("two") run after the resume; 3 keeps the promise.
@@ -236,7 +236,7 @@ async fn interrupt_then_resume_continues_from_the_last_completed_iteration() {
         .lock()
         .unwrap()
         .push_back(Step::Say("<promise>DONE</promise>"));
-    let end = ralph::resume(&deps, &run, "test", CancellationToken::new())
+    let end = ralph::resume(&deps, &run, "test", CancellationToken::new(), |_| {})
         .await
         .unwrap();
     assert_eq!(end, RalphEnd::PromiseKept { iteration: 2 });
@@ -255,7 +255,7 @@ async fn resume_after_the_budget_resets_it_and_ended_runs_refuse() {
     let deps = f.deps(exec.clone());
     let (run, end) = start(&deps, spec(Some("DONE"), Some(2))).await;
     assert_eq!(end, RalphEnd::BudgetSpent { iteration: 2 });
-    let end = ralph::resume(&deps, &run, "test", CancellationToken::new())
+    let end = ralph::resume(&deps, &run, "test", CancellationToken::new(), |_| {})
         .await
         .unwrap();
     assert_eq!(end, RalphEnd::BudgetSpent { iteration: 4 });
@@ -264,11 +264,11 @@ async fn resume_after_the_budget_resets_it_and_ended_runs_refuse() {
         .lock()
         .unwrap()
         .push_back(Step::Say("<promise>DONE</promise>"));
-    let end = ralph::resume(&deps, &run, "test", CancellationToken::new())
+    let end = ralph::resume(&deps, &run, "test", CancellationToken::new(), |_| {})
         .await
         .unwrap();
     assert_eq!(end, RalphEnd::PromiseKept { iteration: 5 });
-    let err = ralph::resume(&deps, &run, "test", CancellationToken::new())
+    let err = ralph::resume(&deps, &run, "test", CancellationToken::new(), |_| {})
         .await
         .unwrap_err();
     assert!(
@@ -301,7 +301,7 @@ async fn a_run_driven_elsewhere_cannot_be_resumed() {
         tether_core::run_lock::RunLock::holder(&lock),
         Some(std::process::id())
     );
-    let err = ralph::resume(&deps, &run, "test", CancellationToken::new())
+    let err = ralph::resume(&deps, &run, "test", CancellationToken::new(), |_| {})
         .await
         .unwrap_err();
     assert!(matches!(err, LoopError::Lock(_)), "{err:?}");

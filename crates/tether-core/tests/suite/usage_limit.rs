@@ -213,7 +213,7 @@ async fn a_limit_longer_than_the_max_wait_or_stop_pauses_the_run() {
             .lock()
             .unwrap()
             .push_back(Step::Say("<promise>DONE</promise>"));
-        let end = ralph::resume(&deps, &run, "test", CancellationToken::new())
+        let end = ralph::resume(&deps, &run, "test", CancellationToken::new(), |_| {})
             .await
             .unwrap();
         assert_eq!(end, RalphEnd::PromiseKept { iteration: 1 });
