@@ -8,7 +8,7 @@ mod exit;
 mod failure;
 mod sinks;
 
-use std::io::{self, Write as _};
+use std::io::{self, IsTerminal as _, Write as _};
 use std::process::ExitCode;
 
 use clap::Parser as _;
@@ -168,8 +168,14 @@ fn init_logging(verbose: u8) {
             .with_default(level)
             .with_target("agent_client_protocol", acp)
     });
+    // Colour only for a person reading a terminal: a log file or a pipe gets plain text.
+    let colour = io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let _ = tracing_subscriber::registry()
-        .with(tracing_subscriber::fmt::layer().with_writer(io::stderr))
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(io::stderr)
+                .with_ansi(colour),
+        )
         .with(filter)
         .try_init();
 }

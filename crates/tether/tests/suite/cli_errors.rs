@@ -1,5 +1,6 @@
 //! Errors a person meets at the command line say what is wrong once, naming what to fix: an
-//! empty answer, a duplicate key in tether.toml, a store that cannot be written.
+//! empty answer, a duplicate key in tether.toml, a store that cannot be written; and the logs
+//! written to a file or a pipe are plain text.
 
 use std::fs;
 
@@ -135,4 +136,16 @@ fn a_plan_path_that_is_a_directory_is_named_by_every_command() {
             );
         }
     }
+}
+
+#[test]
+fn logs_to_a_pipe_carry_no_colour_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tether(dir.path(), &["status", "-vv"]);
+    assert!(
+        out.stderr.contains("DEBUG tether: workspace"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains('\x1b'), "{:?}", out.stderr);
 }
