@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use tether_config::Workspace;
-use tether_store::{Event, Journal, RunId, RunKind, RunStatus, StoreError};
+use tether_store::{Event, Journal, Run, RunId, RunKind, RunStatus, StoreError};
 
 use super::LoopError;
 use crate::bounds::Bounds;
@@ -83,16 +83,7 @@ pub fn reopen<S: serde::de::DeserializeOwned>(
     }
     let spec: S =
         serde_json::from_value(record.spec.clone()).map_err(|e| not_this(e.to_string()))?;
-    let status = record.state.status;
-    if matches!(
-        status,
-        RunStatus::Completed | RunStatus::Cancelled | RunStatus::Failed
-    ) {
-        return Err(LoopError::Ended {
-            run: run.clone(),
-            status,
-        });
-    }
+    not_ended(&record)?;
     journal.append(
         run,
         &Event::Resumed {
@@ -102,4 +93,17 @@ pub fn reopen<S: serde::de::DeserializeOwned>(
         },
     )?;
     Ok((lock, spec))
+}
+
+/// Refuses a run that ended for good (completed, cancelled, failed): there is nothing to
+/// resume. Callers check it before preparing a resume; [`reopen`] checks it again under the
+/// run's lock.
+pub fn not_ended(run: &Run) -> Result<(), LoopError> {
+    if tether_store::control::is_ended(run.state.status) {
+        return Err(LoopError::Ended {
+            run: run.id.clone(),
+            status: run.state.status,
+        });
+    }
+    Ok(())
 }

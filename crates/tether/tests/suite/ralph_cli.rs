@@ -226,13 +226,12 @@ fn cancel_from_another_shell_stops_the_running_iteration() {
         gone,
     )
     .unwrap();
+    // Refused before anything starts: no dashboard, no sandbox, only the reason.
     let out = run(dir.path(), &["resume"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("has already ended (cancelled)"),
-        "{}",
-        text(&out.stderr)
-    );
+    let said = text(&out.stderr);
+    assert!(said.contains("has already ended (cancelled)"), "{said}");
+    assert!(!said.contains("dashboard"), "{said}");
 }
 
 #[test]
