@@ -13,10 +13,11 @@
 //!
 //! Where tether sends its keys and what it starts as the agent are recorded the same way
 //! ([`Bounds::destinations`]: each endpoint's URL with the variable whose key goes there, the
-//! chat and notice servers, the store, the agent's program and arguments): the agent could
-//! otherwise rewrite `[model] base_url` (or `api_key_env`, naming another secret) and have the
-//! person's next `tether resume` send the key to it. These cannot be pinned back from the
-//! record, so a resume with them changed is refused until a person accepts them.
+//! chat and notice servers, the store, the agent's program, arguments and variables — these
+//! as digests, their values may be secrets): the agent could otherwise rewrite `[model]
+//! base_url` (or `api_key_env`, naming another secret) and have the person's next `tether
+//! resume` send the key to it. These cannot be pinned back from the record, so a resume with
+//! them changed is refused until a person accepts them.
 //!
 //! What a goal's contract says (`network:`, `budget:`, `ask_before:`) is the approved
 //! contract's: see [`crate::planning::terms`].
@@ -49,56 +50,85 @@ pub struct Bounds {
     pub destinations: Vec<String>,
 }
 
-/// The settings recorded in [`Bounds::destinations`], in order.
-pub const DESTINATIONS: [&str; 16] = [
-    "[model] base_url",
-    "[model] api_key_env",
-    "[judge] base_url",
-    "[judge] api_key_env",
-    "[loop_judge] base_url",
-    "[loop_judge] api_key_env",
-    "[planning] base_url",
-    "[planning] api_key_env",
-    "[zulip] server_url",
-    "[slack] api_url",
-    "[telegram] api_url",
-    "[ntfy] server",
-    "[email] smtp_host",
-    "[store] url",
-    "[executor] program",
-    "[executor] args",
+/// How a recorded setting's value is read from a configuration.
+pub type ReadSetting = fn(&Config) -> String;
+
+/// The settings recorded in [`Bounds::destinations`], in order: each one's name and how its
+/// value is read from a configuration (`-` for an absent one).
+pub const DESTINATIONS: [(&str, ReadSetting); 17] = [
+    ("[model] base_url", |c| base_url(c.model.as_ref())),
+    ("[model] api_key_env", |c| key_env(c.model.as_ref())),
+    ("[judge] base_url", |c| {
+        base_url(c.judge.as_ref().map(|j| &j.endpoint))
+    }),
+    ("[judge] api_key_env", |c| {
+        key_env(c.judge.as_ref().map(|j| &j.endpoint))
+    }),
+    ("[loop_judge] base_url", |c| {
+        base_url(c.loop_judge.as_ref().map(|j| &j.endpoint))
+    }),
+    ("[loop_judge] api_key_env", |c| {
+        key_env(c.loop_judge.as_ref().map(|j| &j.endpoint))
+    }),
+    ("[planning] base_url", |c| {
+        maybe(c.planning.as_ref().and_then(|p| p.base_url.as_deref()))
+    }),
+    ("[planning] api_key_env", |c| {
+        bare(c.planning.as_ref().and_then(|p| p.api_key_env.as_deref()))
+    }),
+    ("[zulip] server_url", |c| {
+        maybe(c.zulip.server_url.as_deref())
+    }),
+    ("[slack] api_url", |c| quoted(&c.slack.api_url)),
+    ("[telegram] api_url", |c| quoted(&c.telegram.api_url)),
+    ("[ntfy] server", |c| quoted(&c.ntfy.server)),
+    ("[email] smtp_host", |c| maybe(c.email.smtp_host.as_deref())),
+    ("[store] url", |c| maybe(c.store.url.as_deref())),
+    ("[executor] program", |c| {
+        maybe(c.executor.program.as_deref())
+    }),
+    ("[executor] args", |c| list(&c.executor.args)),
+    // Values may be secrets: a digest of each shows a change without keeping the value.
+    ("[executor] env", |c| digests(&c.executor.env)),
 ];
 
-/// The values of [`DESTINATIONS`] in `config` (`-` for an absent one).
+/// The values of [`DESTINATIONS`] in `config`.
 fn destinations(config: &Config) -> Vec<String> {
-    let absent = || "-".to_owned();
-    let maybe = |v: Option<&str>| v.map_or_else(absent, quoted);
-    let endpoint = |m: Option<&tether_config::ModelConfig>| {
-        [
-            maybe(m.map(|m| m.base_url.as_str())),
-            m.and_then(|m| m.api_key_env.clone()).unwrap_or_else(absent),
-        ]
-    };
-    let mut out = Vec::with_capacity(DESTINATIONS.len());
-    out.extend(endpoint(config.model.as_ref()));
-    out.extend(endpoint(config.judge.as_ref().map(|j| &j.endpoint)));
-    out.extend(endpoint(config.loop_judge.as_ref().map(|j| &j.endpoint)));
-    let planning = config.planning.as_ref();
-    out.push(maybe(planning.and_then(|p| p.base_url.as_deref())));
-    out.push(
-        planning
-            .and_then(|p| p.api_key_env.clone())
-            .unwrap_or_else(absent),
-    );
-    out.push(maybe(config.zulip.server_url.as_deref()));
-    out.push(quoted(&config.slack.api_url));
-    out.push(quoted(&config.telegram.api_url));
-    out.push(quoted(&config.ntfy.server));
-    out.push(maybe(config.email.smtp_host.as_deref()));
-    out.push(maybe(config.store.url.as_deref()));
-    out.push(maybe(config.executor.program.as_deref()));
-    out.push(list(&config.executor.args));
-    out
+    DESTINATIONS.iter().map(|(_, read)| read(config)).collect()
+}
+
+/// An endpoint's `base_url`, quoted.
+fn base_url(endpoint: Option<&tether_config::ModelConfig>) -> String {
+    maybe(endpoint.map(|m| m.base_url.as_str()))
+}
+
+/// The variable an endpoint's key is read from, as written.
+fn key_env(endpoint: Option<&tether_config::ModelConfig>) -> String {
+    bare(endpoint.and_then(|m| m.api_key_env.as_deref()))
+}
+
+/// A value quoted, or `-` when absent.
+fn maybe(value: Option<&str>) -> String {
+    value.map_or_else(|| "-".to_owned(), quoted)
+}
+
+/// Each variable's name with a digest of its value (`NAME=#0123456789abcdef`).
+fn digests(env: &[(String, String)]) -> String {
+    use sha2::Digest as _;
+    let shown: Vec<String> = env
+        .iter()
+        .map(|(name, value)| {
+            let digest = sha2::Sha256::digest(value.as_bytes());
+            let short: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+            format!("{name}=#{short}")
+        })
+        .collect();
+    list(&shown)
+}
+
+/// A value as written, or `-` when absent.
+fn bare(value: Option<&str>) -> String {
+    value.unwrap_or("-").to_owned()
 }
 
 /// `[sandbox]`, as recorded.
@@ -158,14 +188,12 @@ impl Bounds {
     /// The [`DESTINATIONS`] that differ from `now` (none when this record predates them):
     /// changes a resume cannot pin back, so a person has to accept them.
     pub fn destination_changes(&self, now: &Bounds) -> Vec<Change> {
-        if self.destinations.len() != DESTINATIONS.len() {
-            return Vec::new();
-        }
+        // A record from an older tether holds the first settings of the list (or none).
         DESTINATIONS
             .iter()
             .zip(self.destinations.iter().zip(&now.destinations))
             .filter(|(_, (was, now))| was != now)
-            .map(|(setting, (was, now))| Change {
+            .map(|((setting, _), (was, now))| Change {
                 setting,
                 was: was.clone(),
                 now: now.clone(),
@@ -361,5 +389,43 @@ mod tests {
             ]
         );
         assert!(was.changes(&was).is_empty());
+    }
+
+    #[test]
+    fn an_executor_variable_changed_is_named_without_its_value() {
+        let mut config = Config::default();
+        config.executor.env = vec![("ANTHROPIC_BASE_URL".into(), "https://api.example".into())];
+        let was = Bounds::of(&config);
+        assert!(was.destination_changes(&Bounds::of(&config)).is_empty());
+        config.executor.env[0].1 = "http://127.0.0.1:9/steal".into();
+        let said: Vec<String> = was
+            .destination_changes(&Bounds::of(&config))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with("[executor] env: [\"ANTHROPIC_BASE_URL=#"),
+            "{said:?}"
+        );
+        assert!(
+            !said[0].contains("example") && !said[0].contains("steal"),
+            "{said:?}"
+        );
+    }
+
+    #[test]
+    fn a_record_from_before_a_setting_was_kept_compares_the_settings_it_holds() {
+        let mut was = Bounds::of(&Config::default());
+        was.destinations.pop();
+        let mut config = Config::default();
+        config.executor.env = vec![("ANTHROPIC_BASE_URL".into(), "x".into())];
+        assert!(was.destination_changes(&Bounds::of(&config)).is_empty());
+        config.store.url = Some("postgres://elsewhere/db".into());
+        let said = was.destination_changes(&Bounds::of(&config));
+        assert_eq!(said.len(), 1);
+        assert_eq!(said[0].setting, "[store] url");
+        was.destinations.clear();
+        assert!(was.destination_changes(&Bounds::of(&config)).is_empty());
     }
 }
