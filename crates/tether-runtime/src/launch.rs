@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Host;
 use crate::error::{Error, Result};
-use crate::worktree::{Commit, Placement};
+use crate::worktree::{Commit, Kept, Placement};
 
 /// Judge failures in a row that pause a goal run.
 const JUDGE_FAILURES: u32 = 3;
@@ -257,15 +257,17 @@ impl Launch {
                 (placement, Some((record.kind, no_judge)))
             }
         };
-        let isolation = placement.isolation(&journal, &config, place.commit, observer.clone());
-        let run_ws = &placement.ws;
-        let human = Desk::from_config(&config, run_ws, journal.clone(), console);
-        let cell = RunCell::default();
         let goal = match (&spec, kind) {
             (RunSpec::Goal(spec), _) => Some(spec.no_judge),
             (RunSpec::Resume(_), Some((RunKind::Goal, no_judge))) => Some(no_judge),
             _ => None,
         };
+        let kept = Kept::default();
+        let commit = (place.commit, goal.is_none().then_some(&kept));
+        let isolation = placement.isolation(&journal, &config, commit, observer.clone());
+        let run_ws = &placement.ws;
+        let human = Desk::from_config(&config, run_ws, journal.clone(), console);
+        let cell = RunCell::default();
         let executor: Arc<dyn Executor> = match goal {
             Some(no_judge) => crate::executor::for_goal_loop(
                 &config,
@@ -298,7 +300,7 @@ impl Launch {
             spec,
             goal: goal.is_some(),
             worktree: placement.worktree,
-            commit: (place.commit, config.run.commit_hooks),
+            kept,
             cell,
             notices,
             notice_grace,
@@ -354,9 +356,8 @@ pub struct Prepared {
     /// Whether the goal loop drives it (else the Ralph loop).
     goal: bool,
     worktree: Option<Worktree>,
-    /// Whether a Ralph run commits its work when it keeps its promise, and with the user's git
-    /// hooks.
-    commit: (bool, bool),
+    /// A Ralph run's commit, made as it keeps its promise in a worktree.
+    kept: Kept,
     cell: RunCell,
     notices: NoticeQueue,
     notice_grace: Duration,
@@ -466,12 +467,7 @@ impl Prepared {
             .state(&run)
             .ok()
             .and_then(|state| state.budget_spent);
-        let committed = match (&self.worktree, &end) {
-            (Some(tree), End::Ralph(RalphEnd::PromiseKept { .. })) if self.commit.0 => {
-                crate::worktree::commit_work(tree, &deps.journal, &run, self.commit.1).await
-            }
-            _ => None,
-        };
+        let committed = self.kept.take();
         // The run's report beside its transcripts; a failure to write it never changes the
         // end. From the run's own store: tether.toml may name another by now.
         let report = crate::report::write(&self.ws, &deps.journal, &run, &deps.env_remove);

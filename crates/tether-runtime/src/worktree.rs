@@ -1,5 +1,6 @@
 //! `--worktree`: a run in a git worktree of its own (see `tether-worktree`), with its state in
-//! the checkout's `.tether/`, and a commit on its branch for each goal it signs off.
+//! the checkout's `.tether/`, and a commit on its branch for each goal it signs off (for a
+//! Ralph run, one of its work as it keeps its promise, before it is recorded completed).
 //!
 //! Worktrees live outside the checkout, under `$XDG_STATE_HOME/tether/worktrees/` (default
 //! `~/.local/state/tether/worktrees/`), one directory per repository (its name and a hash of
@@ -58,12 +59,13 @@ impl Placement {
     }
 
     /// What the loop needs: the run's id, and (when `commit`) the commit after each sign-off,
-    /// told to `observer`.
+    /// told to `observer` — or, for a Ralph run (`kept`), the commit of its work as it keeps
+    /// its promise, made before the run is recorded completed and left in `kept`.
     pub fn isolation(
         &self,
         journal: &Journal,
         config: &Config,
-        commit: bool,
+        (commit, kept): (bool, Option<&Kept>),
         observer: Arc<dyn Observer>,
     ) -> Isolation {
         let Some(tree) = &self.worktree else {
@@ -81,6 +83,7 @@ impl Placement {
                     hooks: config.run.commit_hooks,
                     seen: Mutex::new(0),
                     observer,
+                    kept: kept.cloned(),
                 })
             }),
         }
@@ -215,7 +218,30 @@ fn copy_in(root: &Path, file: &Path, inside: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Commits each goal the run signs off, on the run's branch.
+/// The commit of a Ralph run's work on its branch, made as the run kept its promise: filled
+/// by the loop's [`AfterIteration`] hook, read once the run ends.
+#[derive(Clone, Default)]
+pub struct Kept(Arc<Mutex<Option<Commit>>>);
+
+impl Kept {
+    /// The commit, if one was made.
+    pub fn take(&self) -> Option<Commit> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+
+    fn put(&self, commit: Commit) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(commit);
+    }
+}
+
+/// Commits each goal the run signs off, on the run's branch; or a Ralph run's work as it keeps
+/// its promise.
 struct Committer {
     tree: Worktree,
     journal: Journal,
@@ -226,11 +252,22 @@ struct Committer {
     seen: Mutex<i64>,
     /// Hears of each commit.
     observer: Arc<dyn Observer>,
+    /// Where a Ralph run's commit goes (`None`: a goal run).
+    kept: Option<Kept>,
 }
 
 impl AfterIteration for Committer {
-    fn after<'a>(&'a self, run: &'a RunId) -> BoxFuture<'a, ()> {
+    fn after<'a>(&'a self, run: &'a RunId, completing: bool) -> BoxFuture<'a, ()> {
         Box::pin(async move {
+            if let Some(kept) = &self.kept {
+                if completing
+                    && let Some(commit) =
+                        commit_work(&self.tree, &self.journal, run, self.hooks).await
+                {
+                    kept.put(commit);
+                }
+                return;
+            }
             let messages = match self.signed_off(run) {
                 Ok(m) => m,
                 Err(e) => {
@@ -331,7 +368,7 @@ fn quotes(checks: &serde_json::Value) -> Vec<Quote> {
 
 /// Commits what a loop without goals (ralph) left in its worktree when it ended done: its
 /// prompt's first line as the subject. Never fails the run: a problem is logged.
-pub async fn commit_work(
+async fn commit_work(
     tree: &Worktree,
     journal: &Journal,
     run: &RunId,

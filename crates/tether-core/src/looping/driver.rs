@@ -234,7 +234,8 @@ async fn iterate<K: LoopKind>(
             Ran::Stopped(stopped) => return Ok(stopped.into()),
         };
         if let Some(hook) = &deps.isolation.after_iteration {
-            hook.after(run).await;
+            let completing = matches!(next, Next::Finish(Outcome::Completed, _));
+            hook.after(run, completing).await;
         }
         if let Some(end) = settle(at, kind, next, &interrupt).await? {
             return Ok(end);

@@ -75,14 +75,19 @@ pub struct Isolation {
     /// The repository of the run's worktree (tether made it, so it knows its git directory:
     /// never one found through the worktree's `.git` file), which the run records.
     pub repository: Option<tether_git::GitRepo>,
-    /// Called after every iteration, before the next one (or the end) is decided.
+    /// Called after every iteration, before the next one (or the end) is recorded.
     pub after_iteration: Option<Arc<dyn AfterIteration>>,
 }
 
 /// Work done between iterations of a run, outside the agent's turn (committing the goals the
-/// iteration signed off). Never fails the run: it logs what goes wrong.
+/// iteration signed off, or a Ralph run's work as it keeps its promise). Never fails the run:
+/// it logs what goes wrong.
 pub trait AfterIteration: Send + Sync {
-    /// After iteration of `run`.
-    fn after<'a>(&'a self, run: &'a tether_store::RunId)
-    -> futures_util::future::BoxFuture<'a, ()>;
+    /// After an iteration of `run`; `completing` when the run is about to be recorded
+    /// completed (so what is done here is in place before anyone sees it completed).
+    fn after<'a>(
+        &'a self,
+        run: &'a tether_store::RunId,
+        completing: bool,
+    ) -> futures_util::future::BoxFuture<'a, ()>;
 }

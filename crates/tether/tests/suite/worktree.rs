@@ -369,7 +369,7 @@ fn a_ralph_run_in_a_worktree_commits_its_work_when_it_keeps_its_promise() {
     fs::write(dir.path().join("README"), "a project\n").unwrap();
     repository(dir.path());
     let state = tempfile::tempdir().unwrap();
-    let out = tether(
+    let mut child = tether(
         dir.path(),
         state.path(),
         &[
@@ -378,10 +378,30 @@ fn a_ralph_run_in_a_worktree_commits_its_work_when_it_keeps_its_promise() {
             "--completion-promise",
             "DONE",
             "--worktree",
+            "--events",
+            "jsonl",
         ],
     )
-    .output()
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
     .unwrap();
+    // Whoever sees the run finish finds its work committed already: the branch's head is
+    // looked at the moment the event arrives.
+    let events = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut head_when_finished = None;
+    for line in std::io::BufRead::lines(events) {
+        let event: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if event["event"]["type"] == "run_finished" {
+            let run = event["run_id"].as_str().unwrap();
+            head_when_finished = Some(sh(
+                dir.path(),
+                &format!("git log -1 --format=%s tether/{run}"),
+            ));
+        }
+    }
+    assert_eq!(head_when_finished.as_deref(), Some("Write out.txt\n"));
+    let out = wait_output(child);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let at = stderr.find("ralph run r-").expect(&stderr) + "ralph run ".len();
