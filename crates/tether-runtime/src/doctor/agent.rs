@@ -46,12 +46,22 @@ fn builtin(config: &Config) -> Check {
                 model.model
             ),
         ),
-        None => Check::fail(
-            NAME,
-            "the built-in agent has no model: tether.toml has no [model]",
-            "add a [model] table (api, base_url, model, api_key_env), or set [executor] kind \
-             to the agent CLI you use (claude, command)",
-        ),
+        None => {
+            let others: Vec<&str> = tether_config::ExecutorKind::CHOICES
+                .iter()
+                .filter(|(_, kind)| *kind != tether_config::ExecutorKind::Builtin)
+                .map(|(name, _)| *name)
+                .collect();
+            Check::fail(
+                NAME,
+                "the built-in agent has no model: tether.toml has no [model]",
+                format!(
+                    "add a [model] table (api, base_url, model, api_key_env), or set [executor] \
+                     kind to the agent you use ({})",
+                    others.join(", ")
+                ),
+            )
+        }
     }
 }
 

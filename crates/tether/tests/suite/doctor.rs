@@ -72,6 +72,19 @@ fn a_missing_cli_is_reported_with_the_fix() {
 }
 
 #[test]
+fn the_built_in_agent_without_a_model_is_told_every_agent_it_could_use_instead() {
+    let dir = workspace("");
+    let out = doctor(dir.path(), &[]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        check(&out, "executor"),
+        "✗ executor: the built-in agent has no model: tether.toml has no [model]\n  fix: add a \
+         [model] table (api, base_url, model, api_key_env), or set [executor] kind to the agent \
+         you use (claude, codex, pi, command, acp)"
+    );
+}
+
+#[test]
 fn a_cli_too_old_is_reported_with_the_fix() {
     let dir = tempfile::tempdir().unwrap();
     let old = script(dir.path(), "claude", "echo '1.0.3 (Claude Code)'");
