@@ -15,6 +15,7 @@ use tether_store::control::{self, Control};
 use tether_store::{AnswerOutcome, QuestionId, RunId, Seq, StoredEvent};
 
 use crate::app::App;
+use crate::body::Body;
 use crate::error::WebError;
 use crate::filter::{self, FilterQuery};
 use crate::live::{self, Filter};
@@ -234,7 +235,7 @@ pub(crate) fn responder(name: Option<&str>) -> String {
 pub(crate) async fn answer(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    Json(body): Json<AnswerBody>,
+    Body(body): Body<AnswerBody>,
 ) -> Result<Response, WebError> {
     match give_answer(&app, &id, body).await? {
         AnswerOutcome::Answered(q) => Ok(Json(json!({ "outcome": "answered", "question": q })).into_response()),
@@ -339,7 +340,7 @@ pub(crate) struct By {
 pub(crate) async fn pause(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    body: Option<Json<By>>,
+    body: Option<Body<By>>,
 ) -> Result<Json<ControlReply>, WebError> {
     let by = body.and_then(|b| b.0.by).unwrap_or_default();
     Ok(reply(act(&app, &id, Act::Pause, &by).await?))
@@ -349,7 +350,7 @@ pub(crate) async fn pause(
 pub(crate) async fn cancel(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    body: Option<Json<By>>,
+    body: Option<Body<By>>,
 ) -> Result<Json<ControlReply>, WebError> {
     let by = body.and_then(|b| b.0.by).unwrap_or_default();
     Ok(reply(act(&app, &id, Act::Cancel, &by).await?))
@@ -367,7 +368,7 @@ pub(crate) struct SayBody {
 pub(crate) async fn say(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    Json(body): Json<SayBody>,
+    Body(body): Body<SayBody>,
 ) -> Result<Json<ControlReply>, WebError> {
     let by = body.by.unwrap_or_default();
     let done = say_to(&app, &id, body.text, &by).await?;

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 
+use axum::extract::rejection::JsonRejection;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
@@ -52,6 +53,15 @@ pub enum WebError {
     /// A worker thread went away.
     #[error("internal error: {0}")]
     Internal(String),
+    /// The request's body is not what the endpoint reads (not JSON, or a field that does not
+    /// fit); fix the request.
+    #[error("{detail}")]
+    Body {
+        /// 400, 415 or 422, as the problem is.
+        status: StatusCode,
+        /// What is wrong, naming the field.
+        detail: String,
+    },
 }
 
 impl WebError {
@@ -63,6 +73,7 @@ impl WebError {
             WebError::Conflict(_) => StatusCode::CONFLICT,
             WebError::Gone(_) => StatusCode::GONE,
             WebError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
+            WebError::Body { status, .. } => *status,
             WebError::Store(tether_store::StoreError::Busy) => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -77,6 +88,39 @@ impl From<tether_store::control::ControlError> for WebError {
             other => WebError::NotFound(other.to_string()),
         }
     }
+}
+
+impl From<JsonRejection> for WebError {
+    fn from(rejection: JsonRejection) -> Self {
+        let detail = match &rejection {
+            JsonRejection::JsonDataError(e) => {
+                format!("the body does not fit this request: {}", cause(e))
+            }
+            JsonRejection::JsonSyntaxError(e) => format!("the body is not JSON: {}", cause(e)),
+            JsonRejection::MissingJsonContentType(_) => {
+                "send the body as JSON, with `Content-Type: application/json`".to_owned()
+            }
+            other => other.body_text(),
+        };
+        WebError::Body {
+            status: rejection.status(),
+            detail,
+        }
+    }
+}
+
+/// What a body rejection says, without axum's own preamble: the JSON library's words with
+/// the path of the field (`max_iterations: invalid type: …`).
+fn cause(rejection: &dyn std::error::Error) -> String {
+    let mut at = rejection;
+    // The rejection, then axum's error, then the one that names the field.
+    for _ in 0..2 {
+        match at.source() {
+            Some(next) => at = next,
+            None => break,
+        }
+    }
+    at.to_string()
 }
 
 /// An API error: `{"error": "…"}` with the error's status.

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use tether_store::RunId;
 
 use crate::app::App;
+use crate::body::Body;
 use crate::error::WebError;
 
 /// The most iterations a run started here may ask for (the loops' ceiling).
@@ -29,7 +30,7 @@ pub const MAX_ITERATIONS: u32 = 20_000;
 
 /// A run to start.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+#[serde(try_from = "Requested")]
 pub enum NewRun {
     /// A Ralph loop: the same prompt, each iteration in a fresh context, until the completion
     /// promise or the budget.
@@ -57,6 +58,56 @@ pub enum NewRun {
         #[serde(default)]
         worktree: bool,
     },
+}
+
+/// A run to start as a request spells it: one flat object (read field by field, so a field
+/// that does not fit is named), checked against its kind into a [`NewRun`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Requested {
+    kind: Kind,
+    #[serde(default)]
+    prompt: Option<String>,
+    #[serde(default)]
+    completion_promise: Option<String>,
+    #[serde(default)]
+    max_iterations: Option<u32>,
+    #[serde(default)]
+    worktree: bool,
+}
+
+/// The loops a request can start.
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Kind {
+    Ralph,
+    Goal,
+}
+
+impl TryFrom<Requested> for NewRun {
+    type Error = String;
+
+    fn try_from(r: Requested) -> Result<NewRun, String> {
+        match r.kind {
+            Kind::Ralph => Ok(NewRun::Ralph {
+                prompt: r.prompt.ok_or(
+                    "a ralph run needs its `prompt`: the text every iteration starts with",
+                )?,
+                completion_promise: r.completion_promise,
+                max_iterations: r.max_iterations,
+                worktree: r.worktree,
+            }),
+            Kind::Goal if r.prompt.is_some() || r.completion_promise.is_some() => Err(
+                "`prompt` and `completion_promise` are a ralph run's; a goal run works on the \
+                 plan's active goals"
+                    .to_owned(),
+            ),
+            Kind::Goal => Ok(NewRun::Goal {
+                max_iterations: r.max_iterations,
+                worktree: r.worktree,
+            }),
+        }
+    }
 }
 
 impl NewRun {
@@ -183,7 +234,7 @@ async fn resume_run(app: &App, id: &str) -> Result<RunId, WebError> {
 /// …}` or `{"kind": "goal", "max_iterations": …}`: 201 with `{"id", "url"}`.
 pub(crate) async fn start(
     State(app): State<Arc<App>>,
-    Json(run): Json<NewRun>,
+    Body(run): Body<NewRun>,
 ) -> Result<(StatusCode, Json<Launched>), WebError> {
     let id = start_run(&app, run).await?;
     Ok((StatusCode::CREATED, Json(Launched::of(&id))))

@@ -37,6 +37,7 @@
 
 mod api;
 mod app;
+mod body;
 mod db;
 mod error;
 mod filter;

@@ -88,15 +88,65 @@ fn a_ralph_run_and_a_goal_run_are_started_and_a_run_resumed() {
 fn a_bad_request_never_reaches_the_launcher_and_a_refusal_says_why() {
     let recorder = Arc::new(Recorder::default());
     let web = web_with(recorder.clone());
-    for (body, status) in [
-        (json!({"kind": "ralph", "prompt": " "}), 400),
-        (json!({"kind": "goal", "max_iterations": 0}), 400),
-        (json!({"kind": "goal", "max_iterations": 99999}), 400),
-        (json!({"kind": "fleet"}), 422),
-        (json!({"kind": "goal", "approve": true}), 422),
+    // Each is answered in JSON, naming what to fix.
+    for (body, status, names) in [
+        (
+            json!({"kind": "ralph", "prompt": " "}),
+            400,
+            "prompt is empty",
+        ),
+        (
+            json!({"kind": "goal", "max_iterations": 0}),
+            400,
+            "max_iterations 0",
+        ),
+        (
+            json!({"kind": "goal", "max_iterations": 99999}),
+            400,
+            "ceiling",
+        ),
+        (
+            json!({"kind": "fleet"}),
+            422,
+            "kind: unknown variant `fleet`",
+        ),
+        (
+            json!({"kind": "goal", "approve": true}),
+            422,
+            "unknown field `approve`",
+        ),
+        (
+            json!({"kind": "ralph", "prompt": "x", "max_iterations": "5"}),
+            422,
+            "max_iterations: invalid type",
+        ),
+        (json!({"kind": "ralph"}), 422, "needs its `prompt`"),
+        (json!({"kind": "goal", "prompt": "x"}), 422, "a ralph run's"),
     ] {
         let r = web.post_json("/api/runs", &body);
         assert_eq!(r.status, status, "{body}: {}", r.body);
+        let said = r.json()["error"].as_str().unwrap_or_default().to_owned();
+        assert!(said.contains(names), "{body}: {said}");
+    }
+    let bearer = web.bearer();
+    let auth = [("Authorization", bearer.as_str())];
+    for (content, status, names) in [
+        (
+            Some(("application/json", "{\"kind\": ")),
+            400,
+            "the body is not JSON",
+        ),
+        (
+            Some(("text/plain", "{}")),
+            415,
+            "Content-Type: application/json",
+        ),
+        (None, 415, "Content-Type: application/json"),
+    ] {
+        let r = web.request("POST", "/api/runs", &auth, content);
+        assert_eq!(r.status, status, "{content:?}: {}", r.body);
+        let said = r.json()["error"].as_str().unwrap_or_default().to_owned();
+        assert!(said.contains(names), "{content:?}: {said}");
     }
     assert!(recorder.asked.lock().unwrap().is_empty());
     let refusing = Arc::new(Recorder {

@@ -1,0 +1,37 @@
+//! The JSON bodies the API reads: a request that is not JSON, or whose fields do not fit, is
+//! answered like every other API error (`{"error": "…"}`, naming the field), never with the
+//! HTTP library's plain-text rejection.
+
+use axum::extract::{FromRequest, OptionalFromRequest, Request};
+use serde::de::DeserializeOwned;
+
+use crate::error::WebError;
+
+/// A JSON request body of type `T`.
+pub(crate) struct Body<T>(pub T);
+
+impl<T, S> FromRequest<S> for Body<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = WebError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, WebError> {
+        let axum::Json(body) = <axum::Json<T> as FromRequest<S>>::from_request(req, state).await?;
+        Ok(Body(body))
+    }
+}
+
+impl<T, S> OptionalFromRequest<S> for Body<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = WebError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Option<Self>, WebError> {
+        let body = <axum::Json<T> as OptionalFromRequest<S>>::from_request(req, state).await?;
+        Ok(body.map(|axum::Json(body)| Body(body)))
+    }
+}
