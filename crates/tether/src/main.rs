@@ -169,7 +169,8 @@ fn init_logging(verbose: u8) {
             .with_target("agent_client_protocol", acp)
     });
     // Colour only for a person reading a terminal: a log file or a pipe gets plain text.
-    let colour = io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let colour =
+        io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let _ = tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()

@@ -141,7 +141,12 @@ fn a_plan_path_that_is_a_directory_is_named_by_every_command() {
 #[test]
 fn logs_to_a_pipe_carry_no_colour_codes() {
     let dir = tempfile::tempdir().unwrap();
-    let out = tether(dir.path(), &["status", "-vv"]);
+    // Without NO_COLOR (which the tests otherwise set, and which also turns colour off).
+    let out = crate::common::cmd(dir.path(), &["status", "-vv"])
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    let out = crate::common::Out::new(dir.path(), &out);
     assert!(
         out.stderr.contains("DEBUG tether: workspace"),
         "{}",
