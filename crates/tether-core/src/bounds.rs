@@ -13,8 +13,8 @@
 //!
 //! Where tether sends its keys and what it starts as the agent are recorded the same way
 //! ([`Bounds::destinations`]: each endpoint's URL with the variable whose key goes there, the
-//! chat and notice servers, the store, the agent's program, arguments and variables — these
-//! as digests, their values may be secrets): the agent could otherwise rewrite `[model]
+//! chat and notice servers, the store, the agent's program, arguments and variables, the value
+//! of a variable named as a secret hidden): the agent could otherwise rewrite `[model]
 //! base_url` (or `api_key_env`, naming another secret) and have the person's next `tether
 //! resume` send the key to it. These cannot be pinned back from the record, so a resume with
 //! them changed is refused until a person accepts them.
@@ -88,8 +88,7 @@ pub const DESTINATIONS: [(&str, ReadSetting); 17] = [
         maybe(c.executor.program.as_deref())
     }),
     ("[executor] args", |c| list(&c.executor.args)),
-    // Values may be secrets: a digest of each shows a change without keeping the value.
-    ("[executor] env", |c| digests(&c.executor.env)),
+    ("[executor] env", |c| variables(&c.executor.env)),
 ];
 
 /// The values of [`DESTINATIONS`] in `config`.
@@ -112,18 +111,26 @@ fn maybe(value: Option<&str>) -> String {
     value.map_or_else(|| "-".to_owned(), quoted)
 }
 
-/// Each variable's name with a digest of its value (`NAME=#0123456789abcdef`).
-fn digests(env: &[(String, String)]) -> String {
-    use sha2::Digest as _;
+/// Each variable as `NAME=value`, the value of one whose name says it holds a secret hidden
+/// (`NAME=(hidden)`): what redirects an agent (a base URL, a proxy, a CA file) is seen as
+/// written, and no key is kept in the record or shown in a notice.
+fn variables(env: &[(String, String)]) -> String {
     let shown: Vec<String> = env
         .iter()
-        .map(|(name, value)| {
-            let digest = sha2::Sha256::digest(value.as_bytes());
-            let short: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-            format!("{name}=#{short}")
+        .map(|(name, value)| match holds_secret(name) {
+            true => format!("{name}=(hidden)"),
+            false => format!("{name}={value}"),
         })
         .collect();
     list(&shown)
+}
+
+/// Whether a variable's name says it holds a secret (`ANTHROPIC_API_KEY`, `GH_TOKEN`,
+/// `DB_PASSWORD`, `AWS_SECRET_ACCESS_KEY`, `ANTHROPIC_AUTH_TOKEN`, `GOOGLE_CREDENTIALS`).
+fn holds_secret(name: &str) -> bool {
+    const WORDS: [&str; 6] = ["KEY", "TOKEN", "SECRET", "PASSW", "CREDENTIAL", "AUTH"];
+    let upper = name.to_ascii_uppercase();
+    WORDS.iter().any(|word| upper.contains(word))
 }
 
 /// A value as written, or `-` when absent.
@@ -392,26 +399,54 @@ mod tests {
     }
 
     #[test]
-    fn an_executor_variable_changed_is_named_without_its_value() {
+    fn an_executor_variable_changed_is_shown_and_a_secret_one_never() {
         let mut config = Config::default();
-        config.executor.env = vec![("ANTHROPIC_BASE_URL".into(), "https://api.example".into())];
+        config.executor.env = vec![
+            ("ANTHROPIC_BASE_URL".into(), "https://api.example".into()),
+            ("ANTHROPIC_API_KEY".into(), "sk-one".into()),
+        ];
         let was = Bounds::of(&config);
         assert!(was.destination_changes(&Bounds::of(&config)).is_empty());
         config.executor.env[0].1 = "http://127.0.0.1:9/steal".into();
+        config.executor.env[1].1 = "sk-two".into();
         let said: Vec<String> = was
             .destination_changes(&Bounds::of(&config))
             .iter()
             .map(ToString::to_string)
             .collect();
-        assert_eq!(said.len(), 1, "{said:?}");
-        assert!(
-            said[0].starts_with("[executor] env: [\"ANTHROPIC_BASE_URL=#"),
-            "{said:?}"
+        assert_eq!(
+            said,
+            [
+                "[executor] env: [\"ANTHROPIC_BASE_URL=https://api.example\", \
+              \"ANTHROPIC_API_KEY=(hidden)\"] → [\"ANTHROPIC_BASE_URL=http://127.0.0.1:9/steal\", \
+              \"ANTHROPIC_API_KEY=(hidden)\"]"
+            ]
         );
-        assert!(
-            !said[0].contains("example") && !said[0].contains("steal"),
-            "{said:?}"
-        );
+        assert!(!format!("{:?}", Bounds::of(&config)).contains("sk-"));
+    }
+
+    #[test]
+    fn names_that_hold_secrets_are_told_from_those_that_do_not() {
+        for secret in [
+            "ANTHROPIC_API_KEY",
+            "gh_token",
+            "DB_PASSWORD",
+            "ANTHROPIC_AUTH_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "PASSWD",
+        ] {
+            assert!(holds_secret(secret), "{secret}");
+        }
+        for plain in [
+            "ANTHROPIC_BASE_URL",
+            "HTTPS_PROXY",
+            "NODE_EXTRA_CA_CERTS",
+            "ANTHROPIC_MODEL",
+            "PI_CODING_AGENT_DIR",
+        ] {
+            assert!(!holds_secret(plain), "{plain}");
+        }
     }
 
     #[test]
