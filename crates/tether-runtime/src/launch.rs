@@ -405,8 +405,9 @@ impl Prepared {
         }
     }
 
-    /// The run's task: the notices delivered meanwhile, the loop, then what its end leaves (a
-    /// commit, the report), and the notices still queued delivered within their grace.
+    /// The run's task: the notices delivered meanwhile, the loop (a Ralph run in a worktree
+    /// commits its work inside it, before it is recorded completed), then the report, and the
+    /// notices still queued delivered within their grace.
     async fn drive(
         self,
         interrupt: CancellationToken,

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -15,7 +15,7 @@ use tether_store::control::{self, Control};
 use tether_store::{AnswerOutcome, QuestionId, RunId, Seq, StoredEvent};
 
 use crate::app::App;
-use crate::body::Body;
+use crate::body::{Body, Params};
 use crate::error::WebError;
 use crate::filter::{self, FilterQuery};
 use crate::live::{self, Filter};
@@ -47,8 +47,8 @@ pub const NEXT_HEADER: &str = "x-tether-next-after";
 /// when asked; when there are more, the header [`NEXT_HEADER`] says where the next page starts.
 pub(crate) async fn runs(
     State(app): State<Arc<App>>,
-    Query(q): Query<RunsQuery>,
-    Query(f): Query<FilterQuery>,
+    Params(q): Params<RunsQuery>,
+    Params(f): Params<FilterQuery>,
 ) -> Result<Response, WebError> {
     let limit = q.limit.unwrap_or(100).clamp(1, MAX_PAGE);
     let filter = f.filter()?;
@@ -103,7 +103,7 @@ pub(crate) struct Page {
 pub(crate) async fn timeline(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    Query(q): Query<Page>,
+    Params(q): Params<Page>,
 ) -> Result<Json<Vec<StoredEvent>>, WebError> {
     let id = run_id(&id)?;
     let limit = q.limit.unwrap_or(500).min(MAX_PAGE);
@@ -122,7 +122,7 @@ pub(crate) async fn timeline(
 pub(crate) async fn run_events(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    Query(q): Query<live::After>,
+    Params(q): Params<live::After>,
     headers: HeaderMap,
 ) -> Result<Response, WebError> {
     let id = run_id(&id)?;
@@ -138,7 +138,7 @@ pub(crate) async fn run_events(
 /// `Last-Event-ID` / `?after=`).
 pub(crate) async fn events(
     State(app): State<Arc<App>>,
-    Query(q): Query<live::After>,
+    Params(q): Params<live::After>,
     headers: HeaderMap,
 ) -> Result<Response, WebError> {
     let after = match live::resume_point(&headers, &q) {
@@ -156,7 +156,7 @@ pub(crate) async fn questions(State(app): State<Arc<App>>) -> Result<Json<Vec<Pe
 /// `GET /api/history`: every question and its answer, newest first.
 pub(crate) async fn history(
     State(app): State<Arc<App>>,
-    Query(q): Query<Limit>,
+    Params(q): Params<Limit>,
 ) -> Result<Json<Vec<tether_store::Question>>, WebError> {
     let limit = q.limit.unwrap_or(100).min(MAX_PAGE);
     Ok(Json(

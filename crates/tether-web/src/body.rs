@@ -1,8 +1,9 @@
-//! The JSON bodies the API reads: a request that is not JSON, or whose fields do not fit, is
-//! answered like every other API error (`{"error": "…"}`, naming the field), never with the
-//! HTTP library's plain-text rejection.
+//! What the API reads from a request — its JSON body, its query string: a request that does
+//! not fit is answered like every other API error (`{"error": "…"}`, naming the field), never
+//! with the HTTP library's plain-text rejection.
 
-use axum::extract::{FromRequest, OptionalFromRequest, Request};
+use axum::extract::{FromRequest, FromRequestParts, OptionalFromRequest, Query, Request};
+use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
 use crate::error::WebError;
@@ -33,5 +34,21 @@ where
     async fn from_request(req: Request, state: &S) -> Result<Option<Self>, WebError> {
         let body = <axum::Json<T> as OptionalFromRequest<S>>::from_request(req, state).await?;
         Ok(body.map(|axum::Json(body)| Body(body)))
+    }
+}
+
+/// A query string read as `T`.
+pub(crate) struct Params<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for Params<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = WebError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, WebError> {
+        let Query(params) = Query::<T>::from_request_parts(parts, state).await?;
+        Ok(Params(params))
     }
 }

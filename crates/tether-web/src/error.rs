@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 
-use axum::extract::rejection::JsonRejection;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
@@ -109,7 +109,22 @@ impl From<JsonRejection> for WebError {
     }
 }
 
-/// What a body rejection says, without axum's own preamble: the JSON library's words with
+impl From<QueryRejection> for WebError {
+    fn from(rejection: QueryRejection) -> Self {
+        let detail = match &rejection {
+            QueryRejection::FailedToDeserializeQueryString(e) => {
+                format!("the query does not fit this request: {}", cause(e))
+            }
+            other => other.body_text(),
+        };
+        WebError::Body {
+            status: rejection.status(),
+            detail,
+        }
+    }
+}
+
+/// What a rejection says, without axum's own preamble: the JSON library's words with
 /// the path of the field (`max_iterations: invalid type: …`).
 fn cause(rejection: &dyn std::error::Error) -> String {
     let mut at = rejection;

@@ -38,24 +38,19 @@ pub enum NewRun {
         /// The prompt.
         prompt: String,
         /// The text of the `<promise>` that ends the loop; none: the loop runs to its budget.
-        #[serde(default)]
         completion_promise: Option<String>,
         /// The iteration budget (default: `[loop] max_iterations`).
-        #[serde(default)]
         max_iterations: Option<u32>,
         /// Work in a git worktree of its own, on a branch `tether/<run>` (default: `[run]
         /// worktree`); the checkout is never written.
-        #[serde(default)]
         worktree: bool,
     },
     /// A goal run on the plan's active goals.
     Goal {
         /// The iteration budget (default: `[loop] max_iterations`).
-        #[serde(default)]
         max_iterations: Option<u32>,
         /// Work in a git worktree of its own, committing each signed-off goal on its branch
         /// (default: `[run] worktree`).
-        #[serde(default)]
         worktree: bool,
     },
 }

@@ -338,3 +338,35 @@ fn a_run_in_a_worktree_of_its_own_shows_its_branch() {
     );
     assert!(web.get(&format!("/api/runs/{in_place}")).json()["run"]["branch"].is_null());
 }
+
+#[test]
+fn a_query_or_body_that_does_not_fit_is_answered_in_json_naming_the_field() {
+    let web = Web::start();
+    let run = web
+        .store()
+        .create_run(RunKind::Ralph, std::path::Path::new("/tmp"), &json!({}))
+        .unwrap();
+    for path in [
+        "/api/runs?limit=x".to_owned(),
+        format!("/api/runs/{run}/timeline?limit=-1"),
+        "/api/history?limit=many".to_owned(),
+    ] {
+        let r = web.get(&path);
+        assert_eq!(r.status, 400, "{path}: {}", r.body);
+        let said = r.json()["error"].as_str().unwrap_or_default().to_owned();
+        assert!(
+            said.starts_with("the query does not fit this request: limit: "),
+            "{path}: {said}"
+        );
+    }
+    let r = web.post_json(&format!("/api/runs/{run}/say"), &json!({"text": 5}));
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert!(
+        r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("text: invalid type"),
+        "{}",
+        r.body
+    );
+}
