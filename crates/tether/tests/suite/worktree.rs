@@ -383,27 +383,33 @@ fn a_ralph_run_in_a_worktree_commits_its_work_when_it_keeps_its_promise() {
         ],
     )
     .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
+    .stderr(fs::File::create(state.path().join("stderr")).unwrap())
     .spawn()
     .unwrap();
     // Whoever sees the run finish finds its work committed already: the branch's head is
     // looked at the moment the event arrives.
     let events = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut head_when_finished = None;
-    for line in std::io::BufRead::lines(events) {
-        let event: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(events).map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let head_when_finished = loop {
+        let Ok(line) = rx.recv_timeout(PATIENCE) else {
+            let _ = child.kill();
+            panic!("no run_finished event within {PATIENCE:?}");
+        };
+        let event: serde_json::Value = serde_json::from_str(&line).unwrap();
         if event["event"]["type"] == "run_finished" {
             let run = event["run_id"].as_str().unwrap();
-            head_when_finished = Some(sh(
-                dir.path(),
-                &format!("git log -1 --format=%s tether/{run}"),
-            ));
+            break sh(dir.path(), &format!("git log -1 --format=%s tether/{run}"));
         }
-    }
-    assert_eq!(head_when_finished.as_deref(), Some("Write out.txt\n"));
-    let out = wait_output(child);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    };
+    assert_eq!(head_when_finished, "Write out.txt\n");
+    let status = crate::common::wait_exit(&mut child);
+    let stderr = fs::read_to_string(state.path().join("stderr")).unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
     let at = stderr.find("ralph run r-").expect(&stderr) + "ralph run ".len();
     let run = stderr[at..].split_whitespace().next().unwrap();
     assert!(
