@@ -168,14 +168,10 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
             crate::registry::Role::Escalation(tether_config::EscalationTarget::Email {
                 to: Some(to),
             }) => (Some(to.as_str()), format!("email:{to}")),
-            crate::registry::Role::Escalation(_) => (None, "email:escalation".to_owned()),
-            crate::registry::Role::Listed => (None, "email".to_owned()),
+            _ => (None, role.sent_key("email")),
         };
-        let sink = crate::sinks::OneWay::new(
-            Email::from_config(&setup.config.email, to, None).map_err(|e| e.to_string())?,
-        )
-        .with_sent_log(crate::sinks::SentLog::new(setup.journal.clone(), key));
-        Ok(std::sync::Arc::new(sink))
+        let email = Email::from_config(&setup.config.email, to, None).map_err(|e| e.to_string())?;
+        setup.one_way(email, key)
     },
     check: |config, role| {
         let to = match role {

@@ -95,19 +95,13 @@ impl Deliver for NotifyCommand {
 pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
     kind: tether_config::Channel::NotifyCommand,
     build: |setup, role| {
-        let key = match role {
-            crate::registry::Role::Listed => "notify_command",
-            crate::registry::Role::Escalation(_) => "notify_command:escalation",
-        };
         let command = NotifyCommand::from_config(
             &setup.config.notify_command,
             setup.ws.root().to_path_buf(),
             setup.config.key_vars(),
         )
         .map_err(|e| e.to_string())?;
-        let sink = crate::sinks::OneWay::new(command)
-            .with_sent_log(crate::sinks::SentLog::new(setup.journal.clone(), key));
-        Ok(std::sync::Arc::new(sink))
+        setup.one_way(command, role.sent_key("notify_command"))
     },
     check: |config, _| {
         if config.notify_command.program.is_some() {

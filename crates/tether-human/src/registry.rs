@@ -21,6 +21,7 @@ use tether_config::{Channel as Kind, Config, EscalationTarget, Workspace};
 use tether_store::Journal;
 
 use crate::channels::DynChannel;
+use crate::sinks::{Deliver, OneWay, SentLog};
 
 /// What a channel is built from in this process.
 #[derive(Clone, Copy)]
@@ -31,6 +32,15 @@ pub struct Setup<'a> {
     pub ws: &'a Workspace,
     /// The process's store connection (posts are recorded there).
     pub journal: &'a Journal,
+}
+
+impl Setup<'_> {
+    /// `sink` as a one-way channel that records what it handed over under `key` (so a question
+    /// goes out once across restarts).
+    pub fn one_way<D: Deliver + 'static>(&self, sink: D, key: impl Into<String>) -> Built {
+        let log = SentLog::new(self.journal.clone(), key);
+        Ok(Arc::new(OneWay::new(sink).with_sent_log(log)))
+    }
 }
 
 /// Why a channel is off: the text names the setting or variable to fix, never a secret.
@@ -46,6 +56,17 @@ pub enum Role<'a> {
     Listed,
     /// Named by `human.escalate_to`: offered a question once it waited `escalate_after`.
     Escalation(&'a EscalationTarget),
+}
+
+impl Role<'_> {
+    /// The key a sink of `kind` records what it handed over under in this role: the kind, with
+    /// `:escalation` when escalated to (the two are separate sinks, each sending once).
+    pub fn sent_key(&self, kind: &str) -> String {
+        match self {
+            Role::Listed => kind.to_owned(),
+            Role::Escalation(_) => format!("{kind}:escalation"),
+        }
+    }
 }
 
 /// What a channel's probe found, for `tether doctor`.

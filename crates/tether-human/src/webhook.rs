@@ -250,15 +250,8 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
     build: |setup, role| {
         let webhook = &setup.config.webhook;
         let url = webhook.url.as_ref().ok_or_else(|| missing(webhook))?;
-        let key = match role {
-            crate::registry::Role::Listed => "webhook",
-            crate::registry::Role::Escalation(_) => "webhook:escalation",
-        };
-        let sink = crate::sinks::OneWay::new(
-            Webhook::new(url.clone(), webhook.format).map_err(|e| e.to_string())?,
-        )
-        .with_sent_log(crate::sinks::SentLog::new(setup.journal.clone(), key));
-        Ok(std::sync::Arc::new(sink))
+        let sink = Webhook::new(url.clone(), webhook.format).map_err(|e| e.to_string())?;
+        setup.one_way(sink, role.sent_key("webhook"))
     },
     check: |config, _| match &config.webhook.url {
         Some(url) => check_url(url).map(|_| ()).map_err(|e| e.to_string()),
