@@ -1,6 +1,7 @@
-//! What the API reads from a request — its JSON body, its query string: a request that does
-//! not fit is answered like every other API error (`{"error": "…"}`, naming the field), never
-//! with the HTTP library's plain-text rejection.
+//! What the API and the pages read from a request — a JSON body, a query string: a request
+//! that does not fit is answered like every other error (`{"error": "…"}` from the API, the
+//! error page from a page), naming the field, never with the HTTP library's plain-text
+//! rejection.
 
 use axum::extract::{FromRequest, FromRequestParts, OptionalFromRequest, Query, Request};
 use axum::http::request::Parts;
@@ -50,5 +51,26 @@ where
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, WebError> {
         let Query(params) = Query::<T>::from_request_parts(parts, state).await?;
         Ok(Params(params))
+    }
+}
+
+/// A page's query string read as `T`; one that does not fit gets the error page.
+pub(crate) struct PageParams<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for PageParams<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = axum::response::Response;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &S,
+    ) -> Result<Self, axum::response::Response> {
+        match Query::<T>::from_request_parts(parts, state).await {
+            Ok(Query(params)) => Ok(PageParams(params)),
+            Err(rejection) => Err(crate::pages::error_page(&rejection.into())),
+        }
     }
 }

@@ -12,7 +12,7 @@ pub(crate) use updates::live;
 
 use std::sync::Arc;
 
-use axum::extract::{Form, Path, Query, State};
+use axum::extract::{Form, Path, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use maud::Markup;
@@ -22,6 +22,7 @@ use tether_store::{AnswerOutcome, RunId, Seq, now_ms};
 
 use crate::api::{self, Act, AnswerBody};
 use crate::app::App;
+use crate::body::PageParams;
 use crate::error::WebError;
 use crate::filter::{self, FilterLinks, FilterQuery};
 use crate::model;
@@ -71,8 +72,8 @@ fn page_result(r: Result<Markup, WebError>) -> Response {
 /// `GET /`: the runs list, of one machine, workspace or state when the query asks.
 pub(crate) async fn runs(
     State(app): State<Arc<App>>,
-    Query(q): Query<PageQuery>,
-    Query(f): Query<FilterQuery>,
+    PageParams(q): PageParams<PageQuery>,
+    PageParams(f): PageParams<FilterQuery>,
 ) -> Response {
     let ws = app.ws.clone();
     let can_start = app.launcher.is_some();
@@ -121,7 +122,7 @@ pub(crate) async fn runs(
 pub(crate) async fn run(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    Query(q): Query<PageQuery>,
+    PageParams(q): PageParams<PageQuery>,
 ) -> Response {
     let ws = app.ws.clone();
     let can_resume = app.launcher.is_some();
@@ -180,7 +181,10 @@ pub(super) fn context(ws: &tether_config::Workspace, detail: &model::RunDetail) 
 }
 
 /// `GET /history`: every question and answer, newest first.
-pub(crate) async fn history(State(app): State<Arc<App>>, Query(q): Query<PageQuery>) -> Response {
+pub(crate) async fn history(
+    State(app): State<Arc<App>>,
+    PageParams(q): PageParams<PageQuery>,
+) -> Response {
     let made = app
         .db
         .call(move |s| {

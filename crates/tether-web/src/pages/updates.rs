@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -13,6 +13,7 @@ use tether_store::{Event, StoredEvent, now_ms};
 use super::{HISTORY, context};
 use crate::api;
 use crate::app::App;
+use crate::body::PageParams;
 use crate::error::WebError;
 use crate::filter::{FilterQuery, RunFilter};
 use crate::live::{self, Filter, Op};
@@ -38,8 +39,8 @@ enum Which {
 /// `GET /live`: a page's updates as `ops` messages.
 pub(crate) async fn live(
     State(app): State<Arc<App>>,
-    Query(q): Query<LiveQuery>,
-    Query(f): Query<FilterQuery>,
+    PageParams(q): PageParams<LiveQuery>,
+    PageParams(f): PageParams<FilterQuery>,
     headers: HeaderMap,
 ) -> Response {
     let which = match (q.page.as_str(), q.run.as_deref()) {

@@ -340,7 +340,7 @@ fn a_run_in_a_worktree_of_its_own_shows_its_branch() {
 }
 
 #[test]
-fn a_query_or_body_that_does_not_fit_is_answered_in_json_naming_the_field() {
+fn a_query_or_body_that_does_not_fit_is_answered_naming_the_field() {
     let web = Web::start();
     let run = web
         .store()
@@ -359,6 +359,11 @@ fn a_query_or_body_that_does_not_fit_is_answered_in_json_naming_the_field() {
             "{path}: {said}"
         );
     }
+    // A page gets the error page, naming the parameter.
+    let page = web.get("/history?before=yesterday");
+    assert_eq!(page.status, 400, "{}", page.body);
+    assert!(page.body.contains("<!DOCTYPE html>"), "{}", page.body);
+    assert!(page.body.contains("before: invalid digit"), "{}", page.body);
     let r = web.post_json(&format!("/api/runs/{run}/say"), &json!({"text": 5}));
     assert_eq!(r.status, 422, "{}", r.body);
     assert!(
