@@ -140,14 +140,14 @@ pub fn base_url(url: &str) -> Result<String, String> {
 }
 
 /// How long a server asked to wait before a retry: `body_secs`, what its body said in seconds
-/// (Zulip's `retry-after`, Telegram's `parameters.retry_after`), else its `Retry-After` header
-/// ([`retry_after`]), else one second; at most ten minutes.
-pub fn requested_wait(body_secs: Option<f64>, headers: &HeaderMap) -> Duration {
+/// (Zulip's `retry-after`, Telegram's `parameters.retry_after`), else `header`, what its
+/// `Retry-After` header said ([`retry_after`], read before the body consumed the response),
+/// else one second; at most ten minutes.
+pub fn requested_wait(body_secs: Option<f64>, header: Option<Duration>) -> Duration {
     let body = body_secs
         .filter(|secs| secs.is_finite())
         .map(|secs| Duration::from_secs_f64(secs.clamp(0.0, MAX_RETRY_AFTER.as_secs_f64())));
-    body.or_else(|| retry_after(headers))
-        .unwrap_or(Duration::from_secs(1))
+    body.or(header).unwrap_or(Duration::from_secs(1))
 }
 
 /// The start of a body that is not what the client expected (a proxy's HTML page), on one line

@@ -71,19 +71,19 @@ fn a_client_is_built_for_plain_http_and_for_tls() {
 
 #[test]
 fn the_requested_wait_is_the_bodys_else_the_headers_else_a_second() {
-    let none = HeaderMap::new();
+    let none = retry_after(&HeaderMap::new());
     assert_eq!(
-        requested_wait(Some(0.25), &headers("9")),
+        requested_wait(Some(0.25), retry_after(&headers("9"))),
         Duration::from_millis(250)
     );
-    assert_eq!(requested_wait(None, &headers("2")), Duration::from_secs(2));
     assert_eq!(
-        requested_wait(Some(f64::NAN), &none),
-        Duration::from_secs(1)
+        requested_wait(None, retry_after(&headers("2"))),
+        Duration::from_secs(2)
     );
-    assert_eq!(requested_wait(None, &none), Duration::from_secs(1));
-    assert_eq!(requested_wait(Some(1e9), &none), Duration::from_secs(600));
-    assert_eq!(requested_wait(Some(-3.0), &none), Duration::ZERO);
+    assert_eq!(requested_wait(Some(f64::NAN), none), Duration::from_secs(1));
+    assert_eq!(requested_wait(None, none), Duration::from_secs(1));
+    assert_eq!(requested_wait(Some(1e9), none), Duration::from_secs(600));
+    assert_eq!(requested_wait(Some(-3.0), none), Duration::ZERO);
 }
 
 #[test]

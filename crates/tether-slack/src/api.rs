@@ -285,7 +285,8 @@ impl SlackApi {
     ) -> Result<Value, SlackError> {
         let response = request.send().await.map_err(|err| transport(&err))?;
         let status = response.status();
-        let retry_after = tether_http::requested_wait(None, response.headers());
+        let retry_after =
+            tether_http::requested_wait(None, tether_http::retry_after(response.headers()));
         let bytes = response.bytes().await.map_err(|err| transport(&err))?;
         tracing::debug!(method, status = status.as_u16(), "slack request");
         let json: Option<Value> = serde_json::from_slice(&bytes).ok();

@@ -210,7 +210,7 @@ impl TelegramApi {
             .await
             .map_err(|e| self.transport(e))?;
         let status = response.status();
-        let headers = response.headers().clone();
+        let asked_wait = tether_http::retry_after(response.headers());
         let text = response.text().await.map_err(|e| self.transport(e))?;
         let envelope: Option<Envelope> = serde_json::from_str(&text).ok();
         match envelope {
@@ -218,14 +218,14 @@ impl TelegramApi {
                 .map_err(|e| TelegramError::BadResponse {
                     detail: format!("{method}: {e}"),
                 }),
-            Some(env) => Err(self.failure(method, status, env, &headers)),
+            Some(env) => Err(self.failure(method, status, env, asked_wait)),
             None if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS => {
-                Err(self.failure(method, status, empty(&text), &headers))
+                Err(self.failure(method, status, empty(&text), asked_wait))
             }
             None if status.is_success() => Err(TelegramError::BadResponse {
                 detail: format!("{method}: not JSON"),
             }),
-            None => Err(self.failure(method, status, empty(&text), &headers)),
+            None => Err(self.failure(method, status, empty(&text), asked_wait)),
         }
     }
 
@@ -234,7 +234,7 @@ impl TelegramApi {
         method: &'static str,
         status: StatusCode,
         env: Envelope,
-        headers: &reqwest::header::HeaderMap,
+        asked_wait: Option<std::time::Duration>,
     ) -> TelegramError {
         let description = self.redact(&env.description);
         let code = status.as_u16();
@@ -247,7 +247,7 @@ impl TelegramApi {
             429 => TelegramError::RateLimited {
                 retry_after: tether_http::requested_wait(
                     env.parameters.and_then(|p| p.retry_after),
-                    headers,
+                    asked_wait,
                 ),
             },
             500..=599 => TelegramError::Server {

@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tether_http::ClientSpec;
 
-use reqwest::header::HeaderMap;
 use reqwest::{Method, RequestBuilder, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -314,7 +313,7 @@ impl ZulipApi {
         };
         let response = request.send().await.map_err(|err| transport(&err))?;
         let status = response.status();
-        let headers = response.headers().clone();
+        let asked_wait = tether_http::retry_after(response.headers());
         let bytes = response.bytes().await.map_err(|err| transport(&err))?;
         tracing::debug!(%method, path, status = status.as_u16(), "zulip request");
         let json: Option<Value> = serde_json::from_slice(&bytes).ok();
@@ -331,14 +330,20 @@ impl ZulipApi {
             .as_ref()
             .and_then(|v| ErrorBody::deserialize(v).ok())
             .unwrap_or_default();
-        Err(classify(status, error, &headers, &bytes))
+        Err(classify(status, error, asked_wait, &bytes))
     }
 }
 
 /// The prefix of a transport error's detail when the request timed out.
 const TIMED_OUT: &str = "timed out";
 
-fn classify(status: StatusCode, error: ErrorBody, headers: &HeaderMap, raw: &[u8]) -> ZulipError {
+/// The error for a failed request; `asked_wait` is what its `Retry-After` header said.
+fn classify(
+    status: StatusCode,
+    error: ErrorBody,
+    asked_wait: Option<Duration>,
+    raw: &[u8],
+) -> ZulipError {
     let code = error.code.clone().unwrap_or_else(|| "none".to_owned());
     let msg = if error.msg.is_empty() {
         tether_http::snippet(raw)
@@ -347,7 +352,7 @@ fn classify(status: StatusCode, error: ErrorBody, headers: &HeaderMap, raw: &[u8
     };
     match status.as_u16() {
         429 => ZulipError::RateLimited {
-            retry_after: tether_http::requested_wait(error.retry_after, headers),
+            retry_after: tether_http::requested_wait(error.retry_after, asked_wait),
         },
         401 | 403 => ZulipError::Auth {
             status: status.as_u16(),
