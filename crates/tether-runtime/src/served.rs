@@ -117,7 +117,7 @@ impl Runs {
             })?
         };
         crate::launch::drivable_here(&self.ws, &*self.env, &run).map_err(refusal)?;
-        tether_core::looping::not_ended(&run).map_err(|e| refusal(e.into()))?;
+        tether_core::looping::resumable(&self.ws, &run).map_err(|e| refusal(e.into()))?;
         // A run its budget stopped is raised at a terminal first (`tether resume --add-…`).
         crate::budget::resumable(&run).map_err(refusal)?;
         let mut config = self.config()?;

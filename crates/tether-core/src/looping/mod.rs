@@ -32,7 +32,7 @@ pub use driver::{drive, resume, start};
 pub use error::LoopError;
 pub use interrupted::{await_interrupted, interrupted_questions};
 pub use kind::{Answered, At, Focus, HumanCall, Limits, LoopKind, Next, Stopped, Turn, Why};
-pub use open::{lock_path, not_ended, open_new, reopen};
+pub use open::{lock_path, open_new, reopen, resumable};
 pub use recorder::{Recorder, chain, summary};
 pub use usage::UsageWaits;
 

@@ -8,7 +8,7 @@ use tether_store::{Event, Journal, Run, RunId, RunKind, RunStatus, StoreError};
 
 use super::LoopError;
 use crate::bounds::Bounds;
-use crate::run_lock::RunLock;
+use crate::run_lock::{LockError, RunLock};
 
 /// `.tether/runs/<run>/lock`.
 pub fn lock_path(ws: &Workspace, run: &RunId) -> PathBuf {
@@ -95,10 +95,20 @@ pub fn reopen<S: serde::de::DeserializeOwned>(
     Ok((lock, spec))
 }
 
+/// Refuses to resume a run that ended, or that another process drives now: what a caller
+/// checks before it prepares a resume (a sandbox, a dashboard), so the refusal comes first;
+/// [`reopen`] checks again under the run's lock.
+pub fn resumable(ws: &Workspace, run: &Run) -> Result<(), LoopError> {
+    not_ended(run)?;
+    match RunLock::holder(&lock_path(ws, &run.id)) {
+        Some(pid) => Err(LoopError::Lock(LockError::Held { pid })),
+        None => Ok(()),
+    }
+}
+
 /// Refuses a run that ended for good (completed, cancelled, failed): there is nothing to
-/// resume. Callers check it before preparing a resume; [`reopen`] checks it again under the
-/// run's lock.
-pub fn not_ended(run: &Run) -> Result<(), LoopError> {
+/// resume.
+fn not_ended(run: &Run) -> Result<(), LoopError> {
     if tether_store::control::is_ended(run.state.status) {
         return Err(LoopError::Ended {
             run: run.id.clone(),

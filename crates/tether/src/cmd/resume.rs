@@ -34,7 +34,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
         (run, store)
     };
     tether_runtime::launch::drivable_here(&ctx.ws, ctx.env, &run)?;
-    tether_core::looping::not_ended(&run).map_err(tether_runtime::Error::from)?;
+    tether_core::looping::resumable(&ctx.ws, &run).map_err(tether_runtime::Error::from)?;
     super::budget::raise(ctx, &store, &run, &args.raise, &super::who(ctx))?;
     // The run's iteration budget now, with what people added (0: unlimited).
     let max = store

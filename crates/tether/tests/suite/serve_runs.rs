@@ -280,6 +280,12 @@ fn a_run_driven_by_another_process_is_not_resumed_over_the_api() {
             .contains("driven by another tether process"),
         "{body}"
     );
+    // `tether resume` at a terminal says so before anything starts (no sandbox, no dashboard).
+    let out = run(dir.path(), &["resume", &id]);
+    let said = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("driven by another tether process"), "{said}");
+    assert!(!said.contains("dashboard"), "{said}");
     fs::write(dir.path().join("go"), "").unwrap();
     assert_eq!(crate::common::wait_exit(&mut ralph).code(), Some(0));
     wait_status(dir.path(), &id, "completed");
