@@ -235,6 +235,10 @@ impl Launch {
             observer,
             host,
         } = self;
+        // A goal run with nothing to work on is refused before anything is made for it.
+        if let RunSpec::Goal(goal) = &spec {
+            tether_core::goal::ready(ws.root(), goal)?;
+        }
         let store = crate::store::connector(&ws, env)?;
         let (notice_sink, notices) = NoticeSink::new(&config.notify);
         sinks.push(Arc::new(notice_sink));

@@ -24,7 +24,7 @@ use crate::looping::Stopped;
 
 pub use crate::looping::{Deps, LoopError, UsageWaits};
 pub use rules::RuleSettings;
-pub use run::{resume, start};
+pub use run::{ready, resume, start};
 
 /// A goal loop's parameters, stored as the run's spec.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -2,6 +2,8 @@
 //! owes its first prompt. The iterations themselves are the shared driver's, with [`GoalLoop`]
 //! supplying the goal loop's steps.
 
+use std::path::Path;
+
 use tether_plan::{PlanDoc, Status};
 use tether_store::{RunId, RunKind};
 use tokio_util::sync::CancellationToken;
@@ -13,15 +15,11 @@ use crate::looping;
 use crate::prompts::Feedback;
 use tether_plan::file as plan_file;
 
-/// Starts a new goal run over the plan's active goals and drives it. `on_start` is told the run
-/// id before the first iteration.
-pub async fn start(
-    deps: &Deps,
-    spec: GoalSpec,
-    interrupt: CancellationToken,
-    on_start: impl FnOnce(&RunId),
-) -> Result<(RunId, GoalEnd), LoopError> {
-    let doc = read_valid(deps, &spec)?;
+/// Refuses a new goal run whose plan (under `root`) is invalid or has no active goal: what a
+/// caller checks before it prepares the run (a worktree, a sandbox, a dashboard), and
+/// [`start`] checks again.
+pub fn ready(root: &Path, spec: &GoalSpec) -> Result<(), LoopError> {
+    let doc = read_plan(root, spec)?;
     if doc.plan().active_goals().next().is_none() {
         return Err(LoopError::NoActiveGoals {
             plan: spec.plan.clone(),
@@ -34,6 +32,18 @@ pub async fn start(
                 .collect(),
         });
     }
+    Ok(())
+}
+
+/// Starts a new goal run over the plan's active goals and drives it. `on_start` is told the run
+/// id before the first iteration.
+pub async fn start(
+    deps: &Deps,
+    spec: GoalSpec,
+    interrupt: CancellationToken,
+    on_start: impl FnOnce(&RunId),
+) -> Result<(RunId, GoalEnd), LoopError> {
+    ready(deps.ws.root(), &spec)?;
     let kind = GoalLoop::new(deps, spec.clone(), Vec::new())?;
     looping::start(deps, RunKind::Goal, &spec, kind, interrupt, on_start).await
 }
@@ -63,7 +73,12 @@ pub async fn resume(
 
 /// The plan, if it parses.
 pub(super) fn read_valid(deps: &Deps, spec: &GoalSpec) -> Result<PlanDoc, LoopError> {
-    let doc = plan_file::read(&deps.ws.root().join(&spec.plan))?;
+    read_plan(deps.ws.root(), spec)
+}
+
+/// The plan of `spec` under `root`, read and checked.
+fn read_plan(root: &Path, spec: &GoalSpec) -> Result<PlanDoc, LoopError> {
+    let doc = plan_file::read(&root.join(&spec.plan))?;
     doc.check()
         .map_err(|e| LoopError::PlanInvalid(e.to_string()))?;
     Ok(doc)

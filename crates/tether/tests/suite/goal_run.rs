@@ -408,3 +408,20 @@ fn kill_9_mid_run_then_resume_neither_loses_nor_repeats_a_sign_off() {
     assert_eq!((accepted("add"), accepted("double")), (1, 1));
     assert_eq!(e.plan().matches("add signed off:").count(), 1);
 }
+
+#[test]
+fn a_plan_without_an_active_goal_is_refused_before_anything_starts() {
+    let open = PLAN.replace("status: active", "status: open");
+    let e = env(&open, Script::turns([]), Script::turns([]), "");
+    assert_eq!(e.run(&["plan", "approve", "add"]).status.code(), Some(0));
+    let out = e.run(&["run", "--max-iterations", "3"]);
+    let said = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    // Only the reason, with the open goals named: no sandbox, no dashboard, no run.
+    assert_eq!(
+        said,
+        "error: plan.md has no active goal; set `status: active` on the goals to work on \
+         (open: add)\n"
+    );
+    assert!(!e.path().join(".tether/runs").exists());
+}
