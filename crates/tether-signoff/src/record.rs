@@ -198,29 +198,11 @@ pub(super) fn log_line(goal_id: &str, what: &str, reason: &str, missing: &[Strin
 
 /// `YYYY-MM-DD HH:MM` (UTC) for milliseconds since the Unix epoch.
 pub fn stamp(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let minute_of_day = secs.rem_euclid(86_400) / 60;
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
-        minute_of_day / 60,
-        minute_of_day % 60
-    )
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01 (eras of 400 years).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    match chrono::DateTime::from_timestamp_millis(ms) {
+        Some(at) => at.format("%Y-%m-%d %H:%M").to_string(),
+        // Beyond what a calendar date can say (hundreds of millennia away).
+        None => format!("{ms} ms"),
+    }
 }
 
 #[cfg(test)]

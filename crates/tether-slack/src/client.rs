@@ -204,8 +204,7 @@ impl SlackClient {
             thread_ts: thread.map(|t| t.ts.clone()),
             nonce: Some(nonce.clone()),
         };
-        let since = now_ts(-120);
-        let posted = self.post(&message, &bot, &nonce, &since, cancel).await?;
+        let posted = self.post(&message, &bot, cancel).await?;
         tracing::info!(ts = %posted.ts, "question posted to slack");
         let thread_ts = thread.map_or_else(|| posted.ts.clone(), |t| t.ts.clone());
         Ok(PendingReply::new(
@@ -292,14 +291,16 @@ impl SlackClient {
             .await
     }
 
+    /// Posts `message` as `bot`, retrying; after a failure that may hide a stored post, looks
+    /// for it by the message's nonce first.
     async fn post(
         &self,
         message: &OutgoingMessage,
         bot: &BotIdentity,
-        nonce: &str,
-        since: &Ts,
         cancel: &CancellationToken,
     ) -> Result<Posted, SlackError> {
+        // Shortly before the post: where a search for it starts.
+        let since = now_ts(-120);
         let limit = self.shared.options.retry.request_retries;
         let mut backoff = Backoff::from(self.shared.options.retry.clone());
         let channel = self.shared.channel.as_str();
@@ -308,9 +309,8 @@ impl SlackClient {
                 Ok(posted) => return Ok(posted),
                 Err(err) if err.is_retryable() => {
                     if err.is_ambiguous()
-                        && let Some(posted) = self
-                            .find_own_post(message, bot, nonce, since, cancel)
-                            .await?
+                        && let Some(posted) =
+                            self.find_own_post(message, bot, &since, cancel).await?
                     {
                         tracing::info!(ts = %posted.ts, error = %err, "the slack post landed despite the error");
                         return Ok(posted);
@@ -327,16 +327,19 @@ impl SlackClient {
         }
     }
 
-    /// The bot's own post carrying `nonce`, if Slack stored it despite the error: searched in
-    /// the thread (a follow-up) or among the channel's newest messages.
+    /// The bot's own post carrying `message`'s nonce, if Slack stored it despite the error:
+    /// searched since `since` in the thread (a follow-up) or among the channel's newest
+    /// messages. A message without a nonce cannot be found.
     async fn find_own_post(
         &self,
         message: &OutgoingMessage,
         bot: &BotIdentity,
-        nonce: &str,
         since: &Ts,
         cancel: &CancellationToken,
     ) -> Result<Option<Posted>, SlackError> {
+        let Some(nonce) = message.nonce.as_deref() else {
+            return Ok(None);
+        };
         let channel = self.shared.channel.as_str();
         let thread = message.thread_ts.as_ref();
         let page = self

@@ -12,11 +12,7 @@ use crate::error::WebError;
 /// A JSON request body of type `T`.
 pub(crate) struct Body<T>(pub T);
 
-impl<T, S> FromRequest<S> for Body<T>
-where
-    T: DeserializeOwned,
-    S: Send + Sync,
-{
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
     type Rejection = WebError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, WebError> {
@@ -25,11 +21,7 @@ where
     }
 }
 
-impl<T, S> OptionalFromRequest<S> for Body<T>
-where
-    T: DeserializeOwned,
-    S: Send + Sync,
-{
+impl<T: DeserializeOwned, S: Send + Sync> OptionalFromRequest<S> for Body<T> {
     type Rejection = WebError;
 
     async fn from_request(req: Request, state: &S) -> Result<Option<Self>, WebError> {
@@ -41,11 +33,7 @@ where
 /// A query string read as `T`.
 pub(crate) struct Params<T>(pub T);
 
-impl<T, S> FromRequestParts<S> for Params<T>
-where
-    T: DeserializeOwned,
-    S: Send + Sync,
-{
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Params<T> {
     type Rejection = WebError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, WebError> {
@@ -57,11 +45,7 @@ where
 /// A page's query string read as `T`; one that does not fit gets the error page.
 pub(crate) struct PageParams<T>(pub T);
 
-impl<T, S> FromRequestParts<S> for PageParams<T>
-where
-    T: DeserializeOwned,
-    S: Send + Sync,
-{
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for PageParams<T> {
     type Rejection = axum::response::Response;
 
     async fn from_request_parts(

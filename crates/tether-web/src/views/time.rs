@@ -16,34 +16,16 @@ pub fn ago(ms: i64, now_ms: i64) -> String {
 
 /// `2026-11-23 19:03:35 UTC`.
 pub fn absolute(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
-    let (y, m, d) = civil(days);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    match chrono::DateTime::from_timestamp_millis(ms) {
+        Some(at) => at.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+        // Beyond what a calendar date can say (hundreds of millennia away).
+        None => format!("{ms} ms"),
+    }
 }
 
 /// `2026-11-23T19:03:35Z`, for `datetime`.
 fn iso(ms: i64) -> String {
     absolute(ms).replacen(' ', "T", 1).replace(" UTC", "Z")
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
-fn civil(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
-    let m = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// A `<time>`: relative text, the absolute time beside it and in `datetime`.
