@@ -443,6 +443,11 @@ fn read_agent_cli(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
     if out.kind.is_agent_cli() {
         return;
     }
+    let agents: Vec<String> = ExecutorKind::CHOICES
+        .iter()
+        .filter(|(_, kind)| kind.is_agent_cli())
+        .map(|(name, _)| format!("{name:?}"))
+        .collect();
     for key in ["program", "args", "env", "turn_timeout_secs"] {
         if let Some((_, value)) = entry(t, key) {
             let kind = out.kind.as_str();
@@ -450,8 +455,8 @@ fn read_agent_cli(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
                 Some(value.span()),
                 path_of("executor", key),
                 format!(
-                    "only used by an agent CLI kind (\"claude\", \"codex\", \"pi\", \"acp\"), but kind \
-                     is {kind:?}; remove it"
+                    "only used by an agent CLI kind ({}), but kind is {kind:?}; remove it",
+                    agents.join(", ")
                 ),
             );
         }
