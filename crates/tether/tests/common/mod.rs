@@ -183,6 +183,22 @@ pub fn model_table(table: &str, api: Api, server: &FakeModelServer, model: &str)
     )
 }
 
+/// A workspace whose built-in agent's model is a fake server answering with `script`; the
+/// caller keeps the server and its runtime alive as long as the workspace is used.
+pub fn model_workspace(
+    script: tether_model::scripted::Script,
+) -> (tempfile::TempDir, FakeModelServer, tokio::runtime::Runtime) {
+    let rt = runtime();
+    let server = rt.block_on(FakeModelServer::start(script)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tether.toml"),
+        model_table("model", Api::OpenAiChat, &server, "fake-model"),
+    )
+    .unwrap();
+    (dir, server, rt)
+}
+
 /// A runtime for the fake servers a test starts (one worker: they are light).
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()

@@ -41,14 +41,7 @@ struct Env {
 }
 
 fn env(script: Script) -> Env {
-    let rt = runtime();
-    let server = rt.block_on(FakeModelServer::start(script)).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("tether.toml"),
-        model_table("model", Api::OpenAiChat, &server, "fake-model"),
-    )
-    .unwrap();
+    let (dir, server, rt) = crate::common::model_workspace(script);
     fs::write(dir.path().join("greet.sh"), "echo \"Hello, $1!\"\n").unwrap();
     fs::write(dir.path().join("plan.md"), EXISTING).unwrap();
     Env {

@@ -12,13 +12,12 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tether_config::Api;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::wait_until;
 
 use super::goal_run::support::{self, PLAN, accepting_judge, complete, fix_add};
-use crate::common::{PATIENCE, cmd, model_table, run, runtime, text};
+use crate::common::{PATIENCE, cmd, run, text};
 
 /// `tether serve` in a workspace, killed when the test ends.
 struct Served {
@@ -127,23 +126,14 @@ fn run_status(dir: &Path, run_id: &str) -> String {
 pub(super) fn waiting_workspace(
     then: &str,
 ) -> (tempfile::TempDir, FakeModelServer, tokio::runtime::Runtime) {
-    let rt = runtime();
-    let script = Script::turns([
+    crate::common::model_workspace(Script::turns([
         Turn::tool(
             "bash",
             json!({"command": "until [ -e go ]; do sleep 0.05; done; echo went"}),
         ),
         Turn::text(then.to_owned()),
         Turn::text("all done <promise>DONE</promise>"),
-    ]);
-    let server = rt.block_on(FakeModelServer::start(script)).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("tether.toml"),
-        model_table("model", Api::OpenAiChat, &server, "fake-model"),
-    )
-    .unwrap();
-    (dir, server, rt)
+    ]))
 }
 
 fn ralph() -> Value {
@@ -293,21 +283,13 @@ fn a_run_driven_by_another_process_is_not_resumed_over_the_api() {
 
 #[test]
 fn a_run_started_over_the_api_in_a_worktree_leaves_the_checkout_as_it_was() {
-    let rt = runtime();
-    let script = Script::turns([
+    let (dir, _model, _rt) = crate::common::model_workspace(Script::turns([
         Turn::tool(
             "write",
             json!({"path": "notes.md", "content": "from the run\n"}),
         ),
         Turn::text("written <promise>DONE</promise>"),
-    ]);
-    let model = rt.block_on(FakeModelServer::start(script)).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(
-        dir.path().join("tether.toml"),
-        model_table("model", Api::OpenAiChat, &model, "fake-model"),
-    )
-    .unwrap();
+    ]));
     let git = |script: &str| {
         let out = std::process::Command::new("sh")
             .args(["-c", script])
