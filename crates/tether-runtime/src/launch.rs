@@ -163,10 +163,13 @@ impl Observer for Log {
     }
 }
 
-/// Refuses to take `run` up in `ws` when it works elsewhere: only the machine and workspace a
-/// run works in can drive it (a team store shows runs of every machine and workspace; a
-/// workspace's own store holds only its runs, even after the directory moved).
-pub fn drivable_here(ws: &Workspace, env: &dyn Env, run: &Run) -> Result<()> {
+/// Refuses to resume `run` in `ws` — checked before anything is prepared for it, so the
+/// refusal comes first: when it ended or another process drives it
+/// ([`tether_core::looping::resumable`]), or when it works elsewhere: only the machine and
+/// workspace a run works in can drive it (a team store shows runs of every machine and
+/// workspace; a workspace's own store holds only its runs, even after the directory moved).
+pub fn resumable_here(ws: &Workspace, env: &dyn Env, run: &Run) -> Result<()> {
+    tether_core::looping::resumable(ws, run)?;
     if !crate::store::is_team(ws, env)? {
         return Ok(());
     }

@@ -3,8 +3,8 @@
 //! [`Launcher`]: each request is composed exactly as the command line composes `tether ralph`,
 //! `tether run` and `tether resume` ([`Launch`]), and driven as a task of the serving
 //! process's Tokio runtime, so the run goes on when the page that started it is closed. The
-//! request is answered once the run is under way (its id recorded and its first event
-//! committed) or refused, with the loop's own words.
+//! request is answered once the run is under way (the loop holds it under its lock) or
+//! refused, with the loop's own words.
 //!
 //! What stays a person's act at a terminal stays so here: a goal run whose contracts are not
 //! approved is refused (approving them is `tether plan approve`), and a resumed run keeps the
@@ -116,8 +116,7 @@ impl Runs {
                 e => LaunchError::Failed(chain(&e)),
             })?
         };
-        crate::launch::drivable_here(&self.ws, &*self.env, &run).map_err(refusal)?;
-        tether_core::looping::resumable(&self.ws, &run).map_err(|e| refusal(e.into()))?;
+        crate::launch::resumable_here(&self.ws, &*self.env, &run).map_err(refusal)?;
         // A run its budget stopped is raised at a terminal first (`tether resume --add-…`).
         crate::budget::resumable(&run).map_err(refusal)?;
         let mut config = self.config()?;
