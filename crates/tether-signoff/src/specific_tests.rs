@@ -225,6 +225,22 @@ fn markdown_headings_and_list_entries_are_judged_by_their_file() {
 }
 
 #[test]
+fn the_word_lists_are_sorted_lower_case_and_short() {
+    use super::statement::BARE;
+    for list in [KEYWORDS, BARE] {
+        assert!(list.windows(2).all(|w| w[0] < w[1]), "{list:?}");
+        assert!(
+            list.iter()
+                .all(|w| w.len() <= 16 && *w == w.to_ascii_lowercase()),
+            "{list:?}"
+        );
+    }
+    assert_eq!(said("END"), Said::Nothing);
+    assert_eq!(said("Return NULL;"), Said::Nothing);
+    assert_eq!(said("endfunctionality"), Said::LoneName);
+}
+
+#[test]
 fn the_weakness_told_is_the_nearest_to_counting() {
     let mut told = [
         Weakness::Common { files: 3 },

@@ -197,9 +197,20 @@ fn is_zero_or_one(number: &str) -> bool {
     (whole.is_empty() || whole == "1") && fraction.chars().all(|c| c == '0')
 }
 
+/// Whether `word` is in `list` (sorted, lower case), ignoring ASCII case: a binary search, and
+/// none for a word longer than every entry, so a long line costs no more than its length.
 fn is_one_of(word: &str, list: &[&str]) -> bool {
-    list.iter().any(|k| k.eq_ignore_ascii_case(word))
+    let mut lower = [0u8; LONGEST_WORD];
+    let Some(buf) = lower.get_mut(..word.len()) else {
+        return false;
+    };
+    buf.copy_from_slice(word.as_bytes());
+    buf.make_ascii_lowercase();
+    list.binary_search_by(|k| k.as_bytes().cmp(buf)).is_ok()
 }
+
+/// No keyword or bare value is longer.
+const LONGEST_WORD: usize = 16;
 
 /// Values any code holds: alone, they say nothing.
 pub(super) const BARE: &[&str] = &["false", "nil", "none", "null", "true", "undefined"];
