@@ -41,15 +41,16 @@ pub(super) enum Said {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
     /// A name (`literal: false`) or a literal.
-    Content {
-        literal: bool,
-    },
-    /// `true`, `null`, `self`, `0`, `""`.
+    Content { literal: bool },
+    /// `true`, `null`, `None`, `0`, `""`.
     Bare,
-    /// A block or declaration word.
+    /// A block or declaration word, or the receiver (`self`).
     Keyword,
+    /// `=`, `:`.
     Relation,
+    /// `+`, `<`, `!`.
     Operator,
+    /// Brackets, separators, comment markers.
     Delimiter,
 }
 
@@ -155,18 +156,13 @@ impl Tally {
         match self.first {
             None => Said::Nothing,
             Some(First { keyed: true, .. }) => Said::KeyWithoutValue,
-            // A literal alone is a value; one a relation comes after is a key (`"a" ( :`).
+            // A literal alone is a value, unless a relation comes after it: a key (`"a" ( :`).
             Some(First {
                 literal: true,
-                related,
+                related: false,
                 ..
-            }) => {
-                if related {
-                    Said::KeyWithoutValue
-                } else {
-                    Said::Something
-                }
-            }
+            }) => Said::Something,
+            Some(First { literal: true, .. }) => Said::KeyWithoutValue,
             Some(First { literal: false, .. }) => Said::LoneName,
         }
     }
@@ -191,10 +187,15 @@ fn role(line: &str, token: &Token) -> Role {
 
 /// `0`, `1`, `0.0`, `1.00`, `000`: the numbers any code holds (not `10`, `0.5`, `1.2.3`).
 fn is_zero_or_one(number: &str) -> bool {
-    let digits = number.replace('_', "");
-    let (whole, fraction) = digits.split_once('.').unwrap_or((&digits, ""));
-    let whole = whole.trim_start_matches('0');
-    (whole.is_empty() || whole == "1") && fraction.chars().all(|c| c == '0')
+    let mut parts = number.split('.');
+    let whole = parts
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches(['0', '_']);
+    let fraction = parts.next().unwrap_or_default();
+    parts.next().is_none()
+        && (whole.is_empty() || whole.trim_end_matches('_') == "1")
+        && fraction.chars().all(|c| matches!(c, '0' | '_'))
 }
 
 /// Whether `word` is in `list` (sorted, lower case), ignoring ASCII case: a binary search, and
