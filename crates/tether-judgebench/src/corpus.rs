@@ -116,6 +116,31 @@ const BUILTIN: &[(&str, &str)] = &[
         "short-yaml-replicas",
         include_str!("../cases/short-yaml-replicas.case"),
     ),
+    ("met-calc-sh", include_str!("../cases/met-calc-sh.case")),
+    ("met-css-gap", include_str!("../cases/met-css-gap.case")),
+    (
+        "met-dockerfile-user",
+        include_str!("../cases/met-dockerfile-user.case"),
+    ),
+    ("met-go-abs", include_str!("../cases/met-go-abs.case")),
+    ("met-json-port", include_str!("../cases/met-json-port.case")),
+    (
+        "met-python-subtract",
+        include_str!("../cases/met-python-subtract.case"),
+    ),
+    ("met-toml-jobs", include_str!("../cases/met-toml-jobs.case")),
+    (
+        "met-toml-timeout",
+        include_str!("../cases/met-toml-timeout.case"),
+    ),
+    (
+        "met-tool-versions",
+        include_str!("../cases/met-tool-versions.case"),
+    ),
+    (
+        "met-yaml-replicas",
+        include_str!("../cases/met-yaml-replicas.case"),
+    ),
     (
         "tautological-verify",
         include_str!("../cases/tautological-verify.case"),
@@ -180,12 +205,28 @@ const BUILTIN: &[(&str, &str)] = &[
         include_str!("../cases/trivial-import-os.case"),
     ),
     (
+        "trivial-json-key",
+        include_str!("../cases/trivial-json-key.case"),
+    ),
+    (
         "trivial-license-file",
         include_str!("../cases/trivial-license-file.case"),
     ),
     (
+        "trivial-lone-return",
+        include_str!("../cases/trivial-lone-return.case"),
+    ),
+    (
+        "trivial-md-heading",
+        include_str!("../cases/trivial-md-heading.case"),
+    ),
+    (
         "trivial-no-git",
         include_str!("../cases/trivial-no-git.case"),
+    ),
+    (
+        "trivial-return-zero",
+        include_str!("../cases/trivial-return-zero.case"),
     ),
     (
         "trivial-rust-use",
@@ -197,8 +238,24 @@ const BUILTIN: &[(&str, &str)] = &[
     ),
     ("trivial-spdx", include_str!("../cases/trivial-spdx.case")),
     (
+        "trivial-stub-raise",
+        include_str!("../cases/trivial-stub-raise.case"),
+    ),
+    (
+        "trivial-super-init",
+        include_str!("../cases/trivial-super-init.case"),
+    ),
+    (
+        "trivial-toml-section",
+        include_str!("../cases/trivial-toml-section.case"),
+    ),
+    (
         "trivial-yaml-dashes",
         include_str!("../cases/trivial-yaml-dashes.case"),
+    ),
+    (
+        "trivial-yaml-key",
+        include_str!("../cases/trivial-yaml-key.case"),
     ),
 ];
 

@@ -45,9 +45,10 @@ text file, without the line numbers `read` shows; `observation` says what the qu
 accept needs at least one check. Cite the changed lines first (the request lists the lines \
 changed since the last commit): the change itself is the best evidence, and a changed line \
 counts however short (`22`, `a + b`). A line that was not changed counts only when it is \
-specific to this work: not boilerplate (`}`, `fi`, `end`, an import, a license header, a \
-shebang), not a line found in many files of the repository, and with at least 8 letters or \
-digits. tether looks up every quote of an accept in its file: a quote that is not whole lines \
+specific to this work: it states something, however short (`timeout = 30`, `return a - b`, \
+`USER app`); it is not boilerplate (`}`, `fi`, `end`, a lone name such as `return x`, a section \
+header, an import, a license header, a shebang); and it is not a line found in many files of \
+the repository. tether looks up every quote of an accept in its file: a quote that is not whole lines \
 of that file, that shows nothing of this work, or that cites the plan file, `.tether/` or \
 `.git/` turns the accept into a reject.
 - missing: what is still needed for the goal to be done; empty when you accept.";

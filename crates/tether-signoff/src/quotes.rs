@@ -21,13 +21,17 @@
 //!   new untracked file) that holds at least one letter or digit — the fix itself is the best
 //!   evidence however short: `22` in `.nvmrc`, `"port": 80,`, `CC = clang`, `a + b` as a
 //!   function's body, `echo $(($1 + $2))`; or
-//! - a line the run did not change that is **specific**: it holds at least [`MIN_SUBSTANCE`]
-//!   letters or digits (`assert add(2, 3) == 5`, `def add(a, b):`), is not boilerplate
-//!   ([`crate::specific`]: `}`, `fi`, `end`, `done`, `esac`, `---`, `import os`, `use
-//!   std::fmt;`, `#include <stdio.h>`, a license, copyright or SPDX line, a shebang, `set -e`,
-//!   `"use strict";`, any line of a `LICENSE` file), and is not **common**: the same line is not
-//!   a whole line of [`COMMON_FILES`] or more other files of the repository
-//!   ([`crate::common`]: `logger = logging.getLogger(__name__)` in every module).
+//! - a line the run did not change that is **specific**: judged by what it is, not by counting
+//!   letters ([`crate::specific`]) — it states something, however short (`timeout = 30`,
+//!   `return a - b`, `USER app`, `echo $(($1 + $2))`, `assert add(2, 3) == 5`), and is not
+//!   only punctuation (`}`, `---`), only keywords and bare values (`fi`, `end`, `done`,
+//!   `} else {`, `return true;`), a lone name (`return x`, `raise NotImplementedError`), a
+//!   section header or a key with no value (`[package]`, `jobs:`), an import (`import os`,
+//!   `use std::fmt;`, `#include <stdio.h>`), a license, copyright or SPDX line, a shebang, a
+//!   standard preamble (`set -e`, `"use strict";`) or any line of a `LICENSE` file; and it is
+//!   not **common**: the same line is not a whole line of [`COMMON_FILES`] or more other files
+//!   of the repository ([`crate::common`]: `logger = logging.getLogger(__name__)` in every
+//!   module). A goal met before the run began is thus signed off on the line that proves it.
 //!
 //! So a multi-line quote of unchanged lines counts when one of them is specific (a function's
 //! signature with its closing `}`), and a quote spanning a changed line with a letter counts
@@ -48,10 +52,8 @@ use tether_tools::Workspace as Confined;
 
 use crate::changed::{ChangedLines, Unknown};
 use crate::common::{COMMON_FILES, Peers};
-use crate::specific::{Weakness, substance, weakness};
+use crate::specific::{Weakness, holds_letters, weakness};
 use crate::verdict::Check;
-
-pub use crate::specific::MIN_SUBSTANCE;
 
 /// Files larger than this are not read for a quote check (the check fails).
 pub const MAX_QUOTED_FILE: u64 = 16 * 1024 * 1024;
@@ -116,8 +118,8 @@ pub struct Unconvincing {
     pub lines: RangeInclusive<usize>,
     /// Whether some of them are changed lines, none of which holds a letter or digit.
     pub changed_without_letters: bool,
-    /// The most substantial line the run did not change, and why it is not specific; `None`
-    /// when every quoted line is a changed line.
+    /// The line the run did not change that came nearest to counting, and why it is not
+    /// specific; `None` when every quoted line is a changed line.
     pub unchanged: Option<(usize, Weakness)>,
 }
 
@@ -209,8 +211,9 @@ fn reason(
 /// What to quote instead.
 fn advice(f: &mut std::fmt::Formatter<'_>, changed: &WhereChanged) -> std::fmt::Result {
     let specific = format!(
-        "a line specific to this work: not boilerplate, not found in {COMMON_FILES} or more \
-         other files, with at least {MIN_SUBSTANCE} letters or digits"
+        "a line specific to this work: one that states something, however short \
+         (`timeout = 30`, `return a - b`) — not a bare keyword, lone name, header, import or \
+         license line — and not found in {COMMON_FILES} or more other files"
     );
     match changed {
         WhereChanged::In(places) => write!(
@@ -344,16 +347,15 @@ impl<'a> Quotes<'a> {
     fn convincing(&self, rel: &Path, run: &[(usize, String)]) -> Result<(), Unconvincing> {
         let mut changed_without_letters = false;
         let mut candidates: Vec<(usize, &str)> = Vec::new();
-        let mut worst: Option<(usize, Weakness, usize)> = None;
-        let mut note = |line: usize, why: Weakness, text: &str| {
-            let weight = substance(text);
-            if worst.is_none_or(|(_, _, w)| weight > w) {
-                worst = Some((line, why, weight));
+        let mut nearest: Option<(usize, Weakness)> = None;
+        let mut note = |line: usize, why: Weakness| {
+            if nearest.is_none_or(|(_, w)| why.nearness() > w.nearness()) {
+                nearest = Some((line, why));
             }
         };
         for (n, line) in run {
             if self.changed.contains(rel, *n) {
-                if substance(line) > 0 {
+                if holds_letters(line) {
                     return Ok(());
                 }
                 changed_without_letters = true;
@@ -361,17 +363,17 @@ impl<'a> Quotes<'a> {
             }
             match weakness(rel, line) {
                 None => candidates.push((*n, line)),
-                Some(why) => note(*n, why, line),
+                Some(why) => note(*n, why),
             }
         }
         if !candidates.is_empty() {
             let texts: Vec<&str> = candidates.iter().map(|(_, l)| *l).collect();
             let counts = self.peers.counts(rel, &texts);
-            for ((n, line), files) in candidates.iter().zip(counts) {
+            for ((n, _), files) in candidates.iter().zip(counts) {
                 if files < COMMON_FILES {
                     return Ok(());
                 }
-                note(*n, Weakness::Common { files }, line);
+                note(*n, Weakness::Common { files });
             }
         }
         let first = run.first().map_or(0, |(n, _)| *n);
@@ -379,7 +381,7 @@ impl<'a> Quotes<'a> {
         Err(Unconvincing {
             lines: first..=last,
             changed_without_letters,
-            unchanged: worst.map(|(line, why, _)| (line, why)),
+            unchanged: nearest,
         })
     }
 
