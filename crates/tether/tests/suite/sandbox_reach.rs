@@ -6,6 +6,7 @@
 
 mod bridge;
 mod descriptors;
+mod git_pointer;
 mod home;
 mod sockets;
 mod support;
