@@ -9,6 +9,8 @@
 //!   supports, its sandbox needs, its key, its executor), every one registered once in
 //!   [`AGENT_CLIS`]; [`Agent`] names one.
 //! - [`CliError`]: the ways a CLI fails, each saying what to do.
+//! - [`RunConfigDir`]: the run's own copy of the CLI's configuration directory, and the
+//!   credentials that flow back from it.
 //! - [`lines`]: the stream reader that keeps the raw output as the transcript and hands each
 //!   complete JSON line to the CLI's own parser; [`summary`] the one-line tool-call summary.
 //! - [`key`]: which variable a CLI's own configuration says its model key comes from.
@@ -19,6 +21,7 @@ pub mod descriptor;
 pub mod key;
 pub mod limits;
 pub(crate) mod lines;
+mod run_config;
 pub(crate) mod summary;
 mod version;
 
@@ -30,7 +33,10 @@ use tether_tools::{ProgramCommand, ProgramRun, ShellEnd};
 
 use crate::executor::ExecError;
 
-pub use descriptor::{AGENT_CLIS, AgentCli, ConfigDir, Gate, KeyNaming, find};
+pub use descriptor::{
+    AGENT_CLIS, AgentCli, ConfigDir, ConfigFile, ConfigKind, Gate, KeyNaming, find,
+};
+pub use run_config::RunConfigDir;
 pub use version::{Version, parse_version};
 
 /// The MCP server name tether's tools are served under (`mcp__tether__ask_human`).
@@ -90,6 +96,9 @@ pub struct CliSettings {
     /// The socket of the process driving the run, for the `tether mcp` the CLI starts inside
     /// the sandbox (`tether mcp --bridge <socket>`).
     pub bridge: Option<PathBuf>,
+    /// The run's own configuration directory of the CLI, which `env` points it at; `None`: the
+    /// CLI's own (pi then makes one beside the transcript).
+    pub config_dir: Option<Arc<RunConfigDir>>,
 }
 
 impl CliSettings {
@@ -328,6 +337,14 @@ impl Cli {
         match limits::recognise(&format!("{said}\n{}", run.stderr), limits::now_unix()) {
             Some(limit) => ExecError::UsageLimit(limit),
             None => ExecError::Model(Box::new(self.failed(run.end, detail))),
+        }
+    }
+
+    /// A turn ended, however it did: the credentials the CLI refreshed in the run's
+    /// configuration directory flow back to the person's.
+    pub fn turn_ended(&self) {
+        if let Some(dir) = &self.settings.config_dir {
+            dir.keep_credentials();
         }
     }
 

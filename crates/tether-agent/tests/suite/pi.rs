@@ -52,6 +52,7 @@ fn executor(dir: &Path, program: &Path, timeout: Duration, user_dir: &Path) -> P
         read_only_sandbox: None,
         scratch: None,
         bridge: None,
+        config_dir: None,
     };
     PiExecutor::new(settings, Arc::new(|| Some("r-1".to_owned())))
 }

@@ -163,7 +163,17 @@ fn grant(root: &Path, t: &Toolchain, home: &Path) -> Vec<PathBuf> {
             .into_iter()
             .filter(|f| !parts.iter().any(|p| f.starts_with(p))),
     );
-    out.retain(|p| !holds_home(p, home));
+    out.retain(|p| {
+        let holds = holds_home(p, home);
+        if holds {
+            tracing::warn!(
+                path = %p.display(),
+                "this toolchain path is / or holds the home directory, so the sandbox does not \
+                 grant it (check the variable that moves the toolchain)"
+            );
+        }
+        !holds
+    });
     out
 }
 
