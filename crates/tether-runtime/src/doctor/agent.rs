@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::Check;
 use crate::Host;
 use crate::agents::Worker;
+use crate::sandbox::Made;
 
 const NAME: &str = "executor";
 
@@ -108,7 +109,7 @@ async fn agent_cli(
     (tether, host): (&Path, &Host),
 ) -> Check {
     let mut settings =
-        match crate::executor::cli_settings(config, ws, Some(agent), Vec::new(), host) {
+        match crate::executor::cli_settings((config, ws, &Made::default()), Some(agent), Vec::new(), host) {
             Ok(settings) => settings,
             Err(e) => return Check::fail(NAME, crate::error::chain(&e), "reinstall tether"),
         };
@@ -159,7 +160,7 @@ async fn agent_cli(
 
 /// An ACP agent: it starts and answers `initialize`.
 async fn acp(config: &Config, ws: &Workspace, host: &Host) -> Check {
-    let settings = match crate::executor::cli_settings(config, ws, None, Vec::new(), host) {
+    let settings = match crate::executor::cli_settings((config, ws, &Made::default()), None, Vec::new(), host) {
         Ok(settings) => settings,
         Err(e) => {
             return Check::fail(

@@ -8,10 +8,12 @@
 
 use std::path::{Path, PathBuf};
 
-use tether_agent::cli::Agent;
-use tether_config::Config;
+use tether_agent::cli::{Agent, RunConfigDir};
+use tether_config::{Config, Workspace};
 
 use super::grants::{Asked, Place, Source};
+use crate::agents::Worker;
+use crate::error::{Error, Result};
 
 /// The reach of one agent CLI.
 pub struct CliReach {
@@ -34,7 +36,7 @@ impl CliReach {
             let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
             areas.iter().any(|area| {
                 let area = std::fs::canonicalize(area).unwrap_or_else(|_| area.to_path_buf());
-                real.starts_with(area) || path.starts_with(&area)
+                real.starts_with(&area) || path.starts_with(&area)
             })
         };
         for name in [program.as_str(), "node"] {
@@ -65,6 +67,11 @@ impl CliReach {
 /// The person's configuration directory of `agent` as `config` runs it: its variable in
 /// `[executor] env`, else in tether's environment, else its default under `$HOME`.
 pub fn config_dir(config: &Config, agent: Agent) -> PathBuf {
+    person_config(config, agent).0
+}
+
+/// [`config_dir`], and whether a variable names it.
+fn person_config(config: &Config, agent: Agent) -> (PathBuf, bool) {
     let (var, default) = (agent.config_dir.var, agent.config_dir.default);
     config
         .executor
@@ -73,12 +80,42 @@ pub fn config_dir(config: &Config, agent: Agent) -> PathBuf {
         .find(|(k, _)| k == var)
         .map(|(_, v)| PathBuf::from(v))
         .or_else(|| std::env::var_os(var).map(PathBuf::from))
-        .unwrap_or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .unwrap_or_default()
-                .join(default)
-        })
+        .map_or_else(
+            || {
+                let home = std::env::var_os("HOME").map(PathBuf::from);
+                (home.unwrap_or_default().join(default), false)
+            },
+            |dir| (dir, true),
+        )
+}
+
+/// The run's own configuration directory of the agent CLI `config` runs (or whose ACP adapter
+/// it runs), in the sandbox's `scratch` directory, seeded from the person's; with the variable
+/// that points the CLI at it. `None` without a sandbox (the CLI then uses its own, as the person
+/// does) or for another agent.
+pub fn run_config_dir(
+    config: &Config,
+    ws: &Workspace,
+    scratch: Option<&Path>,
+) -> Result<Option<(String, RunConfigDir)>> {
+    let (Some(scratch), Worker::Cli(agent)) = (scratch, crate::agents::sandboxed_as(config)?)
+    else {
+        return Ok(None);
+    };
+    let (person, named) = person_config(config, agent);
+    if person.starts_with(ws.root()) {
+        tracing::warn!(
+            dir = %person.display(),
+            "{}'s configuration directory lies in the working tree, which the agent writes: \
+             its settings and hooks there are the agent's to change",
+            agent.title
+        );
+    }
+    let dir = scratch.join(format!("{}-config", agent.kind));
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let made = RunConfigDir::seed(agent, Some((&person, named)), home.as_deref(), &dir)
+        .map_err(|e| Error::io(format!("making the run's copy of {}", person.display()), e))?;
+    Ok(Some((agent.config_dir.var.to_owned(), made)))
 }
 
 /// `name` as a path, or found on `PATH`.

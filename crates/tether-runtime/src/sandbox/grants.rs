@@ -195,26 +195,46 @@ pub enum GrantError {
 
 /// The grants for `asked` under the rules of this module, checked against `ground`.
 pub fn decide(ground: &Ground, asked: &[Asked]) -> Result<Decided, GrantError> {
+    let homes: Vec<PathBuf> = ground.home.iter().flat_map(Place::forms).collect();
+    let holds = |form: &Path| form == Path::new("/") || homes.iter().any(|h| h.starts_with(form));
     // Every tree the agent writes: the working tree, the temporary directory, and the
-    // configured writable trees, in both their forms.
-    let areas: Vec<PathBuf> = ground
+    // configured writable trees (each with the one that names it), in both their forms; never
+    // one that is the root or holds the home directory (that one is refused or left out).
+    let areas: Vec<(Option<usize>, PathBuf)> = ground
         .writable
         .iter()
+        .map(|place| (None, place))
         .chain(
             asked
                 .iter()
-                .filter(|a| a.source == Source::Writable)
-                .map(|a| &a.place),
+                .enumerate()
+                .filter(|(_, a)| a.source == Source::Writable)
+                .map(|(at, a)| (Some(at), &a.place)),
         )
-        .flat_map(Place::forms)
+        .flat_map(|(at, place)| place.forms().map(move |form| (at, form)))
+        .filter(|(_, form)| !holds(form))
         .collect();
-    let homes: Vec<PathBuf> = ground.home.iter().flat_map(Place::forms).collect();
     let mut out = Decided::default();
-    for a in asked {
-        let holds = a.place.forms().any(|form| {
-            form == Path::new("/") || homes.iter().any(|home| home.starts_with(&form))
-        });
-        if holds {
+    for (at, a) in asked.iter().enumerate() {
+        // The trees the agent writes, but the one this path names itself.
+        let others = || {
+            areas
+                .iter()
+                .filter(move |(by, _)| *by != Some(at))
+                .map(|(_, area)| area)
+        };
+        let in_area = a
+            .place
+            .forms()
+            .any(|form| others().any(|area| form != *area && form.starts_with(area)));
+        // Where the links of a path inside the agent's trees lead is the agent's doing: only
+        // the path as the person wrote it is theirs.
+        let holds_home = if in_area {
+            holds(&lexical(&a.place.path))
+        } else {
+            a.place.forms().any(|form| holds(&form))
+        };
+        if holds_home {
             match a.source.setting() {
                 Some(setting) => {
                     return Err(GrantError::HoldsHome {
@@ -230,10 +250,6 @@ pub fn decide(ground: &Ground, asked: &[Asked]) -> Result<Decided, GrantError> {
                 }
             }
         }
-        let in_area = a
-            .place
-            .forms()
-            .any(|form| areas.iter().any(|area| form != *area && form.starts_with(area)));
         let grant = |path: PathBuf, reach| Grant {
             path,
             access: a.source.access(),
@@ -248,7 +264,7 @@ pub fn decide(ground: &Ground, asked: &[Asked]) -> Result<Decided, GrantError> {
             None => out
                 .grants
                 .push(grant(lexical(&a.place.path), Reach::Unlinked)),
-            Some(real) if areas.iter().any(|area| real.starts_with(area)) => {
+            Some(real) if !holds(real) && others().any(|area| real.starts_with(area)) => {
                 out.grants.push(grant(real.clone(), Reach::Unlinked));
             }
             Some(real) => out.left_out.push(LeftOut::LinksOut {

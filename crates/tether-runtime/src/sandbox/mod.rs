@@ -45,7 +45,7 @@ use crate::Host;
 use crate::agents::Worker;
 use crate::error::{Error, Result};
 
-pub use cli::config_dir;
+pub use cli::{config_dir, run_config_dir};
 pub use grants::GrantError;
 
 /// What tether made for a run that its sandbox grants: never read from the working tree, where
