@@ -112,7 +112,13 @@ fn nor_for_an_ordinary_user() {
 fn worktree_of(home: &Path) -> PathBuf {
     let repos = home.join(".local/state/tether/worktrees");
     let repo = fs::read_dir(&repos).unwrap().next().unwrap().unwrap().path();
-    fs::read_dir(repo).unwrap().next().unwrap().unwrap().path()
+    let trees: Vec<PathBuf> = fs::read_dir(&repo)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join(".git").is_file())
+        .collect();
+    assert_eq!(trees.len(), 1, "{trees:?}");
+    trees[0].clone()
 }
 
 fn worktree(unprivileged_user: bool) {

@@ -57,6 +57,17 @@ impl Hostile {
         toml: &str,
         repository: bool,
     ) -> Hostile {
+        Hostile::runs_in(tempfile::tempdir().unwrap(), home, runs, toml, repository)
+    }
+
+    /// [`Hostile::runs`], in the workspace `dir`.
+    pub fn runs_in(
+        dir: tempfile::TempDir,
+        home: tempfile::TempDir,
+        runs: &[Vec<String>],
+        toml: &str,
+        repository: bool,
+    ) -> Hostile {
         let rt = runtime();
         let turns: Vec<Turn> = runs
             .iter()
@@ -72,7 +83,6 @@ impl Hostile {
                 Script::turns(turns).then_repeat(Turn::text("<promise>DONE</promise>")),
             ))
             .unwrap();
-        let dir = tempfile::tempdir().unwrap();
         fs::write(
             dir.path().join("tether.toml"),
             format!(
