@@ -73,8 +73,8 @@ impl AgentCli for Pi {
     }
 
     /// tether's tools are declared to the model directly, next to pi's own; the raw stream is
-    /// the iteration's transcript; the run's pi directory holds tether's server and links to
-    /// the user's files, whose own directory gained no mcp.json.
+    /// the iteration's transcript; the run's pi directory holds tether's server and copies of
+    /// the user's files (the fake model is found), whose own directory gained no mcp.json.
     fn kept_promise(dir: &Path, server: &FakeModelServer) {
         let first = &server.requests()[0];
         assert_eq!(first.path, "/v1/chat/completions");
