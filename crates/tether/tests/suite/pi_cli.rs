@@ -41,8 +41,12 @@ fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
 /// far as tether knows) is `dir/.pi-user`: the fake model in models.json, pi's own retries off
 /// so a failed model call ends the turn at once.
 pub(crate) fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
-    let user = dir.join(".pi-user");
-    fs::create_dir_all(&user).unwrap();
+    configure_at(dir, server, &dir.join(".pi-user"), extra);
+}
+
+/// [`configure`], with pi's own directory (the person's) at `user`.
+pub(crate) fn configure_at(dir: &Path, server: &FakeModelServer, user: &Path, extra: &str) {
+    fs::create_dir_all(user).unwrap();
     let models = json!({"providers": {"fake": {
         "baseUrl": server.base_url(Api::OpenAiChat),
         "api": "openai-completions",
