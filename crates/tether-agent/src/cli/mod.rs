@@ -17,6 +17,7 @@
 //! - [`limits`]: recognising a usage or rate limit in what a CLI printed, so the loop waits it
 //!   out instead of counting a failed iteration.
 
+mod denied;
 pub mod descriptor;
 pub mod key;
 pub mod limits;
@@ -160,6 +161,22 @@ pub enum CliError {
         /// What went wrong.
         detail: String,
     },
+    /// The program could not read one of its own files in the sandbox: it is installed outside
+    /// the places the sandbox grants.
+    #[error(
+        "{agent} cannot read {} in the sandbox: it is installed outside the places the sandbox \
+         grants (its install tree as tether finds it from `{program}`, the system's trees); add \
+         that directory to [sandbox] readable in tether.toml",
+        path.display(), agent = agent.title
+    )]
+    Unreadable {
+        /// Which CLI.
+        agent: Agent,
+        /// The program.
+        program: String,
+        /// The file or directory it could not read.
+        path: PathBuf,
+    },
     /// The program runs but is older than tether supports.
     #[error(
         "{agent} {found} is too old: tether needs {minimum} or newer; update it with \
@@ -295,6 +312,15 @@ impl Cli {
             agent: self.agent,
             program: self.settings.program.clone(),
             detail,
+        }
+    }
+
+    /// A [`CliError::Unreadable`]: `path` could not be read in the sandbox.
+    pub fn unreadable(&self, path: PathBuf) -> CliError {
+        CliError::Unreadable {
+            agent: self.agent,
+            program: self.settings.program.clone(),
+            path,
         }
     }
 

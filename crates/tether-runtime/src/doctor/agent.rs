@@ -133,6 +133,19 @@ async fn agent_cli(
                     agent.install
                 ),
             ),
+            Some(CliError::Unreadable { path, .. }) => Check::fail(
+                NAME,
+                format!(
+                    "{} cannot read {} in the sandbox: it is installed outside the places the \
+                     sandbox grants",
+                    agent.title,
+                    path.display()
+                ),
+                format!(
+                    "add its directory ({}) to [sandbox] readable in tether.toml",
+                    path.parent().unwrap_or(path).display()
+                ),
+            ),
             Some(CliError::TooOld { found, minimum, .. }) => Check::fail(
                 NAME,
                 format!(
