@@ -80,7 +80,12 @@ pub fn agent(
         // --drafting`.
         return external(&target, session, |extra| match acp {
             true => read_only_acp(config, ws, extra, host),
-            false => crate::executor::agent_cli((config, ws, &Made::default()), &RunCell::default(), extra, host),
+            false => crate::executor::agent_cli(
+                (config, ws, &Made::default()),
+                &RunCell::default(),
+                extra,
+                host,
+            ),
         });
     }
     let Some(mut model) = config.planning_model() else {
@@ -107,7 +112,8 @@ fn read_only_acp(
     mcp_extra: Vec<String>,
     host: &Host,
 ) -> Result<Arc<dyn Executor>> {
-    let settings = crate::executor::cli_settings((config, ws, &Made::default()), None, mcp_extra, host)?;
+    let settings =
+        crate::executor::cli_settings((config, ws, &Made::default()), None, mcp_extra, host)?;
     Ok(Arc::new(tether_agent::AcpExecutor::new(
         settings,
         Arc::new(|| None),

@@ -285,12 +285,9 @@ impl Launch {
                 &host,
             )?,
             // Any other kind resumed is refused by the Ralph loop, naming the run's kind.
-            None => crate::executor::from_config(
-                (&config, run_ws, &made),
-                env,
-                (&human, &cell),
-                &host,
-            )?,
+            None => {
+                crate::executor::from_config((&config, run_ws, &made), env, (&human, &cell), &host)?
+            }
         };
         let loop_judge = loop_judge(&config, env, &*observer);
         let deps = Deps {

@@ -63,7 +63,10 @@ impl Placement {
     /// worktree's `.git` file.
     pub fn made(&self) -> crate::sandbox::Made {
         crate::sandbox::Made {
-            repository: self.worktree.as_ref().and_then(|tree| common_dir(&tree.git.git_dir)),
+            repository: self
+                .worktree
+                .as_ref()
+                .and_then(|tree| common_dir(&tree.git.git_dir)),
         }
     }
 

@@ -244,7 +244,12 @@ impl Policy {
             .chain(DEVICES_READ)
             .chain(DEVICES_WRITE)
             .map(Path::new)
-            .chain(self.read.iter().chain(&self.optional_read).map(PathBuf::as_path))
+            .chain(
+                self.read
+                    .iter()
+                    .chain(&self.optional_read)
+                    .map(PathBuf::as_path),
+            )
             .chain(self.write.iter().map(PathBuf::as_path));
         let covers = crate::cover::Covers::plan(
             self.covered.iter().map(PathBuf::as_path),
@@ -255,7 +260,9 @@ impl Policy {
             .writable()
             .filter_map(|w| std::fs::canonicalize(w).ok())
             .collect();
-        let read_only = self.read_only_paths().filter(|p| kept_read_only(p, &writable));
+        let read_only = self
+            .read_only_paths()
+            .filter(|p| kept_read_only(p, &writable));
         let mounts = crate::mounts::Mounts::plan(covers, read_only, self.hidden_paths())?;
         let ptys = crate::ptys::Ptys::plan(&created)?;
         Ok(Prepared::new(mounts, ptys, created, filter))
@@ -268,7 +275,8 @@ impl Policy {
 /// replace (a `.git` it made, pointing at `/`).
 fn kept_read_only(path: &Path, writable: &[PathBuf]) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_symlink())
-        && std::fs::canonicalize(path).is_ok_and(|real| writable.iter().any(|w| real.starts_with(w)))
+        && std::fs::canonicalize(path)
+            .is_ok_and(|real| writable.iter().any(|w| real.starts_with(w)))
 }
 
 /// A rule for `path` with `access` (narrowed to what applies to a file when it is one), `path`

@@ -60,8 +60,14 @@ mod tests {
                 "PermissionError: [Errno 13] Permission denied: '/opt/agent/lib/x.py'",
                 "/opt/agent/lib/x.py",
             ),
-            ("cat: /srv/cli/lib/main.js: Permission denied", "/srv/cli/lib/main.js"),
-            ("sh: 1: /srv/cli/bin/real: Permission denied", "/srv/cli/bin/real"),
+            (
+                "cat: /srv/cli/lib/main.js: Permission denied",
+                "/srv/cli/lib/main.js",
+            ),
+            (
+                "sh: 1: /srv/cli/bin/real: Permission denied",
+                "/srv/cli/bin/real",
+            ),
         ] {
             assert_eq!(
                 denied_path(stderr, |_| false).as_deref(),
@@ -69,7 +75,10 @@ mod tests {
                 "{stderr}"
             );
         }
-        assert_eq!(denied_path("error: unknown option --version", |_| true), None);
+        assert_eq!(
+            denied_path("error: unknown option --version", |_| true),
+            None
+        );
     }
 
     #[test]

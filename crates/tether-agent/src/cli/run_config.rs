@@ -30,8 +30,8 @@ use std::sync::Mutex;
 use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
 use nix::sys::stat::Mode;
 
-use super::descriptor::{ConfigFile, ConfigKind};
 use super::Agent;
+use super::descriptor::{ConfigFile, ConfigKind};
 
 /// The largest configuration file copied (a larger one is left out, said).
 const MAX_FILE: u64 = 1024 * 1024;

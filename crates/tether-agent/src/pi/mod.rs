@@ -153,7 +153,10 @@ impl PiExecutor {
         if let Some(dir) = own.as_ref() {
             return Ok(dir.dir().to_path_buf());
         }
-        let dir = self.cli.turn_dir(&request.transcript).join(agent_dir::DIR_NAME);
+        let dir = self
+            .cli
+            .turn_dir(&request.transcript)
+            .join(agent_dir::DIR_NAME);
         let user = self
             .user_dir
             .as_ref()

@@ -208,7 +208,9 @@ fn narrowed(tree: &Path, program: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         }
     };
     let npmrc = tree.join("etc/npmrc");
-    let excluded = if npmrc.is_file() && super::credential::in_file(&npmrc, super::credential::Format::Npmrc) {
+    let excluded = if npmrc.is_file()
+        && super::credential::in_file(&npmrc, super::credential::Format::Npmrc)
+    {
         vec![npmrc]
     } else {
         Vec::new()

@@ -112,8 +112,10 @@ fn plain_npm_settings_are_not() {
 
 /// A key that is not a credential's.
 fn plain_key() -> impl Strategy<Value = String> {
-    prop::sample::select(vec!["index", "name", "jobs", "work", "mirror", "url", "path"])
-        .prop_map(str::to_owned)
+    prop::sample::select(vec![
+        "index", "name", "jobs", "work", "mirror", "url", "path",
+    ])
+    .prop_map(str::to_owned)
 }
 
 /// A secret as TOML can hold it: a secret key, a provider, or a URL with a password.
@@ -121,11 +123,12 @@ fn secret() -> impl Strategy<Value = (String, toml::Value)> {
     prop_oneof![
         prop::sample::select(vec!["token", "password", "_authToken", "secret", "api_key"])
             .prop_map(|k| (k.to_owned(), toml::Value::String("s3cret".into()))),
-        prop::sample::select(vec!["credential-provider", "global-credential-providers"])
-            .prop_map(|k| (
+        prop::sample::select(vec!["credential-provider", "global-credential-providers"]).prop_map(
+            |k| (
                 k.to_owned(),
                 toml::Value::Array(vec![toml::Value::String("cargo:token".into())])
-            )),
+            )
+        ),
         plain_key().prop_map(|k| (k, toml::Value::String("https://u:p@host/x".into()))),
     ]
 }

@@ -158,7 +158,10 @@ impl std::fmt::Display for LeftOut {
                 f,
                 "{}{} lies inside a tree the agent can write and its links lead out of it, to {}, \
                  so the sandbox does not grant it (name {} itself, if it is yours)",
-                source.setting().map(|s| format!("{s}: ")).unwrap_or_default(),
+                source
+                    .setting()
+                    .map(|s| format!("{s}: "))
+                    .unwrap_or_default(),
                 path.display(),
                 real.display(),
                 real.display()
@@ -257,7 +260,8 @@ pub fn decide(ground: &Ground, asked: &[Asked]) -> Result<Decided, GrantError> {
             source: a.source,
         };
         if !in_area {
-            out.grants.push(grant(a.place.path.clone(), Reach::Followed));
+            out.grants
+                .push(grant(a.place.path.clone(), Reach::Followed));
             continue;
         }
         match &a.place.real {

@@ -116,7 +116,10 @@ fn the_persons_own_paths_and_tethers_are_granted_as_written() {
     let got = decide(
         &ground(),
         &[
-            asked(Source::Readable, place("/home/ana/.config/gh", Some("/dots/gh"))),
+            asked(
+                Source::Readable,
+                place("/home/ana/.config/gh", Some("/dots/gh")),
+            ),
             asked(Source::Writable, same("/home/ana/.cargo/registry")),
             asked(Source::Made, same("/srv/repo/.git")),
             asked(Source::Found, same("/home/ana/.cargo/bin")),
@@ -131,14 +134,22 @@ fn the_persons_own_paths_and_tethers_are_granted_as_written() {
     assert_eq!(
         reaches,
         [
-            (Path::new("/home/ana/.config/gh"), Access::Read, Reach::Followed),
+            (
+                Path::new("/home/ana/.config/gh"),
+                Access::Read,
+                Reach::Followed
+            ),
             (
                 Path::new("/home/ana/.cargo/registry"),
                 Access::Write,
                 Reach::Followed
             ),
             (Path::new("/srv/repo/.git"), Access::Read, Reach::Followed),
-            (Path::new("/home/ana/.cargo/bin"), Access::Read, Reach::Followed),
+            (
+                Path::new("/home/ana/.cargo/bin"),
+                Access::Read,
+                Reach::Followed
+            ),
         ]
     );
     assert!(got.left_out.is_empty());
@@ -148,7 +159,16 @@ fn the_persons_own_paths_and_tethers_are_granted_as_written() {
 /// tree, `.` and `..`.
 fn path() -> impl Strategy<Value = PathBuf> {
     let part = prop::sample::select(vec![
-        "home", "ana", "work", "proj", "sdk", "..", ".", "tmp", "etc", "tether-run-1",
+        "home",
+        "ana",
+        "work",
+        "proj",
+        "sdk",
+        "..",
+        ".",
+        "tmp",
+        "etc",
+        "tether-run-1",
     ]);
     prop::collection::vec(part, 0..6).prop_map(|parts| {
         let mut p = PathBuf::from("/");

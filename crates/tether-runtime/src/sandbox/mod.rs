@@ -281,7 +281,11 @@ fn read_only(tree: &Path) -> Vec<PathBuf> {
     let mut paths = vec![tree.join(".git"), tree.join(tether_config::FILE_NAME)];
     if let Some(named) = std::env::var_os(tether_config::CONFIG_ENV).filter(|v| !v.is_empty()) {
         let named = tree.join(named);
-        if named.starts_with(tree) && !named.components().any(|c| c == std::path::Component::ParentDir) {
+        if named.starts_with(tree)
+            && !named
+                .components()
+                .any(|c| c == std::path::Component::ParentDir)
+        {
             paths.push(named);
         }
     }

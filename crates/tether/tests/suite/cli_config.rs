@@ -89,7 +89,10 @@ impl Attack {
         assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir, &out));
         assert!(dir.join("ran").exists(), "{}", diagnose(dir, &out));
         let mut expected = before;
-        expected.insert(PathBuf::from(self.login), self.refreshed.as_bytes().to_vec());
+        expected.insert(
+            PathBuf::from(self.login),
+            self.refreshed.as_bytes().to_vec(),
+        );
         let after = files(&self.person);
         assert_eq!(
             after.keys().collect::<Vec<_>>(),
@@ -109,8 +112,7 @@ impl Attack {
 }
 
 #[test]
-fn claude_codes_settings_hooks_and_commands_stay_in_the_run_and_its_refreshed_login_flows_back()
-{
+fn claude_codes_settings_hooks_and_commands_stay_in_the_run_and_its_refreshed_login_flows_back() {
     let person = tempfile::tempdir().unwrap();
     let attack = Attack {
         person: person.path().to_owned(),
@@ -127,8 +129,11 @@ fn claude_codes_settings_hooks_and_commands_stay_in_the_run_and_its_refreshed_lo
         r#"{"permissions":{"allow":["Bash"]}}"#,
     )
     .unwrap();
-    fs::write(p.join(".credentials.json"), r#"{"mcpOAuth":{"srv":{"accessToken":"old"}}}"#)
-        .unwrap();
+    fs::write(
+        p.join(".credentials.json"),
+        r#"{"mcpOAuth":{"srv":{"accessToken":"old"}}}"#,
+    )
+    .unwrap();
     fs::create_dir_all(p.join("skills/mine")).unwrap();
     fs::write(p.join("skills/mine/SKILL.md"), "a skill").unwrap();
     let command = attack.command(&[

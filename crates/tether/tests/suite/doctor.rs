@@ -507,7 +507,14 @@ fn a_cli_that_cannot_read_its_own_files_in_the_sandbox_is_named_with_the_setting
     );
     let run = cmd(
         dir.path(),
-        &["ralph", "x", "--completion-promise", "DONE", "--max-iterations", "1"],
+        &[
+            "ralph",
+            "x",
+            "--completion-promise",
+            "DONE",
+            "--max-iterations",
+            "1",
+        ],
     )
     .output()
     .unwrap();

@@ -111,7 +111,12 @@ fn nor_for_an_ordinary_user() {
 /// The working tree of the one worktree run under `home`'s state directory.
 fn worktree_of(home: &Path) -> PathBuf {
     let repos = home.join(".local/state/tether/worktrees");
-    let repo = fs::read_dir(&repos).unwrap().next().unwrap().unwrap().path();
+    let repo = fs::read_dir(&repos)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     let trees: Vec<PathBuf> = fs::read_dir(&repo)
         .unwrap()
         .map(|e| e.unwrap().path())

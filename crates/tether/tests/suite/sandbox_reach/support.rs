@@ -164,11 +164,6 @@ impl Hostile {
         c
     }
 
-    /// Each probe's outcome, in order.
-    pub fn probes(&self) -> Vec<(String, String)> {
-        probes_in(self.root())
-    }
-
     /// Every probe named in `refused` was refused and every one in `done` done, each having run.
     pub fn assert_probes(&self, out: &Output, refused: &[&str], done: &[&str]) {
         assert_probes_in(self.root(), out, refused, done);
@@ -176,7 +171,7 @@ impl Hostile {
 }
 
 /// Each probe's outcome, in order, as the agent wrote them in the working tree `tree`.
-pub fn probes_in(tree: &Path) -> Vec<(String, String)> {
+fn probes_in(tree: &Path) -> Vec<(String, String)> {
     let text = fs::read_to_string(tree.join("probes.txt")).unwrap_or_default();
     text.lines()
         .filter_map(|l| l.rsplit_once(": "))
