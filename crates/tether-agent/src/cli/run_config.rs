@@ -9,7 +9,7 @@
 //! back ([`RunConfigDir::keep_credentials`]): only a credential file that existed when the run
 //! began, that the CLI changed, that still parses as a JSON object with the same keys, and that
 //! the person did not change meanwhile; written through a temporary file and a rename. Nothing
-//! else ever flows back.
+//! else ever flows back, and the run's directory is removed when the run ends.
 //!
 //! The run's directory lies where the agent writes (the sandbox's private temporary
 //! directory): it is opened once when made, and every file read back is opened beneath that
@@ -171,13 +171,12 @@ impl RunConfigDir {
 }
 
 impl Drop for RunConfigDir {
-    /// The last refresh flows back; the run's copies of the credentials are removed.
+    /// The last refresh flows back; the run's directory, with its copies of the person's
+    /// settings and logins, is removed (a link put in its place is removed, not followed).
     fn drop(&mut self) {
         self.keep_credentials();
-        if let Ok(logins) = self.logins.lock() {
-            for login in logins.iter() {
-                let _ = remove_in(&self.fd, login.name);
-            }
+        if let Err(e) = std::fs::remove_dir_all(&self.dir) {
+            tracing::warn!(dir = %self.dir.display(), "the run's copy of the agent CLI's configuration is left: {e}");
         }
     }
 }
