@@ -58,7 +58,7 @@ impl CliReach {
     /// What it asks the sandbox to grant.
     pub fn asked(&self) -> impl Iterator<Item = Asked> + '_ {
         self.read.iter().map(|path| Asked {
-            source: Source::Found,
+            source: Source::Agent,
             place: Place::resolve(path),
         })
     }

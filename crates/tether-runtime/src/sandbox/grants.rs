@@ -29,9 +29,10 @@ pub enum Source {
     Readable,
     /// `[sandbox] writable`.
     Writable,
-    /// Found by tether: a toolchain in the home directory, an agent CLI's install tree or its
-    /// shared configuration.
+    /// Found by tether: a toolchain in the home directory.
     Found,
+    /// Found by tether for an agent CLI alone: its install tree, its shared configuration.
+    Agent,
     /// Made by tether: a worktree's repository, its own binary.
     Made,
 }
@@ -42,14 +43,14 @@ impl Source {
         match self {
             Source::Readable => Some("[sandbox] readable"),
             Source::Writable => Some("[sandbox] writable"),
-            Source::Found | Source::Made => None,
+            Source::Found | Source::Agent | Source::Made => None,
         }
     }
 
     fn access(self) -> Access {
         match self {
             Source::Writable => Access::Write,
-            Source::Readable | Source::Found | Source::Made => Access::Read,
+            Source::Readable | Source::Found | Source::Agent | Source::Made => Access::Read,
         }
     }
 }

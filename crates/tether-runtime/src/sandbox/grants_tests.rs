@@ -192,6 +192,7 @@ fn source() -> impl Strategy<Value = Source> {
         Source::Readable,
         Source::Writable,
         Source::Found,
+        Source::Agent,
         Source::Made,
     ])
 }

@@ -97,8 +97,13 @@ pub fn for_run(config: &Config, ws: &Workspace, made: &Made, host: &Host) -> Res
             grants::Place::resolve(&tmp),
         ],
     };
+    let worker = crate::agents::sandboxed_as(config)?;
     let mut asked = shared_reads(config, made);
-    let base = decided(&ground, &asked)?;
+    if let Worker::Cli(agent_cli) = worker {
+        let areas = [ws.root(), tmp.as_path()];
+        asked.extend(cli::CliReach::of(config, agent_cli, &areas).asked());
+    }
+    let grants = decided(&ground, &asked)?;
     if made.repository.is_none() {
         linked_worktree_said(ws.root());
     }
@@ -112,35 +117,32 @@ pub fn for_run(config: &Config, ws: &Workspace, made: &Made, host: &Host) -> Res
             .var(crate::bridge::BRIDGE_VAR, &bridge)
             .env(config.sandbox.env.iter().cloned()))
     };
-    let shell = sandbox(base_policy(ws.root(), true, &tmp, &base).network(config.sandbox.network))?;
-    let shell_network = sandbox(base_policy(ws.root(), true, &tmp, &base).network(true))?;
+    // What every child of the run may read and write; an agent CLI also its own reach.
+    let policy =
+        |writable_tree: bool, cli: bool| base_policy(ws.root(), writable_tree, &tmp, &grants, cli);
+    let shell = sandbox(policy(true, false).network(config.sandbox.network))?;
+    let shell_network = sandbox(policy(true, false).network(true))?;
     let mut out = RunSandbox {
         shell: Some(Arc::new(shell)),
         shell_network: Some(Arc::new(shell_network)),
         bridge: Some(bridge.clone()),
         ..RunSandbox::default()
     };
-    match crate::agents::sandboxed_as(config)? {
+    match worker {
         Worker::Builtin => {}
         Worker::Command | Worker::Acp => {
             // An ACP agent talks to its model itself: the network stays open for it.
             let network = config.sandbox.network || config.executor.kind == ExecutorKind::Acp;
-            let policy = base_policy(ws.root(), true, &tmp, &base).network(network);
-            let agent =
-                sandbox(policy)?.env(["TETHER_RUN_ID".to_owned(), "TETHER_CONFIG".to_owned()]);
+            let agent = sandbox(policy(true, false).network(network))?
+                .env(["TETHER_RUN_ID".to_owned(), "TETHER_CONFIG".to_owned()]);
             out.agent = Some(Arc::new(agent));
         }
         Worker::Cli(agent_cli) => {
             let scratch = tmp.join("agent");
             std::fs::create_dir_all(&scratch).map_err(|e| Error::creating(&scratch, e))?;
-            let areas = [ws.root(), tmp.as_path()];
-            let cli = cli::CliReach::of(config, agent_cli, &areas);
-            asked.extend(cli.asked());
-            let with_cli = decided(&ground, &asked)?;
             let key_vars = agent_key_vars(config);
             let make = |writable_tree: bool| -> Result<Sandbox> {
-                let policy = base_policy(ws.root(), writable_tree, &tmp, &with_cli);
-                let mut agent = sandbox(policy.network(true))?;
+                let mut agent = sandbox(policy(writable_tree, true).network(true))?;
                 // The variables of the CLI's own settings (its endpoint, model, configuration
                 // directory); the one its configuration names for its key comes on top.
                 for prefix in agent_cli.env_prefixes {
@@ -245,9 +247,16 @@ fn shared_reads(config: &Config, made: &Made) -> Vec<grants::Asked> {
 }
 
 /// What every child of the run may read and write: the working tree `tree` (writable when
-/// `writable_tree`), the private temporary directory `tmp`, and the `decided` grants.
-fn base_policy(tree: &Path, writable_tree: bool, tmp: &Path, decided: &grants::Decided) -> Policy {
-    use grants::{Access, Reach};
+/// `writable_tree`), the private temporary directory `tmp`, and the `decided` grants (those of
+/// an agent CLI's reach only with `cli`).
+fn base_policy(
+    tree: &Path,
+    writable_tree: bool,
+    tmp: &Path,
+    decided: &grants::Decided,
+    cli: bool,
+) -> Policy {
+    use grants::{Access, Reach, Source};
     let mut policy = if writable_tree {
         Policy::new().write(tree)
     } else {
@@ -257,7 +266,11 @@ fn base_policy(tree: &Path, writable_tree: bool, tmp: &Path, decided: &grants::D
     for path in read_only(tree) {
         policy = policy.read_only(path);
     }
-    for grant in &decided.grants {
+    for grant in decided
+        .grants
+        .iter()
+        .filter(|g| cli || g.source != Source::Agent)
+    {
         let path = grant.path.clone();
         policy = match (grant.access, grant.reach) {
             (Access::Read, Reach::Followed) => policy.read_if_present(path),
