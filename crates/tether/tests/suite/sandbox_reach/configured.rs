@@ -3,7 +3,8 @@
 //! starts, naming the setting; a readable path inside the working tree that the agent replaced
 //! with a link to `/` grants nothing outside — neither to the agent's next command in the same
 //! run (each spawn opens it without following links) nor to the next run — and `/tmp` and the
-//! home directory stay covered.
+//! home directory stay covered. `tether.toml` (and the file `TETHER_CONFIG` names in the tree)
+//! is read-only, as `.git` is.
 
 use std::fs;
 use std::os::unix::net::UnixListener;
@@ -118,4 +119,58 @@ fn a_readable_path_the_agent_replaced_with_a_link_to_the_root_grants_nothing() {
 #[test]
 fn nor_for_an_ordinary_user() {
     swapped(true);
+}
+
+/// `tether.toml`, and the file `TETHER_CONFIG` names inside the working tree, are read-only to
+/// the agent, as `.git` is: neither can be edited, replaced or removed; the rest of the tree
+/// stays writable.
+fn config_read_only(unprivileged_user: bool) {
+    let script = format!(
+        "{PROBE}\
+         p 'append to tether.toml' sh -c 'echo \"[sandbox]\" >> tether.toml'\n\
+         p 'replace tether.toml' sh -c 'echo x > new.toml && mv new.toml tether.toml'\n\
+         p 'remove tether.toml' rm tether.toml\n\
+         p 'edit the named config' sh -c 'echo \"[sandbox]\" >> conf/tether.toml'\n\
+         p 'write the tree' sh -c 'echo x > written.txt'\n"
+    );
+    let h = Hostile::new(&[script], "");
+    fs::create_dir(h.root().join("conf")).unwrap();
+    fs::copy(
+        h.root().join("tether.toml"),
+        h.root().join("conf/tether.toml"),
+    )
+    .unwrap();
+    let before = fs::read_to_string(h.root().join("tether.toml")).unwrap();
+    let out = wait_output(
+        h.ralph(None, unprivileged_user)
+            .env("TETHER_CONFIG", "conf/tether.toml")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    h.assert_probes(
+        &out,
+        &[
+            "append to tether.toml",
+            "replace tether.toml",
+            "remove tether.toml",
+            "edit the named config",
+        ],
+        &["write the tree"],
+    );
+    for file in ["tether.toml", "conf/tether.toml"] {
+        assert_eq!(fs::read_to_string(h.root().join(file)).unwrap(), before);
+    }
+}
+
+#[test]
+fn tether_toml_and_the_config_tether_config_names_are_read_only() {
+    config_read_only(false);
+}
+
+#[test]
+fn tether_toml_is_read_only_for_an_ordinary_user_too() {
+    config_read_only(true);
 }
