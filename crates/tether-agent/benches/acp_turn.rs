@@ -127,6 +127,7 @@ fn main() {
         read_only_sandbox: None,
         scratch: None,
         bridge: None,
+        config_dir: None,
     };
     let executor = AcpExecutor::new(
         settings,

@@ -100,6 +100,7 @@ fn main() {
         read_only_sandbox: None,
         scratch: None,
         bridge: None,
+        config_dir: None,
     };
     let executor = PiExecutor::new(settings, Arc::new(|| Some("r-bench".to_owned())));
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -68,6 +68,7 @@ fn main() {
         read_only_sandbox: None,
         scratch: None,
         bridge: None,
+        config_dir: None,
     };
     let executor = Arc::new(AcpExecutor::new(settings, Arc::new(|| None), permissions));
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -23,6 +23,7 @@ use tether_model::{Endpoint, HttpOptions};
 
 use crate::Host;
 use crate::error::{Error, Result};
+use crate::sandbox::Made;
 
 /// Plan mode's session on `config`'s plan in `ws` for `objective`: the drafter, starting from
 /// the plan as it is (which must parse), with its transcripts in a directory of its own under
@@ -79,7 +80,12 @@ pub fn agent(
         // --drafting`.
         return external(&target, session, |extra| match acp {
             true => read_only_acp(config, ws, extra, host),
-            false => crate::executor::agent_cli(config, ws, &RunCell::default(), extra, host),
+            false => crate::executor::agent_cli(
+                (config, ws, &Made::default()),
+                &RunCell::default(),
+                extra,
+                host,
+            ),
         });
     }
     let Some(mut model) = config.planning_model() else {
@@ -106,7 +112,8 @@ fn read_only_acp(
     mcp_extra: Vec<String>,
     host: &Host,
 ) -> Result<Arc<dyn Executor>> {
-    let settings = crate::executor::cli_settings(config, ws, None, mcp_extra, host)?;
+    let settings =
+        crate::executor::cli_settings((config, ws, &Made::default()), None, mcp_extra, host)?;
     Ok(Arc::new(tether_agent::AcpExecutor::new(
         settings,
         Arc::new(|| None),

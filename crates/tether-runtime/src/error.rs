@@ -161,6 +161,9 @@ pub enum Error {
     /// The kernel cannot enforce the sandbox `[sandbox]` asks for.
     #[error(transparent)]
     Sandbox(#[from] tether_sandbox::SandboxError),
+    /// `[sandbox] readable` or `writable` names `/` or the home directory.
+    #[error(transparent)]
+    SandboxGrant(#[from] crate::sandbox::GrantError),
     /// `[executor] kind = "acp"` without a program.
     #[error("[executor] kind = \"acp\" needs program: the ACP agent to run")]
     AcpNeedsProgram,
@@ -272,6 +275,7 @@ impl Error {
             | Error::UnknownStore(_)
             | Error::DestinationsChanged { .. }
             | Error::Sandbox(_)
+            | Error::SandboxGrant(_)
             | Error::AcpNeedsProgram
             | Error::NotAnAgentCli(_)
             | Error::BuiltinNeedsModel

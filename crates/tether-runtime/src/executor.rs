@@ -25,6 +25,7 @@ use tether_tools::{Tool, ToolOptions, ToolSet};
 use crate::Host;
 use crate::agents::Worker;
 use crate::error::{Error, Result};
+use crate::sandbox::Made;
 
 pub use crate::agents::agent_of;
 
@@ -34,18 +35,18 @@ const COMMAND_TURN_TIMEOUT: Duration = Duration::from_secs(3600);
 /// How long one turn of an agent CLI may take by default: long enough for a human to answer.
 const AGENT_TURN_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
 
-/// The executor configured for this workspace. Its `ask_human` questions go to `human` and are
-/// filed under the run the caller puts in `run` once it exists.
+/// The executor configured for this workspace, its sandbox granting what tether `made` for the
+/// run. Its `ask_human` questions go to `human` and are filed under the run the caller puts in
+/// `run` once it exists.
 pub fn from_config(
-    config: &Config,
-    ws: &Workspace,
+    (config, ws, made): (&Config, &Workspace, &Made),
     env: &dyn Env,
     (human, run): (&Desk, &RunCell),
     host: &Host,
 ) -> Result<Arc<dyn Executor>> {
     match crate::agents::of_kind(config.executor.kind)? {
         Worker::Builtin => {
-            let sandbox = crate::sandbox::for_run(config, ws, host)?;
+            let sandbox = crate::sandbox::for_run(config, ws, made, host)?;
             builtin(config, ws, env, (human, run), Vec::new(), sandbox)
         }
         Worker::Command => {
@@ -58,7 +59,7 @@ pub fn from_config(
             }
             // The program is the agent: it must not see the keys tether itself holds, and runs
             // in the sandbox whole.
-            let sandbox = crate::sandbox::for_run(config, ws, host)?;
+            let sandbox = crate::sandbox::for_run(config, ws, made, host)?;
             Ok(Arc::new(
                 CommandExecutor::new(
                     config.executor.command.clone(),
@@ -69,8 +70,8 @@ pub fn from_config(
                 .sandboxed(sandbox.agent),
             ))
         }
-        Worker::Cli(_) => agent_cli(config, ws, run, Vec::new(), host),
-        Worker::Acp => acp(config, ws, (human, run), Vec::new(), host),
+        Worker::Cli(_) => agent_cli((config, ws, made), run, Vec::new(), host),
+        Worker::Acp => acp((config, ws, made), (human, run), Vec::new(), host),
     }
 }
 
@@ -78,13 +79,12 @@ pub fn from_config(
 /// added to that server's arguments), its permission requests decided by the run's
 /// `ask_before` rules and `[executor] permissions`, asking at `human`.
 pub fn acp(
-    config: &Config,
-    ws: &Workspace,
+    (config, ws, made): (&Config, &Workspace, &Made),
     (human, run): (&Desk, &RunCell),
     mcp_extra: Vec<String>,
     host: &Host,
 ) -> Result<Arc<dyn Executor>> {
-    let settings = cli_settings(config, ws, None, mcp_extra, host)?;
+    let settings = cli_settings((config, ws, made), None, mcp_extra, host)?;
     let gate = AskBeforeGate::new(
         human.clone(),
         config.human.ask_before.clone(),
@@ -110,8 +110,7 @@ fn run_id(run: &RunCell) -> RunId {
 /// `cancel_goal`, recording in `journal`) for the built-in agent (other agents sign off with `tether goal complete`).
 /// Without a `[judge]` this is a usage error saying how to configure one, unless `no_judge`.
 pub fn for_goal_loop(
-    config: &Config,
-    ws: &Workspace,
+    (config, ws, made): (&Config, &Workspace, &Made),
     env: &dyn Env,
     (journal, human, run): (&Journal, &Desk, &RunCell),
     no_judge: bool,
@@ -120,7 +119,7 @@ pub fn for_goal_loop(
     let signoff = Signoff::from_config(ws.clone(), journal.clone(), config, env, no_judge)?;
     match crate::agents::of_kind(config.executor.kind)? {
         Worker::Builtin => {
-            let sandbox = crate::sandbox::for_run(config, ws, host)?;
+            let sandbox = crate::sandbox::for_run(config, ws, made, host)?;
             let signoff = signoff
                 .sandboxed(sandbox.shell.clone())
                 .with_network_sandbox(sandbox.shell_network.clone());
@@ -130,15 +129,14 @@ pub fn for_goal_loop(
             ];
             builtin(config, ws, env, (human, run), tools, sandbox)
         }
-        _ => from_config(config, ws, env, (human, run), host),
+        _ => from_config((config, ws, made), env, (human, run), host),
     }
 }
 
 /// The agent CLI `[executor] kind` names (see `tether_agent::cli::AGENT_CLIS`), serving it this binary's `tether mcp` for the run in
 /// `run`, with `mcp_extra` added to that server's arguments (plan mode's `--drafting <dir>`).
 pub fn agent_cli(
-    config: &Config,
-    ws: &Workspace,
+    (config, ws, made): (&Config, &Workspace, &Made),
     run: &RunCell,
     mcp_extra: Vec<String>,
     host: &Host,
@@ -158,15 +156,14 @@ pub fn agent_cli(
              so {title} runs, without asking, {allows}"
         );
     }
-    let settings = cli_settings(config, ws, Some(agent), mcp_extra, host)?;
+    let settings = cli_settings((config, ws, made), Some(agent), mcp_extra, host)?;
     Ok((agent.executor)(settings, run_id(run)))
 }
 
 /// How the agent `[executor]` names is run (also what `tether doctor` checks): the agent CLI
 /// `agent` (its `program` by default), or, with `None`, the ACP agent `program` names.
 pub fn cli_settings(
-    config: &Config,
-    ws: &Workspace,
+    (config, ws, made): (&Config, &Workspace, &Made),
     agent: Option<Agent>,
     mcp_extra: Vec<String>,
     host: &Host,
@@ -179,12 +176,11 @@ pub fn cli_settings(
         ),
         None => (program.ok_or(Error::AcpNeedsProgram)?, "the ACP agent"),
     };
-    settings(config, ws, (&program, title), mcp_extra, host)
+    settings((config, ws, made), (&program, title), mcp_extra, host)
 }
 
 fn settings(
-    config: &Config,
-    ws: &Workspace,
+    (config, ws, made): (&Config, &Workspace, &Made),
     (program, title): (&str, &str),
     mcp_extra: Vec<String>,
     host: &Host,
@@ -194,11 +190,18 @@ fn settings(
         cause,
     })?;
     let executor = &config.executor;
-    let sandbox = crate::sandbox::for_run(config, ws, host)?;
+    let sandbox = crate::sandbox::for_run(config, ws, made, host)?;
+    let mut env = executor.env.clone();
+    let config_dir = crate::sandbox::run_config_dir(config, ws, sandbox.scratch.as_deref())?;
+    if let Some((var, dir)) = &config_dir {
+        // The CLI works in the run's copy of its configuration directory.
+        env.retain(|(name, _)| name != var);
+        env.push((var.clone(), dir.dir().display().to_string()));
+    }
     Ok(CliSettings {
         program: program.to_owned(),
         args: executor.args.clone(),
-        env: executor.env.clone(),
+        env,
         turn_timeout: executor
             .turn_timeout_secs
             .map_or(AGENT_TURN_TIMEOUT, Duration::from_secs),
@@ -211,6 +214,7 @@ fn settings(
         read_only_sandbox: sandbox.agent_read_only,
         scratch: sandbox.scratch,
         bridge: sandbox.bridge,
+        config_dir: config_dir.map(|(_, dir)| Arc::new(dir)),
     })
 }
 

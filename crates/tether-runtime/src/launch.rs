@@ -273,19 +273,21 @@ impl Launch {
         let commit = (place.commit, goal.is_none().then_some(&kept));
         let isolation = placement.isolation(&journal, &config, commit, observer.clone());
         let run_ws = &placement.ws;
+        let made = placement.made();
         let human = Desk::from_config(&config, run_ws, journal.clone(), console);
         let cell = RunCell::default();
         let executor: Arc<dyn Executor> = match goal {
             Some(no_judge) => crate::executor::for_goal_loop(
-                &config,
-                run_ws,
+                (&config, run_ws, &made),
                 env,
                 (&journal, &human, &cell),
                 no_judge,
                 &host,
             )?,
             // Any other kind resumed is refused by the Ralph loop, naming the run's kind.
-            None => crate::executor::from_config(&config, run_ws, env, (&human, &cell), &host)?,
+            None => {
+                crate::executor::from_config((&config, run_ws, &made), env, (&human, &cell), &host)?
+            }
         };
         let loop_judge = loop_judge(&config, env, &*observer);
         let deps = Deps {

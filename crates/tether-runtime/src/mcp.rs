@@ -73,7 +73,7 @@ fn verify_sandbox(setup: &Setup<'_>, host: &Host) -> VerifySandbox {
         built
             .get_or_init(|| {
                 let config = config.as_ref().map_err(Clone::clone)?;
-                crate::sandbox::for_run(config, &ws, &host)
+                crate::sandbox::for_run(config, &ws, &crate::sandbox::Made::default(), &host)
                     .map(|run| sandboxes(&run))
                     .map_err(|e| {
                         format!(

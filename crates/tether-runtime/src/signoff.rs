@@ -38,7 +38,7 @@ impl ByPerson {
         // The verify command is code the agent wrote.
         let sandbox = match sandbox {
             Some(sandbox) => sandbox,
-            None => crate::sandbox::for_run(config, ws, host)?,
+            None => crate::sandbox::for_run(config, ws, &crate::sandbox::Made::default(), host)?,
         };
         let signoff = signoff
             .sandboxed(sandbox.shell)

@@ -58,6 +58,18 @@ impl Placement {
         }
     }
 
+    /// What tether made for the run that its sandbox grants: for a worktree, the git directory
+    /// it shares with its checkout — as tether knows it from git's record, never from the
+    /// worktree's `.git` file.
+    pub fn made(&self) -> crate::sandbox::Made {
+        crate::sandbox::Made {
+            repository: self
+                .worktree
+                .as_ref()
+                .and_then(|tree| common_dir(&tree.git.git_dir)),
+        }
+    }
+
     /// What the loop needs: the run's id, and (when `commit`) the commit after each sign-off,
     /// told to `observer` — or, for a Ralph run (`kept`), the commit of its work as it keeps
     /// its promise, made before the run is recorded completed and left in `kept`.
@@ -88,6 +100,13 @@ impl Placement {
             }),
         }
     }
+}
+
+/// The git directory a linked worktree's own (`<common>/worktrees/<name>`, git's record of it in
+/// its checkout) lies in.
+fn common_dir(git_dir: &Path) -> Option<PathBuf> {
+    let records = git_dir.parent()?;
+    (records.file_name()? == "worktrees").then(|| records.parent().map(Path::to_path_buf))?
 }
 
 /// A run's worktree, as `tether worktree list` shows it.

@@ -57,13 +57,18 @@ fn real(path: &Path) -> Option<PathBuf> {
 
 impl Covers {
     /// Plans covering the system's places and `extra` (the home directory), keeping `granted`
-    /// beneath them. A place that is granted itself, or lies beneath a granted path, is not
-    /// covered (what is granted stays whole).
+    /// (links resolved) and `exact` (paths opened without following any link: taken as they
+    /// are, never resolved again) beneath them. A place that is granted itself, or lies beneath
+    /// a granted path, is not covered (what is granted stays whole).
     pub(crate) fn plan<'a>(
         extra: impl Iterator<Item = &'a Path>,
         granted: impl Iterator<Item = &'a Path>,
+        exact: impl Iterator<Item = &'a Path>,
     ) -> Result<Self, SandboxError> {
-        let granted: Vec<PathBuf> = granted.filter_map(real).collect();
+        let granted: Vec<PathBuf> = granted
+            .filter_map(real)
+            .chain(exact.map(Path::to_path_buf))
+            .collect();
         let mut roots: Vec<PathBuf> = Vec::new();
         for root in SYSTEM_COVERED.iter().map(Path::new).chain(extra) {
             let Some(root) = real(root).filter(|r| r.is_dir()) else {

@@ -27,6 +27,11 @@
 //! 4. with the network off, a seccomp filter refuses any socket that is not a Unix socket (UDP,
 //!    raw, netlink) and `io_uring`, which could bypass it.
 //!
+//! A path the child itself could replace with a link (one inside a tree it writes) is granted
+//! with [`Policy::read_unlinked`] or [`Policy::write_unlinked`]: opened at each spawn without
+//! following any link, so a link planted there grants nothing; and a read-only path that is a
+//! link is left alone, since a mount would follow it.
+//!
 //! Landlock only allows: it cannot deny a path beneath one it allows. Whatever must stay out of
 //! reach (tether's store, its keys, `.git`) must therefore not lie beneath a writable path: the
 //! caller lays the trees out accordingly, or names them for step 0.

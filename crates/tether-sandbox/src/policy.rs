@@ -1,5 +1,6 @@
 //! What a sandboxed child may read, write and reach.
 
+use std::os::fd::{FromRawFd as _, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use landlock::{
@@ -62,6 +63,8 @@ pub struct Policy {
     read: Vec<PathBuf>,
     optional_read: Vec<PathBuf>,
     write: Vec<PathBuf>,
+    unlinked_read: Vec<PathBuf>,
+    unlinked_write: Vec<PathBuf>,
     read_only: Vec<PathBuf>,
     hidden: Vec<PathBuf>,
     covered: Vec<PathBuf>,
@@ -92,6 +95,24 @@ impl Policy {
     #[must_use]
     pub fn write(mut self, path: impl Into<PathBuf>) -> Self {
         self.write.push(path.into());
+        self
+    }
+
+    /// Lets the child read beneath `path` when it exists and no part of it is a symbolic link:
+    /// for a path inside a tree the child can write, where it could plant a link to `/` in its
+    /// place. At each spawn it is opened without following any link; with a link anywhere on
+    /// it, or nothing there, nothing is granted. `path` must be absolute, without `.` or `..`.
+    #[must_use]
+    pub fn read_unlinked(mut self, path: impl Into<PathBuf>) -> Self {
+        self.unlinked_read.push(path.into());
+        self
+    }
+
+    /// [`Policy::read_unlinked`], for writing: lets the child read, create, change and remove
+    /// anything beneath `path` when it exists and no part of it is a symbolic link.
+    #[must_use]
+    pub fn write_unlinked(mut self, path: impl Into<PathBuf>) -> Self {
+        self.unlinked_write.push(path.into());
         self
     }
 
@@ -139,17 +160,22 @@ impl Policy {
         self
     }
 
-    /// The trees the child may read, beyond the system's.
+    /// The trees the child may read, beyond the system's (those [`Policy::read_unlinked`] named
+    /// included, as they would be granted when no link stands on them).
     pub fn readable(&self) -> impl Iterator<Item = &Path> {
         self.read
             .iter()
             .chain(&self.optional_read)
+            .chain(&self.unlinked_read)
             .map(PathBuf::as_path)
     }
 
-    /// The trees the child may write.
+    /// The trees the child may write (those [`Policy::write_unlinked`] named included).
     pub fn writable(&self) -> impl Iterator<Item = &Path> {
-        self.write.iter().map(PathBuf::as_path)
+        self.write
+            .iter()
+            .chain(&self.unlinked_write)
+            .map(PathBuf::as_path)
     }
 
     /// Whether the child may reach the network.
@@ -197,6 +223,17 @@ impl Policy {
                 created = created.add_rule(rule)?;
             }
         }
+        // Opened once, here: the rule and the covers below see the same file, whatever the
+        // child does to the path meanwhile.
+        let mut unlinked = Vec::new();
+        for (paths, access) in [(&self.unlinked_read, read), (&self.unlinked_write, all)] {
+            for path in paths {
+                if let Some(rule) = beneath_unlinked(path, access)? {
+                    created = created.add_rule(rule)?;
+                    unlinked.push(path.as_path());
+                }
+            }
+        }
         let filter = if self.network {
             None
         } else {
@@ -207,15 +244,89 @@ impl Policy {
             .chain(DEVICES_READ)
             .chain(DEVICES_WRITE)
             .map(Path::new)
-            .chain(self.readable())
-            .chain(self.writable());
-        let covers =
-            crate::cover::Covers::plan(self.covered.iter().map(PathBuf::as_path), granted)?;
-        let mounts =
-            crate::mounts::Mounts::plan(covers, self.read_only_paths(), self.hidden_paths())?;
+            .chain(
+                self.read
+                    .iter()
+                    .chain(&self.optional_read)
+                    .map(PathBuf::as_path),
+            )
+            .chain(self.write.iter().map(PathBuf::as_path));
+        let covers = crate::cover::Covers::plan(
+            self.covered.iter().map(PathBuf::as_path),
+            granted,
+            unlinked.into_iter(),
+        )?;
+        let writable: Vec<PathBuf> = self
+            .writable()
+            .filter_map(|w| std::fs::canonicalize(w).ok())
+            .collect();
+        let read_only = self
+            .read_only_paths()
+            .filter(|p| kept_read_only(p, &writable));
+        let mounts = crate::mounts::Mounts::plan(covers, read_only, self.hidden_paths())?;
         let ptys = crate::ptys::Ptys::plan(&created)?;
         Ok(Prepared::new(mounts, ptys, created, filter))
     }
+}
+
+/// Whether the read-only path `path` is made read-only: only where it lies beneath one of the
+/// `writable` trees (elsewhere the child cannot write it anyway), and never when it is a
+/// symbolic link — a mount follows links, and a link in a writable tree is the child's to
+/// replace (a `.git` it made, pointing at `/`).
+fn kept_read_only(path: &Path, writable: &[PathBuf]) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_symlink())
+        && std::fs::canonicalize(path)
+            .is_ok_and(|real| writable.iter().any(|w| real.starts_with(w)))
+}
+
+/// A rule for `path` with `access` (narrowed to what applies to a file when it is one), `path`
+/// opened without following any symbolic link on it; `None` when it is missing or a link
+/// stands on it.
+fn beneath_unlinked(
+    path: &Path,
+    access: landlock::BitFlags<AccessFs>,
+) -> Result<Option<PathBeneath<OwnedFd>>, SandboxError> {
+    let error = |source| SandboxError::Path {
+        path: path.to_path_buf(),
+        source,
+    };
+    let c = crate::mounts::c_path(path)?;
+    #[allow(unsafe_code)]
+    // SAFETY: `open_how` is plain integers, for which zero is a valid value.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+    #[allow(unsafe_code)]
+    // SAFETY: a NUL-terminated path and an `open_how` of the size passed, both outliving the
+    // call; the descriptor returned is owned here.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &raw const how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        let err = std::io::Error::last_os_error();
+        return match err.raw_os_error() {
+            Some(libc::ENOENT | libc::ELOOP | libc::ENOTDIR) => Ok(None),
+            _ => Err(error(err)),
+        };
+    }
+    #[allow(unsafe_code)]
+    // SAFETY: `fd` was just opened and is owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) };
+    let meta = std::fs::File::from(fd.try_clone().map_err(error)?)
+        .metadata()
+        .map_err(error)?;
+    let access = if meta.is_dir() {
+        access
+    } else {
+        access & AccessFs::from_file(ABI::V6)
+    };
+    Ok(Some(PathBeneath::new(fd, access)))
 }
 
 /// A rule for `path` with `access` (narrowed to what applies to a file when it is one); `None`

@@ -446,3 +446,63 @@ fn a_path_to_hide_or_keep_read_only_beneath_a_cover_is_out_of_sight_already() {
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "source");
 }
+
+/// A path inside the writable tree granted without following links (a person's `[sandbox]
+/// readable` that the agent can replace): readable as a directory; once the child replaced it
+/// with a link to `/` or the home directory, the next child gets nothing through it, and the
+/// covers stay on.
+#[test]
+fn an_unlinked_grant_the_child_replaced_with_a_link_grants_nothing() {
+    let t = trees();
+    let sdk = t.work.join("vendor/sdk");
+    std::fs::create_dir_all(&sdk).unwrap();
+    std::fs::write(sdk.join("lib.txt"), "sdk").unwrap();
+    let key = t.home.join(".ssh/id_ed25519");
+    let p = Policy::new()
+        .read(&t.work)
+        .write(&t.scratch)
+        .read_unlinked(&sdk)
+        .cover(&t.home);
+    let out = run(&p, &t.scratch, &format!("cat {}/lib.txt", sdk.display()));
+    assert_eq!(says(&out), "sdk");
+    for target in [Path::new("/"), t.home.as_path()] {
+        std::fs::remove_dir_all(&sdk).ok();
+        std::fs::remove_file(&sdk).ok();
+        std::os::unix::fs::symlink(target, &sdk).unwrap();
+        for script in [
+            format!("ls {}/", sdk.display()),
+            "ls /".to_owned(),
+            format!("cat {}", key.display()),
+            format!("cat {}/.ssh/id_ed25519", sdk.display()),
+        ] {
+            let out = run(&p, &t.scratch, &script);
+            assert!(!ok(&out), "`{script}` worked: {}", says(&out));
+        }
+    }
+    // A link higher up the path is refused as well.
+    std::fs::remove_file(&sdk).unwrap();
+    std::fs::remove_dir(t.work.join("vendor")).unwrap();
+    std::os::unix::fs::symlink("/", t.work.join("vendor")).unwrap();
+    let p = Policy::new()
+        .read(&t.work)
+        .write(&t.scratch)
+        .read_unlinked(t.work.join("vendor/etc"));
+    let out = run(&p, &t.scratch, "ls /");
+    assert!(!ok(&out), "{}", says(&out));
+}
+
+/// A `.git` the child made a link to the tree itself is not made read-only (a mount would follow
+/// it and leave the whole tree read-only for every later child); the tree stays writable.
+#[test]
+fn a_read_only_path_that_is_a_link_is_left_alone() {
+    let t = trees();
+    std::os::unix::fs::symlink(&t.work, t.work.join(".git")).unwrap();
+    let p = policy(&t).read_only(t.work.join(".git"));
+    let file = t.work.join("file");
+    let out = run(
+        &p,
+        &t.work,
+        &format!("echo new > {0} && cat {0}", file.display()),
+    );
+    assert_eq!(says(&out), "new\n");
+}

@@ -415,6 +415,18 @@ impl Turns for AcpExecutor {
     }
 
     async fn turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
+        let outcome = self.run_turn(turn).await;
+        // An adapter of an agent CLI works in the run's copy of its configuration directory:
+        // the logins it refreshed flow back.
+        if let Some(dir) = &self.settings.config_dir {
+            dir.keep_credentials();
+        }
+        outcome
+    }
+}
+
+impl AcpExecutor {
+    async fn run_turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
         let mut guard = self.agent.lock().await;
         self.ready(&mut guard, &turn.cancel).await?;
         let Some(agent) = guard.as_mut() else {

@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 use tether_tools::{ProgramRun, ShellEnd};
 
 use crate::cli::{
-    AgentCli, Cli, CliError, CliSettings, ConfigDir, Gate, RunId, SERVER, TOOL_TIMEOUT, Version,
+    AgentCli, Cli, CliError, CliSettings, ConfigDir, ConfigFile, Gate, RunId, SERVER, TOOL_TIMEOUT,
+    Version,
 };
 use crate::executor::{Access, ExecError, Turn, TurnOutcome, TurnRequest, Turns};
 use stream::{Seen, StreamParser};
@@ -34,7 +35,22 @@ pub const CLI: AgentCli = AgentCli {
     config_dir: ConfigDir {
         var: "CLAUDE_CONFIG_DIR",
         default: ".claude",
-        named_by_tether: true,
+        files: &[
+            // Its login (OAuth tokens it refreshes), on Linux.
+            ConfigFile::credential(".credentials.json"),
+            // Its state (onboarding, projects, an API key from a Console login, user-scoped
+            // MCP servers): `~/.claude.json` when no variable names the directory.
+            ConfigFile {
+                unnamed: Some(".claude.json"),
+                ..ConfigFile::setting(".claude.json")
+            },
+            ConfigFile::setting("settings.json"),
+            ConfigFile::setting("CLAUDE.md"),
+            ConfigFile::shared("agents"),
+            ConfigFile::shared("commands"),
+            ConfigFile::shared("skills"),
+            ConfigFile::shared("output-styles"),
+        ],
     },
     // Its configuration names no variable of its own: its `ANTHROPIC_*` variables pass by
     // prefix.
@@ -174,6 +190,14 @@ impl Turns for ClaudeExecutor {
     }
 
     async fn turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
+        let outcome = self.run_turn(turn).await;
+        self.cli.turn_ended();
+        outcome
+    }
+}
+
+impl ClaudeExecutor {
+    async fn run_turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
         self.cli.check_version(&turn.cancel).await?;
         let mcp_config = self.write_mcp_config(&turn.request)?;
         // A turn whose MCP server did not connect is stopped at once (see `StreamParser`).

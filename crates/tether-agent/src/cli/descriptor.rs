@@ -4,7 +4,8 @@
 //! A descriptor holds what the rest of tether needs of a CLI without knowing which it is: its
 //! name and install line, the oldest version tether drives (the version probe, `<program>
 //! --version`, is [`Cli::check_version`](super::Cli::check_version)), what it needs in the
-//! sandbox (the prefixes of its own variables, its configuration directory), where its own
+//! sandbox (the prefixes of its own variables, its configuration directory and what of it a run
+//! copies), where its own
 //! configuration names its model key, how `[human] ask_before` reaches its commands, and its
 //! executor — its command line, how it is handed tether's MCP server for the run, and its
 //! stream format, which live in the CLI's own module.
@@ -37,8 +38,8 @@ pub struct AgentCli {
     /// The prefixes of the variables of its own settings (its endpoint, model, configuration
     /// directory) it gets in the sandbox, whose environment is otherwise an allow-list.
     pub env_prefixes: &'static [&'static str],
-    /// Its configuration directory (sessions, logs, credentials): the one place of the home
-    /// directory it writes.
+    /// Its configuration directory (settings, sessions, logs, credentials): in a run, a copy
+    /// of the run's is all it writes.
     pub config_dir: ConfigDir,
     /// Where its own configuration names the variable its model key comes from, when it can
     /// (the sandbox passes exactly that variable).
@@ -67,9 +68,63 @@ pub struct ConfigDir {
     pub var: &'static str,
     /// Where it is under `$HOME` when the variable is not set (`.claude`).
     pub default: &'static str,
-    /// Whether tether names it to the CLI through `var` (pi's per-run agent directory names it
-    /// itself).
-    pub named_by_tether: bool,
+    /// What a run's own copy of it holds of the person's (see
+    /// [`RunConfigDir`](super::RunConfigDir)); nothing else of the person's is there.
+    pub files: &'static [ConfigFile],
+}
+
+/// One entry of an agent CLI's configuration directory that a run's copy holds.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfigFile {
+    /// Its name in the directory (`settings.json`).
+    pub name: &'static str,
+    /// What it is, and so what flows where.
+    pub kind: ConfigKind,
+    /// Where it is under `$HOME` instead when no variable names the directory (Claude Code
+    /// keeps `~/.claude.json` beside `~/.claude/`).
+    pub unnamed: Option<&'static str>,
+}
+
+/// What an entry of an agent CLI's configuration directory is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigKind {
+    /// A login the CLI may refresh (JSON): copied in, and back after each turn when the CLI
+    /// changed it and it still parses as the same JSON object.
+    Credential,
+    /// A file of settings or state: copied in; what the CLI writes to it stays in the run.
+    Setting,
+    /// A directory the CLI only reads (its skills, its extensions): linked, and read-only in
+    /// the sandbox.
+    Shared,
+}
+
+impl ConfigFile {
+    /// A login, JSON.
+    pub const fn credential(name: &'static str) -> Self {
+        ConfigFile {
+            name,
+            kind: ConfigKind::Credential,
+            unnamed: None,
+        }
+    }
+
+    /// A file of settings or state.
+    pub const fn setting(name: &'static str) -> Self {
+        ConfigFile {
+            name,
+            kind: ConfigKind::Setting,
+            unnamed: None,
+        }
+    }
+
+    /// A directory the CLI only reads.
+    pub const fn shared(name: &'static str) -> Self {
+        ConfigFile {
+            name,
+            kind: ConfigKind::Shared,
+            unnamed: None,
+        }
+    }
 }
 
 /// Where an agent CLI's own configuration names its model key's variable.

@@ -9,16 +9,20 @@
 //!   supports, its sandbox needs, its key, its executor), every one registered once in
 //!   [`AGENT_CLIS`]; [`Agent`] names one.
 //! - [`CliError`]: the ways a CLI fails, each saying what to do.
+//! - [`RunConfigDir`]: the run's own copy of the CLI's configuration directory, and the
+//!   credentials that flow back from it.
 //! - [`lines`]: the stream reader that keeps the raw output as the transcript and hands each
 //!   complete JSON line to the CLI's own parser; [`summary`] the one-line tool-call summary.
 //! - [`key`]: which variable a CLI's own configuration says its model key comes from.
 //! - [`limits`]: recognising a usage or rate limit in what a CLI printed, so the loop waits it
 //!   out instead of counting a failed iteration.
 
+mod denied;
 pub mod descriptor;
 pub mod key;
 pub mod limits;
 pub(crate) mod lines;
+mod run_config;
 pub(crate) mod summary;
 mod version;
 
@@ -30,7 +34,10 @@ use tether_tools::{ProgramCommand, ProgramRun, ShellEnd};
 
 use crate::executor::ExecError;
 
-pub use descriptor::{AGENT_CLIS, AgentCli, ConfigDir, Gate, KeyNaming, find};
+pub use descriptor::{
+    AGENT_CLIS, AgentCli, ConfigDir, ConfigFile, ConfigKind, Gate, KeyNaming, find,
+};
+pub use run_config::RunConfigDir;
 pub use version::{Version, parse_version};
 
 /// The MCP server name tether's tools are served under (`mcp__tether__ask_human`).
@@ -90,6 +97,9 @@ pub struct CliSettings {
     /// The socket of the process driving the run, for the `tether mcp` the CLI starts inside
     /// the sandbox (`tether mcp --bridge <socket>`).
     pub bridge: Option<PathBuf>,
+    /// The run's own configuration directory of the CLI, which `env` points it at; `None`: the
+    /// CLI's own (pi then makes one beside the transcript).
+    pub config_dir: Option<Arc<RunConfigDir>>,
 }
 
 impl CliSettings {
@@ -150,6 +160,22 @@ pub enum CliError {
         program: String,
         /// What went wrong.
         detail: String,
+    },
+    /// The program could not read one of its own files in the sandbox: it is installed outside
+    /// the places the sandbox grants.
+    #[error(
+        "{agent} cannot read {} in the sandbox: it is installed outside the places the sandbox \
+         grants (its install tree as tether finds it from `{program}`, the system's trees); add \
+         that directory to [sandbox] readable in tether.toml",
+        path.display(), agent = agent.title
+    )]
+    Unreadable {
+        /// Which CLI.
+        agent: Agent,
+        /// The program.
+        program: String,
+        /// The file or directory it could not read.
+        path: PathBuf,
     },
     /// The program runs but is older than tether supports.
     #[error(
@@ -289,6 +315,15 @@ impl Cli {
         }
     }
 
+    /// A [`CliError::Unreadable`]: `path` could not be read in the sandbox.
+    pub fn unreadable(&self, path: PathBuf) -> CliError {
+        CliError::Unreadable {
+            agent: self.agent,
+            program: self.settings.program.clone(),
+            path,
+        }
+    }
+
     /// A [`CliError::Timeout`] for this CLI's turn limit.
     pub fn timed_out(&self) -> CliError {
         CliError::Timeout {
@@ -328,6 +363,14 @@ impl Cli {
         match limits::recognise(&format!("{said}\n{}", run.stderr), limits::now_unix()) {
             Some(limit) => ExecError::UsageLimit(limit),
             None => ExecError::Model(Box::new(self.failed(run.end, detail))),
+        }
+    }
+
+    /// A turn ended, however it did: the credentials the CLI refreshed in the run's
+    /// configuration directory flow back to the person's.
+    pub fn turn_ended(&self) {
+        if let Some(dir) = &self.settings.config_dir {
+            dir.keep_credentials();
         }
     }
 

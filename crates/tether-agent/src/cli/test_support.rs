@@ -25,6 +25,7 @@ pub(crate) fn settings(program: &str) -> CliSettings {
         read_only_sandbox: None,
         scratch: None,
         bridge: None,
+        config_dir: None,
     }
 }
 

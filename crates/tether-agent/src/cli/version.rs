@@ -61,13 +61,21 @@ impl Cli {
         let command = self
             .settings()
             .command(argv, None, VERSION_TIMEOUT, Vec::new());
-        let run = run_program(&command, cancel)
-            .await
-            .map_err(|e| setup(self.not_runnable(format!("could not start: {e}"))))?;
+        let sandboxed = command.sandbox.is_some();
+        let run = run_program(&command, cancel).await.map_err(|e| {
+            if sandboxed && e.kind() == std::io::ErrorKind::PermissionDenied {
+                return setup(self.unreadable(self.settings().program.clone().into()));
+            }
+            setup(self.not_runnable(format!("could not start: {e}")))
+        })?;
         match run.end {
             ShellEnd::Cancelled => return Err(ExecError::Cancelled),
             ShellEnd::Exited(0) => {}
             other => {
+                let hidden = super::denied::denied_path(&run.stderr, |p| p.exists());
+                if sandboxed && let Some(path) = hidden {
+                    return Err(setup(self.unreadable(path)));
+                }
                 let detail = format!("{}: {}", describe_end(other), run.stderr.trim());
                 return Err(setup(self.not_runnable(detail)));
             }

@@ -19,7 +19,8 @@ use tether_tools::{ProgramRun, ShellEnd, run_program_tees};
 
 use crate::cli::lines::LineSink;
 use crate::cli::{
-    AgentCli, Cli, CliSettings, ConfigDir, Gate, KeyNaming, RunId, SERVER, TOOL_TIMEOUT, Version,
+    AgentCli, Cli, CliSettings, ConfigDir, ConfigFile, Gate, KeyNaming, RunId, SERVER,
+    TOOL_TIMEOUT, Version,
 };
 use crate::executor::{Access, ExecError, Turn, TurnOutcome, Turns};
 use stream::{Seen, StderrWatch, StreamParser};
@@ -40,7 +41,15 @@ pub const CLI: AgentCli = AgentCli {
     config_dir: ConfigDir {
         var: "CODEX_HOME",
         default: ".codex",
-        named_by_tether: true,
+        files: &[
+            // Its login (an API key, or ChatGPT tokens it refreshes).
+            ConfigFile::credential("auth.json"),
+            // Its settings (providers, MCP servers, `notify`, hooks) and instructions. Its
+            // skills are not linked: it writes its own there when it starts.
+            ConfigFile::setting("config.toml"),
+            ConfigFile::setting("AGENTS.md"),
+            ConfigFile::shared("prompts"),
+        ],
     },
     key: Some(KeyNaming {
         read: provider::provider_key,
@@ -149,6 +158,14 @@ impl Turns for CodexExecutor {
     }
 
     async fn turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
+        let outcome = self.run_turn(turn).await;
+        self.cli.turn_ended();
+        outcome
+    }
+}
+
+impl CodexExecutor {
+    async fn run_turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
         self.cli.check_version(&turn.cancel).await?;
         let transcript_err = |source| ExecError::Transcript {
             path: turn.request.transcript.clone(),

@@ -6,7 +6,7 @@
 //! started when the turn is cancelled). pi runs with a per-run agent directory ([`agent_dir`])
 //! whose `mcp.json` names tether's own binary (`tether mcp --run <id> -C <workspace>`), so the
 //! agent's `ask_human`, `complete_goal`, `cancel_goal` and `plan_status` reach this run while
-//! the user's own pi configuration is used as it is and left alone.
+//! the user's own pi configuration is copied from and left alone (but for a login pi refreshed).
 //!
 //! `[human] ask_before` is enforced through a pi extension tether writes for the run ([`gate`]):
 //! before each `bash` call it runs `tether gate`, which asks a human when the command is held.
@@ -23,15 +23,15 @@ pub(crate) mod provider;
 mod stream;
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tether_tools::{ProgramRun, ShellEnd, run_program};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::{
-    AgentCli, Cli, CliError, CliSettings, ConfigDir, Gate, KeyNaming, RunId, SERVER, TOOL_TIMEOUT,
-    Version,
+    AgentCli, Cli, CliError, CliSettings, ConfigDir, ConfigFile, Gate, KeyNaming, RunConfigDir,
+    RunId, SERVER, TOOL_TIMEOUT, Version,
 };
 use crate::executor::{Access, ExecError, Turn, TurnOutcome, TurnRequest, Turns};
 use stream::{Seen, StreamParser};
@@ -55,11 +55,25 @@ pub const CLI: AgentCli = AgentCli {
     // Built-in MCP support with `"exposure": "direct"`.
     minimum: Version::new(0, 99, 0),
     env_prefixes: &["PI_", "ANTHROPIC_", "OPENAI_", "GEMINI_", "NODE_"],
-    // Each run gets an agent directory of its own, which names itself to pi.
     config_dir: ConfigDir {
         var: "PI_CODING_AGENT_DIR",
         default: ".pi/agent",
-        named_by_tether: false,
+        files: &[
+            // Its logins (OAuth tokens it refreshes, API keys).
+            ConfigFile::credential("auth.json"),
+            // Its providers and models, its settings and instructions. Not `mcp.json`: the
+            // run's names tether's server only.
+            ConfigFile::setting("models.json"),
+            ConfigFile::setting("settings.json"),
+            ConfigFile::setting("keybindings.json"),
+            ConfigFile::setting("AGENTS.md"),
+            ConfigFile::setting("SYSTEM.md"),
+            ConfigFile::setting("APPEND_SYSTEM.md"),
+            ConfigFile::shared("extensions"),
+            ConfigFile::shared("skills"),
+            ConfigFile::shared("prompts"),
+            ConfigFile::shared("themes"),
+        ],
     },
     key: Some(KeyNaming {
         read: |dir, args| provider::provider_key(Some(dir), args),
@@ -74,16 +88,20 @@ pub const CLI: AgentCli = AgentCli {
 /// Runs pi per turn.
 pub struct PiExecutor {
     cli: Cli,
-    /// The user's own agent directory, linked into each run's.
-    user_dir: Option<PathBuf>,
+    /// The user's own agent directory (and whether a variable names it), copied into the run's
+    /// when the settings give none.
+    user_dir: Option<(PathBuf, bool)>,
+    /// The run's agent directory once made here (the settings gave none).
+    own_dir: Mutex<Option<Arc<RunConfigDir>>>,
     /// Set once `pi mcp list` saw tether's server connect.
     mcp_connected: OnceLock<()>,
 }
 
 impl PiExecutor {
-    /// An executor running `settings`; `run` names the run once it exists.
-    /// `PI_CODING_AGENT_DIR` in `settings.env` names the user's agent directory (default: the
-    /// one in tether's environment, else `~/.pi/agent`); pi itself runs with the run's own.
+    /// An executor running `settings`; `run` names the run once it exists. pi runs in the
+    /// run's agent directory the settings give (`config_dir`); without one, in one made beside
+    /// the first turn's transcript from the user's: `PI_CODING_AGENT_DIR` in `settings.env`
+    /// (default: the one in tether's environment, else `~/.pi/agent`).
     pub fn new(mut settings: CliSettings, run: RunId) -> Self {
         let configured = settings
             .env
@@ -95,6 +113,7 @@ impl PiExecutor {
         PiExecutor {
             cli: Cli::new(&CLI, settings, run),
             user_dir: agent_dir::user_dir(configured),
+            own_dir: Mutex::new(None),
             mcp_connected: OnceLock::new(),
         }
     }
@@ -122,23 +141,44 @@ impl PiExecutor {
         argv
     }
 
-    /// Writes the run's agent directory next to the turn's transcript.
+    /// The run's agent directory: the settings', or one made beside the turn's transcript.
+    fn agent_dir(&self, request: &TurnRequest) -> Result<PathBuf, ExecError> {
+        if let Some(dir) = &self.cli.settings().config_dir {
+            return Ok(dir.dir().to_path_buf());
+        }
+        let mut own = self
+            .own_dir
+            .lock()
+            .map_err(|_| ExecError::Model("the run's pi directory is poisoned".into()))?;
+        if let Some(dir) = own.as_ref() {
+            return Ok(dir.dir().to_path_buf());
+        }
+        let dir = self
+            .cli
+            .turn_dir(&request.transcript)
+            .join(agent_dir::DIR_NAME);
+        let user = self
+            .user_dir
+            .as_ref()
+            .map(|(user, named)| (user.as_path(), *named));
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let made = RunConfigDir::seed(&CLI, user, home.as_deref(), &dir)
+            .map_err(|source| config_error(&dir, source))?;
+        *own = Some(Arc::new(made));
+        Ok(dir)
+    }
+
+    /// Writes tether's server into the run's agent directory.
     fn prepare_agent_dir(&self, request: &TurnRequest) -> Result<PathBuf, ExecError> {
-        let run_dir = self.cli.turn_dir(&request.transcript);
+        let dir = self.agent_dir(request)?;
         let settings = self.cli.settings();
         let server = agent_dir::server_entry(
             &settings.tether.display().to_string(),
             &self.cli.mcp_args(),
             TOOL_TIMEOUT.as_secs(),
         );
-        let dir = agent_dir::prepare(run_dir, self.user_dir.as_deref(), SERVER, &server).map_err(
-            |source| {
-                ExecError::Model(Box::new(CliError::Config {
-                    path: run_dir.join(agent_dir::DIR_NAME),
-                    source,
-                }))
-            },
-        )?;
+        agent_dir::write_mcp(&dir, SERVER, &server)
+            .map_err(|source| config_error(&dir.join("mcp.json"), source))?;
         // The record of what pi was given, next to the transcript (the agent directory may be
         // in the sandbox's scratch directory).
         let record = request
@@ -146,13 +186,19 @@ impl PiExecutor {
             .parent()
             .unwrap_or(Path::new("."))
             .join("pi-mcp.json");
-        std::fs::copy(dir.join("mcp.json"), &record).map_err(|source| {
-            ExecError::Model(Box::new(CliError::Config {
-                path: record.clone(),
-                source,
-            }))
-        })?;
+        std::fs::copy(dir.join("mcp.json"), &record)
+            .map_err(|source| config_error(&record, source))?;
         Ok(dir)
+    }
+
+    /// A turn ended: the logins pi refreshed flow back.
+    fn turn_ended(&self) {
+        self.cli.turn_ended();
+        if let Ok(own) = self.own_dir.lock()
+            && let Some(dir) = own.as_ref()
+        {
+            dir.keep_credentials();
+        }
     }
 
     /// Writes the run's `ask_before` extension next to the turn's transcript: `tether gate
@@ -270,6 +316,14 @@ impl Turns for PiExecutor {
     }
 
     async fn turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
+        let outcome = self.run_turn(turn).await;
+        self.turn_ended();
+        outcome
+    }
+}
+
+impl PiExecutor {
+    async fn run_turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
         self.cli.check_version(&turn.cancel).await?;
         let agent_dir = self.prepare_agent_dir(&turn.request)?;
         let gate = self.write_gate(&turn.request)?;
@@ -293,6 +347,14 @@ impl Turns for PiExecutor {
         self.cli.check_end(run.end, turn.cancel.is_cancelled())?;
         self.outcome(run, seen)
     }
+}
+
+/// A file tether writes for pi could not be written.
+fn config_error(path: &Path, source: std::io::Error) -> ExecError {
+    ExecError::Model(Box::new(CliError::Config {
+        path: path.to_path_buf(),
+        source,
+    }))
 }
 
 #[cfg(test)]

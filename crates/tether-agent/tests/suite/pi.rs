@@ -1,6 +1,6 @@
 //! The `pi` executor around a stand-in for pi (a shell script answering `--version`, `mcp list`
 //! and a turn): what a turn is given (the prompt on stdin, the run's own agent directory with
-//! tether's MCP server, the ask_before extension, the read-only tools), what its stream becomes (a final message, a usage
+//! copies of the user's files and tether's MCP server, the ask_before extension, the read-only tools), what its stream becomes (a final message, a usage
 //! limit), a server that does not connect stopping the run with the fix, and a cancelled or
 //! timed-out turn taking everything pi started with it. The real pi is driven end to end by
 //! the `tether` binary's tests.
@@ -52,6 +52,7 @@ fn executor(dir: &Path, program: &Path, timeout: Duration, user_dir: &Path) -> P
         read_only_sandbox: None,
         scratch: None,
         bridge: None,
+        config_dir: None,
     };
     PiExecutor::new(settings, Arc::new(|| Some("r-1".to_owned())))
 }
@@ -90,7 +91,11 @@ const DONE: &str = r#"echo '{"type":"message_end","message":{"role":"assistant",
 async fn a_turn_gets_the_prompt_on_stdin_and_the_runs_own_agent_directory() {
     let dir = tempfile::tempdir().unwrap();
     let body = format!(
-        "cat > $OUT/stdin; echo \"$@\" > $OUT/argv; echo \"$PI_CODING_AGENT_DIR\" > $OUT/dir\n{DONE}"
+        "cat > $OUT/stdin; echo \"$@\" > $OUT/argv; echo \"$PI_CODING_AGENT_DIR\" > $OUT/dir\n\
+         cp \"$PI_CODING_AGENT_DIR/models.json\" $OUT/models.seen\n\
+         cp \"$PI_CODING_AGENT_DIR/mcp.json\" $OUT/mcp.seen\n\
+         if [ -L \"$PI_CODING_AGENT_DIR/models.json\" ]; then echo link; else echo copy; fi > $OUT/kind\n\
+         {DONE}"
     );
     let out = turn(
         dir.path(),
@@ -123,11 +128,15 @@ async fn a_turn_gets_the_prompt_on_stdin_and_the_runs_own_agent_directory() {
     assert!(extension.contains(&expected), "{extension}");
     let agent_dir = dir.path().join(".tether/runs/r-1/pi-agent");
     assert_eq!(read("dir").trim(), agent_dir.display().to_string());
+    // A copy of the user's file, not a link to it; the run's directory is gone with the run,
+    // its MCP configuration kept beside the transcript.
     assert_eq!(
-        std::fs::read_link(agent_dir.join("models.json")).unwrap(),
-        dir.path().join("user-agent/models.json")
+        (read("kind").trim(), read("models.seen").as_str()),
+        ("copy", "{}")
     );
-    let mcp: Value = serde_json::from_str(&read(".tether/runs/r-1/pi-agent/mcp.json")).unwrap();
+    assert!(!agent_dir.exists());
+    assert_eq!(read("mcp.seen"), read(".tether/runs/r-1/pi-mcp.json"));
+    let mcp: Value = serde_json::from_str(&read("mcp.seen")).unwrap();
     let tether = &mcp["mcpServers"]["tether"];
     assert_eq!(tether["command"], "/opt/tether");
     assert_eq!(tether["exposure"], "direct");

@@ -91,7 +91,15 @@ impl Demo {
         );
         // The scripted agent's commands run sandboxed like a real one's, where the kernel can.
         let (sandbox, unsandboxed) = match tether_sandbox::Support::probe().check() {
-            Ok(()) => (crate::sandbox::for_run(&Config::default(), ws, host)?, None),
+            Ok(()) => (
+                crate::sandbox::for_run(
+                    &Config::default(),
+                    ws,
+                    &crate::sandbox::Made::default(),
+                    host,
+                )?,
+                None,
+            ),
             Err(e) => (RunSandbox::default(), Some(e.to_string())),
         };
         let cell = RunCell::default();

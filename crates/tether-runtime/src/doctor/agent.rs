@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::Check;
 use crate::Host;
 use crate::agents::Worker;
+use crate::sandbox::Made;
 
 const NAME: &str = "executor";
 
@@ -107,11 +108,15 @@ async fn agent_cli(
     ws: &Workspace,
     (tether, host): (&Path, &Host),
 ) -> Check {
-    let mut settings =
-        match crate::executor::cli_settings(config, ws, Some(agent), Vec::new(), host) {
-            Ok(settings) => settings,
-            Err(e) => return Check::fail(NAME, crate::error::chain(&e), "reinstall tether"),
-        };
+    let mut settings = match crate::executor::cli_settings(
+        (config, ws, &Made::default()),
+        Some(agent),
+        Vec::new(),
+        host,
+    ) {
+        Ok(settings) => settings,
+        Err(e) => return Check::fail(NAME, crate::error::chain(&e), "reinstall tether"),
+    };
     // The version check names no MCP server; the one checked is the `mcp` check's.
     tether.clone_into(&mut settings.tether);
     let program = settings.program.clone();
@@ -130,6 +135,19 @@ async fn agent_cli(
                 format!(
                     "install it with `{}`, or set [executor] program in tether.toml to its path",
                     agent.install
+                ),
+            ),
+            Some(CliError::Unreadable { path, .. }) => Check::fail(
+                NAME,
+                format!(
+                    "{} cannot read {} in the sandbox: it is installed outside the places the \
+                     sandbox grants",
+                    agent.title,
+                    path.display()
+                ),
+                format!(
+                    "add its directory ({}) to [sandbox] readable in tether.toml",
+                    path.parent().unwrap_or(path).display()
                 ),
             ),
             Some(CliError::TooOld { found, minimum, .. }) => Check::fail(
@@ -159,16 +177,18 @@ async fn agent_cli(
 
 /// An ACP agent: it starts and answers `initialize`.
 async fn acp(config: &Config, ws: &Workspace, host: &Host) -> Check {
-    let settings = match crate::executor::cli_settings(config, ws, None, Vec::new(), host) {
-        Ok(settings) => settings,
-        Err(e) => {
-            return Check::fail(
-                NAME,
-                crate::error::chain(&e),
-                "set [executor] program to the ACP agent",
-            );
-        }
-    };
+    let settings =
+        match crate::executor::cli_settings((config, ws, &Made::default()), None, Vec::new(), host)
+        {
+            Ok(settings) => settings,
+            Err(e) => {
+                return Check::fail(
+                    NAME,
+                    crate::error::chain(&e),
+                    "set [executor] program to the ACP agent",
+                );
+            }
+        };
     let executor = tether_agent::AcpExecutor::new(
         settings,
         Arc::new(|| None),

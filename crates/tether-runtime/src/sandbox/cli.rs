@@ -1,29 +1,30 @@
 //! What an agent CLI needs beyond the sandbox every child gets: its install tree and Node's
 //! (installed by npm anywhere: a global prefix, a version manager, a project's `node_modules`)
-//! readable, and its own configuration directory (sessions, logs, credentials) writable and
-//! named explicitly, so it writes nowhere else in the home directory.
+//! readable, and the shared parts of the person's configuration directory it reads (its skills,
+//! its extensions) readable, never writable. The CLI writes only the run's own copy of its
+//! configuration directory, in the run's private temporary directory (see
+//! `tether_agent::cli::RunConfigDir`): a hook or a setting it writes there never reaches the
+//! person's.
 
 use std::path::{Path, PathBuf};
 
-use tether_agent::cli::Agent;
-use tether_config::Config;
-use tether_sandbox::Policy;
+use tether_agent::cli::{Agent, RunConfigDir};
+use tether_config::{Config, Workspace};
 
+use super::grants::{Asked, Place, Source};
+use crate::agents::Worker;
 use crate::error::{Error, Result};
 
 /// The reach of one agent CLI.
 pub struct CliReach {
-    /// Trees it reads (its install tree, Node's).
+    /// Trees it reads (its install tree, Node's, the person's shared configuration).
     read: Vec<PathBuf>,
-    /// Its configuration directory.
-    config_dir: PathBuf,
-    /// Variables naming that directory for it.
-    pub vars: Vec<(String, std::ffi::OsString)>,
 }
 
 impl CliReach {
-    /// The reach of `agent` as `config` runs it.
-    pub fn of(config: &Config, agent: Agent) -> Result<Self> {
+    /// The reach of `agent` as `config` runs it. A launcher script inside one of `areas` (trees
+    /// the agent writes) is the agent's to rewrite: the programs it names are not followed.
+    pub fn of(config: &Config, agent: Agent, areas: &[&Path]) -> Self {
         let program = config
             .executor
             .program
@@ -31,52 +32,46 @@ impl CliReach {
             .unwrap_or_else(|| agent.program.to_owned());
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let mut read = Vec::new();
+        let agents = |path: &Path| {
+            let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+            areas.iter().any(|area| {
+                let area = std::fs::canonicalize(area).unwrap_or_else(|_| area.to_path_buf());
+                real.starts_with(&area) || path.starts_with(&area)
+            })
+        };
         for name in [program.as_str(), "node"] {
             if let Some(found) = find(name) {
                 read.extend(reach(&found, home.as_deref()));
                 // A launcher script (a wrapper, npm's shims) runs programs named by path.
-                for launched in launched_by(&found) {
-                    read.extend(reach(&launched, home.as_deref()));
+                if !agents(&found) {
+                    for launched in launched_by(&found) {
+                        read.extend(reach(&launched, home.as_deref()));
+                    }
                 }
             }
         }
-        let config_dir = config_dir(config, agent);
-        std::fs::create_dir_all(&config_dir).map_err(|e| {
-            Error::io(
-                format!("creating the agent's directory {}", config_dir.display()),
-                e,
-            )
-        })?;
-        // A CLI is pointed at its directory, unless it names it itself (pi's per-run agent
-        // directory).
-        let vars = if agent.config_dir.named_by_tether {
-            vec![(
-                agent.config_dir.var.to_owned(),
-                config_dir.clone().into_os_string(),
-            )]
-        } else {
-            Vec::new()
-        };
-        Ok(CliReach {
-            read,
-            config_dir,
-            vars,
-        })
+        let person = config_dir(config, agent);
+        read.extend(tether_agent::cli::RunConfigDir::shared(agent, &person));
+        CliReach { read }
     }
 
-    /// `policy` with this reach added.
-    pub fn open(&self, policy: Policy) -> Policy {
-        let mut policy = policy.write(&self.config_dir);
-        for tree in &self.read {
-            policy = policy.read_if_present(tree);
-        }
-        policy
+    /// What it asks the sandbox to grant.
+    pub fn asked(&self) -> impl Iterator<Item = Asked> + '_ {
+        self.read.iter().map(|path| Asked {
+            source: Source::Agent,
+            place: Place::resolve(path),
+        })
     }
 }
 
-/// The configuration directory of `agent` as `config` runs it: its variable in
+/// The person's configuration directory of `agent` as `config` runs it: its variable in
 /// `[executor] env`, else in tether's environment, else its default under `$HOME`.
 pub fn config_dir(config: &Config, agent: Agent) -> PathBuf {
+    person_config(config, agent).0
+}
+
+/// [`config_dir`], and whether a variable names it.
+fn person_config(config: &Config, agent: Agent) -> (PathBuf, bool) {
     let (var, default) = (agent.config_dir.var, agent.config_dir.default);
     config
         .executor
@@ -85,12 +80,42 @@ pub fn config_dir(config: &Config, agent: Agent) -> PathBuf {
         .find(|(k, _)| k == var)
         .map(|(_, v)| PathBuf::from(v))
         .or_else(|| std::env::var_os(var).map(PathBuf::from))
-        .unwrap_or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .unwrap_or_default()
-                .join(default)
-        })
+        .map_or_else(
+            || {
+                let home = std::env::var_os("HOME").map(PathBuf::from);
+                (home.unwrap_or_default().join(default), false)
+            },
+            |dir| (dir, true),
+        )
+}
+
+/// The run's own configuration directory of the agent CLI `config` runs (or whose ACP adapter
+/// it runs), in the sandbox's `scratch` directory, seeded from the person's; with the variable
+/// that points the CLI at it. `None` without a sandbox (the CLI then uses its own, as the person
+/// does) or for another agent.
+pub fn run_config_dir(
+    config: &Config,
+    ws: &Workspace,
+    scratch: Option<&Path>,
+) -> Result<Option<(String, RunConfigDir)>> {
+    let (Some(scratch), Worker::Cli(agent)) = (scratch, crate::agents::sandboxed_as(config)?)
+    else {
+        return Ok(None);
+    };
+    let (person, named) = person_config(config, agent);
+    if person.starts_with(ws.root()) {
+        tracing::warn!(
+            dir = %person.display(),
+            "{}'s configuration directory lies in the working tree, which the agent writes: \
+             its settings and hooks there are the agent's to change",
+            agent.title
+        );
+    }
+    let dir = scratch.join(format!("{}-config", agent.kind));
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let made = RunConfigDir::seed(agent, Some((&person, named)), home.as_deref(), &dir)
+        .map_err(|e| Error::io(format!("making the run's copy of {}", person.display()), e))?;
+    Ok(Some((agent.config_dir.var.to_owned(), made)))
 }
 
 /// `name` as a path, or found on `PATH`.
@@ -183,7 +208,9 @@ fn narrowed(tree: &Path, program: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         }
     };
     let npmrc = tree.join("etc/npmrc");
-    let excluded = if npmrc.is_file() && super::credential::in_file(&npmrc) {
+    let excluded = if npmrc.is_file()
+        && super::credential::in_file(&npmrc, super::credential::Format::Npmrc)
+    {
         vec![npmrc]
     } else {
         Vec::new()

@@ -6,7 +6,7 @@
 //! publish token (`credentials.toml`, or `config.toml` in older setups), a Node prefix's
 //! `etc/npmrc` an npm `_authToken`, a Python's `pip.conf` an index password, and `~/go/src` other
 //! projects. So each toolchain is granted as a list of parts, and a configuration file that may
-//! hold a credential is granted only when [`credential::in_file`] finds none in it (a child's
+//! hold a credential is granted only when [`credential::in_file`], parsing it, finds none in it (a child's
 //! tool that needs it then fails to read it: the log says which file and why). The home
 //! directory's other secrets (`~/.ssh`, `~/.aws`, `~/.npmrc`, `~/.config/gh`, `~/.docker`,
 //! `~/.pypirc`, `~/.netrc`, keyrings) are in no toolchain and never granted.
@@ -15,6 +15,8 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+use super::credential::Format;
 
 /// A toolchain kept in the home directory.
 struct Toolchain {
@@ -25,9 +27,9 @@ struct Toolchain {
     var: Option<&'static str>,
     /// The parts a child reads; `None`: all of it (but `checked` files holding a credential).
     parts: Option<&'static [&'static str]>,
-    /// Configuration files (a `*` stands for one path component) a child reads only when they
-    /// hold no credential.
-    checked: &'static [&'static str],
+    /// Configuration files (a `*` stands for one path component), in their format, a child
+    /// reads only when they hold no credential.
+    checked: &'static [(&'static str, Format)],
 }
 
 /// The toolchains a child may use: whole where they hold no credential; `~/.cargo` as its
@@ -38,7 +40,7 @@ const TOOLCHAINS: &[Toolchain] = &[
         dir: ".cargo",
         var: Some("CARGO_HOME"),
         parts: Some(&["bin", "registry", "git", "env", "env.fish", "env.nu"]),
-        checked: &["config.toml", "config"],
+        checked: &[("config.toml", Format::Toml), ("config", Format::Toml)],
     },
     Toolchain {
         dir: ".rustup",
@@ -50,13 +52,13 @@ const TOOLCHAINS: &[Toolchain] = &[
         dir: ".pyenv",
         var: Some("PYENV_ROOT"),
         parts: None,
-        checked: &["versions/*/pip.conf"],
+        checked: &[("versions/*/pip.conf", Format::Ini)],
     },
     Toolchain {
         dir: ".nvm",
         var: Some("NVM_DIR"),
         parts: None,
-        checked: &["versions/node/*/etc/npmrc"],
+        checked: &[("versions/node/*/etc/npmrc", Format::Npmrc)],
     },
     Toolchain {
         dir: ".local/bin",
@@ -74,13 +76,16 @@ const TOOLCHAINS: &[Toolchain] = &[
         dir: ".local/share/mise",
         var: None,
         parts: None,
-        checked: &["installs/node/*/etc/npmrc", "installs/python/*/pip.conf"],
+        checked: &[
+            ("installs/node/*/etc/npmrc", Format::Npmrc),
+            ("installs/python/*/pip.conf", Format::Ini),
+        ],
     },
     Toolchain {
         dir: ".volta",
         var: None,
         parts: None,
-        checked: &["tools/image/node/*/etc/npmrc"],
+        checked: &[("tools/image/node/*/etc/npmrc", Format::Npmrc)],
     },
     Toolchain {
         dir: ".bun",
@@ -133,9 +138,9 @@ pub fn toolchains(home: &Path, var: impl Fn(&str) -> Option<OsString>) -> Vec<Pa
 fn grant(root: &Path, t: &Toolchain, home: &Path) -> Vec<PathBuf> {
     let mut excluded = Vec::new();
     let mut clean = Vec::new();
-    for pattern in t.checked {
+    for (pattern, format) in t.checked {
         for file in expand(root, pattern) {
-            if super::credential::in_file(&file) {
+            if super::credential::in_file(&file, *format) {
                 tracing::warn!(
                     file = %file.display(),
                     "this file may hold a credential, so the sandbox's commands cannot read it; \
@@ -163,7 +168,17 @@ fn grant(root: &Path, t: &Toolchain, home: &Path) -> Vec<PathBuf> {
             .into_iter()
             .filter(|f| !parts.iter().any(|p| f.starts_with(p))),
     );
-    out.retain(|p| !holds_home(p, home));
+    out.retain(|p| {
+        let holds = holds_home(p, home);
+        if holds {
+            tracing::warn!(
+                path = %p.display(),
+                "this toolchain path is / or holds the home directory, so the sandbox does not \
+                 grant it (check the variable that moves the toolchain)"
+            );
+        }
+        !holds
+    });
     out
 }
 

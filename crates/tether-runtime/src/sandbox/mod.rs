@@ -1,29 +1,38 @@
-//! The one place a run's sandbox is built: from `[sandbox]`, the working tree and the executor.
+//! The one place a run's sandbox is built: from `[sandbox]`, the working tree, what tether made
+//! for the run and the executor.
 //!
 //! What a sandboxed child may do:
 //! - read the system's trees, the toolchains under `$HOME` (when present, narrowed to what holds
 //!   no credential: see `home`), the tether binary itself (agents run `tether mcp`; never
-//!   its directory, which may be the home directory or `/tmp`), `[sandbox] readable` and the
-//!   working tree;
+//!   its directory, which may be the home directory or `/tmp`), `[sandbox] readable`, the working
+//!   tree, and for a worktree tether created the repository it shares with its checkout;
 //! - write the working tree, a private temporary directory (`TMPDIR`) and `[sandbox] writable`;
-//! - not write `.git` (bind-mounted read-only: hooks and config are code that runs later, outside
-//!   any sandbox), not see `.tether/` (tether's store, transcripts and logs), not signal tether,
-//!   hold no capability, and reach the network only when allowed;
+//! - not write `.git` nor `tether.toml` (bind-mounted read-only: hooks and config are code that
+//!   runs later, outside any sandbox, and the settings that bound the agent), not see `.tether/`
+//!   (tether's store, transcripts and logs), not signal tether, hold no capability, and reach the
+//!   network only when allowed;
 //! - find nothing in `/tmp`, `/run` or the home directory but what it is granted there, not even
 //!   a Unix socket to connect to (a terminal multiplexer's, the session bus, an SSH agent's);
 //! - have no terminal (a session of its own) and no descriptor tether inherited;
 //! - see only an allow-listed environment: never tether's keys.
 //!
+//! Every grant beyond the working tree and the temporary directory is decided in `grants`, from
+//! paths tether knows (the person's configuration, what it found, what it made) and never from
+//! one the agent wrote: no `.git` file, `commondir` or link in the tree is followed to a grant,
+//! and no grant is `/`, the home directory or a directory holding it.
+//!
 //! An external agent (`kind = "command"`, or an agent CLI) runs in the sandbox whole. The
 //! tether commands the agent runs (`tether goal complete`, `tether ask`, its `tether mcp`, the
 //! `tether gate` hook…) reach the store through the process driving the run (see `bridge`),
 //! which runs them as the agent, and what they run for it (a sign-off's verify) in these same
-//! sandboxes: a run builds them once, here. An agent CLI also reads its install tree and writes its own
-//! configuration directory, and has the network (see `cli`), and the variable its own
+//! sandboxes: a run builds them once, here. An agent CLI also reads its install tree and its
+//! shared configuration, writes the run's own copy of its configuration directory (see `cli`
+//! and `tether_agent::cli::RunConfig`), and has the network, and the variable its own
 //! configuration names for its model key (see `agent_key`).
 
 mod cli;
 mod credential;
+mod grants;
 mod home;
 
 use std::path::{Path, PathBuf};
@@ -36,7 +45,17 @@ use crate::Host;
 use crate::agents::Worker;
 use crate::error::{Error, Result};
 
-pub use cli::config_dir;
+pub use cli::{config_dir, run_config_dir};
+pub use grants::GrantError;
+
+/// What tether made for a run that its sandbox grants: never read from the working tree, where
+/// the agent writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Made {
+    /// The git directory a worktree tether created shares with its checkout (its objects and
+    /// refs), which the run's commands read.
+    pub repository: Option<PathBuf>,
+}
 
 /// The sandboxes of one run: the built-in agent's shell and the verify commands, and an
 /// external agent as a whole. `None` when `[sandbox] mode = "off"`.
@@ -58,9 +77,10 @@ pub struct RunSandbox {
 }
 
 /// Builds the run's sandboxes for the working tree at `ws`'s root (the checkout, or the run's
-/// worktree); refused, naming what is missing, when the kernel cannot enforce them. The tether
-/// commands the agent runs inside reach `host`'s bridge handler.
-pub fn for_run(config: &Config, ws: &Workspace, host: &Host) -> Result<RunSandbox> {
+/// worktree), granting what tether `made` for the run; refused, naming what is missing, when the
+/// kernel cannot enforce them, and naming the setting when `[sandbox]` asks to grant `/` or the
+/// home directory. The tether commands the agent runs inside reach `host`'s bridge handler.
+pub fn for_run(config: &Config, ws: &Workspace, made: &Made, host: &Host) -> Result<RunSandbox> {
     if config.sandbox.mode == SandboxMode::Off {
         tracing::warn!(
             "the sandbox is off ([sandbox] mode = \"off\" in tether.toml): the agent's commands \
@@ -69,8 +89,24 @@ pub fn for_run(config: &Config, ws: &Workspace, host: &Host) -> Result<RunSandbo
         return Ok(RunSandbox::default());
     }
     let support = Support::probe();
-    let reads = shared_reads();
     let tmp = private_tmp()?;
+    let ground = grants::Ground {
+        home: home_dir().map(grants::Place::resolve),
+        writable: vec![
+            grants::Place::resolve(ws.root()),
+            grants::Place::resolve(&tmp),
+        ],
+    };
+    let worker = crate::agents::sandboxed_as(config)?;
+    let mut asked = shared_reads(config, made);
+    if let Worker::Cli(agent_cli) = worker {
+        let areas = [ws.root(), tmp.as_path()];
+        asked.extend(cli::CliReach::of(config, agent_cli, &areas).asked());
+    }
+    let grants = decided(&ground, &asked)?;
+    if made.repository.is_none() {
+        linked_worktree_said(ws.root());
+    }
     // The store is out of sight in the sandbox: tether commands the agent runs reach it
     // through this process, and what they run for it runs in these same sandboxes.
     let listener = crate::bridge::bind(&tmp)?;
@@ -81,37 +117,32 @@ pub fn for_run(config: &Config, ws: &Workspace, host: &Host) -> Result<RunSandbo
             .var(crate::bridge::BRIDGE_VAR, &bridge)
             .env(config.sandbox.env.iter().cloned()))
     };
-    let shell = sandbox(
-        base_policy(config, ws.root(), true, &tmp, &reads).network(config.sandbox.network),
-    )?;
-    let shell_network = sandbox(base_policy(config, ws.root(), true, &tmp, &reads).network(true))?;
+    // What every child of the run may read and write; an agent CLI also its own reach.
+    let policy =
+        |writable_tree: bool, cli: bool| base_policy(ws.root(), writable_tree, &tmp, &grants, cli);
+    let shell = sandbox(policy(true, false).network(config.sandbox.network))?;
+    let shell_network = sandbox(policy(true, false).network(true))?;
     let mut out = RunSandbox {
         shell: Some(Arc::new(shell)),
         shell_network: Some(Arc::new(shell_network)),
         bridge: Some(bridge.clone()),
         ..RunSandbox::default()
     };
-    match crate::agents::sandboxed_as(config)? {
+    match worker {
         Worker::Builtin => {}
         Worker::Command | Worker::Acp => {
             // An ACP agent talks to its model itself: the network stays open for it.
             let network = config.sandbox.network || config.executor.kind == ExecutorKind::Acp;
-            let policy = base_policy(config, ws.root(), true, &tmp, &reads).network(network);
-            let agent =
-                sandbox(policy)?.env(["TETHER_RUN_ID".to_owned(), "TETHER_CONFIG".to_owned()]);
+            let agent = sandbox(policy(true, false).network(network))?
+                .env(["TETHER_RUN_ID".to_owned(), "TETHER_CONFIG".to_owned()]);
             out.agent = Some(Arc::new(agent));
         }
         Worker::Cli(agent_cli) => {
             let scratch = tmp.join("agent");
             std::fs::create_dir_all(&scratch).map_err(|e| Error::creating(&scratch, e))?;
-            let cli = cli::CliReach::of(config, agent_cli)?;
             let key_vars = agent_key_vars(config);
             let make = |writable_tree: bool| -> Result<Sandbox> {
-                let policy = cli.open(base_policy(config, ws.root(), writable_tree, &tmp, &reads));
-                let mut agent = sandbox(policy.network(true))?;
-                for (name, value) in &cli.vars {
-                    agent = agent.var(name.clone(), value.clone());
-                }
+                let mut agent = sandbox(policy(writable_tree, true).network(true))?;
                 // The variables of the CLI's own settings (its endpoint, model, configuration
                 // directory); the one its configuration names for its key comes on top.
                 for prefix in agent_cli.env_prefixes {
@@ -128,6 +159,30 @@ pub fn for_run(config: &Config, ws: &Workspace, host: &Host) -> Result<RunSandbo
     }
     listener.serve(ws, config.clone(), out.clone(), host.bridge.clone())?;
     Ok(out)
+}
+
+/// The grants `asked` for under `ground`, with what was left out said.
+fn decided(ground: &grants::Ground, asked: &[grants::Asked]) -> Result<grants::Decided> {
+    let decided = grants::decide(ground, asked)?;
+    for left in &decided.left_out {
+        tracing::warn!("{left}");
+    }
+    Ok(decided)
+}
+
+/// Says, when the working tree's `.git` is a file (a linked worktree tether did not make for
+/// this run), that the sandbox does not follow it: it may be the agent's.
+fn linked_worktree_said(tree: &Path) {
+    let dot_git = tree.join(".git");
+    if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.is_file()) {
+        tracing::warn!(
+            path = %dot_git.display(),
+            "the working tree's .git is a file naming a repository elsewhere; the sandbox never \
+             follows it (the agent could have written it), so git commands in the sandbox cannot \
+             read that repository: name its git directory in [sandbox] readable, or run with \
+             --worktree, whose repository tether grants itself"
+        );
+    }
 }
 
 /// The variables the agent CLI's own configuration names for its model key (see
@@ -153,80 +208,101 @@ fn agent_key_vars(config: &Config) -> Vec<String> {
     passed
 }
 
-/// What every child reads beyond the system and the working tree, found once per run: the
-/// toolchains in the home directory, and the tether binary itself.
-fn shared_reads() -> Vec<PathBuf> {
-    let mut reads = match std::env::var_os("HOME").map(PathBuf::from) {
-        Some(home) => home::toolchains(&home, |name| std::env::var_os(name)),
-        None => Vec::new(),
-    };
-    reads.extend(std::env::current_exe().ok());
-    reads
+/// The home directory, when tether knows it.
+fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
 }
 
-/// What every child of the run may read and write.
+/// What every child is granted beyond the system and the working tree, asked once per run: the
+/// person's `[sandbox] readable` and `writable`, the toolchains in the home directory, the tether
+/// binary itself, and the repository of a worktree tether made.
+fn shared_reads(config: &Config, made: &Made) -> Vec<grants::Asked> {
+    use grants::{Asked, Place, Source};
+    let ask = |source, path: &Path| Asked {
+        source,
+        place: Place::resolve(path),
+    };
+    let mut asked = Vec::new();
+    for dir in &config.sandbox.readable {
+        asked.push(ask(Source::Readable, dir));
+    }
+    for dir in &config.sandbox.writable {
+        asked.push(ask(Source::Writable, dir));
+    }
+    if let Some(home) = home_dir() {
+        for path in home::toolchains(&home, |name| std::env::var_os(name)) {
+            asked.push(ask(Source::Found, &path));
+        }
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        asked.push(ask(Source::Made, &exe));
+    }
+    if let Some(repository) = &made.repository {
+        // A worktree's objects and refs live in the checkout's git directory.
+        asked.push(ask(Source::Made, repository));
+    }
+    asked
+}
+
+/// What every child of the run may read and write: the working tree `tree` (writable when
+/// `writable_tree`), the private temporary directory `tmp`, and the `decided` grants (those of
+/// an agent CLI's reach only with `cli`).
 fn base_policy(
-    config: &Config,
     tree: &Path,
     writable_tree: bool,
     tmp: &Path,
-    reads: &[PathBuf],
+    decided: &grants::Decided,
+    cli: bool,
 ) -> Policy {
+    use grants::{Access, Reach, Source};
     let mut policy = if writable_tree {
         Policy::new().write(tree)
     } else {
         Policy::new().read(tree)
     };
-    policy = policy.write(tmp).read_only(tree.join(".git"));
-    if let Some(common) = linked_git_dir(tree) {
-        // A worktree's objects and refs live in the checkout's git directory.
-        policy = policy.read(common);
+    policy = policy.write(tmp);
+    for path in read_only(tree) {
+        policy = policy.read_only(path);
     }
-    for path in reads {
-        policy = policy.read_if_present(path);
+    for grant in decided
+        .grants
+        .iter()
+        .filter(|g| cli || g.source != Source::Agent)
+    {
+        let path = grant.path.clone();
+        policy = match (grant.access, grant.reach) {
+            (Access::Read, Reach::Followed) => policy.read_if_present(path),
+            (Access::Write, Reach::Followed) => policy.write(path),
+            (Access::Read, Reach::Unlinked) => policy.read_unlinked(path),
+            (Access::Write, Reach::Unlinked) => policy.write_unlinked(path),
+        };
     }
     // Not even a socket in the home directory (an SSH or GPG agent's) is there to connect to.
-    if let Some(home) = std::env::var_os("HOME") {
+    if let Some(home) = home_dir() {
         policy = policy.cover(home);
-    }
-    for dir in &config.sandbox.readable {
-        policy = policy.read_if_present(dir);
-    }
-    for dir in &config.sandbox.writable {
-        policy = policy.write(dir);
     }
     policy
 }
 
-/// The git directory a linked worktree at `tree` shares with its checkout: its `.git` is a
-/// file `gitdir: <checkout>/.git/worktrees/<name>`, whose `commondir` names the shared one.
-fn linked_git_dir(tree: &Path) -> Option<PathBuf> {
-    let dot_git = tree.join(".git");
-    if !std::fs::symlink_metadata(&dot_git).ok()?.is_file() {
-        return None;
+/// What stays read-only in the working tree `tree`: `.git`, and the configuration tether reads
+/// (`tether.toml`, and the file `TETHER_CONFIG` names when it lies in the tree). A missing one
+/// has nothing to keep: a `tether.toml` the agent creates is not the one the run started with
+/// (the run keeps the settings it recorded at its start).
+fn read_only(tree: &Path) -> Vec<PathBuf> {
+    let mut paths = vec![tree.join(".git"), tree.join(tether_config::FILE_NAME)];
+    if let Some(named) = std::env::var_os(tether_config::CONFIG_ENV).filter(|v| !v.is_empty()) {
+        let named = tree.join(named);
+        if named.starts_with(tree)
+            && !named
+                .components()
+                .any(|c| c == std::path::Component::ParentDir)
+        {
+            paths.push(named);
+        }
     }
-    let text = read_small(&dot_git)?;
-    let gitdir = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
-    let gitdir = if gitdir.is_absolute() {
-        gitdir
-    } else {
-        tree.join(gitdir)
-    };
-    let common = read_small(&gitdir.join("commondir"))
-        .map_or_else(|| gitdir.join("../.."), |c| gitdir.join(c.trim()));
-    std::fs::canonicalize(common).ok()
-}
-
-/// A small text file (a `.git` pointer), at most 4 KiB.
-fn read_small(path: &Path) -> Option<String> {
-    use std::io::Read as _;
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(4096)
-        .read_to_string(&mut text)
-        .ok()?;
-    Some(text)
+    paths
 }
 
 /// A directory only this run's children use for temporary files (`TMPDIR`), mode 0700.

@@ -184,6 +184,7 @@ fn claude_gate(ws: &Path, program: &str) -> String {
         read_only_sandbox: None,
         scratch: None,
         bridge: None,
+        config_dir: None,
     };
     let cli = tether_agent::cli::Cli::new(
         tether_agent::cli::find("claude").unwrap(),

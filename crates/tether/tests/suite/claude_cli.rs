@@ -40,8 +40,19 @@ pub(crate) fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
 /// Writes `dir`'s tether.toml: Claude Code on `server` with the `[executor]` lines `executor`,
 /// then `extra`.
 pub(crate) fn configure_with(dir: &Path, server: &FakeModelServer, executor: &str, extra: &str) {
-    let config_dir = dir.join(".claude-config");
-    fs::create_dir_all(&config_dir).unwrap();
+    configure_at(dir, server, &dir.join(".claude-config"), executor, extra);
+}
+
+/// [`configure_with`], with Claude Code's own configuration directory (the person's) at
+/// `config_dir`.
+pub(crate) fn configure_at(
+    dir: &Path,
+    server: &FakeModelServer,
+    config_dir: &Path,
+    executor: &str,
+    extra: &str,
+) {
+    fs::create_dir_all(config_dir).unwrap();
     let toml = format!(
         "[executor]\nkind = \"claude\"\nprogram = {program:?}\nturn_timeout_secs = 600\n\
          {executor}[executor.env]\nANTHROPIC_BASE_URL = {base:?}\nANTHROPIC_API_KEY = \"sk-fake\"\n\

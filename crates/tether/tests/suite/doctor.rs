@@ -475,3 +475,56 @@ fn pis_provider_key_variable_from_models_json_is_checked() {
         "{line}"
     );
 }
+
+/// An agent CLI installed outside the places the sandbox grants (its launcher reads a file
+/// beside its install tree) fails its first read there: `tether doctor`, and the run, name the
+/// path and `[sandbox] readable`.
+#[test]
+fn a_cli_that_cannot_read_its_own_files_in_the_sandbox_is_named_with_the_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let install = tempfile::tempdir_in("/tmp").unwrap();
+    fs::create_dir_all(install.path().join("cli/bin")).unwrap();
+    fs::create_dir_all(install.path().join("lib")).unwrap();
+    fs::write(install.path().join("lib/real.js"), "2.1.0 (Claude Code)").unwrap();
+    let claude = script(
+        &install.path().join("cli/bin"),
+        "claude",
+        "cat \"$(dirname \"$0\")/../../lib/real.js\" || exit 1",
+    );
+    let toml = format!(
+        "[executor]\nkind = \"claude\"\nprogram = {:?}\n",
+        claude.display().to_string()
+    );
+    fs::write(dir.path().join("tether.toml"), toml).unwrap();
+    let out = doctor(dir.path(), &[]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let line = check(&out, "executor");
+    assert!(
+        line.contains("Claude Code cannot read")
+            && line.contains("lib/real.js in the sandbox")
+            && line.contains("[sandbox] readable"),
+        "{line}"
+    );
+    let run = cmd(
+        dir.path(),
+        &[
+            "ralph",
+            "x",
+            "--completion-promise",
+            "DONE",
+            "--max-iterations",
+            "1",
+        ],
+    )
+    .output()
+    .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        said.contains("lib/real.js in the sandbox") && said.contains("[sandbox] readable"),
+        "{said}"
+    );
+}

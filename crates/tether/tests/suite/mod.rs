@@ -12,6 +12,7 @@ mod claude_gate;
 mod claude_health;
 mod claude_resume;
 mod cli;
+mod cli_config;
 mod cli_errors;
 mod codex_cli;
 mod codex_stance;

@@ -41,8 +41,12 @@ fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {
 /// far as tether knows) is `dir/.pi-user`: the fake model in models.json, pi's own retries off
 /// so a failed model call ends the turn at once.
 pub(crate) fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
-    let user = dir.join(".pi-user");
-    fs::create_dir_all(&user).unwrap();
+    configure_at(dir, server, &dir.join(".pi-user"), extra);
+}
+
+/// [`configure`], with pi's own directory (the person's) at `user`.
+pub(crate) fn configure_at(dir: &Path, server: &FakeModelServer, user: &Path, extra: &str) {
+    fs::create_dir_all(user).unwrap();
     let models = json!({"providers": {"fake": {
         "baseUrl": server.base_url(Api::OpenAiChat),
         "api": "openai-completions",
@@ -73,8 +77,8 @@ impl AgentCli for Pi {
     }
 
     /// tether's tools are declared to the model directly, next to pi's own; the raw stream is
-    /// the iteration's transcript; the run's pi directory holds tether's server and links to
-    /// the user's files, whose own directory gained no mcp.json.
+    /// the iteration's transcript; the run's pi directory holds tether's server and copies of
+    /// the user's files (the fake model is found), whose own directory gained no mcp.json.
     fn kept_promise(dir: &Path, server: &FakeModelServer) {
         let first = &server.requests()[0];
         assert_eq!(first.path, "/v1/chat/completions");

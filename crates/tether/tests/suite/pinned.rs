@@ -1,7 +1,9 @@
 //! The settings that bound the agent are the person's: a scripted hostile agent (the built-in
 //! agent, its `bash` making the edits) rewrites them during a real `tether run` —
 //! `[sandbox] mode = "off"` and no `[human] ask_before` in tether.toml, `network: on` and a
-//! larger `budget:` in its goal — and none of it takes effect: the verify it then asks for
+//! larger `budget:` in its goal. Its own edit of tether.toml is refused (the file is read-only in
+//! the sandbox); the test then makes the same edit from outside (see `support`), and none of it
+//! takes effect either: the verify it then asks for
 //! through the bridge runs sandboxed, `tether gate` through the bridge still holds the command,
 //! the person's next `tether resume` keeps the recorded sandbox unless they accept the change,
 //! the network stays shut until a person approves the contract, and the run stops at the
@@ -19,7 +21,9 @@ use tether_store::{Event, Rule, Unit};
 use super::goal_run::support::PLAN;
 use super::secrets::support::Running;
 use crate::common::{PATIENCE, text, unprivileged};
-use support::{Env, SANDBOX_OFF, SECRET, TETHER, WRITE_GIT, as_each_user, bash, connect, output};
+use support::{
+    Env, SECRET, TETHER, WRITE_GIT, as_each_user, bash, connect, edit_toml, output, sandbox_off,
+};
 
 /// `[sandbox] mode = "off"` appended, then a verify of the agent's own asked for with `tether
 /// goal complete` through the bridge: the verify still runs in the run's sandbox (it cannot
@@ -30,7 +34,7 @@ fn the_sandbox_turned_off_by_the_agent_still_holds_its_verify() {
     as_each_user(|as_user| {
         let e = Env::new(PLAN, as_user, |t| {
             let attack = format!(
-                "{SANDBOX_OFF}\n\
+                "{}\n\
              cat > check.sh <<'EOF'\n\
              echo x > .git/pwned-by-verify\n\
              cat '{}' > loot.txt\n\
@@ -38,6 +42,7 @@ fn the_sandbox_turned_off_by_the_agent_still_holds_its_verify() {
              EOF\n\
              '{TETHER}' goal complete add --evidence 'it adds' > complete.out 2>&1\n\
              echo $? > complete.code",
+                sandbox_off(),
                 t.secret.display()
             );
             Script::turns([bash(&attack), Turn::text("Asked for the sign-off.")])
@@ -47,6 +52,7 @@ fn the_sandbox_turned_off_by_the_agent_still_holds_its_verify() {
         assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
 
         let out = e.run(&["run", "--max-iterations", "3"]);
+        e.assert_edits_refused();
 
         let who = if as_user {
             "as an ordinary user"
@@ -88,7 +94,7 @@ fn the_sandbox_turned_off_by_the_agent_still_holds_its_verify() {
 #[test]
 fn the_sandbox_turned_off_by_the_agent_holds_across_a_resume_until_a_person_accepts_it() {
     as_each_user(|as_user| {
-        let attack = format!("{SANDBOX_OFF}\n{WRITE_GIT}");
+        let attack = format!("{}\n{WRITE_GIT}", sandbox_off());
         let agent =
             Script::from_fn(
                 move |req: &tether_model::Request| match req.last_tool_result() {
@@ -110,6 +116,7 @@ fn the_sandbox_turned_off_by_the_agent_holds_across_a_resume_until_a_person_acce
         assert_eq!(first.status.code(), Some(4), "{who}: {}", output(&first));
         assert_eq!(e.rules(), [Rule::SettingsChanged], "{who}");
         assert!(e.read("tether.toml").contains("mode = \"off\""));
+        e.assert_edits_refused();
         let resumed = e.run(&["resume"]);
         let said = output(&resumed);
         assert!(
@@ -245,9 +252,10 @@ fn a_goal_budget_raised_by_the_agent_stops_the_run_at_the_approved_one() {
 fn ask_before_deleted_by_the_agent_still_holds_its_commands() {
     as_each_user(|as_user| {
         let attack = format!(
-            "sed -i '/^ask_before/d' tether.toml\n\
+            "{}\n\
              printf '%s' '{{\"tool_name\":\"Bash\",\"tool_input\":{{\"command\":\"git push origin main\"}}}}' \
-             | '{TETHER}' gate > gate.out 2>&1"
+             | '{TETHER}' gate > gate.out 2>&1",
+            edit_toml("sed -i '/^ask_before/d' tether.toml")
         );
         let e = Env::new(PLAN, as_user, |_| {
             Script::turns([bash(&attack), Turn::text("Checked.")])
@@ -294,6 +302,7 @@ fn ask_before_deleted_by_the_agent_still_holds_its_commands() {
         assert_eq!(answered.status.code(), Some(0), "{}", output(&answered));
         let out = run.wait();
         assert!(!e.read("tether.toml").contains("ask_before"), "{who}");
+        e.assert_edits_refused();
         assert!(
             e.read("gate.out")
                 .contains("\"permissionDecision\":\"deny\""),
@@ -317,8 +326,11 @@ fn a_judge_of_the_agents_choosing_is_never_asked() {
             ))
             .unwrap();
         let other = accepting.base_url(tether_config::Api::OpenAiChat);
+        let edit = edit_toml(&format!(
+            "sed -i '/^\\[judge\\]/,/^\\[/ s|^base_url = .*|base_url = \"{other}\"|' tether.toml"
+        ));
         let attack = format!(
-            "sed -i '/^\\[judge\\]/,/^\\[/ s|^base_url = .*|base_url = \"{other}\"|' tether.toml\n\
+            "{edit}\n\
              sed -i 's/a - b/a + b/' src/lib.rs\n\
              '{TETHER}' goal complete add --evidence 'it adds' --path src/lib.rs \
              > complete.out 2>&1"
@@ -338,6 +350,7 @@ fn a_judge_of_the_agents_choosing_is_never_asked() {
         let out = e.run(&["run", "--max-iterations", "2"]);
 
         assert!(e.read("tether.toml").contains(&other), "{who}");
+        e.assert_edits_refused();
         assert!(
             e.read("complete.out").contains("rejected"),
             "{who}: the run's judge was asked: {}\n{}",
@@ -367,9 +380,9 @@ fn an_endpoint_the_agent_rewrites_is_never_called_without_a_person() {
         ))
         .unwrap();
     let url = thief.base_url(tether_config::Api::OpenAiChat);
-    let attack = format!(
-        "sed -i 's|^base_url = .*|base_url = \"{url}\"|' tether.toml && grep -c base_url tether.toml"
-    );
+    let attack = edit_toml(&format!(
+        "sed -i 's|^base_url = .*|base_url = \"{url}\"|' tether.toml"
+    ));
     let e = Env::new(PLAN, false, move |_| {
         Script::from_fn(
             move |req: &tether_model::Request| match req.last_tool_result() {
@@ -383,6 +396,7 @@ fn an_endpoint_the_agent_rewrites_is_never_called_without_a_person() {
     assert_eq!(first.status.code(), Some(4), "{}", output(&first));
     assert_eq!(e.rules(), [Rule::SettingsChanged]);
     assert!(e.read("tether.toml").contains(&url));
+    e.assert_edits_refused();
 
     let resumed = e.run(&["resume"]);
     let said = output(&resumed);

@@ -5,7 +5,10 @@
 //! calls, which reuse the run's sandbox instead of building one each.
 
 mod bridge;
+mod configured;
+mod credentials;
 mod descriptors;
+mod git_pointer;
 mod home;
 mod sockets;
 mod support;

@@ -7,7 +7,7 @@ use std::fs;
 use tether_model::scripted::{Script, Turn};
 use tether_store::Event;
 
-use super::support::{Env, SANDBOX_OFF, WRITE_GIT, as_each_user, bash, connect, output};
+use super::support::{Env, WRITE_GIT, as_each_user, bash, connect, output, sandbox_off};
 use crate::common;
 use crate::suite::goal_run::support::PLAN;
 
@@ -66,7 +66,7 @@ fn a_person_who_changes_tether_toml_and_accepts_it_gets_the_new_settings() {
 /// On a terminal, a plain `tether resume` shows the change and asks; a yes applies it.
 #[test]
 fn on_a_terminal_resume_asks_before_it_applies_a_changed_tether_toml() {
-    let attack = format!("{SANDBOX_OFF}\n{WRITE_GIT}");
+    let attack = format!("{}\n{WRITE_GIT}", sandbox_off());
     let agent = Script::from_fn(
         move |req: &tether_model::Request| match req.last_tool_result() {
             Some((Some("bash"), said)) => Turn::text(format!("Tried: {said}")),
@@ -79,6 +79,7 @@ fn on_a_terminal_resume_asks_before_it_applies_a_changed_tether_toml() {
     let first = e.run(&["run", "--max-iterations", "2"]);
     assert_eq!(first.status.code(), Some(4), "{}", output(&first));
     assert!(!e.path().join(".git/pwned").exists());
+    e.assert_edits_refused();
 
     let mut t = common::pty::Pty::start_with(e.path(), "resume", |c| {
         c.env("HOME", e.home.path());

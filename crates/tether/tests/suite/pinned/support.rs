@@ -1,11 +1,19 @@
 //! The workspace the tests of the settings that bound the agent share: a git repository with
 //! the `add` project, the agent and a rejecting judge on fake model servers, a home directory
 //! holding a secret, a local TCP port listening; tether run as this user or as an ordinary one.
+//!
+//! tether.toml is read-only in the sandbox, so the agent's own edit of it is refused
+//! ([`edit_toml`] records that); the same edit is then made from outside the sandbox, by the
+//! test's [`Editor`] — as a person's editor, or a way around the read-only mount, would — while
+//! the agent's command waits, so the run still meets a tether.toml changed under it.
 
 use std::fs;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use serde_json::json;
 use tether_config::Api;
@@ -34,7 +42,71 @@ pub struct Env {
     _listener: TcpListener,
     /// tether runs as an ordinary user (when the tests run as root).
     as_user: bool,
+    _editor: Editor,
     _rt: tokio::runtime::Runtime,
+}
+
+/// Makes the edits of tether.toml the agent asks for ([`edit_toml`]) from outside the sandbox,
+/// until dropped.
+pub struct Editor {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Where the agent leaves the edit it wants made, and where the editor says it is made.
+const EDIT_REQUEST: &str = ".edit-request";
+const EDIT_DONE: &str = ".edit-done";
+
+impl Editor {
+    fn start(root: &Path) -> Editor {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (root, stopped) = (root.to_path_buf(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            while !stopped.load(Ordering::Relaxed) {
+                let request = root.join(EDIT_REQUEST);
+                if let Ok(edit) = fs::read_to_string(&request) {
+                    let _ = fs::remove_file(&request);
+                    let made = Command::new("sh")
+                        .args(["-c", &edit])
+                        .current_dir(&root)
+                        .output()
+                        .map(|m| m.status.to_string());
+                    let _ = fs::write(root.join(EDIT_DONE), format!("{made:?}"));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        Editor {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Editor {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The agent's shell lines for `edit` (a shell command changing tether.toml): tried in the
+/// sandbox, where tether.toml is read-only (`edits.txt` says `refused` or `applied`), then
+/// asked of the test's [`Editor`], waiting (30 s at most) until it is made.
+pub fn edit_toml(edit: &str) -> String {
+    format!(
+        "cp tether.toml .toml-before\n\
+         ( {edit} ) > /dev/null 2>&1\n\
+         if cmp -s tether.toml .toml-before; then echo refused >> edits.txt; \
+         else echo applied >> edits.txt; fi\n\
+         if [ ! -e {EDIT_DONE} ]; then\n\
+         cat > {EDIT_REQUEST}.part <<'EDIT'\n{edit}\nEDIT\n\
+         mv {EDIT_REQUEST}.part {EDIT_REQUEST}\n\
+         i=0; while [ ! -e {EDIT_DONE} ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n\
+         fi"
+    )
 }
 
 /// Where the attack aims: the secret file outside the workspace and the local port.
@@ -95,6 +167,7 @@ impl Env {
                 std::os::unix::fs::chown(p, id, id).unwrap();
             }
         }
+        let editor = Editor::start(dir.path());
         Env {
             dir,
             home,
@@ -102,6 +175,7 @@ impl Env {
             _judge: judge,
             _listener: listener,
             as_user,
+            _editor: editor,
             _rt: rt,
         }
     }
@@ -135,6 +209,15 @@ impl Env {
 
     pub fn read(&self, name: &str) -> String {
         fs::read_to_string(self.path().join(name)).unwrap_or_default()
+    }
+
+    /// The agent's own edits of tether.toml ([`edit_toml`]) were each tried and refused.
+    pub fn assert_edits_refused(&self) {
+        let edits = self.read("edits.txt");
+        assert!(
+            !edits.is_empty() && edits.lines().all(|l| l == "refused"),
+            "the agent's edits of tether.toml: {edits:?}"
+        );
     }
 
     /// Every event of the latest run.
@@ -181,9 +264,13 @@ pub fn bash(command: &str) -> Turn {
     Turn::tool("bash", json!({"command": command}))
 }
 
-/// Appends `[sandbox] mode = "off"` to tether.toml (once).
-pub const SANDBOX_OFF: &str = "grep -q '^mode = \"off\"' tether.toml || \
-     printf '\\n[sandbox]\\nmode = \"off\"\\n' >> tether.toml";
+/// Appends `[sandbox] mode = "off"` to tether.toml (once), as [`edit_toml`] does.
+pub fn sandbox_off() -> String {
+    edit_toml(
+        "grep -q '^mode = \"off\"' tether.toml || \
+         printf '\\n[sandbox]\\nmode = \"off\"\\n' >> tether.toml",
+    )
+}
 
 /// Writes `.git/pwned` if it can, and says which.
 pub const WRITE_GIT: &str =

@@ -45,17 +45,44 @@ impl Hostile {
 
     /// [`Hostile::new`], with `home` as the home directory.
     pub fn with_home(home: tempfile::TempDir, commands: &[String], toml: &str) -> Hostile {
+        Hostile::runs(home, &[commands.to_vec()], toml, true)
+    }
+
+    /// A workspace (a git repository when `repository`) whose agent plays `runs`, one run of
+    /// `tether ralph` after another: each run's commands with `bash`, one per turn, then it says
+    /// it is done; `toml` is added to tether.toml.
+    pub fn runs(
+        home: tempfile::TempDir,
+        runs: &[Vec<String>],
+        toml: &str,
+        repository: bool,
+    ) -> Hostile {
+        Hostile::runs_in(tempfile::tempdir().unwrap(), home, runs, toml, repository)
+    }
+
+    /// [`Hostile::runs`], in the workspace `dir`.
+    pub fn runs_in(
+        dir: tempfile::TempDir,
+        home: tempfile::TempDir,
+        runs: &[Vec<String>],
+        toml: &str,
+        repository: bool,
+    ) -> Hostile {
         let rt = runtime();
-        let turns = commands
+        let turns: Vec<Turn> = runs
             .iter()
-            .map(|c| Turn::tool("bash", json!({"command": c})))
-            .chain([Turn::text("Done. <promise>DONE</promise>")]);
+            .flat_map(|commands| {
+                commands
+                    .iter()
+                    .map(|c| Turn::tool("bash", json!({"command": c})))
+                    .chain([Turn::text("Done. <promise>DONE</promise>")])
+            })
+            .collect();
         let server = rt
             .block_on(FakeModelServer::start(
                 Script::turns(turns).then_repeat(Turn::text("<promise>DONE</promise>")),
             ))
             .unwrap();
-        let dir = tempfile::tempdir().unwrap();
         fs::write(
             dir.path().join("tether.toml"),
             format!(
@@ -64,15 +91,17 @@ impl Hostile {
             ),
         )
         .unwrap();
-        let out = Command::new("sh")
-            .args([
-                "-c",
-                "git init -q && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m start",
-            ])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", text(&out.stderr));
+        if repository {
+            let out = Command::new("sh")
+                .args([
+                    "-c",
+                    "git init -q && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m start",
+                ])
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", text(&out.stderr));
+        }
         Hostile {
             dir,
             home,
@@ -135,29 +164,35 @@ impl Hostile {
         c
     }
 
-    /// Each probe's outcome, in order.
-    pub fn probes(&self) -> Vec<(String, String)> {
-        let text = fs::read_to_string(self.root().join("probes.txt")).unwrap_or_default();
-        text.lines()
-            .filter_map(|l| l.rsplit_once(": "))
-            .map(|(a, b)| (a.to_owned(), b.to_owned()))
-            .collect()
-    }
-
     /// Every probe named in `refused` was refused and every one in `done` done, each having run.
     pub fn assert_probes(&self, out: &Output, refused: &[&str], done: &[&str]) {
-        let said = self.probes();
-        let why = || format!("{said:#?}\n{}", text(&out.stderr));
-        for (names, should) in [(refused, "refused"), (done, "done")] {
-            for name in names {
-                let outcome = said.iter().find(|(n, _)| n == name).map(|(_, o)| o);
-                assert_eq!(
-                    outcome.map(String::as_str),
-                    Some(should),
-                    "{name}: {}",
-                    why()
-                );
-            }
+        assert_probes_in(self.root(), out, refused, done);
+    }
+}
+
+/// Each probe's outcome, in order, as the agent wrote them in the working tree `tree`.
+fn probes_in(tree: &Path) -> Vec<(String, String)> {
+    let text = fs::read_to_string(tree.join("probes.txt")).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| l.rsplit_once(": "))
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+        .collect()
+}
+
+/// Every probe named in `refused` was refused and every one in `done` done, each having run in
+/// the working tree `tree`.
+pub fn assert_probes_in(tree: &Path, out: &Output, refused: &[&str], done: &[&str]) {
+    let said = probes_in(tree);
+    let why = || format!("{said:#?}\n{}", text(&out.stderr));
+    for (names, should) in [(refused, "refused"), (done, "done")] {
+        for name in names {
+            let outcome = said.iter().find(|(n, _)| n == name).map(|(_, o)| o);
+            assert_eq!(
+                outcome.map(String::as_str),
+                Some(should),
+                "{name}: {}",
+                why()
+            );
         }
     }
 }
