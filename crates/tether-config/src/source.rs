@@ -17,8 +17,9 @@ use std::path::PathBuf;
 use crate::env::Env;
 use crate::{Config, ConfigError, Problem};
 
-/// Everything a configuration is read from except the keys.
-#[derive(Clone, PartialEq, Eq)]
+/// Everything a configuration is read from except the keys. The default is nothing read: a
+/// configuration held in memory (a run's, as a command its agent handed over gets it).
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Source {
     /// The file read (or looked for, when there is none).
     pub file: PathBuf,
