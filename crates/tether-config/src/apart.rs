@@ -63,7 +63,13 @@ fn model_vars(config: &Config) -> Vec<(String, Model)> {
         .filter_map(|s| {
             let var = (s.var)(config)?;
             let name = format!("`{}.{}`", s.table, s.key);
-            Some((var.to_owned(), Model { name, setting: Some(s) }))
+            Some((
+                var.to_owned(),
+                Model {
+                    name,
+                    setting: Some(s),
+                },
+            ))
         });
     let conventional = Api::CHOICES.iter().map(|(spelling, api)| {
         let name = format!("an agent CLI speaking {spelling} conventionally");
@@ -105,9 +111,11 @@ mod tests {
     fn a_sink_naming_the_models_key_is_refused_at_its_line() {
         assert_eq!(
             problems("[ntfy]\ntopic = \"t\"\nreply_token_env = \"MY_MODEL_KEY\"\n"),
-            ["tether.toml:8: ntfy.reply_token_env: names MY_MODEL_KEY, the variable \
+            [
+                "tether.toml:8: ntfy.reply_token_env: names MY_MODEL_KEY, the variable \
               `model.api_key_env` reads its key from: a channel or sink never reads a model's \
-              key (it would send it where its notices go); name a variable of its own"]
+              key (it would send it where its notices go); name a variable of its own"
+            ]
         );
         let webhook = problems("[webhook]\nurl_env = \"ANTHROPIC_API_KEY\"\n");
         assert_eq!(webhook.len(), 1, "{webhook:?}");
@@ -116,7 +124,10 @@ mod tests {
                      model = \"j\"\napi_key_env = \"JUDGE_KEY\"\n[slack]\nbot_token_env = \"JUDGE_KEY\"\n";
         let slack = problems(judge);
         assert_eq!(slack.len(), 1, "{slack:?}");
-        assert!(slack[0].contains("slack.bot_token_env: names JUDGE_KEY"), "{slack:?}");
+        assert!(
+            slack[0].contains("slack.bot_token_env: names JUDGE_KEY"),
+            "{slack:?}"
+        );
     }
 
     #[test]

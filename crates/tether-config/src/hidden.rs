@@ -122,7 +122,9 @@ pub(crate) fn digest(salt: &str, at: &str, value: &str) -> String {
 
 /// A new salt: 16 random bytes, in hex.
 pub(crate) fn salt() -> String {
-    (0..16).map(|_| format!("{:02x}", fastrand::u8(..))).collect()
+    (0..16)
+        .map(|_| format!("{:02x}", fastrand::u8(..)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -158,7 +160,10 @@ mod tests {
         assert!(secret_var("TETHER_STORE_URL", "postgres://me:pw@db/x"));
         assert!(!secret_var("TETHER_STORE_URL", "postgres://me@db/x"));
         assert!(secret_var("TETHER_STORE_URL", "postgres://me:a/b#c@db/x"));
-        assert!(!secret_var("ZULIP_SERVER_URL", "https://chat.example:8443/a"));
+        assert!(!secret_var(
+            "ZULIP_SERVER_URL",
+            "https://chat.example:8443/a"
+        ));
         assert!(!secret_var("HOME", "/home/me"));
     }
 
@@ -166,10 +171,8 @@ mod tests {
     fn credentials_are_found_however_the_file_spells_their_tables() {
         let text = "[webhook]\nurl = \"https://hooks.example/T/B/x\"\n\
                     [executor]\nenv = { GH_TOKEN = \"ghp_1\", ANTHROPIC_BASE_URL = \"u\" }\n";
-        let found: Vec<(String, String)> = in_text(text)
-            .into_iter()
-            .map(|c| (c.at, c.value))
-            .collect();
+        let found: Vec<(String, String)> =
+            in_text(text).into_iter().map(|c| (c.at, c.value)).collect();
         assert_eq!(
             found,
             [
@@ -187,10 +190,19 @@ mod tests {
 
     #[test]
     fn a_literal_reads_back_as_its_value() {
-        for value in ["plain", "q\"uote", "back\\slash", "line\nbreak\u{7f}", "ünï"] {
+        for value in [
+            "plain",
+            "q\"uote",
+            "back\\slash",
+            "line\nbreak\u{7f}",
+            "ünï",
+        ] {
             let text = format!("v = {}\n", literal(value));
             let doc = DeTable::parse(&text).unwrap();
-            assert_eq!(doc.get_ref().get("v").unwrap().get_ref().as_str(), Some(value));
+            assert_eq!(
+                doc.get_ref().get("v").unwrap().get_ref().as_str(),
+                Some(value)
+            );
         }
     }
 }

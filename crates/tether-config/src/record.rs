@@ -114,7 +114,10 @@ impl Recorded {
         let mut edits = Vec::new();
         for placeholder in hidden::in_text(&self.text) {
             if self.hidden.contains_key(&placeholder.at) {
-                edits.push((placeholder.span, hidden::literal(&value_of(&placeholder.at)?)));
+                edits.push((
+                    placeholder.span,
+                    hidden::literal(&value_of(&placeholder.at)?),
+                ));
             }
         }
         let mut vars = self.vars.clone();

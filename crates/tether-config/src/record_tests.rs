@@ -151,7 +151,11 @@ fn without_a_file_the_defaults_are_recorded() {
     assert!(!src.found);
     assert_eq!(src.vars.get("ZULIP_STREAM"), Some(&Some("runs".to_owned())));
     let recorded = Recorded::of(&src);
-    std::fs::write(dir.path().join("tether.toml"), "[loop]\nmax_iterations = 3\n").unwrap();
+    std::fs::write(
+        dir.path().join("tether.toml"),
+        "[loop]\nmax_iterations = 3\n",
+    )
+    .unwrap();
     let (now, _) = crate::read(dir.path(), &env).unwrap();
     let said: Vec<String> = recorded
         .changes(&now)

@@ -36,7 +36,13 @@ const LOOP_JUDGE: &[(&str, &str, &str)] = &[
 
 /// For each setting: what else the file needs for it to be valid, and the value an edit gives
 /// it (the file before has the context only; a required key's context holds another value).
-fn edit(table: &str, key: &str) -> Option<(&'static [(&'static str, &'static str, &'static str)], &'static str)> {
+fn edit(
+    table: &str,
+    key: &str,
+) -> Option<(
+    &'static [(&'static str, &'static str, &'static str)],
+    &'static str,
+)> {
     const NONE: &[(&str, &str, &str)] = &[];
     let notices = "[\"done\"]";
     let price = "{ input = 1.0, output = 2.0 }";
@@ -84,11 +90,17 @@ fn edit(table: &str, key: &str) -> Option<(&'static [(&'static str, &'static str
         ("human", "ask_before") => (NONE, "[\"git push\"]"),
         ("human", "remind_after") => (NONE, "\"30m\""),
         ("human", "escalate_after") => (
-            &[("human", "escalate_after", "\"2h\""), ("human", "escalate_to", "[\"webhook\"]")],
+            &[
+                ("human", "escalate_after", "\"2h\""),
+                ("human", "escalate_to", "[\"webhook\"]"),
+            ],
             "\"1h\"",
         ),
         ("human", "escalate_to") => (
-            &[("human", "escalate_after", "\"1h\""), ("human", "escalate_to", "[\"webhook\"]")],
+            &[
+                ("human", "escalate_after", "\"1h\""),
+                ("human", "escalate_to", "[\"webhook\"]"),
+            ],
             "[\"notify_command\"]",
         ),
         ("zulip", "server_url") => (NONE, "\"https://chat.example\""),
@@ -133,7 +145,10 @@ fn edit(table: &str, key: &str) -> Option<(&'static [(&'static str, &'static str
         ("notify_command", "notify") => (NONE, notices),
         ("executor", "kind") => (NONE, "\"pi\""),
         ("executor", "command") => (
-            &[("executor", "kind", "\"command\""), ("executor", "command", "[\"a\"]")],
+            &[
+                ("executor", "kind", "\"command\""),
+                ("executor", "command", "[\"a\"]"),
+            ],
             "[\"sh\", \"-c\", \"x\"]",
         ),
         ("executor", "program") => (&[("executor", "kind", "\"claude\"")], "\"my-claude\""),
@@ -144,7 +159,10 @@ fn edit(table: &str, key: &str) -> Option<(&'static [(&'static str, &'static str
         ),
         ("executor", "turn_timeout_secs") => (&[("executor", "kind", "\"claude\"")], "60"),
         ("executor", "permissions") => (
-            &[("executor", "kind", "\"acp\""), ("executor", "program", "\"agent\"")],
+            &[
+                ("executor", "kind", "\"acp\""),
+                ("executor", "program", "\"agent\""),
+            ],
             "\"allow\"",
         ),
         ("executor", "on_usage_limit") => (NONE, "\"stop\""),
@@ -202,8 +220,7 @@ impl Case {
     /// tether.toml holding `text`, loaded.
     fn write(&self, text: &str) -> Loaded {
         std::fs::write(self.dir.path().join("tether.toml"), text).unwrap();
-        tether_config::load(self.dir.path(), &ProcessEnv)
-            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+        tether_config::load(self.dir.path(), &ProcessEnv).unwrap_or_else(|e| panic!("{e}\n{text}"))
     }
 
     /// A run recorded with `pinned`.
@@ -250,16 +267,24 @@ fn every_key_edited_during_a_run_changes_nothing_until_a_person_accepts_it() {
         let run = case.run(&pinned);
 
         let now = case.write(&file(&edited));
-        assert_ne!(now.config, started.config, "{name}: the edit changed nothing parsed");
+        assert_ne!(
+            now.config, started.config,
+            "{name}: the edit changed nothing parsed"
+        );
         // During the run: it pauses for a person, naming the key.
-        let reason = pinned.changed(&run.id).unwrap_or_else(|| panic!("{name}: no pause"));
+        let reason = pinned
+            .changed(&run.id)
+            .unwrap_or_else(|| panic!("{name}: no pause"));
         assert!(reason.contains(&name), "{name}: {reason}");
         // A resume without acceptance is refused, naming it.
         let Resumed::Changed(changed) = case.resume(&run, &now) else {
             panic!("{name}: a resume took the edit");
         };
         let said: Vec<String> = changed.changes.iter().map(ToString::to_string).collect();
-        assert!(said.iter().any(|c| c.starts_with(&name)), "{name}: {said:?}");
+        assert!(
+            said.iter().any(|c| c.starts_with(&name)),
+            "{name}: {said:?}"
+        );
         let refused = changed.refuse();
         assert!(refused.is_usage(), "{name}");
         assert!(refused.to_string().contains(&name), "{name}: {refused}");
@@ -298,7 +323,10 @@ fn a_comment_or_a_blank_line_pauses_nothing_and_resumes_as_recorded() {
     let started = case.write(&text);
     let pinned = for_new_run(&case.ws(), &started);
     let run = case.run(&pinned);
-    let now = case.write(&format!("# the person's note\n\n{}\n# more\n", text.replace('\n', "\n\n")));
+    let now = case.write(&format!(
+        "# the person's note\n\n{}\n# more\n",
+        text.replace('\n', "\n\n")
+    ));
     assert_eq!(pinned.changed(&run.id), None);
     assert!(matches!(case.resume(&run, &now), Resumed::Settled(_)));
 }
@@ -307,7 +335,8 @@ fn a_comment_or_a_blank_line_pauses_nothing_and_resumes_as_recorded() {
 fn a_run_recorded_by_an_older_tether_shows_the_whole_file_as_new() {
     let case = Case::new();
     let now = case.write(&file(BASE));
-    let spec = serde_json::json!({ "bounds": { "sandbox": { "mode": "enforce", "network": false } } });
+    let spec =
+        serde_json::json!({ "bounds": { "sandbox": { "mode": "enforce", "network": false } } });
     let id = case
         .store
         .create_run(RunKind::Goal, case.dir.path(), &spec)

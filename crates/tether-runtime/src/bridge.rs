@@ -6,7 +6,7 @@
 //! The driving process runs the command as the agent: the agent mark is always set for it,
 //! whatever the request says, so every human-only act is refused exactly as it is in the
 //! agent's own process tree; and with the run's configuration as the driving process holds it
-//! (the settings that bound the agent as the run keeps them, its judge…), not tether.toml as
+//! (the one the run recorded: its sandbox, its judge, its store…), not tether.toml as
 //! the agent may have left it. Commands that start loops, serve, or change the setup are not
 //! run for the agent at all. One request per connection: a JSON line with the arguments (and,
 //! for `tether gate`, the stdin it read), then a JSON line back with the exit code and the

@@ -44,8 +44,8 @@ pub struct Ctx<'a> {
     /// What a bridged command's stdin held (read by the sandboxed process and handed over).
     pub input: Option<String>,
     /// For a command handed over by a run's agent: the run's configuration, as the process
-    /// driving it holds it (the settings that bound the agent as the run keeps them, its judge,
-    /// its model…). It stands in for tether.toml, which the agent may have edited.
+    /// driving it holds it (the one the run recorded or a person accepted: its sandbox, its
+    /// judge, its store…). It stands in for tether.toml, which the agent may have edited.
     pub run_config: Option<std::sync::Arc<Config>>,
     /// The sandbox of the run a bridged command was handed over from: what it runs for the
     /// agent (a sign-off's verify) runs there, and nothing is built per call.

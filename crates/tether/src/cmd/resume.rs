@@ -81,7 +81,10 @@ fn configuration(ctx: &Ctx<'_>, run: &Run, loaded: &Loaded, accept: bool) -> Res
     }
     if accept || asked(ctx)? {
         super::require_human(ctx, HumanAct::AcceptConfig)?;
-        writeln!(err, "applied: the run keeps to tether.toml's configuration from now on")?;
+        writeln!(
+            err,
+            "applied: the run keeps to tether.toml's configuration from now on"
+        )?;
         return Ok(changed.accept());
     }
     Err(Failure::usage(changed.refuse()))

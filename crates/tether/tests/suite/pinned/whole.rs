@@ -53,7 +53,12 @@ fn hostile(as_user: bool, toml: &str) -> Env {
 fn paused_by_the_edit(e: &Env, who: &str) {
     let out = e.run(&["run", "--max-iterations", "3"]);
     assert_eq!(out.status.code(), Some(4), "{who}: {}", output(&out));
-    assert_eq!(e.rules(), [Rule::SettingsChanged], "{who}: {}", output(&out));
+    assert_eq!(
+        e.rules(),
+        [Rule::SettingsChanged],
+        "{who}: {}",
+        output(&out)
+    );
 }
 
 /// The person's plain `tether resume`: refused (exit 2), naming `setting` and how to accept.
@@ -108,9 +113,15 @@ fn a_notify_command_the_agent_adds_never_runs_without_a_person() {
         );
         let e = hostile(as_user, &toml);
         paused_by_the_edit(&e, who);
-        assert!(!ran.exists(), "{who}: the run itself ran the agent's command");
+        assert!(
+            !ran.exists(),
+            "{who}: the run itself ran the agent's command"
+        );
         resume_refused(&e, who, "[notify_command] program");
-        assert!(!ran.exists(), "{who}: a plain resume ran the agent's command");
+        assert!(
+            !ran.exists(),
+            "{who}: a plain resume ran the agent's command"
+        );
         dashboard_refused(&e, who, "[notify_command] program");
         assert!(!ran.exists(), "{who}: the dashboard's resume ran it");
     });
@@ -173,7 +184,12 @@ fn a_reply_token_pointed_at_the_model_key_is_refused_and_never_published() {
             "{who}: {said}"
         );
         let resumed = e.run(&["resume", "--add-iterations", "1"]);
-        assert_eq!(resumed.status.code(), Some(2), "{who}: {}", output(&resumed));
+        assert_eq!(
+            resumed.status.code(),
+            Some(2),
+            "{who}: {}",
+            output(&resumed)
+        );
         assert!(
             output(&resumed).contains("ntfy.reply_token_env"),
             "{who}: {}",
@@ -243,7 +259,12 @@ fn the_network_opened_during_a_run_stays_shut_until_a_person_accepts_it() {
         e.append("\n[sandbox]\nnetwork = true\n");
         let out = run.wait();
         assert_eq!(out.status.code(), Some(4), "{who}: {}", output(&out));
-        assert_eq!(e.read("reached.txt"), "blocked\n", "{who}: {}", output(&out));
+        assert_eq!(
+            e.read("reached.txt"),
+            "blocked\n",
+            "{who}: {}",
+            output(&out)
+        );
         assert_eq!(e.rules(), [Rule::SettingsChanged], "{who}");
 
         resume_refused(&e, who, "[sandbox] network: (absent) → true");
@@ -271,5 +292,9 @@ fn a_comment_added_during_a_run_pauses_nothing() {
         e.rules(),
         output(&out)
     );
-    assert!(!output(&out).contains("tether.toml changed"), "{}", output(&out));
+    assert!(
+        !output(&out).contains("tether.toml changed"),
+        "{}",
+        output(&out)
+    );
 }
