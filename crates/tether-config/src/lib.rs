@@ -65,7 +65,7 @@ pub use error::{ConfigError, Problem};
 pub use isolation::{RunConfig, SandboxConfig, SandboxMode};
 pub use keys::settings;
 pub use load::{
-    CONFIG_ENV, FILE_NAME, Loaded, MAX_CONFIG_BYTES, check, load, load_store, parse,
+    CONFIG_ENV, FILE_NAME, Loaded, MAX_CONFIG_BYTES, Parsed, check, load, load_store, parse,
     parse_with_warnings, read,
 };
 pub use missing::{MissingSetting, given, given_secret};

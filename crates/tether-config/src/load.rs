@@ -54,12 +54,12 @@ pub fn load(workspace_root: &Path, env: &dyn Env) -> Result<Loaded, ConfigError>
     })
 }
 
+/// A configuration parsed, with its warnings, or why it is not valid.
+pub type Parsed = Result<(Config, Vec<Problem>), ConfigError>;
+
 /// What `load` would read now, and what it says: the source even when the config is invalid
 /// (a run's record is compared with it), or an error when the file cannot be read at all.
-pub fn read(
-    workspace_root: &Path,
-    env: &dyn Env,
-) -> Result<(Source, Result<(Config, Vec<Problem>), ConfigError>), ConfigError> {
+pub fn read(workspace_root: &Path, env: &dyn Env) -> Result<(Source, Parsed), ConfigError> {
     let recording = Recording::new(env);
     let (path, named) = config_path(workspace_root, &recording);
     let (text, found) = match read_bounded(&path) {

@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::env::Env;
-use crate::{Config, ConfigError, Problem};
 
 /// Everything a configuration is read from except the keys. The default is nothing read: a
 /// configuration held in memory (a run's, as a command its agent handed over gets it).
@@ -35,7 +34,7 @@ pub struct Source {
 impl Source {
     /// The configuration this source says, its keys read from `keys` (the variables that
     /// configure are this source's, whatever `keys` holds), with its warnings.
-    pub fn parse(&self, keys: &dyn Env) -> Result<(Config, Vec<Problem>), ConfigError> {
+    pub fn parse(&self, keys: &dyn Env) -> crate::Parsed {
         let replay = Replay { source: self, keys };
         crate::load::parse_with_warnings(&self.text, &self.file, &replay)
     }

@@ -26,10 +26,10 @@ pub fn for_new_run(ws: &Workspace, loaded: &Loaded) -> Pinned {
 pub enum Resumed {
     /// The file says what the record says: the run goes on with the configuration parsed
     /// from its record.
-    Settled(Settled),
+    Settled(Box<Settled>),
     /// The file differs from the record (or the run was recorded by an older tether): a person
     /// decides.
-    Changed(Changed),
+    Changed(Box<Changed>),
 }
 
 /// A resumed run whose file says what its record says.
@@ -91,7 +91,7 @@ pub fn for_resumed_run(ws: &Workspace, run: &Run, now: &Loaded, keys: &dyn Env) 
             seen: config.clone(),
             read,
         };
-        return Resumed::Settled(Settled { pinned, config });
+        return Resumed::Settled(Box::new(Settled { pinned, config }));
     }
     let mut changes = record.changes(&now.input);
     if changes.is_empty() {
@@ -103,12 +103,12 @@ pub fn for_resumed_run(ws: &Workspace, run: &Run, now: &Loaded, keys: &dyn Env) 
             now: "read differently now".to_owned(),
         });
     }
-    Resumed::Changed(Changed {
+    Resumed::Changed(Box::new(Changed {
         changes,
         now: now.clone(),
         read,
         run: run.id.clone(),
-    })
+    }))
 }
 
 /// The configuration's file read again (as this process read it at its start, in its own

@@ -14,8 +14,11 @@ use tether_store::{Event, Run, RunKind, Store};
 
 use super::*;
 
+/// A key of a table with its value, as the file spells it.
+type Entry = (&'static str, &'static str, &'static str);
+
 /// Every file holds these (a model for the judge to differ from).
-const BASE: &[(&str, &str, &str)] = &[
+const BASE: &[Entry] = &[
     ("model", "api", "\"openai-chat\""),
     ("model", "base_url", "\"http://127.0.0.1:9\""),
     ("model", "model", "\"m\""),
@@ -23,12 +26,12 @@ const BASE: &[(&str, &str, &str)] = &[
 ];
 
 /// The judge's and the loop judge's required keys.
-const JUDGE: &[(&str, &str, &str)] = &[
+const JUDGE: &[Entry] = &[
     ("judge", "api", "\"openai-chat\""),
     ("judge", "base_url", "\"http://127.0.0.1:7\""),
     ("judge", "model", "\"j\""),
 ];
-const LOOP_JUDGE: &[(&str, &str, &str)] = &[
+const LOOP_JUDGE: &[Entry] = &[
     ("loop_judge", "api", "\"openai-chat\""),
     ("loop_judge", "base_url", "\"http://127.0.0.1:6\""),
     ("loop_judge", "model", "\"l\""),
@@ -36,14 +39,8 @@ const LOOP_JUDGE: &[(&str, &str, &str)] = &[
 
 /// For each setting: what else the file needs for it to be valid, and the value an edit gives
 /// it (the file before has the context only; a required key's context holds another value).
-fn edit(
-    table: &str,
-    key: &str,
-) -> Option<(
-    &'static [(&'static str, &'static str, &'static str)],
-    &'static str,
-)> {
-    const NONE: &[(&str, &str, &str)] = &[];
+fn edit(table: &str, key: &str) -> Option<(&'static [Entry], &'static str)> {
+    const NONE: &[Entry] = &[];
     let notices = "[\"done\"]";
     let price = "{ input = 1.0, output = 2.0 }";
     Some(match (table, key) {

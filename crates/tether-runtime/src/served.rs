@@ -127,7 +127,7 @@ impl Runs {
         crate::budget::resumable(&run).map_err(refusal)?;
         let loaded = self.loaded()?;
         let settled = match crate::bounds::for_resumed_run(&self.ws, &run, &loaded, &*self.env) {
-            Resumed::Settled(settled) => settled,
+            Resumed::Settled(settled) => *settled,
             Resumed::Changed(changed) if accept_config => changed.accept(),
             Resumed::Changed(changed) => return Err(config_changed(&run.id, &changed)),
         };

@@ -67,7 +67,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
 /// 2) naming the differences.
 fn configuration(ctx: &Ctx<'_>, run: &Run, loaded: &Loaded, accept: bool) -> Result<Settled> {
     let changed = match tether_runtime::bounds::for_resumed_run(&ctx.ws, run, loaded, ctx.env) {
-        Resumed::Settled(settled) => return Ok(settled),
+        Resumed::Settled(settled) => return Ok(*settled),
         Resumed::Changed(changed) => changed,
     };
     let mut err = std::io::stderr();
