@@ -14,7 +14,7 @@ use tether_model::scripted::{Script, Turn};
 use tether_store::Rule;
 use tether_testkit::ntfy_server::FakeNtfyServer;
 
-use super::support::{Env, MODEL_KEY, MODEL_KEY_VAR, as_each_user, bash, connect, output};
+use super::support::{Env, MODEL_KEY, MODEL_KEY_VAR, TETHER, as_each_user, bash, connect, output};
 use crate::common::PATIENCE;
 use crate::common::webhook::Webhook;
 use crate::suite::goal_run::support::PLAN;
@@ -276,6 +276,57 @@ fn the_network_opened_during_a_run_stays_shut_until_a_person_accepts_it() {
             "{who}: the accepted network: {}",
             output(&accepted)
         );
+    });
+}
+
+/// `[store] url` pointed elsewhere in tether.toml while a sandboxed run works: the tether
+/// command the agent then runs through the bridge (`tether status`) keeps to the run's own
+/// store — it answers from it, and nothing connects to the other.
+#[test]
+fn a_store_named_during_a_run_is_not_the_bridged_commands() {
+    as_each_user(|as_user| {
+        let who = who(as_user);
+        let elsewhere = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = elsewhere.local_addr().unwrap().port();
+        elsewhere.set_nonblocking(true).unwrap();
+        let e = Env::new(PLAN, as_user, |_| {
+            let status = format!(
+                "touch waiting; for i in $(seq 1 600); do \
+                 grep -q '^url = ' tether.toml && break; sleep 0.1; done; \
+                 '{TETHER}' status --json > status.out 2>&1; echo $? > status.code"
+            );
+            Script::turns([bash(&status), Turn::text("Asked.")])
+                .then_repeat(Turn::text("Nothing more."))
+        });
+        let approved = e.run(&["plan", "approve", "add"]);
+        assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
+        let run = Running::start(e.tether(&["run", "--max-iterations", "2"]));
+        tether_testkit::wait_until("the agent's command to start", PATIENCE, || {
+            e.path().join("waiting").exists().then_some(())
+        })
+        .unwrap();
+        e.append(&format!(
+            "\n[store]\nurl = \"postgres://tether@127.0.0.1:{port}/elsewhere\"\n"
+        ));
+        let out = run.wait();
+        assert_eq!(
+            e.read("status.code").trim(),
+            "0",
+            "{who}: {}\n{}",
+            e.read("status.out"),
+            output(&out)
+        );
+        assert!(
+            e.read("status.out").contains("\"running\""),
+            "{who}: the run's own store answered: {}",
+            e.read("status.out")
+        );
+        assert!(
+            elsewhere.accept().is_err(),
+            "{who}: something connected to the store named during the run"
+        );
+        assert_eq!(out.status.code(), Some(4), "{who}: {}", output(&out));
+        assert_eq!(e.rules(), [Rule::SettingsChanged], "{who}");
     });
 }
 
