@@ -6,7 +6,7 @@
 //! `human.channels` without what it needs is a warning naming the missing setting or variable,
 //! not an error: the run goes on without that channel and `ask_human` says what to fix.
 
-use crate::env::{Env, non_empty};
+use crate::env::{Env, non_empty, non_empty_key};
 use crate::reader::{Reader, Table};
 use crate::{Secret, values};
 
@@ -209,8 +209,8 @@ pub(crate) fn read_slack(r: &mut Reader, t: Option<&Table>, env: &dyn Env, out: 
         slack_channel_id,
         &mut out.channel,
     );
-    out.bot_token = non_empty(env, &out.bot_token_env).map(Secret::new);
-    out.app_token = non_empty(env, &out.app_token_env).map(Secret::new);
+    out.bot_token = non_empty_key(env, &out.bot_token_env).map(Secret::new);
+    out.app_token = non_empty_key(env, &out.app_token_env).map(Secret::new);
 }
 
 /// Reads `[telegram]` (if present) and applies the environment.
@@ -244,7 +244,7 @@ pub(crate) fn read_telegram(
         chat_id,
         &mut out.chat_id,
     );
-    out.bot_token = non_empty(env, &out.bot_token_env).map(Secret::new);
+    out.bot_token = non_empty_key(env, &out.bot_token_env).map(Secret::new);
 }
 
 /// A Slack conversation id: `C…` (public), `G…` (private) or `D…` (direct), letters and digits.

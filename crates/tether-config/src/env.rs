@@ -7,9 +7,21 @@
 use std::collections::HashMap;
 
 /// A source of environment variables.
+///
+/// Two kinds of variable are read: those that configure (`TETHER_CONFIG`, `TETHER_STORE_URL`,
+/// the chat overrides, `HOME`), read with [`Env::var`] and recorded with a run's
+/// configuration (see [`crate::Source`]); and keys, named by the `*_env` settings, read with
+/// [`Env::key`] whenever they are needed and never recorded.
 pub trait Env {
     /// The value of the variable `name`, or `None` when it is unset or not valid Unicode.
     fn var(&self, name: &str) -> Option<String>;
+
+    /// The value of the variable `name` read as a key (a model's, a bot's): by default
+    /// [`Env::var`]. An environment that replays a recorded configuration answers keys from
+    /// the process's environment.
+    fn key(&self, name: &str) -> Option<String> {
+        self.var(name)
+    }
 }
 
 /// The real process environment, with the keys [`keep_secrets`] took out of it.
@@ -97,6 +109,13 @@ impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for MapEnv {
 /// The value of `name`, treating a variable set to only whitespace like an unset one.
 pub(crate) fn non_empty(env: &dyn Env, name: &str) -> Option<String> {
     env.var(name)
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+}
+
+/// The key held in the variable `name` (see [`Env::key`]), a blank one as unset.
+pub(crate) fn non_empty_key(env: &dyn Env, name: &str) -> Option<String> {
+    env.key(name)
         .map(|v| v.trim().to_owned())
         .filter(|v| !v.is_empty())
 }

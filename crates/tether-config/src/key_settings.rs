@@ -7,6 +7,17 @@
 
 use crate::Config;
 
+/// Who reads the key a setting names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reader {
+    /// A model endpoint (`[model]`, `[judge]`, `[loop_judge]`, `[planning]`): the key goes to
+    /// the model's server.
+    Model,
+    /// A channel or a notice sink: the key goes where its notices and questions go (and an
+    /// ntfy reply token inside every question).
+    Channel,
+}
+
 /// A setting naming the variable of one of tether's keys.
 pub(crate) struct KeySetting {
     /// Its table (`model`).
@@ -15,6 +26,8 @@ pub(crate) struct KeySetting {
     pub key: &'static str,
     /// The variable it names in `config`, if any.
     pub var: fn(&Config) -> Option<&str>,
+    /// Who reads the key.
+    pub reader: Reader,
 }
 
 /// Every setting naming one of tether's keys.
@@ -23,66 +36,79 @@ pub(crate) const KEY_SETTINGS: &[KeySetting] = &[
         table: "model",
         key: "api_key_env",
         var: |c| c.model.as_ref()?.api_key_env.as_deref(),
+        reader: Reader::Model,
     },
     KeySetting {
         table: "judge",
         key: "api_key_env",
         var: |c| c.judge.as_ref()?.endpoint.api_key_env.as_deref(),
+        reader: Reader::Model,
     },
     KeySetting {
         table: "loop_judge",
         key: "api_key_env",
         var: |c| c.loop_judge.as_ref()?.endpoint.api_key_env.as_deref(),
+        reader: Reader::Model,
     },
     KeySetting {
         table: "planning",
         key: "api_key_env",
         var: |c| c.planning.as_ref()?.api_key_env.as_deref(),
+        reader: Reader::Model,
     },
     KeySetting {
         table: "zulip",
         key: "api_key_env",
         var: |c| Some(&c.zulip.api_key_env),
+        reader: Reader::Channel,
     },
     KeySetting {
         table: "slack",
         key: "bot_token_env",
         var: |c| Some(&c.slack.bot_token_env),
+        reader: Reader::Channel,
     },
     KeySetting {
         table: "slack",
         key: "app_token_env",
         var: |c| Some(&c.slack.app_token_env),
+        reader: Reader::Channel,
     },
     KeySetting {
         table: "telegram",
         key: "bot_token_env",
         var: |c| Some(&c.telegram.bot_token_env),
+        reader: Reader::Channel,
     },
     KeySetting {
         table: "ntfy",
         key: "token_env",
         var: |c| c.ntfy.token_env.as_deref(),
+        reader: Reader::Channel,
     },
     KeySetting {
         table: "ntfy",
         key: "reply_token_env",
         var: |c| c.ntfy.reply_token_env.as_deref(),
+        reader: Reader::Channel,
     },
     KeySetting {
         table: "webhook",
         key: "url_env",
         var: |c| c.webhook.url_env.as_deref(),
+        reader: Reader::Channel,
     },
     KeySetting {
         table: "email",
         key: "username_env",
         var: |c| c.email.username_env.as_deref(),
+        reader: Reader::Channel,
     },
     KeySetting {
         table: "email",
         key: "password_env",
         var: |c| c.email.password_env.as_deref(),
+        reader: Reader::Channel,
     },
 ];
 

@@ -176,6 +176,19 @@ pub(crate) const TABLES: &[(&str, &[&str])] = &[
     ("run", RUN),
 ];
 
+/// Every setting of the schema as `(table, key)`, the top level's (`plan`) with an empty
+/// table, in the template's order: the one list of what tether.toml can say.
+pub fn settings() -> impl Iterator<Item = (&'static str, &'static str)> {
+    let top = TOP_LEVEL
+        .iter()
+        .filter(|key| !TABLES.iter().any(|(table, _)| table == *key))
+        .map(|key| ("", *key));
+    let tables = TABLES
+        .iter()
+        .flat_map(|(table, keys)| keys.iter().map(move |key| (*table, *key)));
+    top.chain(tables)
+}
+
 /// The tables (other than `current`) that have a key spelled exactly `key`.
 pub(crate) fn tables_with(key: &str, current: &str) -> Vec<&'static str> {
     TABLES

@@ -5,6 +5,8 @@
 //! [`Problem`] with its line and key path, so `tether validate` can list them all. API keys are
 //! only ever read from environment variables named in the file, and held as [`Secret`].
 //! [`Workspace`] is where everything lives on disk: the config, the plan, `.tether/`.
+//! What a configuration is read from is a [`Source`] (the text, the file, the variables that
+//! configure), which a run records without its credentials ([`Recorded`]) and parses again.
 //!
 //! ```
 //! use std::path::Path;
@@ -26,12 +28,14 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod apart;
 mod budget;
 mod chat;
 mod checks;
 mod config;
 mod env;
 mod error;
+mod hidden;
 mod isolation;
 mod key_settings;
 mod keys;
@@ -39,9 +43,11 @@ mod load;
 mod missing;
 mod model;
 mod reader;
+mod record;
 mod schema;
 mod secret;
 mod sinks;
+mod source;
 mod suggest;
 mod syntax;
 mod template;
@@ -57,16 +63,20 @@ pub use config::{
 pub use env::{Env, MapEnv, ProcessEnv, keep_secrets, kept_secret};
 pub use error::{ConfigError, Problem};
 pub use isolation::{RunConfig, SandboxConfig, SandboxMode};
+pub use keys::settings;
 pub use load::{
-    CONFIG_ENV, FILE_NAME, Loaded, check, load, load_store, parse, parse_with_warnings,
+    CONFIG_ENV, FILE_NAME, Loaded, MAX_CONFIG_BYTES, Parsed, check, load, load_store, parse,
+    parse_with_warnings, read,
 };
 pub use missing::{MissingSetting, given, given_secret};
 pub use model::{Api, JudgeConfig, LoopJudgeConfig, ModelConfig, PlanningConfig};
+pub use record::{Change, Recorded};
 pub use secret::Secret;
 pub use sinks::{
     EmailConfig, EmailTls, EscalationTarget, NotifyCommandConfig, NtfyConfig, WebhookConfig,
     WebhookFormat,
 };
+pub use source::Source;
 pub use template::TEMPLATE;
 pub use tether_budget::Budget;
 pub use workspace::{STATE_DIR, Workspace};

@@ -10,7 +10,8 @@ use toml::de::DeTable;
 
 use crate::env::{Env, non_empty};
 use crate::reader::Reader;
-use crate::{Config, ConfigError, Problem, StoreConfig, checks, schema, syntax};
+use crate::source::{Recording, Source};
+use crate::{Config, ConfigError, Problem, StoreConfig, apart, checks, schema, syntax};
 
 /// The file name looked for at the workspace root.
 pub const FILE_NAME: &str = "tether.toml";
@@ -29,50 +30,101 @@ pub struct Loaded {
     /// Problems that leave the config usable (e.g. a channel that lacks its settings and is
     /// left out); `tether validate` lists them.
     pub warnings: Vec<Problem>,
+    /// What the config was read from (the text, the file, the variables that configure), to
+    /// record with a run.
+    pub input: Source,
 }
+
+/// The largest configuration file tether reads.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// Loads `<workspace_root>/tether.toml`, or the file named by `TETHER_CONFIG`.
 ///
 /// A missing `tether.toml` means defaults (plus the environment), not an error; a missing file
-/// named by `TETHER_CONFIG` is [`ConfigError::NotFound`].
+/// named by `TETHER_CONFIG` is [`ConfigError::NotFound`]. The file is read bounded: a regular
+/// file only (never blocking on a FIFO), at most [`MAX_CONFIG_BYTES`].
 pub fn load(workspace_root: &Path, env: &dyn Env) -> Result<Loaded, ConfigError> {
-    let (path, named) = match non_empty(env, CONFIG_ENV) {
+    let (input, parsed) = read(workspace_root, env)?;
+    let (config, warnings) = parsed?;
+    Ok(Loaded {
+        config,
+        source: input.found.then(|| input.file.clone()),
+        warnings,
+        input,
+    })
+}
+
+/// A configuration parsed, with its warnings, or why it is not valid.
+pub type Parsed = Result<(Config, Vec<Problem>), ConfigError>;
+
+/// What `load` would read now, and what it says: the source even when the config is invalid
+/// (a run's record is compared with it), or an error when the file cannot be read at all.
+pub fn read(workspace_root: &Path, env: &dyn Env) -> Result<(Source, Parsed), ConfigError> {
+    let recording = Recording::new(env);
+    let (path, named) = config_path(workspace_root, &recording);
+    let (text, found) = match read_bounded(&path) {
+        Ok(text) => (text, true),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound && !named => (String::new(), false),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ConfigError::NotFound { path });
+        }
+        Err(cause) => return Err(ConfigError::Io { path, cause }),
+    };
+    let parsed = parse_with_warnings(&text, &path, &recording);
+    let input = Source {
+        file: path,
+        found,
+        text,
+        vars: recording.into_read(),
+    };
+    Ok((input, parsed))
+}
+
+/// The config file of `workspace_root`: the one `TETHER_CONFIG` names (`true`), else
+/// `tether.toml`.
+fn config_path(workspace_root: &Path, env: &dyn Env) -> (PathBuf, bool) {
+    match non_empty(env, CONFIG_ENV) {
         Some(path) => (workspace_root.join(path), true),
         None => (workspace_root.join(FILE_NAME), false),
-    };
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let (config, warnings) = parse_with_warnings(&text, &path, env)?;
-            Ok(Loaded {
-                config,
-                source: Some(path),
-                warnings,
-            })
-        }
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            if named {
-                return Err(ConfigError::NotFound { path });
-            }
-            let (config, warnings) = parse_with_warnings("", &path, env)?;
-            Ok(Loaded {
-                config,
-                source: None,
-                warnings,
-            })
-        }
-        Err(cause) => Err(ConfigError::Io { path, cause }),
     }
+}
+
+/// The text of the config file at `path`, bounded: only a regular file (a symlink to one is
+/// fine), opened without blocking (a FIFO swapped in after the check cannot hang the read), at
+/// most [`MAX_CONFIG_BYTES`], UTF-8.
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read as _};
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let regular = |meta: &std::fs::Metadata| {
+        if meta.is_file() {
+            Ok(())
+        } else {
+            Err(Error::new(ErrorKind::InvalidInput, "not a regular file"))
+        }
+    };
+    regular(&std::fs::metadata(path)?)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)?;
+    regular(&file.metadata()?)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!("larger than {MAX_CONFIG_BYTES} bytes"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| Error::new(ErrorKind::InvalidData, "not UTF-8"))
 }
 
 /// Where the workspace's store is (`[store]` and `TETHER_STORE_URL`), reading nothing else of
 /// the config: a command that only reads or answers (`tether answer`, `tether status`) works
 /// whatever the rest of the file says. Problems are only those of `[store]` (or the syntax).
 pub fn load_store(workspace_root: &Path, env: &dyn Env) -> Result<StoreConfig, ConfigError> {
-    let (path, named) = match non_empty(env, CONFIG_ENV) {
-        Some(path) => (workspace_root.join(path), true),
-        None => (workspace_root.join(FILE_NAME), false),
-    };
-    let text = match std::fs::read_to_string(&path) {
+    let (path, named) = config_path(workspace_root, env);
+    let text = match read_bounded(&path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound && !named => String::new(),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
@@ -151,6 +203,7 @@ fn check_with_warnings(
     }
     let (config, marks) = schema::read(doc.get_ref(), &mut reader, env);
     checks::run(&config, &marks, &mut reader);
+    apart::check(&config, doc.get_ref(), &mut reader);
     let mut problems = reader.problems;
     let mut warnings = reader.warnings;
     // File order, then the problems that have no line (environment values, cross-table rules).

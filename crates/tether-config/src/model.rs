@@ -4,7 +4,7 @@
 //! demand through [`ModelConfig::api_key`], because only the code that calls the model needs it
 //! and `tether validate` must work without it.
 
-use crate::env::{Env, non_empty};
+use crate::env::{Env, non_empty_key};
 use crate::{ConfigError, Secret};
 
 /// The wire protocol a model endpoint speaks.
@@ -69,7 +69,7 @@ impl ModelConfig {
         let Some(var) = &self.api_key_env else {
             return Ok(None);
         };
-        match non_empty(env, var) {
+        match non_empty_key(env, var) {
             Some(value) => Ok(Some(Secret::new(value))),
             None => Err(ConfigError::MissingKey { var: var.clone() }),
         }

@@ -364,7 +364,7 @@ fn read_zulip(
             }
         }
     }
-    out.api_key = non_empty(env, &out.api_key_env).map(Secret::new);
+    out.api_key = crate::env::non_empty_key(env, &out.api_key_env).map(Secret::new);
     given
 }
 

@@ -11,7 +11,7 @@
 //! leaves the sink out with an error naming the setting.
 
 use crate::chat::{NoticeKind, read_channel_notify};
-use crate::env::{Env, non_empty};
+use crate::env::{Env, non_empty_key};
 use crate::reader::{Reader, Table, entry, path_of};
 use crate::{Secret, values};
 
@@ -360,7 +360,7 @@ fn host(value: &str) -> Result<(), String> {
 
 /// The value of the variable `var` named by `key`, as a secret.
 fn secret_from(env: &dyn Env, var: Option<&String>) -> Option<Secret> {
-    var.and_then(|v| non_empty(env, v)).map(Secret::new)
+    var.and_then(|v| non_empty_key(env, v)).map(Secret::new)
 }
 
 /// Reads `[ntfy]` (if present).

@@ -62,8 +62,8 @@ pub enum HumanAct {
     AddCriterion,
     /// Raising a run's or a goal's budget (`tether resume --add-tokens …`).
     RaiseBudget,
-    /// Applying a changed tether.toml's settings that bound the agent (the sandbox,
-    /// `ask_before`, …) to a run (`tether resume --accept-config`).
+    /// Applying a changed tether.toml's configuration to a run (`tether resume
+    /// --accept-config`).
     AcceptConfig,
     /// Serving the dashboard (`tether serve`), whose holder answers questions and starts,
     /// resumes, pauses and cancels runs.

@@ -1,6 +1,6 @@
 //! tether's loops and the commands around them: the Ralph loop ([`ralph`]) and the goal loop
 //! ([`goal`]), each a [`looping::LoopKind`] run by the one loop driver ([`looping`]); plan mode
-//! ([`planning`]); the settings that bound the agent, kept to what was approved ([`bounds`]); the requests other processes make of a running loop ([`control`]); one
+//! ([`planning`]); the run's whole configuration, kept to what was recorded or accepted ([`bounds`]); the requests other processes make of a running loop ([`control`]); one
 //! process per run ([`run_lock`]); the acts only a person may do ([`human_act`]) and the
 //! subreaper that keeps an agent's descendants in the loop's tree ([`subreaper`]); setting a repository up ([`init`]) and checking it
 //! ([`validate`]); and every prompt the loops give the agent ([`prompts`]).

@@ -6,7 +6,7 @@
 //! The driving process runs the command as the agent: the agent mark is always set for it,
 //! whatever the request says, so every human-only act is refused exactly as it is in the
 //! agent's own process tree; and with the run's configuration as the driving process holds it
-//! (the settings that bound the agent as the run keeps them, its judge…), not tether.toml as
+//! (the one the run recorded: its sandbox, its judge, its store…), not tether.toml as
 //! the agent may have left it. Commands that start loops, serve, or change the setup are not
 //! run for the agent at all. One request per connection: a JSON line with the arguments (and,
 //! for `tether gate`, the stdin it read), then a JSON line back with the exit code and the
@@ -202,13 +202,11 @@ impl Served {
     }
 
     /// Reads one request, has the handler run it as the agent with the run's configuration
-    /// and sandbox, writes the reply (or serves the MCP session). Refused when tether.toml
-    /// names another store than the run's (the store is found from the file): the agent could
-    /// otherwise have this process connect anywhere.
+    /// (its store included, whatever tether.toml names now) and sandbox, writes the reply (or
+    /// serves the MCP session).
     fn answer_on(&self, stream: UnixStream) -> Result<(), HandlerError> {
         let line = header(&stream)?;
         let request: Request = serde_json::from_str(&line)?;
-        let elsewhere = store_url(&self.ws) != self.config.store.url;
         let env = AgentEnv {
             run_id: request.run_id.clone(),
         };
@@ -221,19 +219,9 @@ impl Served {
             sandbox: &self.sandbox,
         };
         if self.handler.is_session(&request.argv) {
-            if elsewhere {
-                return Err("tether.toml's [store] changed during the run".into());
-            }
             return serve_mcp(self.handler.session(&call)?, stream);
         }
-        let reply = if elsewhere {
-            Reply::refused(
-                "error: tether.toml's [store] changed during the run: the sandbox's tether \
-                 commands keep to the run's store\n",
-            )
-        } else {
-            self.handler.command(&call)
-        };
+        let reply = self.handler.command(&call);
         let mut out = serde_json::to_vec(&reply)?;
         out.push(b'\n');
         (&stream).write_all(&out)?;
@@ -245,13 +233,6 @@ impl Drop for Served {
     fn drop(&mut self) {
         self.calls.fetch_sub(1, Ordering::SeqCst);
     }
-}
-
-/// The team store tether.toml (or `TETHER_STORE_URL`) names for `ws`, if any.
-fn store_url(ws: &Workspace) -> Option<String> {
-    tether_config::load_store(ws.root(), &ProcessEnv)
-        .ok()
-        .and_then(|s| s.url)
 }
 
 /// The request's line, read a byte at a time: what follows it (an MCP session) is not

@@ -221,17 +221,17 @@ pub enum Error {
         #[source]
         cause: std::io::Error,
     },
-    /// tether.toml changed where tether sends keys or what it starts as the agent since the run
-    /// started: the record cannot hold those back, so only a person accepting them resumes it.
+    /// The run's configuration file (or a variable that configures) differs from the
+    /// configuration the run recorded: only a person who saw the difference and accepts it
+    /// resumes the run (or one who puts the file back).
     #[error(
-        "tether.toml changed where tether sends keys or what it starts as the agent ({settings}) \
-         since run {run} started, and that cannot be kept from the record: look at the change \
-         (`git diff tether.toml`), then resume with `tether resume {run} --accept-config` if a \
-         person made it"
+        "tether.toml differs from the configuration run {run} recorded ({changes}): look at the \
+         difference, then resume with `tether resume {run} --accept-config` to apply it, or put \
+         tether.toml back and resume with `tether resume {run}`"
     )]
-    DestinationsChanged {
-        /// The settings that changed, comma-separated.
-        settings: String,
+    ConfigChanged {
+        /// The differences, each `setting: old → new`, `; `-separated.
+        changes: String,
         /// The run.
         run: String,
     },
@@ -273,7 +273,7 @@ impl Error {
             Error::Config(_)
             | Error::FindStore(_)
             | Error::UnknownStore(_)
-            | Error::DestinationsChanged { .. }
+            | Error::ConfigChanged { .. }
             | Error::Sandbox(_)
             | Error::SandboxGrant(_)
             | Error::AcpNeedsProgram

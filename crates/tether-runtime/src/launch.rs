@@ -196,10 +196,11 @@ pub struct Launch {
     /// The workspace the command was given (a worktree run works in its own, with this one's
     /// state directory).
     pub ws: Workspace,
-    /// The configuration the run uses (holding the settings that bound the agent as `bounds`
-    /// has them).
+    /// The configuration the run uses: the one `bounds` records (a new run's as loaded, a
+    /// resumed run's parsed from its record or as a person accepted it), never tether.toml as
+    /// it is later.
     pub config: Config,
-    /// The settings that bound the agent, and how to see tether.toml change them.
+    /// The run's configuration as recorded, and how to see its file change during the run.
     pub bounds: Pinned,
     /// What to run.
     pub spec: RunSpec,
@@ -223,7 +224,7 @@ pub struct Launch {
 impl Launch {
     /// Builds the run's parts: configuration problems (no model, no judge, a sandbox the
     /// kernel cannot enforce, a worktree that cannot be made) are found here, before anything
-    /// runs. `env` holds the keys (the model's, the judge's) and the store's URL override.
+    /// runs. `env` holds the keys (the model's, the judge's).
     pub async fn prepare(self, env: &(dyn Env + Sync)) -> Result<Prepared> {
         let Launch {
             ws,
@@ -242,7 +243,8 @@ impl Launch {
         if let RunSpec::Goal(goal) = &spec {
             tether_core::goal::ready(ws.root(), goal)?;
         }
-        let store = crate::store::connector(&ws, env)?;
+        // The run's store is its configuration's.
+        let store = crate::store::connector_of(&ws, &config.store)?;
         let (notice_sink, notices) = NoticeSink::new(&config.notify);
         sinks.push(Arc::new(notice_sink));
         let (events, _) = broadcast::channel(EVENTS_BUFFER);

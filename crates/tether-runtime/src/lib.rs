@@ -25,7 +25,7 @@
 //! - [`status`]: a run's status as a person reads it.
 //! - [`doctor`]: the checks of the setup `tether doctor` prints.
 //! - [`budget`]: a stopped run's budgets raised before it is resumed.
-//! - [`bounds`]: the settings that bound the agent, as a run is taken up.
+//! - [`bounds`]: the run's whole configuration, as a run is taken up.
 //! - [`launch`]: a run composed from all of the above and driven on the caller's Tokio
 //!   runtime, with a handle to watch, interrupt or cancel it; [`report`] the report it leaves;
 //!   [`served`] the runs a server (the dashboard of `tether serve`) starts and resumes.

@@ -22,6 +22,9 @@ pub struct Setup<'a> {
     pub ws: &'a Workspace,
     /// Where the store's URL override comes from.
     pub env: &'a dyn Env,
+    /// The store of the run that handed the session over (its configuration's, whatever
+    /// tether.toml says now); `None`: the one tether.toml names.
+    pub store: Option<tether_config::StoreConfig>,
     /// The configuration, or why it cannot be loaded (the tools that need it say so).
     pub config: Result<Config, String>,
     /// The run questions and sign-offs are filed under, or why the id given is not one.
@@ -47,7 +50,10 @@ pub fn server(setup: Setup<'_>, host: &Host) -> Result<TetherMcp> {
     let verify_sandbox = verify_sandbox(&setup, host);
     Ok(TetherMcp::new(Options {
         workspace: setup.ws.clone(),
-        store: crate::store::connector(setup.ws, setup.env)?,
+        store: match &setup.store {
+            Some(store) => crate::store::connector_of(setup.ws, store)?,
+            None => crate::store::connector(setup.ws, setup.env)?,
+        },
         config: setup.config,
         run: setup.run,
         progress_every: setup.progress_every,

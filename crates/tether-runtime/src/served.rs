@@ -7,9 +7,12 @@
 //! refused, with the loop's own words.
 //!
 //! What stays a person's act at a terminal stays so here: a goal run whose contracts are not
-//! approved is refused (approving them is `tether plan approve`), and a resumed run keeps the
-//! settings it recorded (applying a changed tether.toml is `tether resume --accept-config`).
-//! There is no `--no-judge` and no unlimited budget from the dashboard.
+//! approved is refused (approving them is `tether plan approve`). A resumed run keeps the
+//! configuration it recorded: when tether.toml differs, the resume is refused with the
+//! differences ([`LaunchError::ConfigChanged`]), and only a request that accepts them after
+//! they were shown (`accept_config`, the person serving the dashboard answering) applies the
+//! file's, as `tether resume --accept-config` does. There is no `--no-judge` and no unlimited
+//! budget from the dashboard.
 
 use std::sync::{Arc, Mutex};
 
@@ -63,7 +66,8 @@ impl Runs {
 
     /// Starts `run`: its id once it is under way.
     pub async fn start(&self, run: NewRun) -> Result<RunId, LaunchError> {
-        let config = self.config()?;
+        let loaded = self.loaded()?;
+        let config = loaded.config.clone();
         let (NewRun::Ralph {
             max_iterations,
             worktree,
@@ -102,13 +106,15 @@ impl Runs {
                 RunSpec::goal(&config, Some(max), budget(&config), false)
             }
         };
-        let bounds = crate::bounds::for_new_run(&self.ws, &config);
+        let bounds = crate::bounds::for_new_run(&self.ws, &loaded);
         let launch = self.launch(config, bounds, spec, place);
         self.drive(launch).await
     }
 
-    /// Resumes the stopped run `id`, keeping the settings it recorded.
-    pub async fn resume(&self, id: RunId) -> Result<(), LaunchError> {
+    /// Resumes the stopped run `id` with the configuration it recorded; when tether.toml
+    /// differs, refused with the differences unless `accept_config` (a person saw them and
+    /// accepts the file's).
+    pub async fn resume(&self, id: RunId, accept_config: bool) -> Result<(), LaunchError> {
         let run = {
             let store = crate::store::open(&self.ws, &*self.env).map_err(refusal)?;
             control::find_run(&store, Some(&id.to_string())).map_err(|e| match e {
@@ -119,11 +125,13 @@ impl Runs {
         crate::launch::resumable_here(&self.ws, &*self.env, &run).map_err(refusal)?;
         // A run its budget stopped is raised at a terminal first (`tether resume --add-…`).
         crate::budget::resumable(&run).map_err(refusal)?;
-        let mut config = self.config()?;
-        let bounds = match crate::bounds::for_resumed_run(&self.ws, &run, &config) {
-            Resumed::Settled(pinned) => pinned,
-            Resumed::Changed(changed) => changed.keep(&mut config).map_err(refusal)?,
+        let loaded = self.loaded()?;
+        let settled = match crate::bounds::for_resumed_run(&self.ws, &run, &loaded, &*self.env) {
+            Resumed::Settled(settled) => *settled,
+            Resumed::Changed(changed) if accept_config => changed.accept(),
+            Resumed::Changed(changed) => return Err(config_changed(&run.id, &changed)),
         };
+        let (config, bounds) = (settled.config, settled.pinned);
         let launch = self.launch(config, bounds, RunSpec::Resume(run.id), Place::RESUMED);
         self.drive(launch).await.map(drop)
     }
@@ -156,10 +164,8 @@ impl Runs {
             .unwrap_or(0)
     }
 
-    fn config(&self) -> Result<Config, LaunchError> {
-        tether_config::load(self.ws.root(), &*self.env)
-            .map(|loaded| loaded.config)
-            .map_err(|e| LaunchError::Invalid(chain(&e)))
+    fn loaded(&self) -> Result<tether_config::Loaded, LaunchError> {
+        tether_config::load(self.ws.root(), &*self.env).map_err(|e| LaunchError::Invalid(chain(&e)))
     }
 
     /// Refuses a goal run while any contract waits for a person's approval.
@@ -234,8 +240,21 @@ impl Launcher for Runs {
         Box::pin(Runs::start(self, run))
     }
 
-    fn resume(&self, id: RunId) -> BoxFuture<'_, Result<(), LaunchError>> {
-        Box::pin(Runs::resume(self, id))
+    fn resume(&self, id: RunId, accept_config: bool) -> BoxFuture<'_, Result<(), LaunchError>> {
+        Box::pin(Runs::resume(self, id, accept_config))
+    }
+}
+
+/// The refusal of a resume whose tether.toml differs from the run's record: the differences,
+/// and how a person applies them.
+fn config_changed(run: &RunId, changed: &crate::bounds::Changed) -> LaunchError {
+    LaunchError::ConfigChanged {
+        message: format!(
+            "tether.toml differs from the configuration run {run} recorded: resume it again \
+             accepting the difference (`\"accept_config\": true`) to apply tether.toml's, or put \
+             tether.toml back"
+        ),
+        changes: changed.changes.iter().map(ToString::to_string).collect(),
     }
 }
 
@@ -251,7 +270,7 @@ fn budget(config: &Config) -> Budget {
 }
 
 /// What the dashboard answers for a runtime error: a run that cannot be taken up now (another
-/// process drives it, it ended, it works elsewhere, its settings changed) is refused; a request
+/// process drives it, it ended, it works elsewhere, its configuration changed) is refused; a request
 /// a person must fix (no model, no active goal) is invalid; anything else failed.
 fn refusal(e: Error) -> LaunchError {
     let text = chain(&e);
@@ -261,7 +280,7 @@ fn refusal(e: Error) -> LaunchError {
         )
         | Error::OtherMachine { .. }
         | Error::OtherWorkspace { .. }
-        | Error::DestinationsChanged { .. }
+        | Error::ConfigChanged { .. }
         | Error::NeedsRaise { .. } => LaunchError::Refused(text),
         Error::Loop(LoopError::NoActiveGoals { .. } | LoopError::PlanInvalid(_)) => {
             LaunchError::Invalid(text)

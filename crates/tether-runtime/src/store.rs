@@ -11,7 +11,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use tether_config::{Env, Workspace};
+use tether_config::{Env, StoreConfig, Workspace};
 use tether_store::{Connector, EmbeddedFile, Origin, Store};
 use tether_store_pg::TeamStore;
 
@@ -37,8 +37,14 @@ const BY_URL: &[ByUrl] = &[ByUrl {
 
 /// Where `ws`'s commands keep their records.
 pub fn connector(ws: &Workspace, env: &dyn Env) -> Result<Arc<dyn Connector>> {
-    match team_url(ws, env)? {
-        Some(url) => at_url(&url, ws),
+    connector_of(ws, &find(ws, env)?)
+}
+
+/// Where the records are kept of a run whose configuration names `store` (a run's own, not
+/// tether.toml's as it is now).
+pub fn connector_of(ws: &Workspace, store: &StoreConfig) -> Result<Arc<dyn Connector>> {
+    match &store.url {
+        Some(url) => at_url(url, ws),
         None => Ok(Arc::new(EmbeddedFile(ws.db_path()))),
     }
 }
@@ -55,7 +61,12 @@ pub fn at_url(url: &str, ws: &Workspace) -> Result<Arc<dyn Connector>> {
 
 /// A store of `ws`'s place (see [`connector`]).
 pub fn open(ws: &Workspace, env: &dyn Env) -> Result<Store> {
-    let connector = connector(ws, env)?;
+    open_of(ws, &find(ws, env)?)
+}
+
+/// The store `store` names for `ws` (see [`connector_of`]).
+pub fn open_of(ws: &Workspace, store: &StoreConfig) -> Result<Store> {
+    let connector = connector_of(ws, store)?;
     connector.connect().map_err(|cause| Error::OpenStore {
         place: connector.describe(),
         cause,
@@ -65,10 +76,20 @@ pub fn open(ws: &Workspace, env: &dyn Env) -> Result<Store> {
 /// A store of `ws`'s place for a command that only reads, or an empty one in memory when the
 /// workspace has none yet (reading does not create `.tether/`).
 pub fn for_reading(ws: &Workspace, env: &dyn Env) -> Result<Store> {
-    if ws.db_path().is_file() || is_team(ws, env)? {
-        return open(ws, env);
+    for_reading_of(ws, &find(ws, env)?)
+}
+
+/// [`for_reading`] of the store `store` names.
+pub fn for_reading_of(ws: &Workspace, store: &StoreConfig) -> Result<Store> {
+    if ws.db_path().is_file() || store.url.is_some() {
+        return open_of(ws, store);
     }
     Ok(Store::open_in_memory()?)
+}
+
+/// Which store tether.toml (`[store]`) and `TETHER_STORE_URL` name for `ws` now.
+pub fn find(ws: &Workspace, env: &dyn Env) -> Result<StoreConfig> {
+    tether_config::load_store(ws.root(), env).map_err(Error::FindStore)
 }
 
 /// This workspace as a team store tells workspaces apart (sign-off records are kept per
@@ -107,8 +128,7 @@ pub fn team(url: &str) -> Result<TeamStore> {
 
 /// The team store's URL, if this workspace uses one (`TETHER_STORE_URL`, else `[store] url`).
 fn team_url(ws: &Workspace, env: &dyn Env) -> Result<Option<String>> {
-    let store = tether_config::load_store(ws.root(), env).map_err(Error::FindStore)?;
-    Ok(store.url)
+    Ok(find(ws, env)?.url)
 }
 
 #[cfg(test)]

@@ -176,8 +176,9 @@ pub enum Event {
         by: String,
         /// Whether the iteration budget starts again from zero.
         reset_budget: bool,
-        /// The settings that bound the agent from now on, when a person accepted a change of
-        /// them with this resume (`tether resume --accept-config`); `None` keeps the run's.
+        /// The run's configuration from now on, when a person accepted a change of it with
+        /// this resume (`tether resume --accept-config`, the dashboard's accepted Resume);
+        /// `None` keeps the run's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         settings: Option<Value>,
     },

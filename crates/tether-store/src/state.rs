@@ -262,8 +262,8 @@ pub struct RunState {
     pub goal_raised: BTreeMap<String, Budget>,
     /// The budget that stopped the run, until it is resumed.
     pub budget_spent: Option<SpentBudget>,
-    /// The settings that bound the agent as a person last accepted them on a resume (see
-    /// [`Event::Resumed`]); `None`: those recorded in the run's spec.
+    /// The run's configuration as a person last accepted it on a resume (see
+    /// [`Event::Resumed`]); `None`: the one recorded in the run's spec.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub settings: Option<serde_json::Value>,
     /// The seq of the last event folded in.

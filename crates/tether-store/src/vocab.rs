@@ -194,8 +194,8 @@ vocab!(
         LoopJudgeBlocked => "loop_judge_blocked",
         /// The loop judge failed several times in a row and is off for the rest of the run.
         LoopJudgeOff => "loop_judge_off",
-        /// tether.toml's settings that bound the agent (the sandbox, `ask_before`, …) changed
-        /// while the run was driven: the run pauses for a person, the change not applied.
+        /// tether.toml (any of its keys, or a variable that configures) changed while the run
+        /// was driven: the run pauses for a person, the change not applied.
         SettingsChanged => "settings_changed",
     }
 );

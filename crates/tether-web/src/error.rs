@@ -53,6 +53,15 @@ pub enum WebError {
     /// A worker thread went away.
     #[error("internal error: {0}")]
     Internal(String),
+    /// A run's configuration file differs from the one it recorded; the request did not
+    /// accept the differences. 409, with them.
+    #[error("{message}")]
+    ConfigChanged {
+        /// What is refused and how to go on.
+        message: String,
+        /// Each difference, `setting: old → new`.
+        changes: Vec<String>,
+    },
     /// The request's body is not what the endpoint reads (not JSON, or a field that does not
     /// fit); fix the request.
     #[error("{detail}")]
@@ -70,7 +79,7 @@ impl WebError {
         match self {
             WebError::NotFound(_) => StatusCode::NOT_FOUND,
             WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
-            WebError::Conflict(_) => StatusCode::CONFLICT,
+            WebError::Conflict(_) | WebError::ConfigChanged { .. } => StatusCode::CONFLICT,
             WebError::Gone(_) => StatusCode::GONE,
             WebError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             WebError::Body { status, .. } => *status,
@@ -138,13 +147,19 @@ fn cause(rejection: &dyn std::error::Error) -> String {
     at.to_string()
 }
 
-/// An API error: `{"error": "…"}` with the error's status.
+/// An API error: `{"error": "…"}` with the error's status (and the differences of a
+/// configuration that changed, `"changes"`).
 impl IntoResponse for WebError {
     fn into_response(self) -> Response {
         if self.status().is_server_error() {
             tracing::warn!(error = %self, "dashboard request failed");
         }
-        let body = serde_json::json!({ "error": self.to_string() });
+        let body = match &self {
+            WebError::ConfigChanged { message, changes } => {
+                serde_json::json!({ "error": message, "changes": changes })
+            }
+            _ => serde_json::json!({ "error": self.to_string() }),
+        };
         (self.status(), axum::Json(body)).into_response()
     }
 }

@@ -161,6 +161,16 @@ pub enum LaunchError {
     /// tether could not set the run up (its executor, its sandbox, its store). 500.
     #[error("{0}")]
     Failed(String),
+    /// The run's configuration file differs from the configuration it recorded: a person looks
+    /// at the differences and resumes it again accepting them (or puts the file back). 409,
+    /// with the differences.
+    #[error("{message}")]
+    ConfigChanged {
+        /// What is refused and how to go on.
+        message: String,
+        /// Each difference, `setting: old → new` (a credential's value hidden).
+        changes: Vec<String>,
+    },
 }
 
 impl From<LaunchError> for WebError {
@@ -170,6 +180,9 @@ impl From<LaunchError> for WebError {
             LaunchError::Refused(m) => WebError::Conflict(m),
             LaunchError::NotFound(m) => WebError::NotFound(m),
             LaunchError::Failed(m) => WebError::Internal(m),
+            LaunchError::ConfigChanged { message, changes } => {
+                WebError::ConfigChanged { message, changes }
+            }
         }
     }
 }
@@ -178,8 +191,11 @@ impl From<LaunchError> for WebError {
 pub trait Launcher: Send + Sync {
     /// Starts `run`; its id as soon as it is recorded (the run goes on after the call returns).
     fn start(&self, run: NewRun) -> BoxFuture<'_, Result<RunId, LaunchError>>;
-    /// Resumes the stopped run `id` (it goes on after the call returns).
-    fn resume(&self, id: RunId) -> BoxFuture<'_, Result<(), LaunchError>>;
+    /// Resumes the stopped run `id` (it goes on after the call returns) with the
+    /// configuration it recorded; when its file differs, refused with
+    /// [`LaunchError::ConfigChanged`] unless `accept_config` (a person saw the differences and
+    /// applies the file's).
+    fn resume(&self, id: RunId, accept_config: bool) -> BoxFuture<'_, Result<(), LaunchError>>;
 }
 
 /// The answer to a start or resume.
@@ -218,11 +234,20 @@ async fn start_run(app: &App, run: NewRun) -> Result<RunId, WebError> {
     Ok(launcher.start(run).await?)
 }
 
-async fn resume_run(app: &App, id: &str) -> Result<RunId, WebError> {
+async fn resume_run(app: &App, id: &str, accept_config: bool) -> Result<RunId, WebError> {
     let launcher = launcher(app)?;
     let id = crate::api::run_id(id)?;
-    launcher.resume(id.clone()).await?;
+    launcher.resume(id.clone(), accept_config).await?;
     Ok(id)
+}
+
+/// A resume as a request spells it: `{}` (or no body) keeps the run's configuration;
+/// `{"accept_config": true}` applies tether.toml's after its differences were shown.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ResumeRequest {
+    #[serde(default)]
+    accept_config: bool,
 }
 
 /// `POST /api/runs` `{"kind": "ralph", "prompt": …, "completion_promise": …, "max_iterations":
@@ -235,12 +260,16 @@ pub(crate) async fn start(
     Ok((StatusCode::CREATED, Json(Launched::of(&id))))
 }
 
-/// `POST /api/runs/{id}/resume`: 202 with `{"id", "url"}` once the run is driven again.
+/// `POST /api/runs/{id}/resume` (optionally `{"accept_config": true}`): 202 with `{"id",
+/// "url"}` once the run is driven again; 409 with `{"error", "changes"}` when tether.toml
+/// differs from the run's record and the request does not accept it.
 pub(crate) async fn resume(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
+    body: Option<Body<ResumeRequest>>,
 ) -> Result<(StatusCode, Json<Launched>), WebError> {
-    let id = resume_run(&app, &id).await?;
+    let accept = body.is_some_and(|Body(r)| r.accept_config);
+    let id = resume_run(&app, &id, accept).await?;
     Ok((StatusCode::ACCEPTED, Json(Launched::of(&id))))
 }
 
@@ -301,10 +330,24 @@ pub(crate) async fn start_form(
     }
 }
 
-/// `POST /runs/{id}/resume` (the "Resume" button): back to the run's page.
-pub(crate) async fn resume_form(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
-    match resume_run(&app, &id).await {
+/// The "Resume" button's form: `accept_config` is sent by the button under the differences.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ResumeForm {
+    #[serde(default)]
+    accept_config: Option<String>,
+}
+
+/// `POST /runs/{id}/resume` (the "Resume" button): back to the run's page; when tether.toml
+/// differs from the run's record, a page showing the differences and asking whether to apply
+/// them.
+pub(crate) async fn resume_form(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Form(form): Form<ResumeForm>,
+) -> Response {
+    match resume_run(&app, &id, form.accept_config.is_some()).await {
         Ok(id) => Redirect::to(&format!("/runs/{id}?notice=resumed")).into_response(),
+        Err(WebError::ConfigChanged { changes, .. }) => crate::pages::config_changed(&id, &changes),
         Err(e) => crate::pages::error_page(&e),
     }
 }

@@ -419,9 +419,9 @@ pub struct ResumeArgs {
     /// Budget raises: needed to go on when a budget is spent.
     #[command(flatten)]
     pub raise: RaiseArgs,
-    /// Apply tether.toml's settings that bound the agent (the sandbox, ask_before, …) to the
-    /// run where they differ from those it keeps to (shown first); without it they are kept
-    /// (on a terminal you are asked).
+    /// Apply tether.toml's configuration to the run where it differs from the one the run
+    /// recorded (the difference is shown first); without it such a resume is refused (on a
+    /// terminal you are asked).
     #[arg(long)]
     pub accept_config: bool,
     /// Also write every event to stdout.

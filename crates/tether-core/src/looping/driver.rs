@@ -43,12 +43,11 @@ pub async fn start<K: LoopKind>(
 ) -> Result<(RunId, K::End), LoopError> {
     let id = deps.isolation.run_id.as_ref();
     let repo = repository_at_start(deps).await;
-    let bounds = deps.bounds.as_ref().map(|p| &p.bounds);
     let (run, lock) = open_new(
         &deps.ws,
         &deps.journal,
         run_kind,
-        (spec, bounds),
+        (spec, deps.bounds.as_deref()),
         repo.as_ref(),
         id,
     )?;
@@ -95,11 +94,7 @@ pub async fn resume<S: DeserializeOwned, K: LoopKind>(
     on_open: impl FnOnce(&RunId),
     kind: impl FnOnce(S, Vec<(String, String)>) -> Result<K, LoopError>,
 ) -> Result<K::End, LoopError> {
-    let accepted = deps
-        .bounds
-        .as_ref()
-        .filter(|p| p.accepted)
-        .map(|p| &p.bounds);
+    let accepted = deps.bounds.as_deref().filter(|p| p.accepted);
     let (lock, spec) = reopen(&deps.ws, &deps.journal, run, run_kind, (by, accepted))?;
     on_open(run);
     let Some(answers) = await_interrupted(&deps.human, &deps.journal, run, &interrupt).await?
@@ -270,8 +265,8 @@ pub(super) async fn boundary(
     Ok(None)
 }
 
-/// Pauses the run for a person when tether.toml's settings that bound the agent changed since
-/// this process took it up (the agent may have edited them): the change is not applied.
+/// Pauses the run for a person when its configuration's file changed since this process took
+/// it up (someone edited it): the change is not applied.
 fn settings_changed(at: At<'_>) -> Result<Option<Stopped>, LoopError> {
     let Some(reason) = at.deps.bounds.as_ref().and_then(|p| p.changed(at.run)) else {
         return Ok(None);

@@ -61,9 +61,9 @@ pub struct Deps {
     /// A run in a worktree of its own: its id, drawn beforehand, and what follows each
     /// iteration (a commit per signed-off goal).
     pub isolation: Isolation,
-    /// The settings that bound the agent in this run (recorded with a new run, and with a
-    /// resume that accepted a change of them), and how to see tether.toml change them while
-    /// the run is driven; `None` records and watches nothing.
+    /// The run's configuration as recorded (with a new run, and with a resume that accepted a
+    /// change of it), and how to see its file change while the run is driven; `None` records
+    /// and watches nothing.
     pub bounds: Option<Arc<crate::bounds::Pinned>>,
 }
 

@@ -7,7 +7,7 @@ use tether_config::Workspace;
 use tether_store::{Event, Journal, Run, RunId, RunKind, RunStatus, StoreError};
 
 use super::LoopError;
-use crate::bounds::Bounds;
+use crate::bounds::Pinned;
 use crate::run_lock::{LockError, RunLock};
 
 /// `.tether/runs/<run>/lock`.
@@ -15,21 +15,21 @@ pub fn lock_path(ws: &Workspace, run: &RunId) -> PathBuf {
     ws.run_lock(run.as_str())
 }
 
-/// Creates a run of `kind` with `spec` (stored as JSON, with the settings that bound the agent,
-/// `bounds`, under [`crate::bounds::SPEC_KEY`], and the repository `repo` the run begins in,
+/// Creates a run of `kind` with `spec` (stored as JSON, with its configuration as `config`
+/// recorded it, under [`crate::bounds::SPEC_KEY`], and the repository `repo` the run begins in,
 /// `None` for none: see [`tether_git::AtStart`]), under `id` when one was drawn for it, and
 /// locks it for this process. The lock is held until the returned [`RunLock`] is dropped.
 pub fn open_new<S: serde::Serialize>(
     ws: &Workspace,
     journal: &Journal,
     kind: RunKind,
-    (spec, bounds): (&S, Option<&Bounds>),
+    (spec, config): (&S, Option<&Pinned>),
     repo: Option<&tether_git::GitRepo>,
     id: Option<&RunId>,
 ) -> Result<(RunId, RunLock), LoopError> {
     let mut spec = serde_json::to_value(spec).map_err(StoreError::from)?;
-    if let (Some(bounds), Some(fields)) = (bounds, spec.as_object_mut()) {
-        fields.insert(crate::bounds::SPEC_KEY.to_owned(), bounds.to_json());
+    if let (Some(config), Some(fields)) = (config, spec.as_object_mut()) {
+        fields.insert(crate::bounds::SPEC_KEY.to_owned(), config.to_json());
     }
     tether_git::AtStart::record(repo, &mut spec);
     let store = journal.store();
@@ -59,14 +59,14 @@ const LEFTOVER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Takes a stopped run of `kind` up again for `by`: locks it, checks its kind and that it has
 /// not ended, decodes its spec, and records `resumed` (resetting the budget when it was spent,
-/// and with the settings that bound the agent when a person `accepted` a change of them). The
+/// and with the configuration when a person `accepted` a change of it). The
 /// lock is held until the returned [`RunLock`] is dropped.
 pub fn reopen<S: serde::de::DeserializeOwned>(
     ws: &Workspace,
     journal: &Journal,
     run: &RunId,
     kind: RunKind,
-    (by, accepted): (&str, Option<&Bounds>),
+    (by, accepted): (&str, Option<&Pinned>),
 ) -> Result<(RunLock, S), LoopError> {
     let lock = RunLock::acquire(&lock_path(ws, run))?;
     // A driver killed outright could not stop its agent: stop what it left running first, so
@@ -89,7 +89,7 @@ pub fn reopen<S: serde::de::DeserializeOwned>(
         &Event::Resumed {
             by: by.to_owned(),
             reset_budget: resets_iterations(&record.state),
-            settings: accepted.map(Bounds::to_json),
+            settings: accepted.map(Pinned::to_json),
         },
     )?;
     Ok((lock, spec))

@@ -63,11 +63,11 @@ fn prepare(ws: &Workspace, runtime: &tokio::runtime::Runtime) -> Prepared {
 /// Run `spec` of `ws`, composed on `runtime`.
 fn prepare_spec(ws: &Workspace, runtime: &tokio::runtime::Runtime, spec: RunSpec) -> Prepared {
     let env = MapEnv::new();
-    let config = tether_config::load(ws.root(), &env).unwrap().config;
+    let loaded = tether_config::load(ws.root(), &env).unwrap();
     let launch = Launch {
         ws: ws.clone(),
-        bounds: tether_runtime::bounds::for_new_run(ws, &config),
-        config,
+        bounds: tether_runtime::bounds::for_new_run(ws, &loaded),
+        config: loaded.config,
         spec,
         place: Place {
             worktree: false,

@@ -13,7 +13,7 @@ pub(crate) use updates::live;
 use std::sync::Arc;
 
 use axum::extract::{Form, Path, State};
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use maud::Markup;
 use serde::Deserialize;
@@ -60,6 +60,30 @@ pub(crate) fn error_page(e: &WebError) -> Response {
         }
     };
     (e.status(), Html(body.into_string())).into_response()
+}
+
+/// The answer to a Resume refused because tether.toml differs from the run's record: the
+/// differences, and a button that resumes the run applying them (a person's act: this page is
+/// the dashboard's, served by a person) or a way back.
+pub(crate) fn config_changed(id: &str, changes: &[String]) -> Response {
+    let body = maud::html! {
+        (maud::DOCTYPE)
+        html lang="en" {
+            head { meta charset="utf-8"; title { "tether" } link rel="stylesheet" href="/assets/app.css"; }
+            body { main {
+                h1 { "tether.toml changed" }
+                p { "tether.toml differs from the configuration run " code { (views::text(id)) } " recorded:" }
+                ul.changes { @for change in changes { li { code { (views::text(change)) } } } }
+                p { "Resume keeps nothing of it unless you apply it. Look at the change first (" code { "git diff tether.toml" } "): an agent may have made it." }
+                form method="post" action=(format!("/runs/{id}/resume")) {
+                    input type="hidden" name="accept_config" value="yes";
+                    button.danger type="submit" { "Apply these settings and resume" }
+                }
+                p { a href=(format!("/runs/{id}")) { "Back to the run" } " (put tether.toml back, then resume)" }
+            } }
+        }
+    };
+    (StatusCode::CONFLICT, Html(body.into_string())).into_response()
 }
 
 fn page_result(r: Result<Markup, WebError>) -> Response {

@@ -39,9 +39,13 @@ impl Launcher for Recorder {
         })
     }
 
-    fn resume(&self, id: RunId) -> BoxFuture<'_, Result<(), LaunchError>> {
+    fn resume(&self, id: RunId, accept_config: bool) -> BoxFuture<'_, Result<(), LaunchError>> {
         Box::pin(async move {
-            self.asked.lock().unwrap().push(format!("resume {id}"));
+            let accepting = if accept_config { " accepting" } else { "" };
+            self.asked
+                .lock()
+                .unwrap()
+                .push(format!("resume {id}{accepting}"));
             match &self.refuse {
                 Some(refused) => Err(refused.clone()),
                 None => Ok(()),
@@ -221,4 +225,78 @@ fn the_new_run_form_starts_a_run_and_leads_to_its_page() {
     let run = web.get(&to);
     assert!(run.body.contains("The run started"), "{}", run.body);
     assert_eq!(recorder.asked.lock().unwrap().len(), 1);
+}
+
+/// A resume whose tether.toml differs from the run's record: the API answers 409 with the
+/// differences until the request accepts them; the Resume button leads to a page showing them
+/// with a button that applies them.
+#[test]
+fn a_changed_configuration_is_shown_and_applied_only_when_accepted() {
+    let changed = LaunchError::ConfigChanged {
+        message: "tether.toml differs from the configuration run r-1 recorded".to_owned(),
+        changes: vec!["[notify_command] program: (absent) → \"sh\"".to_owned()],
+    };
+    let recorder = Arc::new(Recorder {
+        refuse: Some(changed),
+        ..Recorder::default()
+    });
+    let web = web_with(recorder.clone());
+    let id = web
+        .store()
+        .create_run(RunKind::Goal, std::path::Path::new("/tmp"), &json!({}))
+        .unwrap();
+    let r = web.post_json(&format!("/api/runs/{id}/resume"), &json!({}));
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert_eq!(
+        r.json()["changes"],
+        json!(["[notify_command] program: (absent) → \"sh\""])
+    );
+    assert!(r.json()["error"].as_str().unwrap().contains("differs"));
+    let bearer = web.bearer();
+    let none = web.request(
+        "POST",
+        &format!("/api/runs/{id}/resume"),
+        &[("Authorization", &bearer)],
+        None,
+    );
+    assert_eq!(none.status, 409, "{}", none.body);
+    let odd = web.post_json(&format!("/api/runs/{id}/resume"), &json!({"accept": true}));
+    assert_eq!(odd.status, 422, "{}", odd.body);
+    web.post_json(
+        &format!("/api/runs/{id}/resume"),
+        &json!({"accept_config": true}),
+    );
+
+    let form = |body: &str| {
+        web.request(
+            "POST",
+            &format!("/runs/{id}/resume"),
+            &[("Authorization", &web.bearer()), ("Origin", &web.origin())],
+            Some(("application/x-www-form-urlencoded", body)),
+        )
+    };
+    let page = form("");
+    assert_eq!(page.status, 409, "{}", page.body);
+    assert!(
+        page.body
+            .contains("[notify_command] program: (absent) → &quot;sh&quot;"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("name=\"accept_config\""),
+        "{}",
+        page.body
+    );
+    form("accept_config=yes");
+    assert_eq!(
+        *recorder.asked.lock().unwrap(),
+        [
+            format!("resume {id}"),
+            format!("resume {id}"),
+            format!("resume {id} accepting"),
+            format!("resume {id}"),
+            format!("resume {id} accepting"),
+        ]
+    );
 }

@@ -12,7 +12,7 @@ use crate::failure::Failure;
 
 /// `tether status`.
 pub fn status(ctx: &mut Ctx<'_>, args: &StatusArgs) -> Result<Exit> {
-    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+    let store = crate::cmd::store(ctx)?;
     let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
     let view = control::view(&store, &ctx.ws, &run)?;
     if args.json {
@@ -26,7 +26,7 @@ pub fn status(ctx: &mut Ctx<'_>, args: &StatusArgs) -> Result<Exit> {
 
 /// `tether pause`.
 pub fn pause(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
-    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+    let store = crate::cmd::store(ctx)?;
     let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
     let line = match control::pause(&store, &ctx.ws, &run, "cli")? {
         Control::Requested => {
@@ -47,7 +47,7 @@ pub fn pause(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
 
 /// `tether cancel`.
 pub fn cancel(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
-    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+    let store = crate::cmd::store(ctx)?;
     let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
     let line = match control::cancel(&store, &ctx.ws, &run, "cli")? {
         Control::Requested => format!("cancel requested: run {} stops now", run.id),
@@ -60,7 +60,7 @@ pub fn cancel(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
 
 /// `tether say`.
 pub fn say(ctx: &mut Ctx<'_>, args: &SayArgs) -> Result<Exit> {
-    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+    let store = crate::cmd::store(ctx)?;
     let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
     let by = super::who(ctx);
     match control::say(&store, &run, &args.message, &by)? {
@@ -84,13 +84,13 @@ pub fn say(ctx: &mut Ctx<'_>, args: &SayArgs) -> Result<Exit> {
 /// and printed.
 pub fn report(ctx: &mut Ctx<'_>, args: &crate::cli::ReportArgs) -> Result<Exit> {
     let run = {
-        let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+        let store = crate::cmd::store(ctx)?;
         control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?
     };
     let (path, markdown) = match tether_runtime::report::write_now(&ctx.ws, ctx.env, &run.id)? {
         Some((path, markdown)) => (Some(path), markdown),
         None => {
-            let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+            let store = crate::cmd::store(ctx)?;
             (None, tether_core::report::render(&store, &run, None)?)
         }
     };

@@ -42,8 +42,8 @@ pub struct Foreground {
     config: Config,
 }
 
-/// Composes the run `spec` from `config` (holding the settings that bound the agent as
-/// `bounds` has them), placed as `place` says: every configuration problem is found here,
+/// Composes the run `spec` from `config` (the configuration `bounds` records), placed as
+/// `place` says: every configuration problem is found here,
 /// before the run starts.
 pub fn prepare(
     ctx: &Ctx<'_>,

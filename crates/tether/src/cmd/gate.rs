@@ -59,7 +59,7 @@ fn decide(ctx: &Ctx<'_>, args: &GateArgs) -> Result<Decision> {
     };
     // Handed over by a run's agent: the run's configuration (its `[human] ask_before`).
     let config = super::load_config(ctx)?.config;
-    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+    let store = crate::cmd::store(ctx)?;
     let runtime = super::current_thread()?;
     runtime.block_on(async {
         let cancel = CancellationToken::new();

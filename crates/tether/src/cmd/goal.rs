@@ -33,7 +33,7 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
     let loaded = super::load_config(ctx).map_err(Failure::usage)?;
     let signoff = ByPerson::new(
         (&ctx.ws, &loaded.config, ctx.env),
-        tether_runtime::store::open(&ctx.ws, ctx.env)?,
+        crate::cmd::store(ctx)?,
         args.no_judge,
         ctx.run_sandbox.clone(),
         &crate::bridged::host(),
@@ -109,7 +109,7 @@ fn exit_of(outcome: &SignoffOutcome) -> Exit {
 fn cancel(ctx: &mut Ctx<'_>, args: &GoalCancelArgs) -> Result<Exit> {
     super::require_human(ctx, HumanAct::CancelGoal)?;
     let loaded = super::load_config(ctx).map_err(Failure::usage)?;
-    let journal = Journal::new(tether_runtime::store::open(&ctx.ws, ctx.env)?, Vec::new())?;
+    let journal = Journal::new(crate::cmd::store(ctx)?, Vec::new())?;
     let plan = loaded.config.plan_path(ctx.ws.root());
     let signoff = Signoff::new(ctx.ws.clone(), journal, plan);
     match signoff.cancel_goal_by_person(&args.id, &args.reason, &super::who(ctx))? {
@@ -130,7 +130,7 @@ fn add_criterion(ctx: &mut Ctx<'_>, args: &GoalAddCriterionArgs) -> Result<Exit>
     super::require_human(ctx, HumanAct::AddCriterion)?;
     let loaded = super::load_config(ctx).map_err(Failure::usage)?;
     let who = super::who(ctx);
-    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+    let store = crate::cmd::store(ctx)?;
     let (done_when, hash) = tether_runtime::plan::add_criterion(
         (&ctx.ws, &loaded.config),
         &store,

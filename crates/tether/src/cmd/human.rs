@@ -39,7 +39,7 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
     } else {
         Console::detect(|| tether_human::person::name(&loaded.config.human, ctx.env))
     };
-    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+    let store = crate::cmd::store(ctx)?;
     let asker = Asker::new(&ctx.ws, &loaded.config, store, console)?;
     let runtime = super::current_thread()?;
     let cancel = CancellationToken::new();
@@ -110,7 +110,7 @@ pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
             "the answer is empty; give the text the agent should read (tether answer {id} \"…\")"
         )));
     }
-    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+    let store = crate::cmd::store(ctx)?;
     let responder = args.responder.clone().unwrap_or_else(|| super::who(ctx));
     let config = || super::load_config(ctx).map(|loaded| loaded.config);
     let grace = tether_runtime::process::notice_grace(ctx.env);
@@ -169,7 +169,7 @@ fn line(q: &Question) -> String {
 
 /// `tether questions`.
 pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
-    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+    let store = crate::cmd::store(ctx)?;
     let pending = store.pending_with_waiters()?;
     if json {
         super::json(ctx.out, &pending)?;
@@ -220,7 +220,7 @@ pub fn questions(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
 
 /// `tether history`.
 pub fn history(ctx: &mut Ctx<'_>, args: &HistoryArgs) -> Result<Exit> {
-    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+    let store = crate::cmd::store(ctx)?;
     let all = store.question_history(args.limit)?;
     if args.json {
         super::json(ctx.out, &all)?;

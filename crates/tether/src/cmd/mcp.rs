@@ -51,6 +51,7 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
     let setup = Setup {
         ws: &ctx.ws,
         env: ctx.env,
+        store: ctx.run_config.as_ref().map(|c| c.store.clone()),
         config,
         run,
         drafting: args.drafting.as_deref(),

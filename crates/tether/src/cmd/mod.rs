@@ -44,8 +44,8 @@ pub struct Ctx<'a> {
     /// What a bridged command's stdin held (read by the sandboxed process and handed over).
     pub input: Option<String>,
     /// For a command handed over by a run's agent: the run's configuration, as the process
-    /// driving it holds it (the settings that bound the agent as the run keeps them, its judge,
-    /// its model…). It stands in for tether.toml, which the agent may have edited.
+    /// driving it holds it (the one the run recorded or a person accepted: its sandbox, its
+    /// judge, its store…). It stands in for tether.toml, which the agent may have edited.
     pub run_config: Option<std::sync::Arc<Config>>,
     /// The sandbox of the run a bridged command was handed over from: what it runs for the
     /// agent (a sign-off's verify) runs there, and nothing is built per call.
@@ -74,9 +74,25 @@ pub fn load_config(ctx: &Ctx<'_>) -> Result<Loaded, ConfigError> {
             config: Config::clone(config),
             source: None,
             warnings: Vec::new(),
+            input: tether_config::Source::default(),
         }),
         None => tether_config::load(ctx.ws.root(), ctx.env),
     }
+}
+
+/// Which store a command keeps its records in: for a command handed over by a run's agent,
+/// the run's (its configuration's, whatever tether.toml says now); else the one tether.toml and
+/// `TETHER_STORE_URL` name.
+pub fn store_config(ctx: &Ctx<'_>) -> tether_runtime::Result<tether_config::StoreConfig> {
+    match &ctx.run_config {
+        Some(config) => Ok(config.store.clone()),
+        None => tether_runtime::store::find(&ctx.ws, ctx.env),
+    }
+}
+
+/// The store a command keeps its records in (see [`store_config`]).
+pub fn store(ctx: &Ctx<'_>) -> tether_runtime::Result<tether_store::Store> {
+    tether_runtime::store::open_of(&ctx.ws, &store_config(ctx)?)
 }
 
 /// Refuses `act` (exit 2, saying what to do instead) when this command runs inside an agent's
@@ -86,10 +102,14 @@ pub fn require_human(ctx: &Ctx<'_>, act: HumanAct) -> anyhow::Result<()> {
 }
 
 /// Who the person running this command is, as their acts are recorded (`[human] name`, else
-/// git's `user.name`, else `$USER`; see `tether_human::person`).
+/// git's `user.name`, else `$USER`; see `tether_human::person`): the run's `[human] name` for a
+/// command handed over by its agent.
 pub fn who(ctx: &Ctx<'_>) -> String {
-    let human = tether_config::load(ctx.ws.root(), ctx.env)
-        .map(|loaded| loaded.config.human)
-        .unwrap_or_default();
+    let human = match &ctx.run_config {
+        Some(config) => config.human.clone(),
+        None => tether_config::load(ctx.ws.root(), ctx.env)
+            .map(|loaded| loaded.config.human)
+            .unwrap_or_default(),
+    };
     tether_human::person::name(&human, ctx.env)
 }

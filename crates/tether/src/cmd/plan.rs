@@ -88,7 +88,8 @@ fn show(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
         super::json(ctx.out, &value)?;
     } else {
         let plan = PlanRef::new(&ctx.ws, &config.config);
-        let store = tether_runtime::store::for_reading(&ctx.ws, ctx.env)?;
+        let store =
+            tether_runtime::store::for_reading_of(&ctx.ws, &crate::cmd::store_config(ctx)?)?;
         let (flags, notes) = tether_runtime::plan::flags(&store, &plan.key, doc.plan())?;
         let options = render::Options {
             flags,

@@ -49,7 +49,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RalphArgs) -> Result<Exit> {
             }
         );
     }
-    let config = loaded.config;
+    let config = loaded.config.clone();
     let max = (max != 0).then_some(max);
     let promise = args.completion_promise.clone();
     let shown = Shown {
@@ -60,7 +60,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RalphArgs) -> Result<Exit> {
     };
     let budget = super::budget::from_flags(&config.r#loop, &args.budget);
     let spec = RunSpec::ralph(&config, prompt, promise, max, budget);
-    let bounds = tether_runtime::bounds::for_new_run(&ctx.ws, &config);
+    let bounds = tether_runtime::bounds::for_new_run(&ctx.ws, &loaded);
     let place = Place {
         worktree: args.place.worktree,
         commit: args.place.commit,

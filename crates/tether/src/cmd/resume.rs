@@ -4,12 +4,11 @@
 use std::io::{IsTerminal as _, Write as _};
 
 use anyhow::Result;
-use tether_config::Config;
-use tether_core::bounds::Pinned;
+use tether_config::Loaded;
 use tether_core::control;
 use tether_core::human_act::HumanAct;
 use tether_human::visible::visible;
-use tether_runtime::bounds::Resumed;
+use tether_runtime::bounds::{Resumed, Settled};
 use tether_runtime::launch::{Place, RunSpec};
 use tether_store::{Run, RunKind};
 
@@ -29,7 +28,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
     }
     super::require_human(ctx, HumanAct::ResumeRun)?;
     let (run, store) = {
-        let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+        let store = crate::cmd::store(ctx)?;
         let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
         (run, store)
     };
@@ -42,9 +41,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
         .and_then(|r| r.limits().iterations)
         .filter(|m| *m > 0);
     drop(store);
-    let mut loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
-    // The settings that bound the agent are the run's, unless a person accepts tether.toml's.
-    let bounds = bounds(ctx, &run, &mut loaded.config, args.accept_config)?;
+    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    // The run's configuration is its record's, unless a person accepts tether.toml's.
+    let settled = configuration(ctx, &run, &loaded, args.accept_config)?;
     let shown = Shown {
         // Any other kind is refused by the Ralph loop with a message naming the run's kind.
         label: if run.kind == RunKind::Goal {
@@ -57,23 +56,24 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
         events: args.events,
     };
     let spec = RunSpec::Resume(run.id);
-    let fg = foreground::prepare(ctx, (loaded.config, bounds), spec, Place::RESUMED, shown)?;
+    let (config, bounds) = (settled.config, settled.pinned);
+    let fg = foreground::prepare(ctx, (config, bounds), spec, Place::RESUMED, shown)?;
     foreground::drive(ctx, fg, super::run::report)
 }
 
-/// The settings that bound the agent in the resumed `run`: those it recorded, unless
-/// tether.toml's (`config`, as loaded) differ and a person accepts them (`accept`, or yes to
-/// the question on a terminal). The change is shown on stderr either way; `config` is left
-/// holding the settings the run keeps to.
-fn bounds(ctx: &Ctx<'_>, run: &Run, config: &mut Config, accept: bool) -> Result<Pinned> {
-    let changed = match tether_runtime::bounds::for_resumed_run(&ctx.ws, run, config) {
-        Resumed::Settled(pinned) => return Ok(pinned),
+/// The configuration of the resumed `run`: the one it recorded, when tether.toml (`loaded`)
+/// says the same; else, after the difference is shown on stderr, tether.toml's when a person
+/// accepts it (`accept`, or yes to the question on a terminal), and otherwise a refusal (exit
+/// 2) naming the differences.
+fn configuration(ctx: &Ctx<'_>, run: &Run, loaded: &Loaded, accept: bool) -> Result<Settled> {
+    let changed = match tether_runtime::bounds::for_resumed_run(&ctx.ws, run, loaded, ctx.env) {
+        Resumed::Settled(settled) => return Ok(*settled),
         Resumed::Changed(changed) => changed,
     };
     let mut err = std::io::stderr();
     writeln!(
         err,
-        "tether.toml's settings that bound the agent differ from those run {} keeps to:",
+        "tether.toml differs from the configuration run {} recorded:",
         run.id
     )?;
     for change in &changed.changes {
@@ -83,18 +83,11 @@ fn bounds(ctx: &Ctx<'_>, run: &Run, config: &mut Config, accept: bool) -> Result
         super::require_human(ctx, HumanAct::AcceptConfig)?;
         writeln!(
             err,
-            "applied: the run keeps to tether.toml's settings from now on"
+            "applied: the run keeps to tether.toml's configuration from now on"
         )?;
         return Ok(changed.accept());
     }
-    let pinned = changed.keep(config)?;
-    writeln!(
-        err,
-        "kept the run's settings; to apply tether.toml's, resume with `tether resume {} \
-         --accept-config`",
-        run.id
-    )?;
-    Ok(pinned)
+    Err(Failure::usage(changed.refuse()))
 }
 
 /// Whether the person at the terminal wants the change applied (never without a terminal).
@@ -105,6 +98,6 @@ fn asked(ctx: &Ctx<'_>) -> Result<bool> {
     Ok(super::plan::review::confirm(
         &mut tether_human::Keyboard::get().reader(),
         &mut std::io::stderr(),
-        "Apply tether.toml's settings to the run?",
+        "Apply tether.toml's configuration to the run?",
     )?)
 }

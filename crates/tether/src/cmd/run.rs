@@ -22,7 +22,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
         super::require_human(ctx, HumanAct::RunWithoutJudge)?;
     }
     let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
-    let mut config = loaded.config;
+    let mut config = loaded.config.clone();
     let max = args.max_iterations.unwrap_or(config.r#loop.max_iterations);
     if max > MAX_ITERATIONS_CEILING {
         return Err(Failure::usage(anyhow!(
@@ -41,7 +41,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
     let max = (max != 0).then_some(max);
     let budget = super::budget::from_flags(&config.r#loop, &args.budget);
     let spec = RunSpec::goal(&config, max, budget, args.no_judge);
-    let bounds = tether_runtime::bounds::for_new_run(&ctx.ws, &config);
+    let bounds = tether_runtime::bounds::for_new_run(&ctx.ws, &loaded);
     let shown = Shown {
         label: LABEL,
         max,

@@ -5,13 +5,14 @@
 //! the sandbox); the test then makes the same edit from outside (see `support`), and none of it
 //! takes effect either: the verify it then asks for
 //! through the bridge runs sandboxed, `tether gate` through the bridge still holds the command,
-//! the person's next `tether resume` keeps the recorded sandbox unless they accept the change,
+//! the person's next `tether resume` is refused, showing the change, unless they accept it,
 //! the network stays shut until a person approves the contract, and the run stops at the
 //! approved budget. The honest cases are in [`honest`]. Each case runs as this user and, when
 //! the tests run as root, as an ordinary one too (the budget's only as the latter).
 
 mod honest;
 mod support;
+mod whole;
 
 use std::fs;
 
@@ -88,9 +89,9 @@ fn the_sandbox_turned_off_by_the_agent_still_holds_its_verify() {
     });
 }
 
-/// `[sandbox] mode = "off"` appended, then the person's `tether resume`: the diff is shown, the
-/// recorded sandbox kept (the agent's shell still cannot write `.git`), unless the person
-/// resumes with `--accept-config` — then the run has the new settings.
+/// `[sandbox] mode = "off"` appended, then the person's `tether resume`: the difference is
+/// shown and the resume refused (the agent's shell never runs outside the sandbox), unless the
+/// person resumes with `--accept-config` — then the run has the new settings.
 #[test]
 fn the_sandbox_turned_off_by_the_agent_holds_across_a_resume_until_a_person_accepts_it() {
     as_each_user(|as_user| {
@@ -119,6 +120,7 @@ fn the_sandbox_turned_off_by_the_agent_holds_across_a_resume_until_a_person_acce
         e.assert_edits_refused();
         let resumed = e.run(&["resume"]);
         let said = output(&resumed);
+        assert_eq!(resumed.status.code(), Some(2), "{who}: {said}");
         assert!(
             !e.path().join(".git/pwned").exists(),
             "{who}: the agent's shell wrote .git after a plain resume: {said}"
@@ -142,7 +144,7 @@ fn the_sandbox_turned_off_by_the_agent_holds_across_a_resume_until_a_person_acce
         // Accepted once, they are the run's: the next resume has nothing to show.
         let again = e.run(&["resume", "--add-iterations", "1"]);
         assert!(
-            !output(&again).contains("differ from those"),
+            !output(&again).contains("differs from the configuration"),
             "{who}: {}",
             output(&again)
         );
@@ -368,9 +370,8 @@ fn a_judge_of_the_agents_choosing_is_never_asked() {
 }
 
 /// The agent points `[model] base_url` at a server of its own: the run pauses, and the
-/// person's next `tether resume` is refused (it cannot keep the recorded endpoint without
-/// starting the model elsewhere) until they accept the change — the key never goes there
-/// unseen.
+/// person's next `tether resume` is refused until they accept the change — the key never goes
+/// there unseen.
 #[test]
 fn an_endpoint_the_agent_rewrites_is_never_called_without_a_person() {
     let rt = crate::common::runtime();

@@ -20,7 +20,7 @@ use super::goal_run::support::{self, PLAN, accepting_judge, complete, fix_add};
 use crate::common::{PATIENCE, cmd, run, text};
 
 /// `tether serve` in a workspace, killed when the test ends.
-struct Served {
+pub(crate) struct Served {
     child: Child,
     addr: String,
     token: String,
@@ -44,6 +44,11 @@ fn serve_with(dir: &Path, env: &[(&str, &Path)]) -> Served {
     for (name, value) in env {
         command.env(name, value);
     }
+    spawn(command)
+}
+
+/// `command` (a `tether serve`) started, once it printed its address.
+pub(crate) fn spawn(mut command: std::process::Command) -> Served {
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -92,7 +97,7 @@ impl Served {
         (status, serde_json::from_str(body).unwrap_or(Value::Null))
     }
 
-    fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+    pub(crate) fn post(&self, path: &str, body: &Value) -> (u16, Value) {
         self.request("POST", path, Some(body))
     }
 

@@ -20,7 +20,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanApproveArgs) -> Result<Exit> {
     crate::cmd::require_human(ctx, HumanAct::ApproveContracts)?;
     let config = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let plan = PlanRef::new(&ctx.ws, &config.config);
-    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+    let store = crate::cmd::store(ctx)?;
     let selection = if args.ids.is_empty() {
         Selection::Pending
     } else {
@@ -163,7 +163,7 @@ pub(super) fn ensure_approved_with(
 ) -> Result<()> {
     let config = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
     let plan = PlanRef::new(&ctx.ws, &config.config);
-    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+    let store = crate::cmd::store(ctx)?;
     let prepared = approve::prepare(&store, &plan, &Selection::Pending).map_err(planning_error)?;
     added_ids(err, &prepared)?;
     let todo = &prepared.goals;

@@ -141,7 +141,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanNewArgs) -> Result<Exit> {
         return finish(ctx, json, &plan, &draft, "drafted", Vec::new());
     }
     crate::cmd::require_human(ctx, HumanAct::ApproveContracts)?;
-    let store = tether_runtime::store::open(&ctx.ws, ctx.env)?;
+    let store = crate::cmd::store(ctx)?;
     let done = approve::approve(&store, &plan, &Selection::Ids(draft.new_ids()), &who(ctx))
         .map_err(planning_error)?;
     let mut text = format!(

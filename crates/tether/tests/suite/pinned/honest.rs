@@ -1,6 +1,6 @@
 //! The honest cases: a person's own change of tether.toml, accepted on resume (with
-//! `--accept-config` or a yes on a terminal), is the run's from then on; a run recorded before
-//! tether kept its settings takes the file's on its resume.
+//! `--accept-config` or a yes on a terminal), is the run's from then on; a run recorded by an
+//! older tether, which kept only some settings, is resumed once a person accepts the file's.
 
 use std::fs;
 
@@ -12,8 +12,8 @@ use crate::common;
 use crate::suite::goal_run::support::PLAN;
 
 /// The honest case: a person opens the network in tether.toml between two resumes. A plain
-/// resume shows the change and keeps the run's closed network; with `--accept-config` the run
-/// has it.
+/// resume shows the change and is refused (the run's closed network is never left open to
+/// it); with `--accept-config` the run has it.
 #[test]
 fn a_person_who_changes_tether_toml_and_accepts_it_gets_the_new_settings() {
     as_each_user(|as_user| {
@@ -46,17 +46,18 @@ fn a_person_who_changes_tether_toml_and_accepts_it_gets_the_new_settings() {
         text.push_str("\n[sandbox]\nnetwork = true\n");
         fs::write(&toml, text).unwrap();
         let kept = e.run(&["resume"]);
+        assert_eq!(kept.status.code(), Some(2), "{who}: {}", output(&kept));
         assert!(
-            output(&kept).contains("[sandbox] network: false → true"),
+            output(&kept).contains("[sandbox] network: (absent) → true"),
             "{who}: {}",
             output(&kept)
         );
-        assert_eq!(e.read("reached.txt"), "blocked\nblocked\n", "{who}");
+        assert_eq!(e.read("reached.txt"), "blocked\n", "{who}");
 
         let accepted = e.run(&["resume", "--accept-config"]);
         assert_eq!(
             e.read("reached.txt"),
-            "blocked\nblocked\nreached\n",
+            "blocked\nreached\n",
             "{who}: {}",
             output(&accepted)
         );
@@ -84,12 +85,12 @@ fn on_a_terminal_resume_asks_before_it_applies_a_changed_tether_toml() {
     let mut t = common::pty::Pty::start_with(e.path(), "resume", |c| {
         c.env("HOME", e.home.path());
     });
-    t.wait_for("[sandbox] mode: \"enforce\" → \"off\"");
-    t.wait_for("Apply tether.toml's settings to the run? [y/N] ");
+    t.wait_for("[sandbox] mode: (absent) → \"off\"");
+    t.wait_for("Apply tether.toml's configuration to the run? [y/N] ");
     t.type_line("y");
     let (code, screen) = t.wait();
     assert!(
-        screen.contains("applied: the run keeps to tether.toml's settings"),
+        screen.contains("applied: the run keeps to tether.toml's configuration"),
         "{code}: {screen}"
     );
     assert!(
@@ -98,10 +99,11 @@ fn on_a_terminal_resume_asks_before_it_applies_a_changed_tether_toml() {
     );
 }
 
-/// A run recorded before tether kept its settings: resuming it takes tether.toml's and records
-/// them, so from then on it keeps to those like any run.
+/// A run recorded by an older tether (its spec holds a list of some settings, not the whole
+/// configuration): a plain resume is refused, showing all of tether.toml as new; accepted, the
+/// file's configuration is recorded, and from then on the run keeps to it like any run.
 #[test]
-fn a_run_recorded_without_settings_records_the_files_on_its_resume() {
+fn a_run_recorded_by_an_older_tether_is_resumed_once_a_person_accepts_the_files() {
     let e = Env::new(PLAN, false, |t| {
         let connect = connect(t.port);
         Script::from_fn(
@@ -114,11 +116,16 @@ fn a_run_recorded_without_settings_records_the_files_on_its_resume() {
     let approved = e.run(&["plan", "approve", "add"]);
     assert_eq!(approved.status.code(), Some(0), "{}", output(&approved));
     e.run(&["run", "--max-iterations", "1"]);
-    // The same run as an older tether recorded it: its spec without the settings.
+    // The same run as an older tether recorded it: its spec with the list, not the whole.
     let legacy = {
         let store = e.store();
         let mut spec = store.latest_run().unwrap().unwrap().spec;
-        assert!(spec.as_object_mut().unwrap().remove("bounds").is_some());
+        let fields = spec.as_object_mut().unwrap();
+        assert!(fields.remove("config").is_some());
+        fields.insert(
+            "bounds".into(),
+            serde_json::json!({"sandbox": {"mode": "enforce", "network": false}}),
+        );
         let run = store
             .create_run(tether_store::RunKind::Goal, e.path(), &spec)
             .unwrap();
@@ -136,12 +143,15 @@ fn a_run_recorded_without_settings_records_the_files_on_its_resume() {
     let toml = e.path().join("tether.toml");
     let opened = fs::read_to_string(&toml).unwrap() + "\n[sandbox]\nnetwork = true\n";
     fs::write(&toml, &opened).unwrap();
-    let resumed = e.run(&["resume", &legacy]);
+    let refused = e.run(&["resume", &legacy]);
+    assert_eq!(refused.status.code(), Some(2), "{}", output(&refused));
     assert!(
-        !output(&resumed).contains("differ from those"),
+        output(&refused).contains("[sandbox] network: (not recorded) → true"),
         "{}",
-        output(&resumed)
+        output(&refused)
     );
+    assert_eq!(e.read("reached.txt"), "blocked\n", "{}", output(&refused));
+    let resumed = e.run(&["resume", &legacy, "--accept-config"]);
     assert_eq!(
         e.read("reached.txt"),
         "blocked\nreached\n",
@@ -149,23 +159,14 @@ fn a_run_recorded_without_settings_records_the_files_on_its_resume() {
         output(&resumed)
     );
 
-    // Recorded now: a later change is shown and kept out.
+    // Recorded now: a later change is shown and refused.
     fs::write(&toml, opened.replace("network = true", "network = false")).unwrap();
-    fs::write(
-        &toml,
-        fs::read_to_string(&toml).unwrap() + "readable = [\"/opt\"]\n",
-    )
-    .unwrap();
     let again = e.run(&["resume", &legacy]);
+    assert_eq!(again.status.code(), Some(2), "{}", output(&again));
     assert!(
-        output(&again).contains("[sandbox] readable: [] → [\"/opt\"]"),
+        output(&again).contains("[sandbox] network: true → false"),
         "{}",
         output(&again)
     );
-    assert_eq!(
-        e.read("reached.txt"),
-        "blocked\nreached\nreached\n",
-        "the recorded network stays open: {}",
-        output(&again)
-    );
+    assert_eq!(e.read("reached.txt"), "blocked\nreached\n");
 }

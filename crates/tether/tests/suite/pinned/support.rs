@@ -28,6 +28,13 @@ use crate::suite::secrets::support::Running;
 /// What the hostile verify tries to take from outside the sandbox.
 pub const SECRET: &str = "PRIVATE KEY 0815";
 
+/// The variable the agent's model's key is in (when [`Env::model_key`] names it), set for every
+/// tether the tests start.
+pub const MODEL_KEY_VAR: &str = "PINNED_MODEL_KEY";
+
+/// Its value.
+pub const MODEL_KEY: &str = "sk-pinned-model-key-0815";
+
 /// The tether binary, as the agent's shell names it.
 pub const TETHER: &str = env!("CARGO_BIN_EXE_tether");
 
@@ -193,8 +200,39 @@ impl Env {
         };
         c.args(args)
             .env("HOME", self.home.path())
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin");
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env(MODEL_KEY_VAR, MODEL_KEY);
         c
+    }
+
+    /// Appends `text` to tether.toml (as the person, before or between runs).
+    pub fn append(&self, text: &str) {
+        let toml = self.path().join("tether.toml");
+        let mut now = fs::read_to_string(&toml).unwrap();
+        now.push_str(text);
+        fs::write(&toml, now).unwrap();
+    }
+
+    /// Turns the sandbox off in tether.toml before the run starts (the run records it): the
+    /// agent can then write the file, as any other.
+    pub fn sandbox_off(&self) {
+        self.append("\n[sandbox]\nmode = \"off\"\n");
+    }
+
+    /// Names [`MODEL_KEY_VAR`] as the agent's model's key in tether.toml.
+    pub fn model_key(&self) {
+        let toml = self.path().join("tether.toml");
+        let now = fs::read_to_string(&toml).unwrap().replacen(
+            "\n[judge]",
+            &format!("api_key_env = \"{MODEL_KEY_VAR}\"\n\n[judge]"),
+            1,
+        );
+        fs::write(&toml, now).unwrap();
+    }
+
+    /// The latest run's id: only once no tether process of the test runs any more.
+    pub fn run_id(&self) -> String {
+        self.store().latest_run().unwrap().unwrap().id.to_string()
     }
 
     /// Runs `tether <args>` to its end, with a deadline.
