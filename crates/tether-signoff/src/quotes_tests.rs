@@ -71,8 +71,8 @@ fn workspace() -> (tempfile::TempDir, Confined) {
     (dir, confined)
 }
 
-/// Outside a git repository: no line is known to be changed.
-static NOT_GIT: ChangedLines = ChangedLines::unknown(Unknown::NotRepository);
+/// Without a snapshot of the workspace as the run began: no line is known to be changed.
+static NOT_GIT: ChangedLines = ChangedLines::unknown(Unknown::NoStart);
 
 fn quotes<'a>(ws: &'a Confined) -> Quotes<'a> {
     Quotes::new(ws, &ws.root().join("plan.md"), &NOT_GIT)
@@ -366,8 +366,8 @@ fn the_same_short_lines_unchanged_or_outside_git_do_not_count() {
         let problem = message(&q, path, quote);
         assert!(
             problem.contains(
-                "no line is known to be changed (the workspace is not a git repository), so a \
-                 quote must be specific"
+                "no line is known to be changed (there is no snapshot of the workspace as the \
+                 run began), so a quote must be specific"
             ),
             "{path}: {problem}"
         );
@@ -546,7 +546,7 @@ fn a_run_that_changed_nothing_says_so() {
     let problem = message(&p.quotes(), ".nvmrc", "22");
     assert!(
         problem.ends_with(
-            "this run changed no line since the last commit, so quote a line specific to this \
+            "this run changed no line since it began, so quote a line specific to this \
              work: not boilerplate, not found in 3 or more other files, with at least 8 letters \
              or digits"
         ),

@@ -96,7 +96,7 @@ async fn an_accept_with_real_quotes_signs_the_goal_off() {
         "- the test asserts nothing",
         "it exited 0",
         "check ok",
-        "not a git repository",
+        "what changed since the run began is not known",
         "add returns a + b; check.sh passes",
         "- src/lib.rs",
     ] {
@@ -271,6 +271,7 @@ async fn a_one_line_fix_is_signed_off_on_its_changed_line_and_an_untouched_impor
         &["add", "plan.md", "src", "check.sh", ".nvmrc", "main.py"],
     );
     git(fx.root(), &["commit", "-q", "-m", "before the run"]);
+    fx.begin().await;
     fx.write(".nvmrc", "22\n");
 
     let refused = Script::turns([verdict(
@@ -305,7 +306,7 @@ async fn a_one_line_fix_is_signed_off_on_its_changed_line_and_an_untouched_impor
     let prompt = lines[1]["request"]["messages"][0]["text"].as_str().unwrap();
     assert!(
         prompt.contains(
-            "## Lines changed since the last commit\nCite these first; a changed line counts \
+            "## Lines changed since the run began\nCite these first; a changed line counts \
              however short.\n- .nvmrc: line 1\n- NOTES.md: every line (a new file)\n"
         ),
         "{prompt}"
