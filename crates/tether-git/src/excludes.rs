@@ -18,11 +18,13 @@ const FILE_BYTES: u64 = 256 * 1024;
 /// The most directories looked at above the work tree for its repository.
 const ABOVE: usize = 64;
 
-/// The patterns of the person's global ignore file, the repository's `info/exclude` and the
-/// `.gitignore` files above `work_tree` up to its repository's top (the nearest directory
-/// holding a `.git`), in that order.
+/// The patterns of the person's global ignore file, the repository's `info/exclude` (of
+/// `git_dir` when given, else of the `.git` directory at its top) and the `.gitignore` files
+/// above `work_tree` up to its repository's top (the nearest directory holding a `.git`), in
+/// that order.
 pub(crate) async fn patterns(
     work_tree: &Path,
+    git_dir: Option<&Path>,
     env_remove: &[String],
     cancel: &CancellationToken,
 ) -> Vec<u8> {
@@ -32,15 +34,24 @@ pub(crate) async fn patterns(
     {
         section(&mut out, "the person's global excludes", &bytes);
     }
-    let Some(top) = repository_top(work_tree) else {
-        return out;
+    let top = repository_top(work_tree);
+    let dot_git = top.as_ref().map(|top| top.join(".git"));
+    let git_dir = match (git_dir, &dot_git) {
+        (Some(dir), _) => Some(dir.to_path_buf()),
+        // Never through a `.git` file: only a directory there is read.
+        (None, Some(dot_git)) => std::fs::symlink_metadata(dot_git)
+            .is_ok_and(|m| m.is_dir())
+            .then(|| dot_git.clone()),
+        (None, None) => None,
     };
-    let dot_git = top.join(".git");
-    if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.is_dir())
-        && let Some(bytes) = bounded::read(&dot_git.join("info/exclude"), FILE_BYTES, false)
+    if let Some(git_dir) = git_dir
+        && let Some(bytes) = bounded::read(&git_dir.join("info/exclude"), FILE_BYTES, false)
     {
         section(&mut out, "the repository's info/exclude", &bytes);
     }
+    let Some(top) = top else {
+        return out;
+    };
     for dir in work_tree.ancestors().skip(1) {
         if let Some(bytes) = bounded::read(&dir.join(".gitignore"), FILE_BYTES, false) {
             section(&mut out, "a .gitignore above the workspace", &everywhere(&bytes));
@@ -112,7 +123,8 @@ mod tests {
         std::fs::write(top.join(".git/info/exclude"), "secret.txt\n").unwrap();
         std::fs::write(top.join(".gitignore"), "target/\n/ws/only-here\n").unwrap();
         std::fs::write(top.join("sub/.gitignore"), "*.tmp").unwrap();
-        let got = String::from_utf8(patterns(&ws, &[], &CancellationToken::new()).await).unwrap();
+        let got = patterns(&ws, None, &[], &CancellationToken::new()).await;
+        let got = String::from_utf8(got).unwrap();
         assert!(got.contains("secret.txt\n"), "{got}");
         assert!(got.contains("target/\n"), "{got}");
         assert!(got.contains("*.tmp\n"), "{got}");

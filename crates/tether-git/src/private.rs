@@ -51,8 +51,9 @@ pub struct Snapshots {
     /// The state directory relative to the work tree, when it lies beneath it (left out of
     /// every snapshot).
     pub(crate) state_in_tree: Option<String>,
-    /// Where new objects go instead of the repository's own (a commit on a person's branch).
-    objects: Option<PathBuf>,
+    /// The person's git directory a commit is meant for: new objects go to its `objects/`
+    /// instead of the repository's own, and its `info/exclude` is honoured.
+    pub(crate) person: Option<PathBuf>,
     sandbox: Option<Arc<Sandbox>>,
     pub(crate) env_remove: Vec<String>,
     pub(crate) timeout: Duration,
@@ -71,23 +72,24 @@ impl Snapshots {
         Self::open_with(state_dir, work_tree, None, confinement, env_remove)
     }
 
-    /// [`Snapshots::open`], with every new object written to `objects` (a person's repository's
-    /// object directory, which git may then write: a tree and a commit meant for their branch)
-    /// rather than to the snapshot repository's own.
-    pub fn writing_objects_to(
+    /// [`Snapshots::open`] for a commit meant for the person's repository whose (common) git
+    /// directory is `person`: every new object is written to its `objects/` (which git may then
+    /// write, and nothing else of it) rather than to the snapshot repository's own, and its
+    /// `info/exclude` is honoured. Its configuration is still never read.
+    pub fn for_commit(
         state_dir: &Path,
         work_tree: &Path,
-        objects: &Path,
+        person: &Path,
         confinement: Confinement,
         env_remove: &[String],
     ) -> Result<Self, GitError> {
-        Self::open_with(state_dir, work_tree, Some(objects), confinement, env_remove)
+        Self::open_with(state_dir, work_tree, Some(person), confinement, env_remove)
     }
 
     fn open_with(
         state_dir: &Path,
         work_tree: &Path,
-        objects: Option<&Path>,
+        person: Option<&Path>,
         confinement: Confinement,
         env_remove: &[String],
     ) -> Result<Self, GitError> {
@@ -103,8 +105,8 @@ impl Snapshots {
             write: vec![git_dir.clone()],
             tmp: git_dir.join("tmp"),
         };
-        match objects {
-            Some(objects) => reach.write.push(objects.to_path_buf()),
+        match person {
+            Some(person) => reach.write.push(person.join("objects")),
             None => reach.read.extend(borrowed(&git_dir)),
         }
         let sandbox = confinement.sandbox(&reach)?;
@@ -112,7 +114,7 @@ impl Snapshots {
             git_dir,
             work_tree: work_tree.to_path_buf(),
             state_in_tree,
-            objects: objects.map(Path::to_path_buf),
+            person: person.map(Path::to_path_buf),
             sandbox,
             env_remove: env_remove.to_vec(),
             timeout: TIMEOUT,
@@ -154,8 +156,9 @@ impl Snapshots {
     ) -> Result<GitOutput, GitError> {
         let config = crate::repo::fixed();
         let mut env = vec![("GIT_ATTR_SOURCE".to_owned(), EMPTY_TREE.to_owned())];
-        if let Some(objects) = &self.objects {
-            env.push(("GIT_OBJECT_DIRECTORY".to_owned(), path_str(objects)?));
+        if let Some(person) = &self.person {
+            let objects = person.join("objects");
+            env.push(("GIT_OBJECT_DIRECTORY".to_owned(), path_str(&objects)?));
         }
         if !cmd.env.iter().any(|(k, _)| k == "GIT_INDEX_FILE") {
             // Never the repository's own index: nothing relies on one.
@@ -189,8 +192,9 @@ impl Snapshots {
         }
     }
 
-    /// The commit of `tree` on `parent` with `message`, by `identity` (name, email), written
-    /// where this repository writes objects; its id.
+    /// The commit of `tree` on `parent` with `message`, by `identity` (name, email) unless the
+    /// person's environment names an author or committer (`GIT_AUTHOR_NAME`, …: theirs win, as
+    /// with their own git), written where this repository writes objects; its id.
     pub async fn commit_tree(
         &self,
         tree: &ObjectId,
@@ -208,7 +212,9 @@ impl Snapshots {
             ("GIT_COMMITTER_NAME", name),
             ("GIT_COMMITTER_EMAIL", email),
         ] {
-            cmd = cmd.env(var, value);
+            if std::env::var_os(var).is_none() {
+                cmd = cmd.env(var, value);
+            }
         }
         let out = self.ok(&cmd, cancel).await?;
         ObjectId::parse(out.stdout.trim()).ok_or_else(|| GitError::Failed {

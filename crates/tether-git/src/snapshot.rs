@@ -142,7 +142,13 @@ impl Snapshots {
         let patterns = self.scratch("exclude");
         let written = std::fs::write(
             &patterns,
-            excludes::patterns(&self.work_tree, &self.env_remove, cancel).await,
+            excludes::patterns(
+                &self.work_tree,
+                self.person.as_deref(),
+                &self.env_remove,
+                cancel,
+            )
+            .await,
         );
         if let Err(source) = written {
             return Err(GitError::Private {
