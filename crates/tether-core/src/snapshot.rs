@@ -165,6 +165,9 @@ mod tests {
             .await
             .unwrap();
         assert!(stat.contains("a.txt | 2 +-"), "{stat}");
-        assert!(!dir.path().join(".git").exists(), "no repository made in the tree");
+        assert!(
+            !dir.path().join(".git").exists(),
+            "no repository made in the tree"
+        );
     }
 }

@@ -57,9 +57,8 @@ impl Confinement {
         if let Some(home) = std::env::var_os("HOME") {
             policy = policy.cover(home);
         }
-        let sandbox = Sandbox::new(policy, Support::probe()).map_err(|e| GitError::NoSandbox {
-            why: e.to_string(),
-        })?;
+        let sandbox = Sandbox::new(policy, Support::probe())
+            .map_err(|e| GitError::NoSandbox { why: e.to_string() })?;
         Ok(Some(Arc::new(sandbox.tmpdir(&reach.tmp))))
     }
 }

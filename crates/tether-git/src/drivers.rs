@@ -87,6 +87,10 @@ mod tests {
         );
         assert!(got.iter().all(|(_, v)| v.is_empty()));
         assert_eq!(overrides(b""), Some(Vec::new()));
-        assert_eq!(overrides(b"filter.\xff.clean\0"), None, "not UTF-8: refused");
+        assert_eq!(
+            overrides(b"filter.\xff.clean\0"),
+            None,
+            "not UTF-8: refused"
+        );
     }
 }

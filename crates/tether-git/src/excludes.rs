@@ -54,7 +54,11 @@ pub(crate) async fn patterns(
     };
     for dir in work_tree.ancestors().skip(1) {
         if let Some(bytes) = bounded::read(&dir.join(".gitignore"), FILE_BYTES, false) {
-            section(&mut out, "a .gitignore above the workspace", &everywhere(&bytes));
+            section(
+                &mut out,
+                "a .gitignore above the workspace",
+                &everywhere(&bytes),
+            );
         }
         if dir == top {
             break;

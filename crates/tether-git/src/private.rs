@@ -275,7 +275,14 @@ fn ensure(state_dir: &Path) -> Result<PathBuf, GitError> {
 /// objects of the repository found above `state_dir` borrowed, when one may be), `refs/`,
 /// `info/` and `tmp/`.
 fn layout(dir: &Path, state_dir: &Path) -> std::io::Result<()> {
-    for sub in ["objects/info", "objects/pack", "refs/heads", "refs/tags", "info", "tmp"] {
+    for sub in [
+        "objects/info",
+        "objects/pack",
+        "refs/heads",
+        "refs/tags",
+        "info",
+        "tmp",
+    ] {
         std::fs::create_dir_all(dir.join(sub))?;
     }
     std::fs::write(dir.join("HEAD"), "ref: refs/heads/snapshots\n")?;
@@ -316,11 +323,9 @@ fn lender(state_dir: &Path) -> Option<PathBuf> {
 /// The object directories the repository at `git_dir` borrows from (its `alternates`), which a
 /// sandboxed git must be able to read.
 fn borrowed(git_dir: &Path) -> Vec<PathBuf> {
-    let Some(bytes) = crate::bounded::read(
-        &git_dir.join("objects/info/alternates"),
-        64 * 1024,
-        false,
-    ) else {
+    let Some(bytes) =
+        crate::bounded::read(&git_dir.join("objects/info/alternates"), 64 * 1024, false)
+    else {
         return Vec::new();
     };
     String::from_utf8_lossy(&bytes)

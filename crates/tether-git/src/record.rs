@@ -24,7 +24,9 @@ impl ObjectId {
     /// `text` when it is an object id.
     pub fn parse(text: &str) -> Option<ObjectId> {
         let ok = matches!(text.len(), 40 | 64)
-            && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
         ok.then(|| ObjectId(text.to_owned()))
     }
 

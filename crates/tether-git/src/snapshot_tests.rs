@@ -43,12 +43,7 @@ async fn snap(snaps: &Snapshots) -> Snapshot {
 
 /// `git diff --stat` between two trees, in the snapshot repository.
 async fn stat(snaps: &Snapshots, from: &Snapshot, to: &Snapshot) -> String {
-    let cmd = snaps.command(&[
-        "diff",
-        "--stat",
-        from.tree.as_str(),
-        to.tree.as_str(),
-    ]);
+    let cmd = snaps.command(&["diff", "--stat", from.tree.as_str(), to.tree.as_str()]);
     snaps
         .ok(&cmd, &CancellationToken::new())
         .await
@@ -124,7 +119,12 @@ async fn a_repository_made_before_lends_its_objects_and_one_made_later_does_not(
     sh(root, "git init -q");
     let snaps_again = open(root, Confinement::Sandboxed);
     assert!(!snaps.git_dir().join("objects/info/alternates").exists());
-    assert!(!snaps_again.git_dir().join("objects/info/alternates").exists());
+    assert!(
+        !snaps_again
+            .git_dir()
+            .join("objects/info/alternates")
+            .exists()
+    );
 }
 
 /// A repository whose configuration and attributes name programs (the agent made it in an
@@ -228,7 +228,10 @@ async fn a_huge_sparse_file_a_fifo_and_a_nested_repository_are_left_out_and_repo
     std::fs::write(root.join("a.txt"), "one\n").unwrap();
     let big = std::fs::File::create(root.join("big.bin")).unwrap();
     big.set_len(8 << 30).unwrap();
-    sh(root, "mkfifo pipe && mkdir nested && cd nested && git init -q");
+    sh(
+        root,
+        "mkfifo pipe && mkdir nested && cd nested && git init -q",
+    );
     std::fs::write(root.join("nested/inner.txt"), "x\n").unwrap();
     let snaps = open(root, Confinement::Sandboxed);
     let taken = snap(&snaps).await;

@@ -479,12 +479,8 @@ impl Prepared {
         let committed = self.kept.take();
         // The run's report beside its transcripts; a failure to write it never changes the
         // end. From the run's own store: tether.toml may name another by now.
-        let report = crate::report::write(
-            &self.ws,
-            &deps.journal,
-            &run,
-            (deps.git, &deps.env_remove),
-        );
+        let report =
+            crate::report::write(&self.ws, &deps.journal, &run, (deps.git, &deps.env_remove));
         let report = match report.await {
             Ok(written) => written.map(|(path, _)| path),
             Err(e) => {

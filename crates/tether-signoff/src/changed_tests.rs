@@ -102,9 +102,19 @@ fn changed_lines_are_the_patchs_without_tethers_state_or_files_left_out() {
     assert!(changed.contains(Path::new("calc.sh"), 2));
     assert!(!changed.contains(Path::new("calc.sh"), 1));
     assert!(changed.contains(Path::new("notes.md"), 3));
-    assert_eq!(changed.files().find(|(p, _)| *p == Path::new("notes.md")).unwrap().1, &FileLines::Whole);
+    assert_eq!(
+        changed
+            .files()
+            .find(|(p, _)| *p == Path::new("notes.md"))
+            .unwrap()
+            .1,
+        &FileLines::Whole
+    );
     assert!(!changed.contains(Path::new(".tether/tether.db"), 1));
-    assert!(!changed.contains(Path::new("big.csv"), 1), "left out of a snapshot");
+    assert!(
+        !changed.contains(Path::new("big.csv"), 1),
+        "left out of a snapshot"
+    );
     assert!(!changed.contains(Path::new("old.rs"), 1));
     assert_eq!(changed.unknown_reason(), None);
     assert_eq!(

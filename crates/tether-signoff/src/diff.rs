@@ -125,10 +125,7 @@ pub(crate) async fn collect(
             format!("git could not summarise the changes {since}")
         }
     };
-    let lines = diff(
-        &["-U0", "--src-prefix=a/", "--dst-prefix=b/"],
-        DIFF_BYTES,
-    );
+    let lines = diff(&["-U0", "--src-prefix=a/", "--dst-prefix=b/"], DIFF_BYTES);
     let left_out: BTreeSet<&str> = start
         .skipped
         .iter()

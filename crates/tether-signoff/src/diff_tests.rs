@@ -63,7 +63,10 @@ async fn workspace(setup: &str) -> (tempfile::TempDir, Workspace) {
 async fn the_changed_lines_are_those_since_the_run_began_in_every_kind_of_workspace() {
     let commit = "git add -A && git -c user.name=t -c user.email=t@x commit -qm one";
     for (kind, setup) in [
-        ("a repository with commits", format!("git init -q && {commit}")),
+        (
+            "a repository with commits",
+            format!("git init -q && {commit}"),
+        ),
         ("a repository with no commit", "git init -q".to_owned()),
         ("a directory that is no repository", String::new()),
         (
@@ -96,8 +99,9 @@ async fn the_changed_lines_are_those_since_the_run_began_in_every_kind_of_worksp
             "{kind}"
         );
         assert!(
-            work.summary
-                .starts_with("changes since the run began (git diff --stat):\n NEW.md  | 2 ++\n calc.sh | 2 +-\n"),
+            work.summary.starts_with(
+                "changes since the run began (git diff --stat):\n NEW.md  | 2 ++\n calc.sh | 2 +-\n"
+            ),
             "{kind}: {}",
             work.summary
         );
@@ -105,7 +109,11 @@ async fn the_changed_lines_are_those_since_the_run_began_in_every_kind_of_worksp
         tracked.sort();
         assert_eq!(
             tracked,
-            [Path::new(".nvmrc"), Path::new("NEW.md"), Path::new("calc.sh")],
+            [
+                Path::new(".nvmrc"),
+                Path::new("NEW.md"),
+                Path::new("calc.sh")
+            ],
             "{kind}"
         );
     }
@@ -172,7 +180,8 @@ async fn files_left_out_of_a_snapshot_are_named_and_none_of_their_lines_counts()
     let work = since(&ws, &baseline).await;
     assert!(!work.changed.contains(Path::new("big.bin"), 1));
     assert!(
-        work.summary.contains("big.bin (left out when the run began)"),
+        work.summary
+            .contains("big.bin (left out when the run began)"),
         "{}",
         work.summary
     );

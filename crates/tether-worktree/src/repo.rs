@@ -264,7 +264,9 @@ impl Worktree {
         hooks: bool,
     ) -> Result<Option<String>, WorktreeError> {
         let cancel = CancellationToken::new();
-        let parent = self.object(&["rev-parse", "--verify", "HEAD^{commit}"]).await?;
+        let parent = self
+            .object(&["rev-parse", "--verify", "HEAD^{commit}"])
+            .await?;
         let parent_tree = self
             .object(&["rev-parse", "--verify", "HEAD^{tree}"])
             .await?;
@@ -281,13 +283,7 @@ impl Worktree {
         }
         let (name, email) = self.identity().await?;
         let id = snaps
-            .commit_tree(
-                &snapshot.tree,
-                &parent,
-                message,
-                (&name, &email),
-                &cancel,
-            )
+            .commit_tree(&snapshot.tree, &parent, message, (&name, &email), &cancel)
             .await?;
         let reference = format!("refs/heads/{}", self.branch);
         git(
@@ -349,9 +345,10 @@ impl Worktree {
                 .map(|v| v.trim().to_owned())
                 .filter(|v| !v.is_empty())
         };
-        if let (Some(name), Some(email)) =
-            (configured("user.name").await, configured("user.email").await)
-        {
+        if let (Some(name), Some(email)) = (
+            configured("user.name").await,
+            configured("user.email").await,
+        ) {
             return Ok((name, email));
         }
         let cancel = CancellationToken::new();

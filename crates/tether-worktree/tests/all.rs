@@ -254,11 +254,14 @@ fn a_repository_whose_drivers_cannot_all_be_listed_gets_no_worktree() {
     text.push_str(&filler);
     std::fs::write(&config, text).unwrap();
     let rt = rt();
-    let err = rt.block_on(Repo::discover(&f.repo)).and_then(|repo| {
-        rt.block_on(repo.create("r-1", &f.trees.join("r-1")))
-    });
+    let err = rt
+        .block_on(Repo::discover(&f.repo))
+        .and_then(|repo| rt.block_on(repo.create("r-1", &f.trees.join("r-1"))));
     assert!(
-        matches!(err, Err(WorktreeError::Run(tether_git::GitError::Cut { .. }))),
+        matches!(
+            err,
+            Err(WorktreeError::Run(tether_git::GitError::Cut { .. }))
+        ),
         "{err:?}"
     );
     assert_eq!(std::fs::read_dir(&marks).unwrap().count(), 0);
