@@ -263,7 +263,7 @@ async fn the_state_directory_is_left_out_even_when_a_gitignore_lets_it_in() {
     std::fs::write(root.join(".tether/runs/log"), "x\n").unwrap();
     let snaps = open(root, Confinement::Sandboxed);
     let taken = snap(&snaps).await;
-    let mut files = taken.files.clone();
+    let mut files = taken.files;
     files.sort();
     assert_eq!(files, [".gitignore", "a.txt"]);
 }
