@@ -93,4 +93,49 @@ mod tests {
             "not UTF-8: refused"
         );
     }
+
+    proptest::proptest! {
+        /// Whatever a listing holds, every driver it names in a known section has every program
+        /// key emptied, or the listing is refused whole.
+        #[test]
+        fn every_named_driver_is_left_without_a_program(
+            names in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec!["filter", "diff", "merge", "FILTER", "core"]),
+                    "[a-zA-Z0-9._ \"-]{1,12}",
+                    proptest::sample::select(vec!["clean", "smudge", "process", "textconv",
+                                                  "command", "driver", "required", "x"]),
+                ),
+                0..40,
+            ),
+            junk in proptest::collection::vec(proptest::num::u8::ANY, 0..64),
+        ) {
+            let mut listing = Vec::new();
+            for (section, driver, key) in &names {
+                listing.extend_from_slice(format!("{section}.{driver}.{key}").as_bytes());
+                listing.push(0);
+            }
+            listing.extend_from_slice(&junk);
+            match overrides(&listing) {
+                None => proptest::prop_assert!(std::str::from_utf8(&junk).is_err()),
+                Some(got) => {
+                    for (section, driver, _) in &names {
+                        let section = section.to_ascii_lowercase();
+                        let Some((_, keys)) =
+                            DRIVER_PROGRAMS.iter().find(|(s, _)| *s == section)
+                        else {
+                            continue;
+                        };
+                        for key in *keys {
+                            let want = format!("{section}.{driver}.{key}");
+                            proptest::prop_assert!(
+                                got.iter().any(|(k, v)| *k == want && v.is_empty()),
+                                "{want} missing from {got:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -154,3 +154,32 @@ fn line_sets_are_described_briefly() {
     );
     assert_eq!(describe(&FileLines::Whole, 5), "every line (a new file)");
 }
+
+proptest::proptest! {
+    /// A patch of any shape (lines drawn from real headers, hunks and contents, and noise) never
+    /// panics the parser, never names a file left out of a snapshot or in tether's state, and
+    /// never marks a file wholly new unless its header said `--- /dev/null`.
+    #[test]
+    fn any_patch_keeps_left_out_files_and_tethers_state_out(
+        lines in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "diff --git a/x b/x", "--- /dev/null", "--- a/x", "+++ b/x", "+++ b/big.bin",
+                "+++ b/.tether/tether.db", "+++ /dev/null", "@@ -0,0 +1,2 @@", "@@ -1 +1 @@",
+                "@@ -3,2 +4,0 @@", "+added", "-removed", " context", "\\ No newline",
+                "+++ b/forged", "new file mode 100644", "garbage", "",
+            ]),
+            0..60,
+        ),
+    ) {
+        let patch = lines.join("\n");
+        let left_out: BTreeSet<&str> = ["big.bin"].into_iter().collect();
+        let changed = ChangedLines::from_diff(&patch, &left_out);
+        for (path, lines) in changed.files() {
+            proptest::prop_assert!(path != Path::new("big.bin"));
+            proptest::prop_assert!(!path.starts_with(".tether"));
+            if *lines == FileLines::Whole {
+                proptest::prop_assert!(patch.contains("--- /dev/null"));
+            }
+        }
+    }
+}
