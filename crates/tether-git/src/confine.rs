@@ -47,6 +47,18 @@ impl Confinement {
         if self == Confinement::Unconfined {
             return Ok(None);
         }
+        self.sandbox_on(reach, Support::probe())
+    }
+
+    /// [`Confinement::sandbox`] on a kernel that offers `support`.
+    fn sandbox_on(
+        self,
+        reach: &Reach,
+        support: Support,
+    ) -> Result<Option<Arc<Sandbox>>, GitError> {
+        if self == Confinement::Unconfined {
+            return Ok(None);
+        }
         let mut policy = Policy::new().network(false);
         for path in &reach.read {
             policy = policy.read(path);
@@ -57,8 +69,37 @@ impl Confinement {
         if let Some(home) = std::env::var_os("HOME") {
             policy = policy.cover(home);
         }
-        let sandbox = Sandbox::new(policy, Support::probe())
+        let sandbox = Sandbox::new(policy, support)
             .map_err(|e| GitError::NoSandbox { why: e.to_string() })?;
         Ok(Some(Arc::new(sandbox.tmpdir(&reach.tmp))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel without Landlock: no sandbox, so no git (an error, never an unconfined git);
+    /// unless the person turned the sandbox off.
+    #[test]
+    fn no_sandbox_means_no_git_unless_the_sandbox_is_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let reach = Reach {
+            read: vec![dir.path().to_path_buf()],
+            write: vec![dir.path().to_path_buf()],
+            tmp: dir.path().to_path_buf(),
+        };
+        let old = Support {
+            landlock_abi: 0,
+            namespaces: true,
+        };
+        let got = Confinement::Sandboxed.sandbox_on(&reach, old);
+        assert!(matches!(got, Err(GitError::NoSandbox { .. })), "{got:?}");
+        assert!(
+            Confinement::Unconfined
+                .sandbox_on(&reach, old)
+                .unwrap()
+                .is_none()
+        );
     }
 }
