@@ -10,6 +10,10 @@
 //! 3. **Add** what was kept to the private index (`git update-index --add --remove -z
 //!    --stdin`) and **write** it as a tree (`git write-tree`).
 //!
+//! A snapshot over a base tree (a commit's parent, [`Snapshots::snapshot_over`]) starts its
+//! index from that tree and lists its files too: a file gone from the work tree is removed, and a
+//! file left out keeps the base's version — a commit never drops a large file it did not change.
+//!
 //! Every step is bounded in time (the repository's timeout) and runs as
 //! [`crate::Snapshots::run`] runs git: tether's configuration only, in the sandbox.
 
@@ -57,7 +61,7 @@ pub enum Skip {
     NotAFile(&'static str),
     /// Its name is not UTF-8.
     NotUtf8,
-    /// It could not be looked at (gone since it was listed).
+    /// It could not be looked at.
     Unreadable,
 }
 
@@ -81,28 +85,48 @@ impl Snapshots {
     /// Snapshots the work tree (see the module's documentation).
     pub async fn snapshot(&self, cancel: &CancellationToken) -> Result<Snapshot, GitError> {
         let index = self.scratch("index");
-        let taken = self.snapshot_into(&index, cancel).await;
+        let taken = self.snapshot_into(&index, None, cancel).await;
         let _ = std::fs::remove_file(&index);
         taken
     }
 
-    /// [`Snapshots::snapshot`], leaving the index it built at `index` (a file of the
-    /// repository's own, see [`Snapshots::index_path`]) for the caller.
-    pub async fn snapshot_into(
+    /// [`Snapshots::snapshot`] over the tree `base` (see the module's documentation), leaving
+    /// the index it built at `index` (a path from [`Snapshots::index_path`]) for the caller.
+    pub async fn snapshot_over(
         &self,
+        base: &ObjectId,
         index: &Path,
         cancel: &CancellationToken,
     ) -> Result<Snapshot, GitError> {
+        self.snapshot_into(index, Some(base), cancel).await
+    }
+
+    async fn snapshot_into(
+        &self,
+        index: &Path,
+        base: Option<&ObjectId>,
+        cancel: &CancellationToken,
+    ) -> Result<Snapshot, GitError> {
         let _ = std::fs::remove_file(index);
-        let names = self.candidates(index, cancel).await?;
-        let (files, skipped) = self.look(&names);
+        let index_var = crate::command::path_str(index)?;
+        if let Some(base) = base {
+            let read = self
+                .command(&["read-tree", base.as_str()])
+                .env("GIT_INDEX_FILE", index_var.clone());
+            self.ok(&read, cancel).await?;
+        }
+        let names = self.candidates(index, base.is_some(), cancel).await?;
+        let Looked {
+            files,
+            gone,
+            skipped,
+        } = self.look(&names);
         for s in &skipped {
             tracing::debug!(path = %s.path, why = %s.why, "left out of the snapshot");
         }
-        let index_var = crate::command::path_str(index)?;
-        if !files.is_empty() {
+        if !files.is_empty() || !gone.is_empty() {
             let mut input = Vec::new();
-            for file in &files {
+            for file in files.iter().chain(&gone) {
                 input.extend_from_slice(file.as_bytes());
                 input.push(0);
             }
@@ -133,10 +157,12 @@ impl Snapshots {
         self.scratch("index")
     }
 
-    /// The names git lists as candidates, whole.
+    /// The names git lists as candidates, whole: the files not ignored, and with `tracked` the
+    /// files of the index too.
     async fn candidates(
         &self,
         index: &Path,
+        tracked: bool,
         cancel: &CancellationToken,
     ) -> Result<Vec<Vec<u8>>, GitError> {
         let patterns = self.scratch("exclude");
@@ -161,15 +187,11 @@ impl Snapshots {
             .state_in_tree
             .as_ref()
             .map(|rel| format!(":(exclude,top,literal){rel}"));
-        let mut args = vec![
-            "ls-files",
-            "-z",
-            "--others",
-            "--exclude-standard",
-            exclude_from.as_str(),
-            "--",
-            ".",
-        ];
+        let mut args = vec!["ls-files", "-z", "--others"];
+        if tracked {
+            args.push("--cached");
+        }
+        args.extend(["--exclude-standard", exclude_from.as_str(), "--", "."]);
         if let Some(state) = &state {
             args.push(state);
         }
@@ -197,46 +219,69 @@ impl Snapshots {
         })
     }
 
-    /// Which of `names` a snapshot holds, and which it leaves out.
-    fn look(&self, names: &[Vec<u8>]) -> (Vec<String>, Vec<Skipped>) {
-        let mut files = Vec::with_capacity(names.len());
-        let mut skipped = Vec::new();
+    /// Which of `names` a snapshot holds, which are gone, and which it leaves out.
+    fn look(&self, names: &[Vec<u8>]) -> Looked {
+        let mut looked = Looked {
+            files: Vec::with_capacity(names.len()),
+            gone: Vec::new(),
+            skipped: Vec::new(),
+        };
         for name in names {
             let Ok(text) = std::str::from_utf8(name) else {
-                skipped.push(Skipped {
+                looked.skipped.push(Skipped {
                     path: String::from_utf8_lossy(name).into_owned(),
                     why: Skip::NotUtf8,
                 });
                 continue;
             };
+            if looked.files.last().is_some_and(|last| last == text) {
+                // An index entry listed again (its stages): once is enough.
+                continue;
+            }
             let path = self.work_tree.join(Path::new(OsStr::from_bytes(name)));
             match kept(&path) {
-                Ok(()) => files.push(text.to_owned()),
-                Err(why) => skipped.push(Skipped {
+                Ok(()) => looked.files.push(text.to_owned()),
+                Err(None) => looked.gone.push(text.to_owned()),
+                Err(Some(why)) => looked.skipped.push(Skipped {
                     path: text.to_owned(),
                     why,
                 }),
             }
         }
-        (files, skipped)
+        looked
     }
 }
 
-/// Whether the file at `path` goes into a snapshot, by `lstat` (a symlink is kept as a link).
-fn kept(path: &Path) -> Result<(), Skip> {
-    let meta = std::fs::symlink_metadata(path).map_err(|_| Skip::Unreadable)?;
+/// What looking at the candidates found.
+struct Looked {
+    /// Kept.
+    files: Vec<String>,
+    /// Listed, and gone since (removed from an index that had them).
+    gone: Vec<String>,
+    /// Left out.
+    skipped: Vec<Skipped>,
+}
+
+/// Whether the file at `path` goes into a snapshot, by `lstat` (a symlink is kept as a link):
+/// `Err(None)` when it is not there.
+fn kept(path: &Path) -> Result<(), Option<Skip>> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(None),
+        Err(_) => return Err(Some(Skip::Unreadable)),
+    };
     let kind = meta.file_type();
     if kind.is_symlink() {
         return Ok(());
     }
     if kind.is_file() {
         return if meta.len() > FILE_BYTES {
-            Err(Skip::TooLarge(meta.len()))
+            Err(Some(Skip::TooLarge(meta.len())))
         } else {
             Ok(())
         };
     }
-    Err(Skip::NotAFile(if kind.is_fifo() {
+    Err(Some(Skip::NotAFile(if kind.is_fifo() {
         "a FIFO"
     } else if kind.is_socket() {
         "a socket"
@@ -246,5 +291,5 @@ fn kept(path: &Path) -> Result<(), Skip> {
         "a directory (a nested repository)"
     } else {
         "not a regular file"
-    }))
+    })))
 }

@@ -270,7 +270,7 @@ impl Worktree {
         let parent_tree = self
             .object(&["rev-parse", "--verify", "HEAD^{tree}"])
             .await?;
-        let snapshot = snaps.snapshot_into(index, &cancel).await?;
+        let snapshot = snaps.snapshot_over(&parent_tree, index, &cancel).await?;
         for skipped in &snapshot.skipped {
             tracing::warn!(path = %skipped.path, why = %skipped.why, "left out of the commit");
         }

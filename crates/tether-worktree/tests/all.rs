@@ -266,3 +266,26 @@ fn a_repository_whose_drivers_cannot_all_be_listed_gets_no_worktree() {
     );
     assert_eq!(std::fs::read_dir(&marks).unwrap().count(), 0);
 }
+
+/// A file too large for a snapshot that the branch already holds stays as it was in the
+/// commit (it is left out, never dropped), and a file the run deleted is deleted.
+#[test]
+fn a_commit_keeps_a_large_file_it_did_not_take_and_drops_a_deleted_one() {
+    let f = fixture();
+    let big = std::fs::File::create(f.repo.join("asset.bin")).unwrap();
+    big.set_len(17 << 20).unwrap();
+    sh(&f.repo, "git add asset.bin && git commit -qm asset");
+    let rt = rt();
+    let repo = rt.block_on(Repo::discover(&f.repo)).unwrap();
+    let tree = rt
+        .block_on(repo.create("r-1", &f.trees.join("r-1")))
+        .unwrap();
+    std::fs::remove_file(tree.dir.join("a.txt")).unwrap();
+    std::fs::write(tree.dir.join("b.txt"), "b\n").unwrap();
+    let id = rt
+        .block_on(tree.commit("Add b\n", false, &f.with()))
+        .unwrap()
+        .unwrap();
+    let files = sh(&f.repo, &format!("git ls-tree -r --name-only {id}"));
+    assert_eq!(files, "asset.bin\nb.txt\n");
+}
