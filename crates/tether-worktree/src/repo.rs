@@ -230,8 +230,9 @@ impl Worktree {
     ///
     /// The tree is built in tether's snapshot repository (`with`), which reads none of the
     /// repository's configuration and no `.gitattributes`, in a sandbox where git writes only
-    /// the repository's `objects/`; files over 16 MiB and what is not a file are left out (and
-    /// logged). Without `hooks` the commit is made there too (`git commit-tree`), and the branch
+    /// the repository's `objects/`, starting from the branch's tree: a file gone from the
+    /// worktree is removed, and files over 16 MiB and what is not a file keep the branch's
+    /// version (a new one is not committed; each is logged). Without `hooks` the commit is made there too (`git commit-tree`), and the branch
     /// moved with `git update-ref` — no git that reads the person's configuration ever looks at
     /// the agent's files. With `hooks` (the person asked for their hooks), the worktree's index
     /// is set to that tree and `git commit` runs the checkout's own hooks (its git directory's
