@@ -312,3 +312,58 @@ async fn a_one_line_fix_is_signed_off_on_its_changed_line_and_an_untouched_impor
         "{prompt}"
     );
 }
+
+/// A sign-off outside a run (a person's `tether goal complete`) compares the workspace with the
+/// start of the latest run of this workspace; with no run, no line is known to be changed.
+#[tokio::test]
+async fn outside_a_run_the_latest_runs_start_is_what_changed_is_measured_from() {
+    let fx = Fx::new();
+    fx.write(".nvmrc", "18\n");
+    let accept = Script::turns([verdict("accept", json!([check(".nvmrc", "22")]), &[])]);
+    fx.write(".nvmrc", "22\n");
+    let (reason, _, _) = rejected(&fx, &accept).await;
+    assert!(
+        reason.contains("no line is known to be changed"),
+        "no run yet: {reason}"
+    );
+
+    fx.write(".nvmrc", "18\n");
+    let snaps = tether_git::Snapshots::open(
+        &fx.ws.state_dir(),
+        fx.root(),
+        tether_git::Confinement::Sandboxed,
+        &[],
+    )
+    .unwrap();
+    let snapshot = snaps
+        .snapshot(&tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap();
+    let mut spec = json!({});
+    tether_git::Start::Taken(tether_git::StartTree::of(&snapshot)).record(&mut spec);
+    let run = fx
+        .journal
+        .store()
+        .create_run(tether_store::RunKind::Goal, fx.root(), &spec)
+        .unwrap();
+    fx.write(".nvmrc", "22\n");
+    // Not the workspace of the rejected attempt, which would not be checked again.
+    fx.write("NOTES.md", "node 22\n");
+    let again = Script::turns([verdict("accept", json!([check(".nvmrc", "22")]), &[])]);
+    let outcome = fx.complete(Some(scripted(&again))).await;
+    let SignoffOutcome::Accepted { transcript, .. } = &outcome else {
+        panic!("{outcome:?}");
+    };
+    let lines = transcript_of(&fx, transcript.as_deref().unwrap());
+    assert!(
+        lines.contains(&format!("changes since the run began (run {run})")),
+        "{lines}"
+    );
+}
+
+fn transcript_of(fx: &Fx, path: &str) -> String {
+    transcript(fx.root(), path)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
