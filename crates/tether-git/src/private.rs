@@ -93,6 +93,14 @@ impl Snapshots {
         confinement: Confinement,
         env_remove: &[String],
     ) -> Result<Self, GitError> {
+        // git is told both by path, from inside the work tree: relative paths would move.
+        let absolute = |path: &Path| {
+            std::path::absolute(path).map_err(|source| GitError::Private {
+                path: path.to_path_buf(),
+                source,
+            })
+        };
+        let (state_dir, work_tree) = (&absolute(state_dir)?, &absolute(work_tree)?);
         let git_dir = ensure(state_dir)?;
         let state_in_tree = state_dir
             .strip_prefix(work_tree)
