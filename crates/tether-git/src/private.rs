@@ -253,7 +253,7 @@ fn ensure(state_dir: &Path) -> Result<PathBuf, GitError> {
     };
     match std::fs::symlink_metadata(&git_dir) {
         Ok(meta) if meta.is_dir() => {
-            std::fs::create_dir_all(git_dir.join("tmp")).map_err(io)?;
+            refresh(&git_dir).map_err(io)?;
             return Ok(git_dir);
         }
         Ok(_) => {
@@ -277,6 +277,20 @@ fn ensure(state_dir: &Path) -> Result<PathBuf, GitError> {
         }
     }
     Ok(git_dir)
+}
+
+/// Makes an existing repository's configuration tether's again (written aside, renamed over),
+/// and removes attributes of its own: only someone who could write `.tether/` (an agent with
+/// the sandbox off) could have changed them, and git must read none of theirs.
+fn refresh(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir.join("tmp"))?;
+    let aside = dir.join(format!("tmp/config-{}", std::process::id()));
+    std::fs::write(&aside, CONFIG)?;
+    std::fs::rename(&aside, dir.join("config"))?;
+    match std::fs::remove_file(dir.join("info/attributes")) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// Writes a repository's layout at `dir`: `HEAD`, tether's configuration, `objects/` (with the

@@ -267,3 +267,27 @@ async fn the_state_directory_is_left_out_even_when_a_gitignore_lets_it_in() {
     files.sort();
     assert_eq!(files, [".gitignore", "a.txt"]);
 }
+
+/// Someone who could write tether's repository (an agent, with the sandbox off) defines a filter
+/// in its configuration and names it in its attributes: the next snapshot reads neither.
+#[tokio::test]
+async fn tethers_own_configuration_is_written_again_before_git_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    let marks = dir.path().join("marks");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&marks).unwrap();
+    std::fs::write(root.join("a.txt"), "one\n").unwrap();
+    let snaps = open(&root, Confinement::Unconfined);
+    let git_dir = snaps.git_dir().to_path_buf();
+    let mut config = std::fs::read_to_string(git_dir.join("config")).unwrap();
+    config.push_str(&format!(
+        "[filter \"evil\"]\n\tclean = touch {}/clean; cat\n",
+        marks.display()
+    ));
+    std::fs::write(git_dir.join("config"), config).unwrap();
+    std::fs::write(git_dir.join("info/attributes"), "* filter=evil\n").unwrap();
+    let snaps = open(&root, Confinement::Unconfined);
+    snap(&snaps).await;
+    assert_eq!(names(&marks), Vec::<String>::new());
+}
