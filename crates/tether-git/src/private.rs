@@ -234,13 +234,16 @@ impl Snapshots {
     /// A new path for a file of one command (an index, a list of patterns), in the repository's
     /// `tmp/`.
     pub(crate) fn scratch(&self, what: &str) -> PathBuf {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        self.git_dir
-            .join("tmp")
-            .join(format!("{what}-{}-{n}", std::process::id()))
+        self.git_dir.join("tmp").join(unique(what))
     }
+}
+
+/// A file name no other command of this process or another uses: `<what>-<pid>-<n>`.
+fn unique(what: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("{what}-{}-{n}", std::process::id())
 }
 
 /// The snapshot repository under `state_dir`, made when it is not there: built aside, then
@@ -284,7 +287,7 @@ fn ensure(state_dir: &Path) -> Result<PathBuf, GitError> {
 /// the sandbox off) could have changed them, and git must read none of theirs.
 fn refresh(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir.join("tmp"))?;
-    let aside = dir.join(format!("tmp/config-{}", std::process::id()));
+    let aside = dir.join("tmp").join(unique("config"));
     std::fs::write(&aside, CONFIG)?;
     std::fs::rename(&aside, dir.join("config"))?;
     match std::fs::remove_file(dir.join("info/attributes")) {
