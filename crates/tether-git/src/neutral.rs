@@ -89,7 +89,7 @@ pub fn removed<'a>(vars: impl Iterator<Item = &'a OsStr>) -> Vec<String> {
     out
 }
 
-/// The person's identity variables ([`KEPT`]) as tether's environment has them: a sandboxed
+/// The person's identity variables (`GIT_AUTHOR_NAME`, …) as tether's environment has them: a sandboxed
 /// git is given them explicitly.
 pub fn kept() -> Vec<(String, String)> {
     KEPT.iter()
