@@ -89,8 +89,8 @@ pub fn removed<'a>(vars: impl Iterator<Item = &'a OsStr>) -> Vec<String> {
     out
 }
 
-/// The person's identity variables (`GIT_AUTHOR_NAME`, …) as tether's environment has them: a sandboxed
-/// git is given them explicitly.
+/// The person's identity variables (`GIT_AUTHOR_NAME`, …) as tether's environment has them: a
+/// sandboxed git is given them explicitly.
 pub fn kept() -> Vec<(String, String)> {
     KEPT.iter()
         .filter_map(|name| Some(((*name).to_owned(), std::env::var(name).ok()?)))
