@@ -128,6 +128,7 @@ fn builtin_agent_loop() {
         price: None,
         loop_judge: None,
         env_remove: Vec::new(),
+        git: tether_git::Confinement::default(),
         isolation: Default::default(),
         bounds: None,
     };
@@ -189,6 +190,7 @@ fn prompt_bytes_shared() {
             price: None,
             loop_judge: None,
             env_remove: Vec::new(),
+            git: tether_git::Confinement::default(),
             isolation: Default::default(),
             bounds: None,
         };
@@ -241,6 +243,7 @@ fn main() {
         price: None,
         loop_judge: None,
         env_remove: Vec::new(),
+        git: tether_git::Confinement::default(),
         isolation: Default::default(),
         bounds: None,
     };
@@ -290,6 +293,7 @@ fn mean_iteration_ms(n: u32, judge: Option<tether_core::loop_judge::LoopJudge>) 
         price: None,
         loop_judge: judge,
         env_remove: Vec::new(),
+        git: tether_git::Confinement::default(),
         isolation: Default::default(),
         bounds: None,
     };

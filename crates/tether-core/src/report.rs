@@ -110,8 +110,8 @@ fn changed_files(out: &mut String, files: Option<&str>) {
         }
         None => put!(
             out,
-            "Not known: the workspace is not a git repository (or the run began before tether \
-             recorded where it started)."
+            "Not known: no snapshot of the workspace was taken when the run began (see the \
+             log), or the run began before tether took one."
         ),
     }
 }

@@ -1,11 +1,18 @@
 //! One git command, and how it runs: directly (no shell), through tether's spawner (its own
-//! process group, null or given stdin, bounded in time and output, never in the sandbox: it is
-//! tether's own act), with the environment and configuration of [`crate::neutral`].
+//! process group, null or given stdin, bounded in time and output), in a sandbox when it is
+//! given one (see [`crate::confine`]), with the environment and configuration of
+//! [`crate::neutral`].
+//!
+//! git's output is kept as a tail ([`GitCommand::stdout_cap`]: enough for a message or a
+//! diffstat) or, for what must be read whole (a listing tether acts on), in full up to a cap
+//! ([`GitCommand::whole`]): output past that cap is an error, never a part taken for the whole.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tether_tools::{ProgramCommand, ShellEnd, run_program};
+use tether_sandbox::Sandbox;
+use tether_tools::{ProgramCommand, ShellEnd, run_program_teed};
 use tokio_util::sync::CancellationToken;
 
 use crate::GitError;
@@ -28,6 +35,7 @@ pub struct GitCommand {
     pub(crate) stdout_cap: usize,
     pub(crate) env_remove: Vec<String>,
     pub(crate) hooks: Option<PathBuf>,
+    pub(crate) whole: Option<usize>,
 }
 
 impl GitCommand {
@@ -44,7 +52,16 @@ impl GitCommand {
             stdout_cap: 1 << 20,
             env_remove: Vec::new(),
             hooks: None,
+            whole: None,
         }
+    }
+
+    /// Keeps all of stdout, up to `cap` bytes, in [`GitOutput::bytes`]: more than `cap` is
+    /// [`GitError::Cut`], for output tether acts on and must never take in part.
+    #[must_use]
+    pub fn whole(mut self, cap: usize) -> Self {
+        self.whole = Some(cap);
+        self
     }
 
     /// Runs the hooks in `dir` (the repository's own `hooks/` in its git directory, when the
@@ -114,6 +131,8 @@ pub struct GitOutput {
     pub stdout: String,
     /// The tail of its stderr.
     pub stderr: String,
+    /// All of its stdout, as bytes, when the command asked for it whole ([`GitCommand::whole`]).
+    pub bytes: Option<Vec<u8>>,
 }
 
 impl GitOutput {
@@ -133,14 +152,32 @@ impl GitOutput {
     }
 }
 
-/// Runs `cmd` with the neutral environment, `pinned` (`GIT_DIR`, `GIT_WORK_TREE`) when given,
-/// and `config` (the neutralising configuration) after the command's own.
+/// Where and how a command runs beyond its own arguments.
+#[derive(Default)]
+pub(crate) struct Setting<'a> {
+    /// `GIT_DIR` and `GIT_WORK_TREE`.
+    pub pinned: Option<(&'a Path, &'a Path)>,
+    /// The neutralising configuration, after the command's own.
+    pub config: &'a [(String, String)],
+    /// Variables set for every command of the repository (after the neutral ones, before the
+    /// command's own).
+    pub env: &'a [(String, String)],
+    /// The sandbox git runs in; `None` outside any.
+    pub sandbox: Option<&'a Arc<Sandbox>>,
+}
+
+/// Runs `cmd` with the neutral environment and `setting`.
 pub(crate) async fn exec(
     cmd: &GitCommand,
-    pinned: Option<(&Path, &Path)>,
-    config: &[(String, String)],
+    setting: &Setting<'_>,
     cancel: &CancellationToken,
 ) -> Result<GitOutput, GitError> {
+    let Setting {
+        pinned,
+        config,
+        env: repo_env,
+        sandbox,
+    } = setting;
     let mut all = cmd.config.clone();
     all.extend(config.iter().cloned());
     if let Some(hooks) = &cmd.hooks {
@@ -155,6 +192,12 @@ pub(crate) async fn exec(
         env.push(("GIT_DIR".to_owned(), path_str(git_dir)?));
         env.push(("GIT_WORK_TREE".to_owned(), path_str(work_tree)?));
     }
+    if sandbox.is_some() {
+        // The sandbox passes on only an allow-list of tether's environment: the person's
+        // identity for commits goes explicitly.
+        env.extend(neutral::kept());
+    }
+    env.extend(repo_env.iter().cloned());
     env.extend(cmd.env.iter().cloned());
     let names: Vec<std::ffi::OsString> = std::env::vars_os().map(|(k, _)| k).collect();
     let mut env_remove = neutral::removed(names.iter().map(|k| k.as_os_str()));
@@ -162,7 +205,7 @@ pub(crate) async fn exec(
     env_remove.retain(|name| !env.iter().any(|(set, _)| set == name));
     let mut argv = vec!["git".to_owned(), "--no-pager".to_owned()];
     argv.extend(cmd.args.iter().cloned());
-    spawn(cmd, argv, env, env_remove, cancel).await
+    spawn(cmd, argv, (env, env_remove), sandbox.cloned(), cancel).await
 }
 
 /// Runs `git <args>` from `/`, outside any repository, with the person's own configuration
@@ -188,14 +231,14 @@ pub(crate) async fn exec_outside(
     let mut argv = vec!["git".to_owned(), "--no-pager".to_owned()];
     argv.extend(cmd.args.iter().cloned());
     let env = vec![("GIT_CEILING_DIRECTORIES".to_owned(), "/".to_owned())];
-    spawn(&cmd, argv, env, env_remove, cancel).await
+    spawn(&cmd, argv, (env, env_remove), None, cancel).await
 }
 
 async fn spawn(
     cmd: &GitCommand,
     argv: Vec<String>,
-    env: Vec<(String, String)>,
-    env_remove: Vec<String>,
+    (env, env_remove): (Vec<(String, String)>, Vec<String>),
+    sandbox: Option<Arc<Sandbox>>,
     cancel: &CancellationToken,
 ) -> Result<GitOutput, GitError> {
     let spec = ProgramCommand {
@@ -208,20 +251,32 @@ async fn spawn(
         stderr_cap: STDERR_BYTES,
         env_remove,
         env,
-        // tether's own git: never the agent's sandbox.
-        sandbox: None,
+        // tether's own git: never the agent's sandbox, a sandbox of its own when given one.
+        sandbox,
     };
-    let run = run_program(&spec, cancel)
+    let mut whole = Whole::new(cmd.whole.unwrap_or(0));
+    let run = run_program_teed(&spec, cancel, &mut whole)
         .await
         .map_err(|source| GitError::Spawn {
             what: cmd.describe(),
             source,
         })?;
+    let bytes = match cmd.whole {
+        None => None,
+        Some(cap) if whole.over => {
+            return Err(GitError::Cut {
+                what: cmd.describe(),
+                cap,
+            });
+        }
+        Some(_) => Some(whole.bytes),
+    };
     match run.end {
         ShellEnd::Exited(code) => Ok(GitOutput {
             code,
             stdout: run.stdout,
             stderr: run.stderr,
+            bytes,
         }),
         end => Err(GitError::Unfinished {
             what: cmd.describe(),
@@ -230,7 +285,40 @@ async fn spawn(
     }
 }
 
-fn path_str(path: &Path) -> Result<String, GitError> {
+/// Every byte of a stream up to a cap, and whether there were more (then nothing past the cap
+/// is kept). Never fails a write: the command runs to its end either way.
+struct Whole {
+    cap: usize,
+    bytes: Vec<u8>,
+    over: bool,
+}
+
+impl Whole {
+    fn new(cap: usize) -> Self {
+        Whole {
+            cap,
+            bytes: Vec::new(),
+            over: false,
+        }
+    }
+}
+
+impl std::io::Write for Whole {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = self.cap.saturating_sub(self.bytes.len());
+        if buf.len() > room {
+            self.over = true;
+        }
+        self.bytes.extend_from_slice(&buf[..buf.len().min(room)]);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+pub(crate) fn path_str(path: &Path) -> Result<String, GitError> {
     path.to_str()
         .map(str::to_owned)
         .ok_or_else(|| GitError::NotUtf8(path.to_path_buf()))

@@ -195,6 +195,43 @@ async fn a_pinned_repository_ignores_a_replaced_dot_git() {
     assert_eq!(log.trim(), "two");
 }
 
+/// A driver defined first, then more than a listing holds of harmless ones: the listing is
+/// refused whole, and the command with it, rather than read in part (which left the first
+/// driver armed).
+#[tokio::test]
+async fn a_driver_listing_too_long_to_read_whole_refuses_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, marks_dir) = repository(
+        dir.path(),
+        "git config filter.evil.clean 'touch MARKS/clean; cat' \
+         && printf '* filter=evil\\n' > .gitattributes",
+    );
+    let mut config = std::fs::OpenOptions::new()
+        .append(true)
+        .open(repo.join(".git/config"))
+        .unwrap();
+    // One harmless driver's key again and again, each listed as `filter.harmless.clean` and a
+    // NUL: more than the listing holds in all, while the overrides stay few.
+    let key = "\tclean = cat\n";
+    let listed = "filter.harmless.clean\0".len();
+    let filler = format!(
+        "[filter \"harmless\"]\n{}",
+        key.repeat(crate::drivers::LISTING_BYTES / listed + 100)
+    );
+    std::io::Write::write_all(&mut config, filler.as_bytes()).unwrap();
+    drop(config);
+    let pinned = found(&repo).await;
+    let got = pinned
+        .run(
+            &GitCommand::new(&repo, &["add", "--all"]),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert!(matches!(got, Err(crate::GitError::Cut { .. })), "{got:?}");
+    assert_eq!(marks(&marks_dir), Vec::<String>::new());
+    plain_git_runs_it(&repo, &marks_dir);
+}
+
 #[tokio::test]
 async fn no_repository_is_found_where_there_is_none() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,35 +1,51 @@
 //! The one way tether runs git on a tree the agent works in.
 //!
-//! tether's own git (the judge's diff, a run's starting snapshot and report, the worktree and
-//! the commit per signed-off goal) runs outside the sandbox, as the person, with every
-//! capability they have, in a tree the agent wrote. git obeys configuration, and configuration
-//! can name programs (`core.fsmonitor`, hooks, filters, …): a repository the agent made with
-//! `git init`, a submodule whose `.git` file it pointed at a repository of its own, or a linked
-//! worktree's `.git` file it replaced would make tether run the agent's program. So:
+//! tether's own git (a run's starting snapshot, the judge's diff and changed lines, the run's
+//! report, the worktree and the commit per signed-off goal) works on a tree the agent wrote.
+//! git obeys configuration, and configuration can name programs (`core.fsmonitor`, hooks,
+//! filters, …): a repository the agent made with `git init`, a submodule whose `.git` file it
+//! pointed at a repository of its own, or a linked worktree's `.git` file it replaced would make
+//! tether run the agent's program, as the person. So:
 //!
-//! - git finds a repository only once, when a run begins ([`discover`]), and the run records it
-//!   ([`AtStart`], in its spec in the store); every later command names that repository to git
-//!   ([`GitRepo::run`]: `GIT_DIR`, `GIT_WORK_TREE`), never looks for one in the tree. A
-//!   workspace that was not a repository when its run began never gets git run in it.
-//! - Every command runs with the configuration neutralised ([`neutral`]): no system or global
-//!   file, no `GIT_*` variable of tether's environment, every key that runs a program turned
-//!   off on the command line, and every filter, diff and merge driver the configuration defines
-//!   left without a program ([`drivers`]).
-//! - git's ownership check stands: the person's `safe.directory` entries are carried over
-//!   ([`user`]) to the discovery, which refuses a repository they do not trust.
+//! - **Snapshots and diffs run in tether's own repository** ([`Snapshots`]): a git directory of
+//!   tether's under the workspace's state directory, with a configuration tether wrote and a
+//!   private index; git reads no configuration the agent could have written, and no
+//!   `.gitattributes`. The workspace's snapshot when a run begins ([`Start`], recorded in the
+//!   run's spec) is what "changed by this run" is measured from, in every kind of workspace: a
+//!   repository with or without commits, a dirty tree, a directory that is no repository.
+//!   Snapshots are bounded ([`snapshot`]: the listing read whole up to a cap, files over
+//!   16 MiB and what is not a file left out and reported).
+//! - **That git runs in a sandbox of its own** ([`Confinement`]): the work tree readable only,
+//!   tether's directory writable, no network. A kernel that cannot enforce it means git does
+//!   not run, unless the person turned the run's sandbox off.
+//! - **What must act on the person's repository** (a `--worktree` run's worktree and branch)
+//!   names that repository to git ([`GitRepo::run`]: `GIT_DIR`, `GIT_WORK_TREE`, found once,
+//!   [`discover`]) with its configuration neutralised ([`neutral`]: no system or global file,
+//!   no `GIT_*` variable of tether's, every key that runs a program turned off, every filter,
+//!   diff and merge driver left without a program, [`drivers`]) — failing closed when the
+//!   drivers cannot all be listed. git's ownership check stands there: the person's
+//!   `safe.directory` entries are carried over ([`user`]) to the discovery.
 
+mod bounded;
 mod command;
+mod confine;
 pub mod drivers;
+mod excludes;
 pub mod neutral;
+mod private;
 mod record;
 mod repo;
+pub mod snapshot;
 pub mod user;
 
 use std::path::PathBuf;
 
 pub use command::{DEFAULT_TIMEOUT, GitCommand, GitOutput};
-pub use record::{AtStart, SPEC_KEY};
+pub use confine::Confinement;
+pub use private::Snapshots;
+pub use record::{ObjectId, SPEC_KEY, Start, StartTree};
 pub use repo::{Found, GitRepo, discover};
+pub use snapshot::{Skip, Skipped, Snapshot};
 
 /// Why a git command gave no answer.
 #[derive(Debug, thiserror::Error)]
@@ -51,13 +67,47 @@ pub enum GitError {
         /// How it ended.
         end: String,
     },
-    /// git exited non-zero (from [`GitRepo::ok`]).
+    /// git exited non-zero (from [`GitRepo::ok`], [`Snapshots::ok`]).
     #[error("`git {what}` failed: {stderr}")]
     Failed {
         /// The command's arguments.
         what: String,
         /// The end of git's error output.
         stderr: String,
+    },
+    /// Output that must be read whole was longer than its cap: the command's answer is not
+    /// taken in part.
+    #[error("`git {what}` printed more than {cap} bytes: refused rather than read in part")]
+    Cut {
+        /// The command's arguments.
+        what: String,
+        /// The cap.
+        cap: usize,
+    },
+    /// A driver of the repository's configuration could not be neutralised: the command was
+    /// not run.
+    #[error(
+        "`git {what}` was not run: the repository's configuration names a driver tether cannot \
+         turn off"
+    )]
+    Unneutral {
+        /// The command's arguments.
+        what: String,
+    },
+    /// tether's git needs a sandbox the kernel cannot enforce (and the run's sandbox is on).
+    #[error("tether's git runs only in a sandbox, which cannot be built here: {why}")]
+    NoSandbox {
+        /// Why.
+        why: String,
+    },
+    /// tether's snapshot repository could not be made or written.
+    #[error("tether's snapshot repository ({path}): {source}")]
+    Private {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
     },
     /// A path git must be given is not UTF-8.
     #[error("the path {0} is not UTF-8")]
@@ -66,3 +116,5 @@ pub enum GitError {
 
 #[cfg(test)]
 mod hostile_tests;
+#[cfg(test)]
+mod snapshot_tests;

@@ -89,6 +89,14 @@ pub fn removed<'a>(vars: impl Iterator<Item = &'a OsStr>) -> Vec<String> {
     out
 }
 
+/// The person's identity variables (`GIT_AUTHOR_NAME`, …) as tether's environment has them: a
+/// sandboxed git is given them explicitly.
+pub fn kept() -> Vec<(String, String)> {
+    KEPT.iter()
+        .filter_map(|name| Some(((*name).to_owned(), std::env::var(name).ok()?)))
+        .collect()
+}
+
 /// The variables that give git `config` as command-line configuration (`GIT_CONFIG_COUNT`,
 /// `GIT_CONFIG_KEY_<n>`, `GIT_CONFIG_VALUE_<n>`).
 pub fn config_env(config: &[(String, String)]) -> Vec<(String, String)> {

@@ -1,14 +1,18 @@
-//! A repository pinned: its git directory and work tree, found once and then named to git
-//! every time (`GIT_DIR`, `GIT_WORK_TREE`), so git never looks for a repository in the tree
-//! again — not a `.git` the agent made with `git init`, not a submodule's `.git` file the
-//! agent pointed elsewhere, not a linked worktree's `.git` file it replaced.
+//! A person's own repository, pinned: its git directory and work tree, found once and then
+//! named to git every time (`GIT_DIR`, `GIT_WORK_TREE`), so git never looks for a repository
+//! in the tree again — not a `.git` the agent made with `git init`, not a submodule's `.git`
+//! file the agent pointed elsewhere, not a linked worktree's `.git` file it replaced.
+//!
+//! Only what must act on the person's repository runs here: a `--worktree` run's worktree and
+//! the branch its commits land on (`tether-worktree`). Snapshots and diffs of a workspace run in
+//! tether's own repository ([`crate::Snapshots`]), which reads no configuration of theirs.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::command::{GitCommand, GitOutput, exec};
+use crate::command::{GitCommand, GitOutput, Setting, exec};
 use crate::{GitError, drivers, neutral, user};
 
 /// A repository's git directory and work tree, as tether names them to git.
@@ -60,7 +64,11 @@ pub async fn discover(
         ],
     )
     .without_env(env_remove);
-    let out = exec(&cmd, None, &config, cancel).await?;
+    let setting = Setting {
+        config: &config,
+        ..Setting::default()
+    };
+    let out = exec(&cmd, &setting, cancel).await?;
     if !out.ok() {
         return Ok(Found::NotARepository(out.first_line().to_owned()));
     }
@@ -82,7 +90,10 @@ pub async fn discover(
 impl GitRepo {
     /// Runs `cmd` in this repository: `GIT_DIR` and `GIT_WORK_TREE` pinned, the configuration
     /// neutralised, and every filter, diff and merge driver the configuration defines left
-    /// without a program. A command that exits non-zero is an [`Ok`] with its code.
+    /// without a program. A command that exits non-zero is an [`Ok`] with its code. Fails
+    /// closed: when the drivers cannot all be listed (a listing past [`drivers::LISTING_BYTES`],
+    /// a name that cannot be given back to git), the command does not run
+    /// ([`GitError::Cut`], [`GitError::Unneutral`]).
     pub async fn run(
         &self,
         cmd: &GitCommand,
@@ -90,16 +101,40 @@ impl GitRepo {
     ) -> Result<GitOutput, GitError> {
         let pinned = Some((self.git_dir.as_path(), self.work_tree.as_path()));
         let mut config = fixed();
-        let list = GitCommand::new(&cmd.cwd, drivers::LIST_ARGS).without_env(&cmd.env_remove);
-        let listing = exec(&list, pinned, &config, cancel).await?;
+        let list = GitCommand::new(&cmd.cwd, drivers::LIST_ARGS)
+            .without_env(&cmd.env_remove)
+            .whole(drivers::LISTING_BYTES);
+        let listing = exec(
+            &list,
+            &Setting {
+                pinned,
+                config: &config,
+                ..Setting::default()
+            },
+            cancel,
+        )
+        .await?;
         match listing.code {
-            0 => config.extend(drivers::overrides(&listing.stdout)),
+            0 => {
+                let bytes = listing.bytes.as_deref().unwrap_or_default();
+                let Some(overrides) = drivers::overrides(bytes) else {
+                    return Err(GitError::Unneutral {
+                        what: cmd.describe(),
+                    });
+                };
+                config.extend(overrides);
+            }
             // No key matched.
             1 => {}
             // The configuration cannot be read: the command would not run either.
             _ => return Ok(listing),
         }
-        exec(cmd, pinned, &config, cancel).await
+        let setting = Setting {
+            pinned,
+            config: &config,
+            ..Setting::default()
+        };
+        exec(cmd, &setting, cancel).await
     }
 
     /// [`GitRepo::run`], with the output when git exited 0 and an error naming the command and
@@ -122,7 +157,7 @@ impl GitRepo {
 }
 
 /// [`neutral::FIXED`] as owned pairs.
-fn fixed() -> Vec<(String, String)> {
+pub(crate) fn fixed() -> Vec<(String, String)> {
     neutral::FIXED
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))

@@ -1,8 +1,11 @@
 //! The person's own git settings that tether carries over to the git it runs without their
 //! configuration files: the directories they trust (`safe.directory`, so git's ownership check
-//! answers as it would for them) and their identity (`user.name`, `user.email`, for the commits
-//! tether makes). Read from their global and system files only, from `/`, outside any
-//! repository; reading configuration runs no program.
+//! answers as it would for them), their identity (`user.name`, `user.email`, for the commits
+//! tether makes) and the file of what they ignore everywhere (`core.excludesFile`, so a `.env`
+//! they ignore is not snapshotted). Read from their global and system files only, from `/`,
+//! outside any repository; reading configuration runs no program.
+
+use std::path::PathBuf;
 
 use tokio_util::sync::CancellationToken;
 
@@ -48,6 +51,34 @@ pub async fn global_identity(key: &str, cancel: &CancellationToken) -> Option<St
         .ok()?;
     let value = out.stdout.trim();
     (out.ok() && !value.is_empty()).then(|| value.to_owned())
+}
+
+/// The file of patterns the person ignores in every repository: their global
+/// `core.excludesFile` (with their includes followed, `~` expanded), else git's default
+/// (`$XDG_CONFIG_HOME/git/ignore`, `~/.config/git/ignore`). `None` when there is none to name.
+pub async fn global_excludes_file(
+    env_remove: &[String],
+    cancel: &CancellationToken,
+) -> Option<PathBuf> {
+    let args = [
+        "config",
+        "--global",
+        "--includes",
+        "--path",
+        "--get",
+        "core.excludesFile",
+    ];
+    if let Ok(out) = exec_outside(&args, env_remove, cancel).await {
+        let value = out.stdout.trim();
+        if out.ok() && !value.is_empty() {
+            return Some(PathBuf::from(value));
+        }
+    }
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(config.join("git/ignore"))
 }
 
 #[cfg(test)]

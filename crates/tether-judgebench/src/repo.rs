@@ -1,18 +1,21 @@
 //! A case's workspace on disk, so that "the lines this run changed" are real: a git repository
-//! whose one commit holds the files as they were before the run (and the plan), then the run's
-//! change written over it — changed files rewritten, new files left untracked, deleted ones
-//! removed. A case with `git: no` is a plain directory.
+//! whose one commit holds the files as they were before the run (and the plan), snapshotted as
+//! a run snapshots its workspace when it begins (in tether's own snapshot repository), then the
+//! run's change written over it — changed files rewritten, new files left untracked, deleted
+//! ones removed. A case with `git: no` is a plain directory with no starting snapshot (no line
+//! is then known to be changed).
 //!
 //! git runs through `tether-git` (no shell, bounded in time, the configuration neutralised: no
 //! hooks, no signing, no filters, none of the person's configuration files) with a fixed
 //! author, so no git configuration can change the case. `__pycache__/` is excluded
 //! through `.git/info/exclude` (the verify commands run Python; their caches are not the run's
-//! work), and so is `.tether/` (the check's own store).
+//! work), and so is `.tether/` (the check's own store). The snapshot runs outside a sandbox: the
+//! case's files are tether's or the person's, no agent's.
 
 use std::path::Path;
 use std::time::Duration;
 
-use tether_git::{GitCommand, GitRepo};
+use tether_git::{Confinement, GitCommand, GitRepo, Snapshots, Start, StartTree};
 use tokio_util::sync::CancellationToken;
 
 use crate::case::Case;
@@ -26,6 +29,9 @@ pub enum RepoError {
     /// A file could not be written.
     #[error("could not write its files: {0}")]
     Files(#[from] std::io::Error),
+    /// The snapshot of the case before the run could not be taken.
+    #[error("could not snapshot it before the run: {0}")]
+    Snapshot(#[from] tether_git::GitError),
     /// A git command failed.
     #[error("`git {command}` failed: {why}")]
     Git {
@@ -36,15 +42,17 @@ pub enum RepoError {
     },
 }
 
-/// Writes `case` into the empty directory `root`: its history when it is a git repository, then
-/// the workspace as the run leaves it, and the plan.
+/// Writes `case` into the empty directory `root` (whose state directory is `state_dir`): its
+/// history when it is a git repository, snapshotted as a run's start, then the workspace as the
+/// run leaves it, and the plan. The start the sign-off compares with.
 pub(crate) async fn write(
     case: &Case,
-    root: &Path,
+    (root, state_dir): (&Path, &Path),
     env_remove: &[String],
     cancel: &CancellationToken,
-) -> Result<(), RepoError> {
+) -> Result<Start, RepoError> {
     std::fs::write(root.join("plan.md"), case.plan())?;
+    let mut start = Start::Unrecorded;
     if case.git {
         write_all(root, &case.committed)?;
         let git = |args: &'static [&'static str]| git(root, args, env_remove, cancel);
@@ -52,6 +60,9 @@ pub(crate) async fn write(
         std::fs::write(root.join(".git/info/exclude"), "__pycache__/\n.tether/\n")?;
         git(&["add", "-A"]).await?;
         git(&["commit", "-q", "--no-verify", "-m", "before the run"]).await?;
+        let snaps = Snapshots::open(state_dir, root, Confinement::Unconfined, env_remove)?
+            .with_timeout(GIT_TIMEOUT);
+        start = Start::Taken(StartTree::of(&snaps.snapshot(cancel).await?));
         for (path, _) in &case.committed {
             if !case.files.iter().any(|(p, _)| p == path) {
                 std::fs::remove_file(root.join(path))?;
@@ -59,7 +70,7 @@ pub(crate) async fn write(
         }
     }
     write_all(root, &case.files)?;
-    Ok(())
+    Ok(start)
 }
 
 fn write_all(root: &Path, files: &[(String, String)]) -> std::io::Result<()> {

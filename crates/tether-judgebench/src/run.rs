@@ -167,6 +167,8 @@ struct Prepared {
     _dir: tempfile::TempDir,
     ws: Workspace,
     journal: Journal,
+    /// The case before the run, as a run's start.
+    start: tether_git::Start,
 }
 
 async fn prepare(
@@ -180,9 +182,14 @@ async fn prepare(
     };
     let dir = tempfile::tempdir().map_err(|e| files(RepoError::Files(e)))?;
     let ws = Workspace::at(dir.path());
-    repo::write(case, ws.root(), &options.env_remove, cancel)
-        .await
-        .map_err(files)?;
+    let start = repo::write(
+        case,
+        (ws.root(), &ws.state_dir()),
+        &options.env_remove,
+        cancel,
+    )
+    .await
+    .map_err(files)?;
     let journal = approved(case, &ws).map_err(|cause| RunError::Store {
         case: case.name.clone(),
         cause,
@@ -191,6 +198,7 @@ async fn prepare(
         _dir: dir,
         ws,
         journal,
+        start,
     })
 }
 
@@ -199,6 +207,7 @@ impl Prepared {
         Signoff::new(self.ws.clone(), self.journal.clone(), "plan.md")
             .with_verify_timeout(options.verify_timeout)
             .without_env(options.env_remove.clone())
+            .since(self.start.clone())
     }
 }
 

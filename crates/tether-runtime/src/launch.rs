@@ -301,6 +301,7 @@ impl Launch {
             price: config.model.as_ref().and_then(|m| m.price),
             loop_judge,
             env_remove: config.key_vars(),
+            git: tether_signoff::git_confinement(&config),
             isolation,
             bounds: Some(Arc::new(bounds)),
         };
@@ -482,7 +483,8 @@ impl Prepared {
         let committed = self.kept.take();
         // The run's report beside its transcripts; a failure to write it never changes the
         // end. From the run's own store: tether.toml may name another by now.
-        let report = crate::report::write(&self.ws, &deps.journal, &run, &deps.env_remove);
+        let report =
+            crate::report::write(&self.ws, &deps.journal, &run, (deps.git, &deps.env_remove));
         let report = match report.await {
             Ok(written) => written.map(|(path, _)| path),
             Err(e) => {

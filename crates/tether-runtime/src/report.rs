@@ -10,12 +10,13 @@ use crate::error::{Error, Result};
 
 /// Renders run `id`'s report from `journal`'s store and writes it under `ws`'s state directory: the path
 /// and the markdown, or `None` for a run of another machine (its directory is there, not
-/// here). The git it runs for the diffstat starts without the variables `env_remove` names.
+/// here). The git it runs for the diffstat runs as `git` says, without the variables
+/// `env_remove` names.
 pub async fn write(
     ws: &Workspace,
     journal: &Journal,
     id: &RunId,
-    env_remove: &[String],
+    (git, env_remove): (tether_git::Confinement, &[String]),
 ) -> Result<Option<(PathBuf, String)>> {
     let run = journal.store().run(id)?;
     if tether_store::control::is_elsewhere(&run) {
@@ -29,8 +30,8 @@ pub async fn write(
     };
     let files = tether_core::snapshot::diffstat(
         &worked_in,
-        &run.id,
-        &tether_git::AtStart::of_spec(&run.spec),
+        &tether_git::Start::of_spec(&run.spec),
+        git,
         env_remove,
     )
     .await;
@@ -45,15 +46,22 @@ pub async fn write(
 }
 
 /// [`write`] for a command: from `ws`'s store, without tether.toml's keys in git's
-/// environment, on a runtime of its own (call it outside any).
+/// environment, git in its sandbox unless tether.toml turns the sandbox off, on a runtime of
+/// its own (call it outside any).
 pub fn write_now(ws: &Workspace, env: &dyn Env, id: &RunId) -> Result<Option<(PathBuf, String)>> {
     let journal = Journal::new(crate::store::open(ws, env)?, Vec::new())?;
-    let env_remove = tether_config::load(ws.root(), env)
-        .map(|loaded| loaded.config.key_vars())
-        .unwrap_or_default();
+    let (git, env_remove) = tether_config::load(ws.root(), env).map_or_else(
+        |_| (tether_git::Confinement::Sandboxed, Vec::new()),
+        |loaded| {
+            (
+                tether_signoff::git_confinement(&loaded.config),
+                loaded.config.key_vars(),
+            )
+        },
+    );
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::io("starting a runtime for the report", e))?
-        .block_on(write(ws, &journal, id, &env_remove))
+        .block_on(write(ws, &journal, id, (git, &env_remove)))
 }

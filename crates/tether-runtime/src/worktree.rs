@@ -15,7 +15,7 @@ use futures_util::future::BoxFuture;
 use tether_config::{Config, Workspace};
 use tether_core::looping::{AfterIteration, Isolation};
 use tether_store::{Journal, Run, RunId, VerdictKind};
-use tether_worktree::{CommitInfo, Quote, Repo, Worktree, commit_message};
+use tether_worktree::{CommitInfo, Quote, Repo, Snapshotting, Worktree, commit_message};
 
 use crate::error::{Error, Result};
 use crate::launch::{Note, Observer};
@@ -85,7 +85,6 @@ impl Placement {
         };
         Isolation {
             run_id: self.run_id.clone(),
-            repository: Some(tree.git.clone()),
             after_iteration: commit.then(|| -> Arc<dyn AfterIteration> {
                 Arc::new(Committer {
                     tree: tree.clone(),
@@ -93,6 +92,11 @@ impl Placement {
                     plan_name: config.plan.to_string_lossy().into_owned(),
                     plan_path: config.plan_path(self.ws.root()),
                     hooks: config.run.commit_hooks,
+                    git: GitSetting {
+                        state_dir: self.ws.state_dir(),
+                        confinement: tether_signoff::git_confinement(config),
+                        env_remove: config.key_vars(),
+                    },
                     seen: Mutex::new(0),
                     observer,
                     kept: kept.cloned(),
@@ -259,6 +263,23 @@ impl Kept {
     }
 }
 
+/// How tether's git builds a commit for the run (see [`tether_worktree::Snapshotting`]).
+struct GitSetting {
+    state_dir: PathBuf,
+    confinement: tether_git::Confinement,
+    env_remove: Vec<String>,
+}
+
+impl GitSetting {
+    fn snapshotting(&self) -> Snapshotting<'_> {
+        Snapshotting {
+            state_dir: &self.state_dir,
+            git: self.confinement,
+            env_remove: &self.env_remove,
+        }
+    }
+}
+
 /// Commits each goal the run signs off, on the run's branch; or a Ralph run's work as it keeps
 /// its promise.
 struct Committer {
@@ -267,6 +288,7 @@ struct Committer {
     plan_name: String,
     plan_path: PathBuf,
     hooks: bool,
+    git: GitSetting,
     /// The newest verdict looked at.
     seen: Mutex<i64>,
     /// Hears of each commit.
@@ -280,8 +302,13 @@ impl AfterIteration for Committer {
         Box::pin(async move {
             if let Some(kept) = &self.kept {
                 if completing
-                    && let Some(commit) =
-                        commit_work(&self.tree, &self.journal, run, self.hooks).await
+                    && let Some(commit) = commit_work(
+                        &self.tree,
+                        &self.journal,
+                        run,
+                        (self.hooks, &self.git.snapshotting()),
+                    )
+                    .await
                 {
                     kept.put(commit);
                 }
@@ -295,7 +322,8 @@ impl AfterIteration for Committer {
                 }
             };
             for (goal, message) in messages {
-                match self.tree.commit(&message, self.hooks).await {
+                let with = self.git.snapshotting();
+                match self.tree.commit(&message, self.hooks, &with).await {
                     Ok(Some(id)) => self.observer.note(Note::GoalCommitted {
                         goal,
                         commit: Commit {
@@ -391,7 +419,7 @@ async fn commit_work(
     tree: &Worktree,
     journal: &Journal,
     run: &RunId,
-    hooks: bool,
+    (hooks, with): (bool, &Snapshotting<'_>),
 ) -> Option<Commit> {
     let prompt = journal
         .store()
@@ -402,7 +430,7 @@ async fn commit_work(
     let subject = prompt.lines().next().unwrap_or("ralph run").trim();
     let message =
         format!("{subject}\n\nThe agent kept its completion promise.\n\nTether-Run: {run}\n");
-    match tree.commit(&message, hooks).await {
+    match tree.commit(&message, hooks, with).await {
         Ok(Some(id)) => Some(Commit {
             branch: tree.branch.clone(),
             id,

@@ -3,7 +3,7 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::diff::{self, WorkTree};
+use super::diff::WorkTree;
 use super::quotes::{QuoteProblem, Quotes};
 use super::record::Decision;
 use super::verdict::{self, Check};
@@ -11,15 +11,14 @@ use super::{Signoff, SignoffError, SignoffOutcome};
 
 impl Signoff {
     /// The quote check alone, as it would meet an accept citing `checks` now: what the work
-    /// changed is asked of git as for a sign-off. Empty when every check holds. Nothing is
+    /// changed since the run began is asked of git as for a sign-off. Empty when every check holds. Nothing is
     /// recorded.
     pub async fn check_quotes(
         &self,
         checks: &[Check],
         cancel: &CancellationToken,
     ) -> Vec<QuoteProblem> {
-        let repo = self.repository(cancel).await;
-        let work = diff::collect(self.ws.root(), &repo, &self.env_remove, cancel).await;
+        let work = self.work_tree(cancel).await;
         let mut checks = checks.to_vec();
         self.backing(&mut checks, work)
     }

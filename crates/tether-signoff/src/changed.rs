@@ -1,18 +1,19 @@
 //! The lines this run changed: the best evidence a judge can quote, however short.
 //!
-//! They are the lines of the work tree that differ from the last commit: the lines added or
-//! modified relative to `HEAD` in tracked files (the new side of `git diff -U0 HEAD`, renames
-//! seen as a delete and an add), and every line of an untracked file (new, and not ignored). A
-//! deleted line changes nothing that could be quoted. tether's own state (`.tether/`) is left
-//! out. They are computed once per sign-off attempt (`diff.rs`), bounded like every git command
-//! sign-off runs: git output past its cap is cut from the front, and a cut only ever loses
-//! changed lines (a stricter check), never invents them.
+//! They are the lines of the work tree that differ from the workspace as the run began: the
+//! lines added or modified since the run's starting snapshot (the new side of `git diff -U0`
+//! between that snapshot and one of now, renames seen as a delete and an add; a new file's
+//! every line). A deleted line changes nothing that could be quoted. tether's own state
+//! (`.tether/`) is left out, and so are files a snapshot left out. They are computed once per
+//! sign-off attempt (`diff.rs`), bounded like every git command sign-off runs: git output past
+//! its cap is cut from the front, and a cut only ever loses changed lines (a stricter check),
+//! never invents them.
 //!
-//! When no line is known to be changed — the workspace is not a git repository, it has no
-//! commit yet, or git failed — [`ChangedLines`] says why, and every quote must then be specific
-//! (see [`crate::quotes`]).
+//! When no line is known to be changed — no snapshot of the workspace as the run began, or git
+//! failed — [`ChangedLines`] says why, and every quote must then be specific (see
+//! [`crate::quotes`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
@@ -21,19 +22,35 @@ use tether_config::STATE_DIR;
 /// Why no line is known to be changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unknown {
-    /// The workspace is not a git repository.
-    NotRepository,
-    /// The repository has no commit to compare with.
-    NoCommit,
+    /// No snapshot of the workspace as the run began: a run an older tether began, a snapshot
+    /// that failed, or no run to compare with.
+    NoStart,
+    /// More files were left out of the starting snapshot than the run recorded by name.
+    StartIncomplete,
+    /// tether's git needs a sandbox the kernel cannot enforce here.
+    NoSandbox,
     /// git failed or did not finish.
     GitFailed,
+}
+
+impl Unknown {
+    /// Why git's `error` leaves the changed lines unknown.
+    pub(crate) fn of(error: &tether_git::GitError) -> Unknown {
+        match error {
+            tether_git::GitError::NoSandbox { .. } => Unknown::NoSandbox,
+            _ => Unknown::GitFailed,
+        }
+    }
 }
 
 impl std::fmt::Display for Unknown {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Unknown::NotRepository => "the workspace is not a git repository",
-            Unknown::NoCommit => "the repository has no commit to compare with",
+            Unknown::NoStart => "there is no snapshot of the workspace as the run began",
+            Unknown::StartIncomplete => {
+                "too many files were left out of the snapshot taken as the run began"
+            }
+            Unknown::NoSandbox => "tether's git runs only in a sandbox, which cannot be built here",
             Unknown::GitFailed => "git could not say what changed",
         })
     }
@@ -42,7 +59,7 @@ impl std::fmt::Display for Unknown {
 /// Which lines of one file changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileLines {
-    /// Every line: the file is new (untracked).
+    /// Every line (a file that is wholly new).
     Whole,
     /// These 1-based line numbers, in order.
     Ranges(Vec<RangeInclusive<usize>>),
@@ -76,15 +93,15 @@ impl ChangedLines {
         ChangedLines { known: Ok(files) }
     }
 
-    /// From git's output: `diff` is `git diff -U0` against `HEAD`, `untracked` is
-    /// `git ls-files --others --exclude-standard` (names as git quotes them).
-    pub(crate) fn from_git(diff: &str, untracked: &str) -> Self {
+    /// From git's output: `diff` is `git diff -U0` from the run's starting snapshot to one of
+    /// now; the files in `left_out` (left out of either snapshot) have no line known to be
+    /// changed.
+    pub(crate) fn from_diff(diff: &str, left_out: &BTreeSet<&str>) -> Self {
         let mut files = parse_diff(diff);
-        for path in parse_names(untracked) {
-            files.insert(path, FileLines::Whole);
-        }
         files.retain(|path, lines| {
-            !path.starts_with(STATE_DIR) && !matches!(lines, FileLines::Ranges(r) if r.is_empty())
+            !path.starts_with(STATE_DIR)
+                && !path.to_str().is_some_and(|p| left_out.contains(p))
+                && !matches!(lines, FileLines::Ranges(r) if r.is_empty())
         });
         ChangedLines::known(files)
     }
@@ -200,6 +217,8 @@ fn parse_diff(text: &str) -> BTreeMap<PathBuf, FileLines> {
     let mut in_header = false;
     let mut content_left = 0usize;
     let mut started = false;
+    // The file is new: its old side is `/dev/null`.
+    let mut new_file = false;
     for line in uncut(text).lines() {
         if content_left > 0 {
             match line.as_bytes().first() {
@@ -219,9 +238,14 @@ fn parse_diff(text: &str) -> BTreeMap<PathBuf, FileLines> {
             started = true;
             in_header = true;
             path = None;
+            new_file = false;
             continue;
         }
         if !started {
+            continue;
+        }
+        if in_header && line.strip_suffix('\t').unwrap_or(line) == "--- /dev/null" {
+            new_file = true;
             continue;
         }
         if in_header && let Some(name) = line.strip_prefix("+++ ") {
@@ -236,9 +260,13 @@ fn parse_diff(text: &str) -> BTreeMap<PathBuf, FileLines> {
             };
             content_left = old_len + new_len;
             if let Some(p) = &path {
-                let entry = files
-                    .entry(p.clone())
-                    .or_insert_with(|| FileLines::Ranges(Vec::new()));
+                let entry = files.entry(p.clone()).or_insert_with(|| {
+                    if new_file && new_len > 0 {
+                        FileLines::Whole
+                    } else {
+                        FileLines::Ranges(Vec::new())
+                    }
+                });
                 if let (FileLines::Ranges(ranges), true) = (entry, new_len > 0) {
                     ranges.push(new_start..=new_start + new_len - 1);
                 }
@@ -273,16 +301,6 @@ fn new_side_path(name: &str) -> Option<PathBuf> {
     }
     let name = unquote(name)?;
     name.strip_prefix("b/").map(PathBuf::from)
-}
-
-/// The names of a `git ls-files` listing, one a line, as git quotes them.
-pub(crate) fn parse_names(text: &str) -> Vec<PathBuf> {
-    uncut(text)
-        .lines()
-        .filter(|l| !l.is_empty())
-        .filter_map(unquote)
-        .map(PathBuf::from)
-        .collect()
 }
 
 /// A name as git prints it: as is, or in double quotes with C escapes (`\t`, `\"`, `\\`,

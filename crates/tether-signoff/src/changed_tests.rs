@@ -1,9 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::{ChangedLines, FileLines, Unknown, describe, parse_diff, parse_names, unquote};
+use super::{ChangedLines, FileLines, Unknown, describe, parse_diff, unquote};
 
 const DIFF: &str = "diff --git a/calc.sh b/calc.sh
 index 1111111..2222222 100755
@@ -71,30 +71,63 @@ fn a_cut_patch_starts_at_the_next_file_and_loses_only_changed_lines() {
     assert_eq!(files[Path::new("sp ace.txt")], ranges(&[2..=3]));
 }
 
+/// A new file, as `git diff -U0` between two snapshots shows it.
+const NEW_FILES: &str = "diff --git a/notes.md b/notes.md
+new file mode 100644
+--- /dev/null
++++ b/notes.md
+@@ -0,0 +1,3 @@
++one
++two
++three
+diff --git a/.tether/tether.db b/.tether/tether.db
+new file mode 100644
+--- /dev/null
++++ b/.tether/tether.db
+@@ -0,0 +1 @@
++x
+diff --git a/big.csv b/big.csv
+new file mode 100644
+--- /dev/null
++++ b/big.csv
+@@ -0,0 +1 @@
++a,b
+";
+
 #[test]
-fn changed_lines_join_the_patch_and_the_untracked_files_without_tethers_state() {
-    let changed = ChangedLines::from_git(
-        DIFF,
-        "notes.md\n.tether/tether.db\n\"new \\\"one\\\".txt\"\n",
-    );
+fn changed_lines_are_the_patchs_without_tethers_state_or_files_left_out() {
+    let patch = format!("{DIFF}{NEW_FILES}");
+    let left_out: BTreeSet<&str> = ["big.csv"].into_iter().collect();
+    let changed = ChangedLines::from_diff(&patch, &left_out);
     assert!(changed.contains(Path::new("calc.sh"), 2));
     assert!(!changed.contains(Path::new("calc.sh"), 1));
-    assert!(changed.contains(Path::new("notes.md"), 1000));
-    assert!(changed.contains(Path::new("new \"one\".txt"), 1));
+    assert!(changed.contains(Path::new("notes.md"), 3));
+    assert_eq!(
+        changed
+            .files()
+            .find(|(p, _)| *p == Path::new("notes.md"))
+            .unwrap()
+            .1,
+        &FileLines::Whole
+    );
     assert!(!changed.contains(Path::new(".tether/tether.db"), 1));
+    assert!(
+        !changed.contains(Path::new("big.csv"), 1),
+        "left out of a snapshot"
+    );
     assert!(!changed.contains(Path::new("old.rs"), 1));
     assert_eq!(changed.unknown_reason(), None);
     assert_eq!(
         changed.where_changed(3).unwrap(),
-        "calc.sh line 2; new \"one\".txt every line (a new file); notes.md every line (a new \
-         file); and 2 more file(s)"
+        "calc.sh line 2; notes.md every line (a new file); sp ace.txt lines 2-3; and 1 more \
+         file(s)"
     );
-    let none = ChangedLines::from_git("", "");
+    let none = ChangedLines::from_diff("", &BTreeSet::new());
     assert!(none.is_empty());
     assert_eq!(none.where_changed(3), None);
-    let unknown = ChangedLines::unknown(Unknown::NotRepository);
+    let unknown = ChangedLines::unknown(Unknown::NoStart);
     assert!(!unknown.contains(Path::new("calc.sh"), 2));
-    assert_eq!(unknown.unknown_reason(), Some(Unknown::NotRepository));
+    assert_eq!(unknown.unknown_reason(), Some(Unknown::NoStart));
     assert!(!unknown.is_empty());
 }
 
@@ -109,10 +142,6 @@ fn names_are_unquoted_as_git_quotes_them() {
     assert_eq!(unquote("\"unterminated"), None);
     assert_eq!(unquote("\"bad \\q\""), None);
     assert_eq!(unquote("\"\\377\""), None, "not UTF-8");
-    assert_eq!(
-        parse_names("[… 10 bytes cut …]\npartial\nwhole.txt\n"),
-        [PathBuf::from("whole.txt")]
-    );
 }
 
 #[test]
@@ -124,4 +153,33 @@ fn line_sets_are_described_briefly() {
         "lines 1, 3, …"
     );
     assert_eq!(describe(&FileLines::Whole, 5), "every line (a new file)");
+}
+
+proptest::proptest! {
+    /// A patch of any shape (lines drawn from real headers, hunks and contents, and noise) never
+    /// panics the parser, never names a file left out of a snapshot or in tether's state, and
+    /// never marks a file wholly new unless its header said `--- /dev/null`.
+    #[test]
+    fn any_patch_keeps_left_out_files_and_tethers_state_out(
+        lines in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "diff --git a/x b/x", "--- /dev/null", "--- a/x", "+++ b/x", "+++ b/big.bin",
+                "+++ b/.tether/tether.db", "+++ /dev/null", "@@ -0,0 +1,2 @@", "@@ -1 +1 @@",
+                "@@ -3,2 +4,0 @@", "+added", "-removed", " context", "\\ No newline",
+                "+++ b/forged", "new file mode 100644", "garbage", "",
+            ]),
+            0..60,
+        ),
+    ) {
+        let patch = lines.join("\n");
+        let left_out: BTreeSet<&str> = ["big.bin"].into_iter().collect();
+        let changed = ChangedLines::from_diff(&patch, &left_out);
+        for (path, lines) in changed.files() {
+            proptest::prop_assert!(path != Path::new("big.bin"));
+            proptest::prop_assert!(!path.starts_with(".tether"));
+            if *lines == FileLines::Whole {
+                proptest::prop_assert!(patch.contains("--- /dev/null"));
+            }
+        }
+    }
 }

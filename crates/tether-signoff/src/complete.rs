@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::record::Decision;
 use super::verdict;
-use super::{Signoff, SignoffError, SignoffOutcome, diff, verify};
+use super::{Signoff, SignoffError, SignoffOutcome, verify};
 use crate::prompts::{JudgeBrief, request};
 use crate::unchanged;
 use tether_plan::file as plan_file;
@@ -154,8 +154,7 @@ impl Signoff {
         let transcript = dir.join(format!("judge-{goal_id}-{attempt}.jsonl"));
         decision.transcript = Some(self.ws.display(&transcript).into_owned());
         // What the work changed, once for this attempt: the judge's brief and the quote check.
-        let repo = self.repository(cancel).await;
-        let work = diff::collect(root, &repo, &self.env_remove, cancel).await;
+        let work = self.work_tree(cancel).await;
         let brief = JudgeBrief {
             goal_id,
             title: &goal.title,

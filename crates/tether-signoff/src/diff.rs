@@ -1,38 +1,42 @@
-//! What the work changed, computed once per sign-off attempt: the summary the judge is given
-//! (which files the work touched) and the lines it changed ([`ChangedLines`], which the quote
-//! check reads), with the repository's tracked files (where the quote check looks for lines
+//! What the work changed since the run began, computed once per sign-off attempt: the summary
+//! the judge is given (which files changed), the lines it changed ([`ChangedLines`], which the
+//! quote check reads), and the workspace's files now (where the quote check looks for lines
 //! common to many files).
 //!
-//! `git diff --stat HEAD` for tracked files and `git ls-files --others --exclude-standard` for
-//! new ones, so the judge knows where to look without reading a whole diff; `git diff -U0 HEAD`
-//! for the changed lines; `git ls-files` for the tracked files. Each is bounded (time and size)
-//! and runs through `tether-git` in the repository the run recorded when it began ([`Repository`]),
-//! never one found in the tree now: git obeys configuration, and the tree is the agent's. A
-//! workspace that was not a git repository then says so; the judge then relies on the agent's
-//! paths and its own `ls`/`grep`, and no line is known to be changed.
+//! The run recorded the workspace as it began: a tree of tether's snapshot repository
+//! ([`tether_git::Start`]). The sign-off snapshots the workspace now and diffs the two there:
+//! `git diff --stat` for the judge's summary, `git diff -U0` for the changed lines, the new
+//! snapshot's files for the quote check. So "changed" means changed since the run began in
+//! every kind of workspace — a repository with or without commits, a dirty tree, a directory
+//! that is no repository — and a line the person changed before the run is not the run's work.
+//! git runs only in tether's repository, reading no configuration the agent could write, in a
+//! sandbox of its own unless the run's sandbox is off, each command bounded in time and size.
+//!
+//! Files a snapshot left out (over 16 MiB, not a file), at the start or now, have no line known
+//! to be changed; when no starting snapshot is known (a run an older tether began, a snapshot
+//! that failed, no run to compare with) or git fails, no line is: stricter checks, never laxer.
 
-use std::path::{Path, PathBuf};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::time::Duration;
 
-use tether_git::{AtStart, GitCommand, GitOutput, GitRepo};
+use tether_config::Workspace;
+use tether_git::{Confinement, Skipped, Snapshots, Start};
+use tether_store::RunId;
 use tokio_util::sync::CancellationToken;
 
-use tether_config::STATE_DIR;
-
-use crate::changed::{ChangedLines, Unknown, parse_names};
+use crate::changed::{ChangedLines, Unknown, shown_path};
 
 /// Each git command gets this long.
 const GIT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How many bytes of `git diff --stat` are kept (its end, where the totals are).
 const STAT_BYTES: usize = 6000;
-/// How many bytes of a file listing (untracked or tracked files) are kept.
-const LIST_BYTES: usize = 1024 * 1024;
 /// How many bytes of `git diff -U0` are kept (past it, the changed lines of the files cut off
 /// are not known: a stricter check, never a laxer one).
 const DIFF_BYTES: usize = 4 * 1024 * 1024;
-/// How many untracked files are listed by name.
-const MAX_UNTRACKED: usize = 50;
+/// How many files left out of a snapshot are named to the judge.
+const MAX_SKIPPED: usize = 10;
 
 /// What the work changed in the workspace.
 #[derive(Debug, Clone)]
@@ -41,300 +45,143 @@ pub(crate) struct WorkTree {
     pub summary: String,
     /// The lines this run changed.
     pub changed: ChangedLines,
-    /// The repository's tracked files, relative to the workspace root; `None` outside a git
-    /// repository (or when git failed).
+    /// The workspace's files now, relative to its root; `None` when no snapshot was taken.
     pub tracked: Option<Vec<PathBuf>>,
 }
 
-/// The repository git runs in for a sign-off, or why there is none.
+/// What a sign-off compares the workspace with: the workspace as a run began.
 #[derive(Debug, Clone)]
-pub(crate) enum Repository {
-    /// The repository the run recorded when it began (or, outside a run, the one found when
-    /// the person asked).
-    Pinned(GitRepo),
-    /// None: the text the judge is given instead of a diff.
-    None(&'static str),
+pub(crate) struct Baseline {
+    /// What the run recorded of its start.
+    pub start: Start,
+    /// The run, when there is one.
+    pub run: Option<RunId>,
 }
 
-impl Repository {
-    /// What a run recorded.
-    pub(crate) fn of_run(at: &AtStart) -> Repository {
-        match (at.repo(), at.why_not()) {
-            (Some(repo), _) => Repository::Pinned(repo.clone()),
-            (None, why) => Repository::None(why.unwrap_or(NOT_A_REPOSITORY)),
+impl Baseline {
+    /// Nothing to compare with: `why` (for the judge's text).
+    fn unknown(&self, why: &str, reason: Unknown) -> WorkTree {
+        WorkTree {
+            summary: format!("what changed since the run began is not known: {why}"),
+            changed: ChangedLines::unknown(reason),
+            tracked: None,
         }
     }
 
-    /// Outside a run: the repository `root` is in now, found with the configuration
-    /// neutralised.
-    pub(crate) async fn found_at(
-        root: &Path,
-        env_remove: &[String],
-        cancel: &CancellationToken,
-    ) -> Repository {
-        match tether_git::discover(root, env_remove, cancel).await {
-            Ok(tether_git::Found::Repo(repo)) => Repository::Pinned(repo),
-            Ok(tether_git::Found::NotARepository(why)) => {
-                tracing::debug!(%why, "no git repository for the sign-off");
-                Repository::None(NOT_A_REPOSITORY)
-            }
-            Err(e) => {
-                tracing::debug!(error = %e, "git could not look for a repository");
-                Repository::None(NOT_A_REPOSITORY)
-            }
+    /// "since the run began", naming the run when known.
+    fn since(&self) -> String {
+        match &self.run {
+            Some(run) => format!("since the run began (run {run})"),
+            None => "since the run began".to_owned(),
         }
     }
 }
 
-/// What the judge is told outside a repository.
-const NOT_A_REPOSITORY: &str = "not a git repository";
-
-/// Asks git what changed in the workspace at `root`, in `repo`. Never fails: problems become
-/// the text, and changed lines that cannot be known are [`Unknown`].
+/// Asks git what changed in `ws` since `baseline`, git running as `git` says. Never fails:
+/// problems become the text, and changed lines that cannot be known are [`Unknown`].
 pub(crate) async fn collect(
-    root: &Path,
-    repo: &Repository,
-    env_remove: &[String],
+    ws: &Workspace,
+    baseline: &Baseline,
+    (git, env_remove): (Confinement, &[String]),
     cancel: &CancellationToken,
 ) -> WorkTree {
-    let repo = match repo {
-        Repository::Pinned(repo) => repo,
-        Repository::None(why) => {
-            return WorkTree {
-                summary: (*why).to_owned(),
-                changed: ChangedLines::unknown(Unknown::NotRepository),
-                tracked: None,
-            };
-        }
+    let Some(start) = baseline.start.tree() else {
+        let why = baseline
+            .start
+            .why_not()
+            .unwrap_or_else(|| "no starting snapshot".to_owned());
+        return baseline.unknown(&why, Unknown::NoStart);
     };
-    let run = |args: &'static [&'static str], cap: usize| async move {
-        let cmd = GitCommand::new(root, args)
-            .timeout(GIT_TIMEOUT)
-            .stdout_cap(cap)
-            .without_env(env_remove);
-        match repo.run(&cmd, cancel).await {
-            Ok(out) => Some(out),
-            Err(e) => {
-                tracing::debug!(?args, error = %e, "git gave no answer");
-                None
-            }
-        }
+    let snaps = match Snapshots::open(&ws.state_dir(), ws.root(), git, env_remove) {
+        Ok(snaps) => snaps.with_timeout(GIT_TIMEOUT),
+        Err(e) => return baseline.unknown(&e.to_string(), Unknown::of(&e)),
     };
-    let stat_run: Option<GitOutput> = run(
-        &[
+    let now = match snaps.snapshot(cancel).await {
+        Ok(now) => now,
+        Err(e) => return baseline.unknown(&e.to_string(), Unknown::of(&e)),
+    };
+    let diff = |args: &[&str], cap: usize| {
+        let mut all = vec![
             "diff",
-            "--stat",
+            "--no-color",
             "--no-ext-diff",
             "--no-textconv",
             "--ignore-submodules=all",
-            "HEAD",
-            "--",
-        ],
-        STAT_BYTES,
-    )
-    .await;
-    let has_head = stat_run.as_ref().is_some_and(|r| r.ok());
-    let stat = match &stat_run {
-        Some(out) if out.ok() && out.stdout.trim().is_empty() => {
-            "no changes to tracked files since the last commit".to_owned()
-        }
-        Some(out) if out.ok() => format!("git diff --stat HEAD:\n{}", out.stdout.trim_end()),
-        Some(out) => format!(
-            "git diff --stat HEAD failed (no commit yet?): {}",
-            out.first_line()
+            "--no-renames",
+        ];
+        all.extend_from_slice(args);
+        all.extend([start.tree.as_str(), now.tree.as_str(), "--"]);
+        snaps.command(&all).stdout_cap(cap)
+    };
+    let since = baseline.since();
+    let stat = match snaps.ok(&diff(&["--stat=100"], STAT_BYTES), cancel).await {
+        Ok(out) if out.stdout.trim().is_empty() => format!("no file changed {since}"),
+        Ok(out) => format!(
+            "changes {since} (git diff --stat):\n{}",
+            out.stdout.trim_end()
         ),
-        None => "git diff --stat HEAD did not finish".to_owned(),
-    };
-    let untracked_run = run(&["ls-files", "--others", "--exclude-standard"], LIST_BYTES).await;
-    let untracked = match &untracked_run {
-        Some(out) if out.ok() => untracked_list(&out.stdout),
-        _ => "untracked files: unknown (git ls-files failed)".to_owned(),
-    };
-    let tracked = run(&["ls-files"], LIST_BYTES)
-        .await
-        .filter(|r| r.ok())
-        .map(|r| parse_names(&r.stdout));
-    let changed = if has_head {
-        let diff = run(
-            &[
-                "diff",
-                "-U0",
-                "--no-color",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--ignore-submodules=all",
-                "--no-renames",
-                "--relative",
-                "--src-prefix=a/",
-                "--dst-prefix=b/",
-                "HEAD",
-                "--",
-            ],
-            DIFF_BYTES,
-        )
-        .await;
-        match (diff, &untracked_run) {
-            (Some(diff), Some(untracked)) if diff.ok() && untracked.ok() => {
-                ChangedLines::from_git(&diff.stdout, &untracked.stdout)
-            }
-            _ => ChangedLines::unknown(Unknown::GitFailed),
+        Err(e) => {
+            tracing::debug!(error = %e, "git gave no diffstat");
+            format!("git could not summarise the changes {since}")
         }
-    } else if stat_run.is_some() {
-        ChangedLines::unknown(Unknown::NoCommit)
-    } else {
-        ChangedLines::unknown(Unknown::GitFailed)
     };
+    let lines = diff(&["-U0", "--src-prefix=a/", "--dst-prefix=b/"], DIFF_BYTES);
+    let left_out: BTreeSet<&str> = start
+        .skipped
+        .iter()
+        .map(String::as_str)
+        .chain(now.skipped.iter().map(|s| s.path.as_str()))
+        .collect();
+    let changed = if start.skipped_unlisted > 0 {
+        ChangedLines::unknown(Unknown::StartIncomplete)
+    } else {
+        match snaps.ok(&lines, cancel).await {
+            Ok(out) => ChangedLines::from_diff(&out.stdout, &left_out),
+            Err(e) => {
+                tracing::debug!(error = %e, "git gave no changed lines");
+                ChangedLines::unknown(Unknown::GitFailed)
+            }
+        }
+    };
+    let mut summary = stat;
+    summary.push_str(&left_out_text(&start.skipped, &now.skipped));
     WorkTree {
-        summary: format!("{stat}\n{untracked}"),
+        summary,
         changed,
-        tracked,
+        tracked: Some(now.files.iter().map(PathBuf::from).collect()),
     }
 }
 
-fn untracked_list(out: &str) -> String {
-    let state = format!("{STATE_DIR}/");
-    let files: Vec<&str> = out
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with(&state))
+/// The files left out of the snapshots, for the judge: they are there, but what changed in them
+/// is not known.
+fn left_out_text(at_start: &[String], now: &[Skipped]) -> String {
+    let shown = |path: &str| shown_path(std::path::Path::new(path));
+    let mut names: Vec<String> = now
+        .iter()
+        .map(|s| format!("{} ({})", shown(&s.path), s.why))
         .collect();
-    if files.is_empty() {
-        return "no untracked files".to_owned();
+    for path in at_start {
+        if !now.iter().any(|s| &s.path == path) {
+            names.push(format!("{} (left out when the run began)", shown(path)));
+        }
     }
-    let mut text = format!("untracked files ({}):", files.len());
-    for f in files.iter().take(MAX_UNTRACKED) {
+    if names.is_empty() {
+        return String::new();
+    }
+    let mut text = format!(
+        "\nleft out of the snapshots, so no line of theirs counts as changed ({}):",
+        names.len()
+    );
+    for name in names.iter().take(MAX_SKIPPED) {
         text.push_str("\n  ");
-        text.push_str(f);
+        text.push_str(name);
     }
-    if files.len() > MAX_UNTRACKED {
-        text.push_str(&format!("\n  … and {} more", files.len() - MAX_UNTRACKED));
+    if names.len() > MAX_SKIPPED {
+        text.push_str(&format!("\n  … and {} more", names.len() - MAX_SKIPPED));
     }
     text
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-    use std::process::Command;
-
-    use tokio_util::sync::CancellationToken;
-
-    use super::Repository;
-
-    /// What changed at `root`, in the repository found there now (as outside a run).
-    async fn collect(root: &std::path::Path, cancel: &CancellationToken) -> super::WorkTree {
-        let repo = Repository::found_at(root, &[], cancel).await;
-        super::collect(root, &repo, &[], cancel).await
-    }
-
-    fn git(dir: &std::path::Path, args: &[&str]) {
-        let status = Command::new("git")
-            .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(status.status.success(), "git {args:?}: {status:?}");
-    }
-
-    #[tokio::test]
-    async fn a_repository_shows_changed_and_new_files_and_a_plain_directory_says_so() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        let cancel = CancellationToken::new();
-        assert_eq!(collect(root, &cancel).await.summary, "not a git repository");
-
-        git(root, &["init", "-q"]);
-        std::fs::write(root.join("a.txt"), "one\n").unwrap();
-        let fresh = collect(root, &cancel).await.summary;
-        assert!(
-            fresh.starts_with("git diff --stat HEAD failed (no commit yet?)"),
-            "{fresh}"
-        );
-
-        git(root, &["add", "a.txt"]);
-        git(root, &["commit", "-q", "-m", "first"]);
-        assert_eq!(
-            collect(root, &cancel).await.summary,
-            "no changes to tracked files since the last commit\nno untracked files"
-        );
-        std::fs::write(root.join("a.txt"), "one\ntwo\n").unwrap();
-        std::fs::create_dir(root.join(".tether")).unwrap();
-        std::fs::write(root.join(".tether/tether.db"), "x").unwrap();
-        std::fs::write(root.join("b.txt"), "new\n").unwrap();
-        let text = collect(root, &cancel).await.summary;
-        assert!(
-            text.starts_with("git diff --stat HEAD:\n a.txt | 1 +\n"),
-            "{text}"
-        );
-        assert!(text.ends_with("\nuntracked files (1):\n  b.txt"), "{text}");
-    }
-    #[tokio::test]
-    async fn the_changed_lines_are_the_work_trees_against_head_relative_to_the_workspace() {
-        use std::path::Path;
-
-        use crate::changed::Unknown;
-
-        let dir = tempfile::tempdir().unwrap();
-        let top = dir.path();
-        let cancel = CancellationToken::new();
-        let root = top.join("ws");
-        std::fs::create_dir_all(root.join("src")).unwrap();
-        git(top, &["init", "-q"]);
-        std::fs::write(root.join("src/calc.sh"), "#!/bin/sh\necho $(($1 - $2))\n").unwrap();
-        std::fs::write(root.join(".nvmrc"), "18\n").unwrap();
-        std::fs::write(top.join("outside.txt"), "one\n").unwrap();
-        let fresh = collect(&root, &cancel).await;
-        assert_eq!(fresh.changed.unknown_reason(), Some(Unknown::NoCommit));
-
-        git(top, &["add", "-A"]);
-        git(top, &["commit", "-q", "-m", "first"]);
-        std::fs::write(root.join("src/calc.sh"), "#!/bin/sh\necho $(($1 + $2))\n").unwrap();
-        std::fs::write(root.join(".nvmrc"), "22\n").unwrap();
-        std::fs::write(root.join("NEW.md"), "a\nb\n").unwrap();
-        std::fs::write(top.join("outside.txt"), "two\n").unwrap();
-        std::fs::create_dir(root.join(".tether")).unwrap();
-        std::fs::write(root.join(".tether/tether.db"), "x").unwrap();
-        let work = collect(&root, &cancel).await;
-        let changed = &work.changed;
-        assert!(changed.contains(Path::new("src/calc.sh"), 2));
-        assert!(!changed.contains(Path::new("src/calc.sh"), 1));
-        assert!(changed.contains(Path::new(".nvmrc"), 1));
-        assert!(changed.contains(Path::new("NEW.md"), 2));
-        assert!(!changed.contains(Path::new(".tether/tether.db"), 1));
-        // Outside the workspace, nothing is the workspace's change.
-        assert_eq!(changed.files().count(), 3, "{changed:?}");
-        let mut tracked = work.tracked.unwrap();
-        tracked.sort();
-        assert_eq!(
-            tracked,
-            [Path::new(".nvmrc"), Path::new("src/calc.sh")],
-            "tracked files, relative to the workspace"
-        );
-
-        let plain = tempfile::tempdir().unwrap();
-        let outside = collect(plain.path(), &cancel).await;
-        assert_eq!(
-            outside.changed.unknown_reason(),
-            Some(Unknown::NotRepository)
-        );
-        assert!(outside.tracked.is_none());
-    }
-
-    #[test]
-    fn untracked_files_are_bounded_and_tether_state_is_left_out() {
-        let mut out = String::from(".tether/tether.db\n");
-        for i in 0..60 {
-            out.push_str(&format!("new/{i}.rs\n"));
-        }
-        let text = super::untracked_list(&out);
-        assert!(
-            text.starts_with("untracked files (60):\n  new/0.rs"),
-            "{text}"
-        );
-        assert!(text.ends_with("\n  … and 10 more"), "{text}");
-        assert!(!text.contains(".tether"), "{text}");
-        assert_eq!(super::untracked_list(".tether/x\n"), "no untracked files");
-    }
-}
+#[path = "diff_tests.rs"]
+mod tests;

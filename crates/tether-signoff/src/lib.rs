@@ -81,6 +81,10 @@ pub struct Signoff {
     sandbox: Option<std::sync::Arc<tether_sandbox::Sandbox>>,
     /// The same with the network open, for the verify of a goal that opens it.
     sandbox_network: Option<std::sync::Arc<tether_sandbox::Sandbox>>,
+    /// Where tether's git (what the work changed) runs.
+    git: tether_git::Confinement,
+    /// What the workspace is compared with, when given (else the run's start).
+    since: Option<tether_git::Start>,
 }
 
 impl std::fmt::Debug for Signoff {
@@ -111,6 +115,8 @@ impl Signoff {
             env_remove: Vec::new(),
             sandbox: None,
             sandbox_network: None,
+            git: tether_git::Confinement::default(),
+            since: None,
         }
     }
 
@@ -133,7 +139,8 @@ impl Signoff {
         Ok(Signoff::new(ws, journal, plan)
             .with_judge(judge)
             .with_verify_timeout(Duration::from_secs(config.r#loop.verify_timeout_secs))
-            .without_env(config.key_vars()))
+            .without_env(config.key_vars())
+            .with_git(git_confinement(config)))
     }
 
     /// Judges with `judge`; `None` signs off by verify alone (`--no-judge`).
@@ -183,21 +190,65 @@ impl Signoff {
         self
     }
 
-    /// The repository git runs in for this sign-off: the one the run recorded when it began
-    /// (never one found in the tree since: the agent may have made one, or pointed a `.git`
-    /// elsewhere), or outside a run the one the workspace is in now.
-    async fn repository(&self, cancel: &tokio_util::sync::CancellationToken) -> diff::Repository {
-        let Some(run) = &self.run else {
-            return diff::Repository::found_at(self.ws.root(), &self.env_remove, cancel).await;
+    /// Runs tether's git (what the work changed) as `git` says: in a sandbox of its own by
+    /// default, outside any only when the run's sandbox is off ([`git_confinement`]).
+    #[must_use]
+    pub fn with_git(mut self, git: tether_git::Confinement) -> Self {
+        self.git = git;
+        self
+    }
+
+    /// Compares the workspace with `start` (a snapshot taken beforehand) instead of the start
+    /// of the run: for a workspace prepared outside any run (`tether judge test`'s cases).
+    #[must_use]
+    pub fn since(mut self, start: tether_git::Start) -> Self {
+        self.since = Some(start);
+        self
+    }
+
+    /// What the workspace is compared with: the start given ([`Signoff::since`]); else the
+    /// snapshot the run recorded when it began (never a repository found in the tree: the agent
+    /// may have made one); outside a run, the start of the latest run of this workspace made on
+    /// this machine, when there is one.
+    fn baseline(&self) -> diff::Baseline {
+        if let Some(start) = &self.since {
+            return diff::Baseline {
+                start: start.clone(),
+                run: None,
+            };
+        }
+        let store = self.journal.store();
+        let run = match &self.run {
+            Some(run) => store.run(run).map(Some),
+            None => store.runs(LATEST_RUNS).map(|runs| {
+                runs.into_iter().find(|r| {
+                    r.workspace == self.ws.root() && !tether_store::control::is_elsewhere(r)
+                })
+            }),
         };
-        let recorded = self.journal.store().run(run).map(|r| r.spec);
-        match recorded {
-            Ok(spec) => diff::Repository::of_run(&tether_git::AtStart::of_spec(&spec)),
+        match run {
+            Ok(Some(run)) => diff::Baseline {
+                start: tether_git::Start::of_spec(&run.spec),
+                run: Some(run.id),
+            },
+            Ok(None) => diff::Baseline {
+                start: tether_git::Start::Failed("no run of this workspace began here".to_owned()),
+                run: None,
+            },
             Err(e) => {
-                tracing::warn!(%run, error = %e, "could not read the run's repository from the store");
-                diff::Repository::of_run(&tether_git::AtStart::Unrecorded)
+                tracing::warn!(run = ?self.run, error = %e, "could not read the run's start from the store");
+                diff::Baseline {
+                    start: tether_git::Start::Failed(format!("the store could not be read: {e}")),
+                    run: self.run.clone(),
+                }
             }
         }
+    }
+
+    /// What the work changed since the baseline, for this attempt.
+    async fn work_tree(&self, cancel: &tokio_util::sync::CancellationToken) -> diff::WorkTree {
+        let baseline = self.baseline();
+        diff::collect(&self.ws, &baseline, (self.git, &self.env_remove), cancel).await
     }
 
     /// The judge, if any.
@@ -222,6 +273,19 @@ impl Signoff {
             Some(run) => self.ws.runs_dir().join(run.to_string()),
             None => self.ws.state_dir().join("signoff"),
         }
+    }
+}
+
+/// How many of the latest runs are looked through, outside a run, for this workspace's.
+const LATEST_RUNS: usize = 50;
+
+/// Where tether's git runs for `config`: in a sandbox of its own, or outside any when the
+/// person turned the sandbox off (`[sandbox] mode = "off"`: the agent has every power of theirs
+/// already; git still reads only tether's configuration).
+pub fn git_confinement(config: &Config) -> tether_git::Confinement {
+    match config.sandbox.mode {
+        tether_config::SandboxMode::Off => tether_git::Confinement::Unconfined,
+        tether_config::SandboxMode::Enforce => tether_git::Confinement::Sandboxed,
     }
 }
 

@@ -43,7 +43,7 @@ nothing after it:
 copied exactly from that file — one or a few consecutive whole lines of a project source or \
 text file, without the line numbers `read` shows; `observation` says what the quote shows. An \
 accept needs at least one check. Cite the changed lines first (the request lists the lines \
-changed since the last commit): the change itself is the best evidence, and a changed line \
+changed since the run began): the change itself is the best evidence, and a changed line \
 counts however short (`22`, `a + b`). A line that was not changed counts only when it is \
 specific to this work: it states something, however short (`timeout = 30`, `return a - b`, \
 `USER app`); it is not boilerplate (`}`, `fi`, `end`, a lone name such as `return x`, a section \
@@ -78,7 +78,7 @@ pub struct JudgeBrief<'a> {
     pub verify: Option<&'a VerifyResult>,
     /// The diff summary.
     pub diff: &'a str,
-    /// The lines changed since the last commit.
+    /// The lines changed since the run began.
     pub changed: &'a ChangedLines,
 }
 
@@ -145,10 +145,10 @@ pub fn request(brief: &JudgeBrief<'_>) -> String {
     out
 }
 
-/// The request's section on the lines changed since the last commit: what the judge should cite
+/// The request's section on the lines changed since the run began: what the judge should cite
 /// first.
 fn changed_lines(changed: &ChangedLines) -> String {
-    let mut out = "\n## Lines changed since the last commit\n".to_owned();
+    let mut out = "\n## Lines changed since the run began\n".to_owned();
     if let Some(unknown) = changed.unknown_reason() {
         out.push_str(&format!(
             "Not known ({unknown}): every quote must be specific to this work.\n"

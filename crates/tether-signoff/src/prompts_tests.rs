@@ -41,7 +41,7 @@ fn judge_request() {
         .into_iter()
         .collect(),
     );
-    let unknown = ChangedLines::unknown(Unknown::NotRepository);
+    let unknown = ChangedLines::unknown(Unknown::NoStart);
     let brief = super::JudgeBrief {
         goal_id: "cache-layer",
         title: "Implement cache layer",
@@ -51,7 +51,8 @@ fn judge_request() {
         evidence: "Added an LRU cache; the bench shows p95 31ms.",
         paths: &paths,
         verify: Some(&passed),
-        diff: "git diff --stat HEAD:\n src/cache.rs | 40 +++\nuntracked files (1):\n  tests/cache.rs",
+        diff: "changes since the run began (git diff --stat):\n src/cache.rs   | 40 +++\n \
+               tests/cache.rs | 12 +++\n 2 files changed, 52 insertions(+)",
         changed: &changed,
     };
     let with_verify = super::request(&brief);
@@ -61,7 +62,8 @@ fn judge_request() {
         failure_modes: Vec::new(),
         evidence: " ",
         paths: &[],
-        diff: "not a git repository",
+        diff: "what changed since the run began is not known: the run recorded no snapshot of \
+               the workspace when it began (an older tether began it)",
         changed: &unknown,
         ..brief
     });

@@ -17,8 +17,8 @@
 //! **Evidence, not letters.** Beyond that, what counts is whether the quoted lines show *this*
 //! work. A quote counts when at least one of its lines is
 //!
-//! - a line **this run changed** (see [`crate::changed`]: added or modified since `HEAD`, or in a
-//!   new untracked file) that holds at least one letter or digit — the fix itself is the best
+//! - a line **this run changed** (see [`crate::changed`]: added or modified since the run began,
+//!   or in a file new since then) that holds at least one letter or digit — the fix itself is the best
 //!   evidence however short: `22` in `.nvmrc`, `"port": 80,`, `CC = clang`, `a + b` as a
 //!   function's body, `echo $(($1 + $2))`; or
 //! - a line the run did not change that is **specific**: judged by what it is, not by counting
@@ -39,8 +39,9 @@
 //! of them does. A changed line without a letter or digit (`}` added) does not count on its
 //! own.
 //!
-//! A workspace that is **not a git repository** (or one without a commit, or where git failed)
-//! has no known changed lines: every quote must then be specific. A quote that does not count
+//! Without a snapshot of the workspace as the run began (a run an older tether began, a
+//! snapshot that failed, git failing) no line is known to be changed: every quote must then be
+//! specific. A quote that does not count
 //! is named with the reason and what to quote instead — the lines this run changed.
 
 use std::fs;
@@ -223,7 +224,7 @@ fn advice(f: &mut std::fmt::Formatter<'_>, changed: &WhereChanged) -> std::fmt::
         ),
         WhereChanged::Nowhere => write!(
             f,
-            "this run changed no line since the last commit, so quote {specific}"
+            "this run changed no line since it began, so quote {specific}"
         ),
         WhereChanged::Unknown(_) => write!(f, "quote {specific}"),
     }

@@ -71,8 +71,8 @@ fn workspace() -> (tempfile::TempDir, Confined) {
     (dir, confined)
 }
 
-/// Outside a git repository: no line is known to be changed.
-static NOT_GIT: ChangedLines = ChangedLines::unknown(Unknown::NotRepository);
+/// Without a snapshot of the workspace as the run began: no line is known to be changed.
+static NOT_GIT: ChangedLines = ChangedLines::unknown(Unknown::NoStart);
 
 fn quotes<'a>(ws: &'a Confined) -> Quotes<'a> {
     Quotes::new(ws, &ws.root().join("plan.md"), &NOT_GIT)
@@ -543,7 +543,7 @@ fn a_run_that_changed_nothing_says_so() {
     let problem = message(&p.quotes(), "build.toml", "[build]");
     assert!(
         problem.ends_with(
-            "this run changed no line since the last commit, so quote a line specific to this \
+            "this run changed no line since it began, so quote a line specific to this \
              work: one that states something, however short (`timeout = 30`, \
              `return a - b`) — not a bare keyword, lone name, header, import or license line — \
              and not found in 3 or more other files"

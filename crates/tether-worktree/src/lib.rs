@@ -9,8 +9,12 @@
 //! [`Worktree::commit`] records a signed-off goal on the branch, with a message built by
 //! [`commit_message`]; git hooks run for it only when asked.
 //!
-//! Every git command runs through `tether-git`: bounded in time, no prompt for credentials,
-//! never in the sandbox (it is tether's own act), with the configuration neutralised, and in a
+//! Every git command runs through `tether-git`. The commit's tree is built in tether's own
+//! snapshot repository ([`Snapshotting`]): no configuration of the repository's, no
+//! `.gitattributes`, in a sandbox where git writes only the repository's objects; the branch
+//! is then moved to the commit made there. The commands on the repository itself (the
+//! worktree, its lock, the branch) are bounded in time, with no prompt for credentials, the
+//! configuration neutralised (refused when it cannot all be neutralised), and run in a
 //! repository named to git, never found through the tree: the checkout's, found when the run
 //! begins, and the worktree's own git directory, which tether knows because it made the
 //! worktree (git's record of it in the checkout's `.git/worktrees/`), never the worktree's
@@ -21,7 +25,7 @@ mod git;
 mod repo;
 
 pub use commit::{CommitInfo, Quote, commit_message};
-pub use repo::{Repo, Worktree, WorktreeInfo, branch_name};
+pub use repo::{Repo, Snapshotting, Worktree, WorktreeInfo, branch_name};
 
 use std::path::PathBuf;
 

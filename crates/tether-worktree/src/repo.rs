@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tether_git::GitRepo;
+use tether_git::{Confinement, GitRepo, ObjectId, Snapshots};
 use tokio_util::sync::CancellationToken;
 
 use crate::WorktreeError;
@@ -31,8 +31,20 @@ pub struct Worktree {
     /// Its repository as git is told it: its own git directory (git's record of it in the
     /// checkout's `.git/worktrees/`), never what its `.git` file says.
     pub git: GitRepo,
-    /// The checkout's hooks (its common git directory's `hooks/`), for a commit with hooks.
-    hooks: PathBuf,
+    /// The checkout's git directory, every worktree's (its objects, its hooks).
+    common: PathBuf,
+}
+
+/// How tether builds a commit of a worktree: in its snapshot repository (under `state_dir`),
+/// its git run as `git` says, without the variables `env_remove` (tether's keys).
+#[derive(Debug, Clone, Copy)]
+pub struct Snapshotting<'a> {
+    /// The state directory whose snapshot repository builds the commit's tree.
+    pub state_dir: &'a Path,
+    /// Where that git runs.
+    pub git: Confinement,
+    /// Variables git does not get.
+    pub env_remove: &'a [String],
 }
 
 /// One worktree as `git worktree list` shows it.
@@ -116,7 +128,7 @@ impl Repo {
                 git_dir,
                 work_tree: dir.to_path_buf(),
             },
-            hooks: common.join("hooks"),
+            common,
         })
     }
 
@@ -214,56 +226,143 @@ impl Repo {
 }
 
 impl Worktree {
-    /// Commits every change of the worktree on its branch with `message`; `None` when nothing
-    /// changed. Git hooks run only when `hooks`, and then only the checkout's own (its git
-    /// directory's `hooks/`). The author is the repository's configured identity, else the
-    /// person's global one, else `tether <tether@localhost>`.
+    /// Commits the worktree's files on its branch with `message`; `None` when nothing changed.
+    ///
+    /// The tree is built in tether's snapshot repository (`with`), which reads none of the
+    /// repository's configuration and no `.gitattributes`, in a sandbox where git writes only
+    /// the repository's `objects/`, starting from the branch's tree: a file gone from the
+    /// worktree is removed, and files over 16 MiB and what is not a file keep the branch's
+    /// version (a new one is not committed; each is logged). Without `hooks` the commit is made there too (`git commit-tree`), and the branch
+    /// moved with `git update-ref` — no git that reads the person's configuration ever looks at
+    /// the agent's files. With `hooks` (the person asked for their hooks), the worktree's index
+    /// is set to that tree and `git commit` runs the checkout's own hooks (its git directory's
+    /// `hooks/`), the configuration neutralised. The author is the repository's configured
+    /// identity, else the person's global one, else `tether <tether@localhost>`.
     pub async fn commit(
         &self,
         message: &str,
         hooks: bool,
+        with: &Snapshotting<'_>,
     ) -> Result<Option<String>, WorktreeError> {
-        let dir = &self.dir;
-        git(&self.git, dir, &["add", "--all"]).await?;
-        if git_ok(&self.git, dir, &["diff", "--cached", "--quiet"]).await? {
+        let snaps = Snapshots::for_commit(
+            with.state_dir,
+            &self.dir,
+            &self.common,
+            with.git,
+            with.env_remove,
+        )?;
+        let index = snaps.index_path();
+        let made = self.commit_through(&snaps, &index, message, hooks).await;
+        let _ = std::fs::remove_file(&index);
+        made
+    }
+
+    async fn commit_through(
+        &self,
+        snaps: &Snapshots,
+        index: &Path,
+        message: &str,
+        hooks: bool,
+    ) -> Result<Option<String>, WorktreeError> {
+        let cancel = CancellationToken::new();
+        let parent = self
+            .object(&["rev-parse", "--verify", "HEAD^{commit}"])
+            .await?;
+        let parent_tree = self
+            .object(&["rev-parse", "--verify", "HEAD^{tree}"])
+            .await?;
+        let snapshot = snaps.snapshot_over(&parent_tree, index, &cancel).await?;
+        for skipped in &snapshot.skipped {
+            tracing::warn!(path = %skipped.path, why = %skipped.why, "left out of the commit");
+        }
+        if snapshot.tree == parent_tree {
             return Ok(None);
         }
-        let mut args = vec!["commit", "--quiet", "--file", "-"];
-        if !hooks {
-            args.push("--no-verify");
-        }
-        let mut cmd = command(dir, &args).input(message.as_bytes().to_vec());
         if hooks {
-            cmd = cmd.hooks_in(&self.hooks);
+            self.take_index(index)?;
+            return self.commit_with_hooks(message).await;
         }
-        for (key, value) in self.identity().await? {
-            cmd = cmd.config(key, value);
-        }
+        let (name, email) = self.identity().await?;
+        let id = snaps
+            .commit_tree(&snapshot.tree, &parent, message, (&name, &email), &cancel)
+            .await?;
+        let reference = format!("refs/heads/{}", self.branch);
+        git(
+            &self.git,
+            &self.dir,
+            &[
+                "update-ref",
+                "-m",
+                "tether: signed-off work",
+                &reference,
+                id.as_str(),
+                parent.as_str(),
+            ],
+        )
+        .await?;
+        self.take_index(index)?;
+        Ok(Some(id.to_string()))
+    }
+
+    /// `git commit` of the worktree's index, with the checkout's own hooks.
+    async fn commit_with_hooks(&self, message: &str) -> Result<Option<String>, WorktreeError> {
+        let dir = &self.dir;
+        let mut cmd = command(dir, &["commit", "--quiet", "--file", "-"])
+            .input(message.as_bytes().to_vec())
+            .hooks_in(self.common.join("hooks"));
+        let (name, email) = self.identity().await?;
+        cmd = cmd.config("user.name", name).config("user.email", email);
         git_with(&self.git, &cmd).await?;
         let id = git(&self.git, dir, &["rev-parse", "HEAD"]).await?;
         Ok(Some(id.trim().to_owned()))
     }
 
-    /// The identity to commit as, when the repository's configuration names none: the
-    /// person's global `user.name` and `user.email`, else tether's.
-    async fn identity(&self) -> Result<Vec<(&'static str, String)>, WorktreeError> {
-        if git_ok(&self.git, &self.dir, &["config", "user.email"]).await? {
-            return Ok(Vec::new());
+    /// The object id `git <args>` names, in the worktree's repository.
+    async fn object(&self, args: &[&str]) -> Result<ObjectId, WorktreeError> {
+        let out = git(&self.git, &self.dir, args).await?;
+        ObjectId::parse(out.trim()).ok_or_else(|| WorktreeError::Git {
+            what: args.join(" "),
+            stderr: format!("not an object id: {}", out.trim()),
+        })
+    }
+
+    /// Makes the index built at `index` the worktree's own (its git directory's `index`, by a
+    /// rename over it), so the worktree shows clean against the new commit.
+    fn take_index(&self, index: &Path) -> Result<(), WorktreeError> {
+        let own = self.git.git_dir.join("index");
+        let aside = self.git.git_dir.join("index.tether");
+        std::fs::copy(index, &aside)
+            .and_then(|_| std::fs::rename(&aside, &own))
+            .map_err(WorktreeError::Spawn)
+    }
+
+    /// The identity to commit as: the repository's configured `user.name` and `user.email`,
+    /// else the person's global ones, else tether's.
+    async fn identity(&self) -> Result<(String, String), WorktreeError> {
+        let configured = |key: &'static str| async move {
+            git(&self.git, &self.dir, &["config", "--get", key])
+                .await
+                .ok()
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+        if let (Some(name), Some(email)) = (
+            configured("user.name").await,
+            configured("user.email").await,
+        ) {
+            return Ok((name, email));
         }
         let cancel = CancellationToken::new();
         let name = tether_git::user::global_identity("name", &cancel).await;
         let email = tether_git::user::global_identity("email", &cancel).await;
         if let (Some(name), Some(email)) = (name, email) {
-            return Ok(vec![("user.name", name), ("user.email", email)]);
+            return Ok((name, email));
         }
         tracing::warn!(
             "no git identity (user.name, user.email) is configured: tether commits as \
              tether <tether@localhost>"
         );
-        Ok(vec![
-            ("user.name", "tether".to_owned()),
-            ("user.email", "tether@localhost".to_owned()),
-        ])
+        Ok(("tether".to_owned(), "tether@localhost".to_owned()))
     }
 }
 

@@ -4,12 +4,25 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tether_worktree::{Repo, WorktreeError, branch_name};
+use tether_git::Confinement;
+use tether_worktree::{Repo, Snapshotting, WorktreeError, branch_name};
 
 struct Fixture {
     _tmp: tempfile::TempDir,
     repo: PathBuf,
     trees: PathBuf,
+    state: PathBuf,
+}
+
+impl Fixture {
+    /// How the commits are built: the checkout's state directory's snapshot repository.
+    fn with(&self) -> Snapshotting<'_> {
+        Snapshotting {
+            state_dir: &self.state,
+            git: Confinement::Sandboxed,
+            env_remove: &[],
+        }
+    }
 }
 
 fn sh(dir: &Path, script: &str) -> String {
@@ -38,6 +51,7 @@ fn fixture() -> Fixture {
     );
     Fixture {
         trees: tmp.path().join("trees"),
+        state: repo.join(".tether"),
         repo,
         _tmp: tmp,
     }
@@ -95,7 +109,9 @@ fn reopening_finds_the_worktree_or_makes_it_again_from_the_branch() {
     let again = rt.block_on(repo.reopen("r-1", &dir)).unwrap();
     assert_eq!(again, tree);
     assert!(dir.join("work.txt").exists());
-    rt.block_on(tree.commit("work\n", false)).unwrap().unwrap();
+    rt.block_on(tree.commit("work\n", false, &f.with()))
+        .unwrap()
+        .unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     let remade = rt.block_on(repo.reopen("r-1", &dir)).unwrap();
     assert_eq!(
@@ -131,7 +147,11 @@ fn a_commit_has_the_users_identity_and_runs_no_hook_unless_asked() {
     let tree = rt
         .block_on(repo.create("r-1", &f.trees.join("r-1")))
         .unwrap();
-    assert_eq!(rt.block_on(tree.commit("nothing\n", false)).unwrap(), None);
+    assert_eq!(
+        rt.block_on(tree.commit("nothing\n", false, &f.with()))
+            .unwrap(),
+        None
+    );
     let hooks = f.repo.join(".git/hooks");
     for hook in ["pre-commit", "post-commit"] {
         let marker = f.repo.join(format!("{hook}.ran"));
@@ -144,7 +164,7 @@ fn a_commit_has_the_users_identity_and_runs_no_hook_unless_asked() {
     }
     std::fs::write(tree.dir.join("b.txt"), "b\n").unwrap();
     let id = rt
-        .block_on(tree.commit("Add b\n\nTether-Run: r-1\n", false))
+        .block_on(tree.commit("Add b\n\nTether-Run: r-1\n", false, &f.with()))
         .unwrap()
         .unwrap();
     assert!(!f.repo.join("pre-commit.ran").exists());
@@ -154,8 +174,13 @@ fn a_commit_has_the_users_identity_and_runs_no_hook_unless_asked() {
         &format!("git log -1 --format='%an <%ae>%n%B' {id}"),
     );
     assert_eq!(shown, "Ana <ana@example.com>\nAdd b\n\nTether-Run: r-1\n\n");
+    // The branch moved, and the worktree shows clean against it.
+    assert_eq!(sh(&tree.dir, "git status --porcelain"), "");
+    assert_eq!(sh(&f.repo, "git rev-parse tether/r-1").trim(), id);
     std::fs::write(tree.dir.join("c.txt"), "c\n").unwrap();
-    rt.block_on(tree.commit("Add c\n", true)).unwrap().unwrap();
+    rt.block_on(tree.commit("Add c\n", true, &f.with()))
+        .unwrap()
+        .unwrap();
     assert!(f.repo.join("pre-commit.ran").exists());
     assert!(f.repo.join("post-commit.ran").exists());
 }
@@ -169,4 +194,98 @@ fn only_a_repository_with_a_commit_can_branch() {
     sh(tmp.path(), "git init -q");
     let err = rt.block_on(Repo::discover(tmp.path())).unwrap_err();
     assert!(err.to_string().contains("no commit yet"), "{err}");
+}
+
+/// The repository defines a filter (an agent made it in an earlier run, or planted it) and the
+/// agent's `.gitattributes` names it for every file: the commit runs none of it and holds the
+/// files as they are, while plain git would run it (the test can fail).
+#[test]
+fn a_commit_runs_no_filter_the_repositorys_configuration_defines() {
+    let f = fixture();
+    let marks = f._tmp.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    sh(
+        &f.repo,
+        &format!(
+            "git config filter.evil.clean 'touch {m}/clean; tr a-z A-Z' \
+             && git config core.fsmonitor 'touch {m}/fsmonitor; false'",
+            m = marks.display()
+        ),
+    );
+    let rt = rt();
+    let repo = rt.block_on(Repo::discover(&f.repo)).unwrap();
+    let tree = rt
+        .block_on(repo.create("r-1", &f.trees.join("r-1")))
+        .unwrap();
+    std::fs::write(tree.dir.join(".gitattributes"), "* filter=evil\n").unwrap();
+    std::fs::write(tree.dir.join("b.txt"), "lower\n").unwrap();
+    let id = rt
+        .block_on(tree.commit("Add b\n", false, &f.with()))
+        .unwrap()
+        .unwrap();
+    assert_eq!(std::fs::read_dir(&marks).unwrap().count(), 0);
+    assert_eq!(sh(&f.repo, &format!("git show {id}:b.txt")), "lower\n");
+    sh(&tree.dir, "echo more >> b.txt && git add b.txt");
+    assert!(marks.join("clean").exists(), "plain git runs it");
+}
+
+/// A worktree of a repository whose drivers cannot all be listed (one defined first, then more
+/// than the listing holds) is not made: git would have run the first one.
+#[test]
+fn a_repository_whose_drivers_cannot_all_be_listed_gets_no_worktree() {
+    let f = fixture();
+    let marks = f._tmp.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    sh(
+        &f.repo,
+        &format!(
+            "git config filter.evil.smudge 'touch {m}/smudge; cat' \
+             && printf '* filter=evil\\n' > .gitattributes && git add .gitattributes \
+             && git commit -qm attributes",
+            m = marks.display()
+        ),
+    );
+    let filler = format!(
+        "[filter \"harmless\"]\n{}",
+        "\tclean = cat\n".repeat(tether_git::drivers::LISTING_BYTES / 20 + 100)
+    );
+    let config = f.repo.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&filler);
+    std::fs::write(&config, text).unwrap();
+    let rt = rt();
+    let err = rt
+        .block_on(Repo::discover(&f.repo))
+        .and_then(|repo| rt.block_on(repo.create("r-1", &f.trees.join("r-1"))));
+    assert!(
+        matches!(
+            err,
+            Err(WorktreeError::Run(tether_git::GitError::Cut { .. }))
+        ),
+        "{err:?}"
+    );
+    assert_eq!(std::fs::read_dir(&marks).unwrap().count(), 0);
+}
+
+/// A file too large for a snapshot that the branch already holds stays as it was in the
+/// commit (it is left out, never dropped), and a file the run deleted is deleted.
+#[test]
+fn a_commit_keeps_a_large_file_it_did_not_take_and_drops_a_deleted_one() {
+    let f = fixture();
+    let big = std::fs::File::create(f.repo.join("asset.bin")).unwrap();
+    big.set_len(17 << 20).unwrap();
+    sh(&f.repo, "git add asset.bin && git commit -qm asset");
+    let rt = rt();
+    let repo = rt.block_on(Repo::discover(&f.repo)).unwrap();
+    let tree = rt
+        .block_on(repo.create("r-1", &f.trees.join("r-1")))
+        .unwrap();
+    std::fs::remove_file(tree.dir.join("a.txt")).unwrap();
+    std::fs::write(tree.dir.join("b.txt"), "b\n").unwrap();
+    let id = rt
+        .block_on(tree.commit("Add b\n", false, &f.with()))
+        .unwrap()
+        .unwrap();
+    let files = sh(&f.repo, &format!("git ls-tree -r --name-only {id}"));
+    assert_eq!(files, "asset.bin\nb.txt\n");
 }

@@ -42,45 +42,20 @@ pub async fn start<K: LoopKind>(
     on_start: impl FnOnce(&RunId),
 ) -> Result<(RunId, K::End), LoopError> {
     let id = deps.isolation.run_id.as_ref();
-    let repo = repository_at_start(deps).await;
+    // The workspace as the run begins: what "changed by this run" is measured from.
+    let began = crate::snapshot::take_start(&deps.ws, deps.git, &deps.env_remove).await;
     let (run, lock) = open_new(
         &deps.ws,
         &deps.journal,
         run_kind,
         (spec, deps.bounds.as_deref()),
-        repo.as_ref(),
+        &began,
         id,
     )?;
     on_start(&run);
-    let at = repo.map_or(
-        tether_git::AtStart::NotARepository,
-        tether_git::AtStart::Repo,
-    );
-    crate::snapshot::record_start(&deps.ws, &run, &at, &deps.env_remove).await;
     let end = drive(deps, &run, &mut kind, interrupt).await?;
     drop(lock);
     Ok((run, end))
-}
-
-/// The repository a new run begins in, which it records: its worktree's when it has one
-/// (tether made it), else the one the workspace is in now, found with the configuration
-/// neutralised; `None` when there is none (git then never runs for the run).
-async fn repository_at_start(deps: &Deps) -> Option<tether_git::GitRepo> {
-    if let Some(repo) = &deps.isolation.repository {
-        return Some(repo.clone());
-    }
-    let cancel = CancellationToken::new();
-    match tether_git::discover(deps.ws.root(), &deps.env_remove, &cancel).await {
-        Ok(tether_git::Found::Repo(repo)) => Some(repo),
-        Ok(tether_git::Found::NotARepository(why)) => {
-            tracing::info!(%why, "the workspace is not a git repository: tether runs no git for this run");
-            None
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "could not ask git for the workspace's repository: tether runs no git for this run");
-            None
-        }
-    }
 }
 
 /// Takes a stopped run of `run_kind` up again (see [`reopen`]), tells `on_open` once it holds

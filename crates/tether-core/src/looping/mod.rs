@@ -58,6 +58,9 @@ pub struct Deps {
     /// Variables removed from the environment of the commands the loop itself runs (git for
     /// the run's starting snapshot): tether's own keys.
     pub env_remove: Vec<String>,
+    /// Where tether's git (the run's starting snapshot) runs: in a sandbox of its own unless
+    /// the run's sandbox is off.
+    pub git: tether_git::Confinement,
     /// A run in a worktree of its own: its id, drawn beforehand, and what follows each
     /// iteration (a commit per signed-off goal).
     pub isolation: Isolation,
@@ -72,9 +75,6 @@ pub struct Deps {
 pub struct Isolation {
     /// The id the new run takes (its worktree and branch are named after it before it exists).
     pub run_id: Option<tether_store::RunId>,
-    /// The repository of the run's worktree (tether made it, so it knows its git directory:
-    /// never one found through the worktree's `.git` file), which the run records.
-    pub repository: Option<tether_git::GitRepo>,
     /// Called after every iteration, before the next one (or the end) is recorded.
     pub after_iteration: Option<Arc<dyn AfterIteration>>,
 }

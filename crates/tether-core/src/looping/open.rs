@@ -16,22 +16,22 @@ pub fn lock_path(ws: &Workspace, run: &RunId) -> PathBuf {
 }
 
 /// Creates a run of `kind` with `spec` (stored as JSON, with its configuration as `config`
-/// recorded it, under [`crate::bounds::SPEC_KEY`], and the repository `repo` the run begins in,
-/// `None` for none: see [`tether_git::AtStart`]), under `id` when one was drawn for it, and
-/// locks it for this process. The lock is held until the returned [`RunLock`] is dropped.
+/// recorded it, under [`crate::bounds::SPEC_KEY`], and the workspace as the run begins, `began`,
+/// under [`tether_git::SPEC_KEY`]), under `id` when one was drawn for it, and locks it for this
+/// process. The lock is held until the returned [`RunLock`] is dropped.
 pub fn open_new<S: serde::Serialize>(
     ws: &Workspace,
     journal: &Journal,
     kind: RunKind,
     (spec, config): (&S, Option<&Pinned>),
-    repo: Option<&tether_git::GitRepo>,
+    began: &tether_git::Start,
     id: Option<&RunId>,
 ) -> Result<(RunId, RunLock), LoopError> {
     let mut spec = serde_json::to_value(spec).map_err(StoreError::from)?;
     if let (Some(config), Some(fields)) = (config, spec.as_object_mut()) {
         fields.insert(crate::bounds::SPEC_KEY.to_owned(), config.to_json());
     }
-    tether_git::AtStart::record(repo, &mut spec);
+    began.record(&mut spec);
     let store = journal.store();
     let run = match id {
         Some(id) => store.create_run_as(id, kind, ws.root(), &spec)?,

@@ -49,6 +49,7 @@ impl Fixture {
             price: None,
             loop_judge: None,
             env_remove: Vec::new(),
+            git: tether_git::Confinement::default(),
             isolation: Default::default(),
             bounds: None,
         }

@@ -103,9 +103,15 @@ impl Demo {
             Err(e) => (RunSandbox::default(), Some(e.to_string())),
         };
         let cell = RunCell::default();
+        let git = if unsandboxed.is_some() {
+            tether_git::Confinement::Unconfined
+        } else {
+            tether_git::Confinement::Sandboxed
+        };
         let signoff = Signoff::new(ws.clone(), journal.clone(), PLAN_FILE)
             .with_judge(Some(judge))
-            .sandboxed(sandbox.shell.clone());
+            .sandboxed(sandbox.shell.clone())
+            .with_git(git);
         let options = ToolOptions {
             bash_sandbox: sandbox.shell,
             ..ToolOptions::default()
@@ -128,6 +134,7 @@ impl Demo {
             price: None,
             loop_judge: None,
             env_remove: Vec::new(),
+            git,
             isolation: Default::default(),
             // A throwaway workspace of its own: no tether.toml of the person's to keep to.
             bounds: None,

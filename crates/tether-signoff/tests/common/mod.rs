@@ -41,6 +41,8 @@ pub struct Fx {
     _dir: tempfile::TempDir,
     pub ws: Workspace,
     pub journal: Journal,
+    /// The workspace as a run began, once [`Fx::begin`] took it.
+    began: std::sync::Mutex<Option<tether_git::Start>>,
 }
 
 impl Fx {
@@ -64,6 +66,7 @@ impl Fx {
             _dir: dir,
             ws,
             journal,
+            began: std::sync::Mutex::new(None),
         };
         fx.approve("add");
         fx
@@ -90,8 +93,28 @@ impl Fx {
         fs::read_to_string(self.root().join(path)).unwrap()
     }
 
+    /// Snapshots the workspace as a run would when it begins: what the sign-offs after compare
+    /// with.
+    pub async fn begin(&self) {
+        let snaps = tether_git::Snapshots::open(
+            &self.ws.state_dir(),
+            self.root(),
+            tether_git::Confinement::Sandboxed,
+            &[],
+        )
+        .unwrap();
+        let snapshot = snaps.snapshot(&CancellationToken::new()).await.unwrap();
+        let start = tether_git::Start::Taken(tether_git::StartTree::of(&snapshot));
+        *self.began.lock().unwrap() = Some(start);
+    }
+
     pub fn signoff(&self, judge: Option<Judge>) -> Signoff {
-        Signoff::new(self.ws.clone(), self.journal.clone(), "plan.md").with_judge(judge)
+        let signoff =
+            Signoff::new(self.ws.clone(), self.journal.clone(), "plan.md").with_judge(judge);
+        match self.began.lock().unwrap().clone() {
+            Some(start) => signoff.since(start),
+            None => signoff,
+        }
     }
 
     pub async fn complete(&self, judge: Option<Judge>) -> SignoffOutcome {

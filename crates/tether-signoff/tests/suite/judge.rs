@@ -96,7 +96,7 @@ async fn an_accept_with_real_quotes_signs_the_goal_off() {
         "- the test asserts nothing",
         "it exited 0",
         "check ok",
-        "not a git repository",
+        "what changed since the run began is not known",
         "add returns a + b; check.sh passes",
         "- src/lib.rs",
     ] {
@@ -271,6 +271,7 @@ async fn a_one_line_fix_is_signed_off_on_its_changed_line_and_an_untouched_impor
         &["add", "plan.md", "src", "check.sh", ".nvmrc", "main.py"],
     );
     git(fx.root(), &["commit", "-q", "-m", "before the run"]);
+    fx.begin().await;
     fx.write(".nvmrc", "22\n");
 
     let refused = Script::turns([verdict(
@@ -305,9 +306,72 @@ async fn a_one_line_fix_is_signed_off_on_its_changed_line_and_an_untouched_impor
     let prompt = lines[1]["request"]["messages"][0]["text"].as_str().unwrap();
     assert!(
         prompt.contains(
-            "## Lines changed since the last commit\nCite these first; a changed line counts \
+            "## Lines changed since the run began\nCite these first; a changed line counts \
              however short.\n- .nvmrc: line 1\n- NOTES.md: every line (a new file)\n"
         ),
         "{prompt}"
     );
+}
+
+/// A sign-off outside a run (a person's `tether goal complete`) compares the workspace with the
+/// start of the latest run of this workspace; with no run, no line is known to be changed.
+#[tokio::test]
+async fn outside_a_run_the_latest_runs_start_is_what_changed_is_measured_from() {
+    let fx = Fx::new();
+    fx.write("mode.txt", "disabled\n");
+    let accept = Script::turns([verdict(
+        "accept",
+        json!([check("mode.txt", "enabled")]),
+        &[],
+    )]);
+    fx.write("mode.txt", "enabled\n");
+    let (reason, _, _) = rejected(&fx, &accept).await;
+    assert!(
+        reason.contains("no line is known to be changed"),
+        "no run yet: {reason}"
+    );
+
+    fx.write("mode.txt", "disabled\n");
+    let snaps = tether_git::Snapshots::open(
+        &fx.ws.state_dir(),
+        fx.root(),
+        tether_git::Confinement::Sandboxed,
+        &[],
+    )
+    .unwrap();
+    let snapshot = snaps
+        .snapshot(&tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap();
+    let mut spec = json!({});
+    tether_git::Start::Taken(tether_git::StartTree::of(&snapshot)).record(&mut spec);
+    let run = fx
+        .journal
+        .store()
+        .create_run(tether_store::RunKind::Goal, fx.root(), &spec)
+        .unwrap();
+    fx.write("mode.txt", "enabled\n");
+    // Not the workspace of the rejected attempt, which would not be checked again.
+    fx.write("NOTES.md", "mode enabled\n");
+    let again = Script::turns([verdict(
+        "accept",
+        json!([check("mode.txt", "enabled")]),
+        &[],
+    )]);
+    let outcome = fx.complete(Some(scripted(&again))).await;
+    let SignoffOutcome::Accepted { transcript, .. } = &outcome else {
+        panic!("{outcome:?}");
+    };
+    let lines = transcript_of(&fx, transcript.as_deref().unwrap());
+    assert!(
+        lines.contains(&format!("changes since the run began (run {run})")),
+        "{lines}"
+    );
+}
+
+fn transcript_of(fx: &Fx, path: &str) -> String {
+    transcript(fx.root(), path)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
 }

@@ -265,21 +265,7 @@ fn a_run_report_says_what_the_run_did_and_is_written_beside_its_transcripts() {
         ..StoreOptions::default()
     };
     let store = Store::open_with(dir.path().join(".tether/tether.db"), &options).unwrap();
-    let run = store
-        .create_run(
-            RunKind::Goal,
-            dir.path(),
-            &serde_json::json!({
-                "max_iterations": 5,
-                // The repository the run began in (made below, before its starting tree).
-                "git": {"git_dir": dir.path().join(".git"), "work_tree": dir.path()},
-            }),
-        )
-        .unwrap();
-    store
-        .append(Some(&run), &Event::IterationStarted { n: 1 })
-        .unwrap();
-    // A git workspace: the run's starting tree, then a changed file and a new one.
+    // A git workspace: the run's starting snapshot, then a changed file and a new one.
     let git = |args: &[&str]| {
         let out = std::process::Command::new("git")
             .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
@@ -299,8 +285,17 @@ fn a_run_report_says_what_the_run_did_and_is_written_beside_its_transcripts() {
     git(&["add", "lib.rs"]);
     git(&["commit", "-qm", "start"]);
     let ws = tether_config::Workspace::at(dir.path());
-    let at = tether_git::AtStart::of_spec(&store.run(&run).unwrap().spec);
-    crate::common::runtime().block_on(tether_core::snapshot::record_start(&ws, &run, &at, &[]));
+    let began = crate::common::runtime().block_on(tether_core::snapshot::take_start(
+        &ws,
+        tether_git::Confinement::Sandboxed,
+        &[],
+    ));
+    let mut spec = serde_json::json!({"max_iterations": 5});
+    began.record(&mut spec);
+    let run = store.create_run(RunKind::Goal, dir.path(), &spec).unwrap();
+    store
+        .append(Some(&run), &Event::IterationStarted { n: 1 })
+        .unwrap();
     std::fs::write(
         dir.path().join("lib.rs"),
         "fn add() {}

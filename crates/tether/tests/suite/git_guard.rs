@@ -2,12 +2,14 @@
 //! a fake model server, plants a program in git's configuration from its own shell — in a
 //! repository it makes with `git init` where there was none, in a submodule whose `.git` it
 //! points at a repository of its own, in a `--worktree` run's worktree (its `.git` file
-//! replaced, its per-worktree configuration written) — then asks for the sign-off. tether's
-//! git (the judge's diff, the commit per goal) runs outside the sandbox as the person, so the
-//! planted program would write a marker outside the workspace; it never does. The honest cases
-//! still work: a repository with a submodule gets its diff, a repository owned by another user
-//! gets none unless the person's `safe.directory` trusts it. tether runs as an ordinary user
-//! (as `nobody` when the tests run as root).
+//! replaced, its per-worktree configuration written) — then asks for the sign-off; or the
+//! workspace's repository already names programs when the run begins (an agent made it in an
+//! earlier run), one of them hidden before a megabyte of harmless drivers. tether's git (the
+//! starting snapshot, the judge's diff, the report, the commit per goal) would run the planted
+//! program as the person, writing a marker outside the workspace; it never does. The honest
+//! cases still work: a repository with a submodule gets its diff, and so does one owned by
+//! another user (whose objects are not borrowed). tether runs as an ordinary user (as `nobody`
+//! when the tests run as root), and the attacks as root too.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
@@ -18,7 +20,7 @@ use serde_json::json;
 use tether_model::scripted::{Script, Turn};
 
 use super::goal_run::support::{Env, PLAN, accepting_judge, complete, env, fix_add};
-use crate::common::{text, unprivileged, wait_output};
+use crate::common::{cmd, text, unprivileged, wait_output};
 
 /// A directory outside the workspace that anyone may write: where a planted program leaves its
 /// marker.
@@ -62,6 +64,23 @@ fn sh(dir: &Path, script: &str) {
     assert!(out.status.success(), "{script}: {}", text(&out.stderr));
 }
 
+/// `sh -c script` in `dir` as the tests' user, trusting the repository whoever owns it: what a
+/// person's own git would run there.
+fn plain_git(dir: &Path, script: &str) {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", "safe.directory")
+        .env("GIT_CONFIG_VALUE_0", "*")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{script}: {}", text(&out.stderr));
+}
+
 /// Makes `dir` a repository with everything committed.
 fn repository(dir: &Path) {
     sh(
@@ -100,8 +119,28 @@ fn hostile(attack: String) -> Script {
 
 /// `tether <args>` in the workspace as an ordinary user, to its end.
 fn tether(e: &Env, args: &[&str], setup: impl FnOnce(&mut Command)) -> Output {
-    let mut c = unprivileged::tether(e.path());
-    c.args(args);
+    tether_as(As::Ordinary, e, args, setup)
+}
+
+/// Who tether runs as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum As {
+    /// As the tests do (root, here).
+    Tests,
+    /// As an ordinary user (`nobody` when the tests run as root).
+    Ordinary,
+}
+
+/// `tether <args>` in the workspace as `who`, to its end.
+fn tether_as(who: As, e: &Env, args: &[&str], setup: impl FnOnce(&mut Command)) -> Output {
+    let mut c = match who {
+        As::Tests => cmd(e.path(), args),
+        As::Ordinary => {
+            let mut c = unprivileged::tether(e.path());
+            c.args(args);
+            c
+        }
+    };
     setup(&mut c);
     wait_output(
         c.stdout(std::process::Stdio::piped())
@@ -109,6 +148,24 @@ fn tether(e: &Env, args: &[&str], setup: impl FnOnce(&mut Command)) -> Output {
             .spawn()
             .unwrap(),
     )
+}
+
+/// A short `tether ralph` (one iteration: its starting snapshot and its report) as `who`.
+fn ralph(who: As, e: &Env) -> Output {
+    let args = [
+        "ralph",
+        "Tidy up.",
+        "--completion-promise",
+        "DONE",
+        "--max-iterations",
+        "1",
+    ];
+    tether_as(who, e, &args, |_| {})
+}
+
+/// The agent's turns for a `tether ralph` that keeps its promise at once.
+fn promise() -> Turn {
+    Turn::text("Tidy. <promise>DONE</promise>")
 }
 
 /// Everything the judge was sent.
@@ -132,28 +189,195 @@ fn assert_planted(e: &Env) {
     assert!(results.contains("planted"), "the attack ran: {results}");
 }
 
+/// In a directory that is no repository, the agent makes one and plants programs in its
+/// configuration and attributes during the run: neither that run's sign-off nor the next run
+/// (its starting snapshot, its report) runs any of them, and the honest diff is there.
 #[test]
 fn a_repository_the_agent_makes_where_there_was_none_never_gets_git_run_in_it() {
-    let marks = Marks::new();
-    let attack = format!(
-        "git init -q && git add -A && git -c user.name=a -c user.email=a@b commit -q -m x \
-         && git config core.fsmonitor '{}; false' && echo notes > notes.txt \
-         && echo planted",
-        marks.touch("fsmonitor")
-    );
-    let e = env(PLAN, hostile(attack), Script::turns(accepting_judge()), "");
-    let out = tether(&e, &["run", "--approve", "--max-iterations", "3"], |_| {});
-    assert_planted(&e);
-    assert_eq!(marks.left(), Vec::<String>::new(), "{}", text(&out.stderr));
-    let saw = judge_saw(&e);
-    assert!(
-        saw.contains("not a git repository (when the run began"),
-        "the judge was told there is no diff: {saw}"
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    // The run recorded that it began in no repository, so a resume runs no git either.
-    let run = e.store().latest_run().unwrap().unwrap();
-    assert_eq!(run.spec["git"], serde_json::Value::Null, "{}", run.spec);
+    for who in [As::Ordinary, As::Tests] {
+        let marks = Marks::new();
+        let attack = format!(
+            "git init -q && git add -A && git -c user.name=a -c user.email=a@b commit -q -m x \
+             && git config core.fsmonitor '{}; false' \
+             && git config filter.evil.clean '{}; cat' \
+             && git config diff.evil.textconv '{}; cat' \
+             && printf '* filter=evil diff=evil\\n' > .gitattributes \
+             && echo notes > notes.txt && echo planted",
+            marks.touch("fsmonitor"),
+            marks.touch("clean"),
+            marks.touch("textconv"),
+        );
+        let mut turns = vec![
+            fix_add(),
+            Turn::tool("bash", json!({"command": attack})),
+            complete("add"),
+            Turn::text("Fixed add."),
+        ];
+        turns.push(promise());
+        let e = env(
+            PLAN,
+            Script::turns(turns),
+            Script::turns(accepting_judge()),
+            "",
+        );
+        let out = tether_as(
+            who,
+            &e,
+            &["run", "--approve", "--max-iterations", "3"],
+            |_| {},
+        );
+        assert_planted(&e);
+        assert_eq!(
+            marks.left(),
+            Vec::<String>::new(),
+            "{who:?}: {}",
+            text(&out.stderr)
+        );
+        let saw = judge_saw(&e);
+        assert!(
+            saw.contains("changes since the run began") && saw.contains("- src/lib.rs: line 2"),
+            "{who:?}: the judge got the diff since the run began: {saw}"
+        );
+        assert_eq!(out.status.code(), Some(0), "{who:?}: {}", text(&out.stderr));
+        let run = e.store().latest_run().unwrap().unwrap();
+        assert!(run.spec["start"]["tree"].is_string(), "{}", run.spec);
+        // The next run, in the repository the agent made.
+        let next = ralph(who, &e);
+        assert_eq!(
+            next.status.code(),
+            Some(0),
+            "{who:?}: {}",
+            text(&next.stderr)
+        );
+        assert_eq!(
+            marks.left(),
+            Vec::<String>::new(),
+            "{who:?}: {}",
+            text(&next.stderr)
+        );
+        // The plain git of a person in that repository would have run them: the test can fail.
+        plain_git(
+            e.path(),
+            "git status >/dev/null; git add -A; git diff --cached >/dev/null; true",
+        );
+        assert!(!marks.left().is_empty(), "plain git ran none of them");
+    }
+}
+
+/// The workspace's repository, when the run begins, defines a filter for every file and then
+/// more than a megabyte of harmless drivers: a listing of drivers cut at a megabyte would leave
+/// the first one armed. tether's git reads none of that configuration: neither a Ralph run
+/// (its starting snapshot, its report) nor a goal run's sign-off runs the filter.
+#[test]
+fn a_filter_hidden_before_a_megabyte_of_drivers_never_runs() {
+    for who in [As::Ordinary, As::Tests] {
+        let marks = Marks::new();
+        let mut turns = vec![promise()];
+        turns.extend([fix_add(), complete("add"), Turn::text("Fixed add.")]);
+        let e = env(
+            PLAN,
+            Script::turns(turns),
+            Script::turns(accepting_judge()),
+            "",
+        );
+        repository(e.path());
+        sh(
+            e.path(),
+            &format!(
+                "git config filter.evil.clean '{}; cat' \
+                 && printf '* filter=evil\\n' > .gitattributes",
+                marks.touch("clean")
+            ),
+        );
+        let config = e.path().join(".git/config");
+        let mut text_of = fs::read_to_string(&config).unwrap();
+        text_of.push_str("[filter \"harmless\"]\n");
+        // Each listed as `filter.harmless.clean` and a NUL: well over a megabyte.
+        text_of.push_str(&"\tclean = cat\n".repeat(60_000));
+        fs::write(&config, text_of).unwrap();
+        let out = ralph(who, &e);
+        assert_eq!(out.status.code(), Some(0), "{who:?}: {}", text(&out.stderr));
+        assert_eq!(
+            marks.left(),
+            Vec::<String>::new(),
+            "{who:?}: {}",
+            text(&out.stderr)
+        );
+        let out = tether_as(
+            who,
+            &e,
+            &["run", "--approve", "--max-iterations", "3"],
+            |_| {},
+        );
+        assert_eq!(out.status.code(), Some(0), "{who:?}: {}", text(&out.stderr));
+        assert_eq!(
+            marks.left(),
+            Vec::<String>::new(),
+            "{who:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            judge_saw(&e).contains("src/lib.rs | 2"),
+            "{}",
+            judge_saw(&e)
+        );
+        plain_git(e.path(), "git add -A; true");
+        assert!(!marks.left().is_empty(), "plain git ran it");
+    }
+}
+
+/// The workspace's repository names programs when the run begins (an agent made it in an
+/// earlier run): a filter, a textconv and a file-system monitor. None runs.
+#[test]
+fn a_repository_naming_programs_when_the_run_begins_runs_none_of_them() {
+    for who in [As::Ordinary, As::Tests] {
+        let marks = Marks::new();
+        let mut turns = vec![promise()];
+        turns.extend([fix_add(), complete("add"), Turn::text("Fixed add.")]);
+        let e = env(
+            PLAN,
+            Script::turns(turns),
+            Script::turns(accepting_judge()),
+            "",
+        );
+        repository(e.path());
+        sh(
+            e.path(),
+            &format!(
+                "git config filter.evil.clean '{}; cat' && git config diff.evil.textconv '{}; cat' \
+                 && git config core.fsmonitor '{}; false' \
+                 && printf '* filter=evil diff=evil\\n' > .gitattributes",
+                marks.touch("clean"),
+                marks.touch("textconv"),
+                marks.touch("fsmonitor"),
+            ),
+        );
+        let out = ralph(who, &e);
+        assert_eq!(out.status.code(), Some(0), "{who:?}: {}", text(&out.stderr));
+        let out = tether_as(
+            who,
+            &e,
+            &["run", "--approve", "--max-iterations", "3"],
+            |_| {},
+        );
+        assert_eq!(out.status.code(), Some(0), "{who:?}: {}", text(&out.stderr));
+        assert_eq!(
+            marks.left(),
+            Vec::<String>::new(),
+            "{who:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            judge_saw(&e).contains("src/lib.rs | 2"),
+            "{}",
+            judge_saw(&e)
+        );
+        plain_git(
+            e.path(),
+            "git status >/dev/null; git add -A; git diff --cached >/dev/null; true",
+        );
+        assert!(!marks.left().is_empty(), "plain git ran them");
+    }
 }
 
 #[test]
@@ -172,7 +396,7 @@ fn a_submodule_pointed_at_the_agents_repository_is_never_entered() {
     let out = tether(&e, &["run", "--approve", "--max-iterations", "3"], |_| {});
     assert_planted(&e);
     assert_eq!(marks.left(), Vec::<String>::new(), "{}", text(&out.stderr));
-    assert!(judge_saw(&e).contains("git diff --stat HEAD:"));
+    assert!(judge_saw(&e).contains("changes since the run began"));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
@@ -190,7 +414,7 @@ fn an_honest_repository_with_a_submodule_gets_its_diff() {
     let out = tether(&e, &["run", "--approve", "--max-iterations", "3"], |_| {});
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let saw = judge_saw(&e);
-    assert!(saw.contains("git diff --stat HEAD:"), "{saw}");
+    assert!(saw.contains("changes since the run began"), "{saw}");
     assert!(saw.contains("src/lib.rs | 2"), "{saw}");
 }
 
@@ -235,47 +459,37 @@ fn a_worktrees_replaced_dot_git_and_its_own_configuration_are_not_obeyed() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
 
-/// A repository owned by another user: git's ownership check stands (no diff, the judge is told
-/// so) unless the person's `safe.directory` trusts it. Only as root can the tests make one.
+/// A repository owned by another user: tether never reads its configuration, so its ownership
+/// is no reason to refuse a diff (the judge gets it), but its objects are not borrowed (tether's
+/// snapshot repository keeps its own). Only as root can the tests make one.
 #[test]
-fn a_repository_owned_by_another_user_is_refused_unless_the_person_trusts_it() {
+fn a_repository_owned_by_another_user_gets_its_diff_without_lending_its_objects() {
     if !unprivileged::is_root() {
         eprintln!("skipped: only root can give the repository to another user");
         return;
     }
-    let trusted = tempfile::tempdir().unwrap();
-    for trust in [false, true] {
-        let e = env(
-            PLAN,
-            Script::turns([fix_add(), complete("add"), Turn::text("Fixed add.")]),
-            Script::turns(accepting_judge()),
-            "",
-        );
-        repository(e.path());
-        let global = trusted.path().join(format!("gitconfig-{trust}"));
-        let entry = if trust {
-            format!("[safe]\n\tdirectory = {}\n", e.path().display())
-        } else {
-            String::new()
-        };
-        fs::write(&global, entry).unwrap();
-        fs::set_permissions(trusted.path(), fs::Permissions::from_mode(0o755)).unwrap();
-        let git_dir: PathBuf = e.path().join(".git");
-        let out = tether(&e, &["run", "--approve", "--max-iterations", "3"], |c| {
-            c.env("GIT_CONFIG_GLOBAL", &global);
-            // Handed to the unprivileged user with the workspace: the repository goes back to
-            // root.
-            std::os::unix::fs::chown(&git_dir, Some(0), Some(0)).unwrap();
-        });
-        let saw = judge_saw(&e);
-        if trust {
-            assert!(saw.contains("git diff --stat HEAD:"), "trusted: {saw}");
-        } else {
-            assert!(
-                saw.contains("not a git repository (when the run began"),
-                "refused: {saw}"
-            );
-        }
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    }
+    let e = env(
+        PLAN,
+        Script::turns([fix_add(), complete("add"), Turn::text("Fixed add.")]),
+        Script::turns(accepting_judge()),
+        "",
+    );
+    repository(e.path());
+    let git_dir: PathBuf = e.path().join(".git");
+    let out = tether(&e, &["run", "--approve", "--max-iterations", "3"], |_| {
+        // Handed to the unprivileged user with the workspace: the repository goes back to root.
+        std::os::unix::fs::chown(&git_dir, Some(0), Some(0)).unwrap();
+    });
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let saw = judge_saw(&e);
+    assert!(
+        saw.contains("changes since the run began") && saw.contains("src/lib.rs | 2"),
+        "{saw}"
+    );
+    assert!(
+        !e.path()
+            .join(".tether/git/objects/info/alternates")
+            .exists(),
+        "another user's objects are not borrowed"
+    );
 }

@@ -6,6 +6,7 @@ mod agent_keys;
 mod ask_cli;
 mod breaker;
 mod budgets;
+mod changed_since;
 mod claude_cli;
 mod claude_elicitation;
 mod claude_gate;

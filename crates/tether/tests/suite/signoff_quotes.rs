@@ -182,7 +182,7 @@ fn a_one_line_fix_is_signed_off_on_the_changed_line_it_quotes() {
     )
     .unwrap();
     assert!(
-        transcript.contains("## Lines changed since the last commit\\nCite these first; a changed line counts however short.\\n- .nvmrc: line 1"),
+        transcript.contains("## Lines changed since the run began\\nCite these first; a changed line counts however short.\\n- .nvmrc: line 1"),
         "{transcript}"
     );
 }
