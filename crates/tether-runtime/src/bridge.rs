@@ -5,7 +5,8 @@
 //!
 //! The driving process runs the command as the agent: the agent mark is always set for it,
 //! whatever the request says, so every human-only act is refused exactly as it is in the
-//! agent's own process tree; and with the run's configuration as the driving process holds it
+//! agent's own process tree; it belongs to the run the bridge serves ([`for_run`]), whatever run
+//! the request names, so what it records (a question, a sign-off, a message) is that run's; and with the run's configuration as the driving process holds it
 //! (the settings that bound the agent as the run keeps them, its judge…), not tether.toml as
 //! the agent may have left it. Commands that start loops, serve, or change the setup are not
 //! run for the agent at all. One request per connection: a JSON line with the arguments (and,
@@ -24,6 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 use tether_config::{Config, Env, ProcessEnv, Workspace};
+use tether_store::{RunCell, RunId};
 
 use crate::error::{Error, Result};
 use crate::sandbox::RunSandbox;
@@ -92,6 +94,10 @@ pub struct Call<'a> {
     pub config: &'a Arc<Config>,
     /// The run's sandbox: what the command runs for the agent (a sign-off's verify) runs there.
     pub sandbox: &'a RunSandbox,
+    /// The run this bridge serves, when it serves one ([`for_run`]): what the command records —
+    /// a question, a sign-off, a message, a pause — belongs to that run, whatever run the agent
+    /// names.
+    pub run: Option<&'a RunId>,
 }
 
 /// What a command line handed over means, and running it: the binary's (its command-line
@@ -104,6 +110,45 @@ pub trait Handler: Send + Sync {
     /// Runs the command `call` hands over, as the agent: refused when the agent may not have it
     /// run (loops, servers, the setup).
     fn command(&self, call: &Call<'_>) -> Reply;
+    /// The run whose agent this handler serves, once it exists (see [`for_run`]); `None` for a
+    /// bridge of no run (the sandbox of a person's `tether goal complete`).
+    fn serves(&self) -> Option<RunId> {
+        None
+    }
+}
+
+/// `handler`, serving the agent of the run `run` holds once the run exists: every call is the
+/// run's ([`Call::run`], and `TETHER_RUN_ID` as the command reads it), whatever run the agent's
+/// request names.
+pub fn for_run(handler: Arc<dyn Handler>, run: RunCell) -> Arc<dyn Handler> {
+    Arc::new(ForRun { handler, run })
+}
+
+/// A handler whose calls belong to one run.
+struct ForRun {
+    handler: Arc<dyn Handler>,
+    run: RunCell,
+}
+
+impl Handler for ForRun {
+    fn is_session(&self, argv: &[String]) -> bool {
+        self.handler.is_session(argv)
+    }
+
+    fn session(&self, call: &Call<'_>) -> Result<tether_mcp::TetherMcp, HandlerError> {
+        self.handler.session(call)
+    }
+
+    fn command(&self, call: &Call<'_>) -> Reply {
+        self.handler.command(call)
+    }
+
+    fn serves(&self) -> Option<RunId> {
+        self.run
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
 }
 
 /// The most calls served at once (an MCP session lasts as long as the agent's turn); a
@@ -209,8 +254,13 @@ impl Served {
         let line = header(&stream)?;
         let request: Request = serde_json::from_str(&line)?;
         let elsewhere = store_url(&self.ws) != self.config.store.url;
+        // The run this bridge serves, not the one the agent's request names.
+        let served = self.handler.serves();
         let env = AgentEnv {
-            run_id: request.run_id.clone(),
+            run_id: match &served {
+                Some(run) => Some(run.to_string()),
+                None => request.run_id.clone(),
+            },
         };
         let call = Call {
             argv: &request.argv,
@@ -219,6 +269,7 @@ impl Served {
             env: &env,
             config: &self.config,
             sandbox: &self.sandbox,
+            run: served.as_ref(),
         };
         if self.handler.is_session(&request.argv) {
             if elsewhere {
@@ -283,7 +334,8 @@ fn serve_mcp(server: tether_mcp::TetherMcp, stream: UnixStream) -> Result<(), Ha
 }
 
 /// The agent's environment as the driving process sees it for a handed-over command: its own,
-/// with the agent mark always set and the run the agent named.
+/// with the agent mark always set and the run the bridge serves (for a bridge of no run, the one
+/// the agent named).
 pub struct AgentEnv {
     run_id: Option<String>,
 }

@@ -275,6 +275,8 @@ impl Launch {
         let run_ws = &placement.ws;
         let human = Desk::from_config(&config, run_ws, journal.clone(), console);
         let cell = RunCell::default();
+        // What the agent hands over through the bridge is this run's.
+        let host = host.serving(&cell);
         let executor: Arc<dyn Executor> = match goal {
             Some(no_judge) => crate::executor::for_goal_loop(
                 &config,

@@ -75,4 +75,12 @@ impl Host {
     pub fn new(bridge: Arc<dyn bridge::Handler>) -> Self {
         Host { bridge }
     }
+
+    /// This host for the run `run` holds once it exists: the commands its agent hands over
+    /// belong to that run (see [`bridge::for_run`]).
+    pub fn serving(&self, run: &tether_store::RunCell) -> Self {
+        Host {
+            bridge: bridge::for_run(self.bridge.clone(), run.clone()),
+        }
+    }
 }
