@@ -57,6 +57,7 @@ pub mod person;
 pub mod prompts;
 pub mod registry;
 mod relay;
+pub mod repeat;
 pub mod sink_body;
 pub mod sinks;
 pub mod slack;

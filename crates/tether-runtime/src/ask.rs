@@ -39,7 +39,12 @@ impl Asker {
         stored: impl FnOnce(&Question),
         grace: Duration,
     ) -> Result<Answer, BrokerError> {
-        let asked = self.desk.broker().ask_with(question, cancel, stored).await;
+        // A run's agent asking again what its run asked before a crash is given it back.
+        let asked = self
+            .desk
+            .broker()
+            .ask_once_with(question, cancel, stored)
+            .await;
         if let Err(BrokerError::Cancelled(id)) = &asked {
             self.abandon(id);
         }
