@@ -65,6 +65,7 @@ mod slack_registry;
 mod slack_router;
 mod state_file;
 pub mod telegram;
+pub mod tell_only;
 pub mod terminal;
 pub mod threshold;
 pub mod tool;

@@ -273,7 +273,8 @@ impl Launch {
         let commit = (place.commit, goal.is_none().then_some(&kept));
         let isolation = placement.isolation(&journal, &config, commit, observer.clone());
         let run_ws = &placement.ws;
-        let human = Desk::from_config(&config, run_ws, journal.clone(), console);
+        let reach = crate::reach::of(&config, run_ws, &journal);
+        let human = Desk::from_config(&config, run_ws, journal.clone(), (console, reach));
         let cell = RunCell::default();
         // What the agent hands over through the bridge is this run's.
         let host = host.serving(&cell);

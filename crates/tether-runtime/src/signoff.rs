@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use tether_config::{Config, Env, Workspace};
+use tether_human::registry::Reach;
 use tether_human::{Console, Desk, Notice};
 use tether_signoff::{Signoff, SignoffError, SignoffOutcome};
 use tether_store::{Journal, RunId, Store};
@@ -76,11 +77,12 @@ impl ByPerson {
     /// Tells the channels `who` signed goal `id` off, and waits (at most `grace`) for it to be
     /// delivered before the process exits (at once when nothing was queued).
     pub async fn announce(&self, id: &str, who: &str, grace: Duration) {
+        // Notices only: no question is offered here.
         let desk = Desk::from_config(
             &self.config,
             &self.ws,
             self.journal.clone(),
-            Console::Absent,
+            (Console::Absent, Reach::ANYTHING),
         );
         desk.notify(&Notice::signed_off_by_person(id, who)).await;
         desk.flush_within(grace).await;

@@ -30,7 +30,12 @@ impl Fixture {
             ws: self.ws.clone(),
             journal: journal.clone(),
             executor: exec,
-            human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
+            human: Desk::from_config(
+                &Config::default(),
+                &self.ws,
+                journal,
+                (Console::Absent, tether_human::registry::Reach::ANYTHING),
+            ),
             usage: tether_core::looping::UsageWaits::default(),
             price: None,
             loop_judge: None,

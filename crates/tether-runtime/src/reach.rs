@@ -1,0 +1,123 @@
+//! What the agent of a workspace's runs can reach, for the human desk: a channel whose reply path
+//! the agent could read or reach answers nothing (see `tether_human::registry::ReplyPath`).
+//!
+//! The agent always reads the workspace — tether.toml included — and never tether's keys. What
+//! changes with the setup is the network: the agent has it when the sandbox is off or lets it
+//! out (`[sandbox] network`), when the agent talks to its model itself (an agent CLI, an ACP
+//! agent: their sandbox keeps the network open), or when a goal of the plan has an approved
+//! contract that opens it (`network: on`; the agent can make any goal of the plan the active
+//! one, so any such goal counts, whatever the plan says of it now).
+
+use tether_config::{Config, SandboxMode, Workspace};
+use tether_core::planning::PlanRef;
+use tether_core::planning::terms::Approvals;
+use tether_human::registry::Reach;
+use tether_store::Journal;
+
+use crate::agents::Worker;
+
+/// What the agent `config` sets up in `ws` reaches; the approved contracts are read in
+/// `journal`'s store. When the executor cannot be told, the most.
+pub fn of(config: &Config, ws: &Workspace, journal: &Journal) -> Reach {
+    of_with(config, ws, Some(journal))
+}
+
+/// [`of`]; without a store (`tether doctor` creates none), a goal whose plan says `network: on`
+/// counts as opening the network, approved or not.
+pub fn of_with(config: &Config, ws: &Workspace, journal: Option<&Journal>) -> Reach {
+    let network = config.sandbox.mode == SandboxMode::Off
+        || config.sandbox.network
+        || !matches!(
+            crate::agents::sandboxed_as(config),
+            Ok(Worker::Builtin | Worker::Command)
+        )
+        || a_goal_opens_the_network(config, ws, journal);
+    Reach { network }
+}
+
+/// Whether a goal of the plan `config` names has an approved contract that opens the network
+/// (without a store: says it does).
+fn a_goal_opens_the_network(config: &Config, ws: &Workspace, journal: Option<&Journal>) -> bool {
+    let plan = PlanRef::new(ws, config);
+    let Ok(doc) = tether_plan::file::read(&plan.path) else {
+        return false;
+    };
+    let goals = &doc.plan().goals;
+    match journal {
+        Some(journal) => {
+            let approvals = Approvals::new(journal.clone(), plan.key);
+            goals
+                .iter()
+                .any(|goal| approvals.terms(goal).is_some_and(|terms| terms.network))
+        }
+        None => goals.iter().any(tether_plan::Goal::network),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_config::ExecutorKind;
+    use tether_store::Store;
+
+    fn journal() -> Journal {
+        Journal::new(Store::open_in_memory().unwrap(), Vec::new()).unwrap()
+    }
+
+    fn config(kind: ExecutorKind, network: bool) -> Config {
+        let mut config = Config::default();
+        config.executor.kind = kind;
+        config.sandbox.network = network;
+        config
+    }
+
+    #[test]
+    fn the_network_as_the_sandbox_and_the_agent_leave_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(dir.path());
+        let j = journal();
+        let reach = |config: &Config| of(config, &ws, &j).network;
+        assert!(!reach(&config(ExecutorKind::Builtin, false)));
+        assert!(!reach(&config(ExecutorKind::Command, false)));
+        assert!(reach(&config(ExecutorKind::Builtin, true)));
+        assert!(reach(&config(ExecutorKind::Command, true)));
+        // An agent that talks to its model itself keeps the network.
+        assert!(reach(&config(ExecutorKind::Claude, false)));
+        assert!(reach(&config(ExecutorKind::Acp, false)));
+        let mut off = config(ExecutorKind::Builtin, false);
+        off.sandbox.mode = SandboxMode::Off;
+        assert!(reach(&off));
+    }
+
+    #[test]
+    fn a_goal_whose_approved_contract_opens_the_network_opens_it_whatever_the_plan_says_now() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(dir.path());
+        let plan = "# Plan\n\n## Goal: Fetch\n<!-- id: fetch -->\nstatus: open\n\
+                    done_when: it fetches\nnetwork: on\n\n## Log\n";
+        std::fs::write(dir.path().join("plan.md"), plan).unwrap();
+        let j = journal();
+        let builtin = config(ExecutorKind::Builtin, false);
+        // Written, never approved: shut.
+        assert!(!of(&builtin, &ws, &j).network);
+        let doc = tether_plan::file::read(&dir.path().join("plan.md")).unwrap();
+        let goal = &doc.plan().goals[0];
+        j.store()
+            .approve_contract_terms(
+                "plan.md",
+                "fetch",
+                &goal.contract_hash(),
+                &tether_core::planning::terms::written(goal),
+                "ana",
+            )
+            .unwrap();
+        assert!(of(&builtin, &ws, &j).network);
+        // The agent turns it off in the plan: the approved contract still opens it.
+        std::fs::write(
+            dir.path().join("plan.md"),
+            plan.replace("network: on", "network: off"),
+        )
+        .unwrap();
+        assert!(of(&builtin, &ws, &j).network);
+    }
+}
