@@ -336,6 +336,88 @@ mod tests {
         }
     }
 
+    fn config(ntfy: &str, env: &[(&str, &str)]) -> Config {
+        let text = format!(
+            "[human]\nchannels = [\"zulip\", \"ntfy\", \"webhook\"]\nescalate_after = \"1h\"\n\
+             escalate_to = [\"ntfy\", \"ntfy:oncall\", \"email\"]\n[ntfy]\n{ntfy}\n"
+        );
+        let mut vars = tether_config::MapEnv::new();
+        for (k, v) in env {
+            vars.set(*k, *v);
+        }
+        tether_config::parse(&text, std::path::Path::new("tether.toml"), &vars).unwrap()
+    }
+
+    /// Each channel's spelling with `exposed`, `protected` or `none`.
+    fn paths(config: &Config, network: bool) -> Vec<(String, &'static str)> {
+        reply_paths(config, Reach { network })
+            .into_iter()
+            .map(|(name, path)| {
+                let kind = match path {
+                    ReplyPath::Exposed { .. } => "exposed",
+                    ReplyPath::Protected(_) => "protected",
+                    ReplyPath::None => "none",
+                };
+                (name, kind)
+            })
+            .collect()
+    }
+
+    fn owned(list: &[(&str, &'static str)]) -> Vec<(String, &'static str)> {
+        list.iter().map(|(n, k)| ((*n).to_owned(), *k)).collect()
+    }
+
+    #[test]
+    fn ntfy_answers_only_where_the_agent_cannot_read_its_topic_or_reach_the_network() {
+        let in_file = config("topic = \"t1\"", &[]);
+        assert_eq!(
+            paths(&in_file, true),
+            owned(&[
+                ("zulip", "protected"),
+                ("ntfy", "exposed"),
+                ("webhook", "none"),
+                ("ntfy", "exposed"),
+                ("ntfy:oncall", "exposed"),
+                ("email", "none"),
+            ])
+        );
+        assert!(paths(&in_file, false).iter().all(|(_, k)| *k != "exposed"));
+        // The topic from a variable: the escalation's own topic is still written in the file.
+        let hidden = config("topic_env = \"T\"", &[("T", "t1")]);
+        assert_eq!(
+            paths(&hidden, true)
+                .into_iter()
+                .filter(|(n, _)| n.starts_with("ntfy"))
+                .collect::<Vec<_>>(),
+            owned(&[
+                ("ntfy", "protected"),
+                ("ntfy", "protected"),
+                ("ntfy:oncall", "exposed")
+            ])
+        );
+        // Topics that need a token the agent never gets.
+        let token = config("topic = \"t1\"\ntoken_env = \"TK\"", &[("TK", "tk_1")]);
+        assert!(paths(&token, true).iter().all(|(_, k)| *k != "exposed"));
+        // A token variable named but unset protects nothing.
+        let unset = config("topic = \"t1\"\ntoken_env = \"TK\"", &[]);
+        assert!(paths(&unset, true).contains(&("ntfy".to_owned(), "exposed")));
+    }
+
+    #[test]
+    fn an_exposed_channel_is_said_with_its_fix_never_its_topic() {
+        let hidden = config("topic_env = \"T\"", &[("T", "secret-topic-9")]);
+        let in_file = config("topic = \"t1\"", &[]);
+        for config in [hidden, in_file] {
+            for (_, path) in reply_paths(&config, Reach::ANYTHING) {
+                let text = format!("{path:?}");
+                assert!(!text.contains("secret-topic-9"), "{text}");
+                if let ReplyPath::Exposed { fix, .. } = path {
+                    assert!(fix.contains("topic_env"), "{fix}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn an_escalation_target_names_a_sink_of_the_table() {
         for target in [
