@@ -198,7 +198,13 @@ async fn pause_stops_at_the_boundary_and_resume_continues() {
         CancellationToken::new(),
         |run| {
             store
-                .append(Some(run), &Event::PauseRequested { by: "test".into() })
+                .append(
+                    Some(run),
+                    &Event::PauseRequested {
+                        by: "test".into(),
+                        author: tether_store::Author::Person,
+                    },
+                )
                 .unwrap();
         },
     )

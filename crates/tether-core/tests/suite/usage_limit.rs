@@ -284,7 +284,13 @@ async fn ctrl_c_and_pause_end_a_wait_too() {
     let (_, run, task) = waiting_run(&f, CancellationToken::new()).await;
     let other = Store::open(f.ws.db_path()).unwrap();
     other
-        .append(Some(&run), &Event::PauseRequested { by: "test".into() })
+        .append(
+            Some(&run),
+            &Event::PauseRequested {
+                by: "test".into(),
+                author: tether_store::Author::Person,
+            },
+        )
         .unwrap();
     let end = tokio::time::timeout(Duration::from_secs(10), task)
         .await
