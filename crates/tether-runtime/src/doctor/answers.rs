@@ -19,7 +19,8 @@ pub fn check(config: &Config, ws: &Workspace, env: &dyn Env) -> Check {
     let paths = registry::reply_paths(config, reach);
     let mut exposed = Vec::new();
     let mut fixes = Vec::new();
-    let mut protected = Vec::new();
+    // The channels protected the same way, together: (how, names).
+    let mut protected: Vec<(String, Vec<String>)> = Vec::new();
     for (name, path) in paths {
         match path {
             ReplyPath::Exposed { why, fix } => {
@@ -28,7 +29,10 @@ pub fn check(config: &Config, ws: &Workspace, env: &dyn Env) -> Check {
                     fixes.push(fix);
                 }
             }
-            ReplyPath::Protected(how) => protected.push(format!("{name} ({how})")),
+            ReplyPath::Protected(how) => match protected.iter_mut().find(|(h, _)| *h == how) {
+                Some((_, names)) => names.push(name),
+                None => protected.push((how, vec![name])),
+            },
             ReplyPath::None => {}
         }
     }
@@ -41,9 +45,13 @@ pub fn check(config: &Config, ws: &Workspace, env: &dyn Env) -> Check {
             "no channel takes answers besides the terminal, the dashboard and `tether answer`",
         );
     }
+    let groups: Vec<String> = protected
+        .into_iter()
+        .map(|(how, names)| format!("{} ({how})", names.join(", ")))
+        .collect();
     Check::pass(
         NAME,
-        format!("only a person answers on {}", protected.join(", ")),
+        format!("only a person answers on {}", groups.join("; ")),
     )
 }
 

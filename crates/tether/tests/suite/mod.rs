@@ -36,6 +36,7 @@ mod mcp_zulip;
 mod names;
 mod notices;
 mod notices_stops;
+mod only_a_person;
 mod pi_cli;
 mod pi_gate;
 mod pinned;

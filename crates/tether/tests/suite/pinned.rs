@@ -9,7 +9,7 @@
 //! the tests run as root, as an ordinary one too (the budget's only as the latter).
 
 mod honest;
-mod support;
+pub(super) mod support;
 
 use std::fs;
 
