@@ -589,7 +589,8 @@ fn reply(
         && ntfy.token.is_some()
     {
         return ReplyPath::Protected(format!(
-            "its topics need the access token in {var}, which the agent never gets (so long as              the server refuses anyone reading them without one)"
+            "its topics need the access token in {var}, which the agent never gets (so long as \
+                 the server refuses anyone reading them without one)"
         ));
     }
     if !reach.network {
@@ -597,9 +598,15 @@ fn reply(
     }
     ReplyPath::Exposed {
         why: format!(
-            "the agent has the network and reads {written} in tether.toml: it could follow the              topic and press its own questions' buttons"
+            "the agent has the network and reads {written} in tether.toml: it could follow the \
+                 topic and press its own questions' buttons"
         ),
-        fix: "keep the topic out of tether.toml: set `[ntfy] topic_env` to the name of a               variable holding it (tether keeps it from the agent like a key; name no topic in               `human.escalate_to`), or protect the topics with an access token (`[ntfy]               token_env`) on a server that refuses anonymous readers. Meanwhile questions are               pushed there without buttons: answer on the terminal, the dashboard or with               `tether answer`"
+        fix: "keep the topic out of tether.toml: set `[ntfy] topic_env` to the name of a \
+             variable holding it (tether keeps it from the agent like a key; name no topic in \
+             `human.escalate_to`), or protect the topics with an access token (`[ntfy] \
+             token_env`) on a server that refuses anonymous readers. Meanwhile questions are \
+             pushed there without buttons: answer on the terminal, the dashboard or with \
+             `tether answer`"
             .to_owned(),
     }
 }

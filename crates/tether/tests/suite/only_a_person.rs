@@ -119,18 +119,23 @@ fn workspace(as_user: bool, server: &FakeNtfyServer, from_env: bool) -> Env {
     e
 }
 
+/// Whether `message` is a question's push (`tether: a question (r-…)`).
+fn is_question(message: &Value) -> bool {
+    message["title"]
+        .as_str()
+        .is_some_and(|t| t.starts_with("tether: a question"))
+}
+
 /// The question's push, once it is on the topic.
 fn push(rt: &tokio::runtime::Runtime, server: &FakeNtfyServer) -> Value {
     rt.block_on(server.wait_for("the question's push", PATIENCE, |s| {
-        s.messages(TOPIC)
-            .iter()
-            .any(|m| m["title"] == "tether: a question")
+        s.messages(TOPIC).iter().any(is_question)
     }))
     .unwrap();
     server
         .messages(TOPIC)
         .into_iter()
-        .find(|m| m["title"] == "tether: a question")
+        .find(is_question)
         .unwrap()
 }
 
@@ -191,7 +196,7 @@ fn the_agent_following_an_ntfy_topic_it_reads_cannot_answer_its_own_ask_before_q
             (QuestionStatus::Answered, Some("no"), Some("cli")),
             "{who}"
         );
-        assert!(e.agent_saw("not run: `touch deployed.txt`"), "{who}");
+        assert!(e.agent_saw("not run: `touch deployed.txt"), "{who}");
     });
 }
 
