@@ -16,6 +16,7 @@ mod cli_errors;
 mod codex_cli;
 mod codex_stance;
 mod control_chars;
+mod crash_bridged;
 mod docs_links;
 mod doctor;
 mod every_channel;
