@@ -58,13 +58,7 @@ fn a_question_answered_in_an_iteration_a_crash_cut_short_is_given_back_once() {
     );
     // Given back in the resumed iteration, which completes: its answer reached a completed turn,
     // and asking again later is a new question.
-    event(
-        &store,
-        &run,
-        Event::QuestionRepeated {
-            question_id: q.id.clone(),
-        },
-    );
+    event(&store, &run, Event::QuestionRepeated { question_id: q.id });
     completed(&store, &run, 1);
     started(&store, &run, 2);
     assert_eq!(earlier(&store, &ask(&run)).unwrap(), None);

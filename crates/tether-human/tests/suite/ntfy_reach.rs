@@ -109,9 +109,10 @@ async fn a_topic_the_agent_reads_with_the_network_only_tells() {
     let press = serde_json::json!({"q": id.to_string(), "o": 0, "n": nonce}).to_string();
     s.server.publish(&format!("{}-reply", s.topic), &press);
     // A person answers elsewhere.
-    let store = s.desk.broker().journal().store();
-    tether_human::broker::answer(&store, &s.ws.state_dir(), &id, "no", "cli", "ana").unwrap();
-    drop(store);
+    {
+        let store = s.desk.broker().journal().store();
+        tether_human::broker::answer(&store, &s.ws.state_dir(), &id, "no", "cli", "ana").unwrap();
+    }
     let got = answered(waiting).await;
     assert_eq!((got.text.as_str(), got.channel.as_str()), ("no", "cli"));
     assert!(

@@ -29,9 +29,7 @@ fn the_agents_own_note_and_pause_are_shown_as_the_agents() {
             by: "the agent".into(),
             author: Author::Agent,
         },
-        Event::QuestionRepeated {
-            question_id: q.id.clone(),
-        },
+        Event::QuestionRepeated { question_id: q.id },
     ] {
         store.append(Some(&run), &event).unwrap();
     }

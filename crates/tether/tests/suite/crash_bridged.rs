@@ -267,7 +267,11 @@ fn killed_again_and_again_the_bridged_work_stays_the_runs_and_the_question_is_po
             .collect();
         assert_eq!(accepted.len(), 1, "{goal}: {verdicts:#?}");
         // Claimed through the bridge, filed under the run.
-        assert_eq!(accepted[0].decision.run_id.as_ref(), Some(&run.id), "{goal}");
+        assert_eq!(
+            accepted[0].decision.run_id.as_ref(),
+            Some(&run.id),
+            "{goal}"
+        );
     }
     assert!(plan.contains("# Plan: three files") && plan.contains("## Log"));
     // The question: asked once, answered once, posted once; the repeats given back.
