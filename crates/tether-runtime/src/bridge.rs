@@ -431,3 +431,105 @@ fn relay(stream: UnixStream) -> std::io::Result<()> {
         out.flush()?;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// Records the run each call is handed and what `TETHER_RUN_ID` says to the command.
+    #[derive(Default)]
+    struct Recorder {
+        seen: Mutex<Vec<(Option<String>, Option<String>)>>,
+    }
+
+    impl Handler for Recorder {
+        fn is_session(&self, _argv: &[String]) -> bool {
+            false
+        }
+
+        fn session(&self, _call: &Call<'_>) -> Result<tether_mcp::TetherMcp, HandlerError> {
+            Err("no sessions here".into())
+        }
+
+        fn command(&self, call: &Call<'_>) -> Reply {
+            let run = call.run.map(ToString::to_string);
+            let named = call.env.var(RUN_ENV);
+            self.seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push((run, named));
+            Reply::default()
+        }
+    }
+
+    /// Hands `request` to the bridge at `socket` and reads the reply.
+    fn send(socket: &Path, request: &serde_json::Value) -> Reply {
+        let stream = UnixStream::connect(socket).unwrap();
+        let mut line = serde_json::to_vec(request).unwrap();
+        line.push(b'\n');
+        (&stream).write_all(&line).unwrap();
+        stream.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut answer = String::new();
+        BufReader::new(&stream).read_line(&mut answer).unwrap();
+        serde_json::from_str(&answer).unwrap()
+    }
+
+    #[test]
+    fn a_call_belongs_to_the_run_the_bridge_serves_whatever_run_the_agent_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(dir.path());
+        let recorder = Arc::new(Recorder::default());
+        let served: RunId = "r-served0001".parse().unwrap();
+        let cell: RunCell = Arc::new(std::sync::Mutex::new(Some(served.clone())));
+        let handler = for_run(recorder.clone(), cell);
+        let listener = bind(dir.path()).unwrap();
+        let socket = listener.path().to_owned();
+        listener
+            .serve(&ws, Config::default(), RunSandbox::default(), handler)
+            .unwrap();
+        let request = serde_json::json!({
+            "argv": ["tether", "ask", "Which name?"],
+            "run_id": "r-another0002",
+            "stdin": null,
+        });
+        send(&socket, &request);
+        let seen = recorder
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let served = Some(served.to_string());
+        assert_eq!(seen, [(served.clone(), served)]);
+    }
+
+    #[test]
+    fn a_bridge_of_no_run_keeps_the_run_the_agent_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(dir.path());
+        let recorder = Arc::new(Recorder::default());
+        let listener = bind(dir.path()).unwrap();
+        let socket = listener.path().to_owned();
+        listener
+            .serve(
+                &ws,
+                Config::default(),
+                RunSandbox::default(),
+                recorder.clone(),
+            )
+            .unwrap();
+        let request = serde_json::json!({
+            "argv": ["tether", "status"],
+            "run_id": "r-named000003",
+            "stdin": null,
+        });
+        send(&socket, &request);
+        let seen = recorder
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        assert_eq!(seen, [(None, Some("r-named000003".to_owned()))]);
+    }
+}
