@@ -30,7 +30,7 @@ const MAX_THREAD_HOPS: usize = 32;
 /// by one of the service's accounts, and the agent holds the credentials of none (the bot's
 /// token is one of tether's keys, kept from it).
 pub const ACCOUNTS: &str = "a reply is a post by one of the service's accounts, and the agent \
-    holds the credentials of none (the bot's token is kept from it)";
+    holds the credentials of none: the bot's token is kept from it";
 
 /// Why a chat channel could not post, wait or tell; logged, never the agent's.
 #[derive(Debug, thiserror::Error)]

@@ -55,14 +55,16 @@ pub fn check(config: &Config, ws: &Workspace, env: &dyn Env) -> Check {
     )
 }
 
-/// The store `ws` already has, if any: doctor creates none.
+/// The workspace's own store file, if it has one: doctor creates none, and connects to no team
+/// store here (the `store` check does, off the runtime's thread); without one a goal whose plan
+/// says `network: on` counts as opening the network, approved or not.
 fn existing_store(ws: &Workspace, env: &dyn Env) -> Option<tether_store::Store> {
     let team = tether_config::load_store(ws.root(), env)
         .ok()?
         .url
         .is_some();
-    if !team && !ws.db_path().is_file() {
+    if team || !ws.db_path().is_file() {
         return None;
     }
-    crate::store::open(ws, env).ok()
+    tether_store::Store::open(ws.db_path()).ok()
 }
