@@ -50,9 +50,9 @@ pub struct Setup<'a> {
 /// `[sandbox] readable` grants; never tether's keys (the variables the `*_env` settings name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reach {
-    /// Whether it may reach the network: the sandbox is off or lets it out, a goal's approved
-    /// contract opens it (`network: on`), or the agent talks to its model itself (an agent
-    /// CLI, an ACP agent).
+    /// Whether it may reach the network: the sandbox is off or lets it out, a goal opens it
+    /// (`network: on`, once its contract is approved), or the agent talks to its model itself
+    /// (an agent CLI, an ACP agent).
     pub network: bool,
 }
 

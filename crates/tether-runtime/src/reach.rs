@@ -4,9 +4,11 @@
 //! The agent always reads the workspace — tether.toml included — and never tether's keys. What
 //! changes with the setup is the network: the agent has it when the sandbox is off or lets it
 //! out (`[sandbox] network`), when the agent talks to its model itself (an agent CLI, an ACP
-//! agent: their sandbox keeps the network open), or when a goal of the plan has an approved
-//! contract that opens it (`network: on`; the agent can make any goal of the plan the active
-//! one, so any such goal counts, whatever the plan says of it now).
+//! agent: their sandbox keeps the network open), or when a goal of the plan opens it
+//! (`network: on`). A goal's network opens once a person approves its contract, which may
+//! happen while a run goes on, and the agent can make any goal of the plan the active one: so
+//! any goal of the plan counts whose approved contract opens the network, whatever the plan says
+//! of it now, or whose plan says `network: on`, approved yet or not.
 
 use tether_config::{Config, SandboxMode, Workspace};
 use tether_core::planning::PlanRef;
@@ -22,8 +24,8 @@ pub fn of(config: &Config, ws: &Workspace, journal: &Journal) -> Reach {
     of_with(config, ws, Some(journal))
 }
 
-/// [`of`]; without a store (`tether doctor` creates none), a goal whose plan says `network: on`
-/// counts as opening the network, approved or not.
+/// [`of`]; without a store (`tether doctor` creates none), only what the plan says of its goals'
+/// network.
 pub fn of_with(config: &Config, ws: &Workspace, journal: Option<&Journal>) -> Reach {
     let network = config.sandbox.mode == SandboxMode::Off
         || config.sandbox.network
@@ -35,23 +37,20 @@ pub fn of_with(config: &Config, ws: &Workspace, journal: Option<&Journal>) -> Re
     Reach { network }
 }
 
-/// Whether a goal of the plan `config` names has an approved contract that opens the network
-/// (without a store: says it does).
+/// Whether a goal of the plan `config` names says `network: on`, or has an approved contract
+/// (read in `journal`'s store) that opens the network.
 fn a_goal_opens_the_network(config: &Config, ws: &Workspace, journal: Option<&Journal>) -> bool {
     let plan = PlanRef::new(ws, config);
     let Ok(doc) = tether_plan::file::read(&plan.path) else {
         return false;
     };
-    let goals = &doc.plan().goals;
-    match journal {
-        Some(journal) => {
-            let approvals = Approvals::new(journal.clone(), plan.key);
-            goals
-                .iter()
-                .any(|goal| approvals.terms(goal).is_some_and(|terms| terms.network))
-        }
-        None => goals.iter().any(tether_plan::Goal::network),
-    }
+    let approvals = journal.map(|j| Approvals::new(j.clone(), plan.key));
+    doc.plan().goals.iter().any(|goal| {
+        goal.network()
+            || approvals
+                .as_ref()
+                .is_some_and(|a| a.terms(goal).is_some_and(|terms| terms.network))
+    })
 }
 
 #[cfg(test)]
@@ -90,7 +89,7 @@ mod tests {
     }
 
     #[test]
-    fn a_goal_whose_approved_contract_opens_the_network_opens_it_whatever_the_plan_says_now() {
+    fn a_goal_that_opens_the_network_in_the_plan_or_its_approved_contract_opens_it() {
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::at(dir.path());
         let plan = "# Plan\n\n## Goal: Fetch\n<!-- id: fetch -->\nstatus: open\n\
@@ -98,8 +97,9 @@ mod tests {
         std::fs::write(dir.path().join("plan.md"), plan).unwrap();
         let j = journal();
         let builtin = config(ExecutorKind::Builtin, false);
-        // Written, never approved: shut.
-        assert!(!of(&builtin, &ws, &j).network);
+        // Written, not approved yet: a person may approve it while a run goes on.
+        assert!(of(&builtin, &ws, &j).network);
+        assert!(of_with(&builtin, &ws, None).network);
         let doc = tether_plan::file::read(&dir.path().join("plan.md")).unwrap();
         let goal = &doc.plan().goals[0];
         j.store()
@@ -119,5 +119,7 @@ mod tests {
         )
         .unwrap();
         assert!(of(&builtin, &ws, &j).network);
+        // A goal that never opened it: shut.
+        assert!(!of(&builtin, &ws, &journal()).network);
     }
 }
