@@ -82,6 +82,12 @@ pub(crate) const KEY_SETTINGS: &[KeySetting] = &[
     },
     KeySetting {
         table: "ntfy",
+        key: "topic_env",
+        var: |c| c.ntfy.topic_env.as_deref(),
+        reader: Reader::Channel,
+    },
+    KeySetting {
+        table: "ntfy",
         key: "token_env",
         var: |c| c.ntfy.token_env.as_deref(),
         reader: Reader::Channel,

@@ -68,6 +68,7 @@ bot_token_env = "V_TELEGRAM_BOT_TOKEN_ENV"
 
 [ntfy]
 topic = "t"
+topic_env = "V_NTFY_TOPIC_ENV"
 token_env = "V_NTFY_TOKEN_ENV"
 reply_token_env = "V_NTFY_REPLY_TOKEN_ENV"
 

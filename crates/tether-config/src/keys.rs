@@ -104,6 +104,7 @@ pub(crate) const NOTIFY: &[&str] = &["on", "desktop", "rejected_after"];
 pub(crate) const NTFY: &[&str] = &[
     "server",
     "topic",
+    "topic_env",
     "reply_topic",
     "token_env",
     "reply_token_env",

@@ -16,12 +16,19 @@ use crate::reader::{Reader, Table, entry, path_of};
 use crate::{Secret, values};
 
 /// The ntfy sink's settings (`[ntfy]`): pushes to a topic, questions with answer buttons.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct NtfyConfig {
     /// The ntfy server, `https://ntfy.sh` by default.
     pub server: String,
-    /// The topic notices and questions are published to.
+    /// The topic notices and questions are published to: `topic`, or the value of the variable
+    /// `topic_env` names (which wins).
     pub topic: Option<String>,
+    /// The NAME of the variable holding the topic, kept out of tether.toml: the agent reads the
+    /// file, and whoever knows a topic can read what is pushed there (a question's buttons
+    /// included) and press them. Like a key, the variable is kept from the agent.
+    pub topic_env: Option<String>,
+    /// Whether `topic` came from `topic_env`'s variable rather than the file.
+    pub topic_from_env: bool,
     /// The topic the answer buttons post to (default `<topic>-reply`).
     pub reply_topic: Option<String>,
     /// The NAME of the variable holding an access token, if the topics are protected.
@@ -37,6 +44,29 @@ pub struct NtfyConfig {
     pub priority: u8,
     /// The notices this sink gets, when not `[notify] on`.
     pub notify: Option<Vec<NoticeKind>>,
+}
+
+/// A topic read from `topic_env` is as good as a key: shown redacted.
+impl std::fmt::Debug for NtfyConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let topic = match (&self.topic, self.topic_from_env) {
+            (Some(_), true) => Some("[redacted]"),
+            (topic, false) => topic.as_deref(),
+            (None, true) => None,
+        };
+        f.debug_struct("NtfyConfig")
+            .field("server", &self.server)
+            .field("topic", &topic)
+            .field("topic_env", &self.topic_env)
+            .field("reply_topic", &self.reply_topic)
+            .field("token_env", &self.token_env)
+            .field("token", &self.token)
+            .field("reply_token_env", &self.reply_token_env)
+            .field("reply_token", &self.reply_token)
+            .field("priority", &self.priority)
+            .field("notify", &self.notify)
+            .finish()
+    }
 }
 
 impl NtfyConfig {
@@ -58,6 +88,8 @@ impl Default for NtfyConfig {
         NtfyConfig {
             server: Self::DEFAULT_SERVER.to_owned(),
             topic: None,
+            topic_env: None,
+            topic_from_env: false,
             reply_topic: None,
             token_env: None,
             token: None,
@@ -268,8 +300,12 @@ impl NtfyConfig {
     /// What the sink lacks, each naming the setting or variable to set.
     pub fn missing(&self) -> Vec<String> {
         let mut missing = Vec::new();
-        if self.topic.is_none() {
-            missing.push("`[ntfy] topic`".to_owned());
+        match (&self.topic, &self.topic_env) {
+            (Some(_), _) => {}
+            (None, Some(var)) => missing.push(format!(
+                "the topic (set {var}, named by `[ntfy] topic_env`)"
+            )),
+            (None, None) => missing.push("`[ntfy] topic` (or `[ntfy] topic_env`)".to_owned()),
         }
         if let (Some(var), None) = (&self.token_env, &self.token) {
             missing.push(format!(
@@ -376,6 +412,23 @@ pub(crate) fn read_ntfy(r: &mut Reader, t: Option<&Table>, env: &dyn Env, out: &
         out.server = server.trim_end_matches('/').to_owned();
     }
     out.topic = r.string(t, "topic", ntfy_topic);
+    let topic_var = r.string(t, "topic_env", values::env_var_name);
+    if let Some(var) = &topic_var
+        && let Some(topic) = non_empty_key(env, var)
+    {
+        // Never said back: the topic is as good as a key.
+        if ntfy_topic(&topic).is_ok() {
+            out.topic = Some(topic);
+            out.topic_from_env = true;
+        } else if let Some((_, v)) = entry(t, "topic_env") {
+            r.report(
+                Some(v.span()),
+                "ntfy.topic_env",
+                format!("{var} must hold an ntfy topic: 1 to 64 letters, digits, _ or -"),
+            );
+        }
+    }
+    out.topic_env = topic_var;
     out.reply_topic = r.string(t, "reply_topic", ntfy_topic);
     if let (Some(topic), Some(reply)) = (&out.topic, &out.reply_topic)
         && topic == reply

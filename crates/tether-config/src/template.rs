@@ -173,6 +173,11 @@ rejected_after = 3
 # server = "https://ntfy.sh"
 # The topic notices and questions go to (letters, digits, _ and -; hard to guess on ntfy.sh).
 # topic = "tether-7f3k2q"
+# Or the NAME of the environment variable holding it (it wins): the agent reads tether.toml, and
+# with the network it could follow a topic written here and press its own questions' buttons,
+# so tether then takes no answers on ntfy (`tether doctor` says so). The variable is kept from
+# the agent like a key.
+# topic_env = "NTFY_TOPIC"
 # The topic the answer buttons post to and tether reads (default: the topic + "-reply").
 # reply_topic = "tether-7f3k2q-reply"
 # The NAME of the environment variable holding an access token, for protected topics.

@@ -6,8 +6,8 @@
 
 use serde::Serialize;
 use tether_store::{
-    Budget, Event, Run, RunId, RunStatus, Seq, Spending, SpentBudget, Store, StoredEvent, Unit,
-    Usage, UsageLimitWait,
+    Author, Budget, Event, Run, RunId, RunStatus, Seq, Spending, SpentBudget, Store, StoredEvent,
+    Unit, Usage, UsageLimitWait,
 };
 
 use crate::looping;
@@ -130,8 +130,14 @@ fn lock_of(ws: &Workspace, run: &Run) -> std::path::PathBuf {
     }
 }
 
-/// Asks the run to pause at its next iteration boundary (or pauses a stopped, unfinished run).
-pub fn pause(store: &Store, ws: &Workspace, run: &Run, by: &str) -> Result<Control, ControlError> {
+/// Asks the run to pause at its next iteration boundary (or pauses a stopped, unfinished run),
+/// for `by`: a person, or the run's own agent (`author`).
+pub fn pause(
+    store: &Store,
+    ws: &Workspace,
+    run: &Run,
+    by: (&str, Author),
+) -> Result<Control, ControlError> {
     tether_store::control::pause(store, &lock_of(ws, run), run, by)
 }
 
@@ -141,8 +147,14 @@ pub fn cancel(store: &Store, ws: &Workspace, run: &Run, by: &str) -> Result<Cont
 }
 
 /// Queues a message from `by` for the run's agent: it is delivered at the start of the next
-/// iteration (recorded when it is). A run that ended cannot take messages.
-pub fn say(store: &Store, run: &Run, text: &str, by: &str) -> Result<Control, ControlError> {
+/// iteration (recorded when it is), as a person's, or as the agent's own note when `by` is the
+/// agent. A run that ended cannot take messages.
+pub fn say(
+    store: &Store,
+    run: &Run,
+    text: &str,
+    by: (&str, Author),
+) -> Result<Control, ControlError> {
     tether_store::control::say(store, run, text, by)
 }
 

@@ -1,7 +1,7 @@
 //! Acts only a person may do, refused when an agent asks for them.
 //!
 //! tether's promise rests on a few decisions no agent may take for itself: agreeing to a goal's
-//! contract, signing a goal off without the judge, cancelling a goal, answering a question,
+//! contract, signing a goal off without the judge, cancelling a goal or a run, answering a question,
 //! resuming a run a rule paused for a person, applying a changed tether.toml to a run. The agent has a shell and runs as the same user, so
 //! it can start the tether binary itself; these commands therefore check, in one place
 //! ([`require_human`]), that they do not run inside an agent's process tree:
@@ -53,6 +53,8 @@ pub enum HumanAct {
     RunWithoutJudge,
     /// Cancelling a goal (`tether goal cancel`).
     CancelGoal,
+    /// Cancelling a run (`tether cancel`): it ends for good, its goals left as they are.
+    CancelRun,
     /// Answering a question (`tether answer`).
     AnswerQuestion,
     /// Taking a stopped run up again (`tether resume`).
@@ -78,6 +80,7 @@ impl HumanAct {
             HumanAct::SignOffWithoutJudge => "signing a goal off without the judge (--no-judge)",
             HumanAct::RunWithoutJudge => "starting a goal run without the judge (--no-judge)",
             HumanAct::CancelGoal => "cancelling a goal",
+            HumanAct::CancelRun => "cancelling a run",
             HumanAct::AnswerQuestion => "answering a question",
             HumanAct::ResumeRun => "resuming a run",
             HumanAct::AddCriterion => "adding an acceptance criterion to a goal",
@@ -104,6 +107,11 @@ impl HumanAct {
                 "A person cancels a goal by running `tether goal cancel <id>` in their own \
                  shell, outside the agent. An agent that thinks a goal should be dropped says \
                  why with ask_human."
+            }
+            HumanAct::CancelRun => {
+                "A person cancels a run by running `tether cancel` in their own shell, outside \
+                 the agent. An agent that cannot go on pauses its run with `tether pause` (a \
+                 person then resumes or cancels it) or says why with ask_human."
             }
             HumanAct::AnswerQuestion => {
                 "The question waits for a person: they answer it with `tether answer` in their \

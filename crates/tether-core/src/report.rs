@@ -1,13 +1,15 @@
 //! The run report: what a run did, readable in a minute — its outcome and time, what its agent
 //! turns used, each goal's sign-off attempts with the judge's verdict and the quotes it cited,
-//! the questions asked with their answers, and the messages people sent with `tether say`.
+//! the questions asked with their answers (those the agent asked through the bridge included:
+//! they carry the run's id), the messages people sent with `tether say` and the notes the agent
+//! left itself with its own, and who asked the run to pause or stop.
 //!
 //! It is rendered from the store alone (markdown), so it reads the same on any machine of a
 //! team; `tether report` writes it to `.tether/runs/<run>/report.md` and prints it.
 
 use std::collections::BTreeMap;
 
-use tether_store::{Event, Run, Seq, Store, StoreError, VerdictRecord, utc_clock};
+use tether_store::{Author, Event, Run, Seq, Store, StoreError, VerdictRecord, utc_clock};
 
 /// Appends one formatted line to a report.
 macro_rules! put {
@@ -193,13 +195,27 @@ fn questions(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreErro
     Ok(())
 }
 
-/// What people told the agent with `tether say`.
+/// What people told the agent with `tether say`, the notes the agent left itself with its own,
+/// and who asked the run to pause or stop — each said as a person's or as the agent's.
 fn messages(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreError> {
-    let said: Vec<(String, String)> = store
+    let said: Vec<String> = store
         .events(&run.id, Seq::START, usize::MAX)?
         .into_iter()
         .filter_map(|e| match e.event {
-            Some(Event::MessageQueued { text, by }) => Some((by, text)),
+            Some(Event::MessageQueued {
+                text,
+                author: Author::Agent,
+                ..
+            }) => Some(format!(
+                "the agent, a note to itself (its own `tether say`): {text}"
+            )),
+            Some(Event::MessageQueued { text, by, .. }) => Some(format!("{by}: {text}")),
+            Some(Event::PauseRequested {
+                author: Author::Agent,
+                ..
+            }) => Some("the agent asked to pause the run (its own `tether pause`)".to_owned()),
+            Some(Event::PauseRequested { by, .. }) => Some(format!("{by} asked to pause the run")),
+            Some(Event::CancelRequested { by }) => Some(format!("{by} cancelled the run")),
             _ => None,
         })
         .collect();
@@ -208,8 +224,8 @@ fn messages(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreError
     }
     put!(out, "## Messages");
     put!(out);
-    for (by, text) in said {
-        put!(out, "- {by}: {text}");
+    for line in said {
+        put!(out, "- {line}");
     }
     Ok(())
 }

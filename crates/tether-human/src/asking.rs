@@ -197,14 +197,16 @@ impl AskPolicy {
 }
 
 /// Stores the question, offers it through `broker` and waits for the first answer; `stored` is
-/// told once it is in the store. Call [`AskPolicy::settle`] first (the [`crate::Desk`] does).
+/// told once it is in the store. The same question its run already asked is given back instead
+/// when the agent repeats itself after a crash ([`Broker::ask_once_with`]). Call
+/// [`AskPolicy::settle`] first (the [`crate::Desk`] does).
 pub async fn ask(
     broker: &Broker,
     question: NewQuestion,
     cancel: CancellationToken,
     stored: impl FnOnce(&Question),
 ) -> Result<Reply, AskFailed> {
-    replied(broker.ask_with(question, cancel, stored).await)
+    replied(broker.ask_once_with(question, cancel, stored).await)
 }
 
 /// What the agent gets for the end of a wait for a human: the answer, or a refusal it can read

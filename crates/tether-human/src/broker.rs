@@ -23,7 +23,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tether_http::Backoff;
 use tether_store::{
-    AnswerOutcome, Change, Following, Journal, NewQuestion, Outcome, Question, QuestionId,
+    AnswerOutcome, Change, Event, Following, Journal, NewQuestion, Outcome, Question, QuestionId,
     QuestionStatus, RunId,
 };
 use tokio_util::sync::CancellationToken;
@@ -184,6 +184,34 @@ impl Broker {
         self.publish(&question);
         stored(&question);
         self.wait(&question.id, cancel).await
+    }
+
+    /// Like [`Broker::ask_with`], for a question an agent asks (`ask_human`, `tether ask`): when
+    /// its run already asked the same question and it is still pending, or was answered in an
+    /// iteration that never ended (the agent's work started over after a crash), that question
+    /// is given back — waited for, or its stored answer at once — and nothing is posted again
+    /// ([`crate::repeat`]). `stored` is told the question waited for, when it waits.
+    pub async fn ask_once_with(
+        &self,
+        question: NewQuestion,
+        cancel: CancellationToken,
+        stored: impl FnOnce(&Question),
+    ) -> Result<Answer, BrokerError> {
+        let Some(earlier) = crate::repeat::earlier(&self.journal.store(), &question)? else {
+            return self.ask_with(question, cancel, stored).await;
+        };
+        if let Some(run) = &earlier.run_id {
+            let repeated = Event::QuestionRepeated {
+                question_id: earlier.id.clone(),
+            };
+            self.journal.store().append(Some(run), &repeated)?;
+            tracing::info!(question = %earlier.id, "the agent asked again a question its run already asked; not posted again");
+        }
+        if earlier.status == QuestionStatus::Pending {
+            stored(&earlier);
+        }
+        self.publish(&earlier);
+        self.wait(&earlier.id, cancel).await
     }
 
     /// Tells the journal's sinks (the live progress line) about what was just stored for the

@@ -26,6 +26,12 @@ use crate::notices::Notice;
 /// How far a conversation is followed back to find its thread (a follow-up of a follow-up …).
 const MAX_THREAD_HOPS: usize = 32;
 
+/// What keeps the agent from answering on a chat channel in a person's place: a reply is a post
+/// by one of the service's accounts, and the agent holds the credentials of none (the bot's
+/// token is one of tether's keys, kept from it).
+pub const ACCOUNTS: &str = "a reply is a post by one of the service's accounts, and the agent \
+    holds the credentials of none: the bot's token is kept from it";
+
 /// Why a chat channel could not post, wait or tell; logged, never the agent's.
 #[derive(Debug, thiserror::Error)]
 pub enum ChatError {

@@ -17,6 +17,9 @@
 //! - **the notice sinks** `human.channels` lists — ntfy, webhook, email, notify_command — from
 //!   their tables ([`crate::sinks`]), and the escalation sinks `human.escalate_to` names, with
 //!   `human.remind_after` and `human.escalate_after` ([`crate::broker::Escalation`]);
+//! - each of them kept to telling when the agent could answer on it in a person's place, given
+//!   what it reaches ([`crate::registry::Reach`]; ntfy with its topic in tether.toml and the
+//!   network open): its answers are never taken;
 //! - **the terminal** when the caller says stdin and stderr are a person ([`Console::Person`]);
 //!   only the caller knows (for `tether mcp` they are the protocol);
 //! - **the policy**: the interaction threshold and what is wrong with the channels that could not
@@ -45,6 +48,7 @@ use crate::channels::DynChannel;
 use crate::desktop::Desktop;
 use crate::notice_events::NoticeQueue;
 use crate::notices::{Notice, NoticeRoutes};
+use crate::registry::Reach;
 use crate::terminal::Terminal;
 
 /// Whether the process's stdin and stderr are a person at a terminal.
@@ -81,12 +85,13 @@ pub struct Desk {
 
 impl Desk {
     /// The desk `config` describes for the workspace `ws`, recording in `journal` (the process's
-    /// one store connection).
+    /// one store connection), for an agent that reaches what `reach` says: a channel whose
+    /// reply path it reaches only tells (see [`crate::registry::ReplyPath`]).
     pub fn from_config(
         config: &Config,
         ws: &Workspace,
         journal: Journal,
-        console: Console,
+        (console, reach): (Console, Reach),
     ) -> Self {
         let mut channels: Vec<Arc<dyn DynChannel>> = Vec::new();
         if let Console::Person { who } = console {
@@ -96,6 +101,7 @@ impl Desk {
             config,
             ws,
             journal: &journal,
+            reach,
         };
         let (listed, mut problems) = crate::registry::listed(&setup);
         channels.extend(listed);

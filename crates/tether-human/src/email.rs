@@ -186,4 +186,5 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
     },
     probe: None,
     secrets: &[("email", "username_env"), ("email", "password_env")],
+    reply: |_, _, _| crate::registry::ReplyPath::None,
 };

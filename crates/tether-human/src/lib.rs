@@ -10,6 +10,11 @@
 //! notice sinks directly; the chat channels [`zulip`], [`slack`] and [`telegram`] through the
 //! one adapter of [`chat`], each implementing only what its service does its own way).
 //!
+//! Only a person answers: a channel whose reply path the agent could read or reach (its
+//! descriptor in [`registry`] says, given what the agent reaches) is kept to telling
+//! ([`tell_only`]). A question an agent asks again after a crash started its work over is given
+//! back rather than posted again ([`repeat`]).
+//!
 //! [`desk`] is the one constructor: the loops (and a resumed run waiting for a question its
 //! killed process left pending), `tether ask`, `tether mcp` and the demo all get their human
 //! side from [`Desk::from_config`]. This crate sits below the loops and knows nothing of
@@ -57,6 +62,7 @@ pub mod person;
 pub mod prompts;
 pub mod registry;
 mod relay;
+pub mod repeat;
 pub mod sink_body;
 pub mod sinks;
 pub mod slack;
@@ -64,6 +70,7 @@ mod slack_registry;
 mod slack_router;
 mod state_file;
 pub mod telegram;
+pub mod tell_only;
 pub mod terminal;
 pub mod threshold;
 pub mod tool;

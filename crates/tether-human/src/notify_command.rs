@@ -116,4 +116,5 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
     },
     probe: None,
     secrets: &[],
+    reply: |_, _, _| crate::registry::ReplyPath::None,
 };

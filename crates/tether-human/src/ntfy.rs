@@ -20,6 +20,10 @@
 //! pending in the store is written to the store directly (and wakes whoever waits).
 //!
 //! One follower per channel serves every question it waits for, and stops when none waits.
+//!
+//! When the agent could press the buttons itself — it reads the topic in tether.toml and has the
+//! network ([`DEF`]'s reply path) — the sink only tells: questions are pushed without buttons,
+//! no reply topic is followed, and the question waits for a person elsewhere.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -36,6 +40,7 @@ use tokio_util::sync::CancellationToken;
 use crate::broker::{Answer, answer};
 use crate::channels::{Channel, ChannelAnswer};
 use crate::notices::Notice;
+use crate::registry::ReplyPath;
 use crate::sink_body::{BodyKind, SinkBody};
 use crate::sinks::SinkError;
 use crate::state_file;
@@ -75,6 +80,9 @@ struct Shared {
     /// The key its posts are recorded under (`ntfy`, or `ntfy:<topic>` for an escalation's).
     post_key: String,
     follow: FollowOptions,
+    /// Whether it takes answers: not when the agent could press the buttons itself (see
+    /// [`reply`]); then a question is pushed without buttons and no reply topic is followed.
+    answers: bool,
     state: Mutex<State>,
 }
 
@@ -144,6 +152,7 @@ impl Ntfy {
                 state_dir,
                 post_key,
                 follow: FollowOptions::default(),
+                answers: true,
                 state: Mutex::default(),
             }),
         })
@@ -153,6 +162,15 @@ impl Ntfy {
     pub fn with_follow_options(mut self, options: FollowOptions) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             shared.follow = options;
+        }
+        self
+    }
+
+    /// Pushes questions without buttons and follows no reply topic: the agent could read the
+    /// topic and press them itself ([`reply`]).
+    pub fn tell_only(mut self) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.answers = false;
         }
         self
     }
@@ -192,10 +210,15 @@ impl Shared {
     fn publish_of(&self, question: &Question, nonce: &str, kind: BodyKind) -> Publish {
         let body = SinkBody::question(question, kind);
         let url = self.client.topic_url(&self.reply_topic);
+        let buttons = if self.answers {
+            Publish::MAX_ACTIONS
+        } else {
+            0
+        };
         let actions = question
             .options
             .iter()
-            .take(Publish::MAX_ACTIONS)
+            .take(buttons)
             .enumerate()
             .map(|(i, label)| {
                 let press = Press {
@@ -431,7 +454,7 @@ impl Channel for Ntfy {
                 return None;
             }
         };
-        if question.options.is_empty() {
+        if question.options.is_empty() || !self.shared.answers {
             // Nothing to press: the push says how to answer.
             stop.cancelled().await;
             return None;
@@ -500,6 +523,10 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
             setup.ws.state_dir(),
         )
         .map_err(|e| e.to_string())?;
+        let sink = match reply(setup.config, role, setup.reach) {
+            ReplyPath::Exposed { .. } => sink.tell_only(),
+            ReplyPath::None | ReplyPath::Protected(_) => sink,
+        };
         Ok(std::sync::Arc::new(sink))
     },
     check: |config, role| {
@@ -523,8 +550,66 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
         }
     },
     probe: None,
-    secrets: &[("ntfy", "token_env"), ("ntfy", "reply_token_env")],
+    secrets: &[
+        ("ntfy", "topic_env"),
+        ("ntfy", "token_env"),
+        ("ntfy", "reply_token_env"),
+    ],
+    reply,
 };
+
+/// Whether the agent could answer on ntfy in a person's place. A button's press carries the
+/// question's nonce, which travels in the notification: whoever reads the topic can press it
+/// (the reply token, when there is one, travels there too). The agent can read the topic when
+/// it knows the topic — written in tether.toml, which it reads — and the server lets it read
+/// without a token, over the network. Protected: a topic from `[ntfy] topic_env` (kept from the
+/// agent like a key), topics that need the access token `[ntfy] token_env` names (kept from it
+/// too), or no network for the agent.
+fn reply(
+    config: &tether_config::Config,
+    role: crate::registry::Role<'_>,
+    reach: crate::registry::Reach,
+) -> ReplyPath {
+    use tether_config::EscalationTarget;
+    let ntfy = &config.ntfy;
+    let written = match role {
+        crate::registry::Role::Escalation(EscalationTarget::Ntfy { topic: Some(t) }) => {
+            Some(format!("the topic `ntfy:{t}` of `human.escalate_to`"))
+        }
+        _ if ntfy.topic_from_env => None,
+        _ => Some("`[ntfy] topic`".to_owned()),
+    };
+    let Some(written) = written else {
+        let var = ntfy.topic_env.as_deref().unwrap_or("its variable");
+        return ReplyPath::Protected(format!(
+            "its topic comes from {var}, which the agent never gets"
+        ));
+    };
+    if let Some(var) = &ntfy.token_env
+        && ntfy.token.is_some()
+    {
+        return ReplyPath::Protected(format!(
+            "its topics need the access token in {var}, which the agent never gets (so long as \
+                 the server refuses anyone reading them without one)"
+        ));
+    }
+    if !reach.network {
+        return ReplyPath::Protected("the agent has no network to follow its topic".to_owned());
+    }
+    ReplyPath::Exposed {
+        why: format!(
+            "the agent has the network and reads {written} in tether.toml: it could follow the \
+                 topic and press its own questions' buttons"
+        ),
+        fix: "keep the topic out of tether.toml: set `[ntfy] topic_env` to the name of a \
+             variable holding it (tether keeps it from the agent like a key; name no topic in \
+             `human.escalate_to`), or protect the topics with an access token (`[ntfy] \
+             token_env`) on a server that refuses anonymous readers. Meanwhile questions are \
+             pushed there without buttons: answer on the terminal, the dashboard or with \
+             `tether answer`"
+            .to_owned(),
+    }
+}
 
 /// The topic an escalation pushes to (`None` for the listed sink, which takes `[ntfy] topic`).
 fn escalation_topic(

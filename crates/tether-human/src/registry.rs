@@ -8,6 +8,15 @@
 //! short-lived command waits for ([`crate::sinks::SinkBuilder`]) and `tether doctor` all go
 //! through [`CHANNELS`], so a channel is added by writing its module and one line here.
 //!
+//! Each also says whether the agent could answer on it in a person's place ([`ReplyPath`]),
+//! from what its configuration leaves readable and what the agent reaches ([`Reach`]): ntfy
+//! with its topic written in tether.toml and the network open, for one. Such a channel is built
+//! to tell only — a question is still pushed there, with no way to answer it there, and nothing
+//! it hears is taken — for every question: an `ask_before` yes would run what a person must
+//! approve, and any answer is recorded, reported and acted on as a person's. The question then
+//! waits for the other channels, the terminal, the dashboard or `tether answer`; `tether
+//! doctor` says why and how to protect the channel.
+//!
 //! The terminal, the CLI and the dashboard are not in the table: the terminal is the caller's
 //! (only it knows whether stdin is a person), and the CLI and the dashboard answer through the
 //! store, which every question is offered on.
@@ -32,6 +41,43 @@ pub struct Setup<'a> {
     pub ws: &'a Workspace,
     /// The process's store connection (posts are recorded there).
     pub journal: &'a Journal,
+    /// What the agent can reach: a channel whose reply path it reaches answers nothing.
+    pub reach: Reach,
+}
+
+/// What the workspace's agent can reach, as tether's sandbox leaves it, for the channels'
+/// reply paths. It always reads the workspace, tether.toml included, and the paths
+/// `[sandbox] readable` grants; never tether's keys (the variables the `*_env` settings name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reach {
+    /// Whether it may reach the network: the sandbox is off or lets it out, a goal opens it
+    /// (`network: on`, once its contract is approved), or the agent talks to its model itself
+    /// (an agent CLI, an ACP agent).
+    pub network: bool,
+}
+
+impl Reach {
+    /// The most an agent may reach: what is assumed when nothing says less (an MCP client
+    /// tether does not sandbox, a process that knows nothing of the run's agent).
+    pub const ANYTHING: Reach = Reach { network: true };
+}
+
+/// Whether an answer taken on a channel can only be a person's, as its configuration leaves
+/// it ([`ChannelDef::reply`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplyPath {
+    /// It takes no answers: it only tells (the webhook, email, a command).
+    None,
+    /// Only a person answers there; the text says what keeps the agent out.
+    Protected(String),
+    /// The agent could answer there in a person's place: the channel only tells (a question is
+    /// still pushed, without a way to answer it there), and its answers are never taken.
+    Exposed {
+        /// What the agent can read or reach (never a secret's value).
+        why: String,
+        /// How a person protects it.
+        fix: String,
+    },
 }
 
 impl Setup<'_> {
@@ -126,6 +172,10 @@ pub struct ChannelDef {
     /// tether's own keys (`Config::key_settings`, a test checks), so the variables they name
     /// are taken out of tether's environment and kept from every agent and child.
     pub secrets: &'static [(&'static str, &'static str)],
+    /// Whether the agent, reaching what [`Reach`] says, could answer on it for `role` as its
+    /// configuration stands — read what a question offers there (a button's nonce) and give the
+    /// answer back. An exposed channel is built to tell only ([`crate::tell_only`]).
+    pub reply: fn(&Config, Role<'_>, Reach) -> ReplyPath,
 }
 
 /// Every channel kind tether builds from `tether.toml`.
@@ -154,13 +204,45 @@ pub fn escalation_kind(target: &EscalationTarget) -> Kind {
     }
 }
 
+/// `def` built for `role`; one the agent could answer on kept to telling.
+fn build(def: &ChannelDef, setup: &Setup<'_>, role: Role<'_>) -> Built {
+    let channel = (def.build)(setup, role)?;
+    Ok(match (def.reply)(setup.config, role, setup.reach) {
+        ReplyPath::Exposed { why, .. } => {
+            tracing::warn!(
+                channel = def.kind.as_str(),
+                "takes no answers, only tells: {why} (`tether doctor` says how to protect it)"
+            );
+            Arc::new(crate::tell_only::TellOnly::new(channel))
+        }
+        ReplyPath::None | ReplyPath::Protected(_) => channel,
+    })
+}
+
+/// The reply path of each channel `config` turns on — listed, then named for escalation —
+/// given what the agent reaches, with the channel's spelling (what `tether doctor` reports).
+pub fn reply_paths(config: &Config, reach: Reach) -> Vec<(String, ReplyPath)> {
+    let listed = config
+        .human
+        .channels
+        .iter()
+        .filter_map(|k| find(*k))
+        .map(|def| (def.kind.as_str().to_owned(), def, Role::Listed));
+    let escalated = escalation_defs(config)
+        .map(|(def, target)| (target.spelling(), def, Role::Escalation(target)));
+    listed
+        .chain(escalated)
+        .map(|(name, def, role)| (name, (def.reply)(config, role, reach)))
+        .collect()
+}
+
 /// The channels `human.channels` lists (those of the table), and the problems of those that
-/// could not be built.
+/// could not be built. One the agent could answer on tells only.
 pub fn listed(setup: &Setup<'_>) -> (Vec<Arc<dyn DynChannel>>, Vec<Off>) {
     let mut built = Vec::new();
     let mut problems = Vec::new();
     for def in setup.config.human.channels.iter().filter_map(|k| find(*k)) {
-        match (def.build)(setup, Role::Listed) {
+        match build(def, setup, Role::Listed) {
             Ok(channel) => built.push(channel),
             Err(off) => {
                 tracing::warn!(channel = def.kind.as_str(), "a channel is off: {off}");
@@ -177,7 +259,7 @@ pub fn escalation(setup: &Setup<'_>) -> (Vec<Arc<dyn DynChannel>>, Vec<Off>) {
     let mut built = Vec::new();
     let mut problems = Vec::new();
     for (def, target) in escalation_defs(setup.config) {
-        match (def.build)(setup, Role::Escalation(target)) {
+        match build(def, setup, Role::Escalation(target)) {
             Ok(channel) => built.push(channel),
             Err(off) => {
                 tracing::warn!(target = %target.spelling(), "an escalation sink is off: {off}");
@@ -250,6 +332,88 @@ mod tests {
                     def.secrets.contains(key),
                     "{key:?} is not among {table}'s secrets"
                 );
+            }
+        }
+    }
+
+    fn config(ntfy: &str, env: &[(&str, &str)]) -> Config {
+        let text = format!(
+            "[human]\nchannels = [\"zulip\", \"ntfy\", \"webhook\"]\nescalate_after = \"1h\"\n\
+             escalate_to = [\"ntfy\", \"ntfy:oncall\", \"email\"]\n[ntfy]\n{ntfy}\n"
+        );
+        let mut vars = tether_config::MapEnv::new();
+        for (k, v) in env {
+            vars.set(*k, *v);
+        }
+        tether_config::parse(&text, std::path::Path::new("tether.toml"), &vars).unwrap()
+    }
+
+    /// Each channel's spelling with `exposed`, `protected` or `none`.
+    fn paths(config: &Config, network: bool) -> Vec<(String, &'static str)> {
+        reply_paths(config, Reach { network })
+            .into_iter()
+            .map(|(name, path)| {
+                let kind = match path {
+                    ReplyPath::Exposed { .. } => "exposed",
+                    ReplyPath::Protected(_) => "protected",
+                    ReplyPath::None => "none",
+                };
+                (name, kind)
+            })
+            .collect()
+    }
+
+    fn owned(list: &[(&str, &'static str)]) -> Vec<(String, &'static str)> {
+        list.iter().map(|(n, k)| ((*n).to_owned(), *k)).collect()
+    }
+
+    #[test]
+    fn ntfy_answers_only_where_the_agent_cannot_read_its_topic_or_reach_the_network() {
+        let in_file = config("topic = \"t1\"", &[]);
+        assert_eq!(
+            paths(&in_file, true),
+            owned(&[
+                ("zulip", "protected"),
+                ("ntfy", "exposed"),
+                ("webhook", "none"),
+                ("ntfy", "exposed"),
+                ("ntfy:oncall", "exposed"),
+                ("email", "none"),
+            ])
+        );
+        assert!(paths(&in_file, false).iter().all(|(_, k)| *k != "exposed"));
+        // The topic from a variable: the escalation's own topic is still written in the file.
+        let hidden = config("topic_env = \"T\"", &[("T", "t1")]);
+        assert_eq!(
+            paths(&hidden, true)
+                .into_iter()
+                .filter(|(n, _)| n.starts_with("ntfy"))
+                .collect::<Vec<_>>(),
+            owned(&[
+                ("ntfy", "protected"),
+                ("ntfy", "protected"),
+                ("ntfy:oncall", "exposed")
+            ])
+        );
+        // Topics that need a token the agent never gets.
+        let token = config("topic = \"t1\"\ntoken_env = \"TK\"", &[("TK", "tk_1")]);
+        assert!(paths(&token, true).iter().all(|(_, k)| *k != "exposed"));
+        // A token variable named but unset protects nothing.
+        let unset = config("topic = \"t1\"\ntoken_env = \"TK\"", &[]);
+        assert!(paths(&unset, true).contains(&("ntfy".to_owned(), "exposed")));
+    }
+
+    #[test]
+    fn an_exposed_channel_is_said_with_its_fix_never_its_topic() {
+        let hidden = config("topic_env = \"T\"", &[("T", "secret-topic-9")]);
+        let in_file = config("topic = \"t1\"", &[]);
+        for config in [hidden, in_file] {
+            for (_, path) in reply_paths(&config, Reach::ANYTHING) {
+                let text = format!("{path:?}");
+                assert!(!text.contains("secret-topic-9"), "{text}");
+                if let ReplyPath::Exposed { fix, .. } = path {
+                    assert!(fix.contains("topic_env"), "{fix}");
+                }
             }
         }
     }

@@ -204,10 +204,12 @@ impl<'a> SinkBuilder<'a> {
     /// A builder over `config` for the workspace `ws`, recording in `journal`.
     pub fn new(config: &'a Config, ws: &'a Workspace, journal: &'a Journal) -> Self {
         SinkBuilder {
+            // They only tell here: as if the agent reached anything.
             setup: Setup {
                 config,
                 ws,
                 journal,
+                reach: crate::registry::Reach::ANYTHING,
             },
         }
     }

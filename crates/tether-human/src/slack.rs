@@ -261,6 +261,7 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
     },
     probe: Some(|config, timeout| Box::pin(probe(config, timeout))),
     secrets: &[("slack", "bot_token_env"), ("slack", "app_token_env")],
+    reply: |_, _, _| crate::registry::ReplyPath::Protected(crate::chat::ACCOUNTS.to_owned()),
 };
 
 /// `tether doctor`'s Slack probe: the settings present, the bot token taken (`auth.test`), the

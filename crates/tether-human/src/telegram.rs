@@ -314,6 +314,7 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
     },
     probe: Some(|config, timeout| Box::pin(probe(config, timeout))),
     secrets: &[("telegram", "bot_token_env")],
+    reply: |_, _, _| crate::registry::ReplyPath::Protected(crate::chat::ACCOUNTS.to_owned()),
 };
 
 /// `tether doctor`'s Telegram probe: the settings present, the token taken (`getMe`) and the

@@ -259,6 +259,7 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
     },
     probe: None,
     secrets: &[("webhook", "url_env")],
+    reply: |_, _, _| crate::registry::ReplyPath::None,
 };
 
 fn missing(webhook: &tether_config::WebhookConfig) -> crate::registry::Off {

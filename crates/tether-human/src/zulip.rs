@@ -165,6 +165,7 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
     },
     probe: Some(|config, timeout| Box::pin(probe(config, timeout))),
     secrets: &[("zulip", "api_key_env")],
+    reply: |_, _, _| crate::registry::ReplyPath::Protected(crate::chat::ACCOUNTS.to_owned()),
 };
 
 /// `tether doctor`'s Zulip probe: the settings present, the bot known to the server.

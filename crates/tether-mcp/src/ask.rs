@@ -17,6 +17,7 @@ use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tether_human::asking::{self, AskFailed, Reply};
+use tether_human::registry::Reach;
 use tether_human::{Console, Desk, prompts};
 use tether_store::{NewQuestion, QuestionId};
 use tokio_util::sync::CancellationToken;
@@ -180,11 +181,13 @@ impl TetherMcp {
                 .run(run)
                 .map_err(|e| format!("the run {run} is not in this workspace's store: {e}"))?;
         }
+        // The client is an agent that reaches the network: one tether does not sandbox, or an
+        // agent CLI or ACP agent of a run, whose sandbox keeps the network open for its model.
         Ok(Desk::from_config(
             config,
             &options.workspace,
             journal,
-            Console::Absent,
+            (Console::Absent, Reach::ANYTHING),
         ))
     }
 }

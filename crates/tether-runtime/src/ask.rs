@@ -20,7 +20,9 @@ impl Asker {
     /// `config`'s desk in `ws`, recording in `store`, with `console` as the terminal's channel;
     /// refused, naming its problems, when a channel it lists is not set up.
     pub fn new(ws: &Workspace, config: &Config, store: Store, console: Console) -> Result<Self> {
-        let desk = Desk::from_config(config, ws, Journal::new(store, Vec::new())?, console);
+        let journal = Journal::new(store, Vec::new())?;
+        let reach = crate::reach::of(config, ws, &journal);
+        let desk = Desk::from_config(config, ws, journal, (console, reach));
         let problems = &desk.policy().problems;
         if !problems.is_empty() {
             return Err(Error::Desk(problems.join("; ")));
@@ -39,7 +41,12 @@ impl Asker {
         stored: impl FnOnce(&Question),
         grace: Duration,
     ) -> Result<Answer, BrokerError> {
-        let asked = self.desk.broker().ask_with(question, cancel, stored).await;
+        // A run's agent asking again what its run asked before a crash is given it back.
+        let asked = self
+            .desk
+            .broker()
+            .ask_once_with(question, cancel, stored)
+            .await;
         if let Err(BrokerError::Cancelled(id)) = &asked {
             self.abandon(id);
         }

@@ -119,6 +119,7 @@ fn edit(table: &str, key: &str) -> Option<(&'static [Entry], &'static str)> {
         ("notify", "rejected_after") => (NONE, "9"),
         ("ntfy", "server") => (NONE, "\"http://127.0.0.1:2\""),
         ("ntfy", "topic") => (NONE, "\"other-topic\""),
+        ("ntfy", "topic_env") => (NONE, "\"N_TOPIC\""),
         ("ntfy", "reply_topic") => (&[("ntfy", "topic", "\"t\"")], "\"t-answers\""),
         ("ntfy", "token_env") => (NONE, "\"N_TOKEN\""),
         ("ntfy", "reply_token_env") => (NONE, "\"N_REPLY\""),

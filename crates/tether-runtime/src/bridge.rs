@@ -5,8 +5,10 @@
 //!
 //! The driving process runs the command as the agent: the agent mark is always set for it,
 //! whatever the request says, so every human-only act is refused exactly as it is in the
-//! agent's own process tree; and with the run's configuration as the driving process holds it
-//! (the one the run recorded: its sandbox, its judge, its store…), not tether.toml as
+//! agent's own process tree; it belongs to the run the bridge serves ([`for_run`]), whatever run
+//! the request names, so what it records (a question, a sign-off, a message) is that run's; and
+//! with the run's configuration as the driving process holds it (the one the run recorded: its
+//! sandbox, its judge, its store…), not tether.toml as
 //! the agent may have left it. Commands that start loops, serve, or change the setup are not
 //! run for the agent at all. One request per connection: a JSON line with the arguments (and,
 //! for `tether gate`, the stdin it read), then a JSON line back with the exit code and the
@@ -24,6 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 use tether_config::{Config, Env, ProcessEnv, Workspace};
+use tether_store::{RunCell, RunId};
 
 use crate::error::{Error, Result};
 use crate::sandbox::RunSandbox;
@@ -92,6 +95,10 @@ pub struct Call<'a> {
     pub config: &'a Arc<Config>,
     /// The run's sandbox: what the command runs for the agent (a sign-off's verify) runs there.
     pub sandbox: &'a RunSandbox,
+    /// The run this bridge serves, when it serves one ([`for_run`]): what the command records —
+    /// a question, a sign-off, a message, a pause — belongs to that run, whatever run the agent
+    /// names.
+    pub run: Option<&'a RunId>,
 }
 
 /// What a command line handed over means, and running it: the binary's (its command-line
@@ -104,6 +111,45 @@ pub trait Handler: Send + Sync {
     /// Runs the command `call` hands over, as the agent: refused when the agent may not have it
     /// run (loops, servers, the setup).
     fn command(&self, call: &Call<'_>) -> Reply;
+    /// The run whose agent this handler serves, once it exists (see [`for_run`]); `None` for a
+    /// bridge of no run (the sandbox of a person's `tether goal complete`).
+    fn serves(&self) -> Option<RunId> {
+        None
+    }
+}
+
+/// `handler`, serving the agent of the run `run` holds once the run exists: every call is the
+/// run's ([`Call::run`], and `TETHER_RUN_ID` as the command reads it), whatever run the agent's
+/// request names.
+pub fn for_run(handler: Arc<dyn Handler>, run: RunCell) -> Arc<dyn Handler> {
+    Arc::new(ForRun { handler, run })
+}
+
+/// A handler whose calls belong to one run.
+struct ForRun {
+    handler: Arc<dyn Handler>,
+    run: RunCell,
+}
+
+impl Handler for ForRun {
+    fn is_session(&self, argv: &[String]) -> bool {
+        self.handler.is_session(argv)
+    }
+
+    fn session(&self, call: &Call<'_>) -> Result<tether_mcp::TetherMcp, HandlerError> {
+        self.handler.session(call)
+    }
+
+    fn command(&self, call: &Call<'_>) -> Reply {
+        self.handler.command(call)
+    }
+
+    fn serves(&self) -> Option<RunId> {
+        self.run
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
 }
 
 /// The most calls served at once (an MCP session lasts as long as the agent's turn); a
@@ -207,8 +253,13 @@ impl Served {
     fn answer_on(&self, stream: UnixStream) -> Result<(), HandlerError> {
         let line = header(&stream)?;
         let request: Request = serde_json::from_str(&line)?;
+        // The run this bridge serves, not the one the agent's request names.
+        let served = self.handler.serves();
         let env = AgentEnv {
-            run_id: request.run_id.clone(),
+            run_id: match &served {
+                Some(run) => Some(run.to_string()),
+                None => request.run_id.clone(),
+            },
         };
         let call = Call {
             argv: &request.argv,
@@ -217,6 +268,7 @@ impl Served {
             env: &env,
             config: &self.config,
             sandbox: &self.sandbox,
+            run: served.as_ref(),
         };
         if self.handler.is_session(&request.argv) {
             return serve_mcp(self.handler.session(&call)?, stream);
@@ -264,7 +316,8 @@ fn serve_mcp(server: tether_mcp::TetherMcp, stream: UnixStream) -> Result<(), Ha
 }
 
 /// The agent's environment as the driving process sees it for a handed-over command: its own,
-/// with the agent mark always set and the run the agent named.
+/// with the agent mark always set and the run the bridge serves (for a bridge of no run, the one
+/// the agent named).
 pub struct AgentEnv {
     run_id: Option<String>,
 }
@@ -358,5 +411,107 @@ fn relay(stream: UnixStream) -> std::io::Result<()> {
         }
         out.write_all(&buf[..n])?;
         out.flush()?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// Records the run each call is handed and what `TETHER_RUN_ID` says to the command.
+    #[derive(Default)]
+    struct Recorder {
+        seen: Mutex<Vec<(Option<String>, Option<String>)>>,
+    }
+
+    impl Handler for Recorder {
+        fn is_session(&self, _argv: &[String]) -> bool {
+            false
+        }
+
+        fn session(&self, _call: &Call<'_>) -> Result<tether_mcp::TetherMcp, HandlerError> {
+            Err("no sessions here".into())
+        }
+
+        fn command(&self, call: &Call<'_>) -> Reply {
+            let run = call.run.map(ToString::to_string);
+            let named = call.env.var(RUN_ENV);
+            self.seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push((run, named));
+            Reply::default()
+        }
+    }
+
+    /// Hands `request` to the bridge at `socket` and reads the reply.
+    fn send(socket: &Path, request: &serde_json::Value) -> Reply {
+        let stream = UnixStream::connect(socket).unwrap();
+        let mut line = serde_json::to_vec(request).unwrap();
+        line.push(b'\n');
+        (&stream).write_all(&line).unwrap();
+        stream.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut answer = String::new();
+        BufReader::new(&stream).read_line(&mut answer).unwrap();
+        serde_json::from_str(&answer).unwrap()
+    }
+
+    #[test]
+    fn a_call_belongs_to_the_run_the_bridge_serves_whatever_run_the_agent_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(dir.path());
+        let recorder = Arc::new(Recorder::default());
+        let served: RunId = "r-served0001".parse().unwrap();
+        let cell: RunCell = Arc::new(std::sync::Mutex::new(Some(served.clone())));
+        let handler = for_run(recorder.clone(), cell);
+        let listener = bind(dir.path()).unwrap();
+        let socket = listener.path().to_owned();
+        listener
+            .serve(&ws, Config::default(), RunSandbox::default(), handler)
+            .unwrap();
+        let request = serde_json::json!({
+            "argv": ["tether", "ask", "Which name?"],
+            "run_id": "r-another0002",
+            "stdin": null,
+        });
+        send(&socket, &request);
+        let seen = recorder
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        let served = Some(served.to_string());
+        assert_eq!(seen, [(served.clone(), served)]);
+    }
+
+    #[test]
+    fn a_bridge_of_no_run_keeps_the_run_the_agent_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(dir.path());
+        let recorder = Arc::new(Recorder::default());
+        let listener = bind(dir.path()).unwrap();
+        let socket = listener.path().to_owned();
+        listener
+            .serve(
+                &ws,
+                Config::default(),
+                RunSandbox::default(),
+                recorder.clone(),
+            )
+            .unwrap();
+        let request = serde_json::json!({
+            "argv": ["tether", "status"],
+            "run_id": "r-named000003",
+            "stdin": null,
+        });
+        send(&socket, &request);
+        let seen = recorder
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        assert_eq!(seen, [(None, Some("r-named000003".to_owned()))]);
     }
 }

@@ -276,8 +276,11 @@ impl Launch {
         let isolation = placement.isolation(&journal, &config, commit, observer.clone());
         let run_ws = &placement.ws;
         let made = placement.made();
-        let human = Desk::from_config(&config, run_ws, journal.clone(), console);
+        let reach = crate::reach::of(&config, run_ws, &journal);
+        let human = Desk::from_config(&config, run_ws, journal.clone(), (console, reach));
         let cell = RunCell::default();
+        // What the agent hands over through the bridge is this run's.
+        let host = host.serving(&cell);
         let executor: Arc<dyn Executor> = match goal {
             Some(no_judge) => crate::executor::for_goal_loop(
                 (&config, run_ws, &made),

@@ -8,8 +8,10 @@
 //! - [`executor`]: the executor `[executor]` names; [`drafting`] the restricted one plan mode
 //!   drafts with.
 //! - [`sandbox`]: the one place a run's sandboxes are built; [`bridge`] how the tether commands
-//!   the agent runs inside reach the process driving the run; [`agent_key`] the model key an
-//!   agent CLI's own configuration names.
+//!   the agent runs inside reach the process driving the run (what they record belongs to the
+//!   run it serves); [`agent_key`] the model key an agent CLI's own configuration names;
+//!   [`reach`] what the agent reaches, so the human desk takes no answer on a channel the agent
+//!   could answer on itself.
 //! - [`worktree`]: a run in a git worktree of its own, and the commit per signed-off goal.
 //! - [`gate`]: the decision of `tether gate`, the hook that holds an agent CLI's command for
 //!   `[human] ask_before`.
@@ -51,6 +53,7 @@ pub mod mcp;
 pub mod plan;
 pub mod process;
 pub mod push;
+pub mod reach;
 pub mod report;
 pub mod sandbox;
 pub mod served;
@@ -74,5 +77,13 @@ impl Host {
     /// A host whose handed-over commands `bridge` runs.
     pub fn new(bridge: Arc<dyn bridge::Handler>) -> Self {
         Host { bridge }
+    }
+
+    /// This host for the run `run` holds once it exists: the commands its agent hands over
+    /// belong to that run (see [`bridge::for_run`]).
+    pub fn serving(&self, run: &tether_store::RunCell) -> Self {
+        Host {
+            bridge: bridge::for_run(self.bridge.clone(), run.clone()),
+        }
     }
 }

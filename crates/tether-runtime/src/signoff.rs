@@ -1,14 +1,16 @@
-//! A goal signed off by a person (`tether goal complete`), through the same path the agent's
-//! `complete_goal` takes: verify in the sandbox — the run's, for a command its agent handed
-//! over, else one of its own — then the judge `[judge]` names (unless `--no-judge`), recorded
-//! in the workspace's store; and, once accepted, a `signed_off` notice of no run.
+//! A goal signed off with `tether goal complete` — by a person, or by a run's agent through the
+//! bridge — through the same path the built-in agent's `complete_goal` takes: verify in the
+//! sandbox — the run's, for a command its agent handed over, else one of its own — then the
+//! judge `[judge]` names (unless `--no-judge`), recorded in the workspace's store (under the
+//! run, for its agent's); and, once accepted, a `signed_off` notice.
 
 use std::time::Duration;
 
 use tether_config::{Config, Env, Workspace};
+use tether_human::registry::Reach;
 use tether_human::{Console, Desk, Notice};
 use tether_signoff::{Signoff, SignoffError, SignoffOutcome};
-use tether_store::{Journal, Store};
+use tether_store::{Journal, RunId, Store};
 use tokio_util::sync::CancellationToken;
 
 use crate::Host;
@@ -24,17 +26,19 @@ pub struct ByPerson {
 }
 
 impl ByPerson {
-    /// The sign-off of `config`'s plan in `ws`, recording in `store`; verify runs in `sandbox`
+    /// The sign-off of `config`'s plan in `ws`, recording in `store`, filed under `run` when it
+    /// belongs to one (a run's agent claimed it through the bridge); verify runs in `sandbox`
     /// (a run's), else in one `host` builds.
     pub fn new(
         (ws, config, env): (&Workspace, &Config, &dyn Env),
         store: Store,
         no_judge: bool,
-        sandbox: Option<RunSandbox>,
+        (sandbox, run): (Option<RunSandbox>, Option<RunId>),
         host: &Host,
     ) -> Result<Self> {
         let journal = Journal::new(store, Vec::new())?;
-        let signoff = Signoff::from_config(ws.clone(), journal.clone(), config, env, no_judge)?;
+        let signoff =
+            Signoff::from_config(ws.clone(), journal.clone(), config, env, no_judge)?.with_run(run);
         // The verify command is code the agent wrote.
         let sandbox = match sandbox {
             Some(sandbox) => sandbox,
@@ -73,11 +77,12 @@ impl ByPerson {
     /// Tells the channels `who` signed goal `id` off, and waits (at most `grace`) for it to be
     /// delivered before the process exits (at once when nothing was queued).
     pub async fn announce(&self, id: &str, who: &str, grace: Duration) {
+        // Notices only: no question is offered here.
         let desk = Desk::from_config(
             &self.config,
             &self.ws,
             self.journal.clone(),
-            Console::Absent,
+            (Console::Absent, Reach::ANYTHING),
         );
         desk.notify(&Notice::signed_off_by_person(id, who)).await;
         desk.flush_within(grace).await;

@@ -1,5 +1,7 @@
 //! What any process may ask of a run — pause it, cancel it, give its agent a message — for the
-//! CLI (`tether pause`, `cancel`, `say`) and the dashboard alike.
+//! CLI (`tether pause`, `cancel`, `say`) and the dashboard alike. A pause and a message say who
+//! asked: a person, or the run's own agent ([`Author`]), so its words are never taken for a
+//! person's.
 //!
 //! A running loop only reads requests from its journal at safe points, so pause and cancel are
 //! *requests* appended as events. A run whose process is gone (stopped, or killed) is changed
@@ -11,7 +13,7 @@
 use std::path::Path;
 
 use crate::run_lock::RunLock;
-use crate::{Event, Outcome, Run, RunId, RunStatus, Store, StoreError};
+use crate::{Author, Event, Outcome, Run, RunId, RunStatus, Store, StoreError};
 
 /// A run could not be found or changed.
 #[derive(Debug, thiserror::Error)]
@@ -76,15 +78,21 @@ pub fn is_elsewhere(run: &Run) -> bool {
         .is_some_and(|machine| machine != crate::this_machine())
 }
 
-/// Asks the run to pause at its next iteration boundary (or pauses a stopped, unfinished run).
-/// `lock` is the run's lock file.
-pub fn pause(store: &Store, lock: &Path, run: &Run, by: &str) -> Result<Control, ControlError> {
+/// Asks the run to pause at its next iteration boundary (or pauses a stopped, unfinished run),
+/// for `by`, a person or the run's own agent (`author`). `lock` is the run's lock file.
+pub fn pause(
+    store: &Store,
+    lock: &Path,
+    run: &Run,
+    (by, author): (&str, Author),
+) -> Result<Control, ControlError> {
     let status = run.state.status;
     if is_ended(status) || status == RunStatus::Paused {
         return Ok(Control::Unchanged(status));
     }
     if may_be_driven(lock, run) {
-        store.append(Some(&run.id), &Event::PauseRequested { by: by.to_owned() })?;
+        let by = by.to_owned();
+        store.append(Some(&run.id), &Event::PauseRequested { by, author })?;
         return Ok(Control::Requested);
     }
     if status == RunStatus::BudgetExhausted || status == RunStatus::Blocked {
@@ -116,8 +124,14 @@ pub fn cancel(store: &Store, lock: &Path, run: &Run, by: &str) -> Result<Control
 }
 
 /// Queues a message from `by` for the run's agent: it is delivered at the start of the next
-/// iteration (recorded when it is). A run that ended cannot take messages.
-pub fn say(store: &Store, run: &Run, text: &str, by: &str) -> Result<Control, ControlError> {
+/// iteration (recorded when it is), as a person's or, when `author` is the agent, as the
+/// agent's own note. A run that ended cannot take messages.
+pub fn say(
+    store: &Store,
+    run: &Run,
+    text: &str,
+    (by, author): (&str, Author),
+) -> Result<Control, ControlError> {
     let status = run.state.status;
     if is_ended(status) {
         return Ok(Control::Unchanged(status));
@@ -127,6 +141,7 @@ pub fn say(store: &Store, run: &Run, text: &str, by: &str) -> Result<Control, Co
         &Event::MessageQueued {
             text: text.to_owned(),
             by: by.to_owned(),
+            author,
         },
     )?;
     Ok(Control::Requested)

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ids::{QuestionId, RunId, Seq};
-use crate::vocab::{JudgeRole, Outcome, Rule, RunKind, Verdict};
+use crate::vocab::{Author, JudgeRole, Outcome, Rule, RunKind, Verdict};
 pub use tether_budget::Unit;
 
 fn is_zero(n: &u64) -> bool {
@@ -162,8 +162,11 @@ pub enum Event {
     },
     /// Someone asked the run to pause at the next iteration boundary.
     PauseRequested {
-        /// Who asked (`cli`, `web:alice`, ...).
+        /// Who asked (`cli`, `web:alice`, ..., or `the agent`).
         by: String,
+        /// Whether a person or the run's own agent asked.
+        #[serde(default, skip_serializing_if = "Author::is_person")]
+        author: Author,
     },
     /// The loop stopped and waits for `tether resume`.
     Paused {
@@ -187,12 +190,16 @@ pub enum Event {
         /// Who asked.
         by: String,
     },
-    /// A person queued a message for the agent (`tether say`, the dashboard).
+    /// A message was queued for the agent (`tether say`, the dashboard): a person's, or a note
+    /// the agent left itself with its own `tether say`.
     MessageQueued {
         /// The message.
         text: String,
         /// Who wrote it.
         by: String,
+        /// Whether a person or the run's own agent wrote it.
+        #[serde(default, skip_serializing_if = "Author::is_person")]
+        author: Author,
     },
     /// Every message queued before this event was put into iteration `n`'s prompt.
     MessageDelivered {
@@ -227,6 +234,14 @@ pub enum Event {
         question_id: QuestionId,
         /// Who gave up, in words for people.
         reason: String,
+    },
+    /// The agent asked again a question its run had already asked, after an iteration that
+    /// never ended (the process was killed or interrupted while the agent worked) made it repeat
+    /// itself: the stored answer was given back, or the same pending question waited for, and
+    /// nothing was posted again.
+    QuestionRepeated {
+        /// The question given back.
+        question_id: QuestionId,
     },
     /// Someone waits for an abandoned question again (a client asked for it again).
     QuestionAwaited {
@@ -302,6 +317,7 @@ impl Event {
             Event::QuestionAnswered { .. } => "question_answered",
             Event::QuestionCancelled { .. } => "question_cancelled",
             Event::QuestionAbandoned { .. } => "question_abandoned",
+            Event::QuestionRepeated { .. } => "question_repeated",
             Event::QuestionAwaited { .. } => "question_awaited",
             Event::RuleFired { .. } => "rule_fired",
             Event::GoalVerdict { .. } => "goal_verdict",

@@ -95,6 +95,7 @@ pub fn writes_for(before: &RunState, event: &Event) -> Vec<IterationWrite> {
         | Event::QuestionCancelled { .. }
         | Event::QuestionAbandoned { .. }
         | Event::QuestionAwaited { .. }
+        | Event::QuestionRepeated { .. }
         | Event::RuleFired { .. }
         | Event::GoalVerdict { .. }
         | Event::ContractApproved { .. }

@@ -116,7 +116,7 @@ pub use store::{Durability, StoreOptions, now_ms};
 pub use tether_budget::{Budget, Overrun, Spending, Unit, first_spent};
 pub use verdicts::{NewVerdict, VerdictRecord};
 pub use vocab::{
-    IterationOutcome, JudgeRole, Outcome, QuestionStatus, Rule, RunKind, RunStatus, UnknownValue,
-    Verdict, VerdictKind,
+    Author, IterationOutcome, JudgeRole, Outcome, QuestionStatus, Rule, RunKind, RunStatus,
+    UnknownValue, Verdict, VerdictKind,
 };
 pub use waiters::{Abandoned, PendingQuestion};

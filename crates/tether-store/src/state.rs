@@ -14,7 +14,7 @@ use tether_budget::{Budget, Overrun, Spending, Unit};
 
 use crate::event::{Event, StoredEvent};
 use crate::ids::{QuestionId, Seq};
-use crate::vocab::{JudgeRole, Outcome, RunKind, RunStatus};
+use crate::vocab::{Author, JudgeRole, Outcome, RunKind, RunStatus};
 
 /// A message queued for the agent and not yet delivered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +27,9 @@ pub struct QueuedMessage {
     pub text: String,
     /// Who wrote it.
     pub by: String,
+    /// Whether a person wrote it or the run's own agent (its `tether say`).
+    #[serde(default, skip_serializing_if = "Author::is_person")]
+    pub author: Author,
 }
 
 /// The loop is waiting out a usage or rate limit of the agent.
@@ -438,8 +441,9 @@ impl RunState {
             | Event::NothingChanged { .. }
             | Event::RuleFired { .. }
             | Event::GoalVerdict { .. }
-            | Event::ContractApproved { .. } => {}
-            Event::PauseRequested { by } => self.pause_requested = Some(by.clone()),
+            | Event::ContractApproved { .. }
+            | Event::QuestionRepeated { .. } => {}
+            Event::PauseRequested { by, .. } => self.pause_requested = Some(by.clone()),
             Event::Paused { .. } => {
                 self.in_progress = None;
                 self.pause_requested = None;
@@ -463,12 +467,15 @@ impl RunState {
                 self.status = self.waiting_or_running();
             }
             Event::CancelRequested { by } => self.cancel_requested = Some(by.clone()),
-            Event::MessageQueued { text, by } => self.queued_messages.push(QueuedMessage {
-                seq,
-                at_ms,
-                text: text.clone(),
-                by: by.clone(),
-            }),
+            Event::MessageQueued { text, by, author } => {
+                self.queued_messages.push(QueuedMessage {
+                    seq,
+                    at_ms,
+                    text: text.clone(),
+                    by: by.clone(),
+                    author: *author,
+                });
+            }
             Event::MessageDelivered { .. } => {
                 self.queued_messages.clear();
                 self.late_answers.clear();

@@ -76,7 +76,10 @@ fn pause_request_then_pause_then_resume_with_budget_reset() {
             n: 2,
             summary: "s".into(),
         },
-        Event::PauseRequested { by: "cli".into() },
+        Event::PauseRequested {
+            by: "cli".into(),
+            author: crate::Author::Person,
+        },
     ];
     assert_eq!(fold(&events).pause_requested.as_deref(), Some("cli"));
     events.push(Event::Paused {
@@ -101,6 +104,7 @@ fn messages_queue_until_delivered() {
     let queue = |text: &str| Event::MessageQueued {
         text: text.into(),
         by: "me".into(),
+        author: crate::Author::Person,
     };
     let state = fold(&[started(5), queue("a"), queue("b")]);
     let texts: Vec<_> = state

@@ -110,6 +110,28 @@ impl RunStatus {
 }
 
 vocab!(
+    /// Who asked something of a run (a pause, a message for its agent): a person, or the run's
+    /// own agent through tether's commands (its `tether say` and `tether pause`, handed over
+    /// from its sandbox or run in its process tree). Recorded with the request so nobody — the
+    /// next prompt, the report, the timeline — takes the agent's words for a person's.
+    #[derive(Default)]
+    Author, "author" {
+        /// A person: from their shell, the dashboard, a chat.
+        #[default]
+        Person => "person",
+        /// The run's agent.
+        Agent => "agent",
+    }
+);
+
+impl Author {
+    /// Whether this is a person (the default, left out of the JSON).
+    pub fn is_person(&self) -> bool {
+        *self == Author::Person
+    }
+}
+
+vocab!(
     /// How a run ended (the payload of `run_finished`).
     Outcome, "run outcome" {
         /// The promise was printed or every goal was signed off.

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tether_human::broker;
 use tether_store::control::{self, Control};
-use tether_store::{AnswerOutcome, QuestionId, RunId, Seq, StoredEvent};
+use tether_store::{AnswerOutcome, Author, QuestionId, RunId, Seq, StoredEvent};
 
 use crate::app::App;
 use crate::body::{Body, Params};
@@ -291,7 +291,7 @@ pub(crate) async fn act(
             let lock = ws.run_lock(run.id.as_str());
             let status = run.state.status.as_str().to_owned();
             let done = match act {
-                Act::Pause => control::pause(s, &lock, &run, &by)?,
+                Act::Pause => control::pause(s, &lock, &run, (&by, Author::Person))?,
                 Act::Cancel => control::cancel(s, &lock, &run, &by)?,
             };
             Ok((done, status))
@@ -315,7 +315,7 @@ pub(crate) async fn say_to(
         .call(move |s| {
             let run = control::find_run(s, Some(id.as_str()))?;
             let status = run.state.status.as_str().to_owned();
-            Ok((control::say(s, &run, &text, &by)?, status))
+            Ok((control::say(s, &run, &text, (&by, Author::Person))?, status))
         })
         .await
 }

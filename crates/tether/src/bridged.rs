@@ -85,8 +85,8 @@ impl Handler for Commands {
     }
 }
 
-/// The context a handed-over command runs in: as the agent, with the run's configuration and
-/// sandbox, its stdin what the agent's command read.
+/// The context a handed-over command runs in: as the agent of the run the bridge serves, with
+/// the run's configuration and sandbox, its stdin what the agent's command read.
 fn context<'a>(call: &'a Call<'_>, out: &'a mut dyn std::io::Write) -> crate::cmd::Ctx<'a> {
     crate::cmd::Ctx {
         ws: call.ws.clone(),
@@ -96,6 +96,7 @@ fn context<'a>(call: &'a Call<'_>, out: &'a mut dyn std::io::Write) -> crate::cm
         input: call.stdin.map(str::to_owned),
         run_config: Some(call.config.clone()),
         run_sandbox: Some(call.sandbox.clone()),
+        run: call.run.cloned(),
     }
 }
 

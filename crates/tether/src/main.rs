@@ -108,6 +108,7 @@ fn run(cli: &Cli, ws: tether_config::Workspace, out: &mut dyn io::Write) -> anyh
         input: None,
         run_config: None,
         run_sandbox: None,
+        run: None,
     };
     dispatch(cli, &mut ctx)
 }

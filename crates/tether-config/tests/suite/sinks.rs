@@ -86,6 +86,48 @@ timeout_secs = 5
 }
 
 #[test]
+fn the_ntfy_topic_may_come_from_a_variable_kept_from_the_agent_and_never_shown() {
+    let text = r#"
+[human]
+channels = ["ntfy"]
+
+[ntfy]
+topic = "in-the-file"
+topic_env = "MY_TOPIC"
+"#;
+    let c = config_with(text, &MapEnv::new().with("MY_TOPIC", "hidden-topic-42"));
+    assert_eq!(c.ntfy.topic.as_deref(), Some("hidden-topic-42"));
+    assert!(c.ntfy.topic_from_env);
+    assert_eq!(
+        c.ntfy.reply_topic().as_deref(),
+        Some("hidden-topic-42-reply")
+    );
+    assert!(c.key_vars().contains(&"MY_TOPIC".to_owned()));
+    let shown = format!("{c:?}");
+    assert!(!shown.contains("hidden-topic-42"), "{shown}");
+    // The file's topic while the variable is unset, said as such.
+    let c = config_with(text, &MapEnv::new());
+    assert_eq!(c.ntfy.topic.as_deref(), Some("in-the-file"));
+    assert!(!c.ntfy.topic_from_env);
+    // Unset with no topic in the file: named as what to set.
+    let none = "[human]\nchannels = [\"ntfy\"]\n[ntfy]\ntopic_env = \"MY_TOPIC\"\n";
+    let c = config_with(none, &MapEnv::new());
+    assert_eq!(
+        c.ntfy.missing(),
+        ["the topic (set MY_TOPIC, named by `[ntfy] topic_env`)"]
+    );
+    // A value that is no topic is reported without being said.
+    let bad = problems_with(none, &MapEnv::new().with("MY_TOPIC", "not a topic!"));
+    assert_eq!(
+        bad,
+        [
+            "tether.toml:4: ntfy.topic_env: MY_TOPIC must hold an ntfy topic: 1 to 64 letters, \
+          digits, _ or -"
+        ]
+    );
+}
+
+#[test]
 fn defaults_when_the_tables_are_absent() {
     let c = config("");
     assert_eq!(c.ntfy.server, NtfyConfig::DEFAULT_SERVER);

@@ -3,7 +3,8 @@
 //!
 //! 1. **Boundary** — a recorded cancel ends the run, a pause request pauses it, Ctrl+C
 //!    interrupts it; then the loop's own check ([`LoopKind::before`]); then the budget.
-//! 2. **Prompt** — messages queued with `tether say` are taken (and recorded as delivered) and
+//! 2. **Prompt** — messages queued with `tether say` are taken (and recorded as delivered; the
+//!    agent's own `tether say` as its own note, never as a person's message) and
 //!    handed to [`LoopKind::prompt`], which puts them first in what the prompt owes the agent.
 //! 3. **Turn** — `iteration_started`, the agent's turn with its tool calls recorded and a
 //!    watcher turning a `tether cancel` from another shell into the turn's cancellation.
@@ -20,7 +21,7 @@ use serde::de::DeserializeOwned;
 use tether_agent::cli::limits::UsageLimit;
 use tether_agent::{Access, ExecError, TurnOutcome, TurnRequest};
 use tether_config::OnUsageLimit;
-use tether_store::{Event, Outcome, Rule, RunId, RunKind, RunState};
+use tether_store::{Author, Event, Outcome, Rule, RunId, RunKind, RunState};
 use tokio_util::sync::CancellationToken;
 
 use super::ask::{self, Asked};
@@ -291,6 +292,7 @@ async fn settle<K: LoopKind>(
                 let message = Event::MessageQueued {
                     text: answer.text,
                     by: answer.by,
+                    author: Author::Person,
                 };
                 at.deps.journal.append(at.run, &message)?;
                 Next::Continue
@@ -330,9 +332,13 @@ fn messages(at: At<'_>, state: &RunState, n: u32) -> Result<Vec<Feedback>, LoopE
     let mut owed: Vec<Feedback> = delivery
         .messages
         .into_iter()
-        .map(|m| Feedback::Message {
-            by: m.by,
-            text: m.text,
+        .map(|m| match m.author {
+            Author::Person => Feedback::Message {
+                by: m.by,
+                text: m.text,
+            },
+            // Its own `tether say`: never shown as a person's words.
+            Author::Agent => Feedback::OwnNote { text: m.text },
         })
         .collect();
     if !delivery.answers.is_empty() {

@@ -1,5 +1,6 @@
 //! What a prompt owes the agent after its fixed part, in both loops: messages a person sent
-//! (`tether say`), answers to questions an interrupted iteration asked or that came after the
+//! (`tether say`) and the notes the agent left itself with its own `tether say` (shown as its
+//! own, never as a person's), answers to questions an interrupted iteration asked or that came after the
 //! asking call gave up, and the goal loop's
 //! sign-off results, reminders and continuation line. Each is rendered the same way wherever it
 //! appears.
@@ -14,6 +15,11 @@ pub enum Feedback {
         /// Who sent it.
         by: String,
         /// What they said.
+        text: String,
+    },
+    /// A note the agent left itself with its own `tether say`: its words, never a person's.
+    OwnNote {
+        /// What it said.
         text: String,
     },
     /// Answers to questions asked in an interrupted iteration.
@@ -83,6 +89,10 @@ pub const OSCILLATION: &str = "You appear stuck in a loop making the same change
 pub fn feedback(item: &Feedback) -> String {
     match item {
         Feedback::Message { by, text } => format!("A message from {by}: {text}"),
+        Feedback::OwnNote { text } => format!(
+            "A note you left yourself with `tether say` in an earlier iteration (your own words, \
+             not a person's): {text}"
+        ),
         Feedback::Answers(answers) => answered_while_interrupted(answers),
         Feedback::LateAnswers(answers) => answered_late(answers),
         Feedback::Rejected {

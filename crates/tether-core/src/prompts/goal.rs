@@ -177,6 +177,9 @@ mod tests {
                 by: "ana".into(),
                 text: "use LRU".into(),
             },
+            Feedback::OwnNote {
+                text: "LRU chosen; eviction tests next".into(),
+            },
             Feedback::Answers(vec![("Which cache?".into(), "LRU".into())]),
             Feedback::Rejected {
                 goal: "cache-layer".into(),

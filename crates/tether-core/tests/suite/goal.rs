@@ -44,7 +44,12 @@ impl Fixture {
             ws: self.ws.clone(),
             journal: journal.clone(),
             executor: exec,
-            human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
+            human: Desk::from_config(
+                &Config::default(),
+                &self.ws,
+                journal,
+                (Console::Absent, tether_human::registry::Reach::ANYTHING),
+            ),
             usage: tether_core::looping::UsageWaits::default(),
             price: None,
             loop_judge: None,
@@ -345,13 +350,25 @@ async fn messages_are_delivered_and_a_pause_takes_effect_at_the_boundary() {
         work(|root| {
             let store = Store::open(root.join(".tether/tether.db")).unwrap();
             let run = store.latest_run().unwrap().unwrap();
-            tether_core::control::say(&store, &run, "use LRU", "ana").unwrap();
+            tether_core::control::say(
+                &store,
+                &run,
+                "use LRU",
+                ("ana", tether_store::Author::Person),
+            )
+            .unwrap();
         }),
         work(|root| {
             let store = Store::open(root.join(".tether/tether.db")).unwrap();
             let run = store.latest_run().unwrap().unwrap();
             store
-                .append(Some(&run.id), &Event::PauseRequested { by: "ana".into() })
+                .append(
+                    Some(&run.id),
+                    &Event::PauseRequested {
+                        by: "ana".into(),
+                        author: tether_store::Author::Person,
+                    },
+                )
                 .unwrap();
         }),
     ]);

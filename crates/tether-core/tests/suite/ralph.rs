@@ -30,7 +30,12 @@ impl Fixture {
             ws: self.ws.clone(),
             journal: journal.clone(),
             executor: exec,
-            human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
+            human: Desk::from_config(
+                &Config::default(),
+                &self.ws,
+                journal,
+                (Console::Absent, tether_human::registry::Reach::ANYTHING),
+            ),
             usage: tether_core::looping::UsageWaits::default(),
             price: None,
             loop_judge: None,
@@ -194,7 +199,13 @@ async fn pause_stops_at_the_boundary_and_resume_continues() {
         CancellationToken::new(),
         |run| {
             store
-                .append(Some(run), &Event::PauseRequested { by: "test".into() })
+                .append(
+                    Some(run),
+                    &Event::PauseRequested {
+                        by: "test".into(),
+                        author: tether_store::Author::Person,
+                    },
+                )
                 .unwrap();
         },
     )

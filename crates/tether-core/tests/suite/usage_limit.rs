@@ -35,7 +35,12 @@ impl Fixture {
             ws: self.ws.clone(),
             journal: journal.clone(),
             executor: exec,
-            human: Desk::from_config(&Config::default(), &self.ws, journal, Console::Absent),
+            human: Desk::from_config(
+                &Config::default(),
+                &self.ws,
+                journal,
+                (Console::Absent, tether_human::registry::Reach::ANYTHING),
+            ),
             usage,
             price: None,
             loop_judge: None,
@@ -280,7 +285,13 @@ async fn ctrl_c_and_pause_end_a_wait_too() {
     let (_, run, task) = waiting_run(&f, CancellationToken::new()).await;
     let other = Store::open(f.ws.db_path()).unwrap();
     other
-        .append(Some(&run), &Event::PauseRequested { by: "test".into() })
+        .append(
+            Some(&run),
+            &Event::PauseRequested {
+                by: "test".into(),
+                author: tether_store::Author::Person,
+            },
+        )
         .unwrap();
     let end = tokio::time::timeout(Duration::from_secs(10), task)
         .await

@@ -5,6 +5,7 @@ mod escalation_desk;
 mod human;
 mod notices;
 mod notify;
+mod ntfy_reach;
 mod ntfy_sink;
 mod resume;
 mod sink_secrets;

@@ -42,7 +42,12 @@ async fn setup(extra: &str) -> Setup {
         .with("NTFY_REPLY", "tk_reply");
     let config = tether_config::parse(&text, Path::new("tether.toml"), &env).unwrap();
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
-    let desk = Desk::from_config(&config, &ws, journal, Console::Absent);
+    let desk = Desk::from_config(
+        &config,
+        &ws,
+        journal,
+        (Console::Absent, tether_human::registry::Reach::ANYTHING),
+    );
     assert!(
         desk.policy().problems.is_empty(),
         "{:?}",

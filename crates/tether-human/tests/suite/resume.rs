@@ -157,8 +157,13 @@ async fn the_desk_tells_every_channel_that_a_run_ended() {
         .unwrap();
     let journal = Journal::new(store, Vec::new()).unwrap();
     let listener = Arc::new(Listener::default());
-    let desk = Desk::from_config(&Config::default(), &ws, journal, Console::Absent)
-        .with_channel(listener.clone());
+    let desk = Desk::from_config(
+        &Config::default(),
+        &ws,
+        journal,
+        (Console::Absent, tether_human::registry::Reach::ANYTHING),
+    )
+    .with_channel(listener.clone());
     assert_eq!(
         desk.policy(),
         &AskPolicy {

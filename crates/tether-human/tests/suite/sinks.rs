@@ -325,7 +325,12 @@ fn desk_problems(text: &str, env: &MapEnv) -> Vec<String> {
     let (config, _) =
         tether_config::parse_with_warnings(text, Path::new("tether.toml"), env).unwrap();
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
-    let desk = Desk::from_config(&config, &ws, journal, Console::Absent);
+    let desk = Desk::from_config(
+        &config,
+        &ws,
+        journal,
+        (Console::Absent, tether_human::registry::Reach::ANYTHING),
+    );
     desk.policy().problems.clone()
 }
 
@@ -369,7 +374,12 @@ async fn the_desk_hands_a_question_to_the_sinks_once_and_tells_them_the_answer()
     let env = MapEnv::new().with("HOOK", url.as_str());
     let config = tether_config::parse(text, Path::new("tether.toml"), &env).unwrap();
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
-    let desk = Desk::from_config(&config, &ws, journal, Console::Absent);
+    let desk = Desk::from_config(
+        &config,
+        &ws,
+        journal,
+        (Console::Absent, tether_human::registry::Reach::ANYTHING),
+    );
     assert!(
         desk.policy().problems.is_empty(),
         "{:?}",

@@ -363,7 +363,12 @@ async fn a_listed_slack_without_tokens_is_a_problem_naming_the_variables() {
     config.human.channels = vec![tether_config::Channel::Slack];
     config.slack.channel = Some("C0TETHER001".into());
     config.slack.bot_token_env = "MY_SLACK_BOT".into();
-    let desk = Desk::from_config(&config, &ws, journal, Console::Absent);
+    let desk = Desk::from_config(
+        &config,
+        &ws,
+        journal,
+        (Console::Absent, tether_human::registry::Reach::ANYTHING),
+    );
     let problems = desk.policy().problems.join("\n");
     assert!(
         problems.contains("MY_SLACK_BOT") && problems.contains("SLACK_APP_TOKEN"),

@@ -6,10 +6,12 @@
 //! Each check is its own module: `agent` (the executor), `key` (the key variable an agent
 //! CLI's own configuration names), `mcp` (the MCP server), `remote` (model endpoints, and each
 //! listed channel's probe from the channel registry: Zulip's bot, Slack's tokens and channel,
-//! Telegram's bot and chat), `sinks` (the notice sinks' settings). [`checks`] runs them in order; none calls a model or
-//! posts anything. The CLI prints them.
+//! Telegram's bot and chat), `sinks` (the notice sinks' settings), `answers` (only a person can
+//! answer on the channels: one whose reply path the agent could reach takes none, with the fix).
+//! [`checks`] runs them in order; none calls a model or posts anything. The CLI prints them.
 
 mod agent;
+mod answers;
 mod key;
 mod mcp;
 mod remote;
@@ -40,7 +42,7 @@ pub enum Status {
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
     /// What was checked (`config`, `store`, `executor`, `agent key`, `sandbox`, `mcp`, `model`,
-    /// `judge`, `zulip`, `slack`, `telegram`, `notices`).
+    /// `judge`, `zulip`, `slack`, `telegram`, `notices`, `answers`).
     pub name: &'static str,
     /// How it ended.
     pub status: Status,
@@ -109,12 +111,13 @@ pub async fn checks(
         Some(config) => {
             checks.extend(remote::checks(config, env).await);
             checks.push(sinks::check(config));
+            checks.push(answers::check(config, ws, env));
         }
         None => {
             let names = ["model", "judge"]
                 .into_iter()
                 .chain(remote::channel_names());
-            for name in names.chain(["notices"]) {
+            for name in names.chain(["notices", "answers"]) {
                 checks.push(Check::skip(name, not_loaded));
             }
         }

@@ -142,7 +142,10 @@ async fn a_pause_request_wakes_control_listeners_and_new_events_wake_event_liste
         .append(Some(&run), &tether_store::Event::IterationStarted { n: 1 })
         .await
         .unwrap();
-    let pause = tether_store::Event::PauseRequested { by: "ana".into() };
+    let pause = tether_store::Event::PauseRequested {
+        by: "ana".into(),
+        author: tether_store::Author::Person,
+    };
     store.append(Some(&run), &pause).await.unwrap();
     let woken = tokio::time::timeout(DEADLINE, control.next())
         .await

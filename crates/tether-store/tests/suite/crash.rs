@@ -45,6 +45,7 @@ fn child_appends_until_killed() {
                         Event::MessageQueued {
                             text: format!("note {n}"),
                             by: "child".into(),
+                            author: tether_store::Author::Person,
                         },
                         Event::IterationCompleted {
                             n,

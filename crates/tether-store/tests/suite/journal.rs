@@ -144,6 +144,7 @@ fn delivering_messages_hands_each_over_once() {
                 &Event::MessageQueued {
                     text: text.into(),
                     by: "me".into(),
+                    author: tether_store::Author::Person,
                 },
             )
             .unwrap();

@@ -35,6 +35,7 @@ fn child_appends_events() {
             Event::MessageQueued {
                 text: format!("{tag}-{i}"),
                 by: tag.clone(),
+                author: tether_store::Author::Person,
             }
         };
         let seq = store.append(Some(&run), &event).unwrap();

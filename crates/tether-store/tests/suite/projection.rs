@@ -56,14 +56,17 @@ fn event() -> impl Strategy<Value = Event> {
                 goal_id: goal.then(|| "g1".to_owned()), by: "cli".into(),
             }
         }),
-        1 => text().prop_map(|by| Event::PauseRequested { by }),
+        1 => (text(), prop::sample::select(tether_store::Author::ALL.to_vec()))
+            .prop_map(|(by, author)| Event::PauseRequested { by, author }),
         1 => text().prop_map(|reason| Event::Paused { reason }),
         1 => (text(), any::<bool>(), any::<bool>()).prop_map(|(by, reset_budget, accepted)| {
             let settings = accepted.then(|| json!({ "accepted_by": by }));
             Event::Resumed { by, reset_budget, settings }
         }),
         1 => text().prop_map(|by| Event::CancelRequested { by }),
-        2 => (text(), text()).prop_map(|(text, by)| Event::MessageQueued { text, by }),
+        2 => (text(), text(), prop::sample::select(tether_store::Author::ALL.to_vec()))
+            .prop_map(|(text, by, author)| Event::MessageQueued { text, by, author }),
+        1 => question().prop_map(|question_id| Event::QuestionRepeated { question_id }),
         1 => n.clone().prop_map(|n| Event::MessageDelivered { n }),
         2 => question().prop_map(|question_id| Event::QuestionAsked { question_id }),
         2 => (question(), text(), text()).prop_map(|(question_id, channel, responder)| {

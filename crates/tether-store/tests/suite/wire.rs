@@ -55,7 +55,10 @@ fn one_of_each(question_id: tether_store::QuestionId) -> Vec<Event> {
             n: 2,
             error: "model timed out".into(),
         },
-        Event::PauseRequested { by: "cli".into() },
+        Event::PauseRequested {
+            by: "cli".into(),
+            author: tether_store::Author::Person,
+        },
         Event::Paused {
             reason: "requested by cli".into(),
         },
@@ -67,6 +70,16 @@ fn one_of_each(question_id: tether_store::QuestionId) -> Vec<Event> {
         Event::MessageQueued {
             text: "use sqlite".into(),
             by: "cli".into(),
+            author: tether_store::Author::Person,
+        },
+        Event::MessageQueued {
+            text: "the parser is done".into(),
+            by: "the agent".into(),
+            author: tether_store::Author::Agent,
+        },
+        Event::PauseRequested {
+            by: "the agent".into(),
+            author: tether_store::Author::Agent,
         },
         Event::MessageDelivered { n: 3 },
         Event::QuestionAsked {
@@ -76,6 +89,9 @@ fn one_of_each(question_id: tether_store::QuestionId) -> Vec<Event> {
             question_id: question_id.clone(),
             channel: "zulip".into(),
             responder: "alice".into(),
+        },
+        Event::QuestionRepeated {
+            question_id: question_id.clone(),
         },
         Event::QuestionCancelled { question_id },
         Event::RuleFired {

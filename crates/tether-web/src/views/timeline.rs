@@ -1,12 +1,13 @@
 //! A run's timeline: one entry per journal event people care about — iterations, tool calls,
-//! messages, questions and answers, rules that fired, and sign-off verdicts with the judge's
+//! messages (the agent's own notes and pause requests said as the agent's), questions and
+//! answers (a question the agent repeated after an interrupted iteration said so), rules that fired, and sign-off verdicts with the judge's
 //! summary, each quote with its file (and line, when recorded) and the `missing` list.
 
 use std::collections::HashMap;
 
 use maud::{Markup, html};
 use serde_json::Value;
-use tether_store::{Event, Question, QuestionId, StoredEvent, VerdictRecord};
+use tether_store::{Author, Event, Question, QuestionId, StoredEvent, VerdictRecord};
 
 use super::{absolute, text};
 
@@ -97,11 +98,29 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
                 " (" span.said { (text(decision)) } ")"
             },
         ),
-        Event::PauseRequested { by } => ("control", html! { "Pause requested by " (text(by)) }),
+        Event::PauseRequested {
+            author: Author::Agent,
+            ..
+        } => (
+            "control",
+            html! { "Pause requested by " strong { "the agent" } " (its own tether pause)" },
+        ),
+        Event::PauseRequested { by, .. } => ("control", html! { "Pause requested by " (text(by)) }),
         Event::Paused { reason } => ("control", html! { "Paused: " (text(reason)) }),
         Event::Resumed { by, .. } => ("control", html! { "Resumed by " (text(by)) }),
         Event::CancelRequested { by } => ("control", html! { "Cancel requested by " (text(by)) }),
-        Event::MessageQueued { text: t, by } => (
+        Event::MessageQueued {
+            text: t,
+            author: Author::Agent,
+            ..
+        } => (
+            "message",
+            html! {
+                "Note from " strong { "the agent" } " to itself (its own tether say): "
+                span.said { (text(t)) }
+            },
+        ),
+        Event::MessageQueued { text: t, by, .. } => (
             "message",
             html! { "Message from " (text(by)) ": " span.said { (text(t)) } },
         ),
@@ -114,6 +133,13 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
             channel,
             responder,
         } => ("answer", answered(question_id, channel, responder, ctx)),
+        Event::QuestionRepeated { question_id } => (
+            "question",
+            html! {
+                "Question " code { (question_id.as_str()) } " asked again after an interrupted \
+                 iteration: not posted again"
+            },
+        ),
         Event::QuestionCancelled { question_id } => (
             "question",
             html! { "Question " code { (question_id.as_str()) } " withdrawn" },

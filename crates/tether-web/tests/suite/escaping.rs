@@ -39,6 +39,7 @@ fn a_hostile_question_is_text_on_every_page_and_exact_in_the_api() {
             &Event::MessageQueued {
                 text: HOSTILE.into(),
                 by: HOSTILE.into(),
+                author: tether_store::Author::Person,
             },
         )
         .unwrap();

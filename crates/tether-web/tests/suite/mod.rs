@@ -1,4 +1,5 @@
 mod api;
+mod authors;
 mod channel;
 mod choices;
 mod escaping;

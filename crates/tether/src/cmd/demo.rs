@@ -48,7 +48,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
     }
 
     // The demo workspace has no tether.toml: the defaults (threshold 2, no timeout, no Zulip).
-    let mut human = Desk::from_config(&Config::default(), &ws, journal.clone(), Console::Absent);
+    let mut human = Desk::from_config(
+        &Config::default(),
+        &ws,
+        journal.clone(),
+        (Console::Absent, tether_human::registry::Reach::ANYTHING),
+    );
     if let (Console::Person { who }, Some(_)) = (&console, keyboard) {
         human = human.with_channel(Arc::new(Terminal::stdio(who.clone())));
     }

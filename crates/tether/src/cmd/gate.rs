@@ -49,7 +49,9 @@ fn decide(ctx: &Ctx<'_>, args: &GateArgs) -> Result<Decision> {
     let Some(command) = tether_runtime::gate::bash_command(&input)? else {
         return Ok(Decision::Clear);
     };
+    // Handed over by a run's agent: its run, whatever `--run` says.
     let run = match &args.run {
+        _ if ctx.run.is_some() => ctx.run.clone(),
         Some(r) => Some(
             r.trim()
                 .parse::<RunId>()

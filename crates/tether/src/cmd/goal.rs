@@ -1,6 +1,8 @@
 //! `tether goal complete` and `tether goal cancel`: a person signing a goal off (or cancelling
-//! it) through the same path the agent's `complete_goal` takes. A goal signed off this way is a
-//! `signed_off` notice of no run, delivered (bounded) before the command exits.
+//! it) through the same path the agent's `complete_goal` takes. A goal a person signs off this
+//! way is a `signed_off` notice of no run, delivered (bounded) before the command exits; one a
+//! run's agent signs off (handed over through the bridge) is filed under its run, whose own
+//! notices tell it.
 
 use anyhow::{Result, anyhow};
 use tether_core::human_act::HumanAct;
@@ -31,11 +33,15 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
     // Handed over by a run's agent: the run's configuration (its sandbox, verify timeout and
     // judge), not tether.toml as the agent may have left it; verify in the run's sandbox.
     let loaded = super::load_config(ctx).map_err(Failure::usage)?;
+    // Claimed by a run's agent through the bridge: filed under its run (the report lists it
+    // there), its diff taken in the repository the run recorded.
+    let run = super::filed_under(ctx);
+    let of_run = run.is_some();
     let signoff = ByPerson::new(
         (&ctx.ws, &loaded.config, ctx.env),
         crate::cmd::store(ctx)?,
         args.no_judge,
-        ctx.run_sandbox.clone(),
+        (ctx.run_sandbox.clone(), run),
         &crate::bridged::host(),
     )?;
     let runtime = super::current_thread()?;
@@ -67,7 +73,8 @@ fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
         Err(e) => return Err(e.into()),
     };
     let exit = print_outcome(ctx, args, &outcome);
-    if outcome.is_accepted() {
+    // A run's sign-off is told by the run's own notices.
+    if outcome.is_accepted() && !of_run {
         let grace = tether_runtime::process::notice_grace(ctx.env);
         runtime.block_on(signoff.announce(&args.id, &super::who(ctx), grace));
     }

@@ -44,8 +44,11 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
     let runtime = super::current_thread()?;
     let cancel = CancellationToken::new();
     // A script asking decides itself whether to ask: the threshold does not apply here.
+    // Asked by a run's agent (handed over through the bridge): filed under its run, so the
+    // run's report and timeline show it and a run that repeats itself after a crash is given
+    // the stored answer rather than asking again.
     let question = NewQuestion {
-        run_id: None,
+        run_id: super::filed_under(ctx),
         question: args.question.clone(),
         context: args.context.clone(),
         confidence: args.confidence,

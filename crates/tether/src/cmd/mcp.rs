@@ -62,8 +62,12 @@ pub fn server(ctx: &Ctx<'_>, args: &McpArgs) -> Result<TetherMcp> {
     Ok(tether_runtime::mcp::server(setup, &crate::bridged::host())?)
 }
 
-/// The run named by `--run` or `TETHER_RUN_ID` (if any), or why the id is not one.
+/// The run named by `--run` or `TETHER_RUN_ID` (if any), or why the id is not one; for a session
+/// a run's agent handed over through the bridge, that run, whatever it names.
 fn run_of(ctx: &Ctx<'_>, args: &McpArgs) -> Result<Option<RunId>, String> {
+    if let Some(run) = &ctx.run {
+        return Ok(Some(run.clone()));
+    }
     let (given, from) = match &args.run {
         Some(r) => (r.clone(), "--run"),
         None => match ctx.env.var(RUN_ENV).filter(|r| !r.trim().is_empty()) {

@@ -27,6 +27,7 @@ use tether_config::Env;
 use tether_config::Workspace;
 use tether_config::{Config, ConfigError, Loaded};
 use tether_core::human_act::{self, HumanAct};
+use tether_store::RunId;
 
 use crate::failure::Failure;
 
@@ -50,6 +51,9 @@ pub struct Ctx<'a> {
     /// The sandbox of the run a bridged command was handed over from: what it runs for the
     /// agent (a sign-off's verify) runs there, and nothing is built per call.
     pub run_sandbox: Option<tether_runtime::sandbox::RunSandbox>,
+    /// The run a bridged command was handed over from, as the bridge knows it (never as the
+    /// agent names it): what the command records is filed under it.
+    pub run: Option<RunId>,
 }
 
 /// Writes `value` to `out` as pretty JSON and a newline: a command's `--json` result.
@@ -99,6 +103,46 @@ pub fn store(ctx: &Ctx<'_>) -> tether_runtime::Result<tether_store::Store> {
 /// process tree: only a person may do it. Every human-only command calls this first.
 pub fn require_human(ctx: &Ctx<'_>, act: HumanAct) -> anyhow::Result<()> {
     human_act::require_human(&ctx.ws, ctx.env, act).map_err(Failure::usage)
+}
+
+/// The run what this command records (a question, a sign-off) belongs to: for a command a
+/// run's agent handed over, that run, whatever it names; otherwise the run `TETHER_RUN_ID`
+/// names, when it is set to a run id (an agent CLI's own `tether` commands, outside a sandbox).
+pub fn filed_under(ctx: &Ctx<'_>) -> Option<RunId> {
+    if ctx.run.is_some() {
+        return ctx.run.clone();
+    }
+    let named = ctx.env.var(tether_runtime::bridge::RUN_ENV)?;
+    named.trim().parse().ok()
+}
+
+/// Who asks something of a run from this command: a person, or — inside an agent's process
+/// tree, or handed over through the bridge — the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asker {
+    /// A person, by name (`[human] name`, git's `user.name`, `$USER`).
+    Person(String),
+    /// An agent; `run` is the run it belongs to when that is known.
+    Agent {
+        /// Its run, as the bridge (or its driver's lock) says.
+        run: Option<RunId>,
+    },
+}
+
+/// Who runs this command, for what it asks of a run (`tether say`, `tether pause`).
+pub fn asker(ctx: &Ctx<'_>) -> Asker {
+    match human_act::inside_agent(&ctx.ws, ctx.env) {
+        None => Asker::Person(who(ctx)),
+        Some(inside) => {
+            let driven = match inside {
+                human_act::Inside::Ancestor { run, .. } => run.parse().ok(),
+                _ => None,
+            };
+            Asker::Agent {
+                run: filed_under(ctx).or(driven),
+            }
+        }
+    }
 }
 
 /// Who the person running this command is, as their acts are recorded (`[human] name`, else

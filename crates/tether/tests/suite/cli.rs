@@ -257,7 +257,8 @@ fn a_person_adds_a_criterion_and_the_changed_contract_is_approved_as_theirs() {
 #[test]
 fn a_run_report_says_what_the_run_did_and_is_written_beside_its_transcripts() {
     use tether_store::{
-        Event, NewQuestion, NewVerdict, Outcome, RunKind, Store, StoreOptions, Verdict, VerdictKind,
+        Author, Event, NewQuestion, NewVerdict, Outcome, RunKind, Store, StoreOptions, Verdict,
+        VerdictKind,
     };
     let dir = tempfile::tempdir().unwrap();
     let options = StoreOptions {
@@ -327,9 +328,24 @@ fn sub() {}
             &Event::MessageQueued {
                 text: "use the cache".into(),
                 by: "bob".into(),
+                author: Author::Person,
             },
         )
         .unwrap();
+    // The agent's own `tether say` and `tether pause`, said as the agent's.
+    for event in [
+        Event::MessageQueued {
+            text: "the cache is done".into(),
+            by: "the agent".into(),
+            author: Author::Agent,
+        },
+        Event::PauseRequested {
+            by: "the agent".into(),
+            author: Author::Agent,
+        },
+    ] {
+        store.append(Some(&run), &event).unwrap();
+    }
     for (attempt, verdict, kind, reason) in [
         (
             1,

@@ -236,6 +236,42 @@ fn a_misconfigured_notice_sink_is_reported_naming_the_setting_without_secrets() 
     assert!(!all.contains("secret-path-42"), "{all}");
 }
 
+/// ntfy with its topic written in tether.toml while the agent has the network: the agent could
+/// follow the topic and press its own questions' buttons, so doctor fails the answers check,
+/// saying why for each place it names the topic and how to protect it. With the topic from a
+/// variable (or no network) only a person answers there.
+#[test]
+fn an_ntfy_topic_the_agent_reads_with_the_network_is_reported_with_the_fix() {
+    let toml = "[human]\nchannels = [\"ntfy\"]\nescalate_after = \"1h\"\n\
+                escalate_to = [\"ntfy:oncall\"]\n\
+                [ntfy]\ntopic = \"tether-q7k2\"\n[sandbox]\nnetwork = true\n";
+    let dir = workspace(toml);
+    let out = doctor(dir.path(), &[]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    insta::assert_snapshot!(check(&out, "answers"));
+
+    let hidden = workspace(
+        "[human]\nchannels = [\"ntfy\"]\n[ntfy]\ntopic_env = \"DOCTOR_NTFY_TOPIC\"\n\
+         [sandbox]\nnetwork = true\n",
+    );
+    let output = cmd(hidden.path(), &["doctor"])
+        .env("DOCTOR_NTFY_TOPIC", "secret-topic-42")
+        .output()
+        .unwrap();
+    let out = Out::new(hidden.path(), &output);
+    assert_eq!(
+        check(&out, "answers"),
+        "✓ answers: only a person answers on ntfy (its topic comes from DOCTOR_NTFY_TOPIC, \
+         which the agent never gets)"
+    );
+    assert!(!out.stdout.contains("secret-topic-42"), "{}", out.stdout);
+    let offline = workspace("[human]\nchannels = [\"ntfy\"]\n[ntfy]\ntopic = \"tether-q7k2\"\n");
+    assert_eq!(
+        check(&doctor(offline.path(), &[]), "answers"),
+        "✓ answers: only a person answers on ntfy (the agent has no network to follow its topic)"
+    );
+}
+
 /// The real Claude Code; a test without it fails (./test.sh installs it).
 fn claude() -> String {
     let path = std::env::var("TETHER_TEST_CLAUDE").unwrap_or_else(|_| {
@@ -338,7 +374,7 @@ fn a_healthy_setup_passes_every_check() {
         names,
         [
             "config", "store", "executor", "sandbox", "mcp", "model", "judge", "zulip", "slack",
-            "telegram", "notices"
+            "telegram", "notices", "answers"
         ]
     );
 }

@@ -11,7 +11,7 @@
 //! the tests run as root, as an ordinary one too (the budget's only as the latter).
 
 mod honest;
-mod support;
+pub(super) mod support;
 mod whole;
 
 use std::fs;

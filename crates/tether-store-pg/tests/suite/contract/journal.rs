@@ -179,6 +179,7 @@ fn messages_are_delivered_once(b: &Backend) {
             &Event::MessageQueued {
                 text: "use the cache".into(),
                 by: "ana".into(),
+                author: tether_store::Author::Person,
             },
         )
         .unwrap();

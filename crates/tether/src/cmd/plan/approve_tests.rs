@@ -35,6 +35,7 @@ fn ensure(dir: &std::path::Path, approve: bool, answer: Option<&str>) -> Run {
             input: None,
             run_config: None,
             run_sandbox: None,
+            run: None,
         };
         match answer {
             Some(a) => {

@@ -204,8 +204,14 @@ fn a_run_pushed_while_running_gets_only_the_events_it_lacked() {
     assert_eq!(team.events(&run, Seq::START, 100).unwrap().len(), 8);
 
     // A copy that went its own way (paused from another machine) is left alone.
-    team.append(Some(&run), &Event::PauseRequested { by: "carol".into() })
-        .unwrap();
+    team.append(
+        Some(&run),
+        &Event::PauseRequested {
+            by: "carol".into(),
+            author: tether_store::Author::Person,
+        },
+    )
+    .unwrap();
     local
         .append(Some(&run), &Event::IterationStarted { n: 3 })
         .unwrap();
