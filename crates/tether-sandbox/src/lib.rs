@@ -41,7 +41,10 @@
 mod child;
 mod cover;
 mod detach;
+mod enter;
 mod error;
+mod fork;
+mod holder;
 mod mounts;
 mod policy;
 mod ptys;
@@ -51,6 +54,7 @@ mod support;
 
 pub use child::{Prepared, confine};
 pub use error::SandboxError;
+pub use holder::RunNamespace;
 pub use policy::{Policy, system_readable};
 pub use sandbox::Sandbox;
 pub use secrets::take_secrets;
