@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Host;
 use crate::error::{Error, Result};
+use crate::lifetime::RunLifetime;
 use crate::worktree::{Commit, Kept, Placement};
 
 /// Judge failures in a row that pause a goal run.
@@ -242,6 +243,9 @@ impl Launch {
         if let RunSpec::Goal(goal) = &spec {
             tether_core::goal::ready(ws.root(), goal)?;
         }
+        // What the run's children start ends with it.
+        let lifetime = RunLifetime::begin();
+        let host = host.for_run(&lifetime);
         let store = crate::store::connector(&ws, env)?;
         let (notice_sink, notices) = NoticeSink::new(&config.notify);
         sinks.push(Arc::new(notice_sink));
@@ -314,6 +318,7 @@ impl Launch {
             events,
             by,
             observer,
+            lifetime,
         })
     }
 }
@@ -371,6 +376,8 @@ pub struct Prepared {
     events: broadcast::Sender<StoredEvent>,
     by: String,
     observer: Arc<dyn Observer>,
+    /// Ends what the run's children started, when the run ends (or this is dropped).
+    lifetime: Arc<RunLifetime>,
 }
 
 impl Prepared {
@@ -462,6 +469,8 @@ impl Prepared {
                 end.map(|end| (run, end))
             }
         };
+        // Nothing the agent started outlives the loop: not even what left its process group.
+        self.lifetime.end();
         stop.cancel();
         if tokio::time::timeout(self.notice_grace, delivery)
             .await

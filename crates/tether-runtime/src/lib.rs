@@ -47,6 +47,7 @@ pub mod executor;
 pub mod gate;
 pub mod judge_test;
 pub mod launch;
+pub mod lifetime;
 pub mod mcp;
 pub mod plan;
 pub mod process;
@@ -64,15 +65,17 @@ use std::sync::Arc;
 pub use error::{Error, Result};
 
 /// What the process embedding the runtime gives it once: how a tether command handed over by a
-/// sandboxed agent is run there (the binary parses and runs its own commands).
+/// sandboxed agent is run there (the binary parses and runs its own commands). While a run is
+/// composed, its copy also carries the run's [`lifetime::RunLifetime`].
 #[derive(Clone)]
 pub struct Host {
     bridge: Arc<dyn bridge::Handler>,
+    run: Option<Arc<lifetime::RunLifetime>>,
 }
 
 impl Host {
     /// A host whose handed-over commands `bridge` runs.
     pub fn new(bridge: Arc<dyn bridge::Handler>) -> Self {
-        Host { bridge }
+        Host { bridge, run: None }
     }
 }

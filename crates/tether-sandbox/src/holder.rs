@@ -45,6 +45,25 @@ const END_LIMIT: Duration = Duration::from_secs(10);
 /// The byte tether writes once it has opened the holder's namespaces.
 const OPENED: u8 = 1;
 
+/// The pids of the holders this process runs (its children, which a sweep of its descendants
+/// must spare: see `sweep`).
+static HOLDERS: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
+
+/// The pids of the holders this process runs.
+pub(crate) fn holder_pids() -> Vec<u32> {
+    holders()
+        .iter()
+        .filter_map(|pid| u32::try_from(*pid).ok())
+        .collect()
+}
+
+fn holders() -> std::sync::MutexGuard<'static, Vec<libc::pid_t>> {
+    match HOLDERS.lock() {
+        Ok(h) => h,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
 /// A run's PID namespace: every process of the run's sandboxes runs inside it, and all of them
 /// end with it. Share it between the run's sandboxes ([`crate::Sandbox::within`]).
 #[derive(Debug)]
@@ -71,6 +90,7 @@ impl RunNamespace {
     /// Starts the holder of a new PID namespace (with the user namespace that owns it).
     pub fn start() -> Result<Self, SandboxError> {
         let live = start_holder().map_err(SandboxError::Namespace)?;
+        holders().push(live.pid);
         Ok(RunNamespace {
             live: Mutex::new(Some(live)),
         })
@@ -142,6 +162,7 @@ impl Live {
 
     /// SIGKILL to the holder, then waits (bounded) for it to exit and reaps it.
     fn end(self) {
+        holders().retain(|pid| *pid != self.pid);
         #[allow(unsafe_code)]
         // SAFETY: a signal through the pidfd this struct owns.
         unsafe {

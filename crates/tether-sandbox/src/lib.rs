@@ -51,6 +51,7 @@ mod ptys;
 mod sandbox;
 mod secrets;
 mod support;
+mod sweep;
 
 pub use child::{Prepared, confine};
 pub use error::SandboxError;
@@ -59,3 +60,4 @@ pub use policy::{Policy, system_readable};
 pub use sandbox::Sandbox;
 pub use secrets::take_secrets;
 pub use support::{MIN_ABI, PRETEND_ABI_VAR, Support};
+pub use sweep::{Swept, kill_descendants};

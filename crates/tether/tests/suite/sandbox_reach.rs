@@ -7,6 +7,7 @@
 mod bridge;
 mod descriptors;
 mod home;
+mod lifetime;
 mod sockets;
 mod support;
 mod terminal;
