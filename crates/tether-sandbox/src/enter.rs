@@ -17,6 +17,9 @@ use std::os::fd::{AsRawFd as _, OwnedFd};
 
 use crate::fork::{self, Side};
 
+/// The name (`comm`) of the process waiting on a program outside the namespace.
+const WAITER_NAME: &std::ffi::CStr = c"tether-wait";
+
 /// The descriptors of a run's namespaces, for one child.
 #[derive(Debug)]
 pub(crate) struct Entry {
@@ -80,12 +83,18 @@ fn signal_sets() -> (libc::sigset_t, libc::sigset_t) {
     }
 }
 
-/// The process the spawner started, outside the run's namespace: holds nothing open, waits for
-/// `program` and ends as it ended. Signals stay blocked (but SIGKILL, which cannot be).
+/// The process the spawner started, outside the run's namespace: holds nothing open, is named
+/// `tether-wait`, waits for `program` and ends as it ended. Signals stay blocked (but SIGKILL,
+/// which cannot be).
 #[allow(unsafe_code)]
 fn pass_on(program: libc::pid_t) -> ! {
-    // SAFETY (each block): system calls on integers and a status this function owns.
-    unsafe { libc::syscall(libc::SYS_close_range, 0u32, libc::c_uint::MAX, 0u32) };
+    // SAFETY (each block): system calls on integers, a literal and a status this function
+    // owns.
+    unsafe {
+        libc::syscall(libc::SYS_close_range, 0u32, libc::c_uint::MAX, 0u32);
+        // Named for what it is, not `tether`: nothing looking for tether finds it.
+        libc::prctl(libc::PR_SET_NAME, WAITER_NAME.as_ptr(), 0, 0, 0);
+    }
     fork::default_handlers();
     let mut status: libc::c_int = 0;
     loop {
