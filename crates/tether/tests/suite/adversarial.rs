@@ -9,6 +9,7 @@
 //! test ends a stuck run with `tether cancel` and checks that it works).
 
 mod held;
+mod huge;
 mod races;
 mod scripts;
 mod support;
