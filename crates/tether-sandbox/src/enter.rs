@@ -95,7 +95,8 @@ fn pass_on(program: libc::pid_t) -> ! {
         // Named for what it is, not `tether`: nothing looking for tether finds it.
         libc::prctl(libc::PR_SET_NAME, WAITER_NAME.as_ptr(), 0, 0, 0);
     }
-    fork::default_handlers();
+    // tether's signal handlers never run here: every signal stays blocked (the one passed on
+    // is put back to its default below).
     let mut status: libc::c_int = 0;
     loop {
         let r = unsafe { libc::waitpid(program, &mut status, 0) };
