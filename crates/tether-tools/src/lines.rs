@@ -129,8 +129,8 @@ mod tests {
 
     #[test]
     fn a_bound_under_the_reader_ends_a_line_there() {
-        let input = vec![b'x'; 100];
-        let mut lines = BoundedLines::new(BufReader::new(input.take(10)), 4);
+        let input = [b'x'; 100];
+        let mut lines = BoundedLines::new(BufReader::new(input.as_slice().take(10)), 4);
         let mut kept = Vec::new();
         let line = lines.next_into(&mut kept).unwrap().unwrap();
         assert_eq!(
