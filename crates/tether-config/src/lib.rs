@@ -32,6 +32,7 @@ mod checks;
 mod config;
 mod env;
 mod error;
+mod file;
 mod isolation;
 mod key_settings;
 mod keys;
@@ -56,6 +57,7 @@ pub use config::{
 };
 pub use env::{Env, MapEnv, ProcessEnv, keep_secrets, kept_secret};
 pub use error::{ConfigError, Problem};
+pub use file::MAX_CONFIG_BYTES;
 pub use isolation::{RunConfig, SandboxConfig, SandboxMode};
 pub use load::{
     CONFIG_ENV, FILE_NAME, Loaded, check, load, load_store, parse, parse_with_warnings,

@@ -31,7 +31,8 @@ pub struct Loaded {
     pub warnings: Vec<Problem>,
 }
 
-/// Loads `<workspace_root>/tether.toml`, or the file named by `TETHER_CONFIG`.
+/// Loads `<workspace_root>/tether.toml`, or the file named by `TETHER_CONFIG` (a regular file
+/// of at most [`crate::MAX_CONFIG_BYTES`], read without blocking).
 ///
 /// A missing `tether.toml` means defaults (plus the environment), not an error; a missing file
 /// named by `TETHER_CONFIG` is [`ConfigError::NotFound`].
@@ -40,7 +41,7 @@ pub fn load(workspace_root: &Path, env: &dyn Env) -> Result<Loaded, ConfigError>
         Some(path) => (workspace_root.join(path), true),
         None => (workspace_root.join(FILE_NAME), false),
     };
-    match std::fs::read_to_string(&path) {
+    match crate::file::read(&path) {
         Ok(text) => {
             let (config, warnings) = parse_with_warnings(&text, &path, env)?;
             Ok(Loaded {
@@ -72,7 +73,7 @@ pub fn load_store(workspace_root: &Path, env: &dyn Env) -> Result<StoreConfig, C
         Some(path) => (workspace_root.join(path), true),
         None => (workspace_root.join(FILE_NAME), false),
     };
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::file::read(&path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound && !named => String::new(),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {

@@ -3,17 +3,18 @@
 //! A run's sandboxes share one PID namespace ([`tether_sandbox::RunNamespace`]): every process
 //! the agent starts runs in it, and all of them are killed when it ends. A [`RunLifetime`] is
 //! made as a run is composed ([`crate::launch`]), the namespaces its sandboxes are built with
-//! are registered with it (`sandbox::for_run`, through the run's [`Host`]), and it ends them
-//! when the run ends, or when the run is dropped unfinished. (Sandboxes outlive the run — the
-//! bridge keeps the run's for as long as the process lives — so their being dropped cannot be
-//! what ends it.)
+//! are registered with it (`sandbox::for_run`, through the run's [`Host`]), and it ends them as
+//! the run's loop ends ([`RunLifetime::end`]), or when the run is dropped unfinished.
+//! (Sandboxes outlive the run — the bridge keeps the run's for as long as the process lives — so
+//! their being dropped cannot be what ends it.)
 //!
 //! A run with the sandbox off has no namespace: its driver is a child subreaper instead
 //! (`tether_core::subreaper`), so what the agent left running became the driver's child, and
-//! the run's end kills every descendant of the process ([`tether_sandbox::kill_descendants`]).
-//! That cannot tell one run's processes from another's, so it happens only as the last run the
-//! process drives ends: with the sandbox off, `tether serve` ends the agents' leftovers of
-//! overlapping runs once none of them is running.
+//! the run's lifetime, dropped once its notices are out and its report written, kills every
+//! descendant of the process ([`tether_sandbox::kill_descendants`]). That cannot tell one run's
+//! processes from another's (nor from a notice command of another run), so it happens only as
+//! the last run the process composes or drives ends: with the sandbox off, `tether serve` ends
+//! the agents' leftovers of overlapping runs once none of them is going.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -39,7 +40,6 @@ pub struct RunLifetime {
     namespaces: Mutex<Vec<Arc<RunNamespace>>>,
     /// A child of the run ran outside any namespace (the sandbox off).
     unconfined: AtomicBool,
-    ended: AtomicBool,
 }
 
 impl RunLifetime {
@@ -49,17 +49,12 @@ impl RunLifetime {
         Arc::new(RunLifetime {
             namespaces: Mutex::new(Vec::new()),
             unconfined: AtomicBool::new(false),
-            ended: AtomicBool::new(false),
         })
     }
 
-    /// Ends the run's processes: its namespaces (everything in them killed), or, for a run
-    /// whose children ran unconfined, every descendant of this process once no other run of it
-    /// is going. Does nothing the second time.
+    /// Ends the run's PID namespaces: every process in them is killed, and nothing starts in
+    /// them any more. Call it as the loop ends; doing it again does nothing.
     pub fn end(&self) {
-        if self.ended.swap(true, Ordering::SeqCst) {
-            return;
-        }
         let namespaces = std::mem::take(&mut *match self.namespaces.lock() {
             Ok(n) => n,
             Err(poisoned) => poisoned.into_inner(),
@@ -67,6 +62,12 @@ impl RunLifetime {
         for namespace in &namespaces {
             namespace.end();
         }
+    }
+
+    /// The run is over in this process (its lifetime dropped, after its notices and report):
+    /// when its children ran unconfined and no other run of the process is going, every
+    /// descendant of the process is killed.
+    fn leave(&self) {
         let mut runs = runs();
         *runs = runs.saturating_sub(1);
         // Held while sweeping: no run starts its processes meanwhile.
@@ -93,6 +94,7 @@ impl RunLifetime {
 impl Drop for RunLifetime {
     fn drop(&mut self) {
         self.end();
+        self.leave();
     }
 }
 
