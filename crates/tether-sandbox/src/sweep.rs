@@ -48,7 +48,7 @@ struct Proc {
 }
 
 /// Kills every live descendant of this process but the holders of run namespaces and theirs,
-/// until none is left or [`MAX_ROUNDS`] have passed; reaps those that were its own children.
+/// until none is left or 50 rounds have passed; reaps those that were its own children.
 pub fn kill_descendants() -> Swept {
     let me = std::process::id();
     let mut swept = Swept::default();
