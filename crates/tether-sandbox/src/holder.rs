@@ -117,15 +117,6 @@ impl RunNamespace {
         live.as_ref().is_some_and(Live::holder_alive)
     }
 
-    /// The holder's pid in tether's PID namespace, while it runs (tether's own child: a sweep of
-    /// tether's children must spare it).
-    pub fn holder_pid(&self) -> Option<u32> {
-        let live = self.live.lock().ok()?;
-        live.as_ref()
-            .filter(|l| l.holder_alive())
-            .and_then(|l| u32::try_from(l.pid).ok())
-    }
-
     /// What a child needs to join the namespace: its own copies of the namespaces' descriptors.
     /// Refused once the namespace has ended.
     pub(crate) fn entry(&self) -> Result<Entry, SandboxError> {
