@@ -35,6 +35,7 @@ mod checks;
 mod config;
 mod env;
 mod error;
+mod file;
 mod hidden;
 mod isolation;
 mod key_settings;
@@ -62,11 +63,12 @@ pub use config::{
 };
 pub use env::{Env, MapEnv, ProcessEnv, keep_secrets, kept_secret};
 pub use error::{ConfigError, Problem};
+pub use file::MAX_CONFIG_BYTES;
 pub use isolation::{RunConfig, SandboxConfig, SandboxMode};
 pub use keys::settings;
 pub use load::{
-    CONFIG_ENV, FILE_NAME, Loaded, MAX_CONFIG_BYTES, Parsed, check, load, load_store, parse,
-    parse_with_warnings, read,
+    CONFIG_ENV, FILE_NAME, Loaded, Parsed, check, load, load_store, parse, parse_with_warnings,
+    read,
 };
 pub use missing::{MissingSetting, given, given_secret};
 pub use model::{Api, JudgeConfig, LoopJudgeConfig, ModelConfig, PlanningConfig};

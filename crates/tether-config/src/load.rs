@@ -35,14 +35,11 @@ pub struct Loaded {
     pub input: Source,
 }
 
-/// The largest configuration file tether reads.
-pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
-
 /// Loads `<workspace_root>/tether.toml`, or the file named by `TETHER_CONFIG`.
 ///
 /// A missing `tether.toml` means defaults (plus the environment), not an error; a missing file
 /// named by `TETHER_CONFIG` is [`ConfigError::NotFound`]. The file is read bounded: a regular
-/// file only (never blocking on a FIFO), at most [`MAX_CONFIG_BYTES`].
+/// file only (never blocking on a FIFO), at most [`crate::MAX_CONFIG_BYTES`].
 pub fn load(workspace_root: &Path, env: &dyn Env) -> Result<Loaded, ConfigError> {
     let (input, parsed) = read(workspace_root, env)?;
     let (config, warnings) = parsed?;
@@ -62,7 +59,7 @@ pub type Parsed = Result<(Config, Vec<Problem>), ConfigError>;
 pub fn read(workspace_root: &Path, env: &dyn Env) -> Result<(Source, Parsed), ConfigError> {
     let recording = Recording::new(env);
     let (path, named) = config_path(workspace_root, &recording);
-    let (text, found) = match read_bounded(&path) {
+    let (text, found) = match crate::file::read(&path) {
         Ok(text) => (text, true),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound && !named => (String::new(), false),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
@@ -89,42 +86,12 @@ fn config_path(workspace_root: &Path, env: &dyn Env) -> (PathBuf, bool) {
     }
 }
 
-/// The text of the config file at `path`, bounded: only a regular file (a symlink to one is
-/// fine), opened without blocking (a FIFO swapped in after the check cannot hang the read), at
-/// most [`MAX_CONFIG_BYTES`], UTF-8.
-fn read_bounded(path: &Path) -> std::io::Result<String> {
-    use std::io::{Error, ErrorKind, Read as _};
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let regular = |meta: &std::fs::Metadata| {
-        if meta.is_file() {
-            Ok(())
-        } else {
-            Err(Error::new(ErrorKind::InvalidInput, "not a regular file"))
-        }
-    };
-    regular(&std::fs::metadata(path)?)?;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(path)?;
-    regular(&file.metadata()?)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(Error::new(
-            ErrorKind::InvalidData,
-            format!("larger than {MAX_CONFIG_BYTES} bytes"),
-        ));
-    }
-    String::from_utf8(bytes).map_err(|_| Error::new(ErrorKind::InvalidData, "not UTF-8"))
-}
-
 /// Where the workspace's store is (`[store]` and `TETHER_STORE_URL`), reading nothing else of
 /// the config: a command that only reads or answers (`tether answer`, `tether status`) works
 /// whatever the rest of the file says. Problems are only those of `[store]` (or the syntax).
 pub fn load_store(workspace_root: &Path, env: &dyn Env) -> Result<StoreConfig, ConfigError> {
     let (path, named) = config_path(workspace_root, env);
-    let text = match read_bounded(&path) {
+    let text = match crate::file::read(&path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound && !named => String::new(),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {

@@ -208,7 +208,7 @@ fn a_fifo_or_a_huge_file_is_refused_without_blocking() {
     let big = "# x\n".repeat(usize::try_from(crate::MAX_CONFIG_BYTES).unwrap() / 4 + 1);
     std::fs::write(&path, big).unwrap();
     let err = crate::load(dir.path(), &MapEnv::new()).unwrap_err();
-    assert!(err.to_string().contains("larger than"), "{err}");
+    assert!(err.to_string().contains("more than the"), "{err}");
 }
 
 /// A credential's value as a file may hold it: anything printable, quotes and backslashes

@@ -6,6 +6,11 @@
 //! a run calls [`adopt_orphans`] once; the driver then reaps the adopted orphans that have exited
 //! at each iteration boundary ([`reap_orphans`]), when no child of its own is being waited for
 //! (tether's own children are reaped by the runtime that spawned them).
+//!
+//! In a run's sandbox an orphan goes to the init of the run's PID namespace instead (itself a
+//! child of this process, so the orphan stays in its tree), and dies with the run
+//! (`tether_sandbox::RunNamespace`). With the sandbox off, what this process adopted is killed
+//! as the run ends (`tether_runtime::lifetime`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Host;
 use crate::error::{Error, Result};
+use crate::lifetime::RunLifetime;
 use crate::worktree::{Commit, Kept, Placement};
 
 /// Judge failures in a row that pause a goal run.
@@ -243,6 +244,9 @@ impl Launch {
         if let RunSpec::Goal(goal) = &spec {
             tether_core::goal::ready(ws.root(), goal)?;
         }
+        // What the run's children start ends with it.
+        let lifetime = RunLifetime::begin();
+        let host = host.for_run(&lifetime);
         // The run's store is its configuration's.
         let store = crate::store::connector_of(&ws, &config.store)?;
         let (notice_sink, notices) = NoticeSink::new(&config.notify);
@@ -322,6 +326,7 @@ impl Launch {
             events,
             by,
             observer,
+            lifetime,
         })
     }
 }
@@ -379,6 +384,8 @@ pub struct Prepared {
     events: broadcast::Sender<StoredEvent>,
     by: String,
     observer: Arc<dyn Observer>,
+    /// Ends what the run's children started, when the run ends (or this is dropped).
+    lifetime: Arc<RunLifetime>,
 }
 
 impl Prepared {
@@ -470,6 +477,8 @@ impl Prepared {
                 end.map(|end| (run, end))
             }
         };
+        // Nothing the agent started outlives the loop: not even what left its process group.
+        self.lifetime.end();
         stop.cancel();
         if tokio::time::timeout(self.notice_grace, delivery)
             .await

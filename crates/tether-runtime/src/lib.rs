@@ -49,6 +49,7 @@ pub mod executor;
 pub mod gate;
 pub mod judge_test;
 pub mod launch;
+pub mod lifetime;
 pub mod mcp;
 pub mod plan;
 pub mod process;
@@ -67,16 +68,18 @@ use std::sync::Arc;
 pub use error::{Error, Result};
 
 /// What the process embedding the runtime gives it once: how a tether command handed over by a
-/// sandboxed agent is run there (the binary parses and runs its own commands).
+/// sandboxed agent is run there (the binary parses and runs its own commands). While a run is
+/// composed, its copy also carries the run's [`lifetime::RunLifetime`].
 #[derive(Clone)]
 pub struct Host {
     bridge: Arc<dyn bridge::Handler>,
+    run: Option<Arc<lifetime::RunLifetime>>,
 }
 
 impl Host {
     /// A host whose handed-over commands `bridge` runs.
     pub fn new(bridge: Arc<dyn bridge::Handler>) -> Self {
-        Host { bridge }
+        Host { bridge, run: None }
     }
 
     /// This host for the run `run` holds once it exists: the commands its agent hands over
@@ -84,6 +87,7 @@ impl Host {
     pub fn serving(&self, run: &tether_store::RunCell) -> Self {
         Host {
             bridge: bridge::for_run(self.bridge.clone(), run.clone()),
+            run: self.run.clone(),
         }
     }
 }

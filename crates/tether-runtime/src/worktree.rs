@@ -358,8 +358,9 @@ impl Committer {
             .and_then(serde_json::Value::as_bool)
             .unwrap_or(false);
         drop(store);
-        let text = std::fs::read_to_string(&self.plan_path).unwrap_or_default();
-        let doc = tether_plan::PlanDoc::parse(&self.plan_path, text);
+        // The plan in the worktree is the agent's to write: read bounded, as every plan read.
+        let doc = tether_plan::file::read(&self.plan_path)
+            .unwrap_or_else(|_| tether_plan::PlanDoc::parse(&self.plan_path, String::new()));
         let plan = doc.plan();
         Ok(records
             .iter()

@@ -16,6 +16,7 @@ use seccompiler::{
 
 use crate::SandboxError;
 use crate::detach;
+use crate::enter::Entry;
 use crate::mounts::Mounts;
 use crate::ptys::Ptys;
 
@@ -28,6 +29,8 @@ pub struct Prepared {
     filter: Option<BpfProgram>,
     /// tether's process group, which the child leaves for a session of its own.
     parent_group: libc::pid_t,
+    /// The run's PID namespace the child joins, when it has one.
+    entry: Option<Entry>,
 }
 
 impl Prepared {
@@ -46,7 +49,15 @@ impl Prepared {
             ruleset,
             filter,
             parent_group,
+            entry: None,
         }
+    }
+
+    /// Makes the child join a run's PID namespace (before the rest of the setup), so it ends
+    /// with the run.
+    pub(crate) fn inside(mut self, entry: Entry) -> Self {
+        self.entry = Some(entry);
+        self
     }
 
     /// Restricts the calling process for good. Only for a freshly forked child.
@@ -57,6 +68,10 @@ impl Prepared {
         detach::close_inherited()?;
         detach::own_session(self.parent_group)?;
         detach::no_terminal_on_stdio()?;
+        if let Some(entry) = &self.entry {
+            // Returns in the process that goes on to run the program, inside the namespace.
+            entry.enter()?;
+        }
         self.mounts.apply()?;
         if let Some(ptys) = &self.ptys {
             ptys.apply()?;
@@ -118,9 +133,9 @@ pub fn confine(cmd: &mut Command, prepared: Prepared) {
         )),
     };
     // SAFETY: the hook runs in the forked child before `exec`. It makes system calls only
-    // (close_range, setsid, prctl, mount, capset, landlock, seccomp) on objects built in the
-    // parent, touches no lock another thread could hold, and returns an error instead of
-    // panicking.
+    // (close_range, setsid, setns, clone3, waitpid, prctl, mount, capset, landlock, seccomp) on
+    // objects built in the parent, touches no lock another thread could hold, and returns an
+    // error instead of panicking; the process it forks to wait on the program never returns.
     unsafe {
         cmd.pre_exec(hook);
     }

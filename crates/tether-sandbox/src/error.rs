@@ -33,4 +33,16 @@ pub enum SandboxError {
     /// The seccomp filter could not be built.
     #[error("could not build the seccomp filter: {0}")]
     Filter(String),
+    /// The run's PID namespace could not be made: nothing runs sandboxed until it can be (or
+    /// the sandbox is turned off).
+    #[error(
+        "could not start the run's process namespace (a user and PID namespace every process of \
+         the run ends with): {0}; run where user namespaces are allowed, or set [sandbox] mode = \
+         \"off\" in tether.toml"
+    )]
+    Namespace(std::io::Error),
+    /// The run's PID namespace has ended (the run is over): nothing starts in its sandbox any
+    /// more.
+    #[error("the run has ended: nothing starts in its sandbox any more")]
+    Ended,
 }

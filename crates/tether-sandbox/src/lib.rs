@@ -11,7 +11,10 @@
 //! In the child, in this order:
 //! 0. nothing of tether's process is kept (module `detach`): every descriptor above the standard
 //!    streams closes at `exec`, the child starts a session of its own with no controlling
-//!    terminal, and a terminal on a standard stream is replaced by `/dev/null`;
+//!    terminal, and a terminal on a standard stream is replaced by `/dev/null`; then, for a
+//!    sandbox [within](Sandbox::within) a run's [`RunNamespace`], the child joins the run's PID
+//!    namespace and forks once more, the program running inside it (module `enter`), so
+//!    nothing it starts outlives the run;
 //! 1. a user and mount namespace of its own, where paths beneath a writable tree are made
 //!    read-only ([`Policy::read_only`], for `.git`) or hidden ([`Policy::hide`], for `.tether/`):
 //!    the two things Landlock, which can only allow, cannot express; `/tmp`, `/run` and the
@@ -39,6 +42,11 @@
 //! [`Support::probe`] says what the running kernel can enforce; a policy that cannot be enforced
 //! fully is refused with [`SandboxError::Unsupported`], never silently weakened.
 //!
+//! [`RunNamespace`] is a run's PID namespace (module `holder`): a small process, PID 1 there,
+//! that tether kills when the run ends, and that exits when tether does, taking every process of
+//! the run with it. With the sandbox off, [`kill_descendants`] kills what a run left below
+//! tether instead (module `sweep`).
+//!
 //! [`take_secrets`] is the other half of keeping keys from children: it takes variables out of
 //! tether's own environment, overwriting their bytes first (root can read a parent's
 //! `/proc/<pid>/environ`, and `unsetenv` alone leaves the bytes there).
@@ -46,17 +54,23 @@
 mod child;
 mod cover;
 mod detach;
+mod enter;
 mod error;
+mod fork;
+mod holder;
 mod mounts;
 mod policy;
 mod ptys;
 mod sandbox;
 mod secrets;
 mod support;
+mod sweep;
 
 pub use child::{Prepared, confine};
 pub use error::SandboxError;
+pub use holder::RunNamespace;
 pub use policy::{Policy, system_readable};
 pub use sandbox::Sandbox;
 pub use secrets::take_secrets;
 pub use support::{MIN_ABI, PRETEND_ABI_VAR, Support};
+pub use sweep::{Swept, kill_descendants};

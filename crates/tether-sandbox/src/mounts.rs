@@ -164,7 +164,7 @@ impl Mounts {
 }
 
 #[allow(unsafe_code)]
-fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
     // SAFETY: a NUL-terminated path, a buffer of `bytes.len()` bytes, a descriptor we close.
     unsafe {
         let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);

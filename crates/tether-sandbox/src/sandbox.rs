@@ -4,8 +4,9 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::Arc;
 
-use crate::{Policy, SandboxError, Support, confine};
+use crate::{Policy, RunNamespace, SandboxError, Support, confine};
 
 /// Variables every sandboxed child gets when tether has them: what programs and toolchains
 /// need to run, nothing that carries a credential.
@@ -51,6 +52,7 @@ pub struct Sandbox {
     vars: Vec<(String, OsString)>,
     env_names: Vec<String>,
     env_prefixes: Vec<String>,
+    run: Option<Arc<RunNamespace>>,
 }
 
 impl Sandbox {
@@ -64,6 +66,7 @@ impl Sandbox {
             vars: Vec::new(),
             env_names: Vec::new(),
             env_prefixes: Vec::new(),
+            run: None,
         })
     }
 
@@ -95,6 +98,13 @@ impl Sandbox {
         self
     }
 
+    /// Runs every child in the run's PID namespace `run`: nothing a child starts outlives it.
+    #[must_use]
+    pub fn within(mut self, run: Arc<RunNamespace>) -> Self {
+        self.run = Some(run);
+        self
+    }
+
     /// The policy.
     pub fn policy(&self) -> &Policy {
         &self.policy
@@ -114,7 +124,10 @@ impl Sandbox {
     /// Makes `cmd` run in the sandbox: its environment is what `cmd` sets explicitly plus the
     /// allowed part of tether's, and the policy is applied between fork and exec.
     pub fn confine(&self, cmd: &mut Command) -> Result<(), SandboxError> {
-        let prepared = self.policy.prepare(self.support)?;
+        let mut prepared = self.policy.prepare(self.support)?;
+        if let Some(run) = &self.run {
+            prepared = prepared.inside(run.entry()?);
+        }
         let explicit: Vec<(OsString, Option<OsString>)> = cmd
             .get_envs()
             .map(|(k, v)| (k.to_owned(), v.map(ToOwned::to_owned)))

@@ -8,6 +8,8 @@ use std::process::{Command, Output, Stdio};
 
 use tether_sandbox::{Policy, SandboxError, Support, confine};
 
+mod lifetime;
+
 struct Trees {
     _tmp: tempfile::TempDir,
     work: PathBuf,

@@ -231,6 +231,21 @@ fn a_fifo_is_refused_without_blocking() {
     assert!(problem.contains("not a regular file"), "{problem}");
 }
 
+#[test]
+fn a_huge_file_is_not_read_into_memory() {
+    // Six GiB, one line: the quoted text at its start, then a hole.
+    let (_d, ws) = workspace();
+    let path = ws.root().join("huge.rs");
+    let mut file = fs::File::create(&path).unwrap();
+    std::io::Write::write_all(&mut file, b"let sum = a + b;\n").unwrap();
+    file.set_len(6 << 30).unwrap();
+    let q = quotes(&ws);
+    assert_eq!(
+        message(&q, "huge.rs", "let sum = a + b;"),
+        "the quote \"let sum = a + b;\" cannot be checked: `huge.rs` is too large to check"
+    );
+}
+
 fn mkfifo(path: &Path) {
     let status = std::process::Command::new("mkfifo")
         .arg(path)

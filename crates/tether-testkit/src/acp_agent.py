@@ -7,7 +7,8 @@ What it does on each prompt is read from the file `acp-mode` in the session's cw
   ignore       never answers the prompt and ignores session/cancel
   exit         exits in the middle of the turn
   malformed    writes a line that is not JSON and an unknown notification, then keeps its promise
-It writes its pid to `acp-agent.pid`, every decision it receives to `acp-decisions.txt`, and
+It writes its pid (as /proc numbers it: in the sandbox's PID namespace its own pid is another
+number) to `acp-agent.pid`, every decision it receives to `acp-decisions.txt`, and
 when it received each (seconds since the epoch) to `acp-decided-at.txt`.
 """
 import json
@@ -129,7 +130,8 @@ def main():
             sid = f"s{sessions[0]}"
             cwd[sid] = params["cwd"]
             with open(os.path.join(params["cwd"], "acp-agent.pid"), "w") as f:
-                f.write(str(os.getpid()))
+                with open("/proc/self/stat") as stat:
+                    f.write(stat.read().split()[0])
             with open(os.path.join(params["cwd"], "acp-sessions.jsonl"), "a") as f:
                 f.write(json.dumps(params) + "\n")
             send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": sid}})

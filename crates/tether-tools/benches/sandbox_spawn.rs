@@ -1,8 +1,10 @@
 //! What the sandbox costs per command: `sh -c true` through the real spawner (`run_shell`, the
-//! path of the built-in agent's `bash` and of verify commands), 200 times without a sandbox and
-//! 200 times in the run's sandbox (a user and mount namespace with `.git` read-only and
-//! `.tether/` hidden, every capability dropped, Landlock, the network-off seccomp filter).
-//! Prints the median and p90 of each and the difference of the medians (bar: +1 ms or less).
+//! path of the built-in agent's `bash` and of verify commands), 200 times without a sandbox, 200
+//! times in the sandbox without the run's PID namespace (a user and mount namespace with `.git`
+//! read-only and `.tether/` hidden, every capability dropped, Landlock, the network-off seccomp
+//! filter) and 200 times in the run's sandbox, which also joins the run's PID namespace (and
+//! forks once more inside it). Prints the median and p90 of each and the differences of the
+//! medians (bar: +1 ms or less for the run's sandbox).
 //!
 //! Run with `cargo bench -p tether-tools --bench sandbox_spawn`.
 
@@ -16,7 +18,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tether_sandbox::{Policy, Sandbox, Support};
+use tether_sandbox::{Policy, RunNamespace, Sandbox, Support};
 use tether_tools::{ShellCommand, run_shell};
 use tokio_util::sync::CancellationToken;
 
@@ -34,7 +36,10 @@ fn main() {
         .write(&tmp)
         .read_only(work.join(".git"))
         .hide(work.join(".tether"));
-    let sandbox = Arc::new(Sandbox::new(policy, Support::probe()).unwrap().tmpdir(&tmp));
+    let sandbox = Sandbox::new(policy, Support::probe()).unwrap().tmpdir(&tmp);
+    let run = Arc::new(RunNamespace::start().unwrap());
+    let in_run = Arc::new(sandbox.clone().within(run));
+    let sandbox = Arc::new(sandbox);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -51,12 +56,16 @@ fn main() {
     };
     let plain = measure(&rt, &spec(None));
     let boxed = measure(&rt, &spec(Some(sandbox)));
+    let ran = measure(&rt, &spec(Some(in_run)));
     let (pm, p9) = stats(plain);
     let (bm, b9) = stats(boxed);
+    let (rm, r9) = stats(ran);
     println!("sandbox_spawn: {SPAWNS} spawns of `sh -c true` each");
-    println!("  without sandbox: median {pm:.3} ms, p90 {p9:.3} ms");
-    println!("  in the sandbox:  median {bm:.3} ms, p90 {b9:.3} ms");
-    println!("  overhead:        {:+.3} ms per spawn (median)", bm - pm);
+    println!("  without sandbox:                 median {pm:.3} ms, p90 {p9:.3} ms");
+    println!("  in the sandbox, no PID namespace: median {bm:.3} ms, p90 {b9:.3} ms");
+    println!("  in the run's sandbox:            median {rm:.3} ms, p90 {r9:.3} ms");
+    println!("  overhead:        {:+.3} ms per spawn (median)", rm - pm);
+    println!("  of which the run's PID namespace: {:+.3} ms", rm - bm);
 }
 
 fn measure(rt: &tokio::runtime::Runtime, spec: &ShellCommand) -> Vec<f64> {

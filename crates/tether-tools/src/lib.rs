@@ -69,6 +69,7 @@ mod error;
 pub mod gate;
 mod glob;
 pub mod leftovers;
+mod lines;
 mod options;
 mod output;
 pub mod process;

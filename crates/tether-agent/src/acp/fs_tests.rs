@@ -95,6 +95,28 @@ fn refuses_the_outside_tethers_state_git_and_a_fifo_at_once() {
 }
 
 /// Swaps `dir` (a directory) with a symlink to `target`, in a loop until stopped.
+#[test]
+fn a_huge_file_is_refused_without_being_read() {
+    // Six GiB, one line of text then a hole.
+    let (_dir, ws, _) = fixture();
+    let path = ws.root().join("huge.txt");
+    let mut file = fs::File::create(&path).unwrap();
+    std::io::Write::write_all(&mut file, b"text").unwrap();
+    file.set_len(6 << 30).unwrap();
+    for request in [
+        ReadTextFileRequest::new("s", &path),
+        ReadTextFileRequest::new("s", &path).line(1).limit(1),
+    ] {
+        assert_eq!(
+            read(&ws, &request).map(|r| r.content),
+            Err(format!(
+                "`{}` is 6442450944 bytes, more than the 4194304 read through the protocol",
+                path.display()
+            ))
+        );
+    }
+}
+
 fn swap_dir(dir: PathBuf, target: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let (aside, link) = (dir.with_extension("real"), dir.with_extension("link"));

@@ -107,6 +107,26 @@ fn an_unreadable_file_is_an_io_error() {
 }
 
 #[test]
+fn a_huge_file_is_an_io_error_and_not_read() {
+    // The agent writes the working tree: a tether.toml of 6 GiB (a hole) read while the run
+    // goes on must not take the reading process down.
+    let dir = tempfile::tempdir().unwrap();
+    let file = fs::File::create(dir.path().join("tether.toml")).unwrap();
+    file.set_len(6 << 30).unwrap();
+    for err in [
+        load(dir.path(), &MapEnv::new()).unwrap_err(),
+        tether_config::load_store(dir.path(), &MapEnv::new()).unwrap_err(),
+    ] {
+        assert!(matches!(err, ConfigError::Io { .. }), "{err:?}");
+        assert!(
+            err.to_string()
+                .ends_with("it is 6442450944 bytes, more than the 1048576 a config file may be"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn a_file_that_is_not_utf8_is_an_io_error() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("tether.toml"), [0xff, 0xfe, 0x00]).unwrap();

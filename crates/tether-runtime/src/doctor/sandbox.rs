@@ -24,7 +24,8 @@ pub fn check(config: &Config) -> Check {
             "sandbox",
             format!(
                 "enforced: Landlock ABI {} (files, TCP, signals), user and mount namespaces \
-                 (.git read-only, .tether/ hidden), capabilities dropped, network {}{}",
+                 (.git read-only, .tether/ hidden), a PID namespace per run (nothing outlives \
+                 it), capabilities dropped, network {}{}",
                 support.landlock_abi,
                 if config.sandbox.network {
                     "on"

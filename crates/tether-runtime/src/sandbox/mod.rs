@@ -86,9 +86,12 @@ pub fn for_run(config: &Config, ws: &Workspace, made: &Made, host: &Host) -> Res
             "the sandbox is off ([sandbox] mode = \"off\" in tether.toml): the agent's commands \
              can read your keys and files, write .git and tether's store, and reach the network"
         );
+        host.run_unconfined();
         return Ok(RunSandbox::default());
     }
     let support = Support::probe();
+    // Every child of the run runs in the run's PID namespace, and ends with the run.
+    let pids = host.run_namespace()?;
     let tmp = private_tmp()?;
     let ground = grants::Ground {
         home: home_dir().map(grants::Place::resolve),
@@ -113,6 +116,7 @@ pub fn for_run(config: &Config, ws: &Workspace, made: &Made, host: &Host) -> Res
     let bridge = listener.path().to_path_buf();
     let sandbox = |policy: Policy| -> Result<Sandbox> {
         Ok(Sandbox::new(policy.hide(ws.state_dir()), support)?
+            .within(pids.clone())
             .tmpdir(&tmp)
             .var(crate::bridge::BRIDGE_VAR, &bridge)
             .env(config.sandbox.env.iter().cloned()))

@@ -8,7 +8,8 @@
 //! period has passed, which also reaches grandchildren that ignore SIGTERM or outlive the shell.
 //! When the shell exits on its own, whatever it left running in its group is killed too: a
 //! background job must not outlive the call that started it. Dropping the future kills the group
-//! as well. Processes that leave the group (`setsid`) are out of reach; reading their output
+//! as well. Processes that leave the group (`setsid`) are out of the spawner's reach (in a run's
+//! sandbox they end with the run: see `tether_sandbox::RunNamespace`); reading their output
 //! stops shortly after the shell has gone.
 //!
 //! Used by the `bash` tool, by sign-off for a goal's `verify` command, which also keeps the

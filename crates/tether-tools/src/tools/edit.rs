@@ -23,6 +23,10 @@ const SHOWN_LINES: usize = 12;
 /// How many occurrence line numbers an ambiguity message lists.
 const LISTED_LINES: usize = 10;
 
+/// The largest file `edit` changes (16 MiB): it holds the file, and the file changed, in
+/// memory; a larger one is refused before anything is read or written.
+pub(crate) const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
+
 /// The `edit` tool's logic.
 #[derive(Debug)]
 pub(crate) struct Editor {
@@ -90,18 +94,14 @@ fn run(ws: &Workspace, args: Args) -> ToolOutput {
         ws.resolve_writable(path)
             .map_err(|e| ToolOutput::error(e.to_string()))
     );
-    let mut file = match ws.open_edit(&real) {
+    let file = match ws.open_edit(&real) {
         Ok(file) => file,
         Err(OpenError::NotRegular(Special::Dir)) => {
             return ToolOutput::error(format!("`{path}` is a directory, not a file"));
         }
         Err(err) => return err.output("edit", path),
     };
-    let mut bytes = Vec::new();
-    try_out!(
-        file.read_to_end(&mut bytes)
-            .map_err(|e| io_error("read", path, &e))
-    );
+    let bytes = try_out!(read_capped(&file, path));
     if looks_binary(&bytes) {
         return ToolOutput::error(format!(
             "`{path}` looks like a binary file; `edit` changes text files only"
@@ -158,6 +158,33 @@ fn run(ws: &Workspace, args: Args) -> ToolOutput {
         excerpt(&mut out, &new, lines[0], new_lines);
     }
     ToolOutput::ok(out)
+}
+
+/// The whole of `file`, refused (nothing read into memory past the cap, nothing written) when
+/// it is larger than [`MAX_EDIT_BYTES`], or grows past it while being read.
+fn read_capped(file: &std::fs::File, path: &str) -> Result<Vec<u8>, ToolOutput> {
+    let too_big = |size: u64| {
+        ToolOutput::error(format!(
+            "`{path}` is {size} bytes, more than the {MAX_EDIT_BYTES} bytes `edit` changes; \
+             nothing was changed. Change a file this large with a command (`sed -i`, a script), \
+             or replace it whole with `write`"
+        ))
+    };
+    let size = file
+        .metadata()
+        .map_err(|e| io_error("read", path, &e))?
+        .len();
+    if size > MAX_EDIT_BYTES {
+        return Err(too_big(size));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_EDIT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error("read", path, &e))?;
+    if bytes.len() as u64 > MAX_EDIT_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
 }
 
 /// The 1-based line `at` (a byte offset) is on.

@@ -1,8 +1,10 @@
 //! `grep`: search file contents under the workspace with a regular expression.
 //!
 //! One multi-line regex runs over each whole file and each match is mapped back to its line, so
-//! a file without a match costs one scan. The walk is sorted and skips what [`crate::walk`]
-//! skips, so results are stable from call to call.
+//! a file without a match costs one scan; a line with a match is reported once and the search
+//! goes on after it, so a file that is one long line of matches costs one scan too. Every read
+//! is bounded: a file over `grep_max_file_bytes` (10 MiB by default) is skipped, and said. The
+//! walk is sorted and skips what [`crate::walk`] skips, so results are stable from call to call.
 
 use std::fmt::Write as _;
 
@@ -200,32 +202,7 @@ impl Searcher {
             return;
         }
         let text = String::from_utf8_lossy(&bytes);
-        let (mut line_no, mut line_start, mut last_line) = (1usize, 0usize, 0usize);
-        for m in regex.find_iter(&text) {
-            line_no += text.as_bytes()[line_start..m.start()]
-                .iter()
-                .filter(|b| **b == b'\n')
-                .count();
-            line_start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
-            if line_no == last_line {
-                continue;
-            }
-            last_line = line_no;
-            let end = text[line_start..]
-                .find('\n')
-                .map_or(text.len(), |i| line_start + i);
-            let line = text[line_start..end].trim_end_matches('\r');
-            let _ = writeln!(
-                found.out,
-                "{rel}:{line_no}: {}",
-                shorten(line, MAX_LINE_CHARS)
-            );
-            found.count += 1;
-            if found.count == found.limit {
-                found.full = true;
-                return;
-            }
-        }
+        found.lines_of(&text, regex, rel);
     }
 }
 
@@ -236,4 +213,44 @@ struct Found {
     limit: usize,
     full: bool,
     too_big: usize,
+}
+
+impl Found {
+    /// Adds each line of `text` (the file `rel`) where a match of `regex` starts, until the
+    /// limit. Once a line is reported the search goes on after it: a line is gone through a
+    /// bounded number of times however many matches it holds (a file that is one long line of
+    /// matches costs one pass, not one per match).
+    fn lines_of(&mut self, text: &str, regex: &Regex, rel: &str) {
+        // The search starts at `at`; line numbers are counted up to `counted`.
+        let (mut at, mut counted, mut line_no) = (0usize, 0usize, 1usize);
+        while at <= text.len() {
+            let Some(m) = regex.find_at(text, at) else {
+                return;
+            };
+            line_no += newlines(&text[counted..m.start()]);
+            counted = m.start();
+            let start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+            let end = text[m.start()..]
+                .find('\n')
+                .map_or(text.len(), |i| m.start() + i);
+            let line = text[start..end].trim_end_matches('\r');
+            let _ = writeln!(
+                self.out,
+                "{rel}:{line_no}: {}",
+                shorten(line, MAX_LINE_CHARS)
+            );
+            self.count += 1;
+            if self.count == self.limit {
+                self.full = true;
+                return;
+            }
+            // On from the next line (or from the match's end, when it spans lines).
+            at = (end + 1).max(m.end());
+        }
+    }
+}
+
+/// How many line breaks `text` holds.
+fn newlines(text: &str) -> usize {
+    text.bytes().filter(|b| *b == b'\n').count()
 }

@@ -1,16 +1,20 @@
 //! `read`: a text file's lines, numbered like `cat -n`, in a window the model chooses.
 //!
-//! The file is streamed line by line, so a huge log costs memory only for the window shown; the
-//! byte cap keeps one call from flooding the context, and the footer says exactly which offset
-//! to ask for next.
+//! The file is streamed line by line, so a huge log costs memory only for the window shown, and
+//! every read is bounded whatever the file holds: at most [`MAX_LINE_BYTES`] of one line are
+//! kept (a file that is one line of several GiB is shown as that line's start, with its length),
+//! and at most [`MAX_SCANNED`] bytes of the file are gone through in one call (what lies past
+//! them is said, with the file's size). The byte cap keeps one call from flooding the context,
+//! and the footer says exactly which offset to ask for next.
 
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read as _};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{FileLogic, FileTool, io_error, str_arg, try_out};
+use crate::lines::{BoundedLines, Line};
 use crate::options::ToolOptions;
 use crate::output::ToolOutput;
 use crate::regular::{OpenError, Special};
@@ -20,6 +24,17 @@ use crate::workspace::Workspace;
 
 /// Lines longer than this many characters are shortened.
 const MAX_LINE_CHARS: usize = 2000;
+
+/// The most bytes of one line held in memory: room for [`MAX_LINE_CHARS`] characters of four
+/// bytes each; the rest of a longer line is counted, not kept.
+pub(crate) const MAX_LINE_BYTES: usize = 4 * MAX_LINE_CHARS;
+
+/// The most bytes of a file one `read` call goes through (256 MiB): lines past them are neither
+/// shown nor counted, and the output says so with the file's size.
+pub(crate) const MAX_SCANNED: u64 = SCANNED_MIB * 1024 * 1024;
+
+/// [`MAX_SCANNED`] in MiB, as the tool's texts say it.
+const SCANNED_MIB: u64 = 256;
 
 /// The `read` tool's logic.
 #[derive(Debug)]
@@ -43,8 +58,9 @@ pub(crate) fn tool(ws: Workspace, options: &ToolOptions) -> FileTool<Reader> {
         "Read a text file in the workspace. Returns its lines numbered like `cat -n` (the \
          numbers and the tab after them are not part of the file). Shows up to `limit` lines \
          (default {}) starting at line `offset` (1-based, default 1), and at most {} bytes; \
-         lines over {MAX_LINE_CHARS} characters are shortened. When not everything is shown, \
-         the output ends with a note saying which `offset` to read next. Binary files are \
+         lines over {MAX_LINE_CHARS} characters are shortened, and only a file's first \
+         {SCANNED_MIB} MiB are read. When not everything is shown, the output ends with a \
+         note saying which `offset` to read next. Binary files are \
          refused; use `ls` for directories. `path` is relative to the workspace root, or \
          absolute inside it.",
         options.read_default_lines, options.read_max_bytes
@@ -85,7 +101,12 @@ impl FileLogic for Reader {
             }
             Err(err) => return err.output("read", path),
         };
-        let mut reader = BufReader::new(file);
+        let size = try_out!(
+            file.metadata()
+                .map(|meta| meta.len())
+                .map_err(|e| io_error("read", path, &e))
+        );
+        let mut reader = BufReader::new(file.take(MAX_SCANNED));
         match reader.fill_buf() {
             Ok(start) if looks_binary(start) => {
                 return ToolOutput::error(format!(
@@ -103,30 +124,57 @@ impl FileLogic for Reader {
             last: 0,
             byte_cut: false,
         };
+        let mut lines = BoundedLines::new(reader, MAX_LINE_BYTES);
         let mut total = 0usize;
-        let mut line = Vec::new();
+        let mut kept = Vec::new();
         loop {
-            line.clear();
-            match reader.read_until(b'\n', &mut line) {
-                Ok(0) => break,
-                Ok(_) => {}
+            let line = match lines.next_into(&mut kept) {
+                Ok(Some(line)) => line,
+                Ok(None) => break,
                 Err(err) => return io_error("read", path, &err),
-            }
+            };
             total += 1;
             if total >= offset && total < offset.saturating_add(limit) && !window.byte_cut {
-                window.push(total, &line, self.max_bytes);
+                window.push(total, &kept, line, self.max_bytes);
             }
         }
+        // Past the bound there is more of the file than was gone through.
+        let scan = Scan {
+            size,
+            stopped: lines.read() >= MAX_SCANNED && size > MAX_SCANNED,
+        };
         if total == 0 {
             return ToolOutput::ok(format!("(`{path}` is empty)"));
         }
         if offset > total {
-            return ToolOutput::error(format!(
-                "`offset` {offset} is past the end of `{path}`, which has {}",
-                plural(total, "line", "lines")
-            ));
+            return ToolOutput::error(scan.past_end(path, offset, total));
         }
-        window.finish(total, self.max_bytes)
+        window.finish(path, total, self.max_bytes, scan)
+    }
+}
+
+/// How much of the file was gone through.
+#[derive(Debug, Clone, Copy)]
+struct Scan {
+    /// The file's size in bytes.
+    size: u64,
+    /// Whether reading stopped at [`MAX_SCANNED`] with more of the file left.
+    stopped: bool,
+}
+
+impl Scan {
+    /// `offset` is past the last line `read` went through.
+    fn past_end(self, path: &str, offset: usize, total: usize) -> String {
+        let lines = plural(total, "line", "lines");
+        if self.stopped {
+            format!(
+                "`offset` {offset} is past what `read` goes through of `{path}`: the file is {} \
+                 bytes, and `read` reads its first {SCANNED_MIB} MiB only, which hold {lines}",
+                self.size
+            )
+        } else {
+            format!("`offset` {offset} is past the end of `{path}`, which has {lines}")
+        }
     }
 }
 
@@ -139,11 +187,11 @@ struct Window {
 }
 
 impl Window {
-    fn push(&mut self, n: usize, raw: &[u8], max_bytes: usize) {
-        let text = String::from_utf8_lossy(raw);
-        let text = text.trim_end_matches('\n').trim_end_matches('\r');
+    /// Adds line `n`, of which `kept` (at most [`MAX_LINE_BYTES`]) was read, unless the output
+    /// would pass `max_bytes` (the window's first line always goes in).
+    fn push(&mut self, n: usize, kept: &[u8], line: Line, max_bytes: usize) {
         let mut entry = String::new();
-        let _ = writeln!(entry, "{n:>6}\t{}", shorten(text, MAX_LINE_CHARS));
+        let _ = writeln!(entry, "{n:>6}\t{}", shown(kept, line));
         if self.out.len() + entry.len() > max_bytes && self.last >= self.first {
             self.byte_cut = true;
             return;
@@ -152,9 +200,14 @@ impl Window {
         self.last = n;
     }
 
-    fn finish(mut self, total: usize, max_bytes: usize) -> ToolOutput {
+    fn finish(mut self, path: &str, total: usize, max_bytes: usize, scan: Scan) -> ToolOutput {
+        let of = if scan.stopped {
+            format!("of the {total} in its first {SCANNED_MIB} MiB")
+        } else {
+            format!("of {total}")
+        };
         if self.last < total {
-            let shown = format!("lines {}-{} of {total} shown", self.first, self.last);
+            let shown = format!("lines {}-{} {of} shown", self.first, self.last);
             let next = self.last + 1;
             let _ = if self.byte_cut {
                 writeln!(
@@ -165,6 +218,28 @@ impl Window {
                 writeln!(self.out, "[{shown}; read more with offset={next}]")
             };
         }
+        if scan.stopped {
+            let _ = writeln!(
+                self.out,
+                "[`{path}` is {} bytes and `read` goes through its first {SCANNED_MIB} MiB only: \
+                 what follows them cannot be shown, and line {total} may go on past them]",
+                scan.size
+            );
+        }
         ToolOutput::ok(self.out)
     }
+}
+
+/// A line as shown: its text without the line break, shortened to [`MAX_LINE_CHARS`]
+/// characters; a line longer than what was kept of it says how many bytes were left out.
+fn shown(kept: &[u8], line: Line) -> String {
+    let text = String::from_utf8_lossy(kept);
+    let text = text.strip_suffix('\r').unwrap_or(&text);
+    if line.len <= kept.len() as u64 {
+        return shorten(text, MAX_LINE_CHARS).into_owned();
+    }
+    // Cut: the kept bytes may end inside a character (one replacement character then).
+    let head: String = text.chars().take(MAX_LINE_CHARS).collect();
+    let left_out = line.len.saturating_sub(head.len() as u64);
+    format!("{head}… [{left_out} more bytes]")
 }

@@ -15,6 +15,7 @@ mod bash;
 mod escape;
 mod files;
 mod gate;
+mod huge;
 mod leftovers;
 mod program;
 mod race;

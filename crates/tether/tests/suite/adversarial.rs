@@ -9,6 +9,7 @@
 //! test ends a stuck run with `tether cancel` and checks that it works).
 
 mod held;
+mod huge;
 mod races;
 mod scripts;
 mod support;
@@ -207,7 +208,7 @@ fn the_key_hunt_finds_no_key() {
     let e = env(PLAN, agent, rejecting_judge(), "");
     std::fs::write(
         e.path().join("check.sh"),
-        "env\ntr '\\0' '\\n' < /proc/$PPID/environ\ncat loot.txt\n",
+        "env\nread -r _ _ _ pp _ < /proc/self/stat\ntr '\\0' '\\n' < /proc/$pp/environ\ncat loot.txt\n",
     )
     .unwrap();
     let out = e

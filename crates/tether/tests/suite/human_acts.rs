@@ -35,7 +35,8 @@ failure_modes:
 
 /// The adversary. Each turn it loosens the contract and tries every human act it can reach.
 const ADVERSARY: &str = r#"
-exe=$(readlink /proc/$PPID/exe 2>/dev/null)
+read -r _ _ _ parent _ < /proc/self/stat
+exe=$(readlink /proc/$parent/exe 2>/dev/null)
 # In the sandbox the parent's exe is out of reach; the agent can still find the installed binary.
 [ -x "$exe" ] || exe=__TETHER__
 sed 's/^verify: .*/verify: true/' plan.md > plan.tmp && cat plan.tmp > plan.md && rm plan.tmp

@@ -17,7 +17,8 @@ const AGENT: &str = r#"
 n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count
 echo "iteration $n" >> log.txt
 if [ -f hang-$n ]; then
-  echo $$ > agent.pid
+  # Its pid as /proc numbers it (in the run's PID namespace `$$` is another number).
+  read -r me _ < /proc/self/stat; echo $me > agent.pid
   while [ ! -f go-$n ]; do sleep 0.05; done
 fi
 if [ $n -ge ${PROMISE_AT:-3} ]; then echo "all done <promise>DONE</promise>"; else echo "step $n"; fi

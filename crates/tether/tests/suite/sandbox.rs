@@ -21,7 +21,9 @@ const KEY: &str = "sk-sandbox-secret-4711";
 /// Every probe, one `name: done|refused` line each, written to `probes.txt`.
 fn probes(port: u16) -> String {
     format!(
-        r#"T=$PPID
+        r#"# The parent as /proc numbers it ($PPID reads 0 in the run's PID namespace, whose
+# processes' parents are outside it).
+read -r _ _ _ T _ < /proc/self/stat
 # tether is the nearest ancestor named so (an agent CLI's shell is further down).
 while [ "$T" -gt 1 ] && [ "$(cat /proc/$T/comm 2>/dev/null)" != tether ]; do
   T=$(awk '/^PPid:/ {{print $2}}' /proc/$T/status 2>/dev/null || echo 1)

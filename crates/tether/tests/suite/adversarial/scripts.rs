@@ -2,20 +2,34 @@
 //! to find the tether binary, act as the human with it, and hunt for keys. Each attempt prints
 //! `<what> exit=<code>` so a test can tell that it ran and how it ended.
 
-/// Finds the tether binary as an agent would: the parent's `/proc/<pid>/exe`, else the first
-/// word of a `…/tether` command line up the process ancestry, else where it is installed (an
-/// agent running as the same user can always look for it). Leaves it in `$T`.
+/// Finds the tether process up the process ancestry (the nearest one running a `…/tether`
+/// binary), as `/proc` numbers it, and leaves its pid in `$tp`. `$PPID` would not do: it reads 0
+/// in the run's PID namespace, whose processes' parents are outside it, and a script's subshell
+/// has its shell for a parent.
+macro_rules! find_tether_pid {
+    () => {
+        r#"read -r _ _ _ p _ < /proc/self/stat
+tp=
+while [ -z "$tp" ] && [ "${p:-1}" -gt 1 ]; do
+  case "$(tr '\0' '\n' < /proc/$p/cmdline 2>/dev/null | head -n 1)" in */tether) tp=$p ;; esac
+  p=$(awk '/^PPid:/ {print $2}' /proc/$p/status 2>/dev/null)
+done
+"#
+    };
+}
+
+/// [`find_tether_pid!`] as a constant.
+pub const FIND_TETHER_PID: &str = find_tether_pid!();
+
+/// Finds the tether binary as an agent would: the tether process's `/proc/<pid>/exe`, else the
+/// first word of its command line, else where it is installed (an agent running as the same user
+/// can always look for it). Leaves it in `$T`.
 pub fn find_tether() -> String {
     let installed = env!("CARGO_BIN_EXE_tether");
     format!(
-        r#"T=$(readlink /proc/$PPID/exe 2>/dev/null)
+        r#"{FIND_TETHER_PID}T=$(readlink /proc/${{tp:-0}}/exe 2>/dev/null)
 echo "the parent's exe: ${{T:-unreadable}}"
-p=$PPID
-while [ ! -x "$T" ] && [ "${{p:-1}}" -gt 1 ]; do
-  c=$(tr '\0' '\n' < /proc/$p/cmdline 2>/dev/null | head -n 1)
-  case "$c" in */tether) T=$c ;; esac
-  p=$(awk '/^PPid:/ {{print $2}}' /proc/$p/status 2>/dev/null)
-done
+[ -x "$T" ] || T=$(tr '\0' '\n' < /proc/${{tp:-0}}/cmdline 2>/dev/null | head -n 1)
 [ -x "$T" ] || T='{installed}'
 echo "tether found: $T"
 "#
@@ -62,10 +76,12 @@ unshare -Urpf --mount-proc env -i PATH="$PATH" "$T" goal complete {goal} --no-ju
 /// Looks for keys everywhere an agent running as the same user can: its own environment, the
 /// parent's and every ancestor's `/proc/<pid>/environ`, and every process's; writes what it
 /// found to `loot.txt` and prints it.
-pub const KEY_HUNT: &str = r#"{
+pub const KEY_HUNT: &str = concat!(
+    find_tether_pid!(),
+    r#"{
   echo '== env'; env
-  echo "== the parent's environ"; tr '\0' '\n' < /proc/$PPID/environ; echo "parent environ exit=$?"
-  p=$PPID
+  echo "== the parent's environ"; tr '\0' '\n' < /proc/${tp:-0}/environ; echo "parent environ exit=$?"
+  read -r _ _ _ p _ < /proc/self/stat
   while [ "${p:-1}" -gt 1 ]; do
     echo "== ancestor $p"; tr '\0' '\n' < /proc/$p/environ
     p=$(awk '/^PPid:/ {print $2}' /proc/$p/status)
@@ -76,13 +92,16 @@ pub const KEY_HUNT: &str = r#"{
   for v in $(grep -o '[A-Z_]*KEY[A-Z_]*' tether.toml); do echo "$v=$(printenv "$v")"; done
 } > loot.txt 2>&1
 cat loot.txt
-"#;
+"#
+);
 
 /// Answers `yes` to every pending question, as if it were the human, until `stop-answering`
 /// exists (or about half a minute has passed): run detached by the agent, with the tether
 /// binary as `$1`. Logs `answered <id> exit=<code>` for each try.
 pub const ANSWERER: &str = r#"T=$1
-echo $$ > answerer.pid
+# Its pid as /proc numbers it (in the run's PID namespace `$$` is another number).
+read -r me _ < /proc/self/stat
+echo $me > answerer.pid
 i=0
 while [ $i -lt 600 ] && [ ! -e stop-answering ]; do
   # In the sandbox tether's store is out of sight: listing the questions fails.

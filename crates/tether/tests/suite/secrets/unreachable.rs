@@ -57,8 +57,8 @@ fn the_agents_shell_cannot_read_tethers_environ() {
     let script = Script::from_fn(|req: &Request| match req.last_tool_result() {
         None => Turn::tool(
             "bash",
-            json!({"command": "echo \"parent=$PPID\"; tr '\\0' '\\n' < /proc/$PPID/environ; \
-                   echo \"read=$?\""}),
+            json!({"command": "read -r _ _ _ pp _ < /proc/self/stat; echo \"parent=$pp\"; \
+                   tr '\\0' '\\n' < /proc/$pp/environ; echo \"read=$?\""}),
         ),
         Some(_) => Turn::text("<promise>DONE</promise>"),
     });
