@@ -27,6 +27,9 @@ pub const MAX_BYTES: u64 = 256 * 1024 * 1024;
 /// A file larger than this is fingerprinted by its size and modification time.
 pub const MAX_HASHED: u64 = 4 * 1024 * 1024;
 
+/// The most of a rejected attempt's record read (an attempt number and a hash).
+const RECORD_BYTES: u64 = 4096;
+
 /// Directories never looked into.
 const SKIPPED: [&str; 2] = [".tether", ".git"];
 
@@ -44,7 +47,9 @@ pub(crate) fn fingerprint(root: &Path, plan: &Path, contract_hash: &str) -> Opti
         hash.update(rel.to_string_lossy().as_bytes());
         hash.update([0]);
         if path == plan {
-            hash.update(without_own_writes(&fs::read_to_string(&path).ok()?).as_bytes());
+            // The plan through its one reader: bounded, regular files only, never blocking.
+            let plan = tether_plan::file::read(&path).ok()?;
+            hash.update(without_own_writes(plan.text()).as_bytes());
         } else {
             file_part(&path, &mut hash, &mut budget)?;
         }
@@ -135,7 +140,12 @@ fn record_path(state_dir: &Path, goal_id: &str) -> PathBuf {
 
 /// The attempt a goal was last rejected at, if the workspace is as it was then.
 pub(crate) fn rejected_on_same_tree(state_dir: &Path, goal_id: &str, now: &str) -> Option<u32> {
-    let text = fs::read_to_string(record_path(state_dir, goal_id)).ok()?;
+    let mut text = String::new();
+    fs::File::open(record_path(state_dir, goal_id))
+        .ok()?
+        .take(RECORD_BYTES)
+        .read_to_string(&mut text)
+        .ok()?;
     let (attempt, fingerprint) = text.trim().split_once(' ')?;
     (fingerprint == now).then(|| attempt.parse().ok()).flatten()
 }
@@ -169,6 +179,15 @@ mod tests {
         assert_eq!(without_own_writes(before), without_own_writes(after));
         let edited = "## Goal: A\nstatus: done\ndone_when: x, and y\n\n## Log\n";
         assert_ne!(without_own_writes(before), without_own_writes(edited));
+    }
+
+    #[test]
+    fn a_plan_of_gigabytes_gives_no_fingerprint_without_being_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = dir.path().join("plan.md");
+        // A sparse file: six GiB of one line, no disk.
+        fs::File::create(&plan).unwrap().set_len(6 << 30).unwrap();
+        assert_eq!(fingerprint(dir.path(), &plan, "h"), None);
     }
 
     #[test]
