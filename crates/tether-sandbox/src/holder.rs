@@ -137,34 +137,13 @@ impl Drop for RunNamespace {
 
 impl Live {
     fn holder_alive(&self) -> bool {
-        // SAFETY: pidfd_send_signal with signal 0 only checks the process is there.
-        #[allow(unsafe_code)]
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                self.pidfd.as_raw_fd(),
-                0,
-                std::ptr::null::<libc::siginfo_t>(),
-                0u32,
-            )
-        };
-        r == 0
+        crate::pidfd::signal(&self.pidfd, 0)
     }
 
     /// SIGKILL to the holder, then waits (bounded) for it to exit and reaps it.
     fn end(self) {
         holders().retain(|pid| *pid != self.pid);
-        #[allow(unsafe_code)]
-        // SAFETY: a signal through the pidfd this struct owns.
-        unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                self.pidfd.as_raw_fd(),
-                libc::SIGKILL,
-                std::ptr::null::<libc::siginfo_t>(),
-                0u32,
-            );
-        }
+        crate::pidfd::signal(&self.pidfd, libc::SIGKILL);
         drop(self.alive);
         if readable(&self.pidfd, END_LIMIT) {
             reap(&self.pidfd);
@@ -324,17 +303,7 @@ fn ready(from: OwnedFd, pidfd: &OwnedFd) -> io::Result<()> {
 }
 
 fn kill(pidfd: &OwnedFd) {
-    #[allow(unsafe_code)]
-    // SAFETY: a signal through a pidfd the caller owns.
-    unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_send_signal,
-            pidfd.as_raw_fd(),
-            libc::SIGKILL,
-            std::ptr::null::<libc::siginfo_t>(),
-            0u32,
-        );
-    }
+    crate::pidfd::signal(pidfd, libc::SIGKILL);
     reap_exited(pidfd);
 }
 

@@ -12,16 +12,10 @@
 //! cannot tell one run's leftovers from another's.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
-use std::io::Read as _;
-use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
 use std::time::Duration;
 
 /// The most processes looked at in `/proc`.
 const MAX_PROCESSES: usize = 100_000;
-
-/// The most bytes read of one `/proc/<pid>/stat` (a few hundred).
-const MAX_STAT: u64 = 4096;
 
 /// How many times descendants are looked for and killed.
 const MAX_ROUNDS: usize = 50;
@@ -104,27 +98,13 @@ fn table() -> Vec<Proc> {
         .collect()
 }
 
-/// `/proc/<pid>/stat` of `pid`, read bounded.
+/// `/proc/<pid>/stat` of `pid`, as far as a sweep needs it.
 fn stat(pid: u32) -> Option<Proc> {
-    let mut text = String::new();
-    File::open(format!("/proc/{pid}/stat"))
-        .ok()?
-        .take(MAX_STAT)
-        .read_to_string(&mut text)
-        .ok()?;
-    parse_stat(pid, &text)
-}
-
-/// The fields after the command name (which may hold spaces and parentheses, so the last `)`
-/// ends it): the state is field 3, the parent field 4, the start time field 22.
-fn parse_stat(pid: u32, text: &str) -> Option<Proc> {
-    let (_, rest) = text.rsplit_once(')')?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    Some(Proc {
+    crate::proc_stat::read(pid).map(|s| Proc {
         pid,
-        zombie: matches!(*fields.first()?, "Z" | "X"),
-        ppid: fields.get(1)?.parse().ok()?,
-        start: fields.get(19)?.parse().ok()?,
+        ppid: s.ppid,
+        start: s.start_time,
+        zombie: s.zombie,
     })
 }
 
@@ -153,33 +133,12 @@ fn descendants(root: u32, procs: &[Proc], spared: &[u32]) -> Vec<Proc> {
 
 /// SIGKILL to `victim`, through a pidfd opened while it was still the process read (same start
 /// time, alive). Whether it was sent.
-#[allow(unsafe_code)]
 fn kill_exactly(victim: Proc) -> bool {
-    // SAFETY: pidfd_open returns a new descriptor (owned below) or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, victim.pid, 0u32) };
-    let Ok(fd) = libc::c_int::try_from(fd) else {
+    let Some(pidfd) = crate::pidfd::open(victim.pid) else {
         return false;
     };
-    if fd < 0 {
-        return false;
-    }
-    // SAFETY: a new descriptor nobody else owns.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(fd) };
     let same = stat(victim.pid).is_some_and(|now| now.start == victim.start && !now.zombie);
-    if !same {
-        return false;
-    }
-    // SAFETY: a signal through the pidfd owned here.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_send_signal,
-            pidfd.as_raw_fd(),
-            libc::SIGKILL,
-            std::ptr::null::<libc::siginfo_t>(),
-            0u32,
-        )
-    };
-    r == 0
+    same && crate::pidfd::signal(&pidfd, libc::SIGKILL)
 }
 
 #[cfg(test)]
@@ -195,21 +154,6 @@ mod tests {
             start: 1,
             zombie: false,
         }
-    }
-
-    #[test]
-    fn stat_lines_name_the_parent_the_state_and_the_start() {
-        let line = "42 (a (b) c) Z 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 99 1 1 1";
-        assert_eq!(
-            parse_stat(42, line),
-            Some(Proc {
-                pid: 42,
-                ppid: 7,
-                start: 99,
-                zombie: true
-            })
-        );
-        assert_eq!(parse_stat(42, "42 (x) S"), None);
     }
 
     #[test]

@@ -8,8 +8,6 @@
 //! start time ([`ProcessId`]). Every `/proc` read is bounded.
 
 use std::fmt;
-use std::fs::File;
-use std::io::Read as _;
 use std::str::FromStr;
 
 /// Set in the environment of every process tether starts (the agent, its shell commands, a
@@ -17,41 +15,15 @@ use std::str::FromStr;
 /// finds it set runs inside an agent's (or a check's) process tree, not in a person's shell.
 pub const AGENT_MARK: &str = "TETHER_AGENT";
 
-/// The most bytes read from one `/proc/<pid>/stat` (it is a few hundred).
-const MAX_STAT: u64 = 4096;
-
 /// The most parents [`ancestors`] follows.
 pub const MAX_ANCESTORS: usize = 128;
 
-/// A process's parent and start time, from `/proc/<pid>/stat`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stat {
-    /// The parent's pid (0 for the kernel's own).
-    pub ppid: u32,
-    /// When the process started, in clock ticks since boot.
-    pub start_time: u64,
-}
+/// A process's parent and start time, from `/proc/<pid>/stat` (the sandbox's one reader of it).
+pub use tether_sandbox::proc_stat::ProcStat as Stat;
 
 /// `/proc/<pid>/stat` of `pid`, if it exists and reads as expected.
 pub fn stat(pid: u32) -> Option<Stat> {
-    let mut text = String::new();
-    File::open(format!("/proc/{pid}/stat"))
-        .ok()?
-        .take(MAX_STAT)
-        .read_to_string(&mut text)
-        .ok()?;
-    parse_stat(&text)
-}
-
-/// The fields after the command name (which may hold spaces and parentheses, so the last `)`
-/// ends it): the state is field 3, the parent field 4, the start time field 22.
-fn parse_stat(text: &str) -> Option<Stat> {
-    let (_, rest) = text.rsplit_once(')')?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    Some(Stat {
-        ppid: fields.get(1)?.parse().ok()?,
-        start_time: fields.get(19)?.parse().ok()?,
-    })
+    tether_sandbox::proc_stat::read(pid)
 }
 
 /// The pids of this process's parent, its parent, … up to (not including) pid 1 or the kernel,
@@ -62,13 +34,7 @@ fn parse_stat(text: &str) -> Option<Stat> {
 /// process's pids differ from the ones of the `/proc` it reads, and mixing the two would walk
 /// some other process's ancestry.
 pub fn ancestors() -> Option<Vec<u32>> {
-    let mut text = String::new();
-    File::open("/proc/self/stat")
-        .ok()?
-        .take(MAX_STAT)
-        .read_to_string(&mut text)
-        .ok()?;
-    let mut pid = parse_stat(&text)?.ppid;
+    let mut pid = tether_sandbox::proc_stat::read_self()?.ppid;
     let mut out = Vec::new();
     while pid > 1 && out.len() < MAX_ANCESTORS && !out.contains(&pid) {
         out.push(pid);
@@ -135,19 +101,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-
-    #[test]
-    fn a_command_name_with_spaces_and_parentheses_is_skipped() {
-        let line = "42 (a (b) c) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 99 1 1 1";
-        assert_eq!(
-            parse_stat(line),
-            Some(Stat {
-                ppid: 7,
-                start_time: 99
-            })
-        );
-        assert_eq!(parse_stat("42 (x) S"), None);
-    }
 
     #[test]
     fn this_process_is_alive_and_its_parent_is_an_ancestor() {
