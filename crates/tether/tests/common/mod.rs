@@ -87,6 +87,22 @@ pub fn spawn(dir: &Path, args: &[&str]) -> Child {
 }
 
 /// Output bytes as text.
+/// `sh -c script` in `dir` as the test's user, with no git configuration but the repository's
+/// (no global or system file): a person's shell setting up a workspace. Its stdout; fails the
+/// test when the script fails.
+pub fn sh(dir: &Path, script: &str) -> String {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{script}: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }

@@ -7,15 +7,13 @@
 //! being hashed. The agent and the judge are scripted on their own fake model servers.
 
 use std::fs;
-use std::path::Path;
-use std::process::Command;
 
 use serde_json::json;
 use tether_model::scripted::{Script, Turn};
 use tether_store::Verdict;
 
 use super::goal_run::support::{Env, env, verdict};
-use crate::common::text;
+use crate::common::{sh, text};
 
 const PLAN: &str = "# Plan: calc
 
@@ -32,17 +30,6 @@ failure_modes:
 
 /// `calc.sh` before the run: it subtracts.
 const CALC: &str = "#!/bin/sh\nif [ \"$#\" -ne 2 ]; then\n  exit 2\n  fi\necho $(($1 - $2))\n";
-
-fn sh(dir: &Path, script: &str) {
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{script}: {}", text(&out.stderr));
-}
 
 const COMMIT: &str =
     "git add -A && git -c user.name=Ana -c user.email=ana@example.com commit -qm start";

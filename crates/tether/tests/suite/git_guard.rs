@@ -20,7 +20,7 @@ use serde_json::json;
 use tether_model::scripted::{Script, Turn};
 
 use super::goal_run::support::{Env, PLAN, accepting_judge, complete, env, fix_add};
-use crate::common::{cmd, text, unprivileged, wait_output};
+use crate::common::{cmd, sh, text, unprivileged, wait_output};
 
 /// A directory outside the workspace that anyone may write: where a planted program leaves its
 /// marker.
@@ -49,19 +49,6 @@ impl Marks {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect()
     }
-}
-
-/// `sh -c script` in `dir` as the test's user, with no git configuration but the repository's.
-fn sh(dir: &Path, script: &str) {
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{script}: {}", text(&out.stderr));
 }
 
 /// `sh -c script` in `dir` as the tests' user, trusting the repository whoever owns it: what a

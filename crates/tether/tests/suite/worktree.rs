@@ -15,19 +15,7 @@ use tether_testkit::wait_until;
 use super::goal_run::support::{
     PLAN, SECOND_GOAL, accepting_judge, complete, env, fix_add, verdict,
 };
-use crate::common::{PATIENCE, cmd, model_table, runtime, text, wait_output};
-
-/// `sh -c script` in `dir`; its stdout.
-fn sh(dir: &Path, script: &str) -> String {
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{script}: {}", text(&out.stderr));
-    text(&out.stdout)
-}
+use crate::common::{PATIENCE, cmd, model_table, runtime, sh, text, wait_output};
 
 /// Makes `dir` a repository with everything committed by Ana, then leaves an uncommitted change
 /// and an untracked file in it.
