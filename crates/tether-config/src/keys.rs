@@ -1,31 +1,17 @@
-//! The schema's key names, in the order the template and the README document them.
+//! The schema: every table and key `tether.toml` can hold, in the order the template documents
+//! them — the core tables, whose keys are listed here, and the tables integrations declare
+//! ([`TableDecl`]), which the caller hands in ([`Schema::with`]). tether-config names no
+//! integration: a channel, a sink or an agent's settings are in the schema because its
+//! caller's registries declare them.
 //!
-//! One list serves the unknown-key check, the "did you mean" suggestions, the hint that a key
-//! belongs in another table, and the test that the template documents every key.
+//! One [`Schema`] serves the unknown-key check, the "did you mean" suggestions, the hint that a
+//! key belongs in another table, the spellings `human.channels` and `human.escalate_to` take,
+//! the template `tether init` writes (and so the configuration reference), the order a run's
+//! recorded changes are said in, the settings naming tether's keys, and the tests that the
+//! template and a run's record cover every key ([`Schema::settings`]).
 
-/// Keys allowed at the top level: `plan` and the tables.
-pub(crate) const TOP_LEVEL: &[&str] = &[
-    "plan",
-    "model",
-    "planning",
-    "judge",
-    "loop_judge",
-    "loop",
-    "human",
-    "zulip",
-    "slack",
-    "telegram",
-    "notify",
-    "ntfy",
-    "webhook",
-    "email",
-    "notify_command",
-    "executor",
-    "server",
-    "store",
-    "sandbox",
-    "run",
-];
+use crate::declare::{KeyKind, Role, TableDecl};
+use crate::Channel;
 
 /// Keys of `[model]`.
 pub(crate) const MODEL: &[&str] = &["api", "base_url", "model", "api_key_env", "price_per_mtok"];
@@ -82,53 +68,8 @@ pub(crate) const HUMAN: &[&str] = &[
     "escalate_to",
 ];
 
-/// Keys of `[zulip]`.
-pub(crate) const ZULIP: &[&str] = &["server_url", "bot_email", "stream", "api_key_env", "notify"];
-
-/// Keys of `[slack]`.
-pub(crate) const SLACK: &[&str] = &[
-    "channel",
-    "bot_token_env",
-    "app_token_env",
-    "api_url",
-    "notify",
-];
-
-/// Keys of `[telegram]`.
-pub(crate) const TELEGRAM: &[&str] = &["chat_id", "bot_token_env", "api_url", "notify"];
-
 /// Keys of `[notify]`: what a run tells its channels unprompted.
 pub(crate) const NOTIFY: &[&str] = &["on", "desktop", "rejected_after"];
-
-/// Keys of `[ntfy]`.
-pub(crate) const NTFY: &[&str] = &[
-    "server",
-    "topic",
-    "topic_env",
-    "reply_topic",
-    "token_env",
-    "reply_token_env",
-    "priority",
-    "notify",
-];
-
-/// Keys of `[webhook]`.
-pub(crate) const WEBHOOK: &[&str] = &["url_env", "url", "format", "notify"];
-
-/// Keys of `[email]`.
-pub(crate) const EMAIL: &[&str] = &[
-    "smtp_host",
-    "smtp_port",
-    "from",
-    "to",
-    "username_env",
-    "password_env",
-    "tls",
-    "notify",
-];
-
-/// Keys of `[notify_command]`.
-pub(crate) const NOTIFY_COMMAND: &[&str] = &["program", "args", "timeout_secs", "notify"];
 
 /// Keys of `[executor]`.
 pub(crate) const EXECUTOR: &[&str] = &[
@@ -146,6 +87,8 @@ pub(crate) const EXECUTOR: &[&str] = &[
 
 /// Keys of `[server]`: where the dashboard listens.
 pub(crate) const SERVER: &[&str] = &["listen"];
+
+/// Keys of `[store]`.
 pub(crate) const STORE: &[&str] = &["url"];
 
 /// Keys of `[sandbox]`.
@@ -154,22 +97,19 @@ pub(crate) const SANDBOX: &[&str] = &["mode", "network", "writable", "readable",
 /// Keys of `[run]`.
 pub(crate) const RUN: &[&str] = &["worktree", "commit_hooks"];
 
-/// Every table with its keys.
-pub(crate) const TABLES: &[(&str, &[&str])] = &[
+/// The core tables before the declared ones, with their keys.
+const CORE_BEFORE: &[(&str, &[&str])] = &[
     ("model", MODEL),
     ("planning", PLANNING),
     ("judge", JUDGE),
     ("loop_judge", LOOP_JUDGE),
     ("loop", LOOP),
     ("human", HUMAN),
-    ("zulip", ZULIP),
-    ("slack", SLACK),
-    ("telegram", TELEGRAM),
     ("notify", NOTIFY),
-    ("ntfy", NTFY),
-    ("webhook", WEBHOOK),
-    ("email", EMAIL),
-    ("notify_command", NOTIFY_COMMAND),
+];
+
+/// The core tables after the declared ones, with their keys.
+const CORE_AFTER: &[(&str, &[&str])] = &[
     ("executor", EXECUTOR),
     ("server", SERVER),
     ("store", STORE),
@@ -177,26 +117,205 @@ pub(crate) const TABLES: &[(&str, &[&str])] = &[
     ("run", RUN),
 ];
 
-/// Every setting of the schema as `(table, key)`, the top level's (`plan`) with an empty
-/// table, in the template's order: the one list of what tether.toml can say.
-pub fn settings() -> impl Iterator<Item = (&'static str, &'static str)> {
-    let top = TOP_LEVEL
-        .iter()
-        .filter(|key| !TABLES.iter().any(|(table, _)| table == *key))
-        .map(|key| ("", *key));
-    let tables = TABLES
-        .iter()
-        .flat_map(|(table, keys)| keys.iter().map(move |key| (*table, *key)));
-    top.chain(tables)
+/// Every table and key `tether.toml` can hold: the core tables and the declared ones, in the
+/// template's order (the core tables up to `[notify]`, the declared ones in the order they were
+/// handed in, then `[executor]` and the rest).
+#[derive(Clone)]
+pub struct Schema {
+    declared: Vec<&'static TableDecl>,
 }
 
-/// The tables (other than `current`) that have a key spelled exactly `key`.
-pub(crate) fn tables_with(key: &str, current: &str) -> Vec<&'static str> {
-    TABLES
-        .iter()
-        .filter(|(table, keys)| *table != current && keys.contains(&key))
-        .map(|(table, _)| *table)
-        .collect()
+impl Schema {
+    /// The core tables alone: every integration's table is unknown to it.
+    pub fn core() -> Schema {
+        Schema {
+            declared: Vec::new(),
+        }
+    }
+
+    /// This schema with `tables` declared after its own, in order. A table whose name is
+    /// taken is not added: [`Schema::conflicts`] names it (a registry's test checks there is
+    /// none).
+    #[must_use]
+    pub fn with(mut self, tables: impl IntoIterator<Item = &'static TableDecl>) -> Schema {
+        for table in tables {
+            if !self.has_table(table.name) && table.name != "plan" {
+                self.declared.push(table);
+            }
+        }
+        self
+    }
+
+    /// What keeps `tables` from being declared together with the core tables: a name taken
+    /// twice, a key declared twice in a table, a name that is not a table's.
+    pub fn conflicts(tables: &[&'static TableDecl]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, table) in tables.iter().enumerate() {
+            let core = CORE_BEFORE.iter().chain(CORE_AFTER);
+            if core.map(|(name, _)| *name).chain(["plan"]).any(|n| n == table.name)
+                || tables[..i].iter().any(|t| t.name == table.name)
+            {
+                out.push(format!("[{}] is declared twice", table.name));
+            }
+            if Channel::OWN.iter().any(|c| c.as_str() == table.name) {
+                out.push(format!("[{}] is the name of one of tether's own channels", table.name));
+            }
+            for (j, key) in table.keys.iter().enumerate() {
+                if table.keys[..j].iter().any(|k| k.name == key.name) {
+                    out.push(format!("{}.{} is declared twice", table.name, key.name));
+                }
+            }
+            if let Some(advice) = table.advice
+                && !matches!(
+                    table.key(advice).map(|k| k.kind),
+                    Some(KeyKind::SecretVar { .. })
+                )
+            {
+                out.push(format!("{}.{advice} names no secret's variable", table.name));
+            }
+        }
+        out
+    }
+
+    /// The declared tables, in order.
+    pub fn declared(&self) -> &[&'static TableDecl] {
+        &self.declared
+    }
+
+    /// The declared table `name`.
+    pub fn declared_table(&self, name: &str) -> Option<&'static TableDecl> {
+        self.declared.iter().copied().find(|t| t.name == name)
+    }
+
+    fn has_table(&self, name: &str) -> bool {
+        self.tables().any(|(table, _)| table == name)
+    }
+
+    /// Every table with its keys, in the template's order.
+    pub(crate) fn tables(&self) -> impl Iterator<Item = (&'static str, Vec<&'static str>)> + '_ {
+        let core = |tables: &'static [(&'static str, &'static [&'static str])]| {
+            tables.iter().map(|(name, keys)| (*name, keys.to_vec()))
+        };
+        let declared = self
+            .declared
+            .iter()
+            .map(|t| (t.name, t.keys.iter().map(|k| k.name).collect()));
+        core(CORE_BEFORE).chain(declared).chain(core(CORE_AFTER))
+    }
+
+    /// The keys of the table `name`, when there is one.
+    pub(crate) fn keys_of(&self, name: &str) -> Option<Vec<&'static str>> {
+        self.tables().find(|(table, _)| *table == name).map(|(_, keys)| keys)
+    }
+
+    /// Keys allowed at the top level: `plan` and the tables.
+    pub(crate) fn top_level(&self) -> Vec<&'static str> {
+        std::iter::once("plan")
+            .chain(self.tables().map(|(table, _)| table))
+            .collect()
+    }
+
+    /// Every setting as `(table, key)`, the top level's (`plan`) with an empty table, in the
+    /// template's order: the one list of what tether.toml can say.
+    pub fn settings(&self) -> Vec<(&'static str, &'static str)> {
+        let tables = self
+            .tables()
+            .flat_map(|(table, keys)| keys.into_iter().map(move |key| (table, key)));
+        std::iter::once(("", "plan")).chain(tables).collect()
+    }
+
+    /// Every setting naming the variable of one of tether's keys, as `(table, key)`: the core
+    /// tables' and every key a declared table declares as a secret's variable.
+    pub fn key_settings(&self) -> Vec<(&'static str, &'static str)> {
+        let declared = self.declared.iter().flat_map(|table| {
+            table
+                .keys
+                .iter()
+                .filter(|k| matches!(k.kind, KeyKind::SecretVar { .. }))
+                .map(|k| (table.name, k.name))
+        });
+        let core = crate::key_settings::KEY_SETTINGS
+            .iter()
+            .map(|setting| (setting.table, setting.key));
+        core.chain(declared).collect()
+    }
+
+    /// Every channel `human.channels` may list, with its spelling: tether's own, then each
+    /// declared channel's and sink's.
+    pub fn channels(&self) -> Vec<(&'static str, Channel)> {
+        let declared = self.declared.iter().filter_map(|t| t.channel());
+        Channel::OWN
+            .into_iter()
+            .chain(declared)
+            .map(|c| (c.as_str(), c))
+            .collect()
+    }
+
+    /// The declared notice sinks, in order.
+    pub(crate) fn sinks(&self) -> Vec<&'static TableDecl> {
+        self.declared
+            .iter()
+            .copied()
+            .filter(|t| matches!(t.role, Role::Sink { .. }))
+            .collect()
+    }
+
+    /// Every spelling `human.escalate_to` takes, quoted: each sink's name, and `name:<arg>`
+    /// after it when it takes an argument.
+    pub(crate) fn escalation_spellings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for sink in self.sinks() {
+            out.push(format!("{:?}", sink.name));
+            if let Role::Sink { arg: Some(arg) } = sink.role {
+                out.push(format!("\"{}:<{}>\"", sink.name, arg.name));
+            }
+        }
+        out
+    }
+
+    /// The tables (other than `current`) that have a key spelled exactly `key`.
+    pub(crate) fn tables_with(&self, key: &str, current: &str) -> Vec<&'static str> {
+        self.tables()
+            .filter(|(table, keys)| *table != current && keys.contains(&key))
+            .map(|(table, _)| table)
+            .collect()
+    }
+
+    /// Where `path` (a table, then a key) comes in the template's order; a table or key the
+    /// schema does not know after the known ones.
+    pub(crate) fn position(&self, table: &str, key: Option<&str>) -> (usize, usize) {
+        let tables = self.top_level();
+        let at = tables.iter().position(|t| *t == table).unwrap_or(usize::MAX);
+        let key_at = key.map_or(0, |key| {
+            self.keys_of(table)
+                .and_then(|keys| keys.iter().position(|k| *k == key))
+                .unwrap_or(usize::MAX)
+        });
+        (at, key_at)
+    }
+}
+
+/// Two schemas are the same when they hold the same tables.
+impl PartialEq for Schema {
+    fn eq(&self, other: &Self) -> bool {
+        let names = |s: &Schema| s.declared.iter().map(|t| t.name).collect::<Vec<_>>();
+        names(self) == names(other)
+    }
+}
+
+impl Eq for Schema {}
+
+impl Default for Schema {
+    fn default() -> Self {
+        Schema::core()
+    }
+}
+
+impl std::fmt::Debug for Schema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.declared.iter().map(|t| t.name).collect();
+        f.debug_struct("Schema").field("declared", &names).finish()
+    }
 }
 
 /// Whether a key looks like an attempt to put a credential in the file (`api_key`, `token`, …).

@@ -1,0 +1,133 @@
+//! A table an integration declares is all it takes: with `[pager]` handed in, tether-config
+//! reads it, checks its keys, writes it into the template, lists it among `human.channels` and
+//! `human.escalate_to`, hides its credential from a run's record and keeps its secret's
+//! variable from the agent; without it, `[pager]` is an unknown table.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tether_config::{
+    Channel, EscalationTarget, KeyDecl, MapEnv, Recorded, Role, Schema, Source, TableDecl,
+};
+
+use super::test_table::{PAGER, PagerSettings, schema};
+use super::{config, problem};
+
+#[test]
+fn without_its_declaration_the_table_is_unknown() {
+    let err = tether_config::parse(
+        &Schema::core(),
+        "[pager]\nroom = \"ops\"\n",
+        Path::new("tether.toml"),
+        &MapEnv::new(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.problems()[0].to_string(),
+        "tether.toml:1: pager: unknown table; the top level has plan, model, planning, judge, \
+         loop_judge, loop, human, notify, executor, server, store, sandbox, run"
+    );
+}
+
+#[test]
+fn with_it_the_table_is_read_checked_listed_and_its_secret_kept() {
+    let text = "[human]\nchannels = [\"pager\"]\nescalate_after = \"1h\"\n\
+                escalate_to = [\"pager\", \"pager:555\"]\n[pager]\nroom = \"ops\"\n\
+                token_env = \"MY_PAGER\"\n";
+    let config = config(text);
+    assert_eq!(config.human.channels, [Channel::named("pager")]);
+    assert_eq!(
+        config.human.escalate_to,
+        [
+            EscalationTarget {
+                kind: Channel::named("pager"),
+                arg: None
+            },
+            EscalationTarget {
+                kind: Channel::named("pager"),
+                arg: Some("555".into())
+            },
+        ]
+    );
+    assert_eq!(config.human.escalate_to[1].spelling(), "pager:555");
+    assert_eq!(PagerSettings::of(&config).room.as_deref(), Some("ops"));
+    assert_eq!(config.key_vars(), ["MY_PAGER"]);
+    assert_eq!(
+        config.key_setting("MY_PAGER").as_deref(),
+        Some("[pager] token_env")
+    );
+    assert_eq!(
+        schema().key_settings().last(),
+        Some(&("pager", "token_env"))
+    );
+    assert!(schema().settings().contains(&("pager", "level")));
+    assert_eq!(
+        problem("[human]\nescalate_after = \"1h\"\nescalate_to = [\"pager:five\"]\n"),
+        "tether.toml:3: human.escalate_to: item 1: must be a number, got \"five\""
+    );
+    assert_eq!(
+        problem("[human]\nescalate_after = \"1h\"\nescalate_to = [\"pagr\"]\n"),
+        "tether.toml:3: human.escalate_to: item 1: must be \"pager\" or \"pager:<number>\", got \
+         \"pagr\""
+    );
+}
+
+#[test]
+fn its_credential_is_hidden_from_a_runs_record() {
+    let source = Source {
+        text: "[pager]\nurl = \"https://pager.example/s3cr3t\"\n".to_owned(),
+        schema: schema(),
+        ..Source::default()
+    };
+    let recorded = Recorded::of(&source);
+    assert!(!recorded.text.contains("s3cr3t"), "{}", recorded.text);
+    assert_eq!(recorded.hidden.keys().collect::<Vec<_>>(), ["pager.url"]);
+    assert_eq!(recorded.restore(&source), Some(source));
+}
+
+/// A read function reading a key its table does not declare.
+const SLOPPY: TableDecl = TableDecl {
+    name: "sloppy",
+    intro: "A table whose read function reads a key it does not declare.",
+    role: Role::Settings,
+    keys: &[KeyDecl::new("level", "Declared.", "1", "2")],
+    advice: None,
+    read: |t| Arc::new(t.int::<i64>("loudness", 0, 9)),
+    default: || Arc::new(None::<i64>),
+};
+
+#[test]
+fn a_key_read_without_being_declared_reads_as_absent_and_is_unknown() {
+    let schema = Schema::core().with([&SLOPPY]);
+    let text = "[sloppy]\nloudness = 3\n";
+    let err = tether_config::parse(&schema, text, Path::new("tether.toml"), &MapEnv::new())
+        .unwrap_err();
+    assert_eq!(
+        err.problems()[0].to_string(),
+        "tether.toml:2: sloppy.loudness: unknown key; [sloppy] has level"
+    );
+    let config = tether_config::parse(
+        &schema,
+        "[sloppy]\nlevel = 3\n",
+        Path::new("tether.toml"),
+        &MapEnv::new(),
+    )
+    .unwrap();
+    assert_eq!(*config.integration::<Option<i64>>(), None);
+}
+
+#[test]
+fn a_name_taken_twice_is_a_conflict() {
+    const LOOP: TableDecl = TableDecl {
+        name: "loop",
+        ..SLOPPY
+    };
+    assert_eq!(Schema::conflicts(&[&PAGER]), Vec::<String>::new());
+    assert_eq!(
+        Schema::conflicts(&[&PAGER, &PAGER, &LOOP]),
+        ["[pager] is declared twice", "[loop] is declared twice"]
+    );
+    // The first is kept.
+    assert_eq!(Schema::core().with([&PAGER, &PAGER]).declared().len(), 1);
+    assert!(Schema::core().with([&LOOP]).declared().is_empty());
+}
