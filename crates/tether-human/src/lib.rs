@@ -69,6 +69,7 @@ pub mod slack;
 mod slack_registry;
 mod slack_router;
 mod state_file;
+pub mod tables;
 pub mod telegram;
 pub mod tell_only;
 pub mod terminal;

@@ -9,6 +9,7 @@ mod ntfy_reach;
 mod ntfy_sink;
 mod resume;
 mod sink_secrets;
+mod settings;
 mod sinks;
 mod slack_channel;
 mod telegram_channel;
