@@ -135,7 +135,8 @@ mod tests {
     #[test]
     fn a_model_key_a_channel_reads_by_default_is_refused_at_the_models_line() {
         let text = MODEL.replace("MY_MODEL_KEY", "PAGER_TOKEN");
-        let Err(problems) = crate::check(&schema(), &text, Path::new("tether.toml"), &MapEnv::new())
+        let Err(problems) =
+            crate::check(&schema(), &text, Path::new("tether.toml"), &MapEnv::new())
         else {
             panic!("accepted");
         };

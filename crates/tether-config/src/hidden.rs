@@ -202,10 +202,7 @@ mod tests {
         assert_eq!(in_text(text, &crate::Schema::core()).len(), 1);
         let dotted = "executor.env.GH_TOKEN = 'ghp_2'\n";
         assert_eq!(in_text(dotted, &schema)[0].at, "executor.env.GH_TOKEN");
-        assert_eq!(
-            &dotted[in_text(dotted, &schema)[0].span.clone()],
-            "'ghp_2'"
-        );
+        assert_eq!(&dotted[in_text(dotted, &schema)[0].span.clone()], "'ghp_2'");
     }
 
     #[test]

@@ -104,7 +104,11 @@ impl PartialEq for Integrations {
 impl std::fmt::Debug for Integrations {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_map()
-            .entries(self.tables.iter().map(|read| (read.decl.name, &read.settings)))
+            .entries(
+                self.tables
+                    .iter()
+                    .map(|read| (read.decl.name, &read.settings)),
+            )
             .finish()
     }
 }

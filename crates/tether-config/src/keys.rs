@@ -10,8 +10,8 @@
 //! recorded changes are said in, the settings naming tether's keys, and the tests that the
 //! template and a run's record cover every key ([`Schema::settings`]).
 
-use crate::declare::{KeyKind, Role, TableDecl};
 use crate::Channel;
+use crate::declare::{KeyKind, Role, TableDecl};
 
 /// Keys of `[model]`.
 pub(crate) const MODEL: &[&str] = &["api", "base_url", "model", "api_key_env", "price_per_mtok"];
@@ -152,13 +152,19 @@ impl Schema {
         let mut out = Vec::new();
         for (i, table) in tables.iter().enumerate() {
             let core = CORE_BEFORE.iter().chain(CORE_AFTER);
-            if core.map(|(name, _)| *name).chain(["plan"]).any(|n| n == table.name)
+            if core
+                .map(|(name, _)| *name)
+                .chain(["plan"])
+                .any(|n| n == table.name)
                 || tables[..i].iter().any(|t| t.name == table.name)
             {
                 out.push(format!("[{}] is declared twice", table.name));
             }
             if Channel::OWN.iter().any(|c| c.as_str() == table.name) {
-                out.push(format!("[{}] is the name of one of tether's own channels", table.name));
+                out.push(format!(
+                    "[{}] is the name of one of tether's own channels",
+                    table.name
+                ));
             }
             for (j, key) in table.keys.iter().enumerate() {
                 if table.keys[..j].iter().any(|k| k.name == key.name) {
@@ -171,7 +177,10 @@ impl Schema {
                     Some(KeyKind::SecretVar { .. })
                 )
             {
-                out.push(format!("{}.{advice} names no secret's variable", table.name));
+                out.push(format!(
+                    "{}.{advice} names no secret's variable",
+                    table.name
+                ));
             }
         }
         out
@@ -205,7 +214,9 @@ impl Schema {
 
     /// The keys of the table `name`, when there is one.
     pub(crate) fn keys_of(&self, name: &str) -> Option<Vec<&'static str>> {
-        self.tables().find(|(table, _)| *table == name).map(|(_, keys)| keys)
+        self.tables()
+            .find(|(table, _)| *table == name)
+            .map(|(_, keys)| keys)
     }
 
     /// Keys allowed at the top level: `plan` and the tables.
@@ -285,7 +296,10 @@ impl Schema {
     /// schema does not know after the known ones.
     pub(crate) fn position(&self, table: &str, key: Option<&str>) -> (usize, usize) {
         let tables = self.top_level();
-        let at = tables.iter().position(|t| *t == table).unwrap_or(usize::MAX);
+        let at = tables
+            .iter()
+            .position(|t| *t == table)
+            .unwrap_or(usize::MAX);
         let key_at = key.map_or(0, |key| {
             self.keys_of(table)
                 .and_then(|keys| keys.iter().position(|k| *k == key))

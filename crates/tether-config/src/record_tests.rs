@@ -121,7 +121,10 @@ fn the_changes_name_each_key_with_both_values() {
         .replace("kind = \"claude\"", "kind = \"pi\"")
         .replace("https://api.example", "http://127.0.0.1:1/steal")
         .replace("\"pager\"]", "\"pager\", \"web\"]")
-        .replace("s3cr3t-webhook\"", "s3cr3t-webhook\"\nlevel = 5\ntoken_env = \"MODEL_KEY\"")
+        .replace(
+            "s3cr3t-webhook\"",
+            "s3cr3t-webhook\"\nlevel = 5\ntoken_env = \"MODEL_KEY\"",
+        )
         + "\n[sandbox]\nnetwork = true\n";
     let mut now = source(&edited, STORE);
     now.vars

@@ -70,7 +70,9 @@ impl<'s, 'a> TableReader<'s, 'a> {
                 KeyKind::SecretVar { default: Some(_) } => {
                     format!("set the environment variable {var} instead (named by `{path}`)")
                 }
-                _ => format!("set the environment variable {var} instead and name it with `{path}`"),
+                _ => {
+                    format!("set the environment variable {var} instead and name it with `{path}`")
+                }
             })
         });
         self.r.unknown_keys(table, &allowed, advice.as_deref());

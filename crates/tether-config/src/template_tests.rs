@@ -52,16 +52,26 @@ fn a_declared_table_is_written_between_notify_and_executor_and_named_in_the_list
          # Where pages go: an http:// or https:// URL (itself a credential).\n\
          # url = \"https://pager.example/hook\"\n"
     ));
-    assert!(template.contains("\ntoken_env = \"PAGER_TOKEN\"\n"), "active: its default");
+    assert!(
+        template.contains("\ntoken_env = \"PAGER_TOKEN\"\n"),
+        "active: its default"
+    );
     // The filled lists, their comments' lines joined.
     let joined = template.replace("\n# ", " ");
-    assert!(joined.contains("(PAGER_ROOM, TETHER_STORE_URL)"), "{template}");
+    assert!(
+        joined.contains("(PAGER_ROOM, TETHER_STORE_URL)"),
+        "{template}"
+    );
     assert!(joined.contains("are always on; add the notice sinks \"pager\".\n"));
     assert!(joined.contains("escalated to: \"pager\", \"pager:<number>\" (each"));
     assert!(template.contains("# escalate_to = [\"pager:555\"]\n"));
     let core = Schema::core().template();
     assert!(!core.contains("pager"));
-    assert!(core.replace("\n# ", " ").contains("dashboard are always on.\n"), "{core}");
+    assert!(
+        core.replace("\n# ", " ")
+            .contains("dashboard are always on.\n"),
+        "{core}"
+    );
 }
 
 /// Whether a line (with any `# ` removed) is a `key = value` setting.
@@ -111,7 +121,10 @@ fn every_range_is_documented() {
         range::MAX_CONSECUTIVE_FAILURES,
         range::HUMAN_TIMEOUT_SECS,
     ] {
-        assert!(template().contains(&format!("{min}..{max}")), "{min}..{max}");
+        assert!(
+            template().contains(&format!("{min}..{max}")),
+            "{min}..{max}"
+        );
     }
     let (min, max) = range::THRESHOLD;
     assert!(template().contains(&format!("{min} (never ask) .. {max}")));

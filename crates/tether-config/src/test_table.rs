@@ -129,7 +129,9 @@ fn room(value: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("must be a room's name (a-z, 0-9, -), got {value:?}"))
+        Err(format!(
+            "must be a room's name (a-z, 0-9, -), got {value:?}"
+        ))
     }
 }
 

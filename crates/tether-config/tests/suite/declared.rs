@@ -100,8 +100,8 @@ const SLOPPY: TableDecl = TableDecl {
 fn a_key_read_without_being_declared_reads_as_absent_and_is_unknown() {
     let schema = Schema::core().with([&SLOPPY]);
     let text = "[sloppy]\nloudness = 3\n";
-    let err = tether_config::parse(&schema, text, Path::new("tether.toml"), &MapEnv::new())
-        .unwrap_err();
+    let err =
+        tether_config::parse(&schema, text, Path::new("tether.toml"), &MapEnv::new()).unwrap_err();
     assert_eq!(
         err.problems()[0].to_string(),
         "tether.toml:2: sloppy.loudness: unknown key; [sloppy] has level"

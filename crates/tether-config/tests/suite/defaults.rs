@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 
 use tether_config::{
     Api, Budget, Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout,
-    JudgeConfig, LoopConfig, LoopJudgeConfig, MapEnv, ModelConfig, PlanningConfig, Price,
-    Secret, ServerConfig,
+    JudgeConfig, LoopConfig, LoopJudgeConfig, MapEnv, ModelConfig, PlanningConfig, Price, Secret,
+    ServerConfig,
 };
 
 use super::config;
@@ -212,7 +212,10 @@ command = ["my-agent", "--print", ""]
             notify: Some(vec![tether_config::NoticeKind::Failed]),
         }
     );
-    assert_eq!(config.key_vars(), ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_PAGER_KEY"]);
+    assert_eq!(
+        config.key_vars(),
+        ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_PAGER_KEY"]
+    );
 }
 
 #[test]

@@ -16,7 +16,10 @@ fn pager(text: &str, env: &MapEnv) -> PagerSettings {
 
 #[test]
 fn a_declared_keys_variable_overrides_the_file() {
-    assert_eq!(pager(PAGER, &MapEnv::new()).room.as_deref(), Some("file-room"));
+    assert_eq!(
+        pager(PAGER, &MapEnv::new()).room.as_deref(),
+        Some("file-room")
+    );
     let env = MapEnv::new().with("PAGER_ROOM", "env-room");
     assert_eq!(pager(PAGER, &env).room.as_deref(), Some("env-room"));
     // Without the table too, and recorded as a variable that configures.
@@ -38,8 +41,10 @@ fn invalid_environment_values_are_problems_naming_the_variable() {
     let env = MapEnv::new().with("PAGER_ROOM", "has spaces");
     assert_eq!(
         problems_with(PAGER, &env),
-        ["tether.toml: pager.room: from PAGER_ROOM: must be a room's name (a-z, 0-9, -), got \
-          \"has spaces\""]
+        [
+            "tether.toml: pager.room: from PAGER_ROOM: must be a room's name (a-z, 0-9, -), got \
+          \"has spaces\""
+        ]
     );
 }
 

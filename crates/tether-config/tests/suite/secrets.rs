@@ -129,11 +129,7 @@ fn the_key_variables_are_listed_once_each() {
     let config = load(&schema(), dir.path(), &env).unwrap().config;
     assert_eq!(
         config.key_vars(),
-        [
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "PAGER_TOKEN"
-        ]
+        ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "PAGER_TOKEN"]
     );
     let same = tether_config::Config {
         judge: config.judge.clone().map(|mut j| {
@@ -142,11 +138,5 @@ fn the_key_variables_are_listed_once_each() {
         }),
         ..config
     };
-    assert_eq!(
-        same.key_vars(),
-        [
-            "OPENAI_API_KEY",
-            "PAGER_TOKEN"
-        ]
-    );
+    assert_eq!(same.key_vars(), ["OPENAI_API_KEY", "PAGER_TOKEN"]);
 }

@@ -13,14 +13,25 @@ fn template() -> String {
 
 #[test]
 fn the_template_parses_with_no_problems_in_an_empty_environment() {
-    if let Err(err) = parse(&schema(), &template(), Path::new("tether.toml"), &MapEnv::new()) {
+    if let Err(err) = parse(
+        &schema(),
+        &template(),
+        Path::new("tether.toml"),
+        &MapEnv::new(),
+    ) {
         panic!("{err}");
     }
 }
 
 #[test]
 fn the_templates_values_are_the_defaults() {
-    let config = parse(&schema(), &template(), Path::new("tether.toml"), &MapEnv::new()).unwrap();
+    let config = parse(
+        &schema(),
+        &template(),
+        Path::new("tether.toml"),
+        &MapEnv::new(),
+    )
+    .unwrap();
     assert_eq!(config, Config::defaults(&schema()));
 }
 

@@ -77,14 +77,23 @@ timeout_secs = 5
         ]
     );
     assert_eq!(NtfyConfig::of(&c).server, "http://127.0.0.1:8080");
-    assert_eq!(NtfyConfig::of(&c).reply_topic().as_deref(), Some("tether-abc-reply"));
-    assert_eq!(NtfyConfig::of(&c).token.as_ref().map(|t| t.expose()), Some("tk_secret"));
+    assert_eq!(
+        NtfyConfig::of(&c).reply_topic().as_deref(),
+        Some("tether-abc-reply")
+    );
+    assert_eq!(
+        NtfyConfig::of(&c).token.as_ref().map(|t| t.expose()),
+        Some("tk_secret")
+    );
     assert_eq!(NtfyConfig::of(&c).priority, 4);
     assert_eq!(WebhookConfig::of(&c).format, WebhookFormat::Discord);
     assert!(WebhookConfig::of(&c).url.is_some());
     assert_eq!(EmailConfig::of(&c).smtp_port, 587);
     assert_eq!(EmailConfig::of(&c).tls, EmailTls::StartTls);
-    assert_eq!(EmailConfig::of(&c).password.as_ref().map(|p| p.expose()), Some("pw"));
+    assert_eq!(
+        EmailConfig::of(&c).password.as_ref().map(|p| p.expose()),
+        Some("pw")
+    );
     assert_eq!(NotifyCommandConfig::of(&c).timeout_secs, 5);
     assert!(c.key_vars().contains(&"HOOK_URL".to_owned()));
     assert!(c.key_vars().contains(&"SMTP_PW".to_owned()));

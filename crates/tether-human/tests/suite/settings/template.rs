@@ -39,7 +39,15 @@ fn the_template_parses_to_the_defaults() {
     let config = parse(&schema, &template, Path::new("tether.toml"), &MapEnv::new())
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(config, Config::defaults(&schema));
-    for table in ["zulip", "slack", "telegram", "ntfy", "webhook", "email", "notify_command"] {
+    for table in [
+        "zulip",
+        "slack",
+        "telegram",
+        "ntfy",
+        "webhook",
+        "email",
+        "notify_command",
+    ] {
         assert!(template.contains(&format!("\n[{table}]\n")), "[{table}]");
     }
 }

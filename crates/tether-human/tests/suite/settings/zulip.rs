@@ -220,7 +220,6 @@ fn no_problem_ever_echoes_a_key_value() {
     }
 }
 
-
 #[test]
 fn zulip_values_are_checked_at_their_lines() {
     for (text, expected) in [
