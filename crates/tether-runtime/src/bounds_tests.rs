@@ -100,6 +100,9 @@ fn edit(table: &str, key: &str) -> Option<(&'static [Entry], &'static str)> {
             ],
             "[\"notify_command\"]",
         ),
+        ("notify", "on") => (NONE, "[\"failed\"]"),
+        ("notify", "desktop") => (NONE, "false"),
+        ("notify", "rejected_after") => (NONE, "9"),
         ("executor", "kind") => (NONE, "\"pi\""),
         ("executor", "command") => (
             &[
