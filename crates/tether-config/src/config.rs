@@ -293,32 +293,29 @@ impl Default for HumanConfig {
     }
 }
 
-/// Which agent does the work.
+/// Which agent does the work: tether's own, a command, an ACP agent, or an agent CLI tether
+/// drives — spelled as its descriptor registers it ([`crate::AgentDecl`], handed to the
+/// schema with [`crate::Schema::with_agents`]), so no list of agent CLIs is written here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ExecutorKind {
     /// tether's own agent on `[model]`.
     #[default]
     Builtin,
-    /// Claude Code (`claude -p`), with tether's tools served over MCP.
-    Claude,
-    /// The Codex CLI (`codex exec`), with tether's tools served over MCP.
-    Codex,
-    /// The pi coding agent (`pi --mode json -p`), with tether's tools served over MCP.
-    Pi,
     /// Any CLI, given by `executor.command`.
     Command,
     /// Any agent speaking the Agent Client Protocol (`executor.program`), its permission
     /// requests decided by `executor.permissions`.
     Acp,
+    /// An agent CLI tether drives (Claude Code, Codex, pi), with tether's tools served over
+    /// MCP: its spelling in `tether.toml` (`claude`).
+    Cli(&'static str),
 }
 
 impl ExecutorKind {
-    /// Every kind with its spelling in `tether.toml`.
-    pub const CHOICES: [(&'static str, ExecutorKind); 6] = [
+    /// The kinds that are tether's own, with their spellings: the agent CLIs' come between
+    /// `builtin` and these two ([`crate::Schema::executor_kinds`]).
+    pub const OWN: [(&'static str, ExecutorKind); 3] = [
         ("builtin", ExecutorKind::Builtin),
-        ("claude", ExecutorKind::Claude),
-        ("codex", ExecutorKind::Codex),
-        ("pi", ExecutorKind::Pi),
         ("command", ExecutorKind::Command),
         ("acp", ExecutorKind::Acp),
     ];
@@ -327,21 +324,16 @@ impl ExecutorKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ExecutorKind::Builtin => "builtin",
-            ExecutorKind::Claude => "claude",
-            ExecutorKind::Codex => "codex",
-            ExecutorKind::Pi => "pi",
             ExecutorKind::Command => "command",
             ExecutorKind::Acp => "acp",
+            ExecutorKind::Cli(kind) => kind,
         }
     }
 
     /// Whether the kind is an external agent CLI driven by tether (`program`, `args`, `env`
-    /// and `turn_timeout_secs` apply).
+    /// and `turn_timeout_secs` apply): a registered agent CLI or an ACP agent.
     pub fn is_agent_cli(self) -> bool {
-        matches!(
-            self,
-            ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi | ExecutorKind::Acp
-        )
+        matches!(self, ExecutorKind::Cli(_) | ExecutorKind::Acp)
     }
 }
 

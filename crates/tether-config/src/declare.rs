@@ -187,6 +187,17 @@ impl KeyDecl {
     }
 }
 
+/// An agent CLI tether drives, as `[executor] kind` spells it: its descriptor's kind
+/// (`claude`) and what the template says of it (`Claude Code, with tether's tools over MCP`,
+/// written after the agent before it in the template's list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentDecl {
+    /// Its spelling in `[executor] kind`.
+    pub kind: &'static str,
+    /// What the template says of it, in brackets after its spelling.
+    pub about: &'static str,
+}
+
 /// Whether a key names a secret's variable or is a credential.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyKind {

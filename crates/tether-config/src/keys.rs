@@ -10,8 +10,8 @@
 //! recorded changes are said in, the settings naming tether's keys, and the tests that the
 //! template and a run's record cover every key ([`Schema::settings`]).
 
-use crate::Channel;
-use crate::declare::{KeyKind, Role, TableDecl};
+use crate::declare::{AgentDecl, KeyKind, Role, TableDecl};
+use crate::{Channel, ExecutorKind};
 
 /// Keys of `[model]`.
 pub(crate) const MODEL: &[&str] = &["api", "base_url", "model", "api_key_env", "price_per_mtok"];
@@ -123,14 +123,47 @@ const CORE_AFTER: &[(&str, &[&str])] = &[
 #[derive(Clone)]
 pub struct Schema {
     declared: Vec<&'static TableDecl>,
+    agents: Vec<AgentDecl>,
 }
 
 impl Schema {
-    /// The core tables alone: every integration's table is unknown to it.
+    /// The core tables alone: every integration's table is unknown to it, and `[executor] kind`
+    /// knows no agent CLI.
     pub fn core() -> Schema {
         Schema {
             declared: Vec::new(),
+            agents: Vec::new(),
         }
+    }
+
+    /// This schema with the agent CLIs `agents` spelled in `[executor] kind`, in order. One
+    /// whose spelling is taken (by tether's own kinds or an agent before it) is not added.
+    #[must_use]
+    pub fn with_agents(mut self, agents: impl IntoIterator<Item = AgentDecl>) -> Schema {
+        for agent in agents {
+            if !self.executor_kinds().iter().any(|(k, _)| *k == agent.kind) {
+                self.agents.push(agent);
+            }
+        }
+        self
+    }
+
+    /// The agent CLIs `[executor] kind` knows, in order.
+    pub fn agents(&self) -> &[AgentDecl] {
+        &self.agents
+    }
+
+    /// Every `[executor] kind` with its spelling: `builtin`, each agent CLI, `command`, `acp`.
+    pub fn executor_kinds(&self) -> Vec<(&'static str, ExecutorKind)> {
+        let agents = self
+            .agents
+            .iter()
+            .map(|agent| (agent.kind, ExecutorKind::Cli(agent.kind)));
+        let [builtin, command, acp] = ExecutorKind::OWN;
+        std::iter::once(builtin)
+            .chain(agents)
+            .chain([command, acp])
+            .collect()
     }
 
     /// This schema with `tables` declared after its own, in order. A table whose name is
@@ -309,11 +342,11 @@ impl Schema {
     }
 }
 
-/// Two schemas are the same when they hold the same tables.
+/// Two schemas are the same when they hold the same tables and agents.
 impl PartialEq for Schema {
     fn eq(&self, other: &Self) -> bool {
         let names = |s: &Schema| s.declared.iter().map(|t| t.name).collect::<Vec<_>>();
-        names(self) == names(other)
+        names(self) == names(other) && self.agents == other.agents
     }
 }
 
@@ -328,7 +361,11 @@ impl Default for Schema {
 impl std::fmt::Debug for Schema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names: Vec<&str> = self.declared.iter().map(|t| t.name).collect();
-        f.debug_struct("Schema").field("declared", &names).finish()
+        let agents: Vec<&str> = self.agents.iter().map(|a| a.kind).collect();
+        f.debug_struct("Schema")
+            .field("declared", &names)
+            .field("agents", &agents)
+            .finish()
     }
 }
 

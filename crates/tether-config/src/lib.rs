@@ -82,7 +82,9 @@ pub use config::{
     Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, LoopConfig,
     OnUsageLimit, Permissions, STORE_URL_VAR, ServerConfig, StoreConfig,
 };
-pub use declare::{EscalationArg, KeyDecl, KeyKind, ReadTable, Role, Settings, TableDecl};
+pub use declare::{
+    AgentDecl, EscalationArg, KeyDecl, KeyKind, ReadTable, Role, Settings, TableDecl,
+};
 pub use env::{Env, MapEnv, ProcessEnv, keep_secrets, kept_secret};
 pub use error::{ConfigError, Problem};
 pub use escalation::EscalationTarget;

@@ -289,7 +289,7 @@ fn read_human(r: &mut Reader, t: &Table, out: &mut HumanConfig) {
 
 fn read_executor(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
     r.unknown_keys(t, keys::EXECUTOR, None);
-    let kind = r.choice(t, "kind", &ExecutorKind::CHOICES);
+    let kind = r.choice(t, "kind", &r.schema.executor_kinds());
     let kind_given = entry(t, "kind").is_some();
     if let Some(kind) = kind {
         out.kind = kind;
@@ -362,8 +362,10 @@ fn read_agent_cli(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
     if out.kind.is_agent_cli() {
         return;
     }
-    let agents: Vec<String> = ExecutorKind::CHOICES
-        .iter()
+    let agents: Vec<String> = r
+        .schema
+        .executor_kinds()
+        .into_iter()
         .filter(|(_, kind)| kind.is_agent_cli())
         .map(|(name, _)| format!("{name:?}"))
         .collect();

@@ -3,7 +3,8 @@
 //! introduction, then each key's description and template line) in the schema's order between
 //! `[notify]` and `[executor]`, and the lists in the core text that name integrations (the
 //! variables that override the file, the channels `human.channels` may add, the sinks
-//! `human.escalate_to` may name) filled in from the schema.
+//! `human.escalate_to` may name, the agent CLIs `[executor] kind` may name) filled in from the
+//! schema.
 //!
 //! It doubles as the reference for the file's shape (the book's configuration reference is
 //! generated from it): tests check that it names every key in the schema's order, that every
@@ -138,17 +139,13 @@ desktop = true
 # Rejected sign-offs of one goal in a row that make a "rejected" notice: 1..100.
 rejected_after = 3"#;
 
-/// The core tables' text from `[executor]` on.
+/// The core tables' text from `[executor]` on (`#> ` as in [`HEAD`]).
 const TAIL: &str = r#"[executor]
-# Who does the work: "builtin" (tether's own agent on [model]) | "claude" (Claude Code, with
-# tether's tools over MCP) | "codex" (the Codex CLI, the same way) | "pi" (the pi coding agent,
-# the same way) | "command" (any program) | "acp" (any agent speaking the Agent Client
-# Protocol: program and args name it, e.g. program = "claude-agent-acp").
+#> Who does the work: "builtin" (tether's own agent on [model]){agents} | "command" (any program) | "acp" (any agent speaking the Agent Client Protocol: program and args name it, e.g. program = "claude-agent-acp").
 kind = "builtin"
 # Only for kind = "command", and required then: the program and its arguments.
 # command = ["my-agent", "--print"]
-# Only for an agent CLI (claude, codex, pi, acp): the program (default: its name on PATH;
-# required for acp).
+#> Only for an agent CLI ({agent_kinds}): the program (default: its name on PATH; required for acp).
 # program = "claude"
 # Only for an agent CLI: extra arguments, after tether's own.
 # args = ["--model", "sonnet"]
@@ -213,22 +210,27 @@ impl Schema {
     /// commented out.
     pub fn template(&self) -> String {
         let mut out = String::new();
-        for line in HEAD.lines() {
+        self.lines(HEAD, &mut out);
+        for table in self.declared() {
+            out.push('\n');
+            declared(table, &mut out);
+        }
+        out.push('\n');
+        self.lines(TAIL, &mut out);
+        out
+    }
+
+    /// `text`'s lines, each `#> ` comment filled, every `{…}` replaced.
+    fn lines(&self, text: &str, out: &mut String) {
+        for line in text.lines() {
             match line.strip_prefix("#> ") {
-                Some(comment) => fill(&self.filled(comment), &mut out),
+                Some(comment) => fill(&self.filled(comment), out),
                 None => {
                     out.push_str(&self.filled(line));
                     out.push('\n');
                 }
             }
         }
-        for table in self.declared() {
-            out.push('\n');
-            declared(table, &mut out);
-        }
-        out.push('\n');
-        out.push_str(TAIL);
-        out
     }
 
     /// `text` with its `{…}` replaced by what the schema says.
@@ -237,6 +239,27 @@ impl Schema {
             .replace("{channels}", &self.channel_clause())
             .replace("{sinks}", &self.sinks_listed())
             .replace("{escalate_to}", &self.escalation_example())
+            .replace("{agents}", &self.agents_described())
+            .replace("{agent_kinds}", &self.agent_kinds())
+    }
+
+    /// ` | "claude" (Claude Code, …) | …`: each agent CLI with what the template says of it.
+    fn agents_described(&self) -> String {
+        self.agents()
+            .iter()
+            .map(|agent| format!(" | {:?} ({})", agent.kind, agent.about))
+            .collect()
+    }
+
+    /// `claude, codex, pi, acp`: the kinds that are agent CLIs.
+    fn agent_kinds(&self) -> String {
+        let kinds: Vec<&str> = self
+            .executor_kinds()
+            .into_iter()
+            .filter(|(_, kind)| kind.is_agent_cli())
+            .map(|(name, _)| name)
+            .collect();
+        kinds.join(", ")
     }
 
     /// Every variable that overrides a setting, in the template's order.

@@ -1,8 +1,9 @@
 //! A table declared for the tests only, as an integration declares one: `[pager]`, a notice
 //! sink with a credential written in the file (`url`), a variable overriding a setting
 //! (`PAGER_ROOM`), a secret's variable with a default (`token_env`) and an escalation argument
-//! (`pager:<number>`). With it the tests show a declared table read, checked, documented and
-//! protected with no edit to tether-config. (Shared by the unit tests and the integration
+//! (`pager:<number>`); and three agent CLIs' spellings. With them the tests show a declared
+//! table read, checked, documented and protected, and an agent CLI's kind accepted, with no
+//! edit to tether-config. (Shared by the unit tests and the integration
 //! tests, which include this file.)
 
 #![allow(dead_code)]
@@ -10,8 +11,8 @@
 use std::sync::Arc;
 
 use tether_config::{
-    Config, EscalationArg, KeyDecl, NoticeKind, Role, Schema, Secret, TableDecl, TableReader,
-    values,
+    AgentDecl, Config, EscalationArg, KeyDecl, NoticeKind, Role, Schema, Secret, TableDecl,
+    TableReader, values,
 };
 
 /// The test sink's settings.
@@ -92,9 +93,25 @@ pub const PAGER: TableDecl = TableDecl {
     default: || Arc::new(PagerSettings::default()),
 };
 
-/// The core tables and `[pager]`.
+/// The agent CLIs the tests' registry spells in `[executor] kind`, as tether's registers its own.
+pub const AGENTS: [AgentDecl; 3] = [
+    AgentDecl {
+        kind: "claude",
+        about: "Claude Code, with tether's tools over MCP",
+    },
+    AgentDecl {
+        kind: "codex",
+        about: "the Codex CLI, the same way",
+    },
+    AgentDecl {
+        kind: "pi",
+        about: "the pi coding agent, the same way",
+    },
+];
+
+/// The core tables and `[pager]`, with the agent CLIs of [`AGENTS`].
 pub fn schema() -> Schema {
-    Schema::core().with([&PAGER])
+    Schema::core().with([&PAGER]).with_agents(AGENTS)
 }
 
 fn read(t: &mut TableReader<'_, '_>) -> PagerSettings {

@@ -68,7 +68,7 @@ pub mod worktree;
 use std::sync::Arc;
 
 pub use error::{Error, Result};
-pub use schema::{declared, schema};
+pub use schema::{agents, declared, schema};
 
 /// What the process embedding the runtime gives it once: how a tether command handed over by a
 /// sandboxed agent is run there (the binary parses and runs its own commands).

@@ -131,3 +131,44 @@ fn a_name_taken_twice_is_a_conflict() {
     assert_eq!(Schema::core().with([&PAGER, &PAGER]).declared().len(), 1);
     assert!(Schema::core().with([&LOOP]).declared().is_empty());
 }
+
+#[test]
+fn an_agent_clis_kind_is_its_registrys_spelling() {
+    let core = tether_config::parse(
+        &Schema::core(),
+        "[executor]\nkind = \"claude\"\n",
+        Path::new("tether.toml"),
+        &MapEnv::new(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        core.problems()[0].to_string(),
+        "tether.toml:2: executor.kind: must be one of builtin | command | acp, got \"claude\""
+    );
+    let kinds: Vec<&str> = schema()
+        .executor_kinds()
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(
+        kinds,
+        ["builtin", "claude", "codex", "pi", "command", "acp"]
+    );
+    assert_eq!(
+        config("[executor]\nkind = \"pi\"\n").executor.kind,
+        tether_config::ExecutorKind::Cli("pi")
+    );
+    let template = schema().template().replace("\n# ", " ");
+    assert!(
+        template.contains(
+            "\"builtin\" (tether's own agent on [model]) | \"claude\" (Claude Code, with tether's \
+             tools over MCP) | \"codex\" (the Codex CLI, the same way) | \"pi\" (the pi coding \
+             agent, the same way) | \"command\""
+        ),
+        "{template}"
+    );
+    assert!(template.contains("Only for an agent CLI (claude, codex, pi, acp): the program"));
+    let core = Schema::core().template().replace("\n# ", " ");
+    assert!(core.contains("\"builtin\" (tether's own agent on [model]) | \"command\""));
+    assert!(core.contains("Only for an agent CLI (acp): the program"));
+}

@@ -244,7 +244,7 @@ fn judge_defaults_to_cross_model_and_ten_minutes() {
 
 #[test]
 fn every_executor_kind_and_every_api_is_accepted() {
-    for (name, kind) in ExecutorKind::CHOICES {
+    for (name, kind) in schema().executor_kinds() {
         assert_eq!(kind.as_str(), name);
         let extra = match kind {
             ExecutorKind::Command => "command = [\"x\"]\n",
