@@ -117,9 +117,7 @@ impl<'s, 'a> TableReader<'s, 'a> {
     /// and leaves the file's. For a key naming a secret's variable: the variable it names
     /// ([`TableReader::secret_var`]).
     pub fn string(&mut self, key: &str, check: Check) -> Option<String> {
-        let Some(decl) = self.decl.key(key) else {
-            return None;
-        };
+        let decl = self.decl.key(key)?;
         if let KeyKind::SecretVar { .. } = decl.kind {
             return self.secret_var(key);
         }
