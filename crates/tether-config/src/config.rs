@@ -114,6 +114,9 @@ impl Config {
     }
 }
 
+/// The core tables' defaults, read against no declared table: no integration's settings (each
+/// reads as its own defaults) and none of its secrets' variables. A configuration read against
+/// a schema with nothing said is [`Config::defaults`].
 impl Default for Config {
     fn default() -> Self {
         Self {

@@ -180,7 +180,10 @@ impl Schema {
     }
 
     /// What keeps `tables` from being declared together with the core tables: a name taken
-    /// twice, a key declared twice in a table, a name that is not a table's.
+    /// twice (or one of tether's own channels'), a key declared twice in a table, a key naming a
+    /// variable (`…_env`) not declared as a secret's, two tables read into one type, advice
+    /// pointing at a key that names no secret's variable. Each registry's tests check there is
+    /// none.
     pub fn conflicts(tables: &[&'static TableDecl]) -> Vec<String> {
         let mut out = Vec::new();
         for (i, table) in tables.iter().enumerate() {
@@ -203,6 +206,24 @@ impl Schema {
                 if table.keys[..j].iter().any(|k| k.name == key.name) {
                     out.push(format!("{}.{} is declared twice", table.name, key.name));
                 }
+                if key.name.ends_with("_env") && !matches!(key.kind, KeyKind::SecretVar { .. }) {
+                    out.push(format!(
+                        "{}.{} names a variable but is not declared as a secret's: it would not \
+                         be kept from the agent",
+                        table.name, key.name
+                    ));
+                }
+            }
+            let settings = (table.default)();
+            let of_type = settings.as_ref().as_any().type_id();
+            if tables[..i]
+                .iter()
+                .any(|t| (t.default)().as_ref().as_any().type_id() == of_type)
+            {
+                out.push(format!(
+                    "[{}] is read into the type of a table before it: each is read back by its type",
+                    table.name
+                ));
             }
             if let Some(advice) = table.advice
                 && !matches!(

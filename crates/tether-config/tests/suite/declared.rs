@@ -125,7 +125,29 @@ fn a_name_taken_twice_is_a_conflict() {
     assert_eq!(Schema::conflicts(&[&PAGER]), Vec::<String>::new());
     assert_eq!(
         Schema::conflicts(&[&PAGER, &PAGER, &LOOP]),
-        ["[pager] is declared twice", "[loop] is declared twice"]
+        [
+            "[pager] is declared twice",
+            "[pager] is read into the type of a table before it: each is read back by its type",
+            "[loop] is declared twice"
+        ]
+    );
+    const LEAKY: TableDecl = TableDecl {
+        name: "leaky",
+        keys: &[KeyDecl::new(
+            "token_env",
+            "Not declared a secret's.",
+            "\"T\"",
+            "\"U\"",
+        )],
+        default: || Arc::new(0_u8),
+        ..SLOPPY
+    };
+    assert_eq!(
+        Schema::conflicts(&[&LEAKY]),
+        [
+            "leaky.token_env names a variable but is not declared as a secret's: it would not be \
+          kept from the agent"
+        ]
     );
     // The first is kept.
     assert_eq!(Schema::core().with([&PAGER, &PAGER]).declared().len(), 1);
