@@ -44,6 +44,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod apart;
+mod assembled;
 mod budget;
 mod checks;
 mod config;
@@ -77,6 +78,7 @@ extern crate self as tether_config;
 #[cfg(test)]
 pub(crate) mod test_table;
 
+pub use assembled::Schema;
 pub use budget::Price;
 pub use config::{
     Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, LoopConfig,
@@ -90,7 +92,6 @@ pub use error::{ConfigError, Problem};
 pub use escalation::EscalationTarget;
 pub use integrations::Integrations;
 pub use isolation::{RunConfig, SandboxConfig, SandboxMode};
-pub use keys::Schema;
 pub use load::{
     CONFIG_ENV, FILE_NAME, Loaded, MAX_CONFIG_BYTES, Parsed, check, load, load_store, parse,
     parse_with_warnings, read,

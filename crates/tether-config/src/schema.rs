@@ -1,4 +1,4 @@
-//! Walks a parsed `tether.toml` against the schema (see `keys.rs`) and builds a [`Config`]: the
+//! Walks a parsed `tether.toml` against the schema (see `assembled.rs`) and builds a [`Config`]: the
 //! core tables here, the declared ones by their own read functions (`integrations.rs`).
 //!
 //! Every rule that concerns one core table lives here; rules across tables are in `checks.rs`.
