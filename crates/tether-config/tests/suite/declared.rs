@@ -194,3 +194,51 @@ fn an_agent_clis_kind_is_its_registrys_spelling() {
     assert!(core.contains("\"builtin\" (tether's own agent on [model]) | \"command\""));
     assert!(core.contains("Only for an agent CLI (acp): the program"));
 }
+
+/// `s` as a TOML basic string.
+fn quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+proptest::proptest! {
+    /// Whatever `human.escalate_to` holds, it is one of the schema's sinks (with a valid
+    /// argument, when one follows the colon) or a problem at its line; never a panic, never a
+    /// kind the schema does not declare.
+    #[test]
+    fn any_escalation_target_is_a_declared_sink_or_a_problem(
+        value in "(pager|pagr|loop|)(:[0-9a-z ]{0,6})?|\\PC{0,12}",
+    ) {
+        let text = format!(
+            "[human]\nescalate_after = \"1h\"\nescalate_to = [{}]\n",
+            quoted(&value)
+        );
+        match tether_config::parse(&schema(), &text, Path::new("tether.toml"), &MapEnv::new()) {
+            Ok(config) => {
+                let target = &config.human.escalate_to[0];
+                proptest::prop_assert_eq!(target.kind, Channel::named("pager"));
+                match &target.arg {
+                    None => proptest::prop_assert_eq!(value.as_str(), "pager"),
+                    Some(arg) => {
+                        proptest::prop_assert!(value.starts_with("pager:"));
+                        proptest::prop_assert!(arg.bytes().all(|b| b.is_ascii_digit()));
+                    }
+                }
+            }
+            Err(err) => {
+                let problem = &err.problems()[0];
+                proptest::prop_assert_eq!(problem.key.as_str(), "human.escalate_to");
+                proptest::prop_assert_eq!(problem.line, Some(3));
+            }
+        }
+    }
+}
