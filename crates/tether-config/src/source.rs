@@ -1,5 +1,5 @@
 //! What a configuration is made of, besides the keys: the file's text, which file it is, and
-//! every variable that configures (`TETHER_CONFIG`, `TETHER_STORE_URL`, the chat overrides,
+//! every variable that configures (`TETHER_CONFIG`, `TETHER_STORE_URL`, the declared overrides,
 //! `HOME` for the sandbox's `~`) with the value it had. Parsing a [`Source`] again gives the
 //! configuration it was read as, whatever the file and those variables say by then: a run
 //! records its source when it starts (see [`crate::Recorded`]) and every later use of its
