@@ -5,13 +5,18 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::Secret;
-use crate::chat::{NoticeKind, NotifyConfig, SlackConfig, TelegramConfig};
-use crate::model::{JudgeConfig, LoopJudgeConfig, ModelConfig, PlanningConfig};
+use std::borrow::Cow;
 
-/// A whole, validated `tether.toml` with the environment's overrides applied.
+use crate::Settings;
+use crate::integrations::Integrations;
+use crate::model::{JudgeConfig, LoopJudgeConfig, ModelConfig, PlanningConfig};
+use crate::notify::NotifyConfig;
+
+/// A whole, validated `tether.toml` with the environment's overrides applied: the core tables
+/// as fields, the tables integrations declare in [`Config::integrations`], read back typed by
+/// each integration ([`Config::integration`]).
 ///
-/// Its `Debug` never shows a key: keys are held as [`Secret`].
+/// Its `Debug` never shows a key: keys are held as [`crate::Secret`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// The plan file, relative to the workspace root (or absolute).
@@ -28,22 +33,11 @@ pub struct Config {
     pub r#loop: LoopConfig,
     /// How and when a human is asked (`[human]`).
     pub human: HumanConfig,
-    /// The Zulip channel's settings (`[zulip]` plus environment).
-    pub zulip: ZulipConfig,
-    /// The Slack channel's settings (`[slack]` plus environment).
-    pub slack: SlackConfig,
-    /// The Telegram channel's settings (`[telegram]` plus environment).
-    pub telegram: TelegramConfig,
     /// What a run tells its channels unprompted (`[notify]`).
     pub notify: NotifyConfig,
-    /// The ntfy sink (`[ntfy]` plus its token's variable).
-    pub ntfy: crate::NtfyConfig,
-    /// The webhook sink (`[webhook]` plus its URL's variable).
-    pub webhook: crate::WebhookConfig,
-    /// The email sink (`[email]` plus its credentials' variables).
-    pub email: crate::EmailConfig,
-    /// The command sink (`[notify_command]`).
-    pub notify_command: crate::NotifyCommandConfig,
+    /// The settings of the tables integrations declare (a channel's, a sink's), by table, as
+    /// the schema it was read with lists them.
+    pub integrations: Integrations,
     /// Who does the work (`[executor]`).
     pub executor: ExecutorConfig,
     /// The dashboard (`[server]`).
@@ -73,16 +67,35 @@ impl Config {
         workspace_root.join(&self.plan)
     }
 
+    /// The configuration with every core default and the defaults of `schema`'s declared
+    /// tables: what an empty file says with nothing in the environment.
+    pub fn defaults(schema: &crate::Schema) -> Config {
+        Config {
+            integrations: Integrations::defaults(schema),
+            ..Config::default()
+        }
+    }
+
+    /// The settings an integration declared and read, typed: its table's as read with this
+    /// configuration, or its defaults when the configuration was read without its table.
+    pub fn integration<T: Settings + Clone + Default>(&self) -> Cow<'_, T> {
+        match self.integrations.get::<T>() {
+            Some(settings) => Cow::Borrowed(settings),
+            None => Cow::Owned(T::default()),
+        }
+    }
+
     /// The names of the environment variables holding tether's own keys (the model's, the
-    /// judge's, the chat bots'), each once: to be removed from the environment of commands
-    /// an agent runs, so a key never reaches a transcript or a model.
+    /// judge's, a channel's or a sink's), each once: to be removed from the environment of
+    /// commands an agent runs, so a key never reaches a transcript or a model.
     ///
-    /// They are what the settings listed in `key_settings` name (every `…_env` key of the
-    /// schema, which a test checks), so none can be forgotten here.
+    /// They are what the settings naming a key's variable name: the core tables' (listed in
+    /// `key_settings.rs`) and every key a declared table declares as a secret's variable, so
+    /// none can be forgotten here.
     pub fn key_vars(&self) -> Vec<String> {
         let mut vars: Vec<String> = Vec::new();
-        for setting in crate::key_settings::KEY_SETTINGS {
-            if let Some(var) = (setting.var)(self)
+        for named in crate::key_settings::named(self) {
+            if let Some(var) = named.var
                 && !vars.iter().any(|v| v == var)
             {
                 vars.push(var.to_owned());
@@ -91,24 +104,19 @@ impl Config {
         vars
     }
 
-    /// Every setting that names one of tether's own keys, as `(table, key)`
-    /// (`("zulip", "api_key_env")`), whether or not this configuration sets it.
-    pub fn key_settings() -> impl Iterator<Item = (&'static str, &'static str)> {
-        crate::key_settings::KEY_SETTINGS
-            .iter()
-            .map(|setting| (setting.table, setting.key))
-    }
-
     /// The setting that names `var` as one of tether's own keys (`[model] api_key_env`), if
     /// one does.
     pub fn key_setting(&self, var: &str) -> Option<String> {
-        crate::key_settings::KEY_SETTINGS
-            .iter()
-            .find(|setting| (setting.var)(self) == Some(var))
-            .map(|setting| format!("[{}] {}", setting.table, setting.key))
+        crate::key_settings::named(self)
+            .into_iter()
+            .find(|named| named.var == Some(var))
+            .map(|named| format!("[{}] {}", named.table, named.key))
     }
 }
 
+/// The core tables' defaults, read against no declared table: no integration's settings (each
+/// reads as its own defaults) and none of its secrets' variables. A configuration read against
+/// a schema with nothing said is [`Config::defaults`].
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -119,14 +127,8 @@ impl Default for Config {
             planning: None,
             r#loop: LoopConfig::default(),
             human: HumanConfig::default(),
-            zulip: ZulipConfig::default(),
-            slack: SlackConfig::default(),
-            telegram: TelegramConfig::default(),
             notify: NotifyConfig::default(),
-            ntfy: crate::NtfyConfig::default(),
-            webhook: crate::WebhookConfig::default(),
-            email: crate::EmailConfig::default(),
-            notify_command: crate::NotifyCommandConfig::default(),
+            integrations: Integrations::default(),
             executor: ExecutorConfig::default(),
             server: ServerConfig::default(),
             store: StoreConfig::default(),
@@ -182,65 +184,35 @@ impl Default for LoopConfig {
     }
 }
 
-/// A way a human can answer a question, as `human.channels` names it.
+/// A way a human can answer a question, as `human.channels` spells it.
 ///
 /// The terminal and the CLI are always on, listed or not: the terminal whenever tether runs in
-/// one (stdin and stderr are terminals), the CLI always. Listing `zulip`, `slack` or `telegram`
-/// adds that chat. `web` is
-/// on whenever a dashboard serves the workspace (`tether serve`, or the one every loop starts).
+/// one (stdin and stderr are terminals), the CLI always. `web` is on whenever a dashboard serves
+/// the workspace (`tether serve`, or the one every loop starts). Every other channel is an
+/// integration's: the name of the table it declares ([`crate::TableDecl::channel`]), so the
+/// spellings `human.channels` takes are the schema's ([`crate::Schema::channels`]), never a list
+/// written here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Channel {
-    /// A prompt in the terminal tether runs in; always on when there is one.
-    Terminal,
-    /// `tether questions` / `tether answer` from any shell; always on.
-    Cli,
-    /// The dashboard's answer form; on whenever a dashboard serves the workspace.
-    Web,
-    /// A Zulip stream, one topic per conversation.
-    Zulip,
-    /// A Slack channel over Socket Mode, one thread per conversation.
-    Slack,
-    /// A Telegram chat over Bot API long polling, a topic or reply chain per conversation.
-    Telegram,
-    /// Pushes to an ntfy topic; a question's options are buttons that answer it.
-    Ntfy,
-    /// POSTs to a webhook (tether's JSON, or Slack's or Discord's incoming-webhook shape).
-    Webhook,
-    /// Emails over SMTP.
-    Email,
-    /// A program of the user's, given each notice or question as JSON on stdin.
-    NotifyCommand,
-}
+pub struct Channel(&'static str);
 
 impl Channel {
-    /// Every channel with its spelling in `tether.toml`.
-    pub const CHOICES: [(&'static str, Channel); 10] = [
-        ("terminal", Channel::Terminal),
-        ("cli", Channel::Cli),
-        ("web", Channel::Web),
-        ("zulip", Channel::Zulip),
-        ("slack", Channel::Slack),
-        ("telegram", Channel::Telegram),
-        ("ntfy", Channel::Ntfy),
-        ("webhook", Channel::Webhook),
-        ("email", Channel::Email),
-        ("notify_command", Channel::NotifyCommand),
-    ];
+    /// A prompt in the terminal tether runs in; always on when there is one.
+    pub const TERMINAL: Channel = Channel("terminal");
+    /// `tether questions` / `tether answer` from any shell; always on.
+    pub const CLI: Channel = Channel("cli");
+    /// The dashboard's answer form; on whenever a dashboard serves the workspace.
+    pub const WEB: Channel = Channel("web");
+    /// The channels that are tether's own, not an integration's.
+    pub const OWN: [Channel; 3] = [Channel::TERMINAL, Channel::CLI, Channel::WEB];
+
+    /// The channel spelled `name`: an integration's, by its table's name.
+    pub const fn named(name: &'static str) -> Channel {
+        Channel(name)
+    }
 
     /// The spelling in `tether.toml`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Channel::Terminal => "terminal",
-            Channel::Cli => "cli",
-            Channel::Web => "web",
-            Channel::Zulip => "zulip",
-            Channel::Slack => "slack",
-            Channel::Telegram => "telegram",
-            Channel::Ntfy => "ntfy",
-            Channel::Webhook => "webhook",
-            Channel::Email => "email",
-            Channel::NotifyCommand => "notify_command",
-        }
+        self.0
     }
 }
 
@@ -314,7 +286,7 @@ impl Default for HumanConfig {
         Self {
             name: None,
             threshold: 2,
-            channels: vec![Channel::Terminal, Channel::Cli],
+            channels: vec![Channel::TERMINAL, Channel::CLI],
             timeout: None,
             ask_before: Vec::new(),
             remind_after_secs: None,
@@ -324,73 +296,29 @@ impl Default for HumanConfig {
     }
 }
 
-/// The Zulip channel's settings, after the environment's overrides (`[zulip]`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ZulipConfig {
-    /// The server, e.g. `https://chat.example.com` (`ZULIP_SERVER_URL` overrides).
-    pub server_url: Option<String>,
-    /// The bot's email address (`ZULIP_BOT_EMAIL` overrides).
-    pub bot_email: Option<String>,
-    /// The stream questions are posted to (`ZULIP_STREAM` overrides).
-    pub stream: Option<String>,
-    /// The NAME of the variable holding the bot's API key.
-    pub api_key_env: String,
-    /// The bot's API key, read from `api_key_env` at load; `None` when unset.
-    pub api_key: Option<Secret>,
-    /// The notices this channel gets, when not `[notify] on`.
-    pub notify: Option<Vec<NoticeKind>>,
-}
-
-impl ZulipConfig {
-    /// Default for `zulip.api_key_env`.
-    pub const DEFAULT_API_KEY_ENV: &'static str = "ZULIP_BOT_API_KEY";
-    /// Variable overriding `zulip.server_url`.
-    pub const SERVER_URL_ENV: &'static str = "ZULIP_SERVER_URL";
-    /// Variable overriding `zulip.bot_email`.
-    pub const BOT_EMAIL_ENV: &'static str = "ZULIP_BOT_EMAIL";
-    /// Variable overriding `zulip.stream`.
-    pub const STREAM_ENV: &'static str = "ZULIP_STREAM";
-}
-
-impl Default for ZulipConfig {
-    fn default() -> Self {
-        Self {
-            server_url: None,
-            bot_email: None,
-            stream: None,
-            api_key_env: Self::DEFAULT_API_KEY_ENV.to_owned(),
-            api_key: None,
-            notify: None,
-        }
-    }
-}
-
-/// Which agent does the work.
+/// Which agent does the work: tether's own, a command, an ACP agent, or an agent CLI tether
+/// drives — spelled as its descriptor registers it ([`crate::AgentDecl`], handed to the
+/// schema with [`crate::Schema::with_agents`]), so no list of agent CLIs is written here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ExecutorKind {
     /// tether's own agent on `[model]`.
     #[default]
     Builtin,
-    /// Claude Code (`claude -p`), with tether's tools served over MCP.
-    Claude,
-    /// The Codex CLI (`codex exec`), with tether's tools served over MCP.
-    Codex,
-    /// The pi coding agent (`pi --mode json -p`), with tether's tools served over MCP.
-    Pi,
     /// Any CLI, given by `executor.command`.
     Command,
     /// Any agent speaking the Agent Client Protocol (`executor.program`), its permission
     /// requests decided by `executor.permissions`.
     Acp,
+    /// An agent CLI tether drives (Claude Code, Codex, pi), with tether's tools served over
+    /// MCP: its spelling in `tether.toml` (`claude`).
+    Cli(&'static str),
 }
 
 impl ExecutorKind {
-    /// Every kind with its spelling in `tether.toml`.
-    pub const CHOICES: [(&'static str, ExecutorKind); 6] = [
+    /// The kinds that are tether's own, with their spellings: the agent CLIs' come between
+    /// `builtin` and these two ([`crate::Schema::executor_kinds`]).
+    pub const OWN: [(&'static str, ExecutorKind); 3] = [
         ("builtin", ExecutorKind::Builtin),
-        ("claude", ExecutorKind::Claude),
-        ("codex", ExecutorKind::Codex),
-        ("pi", ExecutorKind::Pi),
         ("command", ExecutorKind::Command),
         ("acp", ExecutorKind::Acp),
     ];
@@ -399,21 +327,16 @@ impl ExecutorKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ExecutorKind::Builtin => "builtin",
-            ExecutorKind::Claude => "claude",
-            ExecutorKind::Codex => "codex",
-            ExecutorKind::Pi => "pi",
             ExecutorKind::Command => "command",
             ExecutorKind::Acp => "acp",
+            ExecutorKind::Cli(kind) => kind,
         }
     }
 
     /// Whether the kind is an external agent CLI driven by tether (`program`, `args`, `env`
-    /// and `turn_timeout_secs` apply).
+    /// and `turn_timeout_secs` apply): a registered agent CLI or an ACP agent.
     pub fn is_agent_cli(self) -> bool {
-        matches!(
-            self,
-            ExecutorKind::Claude | ExecutorKind::Codex | ExecutorKind::Pi | ExecutorKind::Acp
-        )
+        matches!(self, ExecutorKind::Cli(_) | ExecutorKind::Acp)
     }
 }
 

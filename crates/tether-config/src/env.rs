@@ -1,6 +1,7 @@
 //! The process environment, behind a trait.
 //!
-//! The environment overrides `tether.toml` (Zulip settings, `TETHER_CONFIG`, API keys), but the
+//! The environment overrides `tether.toml` (`TETHER_CONFIG`, `TETHER_STORE_URL`, the variables
+//! a declared table's keys are overridden by, API keys), but the
 //! loading logic never calls `std::env` itself: callers pass an [`Env`]. Tests hand in a
 //! [`MapEnv`] instead of mutating the real environment, which would race between threads.
 
@@ -9,9 +10,9 @@ use std::collections::HashMap;
 /// A source of environment variables.
 ///
 /// Two kinds of variable are read: those that configure (`TETHER_CONFIG`, `TETHER_STORE_URL`,
-/// the chat overrides, `HOME`), read with [`Env::var`] and recorded with a run's
-/// configuration (see [`crate::Source`]); and keys, named by the `*_env` settings, read with
-/// [`Env::key`] whenever they are needed and never recorded.
+/// the overrides a declared table's keys name, `HOME`), read with [`Env::var`] and recorded
+/// with a run's configuration (see [`crate::Source`]); and keys, named by the `*_env`
+/// settings, read with [`Env::key`] whenever they are needed and never recorded.
 pub trait Env {
     /// The value of the variable `name`, or `None` when it is unset or not valid Unicode.
     fn var(&self, name: &str) -> Option<String>;

@@ -1,6 +1,7 @@
-//! The values of a configuration that are credentials, kept out of a run's record: a
-//! `[webhook] url` written in the file (the URL is itself the webhook's key), an `[executor]
-//! env` value whose name says it holds a secret (`ANTHROPIC_API_KEY`, `GH_TOKEN`…), and a
+//! The values of a configuration that are credentials, kept out of a run's record: a key a
+//! declared table declares as a credential (a `[webhook] url` written in the file: the URL is
+//! itself the webhook's key), an `[executor] env` value whose name says it holds a secret
+//! (`ANTHROPIC_API_KEY`, `GH_TOKEN`…), and a
 //! variable that configures whose name says so or whose value is a URL carrying a password
 //! (`TETHER_STORE_URL` may). Each is recorded as a salted digest, so a change of it is still
 //! seen, and its place in the recorded text holds [`PLACEHOLDER`].
@@ -9,6 +10,8 @@ use std::ops::Range;
 
 use sha2::{Digest as _, Sha256};
 use toml::de::{DeTable, DeValue};
+
+use crate::{KeyKind, Schema};
 
 /// What a credential's place holds in a record.
 pub(crate) const PLACEHOLDER: &str = "(hidden)";
@@ -22,10 +25,13 @@ pub(crate) fn holds_secret(name: &str) -> bool {
 }
 
 /// Whether the value at `path` of the file is a credential.
-fn secret_key(path: &[&str]) -> bool {
+fn secret_key(path: &[&str], schema: &Schema) -> bool {
     match path {
-        ["webhook", "url"] => true,
         ["executor", "env", name] => holds_secret(name),
+        [table, key] => schema
+            .declared_table(table)
+            .and_then(|decl| decl.key(key))
+            .is_some_and(|key| key.kind == KeyKind::Credential),
         _ => false,
     }
 }
@@ -56,22 +62,28 @@ pub(crate) struct InText {
     pub(crate) value: String,
 }
 
-/// Every credential in `text`; none when the text is not TOML.
-pub(crate) fn in_text(text: &str) -> Vec<InText> {
+/// Every credential in `text`, as `schema` says which keys are; none when the text is not
+/// TOML.
+pub(crate) fn in_text(text: &str, schema: &Schema) -> Vec<InText> {
     let Ok(doc) = DeTable::parse(text) else {
         return Vec::new();
     };
     let mut found = Vec::new();
-    walk(doc.get_ref(), &mut Vec::new(), &mut found);
+    walk(doc.get_ref(), schema, &mut Vec::new(), &mut found);
     found
 }
 
-fn walk<'t>(table: &'t DeTable<'_>, path: &mut Vec<&'t str>, found: &mut Vec<InText>) {
+fn walk<'t>(
+    table: &'t DeTable<'_>,
+    schema: &Schema,
+    path: &mut Vec<&'t str>,
+    found: &mut Vec<InText>,
+) {
     for (key, value) in table {
         path.push(key.get_ref().as_ref());
         match value.get_ref() {
-            DeValue::Table(inner) => walk(inner, path, found),
-            DeValue::String(s) if secret_key(path) => found.push(InText {
+            DeValue::Table(inner) => walk(inner, schema, path, found),
+            DeValue::String(s) if secret_key(path, schema) => found.push(InText {
                 at: path.join("."),
                 span: value.span(),
                 value: s.to_string(),
@@ -169,23 +181,28 @@ mod tests {
 
     #[test]
     fn credentials_are_found_however_the_file_spells_their_tables() {
-        let text = "[webhook]\nurl = \"https://hooks.example/T/B/x\"\n\
+        let schema = crate::test_table::schema();
+        let text = "[pager]\nurl = \"https://hooks.example/T/B/x\"\n\
                     [executor]\nenv = { GH_TOKEN = \"ghp_1\", ANTHROPIC_BASE_URL = \"u\" }\n";
-        let found: Vec<(String, String)> =
-            in_text(text).into_iter().map(|c| (c.at, c.value)).collect();
+        let found: Vec<(String, String)> = in_text(text, &schema)
+            .into_iter()
+            .map(|c| (c.at, c.value))
+            .collect();
         assert_eq!(
             found,
             [
                 ("executor.env.GH_TOKEN".to_owned(), "ghp_1".to_owned()),
                 (
-                    "webhook.url".to_owned(),
+                    "pager.url".to_owned(),
                     "https://hooks.example/T/B/x".to_owned()
                 ),
             ]
         );
+        // Without the table declared, its key is no credential (and the file no valid one).
+        assert_eq!(in_text(text, &crate::Schema::core()).len(), 1);
         let dotted = "executor.env.GH_TOKEN = 'ghp_2'\n";
-        assert_eq!(in_text(dotted)[0].at, "executor.env.GH_TOKEN");
-        assert_eq!(&dotted[in_text(dotted)[0].span.clone()], "'ghp_2'");
+        assert_eq!(in_text(dotted, &schema)[0].at, "executor.env.GH_TOKEN");
+        assert_eq!(&dotted[in_text(dotted, &schema)[0].span.clone()], "'ghp_2'");
     }
 
     #[test]

@@ -1,9 +1,12 @@
 //! tether's own keys: every setting that names the environment variable holding one of
-//! tether's secrets (a model's key, a bot's token, a webhook's URL, a mail password), listed
-//! once. [`Config::key_vars`] is read off this list, so the variables it names are taken out of
-//! tether's environment at start and kept from every child; the setting that names a variable
-//! is said back from it. A setting missing here would reach the agent: the tests check that
-//! every `…_env` key of the schema is here, and that each entry reads its own setting.
+//! tether's secrets (a model's key, a bot's token, a webhook's URL, a mail password). The core
+//! tables' are listed here, each reading its own setting; an integration's are the keys its
+//! table declares as a secret's variable ([`crate::KeyKind::SecretVar`]), whose variables
+//! tether-config resolves itself while reading the table. [`Config::key_vars`] is read off
+//! [`named`], so the variables are taken out of tether's environment at start and kept from
+//! every child; the setting that names a variable is said back from it. A setting missing here
+//! would reach the agent: the tests check that every `…_env` key of the schema names a key, and
+//! that each entry reads its own setting.
 
 use crate::Config;
 
@@ -13,9 +16,39 @@ pub(crate) enum Reader {
     /// A model endpoint (`[model]`, `[judge]`, `[loop_judge]`, `[planning]`): the key goes to
     /// the model's server.
     Model,
-    /// A channel or a notice sink: the key goes where its notices and questions go (and an
-    /// ntfy reply token inside every question).
+    /// A declared table's (a channel's, a notice sink's): the key goes where its notices and
+    /// questions go (and an ntfy reply token inside every question).
     Channel,
+}
+
+/// A setting naming the variable of one of tether's keys, in a configuration.
+pub(crate) struct Named<'c> {
+    /// Its table (`model`).
+    pub table: &'static str,
+    /// Its key in that table (`api_key_env`).
+    pub key: &'static str,
+    /// The variable it names, if any.
+    pub var: Option<&'c str>,
+    /// Who reads the key.
+    pub reader: Reader,
+}
+
+/// Every setting of `config` naming one of tether's keys: the core tables', then the declared
+/// tables' in the schema's order.
+pub(crate) fn named(config: &Config) -> Vec<Named<'_>> {
+    let core = KEY_SETTINGS.iter().map(|setting| Named {
+        table: setting.table,
+        key: setting.key,
+        var: (setting.var)(config),
+        reader: setting.reader,
+    });
+    let declared = config.integrations.secret_vars().map(|secret| Named {
+        table: secret.table,
+        key: secret.key,
+        var: secret.var,
+        reader: Reader::Channel,
+    });
+    core.chain(declared).collect()
 }
 
 /// A setting naming the variable of one of tether's keys.
@@ -30,7 +63,7 @@ pub(crate) struct KeySetting {
     pub reader: Reader,
 }
 
-/// Every setting naming one of tether's keys.
+/// Every setting of the core tables naming one of tether's keys.
 pub(crate) const KEY_SETTINGS: &[KeySetting] = &[
     KeySetting {
         table: "model",
@@ -55,66 +88,6 @@ pub(crate) const KEY_SETTINGS: &[KeySetting] = &[
         key: "api_key_env",
         var: |c| c.planning.as_ref()?.api_key_env.as_deref(),
         reader: Reader::Model,
-    },
-    KeySetting {
-        table: "zulip",
-        key: "api_key_env",
-        var: |c| Some(&c.zulip.api_key_env),
-        reader: Reader::Channel,
-    },
-    KeySetting {
-        table: "slack",
-        key: "bot_token_env",
-        var: |c| Some(&c.slack.bot_token_env),
-        reader: Reader::Channel,
-    },
-    KeySetting {
-        table: "slack",
-        key: "app_token_env",
-        var: |c| Some(&c.slack.app_token_env),
-        reader: Reader::Channel,
-    },
-    KeySetting {
-        table: "telegram",
-        key: "bot_token_env",
-        var: |c| Some(&c.telegram.bot_token_env),
-        reader: Reader::Channel,
-    },
-    KeySetting {
-        table: "ntfy",
-        key: "topic_env",
-        var: |c| c.ntfy.topic_env.as_deref(),
-        reader: Reader::Channel,
-    },
-    KeySetting {
-        table: "ntfy",
-        key: "token_env",
-        var: |c| c.ntfy.token_env.as_deref(),
-        reader: Reader::Channel,
-    },
-    KeySetting {
-        table: "ntfy",
-        key: "reply_token_env",
-        var: |c| c.ntfy.reply_token_env.as_deref(),
-        reader: Reader::Channel,
-    },
-    KeySetting {
-        table: "webhook",
-        key: "url_env",
-        var: |c| c.webhook.url_env.as_deref(),
-        reader: Reader::Channel,
-    },
-    KeySetting {
-        table: "email",
-        key: "username_env",
-        var: |c| c.email.username_env.as_deref(),
-        reader: Reader::Channel,
-    },
-    KeySetting {
-        table: "email",
-        key: "password_env",
-        var: |c| c.email.password_env.as_deref(),
-        reader: Reader::Channel,
     },
 ];
 

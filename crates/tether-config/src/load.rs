@@ -11,7 +11,7 @@ use toml::de::DeTable;
 use crate::env::{Env, non_empty};
 use crate::reader::Reader;
 use crate::source::{Recording, Source};
-use crate::{Config, ConfigError, Problem, StoreConfig, apart, checks, schema, syntax};
+use crate::{Config, ConfigError, Problem, Schema, StoreConfig, apart, checks, schema, syntax};
 
 /// The file name looked for at the workspace root.
 pub const FILE_NAME: &str = "tether.toml";
@@ -35,13 +35,14 @@ pub struct Loaded {
     pub input: Source,
 }
 
-/// Loads `<workspace_root>/tether.toml`, or the file named by `TETHER_CONFIG`.
+/// Loads `<workspace_root>/tether.toml`, or the file named by `TETHER_CONFIG`, against
+/// `schema` (the core tables and the ones its caller's integrations declare).
 ///
 /// A missing `tether.toml` means defaults (plus the environment), not an error; a missing file
 /// named by `TETHER_CONFIG` is [`ConfigError::NotFound`]. The file is read bounded: a regular
 /// file only (never blocking on a FIFO), at most [`crate::MAX_CONFIG_BYTES`].
-pub fn load(workspace_root: &Path, env: &dyn Env) -> Result<Loaded, ConfigError> {
-    let (input, parsed) = read(workspace_root, env)?;
+pub fn load(schema: &Schema, workspace_root: &Path, env: &dyn Env) -> Result<Loaded, ConfigError> {
+    let (input, parsed) = read(schema, workspace_root, env)?;
     let (config, warnings) = parsed?;
     Ok(Loaded {
         config,
@@ -56,7 +57,11 @@ pub type Parsed = Result<(Config, Vec<Problem>), ConfigError>;
 
 /// What `load` would read now, and what it says: the source even when the config is invalid
 /// (a run's record is compared with it), or an error when the file cannot be read at all.
-pub fn read(workspace_root: &Path, env: &dyn Env) -> Result<(Source, Parsed), ConfigError> {
+pub fn read(
+    schema: &Schema,
+    workspace_root: &Path,
+    env: &dyn Env,
+) -> Result<(Source, Parsed), ConfigError> {
     let recording = Recording::new(env);
     let (path, named) = config_path(workspace_root, &recording);
     let (text, found) = match crate::file::read(&path) {
@@ -67,12 +72,13 @@ pub fn read(workspace_root: &Path, env: &dyn Env) -> Result<(Source, Parsed), Co
         }
         Err(cause) => return Err(ConfigError::Io { path, cause }),
     };
-    let parsed = parse_with_warnings(&text, &path, &recording);
+    let parsed = parse_with_warnings(schema, &text, &path, &recording);
     let input = Source {
         file: path,
         found,
         text,
         vars: recording.into_read(),
+        schema: schema.clone(),
     };
     Ok((input, parsed))
 }
@@ -99,7 +105,8 @@ pub fn load_store(workspace_root: &Path, env: &dyn Env) -> Result<StoreConfig, C
         }
         Err(cause) => return Err(ConfigError::Io { path, cause }),
     };
-    let mut reader = Reader::new(&text, &path);
+    let schema = Schema::core();
+    let mut reader = Reader::new(&text, &path, &schema);
     let (doc, errors) = DeTable::parse_recoverable(&text);
     let mut problems: Vec<Problem> = errors
         .iter()
@@ -121,11 +128,16 @@ pub fn load_store(workspace_root: &Path, env: &dyn Env) -> Result<StoreConfig, C
     }
 }
 
-/// Parses and validates config text. `file` is only used to label problems.
+/// Parses and validates config text against `schema`. `file` is only used to label problems.
 ///
 /// On failure the error is [`ConfigError::Invalid`] with every problem found.
-pub fn parse(text: &str, file: &Path, env: &dyn Env) -> Result<Config, ConfigError> {
-    check(text, file, env).map_err(|problems| ConfigError::Invalid {
+pub fn parse(
+    schema: &Schema,
+    text: &str,
+    file: &Path,
+    env: &dyn Env,
+) -> Result<Config, ConfigError> {
+    check(schema, text, file, env).map_err(|problems| ConfigError::Invalid {
         file: file.to_path_buf(),
         problems,
     })
@@ -133,11 +145,12 @@ pub fn parse(text: &str, file: &Path, env: &dyn Env) -> Result<Config, ConfigErr
 
 /// Like [`parse`], also returning the warnings (problems that leave the config usable).
 pub fn parse_with_warnings(
+    schema: &Schema,
     text: &str,
     file: &Path,
     env: &dyn Env,
 ) -> Result<(Config, Vec<Problem>), ConfigError> {
-    let (config, warnings) = check_with_warnings(text, file, env);
+    let (config, warnings) = check_with_warnings(schema, text, file, env);
     match config {
         Ok(config) => Ok((config, warnings)),
         Err(problems) => Err(ConfigError::Invalid {
@@ -148,17 +161,23 @@ pub fn parse_with_warnings(
 }
 
 /// Like [`parse`], but returns the bare list of problems, as `tether validate` prints them.
-pub fn check(text: &str, file: &Path, env: &dyn Env) -> Result<Config, Vec<Problem>> {
-    check_with_warnings(text, file, env).0
+pub fn check(
+    schema: &Schema,
+    text: &str,
+    file: &Path,
+    env: &dyn Env,
+) -> Result<Config, Vec<Problem>> {
+    check_with_warnings(schema, text, file, env).0
 }
 
 /// [`check`], plus the warnings (empty when the text does not parse).
 fn check_with_warnings(
+    schema: &Schema,
     text: &str,
     file: &Path,
     env: &dyn Env,
 ) -> (Result<Config, Vec<Problem>>, Vec<Problem>) {
-    let mut reader = Reader::new(text, file);
+    let mut reader = Reader::new(text, file, schema);
     let (doc, errors) = DeTable::parse_recoverable(text);
     if !errors.is_empty() {
         // Checking a half-parsed document would report problems that are not there.

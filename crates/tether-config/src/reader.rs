@@ -9,7 +9,7 @@ use std::path::Path;
 use toml::Spanned;
 use toml::de::{DeString, DeTable, DeValue};
 
-use crate::{Problem, keys, suggest, values};
+use crate::{Problem, Schema, keys, suggest, values};
 
 /// A table being read: its dotted path (empty at the top level) and where its header is.
 pub(crate) struct Table<'t, 'i> {
@@ -23,6 +23,8 @@ type Entry<'t, 'i> = (&'t Spanned<DeString<'i>>, &'t Spanned<DeValue<'i>>);
 /// Collects problems while reading one file.
 pub(crate) struct Reader<'a> {
     file: &'a Path,
+    /// The tables and keys there are.
+    pub(crate) schema: &'a Schema,
     line_starts: Vec<usize>,
     pub(crate) problems: Vec<Problem>,
     /// Problems that do not make the config unusable (a channel left out, for example).
@@ -30,12 +32,13 @@ pub(crate) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    pub(crate) fn new(text: &str, file: &'a Path) -> Self {
+    pub(crate) fn new(text: &str, file: &'a Path, schema: &'a Schema) -> Self {
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
         Self {
             file,
+            schema,
             line_starts,
             problems: Vec::new(),
             warnings: Vec::new(),
@@ -109,7 +112,13 @@ impl<'a> Reader<'a> {
                 Some(advice) if keys::is_secret_like(name) => {
                     format!("API keys never live in files; remove `{name}`, then {advice}")
                 }
-                _ => unknown_key_message(table.path, name, value.get_ref().is_table(), allowed),
+                _ => unknown_key_message(
+                    self.schema,
+                    table.path,
+                    name,
+                    value.get_ref().is_table(),
+                    allowed,
+                ),
             };
             self.report(Some(key.span()), path_of(table.path, name), message);
         }
@@ -252,7 +261,7 @@ impl<'a> Reader<'a> {
         &mut self,
         table: &Table,
         key: &str,
-        check: values::Check,
+        check: impl Fn(&str) -> Result<(), String>,
     ) -> Option<Vec<String>> {
         let items = self.array(table, key, "strings")?;
         let path = path_of(table.path, key);
@@ -336,7 +345,13 @@ pub(crate) fn path_of(table: &str, key: &str) -> String {
     }
 }
 
-fn unknown_key_message(table: &str, key: &str, is_table: bool, allowed: &[&str]) -> String {
+fn unknown_key_message(
+    schema: &Schema,
+    table: &str,
+    key: &str,
+    is_table: bool,
+    allowed: &[&str],
+) -> String {
     let what = if is_table {
         "unknown table"
     } else {
@@ -345,7 +360,7 @@ fn unknown_key_message(table: &str, key: &str, is_table: bool, allowed: &[&str])
     if let Some(close) = suggest::closest(key, allowed) {
         return format!("{what}; did you mean `{close}`?");
     }
-    let homes = keys::tables_with(key, table);
+    let homes = schema.tables_with(key, table);
     if !homes.is_empty() {
         let homes: Vec<String> = homes.iter().map(|t| format!("[{t}]")).collect();
         return format!("{what}; `{key}` belongs in {}", homes.join(" or "));

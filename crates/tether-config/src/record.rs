@@ -66,7 +66,7 @@ impl Recorded {
     fn salted(source: &Source, salt: String) -> Recorded {
         let mut digests = BTreeMap::new();
         let mut edits = Vec::new();
-        for found in hidden::in_text(&source.text) {
+        for found in hidden::in_text(&source.text, &source.schema) {
             let digest = hidden::digest(&salt, &found.at, &found.value);
             digests.insert(found.at, digest);
             edits.push((found.span, hidden::literal(PLACEHOLDER)));
@@ -97,7 +97,7 @@ impl Recorded {
     /// they are) where their digests match; `None` when one is not there any more (then `now`
     /// differs from the record, and [`Recorded::changes`] says so).
     pub fn restore(&self, now: &Source) -> Option<Source> {
-        let mut values: BTreeMap<String, String> = hidden::in_text(&now.text)
+        let mut values: BTreeMap<String, String> = hidden::in_text(&now.text, &now.schema)
             .into_iter()
             .map(|found| (found.at, found.value))
             .collect();
@@ -112,7 +112,7 @@ impl Recorded {
             (hidden::digest(&self.salt, at, value) == *recorded).then(|| value.clone())
         };
         let mut edits = Vec::new();
-        for placeholder in hidden::in_text(&self.text) {
+        for placeholder in hidden::in_text(&self.text, &now.schema) {
             if self.hidden.contains_key(&placeholder.at) {
                 edits.push((
                     placeholder.span,
@@ -132,12 +132,14 @@ impl Recorded {
             found: self.found,
             text: hidden::replaced(&self.text, edits),
             vars,
+            schema: now.schema.clone(),
         })
     }
 
     /// How `now` differs from this record, in tether.toml's order: which file, each key of
     /// the file, each variable both read; a credential shown as `(hidden)`.
     pub fn changes(&self, now: &Source) -> Vec<Change> {
+        let schema = &now.schema;
         let now = Recorded::salted(now, self.salt.clone());
         let mut out = Vec::new();
         if (&self.file, self.found) != (&now.file, now.found) {
@@ -150,7 +152,7 @@ impl Recorded {
         let was_keys = flatten(&self.text);
         let now_keys = flatten(&now.text);
         let mut paths: Vec<&Vec<String>> = was_keys.keys().chain(now_keys.keys()).collect();
-        paths.sort_by_key(|path| order(path));
+        paths.sort_by_key(|path| order(schema, path));
         paths.dedup();
         for path in paths {
             let at = path.join(".");
@@ -195,6 +197,7 @@ impl Recorded {
     /// `now` for a run whose record holds none of it (recorded by an older tether): which
     /// file, every key it sets and every variable with a value, each as new.
     pub fn unrecorded(now: &Source) -> Vec<Change> {
+        let schema = &now.schema;
         let now = Recorded::salted(now, hidden::salt());
         let mut out = vec![Change {
             setting: "file".to_owned(),
@@ -202,7 +205,7 @@ impl Recorded {
             now: now.file_shown(),
         }];
         let mut keys: Vec<(Vec<String>, String)> = flatten(&now.text).into_iter().collect();
-        keys.sort_by_key(|(path, _)| order(path));
+        keys.sort_by_key(|(path, _)| order(schema, path));
         let shown = |at: &str, value: String| match now.hidden.contains_key(at) {
             true => PLACEHOLDER.to_owned(),
             false => value,
@@ -263,19 +266,9 @@ fn setting_name(path: &[String]) -> String {
 
 /// Where a key comes in tether.toml's order: its table's place among the tables, its place in
 /// the table, then its name; a key the schema does not know after the known ones.
-fn order(path: &[String]) -> (usize, usize, Vec<String>) {
+fn order(schema: &crate::Schema, path: &[String]) -> (usize, usize, Vec<String>) {
     let top = path.first().map_or("", String::as_str);
-    let table = crate::keys::TOP_LEVEL
-        .iter()
-        .position(|t| *t == top)
-        .unwrap_or(usize::MAX);
-    let key = path.get(1).map_or(0, |key| {
-        crate::keys::TABLES
-            .iter()
-            .find(|(t, _)| *t == top)
-            .and_then(|(_, keys)| keys.iter().position(|k| k == key))
-            .unwrap_or(usize::MAX)
-    });
+    let (table, key) = schema.position(top, path.get(1).map(String::as_str));
     (table, key, path.to_vec())
 }
 

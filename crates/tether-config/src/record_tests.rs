@@ -10,6 +10,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::MapEnv;
+use crate::test_table::{PagerSettings, schema};
 
 const TEXT: &str = r#"# the person's settings
 [model]
@@ -19,9 +20,9 @@ model = "m"
 api_key_env = "MODEL_KEY"
 
 [human]
-channels = ["terminal", "cli", "webhook"]
+channels = ["terminal", "cli", "pager"]
 
-[webhook]
+[pager]
 url = "https://hooks.example/T000/B000/s3cr3t-webhook"
 
 [executor]
@@ -35,7 +36,7 @@ fn source(text: &str, store: &str) -> Source {
     let vars: BTreeMap<String, Option<String>> = [
         ("TETHER_CONFIG".to_owned(), None),
         ("TETHER_STORE_URL".to_owned(), Some(store.to_owned())),
-        ("ZULIP_STREAM".to_owned(), Some("runs".to_owned())),
+        ("PAGER_ROOM".to_owned(), Some("runs".to_owned())),
     ]
     .into_iter()
     .collect();
@@ -44,6 +45,7 @@ fn source(text: &str, store: &str) -> Source {
         found: true,
         text: text.to_owned(),
         vars,
+        schema: schema(),
     }
 }
 
@@ -62,7 +64,7 @@ fn a_record_holds_no_credential_and_gives_the_source_back() {
     assert!(json.contains("https://api.example"), "{json}");
     assert_eq!(
         recorded.hidden.keys().collect::<Vec<_>>(),
-        ["$TETHER_STORE_URL", "executor.env.GH_TOKEN", "webhook.url"]
+        ["$TETHER_STORE_URL", "executor.env.GH_TOKEN", "pager.url"]
     );
     let back: Recorded = serde_json::from_str(&json).unwrap();
     assert_eq!(back, recorded);
@@ -105,7 +107,7 @@ fn a_changed_credential_is_seen_and_cannot_be_restored() {
     assert_eq!(
         said,
         [
-            "[webhook] url: (hidden) → (hidden: another value)",
+            "[pager] url: (hidden) → (hidden: another value)",
             "$TETHER_STORE_URL: (hidden) → (hidden: another value)",
         ]
     );
@@ -118,13 +120,15 @@ fn the_changes_name_each_key_with_both_values() {
     let edited = TEXT
         .replace("kind = \"claude\"", "kind = \"pi\"")
         .replace("https://api.example", "http://127.0.0.1:1/steal")
-        .replace("\"webhook\"]", "\"webhook\", \"notify_command\"]")
-        + "\n[notify_command]\nprogram = \"sh\"\nargs = [\"-c\", \"curl evil\"]\n\
-           [ntfy]\nreply_token_env = \"MODEL_KEY\"\n\
-           [sandbox]\nnetwork = true\n";
+        .replace("\"pager\"]", "\"pager\", \"web\"]")
+        .replace(
+            "s3cr3t-webhook\"",
+            "s3cr3t-webhook\"\nlevel = 5\ntoken_env = \"MODEL_KEY\"",
+        )
+        + "\n[sandbox]\nnetwork = true\n";
     let mut now = source(&edited, STORE);
     now.vars
-        .insert("ZULIP_STREAM".to_owned(), Some("elsewhere".to_owned()));
+        .insert("PAGER_ROOM".to_owned(), Some("elsewhere".to_owned()));
     now.file = PathBuf::from("/w/other.toml");
     let said: Vec<String> = recorded
         .changes(&now)
@@ -146,17 +150,17 @@ fn a_run_recorded_before_is_shown_the_whole_file_as_new() {
 #[test]
 fn without_a_file_the_defaults_are_recorded() {
     let dir = tempfile::tempdir().unwrap();
-    let env = MapEnv::new().with("ZULIP_STREAM", "runs");
-    let (src, parsed) = crate::read(dir.path(), &env).unwrap();
+    let env = MapEnv::new().with("PAGER_ROOM", "runs");
+    let (src, parsed) = crate::read(&schema(), dir.path(), &env).unwrap();
     assert!(!src.found);
-    assert_eq!(src.vars.get("ZULIP_STREAM"), Some(&Some("runs".to_owned())));
+    assert_eq!(src.vars.get("PAGER_ROOM"), Some(&Some("runs".to_owned())));
     let recorded = Recorded::of(&src);
     std::fs::write(
         dir.path().join("tether.toml"),
         "[loop]\nmax_iterations = 3\n",
     )
     .unwrap();
-    let (now, _) = crate::read(dir.path(), &env).unwrap();
+    let (now, _) = crate::read(&schema(), dir.path(), &env).unwrap();
     let said: Vec<String> = recorded
         .changes(&now)
         .iter()
@@ -174,10 +178,10 @@ fn without_a_file_the_defaults_are_recorded() {
     // Parsed from the record, the variables are the record's whatever the environment says.
     let restored = recorded.restore(&src).unwrap();
     let (config, _) = restored
-        .parse(&MapEnv::new().with("ZULIP_STREAM", "elsewhere"))
+        .parse(&MapEnv::new().with("PAGER_ROOM", "elsewhere"))
         .unwrap();
     assert_eq!(config, parsed.unwrap().0);
-    assert_eq!(config.zulip.stream.as_deref(), Some("runs"));
+    assert_eq!(PagerSettings::of(&config).room.as_deref(), Some("runs"));
 }
 
 #[test]
@@ -185,16 +189,16 @@ fn keys_are_read_from_the_environment_and_never_recorded() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("tether.toml"),
-        "[ntfy]\ntopic = \"t\"\ntoken_env = \"NTFY_TOKEN\"\n",
+        "[pager]\nroom = \"r\"\ntoken_env = \"MY_PAGER_TOKEN\"\n",
     )
     .unwrap();
-    let env = MapEnv::new().with("NTFY_TOKEN", "tk-one");
-    let (src, _) = crate::read(dir.path(), &env).unwrap();
-    assert!(!src.vars.contains_key("NTFY_TOKEN"), "{src:?}");
+    let env = MapEnv::new().with("MY_PAGER_TOKEN", "tk-one");
+    let (src, _) = crate::read(&schema(), dir.path(), &env).unwrap();
+    assert!(!src.vars.contains_key("MY_PAGER_TOKEN"), "{src:?}");
     let (config, _) = src
-        .parse(&MapEnv::new().with("NTFY_TOKEN", "tk-two"))
+        .parse(&MapEnv::new().with("MY_PAGER_TOKEN", "tk-two"))
         .unwrap();
-    assert_eq!(config.ntfy.token.unwrap().expose(), "tk-two");
+    assert_eq!(PagerSettings::of(&config).token.unwrap().expose(), "tk-two");
 }
 
 #[test]
@@ -202,12 +206,12 @@ fn a_fifo_or_a_huge_file_is_refused_without_blocking() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tether.toml");
     nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
-    let err = crate::load(dir.path(), &MapEnv::new()).unwrap_err();
+    let err = crate::load(&schema(), dir.path(), &MapEnv::new()).unwrap_err();
     assert!(err.to_string().contains("not a regular file"), "{err}");
     std::fs::remove_file(&path).unwrap();
     let big = "# x\n".repeat(usize::try_from(crate::MAX_CONFIG_BYTES).unwrap() / 4 + 1);
     std::fs::write(&path, big).unwrap();
-    let err = crate::load(dir.path(), &MapEnv::new()).unwrap_err();
+    let err = crate::load(&schema(), dir.path(), &MapEnv::new()).unwrap_err();
     assert!(err.to_string().contains("more than the"), "{err}");
 }
 
@@ -225,7 +229,7 @@ proptest! {
         password in credential(),
     ) {
         let text = format!(
-            "[webhook]\nurl = {}\n[executor]\nkind = \"claude\"\n[executor.env]\nAPI_TOKEN = {}\n",
+            "[pager]\nurl = {}\n[executor]\nkind = \"claude\"\n[executor.env]\nAPI_TOKEN = {}\n",
             crate::hidden::literal(&url),
             crate::hidden::literal(&token),
         );

@@ -1,6 +1,7 @@
-//! Walks a parsed `tether.toml` against the schema (see `keys.rs`) and builds a [`Config`].
+//! Walks a parsed `tether.toml` against the schema (see `assembled.rs`) and builds a [`Config`]: the
+//! core tables here, the declared ones by their own read functions (`integrations.rs`).
 //!
-//! Every rule that concerns one table lives here; rules across tables are in `checks.rs`.
+//! Every rule that concerns one core table lives here; rules across tables are in `checks.rs`.
 //! Invalid values leave the default in place and add a problem, so one walk finds them all.
 
 use std::ops::Range;
@@ -8,11 +9,12 @@ use std::path::PathBuf;
 
 use toml::de::DeTable;
 
-use crate::config::{Channel, ExecutorKind, HumanConfig, HumanTimeout, StoreConfig, ZulipConfig};
+use crate::config::{ExecutorKind, HumanConfig, HumanTimeout, StoreConfig};
 use crate::env::{Env, non_empty};
+use crate::integrations::Lacking;
 use crate::model::{Api, JudgeConfig, LoopJudgeConfig, ModelConfig, PlanningConfig};
 use crate::reader::{Reader, Table, entry, path_of};
-use crate::{Config, Secret, chat, keys, sinks, values};
+use crate::{Config, escalation, integrations, keys, notify, values};
 
 /// `(min, max)` of every integer setting. `max_iterations` 0 means unlimited.
 pub(crate) mod range {
@@ -34,9 +36,8 @@ pub(crate) mod range {
 pub(crate) struct Marks {
     pub(crate) judge: Option<Range<usize>>,
     pub(crate) channels: Option<Range<usize>>,
-    /// Whether `server_url`, `bot_email`, `stream` were given at all (file or environment),
-    /// so an invalid value is not also reported as missing.
-    pub(crate) zulip_given: [bool; 3],
+    /// What each declared channel's table lacks.
+    pub(crate) lacking: Lacking,
 }
 
 /// Reads the whole document. Problems go to `r`; the config holds defaults where values were
@@ -51,7 +52,7 @@ pub(crate) fn read(doc: &DeTable, r: &mut Reader, env: &dyn Env) -> (Config, Mar
     let mut marks = Marks::default();
     r.unknown_keys(
         &root,
-        keys::TOP_LEVEL,
+        &r.schema.top_level(),
         Some("put the key in an environment variable named by `model.api_key_env`"),
     );
     if let Some(plan) = r.string(&root, "plan", values::non_empty) {
@@ -77,23 +78,10 @@ pub(crate) fn read(doc: &DeTable, r: &mut Reader, env: &dyn Env) -> (Config, Mar
         marks.channels = entry(&t, "channels").map(|(_, v)| v.span());
         read_human(r, &t, &mut config.human);
     }
-    let zulip = r.table(&root, "zulip");
-    marks.zulip_given = read_zulip(r, zulip.as_ref(), env, &mut config.zulip);
-    let slack = r.table(&root, "slack");
-    chat::read_slack(r, slack.as_ref(), env, &mut config.slack);
-    let telegram = r.table(&root, "telegram");
-    chat::read_telegram(r, telegram.as_ref(), env, &mut config.telegram);
     if let Some(t) = r.table(&root, "notify") {
-        chat::read_notify(r, &t, &mut config.notify);
+        notify::read_notify(r, &t, &mut config.notify);
     }
-    let ntfy = r.table(&root, "ntfy");
-    sinks::read_ntfy(r, ntfy.as_ref(), env, &mut config.ntfy);
-    let webhook = r.table(&root, "webhook");
-    sinks::read_webhook(r, webhook.as_ref(), env, &mut config.webhook);
-    let email = r.table(&root, "email");
-    sinks::read_email(r, email.as_ref(), env, &mut config.email);
-    let command = r.table(&root, "notify_command");
-    sinks::read_notify_command(r, command.as_ref(), &mut config.notify_command);
+    (config.integrations, marks.lacking) = integrations::read(doc, r, env);
     if let Some(t) = r.table(&root, "executor") {
         read_executor(r, &t, &mut config.executor);
     }
@@ -271,7 +259,7 @@ fn read_human(r: &mut Reader, t: &Table, out: &mut HumanConfig) {
     if let Some(v) = int(r, t, "threshold", range::THRESHOLD) {
         out.threshold = v;
     }
-    if let Some(channels) = r.choice_list(t, "channels", &Channel::CHOICES) {
+    if let Some(channels) = r.choice_list(t, "channels", &r.schema.channels()) {
         out.channels = channels;
     }
     let secs: Option<u64> = int(r, t, "timeout_secs", range::HUMAN_TIMEOUT_SECS);
@@ -295,82 +283,13 @@ fn read_human(r: &mut Reader, t: &Table, out: &mut HumanConfig) {
     if let Some(prefixes) = r.string_list(t, "ask_before", values::non_empty) {
         out.ask_before = prefixes;
     }
-    sinks::read_escalation(r, t, out);
-}
-
-/// Reads `[zulip]` (if present) and applies the environment. Returns which of server_url,
-/// bot_email and stream were given anywhere.
-fn read_zulip(
-    r: &mut Reader,
-    t: Option<&Table>,
-    env: &dyn Env,
-    out: &mut ZulipConfig,
-) -> [bool; 3] {
-    let mut given = [false; 3];
-    if let Some(t) = t {
-        let var = r.string(t, "api_key_env", values::env_var_name);
-        let advice = format!(
-            "set the environment variable {} instead (named by `zulip.api_key_env`)",
-            var.as_deref().unwrap_or(ZulipConfig::DEFAULT_API_KEY_ENV)
-        );
-        r.unknown_keys(t, keys::ZULIP, Some(&advice));
-        if let Some(var) = var {
-            out.api_key_env = var;
-        }
-        out.server_url = r.string(t, "server_url", values::http_url);
-        out.bot_email = r.string(t, "bot_email", values::email);
-        out.stream = r.string(t, "stream", values::non_empty);
-        out.notify = chat::read_channel_notify(r, t);
-        for (i, key) in ["server_url", "bot_email", "stream"]
-            .into_iter()
-            .enumerate()
-        {
-            given[i] = entry(t, key).is_some();
-        }
-    }
-    let overrides: [(&str, &str, &mut Option<String>, values::Check); 3] = [
-        (
-            "server_url",
-            ZulipConfig::SERVER_URL_ENV,
-            &mut out.server_url,
-            values::http_url,
-        ),
-        (
-            "bot_email",
-            ZulipConfig::BOT_EMAIL_ENV,
-            &mut out.bot_email,
-            values::email,
-        ),
-        (
-            "stream",
-            ZulipConfig::STREAM_ENV,
-            &mut out.stream,
-            values::non_empty,
-        ),
-    ];
-    for (i, (key, var, slot, check)) in overrides.into_iter().enumerate() {
-        let Some(value) = non_empty(env, var) else {
-            continue;
-        };
-        given[i] = true;
-        match check(&value) {
-            Ok(()) => *slot = Some(value),
-            Err(message) => {
-                r.report(
-                    None,
-                    path_of("zulip", key),
-                    format!("from {var}: {message}"),
-                );
-            }
-        }
-    }
-    out.api_key = crate::env::non_empty_key(env, &out.api_key_env).map(Secret::new);
-    given
+    let schema = r.schema;
+    escalation::read_escalation(r, t, schema, out);
 }
 
 fn read_executor(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
     r.unknown_keys(t, keys::EXECUTOR, None);
-    let kind = r.choice(t, "kind", &ExecutorKind::CHOICES);
+    let kind = r.choice(t, "kind", &r.schema.executor_kinds());
     let kind_given = entry(t, "kind").is_some();
     if let Some(kind) = kind {
         out.kind = kind;
@@ -443,8 +362,10 @@ fn read_agent_cli(r: &mut Reader, t: &Table, out: &mut crate::ExecutorConfig) {
     if out.kind.is_agent_cli() {
         return;
     }
-    let agents: Vec<String> = ExecutorKind::CHOICES
-        .iter()
+    let agents: Vec<String> = r
+        .schema
+        .executor_kinds()
+        .into_iter()
         .filter(|(_, kind)| kind.is_agent_cli())
         .map(|(name, _)| format!("{name:?}"))
         .collect();

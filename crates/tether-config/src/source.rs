@@ -1,5 +1,5 @@
 //! What a configuration is made of, besides the keys: the file's text, which file it is, and
-//! every variable that configures (`TETHER_CONFIG`, `TETHER_STORE_URL`, the chat overrides,
+//! every variable that configures (`TETHER_CONFIG`, `TETHER_STORE_URL`, the declared overrides,
 //! `HOME` for the sandbox's `~`) with the value it had. Parsing a [`Source`] again gives the
 //! configuration it was read as, whatever the file and those variables say by then: a run
 //! records its source when it starts (see [`crate::Recorded`]) and every later use of its
@@ -16,8 +16,9 @@ use std::path::PathBuf;
 
 use crate::env::Env;
 
-/// Everything a configuration is read from except the keys. The default is nothing read: a
-/// configuration held in memory (a run's, as a command its agent handed over gets it).
+/// Everything a configuration is read from except the keys, and the schema it is read
+/// against. The default is nothing read, against the core tables: a configuration held in
+/// memory (a run's, as a command its agent handed over gets it).
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Source {
     /// The file read (or looked for, when there is none).
@@ -29,6 +30,9 @@ pub struct Source {
     pub text: String,
     /// Every variable the reading consulted, by name, with its value then (`None`: unset).
     pub vars: BTreeMap<String, Option<String>>,
+    /// The tables and keys it is read against (which keys are credentials, in what order its
+    /// changes are said).
+    pub schema: crate::Schema,
 }
 
 impl Source {
@@ -36,7 +40,7 @@ impl Source {
     /// configure are this source's, whatever `keys` holds), with its warnings.
     pub fn parse(&self, keys: &dyn Env) -> crate::Parsed {
         let replay = Replay { source: self, keys };
-        crate::load::parse_with_warnings(&self.text, &self.file, &replay)
+        crate::load::parse_with_warnings(&self.schema, &self.text, &self.file, &replay)
     }
 }
 
@@ -47,6 +51,7 @@ impl std::fmt::Debug for Source {
             .field("file", &self.file)
             .field("found", &self.found)
             .field("vars", &self.vars.keys().collect::<Vec<_>>())
+            .field("schema", &self.schema)
             .finish_non_exhaustive()
     }
 }

@@ -1,13 +1,26 @@
-//! The commented `tether.toml` that `tether init` writes.
+//! The commented `tether.toml` that `tether init` writes, assembled from the schema: the core
+//! tables' text below, each declared table's from its declaration ([`TableDecl`]: its
+//! introduction, then each key's description and template line) in the schema's order between
+//! `[notify]` and `[executor]`, and the lists in the core text that name integrations (the
+//! variables that override the file, the channels `human.channels` may add, the sinks
+//! `human.escalate_to` may name, the agent CLIs `[executor] kind` may name) filled in from the
+//! schema.
 //!
-//! It doubles as the reference for the file's shape: tests check that it names every key in
-//! the schema's order, parses with no problems, and that its active values are the defaults.
+//! It doubles as the reference for the file's shape (the book's configuration reference is
+//! generated from it): tests check that it names every key in the schema's order, that every
+//! key has a description above it, that it parses with no problems, and that its active values
+//! are the defaults.
 
-/// The `tether.toml` written by `tether init`: every table and key tether acts on, in order,
-/// each with a one-line comment; settings that are absent by default are commented out.
-pub const TEMPLATE: &str = r#"# tether.toml: settings for tether, written by `tether init`.
-# The environment overrides this file (ZULIP_SERVER_URL, ZULIP_BOT_EMAIL, ZULIP_STREAM), and
-# TETHER_CONFIG can name another file. API keys never live here: name their variables instead.
+use crate::declare::{KeyDecl, Role, TableDecl};
+use crate::{STORE_URL_VAR, Schema};
+
+/// The widest line of a comment the template fills in itself (its lists), `# ` included.
+const WIDTH: usize = 95;
+
+/// The core tables' text up to `[notify]`. A line starting with `#> ` is a comment filled to
+/// [`WIDTH`] once its `{…}` are replaced.
+const HEAD: &str = r#"# tether.toml: settings for tether, written by `tether init`.
+#> The environment overrides this file ({overrides}), and TETHER_CONFIG can name another file. API keys never live here: name their variables instead.
 
 # The plan file with goals, subtasks and the log; a path relative to the workspace root.
 plan = "plan.md"
@@ -102,9 +115,7 @@ max_consecutive_failures = 3
 # name = "Ana Lima"
 # Interaction threshold: 0 (never ask) .. 5 (confirm everything); goals can override it.
 threshold = 2
-# Where questions are offered, first answer wins. The terminal (when tether runs in one) and
-# the CLI (`tether questions`, `tether answer`) and the dashboard are always on; add "zulip",
-# "slack" or "telegram", or the notice sinks "ntfy", "webhook", "email", "notify_command".
+#> Where questions are offered, first answer wins. The terminal (when tether runs in one) and the CLI (`tether questions`, `tether answer`) and the dashboard are always on{channels}.
 channels = ["terminal", "cli"]
 # Seconds to wait for an answer: 1..2592000; absent = wait forever.
 # timeout_secs = 14400
@@ -116,46 +127,8 @@ ask_before = []
 # remind_after = "30m"
 # Offer a question still waiting on escalate_to too after this long; absent = never.
 # escalate_after = "2h"
-# The sinks a question is escalated to: "ntfy", "ntfy:<topic>", "email", "email:<address>",
-# "webhook", "notify_command" (each built from its table, used only then).
-# escalate_to = ["email:lead@example.com", "ntfy:oncall"]
-
-# The Zulip channel; ZULIP_SERVER_URL, ZULIP_BOT_EMAIL and ZULIP_STREAM override these values.
-[zulip]
-# The Zulip server: an http:// or https:// URL.
-# server_url = "https://chat.example.com"
-# The bot's email address.
-# bot_email = "tether-bot@chat.example.com"
-# The stream questions go to, one topic per conversation (not empty).
-# stream = "my-repo"
-# The NAME of the environment variable holding the bot's API key.
-api_key_env = "ZULIP_BOT_API_KEY"
-# The notices posted in the stream, when not [notify] on (same names).
-# notify = ["done", "paused"]
-
-# The Slack channel, over Socket Mode (no public URL needed); SLACK_CHANNEL overrides channel.
-[slack]
-# The channel questions go to, one thread per conversation: its id (C...; a name will not do).
-# channel = "C0123ABCD"
-# The NAME of the environment variable holding the bot token (xoxb-...).
-bot_token_env = "SLACK_BOT_TOKEN"
-# The NAME of the one holding the app-level token with connections:write (xapp-...).
-app_token_env = "SLACK_APP_TOKEN"
-# The Web API's base URL: an http:// or https:// URL.
-# api_url = "https://slack.com/api"
-# The notices posted in the channel, when not [notify] on.
-# notify = ["done", "paused"]
-
-# The Telegram channel, over Bot API long polling; TELEGRAM_CHAT_ID overrides chat_id.
-[telegram]
-# The chat questions go to: a chat id ("-1001234567890") or "@channelname".
-# chat_id = "-1001234567890"
-# The NAME of the environment variable holding the bot token (from BotFather).
-bot_token_env = "TELEGRAM_BOT_TOKEN"
-# The Bot API's base URL: an http:// or https:// URL.
-# api_url = "https://api.telegram.org"
-# The notices sent to the chat, when not [notify] on.
-# notify = ["done", "paused"]
+#> The sinks a question is escalated to: {sinks} (each built from its table, used only then).
+# escalate_to = {escalate_to}
 
 # What a run tells its channels unprompted, in the same places its questions go.
 [notify]
@@ -164,84 +137,15 @@ on = ["done", "paused"]
 # A desktop notification for the terminal user too (where a notification service runs).
 desktop = true
 # Rejected sign-offs of one goal in a row that make a "rejected" notice: 1..100.
-rejected_after = 3
+rejected_after = 3"#;
 
-# The ntfy sink (list "ntfy" in human.channels): pushes to a phone; a question's options are
-# buttons that answer it through ntfy itself, so tether needs no public address.
-[ntfy]
-# The ntfy server: an http:// or https:// URL.
-# server = "https://ntfy.sh"
-# The topic notices and questions go to (letters, digits, _ and -; hard to guess on ntfy.sh).
-# topic = "tether-7f3k2q"
-# Or the NAME of the environment variable holding it (it wins): the agent reads tether.toml, and
-# with the network it could follow a topic written here and press its own questions' buttons,
-# so tether then takes no answers on ntfy (`tether doctor` says so). The variable is kept from
-# the agent like a key.
-# topic_env = "NTFY_TOPIC"
-# The topic the answer buttons post to and tether reads (default: the topic + "-reply").
-# reply_topic = "tether-7f3k2q-reply"
-# The NAME of the environment variable holding an access token, for protected topics.
-# token_env = "NTFY_TOKEN"
-# The NAME of the one holding the token the answer buttons send, when the reply topic is
-# protected: make it write-only to the reply topic (it travels inside each notification).
-# reply_token_env = "NTFY_REPLY_TOKEN"
-# Priority of what is published: 1 (min) .. 5 (max).
-# priority = 3
-# The notices pushed, when not [notify] on.
-# notify = ["done", "paused"]
-
-# The webhook sink (list "webhook"): a POST per notice and question, retried in the background.
-[webhook]
-# The NAME of the environment variable holding the URL (a webhook URL is a credential).
-# url_env = "TETHER_WEBHOOK_URL"
-# Or the URL itself, when it is no secret (url_env wins when its variable is set).
-# url = "http://127.0.0.1:9000/tether"
-# The body: "json" (tether's own) | "slack" ({"text"}) | "discord" ({"content"}).
-# format = "json"
-# The notices posted, when not [notify] on.
-# notify = ["done", "paused"]
-
-# The email sink (list "email"): SMTP with STARTTLS.
-[email]
-# The SMTP server's host name.
-# smtp_host = "smtp.example.com"
-# Its port: 1..65535.
-# smtp_port = 587
-# The sender's address.
-# from = "tether@example.com"
-# The recipients.
-# to = ["me@example.com"]
-# The NAME of the environment variable holding the SMTP user name.
-# username_env = "SMTP_USERNAME"
-# The NAME of the one holding the SMTP password.
-# password_env = "SMTP_PASSWORD"
-# "starttls" | "none" (plain text, only to a server on this machine).
-# tls = "starttls"
-# The notices mailed, when not [notify] on.
-# notify = ["failed"]
-
-# The command sink (list "notify_command"): runs a program with the notice or question as
-# one JSON object on stdin (the webhook's body), in its own process group.
-[notify_command]
-# The program: a path or a name on PATH.
-# program = "/usr/local/bin/tether-notice"
-# Its arguments.
-# args = []
-# Seconds it may run before it is killed: 1..3600.
-# timeout_secs = 10
-# The notices it gets, when not [notify] on.
-# notify = ["done", "paused", "failed"]
-
-[executor]
-# Who does the work: "builtin" (tether's own agent on [model]) | "claude" (Claude Code, with
-# tether's tools over MCP) | "codex" (the Codex CLI, the same way) | "pi" (the pi coding agent,
-# the same way) | "command" (any program) | "acp" (any agent speaking the Agent Client
-# Protocol: program and args name it, e.g. program = "claude-agent-acp").
+/// The core tables' text from `[executor]` on (`#> ` as in [`HEAD`]).
+const TAIL: &str = r#"[executor]
+#> Who does the work: "builtin" (tether's own agent on [model]){agents} | "command" (any program) | "acp" (any agent speaking the Agent Client Protocol: program and args name it, e.g. program = "claude-agent-acp").
 kind = "builtin"
 # Only for kind = "command", and required then: the program and its arguments.
 # command = ["my-agent", "--print"]
-# Only for an agent CLI (claude, codex, pi, acp): the program (default: its name on PATH;
-# required for acp).
+#> Only for an agent CLI ({agent_kinds}): the program (default: its name on PATH; required for acp).
 # program = "claude"
 # Only for an agent CLI: extra arguments, after tether's own.
 # args = ["--model", "sonnet"]
@@ -299,6 +203,168 @@ worktree = false
 # Whether your git hooks run for the commit tether makes per signed-off goal.
 commit_hooks = false
 "#;
+
+impl Schema {
+    /// The `tether.toml` written by `tether init`: every table and key tether acts on, in the
+    /// schema's order, each with its description; settings that are absent by default are
+    /// commented out.
+    pub fn template(&self) -> String {
+        let mut out = String::new();
+        self.lines(HEAD, &mut out);
+        for table in self.declared() {
+            out.push('\n');
+            declared(table, &mut out);
+        }
+        out.push('\n');
+        self.lines(TAIL, &mut out);
+        out
+    }
+
+    /// `text`'s lines, each `#> ` comment filled, every `{…}` replaced.
+    fn lines(&self, text: &str, out: &mut String) {
+        for line in text.lines() {
+            match line.strip_prefix("#> ") {
+                Some(comment) => fill(&self.filled(comment), out),
+                None => {
+                    out.push_str(&self.filled(line));
+                    out.push('\n');
+                }
+            }
+        }
+    }
+
+    /// `text` with its `{…}` replaced by what the schema says.
+    fn filled(&self, text: &str) -> String {
+        text.replace("{overrides}", &self.overrides().join(", "))
+            .replace("{channels}", &self.channel_clause())
+            .replace("{sinks}", &self.sinks_listed())
+            .replace("{escalate_to}", &self.escalation_example())
+            .replace("{agents}", &self.agents_described())
+            .replace("{agent_kinds}", &self.agent_kinds())
+    }
+
+    /// ` | "claude" (Claude Code, …) | …`: each agent CLI with what the template says of it.
+    fn agents_described(&self) -> String {
+        self.agents()
+            .iter()
+            .map(|agent| format!(" | {:?} ({})", agent.kind, agent.about))
+            .collect()
+    }
+
+    /// `claude, codex, pi, acp`: the kinds that are agent CLIs.
+    fn agent_kinds(&self) -> String {
+        let kinds: Vec<&str> = self
+            .executor_kinds()
+            .into_iter()
+            .filter(|(_, kind)| kind.is_agent_cli())
+            .map(|(name, _)| name)
+            .collect();
+        kinds.join(", ")
+    }
+
+    /// Every variable that overrides a setting, in the template's order.
+    fn overrides(&self) -> Vec<&'static str> {
+        let declared = self
+            .declared()
+            .iter()
+            .flat_map(|table| table.keys.iter().filter_map(|key| key.env));
+        declared.chain([STORE_URL_VAR]).collect()
+    }
+
+    /// What `human.channels` may add to tether's own channels: `; add "a" or "b", or the notice
+    /// sinks "c", "d"` (empty when nothing is declared).
+    fn channel_clause(&self) -> String {
+        let quoted = |role: fn(&Role) -> bool| -> Vec<String> {
+            self.declared()
+                .iter()
+                .filter(|t| role(&t.role))
+                .map(|t| format!("{:?}", t.name))
+                .collect()
+        };
+        let chats = quoted(|r| matches!(r, Role::Channel));
+        let sinks = quoted(|r| matches!(r, Role::Sink { .. }));
+        match (chats.is_empty(), sinks.is_empty()) {
+            (true, true) => String::new(),
+            (false, true) => format!("; add {}", or_list(&chats)),
+            (true, false) => format!("; add the notice sinks {}", sinks.join(", ")),
+            (false, false) => format!(
+                "; add {}, or the notice sinks {}",
+                or_list(&chats),
+                sinks.join(", ")
+            ),
+        }
+    }
+
+    /// The spellings `human.escalate_to` takes, for the template.
+    fn sinks_listed(&self) -> String {
+        match self.escalation_spellings() {
+            spellings if spellings.is_empty() => "none (no notice sink is declared)".to_owned(),
+            spellings => spellings.join(", "),
+        }
+    }
+
+    /// An example of `human.escalate_to`: each sink taking an argument, with its example.
+    fn escalation_example(&self) -> String {
+        let examples: Vec<String> = self
+            .sinks()
+            .iter()
+            .filter_map(|sink| match sink.role {
+                Role::Sink { arg: Some(arg) } => Some(format!("\"{}:{}\"", sink.name, arg.example)),
+                _ => None,
+            })
+            .collect();
+        format!("[{}]", examples.join(", "))
+    }
+}
+
+/// `"a", "b" or "c"`.
+pub(crate) fn or_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// `text` as comment lines of at most [`WIDTH`] characters, words kept whole.
+fn fill(text: &str, out: &mut String) {
+    let mut line = String::from("#");
+    for word in text.split(' ') {
+        if line.len() > 1 && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::from("#");
+        }
+        line.push(' ');
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out.push('\n');
+}
+
+/// A declared table's paragraph: its introduction, its header, each key's description and line.
+fn declared(table: &TableDecl, out: &mut String) {
+    comment(table.intro, out);
+    out.push_str(&format!("[{}]\n", table.name));
+    for key in table.keys {
+        setting(key, out);
+    }
+}
+
+fn setting(key: &KeyDecl, out: &mut String) {
+    comment(key.doc, out);
+    let commented = if key.active { "" } else { "# " };
+    out.push_str(&format!("{commented}{} = {}\n", key.name, key.example));
+}
+
+/// Each line of `text` as a comment.
+fn comment(text: &str, out: &mut String) {
+    for line in text.lines() {
+        out.push_str("# ");
+        out.push_str(line);
+        out.push('\n');
+    }
+}
 
 #[cfg(test)]
 #[path = "template_tests.rs"]

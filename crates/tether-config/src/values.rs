@@ -2,13 +2,13 @@
 //!
 //! Each returns the sentence a user should read (without the key, which the caller adds), so the
 //! same rule gives the same message whether the value came from the file or the environment.
-//! No URL crate: the rules tether needs (scheme, host, port) are a few lines.
+//! No URL crate: the rules tether needs (scheme, host, port) are a few lines. The rules an
+//! integration's table needs too are public ([`http_url`], [`email`], [`env_var_name`],
+//! [`non_empty`]).
 
 /// A rule for a string value: `Err` holds the sentence to show.
-pub(crate) type Check = fn(&str) -> Result<(), String>;
+pub type Check = fn(&str) -> Result<(), String>;
 
-/// An `http://` or `https://` URL with a non-empty host, an optional valid port and no
-/// credentials.
 /// A team store's URL: `postgres://` or `postgresql://`, with no password (a file is read by
 /// everyone who reads the repository; the password lives in `PGPASSWORD` or `~/.pgpass`). The
 /// value is never quoted back, in case it holds one.
@@ -43,7 +43,9 @@ pub(crate) fn store_url(value: &str) -> Result<(), String> {
     Ok(())
 }
 
-pub(crate) fn http_url(value: &str) -> Result<(), String> {
+/// An `http://` or `https://` URL with a non-empty host, an optional valid port and no
+/// credentials.
+pub fn http_url(value: &str) -> Result<(), String> {
     let expected = "must be an http:// or https:// URL such as https://chat.example.com";
     if value.chars().any(char::is_whitespace) {
         return Err(format!("{expected}; it contains whitespace"));
@@ -109,7 +111,7 @@ fn split_host_port(authority: &str) -> (&str, Option<&str>) {
 }
 
 /// An email address: something, `@`, a domain with a dot, no whitespace.
-pub(crate) fn email(value: &str) -> Result<(), String> {
+pub fn email(value: &str) -> Result<(), String> {
     let valid = match value.split_once('@') {
         Some((local, domain)) => {
             !local.is_empty()
@@ -132,7 +134,7 @@ pub(crate) fn email(value: &str) -> Result<(), String> {
 }
 
 /// The name of an environment variable: `[A-Za-z_][A-Za-z0-9_]*`.
-pub(crate) fn env_var_name(value: &str) -> Result<(), String> {
+pub fn env_var_name(value: &str) -> Result<(), String> {
     let mut chars = value.chars();
     let valid = chars
         .next()
@@ -168,7 +170,7 @@ pub(crate) fn person_name(value: &str) -> Result<(), String> {
 }
 
 /// Any text that is not empty or only whitespace.
-pub(crate) fn non_empty(value: &str) -> Result<(), String> {
+pub fn non_empty(value: &str) -> Result<(), String> {
     if value.trim().is_empty() {
         Err("must not be empty".to_owned())
     } else {

@@ -100,10 +100,16 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> InitError + '_ {
     }
 }
 
-/// Sets up `ws` for tether. Returns what was done, in order.
-pub fn init(ws: &Workspace, options: InitOptions) -> Result<Vec<InitAction>, InitError> {
+/// Sets up `ws` for tether, its `tether.toml` the template of `schema` (every table and key
+/// it holds, commented). Returns what was done, in order.
+pub fn init(
+    ws: &Workspace,
+    schema: &tether_config::Schema,
+    options: InitOptions,
+) -> Result<Vec<InitAction>, InitError> {
+    let template = schema.template();
     let files = [
-        (ws.default_config_path(), tether_config::TEMPLATE),
+        (ws.default_config_path(), template.as_str()),
         (ws.root().join("plan.md"), PLAN_TEMPLATE),
     ];
     let existing: Vec<PathBuf> = files

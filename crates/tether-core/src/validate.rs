@@ -57,11 +57,11 @@ impl Report {
     }
 }
 
-/// Checks the workspace's config and plan.
-pub fn validate(ws: &Workspace, env: &dyn Env) -> Report {
+/// Checks the workspace's config (against `schema`) and plan.
+pub fn validate(ws: &Workspace, schema: &tether_config::Schema, env: &dyn Env) -> Report {
     let rel = |p: &std::path::Path| PathBuf::from(ws.display(p).as_ref());
     let mut report = Report::default();
-    let config = match tether_config::load(ws.root(), env) {
+    let config = match tether_config::load(schema, ws.root(), env) {
         Ok(loaded) => {
             report.config_file = loaded.source.as_deref().map(rel);
             report

@@ -22,8 +22,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tether_config::{NtfyConfig, Workspace};
+use tether_config::Workspace;
 use tether_human::ntfy::Ntfy;
+use tether_human::tables::ntfy::NtfyConfig;
 use tether_human::{Broker, DynChannel};
 use tether_store::{Journal, NewQuestion, Store};
 use tether_testkit::FakeNtfyServer;

@@ -10,7 +10,9 @@
 //! What differs is a [`ChatService`]: how a question is posted (and a follow-up in a thread),
 //! how a wait on a post starts again, how replies are waited for, how "answered elsewhere" and
 //! a notice are said, and what a post's place is ([`ChatService::Place`], stored as JSON). A new
-//! chat service is a module implementing it, and one line in [`crate::registry`].
+//! chat service is a module implementing it with its descriptor, its `tether.toml` table
+//! declared in [`crate::tables`] (a chat channel's, [`tether_config::Role::Channel`]: its keys,
+//! the variables of its tokens, what overrides them), and one line in [`crate::registry`].
 
 use std::future::Future;
 

@@ -14,11 +14,11 @@ use lettre::message::header::ContentType;
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport as _, Message, Tokio1Executor};
-use tether_config::{EmailConfig, EmailTls};
 
 use crate::channels::BoxFuture;
 use crate::sink_body::SinkBody;
 use crate::sinks::{Deliver, SinkError};
+use crate::tables::email::{EmailConfig, EmailTls};
 
 /// The name this sink's deliveries are logged under.
 const NAME: &str = "email";
@@ -159,32 +159,34 @@ impl Deliver for Email {
     }
 }
 
-/// The email sink in the registry ([`crate::registry`]): `human.channels`' `"email"` mails the
-/// `[email]` recipients; an escalation's `"email:<address>"` that address.
+/// The email sink in the registry ([`crate::registry`]), its table `[email]`
+/// ([`crate::tables::email`]): `human.channels`' `"email"` mails the `[email]` recipients; an
+/// escalation's `"email:<address>"` that address.
 pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
-    kind: tether_config::Channel::Email,
+    settings: &crate::tables::email::TABLE,
     build: |setup, role| {
-        let (to, key) = match role {
-            crate::registry::Role::Escalation(tether_config::EscalationTarget::Email {
-                to: Some(to),
-            }) => (Some(to.as_str()), format!("email:{to}")),
-            _ => (None, role.sent_key("email")),
+        let (to, key) = match other_recipient(role) {
+            Some(to) => (Some(to), format!("email:{to}")),
+            None => (None, role.sent_key("email")),
         };
-        let email = Email::from_config(&setup.config.email, to, None).map_err(|e| e.to_string())?;
+        let email = Email::from_config(&EmailConfig::of(setup.config), to, None)
+            .map_err(|e| e.to_string())?;
         setup.one_way(email, key)
     },
     check: |config, role| {
-        let to = match role {
-            crate::registry::Role::Escalation(tether_config::EscalationTarget::Email { to }) => {
-                to.as_deref()
-            }
-            _ => None,
-        };
-        Email::from_config(&config.email, to, None)
+        Email::from_config(&EmailConfig::of(config), other_recipient(role), None)
             .map(|_| ())
             .map_err(|e| e.to_string())
     },
     probe: None,
-    secrets: &[("email", "username_env"), ("email", "password_env")],
+    notices: |config| EmailConfig::of(config).notify.clone(),
     reply: |_, _, _| crate::registry::ReplyPath::None,
 };
+
+/// The other recipient an escalation names (`email:<address>`), if it names one.
+fn other_recipient<'a>(role: crate::registry::Role<'a>) -> Option<&'a str> {
+    match role {
+        crate::registry::Role::Escalation(target) => target.arg.as_deref(),
+        crate::registry::Role::Listed => None,
+    }
+}

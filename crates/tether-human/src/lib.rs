@@ -10,6 +10,10 @@
 //! notice sinks directly; the chat channels [`zulip`], [`slack`] and [`telegram`] through the
 //! one adapter of [`chat`], each implementing only what its service does its own way).
 //!
+//! Every kind of channel is one descriptor in [`registry`], its `tether.toml` table declared
+//! once beside it ([`tables`]): the configuration's schema, its template and the secrets kept
+//! from the agent are assembled from [`registry::CHANNELS`], never written out elsewhere.
+//!
 //! Only a person answers: a channel whose reply path the agent could read or reach (its
 //! descriptor in [`registry`] says, given what the agent reaches) is kept to telling
 //! ([`tell_only`]). A question an agent asks again after a crash started its work over is given
@@ -69,6 +73,7 @@ pub mod slack;
 mod slack_registry;
 mod slack_router;
 mod state_file;
+pub mod tables;
 pub mod telegram;
 pub mod tell_only;
 pub mod terminal;

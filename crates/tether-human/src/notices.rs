@@ -61,21 +61,13 @@ pub struct NoticeRoutes {
 }
 
 impl NoticeRoutes {
-    /// The routes `[notify]` and the chat tables' `notify` lists describe (no desktop yet: see
+    /// The routes `[notify]` and each channel's own `notify` list describe (no desktop yet: see
     /// [`NoticeRoutes::with_desktop`]).
     pub fn from_config(config: &tether_config::Config) -> Self {
-        let own = [
-            ("zulip", config.zulip.notify.clone()),
-            ("slack", config.slack.notify.clone()),
-            ("telegram", config.telegram.notify.clone()),
-            ("ntfy", config.ntfy.notify.clone()),
-            ("webhook", config.webhook.notify.clone()),
-            ("email", config.email.notify.clone()),
-            ("notify_command", config.notify_command.notify.clone()),
-        ]
-        .into_iter()
-        .filter_map(|(name, list)| Some((name, list?)))
-        .collect();
+        let own = crate::registry::CHANNELS
+            .iter()
+            .filter_map(|def| Some((def.kind().as_str(), (def.notices)(config)?)))
+            .collect();
         NoticeRoutes {
             on: config.notify.on.clone(),
             own,

@@ -11,13 +11,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_config::NotifyCommandConfig;
 use tether_tools::{ProgramCommand, ProgramRun, ShellEnd};
 use tokio_util::sync::CancellationToken;
 
 use crate::channels::BoxFuture;
 use crate::sink_body::SinkBody;
 use crate::sinks::{Deliver, SinkError};
+use crate::tables::notify_command::NotifyCommandConfig;
 
 /// The name this sink's runs are logged under.
 const NAME: &str = "notify_command";
@@ -91,12 +91,13 @@ impl Deliver for NotifyCommand {
     }
 }
 
-/// The command sink in the registry ([`crate::registry`]).
+/// The command sink in the registry ([`crate::registry`]), its table `[notify_command]`
+/// ([`crate::tables::notify_command`]).
 pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
-    kind: tether_config::Channel::NotifyCommand,
+    settings: &crate::tables::notify_command::TABLE,
     build: |setup, role| {
         let command = NotifyCommand::from_config(
-            &setup.config.notify_command,
+            &NotifyCommandConfig::of(setup.config),
             setup.ws.root().to_path_buf(),
             setup.config.key_vars(),
         )
@@ -104,17 +105,18 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
         setup.one_way(command, role.sent_key("notify_command"))
     },
     check: |config, _| {
-        if config.notify_command.program.is_some() {
+        let command = NotifyCommandConfig::of(config);
+        if command.program.is_some() {
             Ok(())
         } else {
             Err(crate::sinks::SinkError::Missing {
                 sink: "notify_command",
-                missing: config.notify_command.missing(),
+                missing: command.missing(),
             }
             .to_string())
         }
     },
     probe: None,
-    secrets: &[],
+    notices: |config| NotifyCommandConfig::of(config).notify.clone(),
     reply: |_, _, _| crate::registry::ReplyPath::None,
 };

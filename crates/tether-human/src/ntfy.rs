@@ -31,7 +31,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tether_config::NtfyConfig;
 use tether_ntfy::{Action, FollowOptions, Follower, Message, NtfyClient, Publish};
 use tether_store::{Journal, Question, QuestionId, QuestionStatus};
 use tokio::sync::mpsc;
@@ -44,6 +43,7 @@ use crate::registry::ReplyPath;
 use crate::sink_body::{BodyKind, SinkBody};
 use crate::sinks::SinkError;
 use crate::state_file;
+use crate::tables::ntfy::NtfyConfig;
 
 /// The name answers from ntfy are stored under.
 const NAME: &str = "ntfy";
@@ -509,15 +509,15 @@ impl Channel for Ntfy {
     }
 }
 
-/// The ntfy sink in the registry ([`crate::registry`]): `human.channels`' `"ntfy"` pushes to
-/// `[ntfy] topic`; an escalation's `"ntfy:<topic>"` to that topic (`"ntfy"` alone: the
-/// `[ntfy] topic`).
+/// The ntfy sink in the registry ([`crate::registry`]), its table `[ntfy]`
+/// ([`crate::tables::ntfy`]): `human.channels`' `"ntfy"` pushes to `[ntfy] topic`; an
+/// escalation's `"ntfy:<topic>"` to that topic (`"ntfy"` alone: the `[ntfy] topic`).
 pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
-    kind: tether_config::Channel::Ntfy,
+    settings: &crate::tables::ntfy::TABLE,
     build: |setup, role| {
         let topic = escalation_topic(setup.config, role)?;
         let sink = Ntfy::from_config(
-            &setup.config.ntfy,
+            &NtfyConfig::of(setup.config),
             topic.as_deref(),
             setup.journal.clone(),
             setup.ws.state_dir(),
@@ -530,13 +530,8 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
         Ok(std::sync::Arc::new(sink))
     },
     check: |config, role| {
-        let mut missing = config.ntfy.missing();
-        if matches!(
-            role,
-            crate::registry::Role::Escalation(tether_config::EscalationTarget::Ntfy {
-                topic: Some(_)
-            })
-        ) {
+        let mut missing = NtfyConfig::of(config).missing();
+        if other_topic(role).is_some() {
             missing.retain(|m| !m.contains("[ntfy] topic"));
         }
         if missing.is_empty() {
@@ -550,13 +545,17 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
         }
     },
     probe: None,
-    secrets: &[
-        ("ntfy", "topic_env"),
-        ("ntfy", "token_env"),
-        ("ntfy", "reply_token_env"),
-    ],
+    notices: |config| NtfyConfig::of(config).notify.clone(),
     reply,
 };
+
+/// The other topic an escalation names (`ntfy:<topic>`), if it names one.
+fn other_topic<'a>(role: crate::registry::Role<'a>) -> Option<&'a str> {
+    match role {
+        crate::registry::Role::Escalation(target) => target.arg.as_deref(),
+        crate::registry::Role::Listed => None,
+    }
+}
 
 /// Whether the agent could answer on ntfy in a person's place. A button's press carries the
 /// question's nonce, which travels in the notification: whoever reads the topic can press it
@@ -570,14 +569,11 @@ fn reply(
     role: crate::registry::Role<'_>,
     reach: crate::registry::Reach,
 ) -> ReplyPath {
-    use tether_config::EscalationTarget;
-    let ntfy = &config.ntfy;
-    let written = match role {
-        crate::registry::Role::Escalation(EscalationTarget::Ntfy { topic: Some(t) }) => {
-            Some(format!("the topic `ntfy:{t}` of `human.escalate_to`"))
-        }
-        _ if ntfy.topic_from_env => None,
-        _ => Some("`[ntfy] topic`".to_owned()),
+    let ntfy = NtfyConfig::of(config);
+    let written = match other_topic(role) {
+        Some(t) => Some(format!("the topic `ntfy:{t}` of `human.escalate_to`")),
+        None if ntfy.topic_from_env => None,
+        None => Some("`[ntfy] topic`".to_owned()),
     };
     let Some(written) = written else {
         let var = ntfy.topic_env.as_deref().unwrap_or("its variable");
@@ -616,20 +612,19 @@ fn escalation_topic(
     config: &tether_config::Config,
     role: crate::registry::Role<'_>,
 ) -> Result<Option<String>, crate::registry::Off> {
-    use tether_config::EscalationTarget;
-    match role {
-        crate::registry::Role::Escalation(EscalationTarget::Ntfy { topic: Some(t) }) => {
-            Ok(Some(t.clone()))
-        }
-        crate::registry::Role::Escalation(_) => {
-            config.ntfy.topic.clone().map(Some).ok_or_else(|| {
+    match (role, other_topic(role)) {
+        (_, Some(t)) => Ok(Some(t.to_owned())),
+        (crate::registry::Role::Escalation(_), None) => NtfyConfig::of(config)
+            .topic
+            .clone()
+            .map(Some)
+            .ok_or_else(|| {
                 SinkError::Missing {
                     sink: "ntfy",
                     missing: vec!["`[ntfy] topic`".to_owned()],
                 }
                 .to_string()
-            })
-        }
-        crate::registry::Role::Listed => Ok(None),
+            }),
+        (crate::registry::Role::Listed, None) => Ok(None),
     }
 }

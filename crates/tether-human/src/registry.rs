@@ -1,12 +1,17 @@
 //! Every channel a question can be offered on besides the terminal and the store, in one table.
 //!
-//! A channel kind is one [`ChannelDef`]: how `human.channels` (and, for the notice sinks,
-//! `human.escalate_to`) names it, one function that builds it — or says, naming the setting or
-//! variable, why it cannot — for the desk and for escalation, one that checks its settings
-//! without building it, and, for a service tether talks to, the probe `tether doctor` runs (a
-//! few bounded requests, nothing posted). The desk ([`crate::Desk::from_config`]), the sinks a
-//! short-lived command waits for ([`crate::sinks::SinkBuilder`]) and `tether doctor` all go
-//! through [`CHANNELS`], so a channel is added by writing its module and one line here.
+//! A channel kind is one [`ChannelDef`]: its `tether.toml` table, declared once
+//! ([`ChannelDef::settings`], in [`crate::tables`]: its keys and their descriptions, which name a
+//! secret's variable, which a variable overrides, and how the table is read — and so how
+//! `human.channels` and, for a notice sink, `human.escalate_to` name it), one function that
+//! builds it — or says, naming the setting or variable, why it cannot — for the desk and for
+//! escalation, one that checks its settings without building it, for a service tether talks to
+//! the probe `tether doctor` runs (a few bounded requests, nothing posted), and the notices it
+//! asks for itself. The desk ([`crate::Desk::from_config`]), the sinks a short-lived command
+//! waits for ([`crate::sinks::SinkBuilder`]), the notices' routes, `tether doctor` and the
+//! configuration's schema ([`tables`]: its template, its checks, the secrets kept from the
+//! agent) all go through [`CHANNELS`], so a channel is added by writing its module with its
+//! table and one line here.
 //!
 //! Each also says whether the agent could answer on it in a person's place ([`ReplyPath`]),
 //! from what its configuration leaves readable and what the agent reaches ([`Reach`]): ntfy
@@ -26,7 +31,8 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-use tether_config::{Channel as Kind, Config, EscalationTarget, Workspace};
+use tether_config::{Channel as Kind, Config, EscalationTarget, NoticeKind, Role as TableRole};
+use tether_config::{Schema, TableDecl, Workspace};
 use tether_store::Journal;
 
 use crate::channels::DynChannel;
@@ -158,8 +164,10 @@ pub type Probe = for<'a> fn(&'a Config, Duration) -> BoxFuture<'a, Probed>;
 
 /// One kind of channel.
 pub struct ChannelDef {
-    /// Its name in `human.channels`.
-    pub kind: Kind,
+    /// Its table of `tether.toml`, declared once: its keys, its secrets' variables, how it is
+    /// read; its name is the channel's in `human.channels` (and, for a notice sink, in
+    /// `human.escalate_to`).
+    pub settings: &'static TableDecl,
     /// Builds it for `role`, or says why it is off.
     pub build: fn(&Setup<'_>, Role<'_>) -> Built,
     /// What is wrong with its settings for `role`, without building it (nothing sent, nothing
@@ -168,14 +176,25 @@ pub struct ChannelDef {
     /// Reaches the service with the settings (`tether doctor`, when `human.channels` lists the
     /// channel); none for a sink whose settings are all there is to check.
     pub probe: Option<Probe>,
-    /// Its settings naming the variables of its secrets, as `(table, key)`: each is one of
-    /// tether's own keys (`Config::key_settings`, a test checks), so the variables they name
-    /// are taken out of tether's environment and kept from every agent and child.
-    pub secrets: &'static [(&'static str, &'static str)],
+    /// The notices it asks for itself (its table's `notify = [...]`), when not `[notify] on`.
+    pub notices: fn(&Config) -> Option<Vec<NoticeKind>>,
     /// Whether the agent, reaching what [`Reach`] says, could answer on it for `role` as its
     /// configuration stands — read what a question offers there (a button's nonce) and give the
     /// answer back. An exposed channel is built to tell only ([`crate::tell_only`]).
     pub reply: fn(&Config, Role<'_>, Reach) -> ReplyPath,
+}
+
+impl ChannelDef {
+    /// Its name in `human.channels`: its table's.
+    pub fn kind(&self) -> Kind {
+        Kind::named(self.settings.name)
+    }
+
+    /// Whether it is a notice sink (it tells; it holds no conversation), which
+    /// `human.escalate_to` may name.
+    pub fn is_sink(&self) -> bool {
+        matches!(self.settings.role, TableRole::Sink { .. })
+    }
 }
 
 /// Every channel kind tether builds from `tether.toml`.
@@ -189,19 +208,21 @@ pub static CHANNELS: &[ChannelDef] = &[
     crate::notify_command::DEF,
 ];
 
-/// The definition of `kind`, when it is built from the table.
-pub fn find(kind: Kind) -> Option<&'static ChannelDef> {
-    CHANNELS.iter().find(|def| def.kind == kind)
+/// The tables of every channel kind, in the table's order: what the configuration's schema
+/// adds to the core tables for the channels.
+pub fn tables() -> impl Iterator<Item = &'static TableDecl> {
+    CHANNELS.iter().map(|def| def.settings)
 }
 
-/// The channel kind an escalation target names.
-pub fn escalation_kind(target: &EscalationTarget) -> Kind {
-    match target {
-        EscalationTarget::Ntfy { .. } => Kind::Ntfy,
-        EscalationTarget::Email { .. } => Kind::Email,
-        EscalationTarget::Webhook => Kind::Webhook,
-        EscalationTarget::Command => Kind::NotifyCommand,
-    }
+/// The core tables and every channel's: a configuration as the human side reads it (the
+/// runtime's schema adds the agents' tables, if any).
+pub fn schema() -> Schema {
+    Schema::core().with(tables())
+}
+
+/// The definition of `kind`, when it is built from the table.
+pub fn find(kind: Kind) -> Option<&'static ChannelDef> {
+    CHANNELS.iter().find(|def| def.kind() == kind)
 }
 
 /// `def` built for `role`; one the agent could answer on kept to telling.
@@ -210,7 +231,7 @@ fn build(def: &ChannelDef, setup: &Setup<'_>, role: Role<'_>) -> Built {
     Ok(match (def.reply)(setup.config, role, setup.reach) {
         ReplyPath::Exposed { why, .. } => {
             tracing::warn!(
-                channel = def.kind.as_str(),
+                channel = def.kind().as_str(),
                 "takes no answers, only tells: {why} (`tether doctor` says how to protect it)"
             );
             Arc::new(crate::tell_only::TellOnly::new(channel))
@@ -227,7 +248,7 @@ pub fn reply_paths(config: &Config, reach: Reach) -> Vec<(String, ReplyPath)> {
         .channels
         .iter()
         .filter_map(|k| find(*k))
-        .map(|def| (def.kind.as_str().to_owned(), def, Role::Listed));
+        .map(|def| (def.kind().as_str().to_owned(), def, Role::Listed));
     let escalated = escalation_defs(config)
         .map(|(def, target)| (target.spelling(), def, Role::Escalation(target)));
     listed
@@ -245,7 +266,7 @@ pub fn listed(setup: &Setup<'_>) -> (Vec<Arc<dyn DynChannel>>, Vec<Off>) {
         match build(def, setup, Role::Listed) {
             Ok(channel) => built.push(channel),
             Err(off) => {
-                tracing::warn!(channel = def.kind.as_str(), "a channel is off: {off}");
+                tracing::warn!(channel = def.kind().as_str(), "a channel is off: {off}");
                 problems.push(off);
             }
         }
@@ -277,8 +298,8 @@ pub fn problems(config: &Config) -> Vec<Off> {
         .human
         .channels
         .iter()
-        .filter(|k| crate::sinks::is_sink(**k))
         .filter_map(|k| find(*k))
+        .filter(|def| def.is_sink())
         .filter_map(|def| (def.check)(config, Role::Listed).err())
         .collect();
     out.extend(escalation_defs(config).filter_map(|(def, target)| {
@@ -299,7 +320,7 @@ fn escalation_defs(
         .escalate_to
         .iter()
         .filter(move |_| on)
-        .filter_map(|target| find(escalation_kind(target)).map(|def| (def, target)))
+        .filter_map(|target| find(target.kind).map(|def| (def, target)))
 }
 
 #[cfg(test)]
@@ -308,29 +329,33 @@ mod tests {
 
     #[test]
     fn every_channel_but_the_callers_own_is_in_the_table_once() {
-        for (name, kind) in Kind::CHOICES {
-            let defs = CHANNELS.iter().filter(|d| d.kind == kind).count();
-            let callers_own = matches!(kind, Kind::Terminal | Kind::Cli | Kind::Web);
+        for (name, kind) in schema().channels() {
+            let defs = CHANNELS.iter().filter(|d| d.kind() == kind).count();
+            let callers_own = Kind::OWN.contains(&kind);
             assert_eq!(defs, usize::from(!callers_own), "{name}");
+        }
+        let tables: Vec<&'static TableDecl> = tables().collect();
+        assert_eq!(Schema::conflicts(&tables), Vec::<String>::new());
+        assert_eq!(schema().declared().len(), CHANNELS.len());
+        for def in CHANNELS {
+            assert!(def.settings.channel().is_some(), "{}", def.settings.name);
         }
     }
 
     #[test]
-    fn every_secret_of_a_channel_is_one_of_tethers_keys_and_every_key_of_its_table_its_secret() {
-        let keys: Vec<(&str, &str)> = Config::key_settings().collect();
+    fn every_variable_a_channels_table_names_is_one_of_tethers_keys() {
+        let keys = schema().key_settings();
         for def in CHANNELS {
-            let table = def.kind.as_str();
-            for secret in def.secrets {
-                assert_eq!(secret.0, table, "{secret:?}");
+            for key in def
+                .settings
+                .keys
+                .iter()
+                .filter(|k| k.name.ends_with("_env"))
+            {
+                let setting = (def.settings.name, key.name);
                 assert!(
-                    keys.contains(secret),
-                    "{secret:?} is not among tether's keys"
-                );
-            }
-            for key in keys.iter().filter(|(t, _)| *t == table) {
-                assert!(
-                    def.secrets.contains(key),
-                    "{key:?} is not among {table}'s secrets"
+                    keys.contains(&setting),
+                    "{setting:?} is not among tether's keys"
                 );
             }
         }
@@ -345,7 +370,7 @@ mod tests {
         for (k, v) in env {
             vars.set(*k, *v);
         }
-        tether_config::parse(&text, std::path::Path::new("tether.toml"), &vars).unwrap()
+        tether_config::parse(&schema(), &text, std::path::Path::new("tether.toml"), &vars).unwrap()
     }
 
     /// Each channel's spelling with `exposed`, `protected` or `none`.
@@ -420,13 +445,26 @@ mod tests {
 
     #[test]
     fn an_escalation_target_names_a_sink_of_the_table() {
-        for target in [
-            EscalationTarget::Ntfy { topic: None },
-            EscalationTarget::Email { to: None },
-            EscalationTarget::Webhook,
-            EscalationTarget::Command,
-        ] {
-            assert!(find(escalation_kind(&target)).is_some(), "{target:?}");
+        let text = "[human]\nescalate_after = \"1h\"\n\
+                    escalate_to = [\"ntfy\", \"email\", \"webhook\", \"notify_command\"]\n";
+        let config = tether_config::parse(
+            &schema(),
+            text,
+            std::path::Path::new("tether.toml"),
+            &tether_config::MapEnv::new(),
+        )
+        .unwrap();
+        for target in &config.human.escalate_to {
+            assert!(
+                find(target.kind).is_some_and(ChannelDef::is_sink),
+                "{target:?}"
+            );
         }
+        let sinks: Vec<&str> = CHANNELS
+            .iter()
+            .filter(|d| d.is_sink())
+            .map(|d| d.settings.name)
+            .collect();
+        assert_eq!(sinks, ["ntfy", "webhook", "email", "notify_command"]);
     }
 }

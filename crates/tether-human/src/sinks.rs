@@ -224,17 +224,11 @@ impl<'a> SinkBuilder<'a> {
             .human
             .channels
             .iter()
-            .filter(|kind| is_sink(**kind))
             .filter_map(|kind| crate::registry::find(*kind))
+            .filter(|def| def.is_sink())
             .filter_map(|def| (def.build)(&self.setup, Role::Listed).ok());
         let mut all: Vec<Arc<dyn DynChannel>> = sinks.collect();
         all.extend(crate::registry::escalation(&self.setup).0);
         all
     }
-}
-
-/// Whether `kind` is a notice sink (it tells; it holds no conversation).
-pub fn is_sink(kind: tether_config::Channel) -> bool {
-    use tether_config::Channel as C;
-    matches!(kind, C::Ntfy | C::Webhook | C::Email | C::NotifyCommand)
 }

@@ -15,7 +15,7 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
-use tether_slack::{ApiOptions, SlackApi, SlackError, SlackSettings};
+use tether_slack::{ApiOptions, SlackApi, SlackConfig, SlackError, SlackSettings};
 
 use serde::{Deserialize, Serialize};
 use tether_slack::{
@@ -242,25 +242,27 @@ impl Slack {
     }
 }
 
-/// The Slack channel in the registry ([`crate::registry`]).
+/// The Slack channel in the registry ([`crate::registry`]), its table `[slack]`
+/// ([`crate::tables::slack`]).
 pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
-    kind: tether_config::Channel::Slack,
+    settings: &crate::tables::slack::TABLE,
     build: |setup, _| {
-        let client = SlackClient::from_config(&setup.config.slack).map_err(|e| e.to_string())?;
+        let slack = SlackConfig::of(setup.config);
+        let client = SlackClient::from_config(&slack).map_err(|e| e.to_string())?;
         Ok(Arc::new(channel(
             client,
             setup.journal.clone(),
             setup.ws.state_dir(),
-            &setup.config.slack.api_url,
+            &slack.api_url,
         )))
     },
     check: |config, _| {
-        tether_slack::SlackSettings::from_config(&config.slack)
+        SlackSettings::from_config(&SlackConfig::of(config))
             .map(|_| ())
             .map_err(|e| e.to_string())
     },
     probe: Some(|config, timeout| Box::pin(probe(config, timeout))),
-    secrets: &[("slack", "bot_token_env"), ("slack", "app_token_env")],
+    notices: |config| SlackConfig::of(config).notify.clone(),
     reply: |_, _, _| crate::registry::ReplyPath::Protected(crate::chat::ACCOUNTS.to_owned()),
 };
 
@@ -268,7 +270,8 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
 /// app-level token able to open a Socket Mode connection (`apps.connections.open`, whose URL is
 /// not used) and the channel readable by the bot (`conversations.history`).
 async fn probe(config: &tether_config::Config, timeout: std::time::Duration) -> Probed {
-    let settings = match probed_settings(SlackSettings::from_config(&config.slack), "slack") {
+    let slack = SlackConfig::of(config);
+    let settings = match probed_settings(SlackSettings::from_config(&slack), "slack") {
         Ok(settings) => settings,
         Err(failed) => return failed,
     };
@@ -280,7 +283,7 @@ async fn probe(config: &tether_config::Config, timeout: std::time::Duration) -> 
         Ok(api) => api,
         Err(e) => return Probed::fails(e.to_string(), "check slack.api_url"),
     };
-    let (bot_var, app_var) = (&config.slack.bot_token_env, &config.slack.app_token_env);
+    let (bot_var, app_var) = (&slack.bot_token_env, &slack.app_token_env);
     let bot = match api.auth_test().await {
         Ok(bot) => bot,
         Err(e) => return refused(e, format!("check the bot token (xoxb-…) in {bot_var}")),

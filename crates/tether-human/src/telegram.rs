@@ -21,7 +21,7 @@
 //! another poller) and is delivered.
 
 use std::path::PathBuf;
-use tether_telegram::{ApiOptions, TelegramApi, TelegramError, TelegramSettings};
+use tether_telegram::{ApiOptions, TelegramApi, TelegramConfig, TelegramError, TelegramSettings};
 
 use serde::{Deserialize, Serialize};
 use tether_store::{AnswerOutcome, Journal, Question, QuestionId, QuestionStatus, StoreError};
@@ -295,12 +295,13 @@ impl Deliver for StoreDeliver {
     }
 }
 
-/// The Telegram channel in the registry ([`crate::registry`]).
+/// The Telegram channel in the registry ([`crate::registry`]), its table `[telegram]`
+/// ([`crate::tables::telegram`]).
 pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
-    kind: tether_config::Channel::Telegram,
+    settings: &crate::tables::telegram::TABLE,
     build: |setup, _| {
-        let client =
-            TelegramClient::from_config(&setup.config.telegram).map_err(|e| e.to_string())?;
+        let client = TelegramClient::from_config(&TelegramConfig::of(setup.config))
+            .map_err(|e| e.to_string())?;
         Ok(std::sync::Arc::new(channel(
             client,
             setup.journal.clone(),
@@ -308,23 +309,23 @@ pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
         )))
     },
     check: |config, _| {
-        tether_telegram::TelegramSettings::from_config(&config.telegram)
+        TelegramSettings::from_config(&TelegramConfig::of(config))
             .map(|_| ())
             .map_err(|e| e.to_string())
     },
     probe: Some(|config, timeout| Box::pin(probe(config, timeout))),
-    secrets: &[("telegram", "bot_token_env")],
+    notices: |config| TelegramConfig::of(config).notify.clone(),
     reply: |_, _, _| crate::registry::ReplyPath::Protected(crate::chat::ACCOUNTS.to_owned()),
 };
 
 /// `tether doctor`'s Telegram probe: the settings present, the token taken (`getMe`) and the
 /// chat reachable by the bot (`getChat`).
 async fn probe(config: &tether_config::Config, timeout: std::time::Duration) -> Probed {
-    let settings =
-        match probed_settings(TelegramSettings::from_config(&config.telegram), "telegram") {
-            Ok(settings) => settings,
-            Err(failed) => return failed,
-        };
+    let telegram = TelegramConfig::of(config);
+    let settings = match probed_settings(TelegramSettings::from_config(&telegram), "telegram") {
+        Ok(settings) => settings,
+        Err(failed) => return failed,
+    };
     let options = ApiOptions {
         connect_timeout: timeout,
         request_timeout: timeout,
@@ -334,7 +335,7 @@ async fn probe(config: &tether_config::Config, timeout: std::time::Duration) -> 
         Ok(api) => api,
         Err(e) => return Probed::fails(e.to_string(), "check telegram.api_url"),
     };
-    let token_var = &config.telegram.bot_token_env;
+    let token_var = &telegram.bot_token_env;
     let bot = match api.get_me().await {
         Ok(bot) => bot,
         Err(e @ TelegramError::Unauthorized { .. }) => {

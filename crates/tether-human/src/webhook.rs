@@ -14,11 +14,12 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tether_config::{Secret, WebhookFormat};
+use tether_config::Secret;
 use tokio::sync::mpsc;
 
 use crate::channels::BoxFuture;
 use crate::sink_body::SinkBody;
+use crate::tables::webhook::{WebhookConfig, WebhookFormat};
 
 /// The name deliveries and answers are logged under.
 const NAME: &str = "webhook";
@@ -244,25 +245,29 @@ impl crate::sinks::Deliver for Webhook {
     }
 }
 
-/// The webhook sink in the registry ([`crate::registry`]).
+/// The webhook sink in the registry ([`crate::registry`]), its table `[webhook]`
+/// ([`crate::tables::webhook`]).
 pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
-    kind: tether_config::Channel::Webhook,
+    settings: &crate::tables::webhook::TABLE,
     build: |setup, role| {
-        let webhook = &setup.config.webhook;
-        let url = webhook.url.as_ref().ok_or_else(|| missing(webhook))?;
+        let webhook = WebhookConfig::of(setup.config);
+        let url = webhook.url.as_ref().ok_or_else(|| missing(&webhook))?;
         let sink = Webhook::new(url.clone(), webhook.format).map_err(|e| e.to_string())?;
         setup.one_way(sink, role.sent_key("webhook"))
     },
-    check: |config, _| match &config.webhook.url {
-        Some(url) => check_url(url).map(|_| ()).map_err(|e| e.to_string()),
-        None => Err(missing(&config.webhook)),
+    check: |config, _| {
+        let webhook = WebhookConfig::of(config);
+        match &webhook.url {
+            Some(url) => check_url(url).map(|_| ()).map_err(|e| e.to_string()),
+            None => Err(missing(&webhook)),
+        }
     },
     probe: None,
-    secrets: &[("webhook", "url_env")],
+    notices: |config| WebhookConfig::of(config).notify.clone(),
     reply: |_, _, _| crate::registry::ReplyPath::None,
 };
 
-fn missing(webhook: &tether_config::WebhookConfig) -> crate::registry::Off {
+fn missing(webhook: &WebhookConfig) -> crate::registry::Off {
     crate::sinks::SinkError::Missing {
         sink: "webhook",
         missing: webhook.missing(),

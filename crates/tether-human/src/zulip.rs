@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 use tether_store::{Journal, Question};
-use tether_zulip::{ApiOptions, ZulipApi, ZulipError, ZulipSettings};
+use tether_zulip::{ApiOptions, ZulipApi, ZulipConfig, ZulipError, ZulipSettings};
 use tether_zulip::{
     MessageId, PendingReply, QuestionMessage, ZulipClient, answered_elsewhere_note, topic_name,
 };
@@ -151,26 +151,29 @@ impl Zulip {
     }
 }
 
-/// The Zulip channel in the registry ([`crate::registry`]).
+/// The Zulip channel in the registry ([`crate::registry`]), its table `[zulip]`
+/// ([`crate::tables::zulip`]).
 pub const DEF: crate::registry::ChannelDef = crate::registry::ChannelDef {
-    kind: tether_config::Channel::Zulip,
+    settings: &crate::tables::zulip::TABLE,
     build: |setup, _| {
-        let client = ZulipClient::from_config(&setup.config.zulip).map_err(|e| e.to_string())?;
+        let client =
+            ZulipClient::from_config(&ZulipConfig::of(setup.config)).map_err(|e| e.to_string())?;
         Ok(std::sync::Arc::new(channel(client, setup.journal.clone())))
     },
     check: |config, _| {
-        tether_zulip::ZulipSettings::from_config(&config.zulip)
+        ZulipSettings::from_config(&ZulipConfig::of(config))
             .map(|_| ())
             .map_err(|e| e.to_string())
     },
     probe: Some(|config, timeout| Box::pin(probe(config, timeout))),
-    secrets: &[("zulip", "api_key_env")],
+    notices: |config| ZulipConfig::of(config).notify.clone(),
     reply: |_, _, _| crate::registry::ReplyPath::Protected(crate::chat::ACCOUNTS.to_owned()),
 };
 
 /// `tether doctor`'s Zulip probe: the settings present, the bot known to the server.
 async fn probe(config: &tether_config::Config, timeout: std::time::Duration) -> Probed {
-    let settings = match probed_settings(ZulipSettings::from_config(&config.zulip), "zulip") {
+    let zulip = ZulipConfig::of(config);
+    let settings = match probed_settings(ZulipSettings::from_config(&zulip), "zulip") {
         Ok(settings) => settings,
         Err(failed) => return failed,
     };
@@ -193,7 +196,7 @@ async fn probe(config: &tether_config::Config, timeout: std::time::Duration) -> 
             format!("{at}: {e}"),
             format!(
                 "check the bot's email and its API key (in {})",
-                config.zulip.api_key_env
+                zulip.api_key_env
             ),
         ),
         Err(e) => Probed::fails(

@@ -15,7 +15,8 @@
 //! use tether_mcp::{Options, TetherMcp};
 //!
 //! let ws = tether_config::Workspace::discover(std::path::Path::new("."));
-//! let config = tether_config::load(ws.root(), &tether_config::ProcessEnv)
+//! let schema = tether_human::registry::schema();
+//! let config = tether_config::load(&schema, ws.root(), &tether_config::ProcessEnv)
 //!     .map(|l| l.config)
 //!     .map_err(|e| e.to_string());
 //! let store = std::sync::Arc::new(tether_store::EmbeddedFile(ws.db_path()));

@@ -26,10 +26,10 @@ pub fn of_kind(kind: ExecutorKind) -> Result<Worker> {
         ExecutorKind::Builtin => Worker::Builtin,
         ExecutorKind::Command => Worker::Command,
         ExecutorKind::Acp => Worker::Acp,
-        // Every other kind is an agent CLI, found by its spelling in the registry.
-        cli => Worker::Cli(
-            tether_agent::cli::find(cli.as_str()).ok_or(Error::NotAnAgentCli(cli.as_str()))?,
-        ),
+        // An agent CLI, found by its spelling in the registry.
+        ExecutorKind::Cli(kind) => {
+            Worker::Cli(tether_agent::cli::find(kind).ok_or(Error::NotAnAgentCli(kind))?)
+        }
     })
 }
 
@@ -63,7 +63,7 @@ mod tests {
 
     #[test]
     fn every_executor_kind_is_tethers_own_or_a_registered_agent_cli() {
-        for (spelling, kind) in ExecutorKind::CHOICES {
+        for (spelling, kind) in crate::schema().executor_kinds() {
             match of_kind(kind) {
                 Ok(Worker::Cli(agent)) => assert_eq!(agent.kind, spelling),
                 Ok(_) => assert!(
@@ -75,7 +75,10 @@ mod tests {
         }
         for cli in AGENT_CLIS {
             assert!(
-                ExecutorKind::CHOICES.iter().any(|(s, _)| *s == cli.kind),
+                crate::schema()
+                    .executor_kinds()
+                    .iter()
+                    .any(|(s, _)| *s == cli.kind),
                 "the agent CLI `{}` has no [executor] kind",
                 cli.kind
             );

@@ -115,7 +115,7 @@ pub fn for_resumed_run(ws: &Workspace, run: &Run, now: &Loaded, keys: &dyn Env) 
 /// environment), at each iteration boundary.
 fn reader(ws: &Workspace) -> Reread {
     let root: PathBuf = ws.root().to_owned();
-    Arc::new(move || tether_config::load(&root, &tether_config::ProcessEnv).ok())
+    Arc::new(move || tether_config::load(crate::schema(), &root, &tether_config::ProcessEnv).ok())
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! worktree and the loop, and hands back what drives, watches and cancels it. The `tether`
 //! binary is one front end (it parses arguments and prints); a long-lived server is another.
 //!
+//! - [`schema()`]: the one schema of `tether.toml`, the core tables and every table the
+//!   integrations declare (each channel's and sink's), which every configuration is loaded with.
 //! - [`store`]: which store a workspace's commands use (the workspace's SQLite file, or the
 //!   team's PostgreSQL database).
 //! - [`executor`]: the executor `[executor]` names; [`drafting`] the restricted one plan mode
@@ -57,6 +59,7 @@ pub mod push;
 pub mod reach;
 pub mod report;
 pub mod sandbox;
+mod schema;
 pub mod served;
 pub mod signoff;
 pub mod status;
@@ -66,6 +69,7 @@ pub mod worktree;
 use std::sync::Arc;
 
 pub use error::{Error, Result};
+pub use schema::{agents, declared, schema};
 
 /// What the process embedding the runtime gives it once: how a tether command handed over by a
 /// sandboxed agent is run there (the binary parses and runs its own commands). While a run is

@@ -22,9 +22,9 @@ use tether_config::{Env, Workspace};
 /// process's `/proc/<pid>/environ`, and `unsetenv` alone leaves the bytes there. Call it before
 /// any thread exists.
 pub fn take_keys(ws: &Workspace) {
-    let names = tether_config::load(ws.root(), &tether_config::ProcessEnv)
+    let names = tether_config::load(crate::schema(), ws.root(), &tether_config::ProcessEnv)
         .map(|loaded| loaded.config.key_vars())
-        .unwrap_or_else(|_| tether_config::Config::default().key_vars());
+        .unwrap_or_else(|_| tether_config::Config::defaults(crate::schema()).key_vars());
     let taken = tether_sandbox::take_secrets(|name| names.iter().any(|n| n == name));
     tether_config::keep_secrets(taken);
 }

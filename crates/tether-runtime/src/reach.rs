@@ -81,7 +81,7 @@ mod tests {
         assert!(reach(&config(ExecutorKind::Builtin, true)));
         assert!(reach(&config(ExecutorKind::Command, true)));
         // An agent that talks to its model itself keeps the network.
-        assert!(reach(&config(ExecutorKind::Claude, false)));
+        assert!(reach(&config(ExecutorKind::Cli("claude"), false)));
         assert!(reach(&config(ExecutorKind::Acp, false)));
         let mut off = config(ExecutorKind::Builtin, false);
         off.sandbox.mode = SandboxMode::Off;

@@ -165,7 +165,8 @@ impl Runs {
     }
 
     fn loaded(&self) -> Result<tether_config::Loaded, LaunchError> {
-        tether_config::load(self.ws.root(), &*self.env).map_err(|e| LaunchError::Invalid(chain(&e)))
+        tether_config::load(crate::schema(), self.ws.root(), &*self.env)
+            .map_err(|e| LaunchError::Invalid(chain(&e)))
     }
 
     /// Refuses a goal run while any contract waits for a person's approval.

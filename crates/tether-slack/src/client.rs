@@ -103,7 +103,7 @@ impl SlackClient {
 
     /// A client for the `[slack]` table; a missing value is a [`SlackError::Config`] naming it
     /// and the variable or key that sets it.
-    pub fn from_config(config: &tether_config::SlackConfig) -> Result<Self, SlackError> {
+    pub fn from_config(config: &crate::SlackConfig) -> Result<Self, SlackError> {
         Self::new(&SlackSettings::from_config(config)?)
     }
 

@@ -42,6 +42,7 @@
 
 mod api;
 mod client;
+mod config;
 mod error;
 mod filter;
 mod format;
@@ -54,6 +55,7 @@ mod wire;
 
 pub use api::{ApiOptions, MessagesPage, OutgoingMessage, Posted, SlackApi, SocketUrl};
 pub use client::{ClientOptions, SlackClient};
+pub use config::SlackConfig;
 pub use error::SlackError;
 pub use filter::{Reply, ReplyBody, option_action_id, unescape};
 pub use format::{QuestionMessage, answered_note, escape};

@@ -6,7 +6,9 @@
 //! `ask_human` tool can hand the agent (and the human reading the log) a clear fix.
 
 pub use tether_config::MissingSetting as MissingValue;
-use tether_config::{Secret, SlackConfig, given, given_secret};
+use tether_config::{Secret, given, given_secret};
+
+use crate::SlackConfig;
 
 /// The variable the bot token is read from unless `[slack] bot_token_env` names another.
 pub const DEFAULT_BOT_TOKEN_ENV: &str = "SLACK_BOT_TOKEN";

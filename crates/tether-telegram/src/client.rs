@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_config::TelegramConfig;
+use crate::TelegramConfig;
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 

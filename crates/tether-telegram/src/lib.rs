@@ -34,6 +34,7 @@
 
 mod api;
 mod client;
+mod config;
 mod error;
 mod format;
 mod poller;
@@ -44,6 +45,7 @@ mod wire;
 
 pub use api::{ApiOptions, Button, TelegramApi};
 pub use client::{ClientOptions, TelegramClient};
+pub use config::TelegramConfig;
 pub use error::TelegramError;
 pub use format::{
     MAX_TEXT_CHARS, QuestionMessage, answered_elsewhere_note, callback_data, parse_callback_data,

@@ -5,7 +5,9 @@
 //! the agent and the human a clear fix.
 
 pub use tether_config::MissingSetting as MissingValue;
-use tether_config::{Secret, TelegramConfig, given, given_secret};
+use tether_config::{Secret, given, given_secret};
+
+use crate::TelegramConfig;
 
 /// Everything the client needs. `Debug` never shows the token.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use tether_config::ZulipConfig;
+use crate::ZulipConfig;
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 

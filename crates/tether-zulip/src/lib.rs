@@ -25,6 +25,7 @@
 
 mod api;
 mod client;
+mod config;
 mod error;
 mod filter;
 mod format;
@@ -37,6 +38,7 @@ mod wire;
 
 pub use api::{ApiOptions, MessagesPage, RegisteredQueue, ZulipApi};
 pub use client::{ClientOptions, ZulipClient};
+pub use config::ZulipConfig;
 pub use error::ZulipError;
 pub use format::{QuestionMessage, answered_elsewhere_note};
 pub use pending::{PendingReply, Reply};

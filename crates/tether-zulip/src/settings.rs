@@ -5,7 +5,9 @@
 //! `ask_human` tool can hand the agent (and the human reading the log) a clear fix.
 
 pub use tether_config::MissingSetting as MissingValue;
-use tether_config::{Secret, ZulipConfig, given, given_secret};
+use tether_config::{Secret, given, given_secret};
+
+use crate::ZulipConfig;
 
 /// Everything the client needs to talk to Zulip. `Debug` never shows the key.
 #[derive(Debug, Clone, PartialEq, Eq)]

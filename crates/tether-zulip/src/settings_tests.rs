@@ -1,4 +1,6 @@
-use tether_config::{Secret, ZulipConfig};
+use tether_config::Secret;
+
+use crate::ZulipConfig;
 
 use super::{ConfigError, ZulipSettings};
 

@@ -27,6 +27,7 @@ use stream::{Seen, StreamParser};
 pub const CLI: AgentCli = AgentCli {
     kind: "claude",
     title: "Claude Code",
+    about: "Claude Code, with tether's tools over MCP",
     program: "claude",
     install: "npm install -g @anthropic-ai/claude-code (with Node 22 or newer)",
     // stream-json with `system/init` MCP statuses, --strict-mcp-config, MCP_TOOL_TIMEOUT.

@@ -11,9 +11,10 @@
 //! stream format, which live in the CLI's own module.
 //!
 //! Adding an agent CLI: a module beside `claude/`, `codex/` and `pi/` with its executor and its
-//! `CLI` descriptor, a line in [`AGENT_CLIS`], and its spelling in `tether_config::ExecutorKind`.
-//! Nothing else names a CLI: a kind without a descriptor is refused where it is run, and a test
-//! of the runtime checks every kind has one.
+//! `CLI` descriptor, and a line in [`AGENT_CLIS`]. Nothing else names a CLI: its `kind` is how
+//! `[executor] kind` spells it (the runtime hands every descriptor's to the configuration's
+//! schema, which also writes it into the template with its `about`), and the `[executor]`
+//! settings it reads (`program`, `args`, `env`, `turn_timeout_secs`) are every agent CLI's.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -29,6 +30,10 @@ pub struct AgentCli {
     pub kind: &'static str,
     /// Its name for people (`Claude Code`).
     pub title: &'static str,
+    /// What the template `tether init` writes says of it after its kind, in the list of
+    /// `[executor] kind` (`Claude Code, with tether's tools over MCP`; read after the agent
+    /// before it in [`AGENT_CLIS`]).
+    pub about: &'static str,
     /// The program's default name on `PATH`.
     pub program: &'static str,
     /// How to install it.

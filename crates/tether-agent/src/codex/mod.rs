@@ -33,6 +33,7 @@ const MCP_STARTUP_SECS: u64 = 60;
 pub const CLI: AgentCli = AgentCli {
     kind: "codex",
     title: "Codex",
+    about: "the Codex CLI, the same way",
     program: "codex",
     install: "npm install -g @openai/codex",
     // `exec --json` item events, namespaced MCP tools, per-tool approval modes.

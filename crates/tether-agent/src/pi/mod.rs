@@ -50,6 +50,7 @@ const MCP_STATUS_CHARS: usize = 600;
 pub const CLI: AgentCli = AgentCli {
     kind: "pi",
     title: "pi",
+    about: "the pi coding agent, the same way",
     program: "pi",
     install: "npm install -g @earendil-works/pi-coding-agent (with Node 22.19 or newer)",
     // Built-in MCP support with `"exposure": "direct"`.

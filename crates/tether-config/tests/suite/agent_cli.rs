@@ -9,7 +9,7 @@ fn pi_is_built_with_the_agent_cli_settings() {
         "[executor]\nkind = \"pi\"\nprogram = \"/opt/pi\"\nargs = [\"--model\", \"m\"]\n\
          env = { PI_CODING_AGENT_DIR = \"/home/me/.pi/agent\" }\n",
     );
-    assert_eq!(config.executor.kind, tether_config::ExecutorKind::Pi);
+    assert_eq!(config.executor.kind, tether_config::ExecutorKind::Cli("pi"));
     assert_eq!(config.executor.program.as_deref(), Some("/opt/pi"));
     assert_eq!(config.executor.args, ["--model", "m"]);
     assert_eq!(config.executor.env.len(), 1);
@@ -21,7 +21,10 @@ fn codex_is_built_with_its_program_args_env_and_timeout() {
         "[executor]\nkind = \"codex\"\nprogram = \"/opt/codex\"\nargs = [\"-m\", \"o3\"]\n\
          turn_timeout_secs = 600\nenv = { CODEX_HOME = \"/tmp/codex\" }\n",
     );
-    assert_eq!(config.executor.kind, tether_config::ExecutorKind::Codex);
+    assert_eq!(
+        config.executor.kind,
+        tether_config::ExecutorKind::Cli("codex")
+    );
     assert_eq!(config.executor.program.as_deref(), Some("/opt/codex"));
     assert_eq!(config.executor.args, ["-m", "o3"]);
     assert_eq!(config.executor.turn_timeout_secs, Some(600));
@@ -37,7 +40,10 @@ fn claude_is_built_with_its_program_args_env_and_timeout() {
         "[executor]\nkind = \"claude\"\nprogram = \"/opt/claude\"\nargs = [\"--model\", \
          \"sonnet\"]\nturn_timeout_secs = 600\nenv = { A = \"1\", B = \"two\" }\n",
     );
-    assert_eq!(config.executor.kind, tether_config::ExecutorKind::Claude);
+    assert_eq!(
+        config.executor.kind,
+        tether_config::ExecutorKind::Cli("claude")
+    );
     assert_eq!(config.executor.program.as_deref(), Some("/opt/claude"));
     assert_eq!(config.executor.args, ["--model", "sonnet"]);
     assert_eq!(config.executor.turn_timeout_secs, Some(600));

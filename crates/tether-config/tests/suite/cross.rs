@@ -1,7 +1,9 @@
-//! Rules across tables: independent judge, complete Zulip settings, executor command, timeout.
+//! Rules across tables: independent judge, a listed channel's settings complete, executor
+//! command, timeout.
 
 use tether_config::MapEnv;
 
+use super::test_table::PagerSettings;
 use super::{config, config_with, problem, problems, problems_with, warnings_with};
 
 const MODEL: &str = "[model]\napi = \"openai-chat\"\nbase_url = \"http://127.0.0.1:8080/v1\"\n\
@@ -73,64 +75,45 @@ fn an_external_executor_does_not_run_on_the_model_table() {
     config(&text);
 }
 
-const ZULIP_CHANNEL: &str = "[human]\nchannels = [\"cli\", \"zulip\"]\n";
+const PAGER_CHANNEL: &str = "[human]\nchannels = [\"cli\", \"pager\"]\n";
 
-/// A warning, not an error: the run goes on without Zulip and `ask_human` names what is missing.
+/// A warning, not an error: the run goes on without the channel and `ask_human` names what is
+/// missing, as the declared table's read function found it lacking.
 #[test]
-fn a_zulip_channel_without_settings_names_each_missing_value_and_variable() {
+fn a_listed_declared_channel_without_settings_names_each_missing_value_and_variable() {
     assert_eq!(
-        warnings_with(ZULIP_CHANNEL, &MapEnv::new()),
+        warnings_with(PAGER_CHANNEL, &MapEnv::new()),
         [
-            "tether.toml:2: human.channels: \"zulip\" is a channel but its settings are missing: \
-          `zulip.server_url` (or ZULIP_SERVER_URL), `zulip.bot_email` (or ZULIP_BOT_EMAIL), \
-          `zulip.stream` (or ZULIP_STREAM), the bot's API key (set ZULIP_BOT_API_KEY)"
+            "tether.toml:2: human.channels: \"pager\" is a channel but its settings are missing: \
+             `pager.room` (or PAGER_ROOM), the token (set PAGER_TOKEN)"
         ]
     );
 }
 
 #[test]
-fn a_zulip_channel_names_only_what_is_missing() {
-    let text = format!("{ZULIP_CHANNEL}[zulip]\nstream = \"s\"\napi_key_env = \"ZK\"\n");
-    let env = MapEnv::new().with("ZULIP_BOT_EMAIL", "bot@z.example.com");
-    assert_eq!(
-        warnings_with(&text, &env),
-        [
-            "tether.toml:2: human.channels: \"zulip\" is a channel but its settings are missing: \
-          `zulip.server_url` (or ZULIP_SERVER_URL), the bot's API key (set ZK)"
-        ]
-    );
-}
-
-#[test]
-fn a_zulip_channel_configured_by_the_environment_is_complete() {
+fn a_declared_channel_configured_by_the_environment_is_complete() {
     let env = MapEnv::new()
-        .with("ZULIP_SERVER_URL", "https://z.example.com")
-        .with("ZULIP_BOT_EMAIL", "bot@z.example.com")
-        .with("ZULIP_STREAM", "repo")
-        .with("ZULIP_BOT_API_KEY", "k");
-    let config = config_with(ZULIP_CHANNEL, &env);
-    assert_eq!(
-        config.zulip.server_url.as_deref(),
-        Some("https://z.example.com")
-    );
-    assert!(warnings_with(ZULIP_CHANNEL, &env).is_empty());
+        .with("PAGER_ROOM", "ops")
+        .with("PAGER_TOKEN", "k");
+    let config = config_with(PAGER_CHANNEL, &env);
+    assert_eq!(PagerSettings::of(&config).room.as_deref(), Some("ops"));
+    assert!(warnings_with(PAGER_CHANNEL, &env).is_empty());
 }
 
 #[test]
-fn an_invalid_zulip_value_is_not_also_reported_missing() {
-    let text = format!(
-        "{ZULIP_CHANNEL}[zulip]\nserver_url = \"nope\"\nbot_email = \"b@z.example.com\"\n\
-         stream = \"s\"\n"
-    );
-    let env = MapEnv::new().with("ZULIP_BOT_API_KEY", "k");
+fn an_invalid_declared_value_is_not_also_reported_missing() {
+    let text = format!("{PAGER_CHANNEL}[pager]\nroom = \"Ops\"\n");
+    let env = MapEnv::new().with("PAGER_TOKEN", "k");
     let all = problems_with(&text, &env);
-    assert_eq!(all.len(), 1, "{all:#?}");
-    assert!(all[0].starts_with("tether.toml:4: zulip.server_url: must be an http://"));
+    assert_eq!(
+        all,
+        ["tether.toml:4: pager.room: must be a room's name (a-z, 0-9, -), got \"Ops\""]
+    );
 }
 
 #[test]
-fn zulip_settings_are_not_required_without_the_channel() {
-    config("[zulip]\nstream = \"s\"\n");
+fn a_declared_channels_settings_are_not_required_without_the_channel() {
+    config("[pager]\nlevel = 3\n");
 }
 
 #[test]
@@ -178,38 +161,4 @@ fn a_command_for_another_kind_is_a_problem() {
 #[test]
 fn an_invalid_kind_does_not_add_command_problems() {
     assert!(problem("[executor]\nkind = \"bogus\"\ncommand = [\"x\"]\n").contains("executor.kind"));
-}
-
-#[test]
-fn slack_and_telegram_channels_without_settings_name_each_missing_value_and_variable() {
-    let text = "[human]\nchannels = [\"slack\", \"telegram\"]\n";
-    assert_eq!(
-        warnings_with(text, &MapEnv::new()),
-        [
-            "tether.toml:2: human.channels: \"slack\" is a channel but its settings are missing: \
-             `slack.channel` (or SLACK_CHANNEL), the bot token (set SLACK_BOT_TOKEN), the \
-             app-level token for Socket Mode (set SLACK_APP_TOKEN)",
-            "tether.toml:2: human.channels: \"telegram\" is a channel but its settings are \
-             missing: `telegram.chat_id` (or TELEGRAM_CHAT_ID), the bot token (set \
-             TELEGRAM_BOT_TOKEN)"
-        ]
-    );
-}
-
-#[test]
-fn a_telegram_chat_id_must_be_a_number_or_a_name() {
-    let problems = super::problems("[telegram]\nchat_id = \"my chat\"\n");
-    assert!(
-        problems[0].contains("telegram.chat_id: must be a chat id"),
-        "{problems:?}"
-    );
-}
-
-#[test]
-fn a_slack_channel_must_be_its_id_not_its_name() {
-    let problems = super::problems("[slack]\nchannel = \"#general\"\n");
-    assert!(
-        problems[0].contains("slack.channel: must be the channel's id"),
-        "{problems:?}"
-    );
 }

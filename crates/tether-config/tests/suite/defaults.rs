@@ -4,16 +4,17 @@ use std::path::{Path, PathBuf};
 
 use tether_config::{
     Api, Budget, Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout,
-    JudgeConfig, LoopConfig, LoopJudgeConfig, MapEnv, ModelConfig, PlanningConfig, Price,
-    ServerConfig, ZulipConfig,
+    JudgeConfig, LoopConfig, LoopJudgeConfig, MapEnv, ModelConfig, PlanningConfig, Price, Secret,
+    ServerConfig,
 };
 
 use super::config;
+use super::test_table::{PagerSettings, schema};
 
 #[test]
 fn empty_file_gives_the_documented_defaults() {
     let config = config("");
-    assert_eq!(config, Config::default());
+    assert_eq!(config, Config::defaults(&schema()));
     assert_eq!(config.plan, PathBuf::from("plan.md"));
     assert_eq!(config.model, None);
     assert_eq!(config.judge, None);
@@ -36,7 +37,7 @@ fn empty_file_gives_the_documented_defaults() {
         HumanConfig {
             name: None,
             threshold: 2,
-            channels: vec![Channel::Terminal, Channel::Cli],
+            channels: vec![Channel::TERMINAL, Channel::CLI],
             timeout: None,
             ask_before: vec![],
             remind_after_secs: None,
@@ -44,17 +45,16 @@ fn empty_file_gives_the_documented_defaults() {
             escalate_to: vec![],
         }
     );
-    assert_eq!(config.zulip.api_key_env, "ZULIP_BOT_API_KEY");
-    assert_eq!(config.zulip.server_url, None);
-    assert_eq!(config.zulip.api_key, None);
+    assert_eq!(PagerSettings::of(&config), PagerSettings::default());
+    assert_eq!(PagerSettings::of(&config).token_env, "PAGER_TOKEN");
     assert_eq!(config.executor.kind, ExecutorKind::Builtin);
     assert!(config.executor.command.is_empty());
 }
 
 #[test]
 fn comments_and_empty_tables_keep_defaults() {
-    let text = "# nothing\n[loop]\n[human]\n[zulip]\n[executor]\n[server]\n";
-    assert_eq!(config(text), Config::default());
+    let text = "# nothing\n[loop]\n[human]\n[pager]\n[executor]\n[server]\n";
+    assert_eq!(config(text), Config::defaults(&schema()));
 }
 
 #[test]
@@ -102,22 +102,23 @@ max_consecutive_failures = 9
 
 [human]
 threshold = 4
-channels = ["zulip", "terminal"]
+channels = ["pager", "terminal"]
 timeout_secs = 14400
 on_timeout = "Pick the safer option."
 ask_before = ["git push", "cargo publish"]
 
-[zulip]
-server_url = "https://chat.example.com"
-bot_email = "tether-bot@chat.example.com"
-stream = "my-repo"
-api_key_env = "MY_ZULIP_KEY"
+[pager]
+url = "https://pager.example/hook"
+room = "my-repo"
+token_env = "MY_PAGER_KEY"
+level = 5
+notify = ["failed"]
 
 [executor]
 kind = "command"
 command = ["my-agent", "--print", ""]
 "#;
-    let env = MapEnv::new().with("MY_ZULIP_KEY", "zk");
+    let env = MapEnv::new().with("MY_PAGER_KEY", "pk");
     let config = super::config_with(text, &env);
     let expected = Config {
         plan: PathBuf::from("docs/plan.md"),
@@ -179,7 +180,7 @@ command = ["my-agent", "--print", ""]
         },
         human: HumanConfig {
             threshold: 4,
-            channels: vec![Channel::Zulip, Channel::Terminal],
+            channels: vec![Channel::named("pager"), Channel::TERMINAL],
             timeout: Some(HumanTimeout {
                 secs: 14400,
                 on_timeout: "Pick the safer option.".into(),
@@ -187,21 +188,8 @@ command = ["my-agent", "--print", ""]
             ask_before: vec!["git push".into(), "cargo publish".into()],
             ..HumanConfig::default()
         },
-        zulip: ZulipConfig {
-            server_url: Some("https://chat.example.com".into()),
-            bot_email: Some("tether-bot@chat.example.com".into()),
-            stream: Some("my-repo".into()),
-            api_key_env: "MY_ZULIP_KEY".into(),
-            api_key: Some(tether_config::Secret::new("zk")),
-            notify: None,
-        },
-        slack: tether_config::SlackConfig::default(),
-        telegram: tether_config::TelegramConfig::default(),
         notify: tether_config::NotifyConfig::default(),
-        ntfy: tether_config::NtfyConfig::default(),
-        webhook: tether_config::WebhookConfig::default(),
-        email: tether_config::EmailConfig::default(),
-        notify_command: tether_config::NotifyCommandConfig::default(),
+        integrations: config.integrations.clone(),
         executor: ExecutorConfig {
             kind: ExecutorKind::Command,
             command: vec!["my-agent".into(), "--print".into(), String::new()],
@@ -213,6 +201,21 @@ command = ["my-agent", "--print", ""]
         run: tether_config::RunConfig::default(),
     };
     assert_eq!(config, expected);
+    assert_eq!(
+        PagerSettings::of(&config),
+        PagerSettings {
+            url: Some(Secret::new("https://pager.example/hook")),
+            room: Some("my-repo".into()),
+            token_env: "MY_PAGER_KEY".into(),
+            token: Some(Secret::new("pk")),
+            level: 5,
+            notify: Some(vec![tether_config::NoticeKind::Failed]),
+        }
+    );
+    assert_eq!(
+        config.key_vars(),
+        ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_PAGER_KEY"]
+    );
 }
 
 #[test]
@@ -241,7 +244,7 @@ fn judge_defaults_to_cross_model_and_ten_minutes() {
 
 #[test]
 fn every_executor_kind_and_every_api_is_accepted() {
-    for (name, kind) in ExecutorKind::CHOICES {
+    for (name, kind) in schema().executor_kinds() {
         assert_eq!(kind.as_str(), name);
         let extra = match kind {
             ExecutorKind::Command => "command = [\"x\"]\n",
@@ -256,9 +259,19 @@ fn every_executor_kind_and_every_api_is_accepted() {
         assert_eq!(config(&text).model.unwrap().api, api);
         assert_eq!(api.as_str(), name);
     }
-    for (name, channel) in Channel::CHOICES {
+    for (name, channel) in schema().channels() {
         assert_eq!(channel.as_str(), name);
+        let text = format!("[human]\nchannels = [\"{name}\"]\n");
+        assert_eq!(config(&text).human.channels, [channel]);
     }
+    assert_eq!(
+        schema()
+            .channels()
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect::<Vec<_>>(),
+        ["terminal", "cli", "web", "pager"]
+    );
 }
 
 #[test]
@@ -291,63 +304,18 @@ fn the_plan_path_resolves_against_the_workspace_root() {
 }
 
 #[test]
-fn slack_telegram_and_notify_are_read_with_their_tokens_from_the_environment() {
-    use tether_config::{NoticeKind, NotifyConfig, SlackConfig, TelegramConfig};
-    let text = r#"
-[human]
-channels = ["slack", "telegram"]
-
-[slack]
-channel = "C0123ABCD"
-bot_token_env = "MY_SLACK_BOT"
-api_url = "http://127.0.0.1:9/api"
-notify = ["done"]
-
-[telegram]
-chat_id = "-1001234567890"
-
-[notify]
-on = ["done", "paused", "signed_off"]
-desktop = false
-rejected_after = 5
-"#;
-    let env = MapEnv::new()
-        .with("MY_SLACK_BOT", "xoxb-1")
-        .with("SLACK_APP_TOKEN", "xapp-1")
-        .with("TELEGRAM_BOT_TOKEN", "123:abc")
-        .with("TELEGRAM_CHAT_ID", "@tether_questions");
-    let config = super::config_with(text, &env);
+fn notify_is_read() {
+    use tether_config::{NoticeKind, NotifyConfig};
+    let text = "[notify]\non = [\"done\", \"paused\", \"signed_off\"]\ndesktop = false\n\
+                rejected_after = 5\n";
     assert_eq!(
-        config.slack,
-        SlackConfig {
-            channel: Some("C0123ABCD".into()),
-            bot_token_env: "MY_SLACK_BOT".into(),
-            app_token_env: "SLACK_APP_TOKEN".into(),
-            bot_token: Some(tether_config::Secret::new("xoxb-1")),
-            app_token: Some(tether_config::Secret::new("xapp-1")),
-            api_url: "http://127.0.0.1:9/api".into(),
-            notify: Some(vec![NoticeKind::Done]),
-        }
-    );
-    assert_eq!(
-        config.telegram,
-        TelegramConfig {
-            chat_id: Some("@tether_questions".into()),
-            bot_token: Some(tether_config::Secret::new("123:abc")),
-            ..TelegramConfig::default()
-        }
-    );
-    assert_eq!(
-        config.notify,
+        config(text).notify,
         NotifyConfig {
             on: vec![NoticeKind::Done, NoticeKind::Paused, NoticeKind::SignedOff],
             desktop: false,
             rejected_after: 5,
         }
     );
-    for var in ["MY_SLACK_BOT", "SLACK_APP_TOKEN", "TELEGRAM_BOT_TOKEN"] {
-        assert!(config.key_vars().contains(&var.to_owned()), "{var}");
-    }
 }
 
 #[test]
@@ -355,7 +323,8 @@ fn bad_budgets_and_prices_name_their_key_and_line() {
     let text = "[model]\napi = \"openai-chat\"\nbase_url = \"http://x\"\nmodel = \"m\"\n\
                 price_per_mtok = { input = -1 }\n[loop]\nmax_tokens = \"lots\"\n\
                 max_duration = \"2 hours\"\nmax_cost_usd = \"five\"\n";
-    let err = tether_config::parse(text, Path::new("tether.toml"), &MapEnv::new()).unwrap_err();
+    let err = tether_config::parse(&schema(), text, Path::new("tether.toml"), &MapEnv::new())
+        .unwrap_err();
     let problems: Vec<String> = err.problems().iter().map(ToString::to_string).collect();
     assert_eq!(
         problems,
@@ -395,6 +364,7 @@ fn planning_overrides_the_model_and_stands_alone_only_when_complete() {
     assert_eq!(planning.api_key_env.as_deref(), Some("K"));
     assert!(with_model.key_vars().contains(&"K".to_owned()));
     let err = tether_config::parse(
+        &schema(),
         "[planning]\nmodel = \"big\"\n",
         Path::new("tether.toml"),
         &MapEnv::new(),

@@ -4,87 +4,61 @@ use std::collections::HashMap;
 
 use tether_config::{Api, ConfigError, Env, MapEnv, ModelConfig, ProcessEnv};
 
-use super::{config, config_with, problems_with};
+use super::test_table::PagerSettings;
+use super::{config_with, problems_with};
 
-const ZULIP: &str = "[zulip]\nserver_url = \"https://file.example.com\"\n\
-                     bot_email = \"file@example.com\"\nstream = \"file-stream\"\n";
+const PAGER: &str = "[pager]\nroom = \"file-room\"\n";
+
+/// The pager's settings `text` gives under `env`.
+fn pager(text: &str, env: &MapEnv) -> PagerSettings {
+    PagerSettings::of(&config_with(text, env))
+}
 
 #[test]
-fn zulip_values_come_from_the_file_without_overrides() {
-    let zulip = config(ZULIP).zulip;
+fn a_declared_keys_variable_overrides_the_file() {
     assert_eq!(
-        zulip.server_url.as_deref(),
-        Some("https://file.example.com")
+        pager(PAGER, &MapEnv::new()).room.as_deref(),
+        Some("file-room")
     );
-    assert_eq!(zulip.bot_email.as_deref(), Some("file@example.com"));
-    assert_eq!(zulip.stream.as_deref(), Some("file-stream"));
-}
-
-#[test]
-fn zulip_environment_variables_override_the_file() {
-    let env = MapEnv::new()
-        .with("ZULIP_SERVER_URL", "https://env.example.com")
-        .with("ZULIP_BOT_EMAIL", "env@example.com")
-        .with("ZULIP_STREAM", "env-stream");
-    let zulip = config_with(ZULIP, &env).zulip;
-    assert_eq!(zulip.server_url.as_deref(), Some("https://env.example.com"));
-    assert_eq!(zulip.bot_email.as_deref(), Some("env@example.com"));
-    assert_eq!(zulip.stream.as_deref(), Some("env-stream"));
-}
-
-#[test]
-fn zulip_environment_applies_without_a_zulip_table() {
-    let env = MapEnv::new().with("ZULIP_STREAM", "only-env");
-    let zulip = config_with("", &env).zulip;
-    assert_eq!(zulip.stream.as_deref(), Some("only-env"));
-    assert_eq!(zulip.server_url, None);
+    let env = MapEnv::new().with("PAGER_ROOM", "env-room");
+    assert_eq!(pager(PAGER, &env).room.as_deref(), Some("env-room"));
+    // Without the table too, and recorded as a variable that configures.
+    assert_eq!(pager("", &env).room.as_deref(), Some("env-room"));
 }
 
 #[test]
 fn blank_variables_count_as_unset() {
     let env = MapEnv::new()
-        .with("ZULIP_STREAM", "  ")
-        .with("ZULIP_BOT_API_KEY", "");
-    let zulip = config_with(ZULIP, &env).zulip;
-    assert_eq!(zulip.stream.as_deref(), Some("file-stream"));
-    assert_eq!(zulip.api_key, None);
+        .with("PAGER_ROOM", "  ")
+        .with("PAGER_TOKEN", "");
+    let pager = pager(PAGER, &env);
+    assert_eq!(pager.room.as_deref(), Some("file-room"));
+    assert_eq!(pager.token, None);
 }
 
 #[test]
 fn invalid_environment_values_are_problems_naming_the_variable() {
-    let env = MapEnv::new()
-        .with("ZULIP_SERVER_URL", "chat.example.com")
-        .with("ZULIP_BOT_EMAIL", "not-an-email");
+    let env = MapEnv::new().with("PAGER_ROOM", "has spaces");
     assert_eq!(
-        problems_with("", &env),
+        problems_with(PAGER, &env),
         [
-            "tether.toml: zulip.server_url: from ZULIP_SERVER_URL: must be an http:// or \
-             https:// URL such as https://chat.example.com, got \"chat.example.com\"",
-            "tether.toml: zulip.bot_email: from ZULIP_BOT_EMAIL: must be an email address \
-             such as tether-bot@chat.example.com, got \"not-an-email\"",
+            "tether.toml: pager.room: from PAGER_ROOM: must be a room's name (a-z, 0-9, -), got \
+          \"has spaces\""
         ]
     );
 }
 
 #[test]
-fn the_zulip_key_comes_from_the_default_variable() {
-    let env = MapEnv::new().with("ZULIP_BOT_API_KEY", "zulip-key-1");
-    let zulip = config_with("", &env).zulip;
-    assert_eq!(zulip.api_key.unwrap().expose(), "zulip-key-1");
-}
-
-#[test]
-fn the_zulip_key_comes_from_the_named_variable_only() {
-    let env = MapEnv::new()
-        .with("ZULIP_BOT_API_KEY", "default-var")
-        .with("TEAM_ZULIP_KEY", "named-var");
-    let zulip = config_with("[zulip]\napi_key_env = \"TEAM_ZULIP_KEY\"\n", &env).zulip;
-    assert_eq!(zulip.api_key_env, "TEAM_ZULIP_KEY");
-    assert_eq!(zulip.api_key.unwrap().expose(), "named-var");
-
-    let env = MapEnv::new().with("ZULIP_BOT_API_KEY", "default-var");
-    let zulip = config_with("[zulip]\napi_key_env = \"TEAM_ZULIP_KEY\"\n", &env).zulip;
-    assert_eq!(zulip.api_key, None);
+fn a_declared_secret_comes_from_the_default_variable_or_the_named_one_only() {
+    let env = MapEnv::new().with("PAGER_TOKEN", "pager-key-1");
+    assert_eq!(pager("", &env).token.unwrap().expose(), "pager-key-1");
+    let env = env.with("TEAM_PAGER_KEY", "named-var");
+    let named = pager("[pager]\ntoken_env = \"TEAM_PAGER_KEY\"\n", &env);
+    assert_eq!(named.token_env, "TEAM_PAGER_KEY");
+    assert_eq!(named.token.unwrap().expose(), "named-var");
+    let env = MapEnv::new().with("PAGER_TOKEN", "default-var");
+    let named = pager("[pager]\ntoken_env = \"TEAM_PAGER_KEY\"\n", &env);
+    assert_eq!(named.token, None);
 }
 
 fn model(api_key_env: Option<&str>) -> ModelConfig {

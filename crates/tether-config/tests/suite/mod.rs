@@ -1,12 +1,19 @@
-//! Helpers shared by the integration tests, and the list of test modules.
+//! Helpers shared by the integration tests, and the list of test modules. The tests read the
+//! core tables and `[pager]`, a table declared for the tests as an integration declares one.
 
 use std::path::Path;
 
 use tether_config::{Config, Env, MapEnv, parse, parse_with_warnings};
 
+use test_table::schema;
+
+#[path = "../../src/test_table.rs"]
+pub mod test_table;
+
 mod agent_cli;
 mod always_on;
 mod cross;
+mod declared;
 mod defaults;
 mod env;
 mod isolation;
@@ -14,7 +21,6 @@ mod load;
 mod multiple;
 mod ranges;
 mod secrets;
-mod sinks;
 mod store;
 mod template;
 mod types;
@@ -26,7 +32,7 @@ pub const FILE: &str = "tether.toml";
 
 /// Parses `text` under `env`, panicking with every problem if it is invalid.
 pub fn config_with(text: &str, env: &dyn Env) -> Config {
-    match parse(text, Path::new(FILE), env) {
+    match parse(&schema(), text, Path::new(FILE), env) {
         Ok(config) => config,
         Err(err) => panic!("expected a valid config, got:\n{err}"),
     }
@@ -39,7 +45,7 @@ pub fn config(text: &str) -> Config {
 
 /// The problems of `text` under `env`, as displayed; panics if `text` is valid.
 pub fn problems_with(text: &str, env: &dyn Env) -> Vec<String> {
-    match parse(text, Path::new(FILE), env) {
+    match parse(&schema(), text, Path::new(FILE), env) {
         Ok(config) => panic!("expected problems, got a valid config: {config:#?}"),
         Err(err) => {
             assert!(!err.problems().is_empty(), "no problems in {err:?}");
@@ -62,7 +68,7 @@ pub fn problem(text: &str) -> String {
 
 /// The warnings of valid `text` under `env`, as displayed; panics if `text` is invalid.
 pub fn warnings_with(text: &str, env: &dyn Env) -> Vec<String> {
-    match parse_with_warnings(text, Path::new(FILE), env) {
+    match parse_with_warnings(&schema(), text, Path::new(FILE), env) {
         Ok((_, warnings)) => warnings.iter().map(ToString::to_string).collect(),
         Err(err) => panic!("expected a valid config, got:\n{err}"),
     }

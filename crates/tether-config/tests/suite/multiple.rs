@@ -4,6 +4,8 @@ use std::path::Path;
 
 use tether_config::{ConfigError, MapEnv, parse};
 
+use super::test_table::schema;
+
 const MESSY: &str = r#"plan = ""
 
 [model]
@@ -22,7 +24,7 @@ threshold = 3
 
 [human]
 threshold = 9
-channels = ["terminal", "zulip", "terminal"]
+channels = ["terminal", "pager", "terminal"]
 on_timeout = "go on"
 
 [executor]
@@ -34,8 +36,8 @@ listen = "localhost:8080"
 
 #[test]
 fn every_problem_is_listed() {
-    let env = MapEnv::new().with("ZULIP_BOT_EMAIL", "not-an-email");
-    let err = parse(MESSY, Path::new("tether.toml"), &env).unwrap_err();
+    let env = MapEnv::new().with("PAGER_ROOM", "not a room");
+    let err = parse(&schema(), MESSY, Path::new("tether.toml"), &env).unwrap_err();
     let ConfigError::Invalid { file, problems } = &err else {
         panic!("expected Invalid, got {err:?}");
     };
@@ -56,7 +58,7 @@ fn every_problem_is_listed() {
             "human.on_timeout",
             "executor.command",
             "server.listen",
-            "zulip.bot_email",
+            "pager.room",
         ]
     );
     let lines: Vec<Option<usize>> = problems.iter().map(|p| p.line).collect();
@@ -75,6 +77,7 @@ fn every_problem_is_listed() {
 #[test]
 fn the_display_lists_one_problem_per_line_after_a_count() {
     let err = parse(
+        &schema(),
         "[loop]\nspin_guard = 0\nreminder_after = 0\n",
         Path::new("t.toml"),
         &MapEnv::new(),
@@ -87,6 +90,7 @@ fn the_display_lists_one_problem_per_line_after_a_count() {
          t.toml:3: loop.reminder_after: must be between 1 and 100, got 0"
     );
     let one = parse(
+        &schema(),
         "[loop]\nspin_guard = 0\n",
         Path::new("t.toml"),
         &MapEnv::new(),
@@ -101,6 +105,7 @@ fn the_display_lists_one_problem_per_line_after_a_count() {
 #[test]
 fn the_bare_problem_list_is_available() {
     let problems = tether_config::check(
+        &schema(),
         "[loop]\nspin_guard = 0\n[x]\n",
         Path::new("t.toml"),
         &MapEnv::new(),

@@ -4,6 +4,7 @@ use std::fs;
 
 use tether_config::{MapEnv, Secret, load};
 
+use super::test_table::{PagerSettings, schema};
 use super::{problem, problems};
 
 #[test]
@@ -20,25 +21,24 @@ fn a_loaded_configs_debug_never_shows_a_key() {
     fs::write(
         dir.path().join("tether.toml"),
         "[model]\napi = \"openai-chat\"\nbase_url = \"http://h\"\nmodel = \"m\"\n\
-         api_key_env = \"OPENAI_API_KEY\"\n[human]\nchannels = [\"zulip\"]\n\
-         [zulip]\nserver_url = \"https://z.example.com\"\nbot_email = \"b@z.example.com\"\n\
-         stream = \"s\"\n",
+         api_key_env = \"OPENAI_API_KEY\"\n[human]\nchannels = [\"pager\"]\n\
+         [pager]\nurl = \"https://pager.example/pager-secret-0042\"\nroom = \"s\"\n",
     )
     .unwrap();
     let env = MapEnv::new()
-        .with("ZULIP_BOT_API_KEY", "zulip-secret-4711")
+        .with("PAGER_TOKEN", "pager-secret-4711")
         .with("OPENAI_API_KEY", "openai-secret-0815");
-    let loaded = load(dir.path(), &env).unwrap();
-    assert!(
-        loaded.config.zulip.api_key.is_some(),
-        "the key was not loaded"
-    );
+    let loaded = load(&schema(), dir.path(), &env).unwrap();
+    let pager = PagerSettings::of(&loaded.config);
+    assert!(pager.token.is_some(), "the key was not loaded");
+    assert!(pager.url.is_some(), "the URL was not loaded");
     for shown in [
         format!("{loaded:?}"),
         format!("{loaded:#?}"),
         format!("{env:?}"),
     ] {
-        assert!(!shown.contains("zulip-secret-4711"), "{shown}");
+        assert!(!shown.contains("pager-secret-4711"), "{shown}");
+        assert!(!shown.contains("pager-secret-0042"), "{shown}");
         assert!(!shown.contains("openai-secret-0815"), "{shown}");
     }
     let key = loaded.config.model.unwrap().api_key(&env).unwrap().unwrap();
@@ -64,7 +64,7 @@ fn a_literal_api_key_is_an_error_naming_the_variable_to_set() {
 }
 
 #[test]
-fn a_literal_api_key_in_judge_and_zulip_is_an_error_too() {
+fn a_literal_api_key_in_judge_and_a_declared_table_is_an_error_too() {
     let judge = "[judge]\napi = \"openai-chat\"\nbase_url = \"https://h\"\nmodel = \"m\"\n";
     assert_eq!(
         problem(&format!("{judge}api_key = \"sk-1\"\n")),
@@ -73,14 +73,14 @@ fn a_literal_api_key_in_judge_and_zulip_is_an_error_too() {
          `judge.api_key_env = \"OPENAI_API_KEY\"`"
     );
     assert_eq!(
-        problem("[zulip]\napi_key = \"zk-1\"\n"),
-        "tether.toml:2: zulip.api_key: API keys never live in files; remove `api_key`, then set \
-         the environment variable ZULIP_BOT_API_KEY instead (named by `zulip.api_key_env`)"
+        problem("[pager]\napi_key = \"zk-1\"\n"),
+        "tether.toml:2: pager.api_key: API keys never live in files; remove `api_key`, then set \
+         the environment variable PAGER_TOKEN instead (named by `pager.token_env`)"
     );
     assert_eq!(
-        problem("[zulip]\napi_key_env = \"ZK\"\ntoken = \"zk-1\"\n"),
-        "tether.toml:3: zulip.token: API keys never live in files; remove `token`, then set \
-         the environment variable ZK instead (named by `zulip.api_key_env`)"
+        problem("[pager]\ntoken_env = \"ZK\"\ntoken = \"zk-1\"\n"),
+        "tether.toml:3: pager.token: API keys never live in files; remove `token`, then set \
+         the environment variable ZK instead (named by `pager.token_env`)"
     );
 }
 
@@ -88,7 +88,7 @@ fn a_literal_api_key_in_judge_and_zulip_is_an_error_too() {
 fn no_problem_ever_echoes_a_key_value() {
     let text = "api_key = \"sk-top-1\"\n[model]\napi = \"openai-chat\"\nbase_url = \"http://h\"\n\
                 model = \"m\"\napi_key = \"sk-model-2\"\napiKey = \"sk-model-3\"\n\
-                [zulip]\napi-key = \"sk-zulip-4\"\napi_key_env = \"sk-zulip-5\"\n";
+                [pager]\napi-key = \"sk-pager-4\"\ntoken_env = \"sk-pager-5\"\n";
     let all = problems(text);
     assert_eq!(all.len(), 5, "{all:#?}");
     for shown in &all {
@@ -126,17 +126,10 @@ fn the_key_variables_are_listed_once_each() {
     let env = MapEnv::new()
         .with("OPENAI_API_KEY", "a")
         .with("ANTHROPIC_API_KEY", "b");
-    let config = load(dir.path(), &env).unwrap().config;
+    let config = load(&schema(), dir.path(), &env).unwrap().config;
     assert_eq!(
         config.key_vars(),
-        [
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "ZULIP_BOT_API_KEY",
-            "SLACK_BOT_TOKEN",
-            "SLACK_APP_TOKEN",
-            "TELEGRAM_BOT_TOKEN"
-        ]
+        ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "PAGER_TOKEN"]
     );
     let same = tether_config::Config {
         judge: config.judge.clone().map(|mut j| {
@@ -145,14 +138,5 @@ fn the_key_variables_are_listed_once_each() {
         }),
         ..config
     };
-    assert_eq!(
-        same.key_vars(),
-        [
-            "OPENAI_API_KEY",
-            "ZULIP_BOT_API_KEY",
-            "SLACK_BOT_TOKEN",
-            "SLACK_APP_TOKEN",
-            "TELEGRAM_BOT_TOKEN"
-        ]
-    );
+    assert_eq!(same.key_vars(), ["OPENAI_API_KEY", "PAGER_TOKEN"]);
 }

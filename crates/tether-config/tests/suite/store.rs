@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use super::test_table::schema;
 use tether_config::{MapEnv, parse};
 
 use super::{FILE, problem};
@@ -10,18 +11,18 @@ use super::{FILE, problem};
 #[test]
 fn a_team_store_url_is_read_and_the_environment_overrides_it() {
     let text = "[store]\nurl = \"postgres://tether@db.example:5432/tether\"\n";
-    let config = parse(text, Path::new(FILE), &MapEnv::new()).unwrap();
+    let config = parse(&schema(), text, Path::new(FILE), &MapEnv::new()).unwrap();
     assert_eq!(
         config.store.url.as_deref(),
         Some("postgres://tether@db.example:5432/tether")
     );
     let env = MapEnv::new().with("TETHER_STORE_URL", "postgresql://ci:pw@other/team");
-    let config = parse(text, Path::new(FILE), &env).unwrap();
+    let config = parse(&schema(), text, Path::new(FILE), &env).unwrap();
     assert_eq!(
         config.store.url.as_deref(),
         Some("postgresql://ci:pw@other/team")
     );
-    let config = parse("", Path::new(FILE), &MapEnv::new()).unwrap();
+    let config = parse(&schema(), "", Path::new(FILE), &MapEnv::new()).unwrap();
     assert_eq!(config.store.url, None);
 }
 
@@ -58,7 +59,7 @@ fn where_the_store_is_is_read_whatever_the_rest_of_the_file_says() {
         "[model]\napi = \"nonsense\"\n[store]\nurl = \"postgres://team@db/tether\"\n",
     )
     .unwrap();
-    assert!(tether_config::load(dir.path(), &MapEnv::new()).is_err());
+    assert!(tether_config::load(&schema(), dir.path(), &MapEnv::new()).is_err());
     let store = tether_config::load_store(dir.path(), &MapEnv::new()).unwrap();
     assert_eq!(store.url.as_deref(), Some("postgres://team@db/tether"));
 

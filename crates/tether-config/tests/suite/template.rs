@@ -2,19 +2,37 @@
 
 use std::path::Path;
 
-use tether_config::{Config, MapEnv, TEMPLATE, parse};
+use tether_config::{Config, MapEnv, parse};
+
+use super::test_table::{PagerSettings, schema};
+
+/// The template of the core tables and the test's `[pager]`.
+fn template() -> String {
+    schema().template()
+}
 
 #[test]
 fn the_template_parses_with_no_problems_in_an_empty_environment() {
-    if let Err(err) = parse(TEMPLATE, Path::new("tether.toml"), &MapEnv::new()) {
+    if let Err(err) = parse(
+        &schema(),
+        &template(),
+        Path::new("tether.toml"),
+        &MapEnv::new(),
+    ) {
         panic!("{err}");
     }
 }
 
 #[test]
 fn the_templates_values_are_the_defaults() {
-    let config = parse(TEMPLATE, Path::new("tether.toml"), &MapEnv::new()).unwrap();
-    assert_eq!(config, Config::default());
+    let config = parse(
+        &schema(),
+        &template(),
+        Path::new("tether.toml"),
+        &MapEnv::new(),
+    )
+    .unwrap();
+    assert_eq!(config, Config::defaults(&schema()));
 }
 
 /// Uncomments `# [table]` and `# key = value` lines, leaving descriptions alone.
@@ -43,12 +61,12 @@ fn is_setting(line: &str) -> bool {
 
 #[test]
 fn the_commented_out_examples_are_valid_too() {
-    let text = uncomment(TEMPLATE);
+    let text = uncomment(&template());
     assert!(
         text.contains("\n[model]\n") && text.contains("\n[judge]\n"),
         "{text}"
     );
-    let err = parse(&text, Path::new("tether.toml"), &MapEnv::new()).unwrap_err();
+    let err = parse(&schema(), &text, Path::new("tether.toml"), &MapEnv::new()).unwrap_err();
     // The only clashes: the example command is for kind = "command", the agent CLI settings for
     // kind = "claude", `permissions` for kind = "acp", and the kind is "builtin".
     let keys: Vec<&str> = err.problems().iter().map(|p| p.key.as_str()).collect();
@@ -71,14 +89,14 @@ fn the_commented_out_examples_are_valid_too() {
             .collect()
     };
     let acp = without(&text, &["command"]).replace("kind = \"builtin\"", "kind = \"acp\"");
-    let config = parse(&acp, Path::new("tether.toml"), &MapEnv::new()).unwrap();
+    let config = parse(&schema(), &acp, Path::new("tether.toml"), &MapEnv::new()).unwrap();
     assert_eq!(
         config.executor.permissions,
         tether_config::Permissions::AskBefore
     );
     let claude = without(&text, &["command", "permissions"])
         .replace("kind = \"builtin\"", "kind = \"claude\"");
-    let config = parse(&claude, Path::new("tether.toml"), &MapEnv::new()).unwrap();
+    let config = parse(&schema(), &claude, Path::new("tether.toml"), &MapEnv::new()).unwrap();
     assert_eq!(config.executor.program.as_deref(), Some("claude"));
     assert_eq!(config.executor.turn_timeout_secs, Some(86400));
     assert_eq!(config.executor.max_usage_wait_secs, 86400);
@@ -87,9 +105,9 @@ fn the_commented_out_examples_are_valid_too() {
         &["program", "args", "env", "turn_timeout_secs", "permissions"],
     )
     .replace("kind = \"builtin\"", "kind = \"command\"");
-    let config = parse(&text, Path::new("tether.toml"), &MapEnv::new()).unwrap();
+    let config = parse(&schema(), &text, Path::new("tether.toml"), &MapEnv::new()).unwrap();
     assert!(config.model.is_some() && config.judge.is_some());
     assert!(config.human.timeout.is_some());
-    assert_eq!(config.zulip.stream.as_deref(), Some("my-repo"));
+    assert_eq!(PagerSettings::of(&config).room.as_deref(), Some("ops"));
     assert_eq!(config.executor.command, ["my-agent", "--print"]);
 }

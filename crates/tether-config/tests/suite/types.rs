@@ -87,8 +87,8 @@ fn choices_list_the_allowed_values_and_suggest_one() {
     );
     assert_eq!(
         problem("[human]\nchannels = [\"web\", \"discord\"]\n"),
-        "tether.toml:2: human.channels: item 2: must be one of terminal | cli | web | zulip | \
-         slack | telegram | ntfy | webhook | email | notify_command, got \"discord\""
+        "tether.toml:2: human.channels: item 2: must be one of terminal | cli | web | pager, got \
+         \"discord\""
     );
 }
 
@@ -133,16 +133,16 @@ fn malformed_values_say_what_is_expected() {
             "tether.toml:1: plan: must not be empty",
         ),
         (
-            "[zulip]\nbot_email = \"bot\"\n".to_owned(),
-            "tether.toml:2: zulip.bot_email: must be an email address such as tether-bot@chat.example.com, got \"bot\"",
+            "[pager]\nroom = \"\"\n".to_owned(),
+            "tether.toml:2: pager.room: must be a room's name (a-z, 0-9, -), got \"\"",
         ),
         (
-            "[zulip]\nstream = \"\"\n".to_owned(),
-            "tether.toml:2: zulip.stream: must not be empty",
+            "[pager]\nurl = \"pager.example\"\n".to_owned(),
+            "tether.toml:2: pager.url: must be an http:// or https:// URL such as https://chat.example.com, got \"pager.example\"",
         ),
         (
-            "[zulip]\nserver_url = \"chat.example.com\"\n".to_owned(),
-            "tether.toml:2: zulip.server_url: must be an http:// or https:// URL such as https://chat.example.com, got \"chat.example.com\"",
+            "[pager]\nlevel = 0\n".to_owned(),
+            "tether.toml:2: pager.level: must be between 1 and 5, got 0",
         ),
         (
             "[server]\nlisten = \"localhost:80\"\n".to_owned(),
@@ -176,10 +176,10 @@ fn api_key_env_must_be_a_variable_name() {
         !shown.contains("sk-live-123"),
         "the value is echoed: {shown}"
     );
-    let zulip = problem("[zulip]\napi_key_env = \"1KEY\"\n");
+    let pager = problem("[pager]\ntoken_env = \"1KEY\"\n");
     assert!(
-        zulip.starts_with("tether.toml:2: zulip.api_key_env: must be the NAME"),
-        "{zulip}"
+        pager.starts_with("tether.toml:2: pager.token_env: must be the NAME"),
+        "{pager}"
     );
 }
 

@@ -50,8 +50,8 @@ fn suggestions_cover_every_table() {
             "tether.toml:2: human.chanels: unknown key; did you mean `channels`?",
         ),
         (
-            "[zulip]\nstram = \"x\"\n",
-            "tether.toml:2: zulip.stram: unknown key; did you mean `stream`?",
+            "[pager]\nrom = \"x\"\n",
+            "tether.toml:2: pager.rom: unknown key; did you mean `room`?",
         ),
         (
             "[executor]\nkidn = \"pi\"\n",
@@ -88,7 +88,7 @@ fn a_far_off_key_gets_no_guess_but_the_valid_keys() {
     assert_eq!(
         problem("wibble = 1\n"),
         "tether.toml:1: wibble: unknown key; the top level has plan, model, planning, judge, loop_judge, loop, \
-         human, zulip, slack, telegram, notify, ntfy, webhook, email, notify_command, executor, server, store, sandbox, run"
+         human, notify, pager, executor, server, store, sandbox, run"
     );
 }
 

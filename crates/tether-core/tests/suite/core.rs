@@ -7,6 +7,7 @@ use tether_config::MapEnv;
 use tether_config::Workspace;
 use tether_core::init::{self, InitAction, InitError, InitOptions};
 use tether_core::validate;
+use tether_human::registry::schema;
 use tether_plan::file::{self as plan_file, PlanFileError};
 use tether_plan::{PatchError, Severity, Status};
 
@@ -19,12 +20,12 @@ fn ws() -> (tempfile::TempDir, Workspace) {
 #[test]
 fn init_writes_everything_and_the_result_validates_clean() {
     let (_d, ws) = ws();
-    let actions = init::init(&ws, InitOptions::default()).unwrap();
+    let actions = init::init(&ws, &schema(), InitOptions::default()).unwrap();
     assert_eq!(actions.len(), 4, "{actions:?}");
     assert!(matches!(actions[2], InitAction::CreatedStore(_)));
     assert_eq!(
         fs::read_to_string(ws.root().join("tether.toml")).unwrap(),
-        tether_config::TEMPLATE
+        schema().template()
     );
     assert_eq!(
         fs::read_to_string(ws.root().join("plan.md")).unwrap(),
@@ -35,7 +36,7 @@ fn init_writes_everything_and_the_result_validates_clean() {
         ".tether/\n"
     );
     assert!(ws.db_path().is_file());
-    let report = validate::validate(&ws, &MapEnv::new());
+    let report = validate::validate(&ws, &schema(), &MapEnv::new());
     assert!(report.is_clean(), "{:?}", report.findings);
     assert_eq!(report.goals, 1);
 }
@@ -45,7 +46,7 @@ fn init_refuses_to_overwrite_and_writes_nothing() {
     let (_d, ws) = ws();
     fs::write(ws.root().join("plan.md"), "mine\n").unwrap();
     fs::write(ws.root().join("tether.toml"), "# mine\n").unwrap();
-    let err = init::init(&ws, InitOptions::default()).unwrap_err();
+    let err = init::init(&ws, &schema(), InitOptions::default()).unwrap_err();
     assert!(matches!(err, InitError::Exists { ref paths } if paths.len() == 2));
     assert_eq!(
         err.to_string(),
@@ -57,7 +58,7 @@ fn init_refuses_to_overwrite_and_writes_nothing() {
     );
     assert!(!ws.state_dir().exists() && !ws.gitignore_path().exists());
 
-    let actions = init::init(&ws, InitOptions { force: true }).unwrap();
+    let actions = init::init(&ws, &schema(), InitOptions { force: true }).unwrap();
     assert!(matches!(actions[0], InitAction::Overwrote(_)));
     assert_eq!(
         fs::read_to_string(ws.root().join("plan.md")).unwrap(),
@@ -75,7 +76,7 @@ fn init_keeps_a_gitignore_that_already_ignores_the_state_dir() {
     ] {
         let (_d, ws) = ws();
         fs::write(ws.gitignore_path(), before).unwrap();
-        init::init(&ws, InitOptions::default()).unwrap();
+        init::init(&ws, &schema(), InitOptions::default()).unwrap();
         assert_eq!(fs::read_to_string(ws.gitignore_path()).unwrap(), after);
     }
 }
@@ -83,8 +84,8 @@ fn init_keeps_a_gitignore_that_already_ignores_the_state_dir() {
 #[test]
 fn init_twice_with_force_keeps_the_store() {
     let (_d, ws) = ws();
-    init::init(&ws, InitOptions::default()).unwrap();
-    let actions = init::init(&ws, InitOptions { force: true }).unwrap();
+    init::init(&ws, &schema(), InitOptions::default()).unwrap();
+    let actions = init::init(&ws, &schema(), InitOptions { force: true }).unwrap();
     assert!(actions.contains(&InitAction::KeptStore(ws.db_path())));
     assert!(actions.contains(&InitAction::AlreadyIgnored(ws.gitignore_path())));
 }
@@ -92,7 +93,7 @@ fn init_twice_with_force_keeps_the_store() {
 #[test]
 fn discover_walks_up_to_the_workspace() {
     let (_d, ws) = ws();
-    init::init(&ws, InitOptions::default()).unwrap();
+    init::init(&ws, &schema(), InitOptions::default()).unwrap();
     let deep = ws.root().join("a/b/c");
     fs::create_dir_all(&deep).unwrap();
     assert_eq!(Workspace::discover(&deep).root(), ws.root());
@@ -227,7 +228,7 @@ fn validate_lists_config_and_plan_problems_together() {
         "ignored, the config names goals.md\n",
     )
     .unwrap();
-    let report = validate::validate(&ws, &MapEnv::new());
+    let report = validate::validate(&ws, &schema(), &MapEnv::new());
     // The config is invalid, so the default plan path is checked.
     let files: Vec<_> = report
         .findings
@@ -238,7 +239,7 @@ fn validate_lists_config_and_plan_problems_together() {
     assert_eq!(report.findings[0].key.as_deref(), Some("loop.spin_guard"));
 
     fs::write(ws.root().join("tether.toml"), "plan = \"goals.md\"\n").unwrap();
-    let report = validate::validate(&ws, &MapEnv::new());
+    let report = validate::validate(&ws, &schema(), &MapEnv::new());
     assert_eq!(report.findings.len(), 1);
     assert_eq!(report.findings[0].code, "unreadable");
     assert!(
@@ -248,7 +249,7 @@ fn validate_lists_config_and_plan_problems_together() {
     );
 
     fs::write(ws.root().join("goals.md"), "## Goal: G\nstatus: nope\n").unwrap();
-    let report = validate::validate(&ws, &MapEnv::new());
+    let report = validate::validate(&ws, &schema(), &MapEnv::new());
     let codes: Vec<_> = report
         .findings
         .iter()
@@ -270,7 +271,7 @@ fn validate_follows_tether_config_from_the_environment() {
     fs::write(ws.root().join("plan.md"), init::PLAN_TEMPLATE).unwrap();
     fs::write(ws.root().join("alt.toml"), "[human]\nthreshold = 9\n").unwrap();
     let env = MapEnv::new().with("TETHER_CONFIG", "alt.toml");
-    let report = validate::validate(&ws, &env);
+    let report = validate::validate(&ws, &schema(), &env);
     assert_eq!(report.findings.len(), 1);
     assert_eq!(report.findings[0].file.display().to_string(), "alt.toml");
     assert_eq!(report.findings[0].key.as_deref(), Some("human.threshold"));
@@ -289,7 +290,7 @@ fn validate_warns_about_a_zulip_channel_without_its_settings() {
         .with("ZULIP_SERVER_URL", "https://chat.example.com")
         .with("ZULIP_BOT_EMAIL", "bot@example.com")
         .with("ZULIP_STREAM", "repo");
-    let report = validate::validate(&ws, &env);
+    let report = validate::validate(&ws, &schema(), &env);
     assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
     let f = &report.findings[0];
     assert_eq!(

@@ -7,10 +7,11 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
-use tether_config::{EmailConfig, EmailTls, NoticeKind, Secret};
+use tether_config::{NoticeKind, Secret};
 use tether_human::email::Email;
 use tether_human::sink_body::SinkBody;
 use tether_human::sinks::OneWay;
+use tether_human::tables::email::{EmailConfig, EmailTls};
 use tether_human::{Channel, Notice};
 use tether_store::RunId;
 use tokio::io::{AsyncBufReadExt as _, BufReader};

@@ -139,7 +139,13 @@ reply_token_env = "NTFY_REPLY_TOKEN"
         .with("HOOK_URL", hook_url.as_str())
         .with("NTFY_TOKEN", "tk_pub")
         .with("NTFY_REPLY_TOKEN", "tk_reply");
-    let config = tether_config::parse(&text, Path::new("tether.toml"), &env).unwrap();
+    let config = tether_config::parse(
+        &tether_human::registry::schema(),
+        &text,
+        Path::new("tether.toml"),
+        &env,
+    )
+    .unwrap();
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
     let desk = Desk::from_config(
         &config,

@@ -8,6 +8,7 @@ mod notify;
 mod ntfy_reach;
 mod ntfy_sink;
 mod resume;
+mod settings;
 mod sink_secrets;
 mod sinks;
 mod slack_channel;

@@ -105,8 +105,13 @@ fn setup() -> Setup {
         ws.state_dir(),
         vec![zulip.clone() as Arc<dyn DynChannel>, terminal.clone()],
     );
-    let mut config = Config::default();
-    config.zulip.notify = Some(vec![NoticeKind::Failed]);
+    let config = tether_config::parse(
+        &tether_human::registry::schema(),
+        "[zulip]\nnotify = [\"failed\"]\n",
+        std::path::Path::new("tether.toml"),
+        &tether_config::MapEnv::new(),
+    )
+    .unwrap();
     let log = dir.path().join("notify.log");
     let script = fake_notify_send(dir.path(), &log);
     let routes = NoticeRoutes::from_config(&config)

@@ -42,7 +42,13 @@ async fn setup(from_env: bool, reach: Reach) -> Setup {
         server.url()
     );
     let env = MapEnv::new().with("NTFY_TOPIC", topic);
-    let config = tether_config::parse(&text, Path::new("tether.toml"), &env).unwrap();
+    let config = tether_config::parse(
+        &tether_human::registry::schema(),
+        &text,
+        Path::new("tether.toml"),
+        &env,
+    )
+    .unwrap();
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
     let desk = Desk::from_config(&config, &ws, journal, (Console::Absent, reach));
     assert!(desk.policy().problems.is_empty());

@@ -40,7 +40,13 @@ async fn setup(extra: &str) -> Setup {
     let env = MapEnv::new()
         .with("NTFY_TOKEN", "tk_abc")
         .with("NTFY_REPLY", "tk_reply");
-    let config = tether_config::parse(&text, Path::new("tether.toml"), &env).unwrap();
+    let config = tether_config::parse(
+        &tether_human::registry::schema(),
+        &text,
+        Path::new("tether.toml"),
+        &env,
+    )
+    .unwrap();
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
     let desk = Desk::from_config(
         &config,

@@ -4,12 +4,13 @@
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use tether_config::{
-    EmailConfig, EmailTls, NoticeKind, NtfyConfig, Secret, WebhookFormat, Workspace,
-};
+use tether_config::{NoticeKind, Secret, Workspace};
 use tether_human::email::Email;
 use tether_human::ntfy::Ntfy;
 use tether_human::sinks::OneWay;
+use tether_human::tables::email::{EmailConfig, EmailTls};
+use tether_human::tables::ntfy::NtfyConfig;
+use tether_human::tables::webhook::WebhookFormat;
 use tether_human::webhook::{Webhook, WebhookRetry};
 use tether_human::{Channel, Notice};
 use tether_store::{Journal, RunId, Store};

@@ -12,10 +12,12 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use serde_json::Value;
-use tether_config::{MapEnv, NoticeKind, NotifyCommandConfig, Secret, WebhookFormat, Workspace};
+use tether_config::{MapEnv, NoticeKind, Secret, Workspace};
 use tether_human::notify_command::NotifyCommand;
 use tether_human::sink_body::{BodyKind, SinkBody};
 use tether_human::sinks::OneWay;
+use tether_human::tables::notify_command::NotifyCommandConfig;
+use tether_human::tables::webhook::WebhookFormat;
 use tether_human::webhook::{Webhook, WebhookRetry, render};
 use tether_human::{Channel, Console, Desk, Notice};
 use tether_store::{Journal, NewQuestion, Question, RunId, Store};
@@ -322,8 +324,13 @@ async fn a_command_running_past_its_timeout_is_killed_with_its_group() {
 fn desk_problems(text: &str, env: &MapEnv) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::at(dir.path());
-    let (config, _) =
-        tether_config::parse_with_warnings(text, Path::new("tether.toml"), env).unwrap();
+    let (config, _) = tether_config::parse_with_warnings(
+        &tether_human::registry::schema(),
+        text,
+        Path::new("tether.toml"),
+        env,
+    )
+    .unwrap();
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
     let desk = Desk::from_config(
         &config,
@@ -372,7 +379,13 @@ async fn the_desk_hands_a_question_to_the_sinks_once_and_tells_them_the_answer()
                 [webhook]\nurl_env = \"HOOK\"\nnotify = [\"failed\"]\n\
                 [notify_command]\nprogram = \"/bin/sh\"\nargs = [\"-c\", \"cat >> got.jsonl\"]\n";
     let env = MapEnv::new().with("HOOK", url.as_str());
-    let config = tether_config::parse(text, Path::new("tether.toml"), &env).unwrap();
+    let config = tether_config::parse(
+        &tether_human::registry::schema(),
+        text,
+        Path::new("tether.toml"),
+        &env,
+    )
+    .unwrap();
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
     let desk = Desk::from_config(
         &config,

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_config::{Config, Secret, Workspace};
+use tether_config::{Secret, Workspace};
 use tether_human::broker::answer;
 use tether_human::chat::Chat;
 use tether_human::notices::Notice;
@@ -359,10 +359,14 @@ async fn a_listed_slack_without_tokens_is_a_problem_naming_the_variables() {
     let ws = Workspace::at(dir.path());
     std::fs::create_dir_all(ws.state_dir()).unwrap();
     let journal = Journal::new(Store::open(ws.db_path()).unwrap(), Vec::new()).unwrap();
-    let mut config = Config::default();
-    config.human.channels = vec![tether_config::Channel::Slack];
-    config.slack.channel = Some("C0TETHER001".into());
-    config.slack.bot_token_env = "MY_SLACK_BOT".into();
+    let config = tether_config::parse(
+        &tether_human::registry::schema(),
+        "[human]\nchannels = [\"slack\"]\n[slack]\nchannel = \"C0TETHER001\"\n\
+         bot_token_env = \"MY_SLACK_BOT\"\n",
+        std::path::Path::new("tether.toml"),
+        &tether_config::MapEnv::new(),
+    )
+    .unwrap();
     let desk = Desk::from_config(
         &config,
         &ws,

@@ -93,7 +93,7 @@ impl Demo {
         let (sandbox, unsandboxed) = match tether_sandbox::Support::probe().check() {
             Ok(()) => (
                 crate::sandbox::for_run(
-                    &Config::default(),
+                    &Config::defaults(crate::schema()),
                     ws,
                     &crate::sandbox::Made::default(),
                     host,

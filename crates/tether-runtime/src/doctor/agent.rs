@@ -48,10 +48,11 @@ fn builtin(config: &Config) -> Check {
             ),
         ),
         None => {
-            let others: Vec<&str> = tether_config::ExecutorKind::CHOICES
-                .iter()
+            let others: Vec<&str> = crate::schema()
+                .executor_kinds()
+                .into_iter()
                 .filter(|(_, kind)| *kind != tether_config::ExecutorKind::Builtin)
-                .map(|(name, _)| *name)
+                .map(|(name, _)| name)
                 .collect();
             Check::fail(
                 NAME,

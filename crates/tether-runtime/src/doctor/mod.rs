@@ -90,7 +90,7 @@ pub async fn checks(
     tether: &Path,
     host: &Host,
 ) -> Vec<Check> {
-    let loaded = tether_config::load(ws.root(), env);
+    let loaded = tether_config::load(crate::schema(), ws.root(), env);
     let mut checks = vec![config(&loaded), store::check(ws, env).await];
     let config = loaded.as_ref().ok().map(|l| &l.config);
     let not_loaded = "not checked: the config does not load";

@@ -91,8 +91,8 @@ async fn channels(config: &Config) -> Vec<Check> {
     let mut checks = Vec::new();
     for def in tether_human::registry::CHANNELS {
         let Some(probe) = def.probe else { continue };
-        let name = def.kind.as_str();
-        if !config.human.channels.contains(&def.kind) {
+        let name = def.kind().as_str();
+        if !config.human.channels.contains(&def.kind()) {
             checks.push(Check::skip(name, "not among human.channels"));
             continue;
         }
@@ -109,5 +109,5 @@ pub fn channel_names() -> impl Iterator<Item = &'static str> {
     tether_human::registry::CHANNELS
         .iter()
         .filter(|def| def.probe.is_some())
-        .map(|def| def.kind.as_str())
+        .map(|def| def.kind().as_str())
 }

@@ -15,7 +15,7 @@ pub fn check(config: &Config) -> Check {
         .human
         .channels
         .iter()
-        .filter(|c| tether_human::sinks::is_sink(**c))
+        .filter(|c| tether_human::registry::find(**c).is_some_and(|def| def.is_sink()))
         .map(|c| c.as_str())
         .collect();
     let escalation =

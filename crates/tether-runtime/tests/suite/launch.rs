@@ -47,7 +47,7 @@ fn workspace(dir: &Path, script: &str) -> Workspace {
 
 /// A Ralph run of `ws` with the promise `DONE`, composed on `runtime`.
 fn prepare(ws: &Workspace, runtime: &tokio::runtime::Runtime) -> Prepared {
-    let config = tether_config::load(ws.root(), &MapEnv::new())
+    let config = tether_config::load(tether_runtime::schema(), ws.root(), &MapEnv::new())
         .unwrap()
         .config;
     let spec = RunSpec::ralph(
@@ -63,7 +63,7 @@ fn prepare(ws: &Workspace, runtime: &tokio::runtime::Runtime) -> Prepared {
 /// Run `spec` of `ws`, composed on `runtime`.
 fn prepare_spec(ws: &Workspace, runtime: &tokio::runtime::Runtime, spec: RunSpec) -> Prepared {
     let env = MapEnv::new();
-    let loaded = tether_config::load(ws.root(), &env).unwrap();
+    let loaded = tether_config::load(tether_runtime::schema(), ws.root(), &env).unwrap();
     let launch = Launch {
         ws: ws.clone(),
         bounds: tether_runtime::bounds::for_new_run(ws, &loaded),

@@ -1,6 +1,7 @@
 //! Misconfiguration is a clear error naming what is missing, never a panic.
 
-use tether_config::{Secret, ZulipConfig};
+use tether_config::Secret;
+use tether_zulip::ZulipConfig;
 use tether_zulip::{ConfigError, ZulipClient, ZulipError};
 
 #[test]

@@ -29,27 +29,26 @@ pub fn run(ctx: &mut Ctx<'_>, args: &DemoArgs) -> Result<Exit> {
         .map(|p| Arc::clone(p) as Arc<dyn EventSink>)
         .collect();
     let (ws, journal) = tether_runtime::demo::set_up(&dir, sinks)?;
-    let console =
-        match Console::detect(|| tether_human::person::name(&Config::default().human, ctx.env)) {
-            Console::Person { .. } if args.yes => Console::Absent,
-            console => console,
-        };
+    // The demo workspace has no tether.toml: the defaults (threshold 2, no timeout, no Zulip).
+    let config = Config::defaults(tether_runtime::schema());
+    let console = match Console::detect(|| tether_human::person::name(&config.human, ctx.env)) {
+        Console::Person { .. } if args.yes => Console::Absent,
+        console => console,
+    };
     let terminal = console != Console::Absent;
     write!(ctx.out, "{}", story::intro(&dir, terminal))?;
     // The keyboard (the process's one reader of stdin): the question card, then the Enter
     // that stops the dashboard.
     let keyboard = std::io::stdin().is_terminal().then(Keyboard::get);
-    let dashboard =
-        super::serve::Dashboard::bind(tether_web::embedded(&ws), &ws, &Config::default());
+    let dashboard = super::serve::Dashboard::bind(tether_web::embedded(&ws), &ws, &config);
     let url = dashboard.as_ref().map(super::serve::Dashboard::url);
     if let Some(url) = &url {
         writeln!(ctx.out, "Watch it in a browser: {url}\n")?;
         ctx.out.flush()?;
     }
 
-    // The demo workspace has no tether.toml: the defaults (threshold 2, no timeout, no Zulip).
     let mut human = Desk::from_config(
-        &Config::default(),
+        &config,
         &ws,
         journal.clone(),
         (Console::Absent, tether_human::registry::Reach::ANYTHING),

@@ -10,7 +10,11 @@ use crate::failure::Failure;
 
 /// Sets the workspace up and says what was done.
 pub fn run(ctx: &mut Ctx<'_>, args: &InitArgs) -> Result<Exit> {
-    let actions = match init::init(&ctx.ws, InitOptions { force: args.force }) {
+    let actions = match init::init(
+        &ctx.ws,
+        tether_runtime::schema(),
+        InitOptions { force: args.force },
+    ) {
         Err(e @ InitError::Exists { .. }) => return Err(Failure::usage(e)),
         other => other?,
     };

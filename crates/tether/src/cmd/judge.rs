@@ -24,7 +24,8 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &JudgeCommand) -> Result<Exit> {
 }
 
 fn test(ctx: &mut Ctx<'_>, args: &JudgeTestArgs) -> Result<Exit> {
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let loaded = tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env)
+        .map_err(Failure::usage)?;
     let test = JudgeTest::new(
         &loaded.config,
         ctx.env,

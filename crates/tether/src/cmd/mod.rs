@@ -78,9 +78,12 @@ pub fn load_config(ctx: &Ctx<'_>) -> Result<Loaded, ConfigError> {
             config: Config::clone(config),
             source: None,
             warnings: Vec::new(),
-            input: tether_config::Source::default(),
+            input: tether_config::Source {
+                schema: tether_runtime::schema().clone(),
+                ..tether_config::Source::default()
+            },
         }),
-        None => tether_config::load(ctx.ws.root(), ctx.env),
+        None => tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env),
     }
 }
 
@@ -151,7 +154,7 @@ pub fn asker(ctx: &Ctx<'_>) -> Asker {
 pub fn who(ctx: &Ctx<'_>) -> String {
     let human = match &ctx.run_config {
         Some(config) => config.human.clone(),
-        None => tether_config::load(ctx.ws.root(), ctx.env)
+        None => tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env)
             .map(|loaded| loaded.config.human)
             .unwrap_or_default(),
     };

@@ -14,7 +14,8 @@ use crate::failure::Failure;
 
 /// `tether ralph`.
 pub fn run(ctx: &mut Ctx<'_>, args: &RalphArgs) -> Result<Exit> {
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let loaded = tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env)
+        .map_err(Failure::usage)?;
     let prompt = match (&args.prompt, &args.prompt_file) {
         (Some(p), _) => p.clone(),
         (None, Some(file)) => std::fs::read_to_string(ctx.ws.root().join(file))

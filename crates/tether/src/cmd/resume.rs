@@ -41,7 +41,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
         .and_then(|r| r.limits().iterations)
         .filter(|m| *m > 0);
     drop(store);
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let loaded = tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env)
+        .map_err(Failure::usage)?;
     // The run's configuration is its record's, unless a person accepts tether.toml's.
     let settled = configuration(ctx, &run, &loaded, args.accept_config)?;
     let shown = Shown {

@@ -21,7 +21,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
     if args.no_judge {
         super::require_human(ctx, HumanAct::RunWithoutJudge)?;
     }
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let loaded = tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env)
+        .map_err(Failure::usage)?;
     let mut config = loaded.config.clone();
     let max = args.max_iterations.unwrap_or(config.r#loop.max_iterations);
     if max > MAX_ITERATIONS_CEILING {

@@ -19,7 +19,8 @@ use crate::failure::Failure;
 /// `tether serve`.
 pub fn run(ctx: &mut Ctx<'_>, args: &ServeArgs) -> Result<Exit> {
     super::require_human(ctx, tether_core::human_act::HumanAct::ServeDashboard)?;
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let loaded = tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env)
+        .map_err(Failure::usage)?;
     let settings = Settings {
         listen: args.listen.unwrap_or(loaded.config.server.listen),
         allow_remote: args.allow_remote,

@@ -28,7 +28,7 @@ fn push(ctx: &mut Ctx<'_>, args: &StorePushArgs) -> Result<Exit> {
                 ))
             })?,
     };
-    let config = tether_config::load(ctx.ws.root(), ctx.env).ok();
+    let config = tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env).ok();
     let config = config.as_ref().map(|loaded| &loaded.config);
     let pushed = tether_runtime::push::push(&ctx.ws, config, &url)?;
     if args.json {

@@ -9,7 +9,7 @@ use crate::exit::Exit;
 
 /// Lists every problem in the config and the plan; exit 2 if there is any.
 pub fn run(ctx: &mut Ctx<'_>, json: bool) -> Result<Exit> {
-    let report = validate::validate(&ctx.ws, ctx.env);
+    let report = validate::validate(&ctx.ws, tether_runtime::schema(), ctx.env);
     if json {
         super::json(ctx.out, &report)?;
     } else {

@@ -18,7 +18,8 @@ use tether_core::planning::cards;
 /// `tether plan approve [<id>…] [--all]`.
 pub fn run(ctx: &mut Ctx<'_>, args: &PlanApproveArgs) -> Result<Exit> {
     crate::cmd::require_human(ctx, HumanAct::ApproveContracts)?;
-    let config = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let config = tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env)
+        .map_err(Failure::usage)?;
     let plan = PlanRef::new(&ctx.ws, &config.config);
     let store = crate::cmd::store(ctx)?;
     let selection = if args.ids.is_empty() {
@@ -161,7 +162,8 @@ pub(super) fn ensure_approved_with(
     ask: Option<&mut dyn BufRead>,
     err: &mut dyn Write,
 ) -> Result<()> {
-    let config = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let config = tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env)
+        .map_err(Failure::usage)?;
     let plan = PlanRef::new(&ctx.ws, &config.config);
     let store = crate::cmd::store(ctx)?;
     let prepared = approve::prepare(&store, &plan, &Selection::Pending).map_err(planning_error)?;

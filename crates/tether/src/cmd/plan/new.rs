@@ -46,7 +46,8 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanNewArgs) -> Result<Exit> {
     if args.approve {
         crate::cmd::require_human(ctx, HumanAct::ApproveContracts)?;
     }
-    let loaded = tether_config::load(ctx.ws.root(), ctx.env).map_err(Failure::usage)?;
+    let loaded = tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env)
+        .map_err(Failure::usage)?;
     let objective = args.objective.trim();
     if objective.is_empty() {
         return Err(Failure::usage(anyhow!("the objective is empty")));

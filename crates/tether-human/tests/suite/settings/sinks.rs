@@ -1,7 +1,11 @@
 //! The notice sinks' tables and question escalation: values read, defaults, errors that name
 //! the setting, and secrets read from the variables the file names (never echoed).
 
-use tether_config::{Channel, EmailTls, EscalationTarget, MapEnv, NtfyConfig, WebhookFormat};
+use tether_config::{Channel, EscalationTarget, MapEnv};
+use tether_human::tables::email::{EmailConfig, EmailTls};
+use tether_human::tables::notify_command::NotifyCommandConfig;
+use tether_human::tables::ntfy::NtfyConfig;
+use tether_human::tables::webhook::{WebhookConfig, WebhookFormat};
 
 use super::{config, config_with, problems, problems_with, warnings_with};
 
@@ -46,11 +50,11 @@ timeout_secs = 5
     assert_eq!(
         c.human.channels,
         [
-            Channel::Terminal,
-            Channel::Ntfy,
-            Channel::Webhook,
-            Channel::Email,
-            Channel::NotifyCommand
+            Channel::TERMINAL,
+            Channel::named("ntfy"),
+            Channel::named("webhook"),
+            Channel::named("email"),
+            Channel::named("notify_command")
         ]
     );
     assert_eq!(c.human.remind_after_secs, Some(1800));
@@ -58,25 +62,39 @@ timeout_secs = 5
     assert_eq!(
         c.human.escalate_to,
         [
-            EscalationTarget::Email {
-                to: Some("lead@example.com".into())
+            EscalationTarget {
+                kind: Channel::named("email"),
+                arg: Some("lead@example.com".into())
             },
-            EscalationTarget::Ntfy {
-                topic: Some("oncall".into())
+            EscalationTarget {
+                kind: Channel::named("ntfy"),
+                arg: Some("oncall".into())
             },
-            EscalationTarget::Webhook,
+            EscalationTarget {
+                kind: Channel::named("webhook"),
+                arg: None
+            },
         ]
     );
-    assert_eq!(c.ntfy.server, "http://127.0.0.1:8080");
-    assert_eq!(c.ntfy.reply_topic().as_deref(), Some("tether-abc-reply"));
-    assert_eq!(c.ntfy.token.as_ref().map(|t| t.expose()), Some("tk_secret"));
-    assert_eq!(c.ntfy.priority, 4);
-    assert_eq!(c.webhook.format, WebhookFormat::Discord);
-    assert!(c.webhook.url.is_some());
-    assert_eq!(c.email.smtp_port, 587);
-    assert_eq!(c.email.tls, EmailTls::StartTls);
-    assert_eq!(c.email.password.as_ref().map(|p| p.expose()), Some("pw"));
-    assert_eq!(c.notify_command.timeout_secs, 5);
+    assert_eq!(NtfyConfig::of(&c).server, "http://127.0.0.1:8080");
+    assert_eq!(
+        NtfyConfig::of(&c).reply_topic().as_deref(),
+        Some("tether-abc-reply")
+    );
+    assert_eq!(
+        NtfyConfig::of(&c).token.as_ref().map(|t| t.expose()),
+        Some("tk_secret")
+    );
+    assert_eq!(NtfyConfig::of(&c).priority, 4);
+    assert_eq!(WebhookConfig::of(&c).format, WebhookFormat::Discord);
+    assert!(WebhookConfig::of(&c).url.is_some());
+    assert_eq!(EmailConfig::of(&c).smtp_port, 587);
+    assert_eq!(EmailConfig::of(&c).tls, EmailTls::StartTls);
+    assert_eq!(
+        EmailConfig::of(&c).password.as_ref().map(|p| p.expose()),
+        Some("pw")
+    );
+    assert_eq!(NotifyCommandConfig::of(&c).timeout_secs, 5);
     assert!(c.key_vars().contains(&"HOOK_URL".to_owned()));
     assert!(c.key_vars().contains(&"SMTP_PW".to_owned()));
     let shown = format!("{c:?}");
@@ -96,10 +114,10 @@ topic = "in-the-file"
 topic_env = "MY_TOPIC"
 "#;
     let c = config_with(text, &MapEnv::new().with("MY_TOPIC", "hidden-topic-42"));
-    assert_eq!(c.ntfy.topic.as_deref(), Some("hidden-topic-42"));
-    assert!(c.ntfy.topic_from_env);
+    assert_eq!(NtfyConfig::of(&c).topic.as_deref(), Some("hidden-topic-42"));
+    assert!(NtfyConfig::of(&c).topic_from_env);
     assert_eq!(
-        c.ntfy.reply_topic().as_deref(),
+        NtfyConfig::of(&c).reply_topic().as_deref(),
         Some("hidden-topic-42-reply")
     );
     assert!(c.key_vars().contains(&"MY_TOPIC".to_owned()));
@@ -107,13 +125,13 @@ topic_env = "MY_TOPIC"
     assert!(!shown.contains("hidden-topic-42"), "{shown}");
     // The file's topic while the variable is unset, said as such.
     let c = config_with(text, &MapEnv::new());
-    assert_eq!(c.ntfy.topic.as_deref(), Some("in-the-file"));
-    assert!(!c.ntfy.topic_from_env);
+    assert_eq!(NtfyConfig::of(&c).topic.as_deref(), Some("in-the-file"));
+    assert!(!NtfyConfig::of(&c).topic_from_env);
     // Unset with no topic in the file: named as what to set.
     let none = "[human]\nchannels = [\"ntfy\"]\n[ntfy]\ntopic_env = \"MY_TOPIC\"\n";
     let c = config_with(none, &MapEnv::new());
     assert_eq!(
-        c.ntfy.missing(),
+        NtfyConfig::of(&c).missing(),
         ["the topic (set MY_TOPIC, named by `[ntfy] topic_env`)"]
     );
     // A value that is no topic is reported without being said.
@@ -130,10 +148,10 @@ topic_env = "MY_TOPIC"
 #[test]
 fn defaults_when_the_tables_are_absent() {
     let c = config("");
-    assert_eq!(c.ntfy.server, NtfyConfig::DEFAULT_SERVER);
-    assert_eq!(c.ntfy.topic, None);
-    assert_eq!(c.webhook.format, WebhookFormat::Json);
-    assert_eq!(c.notify_command.timeout_secs, 10);
+    assert_eq!(NtfyConfig::of(&c).server, NtfyConfig::DEFAULT_SERVER);
+    assert_eq!(NtfyConfig::of(&c).topic, None);
+    assert_eq!(WebhookConfig::of(&c).format, WebhookFormat::Json);
+    assert_eq!(NotifyCommandConfig::of(&c).timeout_secs, 10);
     assert_eq!(c.human.remind_after_secs, None);
     assert!(c.human.escalate_to.is_empty());
 }
