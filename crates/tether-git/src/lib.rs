@@ -32,6 +32,7 @@ mod confine;
 pub mod drivers;
 mod excludes;
 pub mod neutral;
+mod person;
 mod private;
 mod record;
 mod repo;
@@ -42,6 +43,7 @@ use std::path::PathBuf;
 
 pub use command::{DEFAULT_TIMEOUT, GitCommand, GitOutput};
 pub use confine::Confinement;
+pub use person::Writes;
 pub use private::Snapshots;
 pub use record::{ObjectId, SPEC_KEY, Start, StartTree};
 pub use repo::{Found, GitRepo, discover};
@@ -97,6 +99,14 @@ pub enum GitError {
     /// tether's git needs a sandbox the kernel cannot enforce (and the run's sandbox is on).
     #[error("tether's git runs only in a sandbox, which cannot be built here: {why}")]
     NoSandbox {
+        /// Why.
+        why: String,
+    },
+    /// A command on a person's repository was not run: what its sandbox must grant could not be
+    /// prepared (a directory git writes could not be made, more worktrees than it can keep in
+    /// sight).
+    #[error("git was not run: {why}")]
+    Refused {
         /// Why.
         why: String,
     },

@@ -1,0 +1,188 @@
+//! What a git command on a person's own repository may reach in its sandbox: the work tree, the
+//! git directory and the directory every worktree shares (with the objects it borrows) readable;
+//! written, only what the command must write ([`Writes`]) — never the git directory's `hooks/`
+//! nor its `config`, which no command of tether's needs to write.
+//!
+//! Those commands are a `--worktree` run's (`tether-worktree`): adding, locking, listing and
+//! pruning worktrees, reading a ref or a key, moving the run's branch, and the commit that runs
+//! the person's hooks when they asked for them. Each one's configuration is neutralised
+//! ([`crate::neutral`]); the sandbox is the second wall, for what git might still be made to
+//! run: the network off, `/tmp`, `/run` and the home directory covered, every capability
+//! dropped, and writes only where the command writes.
+//!
+//! Finding the repository ([`crate::discover`]) reads only the directory it starts from and the
+//! `.git` of each directory above it (with what a `.git` file points at), so git can look for
+//! the repository as it always does, and sees nothing else of the person's files.
+
+use std::path::{Path, PathBuf};
+
+use crate::GitError;
+use crate::command::GitCommand;
+use crate::confine::Reach;
+use crate::repo::GitRepo;
+
+/// What a git command on a person's repository may write. Everything else of the repository it
+/// reads at most.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Writes {
+    /// Nothing: a command that only reads (`rev-parse`, `config --get`, `show-ref`,
+    /// `worktree list`, the listing of drivers).
+    #[default]
+    Nothing,
+    /// git's records of the linked worktrees (`worktrees/` of the shared git directory):
+    /// `worktree lock`, `unlock`, `prune`. The `.git` file of every worktree the records name is
+    /// kept visible, so `prune` drops only the records of worktrees that are really gone.
+    Records,
+    /// A new linked worktree at the directory given (made beforehand, empty): the records
+    /// (`worktrees/`), the branch it may create (`refs/`, `logs/`), and that directory.
+    NewWorktree(PathBuf),
+    /// A ref and its log (`update-ref`): `refs/`, `logs/`, and a linked worktree's own git
+    /// directory (its `HEAD`'s log, when the ref is its `HEAD`'s branch).
+    Refs,
+    /// A commit with the person's hooks (`git commit` in a linked worktree): the objects, refs
+    /// and logs, the worktree's own git directory (its index, its `HEAD`'s log, the message)
+    /// and its work tree (a hook may rewrite a file before it is committed). The main
+    /// checkout's own git directory is the repository's: a commit there is not granted.
+    Commit,
+}
+
+/// The most worktrees whose `.git` files a `prune` keeps visible: past it, the command is
+/// refused rather than run blind to some of them.
+const MAX_RECORDS: usize = 200;
+/// The longest `gitdir` record or `.git` file read.
+const POINTER_BYTES: u64 = 4096;
+
+impl GitRepo {
+    /// What `cmd` may reach in its sandbox; the directories it must write made first when
+    /// missing (`worktrees/`, `logs/`: git would make them, in a directory it may not write).
+    pub(crate) fn reach(&self, cmd: &GitCommand) -> Result<Reach, GitError> {
+        let common = &self.common_dir;
+        let own = (self.git_dir != *common).then_some(&self.git_dir);
+        let mut reach = Reach {
+            read: vec![self.git_dir.clone(), common.clone()],
+            read_if_present: vec![self.work_tree.clone(), cmd.cwd.clone()],
+            ..Reach::default()
+        };
+        reach
+            .read
+            .extend(crate::private::borrowed(&common.join("objects")));
+        let refs = ["refs", "logs", "reftable"].map(|d| common.join(d));
+        let mut write: Vec<PathBuf> = Vec::new();
+        match &cmd.writes {
+            Writes::Nothing => {}
+            Writes::Records => {
+                write.push(common.join("worktrees"));
+                reach.read_if_present.extend(recorded(common)?);
+            }
+            Writes::NewWorktree(dir) => {
+                made(&common.join("worktrees"))?;
+                made(&common.join("logs"))?;
+                write.push(common.join("worktrees"));
+                write.extend(refs);
+                write.push(dir.clone());
+            }
+            Writes::Refs => {
+                made(&common.join("logs"))?;
+                write.extend(refs);
+                write.extend(own.cloned());
+            }
+            Writes::Commit => {
+                made(&common.join("logs"))?;
+                write.extend(refs);
+                write.push(common.join("objects"));
+                write.extend(own.cloned());
+                write.push(self.work_tree.clone());
+            }
+        }
+        if let Some(scratch) = &cmd.scratch {
+            write.push(scratch.clone());
+            reach.tmp = Some(scratch.clone());
+        }
+        // Only what is there can be granted (`reftable/` is there in a reftable repository).
+        write.retain(|path| path.exists());
+        reach.write = write;
+        Ok(reach)
+    }
+}
+
+/// What looking for the repository `dir` is in may read: `dir`, and the `.git` of `dir` and of
+/// each directory above it — a `.git` file with the git directory it names and that one's
+/// shared directory. git stats the rest of the way as it looks (which no sandbox hides); it
+/// reads nothing else.
+pub(crate) fn discovery(dir: &Path) -> Reach {
+    let mut reach = Reach {
+        read_if_present: vec![dir.to_path_buf()],
+        ..Reach::default()
+    };
+    let start = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    for above in start.ancestors() {
+        let dot_git = above.join(".git");
+        let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
+            continue;
+        };
+        if meta.is_file()
+            && let Some(named) = pointer(&dot_git, b"gitdir:")
+        {
+            if let Some(shared) = pointer(&named.join("commondir"), b"") {
+                reach.read_if_present.push(shared);
+            }
+            reach.read_if_present.push(named);
+        }
+        reach.read_if_present.push(dot_git);
+    }
+    reach
+}
+
+/// The path the small file at `file` names after `prefix` (`gitdir: <path>`, a `commondir`),
+/// relative to the file's directory unless absolute.
+fn pointer(file: &Path, prefix: &[u8]) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let bytes = crate::bounded::read(file, POINTER_BYTES, false)?;
+    let line = bytes.split(|b| *b == b'\n').next()?;
+    let named = line.strip_prefix(prefix)?.trim_ascii();
+    if named.is_empty() {
+        return None;
+    }
+    let named = Path::new(std::ffi::OsStr::from_bytes(named));
+    Some(file.parent()?.join(named))
+}
+
+/// The `.git` files of the worktrees `common`'s records name (regular files named `.git`, as a
+/// linked worktree's is), which `git worktree prune` must see to keep their records.
+fn recorded(common: &Path) -> Result<Vec<PathBuf>, GitError> {
+    let Ok(entries) = std::fs::read_dir(common.join("worktrees")) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let Some(named) = pointer(&entry.path().join("gitdir"), b"") else {
+            continue;
+        };
+        let is_dot_git = named.file_name().is_some_and(|n| n == ".git");
+        if is_dot_git && std::fs::symlink_metadata(&named).is_ok_and(|m| m.is_file()) {
+            out.push(named);
+        }
+        if out.len() > MAX_RECORDS {
+            return Err(GitError::Refused {
+                why: format!(
+                    "the repository records more than {MAX_RECORDS} worktrees, more than its \
+                     sandbox can keep in sight"
+                ),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Makes the directory `path` when it is missing (not through a symlink).
+fn made(path: &Path) -> Result<(), GitError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(GitError::Refused {
+            why: format!("{} is not a directory", path.display()),
+        }),
+        Err(_) => std::fs::create_dir(path).map_err(|source| GitError::Refused {
+            why: format!("{} could not be made: {source}", path.display()),
+        }),
+    }
+}
