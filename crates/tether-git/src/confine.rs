@@ -55,7 +55,11 @@ impl Confinement {
     }
 
     /// [`Confinement::sandbox`] on a kernel that offers `support`.
-    fn sandbox_on(self, reach: &Reach, support: Support) -> Result<Option<Arc<Sandbox>>, GitError> {
+    pub(crate) fn sandbox_on(
+        self,
+        reach: &Reach,
+        support: Support,
+    ) -> Result<Option<Arc<Sandbox>>, GitError> {
         if self == Confinement::Unconfined {
             return Ok(None);
         }

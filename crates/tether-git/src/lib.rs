@@ -127,4 +127,6 @@ pub enum GitError {
 #[cfg(test)]
 mod hostile_tests;
 #[cfg(test)]
+mod sandbox_tests;
+#[cfg(test)]
 mod snapshot_tests;

@@ -133,6 +133,30 @@ pub(crate) fn discovery(dir: &Path) -> Reach {
     reach
 }
 
+/// The variables that make git in the sandbox stop looking for the repository where it would
+/// stop outside: at the first directory above `dir` on another file system. In the sandbox,
+/// every path it may read is a mount of its own beneath the covers, which git would take for a
+/// file system's edge; so git is told to cross them (`GIT_DISCOVERY_ACROSS_FILESYSTEM`) and
+/// given the real edge, found here, as its ceiling (`GIT_CEILING_DIRECTORIES`).
+pub(crate) fn discovery_edge(dir: &Path) -> Vec<(String, String)> {
+    use std::os::unix::fs::MetadataExt as _;
+    let mut env = vec![("GIT_DISCOVERY_ACROSS_FILESYSTEM".to_owned(), "1".to_owned())];
+    let Ok(start) = std::fs::canonicalize(dir) else {
+        return env;
+    };
+    let Ok(device) = std::fs::metadata(&start).map(|m| m.dev()) else {
+        return env;
+    };
+    let edge = start
+        .ancestors()
+        .skip(1)
+        .find(|above| std::fs::metadata(above).is_ok_and(|m| m.dev() != device));
+    if let Some(edge) = edge.and_then(Path::to_str) {
+        env.push(("GIT_CEILING_DIRECTORIES".to_owned(), edge.to_owned()));
+    }
+    env
+}
+
 /// The path the small file at `file` names after `prefix` (`gitdir: <path>`, a `commondir`),
 /// relative to the file's directory unless absolute.
 fn pointer(file: &Path, prefix: &[u8]) -> Option<PathBuf> {

@@ -65,7 +65,7 @@ pub async fn discover(
 ) -> Result<Found, GitError> {
     let mut config = user::safe_directories(env_remove, cancel).await;
     config.extend(fixed());
-    let cmd = GitCommand::new(
+    let mut cmd = GitCommand::new(
         dir,
         &[
             "rev-parse",
@@ -77,6 +77,11 @@ pub async fn discover(
     )
     .without_env(env_remove);
     let sandbox = confinement.sandbox(&crate::person::discovery(dir))?;
+    if sandbox.is_some() {
+        for (name, value) in crate::person::discovery_edge(dir) {
+            cmd = cmd.env(&name, value);
+        }
+    }
     let setting = Setting {
         config: &config,
         sandbox: sandbox.as_ref(),
