@@ -306,3 +306,80 @@ fn a_commit_keeps_a_large_file_it_did_not_take_and_drops_a_deleted_one() {
     let files = sh(&f.repo, &format!("git ls-tree -r --name-only {id}"));
     assert_eq!(files, "asset.bin\nb.txt\n");
 }
+
+/// What a hook of the repository's tries in the hooks-mode commit, and what it reached.
+struct HookReach {
+    /// The files it wrote, by name.
+    wrote: Vec<&'static str>,
+    /// Whether it reached a port on this machine.
+    connected: bool,
+}
+
+/// A hooks-mode commit whose `pre-commit` (the person's, running tooling on the agent's files)
+/// tries to write the worktree, the checkout, the repository's configuration and hooks, and a
+/// directory elsewhere, and to connect to a local port.
+fn hostile_hook(git: Confinement) -> HookReach {
+    let f = fixture();
+    let rt = rt();
+    let repo = rt.block_on(Repo::discover(&f.repo, git)).unwrap();
+    let tree = rt
+        .block_on(repo.create("r-1", &f.trees.join("r-1")))
+        .unwrap();
+    let elsewhere = f._tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let targets = [
+        ("worktree", tree.dir.join("hook.ran")),
+        ("checkout", f.repo.join("hook.ran")),
+        ("config", f.repo.join(".git/config")),
+        ("hooks", f.repo.join(".git/hooks/post-checkout")),
+        ("elsewhere", elsewhere.join("hook.ran")),
+    ];
+    let mut hook = String::from("#!/bin/sh\n");
+    for (_, path) in &targets {
+        hook.push_str(&format!(
+            "echo '# hook' >> '{}' 2>/dev/null\n",
+            path.display()
+        ));
+    }
+    hook.push_str(&format!(
+        "bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' 2>/dev/null\nexit 0\n"
+    ));
+    let hooks = f.repo.join(".git/hooks");
+    std::fs::write(hooks.join("pre-commit"), hook).unwrap();
+    sh(&hooks, "chmod +x pre-commit");
+    std::fs::write(tree.dir.join("b.txt"), "b\n").unwrap();
+    let with = Snapshotting { git, ..f.with() };
+    let id = rt
+        .block_on(tree.commit("Add b\n", true, &with))
+        .unwrap()
+        .unwrap();
+    assert_eq!(sh(&f.repo, "git rev-parse tether/r-1").trim(), id);
+    let wrote = targets
+        .iter()
+        .filter(|(_, path)| std::fs::read_to_string(path).is_ok_and(|t| t.contains("# hook")))
+        .map(|(name, _)| *name)
+        .collect();
+    HookReach {
+        wrote,
+        connected: listener.accept().is_ok(),
+    }
+}
+
+/// The person asked for their hooks (`commit_hooks = true`): they run, in a sandbox — the
+/// worktree written, nothing of the checkout, its configuration or hooks, nothing elsewhere,
+/// no network. With the run's sandbox off, the same hook reaches all of it (the test can fail).
+#[test]
+fn the_persons_hooks_run_in_a_sandbox_that_writes_only_the_worktree() {
+    let confined = hostile_hook(Confinement::Sandboxed);
+    assert_eq!(confined.wrote, ["worktree"]);
+    assert!(!confined.connected, "the hook reached the network");
+    let unconfined = hostile_hook(Confinement::Unconfined);
+    assert_eq!(
+        unconfined.wrote,
+        ["worktree", "checkout", "config", "hooks", "elsewhere"]
+    );
+    assert!(unconfined.connected);
+}
