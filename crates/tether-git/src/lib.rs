@@ -31,6 +31,7 @@ mod command;
 mod confine;
 pub mod drivers;
 mod excludes;
+mod keep;
 pub mod neutral;
 mod person;
 mod private;
@@ -43,6 +44,7 @@ use std::path::PathBuf;
 
 pub use command::{DEFAULT_TIMEOUT, GitCommand, GitOutput};
 pub use confine::Confinement;
+pub use keep::{RUNS_REFS, Tidied};
 pub use person::Writes;
 pub use private::Snapshots;
 pub use record::{ObjectId, SPEC_KEY, Start, StartTree};
@@ -126,6 +128,8 @@ pub enum GitError {
 
 #[cfg(test)]
 mod hostile_tests;
+#[cfg(test)]
+mod keep_tests;
 #[cfg(test)]
 mod sandbox_tests;
 #[cfg(test)]

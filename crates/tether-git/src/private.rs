@@ -323,6 +323,8 @@ fn layout(dir: &Path, state_dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir.join(sub))?;
     }
     std::fs::write(dir.join("HEAD"), "ref: refs/heads/snapshots\n")?;
+    // Made tidy: the first tidying is due a week from now, or when it grows.
+    std::fs::write(dir.join("tidied"), "")?;
     std::fs::write(dir.join("config"), CONFIG)?;
     std::fs::write(
         dir.join("info/exclude"),
