@@ -208,6 +208,27 @@ impl Snapshots {
         }))
     }
 
+    /// Whether every object of `tree` can be found (none borrowed and pruned since): `false`
+    /// when one is missing or the tree itself is; an error when git cannot say (its listing
+    /// past 64 MiB, say).
+    pub async fn is_whole(
+        &self,
+        tree: &ObjectId,
+        cancel: &CancellationToken,
+    ) -> Result<bool, GitError> {
+        let cmd = self
+            .command(&["rev-list", "--objects", "--missing=print", tree.as_str()])
+            .whole(64 << 20);
+        let out = self.run(&cmd, cancel).await?;
+        if !out.ok() {
+            return Ok(false);
+        }
+        let bytes = out.bytes.unwrap_or_default();
+        Ok(!bytes
+            .split(|b| *b == b'\n')
+            .any(|line| line.starts_with(b"?")))
+    }
+
     /// Packs the objects of `tree` that the newest start copied whole lacks, the borrowed ones
     /// included, into a pack of the repository's own.
     async fn copy_whole(

@@ -114,6 +114,8 @@ async fn a_pinned_start_survives_the_persons_gc_and_an_unpinned_one_does_not() {
         gc_prunes_the_first_commit(root);
         let now = snap(&snaps).await;
         let got = stat(&snaps, &start.tree, &now.tree).await;
+        let whole = snaps.is_whole(&start.tree, &CancellationToken::new()).await;
+        assert_eq!(whole.unwrap(), pinned);
         if pinned {
             let stat = got.unwrap();
             assert!(stat.contains("a.txt | 2 +-"), "{stat}");
