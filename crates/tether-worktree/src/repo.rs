@@ -82,7 +82,8 @@ impl Repo {
         let git = match tether_git::discover(dir, confinement, &[], &cancel).await {
             Ok(tether_git::Found::Repo(git)) => git,
             Ok(tether_git::Found::NotARepository(why)) => return Err(not_a_repo(why)),
-            Err(e) => return Err(not_a_repo(e.to_string())),
+            // git could not look (no sandbox to look in, no git): said as it is.
+            Err(e) => return Err(WorktreeError::Run(e)),
         };
         let head = command(dir, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
         if !git_ok(&git, &head).await? {
