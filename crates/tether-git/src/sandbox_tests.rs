@@ -146,22 +146,24 @@ async fn hostile_status(
 async fn a_program_git_runs_writes_only_what_its_command_may_and_reaches_no_network() {
     let records = ["records", "own-git-dir"];
     let refs = ["refs", "logs"];
-    let cases: Vec<(&str, Box<dyn Fn(&Place) -> Writes>, Vec<&str>)> = vec![
-        ("nothing", Box::new(|_| Writes::Nothing), vec![]),
-        ("records", Box::new(|_| Writes::Records), records.to_vec()),
+    /// What the command writes, made for a place, and the targets it may write.
+    type Case = (&'static str, fn(&Place) -> Writes, Vec<&'static str>);
+    let cases: Vec<Case> = vec![
+        ("nothing", |_| Writes::Nothing, vec![]),
+        ("records", |_| Writes::Records, records.to_vec()),
         (
             "a new worktree",
-            Box::new(|p| Writes::NewWorktree(p.new.clone())),
+            |p| Writes::NewWorktree(p.new.clone()),
             [&records[..], &refs[..], &["new-worktree"]].concat(),
         ),
         (
             "refs",
-            Box::new(|_| Writes::Refs),
+            |_| Writes::Refs,
             [&refs[..], &["own-git-dir"]].concat(),
         ),
         (
             "a commit",
-            Box::new(|_| Writes::Commit),
+            |_| Writes::Commit,
             [&refs[..], &["objects", "own-git-dir", "work-tree"]].concat(),
         ),
     ];
