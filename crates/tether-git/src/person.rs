@@ -33,17 +33,25 @@ pub enum Writes {
     /// `worktree lock`, `unlock`, `prune`. The `.git` file of every worktree the records name is
     /// kept visible, so `prune` drops only the records of worktrees that are really gone.
     Records,
-    /// A new linked worktree at the directory given (made beforehand, empty): the records
-    /// (`worktrees/`), the branch it may create (`refs/`, `logs/`), and that directory.
-    NewWorktree(PathBuf),
-    /// A ref and its log (`update-ref`): `refs/`, `logs/`, and a linked worktree's own git
-    /// directory (its `HEAD`'s log, when the ref is its `HEAD`'s branch).
-    Refs,
-    /// A commit with the person's hooks (`git commit` in a linked worktree): the objects, refs
-    /// and logs, the worktree's own git directory (its index, its `HEAD`'s log, the message)
-    /// and its work tree (a hook may rewrite a file before it is committed). The main
-    /// checkout's own git directory is the repository's: a commit there is not granted.
-    Commit,
+    /// A new linked worktree at `dir` (made beforehand, empty) on `branch` (a full ref name,
+    /// `refs/heads/…`, which it may create): the records (`worktrees/`), the directory of that
+    /// branch's ref and of its log, and `dir`.
+    NewWorktree {
+        /// The new worktree's directory.
+        dir: PathBuf,
+        /// Its branch.
+        branch: String,
+    },
+    /// The ref given (a full name, `refs/heads/…`) and its log (`update-ref`): their
+    /// directories, and a linked worktree's own git directory (its `HEAD`'s log, when the ref is
+    /// its `HEAD`'s branch).
+    Ref(String),
+    /// A commit with the person's hooks (`git commit` in a linked worktree) on the branch given
+    /// (a full ref name): the objects, that branch's ref and log, the worktree's own git
+    /// directory (its index, its `HEAD`'s log, the message) and its work tree (a hook may
+    /// rewrite a file before it is committed). The main checkout's own git directory is the
+    /// repository's: a commit there is not granted.
+    Commit(String),
 }
 
 /// The most worktrees whose `.git` files a `prune` keeps visible: past it, the command is
@@ -66,7 +74,6 @@ impl GitRepo {
         reach
             .read
             .extend(crate::private::borrowed(&common.join("objects")));
-        let refs = ["refs", "logs", "reftable"].map(|d| common.join(d));
         let mut write: Vec<PathBuf> = Vec::new();
         match &cmd.writes {
             Writes::Nothing => {}
@@ -74,21 +81,18 @@ impl GitRepo {
                 write.push(common.join("worktrees"));
                 reach.read_if_present.extend(recorded(common)?);
             }
-            Writes::NewWorktree(dir) => {
+            Writes::NewWorktree { dir, branch } => {
                 made(&common.join("worktrees"))?;
-                made(&common.join("logs"))?;
                 write.push(common.join("worktrees"));
-                write.extend(refs);
+                write.extend(ref_dirs(common, branch)?);
                 write.push(dir.clone());
             }
-            Writes::Refs => {
-                made(&common.join("logs"))?;
-                write.extend(refs);
+            Writes::Ref(name) => {
+                write.extend(ref_dirs(common, name)?);
                 write.extend(own.cloned());
             }
-            Writes::Commit => {
-                made(&common.join("logs"))?;
-                write.extend(refs);
+            Writes::Commit(branch) => {
+                write.extend(ref_dirs(common, branch)?);
                 write.push(common.join("objects"));
                 write.extend(own.cloned());
                 write.push(self.work_tree.clone());
@@ -103,6 +107,40 @@ impl GitRepo {
         reach.write = write;
         Ok(reach)
     }
+}
+
+/// The directories git writes the ref `name` (`refs/heads/tether/r-1`) and its log in, made
+/// when missing: `refs/heads/tether/` and `logs/refs/heads/tether/` of `common` (a ref is
+/// written as a lock file beside it, then renamed), and `reftable/` in a repository that keeps
+/// its refs there. A name that is not a plain `refs/…` path is refused.
+fn ref_dirs(common: &Path, name: &str) -> Result<Vec<PathBuf>, GitError> {
+    let parent = name
+        .rsplit_once('/')
+        .map(|(parent, _)| parent)
+        .filter(|parent| {
+            parent.starts_with("refs/")
+                && parent
+                    .split('/')
+                    .all(|part| !part.is_empty() && !part.starts_with('.'))
+        })
+        .ok_or_else(|| GitError::Refused {
+            why: format!("{name:?} is not a ref tether writes"),
+        })?;
+    let mut dirs = Vec::new();
+    for base in [common.to_path_buf(), common.join("logs")] {
+        made(&base)?;
+        let mut at = base;
+        for part in parent.split('/') {
+            at.push(part);
+            made(&at)?;
+        }
+        dirs.push(at);
+    }
+    let reftable = common.join("reftable");
+    if reftable.is_dir() {
+        dirs.push(reftable);
+    }
+    Ok(dirs)
 }
 
 /// What looking for the repository `dir` is in may read: `dir`, and the `.git` of `dir` and of
@@ -208,5 +246,40 @@ fn made(path: &Path) -> Result<(), GitError> {
         Err(_) => std::fs::create_dir(path).map_err(|source| GitError::Refused {
             why: format!("{} could not be made: {source}", path.display()),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_branch_grants_the_directories_of_its_ref_and_its_log_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let common = dir.path();
+        let got = ref_dirs(common, "refs/heads/tether/r-1").unwrap();
+        assert_eq!(
+            got,
+            [
+                common.join("refs/heads/tether"),
+                common.join("logs/refs/heads/tether")
+            ]
+        );
+        assert!(got.iter().all(|d| d.is_dir()));
+        for bad in [
+            "HEAD",
+            "refs",
+            "refs/../config/x",
+            "refs/.x/y",
+            "hooks/x",
+            "refs//x",
+        ] {
+            assert!(
+                matches!(ref_dirs(common, bad), Err(GitError::Refused { .. })),
+                "{bad}"
+            );
+        }
     }
 }

@@ -16,6 +16,9 @@ use tokio_util::sync::CancellationToken;
 use crate::command::{Setting, exec};
 use crate::{Confinement, Found, GitCommand, GitRepo, Writes, discover};
 
+/// The branch the commands that write one write.
+const BRANCH: &str = "refs/heads/tether/r-1";
+
 fn sh(dir: &Path, script: &str) -> String {
     let out = Command::new("sh")
         .arg("-c")
@@ -52,7 +55,8 @@ fn place() -> Place {
         &repo,
         "git init -q -b main && git config user.name t && git config user.email t@x \
          && echo one > a.txt && git add -A && git commit -q -m one \
-         && git worktree add -q -b wt ../trees/wt",
+         && git worktree add -q -b wt ../trees/wt \
+         && mkdir -p .git/refs/heads/tether .git/logs/refs/heads/tether",
     );
     Place {
         common: repo.join(".git"),
@@ -85,6 +89,12 @@ impl Place {
             ("records", self.common.join("worktrees/hostile")),
             ("refs", self.common.join("refs/hostile")),
             ("logs", self.common.join("logs/hostile")),
+            ("main", self.common.join("refs/heads/main")),
+            ("branch-dir", self.common.join("refs/heads/tether/hostile")),
+            (
+                "branch-log-dir",
+                self.common.join("logs/refs/heads/tether/hostile"),
+            ),
             ("objects", self.common.join("objects/hostile")),
             ("own-git-dir", self.tree_git.join("hostile")),
             ("work-tree", self.tree.join("hostile")),
@@ -145,7 +155,8 @@ async fn hostile_status(
 #[tokio::test]
 async fn a_program_git_runs_writes_only_what_its_command_may_and_reaches_no_network() {
     let records = ["records", "own-git-dir"];
-    let refs = ["refs", "logs"];
+    // The branch `refs/heads/tether/r-1`: the directories of its ref and its log.
+    let refs = ["branch-dir", "branch-log-dir"];
     /// What the command writes, made for a place, and the targets it may write.
     type Case = (&'static str, fn(&Place) -> Writes, Vec<&'static str>);
     let cases: Vec<Case> = vec![
@@ -153,17 +164,20 @@ async fn a_program_git_runs_writes_only_what_its_command_may_and_reaches_no_netw
         ("records", |_| Writes::Records, records.to_vec()),
         (
             "a new worktree",
-            |p| Writes::NewWorktree(p.new.clone()),
+            |p| Writes::NewWorktree {
+                dir: p.new.clone(),
+                branch: BRANCH.to_owned(),
+            },
             [&records[..], &refs[..], &["new-worktree"]].concat(),
         ),
         (
             "refs",
-            |_| Writes::Refs,
+            |_| Writes::Ref(BRANCH.to_owned()),
             [&refs[..], &["own-git-dir"]].concat(),
         ),
         (
             "a commit",
-            |_| Writes::Commit,
+            |_| Writes::Commit(BRANCH.to_owned()),
             [&refs[..], &["objects", "own-git-dir", "work-tree"]].concat(),
         ),
     ];
@@ -286,7 +300,7 @@ async fn prune_keeps_the_records_of_worktrees_out_of_its_way_and_drops_the_gone(
 fn a_command_that_cannot_have_its_sandbox_is_not_run() {
     let place = place();
     let repo = place.worktree(Confinement::Sandboxed);
-    let cmd = GitCommand::new(&place.tree, &["status"]).writes(Writes::Commit);
+    let cmd = GitCommand::new(&place.tree, &["status"]).writes(Writes::Commit(BRANCH.to_owned()));
     let reach = repo.reach(&cmd).unwrap();
     let old = tether_sandbox::Support {
         landlock_abi: 0,

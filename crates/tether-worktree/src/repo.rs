@@ -131,15 +131,19 @@ impl Repo {
     }
 
     /// `git worktree add <args>` of a new worktree at `dir` (made here, empty: the sandbox
-    /// grants git that directory, which must exist), with absolute paths in git's records
-    /// (tether reads them).
-    async fn add(&self, dir: &Path, args: &[&str]) -> Result<(), WorktreeError> {
+    /// grants git that directory, which must exist) on the branch `branch` (which it may
+    /// create), with absolute paths in git's records (tether reads them).
+    async fn add(&self, dir: &Path, branch: &str, args: &[&str]) -> Result<(), WorktreeError> {
         std::fs::create_dir_all(dir).map_err(WorktreeError::Spawn)?;
         let mut all = vec!["worktree", "add", "--quiet"];
         all.extend_from_slice(args);
+        let writes = Writes::NewWorktree {
+            dir: dir.to_path_buf(),
+            branch: format!("refs/heads/{branch}"),
+        };
         let cmd = command(&self.git.work_tree, &all)
             .config("worktree.useRelativePaths", "false")
-            .writes(Writes::NewWorktree(dir.to_path_buf()));
+            .writes(writes);
         git_with(&self.git, &cmd).await.map(drop)
     }
 
@@ -151,7 +155,8 @@ impl Repo {
         let branch = branch_name(run_id);
         let path = path_arg(dir)?;
         let _held = exclusive(dir).await?;
-        self.add(dir, &["-b", &branch, path, "HEAD"]).await?;
+        self.add(dir, &branch, &["-b", &branch, path, "HEAD"])
+            .await?;
         let tree = self.worktree(run_id, dir)?;
         self.lock(&tree).await?;
         Ok(tree)
@@ -181,7 +186,7 @@ impl Repo {
             let unlock = ["worktree", "unlock", path_arg(dir)?];
             let _ = self.git(&unlock, Writes::Records).await;
             self.git(&["worktree", "prune"], Writes::Records).await?;
-            self.add(dir, &[path_arg(dir)?, &branch]).await?;
+            self.add(dir, &branch, &[path_arg(dir)?, &branch]).await?;
         }
         let tree = self.worktree(run_id, dir)?;
         self.lock(&tree).await?;
@@ -324,7 +329,7 @@ impl Worktree {
                 id.as_str(),
                 parent.as_str(),
             ],
-            Writes::Refs,
+            Writes::Ref(reference.clone()),
         )
         .await?;
         self.take_index(index)?;
@@ -344,7 +349,7 @@ impl Worktree {
         let mut cmd = command(dir, &["commit", "--quiet", "--file", "-"])
             .input(message.as_bytes().to_vec())
             .hooks_in(self.common.join("hooks"))
-            .writes(Writes::Commit)
+            .writes(Writes::Commit(format!("refs/heads/{}", self.branch)))
             .scratch(scratch);
         let (name, email) = self.identity().await?;
         cmd = cmd.config("user.name", name).config("user.email", email);
