@@ -1,7 +1,7 @@
 //! What a git command on a person's own repository may reach in its sandbox: the work tree, the
 //! git directory and the directory every worktree shares (with the objects it borrows) readable;
 //! written, only what the command must write ([`Writes`]) — never the git directory's `hooks/`
-//! nor its `config`, which no command of tether's needs to write.
+//! nor its `config`, nor a ref but the run's branch: no command of tether's needs to.
 //!
 //! Those commands are a `--worktree` run's (`tether-worktree`): adding, locking, listing and
 //! pruning worktrees, reading a ref or a key, moving the run's branch, and the commit that runs
@@ -62,7 +62,8 @@ const POINTER_BYTES: u64 = 4096;
 
 impl GitRepo {
     /// What `cmd` may reach in its sandbox; the directories it must write made first when
-    /// missing (`worktrees/`, `logs/`: git would make them, in a directory it may not write).
+    /// missing (`worktrees/`, the branch's directories under `refs/` and `logs/`: git would make
+    /// them, in a directory it may not write).
     pub(crate) fn reach(&self, cmd: &GitCommand) -> Result<Reach, GitError> {
         let common = &self.common_dir;
         let own = (self.git_dir != *common).then_some(&self.git_dir);
