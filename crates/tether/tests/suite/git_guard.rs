@@ -107,6 +107,23 @@ fn with_submodule(dir: &Path, origin: &Path) {
     );
 }
 
+/// The starts pinned in tether's snapshot repository: `<tree> <run>` each.
+fn pinned(e: &Env) -> Vec<String> {
+    let out = Command::new("git")
+        .args(["for-each-ref", "--format=%(objectname) %(refname:lstrip=3)"])
+        .arg("refs/tether/runs/")
+        .env("GIT_DIR", e.path().join(".tether/git"))
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", "safe.directory")
+        .env("GIT_CONFIG_VALUE_0", "*")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout).lines().map(str::to_owned).collect()
+}
+
 /// The agent: fixes `add`, runs `attack` in its shell, asks for the sign-off.
 fn hostile(attack: String) -> Script {
     Script::turns([
@@ -241,6 +258,15 @@ fn a_repository_the_agent_makes_where_there_was_none_never_gets_git_run_in_it() 
         assert_eq!(out.status.code(), Some(0), "{who:?}: {}", text(&out.stderr));
         let run = e.store().latest_run().unwrap().unwrap();
         assert!(run.spec["start"]["tree"].is_string(), "{}", run.spec);
+        assert_eq!(
+            pinned(&e),
+            [format!(
+                "{} {}",
+                run.spec["start"]["tree"].as_str().unwrap(),
+                run.id
+            )],
+            "{who:?}: the run's start is pinned in tether's repository"
+        );
         // The next run, in the repository the agent made.
         let next = ralph(who, &e);
         assert_eq!(
