@@ -9,12 +9,20 @@
 //! sandbox off, bounded in time and size. The person's index, branches and objects are never
 //! written; ignored files and `.tether/` are left out, and so are files over 16 MiB and what is
 //! not a file (reported in the log).
+//!
+//! A run's start is kept whole for as long as the run may measure from it ([`keep_start`]):
+//! pinned in tether's repository with what it borrowed from the person's copied in, and the
+//! repository tidied now and then.
+
+mod keep;
 
 use std::time::Duration;
 
 use tether_config::Workspace;
 use tether_git::{Confinement, Snapshots, Start, StartTree};
 use tokio_util::sync::CancellationToken;
+
+pub use keep::{KEEP_FOR, keep_start};
 
 /// Each git command gets this long.
 const GIT_TIMEOUT: Duration = Duration::from_secs(60);

@@ -15,8 +15,8 @@ use tether_sandbox::Sandbox;
 use tether_tools::{ProgramCommand, ShellEnd, run_program_teed};
 use tokio_util::sync::CancellationToken;
 
-use crate::GitError;
 use crate::neutral;
+use crate::{GitError, Writes};
 
 /// How long a git command gets unless told otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -36,6 +36,8 @@ pub struct GitCommand {
     pub(crate) env_remove: Vec<String>,
     pub(crate) hooks: Option<PathBuf>,
     pub(crate) whole: Option<usize>,
+    pub(crate) writes: Writes,
+    pub(crate) scratch: Option<PathBuf>,
 }
 
 impl GitCommand {
@@ -53,7 +55,26 @@ impl GitCommand {
             env_remove: Vec::new(),
             hooks: None,
             whole: None,
+            writes: Writes::Nothing,
+            scratch: None,
         }
+    }
+
+    /// What the command may write of a person's repository, in its sandbox (see
+    /// [`crate::GitRepo::run`]); by default nothing. tether's snapshot repository gives every
+    /// command the same reach and ignores this.
+    #[must_use]
+    pub fn writes(mut self, writes: Writes) -> Self {
+        self.writes = writes;
+        self
+    }
+
+    /// A directory of tether's, made beforehand, the command may write its temporary files in
+    /// (its `TMPDIR`: a hook's).
+    #[must_use]
+    pub fn scratch(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.scratch = Some(dir.into());
+        self
     }
 
     /// Keeps all of stdout, up to `cap` bytes, in [`GitOutput::bytes`]: more than `cap` is

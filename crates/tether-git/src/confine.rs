@@ -10,7 +10,7 @@
 //! no changed line (a stricter check) and says why.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use tether_sandbox::{Policy, Sandbox, Support};
 
@@ -34,10 +34,14 @@ pub enum Confinement {
 pub(crate) struct Reach {
     /// Trees it reads (the work tree, borrowed objects).
     pub read: Vec<PathBuf>,
+    /// Paths it reads when they exist (a `.git` above a directory git looks for a repository
+    /// in, the `.git` files of a repository's other worktrees, which `git worktree prune` must
+    /// see to leave their records alone).
+    pub read_if_present: Vec<PathBuf>,
     /// Trees it writes (tether's snapshot repository, the objects a commit adds to).
     pub write: Vec<PathBuf>,
-    /// Its `TMPDIR` (beneath a written tree).
-    pub tmp: PathBuf,
+    /// Its `TMPDIR` (beneath a written tree), when it has one.
+    pub tmp: Option<PathBuf>,
 }
 
 impl Confinement {
@@ -47,11 +51,15 @@ impl Confinement {
         if self == Confinement::Unconfined {
             return Ok(None);
         }
-        self.sandbox_on(reach, Support::probe())
+        self.sandbox_on(reach, support())
     }
 
     /// [`Confinement::sandbox`] on a kernel that offers `support`.
-    fn sandbox_on(self, reach: &Reach, support: Support) -> Result<Option<Arc<Sandbox>>, GitError> {
+    pub(crate) fn sandbox_on(
+        self,
+        reach: &Reach,
+        support: Support,
+    ) -> Result<Option<Arc<Sandbox>>, GitError> {
         if self == Confinement::Unconfined {
             return Ok(None);
         }
@@ -59,16 +67,29 @@ impl Confinement {
         for path in &reach.read {
             policy = policy.read(path);
         }
+        for path in &reach.read_if_present {
+            policy = policy.read_if_present(path);
+        }
         for path in &reach.write {
             policy = policy.write(path);
         }
         if let Some(home) = std::env::var_os("HOME") {
             policy = policy.cover(home);
         }
-        let sandbox = Sandbox::new(policy, support)
+        let mut sandbox = Sandbox::new(policy, support)
             .map_err(|e| GitError::NoSandbox { why: e.to_string() })?;
-        Ok(Some(Arc::new(sandbox.tmpdir(&reach.tmp))))
+        if let Some(tmp) = &reach.tmp {
+            sandbox = sandbox.tmpdir(tmp);
+        }
+        Ok(Some(Arc::new(sandbox)))
     }
+}
+
+/// What the kernel supports, probed once per process (a probe starts a child): the commands on
+/// a person's repository each build a sandbox of their own.
+fn support() -> Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    *SUPPORT.get_or_init(Support::probe)
 }
 
 #[cfg(test)]
@@ -83,7 +104,8 @@ mod tests {
         let reach = Reach {
             read: vec![dir.path().to_path_buf()],
             write: vec![dir.path().to_path_buf()],
-            tmp: dir.path().to_path_buf(),
+            tmp: Some(dir.path().to_path_buf()),
+            ..Reach::default()
         };
         let old = Support {
             landlock_abi: 0,

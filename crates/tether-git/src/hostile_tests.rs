@@ -1,5 +1,10 @@
 //! git run through [`crate::GitRepo`] in repositories whose configuration names programs: none
 //! of them runs, while plain git, in the same repository, runs each (so the tests can fail).
+//!
+//! These show the first wall, the neutralised configuration, alone: the repositories run their
+//! commands unconfined (as with the run's sandbox off), and the commands include some tether
+//! never runs on a person's checkout (`add`, `commit`), which its sandbox would not let write.
+//! The second wall, the sandbox, is `sandbox_tests.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -49,7 +54,11 @@ fn marks(dir: &Path) -> Vec<String> {
 }
 
 async fn found(dir: &Path) -> GitRepo {
-    match discover(dir, &[], &CancellationToken::new()).await.unwrap() {
+    let unconfined = crate::Confinement::Unconfined;
+    match discover(dir, unconfined, &[], &CancellationToken::new())
+        .await
+        .unwrap()
+    {
         Found::Repo(repo) => repo,
         Found::NotARepository(why) => panic!("{why}"),
     }
@@ -235,8 +244,13 @@ async fn a_driver_listing_too_long_to_read_whole_refuses_the_command() {
 #[tokio::test]
 async fn no_repository_is_found_where_there_is_none() {
     let dir = tempfile::tempdir().unwrap();
-    let got = discover(dir.path(), &[], &CancellationToken::new())
-        .await
-        .unwrap();
+    let got = discover(
+        dir.path(),
+        crate::Confinement::Sandboxed,
+        &[],
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap();
     assert!(matches!(got, Found::NotARepository(_)), "{got:?}");
 }

@@ -18,20 +18,31 @@
 //! - **That git runs in a sandbox of its own** ([`Confinement`]): the work tree readable only,
 //!   tether's directory writable, no network. A kernel that cannot enforce it means git does
 //!   not run, unless the person turned the run's sandbox off.
+//! - **Each run's start is kept whole** ([`Snapshots::pin`]): pinned under
+//!   `refs/tether/runs/<run>` with what it borrowed from the person's repository copied in, and
+//!   the repository tidied now and then ([`Snapshots::tidy`]), dropping the pins its caller
+//!   names and what only they reached.
 //! - **What must act on the person's repository** (a `--worktree` run's worktree and branch)
 //!   names that repository to git ([`GitRepo::run`]: `GIT_DIR`, `GIT_WORK_TREE`, found once,
 //!   [`discover`]) with its configuration neutralised ([`neutral`]: no system or global file,
 //!   no `GIT_*` variable of tether's, every key that runs a program turned off, every filter,
 //!   diff and merge driver left without a program, [`drivers`]) — failing closed when the
-//!   drivers cannot all be listed. git's ownership check stands there: the person's
-//!   `safe.directory` entries are carried over ([`user`]) to the discovery.
+//!   drivers cannot all be listed — and in a sandbox of its own that writes only what the
+//!   command writes ([`Writes`]: never the repository's `hooks/` or `config`), or not at all.
+//!   git's ownership check stands there: the person's `safe.directory` entries are carried
+//!   over ([`user`]) to the discovery, which reads only the `.git` above the directory it
+//!   starts in. Reading the person's own global settings ([`user`]) is the one git tether runs
+//!   outside any sandbox: from `/`, outside any repository, it reads their global and system
+//!   files and runs no program.
 
 mod bounded;
 mod command;
 mod confine;
 pub mod drivers;
 mod excludes;
+mod keep;
 pub mod neutral;
+mod person;
 mod private;
 mod record;
 mod repo;
@@ -42,6 +53,8 @@ use std::path::PathBuf;
 
 pub use command::{DEFAULT_TIMEOUT, GitCommand, GitOutput};
 pub use confine::Confinement;
+pub use keep::{RUNS_REFS, Tidied};
+pub use person::Writes;
 pub use private::Snapshots;
 pub use record::{ObjectId, SPEC_KEY, Start, StartTree};
 pub use repo::{Found, GitRepo, discover};
@@ -100,6 +113,14 @@ pub enum GitError {
         /// Why.
         why: String,
     },
+    /// A command on a person's repository was not run: what its sandbox must grant could not be
+    /// prepared (a directory git writes could not be made, more worktrees than it can keep in
+    /// sight).
+    #[error("git was not run: {why}")]
+    Refused {
+        /// Why.
+        why: String,
+    },
     /// tether's snapshot repository could not be made or written.
     #[error("tether's snapshot repository ({path}): {source}")]
     Private {
@@ -116,5 +137,9 @@ pub enum GitError {
 
 #[cfg(test)]
 mod hostile_tests;
+#[cfg(test)]
+mod keep_tests;
+#[cfg(test)]
+mod sandbox_tests;
 #[cfg(test)]
 mod snapshot_tests;

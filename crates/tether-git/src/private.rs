@@ -111,11 +111,12 @@ impl Snapshots {
         let mut reach = Reach {
             read: vec![work_tree.to_path_buf()],
             write: vec![git_dir.clone()],
-            tmp: git_dir.join("tmp"),
+            tmp: Some(git_dir.join("tmp")),
+            ..Reach::default()
         };
         match person {
             Some(person) => reach.write.push(person.join("objects")),
-            None => reach.read.extend(borrowed(&git_dir)),
+            None => reach.read.extend(borrowed(&git_dir.join("objects"))),
         }
         let sandbox = confinement.sandbox(&reach)?;
         Ok(Snapshots {
@@ -231,6 +232,17 @@ impl Snapshots {
         })
     }
 
+    /// A new, empty directory in the repository's `tmp/` for one command's temporary files
+    /// (given to it with [`GitCommand::scratch`]); the caller removes it.
+    pub fn scratch_dir(&self, what: &str) -> Result<PathBuf, GitError> {
+        let dir = self.scratch(what);
+        std::fs::create_dir_all(&dir).map_err(|source| GitError::Private {
+            path: dir.clone(),
+            source,
+        })?;
+        Ok(dir)
+    }
+
     /// A new path for a file of one command (an index, a list of patterns), in the repository's
     /// `tmp/`.
     pub(crate) fn scratch(&self, what: &str) -> PathBuf {
@@ -311,6 +323,8 @@ fn layout(dir: &Path, state_dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir.join(sub))?;
     }
     std::fs::write(dir.join("HEAD"), "ref: refs/heads/snapshots\n")?;
+    // Made tidy: the first tidying is due a week from now, or when it grows.
+    std::fs::write(dir.join("tidied"), "")?;
     std::fs::write(dir.join("config"), CONFIG)?;
     std::fs::write(
         dir.join("info/exclude"),
@@ -345,19 +359,19 @@ fn lender(state_dir: &Path) -> Option<PathBuf> {
     None
 }
 
-/// The object directories the repository at `git_dir` borrows from (its `alternates`), which a
-/// sandboxed git must be able to read.
-fn borrowed(git_dir: &Path) -> Vec<PathBuf> {
-    let Some(bytes) =
-        crate::bounded::read(&git_dir.join("objects/info/alternates"), 64 * 1024, false)
+/// The object directories the object directory `objects` borrows from (its `alternates`),
+/// which a sandboxed git must be able to read.
+pub(crate) fn borrowed(objects: &Path) -> Vec<PathBuf> {
+    let Some(bytes) = crate::bounded::read(&objects.join("info/alternates"), 64 * 1024, false)
     else {
         return Vec::new();
     };
     String::from_utf8_lossy(&bytes)
         .lines()
         .map(str::trim)
-        .filter(|l| l.starts_with('/'))
-        .map(PathBuf::from)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        // A relative entry is relative to the object directory, as git reads it.
+        .map(|l| objects.join(l))
         .filter(|p| p.is_dir())
         .collect()
 }

@@ -6,22 +6,30 @@
 //! Only what must act on the person's repository runs here: a `--worktree` run's worktree and
 //! the branch its commits land on (`tether-worktree`). Snapshots and diffs of a workspace run in
 //! tether's own repository ([`crate::Snapshots`]), which reads no configuration of theirs.
+//! Every command here runs with the configuration neutralised and, unless the person turned the
+//! run's sandbox off, in a sandbox of its own that grants what the command must write and no
+//! more ([`crate::Writes`]); when that sandbox cannot be built, the command does not run.
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::command::{GitCommand, GitOutput, Setting, exec};
-use crate::{GitError, drivers, neutral, user};
+use crate::{Confinement, GitError, drivers, neutral, user};
 
-/// A repository's git directory and work tree, as tether names them to git.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A repository's git directory and work tree, as tether names them to git, and where its
+/// commands run.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GitRepo {
     /// The git directory (a linked worktree's own, under the checkout's `.git/worktrees/`).
     pub git_dir: PathBuf,
     /// The top of the work tree.
     pub work_tree: PathBuf,
+    /// The git directory every worktree of the repository shares (the checkout's `.git`; the
+    /// same as [`GitRepo::git_dir`] for the checkout itself).
+    pub common_dir: PathBuf,
+    /// Where its commands run: in a sandbox of their own, or (the run's sandbox off) outside.
+    pub confinement: Confinement,
 }
 
 /// What looking for a repository found.
@@ -45,27 +53,38 @@ impl Found {
 }
 
 /// Looks for the repository `dir` is in, as git would (its ownership checked against the
-/// person's `safe.directory`), with the configuration neutralised. The one discovery tether
-/// makes in a tree: when a run begins, or when a person asks outside a run.
+/// person's `safe.directory`), with the configuration neutralised, in a sandbox that reads only
+/// `dir` and the `.git` above it (see [`crate::Writes`]'s module) unless `confinement` says
+/// otherwise. The one discovery tether makes in a tree: when a run begins, or when a person
+/// asks outside a run. The repository found runs its commands as `confinement` says.
 pub async fn discover(
     dir: &Path,
+    confinement: Confinement,
     env_remove: &[String],
     cancel: &CancellationToken,
 ) -> Result<Found, GitError> {
     let mut config = user::safe_directories(env_remove, cancel).await;
     config.extend(fixed());
-    let cmd = GitCommand::new(
+    let mut cmd = GitCommand::new(
         dir,
         &[
             "rev-parse",
             "--path-format=absolute",
             "--git-dir",
+            "--git-common-dir",
             "--show-toplevel",
         ],
     )
     .without_env(env_remove);
+    let sandbox = confinement.sandbox(&crate::person::discovery(dir))?;
+    if sandbox.is_some() {
+        for (name, value) in crate::person::discovery_edge(dir) {
+            cmd = cmd.env(&name, value);
+        }
+    }
     let setting = Setting {
         config: &config,
+        sandbox: sandbox.as_ref(),
         ..Setting::default()
     };
     let out = exec(&cmd, &setting, cancel).await?;
@@ -73,11 +92,15 @@ pub async fn discover(
         return Ok(Found::NotARepository(out.first_line().to_owned()));
     }
     let mut lines = out.stdout.lines();
-    match (lines.next(), lines.next()) {
-        (Some(git_dir), Some(top)) if !git_dir.is_empty() && !top.is_empty() => {
+    match (lines.next(), lines.next(), lines.next()) {
+        (Some(git_dir), Some(common), Some(top))
+            if !git_dir.is_empty() && !common.is_empty() && !top.is_empty() =>
+        {
             Ok(Found::Repo(GitRepo {
                 git_dir: PathBuf::from(git_dir),
                 work_tree: PathBuf::from(top),
+                common_dir: PathBuf::from(common),
+                confinement,
             }))
         }
         _ => Ok(Found::NotARepository(format!(
@@ -90,10 +113,12 @@ pub async fn discover(
 impl GitRepo {
     /// Runs `cmd` in this repository: `GIT_DIR` and `GIT_WORK_TREE` pinned, the configuration
     /// neutralised, and every filter, diff and merge driver the configuration defines left
-    /// without a program. A command that exits non-zero is an [`Ok`] with its code. Fails
-    /// closed: when the drivers cannot all be listed (a listing past [`drivers::LISTING_BYTES`],
-    /// a name that cannot be given back to git), the command does not run
-    /// ([`GitError::Cut`], [`GitError::Unneutral`]).
+    /// without a program; in a sandbox granting what `cmd` writes ([`GitCommand::writes`]),
+    /// unless the repository runs its commands unconfined. A command that exits non-zero is an
+    /// [`Ok`] with its code. Fails closed: when the drivers cannot all be listed (a listing past
+    /// [`drivers::LISTING_BYTES`], a name that cannot be given back to git) or the sandbox cannot
+    /// be built, the command does not run ([`GitError::Cut`], [`GitError::Unneutral`],
+    /// [`GitError::NoSandbox`], [`GitError::Refused`]).
     pub async fn run(
         &self,
         cmd: &GitCommand,
@@ -104,11 +129,13 @@ impl GitRepo {
         let list = GitCommand::new(&cmd.cwd, drivers::LIST_ARGS)
             .without_env(&cmd.env_remove)
             .whole(drivers::LISTING_BYTES);
+        let reading = self.sandbox_for(&list)?;
         let listing = exec(
             &list,
             &Setting {
                 pinned,
                 config: &config,
+                sandbox: reading.as_ref(),
                 ..Setting::default()
             },
             cancel,
@@ -129,12 +156,25 @@ impl GitRepo {
             // The configuration cannot be read: the command would not run either.
             _ => return Ok(listing),
         }
+        let sandbox = self.sandbox_for(cmd)?;
         let setting = Setting {
             pinned,
             config: &config,
+            sandbox: sandbox.as_ref(),
             ..Setting::default()
         };
         exec(cmd, &setting, cancel).await
+    }
+
+    /// The sandbox `cmd` runs in: `None` when the repository's commands run unconfined.
+    pub(crate) fn sandbox_for(
+        &self,
+        cmd: &GitCommand,
+    ) -> Result<Option<std::sync::Arc<tether_sandbox::Sandbox>>, GitError> {
+        match self.confinement {
+            Confinement::Unconfined => Ok(None),
+            Confinement::Sandboxed => self.confinement.sandbox(&self.reach(cmd)?),
+        }
     }
 
     /// [`GitRepo::run`], with the output when git exited 0 and an error naming the command and

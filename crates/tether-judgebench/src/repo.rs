@@ -92,9 +92,13 @@ async fn git(
     env_remove: &[String],
     cancel: &CancellationToken,
 ) -> Result<(), RepoError> {
+    // A repository of the bench's own, made from the case's files (no agent's): unconfined, as
+    // its snapshots are.
     let repo = GitRepo {
         git_dir: root.join(".git"),
         work_tree: root.to_owned(),
+        common_dir: root.join(".git"),
+        confinement: Confinement::Unconfined,
     };
     let cmd = GitCommand::new(root, args)
         .timeout(GIT_TIMEOUT)

@@ -261,7 +261,7 @@ impl Launch {
             RunSpec::Goal(_) | RunSpec::Ralph(_) => (Placement::in_place(&ws), None),
             RunSpec::Resume(run) => {
                 let record = journal.store().run(run)?;
-                let placement = crate::worktree::for_resumed_run(&ws, &record).await?;
+                let placement = crate::worktree::for_resumed_run(&ws, &record, &config).await?;
                 let no_judge = record
                     .spec
                     .get("no_judge")

@@ -94,7 +94,7 @@ impl Placement {
                     hooks: config.run.commit_hooks,
                     git: GitSetting {
                         state_dir: self.ws.state_dir(),
-                        confinement: tether_signoff::git_confinement(config),
+                        confinement: git_of(config),
                         env_remove: config.key_vars(),
                     },
                     seen: Mutex::new(0),
@@ -126,9 +126,10 @@ pub struct Listed {
     pub live: bool,
 }
 
-/// The repository of `ws` and the worktrees of its runs.
-pub async fn list(ws: &Workspace) -> Result<(Repo, Vec<Listed>)> {
-    let repo = Repo::discover(ws.root()).await?;
+/// The repository of `ws` and the worktrees of its runs, its git run as `config`'s sandbox
+/// says (see [`git_of`]).
+pub async fn list(ws: &Workspace, config: &Config) -> Result<(Repo, Vec<Listed>)> {
+    let repo = Repo::discover(ws.root(), git_of(config)).await?;
     let listed = repo.list().await.map_err(Error::ListWorktrees)?;
     let entries = listed
         .iter()
@@ -147,6 +148,12 @@ pub async fn list(ws: &Workspace) -> Result<(Repo, Vec<Listed>)> {
         })
         .collect();
     Ok((repo, entries))
+}
+
+/// Where the git commands on the person's repository run: each in a sandbox of its own,
+/// unless the person turned the run's sandbox off (`[sandbox] mode = "off"`).
+pub fn git_of(config: &Config) -> tether_git::Confinement {
+    tether_signoff::git_confinement(config)
 }
 
 /// The directory of the repository at `toplevel`'s worktrees.
@@ -174,7 +181,7 @@ fn fnv(bytes: &[u8]) -> u32 {
 /// A new run's worktree: a run id drawn now, its branch and worktree, the plan and config
 /// copied in, and the workspace inside it.
 pub async fn for_new_run(ws: &Workspace, config: &Config) -> Result<Placement> {
-    let repo = Repo::discover(ws.root()).await?;
+    let repo = Repo::discover(ws.root(), git_of(config)).await?;
     let id = RunId::generate();
     let dir = worktrees_of(repo.toplevel()).join(id.as_str());
     let tree = repo.create(id.as_str(), &dir).await?;
@@ -190,12 +197,12 @@ pub async fn for_new_run(ws: &Workspace, config: &Config) -> Result<Placement> {
 }
 
 /// A stopped run's worktree again, when it had one (its recorded workspace is not the
-/// checkout's): as it is, or made again from its branch.
-pub async fn for_resumed_run(ws: &Workspace, run: &Run) -> Result<Placement> {
+/// checkout's): as it is, or made again from its branch; its git run as `config` says.
+pub async fn for_resumed_run(ws: &Workspace, run: &Run, config: &Config) -> Result<Placement> {
     if run.workspace == ws.root() {
         return Ok(Placement::in_place(ws));
     }
-    let repo = Repo::discover(ws.root()).await?;
+    let repo = Repo::discover(ws.root(), git_of(config)).await?;
     let dir = worktrees_of(repo.toplevel()).join(run.id.as_str());
     if !run.workspace.starts_with(&dir) {
         return Ok(Placement::in_place(ws));

@@ -29,6 +29,10 @@ pub enum Unknown {
     StartIncomplete,
     /// tether's git needs a sandbox the kernel cannot enforce here.
     NoSandbox,
+    /// The snapshot taken as the run began is no longer whole: an object it borrowed from the
+    /// person's repository was pruned there (a start is copied whole when pinned; this is one
+    /// that could not be).
+    StartLost,
     /// git failed or did not finish.
     GitFailed,
 }
@@ -51,6 +55,10 @@ impl std::fmt::Display for Unknown {
                 "too many files were left out of the snapshot taken as the run began"
             }
             Unknown::NoSandbox => "tether's git runs only in a sandbox, which cannot be built here",
+            Unknown::StartLost => {
+                "the snapshot taken as the run began is no longer whole (a file's contents it \
+                 borrowed from the repository were pruned by git gc)"
+            }
             Unknown::GitFailed => "git could not say what changed",
         })
     }

@@ -14,7 +14,9 @@
 //!
 //! Files a snapshot left out (over 16 MiB, not a file), at the start or now, have no line known
 //! to be changed; when no starting snapshot is known (a run an older tether began, a snapshot
-//! that failed, no run to compare with) or git fails, no line is: stricter checks, never laxer.
+//! that failed, no run to compare with), the starting snapshot is no longer whole (an object it
+//! borrowed from the person's repository pruned there, said as such) or git fails, no line is:
+//! stricter checks, never laxer.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -114,7 +116,15 @@ pub(crate) async fn collect(
         snaps.command(&all).stdout_cap(cap)
     };
     let since = baseline.since();
-    let stat = match snaps.ok(&diff(&["--stat=100"], STAT_BYTES), cancel).await {
+    let stat = snaps.ok(&diff(&["--stat=100"], STAT_BYTES), cancel).await;
+    if stat.is_err() && snaps.is_whole(&start.tree, cancel).await.ok() == Some(false) {
+        return WorkTree {
+            summary: format!("what changed {since} is not known: {}", Unknown::StartLost),
+            changed: ChangedLines::unknown(Unknown::StartLost),
+            tracked: Some(now.files.iter().map(PathBuf::from).collect()),
+        };
+    }
+    let stat = match stat {
         Ok(out) if out.stdout.trim().is_empty() => format!("no file changed {since}"),
         Ok(out) => format!(
             "changes {since} (git diff --stat):\n{}",

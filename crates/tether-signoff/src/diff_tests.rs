@@ -185,3 +185,26 @@ async fn files_left_out_of_a_snapshot_are_named_and_none_of_their_lines_counts()
     // What the judge reads.
     insta::assert_snapshot!(work.summary);
 }
+
+/// A start taken without its pin (as by an older tether) borrowed a blob the person's `git gc`
+/// has since pruned: the diff cannot be made, and the judge is told why — no line counts as
+/// changed (stricter), and the files now are still known.
+#[tokio::test]
+async fn a_start_whose_borrowed_object_was_pruned_is_said_lost_and_no_line_counts() {
+    let (_dir, ws) = workspace(
+        "git init -q && printf '.tether/\\n' > .gitignore && git add -A \
+         && git -c user.name=t -c user.email=t@x commit -qm one",
+    )
+    .await;
+    let baseline = start_of(&ws).await;
+    let root = ws.root();
+    std::fs::write(root.join("calc.sh"), "#!/bin/sh\necho $(($1 + $2))\n").unwrap();
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "--amend", "-m", "two"]);
+    git(root, &["reflog", "expire", "--expire=now", "--all"]);
+    git(root, &["gc", "-q", "--prune=now"]);
+    let work = since(&ws, &baseline).await;
+    assert_eq!(work.changed.unknown_reason(), Some(Unknown::StartLost));
+    assert!(work.summary.contains("no longer whole"), "{}", work.summary);
+    assert!(work.tracked.is_some());
+}

@@ -1,10 +1,11 @@
 //! Running git for the worktree: through `tether-git` (a pinned repository, its configuration
-//! neutralised), bounded, without a terminal prompt.
+//! neutralised, in a sandbox granting what each command writes), bounded, without a terminal
+//! prompt.
 
 use std::path::Path;
 use std::time::Duration;
 
-use tether_git::{GitCommand, GitRepo};
+use tether_git::{GitCommand, GitRepo, Writes};
 use tokio_util::sync::CancellationToken;
 
 use crate::WorktreeError;
@@ -17,7 +18,17 @@ pub(crate) fn command(cwd: &Path, args: &[&str]) -> GitCommand {
     GitCommand::new(cwd, args).timeout(TIMEOUT)
 }
 
-/// What git printed, if it exited with 0.
+/// What git printed, if it exited with 0: a command that writes `writes` of the repository.
+pub(crate) async fn git_writing(
+    repo: &GitRepo,
+    cwd: &Path,
+    args: &[&str],
+    writes: Writes,
+) -> Result<String, WorktreeError> {
+    git_with(repo, &command(cwd, args).writes(writes)).await
+}
+
+/// What git printed, if it exited with 0: a command that only reads.
 pub(crate) async fn git(
     repo: &GitRepo,
     cwd: &Path,
@@ -39,14 +50,8 @@ pub(crate) async fn git_with(repo: &GitRepo, cmd: &GitCommand) -> Result<String,
     }
 }
 
-/// Whether git exited with 0 (for questions such as "is there a branch").
-pub(crate) async fn git_ok(
-    repo: &GitRepo,
-    cwd: &Path,
-    args: &[&str],
-) -> Result<bool, WorktreeError> {
-    Ok(repo
-        .run(&command(cwd, args), &CancellationToken::new())
-        .await?
-        .ok())
+/// Whether git exited with 0 (for questions such as "is there a branch", and a lock that may be
+/// taken already).
+pub(crate) async fn git_ok(repo: &GitRepo, cmd: &GitCommand) -> Result<bool, WorktreeError> {
+    Ok(repo.run(cmd, &CancellationToken::new()).await?.ok())
 }

@@ -13,12 +13,15 @@
 //! snapshot repository ([`Snapshotting`]): no configuration of the repository's, no
 //! `.gitattributes`, in a sandbox where git writes only the repository's objects; the branch
 //! is then moved to the commit made there. The commands on the repository itself (the
-//! worktree, its lock, the branch) are bounded in time, with no prompt for credentials, the
-//! configuration neutralised (refused when it cannot all be neutralised), and run in a
-//! repository named to git, never found through the tree: the checkout's, found when the run
-//! begins, and the worktree's own git directory, which tether knows because it made the
-//! worktree (git's record of it in the checkout's `.git/worktrees/`), never the worktree's
-//! `.git` file, which the agent can replace.
+//! worktree, its lock, the branch, the hooks-mode commit) are bounded in time, with no prompt
+//! for credentials, the configuration neutralised (refused when it cannot all be neutralised),
+//! each in a sandbox of its own that writes only what it must (`tether_git::Writes`: the
+//! records, the refs, the new worktree; never the repository's `hooks/` or `config`) unless the
+//! run's sandbox is off, and run in a repository named to git, never found through the tree: the
+//! checkout's, found when the run begins, and the worktree's own git directory, which tether
+//! knows because it made the worktree (git's record of it in the checkout's `.git/worktrees/`),
+//! never the worktree's `.git` file, which the agent can replace. Removing a worktree is
+//! tether deleting the directory it made, then `git worktree prune`.
 
 mod commit;
 mod git;

@@ -2,11 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-use tether_git::{Confinement, GitRepo, ObjectId, Snapshots};
+use tether_git::{Confinement, GitRepo, ObjectId, Snapshots, Writes};
 use tokio_util::sync::CancellationToken;
 
 use crate::WorktreeError;
-use crate::git::{command, git, git_ok, git_with};
+use crate::git::{command, git, git_ok, git_with, git_writing};
 
 /// The branch of run `run_id`: `tether/<run-id>`.
 pub fn branch_name(run_id: &str) -> String {
@@ -68,25 +68,25 @@ impl WorktreeInfo {
 }
 
 impl Repo {
-    /// The repository `dir` is in (found with the configuration neutralised); refused when it
-    /// is none, git does not trust it (`safe.directory`), or it has no commit yet.
-    pub async fn discover(dir: &Path) -> Result<Repo, WorktreeError> {
+    /// The repository `dir` is in (found with the configuration neutralised, in a sandbox that
+    /// reads only `dir` and the `.git` above it); refused when it is none, git does not trust it
+    /// (`safe.directory`), or it has no commit yet. Its commands run as `confinement` says:
+    /// each in a sandbox of its own granting what it writes, or — the run's sandbox off —
+    /// outside any.
+    pub async fn discover(dir: &Path, confinement: Confinement) -> Result<Repo, WorktreeError> {
         let not_a_repo = |detail: String| WorktreeError::NotARepo {
             dir: dir.to_path_buf(),
             detail,
         };
-        let git = match tether_git::discover(dir, &[], &CancellationToken::new()).await {
+        let cancel = CancellationToken::new();
+        let git = match tether_git::discover(dir, confinement, &[], &cancel).await {
             Ok(tether_git::Found::Repo(git)) => git,
             Ok(tether_git::Found::NotARepository(why)) => return Err(not_a_repo(why)),
-            Err(e) => return Err(not_a_repo(e.to_string())),
+            // git could not look (no sandbox to look in, no git): said as it is.
+            Err(e) => return Err(WorktreeError::Run(e)),
         };
-        if !git_ok(
-            &git,
-            dir,
-            &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
-        )
-        .await?
-        {
+        let head = command(dir, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
+        if !git_ok(&git, &head).await? {
             return Err(not_a_repo("the repository has no commit yet".to_owned()));
         }
         Ok(Repo { git })
@@ -97,28 +97,24 @@ impl Repo {
         &self.git.work_tree
     }
 
-    /// `git <args>` in the checkout's top directory.
-    async fn git(&self, args: &[&str]) -> Result<String, WorktreeError> {
-        git(&self.git, &self.git.work_tree, args).await
+    /// `git <args>` in the checkout's top directory, writing `writes` of the repository.
+    async fn git(&self, args: &[&str], writes: Writes) -> Result<String, WorktreeError> {
+        git_writing(&self.git, &self.git.work_tree, args, writes).await
     }
 
     /// Whether `git <args>` in the checkout's top directory exited with 0.
-    async fn git_ok(&self, args: &[&str]) -> Result<bool, WorktreeError> {
-        git_ok(&self.git, &self.git.work_tree, args).await
-    }
-
-    /// The git directory every worktree of the repository shares.
-    async fn common_dir(&self) -> Result<PathBuf, WorktreeError> {
-        let out = self
-            .git(&["rev-parse", "--path-format=absolute", "--git-common-dir"])
-            .await?;
-        Ok(PathBuf::from(out.trim()))
+    async fn git_ok(&self, args: &[&str], writes: Writes) -> Result<bool, WorktreeError> {
+        git_ok(
+            &self.git,
+            &command(&self.git.work_tree, args).writes(writes),
+        )
+        .await
     }
 
     /// The worktree at `dir` of run `run_id`, its repository as git's record in the checkout
     /// says.
-    async fn worktree(&self, run_id: &str, dir: &Path) -> Result<Worktree, WorktreeError> {
-        let common = self.common_dir().await?;
+    fn worktree(&self, run_id: &str, dir: &Path) -> Result<Worktree, WorktreeError> {
+        let common = self.git.common_dir.clone();
         let git_dir = record_of(&common, dir)?;
         Ok(Worktree {
             dir: dir.to_path_buf(),
@@ -127,9 +123,28 @@ impl Repo {
             git: GitRepo {
                 git_dir,
                 work_tree: dir.to_path_buf(),
+                common_dir: common.clone(),
+                confinement: self.git.confinement,
             },
             common,
         })
+    }
+
+    /// `git worktree add <args>` of a new worktree at `dir` (made here, empty: the sandbox
+    /// grants git that directory, which must exist) on the branch `branch` (which it may
+    /// create), with absolute paths in git's records (tether reads them).
+    async fn add(&self, dir: &Path, branch: &str, args: &[&str]) -> Result<(), WorktreeError> {
+        std::fs::create_dir_all(dir).map_err(WorktreeError::Spawn)?;
+        let mut all = vec!["worktree", "add", "--quiet"];
+        all.extend_from_slice(args);
+        let writes = Writes::NewWorktree {
+            dir: dir.to_path_buf(),
+            branch: format!("refs/heads/{branch}"),
+        };
+        let cmd = command(&self.git.work_tree, &all)
+            .config("worktree.useRelativePaths", "false")
+            .writes(writes);
+        git_with(&self.git, &cmd).await.map(drop)
     }
 
     /// A new branch `tether/<run-id>` from `HEAD` and a locked worktree for it at `dir`.
@@ -140,9 +155,9 @@ impl Repo {
         let branch = branch_name(run_id);
         let path = path_arg(dir)?;
         let _held = exclusive(dir).await?;
-        self.git(&["worktree", "add", "--quiet", "-b", &branch, path, "HEAD"])
+        self.add(dir, &branch, &["-b", &branch, path, "HEAD"])
             .await?;
-        let tree = self.worktree(run_id, dir).await?;
+        let tree = self.worktree(run_id, dir)?;
         self.lock(&tree).await?;
         Ok(tree)
     }
@@ -158,22 +173,22 @@ impl Repo {
         if !present {
             let reference = format!("refs/heads/{branch}");
             if !self
-                .git_ok(&["show-ref", "--verify", "--quiet", &reference])
+                .git_ok(
+                    &["show-ref", "--verify", "--quiet", &reference],
+                    Writes::Nothing,
+                )
                 .await?
             {
                 return Err(WorktreeError::NoBranch { branch });
             }
             let _held = exclusive(dir).await?;
             // A directory removed by hand leaves git's record of it behind.
-            let _ = self.git(&["worktree", "unlock", path_arg(dir)?]).await;
-            self.git(&["worktree", "prune"]).await?;
-            if let Some(parent) = dir.parent() {
-                std::fs::create_dir_all(parent).map_err(WorktreeError::Spawn)?;
-            }
-            self.git(&["worktree", "add", "--quiet", path_arg(dir)?, &branch])
-                .await?;
+            let unlock = ["worktree", "unlock", path_arg(dir)?];
+            let _ = self.git(&unlock, Writes::Records).await;
+            self.git(&["worktree", "prune"], Writes::Records).await?;
+            self.add(dir, &branch, &[path_arg(dir)?, &branch]).await?;
         }
-        let tree = self.worktree(run_id, dir).await?;
+        let tree = self.worktree(run_id, dir)?;
         self.lock(&tree).await?;
         Ok(tree)
     }
@@ -182,7 +197,10 @@ impl Repo {
         let reason = format!("tether run {}", tree.run_id);
         let path = path_arg(&tree.dir)?;
         if !self
-            .git_ok(&["worktree", "lock", "--reason", &reason, path])
+            .git_ok(
+                &["worktree", "lock", "--reason", &reason, path],
+                Writes::Records,
+            )
             .await?
         {
             // Already locked (a resumed run): fine when it is locked at all.
@@ -203,11 +221,17 @@ impl Repo {
 
     /// Every worktree of the repository (the checkout itself first).
     pub async fn list(&self) -> Result<Vec<WorktreeInfo>, WorktreeError> {
-        let out = self.git(&["worktree", "list", "--porcelain"]).await?;
+        let out = self
+            .git(&["worktree", "list", "--porcelain"], Writes::Nothing)
+            .await?;
         Ok(parse_list(&out))
     }
 
     /// Removes the run's worktree (its branch stays: the work is kept). Refused when `live`.
+    ///
+    /// The directory tether made is removed by tether, without following a link in it, and
+    /// only when git's records name it as a worktree of this repository; then `git worktree
+    /// prune` drops the record. So no git ever writes beyond the records.
     pub async fn remove(&self, run_id: &str, dir: &Path, live: bool) -> Result<(), WorktreeError> {
         if live {
             return Err(WorktreeError::Live {
@@ -215,12 +239,14 @@ impl Repo {
             });
         }
         let path = path_arg(dir)?;
-        let _ = self.git(&["worktree", "unlock", path]).await;
-        if dir.exists() {
-            self.git(&["worktree", "remove", "--force", path]).await?;
-        } else {
-            self.git(&["worktree", "prune"]).await?;
+        let _ = self
+            .git(&["worktree", "unlock", path], Writes::Records)
+            .await;
+        if std::fs::symlink_metadata(dir).is_ok() {
+            record_of(&self.git.common_dir, dir)?;
+            std::fs::remove_dir_all(dir).map_err(WorktreeError::Spawn)?;
         }
+        self.git(&["worktree", "prune"], Writes::Records).await?;
         Ok(())
     }
 }
@@ -232,12 +258,14 @@ impl Worktree {
     /// repository's configuration and no `.gitattributes`, in a sandbox where git writes only
     /// the repository's `objects/`, starting from the branch's tree: a file gone from the
     /// worktree is removed, and files over 16 MiB and what is not a file keep the branch's
-    /// version (a new one is not committed; each is logged). Without `hooks` the commit is made there too (`git commit-tree`), and the branch
-    /// moved with `git update-ref` — no git that reads the person's configuration ever looks at
-    /// the agent's files. With `hooks` (the person asked for their hooks), the worktree's index
-    /// is set to that tree and `git commit` runs the checkout's own hooks (its git directory's
-    /// `hooks/`), the configuration neutralised. The author is the repository's configured
-    /// identity, else the person's global one, else `tether <tether@localhost>`.
+    /// version (a new one is not committed; each is logged). Without `hooks` the commit is made
+    /// there too (`git commit-tree`), and the branch moved with `git update-ref` (in a sandbox
+    /// that writes only the refs and their logs) — no git that reads the person's configuration
+    /// ever looks at the agent's files. With `hooks` (the person asked for their hooks), the
+    /// worktree's index is set to that tree and `git commit` runs the checkout's own hooks (its
+    /// git directory's `hooks/`), the configuration neutralised, in a sandbox of its own (see
+    /// `commit_with_hooks`). The author is the repository's configured identity, else the
+    /// person's global one, else `tether <tether@localhost>`.
     pub async fn commit(
         &self,
         message: &str,
@@ -280,14 +308,17 @@ impl Worktree {
         }
         if hooks {
             self.take_index(index)?;
-            return self.commit_with_hooks(message).await;
+            let scratch = snaps.scratch_dir("hooks").map_err(WorktreeError::Run)?;
+            let made = self.commit_with_hooks(message, &scratch).await;
+            let _ = std::fs::remove_dir_all(&scratch);
+            return made;
         }
         let (name, email) = self.identity().await?;
         let id = snaps
             .commit_tree(&snapshot.tree, &parent, message, (&name, &email), &cancel)
             .await?;
         let reference = format!("refs/heads/{}", self.branch);
-        git(
+        git_writing(
             &self.git,
             &self.dir,
             &[
@@ -298,18 +329,28 @@ impl Worktree {
                 id.as_str(),
                 parent.as_str(),
             ],
+            Writes::Ref(reference.clone()),
         )
         .await?;
         self.take_index(index)?;
         Ok(Some(id.to_string()))
     }
 
-    /// `git commit` of the worktree's index, with the checkout's own hooks.
-    async fn commit_with_hooks(&self, message: &str) -> Result<Option<String>, WorktreeError> {
+    /// `git commit` of the worktree's index, with the checkout's own hooks: in a sandbox (unless
+    /// the run's is off) that writes the commit, the branch, the worktree's own git directory and
+    /// its files, with `scratch` for the hooks' temporary files — the network off, the home
+    /// directory covered, the repository's `hooks/` and `config` read-only.
+    async fn commit_with_hooks(
+        &self,
+        message: &str,
+        scratch: &Path,
+    ) -> Result<Option<String>, WorktreeError> {
         let dir = &self.dir;
         let mut cmd = command(dir, &["commit", "--quiet", "--file", "-"])
             .input(message.as_bytes().to_vec())
-            .hooks_in(self.common.join("hooks"));
+            .hooks_in(self.common.join("hooks"))
+            .writes(Writes::Commit(format!("refs/heads/{}", self.branch)))
+            .scratch(scratch);
         let (name, email) = self.identity().await?;
         cmd = cmd.config("user.name", name).config("user.email", email);
         git_with(&self.git, &cmd).await?;

@@ -70,7 +70,9 @@ fn a_run_gets_a_locked_branch_and_worktree_and_the_checkout_is_untouched() {
     std::fs::write(f.repo.join("a.txt"), "uncommitted\n").unwrap();
     std::fs::write(f.repo.join("new.txt"), "untracked\n").unwrap();
     let rt = rt();
-    let repo = rt.block_on(Repo::discover(&f.repo)).unwrap();
+    let repo = rt
+        .block_on(Repo::discover(&f.repo, Confinement::Sandboxed))
+        .unwrap();
     let tree = rt
         .block_on(repo.create("r-1", &f.trees.join("r-1")))
         .unwrap();
@@ -102,7 +104,9 @@ fn a_run_gets_a_locked_branch_and_worktree_and_the_checkout_is_untouched() {
 fn reopening_finds_the_worktree_or_makes_it_again_from_the_branch() {
     let f = fixture();
     let rt = rt();
-    let repo = rt.block_on(Repo::discover(&f.repo)).unwrap();
+    let repo = rt
+        .block_on(Repo::discover(&f.repo, Confinement::Sandboxed))
+        .unwrap();
     let dir = f.trees.join("r-1");
     let tree = rt.block_on(repo.create("r-1", &dir)).unwrap();
     std::fs::write(dir.join("work.txt"), "kept\n").unwrap();
@@ -128,7 +132,9 @@ fn reopening_finds_the_worktree_or_makes_it_again_from_the_branch() {
 fn a_live_worktree_is_not_removed_and_a_removed_one_keeps_its_branch() {
     let f = fixture();
     let rt = rt();
-    let repo = rt.block_on(Repo::discover(&f.repo)).unwrap();
+    let repo = rt
+        .block_on(Repo::discover(&f.repo, Confinement::Sandboxed))
+        .unwrap();
     let dir = f.trees.join("r-1");
     rt.block_on(repo.create("r-1", &dir)).unwrap();
     let err = rt.block_on(repo.remove("r-1", &dir, true)).unwrap_err();
@@ -143,7 +149,9 @@ fn a_live_worktree_is_not_removed_and_a_removed_one_keeps_its_branch() {
 fn a_commit_has_the_users_identity_and_runs_no_hook_unless_asked() {
     let f = fixture();
     let rt = rt();
-    let repo = rt.block_on(Repo::discover(&f.repo)).unwrap();
+    let repo = rt
+        .block_on(Repo::discover(&f.repo, Confinement::Sandboxed))
+        .unwrap();
     let tree = rt
         .block_on(repo.create("r-1", &f.trees.join("r-1")))
         .unwrap();
@@ -153,8 +161,9 @@ fn a_commit_has_the_users_identity_and_runs_no_hook_unless_asked() {
         None
     );
     let hooks = f.repo.join(".git/hooks");
+    // Marks the hooks leave where their sandbox lets them write: the worktree.
     for hook in ["pre-commit", "post-commit"] {
-        let marker = f.repo.join(format!("{hook}.ran"));
+        let marker = tree.dir.join(format!("{hook}.ran"));
         std::fs::write(
             hooks.join(hook),
             format!("#!/bin/sh\ntouch '{}'\n", marker.display()),
@@ -167,8 +176,8 @@ fn a_commit_has_the_users_identity_and_runs_no_hook_unless_asked() {
         .block_on(tree.commit("Add b\n\nTether-Run: r-1\n", false, &f.with()))
         .unwrap()
         .unwrap();
-    assert!(!f.repo.join("pre-commit.ran").exists());
-    assert!(!f.repo.join("post-commit.ran").exists());
+    assert!(!tree.dir.join("pre-commit.ran").exists());
+    assert!(!tree.dir.join("post-commit.ran").exists());
     let shown = sh(
         &tree.dir,
         &format!("git log -1 --format='%an <%ae>%n%B' {id}"),
@@ -181,18 +190,22 @@ fn a_commit_has_the_users_identity_and_runs_no_hook_unless_asked() {
     rt.block_on(tree.commit("Add c\n", true, &f.with()))
         .unwrap()
         .unwrap();
-    assert!(f.repo.join("pre-commit.ran").exists());
-    assert!(f.repo.join("post-commit.ran").exists());
+    assert!(tree.dir.join("pre-commit.ran").exists());
+    assert!(tree.dir.join("post-commit.ran").exists());
 }
 
 #[test]
 fn only_a_repository_with_a_commit_can_branch() {
     let tmp = tempfile::tempdir().unwrap();
     let rt = rt();
-    let err = rt.block_on(Repo::discover(tmp.path())).unwrap_err();
+    let err = rt
+        .block_on(Repo::discover(tmp.path(), Confinement::Sandboxed))
+        .unwrap_err();
     assert!(matches!(err, WorktreeError::NotARepo { .. }), "{err}");
     sh(tmp.path(), "git init -q");
-    let err = rt.block_on(Repo::discover(tmp.path())).unwrap_err();
+    let err = rt
+        .block_on(Repo::discover(tmp.path(), Confinement::Sandboxed))
+        .unwrap_err();
     assert!(err.to_string().contains("no commit yet"), "{err}");
 }
 
@@ -213,7 +226,9 @@ fn a_commit_runs_no_filter_the_repositorys_configuration_defines() {
         ),
     );
     let rt = rt();
-    let repo = rt.block_on(Repo::discover(&f.repo)).unwrap();
+    let repo = rt
+        .block_on(Repo::discover(&f.repo, Confinement::Sandboxed))
+        .unwrap();
     let tree = rt
         .block_on(repo.create("r-1", &f.trees.join("r-1")))
         .unwrap();
@@ -255,7 +270,7 @@ fn a_repository_whose_drivers_cannot_all_be_listed_gets_no_worktree() {
     std::fs::write(&config, text).unwrap();
     let rt = rt();
     let err = rt
-        .block_on(Repo::discover(&f.repo))
+        .block_on(Repo::discover(&f.repo, Confinement::Sandboxed))
         .and_then(|repo| rt.block_on(repo.create("r-1", &f.trees.join("r-1"))));
     assert!(
         matches!(
@@ -276,7 +291,9 @@ fn a_commit_keeps_a_large_file_it_did_not_take_and_drops_a_deleted_one() {
     big.set_len(17 << 20).unwrap();
     sh(&f.repo, "git add asset.bin && git commit -qm asset");
     let rt = rt();
-    let repo = rt.block_on(Repo::discover(&f.repo)).unwrap();
+    let repo = rt
+        .block_on(Repo::discover(&f.repo, Confinement::Sandboxed))
+        .unwrap();
     let tree = rt
         .block_on(repo.create("r-1", &f.trees.join("r-1")))
         .unwrap();
@@ -288,4 +305,81 @@ fn a_commit_keeps_a_large_file_it_did_not_take_and_drops_a_deleted_one() {
         .unwrap();
     let files = sh(&f.repo, &format!("git ls-tree -r --name-only {id}"));
     assert_eq!(files, "asset.bin\nb.txt\n");
+}
+
+/// What a hook of the repository's tries in the hooks-mode commit, and what it reached.
+struct HookReach {
+    /// The files it wrote, by name.
+    wrote: Vec<&'static str>,
+    /// Whether it reached a port on this machine.
+    connected: bool,
+}
+
+/// A hooks-mode commit whose `pre-commit` (the person's, running tooling on the agent's files)
+/// tries to write the worktree, the checkout, the repository's configuration and hooks, and a
+/// directory elsewhere, and to connect to a local port.
+fn hostile_hook(git: Confinement) -> HookReach {
+    let f = fixture();
+    let rt = rt();
+    let repo = rt.block_on(Repo::discover(&f.repo, git)).unwrap();
+    let tree = rt
+        .block_on(repo.create("r-1", &f.trees.join("r-1")))
+        .unwrap();
+    let elsewhere = f._tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let targets = [
+        ("worktree", tree.dir.join("hook.ran")),
+        ("checkout", f.repo.join("hook.ran")),
+        ("config", f.repo.join(".git/config")),
+        ("hooks", f.repo.join(".git/hooks/post-checkout")),
+        ("elsewhere", elsewhere.join("hook.ran")),
+    ];
+    let mut hook = String::from("#!/bin/sh\n");
+    for (_, path) in &targets {
+        hook.push_str(&format!(
+            "echo '# hook' >> '{}' 2>/dev/null\n",
+            path.display()
+        ));
+    }
+    hook.push_str(&format!(
+        "bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' 2>/dev/null\nexit 0\n"
+    ));
+    let hooks = f.repo.join(".git/hooks");
+    std::fs::write(hooks.join("pre-commit"), hook).unwrap();
+    sh(&hooks, "chmod +x pre-commit");
+    std::fs::write(tree.dir.join("b.txt"), "b\n").unwrap();
+    let with = Snapshotting { git, ..f.with() };
+    let id = rt
+        .block_on(tree.commit("Add b\n", true, &with))
+        .unwrap()
+        .unwrap();
+    assert_eq!(sh(&f.repo, "git rev-parse tether/r-1").trim(), id);
+    let wrote = targets
+        .iter()
+        .filter(|(_, path)| std::fs::read_to_string(path).is_ok_and(|t| t.contains("# hook")))
+        .map(|(name, _)| *name)
+        .collect();
+    HookReach {
+        wrote,
+        connected: listener.accept().is_ok(),
+    }
+}
+
+/// The person asked for their hooks (`commit_hooks = true`): they run, in a sandbox — the
+/// worktree written, nothing of the checkout, its configuration or hooks, nothing elsewhere,
+/// no network. With the run's sandbox off, the same hook reaches all of it (the test can fail).
+#[test]
+fn the_persons_hooks_run_in_a_sandbox_that_writes_only_the_worktree() {
+    let confined = hostile_hook(Confinement::Sandboxed);
+    assert_eq!(confined.wrote, ["worktree"]);
+    assert!(!confined.connected, "the hook reached the network");
+    let unconfined = hostile_hook(Confinement::Unconfined);
+    assert_eq!(
+        unconfined.wrote,
+        ["worktree", "checkout", "config", "hooks", "elsewhere"]
+    );
+    assert!(unconfined.connected);
 }

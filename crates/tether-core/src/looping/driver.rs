@@ -54,6 +54,8 @@ pub async fn start<K: LoopKind>(
         id,
     )?;
     on_start(&run);
+    let git = (deps.git, deps.env_remove.as_slice());
+    crate::snapshot::keep_start(&deps.ws, &deps.journal, &run, &began, git).await;
     let end = drive(deps, &run, &mut kind, interrupt).await?;
     drop(lock);
     Ok((run, end))
@@ -73,6 +75,16 @@ pub async fn resume<S: DeserializeOwned, K: LoopKind>(
     let accepted = deps.bounds.as_deref().filter(|p| p.accepted);
     let (lock, spec) = reopen(&deps.ws, &deps.journal, run, run_kind, (by, accepted))?;
     on_open(run);
+    // A run begun before its start was pinned gets it pinned now (nothing to do otherwise).
+    let began = deps
+        .journal
+        .store()
+        .run(run)
+        .map(|r| tether_git::Start::of_spec(&r.spec));
+    if let Ok(began) = began {
+        let git = (deps.git, deps.env_remove.as_slice());
+        crate::snapshot::keep_start(&deps.ws, &deps.journal, run, &began, git).await;
+    }
     let Some(answers) = await_interrupted(&deps.human, &deps.journal, run, &interrupt).await?
     else {
         finish(deps, run, Outcome::Interrupted).await?;

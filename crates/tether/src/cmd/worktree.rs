@@ -10,7 +10,12 @@ use crate::failure::Failure;
 /// `tether worktree …`.
 pub fn run(ctx: &mut Ctx<'_>, command: &WorktreeCommand) -> Result<Exit> {
     let runtime = super::current_thread()?;
-    let (repo, entries) = runtime.block_on(tether_runtime::worktree::list(&ctx.ws))?;
+    // Where its git runs: the sandbox's mode of tether.toml (a sandbox unless it says "off",
+    // and when it cannot be read).
+    let config = super::load_config(ctx)
+        .map(|l| l.config)
+        .unwrap_or_default();
+    let (repo, entries) = runtime.block_on(tether_runtime::worktree::list(&ctx.ws, &config))?;
     match command {
         WorktreeCommand::List(args) => {
             if args.json {

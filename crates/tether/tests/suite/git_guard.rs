@@ -94,6 +94,23 @@ fn with_submodule(dir: &Path, origin: &Path) {
     );
 }
 
+/// The starts pinned in tether's snapshot repository: `<tree> <run>` each.
+fn pinned(e: &Env) -> Vec<String> {
+    let out = Command::new("git")
+        .args(["for-each-ref", "--format=%(objectname) %(refname:lstrip=3)"])
+        .arg("refs/tether/runs/")
+        .env("GIT_DIR", e.path().join(".tether/git"))
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", "safe.directory")
+        .env("GIT_CONFIG_VALUE_0", "*")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout).lines().map(str::to_owned).collect()
+}
+
 /// The agent: fixes `add`, runs `attack` in its shell, asks for the sign-off.
 fn hostile(attack: String) -> Script {
     Script::turns([
@@ -228,6 +245,15 @@ fn a_repository_the_agent_makes_where_there_was_none_never_gets_git_run_in_it() 
         assert_eq!(out.status.code(), Some(0), "{who:?}: {}", text(&out.stderr));
         let run = e.store().latest_run().unwrap().unwrap();
         assert!(run.spec["start"]["tree"].is_string(), "{}", run.spec);
+        assert_eq!(
+            pinned(&e),
+            [format!(
+                "{} {}",
+                run.spec["start"]["tree"].as_str().unwrap(),
+                run.id
+            )],
+            "{who:?}: the run's start is pinned in tether's repository"
+        );
         // The next run, in the repository the agent made.
         let next = ralph(who, &e);
         assert_eq!(
@@ -479,4 +505,78 @@ fn a_repository_owned_by_another_user_gets_its_diff_without_lending_its_objects(
             .exists(),
         "another user's objects are not borrowed"
     );
+}
+
+/// The person asked for their hooks (`[run] commit_hooks = true`) in a `--worktree` run: the
+/// commit of the signed-off goal runs their `pre-commit` — tooling that reads the agent's files
+/// — in a sandbox: it writes the worktree, but neither a directory outside nor the network is
+/// reached. With the run's sandbox off, the same hook reaches both (the test can fail).
+#[test]
+fn a_worktree_runs_hooks_run_in_a_sandbox_of_their_own() {
+    for (who, sandbox) in [(As::Ordinary, ""), (As::Tests, ""), (As::Tests, "off")] {
+        let marks = Marks::new();
+        let state = tempfile::tempdir().unwrap();
+        fs::set_permissions(state.path(), fs::Permissions::from_mode(0o777)).unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let mode = match sandbox {
+            "off" => "[sandbox]\nmode = \"off\"\n",
+            _ => "",
+        };
+        let e = env(
+            PLAN,
+            Script::turns([fix_add(), complete("add"), Turn::text("Fixed add.")]),
+            Script::turns(accepting_judge()),
+            &format!("{mode}[run]\ncommit_hooks = true\n"),
+        );
+        repository(e.path());
+        let hook = format!(
+            "#!/bin/sh\necho ran >> hook.ran\n{} 2>/dev/null\n\
+             bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' 2>/dev/null\nexit 0\n",
+            marks.touch("outside"),
+        );
+        let hooks = e.path().join(".git/hooks");
+        fs::write(hooks.join("pre-commit"), hook).unwrap();
+        fs::set_permissions(hooks.join("pre-commit"), fs::Permissions::from_mode(0o755)).unwrap();
+        let out = tether_as(
+            who,
+            &e,
+            &["run", "--approve", "--worktree", "--max-iterations", "3"],
+            |c| {
+                c.env("XDG_STATE_HOME", state.path());
+            },
+        );
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{who:?} {sandbox}: {stderr}");
+        assert!(
+            stderr.contains("committed goal add on tether/"),
+            "{who:?} {sandbox}: {stderr}"
+        );
+        let at = stderr.find("on tether/").unwrap() + "on tether/".len();
+        let run = stderr[at..].split_whitespace().next().unwrap();
+        let run = run.trim_end_matches(|c: char| !c.is_alphanumeric());
+        let worktrees = state.path().join("tether/worktrees");
+        let tree = fs::read_dir(&worktrees)
+            .unwrap()
+            .map(|d| d.unwrap().path().join(run))
+            .find(|p| p.is_dir())
+            .unwrap_or_else(|| panic!("no worktree of {run} under {}", worktrees.display()));
+        assert!(
+            tree.join("hook.ran").is_file(),
+            "{who:?} {sandbox}: the hook ran"
+        );
+        let connected = listener.accept().is_ok();
+        if sandbox == "off" {
+            assert_eq!(
+                marks.left(),
+                ["outside"],
+                "unconfined, the hook writes outside"
+            );
+            assert!(connected, "unconfined, the hook reaches the network");
+        } else {
+            assert_eq!(marks.left(), Vec::<String>::new(), "{who:?}: {stderr}");
+            assert!(!connected, "{who:?}: the hook reached the network");
+        }
+    }
 }
