@@ -98,10 +98,13 @@ fn escapes(marks: &[String; 3]) -> [String; 3] {
     ]
 }
 
-/// `command`, then a wait until a process runs with `mark` in its command line.
+/// `command`, then a wait until the process with `mark` in its command line runs `sleep` itself:
+/// not `setsid` or `nohup` about to run it, which carry the mark too but have not yet left the
+/// process group (or set SIGHUP aside) when the spawner's group kill ends the call.
 fn started(command: &str, mark: &str) -> String {
     format!(
-        "{command}\nuntil grep -qs {} /proc/[0-9]*/cmdline; do sleep 0.05; done",
+        "{command}\nuntil (for p in /proc/[0-9]*; do grep -qs {} $p/cmdline && \
+         [ \"$(cat $p/comm 2>/dev/null)\" = sleep ] && exit 0; done; exit 1); do sleep 0.05; done",
         pattern(mark)
     )
 }
