@@ -218,6 +218,10 @@ fn count(requests: &[RecordedRequest]) -> (Tally, Tally) {
             .is_some_and(|s| s.to_string().contains("stop-condition hook"));
         let (cache, tally) = if evaluator { &mut other } else { &mut agent };
         let one = cache.request(&r.body);
+        if let Some(dump) = std::env::var_os("GOAL_COST_DUMP") {
+            let path = Path::new(&dump).join(format!("{:03}.json", r.index));
+            std::fs::write(path, &r.raw_body).unwrap();
+        }
         if std::env::var_os("GOAL_COST_VERBOSE").is_some() {
             let tools = r.body["tools"].as_array().map_or(0, Vec::len);
             let messages = r.body["messages"].as_array().map_or(0, Vec::len);

@@ -117,18 +117,21 @@ impl Cache {
     }
 }
 
-/// A request's blocks in cache order, each serialised, with whether it carries a breakpoint.
-///
-/// Claude Code sends part of its instructions as system-role messages at the end of
-/// `messages`, moved along as the conversation grows, with a breakpoint on the last. They are
-/// counted as uncached input after everything else, and their breakpoint marks the block before
-/// them: the most favourable reading for a loop that keeps one conversation, whose turns are
-/// then read back from the cache.
+/// A request's blocks in cache order, each serialised as the cache sees it, with whether it
+/// carries a breakpoint: the marker itself is not part of the cached text, and a message whose
+/// content is a string is one text block.
 fn blocks(body: &Value) -> Vec<(String, bool)> {
     let mut out: Vec<(String, bool)> = Vec::new();
-    let mut tail: Vec<(String, bool)> = Vec::new();
     let push = |out: &mut Vec<(String, bool)>, v: &Value| {
-        out.push((v.to_string(), v.get("cache_control").is_some()));
+        let breakpoint = v.get("cache_control").is_some();
+        let mut v = match v {
+            Value::String(text) => serde_json::json!({"type": "text", "text": text}),
+            other => other.clone(),
+        };
+        if let Some(block) = v.as_object_mut() {
+            block.remove("cache_control");
+        }
+        out.push((v.to_string(), breakpoint));
     };
     for tool in body["tools"].as_array().into_iter().flatten() {
         push(&mut out, tool);
@@ -139,25 +142,14 @@ fn blocks(body: &Value) -> Vec<(String, bool)> {
         other => push(&mut out, other),
     }
     for message in body["messages"].as_array().into_iter().flatten() {
-        let role = message["role"].as_str().unwrap_or("");
-        let parts: Vec<&Value> = match &message["content"] {
-            Value::Array(parts) => parts.iter().collect(),
-            other => vec![other],
-        };
-        if role == "system" {
-            for part in parts {
-                if part.get("cache_control").is_some()
-                    && let Some(last) = out.last_mut()
-                {
-                    last.1 = true;
-                }
-                push(&mut tail, part);
-            }
-            continue;
+        push(
+            &mut out,
+            &Value::from(format!("role: {}", message["role"].as_str().unwrap_or(""))),
+        );
+        match &message["content"] {
+            Value::Array(parts) => parts.iter().for_each(|p| push(&mut out, p)),
+            other => push(&mut out, other),
         }
-        push(&mut out, &Value::from(role));
-        parts.into_iter().for_each(|p| push(&mut out, p));
     }
-    out.extend(tail.into_iter().map(|(text, _)| (text, false)));
     out
 }
