@@ -487,11 +487,12 @@ fn record_usage(
         return Ok(());
     }
     let priced = deps.price.filter(|_| !silent).map(|price| {
-        price.cost(
-            outcome.input_tokens,
-            outcome.cached_input_tokens,
-            outcome.output_tokens,
-        )
+        price.cost(tether_config::TokenCounts {
+            input: outcome.input_tokens,
+            cache_read: outcome.cached_input_tokens,
+            cache_write: 0,
+            output: outcome.output_tokens,
+        })
     });
     let usage = Event::IterationUsage {
         n,
