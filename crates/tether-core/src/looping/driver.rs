@@ -490,7 +490,7 @@ fn record_usage(
         price.cost(tether_config::TokenCounts {
             input: outcome.input_tokens,
             cache_read: outcome.cached_input_tokens,
-            cache_write: 0,
+            cache_write: outcome.cache_write_input_tokens,
             output: outcome.output_tokens,
         })
     });
@@ -498,6 +498,7 @@ fn record_usage(
         n,
         input_tokens: outcome.input_tokens,
         cached_input_tokens: outcome.cached_input_tokens,
+        cache_write_input_tokens: outcome.cache_write_input_tokens,
         output_tokens: outcome.output_tokens,
         cost_usd: outcome.cost_usd.or(priced),
         goals: goals.to_vec(),
