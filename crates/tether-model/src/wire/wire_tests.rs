@@ -289,7 +289,7 @@ fn anthropic_marks_the_last_tool_the_system_and_the_newest_block() {
     );
     // The rolling mark moves to the newest block; the earlier blocks are sent unmarked, as
     // the previous call sent them but for its mark.
-    let mut longer = request.clone();
+    let mut longer = request;
     longer.messages.push(Message::assistant("done"));
     let next = request_body(Api::Anthropic, "m", &longer);
     assert_eq!(
