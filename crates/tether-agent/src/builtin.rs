@@ -109,6 +109,7 @@ impl Turns for BuiltinAgent {
             };
             outcome.input_tokens += response.usage.input_tokens;
             outcome.cached_input_tokens += response.usage.cached_input_tokens;
+            outcome.cache_write_input_tokens += response.usage.cache_write_input_tokens;
             outcome.output_tokens += response.usage.output_tokens;
             turn.observer.event(AgentEvent::ModelCall {
                 input_tokens: response.usage.input_tokens,

@@ -85,10 +85,12 @@ pub struct TurnOutcome {
     pub final_message: String,
     /// How many tool calls the turn made.
     pub tool_calls: u32,
-    /// Tokens used by all of the turn's model calls.
+    /// Input tokens of all of the turn's model calls, cache reads and writes included.
     pub input_tokens: u64,
     /// Of those, the tokens read from the provider's prompt cache.
     pub cached_input_tokens: u64,
+    /// Of those, the tokens written to the provider's prompt cache.
+    pub cache_write_input_tokens: u64,
     /// Tokens produced by all of the turn's model calls.
     pub output_tokens: u64,
     /// What the turn cost in US dollars, when the agent reports it (Claude Code does).

@@ -10,7 +10,8 @@ use crate::amount::{format_cost, format_duration, format_tokens};
 pub enum Unit {
     /// Agent iterations.
     Iterations,
-    /// Model tokens, input (cached included) and output, of the agent and both judges.
+    /// Model tokens, input (prompt cache reads and writes included) and output, of the agent and
+    /// both judges.
     Tokens,
     /// US dollars, of the agent and both judges.
     CostUsd,

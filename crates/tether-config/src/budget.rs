@@ -9,31 +9,55 @@ use toml::de::DeValue;
 
 use crate::reader::{Reader, Table, entry, path_of};
 
-/// A model's price in US dollars per million tokens (`price_per_mtok = { input = 3.0, cached =
-/// 0.3, output = 15.0 }`).
+/// A model's price in US dollars per million tokens (`price_per_mtok = { input = 3.0,
+/// cache_read = 0.3, cache_write = 3.75, output = 15.0 }`).
+///
+/// Input is priced in three parts, as providers bill it: fresh input, input read from the
+/// provider's prompt cache, and input written to it. `cached` is accepted as the old spelling
+/// of `cache_read`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Price {
-    /// Per million input tokens not read from the cache.
+    /// Per million input tokens neither read from nor written to the prompt cache.
     pub input: f64,
     /// Per million input tokens read from the prompt cache (default: `input`).
-    pub cached: f64,
+    pub cache_read: f64,
+    /// Per million input tokens written to the prompt cache (default: `input`).
+    pub cache_write: f64,
     /// Per million output tokens.
     pub output: f64,
 }
 
+/// The tokens one model call (or a sum of calls) used, as a [`Price`] takes them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenCounts {
+    /// Input tokens, cache reads and writes included.
+    pub input: u64,
+    /// Of `input`, those read from the provider's prompt cache.
+    pub cache_read: u64,
+    /// Of `input`, those written to the provider's prompt cache.
+    pub cache_write: u64,
+    /// Output tokens.
+    pub output: u64,
+}
+
 impl Price {
-    /// What a call costs: `input` tokens (of which `cached` came from the cache) and `output`.
+    /// What `tokens` cost: fresh input, cache reads, cache writes and output, each at its own
+    /// rate. Reads and writes are taken as parts of the input (never more than it).
     #[allow(clippy::cast_precision_loss)]
-    pub fn cost(&self, input: u64, cached: u64, output: u64) -> f64 {
-        let cached = cached.min(input);
-        let fresh = input - cached;
-        (fresh as f64 * self.input + cached as f64 * self.cached + output as f64 * self.output)
+    pub fn cost(&self, tokens: TokenCounts) -> f64 {
+        let read = tokens.cache_read.min(tokens.input);
+        let write = tokens.cache_write.min(tokens.input - read);
+        let fresh = tokens.input - read - write;
+        (fresh as f64 * self.input
+            + read as f64 * self.cache_read
+            + write as f64 * self.cache_write
+            + tokens.output as f64 * self.output)
             / 1e6
     }
 }
 
-/// The keys of `price_per_mtok`.
-const PRICE_KEYS: &[&str] = &["input", "cached", "output"];
+/// The keys of `price_per_mtok`; `cached` is the old spelling of `cache_read`.
+const PRICE_KEYS: &[&str] = &["input", "cache_read", "cache_write", "output", "cached"];
 
 /// A number (integer or float) at least 0.
 fn number(r: &mut Reader, value: &toml::Spanned<DeValue>, path: &str) -> Option<f64> {
@@ -59,8 +83,8 @@ pub(crate) fn read_price(r: &mut Reader, t: &Table) -> Option<Price> {
     let (key, value) = entry(t, "price_per_mtok")?;
     let path = path_of(t.path, "price_per_mtok");
     let DeValue::Table(entries) = value.get_ref() else {
-        let message = "must be a table such as { input = 3.0, cached = 0.3, output = 15.0 } \
-                       (US dollars per million tokens)";
+        let message = "must be a table such as { input = 3.0, cache_read = 0.3, \
+                       cache_write = 3.75, output = 15.0 } (US dollars per million tokens)";
         r.report(Some(value.span()), path, message);
         return None;
     };
@@ -68,22 +92,38 @@ pub(crate) fn read_price(r: &mut Reader, t: &Table) -> Option<Price> {
         let (_, v) = entries.iter().find(|(k, _)| k.get_ref().as_ref() == name)?;
         number(r, v, &format!("{path}.{name}"))
     };
-    let (input, cached, output) = (read("input"), read("cached"), read("output"));
+    let (input, output) = (read("input"), read("output"));
+    let (cache_read, cached, cache_write) =
+        (read("cache_read"), read("cached"), read("cache_write"));
     for (k, _) in entries {
         let name: &str = k.get_ref().as_ref();
         if !PRICE_KEYS.contains(&name) {
-            let message = "unknown key; price_per_mtok takes `input`, `cached` and `output`";
+            let message = "unknown key; price_per_mtok takes `input`, `cache_read`, \
+                           `cache_write` and `output` (`cached` is the old spelling of \
+                           `cache_read`)";
             r.report(Some(k.span()), format!("{path}.{name}"), message);
         }
+    }
+    if let Some((k, _)) = entries
+        .iter()
+        .find(|(k, _)| k.get_ref().as_ref() == "cached")
+        && entries
+            .iter()
+            .any(|(k, _)| k.get_ref().as_ref() == "cache_read")
+    {
+        let message = "give `cache_read` alone: `cached` is its old spelling";
+        r.report(Some(k.span()), format!("{path}.cached"), message);
     }
     if input.is_none() || output.is_none() {
         let message = "needs `input` and `output` (US dollars per million tokens)";
         r.report(Some(key.span()), path, message);
         return None;
     }
+    let input = input?;
     Some(Price {
-        input: input?,
-        cached: cached.or(input)?,
+        input,
+        cache_read: cache_read.or(cached).unwrap_or(input),
+        cache_write: cache_write.unwrap_or(input),
         output: output?,
     })
 }

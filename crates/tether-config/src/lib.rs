@@ -80,7 +80,7 @@ extern crate self as tether_config;
 pub(crate) mod test_table;
 
 pub use assembled::Schema;
-pub use budget::Price;
+pub use budget::{Price, TokenCounts};
 pub use config::{
     Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, LoopConfig,
     OnUsageLimit, Permissions, STORE_URL_VAR, ServerConfig, StoreConfig,

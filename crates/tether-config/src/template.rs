@@ -35,8 +35,10 @@ plan = "plan.md"
 # model = "qwen3-coder"
 # The NAME of the environment variable holding the key; omit it for keyless local servers.
 # api_key_env = "OPENAI_API_KEY"
-# US dollars per million tokens, for cost budgets and reports (cached defaults to input).
-# price_per_mtok = { input = 3.0, cached = 0.3, output = 15.0 }
+# US dollars per million tokens, for cost budgets and reports: fresh input, prompt cache reads
+# and writes, output (cache_read and cache_write default to input; cached still means
+# cache_read).
+# price_per_mtok = { input = 3.0, cache_read = 0.3, cache_write = 3.75, output = 15.0 }
 
 # Plan mode's model (optional): any [model] key given here overrides [model]'s when
 # `tether plan new` drafts goals (`tether plan new --model` overrides the name once).
@@ -49,7 +51,7 @@ plan = "plan.md"
 # model = "qwen3-coder-plus"
 # The NAME of the environment variable holding the key.
 # api_key_env = "OPENAI_API_KEY"
-# US dollars per million tokens (cached defaults to input).
+# US dollars per million tokens (cache_read and cache_write default to input).
 # price_per_mtok = { input = 3.0, output = 15.0 }
 
 # The sign-off judge (optional): an independent model that checks a goal is really done.
@@ -62,8 +64,10 @@ plan = "plan.md"
 # model = "claude-opus-4-5"
 # The NAME of the environment variable holding the key; omit it for keyless local servers.
 # api_key_env = "ANTHROPIC_API_KEY"
-# US dollars per million tokens, for cost budgets and reports (cached defaults to input).
-# price_per_mtok = { input = 5.0, cached = 0.5, output = 25.0 }
+# US dollars per million tokens, for cost budgets and reports: fresh input, prompt cache reads
+# and writes, output (cache_read and cache_write default to input; cached still means
+# cache_read).
+# price_per_mtok = { input = 5.0, cache_read = 0.5, cache_write = 6.25, output = 25.0 }
 # true | false: true allows the judge to be the executor's own model (default false).
 # same_model = false
 # Seconds one judge call may take: 1..86400.
@@ -80,7 +84,7 @@ plan = "plan.md"
 # model = "qwen3-4b"
 # The NAME of the environment variable holding the key; omit it for keyless local servers.
 # api_key_env = "OPENAI_API_KEY"
-# US dollars per million tokens (cached defaults to input).
+# US dollars per million tokens (cache_read and cache_write default to input).
 # price_per_mtok = { input = 0.1, output = 0.4 }
 # Seconds one call may take: 1..86400.
 # timeout_secs = 60

@@ -123,7 +123,9 @@ impl LoopJudge {
             goals,
             final_message,
         ))])
-        .with_system(prompts::SYSTEM);
+        .with_system(prompts::SYSTEM)
+        // One call per iteration, never extended: only the system prompt is worth caching.
+        .with_conversation_cache(false);
         let call = self.model.complete(&request, cancel.clone());
         let (reading, usage) = match tokio::time::timeout(self.timeout, call).await {
             Err(_) => (
@@ -133,13 +135,10 @@ impl LoopJudge {
             Ok(Err(e)) => (Err(format!("the call failed: {e}")), Usage::default()),
             Ok(Ok(response)) => (parse(&response.text), response.usage),
         };
-        let cost_usd = self.price.filter(|_| usage.total() > 0).map(|p| {
-            p.cost(
-                usage.input_tokens,
-                usage.cached_input_tokens,
-                usage.output_tokens,
-            )
-        });
+        let cost_usd = self
+            .price
+            .filter(|_| usage.total() > 0)
+            .map(|p| p.cost(usage.counts()));
         Called {
             reading,
             usage,

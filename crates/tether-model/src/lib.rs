@@ -13,6 +13,11 @@
 //! them. Errors are typed by what
 //! the caller can do ([`ModelError`]) and never contain the API key.
 //!
+//! Prompt caching: a request's body is a pure function of the request, so a conversation's
+//! next call begins with the bytes of the one before; on Anthropic the body also marks the
+//! cache breakpoints ([`Request::cache_conversation`]). [`Usage`] splits the input into what
+//! the provider's cache served, what was written to it, and the rest.
+//!
 //! ```no_run
 //! use tether_config::{Api, Secret};
 //! use tether_model::{Endpoint, HttpModel, Message, ModelClient, Request};

@@ -186,6 +186,17 @@ pub struct Request {
     pub max_tokens: u32,
     /// Sampling temperature; `None` leaves the provider's default.
     pub temperature: Option<f32>,
+    /// Whether the conversation is marked for the provider's prompt cache (on Anthropic, a
+    /// breakpoint on the newest message), so the conversation's next call reads it from the
+    /// cache. True by default; false for a one-shot call that no later call extends, whose
+    /// cache write would cost more than plain input. The system prompt and tools are marked
+    /// either way. The OpenAI formats cache by prefix without marks.
+    #[serde(default = "yes")]
+    pub cache_conversation: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Request {
@@ -200,6 +211,7 @@ impl Request {
             tools: Vec::new(),
             max_tokens: Self::DEFAULT_MAX_TOKENS,
             temperature: None,
+            cache_conversation: true,
         }
     }
 
@@ -212,6 +224,13 @@ impl Request {
     /// Sets the tools.
     pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
         self.tools = tools;
+        self
+    }
+
+    /// Sets whether the conversation is marked for the prompt cache (see
+    /// [`Request::cache_conversation`]).
+    pub fn with_conversation_cache(mut self, cache: bool) -> Self {
+        self.cache_conversation = cache;
         self
     }
 
@@ -256,13 +275,20 @@ impl Request {
 }
 
 /// Tokens used by one response.
+///
+/// Input is counted whole, as providers bill it in three parts: fresh input, input read from
+/// the provider's prompt cache and input written to it (Anthropic reports the writes; the
+/// OpenAI formats cache without being asked and report only the reads).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Usage {
-    /// Prompt tokens, cached ones included.
+    /// Prompt tokens, cache reads and writes included.
     pub input_tokens: u64,
     /// Of `input_tokens`, those read from the provider's prompt cache (billed cheaper).
     #[serde(default)]
     pub cached_input_tokens: u64,
+    /// Of `input_tokens`, those written to the provider's prompt cache (billed dearer).
+    #[serde(default)]
+    pub cache_write_input_tokens: u64,
     /// Generated tokens.
     pub output_tokens: u64,
 }
@@ -272,6 +298,16 @@ impl Usage {
     pub fn total(&self) -> u64 {
         self.input_tokens.saturating_add(self.output_tokens)
     }
+
+    /// The counts as a [`tether_config::Price`] takes them.
+    pub fn counts(&self) -> tether_config::TokenCounts {
+        tether_config::TokenCounts {
+            input: self.input_tokens,
+            cache_read: self.cached_input_tokens,
+            cache_write: self.cache_write_input_tokens,
+            output: self.output_tokens,
+        }
+    }
 }
 
 impl std::ops::AddAssign for Usage {
@@ -280,6 +316,9 @@ impl std::ops::AddAssign for Usage {
         self.cached_input_tokens = self
             .cached_input_tokens
             .saturating_add(other.cached_input_tokens);
+        self.cache_write_input_tokens = self
+            .cache_write_input_tokens
+            .saturating_add(other.cache_write_input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
     }
 }

@@ -213,6 +213,7 @@ impl Signoff {
             calls: used.calls,
             input_tokens: used.usage.input_tokens,
             cached_input_tokens: used.usage.cached_input_tokens,
+            cache_write_input_tokens: used.usage.cache_write_input_tokens,
             output_tokens: used.usage.output_tokens,
             cost_usd: used.cost_usd,
         };

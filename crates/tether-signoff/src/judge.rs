@@ -148,13 +148,10 @@ impl Judge {
             self.converse(root, prompt, &mut log, cancel, used),
         )
         .await;
-        used.cost_usd = self.price.filter(|_| used.calls > 0).map(|price| {
-            price.cost(
-                used.usage.input_tokens,
-                used.usage.cached_input_tokens,
-                used.usage.output_tokens,
-            )
-        });
+        used.cost_usd = self
+            .price
+            .filter(|_| used.calls > 0)
+            .map(|price| price.cost(used.usage.counts()));
         let result = match result {
             Ok(Err(SessionError::Cancelled)) => return Err(SignoffError::Cancelled),
             Ok(Err(SessionError::Transcript(e))) => return Err(e),

@@ -63,11 +63,15 @@ pub enum Event {
     IterationUsage {
         /// The iteration number.
         n: u32,
-        /// Tokens sent to the model.
+        /// Tokens sent to the model, cache reads and writes included.
         input_tokens: u64,
         /// Of those, the tokens read from the provider's prompt cache.
         #[serde(default, skip_serializing_if = "is_zero")]
         cached_input_tokens: u64,
+        /// Of those, the tokens written to the provider's prompt cache (absent from events
+        /// recorded before tether counted them apart: read as 0).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        cache_write_input_tokens: u64,
         /// Tokens the model produced.
         output_tokens: u64,
         /// What the turn cost in US dollars: reported by the agent, or from the model's price.
@@ -91,11 +95,15 @@ pub enum Event {
         /// The model calls made (a sign-off judge's session makes one per step).
         #[serde(default = "one")]
         calls: u32,
-        /// Tokens sent to the model.
+        /// Tokens sent to the model, cache reads and writes included.
         input_tokens: u64,
         /// Of those, the tokens read from the provider's prompt cache.
         #[serde(default, skip_serializing_if = "is_zero")]
         cached_input_tokens: u64,
+        /// Of those, the tokens written to the provider's prompt cache (absent from events
+        /// recorded before tether counted them apart: read as 0).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        cache_write_input_tokens: u64,
         /// Tokens the model produced.
         output_tokens: u64,
         /// What the calls cost in US dollars, from the model's price.

@@ -69,10 +69,12 @@ pub fn utc_clock(ms: i64) -> String {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Usage {
-    /// Tokens sent to the model.
+    /// Tokens sent to the model, cache reads and writes included.
     pub input_tokens: u64,
     /// Of those, the tokens read from the provider's prompt cache.
     pub cached_input_tokens: u64,
+    /// Of those, the tokens written to the provider's prompt cache.
+    pub cache_write_input_tokens: u64,
     /// Tokens the model produced.
     pub output_tokens: u64,
     /// What the turns cost in US dollars, summed over the turns whose agent reported it; `None`
@@ -93,6 +95,7 @@ impl Usage {
             Event::IterationUsage {
                 input_tokens,
                 cached_input_tokens,
+                cache_write_input_tokens,
                 output_tokens,
                 cost_usd,
                 ..
@@ -100,12 +103,14 @@ impl Usage {
             | Event::JudgeUsage {
                 input_tokens,
                 cached_input_tokens,
+                cache_write_input_tokens,
                 output_tokens,
                 cost_usd,
                 ..
             } => Usage {
                 input_tokens: *input_tokens,
                 cached_input_tokens: *cached_input_tokens,
+                cache_write_input_tokens: *cache_write_input_tokens,
                 output_tokens: *output_tokens,
                 cost_usd: *cost_usd,
             },
@@ -118,18 +123,27 @@ impl Usage {
         self.input_tokens.saturating_add(self.output_tokens)
     }
 
-    /// `1200 in (200 cached) / 340 out tokens (≈ $0.0123)`, for people.
+    /// `1200 in (800 cache read, 200 cache write) / 340 out tokens (≈ $0.0123)`, for people;
+    /// the cache's part is left out when it is nothing.
     pub fn describe(&self) -> String {
         let cost = self
             .cost_usd
             .map_or_else(String::new, |c| format!(" (≈ ${c:.4})"));
-        let cached = if self.cached_input_tokens > 0 {
-            format!(" ({} cached)", self.cached_input_tokens)
-        } else {
+        let cache: Vec<String> = [
+            (self.cached_input_tokens, "cache read"),
+            (self.cache_write_input_tokens, "cache write"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        let cache = if cache.is_empty() {
             String::new()
+        } else {
+            format!(" ({})", cache.join(", "))
         };
         format!(
-            "{} in{cached} / {} out tokens{cost}",
+            "{} in{cache} / {} out tokens{cost}",
             self.input_tokens, self.output_tokens
         )
     }
@@ -140,6 +154,9 @@ impl Usage {
         self.cached_input_tokens = self
             .cached_input_tokens
             .saturating_add(other.cached_input_tokens);
+        self.cache_write_input_tokens = self
+            .cache_write_input_tokens
+            .saturating_add(other.cache_write_input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
         if let Some(c) = other.cost_usd {
             self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c);

@@ -253,6 +253,7 @@ fn usage_sums_tokens_and_the_cost_of_the_turns_that_report_it() {
         n,
         input_tokens,
         cached_input_tokens: 0,
+        cache_write_input_tokens: 0,
         output_tokens,
         cost_usd,
         goals: Vec::new(),
@@ -270,6 +271,7 @@ fn usage_sums_tokens_and_the_cost_of_the_turns_that_report_it() {
     let expected = Usage {
         input_tokens: 1500,
         cached_input_tokens: 0,
+        cache_write_input_tokens: 0,
         output_tokens: 250,
         cost_usd: Some(0.75),
     };
@@ -322,6 +324,7 @@ fn usage_is_charged_to_the_run_each_judge_and_the_goals() {
         n: 1,
         input_tokens: 1000,
         cached_input_tokens: 400,
+        cache_write_input_tokens: 200,
         output_tokens: 100,
         cost_usd: Some(0.5),
         goals: vec!["g1".into(), "g2".into()],
@@ -333,6 +336,7 @@ fn usage_is_charged_to_the_run_each_judge_and_the_goals() {
         calls: 1,
         input_tokens: 300,
         cached_input_tokens: 0,
+        cache_write_input_tokens: 0,
         output_tokens: 20,
         cost_usd: Some(0.1),
     };
@@ -352,8 +356,68 @@ fn usage_is_charged_to_the_run_each_judge_and_the_goals() {
     assert_eq!(state.goal_usage["g2"].usage.tokens(), 1100);
     assert_eq!(
         state.usage.describe(),
-        "1000 in (400 cached) / 100 out tokens (≈ $0.5000)"
+        "1000 in (400 cache read, 200 cache write) / 100 out tokens (≈ $0.5000)"
     );
+    assert_eq!(state.goal_usage["g1"].usage.cache_write_input_tokens, 200);
+    assert_eq!(
+        state.judge_usage.describe(),
+        "300 in / 20 out tokens (≈ $0.1000)"
+    );
+}
+
+#[test]
+fn describe_names_only_the_cache_parts_there_are() {
+    let usage = |read, write| Usage {
+        input_tokens: 1200,
+        cached_input_tokens: read,
+        cache_write_input_tokens: write,
+        output_tokens: 340,
+        cost_usd: Some(0.0123),
+    };
+    assert_eq!(
+        usage(800, 200).describe(),
+        "1200 in (800 cache read, 200 cache write) / 340 out tokens (≈ $0.0123)"
+    );
+    assert_eq!(
+        usage(800, 0).describe(),
+        "1200 in (800 cache read) / 340 out tokens (≈ $0.0123)"
+    );
+    assert_eq!(
+        usage(0, 1000).describe(),
+        "1200 in (1000 cache write) / 340 out tokens (≈ $0.0123)"
+    );
+}
+
+#[test]
+fn usage_events_recorded_before_cache_writes_were_counted_still_read() {
+    let old = r#"{"type":"iteration_usage","n":1,"input_tokens":1000,"cached_input_tokens":400,"output_tokens":100}"#;
+    let event: Event = serde_json::from_str(old).unwrap();
+    let usage = Usage::of(&event);
+    assert_eq!(
+        (
+            usage.input_tokens,
+            usage.cached_input_tokens,
+            usage.cache_write_input_tokens
+        ),
+        (1000, 400, 0)
+    );
+    let judge = r#"{"type":"judge_usage","judge":"loop","input_tokens":30,"output_tokens":5}"#;
+    let event: Event = serde_json::from_str(judge).unwrap();
+    assert_eq!(Usage::of(&event).cache_write_input_tokens, 0);
+    // A new event round-trips its writes; a zero is left out, as old readers expect.
+    let new = Event::JudgeUsage {
+        judge: JudgeRole::SignOff,
+        goal_id: None,
+        calls: 1,
+        input_tokens: 3000,
+        cached_input_tokens: 2000,
+        cache_write_input_tokens: 900,
+        output_tokens: 10,
+        cost_usd: None,
+    };
+    let text = serde_json::to_string(&new).unwrap();
+    assert!(text.contains(r#""cache_write_input_tokens":900"#), "{text}");
+    assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), new);
 }
 
 #[test]

@@ -22,6 +22,7 @@ mod decide;
 mod fs;
 pub mod permission;
 mod updates;
+mod usage;
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -364,10 +365,8 @@ impl AcpExecutor {
             cost_usd: state.cost_usd,
             ..TurnOutcome::default()
         };
-        if let Some(usage) = &response.usage {
-            outcome.input_tokens = usage.input_tokens;
-            outcome.cached_input_tokens = usage.cached_read_tokens.unwrap_or(0);
-            outcome.output_tokens = usage.output_tokens;
+        if let Some(used) = &response.usage {
+            usage::apply(used, &mut outcome);
         }
         if response.stop_reason == StopReason::Cancelled && outcome.final_message.is_empty() {
             outcome.final_message = "(the agent ended its turn as cancelled)".into();

@@ -170,6 +170,7 @@ impl ClaudeExecutor {
                     tool_calls: seen.tool_calls,
                     input_tokens: f.input_tokens,
                     cached_input_tokens: f.cached_input_tokens,
+                    cache_write_input_tokens: f.cache_write_input_tokens,
                     output_tokens: f.output_tokens,
                     cost_usd: f.cost_usd,
                 });

@@ -29,6 +29,8 @@ pub(crate) struct Finish {
     pub(crate) input_tokens: u64,
     /// Of those, the tokens read from the prompt cache.
     pub(crate) cached_input_tokens: u64,
+    /// Of those, the tokens written to the prompt cache.
+    pub(crate) cache_write_input_tokens: u64,
     /// Output tokens of the turn.
     pub(crate) output_tokens: u64,
     /// `total_cost_usd`, when the line carries it.
@@ -147,6 +149,7 @@ fn finish(value: &Value) -> Finish {
         .map(|k| usage[*k].as_u64().unwrap_or(0))
         .sum(),
         cached_input_tokens: usage["cache_read_input_tokens"].as_u64().unwrap_or(0),
+        cache_write_input_tokens: usage["cache_creation_input_tokens"].as_u64().unwrap_or(0),
         output_tokens: usage["output_tokens"].as_u64().unwrap_or(0),
         cost_usd: value["total_cost_usd"].as_f64(),
     }

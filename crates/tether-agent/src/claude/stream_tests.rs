@@ -73,6 +73,21 @@ fn long_arguments_are_cut_to_one_line() {
 }
 
 #[test]
+fn a_result_splits_its_input_into_fresh_cache_reads_and_cache_writes() {
+    let line = r#"{"type":"result","subtype":"success","is_error":false,"result":"ok","total_cost_usd":0.02,"usage":{"input_tokens":6,"cache_creation_input_tokens":2400,"cache_read_input_tokens":18000,"output_tokens":300}}"#;
+    let finish = feed(&format!("{line}\n"), 64).0.finish.unwrap();
+    assert_eq!(
+        (
+            finish.input_tokens,
+            finish.cached_input_tokens,
+            finish.cache_write_input_tokens,
+            finish.output_tokens
+        ),
+        (20_406, 18_000, 2400, 300)
+    );
+}
+
+#[test]
 fn a_result_without_a_cost_has_none() {
     let line = r#"{"type":"result","subtype":"success","is_error":false,"result":"ok"}"#;
     let (seen, ..) = feed(&format!("{line}\n"), 64);

@@ -141,6 +141,8 @@ impl CodexExecutor {
                 tool_calls: seen.tool_calls,
                 input_tokens: seen.input_tokens,
                 cached_input_tokens: seen.cached_input_tokens,
+                // Codex caches by prefix without being asked and reports no writes.
+                cache_write_input_tokens: 0,
                 output_tokens: seen.output_tokens,
                 cost_usd: None,
             });

@@ -65,6 +65,7 @@ fn a_completed_turn_is_the_outcome_even_after_a_retried_error() {
             tool_calls: 2,
             input_tokens: 20,
             cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
             output_tokens: 10,
             cost_usd: None,
         }

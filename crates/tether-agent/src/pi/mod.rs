@@ -266,6 +266,7 @@ impl PiExecutor {
                     tool_calls: seen.tool_calls,
                     input_tokens: seen.input_tokens,
                     cached_input_tokens: seen.cached_input_tokens,
+                    cache_write_input_tokens: seen.cache_write_input_tokens,
                     output_tokens: seen.output_tokens,
                     cost_usd: seen.cost_usd,
                 });

@@ -45,6 +45,8 @@ pub(crate) struct Seen {
     pub(crate) input_tokens: u64,
     /// Of those, the tokens read from the prompt cache.
     pub(crate) cached_input_tokens: u64,
+    /// Of those, the tokens written to the prompt cache.
+    pub(crate) cache_write_input_tokens: u64,
     /// What the calls cost, summed over those whose usage carries a cost above zero.
     pub(crate) cost_usd: Option<f64>,
     /// Output tokens of every model call.
@@ -97,11 +99,8 @@ impl<'a> StreamParser<'a> {
         }
         let usage = &message["usage"];
         let count = |key: &str| usage[key].as_u64().unwrap_or(0);
-        let cached = count("cacheRead");
-        let (input, output) = (
-            count("input") + cached + count("cacheWrite"),
-            count("output"),
-        );
+        let (cached, written) = (count("cacheRead"), count("cacheWrite"));
+        let (input, output) = (count("input") + cached + written, count("output"));
         if let Some(cost) = usage.pointer("/cost/total").and_then(Value::as_f64)
             && cost > 0.0
         {
@@ -110,6 +109,7 @@ impl<'a> StreamParser<'a> {
         if input + output > 0 {
             self.seen.input_tokens += input;
             self.seen.cached_input_tokens += cached;
+            self.seen.cache_write_input_tokens += written;
             self.seen.output_tokens += output;
             self.observer.event(AgentEvent::ModelCall {
                 input_tokens: input,

@@ -50,6 +50,35 @@ fn a_failed_call_and_text_in_several_blocks() {
 }
 
 #[test]
+fn cache_reads_and_writes_are_counted_in_the_input_and_apart() {
+    let calls = r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"ls","arguments":{}}],"usage":{"input":12,"output":4,"cacheRead":0,"cacheWrite":2048,"totalTokens":2064},"stopReason":"toolUse"}}
+{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"Done."}],"usage":{"input":30,"output":6,"cacheRead":2048,"cacheWrite":16,"totalTokens":2100},"stopReason":"stop"}}"#;
+    let (seen, events, _) = feed(calls, 4096);
+    assert_eq!(
+        (
+            seen.input_tokens,
+            seen.cached_input_tokens,
+            seen.cache_write_input_tokens,
+            seen.output_tokens
+        ),
+        (12 + 2048 + 30 + 2048 + 16, 2048, 2048 + 16, 10)
+    );
+    assert_eq!(
+        events,
+        [
+            AgentEvent::ModelCall {
+                input_tokens: 2060,
+                output_tokens: 4
+            },
+            AgentEvent::ModelCall {
+                input_tokens: 2094,
+                output_tokens: 6
+            },
+        ]
+    );
+}
+
+#[test]
 fn a_turn_whose_model_calls_failed_ends_with_the_error() {
     let (seen, events, _) = feed(USAGE_LIMIT, 4096);
     assert!(events.is_empty(), "failed calls used no tokens: {events:?}");

@@ -1,3 +1,4 @@
 mod builtin;
+mod builtin_cache;
 mod command;
 mod pi;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use tether_config::{
     Api, Budget, Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout,
     JudgeConfig, LoopConfig, LoopJudgeConfig, MapEnv, ModelConfig, PlanningConfig, Price, Secret,
-    ServerConfig,
+    ServerConfig, TokenCounts,
 };
 
 use super::config;
@@ -129,7 +129,8 @@ command = ["my-agent", "--print", ""]
             api_key_env: Some("OPENAI_API_KEY".into()),
             price: Some(Price {
                 input: 3.0,
-                cached: 0.3,
+                cache_read: 0.3,
+                cache_write: 3.0,
                 output: 15.0,
             }),
         }),
@@ -156,7 +157,8 @@ command = ["my-agent", "--print", ""]
                 api_key_env: None,
                 price: Some(Price {
                     input: 0.1,
-                    cached: 0.1,
+                    cache_read: 0.1,
+                    cache_write: 0.1,
                     output: 0.4,
                 }),
             },
@@ -342,12 +344,73 @@ fn bad_budgets_and_prices_name_their_key_and_line() {
 fn a_price_gives_a_calls_cost() {
     let price = Price {
         input: 3.0,
-        cached: 0.3,
+        cache_read: 0.3,
+        cache_write: 3.75,
         output: 15.0,
     };
-    // 1M input of which 400k cached, 100k output: 0.6M × $3 + 0.4M × $0.3 + 0.1M × $15.
-    let cost = price.cost(1_000_000, 400_000, 100_000);
-    assert!((cost - (1.8 + 0.12 + 1.5)).abs() < 1e-9, "{cost}");
+    // 1M input of which 400k read from the cache and 200k written to it, 100k output:
+    // 0.4M × $3 + 0.4M × $0.3 + 0.2M × $3.75 + 0.1M × $15.
+    let cost = price.cost(TokenCounts {
+        input: 1_000_000,
+        cache_read: 400_000,
+        cache_write: 200_000,
+        output: 100_000,
+    });
+    assert!((cost - (1.2 + 0.12 + 0.75 + 1.5)).abs() < 1e-9, "{cost}");
+    // Reads and writes are parts of the input, never more than it.
+    let over = price.cost(TokenCounts {
+        input: 100,
+        cache_read: 80,
+        cache_write: 80,
+        output: 0,
+    });
+    assert!(
+        (over - (80.0 * 0.3 + 20.0 * 3.75) / 1e6).abs() < 1e-12,
+        "{over}"
+    );
+}
+
+#[test]
+fn price_keys_cache_read_cache_write_and_the_old_cached() {
+    let price = |table: &str| {
+        config(&format!(
+            "[model]\napi = \"anthropic\"\nbase_url = \"http://m\"\nmodel = \"m\"\n\
+             price_per_mtok = {table}\n"
+        ))
+        .model
+        .unwrap()
+        .price
+        .unwrap()
+    };
+    let full = price("{ input = 3, cache_read = 0.3, cache_write = 3.75, output = 15 }");
+    assert_eq!(
+        (full.input, full.cache_read, full.cache_write, full.output),
+        (3.0, 0.3, 3.75, 15.0)
+    );
+    let old = price("{ input = 3, cached = 0.3, output = 15 }");
+    assert_eq!((old.cache_read, old.cache_write), (0.3, 3.0));
+    let bare = price("{ input = 3, output = 15 }");
+    assert_eq!((bare.cache_read, bare.cache_write), (3.0, 3.0));
+}
+
+#[test]
+fn bad_cache_prices_name_their_key_and_line() {
+    let text = "[model]\napi = \"anthropic\"\nbase_url = \"http://x\"\nmodel = \"m\"\n\
+                price_per_mtok = { input = 3, output = 15, cache_write = \"a lot\" }\n\
+                [judge]\napi = \"anthropic\"\nbase_url = \"http://y\"\nmodel = \"j\"\n\
+                price_per_mtok = { input = 5, output = 25, cached = 0.5, cache_read = 0.5, \
+                cache_rd = 1 }\n";
+    let err = tether_config::parse(&schema(), text, Path::new("tether.toml"), &MapEnv::new())
+        .unwrap_err();
+    let problems: Vec<String> = err.problems().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        problems,
+        [
+            "tether.toml:5: model.price_per_mtok.cache_write: must be a number of at least 0 (such as 3 or 0.3)",
+            "tether.toml:10: judge.price_per_mtok.cache_rd: unknown key; price_per_mtok takes `input`, `cache_read`, `cache_write` and `output` (`cached` is the old spelling of `cache_read`)",
+            "tether.toml:10: judge.price_per_mtok.cached: give `cache_read` alone: `cached` is its old spelling",
+        ]
+    );
 }
 
 #[test]

@@ -487,16 +487,18 @@ fn record_usage(
         return Ok(());
     }
     let priced = deps.price.filter(|_| !silent).map(|price| {
-        price.cost(
-            outcome.input_tokens,
-            outcome.cached_input_tokens,
-            outcome.output_tokens,
-        )
+        price.cost(tether_config::TokenCounts {
+            input: outcome.input_tokens,
+            cache_read: outcome.cached_input_tokens,
+            cache_write: outcome.cache_write_input_tokens,
+            output: outcome.output_tokens,
+        })
     });
     let usage = Event::IterationUsage {
         n,
         input_tokens: outcome.input_tokens,
         cached_input_tokens: outcome.cached_input_tokens,
+        cache_write_input_tokens: outcome.cache_write_input_tokens,
         output_tokens: outcome.output_tokens,
         cost_usd: outcome.cost_usd.or(priced),
         goals: goals.to_vec(),

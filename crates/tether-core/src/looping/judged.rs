@@ -36,6 +36,7 @@ pub(super) async fn read<E>(
                 calls: 1,
                 input_tokens: called.usage.input_tokens,
                 cached_input_tokens: called.usage.cached_input_tokens,
+                cache_write_input_tokens: called.usage.cache_write_input_tokens,
                 output_tokens: called.usage.output_tokens,
                 cost_usd: called.cost_usd,
             },

@@ -31,6 +31,9 @@ pub enum Step {
     Limit(Option<std::time::Duration>),
     /// Writes `notes-<n>.md`, reports these input and output tokens and cost, and says "spent".
     Spend(u64, u64, Option<f64>),
+    /// Writes `notes-<n>.md`, reports these tokens (cache reads and writes apart) and no cost,
+    /// and says "spent".
+    Cached(tether_config::TokenCounts),
 }
 
 /// A `Step::Work` doing `act`.
@@ -72,6 +75,7 @@ impl Scripted {
 enum End {
     Say(&'static str),
     Spent(u64, u64, Option<f64>),
+    Cached(tether_config::TokenCounts),
     Fail(&'static str),
     Hang(Arc<Notify>),
     Limit(Option<std::time::Duration>),
@@ -107,6 +111,7 @@ impl Executor for Scripted {
                 Step::Hang(started) => (Some(notes()), End::Hang(started)),
                 Step::Limit(reset) => (None, End::Limit(reset)),
                 Step::Spend(i, o, cost) => (Some(notes()), End::Spent(i, o, cost)),
+                Step::Cached(tokens) => (Some(notes()), End::Cached(tokens)),
             };
             let tool_calls = u32::from(call.is_some());
             if let Some((tool, summary)) = call {
@@ -131,9 +136,18 @@ impl Executor for Scripted {
                     final_message: "spent".into(),
                     tool_calls,
                     input_tokens,
-                    cached_input_tokens: 0,
                     output_tokens,
                     cost_usd,
+                    ..TurnOutcome::default()
+                }),
+                End::Cached(tokens) => Ok(TurnOutcome {
+                    final_message: "spent".into(),
+                    tool_calls,
+                    input_tokens: tokens.input,
+                    cached_input_tokens: tokens.cache_read,
+                    cache_write_input_tokens: tokens.cache_write,
+                    output_tokens: tokens.output,
+                    cost_usd: None,
                 }),
                 End::Say(text) => Ok(TurnOutcome {
                     final_message: text.into(),

@@ -401,6 +401,7 @@ async fn each_turns_usage_is_journalled_and_summed_for_the_run() {
                 n,
                 input_tokens,
                 cached_input_tokens,
+                cache_write_input_tokens,
                 output_tokens,
                 cost_usd,
                 goals,
@@ -408,6 +409,7 @@ async fn each_turns_usage_is_journalled_and_summed_for_the_run() {
                 n,
                 input_tokens,
                 cached_input_tokens,
+                cache_write_input_tokens,
                 output_tokens,
                 cost_usd,
                 goals,
@@ -421,6 +423,7 @@ async fn each_turns_usage_is_journalled_and_summed_for_the_run() {
             n: 1,
             input_tokens: 1000,
             cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
             goals: Vec::new(),
             duration_ms: 0,
             output_tokens: 200,
@@ -430,6 +433,7 @@ async fn each_turns_usage_is_journalled_and_summed_for_the_run() {
             n: 3,
             input_tokens: 500,
             cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
             goals: Vec::new(),
             duration_ms: 0,
             output_tokens: 50,
@@ -441,5 +445,32 @@ async fn each_turns_usage_is_journalled_and_summed_for_the_run() {
     assert_eq!(
         state.usage.describe(),
         "1500 in / 250 out tokens (≈ $0.2500)"
+    );
+}
+
+#[tokio::test]
+async fn a_priced_turn_costs_its_cache_reads_and_writes_at_their_own_rates() {
+    let f = Fixture::new();
+    let exec = Scripted::new(vec![Step::Cached(tether_config::TokenCounts {
+        input: 1_000_000,
+        cache_read: 600_000,
+        cache_write: 300_000,
+        output: 10_000,
+    })]);
+    let mut deps = f.deps(exec);
+    deps.price = Some(tether_config::Price {
+        input: 3.0,
+        cache_read: 0.3,
+        cache_write: 3.75,
+        output: 15.0,
+    });
+    let (run, _) = start(&deps, spec(None, Some(1))).await;
+    let state = deps.journal.state(&run).unwrap();
+    // 0.1M fresh × $3 + 0.6M read × $0.3 + 0.3M written × $3.75 + 0.01M out × $15.
+    let cost = state.usage.cost_usd.unwrap();
+    assert!((cost - (0.3 + 0.18 + 1.125 + 0.15)).abs() < 1e-9, "{cost}");
+    assert_eq!(
+        state.usage.describe(),
+        "1000000 in (600000 cache read, 300000 cache write) / 10000 out tokens (≈ $1.7550)"
     );
 }

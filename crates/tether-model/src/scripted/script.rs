@@ -55,17 +55,25 @@ impl Turn {
     pub fn with_usage(mut self, input_tokens: u64, output_tokens: u64) -> Self {
         self.usage = Some(Usage {
             input_tokens,
-            cached_input_tokens: 0,
             output_tokens,
+            ..Usage::default()
         });
         self
     }
 
-    /// Reports exactly this usage, `cached` of the input tokens read from the prompt cache.
-    pub fn with_cached_usage(mut self, input_tokens: u64, cached: u64, output_tokens: u64) -> Self {
+    /// Reports exactly this usage: of the `input_tokens`, `cache_read` read from the prompt
+    /// cache and `cache_write` written to it.
+    pub fn with_cache_usage(
+        mut self,
+        input_tokens: u64,
+        cache_read: u64,
+        cache_write: u64,
+        output_tokens: u64,
+    ) -> Self {
         self.usage = Some(Usage {
             input_tokens,
-            cached_input_tokens: cached,
+            cached_input_tokens: cache_read,
+            cache_write_input_tokens: cache_write,
             output_tokens,
         });
         self
@@ -109,8 +117,8 @@ impl Turn {
         let tokens = |chars: usize| u64::try_from(chars.div_ceil(4).max(1)).unwrap_or(u64::MAX);
         Usage {
             input_tokens: tokens(input),
-            cached_input_tokens: 0,
             output_tokens: tokens(output),
+            ..Usage::default()
         }
     }
 }

@@ -1,10 +1,18 @@
 //! Anthropic Messages (`POST …/v1/messages`), as Claude Code speaks it.
 //!
-//! Out: a top-level `system`, `messages` whose content is always a list of blocks (`text`,
-//! `tool_use{id,name,input}`, `tool_result{tool_use_id,content,is_error}`), consecutive messages
-//! of one role merged (the API wants user/assistant alternation and tool results in a user
-//! message), tools as `{name,description,input_schema}`. In: `message_start`,
-//! `content_block_start|delta|stop`, `message_delta`, `message_stop`, plus `ping` and `error`.
+//! Out: a top-level `system` (one text block), `messages` whose content is always a list of
+//! blocks (`text`, `tool_use{id,name,input}`, `tool_result{tool_use_id,content,is_error}`),
+//! consecutive messages of one role merged (the API wants user/assistant alternation and tool
+//! results in a user message), tools as `{name,description,input_schema}`. In: `message_start`,
+//! `content_block_start|delta|stop`, `message_delta`, `message_stop`, plus `ping` and `error`;
+//! the usage splits input into fresh tokens, cache reads and cache writes.
+//!
+//! Prompt caching: Anthropic caches only what a request marks, and a marked prefix (tools, then
+//! system, then messages, up to a block with `cache_control`) is read back by a later request
+//! that begins with the same bytes. [`mark_cache`] marks the last tool, the system block and,
+//! unless the request is one-shot ([`Request::cache_conversation`]), the newest message's last
+//! block: a rolling mark, so each call of a conversation reads everything before it from the
+//! cache. Three marks, of the four the API allows.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -75,9 +83,36 @@ pub(super) fn body(model: &str, request: &Request) -> Value {
         "stream": true,
     });
     if !system.is_empty() {
-        body["system"] = Value::from(system.join("\n\n"));
+        body["system"] = json!([{"type": "text", "text": system.join("\n\n")}]);
     }
     body
+}
+
+/// Marks the cache breakpoints of a whole body (its `tools` included): the last tool, the last
+/// system block and, when the request's conversation is cached, the newest message's last block.
+pub(super) fn mark_cache(body: &mut Value, request: &Request) {
+    mark(last_of(body, "/tools"));
+    mark(last_of(body, "/system"));
+    if request.cache_conversation {
+        let content = last_of(body, "/messages").and_then(|message| message.get_mut("content"));
+        mark(
+            content
+                .and_then(Value::as_array_mut)
+                .and_then(|b| b.last_mut()),
+        );
+    }
+}
+
+/// The last item of the list at `pointer`, if there is one.
+fn last_of<'a>(body: &'a mut Value, pointer: &str) -> Option<&'a mut Value> {
+    body.pointer_mut(pointer)?.as_array_mut()?.last_mut()
+}
+
+/// Puts a cache breakpoint on `block`.
+fn mark(block: Option<&mut Value>) {
+    if let Some(Value::Object(block)) = block {
+        block.insert("cache_control".to_owned(), json!({"type": "ephemeral"}));
+    }
 }
 
 /// Messages stream state.
@@ -107,6 +142,7 @@ impl StreamParser for Parser {
                             + u64_field(usage, "cache_creation_input_tokens")
                             + u64_field(usage, "cache_read_input_tokens"),
                         cached_input_tokens: u64_field(usage, "cache_read_input_tokens"),
+                        cache_write_input_tokens: u64_field(usage, "cache_creation_input_tokens"),
                         output_tokens: u64_field(usage, "output_tokens"),
                     };
                 }

@@ -2,7 +2,9 @@
 //!
 //! Each submodule maps the neutral [`crate::Request`] to one API's JSON and turns that API's
 //! stream frames into [`crate::StreamEvent`]s; the request's tools are written here, in
-//! [`request_body`], for all three. The HTTP plumbing (retries, cancellation) is the
+//! [`request_body`], for all three, and so are Anthropic's prompt cache marks. Each body is
+//! a pure function of its request, so a request that repeats an earlier one's beginning is sent
+//! beginning with the same bytes, as providers' prompt caches need. The HTTP plumbing (retries, cancellation) is the
 //! same for all three and lives in [`crate::http`]; only what differs lives here.
 
 mod anthropic;
@@ -55,6 +57,10 @@ pub(crate) fn request_body(api: Api, model: &str, request: &Request) -> Value {
     if !request.tools.is_empty() {
         let tools = request.tools.iter().map(|tool| tool_json(api, tool));
         body["tools"] = Value::Array(tools.collect());
+    }
+    // The OpenAI formats cache any long prefix they saw before, unmarked.
+    if api == Api::Anthropic {
+        anthropic::mark_cache(&mut body, request);
     }
     body
 }

@@ -155,6 +155,8 @@ impl Parser {
                     .pointer("/input_tokens_details/cached_tokens")
                     .and_then(Value::as_u64)
                     .unwrap_or(0),
+                // Automatic caching: the OpenAI formats report no writes.
+                cache_write_input_tokens: 0,
                 output_tokens: u64_field(usage, "output_tokens"),
             })
             .unwrap_or_default();

@@ -105,6 +105,7 @@ fn responses_parser_handles_the_full_openai_event_set_without_duplicates() {
             StreamEvent::Usage(Usage {
                 input_tokens: 5,
                 cached_input_tokens: 0,
+                cache_write_input_tokens: 0,
                 output_tokens: 7
             }),
             StreamEvent::Done {
@@ -223,7 +224,7 @@ fn anthropic_body_merges_roles_and_folds_system_messages() {
             "model": "m",
             "max_tokens": 100,
             "stream": true,
-            "system": "base\n\nextra rule",
+            "system": [{"type": "text", "text": "base\n\nextra rule", "cache_control": {"type": "ephemeral"}}],
             "messages": [
                 {"role": "user", "content": [{"type": "text", "text": "hi"}]},
                 {"role": "assistant", "content": [
@@ -231,11 +232,168 @@ fn anthropic_body_merges_roles_and_folds_system_messages() {
                 ]},
                 {"role": "user", "content": [
                     {"type": "tool_result", "tool_use_id": "toolu_1", "content": "bad arguments", "is_error": true},
-                    {"type": "text", "text": "and then"},
+                    {"type": "text", "text": "and then", "cache_control": {"type": "ephemeral"}},
                 ]},
             ],
         })
     );
+}
+
+/// Where a body carries Anthropic's cache marks, as JSON pointers.
+fn cache_marks(body: &serde_json::Value) -> Vec<String> {
+    fn walk(value: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, inner) in map {
+                    if key == "cache_control" {
+                        assert_eq!(inner, &json!({"type": "ephemeral"}));
+                        out.push(at.to_owned());
+                    } else {
+                        walk(inner, &format!("{at}/{key}"), out);
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, inner) in items.iter().enumerate() {
+                    walk(inner, &format!("{at}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(body, "", &mut out);
+    out.sort();
+    out
+}
+
+fn two_tools() -> Vec<crate::ToolSpec> {
+    ["ls", "read"]
+        .map(|name| crate::ToolSpec::new(name, "a tool", json!({"type": "object"})))
+        .to_vec()
+}
+
+#[test]
+fn anthropic_marks_the_last_tool_the_system_and_the_newest_block() {
+    let request = Request::new(vec![
+        Message::user("go"),
+        Message::assistant_tool_calls("", vec![ToolCall::new("t1", "ls", json!({}))]),
+        Message::tool_result("t1", "a.txt"),
+    ])
+    .with_system("rules")
+    .with_tools(two_tools());
+    let body = request_body(Api::Anthropic, "m", &request);
+    assert_eq!(
+        cache_marks(&body),
+        ["/messages/2/content/0", "/system/0", "/tools/1"]
+    );
+    // The rolling mark moves to the newest block; the earlier blocks are sent unmarked, as
+    // the previous call sent them but for its mark.
+    let mut longer = request;
+    longer.messages.push(Message::assistant("done"));
+    let next = request_body(Api::Anthropic, "m", &longer);
+    assert_eq!(
+        cache_marks(&next),
+        ["/messages/3/content/0", "/system/0", "/tools/1"]
+    );
+    assert_eq!(
+        next["messages"][2]["content"][0],
+        json!({"type": "tool_result", "tool_use_id": "t1", "content": "a.txt"})
+    );
+}
+
+#[test]
+fn a_one_shot_anthropic_call_marks_only_its_system_and_tools() {
+    let request = Request::new(vec![Message::user("judge this")])
+        .with_system("rules")
+        .with_tools(two_tools())
+        .with_conversation_cache(false);
+    let body = request_body(Api::Anthropic, "m", &request);
+    assert_eq!(cache_marks(&body), ["/system/0", "/tools/1"]);
+    let bare = request_body(
+        Api::Anthropic,
+        "m",
+        &Request::new(vec![Message::user("hi")]),
+    );
+    assert_eq!(cache_marks(&bare), ["/messages/0/content/0"]);
+}
+
+#[test]
+fn openai_bodies_carry_no_cache_marks_and_repeat_their_prefix() {
+    let first = Request::new(vec![Message::user("go")])
+        .with_system("rules")
+        .with_tools(two_tools());
+    let mut second = first.clone();
+    second.messages.push(Message::assistant("ok"));
+    for api in [Api::OpenAiChat, Api::OpenAiResponses] {
+        let a = request_body(api, "m", &first).to_string();
+        let b = request_body(api, "m", &second).to_string();
+        assert!(cache_marks(&request_body(api, "m", &second)).is_empty());
+        // Everything before the conversation's end is sent with the same bytes.
+        let list = if api == Api::OpenAiChat {
+            "\"messages\":["
+        } else {
+            "\"input\":["
+        };
+        let end = a.find(list).unwrap() + list.len();
+        assert_eq!(a[..end], b[..end], "{api:?}");
+    }
+}
+
+#[test]
+fn anthropic_usage_splits_cache_reads_and_writes() {
+    let events = feed(
+        Api::Anthropic,
+        &[
+            (Some("message_start"), r#"{"type":"message_start","message":{"usage":{"input_tokens":20,"cache_read_input_tokens":1500,"cache_creation_input_tokens":300,"output_tokens":1}}}"#),
+            (Some("message_delta"), r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}"#),
+            (Some("message_stop"), r#"{"type":"message_stop"}"#),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        events[0],
+        StreamEvent::Usage(Usage {
+            input_tokens: 1820,
+            cached_input_tokens: 1500,
+            cache_write_input_tokens: 300,
+            output_tokens: 9,
+        })
+    );
+}
+
+#[test]
+fn openai_usage_reports_cache_reads_only() {
+    let chat = feed(
+        Api::OpenAiChat,
+        &[
+            (None, r#"{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}"#),
+            (None, r#"{"choices":[],"usage":{"prompt_tokens":2048,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":1920}}}"#),
+            (None, "[DONE]"),
+        ],
+    )
+    .unwrap();
+    let responses = feed(
+        Api::OpenAiResponses,
+        &[(Some("response.completed"), r#"{"type":"response.completed","response":{"id":"r","usage":{"input_tokens":2048,"input_tokens_details":{"cached_tokens":1152},"output_tokens":5}}}"#)],
+    )
+    .unwrap();
+    let usage = |events: &[StreamEvent]| {
+        events.iter().find_map(|e| match e {
+            StreamEvent::Usage(u) => Some(*u),
+            _ => None,
+        })
+    };
+    assert_eq!(
+        usage(&chat),
+        Some(Usage {
+            input_tokens: 2048,
+            cached_input_tokens: 1920,
+            cache_write_input_tokens: 0,
+            output_tokens: 5,
+        })
+    );
+    assert_eq!(usage(&responses).map(|u| u.cached_input_tokens), Some(1152));
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Test modules; `common` holds the shared fixtures.
 
+mod cache;
 mod cancel;
 mod common;
 mod faults;

@@ -37,6 +37,7 @@ async fn turns_are_played_in_order_then_exhaustion_is_an_error() {
         Usage {
             input_tokens: 3,
             cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
             output_tokens: 4
         }
     );
@@ -131,6 +132,7 @@ async fn usage_is_estimated_when_not_scripted() {
         Usage {
             input_tokens: 3,
             cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
             output_tokens: 2
         }
     );

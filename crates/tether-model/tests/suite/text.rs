@@ -33,6 +33,7 @@ async fn plain_text_turn(api: Api) {
             StreamEvent::Usage(Usage {
                 input_tokens: 11,
                 cached_input_tokens: 0,
+                cache_write_input_tokens: 0,
                 output_tokens: 7
             }),
             StreamEvent::Done {
@@ -87,6 +88,7 @@ async fn usage_is_accounted_on_every_response(api: Api) {
         Usage {
             input_tokens: 100,
             cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
             output_tokens: 5
         }
     );
@@ -95,6 +97,7 @@ async fn usage_is_accounted_on_every_response(api: Api) {
         Usage {
             input_tokens: 120,
             cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
             output_tokens: 9
         }
     );

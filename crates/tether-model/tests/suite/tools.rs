@@ -95,6 +95,11 @@ fn tools_json(api: Api) -> Value {
         .collect()
 }
 
+/// Anthropic's prompt cache mark.
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
 fn expected_first_body(api: Api) -> Value {
     match api {
         Api::OpenAiChat => json!({
@@ -120,16 +125,25 @@ fn expected_first_body(api: Api) -> Value {
             "max_output_tokens": 1024,
             "tools": tools_json(api),
         }),
-        Api::Anthropic => json!({
-            "model": MODEL,
-            "system": "You are terse.",
-            "messages": [
-                {"role": "user", "content": [{"type": "text", "text": "Write a.txt"}]},
-            ],
-            "stream": true,
-            "max_tokens": 1024,
-            "tools": tools_json(api),
-        }),
+        Api::Anthropic => {
+            // Marked for the prompt cache: the last tool, the system block, the newest block.
+            let mut tools = tools_json(api);
+            tools[1]["cache_control"] = ephemeral();
+            json!({
+                "model": MODEL,
+                "system": [
+                    {"type": "text", "text": "You are terse.", "cache_control": ephemeral()},
+                ],
+                "messages": [
+                    {"role": "user", "content": [
+                        {"type": "text", "text": "Write a.txt", "cache_control": ephemeral()},
+                    ]},
+                ],
+                "stream": true,
+                "max_tokens": 1024,
+                "tools": tools,
+            })
+        }
     }
 }
 
@@ -161,13 +175,19 @@ fn expected_second_body(api: Api, id: &str, arguments: &str) -> Value {
         }
         Api::Anthropic => {
             let messages = body["messages"].as_array_mut().unwrap();
+            // The rolling mark moved on to the newest block.
+            messages[0]["content"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove("cache_control");
             messages.push(json!({"role": "assistant", "content": [
                 {"type": "text", "text": "Writing."},
                 {"type": "tool_use", "id": id, "name": "write",
                  "input": {"path": "a.txt", "content": "hi"}},
             ]}));
             messages.push(json!({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": id, "content": "wrote 2 bytes"},
+                {"type": "tool_result", "tool_use_id": id, "content": "wrote 2 bytes",
+                 "cache_control": ephemeral()},
             ]}));
         }
     }

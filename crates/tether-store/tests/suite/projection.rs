@@ -33,7 +33,8 @@ fn event() -> impl Strategy<Value = Event> {
         2 => (n.clone(), 0u64..5000, 0u64..5000, prop::option::of(0u8..8)).prop_map(
             // Quarter dollars, so the sums are exact however they are stored.
             |(n, input_tokens, output_tokens, quarters)| Event::IterationUsage {
-                n, input_tokens, cached_input_tokens: input_tokens / 2, output_tokens,
+                n, input_tokens, cached_input_tokens: input_tokens / 2,
+                cache_write_input_tokens: input_tokens / 4, output_tokens,
                 cost_usd: quarters.map(|q| f64::from(q) / 4.0), goals: vec!["g1".into()],
                 duration_ms: u64::from(n) * 10,
             }
@@ -42,7 +43,8 @@ fn event() -> impl Strategy<Value = Event> {
             |(input_tokens, quarters, signoff)| Event::JudgeUsage {
                 judge: if signoff { JudgeRole::SignOff } else { JudgeRole::Loop },
                 goal_id: signoff.then(|| "g1".to_owned()), calls: 2,
-                input_tokens, cached_input_tokens: 0, output_tokens: 10,
+                input_tokens, cached_input_tokens: 0, cache_write_input_tokens: input_tokens / 3,
+                output_tokens: 10,
                 cost_usd: quarters.map(|q| f64::from(q) / 4.0),
             }
         ),

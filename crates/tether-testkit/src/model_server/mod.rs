@@ -10,6 +10,10 @@
 //! recorded and answered 404. A request the server cannot parse, or one that finds the
 //! script exhausted, is answered 400 with the reason, so the client reports it.
 //!
+//! Usage is an estimate (about four characters to a token) unless the turn gives its own. With
+//! [`FakeModelServerBuilder::prompt_cache`], the server also plays the providers' prompt
+//! caches (`prompt_cache`): what each request reads from the cache and writes to it.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::time::Duration;
@@ -29,6 +33,7 @@
 
 mod body;
 mod fault;
+mod prompt_cache;
 mod record;
 mod routes;
 mod wire;
@@ -46,6 +51,7 @@ pub use fault::Fault;
 pub use record::RecordedRequest;
 
 use fault::FaultPlan;
+use prompt_cache::PromptCache;
 use record::Recorder;
 use routes::Shared;
 
@@ -54,6 +60,7 @@ use routes::Shared;
 pub struct FakeModelServerBuilder {
     script: Script,
     key: Option<String>,
+    prompt_cache: bool,
 }
 
 impl FakeModelServerBuilder {
@@ -65,6 +72,18 @@ impl FakeModelServerBuilder {
         self
     }
 
+    /// Simulates the providers' prompt caches: each response's usage says what its request
+    /// read from the cache and wrote to it, by the provider's documented rules (Anthropic's
+    /// `cache_control` breakpoints, OpenAI's automatic prefixes), and its input counts the
+    /// tools' definitions too. A turn's explicit usage ([`Turn::with_usage`]) is still
+    /// reported as given.
+    ///
+    /// [`Turn::with_usage`]: tether_model::scripted::Turn::with_usage
+    pub fn prompt_cache(mut self) -> Self {
+        self.prompt_cache = true;
+        self
+    }
+
     /// Binds `127.0.0.1:0` and starts serving on the current tokio runtime.
     pub async fn start(self) -> std::io::Result<FakeModelServer> {
         let (mut serving, listener) = Serving::bind().await?;
@@ -73,6 +92,7 @@ impl FakeModelServerBuilder {
             recorder: Arc::new(Recorder::new()),
             faults: FaultPlan::default(),
             key: self.key,
+            prompt_cache: self.prompt_cache.then(PromptCache::default),
             shutdown: serving.shutdown(),
         });
         serving.serve(listener, routes::router(Arc::clone(&shared)));
@@ -95,7 +115,11 @@ impl FakeModelServer {
 
     /// A server to configure before starting.
     pub fn builder(script: Script) -> FakeModelServerBuilder {
-        FakeModelServerBuilder { script, key: None }
+        FakeModelServerBuilder {
+            script,
+            key: None,
+            prompt_cache: false,
+        }
     }
 
     /// The base URL a client of `api` is configured with: `http://127.0.0.1:PORT/v1` for the

@@ -1,6 +1,7 @@
 //! The fake server's HTTP handlers: record, authenticate, inject faults, play the script.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -11,20 +12,24 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::Value;
 use tether_config::Api;
-use tether_model::scripted::Script;
+use tether_model::Usage;
+use tether_model::scripted::{Script, Turn};
 use tokio_util::sync::CancellationToken;
 
 use super::Fault;
 use super::body::{DisconnectGuard, sse_body};
 use super::fault::FaultPlan;
+use super::prompt_cache::PromptCache;
 use super::record::Recorder;
-use super::wire::{self, RenderContext};
+use super::wire::{self, Parsed, RenderContext};
 
 pub(crate) struct Shared {
     pub(crate) script: Script,
     pub(crate) recorder: Arc<Recorder>,
     pub(crate) faults: FaultPlan,
     pub(crate) key: Option<String>,
+    /// The simulated prompt cache, when the server plays one.
+    pub(crate) prompt_cache: Option<PromptCache>,
     pub(crate) shutdown: CancellationToken,
 }
 
@@ -152,7 +157,7 @@ async fn handle(s: &Shared, api: Api, uri: &Uri, headers: &HeaderMap, body: &Byt
     let context = RenderContext {
         index,
         parsed: &parsed,
-        usage: turn.usage_for(&parsed.request),
+        usage: usage(s, api, &json, &parsed, &turn),
     };
     let frames = wire::render(api, &turn, &context);
     let guard = DisconnectGuard::new(Arc::clone(&s.recorder));
@@ -166,6 +171,26 @@ async fn handle(s: &Shared, api: Api, uri: &Uri, headers: &HeaderMap, body: &Byt
         body,
     )
         .into_response()
+}
+
+/// The usage to report: the turn's own when it gives one, else the estimate, with what the
+/// prompt cache (when the server plays one) read and wrote. The cache sees every request.
+fn usage(s: &Shared, api: Api, body: &Value, parsed: &Parsed, turn: &Turn) -> Usage {
+    let estimate = turn.usage_for(&parsed.request);
+    let cached = s
+        .prompt_cache
+        .as_ref()
+        .map(|cache| cache.serve(api, &parsed.model, body, &parsed.request, Instant::now()));
+    match (turn.usage, cached) {
+        (Some(explicit), _) => explicit,
+        (None, Some(cached)) => Usage {
+            input_tokens: cached.input,
+            cached_input_tokens: cached.read,
+            cache_write_input_tokens: cached.written,
+            output_tokens: estimate.output_tokens,
+        },
+        (None, None) => estimate,
+    }
 }
 
 fn error(api: Api, status: StatusCode, message: &str) -> Response {

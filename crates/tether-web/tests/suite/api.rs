@@ -261,7 +261,8 @@ fn the_run_page_shows_the_runs_usage_once_any_is_known() {
     let usage = |n, cost_usd| Event::IterationUsage {
         n,
         input_tokens: 600,
-        cached_input_tokens: 0,
+        cached_input_tokens: 500,
+        cache_write_input_tokens: 50,
         output_tokens: 170,
         cost_usd,
         goals: Vec::new(),
@@ -272,13 +273,16 @@ fn the_run_page_shows_the_runs_usage_once_any_is_known() {
         .unwrap();
     let page = web.get(&format!("/runs/{run}"));
     assert!(
-        page.body
-            .contains("usage: 1200 in / 340 out tokens (≈ $0.7500)"),
+        page.body.contains(
+            "usage: 1200 in (1000 cache read, 100 cache write) / 340 out tokens (≈ $0.7500)"
+        ),
         "{}",
         page.body
     );
     let one = web.get(&format!("/api/runs/{run}")).json();
     assert_eq!(one["run"]["usage"]["input_tokens"], 1200);
+    assert_eq!(one["run"]["usage"]["cached_input_tokens"], 1000);
+    assert_eq!(one["run"]["usage"]["cache_write_input_tokens"], 100);
 }
 
 #[test]

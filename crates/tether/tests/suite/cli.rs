@@ -297,6 +297,30 @@ fn a_run_report_says_what_the_run_did_and_is_written_beside_its_transcripts() {
     store
         .append(Some(&run), &Event::IterationStarted { n: 1 })
         .unwrap();
+    // What the agent and the judge used, with the prompt cache's reads and writes.
+    let used = [
+        Event::IterationUsage {
+            n: 1,
+            input_tokens: 24_000,
+            cached_input_tokens: 18_000,
+            cache_write_input_tokens: 5000,
+            output_tokens: 900,
+            cost_usd: Some(0.0432),
+            goals: vec!["add".into()],
+            duration_ms: 0,
+        },
+        Event::JudgeUsage {
+            judge: tether_store::JudgeRole::SignOff,
+            goal_id: Some("add".into()),
+            calls: 2,
+            input_tokens: 6000,
+            cached_input_tokens: 2000,
+            cache_write_input_tokens: 0,
+            output_tokens: 150,
+            cost_usd: Some(0.0251),
+        },
+    ];
+    store.append_all(Some(&run), &used).unwrap();
     std::fs::write(
         dir.path().join("lib.rs"),
         "fn add() {}

@@ -100,7 +100,8 @@ fn status_shows_the_agents_tool_calls_and_errors_escaped() {
         Event::IterationUsage {
             n: 1,
             input_tokens: 1200,
-            cached_input_tokens: 0,
+            cached_input_tokens: 800,
+            cache_write_input_tokens: 200,
             goals: Vec::new(),
             duration_ms: 0,
             output_tokens: 340,
@@ -117,7 +118,7 @@ fn status_shows_the_agents_tool_calls_and_errors_escaped() {
     insta::assert_snapshot!("status_escaped", out.stdout);
     let json: Value =
         serde_json::from_str(&tether(dir.path(), &["status", "--json"]).stdout).unwrap();
-    let usage = json!({"input_tokens": 1200, "cached_input_tokens": 0, "output_tokens": 340, "cost_usd": 0.0125});
+    let usage = json!({"input_tokens": 1200, "cached_input_tokens": 800, "cache_write_input_tokens": 200, "output_tokens": 340, "cost_usd": 0.0125});
     assert_eq!(json["usage"], usage);
     let json = tether(dir.path(), &["status", "--json"]);
     let v: Value = serde_json::from_str(&json.stdout).unwrap();

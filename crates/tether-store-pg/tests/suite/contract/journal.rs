@@ -15,6 +15,7 @@ on_both_backends!(
     events_of_no_run_appear_only_in_the_whole_journal,
     a_workspace_path_that_is_not_utf8_is_refused,
     runs_are_filtered_by_machine_workspace_and_state,
+    usage_with_the_caches_reads_and_writes_is_kept_and_summed,
 );
 
 fn runs_are_created_listed_and_paged(b: &Backend) {
@@ -301,4 +302,48 @@ fn runs_are_filtered_by_machine_workspace_and_state(b: &Backend) {
             .unwrap()
             .is_empty()
     );
+}
+
+fn usage_with_the_caches_reads_and_writes_is_kept_and_summed(b: &Backend) {
+    let store = &b.store;
+    let id = run(store);
+    let used = [
+        Event::IterationUsage {
+            n: 1,
+            input_tokens: 24_000,
+            cached_input_tokens: 18_000,
+            cache_write_input_tokens: 5000,
+            output_tokens: 900,
+            cost_usd: Some(0.04),
+            goals: vec!["g1".into()],
+            duration_ms: 1200,
+        },
+        Event::JudgeUsage {
+            judge: tether_store::JudgeRole::SignOff,
+            goal_id: Some("g1".into()),
+            calls: 2,
+            input_tokens: 6000,
+            cached_input_tokens: 2000,
+            cache_write_input_tokens: 3000,
+            output_tokens: 150,
+            cost_usd: None,
+        },
+    ];
+    store.append_all(Some(&id), &used).unwrap();
+    let read: Vec<Event> = store
+        .events(&id, Seq(0), 100)
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| e.event)
+        .filter(|e| matches!(e, Event::IterationUsage { .. } | Event::JudgeUsage { .. }))
+        .collect();
+    assert_eq!(read, used);
+    let state = store.run(&id).unwrap().state;
+    assert_eq!(state, store.rebuild_run_state(&id).unwrap());
+    assert_eq!(
+        state.usage.describe(),
+        "24000 in (18000 cache read, 5000 cache write) / 900 out tokens (≈ $0.0400)"
+    );
+    assert_eq!(state.judge_usage.cache_write_input_tokens, 3000);
+    assert_eq!(state.goal_usage["g1"].usage.cache_write_input_tokens, 8000);
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use tether_model::scripted::Turn;
-use tether_model::{Message, ToolCall, ToolSpec};
+use tether_model::{Message, ToolCall, ToolSpec, Usage};
 
 use super::{
     Frame, Parsed, RenderContext, content_text, halves, max_tokens, resolve_calls, str_of,
@@ -107,9 +107,9 @@ pub(super) fn render(turn: &Turn, context: &RenderContext<'_>) -> Vec<Frame> {
                 "stop_reason": null,
                 "stop_sequence": null,
                 "usage": {
-                    "input_tokens": context.usage.input_tokens.saturating_sub(context.usage.cached_input_tokens),
+                    "input_tokens": fresh_input(&context.usage),
                     "cache_read_input_tokens": context.usage.cached_input_tokens,
-                    "cache_creation_input_tokens": 0,
+                    "cache_creation_input_tokens": context.usage.cache_write_input_tokens,
                     "output_tokens": 1
                 },
             }}),
@@ -165,6 +165,14 @@ pub(super) fn render(turn: &Turn, context: &RenderContext<'_>) -> Vec<Frame> {
         &json!({"type": "message_stop"}),
     ));
     frames
+}
+
+/// Anthropic's `input_tokens`: the input neither read from the cache nor written to it.
+fn fresh_input(usage: &Usage) -> u64 {
+    usage
+        .input_tokens
+        .saturating_sub(usage.cached_input_tokens)
+        .saturating_sub(usage.cache_write_input_tokens)
 }
 
 fn block_start(index: usize, content_block: Value) -> Frame {
