@@ -42,7 +42,7 @@ use tether_model::scripted::Script;
 use tether_testkit::model_server::{FakeModelServer, RecordedRequest};
 
 use goal_task::{Agent, Progress};
-use tally::{Cache, Tally};
+use tally::Tally;
 
 /// The loops measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,11 +177,12 @@ fn measure(l: Loop, turns: usize, claude: &Path) -> Measured {
         turns,
         Arc::clone(&progress),
     ));
-    let agent = rt.block_on(FakeModelServer::start(script)).unwrap();
+    let agent = rt
+        .block_on(FakeModelServer::builder(script).prompt_cache().start())
+        .unwrap();
+    let judge = Script::from_fn(goal_task::judge_script());
     let judge = rt
-        .block_on(FakeModelServer::start(Script::from_fn(
-            goal_task::judge_script(),
-        )))
+        .block_on(FakeModelServer::builder(judge).prompt_cache().start())
         .unwrap();
     match l {
         Loop::ClaudeGoal => run_goal(ws, claude, &agent),
@@ -194,8 +195,7 @@ fn measure(l: Loop, turns: usize, claude: &Path) -> Measured {
         l.name()
     );
     let progress = progress.lock().unwrap();
-    let (mut agent_tally, mut checker) = count(&agent.requests());
-    agent_tally.output += progress.output_tokens;
+    let (agent_tally, mut checker) = count(&agent.requests());
     let (judge_tally, _) = count(&judge.requests());
     checker.add(&judge_tally);
     Measured {
@@ -205,19 +205,17 @@ fn measure(l: Loop, turns: usize, claude: &Path) -> Measured {
     }
 }
 
-/// The agent's requests and the evaluator's, each through its own cache (they share no
-/// prefix). Output tokens of the evaluator and judge are their verdicts, a few dozen each; they
-/// are counted from the requests' answers by the caller for the agent only.
+/// The agent's requests and the evaluator's, apart.
 fn count(requests: &[RecordedRequest]) -> (Tally, Tally) {
-    let mut agent = (Cache::default(), Tally::default());
-    let mut other = (Cache::default(), Tally::default());
+    let mut agent = Tally::default();
+    let mut evaluator = Tally::default();
     for r in requests {
-        let evaluator = r
+        let is_evaluator = r
             .body
             .get("system")
             .is_some_and(|s| s.to_string().contains("stop-condition hook"));
-        let (cache, tally) = if evaluator { &mut other } else { &mut agent };
-        let one = cache.request(&r.body);
+        let usage = r.usage.as_ref().expect("every request was answered");
+        let one = Tally::from(usage);
         if let Some(dump) = std::env::var_os("GOAL_COST_DUMP") {
             let path = Path::new(&dump).join(format!("{:03}.json", r.index));
             std::fs::write(path, &r.raw_body).unwrap();
@@ -228,15 +226,19 @@ fn count(requests: &[RecordedRequest]) -> (Tally, Tally) {
             eprintln!(
                 "  request {:>3}{}: {tools:>2} tools, {messages:>3} messages, {:>6} in, {:>6} read, {:>6} written",
                 r.index,
-                if evaluator { " (evaluator)" } else { "" },
+                if is_evaluator { " (evaluator)" } else { "" },
                 one.input,
                 one.cache_read,
                 one.cache_write
             );
         }
-        tally.add(&one);
+        if is_evaluator {
+            evaluator.add(&one);
+        } else {
+            agent.add(&one);
+        }
     }
-    (agent.1, other.1)
+    (agent, evaluator)
 }
 
 /// A fresh repository with the project committed, as a person would have it.

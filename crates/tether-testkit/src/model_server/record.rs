@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use axum::http::HeaderMap;
 use serde_json::Value;
+use tether_model::Usage;
 use tokio::sync::watch;
 
 use crate::wait::WaitTimeout;
@@ -30,6 +31,9 @@ pub struct RecordedRequest {
     pub raw_body: String,
     /// When it arrived (its headers and body read): what latency measurements time against.
     pub received: Instant,
+    /// The usage the server reported in its answer (with the prompt cache's reads and writes
+    /// when it plays one); `None` until it answered, and for a request answered with an error.
+    pub usage: Option<Usage>,
 }
 
 impl RecordedRequest {
@@ -84,10 +88,19 @@ impl Recorder {
             body,
             raw_body,
             received,
+            usage: None,
         });
         drop(requests);
         self.count.send_modify(|count| *count += 1);
         index
+    }
+
+    /// Notes the usage the answer to request `index` reported.
+    pub(crate) fn answered(&self, index: usize, usage: Usage) {
+        let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(request) = requests.get_mut(index) {
+            request.usage = Some(usage);
+        }
     }
 
     pub(crate) fn requests(&self) -> Vec<RecordedRequest> {

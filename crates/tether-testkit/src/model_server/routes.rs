@@ -154,10 +154,12 @@ async fn handle(s: &Shared, api: Api, uri: &Uri, headers: &HeaderMap, body: &Byt
             return error(api, StatusCode::BAD_REQUEST, &message);
         }
     };
+    let usage = usage(s, api, &json, &parsed, &turn);
+    s.recorder.answered(index, usage);
     let context = RenderContext {
         index,
         parsed: &parsed,
-        usage: usage(s, api, &json, &parsed, &turn),
+        usage,
     };
     let frames = wire::render(api, &turn, &context);
     let guard = DisconnectGuard::new(Arc::clone(&s.recorder));

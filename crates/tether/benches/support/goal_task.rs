@@ -229,23 +229,6 @@ pub struct Progress {
     pub step: usize,
     /// Re-reads made by agents that started with a fresh context.
     pub rereads: usize,
-    /// Output tokens the agent produced (four characters each).
-    pub output_tokens: u64,
-}
-
-/// Four characters to a token, at least one.
-pub fn tokens(chars: usize) -> u64 {
-    u64::try_from(chars.div_ceil(4).max(1)).unwrap_or(u64::MAX)
-}
-
-fn output_tokens(turn: &Turn) -> u64 {
-    let chars = turn.text.as_ref().map_or(0, String::len)
-        + turn
-            .tool_calls
-            .iter()
-            .map(|(_, args)| args.to_string().len())
-            .sum::<usize>();
-    tokens(chars)
 }
 
 /// The scripted agent of a task of `turns` turns in `dir`, playing `agent`.
@@ -261,9 +244,7 @@ pub fn agent_script(
             return evaluate(request);
         }
         let mut progress = progress.lock().unwrap();
-        let turn = next_agent_turn(agent, &dir, turns, &mut progress, request);
-        progress.output_tokens += output_tokens(&turn);
-        turn
+        next_agent_turn(agent, &dir, turns, &mut progress, request)
     }
 }
 
