@@ -37,7 +37,10 @@ pub mod prompts;
 
 pub use acp::{AcpExecutor, McpRoute, PermissionAsk, PermissionDesk, PermissionVerdict};
 pub use builtin::{BuiltinAgent, DEFAULT_MAX_STEPS};
-pub use claude::{ClaudeExecutor, TOOLS as CLAUDE_TOOLS, gate_settings as claude_gate_settings};
+pub use claude::{
+    ClaudeExecutor, TOOLS as CLAUDE_TOOLS, UNATTENDED as CLAUDE_UNATTENDED,
+    gate_settings as claude_gate_settings,
+};
 pub use cli::{Agent, CliError, CliSettings, RunId};
 pub use codex::CodexExecutor;
 pub use codex::provider::provider_key as codex_provider_key;

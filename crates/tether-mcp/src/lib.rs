@@ -49,7 +49,7 @@ mod stdio;
 mod verify_sandbox;
 
 pub use extra::ExtraTools;
-pub use server::{Options, TetherMcp};
+pub use server::{ALWAYS_LOAD, Options, TetherMcp};
 pub use status::{GoalStatus, PlanStatus, ProblemAt, StatusCounts};
 pub use stdio::{ServeError, serve_io, serve_stdio};
 pub use verify_sandbox::{Sandboxes, VerifySandbox};

@@ -4,6 +4,11 @@
 //! `call` (its handler), and is listed once in [`tools`]. To add a tool, write its module and
 //! add one line there. Tools from `tether-tools` given in [`Options::extra`] are served beside
 //! them as they are.
+//!
+//! Every tool is listed with `_meta: {"anthropic/alwaysLoad": true}` ([`ALWAYS_LOAD`]): a
+//! client that defers MCP tools behind a search tool (Claude Code) declares these to the model
+//! up front, so the agent sees `ask_human` without searching for it; `_meta` is the protocol's
+//! place for such notes, and a client that knows nothing of the key ignores it.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -12,7 +17,7 @@ use std::time::Duration;
 
 use rmcp::handler::server::tool::{ToolCallContext, ToolRoute, ToolRouter};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, MetaObject,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
@@ -33,7 +38,11 @@ use crate::status;
 pub(crate) type ToolFuture<'a> =
     Pin<Box<dyn Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a>>;
 
-/// Every tool this server offers, one line each.
+/// The `_meta` key asking a client that defers MCP tools behind a tool search to declare the
+/// tool to the model up front (Claude Code's).
+pub const ALWAYS_LOAD: &str = "anthropic/alwaysLoad";
+
+/// Every tool this server offers, one line each, each marked [`ALWAYS_LOAD`].
 fn tools(options: &Options) -> ToolRouter<TetherMcp> {
     let mut router = ToolRouter::new()
         .with_route(ToolRoute::new_dyn(ask::definition(options), ask::call))
@@ -48,6 +57,11 @@ fn tools(options: &Options) -> ToolRouter<TetherMcp> {
         ));
     for tool in &options.extra.0 {
         router = router.with_route(extra::route(Arc::clone(tool)));
+    }
+    for route in router.map.values_mut() {
+        let meta = route.attr.meta.get_or_insert_with(MetaObject::new);
+        meta.0
+            .insert(ALWAYS_LOAD.to_owned(), serde_json::Value::Bool(true));
     }
     router
 }

@@ -4,7 +4,10 @@
 //! on stdin, spawned like every child of tether (own process group, timeout, killed when the
 //! turn is cancelled). Before it starts, tether writes an MCP configuration next to the turn's
 //! transcript naming its own binary (`tether mcp --run <id> -C <workspace>`), so the agent's
-//! `ask_human`, `complete_goal`, `cancel_goal` and `plan_status` reach this run. The output is
+//! `ask_human`, `complete_goal`, `cancel_goal` and `plan_status` reach this run. The server is
+//! marked `alwaysLoad`: Claude Code's tool search stays on — the tools the agent rarely needs
+//! are announced by name and loaded when asked for — while tether's tools are declared to the
+//! model from the first request. The output is
 //! parsed as it arrives ([`stream`]) and kept as the transcript. A working turn also gets, as
 //! inline settings (`--settings`, out of reach of the agent's file edits), a `PreToolUse` hook on
 //! Bash running `tether gate --run <id> -C <workspace>` ([`gate_settings`]): `[human]
@@ -76,6 +79,12 @@ const PLAN_TOOLS: [&str; 2] = ["mcp__tether__write_plan", "mcp__tether__edit_pla
 /// Claude Code's tools that change the workspace or run commands, refused in a read-only turn.
 const EDITING: [&str; 5] = ["Edit", "Write", "MultiEdit", "NotebookEdit", "Bash"];
 
+/// Claude Code's tools that serve a person at its prompt or a host around it, refused in every
+/// turn (and so never declared to the model): its own question tool (nobody is at the prompt of
+/// `claude -p`; `ask_human` asks a person), the pacing of its interactive `/loop`, and the
+/// findings a host's code review renders.
+pub const UNATTENDED: [&str; 3] = ["AskUserQuestion", "ScheduleWakeup", "ReportFindings"];
+
 /// Runs Claude Code per turn.
 pub struct ClaudeExecutor {
     cli: Cli,
@@ -89,16 +98,12 @@ impl ClaudeExecutor {
         }
     }
 
-    /// The variables every turn runs with: tether's tools declared up front, and a tool
-    /// timeout long enough for a human.
+    /// The variables every turn runs with: a tool timeout long enough for a human.
     fn env() -> Vec<(String, String)> {
-        vec![
-            ("ENABLE_TOOL_SEARCH".to_owned(), "false".to_owned()),
-            (
-                "MCP_TOOL_TIMEOUT".to_owned(),
-                TOOL_TIMEOUT.as_millis().to_string(),
-            ),
-        ]
+        vec![(
+            "MCP_TOOL_TIMEOUT".to_owned(),
+            TOOL_TIMEOUT.as_millis().to_string(),
+        )]
     }
 
     /// The arguments of one turn, with the MCP configuration at `mcp_config`. A read-only turn
@@ -109,10 +114,10 @@ impl ClaudeExecutor {
         let settings = gate_settings(&self.cli);
         let config = mcp_config.display().to_string();
         let (mode, disallowed, tools) = match access {
-            Access::Work => ("acceptEdits", "AskUserQuestion".to_owned(), TOOLS.join(",")),
+            Access::Work => ("acceptEdits", UNATTENDED.join(","), TOOLS.join(",")),
             Access::ReadOnly => (
                 "default",
-                format!("AskUserQuestion,{}", EDITING.join(",")),
+                format!("{},{}", UNATTENDED.join(","), EDITING.join(",")),
                 format!("{},{}", TOOLS.join(","), PLAN_TOOLS.join(",")),
             ),
         };
@@ -140,10 +145,12 @@ impl ClaudeExecutor {
 
     /// Writes the MCP configuration of a turn where the CLI reads it (the sandbox's scratch
     /// directory, or next to the transcript), and a copy next to the transcript as the record.
+    /// tether's server is `alwaysLoad`: its tools are never deferred behind tool search.
     fn write_mcp_config(&self, request: &TurnRequest) -> Result<PathBuf, ExecError> {
         let config = serde_json::json!({"mcpServers": {SERVER: {
             "command": self.cli.settings().tether.display().to_string(),
             "args": self.cli.mcp_args(),
+            "alwaysLoad": true,
         }}});
         let record = request.transcript.parent().unwrap_or(Path::new("."));
         let mut path = PathBuf::new();

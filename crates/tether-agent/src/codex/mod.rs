@@ -25,6 +25,12 @@ use crate::cli::{
 use crate::executor::{Access, ExecError, Turn, TurnOutcome, Turns};
 use stream::{Seen, StderrWatch, StreamParser};
 
+/// Codex's own goal tools (`get_goal`, `create_goal`, `update_goal`) turned off: the plan's goals
+/// are tether's, signed off through `complete_goal` only, and an agent told of goals must not
+/// take Codex's for them (their declarations also cost some 3 kB of every request). A later
+/// `-c features.goals=true` in `[executor] args` turns them back on.
+const OWN_GOALS_OFF: &str = "features.goals=false";
+
 /// How long Codex waits for tether's MCP server to start (it answers at once; a cold disk may
 /// be slow).
 const MCP_STARTUP_SECS: u64 = 60;
@@ -127,6 +133,7 @@ impl CodexExecutor {
         for value in self.mcp_overrides() {
             argv.extend(["-c".to_owned(), value]);
         }
+        argv.extend(["-c".to_owned(), OWN_GOALS_OFF.to_owned()]);
         argv.extend(self.cli.settings().args.iter().cloned());
         argv.push("-".to_owned());
         argv

@@ -75,6 +75,7 @@ fn claude(ws: &Path, program: &str, server: &FakeModelServer) -> Setup {
     let server_config = json!({"mcpServers": {"tether": {
         "command": env!("CARGO_BIN_EXE_tether"),
         "args": ["mcp", "-C", ws.display().to_string()],
+        "alwaysLoad": true,
     }}});
     std::fs::write(&mcp, server_config.to_string()).unwrap();
     let mut with_mcp = direct.clone();
@@ -84,7 +85,7 @@ fn claude(ws: &Path, program: &str, server: &FakeModelServer) -> Setup {
             "--permission-mode",
             "acceptEdits",
             "--disallowedTools",
-            "AskUserQuestion",
+            &tether_agent::CLAUDE_UNATTENDED.join(","),
             "--allowedTools",
             &tether_agent::CLAUDE_TOOLS.join(","),
             "--mcp-config",
@@ -94,15 +95,13 @@ fn claude(ws: &Path, program: &str, server: &FakeModelServer) -> Setup {
         ]
         .map(str::to_owned),
     );
-    let mut env = env;
-    env.push(("ENABLE_TOOL_SEARCH".to_owned(), "false".to_owned()));
     Setup {
         env,
         direct,
         with_mcp,
         with_mcp_env: Vec::new(),
         args: Vec::new(),
-        own_env: vec!["ENABLE_TOOL_SEARCH"],
+        own_env: Vec::new(),
     }
 }
 
@@ -150,6 +149,7 @@ fn codex(ws: &Path, program: &str, server: &FakeModelServer) -> Setup {
         ),
         "mcp_servers.tether.default_tools_approval_mode=\"approve\"".to_owned(),
         "mcp_servers.tether.enabled=true".to_owned(),
+        "features.goals=false".to_owned(),
     ] {
         with_mcp.extend(["-c".to_owned(), value]);
     }

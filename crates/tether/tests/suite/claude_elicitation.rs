@@ -50,7 +50,9 @@ fn claude_code_gets_the_form_as_input_required_and_an_answer_elsewhere_still_rea
             .unwrap()
             .success()
     );
-    let config = json!({"mcpServers": {"tether": {"command": wrap, "args": []}}});
+    // As the book tells a person wiring `tether mcp` into Claude Code: its tools always loaded.
+    let config =
+        json!({"mcpServers": {"tether": {"command": wrap, "args": [], "alwaysLoad": true}}});
     fs::write(ws.join("mcp.json"), config.to_string()).unwrap();
     fs::create_dir_all(ws.join(".claude-config")).unwrap();
     let mut c = Command::new(claude());
@@ -64,7 +66,6 @@ fn claude_code_gets_the_form_as_input_required_and_an_answer_elsewhere_still_rea
         .env("ANTHROPIC_BASE_URL", server.base_url(Api::Anthropic))
         .env("ANTHROPIC_API_KEY", "sk-fake")
         .env("CLAUDE_CONFIG_DIR", ws.join(".claude-config"))
-        .env("ENABLE_TOOL_SEARCH", "false")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("DISABLE_AUTOUPDATER", "1")
         .env("DISABLE_TELEMETRY", "1")

@@ -12,6 +12,7 @@ mod claude_elicitation;
 mod claude_gate;
 mod claude_health;
 mod claude_resume;
+mod claude_tools;
 mod cli;
 mod cli_config;
 mod cli_errors;
