@@ -21,7 +21,8 @@
 //!
 //! Run with `./test.sh` once (it installs Claude Code), then
 //! `TETHER_TEST_CLAUDE=target/npm-cli/claude/node_modules/.bin/claude cargo bench -p tether --bench goal_cost`.
-//! `GOAL_COST_TURNS=8,20` measures other lengths.
+//! `GOAL_COST_TURNS=8,20` measures other lengths; `GOAL_COST_TETHER=<path>` runs another build
+//! of tether (the figures before a change).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
@@ -336,7 +337,25 @@ fn run_tether(l: Loop, ws: &Path, claude: &Path, agent: &FakeModelServer, judge:
         Loop::ClaudeGoal => unreachable!(),
     };
     std::fs::write(ws.join("tether.toml"), toml).unwrap();
-    let out = common::run(ws, &["run", "--approve", "--max-iterations", "80"]);
+    let mut command = common::cmd(ws, &["run", "--approve", "--max-iterations", "80"]);
+    if let Some(other) = std::env::var_os("GOAL_COST_TETHER") {
+        // Another build of tether (the figures before a change): same arguments, environment
+        // and directory.
+        let args: Vec<_> = command.get_args().map(ToOwned::to_owned).collect();
+        let envs: Vec<_> = command
+            .get_envs()
+            .map(|(k, v)| (k.to_owned(), v.map(ToOwned::to_owned)))
+            .collect();
+        command = Command::new(other);
+        command.args(args).current_dir(ws).stdin(Stdio::null());
+        for (k, v) in envs {
+            match v {
+                Some(v) => command.env(k, v),
+                None => command.env_remove(k),
+            };
+        }
+    }
+    let out = command.output().unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
