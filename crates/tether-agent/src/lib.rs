@@ -17,7 +17,8 @@
 //!   per-run pi agent directory carrying tether's MCP server.
 //!
 //! - [`AcpExecutor`]: any agent speaking the Agent Client Protocol, kept running for the run,
-//!   a fresh session per turn, its permission requests decided by a [`PermissionDesk`].
+//!   a fresh session per turn (or the last one, continued), its permission requests decided by
+//!   a [`PermissionDesk`].
 //!
 //! What the agent-CLI executors share — settings, the version check, MCP wiring, the JSON-lines
 //! reader, usage-limit recognition — is in [`cli`], so each CLI is only its own command line
