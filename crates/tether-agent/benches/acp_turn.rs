@@ -144,6 +144,7 @@ fn main() {
         prompt: "Go.".into(),
         transcript: dir.path().join(format!("iteration-{n:04}.jsonl")),
         access: Access::Work,
+        context: tether_agent::Context::Fresh,
     };
     // The agent starts once per run, before the first turn; so does the direct one.
     runtime

@@ -106,6 +106,7 @@ async fn run(api: Api) -> TurnOutcome {
                 .path()
                 .join(format!(".tether/runs/r/iteration-{n:04}.jsonl")),
             access: Access::Work,
+            context: tether_agent::Context::Fresh,
         };
         let outcome = agent
             .run_turn(request, &Quiet, CancellationToken::new())

@@ -115,6 +115,7 @@ fn main() {
             .path()
             .join(format!(".tether/runs/r-bench/iteration-{n:04}.jsonl")),
         access: Access::Work,
+        context: tether_agent::Context::Fresh,
     };
     // The version and MCP checks happen once per run, before the first turn.
     runtime

@@ -1,9 +1,12 @@
 //! The built-in agent: one turn is model calls and tool executions until the model answers
 //! without calling a tool. That last answer is the turn's final message.
 //!
-//! Each turn starts from a fresh conversation (the system prompt and the loop's prompt), so
-//! nothing carries over between iterations except the workspace itself. Every message is
-//! appended to the turn's transcript as it happens, so a killed turn leaves a readable record.
+//! A turn starts from a fresh conversation (the system prompt and the loop's prompt), so nothing
+//! carries over between iterations except the workspace itself — unless it asks to continue
+//! ([`Context::Continue`](crate::Context::Continue)): then the conversation of the last turn
+//! that completed is kept in memory and goes on with the shorter prompt (after a failed turn,
+//! or in a new process, the turn starts fresh). Every message is appended to the turn's
+//! transcript as it happens, so a killed turn leaves a readable record.
 //!
 //! The agent calls its tools through the [`ToolSet`] registry as it is: the set's specs are the
 //! request's tools, and its outcomes are the tool messages and the journal's summaries. Anything
@@ -21,6 +24,7 @@ use tether_tools::{FatalToolError, ToolCallOutcome, ToolContext, ToolOutput, Too
 
 use crate::executor::{AgentEvent, ExecError, Turn, TurnOutcome, Turns};
 use crate::prompts;
+use crate::session::{Kept, Start};
 
 /// The default cap on model calls in one turn.
 pub const DEFAULT_MAX_STEPS: u32 = 60;
@@ -32,6 +36,8 @@ pub struct BuiltinAgent {
     describe: String,
     max_steps: u32,
     system: String,
+    /// The conversation of the last completed turn, for a turn that continues it.
+    kept: Kept<Vec<Message>>,
 }
 
 impl BuiltinAgent {
@@ -43,6 +49,7 @@ impl BuiltinAgent {
             describe,
             max_steps: DEFAULT_MAX_STEPS,
             system: prompts::SYSTEM.to_owned(),
+            kept: Kept::default(),
         }
     }
 
@@ -90,13 +97,46 @@ impl Turns for BuiltinAgent {
     }
 
     async fn turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
+        let (mut messages, earlier) = match self.kept.start(&turn.request.context) {
+            Start::Continue { session, prompt } => {
+                let earlier = session.len();
+                let mut messages = session;
+                messages.push(Message::user(prompt));
+                (messages, earlier)
+            }
+            Start::Fresh { why } => {
+                if let Some(reason) = why {
+                    turn.observer.event(AgentEvent::FreshContext { reason });
+                }
+                (vec![Message::user(turn.request.prompt.clone())], 0)
+            }
+        };
+        let result = self.converse(turn, &mut messages, earlier).await;
+        self.kept.settle(&result, Some(messages), String::new);
+        result
+    }
+}
+
+impl BuiltinAgent {
+    /// Model calls and tool executions on `messages` until the model answers without a tool
+    /// call; the first `earlier` messages are the conversation this turn continues (already in
+    /// an earlier turn's transcript).
+    async fn converse(
+        &self,
+        turn: Turn<'_>,
+        messages: &mut Vec<Message>,
+        earlier: usize,
+    ) -> Result<TurnOutcome, ExecError> {
         let mut transcript = Transcript::create(&turn.request.transcript)?;
         let system = self.system.as_str();
         transcript.write(&json!({"role": "system", "text": system}))?;
+        if earlier > 0 {
+            let note = format!("continues the conversation of the last turn ({earlier} messages)");
+            transcript.write(&json!({"role": "note", "text": note}))?;
+        }
         let specs = self.tools.specs();
         let ctx = ToolContext::new(turn.cancel.clone());
-        let mut messages = vec![Message::user(turn.request.prompt)];
-        transcript.message(&messages[0])?;
+        transcript.message(&messages[earlier])?;
         let mut outcome = TurnOutcome::default();
         for _ in 0..self.max_steps {
             let call = Request::new(messages.clone())

@@ -1,9 +1,16 @@
-//! The executor contract: one agent turn, in a fresh context, observed as it happens.
+//! The executor contract: one agent turn, observed as it happens.
 //!
 //! The loops (Ralph, goal) do not care who does the work. They hand an executor a prompt, watch
 //! the tool calls it reports, and read its final message; every driver (the built-in agent, and
 //! the external agent CLIs) implements this one trait — through [`Turns`], which lets each
 //! write its turn as one `async fn` of a [`Turn`].
+//!
+//! A turn starts from a fresh context unless its request says [`Context::Continue`]: then the
+//! executor takes up the session of its last turn (the CLI resumes it, the built-in agent keeps
+//! its conversation) with the shorter prompt given there. An executor that cannot — nothing to
+//! take up, the session is gone, the last turn failed — runs the turn from a fresh context with
+//! the whole prompt, and reports why ([`AgentEvent::FreshContext`]) unless there was simply
+//! nothing yet.
 
 use std::path::PathBuf;
 
@@ -17,12 +24,25 @@ use tokio_util::sync::CancellationToken;
 pub struct TurnRequest {
     /// The loop's iteration number (1-based), for transcripts and events.
     pub iteration: u32,
-    /// The user-role prompt for this turn. Each turn starts from a fresh context.
+    /// The user-role prompt for this turn, whole: what a fresh context is given.
     pub prompt: String,
+    /// Whether the turn may continue the agent's session of its last turn.
+    pub context: Context,
     /// Where the turn's transcript (JSON lines) goes.
     pub transcript: PathBuf,
     /// What the agent may do to the workspace in this turn.
     pub access: Access,
+}
+
+/// What a turn starts from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Context {
+    /// A fresh context: the agent gets the request's whole prompt and nothing else.
+    #[default]
+    Fresh,
+    /// The agent's session of its last turn, taken up again with this prompt (what is new since
+    /// that turn); when there is none to take up, a fresh context with the whole prompt.
+    Continue(String),
 }
 
 /// What an agent may do to the workspace in a turn.
@@ -62,6 +82,12 @@ pub enum AgentEvent {
         by: String,
         /// The option chosen, or why it was refused.
         decision: String,
+    },
+    /// The turn was asked to continue the agent's last session but started from a fresh
+    /// context instead.
+    FreshContext {
+        /// Why (the session could not be resumed, the last turn failed, …).
+        reason: String,
     },
     /// A model call finished.
     ModelCall {
@@ -138,8 +164,9 @@ pub trait Executor: Send + Sync {
     /// A short description for status lines (`builtin · openai-chat qwen3-coder`).
     fn describe(&self) -> String;
 
-    /// Runs one turn on `request` in a fresh context, reporting events to `observer`, stopping
-    /// promptly with [`ExecError::Cancelled`] when `cancel` fires.
+    /// Runs one turn on `request` (from a fresh context, or continuing the last one as its
+    /// [`Context`] says), reporting events to `observer`, stopping promptly with
+    /// [`ExecError::Cancelled`] when `cancel` fires.
     fn run_turn<'a>(
         &'a self,
         request: TurnRequest,

@@ -1,7 +1,8 @@
 //! Executors: who does the work in a tether loop.
 //!
-//! The loops hand an [`Executor`] one turn at a time — a prompt, in a fresh context — and watch
-//! what it does through a [`TurnObserver`]. These executors implement it today:
+//! The loops hand an [`Executor`] one turn at a time — a prompt, in a fresh context or
+//! continuing the agent's last session ([`Context`]) — and watch what it does through a
+//! [`TurnObserver`]. These executors implement it today:
 //!
 //! - [`BuiltinAgent`]: tether's own agent, a model (`tether-model`) calling the tools of a
 //!   `tether_tools::ToolSet` — the registry itself, no adapter in between — until it answers
@@ -16,7 +17,8 @@
 //!   per-run pi agent directory carrying tether's MCP server.
 //!
 //! - [`AcpExecutor`]: any agent speaking the Agent Client Protocol, kept running for the run,
-//!   a fresh session per turn, its permission requests decided by a [`PermissionDesk`].
+//!   a fresh session per turn (or the last one, continued), its permission requests decided by
+//!   a [`PermissionDesk`].
 //!
 //! What the agent-CLI executors share — settings, the version check, MCP wiring, the JSON-lines
 //! reader, usage-limit recognition — is in [`cli`], so each CLI is only its own command line
@@ -34,6 +36,7 @@ mod command;
 mod executor;
 mod pi;
 pub mod prompts;
+mod session;
 
 pub use acp::{AcpExecutor, McpRoute, PermissionAsk, PermissionDesk, PermissionVerdict};
 pub use builtin::{BuiltinAgent, DEFAULT_MAX_STEPS};
@@ -46,7 +49,8 @@ pub use codex::CodexExecutor;
 pub use codex::provider::provider_key as codex_provider_key;
 pub use command::{CommandError, CommandExecutor};
 pub use executor::{
-    Access, AgentEvent, ExecError, Executor, Turn, TurnObserver, TurnOutcome, TurnRequest, Turns,
+    Access, AgentEvent, Context, ExecError, Executor, Turn, TurnObserver, TurnOutcome, TurnRequest,
+    Turns,
 };
 pub use pi::provider::provider_key as pi_provider_key;
 pub use pi::{PiExecutor, READ_ONLY_TOOLS as PI_READ_ONLY_TOOLS};

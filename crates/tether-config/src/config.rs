@@ -161,6 +161,8 @@ pub struct LoopConfig {
     pub verify_timeout_secs: u64,
     /// Consecutive failed agent iterations that stop a Ralph loop.
     pub max_consecutive_failures: u32,
+    /// What the agent keeps between the iterations of a goal run.
+    pub context: IterationContext,
 }
 
 impl LoopConfig {
@@ -180,8 +182,31 @@ impl Default for LoopConfig {
             clean_end_reminders: 2,
             verify_timeout_secs: 600,
             max_consecutive_failures: 3,
+            context: IterationContext::default(),
         }
     }
+}
+
+/// What the agent keeps between the iterations of a goal run (`loop.context`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum IterationContext {
+    /// Every iteration starts from a fresh context: the prompt, the plan and the repository.
+    #[default]
+    Fresh,
+    /// The agent continues its session of the last iteration, told only what is new; a fresh
+    /// context when that session cannot be taken up.
+    Continue,
+}
+
+impl IterationContext {
+    /// Every choice with its spelling in `tether.toml`.
+    pub const CHOICES: [(&'static str, IterationContext); 2] = [
+        ("fresh", IterationContext::Fresh),
+        ("continue", IterationContext::Continue),
+    ];
 }
 
 /// A way a human can answer a question, as `human.channels` spells it.

@@ -43,6 +43,7 @@ pub(crate) const LOOP: &[&str] = &[
     "clean_end_reminders",
     "verify_timeout_secs",
     "max_consecutive_failures",
+    "context",
 ];
 
 /// Keys of `[human]`.

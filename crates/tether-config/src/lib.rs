@@ -82,8 +82,8 @@ pub(crate) mod test_table;
 pub use assembled::Schema;
 pub use budget::{Price, TokenCounts};
 pub use config::{
-    Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, LoopConfig,
-    OnUsageLimit, Permissions, STORE_URL_VAR, ServerConfig, StoreConfig,
+    Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout, IterationContext,
+    LoopConfig, OnUsageLimit, Permissions, STORE_URL_VAR, ServerConfig, StoreConfig,
 };
 pub use declare::{
     AgentDecl, EscalationArg, KeyDecl, KeyKind, ReadTable, Role, Settings, TableDecl,

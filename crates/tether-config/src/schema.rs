@@ -248,6 +248,9 @@ fn read_loop(r: &mut Reader, t: &Table, out: &mut crate::LoopConfig) {
         range::ESCALATE_AFTER_REJECTS,
     );
     set(escalate, &mut out.escalate_after_rejects);
+    if let Some(context) = r.choice(t, "context", &crate::IterationContext::CHOICES) {
+        out.context = context;
+    }
     crate::budget::read_loop_budget(r, t, &mut out.budget);
 }
 

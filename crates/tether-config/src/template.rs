@@ -112,6 +112,10 @@ clean_end_reminders = 2
 verify_timeout_secs = 600
 # Failed agent iterations in a row that stop a Ralph loop: 1..100.
 max_consecutive_failures = 3
+# What the agent keeps between the iterations of a goal run: "fresh" (every iteration a new
+# context: the prompt, the plan and the repository) or "continue" (it continues its session,
+# told only what is new: nothing read twice, but the context grows with every iteration).
+context = "fresh"
 
 [human]
 # Who you are in the records of your acts (approvals, answers typed here, sign-offs by hand);

@@ -88,6 +88,7 @@ fn main() {
                 prompt: "Push it.".into(),
                 transcript,
                 access: Access::Work,
+                context: tether_agent::Context::Fresh,
             };
             exec.run_turn(request, &Quiet, CancellationToken::new())
                 .await

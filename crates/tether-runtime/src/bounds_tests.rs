@@ -79,6 +79,7 @@ fn edit(table: &str, key: &str) -> Option<(&'static [Entry], &'static str)> {
         ("loop", "clean_end_reminders") => (NONE, "4"),
         ("loop", "verify_timeout_secs") => (NONE, "30"),
         ("loop", "max_consecutive_failures") => (NONE, "9"),
+        ("loop", "context") => (NONE, "\"continue\""),
         ("human", "name") => (NONE, "\"Someone Else\""),
         ("human", "threshold") => (NONE, "4"),
         ("human", "channels") => (NONE, "[\"terminal\", \"cli\", \"notify_command\"]"),

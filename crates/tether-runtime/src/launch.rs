@@ -77,6 +77,7 @@ impl RunSpec {
                 escalate_after_rejects: l.escalate_after_rejects,
             },
             max_consecutive_failures: l.max_consecutive_failures,
+            context: l.context,
         })
     }
 

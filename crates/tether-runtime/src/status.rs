@@ -86,6 +86,9 @@ fn write_status(out: &mut String, v: &RunView) -> std::fmt::Result {
                 format!("iteration completed: {summary}")
             }
             Some(Event::Paused { reason }) => format!("paused: {reason}"),
+            Some(Event::FreshContext { n, reason }) => {
+                format!("iteration {n} started from a fresh context: {reason}")
+            }
             Some(Event::WaitingForUsageLimit {
                 n,
                 message,

@@ -168,6 +168,14 @@ pub enum Event {
         /// The agent's option that was chosen, or why the call was refused.
         decision: String,
     },
+    /// Iteration `n` was to continue the agent's session of the last iteration (`[loop] context
+    /// = "continue"`) and started from a fresh context instead.
+    FreshContext {
+        /// The iteration number.
+        n: u32,
+        /// Why (the session could not be resumed, the last turn failed, …).
+        reason: String,
+    },
     /// Someone asked the run to pause at the next iteration boundary.
     PauseRequested {
         /// Who asked (`cli`, `web:alice`, ..., or `the agent`).
@@ -315,6 +323,7 @@ impl Event {
             Event::BudgetRaised { .. } => "budget_raised",
             Event::ToolCalled { .. } => "tool_called",
             Event::PermissionDecided { .. } => "permission_decided",
+            Event::FreshContext { .. } => "fresh_context",
             Event::PauseRequested { .. } => "pause_requested",
             Event::Paused { .. } => "paused",
             Event::Resumed { .. } => "resumed",

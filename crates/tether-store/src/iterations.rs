@@ -84,6 +84,7 @@ pub fn writes_for(before: &RunState, event: &Event) -> Vec<IterationWrite> {
         | Event::IterationUsage { .. }
         | Event::JudgeUsage { .. }
         | Event::NothingChanged { .. }
+        | Event::FreshContext { .. }
         | Event::BudgetSpent { .. }
         | Event::BudgetRaised { .. }
         | Event::PauseRequested { .. }

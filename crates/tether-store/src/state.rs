@@ -455,6 +455,7 @@ impl RunState {
             }
             Event::ToolCalled { .. }
             | Event::PermissionDecided { .. }
+            | Event::FreshContext { .. }
             | Event::NothingChanged { .. }
             | Event::RuleFired { .. }
             | Event::GoalVerdict { .. }

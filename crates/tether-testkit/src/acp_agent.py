@@ -7,9 +7,13 @@ What it does on each prompt is read from the file `acp-mode` in the session's cw
   ignore       never answers the prompt and ignores session/cancel
   exit         exits in the middle of the turn
   malformed    writes a line that is not JSON and an unknown notification, then keeps its promise
+  quit         keeps its promise, then exits once it has answered
 It writes its pid (as /proc numbers it: in the sandbox's PID namespace its own pid is another
 number) to `acp-agent.pid`, every decision it receives to `acp-decisions.txt`, and
-when it received each (seconds since the epoch) to `acp-decided-at.txt`.
+when it received each (seconds since the epoch) to `acp-decided-at.txt`; each prompt's text to
+`acp-prompts.txt` and, with its session, to `acp-prompted.jsonl`.
+With ACP_LOAD_SESSION=1 in its environment it offers `session/load`, of any session a process of
+it opened in that cwd (listed in `acp-session-ids.txt`); each load goes to `acp-loads.txt`.
 """
 import json
 import os
@@ -77,6 +81,8 @@ def prompt(rid, params):
     text = "".join(b.get("text", "") for b in params["prompt"])
     with open(os.path.join(where, "acp-prompts.txt"), "a") as f:
         f.write(text.replace("\n", " ") + "\n")
+    with open(os.path.join(where, "acp-prompted.jsonl"), "a") as f:
+        f.write(json.dumps({"session": session, "text": text}) + "\n")
     mode = open(os.path.join(where, "acp-mode")).read().strip()
     if mode == "ignore":
         return
@@ -105,6 +111,9 @@ def prompt(rid, params):
     send({"jsonrpc": "2.0", "id": rid, "result": {
         "stopReason": "end_turn",
         "usage": {"totalTokens": 30, "inputTokens": 20, "outputTokens": 10}}})
+    if mode == "quit":
+        time.sleep(0.05)
+        os._exit(0)
 
 
 def main():
@@ -122,19 +131,32 @@ def main():
         rid = msg.get("id")
         params = msg.get("params", {})
         if method == "initialize":
+            capabilities = {"loadSession": True} if os.environ.get("ACP_LOAD_SESSION") else {}
             send({"jsonrpc": "2.0", "id": rid, "result": {
-                "protocolVersion": 1, "agentCapabilities": {},
+                "protocolVersion": 1, "agentCapabilities": capabilities,
                 "agentInfo": {"name": "scripted-acp", "version": "1.0.0"}, "authMethods": []}})
         elif method == "session/new":
             sessions[0] += 1
-            sid = f"s{sessions[0]}"
+            sid = f"s{os.getpid()}-{sessions[0]}"
             cwd[sid] = params["cwd"]
+            with open(os.path.join(params["cwd"], "acp-session-ids.txt"), "a") as f:
+                f.write(sid + "\n")
             with open(os.path.join(params["cwd"], "acp-agent.pid"), "w") as f:
                 with open("/proc/self/stat") as stat:
                     f.write(stat.read().split()[0])
             with open(os.path.join(params["cwd"], "acp-sessions.jsonl"), "a") as f:
                 f.write(json.dumps(params) + "\n")
             send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": sid}})
+        elif method == "session/load" and os.environ.get("ACP_LOAD_SESSION"):
+            sid = params["sessionId"]
+            known = os.path.join(params["cwd"], "acp-session-ids.txt")
+            with open(os.path.join(params["cwd"], "acp-loads.txt"), "a") as f:
+                f.write(sid + "\n")
+            if os.path.exists(known) and sid in open(known).read().split():
+                cwd[sid] = params["cwd"]
+                send({"jsonrpc": "2.0", "id": rid, "result": {}})
+            else:
+                send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32002, "message": "no such session"}})
         elif method == "session/prompt":
             threading.Thread(target=prompt, args=(rid, params), daemon=True).start()
         elif method == "session/cancel":

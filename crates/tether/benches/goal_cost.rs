@@ -72,9 +72,10 @@ impl Loop {
     }
 }
 
-const LOOPS: [Loop; 3] = [
+const LOOPS: [Loop; 4] = [
     Loop::TetherBuiltin,
     Loop::TetherClaude { continued: false },
+    Loop::TetherClaude { continued: true },
     Loop::ClaudeGoal,
 ];
 

@@ -189,6 +189,9 @@ impl EventSink for Progress {
                     s.last = format!("sign-off of {goal_id}: {}", verdict.as_str());
                 }
                 Some(Event::RuleFired { rule, reason }) => s.last = format!("{rule}: {reason}"),
+                Some(Event::FreshContext { reason, .. }) => {
+                    s.last = format!("fresh context: {reason}");
+                }
                 _ => {}
             }
             s.draw();

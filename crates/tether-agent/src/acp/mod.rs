@@ -5,7 +5,8 @@
 //! tether is the client. The agent process is started once per run and kept; every iteration
 //! opens a fresh session (`session/new`, the workspace as `cwd`) with tether's own MCP server
 //! in it, so `ask_human`, `complete_goal`, `cancel_goal` and `plan_status` reach the agent
-//! without touching its configuration. An agent known to time its MCP tools out (Codex's adapter
+//! without touching its configuration — or, when it continues the last one, prompts that
+//! session again ([`sessions`]). An agent known to time its MCP tools out (Codex's adapter
 //! stops waiting after 120 s, and a person may answer days later) gets the server through its
 //! configuration overrides instead, with a tool timeout of a week ([`McpRoute`]).
 //!
@@ -21,15 +22,17 @@ mod agent;
 mod decide;
 mod fs;
 pub mod permission;
+mod sessions;
 mod updates;
 mod usage;
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, EnvVariable, McpServer, McpServerStdio, NewSessionRequest,
-    PromptRequest, PromptResponse, SessionId, StopReason, TextContent,
+    CancelNotification, ContentBlock, PromptRequest, PromptResponse, SessionId, StopReason,
+    TextContent,
 };
 use futures_util::future::BoxFuture;
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
@@ -45,6 +48,7 @@ pub use self::permission::{
 };
 use self::updates::TurnState;
 use crate::cli::{CliSettings, RunId, SERVER, TOOL_TIMEOUT};
+use crate::session::Kept;
 use crate::{ExecError, Turn, TurnObserver, TurnOutcome, TurnRequest, Turns};
 
 /// How long starting the agent, `initialize` and `session/new` may take.
@@ -89,6 +93,12 @@ pub struct AcpExecutor {
     desk: Arc<dyn PermissionDesk>,
     route: McpRoute,
     agent: tokio::sync::Mutex<Option<AgentProcess>>,
+    /// How many agent processes were started: which one opened a kept session.
+    generation: AtomicU64,
+    /// The session the next turn may continue, and the process that opened it.
+    kept: Kept<(SessionId, u64)>,
+    /// Whether the run's log said the agent cannot load a session into a new process.
+    said_unloadable: AtomicBool,
     /// What was refused in the last turn, told to the agent in the next prompt.
     refusals: Mutex<Vec<String>>,
 }
@@ -104,6 +114,9 @@ impl AcpExecutor {
             desk,
             route,
             agent: tokio::sync::Mutex::new(None),
+            generation: AtomicU64::new(0),
+            kept: Kept::default(),
+            said_unloadable: AtomicBool::new(false),
             refusals: Mutex::new(Vec::new()),
         }
     }
@@ -173,22 +186,6 @@ impl AcpExecutor {
         AgentProcess::start(&self.command(), workspace, START_TIMEOUT).await
     }
 
-    /// The `session/new` of a turn.
-    fn new_session(&self) -> NewSessionRequest {
-        let request = NewSessionRequest::new(self.settings.workspace.clone());
-        if self.route == McpRoute::CodexConfig {
-            return request;
-        }
-        let mut env = Vec::new();
-        if let Some(run) = (self.run)() {
-            env.push(EnvVariable::new("TETHER_RUN_ID", run));
-        }
-        let server = McpServerStdio::new(SERVER, self.settings.tether.clone())
-            .args(self.mcp_args())
-            .env(env);
-        request.mcp_servers(vec![McpServer::Stdio(server)])
-    }
-
     /// The turn's prompt, after what was refused in the last turn.
     fn prompt_text(&self, prompt: &str) -> String {
         let refused: Vec<String> =
@@ -223,6 +220,7 @@ impl AcpExecutor {
                 () = cancel.cancelled() => return Err(ExecError::Cancelled),
             };
             *guard = Some(started.map_err(|e| ExecError::Setup(Box::new(e)))?);
+            self.generation.fetch_add(1, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -234,27 +232,6 @@ impl AcpExecutor {
         }
     }
 
-    /// A fresh session for the turn (`session/new`).
-    async fn open_session(
-        &self,
-        agent: &AgentProcess,
-        cancel: &CancellationToken,
-    ) -> Result<SessionId, ExecError> {
-        let opened = tokio::select! {
-            s = tokio::time::timeout(START_TIMEOUT, agent.cx.send_request(self.new_session()).block_task()) => s,
-            () = cancel.cancelled() => return Err(ExecError::Cancelled),
-        };
-        match opened {
-            Ok(Ok(s)) => Ok(s.session_id),
-            Ok(Err(e)) => Err(ExecError::Setup(
-                format!("session/new failed: {e}{}", self.stderr(agent)).into(),
-            )),
-            Err(_) => Err(ExecError::Setup(
-                format!("session/new got no answer{}", self.stderr(agent)).into(),
-            )),
-        }
-    }
-
     /// Sends the prompt and handles what the agent sends until it answers: its updates become
     /// events, its permission requests are decided (several at once, while the turn goes on).
     /// A cancel or the turn's deadline sends `session/cancel` and waits a grace period for the
@@ -262,7 +239,7 @@ impl AcpExecutor {
     async fn drive(
         &self,
         agent: &AgentProcess,
-        session: SessionId,
+        (session, text): (SessionId, &str),
         request: &TurnRequest,
         observer: &dyn TurnObserver,
         cancel: &CancellationToken,
@@ -270,9 +247,7 @@ impl AcpExecutor {
         let mut inbound = agent.routes.open(session.to_string());
         let prompt = PromptRequest::new(
             session.clone(),
-            vec![ContentBlock::Text(TextContent::new(
-                self.prompt_text(&request.prompt),
-            ))],
+            vec![ContentBlock::Text(TextContent::new(self.prompt_text(text)))],
         );
         let mut answer = std::pin::pin!(agent.cx.send_request(prompt).block_task());
         let mut state = TurnState::default();
@@ -431,12 +406,14 @@ impl AcpExecutor {
         let Some(agent) = guard.as_mut() else {
             return Err(ExecError::Cancelled);
         };
-        let session = self.open_session(agent, &turn.cancel).await?;
+        let generation = self.generation.load(Ordering::Relaxed);
+        let prompted = self.session_for(agent, generation, &turn).await?;
+        let session = (prompted.id.clone(), prompted.prompt.as_str());
         let driven = self
             .drive(agent, session, &turn.request, turn.observer, &turn.cancel)
             .await;
         agent.routes.close();
-        match driven {
+        let result = match driven {
             Driven::Answered(answered) => match *answered {
                 (Ok(response), state) => Ok(self.outcome(&state, &response)),
                 (Err(e), _) if agent_client_protocol::is_incoming_transport_closed(&e) => {
@@ -460,6 +437,9 @@ impl AcpExecutor {
                 self.discard(&mut guard).await;
                 Err(error)
             }
-        }
+        };
+        self.kept
+            .settle(&result, Some((prompted.id, generation)), String::new);
+        result
     }
 }

@@ -1,7 +1,8 @@
 //! The `claude` executor: Claude Code (`claude -p`) as the agent, with tether's tools over MCP.
 //!
 //! Each turn is a fresh `claude -p --verbose --output-format stream-json` process with the prompt
-//! on stdin, spawned like every child of tether (own process group, timeout, killed when the
+//! on stdin — with `--resume <session>` when it continues the session of the last turn
+//! ([`crate::cli::resume`]) —, spawned like every child of tether (own process group, timeout, killed when the
 //! turn is cancelled). Before it starts, tether writes an MCP configuration next to the turn's
 //! transcript naming its own binary (`tether mcp --run <id> -C <workspace>`), so the agent's
 //! `ask_human`, `complete_goal`, `cancel_goal` and `plan_status` reach this run. The server is
@@ -19,11 +20,13 @@ use std::path::{Path, PathBuf};
 
 use tether_tools::{ProgramRun, ShellEnd};
 
+use crate::cli::resume::{Attempt, Resuming, SessionTap};
 use crate::cli::{
-    AgentCli, Cli, CliError, CliSettings, ConfigDir, ConfigFile, Gate, RunId, SERVER, TOOL_TIMEOUT,
-    Version,
+    AgentCli, Cli, CliError, CliSettings, ConfigDir, ConfigFile, Gate, Resume, RunId, SERVER,
+    TOOL_TIMEOUT, Version,
 };
 use crate::executor::{Access, ExecError, Turn, TurnOutcome, TurnRequest, Turns};
+use crate::session::Kept;
 use stream::{Seen, StreamParser};
 
 /// Claude Code as tether knows it.
@@ -60,6 +63,15 @@ pub const CLI: AgentCli = AgentCli {
     // prefix.
     key: None,
     gate: Gate::Hook,
+    // `--resume <id>`: the session named in stream-json's `system`/`init` line, which a session
+    // that could not be resumed never prints.
+    resume: Resume {
+        session: |line| match (line["type"].as_str(), line["subtype"].as_str()) {
+            (Some("system"), Some("init")) => line["session_id"].as_str(),
+            _ => None,
+        },
+        args: |id| vec!["--resume".to_owned(), id.to_owned()],
+    },
     acp_adapter: Some("claude"),
     executor: |settings, run| std::sync::Arc::new(ClaudeExecutor::new(settings, run)),
 };
@@ -88,6 +100,8 @@ pub const UNATTENDED: [&str; 3] = ["AskUserQuestion", "ScheduleWakeup", "ReportF
 /// Runs Claude Code per turn.
 pub struct ClaudeExecutor {
     cli: Cli,
+    /// The session the next turn may resume.
+    kept: Kept<String>,
 }
 
 impl ClaudeExecutor {
@@ -95,6 +109,7 @@ impl ClaudeExecutor {
     pub fn new(settings: CliSettings, run: RunId) -> Self {
         ClaudeExecutor {
             cli: Cli::new(&CLI, settings, run),
+            kept: Kept::default(),
         }
     }
 
@@ -209,20 +224,61 @@ impl ClaudeExecutor {
     async fn run_turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
         self.cli.check_version(&turn.cancel).await?;
         let mcp_config = self.write_mcp_config(&turn.request)?;
+        self.cli
+            .continuing(&self.kept, &turn, |resuming| {
+                self.attempt(&turn, &mcp_config, resuming)
+            })
+            .await
+    }
+
+    /// One run of `claude -p` for the turn: resuming a session (`--resume <id>`, with the
+    /// shorter prompt), or from a fresh context.
+    async fn attempt(
+        &self,
+        turn: &Turn<'_>,
+        mcp_config: &Path,
+        resuming: Option<Resuming>,
+    ) -> Attempt {
+        let mut session = None;
+        let result = self
+            .run_once(turn, mcp_config, resuming, &mut session)
+            .await;
+        Attempt { result, session }
+    }
+
+    async fn run_once(
+        &self,
+        turn: &Turn<'_>,
+        mcp_config: &Path,
+        resuming: Option<Resuming>,
+        session: &mut Option<String>,
+    ) -> Result<TurnOutcome, ExecError> {
         // A turn whose MCP server did not connect is stopped at once (see `StreamParser`).
         let child_cancel = turn.cancel.child_token();
+        let mut argv = self.turn_argv(mcp_config, turn.request.access);
+        let prompt = match resuming {
+            Some(resuming) => {
+                argv.extend((CLI.resume.args)(&resuming.id));
+                resuming.prompt
+            }
+            None => turn.request.prompt.clone(),
+        };
         let command = self.cli.turn_command(
             turn.request.access,
-            self.turn_argv(&mcp_config, turn.request.access),
-            Some(turn.request.prompt.clone().into_bytes()),
+            argv,
+            Some(prompt.into_bytes()),
             Self::env(),
         );
-        let parser = StreamParser::new(turn.observer, child_cancel.clone());
-        let (run, parser) = self
+        let parser = SessionTap::new(
+            StreamParser::new(turn.observer, child_cancel.clone()),
+            CLI.resume.session,
+        );
+        let (run, tap) = self
             .cli
             .run_streamed(&command, &turn.request.transcript, parser, &child_cancel)
             .await?;
-        let seen = parser.seen;
+        session.clone_from(&tap.session);
+        let seen = tap.inner.seen;
         if let Some(status) = seen.mcp_status.clone().filter(|s| s != "connected") {
             let status = format!("status {status:?}");
             return Err(ExecError::Setup(Box::new(

@@ -44,6 +44,7 @@ fn the_gate_hook_runs_tether_gate_for_the_run_on_bash_with_a_week_to_answer() {
 fn only_a_working_turn_gets_the_hook() {
     let executor = ClaudeExecutor {
         cli: cli(Some("r-ab12cd")),
+        kept: crate::session::Kept::default(),
     };
     let work = executor.turn_argv(Path::new("/m.json"), Access::Work);
     let at = work.iter().position(|a| a == "--settings").unwrap();

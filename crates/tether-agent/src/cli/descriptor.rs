@@ -6,9 +6,10 @@
 //! --version`, is [`Cli::check_version`](super::Cli::check_version)), what it needs in the
 //! sandbox (the prefixes of its own variables, its configuration directory and what of it a run
 //! copies), where its own
-//! configuration names its model key, how `[human] ask_before` reaches its commands, and its
-//! executor — its command line, how it is handed tether's MCP server for the run, and its
-//! stream format, which live in the CLI's own module.
+//! configuration names its model key, how `[human] ask_before` reaches its commands, how a turn
+//! takes up the session of the last one ([`Resume`]), and its executor — its command line, how
+//! it is handed tether's MCP server for the run, and its stream format, which live in the CLI's
+//! own module.
 //!
 //! Adding an agent CLI: a module beside `claude/`, `codex/` and `pi/` with its executor and its
 //! `CLI` descriptor, and a line in [`AGENT_CLIS`]. Nothing else names a CLI: its `kind` is how
@@ -18,6 +19,8 @@
 
 use std::path::Path;
 use std::sync::Arc;
+
+use serde_json::Value;
 
 use super::key::ProviderKey;
 use super::{RunId, Version};
@@ -51,6 +54,8 @@ pub struct AgentCli {
     pub key: Option<KeyNaming>,
     /// How `[human] ask_before` reaches the commands it runs itself.
     pub gate: Gate,
+    /// How a turn takes up the session of its last turn (`[loop] context = "continue"`).
+    pub resume: Resume,
     /// What the program of an ACP adapter of this CLI is named with (`codex` in `codex-acp`):
     /// such an adapter gets this CLI's sandbox and key.
     pub acp_adapter: Option<&'static str>,
@@ -140,6 +145,19 @@ pub struct KeyNaming {
     pub read: fn(&Path, &[String]) -> ProviderKey,
     /// Where that variable is set, for the fix, given the provider's name.
     pub setting: fn(&str) -> String,
+}
+
+/// How an agent CLI takes up the session of an earlier turn. Its sessions are kept in its
+/// configuration directory — the run's own copy of it in the sandbox — so they last as long as
+/// the run.
+#[derive(Debug, Clone, Copy)]
+pub struct Resume {
+    /// The session a line of its stream says the turn runs in, read from the line that shows
+    /// the session started (a session that could not be taken up shows none).
+    pub session: fn(&Value) -> Option<&str>,
+    /// Its arguments taking session `id` up again (`--resume <id>`); the executor puts them where
+    /// the CLI wants them.
+    pub args: fn(&str) -> Vec<String>,
 }
 
 /// How `[human] ask_before` reaches the commands an agent CLI runs itself.

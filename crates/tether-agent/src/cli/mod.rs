@@ -16,12 +16,15 @@
 //! - [`key`]: which variable a CLI's own configuration says its model key comes from.
 //! - [`limits`]: recognising a usage or rate limit in what a CLI printed, so the loop waits it
 //!   out instead of counting a failed iteration.
+//! - [`resume`]: a turn that takes up the CLI's session of the last turn, or runs from a fresh
+//!   context when it cannot.
 
 mod denied;
 pub mod descriptor;
 pub mod key;
 pub mod limits;
 pub(crate) mod lines;
+pub(crate) mod resume;
 mod run_config;
 pub(crate) mod summary;
 mod version;
@@ -35,7 +38,7 @@ use tether_tools::{ProgramCommand, ProgramRun, ShellEnd};
 use crate::executor::ExecError;
 
 pub use descriptor::{
-    AGENT_CLIS, AgentCli, ConfigDir, ConfigFile, ConfigKind, Gate, KeyNaming, find,
+    AGENT_CLIS, AgentCli, ConfigDir, ConfigFile, ConfigKind, Gate, KeyNaming, Resume, find,
 };
 pub use run_config::RunConfigDir;
 pub use version::{Version, parse_version};

@@ -1,8 +1,9 @@
 //! The `codex` executor: the OpenAI Codex CLI (`codex exec`) as the agent, with tether's tools
 //! over MCP.
 //!
-//! Each turn is a fresh `codex exec --json` process in the workspace with the prompt on stdin,
-//! spawned like every child of tether (own process group, timeout, killed when the turn is
+//! Each turn is a fresh `codex exec --json` process in the workspace with the prompt on stdin —
+//! `codex exec … resume <thread>` when it continues the thread of the last turn
+//! ([`crate::cli::resume`]) —, spawned like every child of tether (own process group, timeout, killed when the turn is
 //! cancelled). tether's MCP server (`tether mcp --run <id> -C <workspace>`) is given to it as
 //! `-c` overrides for this process only — the user's own Codex configuration and login are used
 //! as they are and never written — with the tools approved up front (`codex exec` cannot ask
@@ -18,11 +19,13 @@ mod stream;
 use tether_tools::{ProgramRun, ShellEnd, run_program_tees};
 
 use crate::cli::lines::LineSink;
+use crate::cli::resume::{Attempt, Resuming, SessionTap};
 use crate::cli::{
-    AgentCli, Cli, CliSettings, ConfigDir, ConfigFile, Gate, KeyNaming, RunId, SERVER,
+    AgentCli, Cli, CliSettings, ConfigDir, ConfigFile, Gate, KeyNaming, Resume, RunId, SERVER,
     TOOL_TIMEOUT, Version,
 };
 use crate::executor::{Access, ExecError, Turn, TurnOutcome, Turns};
+use crate::session::Kept;
 use stream::{Seen, StderrWatch, StreamParser};
 
 /// Codex's own goal tools (`get_goal`, `create_goal`, `update_goal`) turned off: the plan's goals
@@ -67,6 +70,14 @@ pub const CLI: AgentCli = AgentCli {
     gate: Gate::Ungated {
         allows: "every command its workspace-write sandbox allows",
     },
+    // `codex exec … resume <id> -`: the thread named by the `--json` stream's `thread.started`.
+    resume: Resume {
+        session: |line| match line["type"].as_str() {
+            Some("thread.started") => line["thread_id"].as_str(),
+            _ => None,
+        },
+        args: |id| vec!["resume".to_owned(), id.to_owned()],
+    },
     acp_adapter: Some("codex"),
     executor: |settings, run| std::sync::Arc::new(CodexExecutor::new(settings, run)),
 };
@@ -74,6 +85,8 @@ pub const CLI: AgentCli = AgentCli {
 /// Runs Codex per turn.
 pub struct CodexExecutor {
     cli: Cli,
+    /// The thread the next turn may resume.
+    kept: Kept<String>,
 }
 
 impl CodexExecutor {
@@ -81,6 +94,7 @@ impl CodexExecutor {
     pub fn new(settings: CliSettings, run: RunId) -> Self {
         CodexExecutor {
             cli: Cli::new(&CLI, settings, run),
+            kept: Kept::default(),
         }
     }
 
@@ -109,8 +123,9 @@ impl CodexExecutor {
     }
 
     /// The arguments of one turn: JSON events, the workspace as the root, the sandbox the
-    /// access asks for, tether's MCP server, the user's extra arguments, the prompt on stdin.
-    fn turn_argv(&self, access: Access) -> Vec<String> {
+    /// access asks for, tether's MCP server, the user's extra arguments, the thread it resumes
+    /// (`resume <id>`) if any, the prompt on stdin.
+    fn turn_argv(&self, access: Access, resume: Option<&str>) -> Vec<String> {
         let workspace = self.cli.settings().workspace.display().to_string();
         // Codex's own sandbox (bubblewrap) cannot run inside tether's: under tether's, which
         // bounds it, Codex's is turned off.
@@ -135,6 +150,9 @@ impl CodexExecutor {
         }
         argv.extend(["-c".to_owned(), OWN_GOALS_OFF.to_owned()]);
         argv.extend(self.cli.settings().args.iter().cloned());
+        if let Some(id) = resume {
+            argv.extend((CLI.resume.args)(id));
+        }
         argv.push("-".to_owned());
         argv
     }
@@ -177,6 +195,25 @@ impl Turns for CodexExecutor {
 impl CodexExecutor {
     async fn run_turn(&self, turn: Turn<'_>) -> Result<TurnOutcome, ExecError> {
         self.cli.check_version(&turn.cancel).await?;
+        self.cli
+            .continuing(&self.kept, &turn, |resuming| self.attempt(&turn, resuming))
+            .await
+    }
+
+    /// One run of `codex exec` for the turn: resuming a thread (`resume <id>`, with the shorter
+    /// prompt), or from a fresh context.
+    async fn attempt(&self, turn: &Turn<'_>, resuming: Option<Resuming>) -> Attempt {
+        let mut session = None;
+        let result = self.run_once(turn, resuming, &mut session).await;
+        Attempt { result, session }
+    }
+
+    async fn run_once(
+        &self,
+        turn: &Turn<'_>,
+        resuming: Option<Resuming>,
+        session: &mut Option<String>,
+    ) -> Result<TurnOutcome, ExecError> {
         let transcript_err = |source| ExecError::Transcript {
             path: turn.request.transcript.clone(),
             source,
@@ -189,7 +226,7 @@ impl CodexExecutor {
         let child_cancel = turn.cancel.child_token();
         let mut sink = LineSink::new(
             Box::new(std::io::BufWriter::new(file)),
-            StreamParser::new(turn.observer),
+            SessionTap::new(StreamParser::new(turn.observer), CLI.resume.session),
         );
         let stderr_path = turn.request.transcript.with_extension("stderr.log");
         let stderr_file =
@@ -201,10 +238,14 @@ impl CodexExecutor {
             Box::new(std::io::BufWriter::new(stderr_file)),
             child_cancel.clone(),
         );
+        let (resume, prompt) = match resuming {
+            Some(resuming) => (Some(resuming.id), resuming.prompt),
+            None => (None, turn.request.prompt.clone()),
+        };
         let command = self.cli.turn_command(
             turn.request.access,
-            self.turn_argv(turn.request.access),
-            Some(turn.request.prompt.clone().into_bytes()),
+            self.turn_argv(turn.request.access, resume.as_deref()),
+            Some(prompt.into_bytes()),
             Self::env(),
         );
         let run = run_program_tees(&command, &child_cancel, &mut sink, &mut stderr).await;
@@ -213,7 +254,9 @@ impl CodexExecutor {
                 self.cli.not_runnable(format!("could not start: {e}")),
             ))
         })?;
-        let seen = sink.finish().map_err(transcript_err)?.seen;
+        let tap = sink.finish().map_err(transcript_err)?;
+        session.clone_from(&tap.session);
+        let seen = tap.inner.seen;
         std::io::Write::flush(&mut stderr).map_err(|source| ExecError::Transcript {
             path: stderr_path.clone(),
             source,

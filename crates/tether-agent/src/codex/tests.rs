@@ -15,13 +15,19 @@ fn executor() -> CodexExecutor {
 
 #[test]
 fn a_turn_runs_codex_exec_with_tethers_server_and_the_prompt_on_stdin() {
-    let argv = executor().turn_argv(Access::Work);
+    let argv = executor().turn_argv(Access::Work, None);
     insta::assert_debug_snapshot!(argv);
 }
 
 #[test]
+fn a_continuing_turn_resumes_its_thread_before_the_prompt() {
+    let argv = executor().turn_argv(Access::Work, Some("t-1"));
+    assert_eq!(argv[argv.len() - 3..], ["resume", "t-1", "-"]);
+}
+
+#[test]
 fn a_read_only_turn_runs_in_codexs_read_only_sandbox() {
-    let argv = executor().turn_argv(Access::ReadOnly);
+    let argv = executor().turn_argv(Access::ReadOnly, None);
     let at = argv.iter().position(|a| a == "-s").unwrap();
     assert_eq!(argv[at + 1], "read-only");
 }

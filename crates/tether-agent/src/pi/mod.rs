@@ -1,7 +1,9 @@
 //! The `pi` executor: the pi coding agent (`pi --mode json -p`) as the agent, with tether's
 //! tools over MCP.
 //!
-//! Each turn is a fresh `pi --mode json -p --no-session` process with the prompt on stdin,
+//! Each turn is a fresh `pi --mode json -p --no-session` process with the prompt on stdin —
+//! in a goal run whose iterations continue the agent's session, its session saved in the run's
+//! pi directory and resumed by the next turn (`--session <id>`, [`crate::cli::resume`]) —,
 //! spawned like every child of tether (own process group, timeout, killed with everything it
 //! started when the turn is cancelled). pi runs with a per-run agent directory ([`agent_dir`])
 //! whose `mcp.json` names tether's own binary (`tether mcp --run <id> -C <workspace>`), so the
@@ -29,11 +31,13 @@ use std::time::Duration;
 use tether_tools::{ProgramRun, ShellEnd, run_program};
 use tokio_util::sync::CancellationToken;
 
+use crate::cli::resume::{Attempt, Resuming, SessionTap};
 use crate::cli::{
-    AgentCli, Cli, CliError, CliSettings, ConfigDir, ConfigFile, Gate, KeyNaming, RunConfigDir,
-    RunId, SERVER, TOOL_TIMEOUT, Version,
+    AgentCli, Cli, CliError, CliSettings, ConfigDir, ConfigFile, Gate, KeyNaming, Resume,
+    RunConfigDir, RunId, SERVER, TOOL_TIMEOUT, Version,
 };
-use crate::executor::{Access, ExecError, Turn, TurnOutcome, TurnRequest, Turns};
+use crate::executor::{Access, Context, ExecError, Turn, TurnOutcome, TurnRequest, Turns};
+use crate::session::Kept;
 use stream::{Seen, StreamParser};
 
 /// pi's tools a read-only turn may use, and tether's own (MCP tools are declared only when
@@ -81,6 +85,14 @@ pub const CLI: AgentCli = AgentCli {
         setting: |_| "the provider's apiKey in pi's models.json (\"apiKey\": \"$NAME\")".to_owned(),
     }),
     gate: Gate::Extension,
+    // `--session <id>` in place of `--no-session`: the session of `--mode json`'s first line.
+    resume: Resume {
+        session: |line| match line["type"].as_str() {
+            Some("session") => line["id"].as_str(),
+            _ => None,
+        },
+        args: |id| vec!["--session".to_owned(), id.to_owned()],
+    },
     // No ACP adapter of pi is known by its name.
     acp_adapter: None,
     executor: |settings, run| std::sync::Arc::new(PiExecutor::new(settings, run)),
@@ -96,6 +108,19 @@ pub struct PiExecutor {
     own_dir: Mutex<Option<Arc<RunConfigDir>>>,
     /// Set once `pi mcp list` saw tether's server connect.
     mcp_connected: OnceLock<()>,
+    /// The session the next turn may resume.
+    kept: Kept<String>,
+}
+
+/// What a turn does with pi's sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Session<'a> {
+    /// Keeps none (`--no-session`): no later turn continues it.
+    None,
+    /// Starts one, saved in the run's pi directory for the next turn to continue.
+    New,
+    /// Continues this one (`--session <id>`).
+    Resume(&'a str),
 }
 
 impl PiExecutor {
@@ -116,6 +141,7 @@ impl PiExecutor {
             user_dir: agent_dir::user_dir(configured),
             own_dir: Mutex::new(None),
             mcp_connected: OnceLock::new(),
+            kept: Kept::default(),
         }
     }
 
@@ -130,14 +156,22 @@ impl PiExecutor {
 
     /// The arguments of one turn. pi has no sandbox and no approval prompts in `-p` mode: a
     /// working turn has its default tools (read, bash, edit, write, or the user's
-    /// `defaultTools`); a read-only turn only pi's reading tools and tether's.
-    fn turn_argv(&self, access: Access, gate: &Path) -> Vec<String> {
+    /// `defaultTools`); a read-only turn only pi's reading tools and tether's. Its session is
+    /// kept only when a later turn may continue it.
+    fn turn_argv(&self, access: Access, gate: &Path, session: Session<'_>) -> Vec<String> {
         let gate = gate.display().to_string();
-        let mut args = vec!["--mode", "json", "-p", "--no-session", "-e", &gate];
+        let mut args = vec!["--mode", "json", "-p"];
+        if session == Session::None {
+            args.push("--no-session");
+        }
+        args.extend(["-e", &gate]);
         if access == Access::ReadOnly {
             args.extend(["--tools", READ_ONLY_TOOLS]);
         }
         let mut argv = self.cli.argv(args);
+        if let Session::Resume(id) = session {
+            argv.extend((CLI.resume.args)(id));
+        }
         argv.extend(self.cli.settings().args.iter().cloned());
         argv
     }
@@ -330,22 +364,54 @@ impl PiExecutor {
         let agent_dir = self.prepare_agent_dir(&turn.request)?;
         let gate = self.write_gate(&turn.request)?;
         self.check_mcp(&agent_dir, &turn.cancel).await?;
+        let dirs = (agent_dir.as_path(), gate.as_path());
+        self.cli
+            .continuing(&self.kept, &turn, |resuming| {
+                self.attempt(&turn, dirs, resuming)
+            })
+            .await
+    }
+
+    /// One run of pi for the turn: resuming a session (`--session <id>`, with the shorter
+    /// prompt), or from a fresh context; `dirs` are the run's pi directory and its gate.
+    async fn attempt(
+        &self,
+        turn: &Turn<'_>,
+        dirs: (&Path, &Path),
+        resuming: Option<Resuming>,
+    ) -> Attempt {
+        let mut session = None;
+        let result = self.run_once(turn, dirs, resuming, &mut session).await;
+        Attempt { result, session }
+    }
+
+    async fn run_once(
+        &self,
+        turn: &Turn<'_>,
+        (agent_dir, gate): (&Path, &Path),
+        resuming: Option<Resuming>,
+        session: &mut Option<String>,
+    ) -> Result<TurnOutcome, ExecError> {
+        let (kept, prompt) = match &resuming {
+            Some(resuming) => (Session::Resume(&resuming.id), resuming.prompt.clone()),
+            None if matches!(turn.request.context, Context::Continue(_)) => {
+                (Session::New, turn.request.prompt.clone())
+            }
+            None => (Session::None, turn.request.prompt.clone()),
+        };
         let command = self.cli.turn_command(
             turn.request.access,
-            self.turn_argv(turn.request.access, &gate),
-            Some(turn.request.prompt.clone().into_bytes()),
-            Self::env(&agent_dir),
+            self.turn_argv(turn.request.access, gate, kept),
+            Some(prompt.into_bytes()),
+            Self::env(agent_dir),
         );
-        let (run, parser) = self
+        let parser = SessionTap::new(StreamParser::new(turn.observer), CLI.resume.session);
+        let (run, tap) = self
             .cli
-            .run_streamed(
-                &command,
-                &turn.request.transcript,
-                StreamParser::new(turn.observer),
-                &turn.cancel,
-            )
+            .run_streamed(&command, &turn.request.transcript, parser, &turn.cancel)
             .await?;
-        let seen = parser.seen;
+        session.clone_from(&tap.session);
+        let seen = tap.inner.seen;
         self.cli.check_end(run.end, turn.cancel.is_cancelled())?;
         self.outcome(run, seen)
     }

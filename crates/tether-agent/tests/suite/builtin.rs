@@ -37,6 +37,7 @@ fn request(dir: &std::path::Path) -> TurnRequest {
         prompt: "Do the task.".into(),
         transcript: dir.join(".tether/runs/r/iteration-0001.jsonl"),
         access: tether_agent::Access::Work,
+        context: tether_agent::Context::Fresh,
     }
 }
 
@@ -85,7 +86,9 @@ async fn a_turn_runs_tools_until_a_final_answer_and_writes_a_transcript() {
         .iter()
         .filter_map(|e| match e {
             AgentEvent::ToolCall { summary, .. } => Some(summary.clone()),
-            AgentEvent::ModelCall { .. } | AgentEvent::Permission { .. } => None,
+            AgentEvent::ModelCall { .. }
+            | AgentEvent::Permission { .. }
+            | AgentEvent::FreshContext { .. } => None,
         })
         .collect();
     assert_eq!(tool_events.len(), 2);

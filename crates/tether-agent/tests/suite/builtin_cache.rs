@@ -30,6 +30,7 @@ async fn turn(agent: &BuiltinAgent, dir: &std::path::Path, iteration: u32) -> Tu
         prompt: prompt(),
         transcript: dir.join(format!(".tether/runs/r/iteration-{iteration:04}.jsonl")),
         access: tether_agent::Access::Work,
+        context: tether_agent::Context::Fresh,
     };
     agent
         .run_turn(request, &Quiet, CancellationToken::new())

@@ -21,6 +21,7 @@ fn request(dir: &std::path::Path) -> TurnRequest {
         prompt: "Do the task.".into(),
         transcript: dir.join("runs/r/iteration-0001.jsonl"),
         access: tether_agent::Access::Work,
+        context: tether_agent::Context::Fresh,
     }
 }
 

@@ -1,4 +1,6 @@
+mod acp_context;
 mod builtin;
 mod builtin_cache;
+mod builtin_context;
 mod command;
 mod pi;

@@ -63,6 +63,7 @@ fn request(dir: &Path, access: Access) -> TurnRequest {
         prompt: "Do the task.".into(),
         transcript: dir.join(".tether/runs/r-1/iteration-0001.jsonl"),
         access,
+        context: tether_agent::Context::Fresh,
     }
 }
 

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 
 use tether_config::{
     Api, Budget, Channel, Config, ExecutorConfig, ExecutorKind, HumanConfig, HumanTimeout,
-    JudgeConfig, LoopConfig, LoopJudgeConfig, MapEnv, ModelConfig, PlanningConfig, Price, Secret,
-    ServerConfig, TokenCounts,
+    IterationContext, JudgeConfig, LoopConfig, LoopJudgeConfig, MapEnv, ModelConfig,
+    PlanningConfig, Price, Secret, ServerConfig, TokenCounts,
 };
 
 use super::config;
@@ -30,6 +30,7 @@ fn empty_file_gives_the_documented_defaults() {
             clean_end_reminders: 2,
             verify_timeout_secs: 600,
             max_consecutive_failures: 3,
+            context: IterationContext::Fresh,
         }
     );
     assert_eq!(
@@ -99,6 +100,7 @@ reminder_after = 6
 clean_end_reminders = 7
 verify_timeout_secs = 30
 max_consecutive_failures = 9
+context = "continue"
 
 [human]
 threshold = 4
@@ -179,6 +181,7 @@ command = ["my-agent", "--print", ""]
             clean_end_reminders: 7,
             verify_timeout_secs: 30,
             max_consecutive_failures: 9,
+            context: IterationContext::Continue,
         },
         human: HumanConfig {
             threshold: 4,

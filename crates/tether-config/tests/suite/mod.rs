@@ -12,6 +12,7 @@ pub mod test_table;
 
 mod agent_cli;
 mod always_on;
+mod context;
 mod cross;
 mod declared;
 mod defaults;

@@ -103,7 +103,7 @@ fn a_key_looking_name_elsewhere_is_just_an_unknown_key() {
         problem("[loop]\ntoken = \"x\"\n"),
         "tether.toml:2: loop.token: unknown key; [loop] has max_iterations, max_tokens, max_cost_usd, max_duration, escalate_after_rejects, spin_guard, \
          oscillation_repeats, reminder_after, clean_end_reminders, verify_timeout_secs, \
-         max_consecutive_failures"
+         max_consecutive_failures, context"
     );
     assert_eq!(
         problem("api_key = \"sk-1\"\n"),

@@ -98,7 +98,7 @@ fn a_table_inside_a_table_is_unknown() {
         problem("[loop.extra]\nx = 1\n"),
         "tether.toml:1: loop.extra: unknown table; [loop] has max_iterations, max_tokens, max_cost_usd, max_duration, escalate_after_rejects, spin_guard, \
          oscillation_repeats, reminder_after, clean_end_reminders, verify_timeout_secs, \
-         max_consecutive_failures"
+         max_consecutive_failures, context"
     );
 }
 

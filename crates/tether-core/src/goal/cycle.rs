@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use tether_config::IterationContext;
 use tether_plan::PlanDoc;
 use tether_store::{Event, NewQuestion, Outcome, Rule, RunId, Seq};
 
@@ -12,7 +13,7 @@ use super::observe::{fingerprint, text_hash};
 use super::reconcile::Reconciled;
 use super::rules::{Decision, Observation, Rules, Stop};
 use super::{Deps, GoalEnd, GoalSpec, LoopError};
-use crate::looping::{Answered, At, Focus, HumanCall, Limits, LoopKind, Next, Turn, Why};
+use crate::looping::{Answered, At, Focus, HumanCall, Limits, LoopKind, Next, Prompt, Turn, Why};
 use crate::prompts::Feedback;
 use crate::prompts::goal as prompt;
 use tether_plan::file as plan_file;
@@ -177,9 +178,11 @@ impl LoopKind for GoalLoop {
         self.focus.clone()
     }
 
-    /// Prompt: the framing, the plan injection, then what is owed (messages first); the
-    /// workspace is fingerprinted so the observe step can tell what the turn changed.
-    fn prompt(&mut self, at: At<'_>, _: u32, mut owed: Vec<Feedback>) -> Result<String, LoopError> {
+    /// Prompt: the framing, the plan injection, then what is owed (messages first) — and, when
+    /// the iterations continue the agent's session, the plan and what is owed alone for a turn
+    /// that does; the workspace is fingerprinted so the observe step can tell what the turn
+    /// changed.
+    fn prompt(&mut self, at: At<'_>, _: u32, mut owed: Vec<Feedback>) -> Result<Prompt, LoopError> {
         let doc = match self.plan.take() {
             Some(doc) => doc,
             None => super::run::read_valid(at.deps, &self.spec)?,
@@ -191,7 +194,16 @@ impl LoopKind for GoalLoop {
         );
         owed.append(&mut self.owed);
         self.turn_began = at.deps.journal.state(at.run)?.last_event_seq;
-        let text = prompt::iteration(&self.spec.plan, doc.plan(), self.spec.threshold, &owed);
+        let (plan_file, threshold) = (&self.spec.plan, self.spec.threshold);
+        let text = match self.spec.context {
+            IterationContext::Fresh => {
+                Prompt::fresh(prompt::iteration(plan_file, doc.plan(), threshold, &owed))
+            }
+            IterationContext::Continue => Prompt {
+                whole: prompt::iteration_continuing(plan_file, doc.plan(), threshold, &owed),
+                continued: Some(prompt::continuation(plan_file, doc.plan(), &owed)),
+            },
+        };
         self.before = (
             fingerprint(at.deps.ws.root(), &self.plan_path),
             text_hash(doc.text()),

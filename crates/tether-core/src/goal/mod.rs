@@ -18,6 +18,7 @@ mod run;
 mod verdicts;
 
 use serde::{Deserialize, Serialize};
+use tether_config::IterationContext;
 use tether_store::{Budget, Rule};
 
 use crate::looping::Stopped;
@@ -45,6 +46,10 @@ pub struct GoalSpec {
     pub rules: RuleSettings,
     /// Failed iterations (agent errors) in a row that stop the run.
     pub max_consecutive_failures: u32,
+    /// What the agent keeps between iterations (`[loop] context`); a run recorded before the
+    /// setting existed started every iteration fresh.
+    #[serde(default)]
+    pub context: IterationContext,
 }
 
 /// How a goal loop ended (or stopped).

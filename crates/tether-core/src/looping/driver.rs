@@ -7,7 +7,10 @@
 //!    agent's own `tether say` as its own note, never as a person's message) and
 //!    handed to [`LoopKind::prompt`], which puts them first in what the prompt owes the agent.
 //! 3. **Turn** — `iteration_started`, the agent's turn with its tool calls recorded and a
-//!    watcher turning a `tether cancel` from another shell into the turn's cancellation.
+//!    watcher turning a `tether cancel` from another shell into the turn's cancellation. A loop
+//!    whose prompt has a continuation asks the executor to continue the agent's session of the
+//!    last iteration with it ([`Context::Continue`]); an executor that cannot starts fresh with
+//!    the whole prompt, recorded as `fresh_context` with why.
 //! 4. **Outcome** — a completed turn is recorded and given to [`LoopKind::after`]; a cancelled
 //!    turn ends the run (cancelled if the store says so, else interrupted); a failed one is
 //!    recorded and counted, and too many in a row end the run. A turn that hit a usage limit
@@ -19,14 +22,14 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tether_agent::cli::limits::UsageLimit;
-use tether_agent::{Access, ExecError, TurnOutcome, TurnRequest};
+use tether_agent::{Access, Context, ExecError, TurnOutcome, TurnRequest};
 use tether_config::OnUsageLimit;
 use tether_store::{Author, Event, Outcome, Rule, RunId, RunKind, RunState};
 use tokio_util::sync::CancellationToken;
 
 use super::ask::{self, Asked};
 use super::judged;
-use super::kind::{At, LoopKind, Next, Stopped, Turn, Why};
+use super::kind::{At, LoopKind, Next, Prompt, Stopped, Turn, Why};
 use super::recorder::{Recorder, chain, summary};
 use super::{Deps, LoopError, await_interrupted, open_new, reopen, watch_for_cancel};
 use super::{budget, usage};
@@ -382,7 +385,7 @@ enum Ran {
 async fn run_turn_waiting(
     at: At<'_>,
     n: u32,
-    prompt: &str,
+    prompt: &Prompt,
     goals: &[String],
     interrupt: &CancellationToken,
 ) -> Result<Ran, LoopError> {
@@ -390,7 +393,7 @@ async fn run_turn_waiting(
     let mut waited = std::time::Duration::ZERO;
     let mut attempt = 0_u32;
     loop {
-        let limit = match run_turn(at, n, prompt.to_owned(), goals, interrupt).await? {
+        let limit = match run_turn(at, n, prompt.clone(), goals, interrupt).await? {
             Ok(ran) => return Ok(ran),
             Err(limit) => limit,
         };
@@ -418,7 +421,7 @@ async fn run_turn_waiting(
 async fn run_turn(
     at: At<'_>,
     n: u32,
-    prompt: String,
+    prompt: Prompt,
     goals: &[String],
     interrupt: &CancellationToken,
 ) -> Result<Result<Ran, UsageLimit>, LoopError> {
@@ -432,7 +435,8 @@ async fn run_turn(
     ));
     let request = TurnRequest {
         iteration: n,
-        prompt,
+        prompt: prompt.whole,
+        context: prompt.continued.map_or(Context::Fresh, Context::Continue),
         transcript: deps
             .ws
             .runs_dir()

@@ -30,6 +30,26 @@ pub struct Focus {
     pub budget: Option<Budget>,
 }
 
+/// What an iteration's agent turn is told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    /// The whole prompt: what a turn from a fresh context is given.
+    pub whole: String,
+    /// What a turn continuing the agent's session of the last iteration is given instead (what
+    /// is new since), when the loop lets the agent continue; `None`: every turn starts fresh.
+    pub continued: Option<String>,
+}
+
+impl Prompt {
+    /// A prompt for a turn that always starts from a fresh context.
+    pub fn fresh(whole: String) -> Self {
+        Prompt {
+            whole,
+            continued: None,
+        }
+    }
+}
+
 /// The run a loop works on, handed to each of its steps.
 #[derive(Clone, Copy)]
 pub struct At<'a> {
@@ -163,7 +183,7 @@ pub trait LoopKind {
 
     /// The prompt of iteration `n`. `owed` is what the driver owes the agent first: the
     /// messages a person sent (`tether say`), already recorded as delivered.
-    fn prompt(&mut self, at: At<'_>, n: u32, owed: Vec<Feedback>) -> Result<String, LoopError>;
+    fn prompt(&mut self, at: At<'_>, n: u32, owed: Vec<Feedback>) -> Result<Prompt, LoopError>;
 
     /// After iteration `n`'s turn completed (and was recorded): go on or end.
     fn after(&mut self, at: At<'_>, n: u32, turn: Turn<'_>) -> Result<Next<Self::End>, LoopError>;

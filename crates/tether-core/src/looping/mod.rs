@@ -31,7 +31,9 @@ pub use cancel::watch_for_cancel;
 pub use driver::{drive, resume, start};
 pub use error::LoopError;
 pub use interrupted::{await_interrupted, interrupted_questions};
-pub use kind::{Answered, At, Focus, HumanCall, Limits, LoopKind, Next, Stopped, Turn, Why};
+pub use kind::{
+    Answered, At, Focus, HumanCall, Limits, LoopKind, Next, Prompt, Stopped, Turn, Why,
+};
 pub use open::{lock_path, open_new, reopen, resumable};
 pub use recorder::{Recorder, chain, summary};
 pub use usage::UsageWaits;

@@ -1,5 +1,7 @@
 //! What the journal keeps of one agent turn: its tool calls as they happen (counted, for the
-//! goal loop's spin guard), the permission decisions of an agent that asks, then a one-line summary of its final message or its error chain.
+//! goal loop's spin guard), the permission decisions of an agent that asks, a turn that started
+//! fresh instead of continuing the agent's session (and why), then a one-line summary of its
+//! final message or its error chain.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -56,10 +58,17 @@ impl TurnObserver for Recorder<'_> {
                 by,
                 decision,
             },
+            AgentEvent::FreshContext { reason } => {
+                tracing::info!(
+                    iteration = self.n,
+                    "a fresh context instead of the agent's session: {reason}"
+                );
+                Event::FreshContext { n: self.n, reason }
+            }
             AgentEvent::ModelCall { .. } => return,
         };
         if let Err(err) = self.journal.append(self.run, &e) {
-            tracing::warn!(error = %err, "could not record a tool call");
+            tracing::warn!(error = %err, "could not record what the agent did");
         }
     }
 }

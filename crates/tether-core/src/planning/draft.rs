@@ -164,6 +164,7 @@ impl Drafter {
             prompt,
             transcript: self.transcripts.join(format!("turn-{}.jsonl", self.turns)),
             access: Access::ReadOnly,
+            context: tether_agent::Context::Fresh,
         };
         let outcome = self.executor.run_turn(request, observer, cancel).await?;
         Ok(outcome.final_message)

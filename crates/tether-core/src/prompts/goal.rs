@@ -5,6 +5,11 @@
 //! Everything before the feedback is a pure function of the plan and the run's settings, so
 //! while the plan does not change the prompt's long prefix is byte-identical from one iteration
 //! to the next and provider prompt caches keep hitting. Feedback goes last for the same reason.
+//!
+//! A run whose iterations continue the agent's session (`[loop] context = "continue"`) frames
+//! its whole prompt so ([`framing_continuing`]), and a turn that does continue gets only the
+//! [`continuation`]: the plan as it stands and the feedback owed, after the conversation that
+//! already holds the framing.
 
 use std::fmt::Write as _;
 
@@ -39,6 +44,21 @@ pub fn framing(plan_file: &str) -> String {
          network): a changed contract needs a human's approval before the goal can be signed \
          off, and until then its approved terms hold.\n\
          End your turn with a short summary: what you did, and what comes next."
+    )
+}
+
+/// The framing of a run whose iterations continue the agent's session: the same work, with what
+/// carries over said truly.
+pub fn framing_continuing(plan_file: &str) -> String {
+    framing(plan_file).replacen(
+        "You work in a loop: each iteration you get this prompt in a fresh context, so the \
+         repository, the plan and its log are your memory. Look there first.",
+        "You work in a loop of iterations in one conversation: after this prompt, each \
+         iteration brings you the plan as it stands and what happened since. The conversation \
+         may start over at any time, though, with this prompt in a fresh context: the \
+         repository, the plan and its log are your memory, so keep them current and look there \
+         first.",
+        1,
     )
 }
 
@@ -130,11 +150,57 @@ pub fn asking(threshold: u8) -> String {
 
 /// The whole prompt for one iteration.
 pub fn iteration(plan_file: &str, plan: &Plan, threshold: u8, owed: &[Feedback]) -> String {
-    let mut out = framing(plan_file);
+    whole(framing(plan_file), plan_file, plan, threshold, owed)
+}
+
+/// The whole prompt for one iteration of a run whose iterations continue the agent's session:
+/// what its first turn, and any turn that starts over, is given.
+pub fn iteration_continuing(
+    plan_file: &str,
+    plan: &Plan,
+    threshold: u8,
+    owed: &[Feedback],
+) -> String {
+    whole(
+        framing_continuing(plan_file),
+        plan_file,
+        plan,
+        threshold,
+        owed,
+    )
+}
+
+/// What a turn continuing the agent's session is given: the plan as it stands, then the
+/// feedback owed.
+pub fn continuation(plan_file: &str, plan: &Plan, owed: &[Feedback]) -> String {
+    let mut out = String::from(
+        "Next iteration: go on toward the active goals as before (keep the plan current, sign \
+         off with complete_goal, end with a short summary). The plan as it stands:\n\n",
+    );
+    out.push_str(&plan_injection(plan_file, plan));
+    push_owed(&mut out, owed);
+    out
+}
+
+/// `framing`, the plan injection, the asking guidance and the feedback owed.
+fn whole(
+    framing: String,
+    plan_file: &str,
+    plan: &Plan,
+    threshold: u8,
+    owed: &[Feedback],
+) -> String {
+    let mut out = framing;
     out.push_str("\n\n");
     out.push_str(&plan_injection(plan_file, plan));
     out.push_str("\n\n");
     out.push_str(&asking(threshold));
+    push_owed(&mut out, owed);
+    out
+}
+
+/// The feedback owed, after a rule, when there is any.
+fn push_owed(out: &mut String, owed: &[Feedback]) {
     if !owed.is_empty() {
         out.push_str("\n\n---\nSince the last iteration:");
         for item in owed {
@@ -142,7 +208,6 @@ pub fn iteration(plan_file: &str, plan: &Plan, threshold: u8, owed: &[Feedback])
             out.push_str(&feedback(item));
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -168,6 +233,23 @@ mod tests {
     #[test]
     fn the_first_prompt() {
         insta::assert_snapshot!(iteration("plan.md", &plan(), 2, &[]));
+    }
+
+    #[test]
+    fn a_run_that_continues_the_session_says_so_and_then_sends_only_what_is_new() {
+        let whole = iteration_continuing("plan.md", &plan(), 2, &[]);
+        assert_eq!(
+            whole.replace(&framing_continuing("plan.md"), &framing("plan.md")),
+            iteration("plan.md", &plan(), 2, &[]),
+            "only the framing differs"
+        );
+        assert!(whole.contains("in one conversation"), "{whole}");
+        let owed = [Feedback::Rejected {
+            goal: "cache-layer".into(),
+            reason: "verify failed (exit 1)".into(),
+            missing: Vec::new(),
+        }];
+        insta::assert_snapshot!(continuation("plan.md", &plan(), &owed));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use tether_store::{Budget, Outcome, RunId, RunKind};
 use tokio_util::sync::CancellationToken;
 
-use crate::looping::{self, At, Limits, LoopKind, Next, Stopped, Turn};
+use crate::looping::{self, At, Limits, LoopKind, Next, Prompt, Stopped, Turn};
 use crate::prompts::{self, Feedback};
 
 pub use crate::looping::{Deps, LoopError, UsageWaits};
@@ -149,9 +149,10 @@ impl LoopKind for Ralph {
         }
     }
 
-    fn prompt(&mut self, _: At<'_>, _: u32, mut owed: Vec<Feedback>) -> Result<String, LoopError> {
+    /// Every iteration of a Ralph loop starts from a fresh context.
+    fn prompt(&mut self, _: At<'_>, _: u32, mut owed: Vec<Feedback>) -> Result<Prompt, LoopError> {
         owed.append(&mut self.owed);
-        Ok(prompts::ralph_iteration(&self.base, &owed))
+        Ok(Prompt::fresh(prompts::ralph_iteration(&self.base, &owed)))
     }
 
     fn after(&mut self, _: At<'_>, n: u32, turn: Turn<'_>) -> Result<Next<RalphEnd>, LoopError> {

@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 use tether_agent::cli::limits::UsageLimit;
-use tether_agent::{AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
+use tether_agent::{
+    AgentEvent, Context, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest,
+};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -34,6 +36,8 @@ pub enum Step {
     /// Writes `notes-<n>.md`, reports these tokens (cache reads and writes apart) and no cost,
     /// and says "spent".
     Cached(tether_config::TokenCounts),
+    /// Reports that it started from a fresh context for this reason, then does as `Say`.
+    Fresh(&'static str, &'static str),
 }
 
 /// A `Step::Work` doing `act`.
@@ -48,6 +52,8 @@ pub struct Scripted {
     rest: fn() -> Step,
     /// Every prompt received, in order.
     pub prompts: Mutex<Vec<String>>,
+    /// What every turn was asked to start from, in order.
+    pub contexts: Mutex<Vec<Context>>,
 }
 
 impl Scripted {
@@ -62,6 +68,7 @@ impl Scripted {
             steps: Mutex::new(steps.into()),
             rest,
             prompts: Mutex::new(Vec::new()),
+            contexts: Mutex::new(Vec::new()),
         })
     }
 
@@ -97,6 +104,7 @@ impl Executor for Scripted {
     ) -> BoxFuture<'a, Result<TurnOutcome, ExecError>> {
         Box::pin(async move {
             self.prompts.lock().unwrap().push(request.prompt);
+            self.contexts.lock().unwrap().push(request.context);
             let next = self.steps.lock().unwrap().pop_front();
             let notes = || ("write", format!("write notes-{}.md", request.iteration));
             // What the turn does first, the tool call it reports, and how it ends.
@@ -112,6 +120,11 @@ impl Executor for Scripted {
                 Step::Limit(reset) => (None, End::Limit(reset)),
                 Step::Spend(i, o, cost) => (Some(notes()), End::Spent(i, o, cost)),
                 Step::Cached(tokens) => (Some(notes()), End::Cached(tokens)),
+                Step::Fresh(reason, text) => {
+                    let reason = reason.to_owned();
+                    observer.event(AgentEvent::FreshContext { reason });
+                    (Some(notes()), End::Say(text))
+                }
             };
             let tool_calls = u32::from(call.is_some());
             if let Some((tool, summary)) = call {

@@ -87,6 +87,7 @@ pub(super) fn spec(max: Option<u32>) -> GoalSpec {
         no_judge: false,
         rules: RuleSettings::default(),
         max_consecutive_failures: 3,
+        context: tether_config::IterationContext::Fresh,
     }
 }
 

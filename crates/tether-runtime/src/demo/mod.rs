@@ -168,5 +168,6 @@ fn spec() -> GoalSpec {
         no_judge: false,
         rules: RuleSettings::default(),
         max_consecutive_failures: 3,
+        context: tether_config::IterationContext::Fresh,
     }
 }

@@ -84,6 +84,10 @@ fn one_of_each(question_id: tether_store::QuestionId) -> Vec<Event> {
             author: tether_store::Author::Agent,
         },
         Event::MessageDelivered { n: 3 },
+        Event::FreshContext {
+            n: 3,
+            reason: "the agent's last turn failed (the agent's model failed)".into(),
+        },
         Event::QuestionAsked {
             question_id: question_id.clone(),
         },

@@ -98,6 +98,13 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
                 " (" span.said { (text(decision)) } ")"
             },
         ),
+        Event::FreshContext { n, reason } => (
+            "iteration",
+            html! {
+                "Iteration " (n) " started from a fresh context, not the agent's last session: "
+                span.said { (text(reason)) }
+            },
+        ),
         Event::PauseRequested {
             author: Author::Agent,
             ..

@@ -18,6 +18,7 @@ mod cli_config;
 mod cli_errors;
 mod codex_cli;
 mod codex_stance;
+mod context_cli;
 mod control_chars;
 mod crash_bridged;
 mod docs_links;
