@@ -6,7 +6,10 @@
 //! (premature: a test still fails); run the tests; fix `median`; claim it done (premature: the
 //! tests pass but `median([])` does not raise `ValueError`); add the check and claim it done.
 //! A turn is one call of a tool (two in the last) and a sentence that ends the agent's turn, so a
-//! loop that judges every turn judges each of them.
+//! loop that judges every turn judges each of them. Where a claim is a tool call (tether's
+//! `complete_goal`), its answer comes back at once, and after a claim turned down the agent goes
+//! on with the next step in the same turn, as an agent holding the reason does; where a claim is
+//! the end of a turn (`/goal`), the next turn starts from the evaluator's reason.
 //!
 //! The same steps are played whoever drives the agent: tether's goal loop (the claim is a
 //! `complete_goal` call), or Claude Code's own `/goal` (the claim is the turn's last sentence,
@@ -264,7 +267,13 @@ fn next_agent_turn(
     if fresh && step > 0 {
         planned.push(Action::Read("stats.py".to_owned()));
     }
-    planned.extend(actions(step, turns));
+    // A claim tether turns down comes back as the tool's result, and the agent goes on with
+    // the next step in the same turn; `/goal` hears of it only after the turn ends.
+    let mut steps = vec![step];
+    if agent != Agent::ClaudeGoal && is_claim(step, turns) && !is_last(step, turns) {
+        steps.push(step + 1);
+    }
+    planned.extend(steps.iter().flat_map(|&s| actions(s, turns)));
     let done = request.messages[started..]
         .iter()
         .filter(|m| matches!(m, Message::Tool { .. }))
@@ -275,7 +284,8 @@ fn next_agent_turn(
     match planned.get(done).and_then(|action| agent.call(dir, action)) {
         Some(turn) if step < padding(turns) + WORK_TURNS => turn,
         _ => {
-            progress.step += 1;
+            progress.step += steps.len();
+            let step = steps[steps.len() - 1];
             let last = is_last(step, turns);
             Turn::text(match (agent, last) {
                 (Agent::ClaudeGoal, _) if is_claim(step, turns) => {
