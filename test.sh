@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what the tests need, then runs every test of the workspace.
 #
-#   ./test.sh                 # every test: cargo test --workspace --locked
+#   ./test.sh                 # every test (cargo test --workspace --locked), then the cost bar
 #   ./test.sh -p tether-plan  # with arguments: cargo test --locked ARGUMENTS
 #
 # Installs only what is missing, so a second run goes straight to the tests:
@@ -27,7 +27,8 @@
 # - the ACP adapters of Claude Code and Codex (npm `@zed-industries/claude-agent-acp`, run with
 #   Node 22 through bin/claude-agent-acp, and `@zed-industries/codex-acp`, its native binary)
 #   under target/npm-cli/claude-acp and target/npm-cli/codex-acp.
-# Then runs `cargo test --workspace --locked` with PYTHON naming that environment's interpreter,
+# Then runs `cargo test --workspace --locked` (and, for a whole run, the cost benchmark with its
+# bar: `cargo bench -p tether --bench goal_cost`) with PYTHON naming that environment's interpreter,
 # TETHER_TEST_CLAUDE the Claude Code binary, TETHER_TEST_CODEX the Codex one and TETHER_TEST_PI
 # the pi one, TETHER_TEST_CLAUDE_ACP and TETHER_TEST_CODEX_ACP the ACP adapters, and TETHER_TEST_PG_BIN the directory of PostgreSQL's initdb and pg_ctl.
 # Formatting and lints are not part of it: `.ci/run` checks them before calling this script.
@@ -236,4 +237,11 @@ export TETHER_TEST_CLAUDE_ACP
 TETHER_TEST_CODEX_ACP="$codex_acp"
 export TETHER_TEST_CODEX_ACP
 [ $# -gt 0 ] || set -- --workspace
-exec cargo test --locked "$@"
+cargo test --locked "$@"
+# A whole run (as CI makes it) ends with the cost benchmark, which exits non-zero when its bar
+# is missed: with Claude Code on both sides, tether costs less per signed-off goal than Claude
+# Code's own /goal, in tokens and in dollars (crates/tether/benches/goal_cost.rs).
+if [ "$*" = "--workspace" ]; then
+  say "cost per signed-off goal against Claude Code's /goal (cargo bench -p tether --bench goal_cost)"
+  cargo bench --locked -p tether --bench goal_cost --profile dev
+fi
