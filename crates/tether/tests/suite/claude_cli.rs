@@ -24,6 +24,35 @@ pub(crate) fn claude() -> PathBuf {
     required_cli("TETHER_TEST_CLAUDE", "Claude Code")
 }
 
+/// Claude Code run by hand in `ws`, as a person wires `tether mcp` into it: `prompt` headless
+/// with the MCP servers of `ws/mcp.json` only and `allowed` tools allowed, on `server`, with a
+/// configuration directory of the workspace's; stdout and stderr piped.
+pub(crate) fn by_hand(
+    ws: &Path,
+    server: &FakeModelServer,
+    prompt: &str,
+    allowed: &str,
+) -> std::process::Command {
+    fs::create_dir_all(ws.join(".claude-config")).unwrap();
+    let mut c = std::process::Command::new(claude());
+    crate::common::isolate(&mut c)
+        .args(["-p", prompt, "--verbose"])
+        .args(["--output-format", "stream-json", "--strict-mcp-config"])
+        .arg("--mcp-config")
+        .arg(ws.join("mcp.json"))
+        .args(["--allowedTools", allowed])
+        .current_dir(ws)
+        .env("ANTHROPIC_BASE_URL", server.base_url(Api::Anthropic))
+        .env("ANTHROPIC_API_KEY", "sk-fake")
+        .env("CLAUDE_CONFIG_DIR", ws.join(".claude-config"))
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    c
+}
+
 /// A workspace whose tether.toml runs Claude Code on `server`, isolated from the user's own
 /// Claude configuration.
 pub(crate) fn workspace(server: &FakeModelServer, extra: &str) -> tempfile::TempDir {

@@ -5,16 +5,15 @@
 //! channel (`tether answer … 2`) — the agent gets the chosen option. Fake model server.
 
 use std::fs;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::json;
-use tether_config::Api;
 use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 
 use crate::common::agents::start;
 use crate::common::{pending_question, run, text, wait_output};
-use crate::suite::claude_cli::claude;
+use crate::suite::claude_cli::by_hand;
 
 #[test]
 fn claude_code_gets_the_form_as_input_required_and_an_answer_elsewhere_still_reaches_it() {
@@ -54,23 +53,12 @@ fn claude_code_gets_the_form_as_input_required_and_an_answer_elsewhere_still_rea
     let config =
         json!({"mcpServers": {"tether": {"command": wrap, "args": [], "alwaysLoad": true}}});
     fs::write(ws.join("mcp.json"), config.to_string()).unwrap();
-    fs::create_dir_all(ws.join(".claude-config")).unwrap();
-    let mut c = Command::new(claude());
-    crate::common::isolate(&mut c)
-        .args(["-p", "Ask which database to use.", "--verbose"])
-        .args(["--output-format", "stream-json", "--strict-mcp-config"])
-        .arg("--mcp-config")
-        .arg(ws.join("mcp.json"))
-        .args(["--allowedTools", "mcp__tether__ask_human"])
-        .current_dir(ws)
-        .env("ANTHROPIC_BASE_URL", server.base_url(Api::Anthropic))
-        .env("ANTHROPIC_API_KEY", "sk-fake")
-        .env("CLAUDE_CONFIG_DIR", ws.join(".claude-config"))
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut c = by_hand(
+        ws,
+        &server,
+        "Ask which database to use.",
+        "mcp__tether__ask_human",
+    );
     let child = c.spawn().unwrap();
 
     let q = pending_question(ws);

@@ -7,15 +7,13 @@
 //! that mark (the server's tool list marks each tool).
 
 use std::fs;
-use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-use tether_config::Api;
 use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 
-use super::claude_cli::{claude, workspace};
+use super::claude_cli::{by_hand, workspace};
 use crate::common::agents::{diagnose, ralph, start};
 use crate::common::{pending_question, run, text, wait_output};
 
@@ -139,23 +137,7 @@ fn a_persons_own_configuration_of_tether_mcp_gets_its_tools_declared_too() {
         "args": ["mcp", "-C", ws.display().to_string()],
     }}});
     fs::write(ws.join("mcp.json"), config.to_string()).unwrap();
-    fs::create_dir_all(ws.join(".claude-config")).unwrap();
-    let mut c = Command::new(claude());
-    crate::common::isolate(&mut c)
-        .args(["-p", "Read the plan.", "--verbose"])
-        .args(["--output-format", "stream-json", "--strict-mcp-config"])
-        .arg("--mcp-config")
-        .arg(ws.join("mcp.json"))
-        .args(["--allowedTools", "mcp__tether__plan_status"])
-        .current_dir(ws)
-        .env("ANTHROPIC_BASE_URL", server.base_url(Api::Anthropic))
-        .env("ANTHROPIC_API_KEY", "sk-fake")
-        .env("CLAUDE_CONFIG_DIR", ws.join(".claude-config"))
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_TELEMETRY", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut c = by_hand(ws, &server, "Read the plan.", "mcp__tether__plan_status");
     let done = wait_output(c.spawn().unwrap());
     assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
     assert_tethers_tools_declared_and_the_rest_deferred(&first_tools(&server));
