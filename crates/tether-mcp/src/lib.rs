@@ -43,12 +43,14 @@ mod extra;
 mod goals;
 mod in_flight;
 mod rounds;
+mod schema;
 mod server;
 mod status;
 mod stdio;
 mod verify_sandbox;
 
 pub use extra::ExtraTools;
+pub use schema::{STANDARD_FORMATS, unknown_formats};
 pub use server::{ALWAYS_LOAD, Options, TetherMcp};
 pub use status::{GoalStatus, PlanStatus, ProblemAt, StatusCounts};
 pub use stdio::{ServeError, serve_io, serve_stdio};

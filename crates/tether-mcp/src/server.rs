@@ -8,7 +8,9 @@
 //! Every tool is listed with `_meta: {"anthropic/alwaysLoad": true}` ([`ALWAYS_LOAD`]): a
 //! client that defers MCP tools behind a search tool (Claude Code) declares these to the model
 //! up front, so the agent sees `ask_human` without searching for it; `_meta` is the protocol's
-//! place for such notes, and a client that knows nothing of the key ignores it.
+//! place for such notes, and a client that knows nothing of the key ignores it. Every schema
+//! keeps to the formats JSON Schema defines ([`schema`](crate::schema)), which strict
+//! validators require.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -32,6 +34,7 @@ use crate::ask;
 use crate::extra::{self, ExtraTools};
 use crate::goals;
 use crate::in_flight::InFlight;
+use crate::schema;
 use crate::status;
 
 /// What a tool's handler returns.
@@ -62,6 +65,10 @@ fn tools(options: &Options) -> ToolRouter<TetherMcp> {
         let meta = route.attr.meta.get_or_insert_with(MetaObject::new);
         meta.0
             .insert(ALWAYS_LOAD.to_owned(), serde_json::Value::Bool(true));
+        schema::standard(Arc::make_mut(&mut route.attr.input_schema));
+        if let Some(output) = route.attr.output_schema.as_mut() {
+            schema::standard(Arc::make_mut(output));
+        }
     }
     router
 }

@@ -28,6 +28,47 @@ fn initialize_then_the_tool_list() {
     assert_only_protocol(&lines);
 }
 
+/// Every schema `tools/list` carries is a valid JSON Schema (2020-12, checked by Python's
+/// `jsonschema`) using only the formats the specification defines: strict validators (Ajv,
+/// Zod's converters) refuse or complain of any other.
+#[test]
+fn every_tool_schema_is_standard_json_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path(), &[], |_| {});
+    server.initialize();
+    let tools = server.call("tools/list", json!({}));
+    let mut schemas = Vec::new();
+    for tool in tools["tools"].as_array().unwrap() {
+        for key in ["inputSchema", "outputSchema"] {
+            if let Some(schema) = tool.get(key) {
+                let unknown = tether_mcp::unknown_formats(schema);
+                assert!(unknown.is_empty(), "{} {key}: {unknown:?}", tool["name"]);
+                schemas.push(schema.clone());
+            }
+        }
+    }
+    assert!(schemas.len() > 4, "{tools}");
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let mut check = std::process::Command::new(python)
+        .args([
+            "-c",
+            "import json, sys, jsonschema\n\
+             for s in json.load(sys.stdin): jsonschema.Draft202012Validator.check_schema(s)",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    serde_json::to_writer(check.stdin.take().unwrap(), &schemas).unwrap();
+    let out = check.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    server.close();
+}
+
 #[test]
 fn a_question_is_answered_from_another_shell() {
     let dir = tempfile::tempdir().unwrap();
