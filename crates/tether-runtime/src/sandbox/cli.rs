@@ -1,4 +1,4 @@
-//! What an agent CLI needs beyond the sandbox every child gets: its install tree and Node's
+//! What an agent needs beyond the sandbox every child gets: its install tree and Node's
 //! (installed by npm anywhere: a global prefix, a version manager, a project's `node_modules`)
 //! readable, and the shared parts of the person's configuration directory it reads (its skills,
 //! its extensions) readable, never writable. The CLI writes only the run's own copy of its
@@ -30,28 +30,22 @@ impl CliReach {
             .program
             .clone()
             .unwrap_or_else(|| agent.program.to_owned());
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        let mut read = Vec::new();
-        let agents = |path: &Path| {
-            let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-            areas.iter().any(|area| {
-                let area = std::fs::canonicalize(area).unwrap_or_else(|_| area.to_path_buf());
-                real.starts_with(&area) || path.starts_with(&area)
-            })
-        };
-        for name in [program.as_str(), "node"] {
-            if let Some(found) = find(name) {
-                read.extend(reach(&found, home.as_deref()));
-                // A launcher script (a wrapper, npm's shims) runs programs named by path.
-                if !agents(&found) {
-                    for launched in launched_by(&found) {
-                        read.extend(reach(&launched, home.as_deref()));
-                    }
-                }
-            }
-        }
+        let mut read = program_reach(&program, areas);
         let person = config_dir(config, agent);
         read.extend(tether_agent::cli::RunConfigDir::shared(agent, &person));
+        CliReach { read }
+    }
+
+    /// The reach of any other agent program `config` names (an ACP agent, a command): its
+    /// install tree and Node's, found as an agent CLI's are, so an agent installed by npm (or
+    /// anywhere with a `bin/`) starts in the sandbox without `[sandbox] readable`.
+    pub fn program(config: &Config, areas: &[&Path]) -> Self {
+        let read = config
+            .executor
+            .program
+            .as_deref()
+            .map(|program| program_reach(program, areas))
+            .unwrap_or_default();
         CliReach { read }
     }
 
@@ -62,6 +56,32 @@ impl CliReach {
             place: Place::resolve(path),
         })
     }
+}
+
+/// The install trees of `program` and of Node, and of what a launcher script of theirs names
+/// by path, unless the script lies in one of `areas` (a tree the agent writes).
+fn program_reach(program: &str, areas: &[&Path]) -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let agents = |path: &Path| {
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        areas.iter().any(|area| {
+            let area = std::fs::canonicalize(area).unwrap_or_else(|_| area.to_path_buf());
+            real.starts_with(&area) || path.starts_with(&area)
+        })
+    };
+    let mut read = Vec::new();
+    for name in [program, "node"] {
+        if let Some(found) = find(name) {
+            read.extend(reach(&found, home.as_deref()));
+            // A launcher script (a wrapper, npm's shims) runs programs named by path.
+            if !agents(&found) {
+                for launched in launched_by(&found) {
+                    read.extend(reach(&launched, home.as_deref()));
+                }
+            }
+        }
+    }
+    read
 }
 
 /// The person's configuration directory of `agent` as `config` runs it: its variable in
@@ -157,7 +177,7 @@ fn reach(program: &Path, home: Option<&Path>) -> Vec<PathBuf> {
 
 /// The trees a program is installed in, as named and as its links lead (each with the
 /// program's path that led to it): above the outermost `node_modules` it lives in (an npm
-/// prefix or package), else the directory above its `bin/`.
+/// prefix or package), else the directory above its `bin/`, else its own directory.
 fn install_trees(program: &Path) -> Vec<(PathBuf, PathBuf)> {
     let real = std::fs::canonicalize(program).ok();
     [Some(program.to_path_buf()), real]
@@ -170,7 +190,17 @@ fn install_trees(program: &Path) -> Vec<(PathBuf, PathBuf)> {
                 .last()
                 .and_then(Path::parent)
                 .map(Path::to_path_buf);
-            let tree = outermost.or_else(|| Some(path.parent()?.parent()?.to_path_buf()))?;
+            let dir = path.parent()?;
+            let above_bin = || {
+                dir.file_name()
+                    .is_some_and(|n| n == "bin")
+                    .then(|| dir.parent())
+                    .flatten()
+                    .map(Path::to_path_buf)
+            };
+            let tree = outermost
+                .or_else(above_bin)
+                .unwrap_or_else(|| dir.to_path_buf());
             Some((tree, path))
         })
         .collect()

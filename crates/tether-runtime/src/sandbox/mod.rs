@@ -102,9 +102,15 @@ pub fn for_run(config: &Config, ws: &Workspace, made: &Made, host: &Host) -> Res
     };
     let worker = crate::agents::sandboxed_as(config)?;
     let mut asked = shared_reads(config, made);
-    if let Worker::Cli(agent_cli) = worker {
-        let areas = [ws.root(), tmp.as_path()];
-        asked.extend(cli::CliReach::of(config, agent_cli, &areas).asked());
+    let areas = [ws.root(), tmp.as_path()];
+    match worker {
+        Worker::Cli(agent_cli) => {
+            asked.extend(cli::CliReach::of(config, agent_cli, &areas).asked());
+        }
+        Worker::Acp | Worker::Command => {
+            asked.extend(cli::CliReach::program(config, &areas).asked());
+        }
+        Worker::Builtin => {}
     }
     let grants = decided(&ground, &asked)?;
     if made.repository.is_none() {
@@ -137,7 +143,8 @@ pub fn for_run(config: &Config, ws: &Workspace, made: &Made, host: &Host) -> Res
         Worker::Command | Worker::Acp => {
             // An ACP agent talks to its model itself: the network stays open for it.
             let network = config.sandbox.network || config.executor.kind == ExecutorKind::Acp;
-            let agent = sandbox(policy(true, false).network(network))?
+            // Its program's install tree and Node's are readable, as an agent CLI's are.
+            let agent = sandbox(policy(true, true).network(network))?
                 .env(["TETHER_RUN_ID".to_owned(), "TETHER_CONFIG".to_owned()]);
             out.agent = Some(Arc::new(agent));
         }

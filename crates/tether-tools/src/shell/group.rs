@@ -96,7 +96,20 @@ impl Group {
                         | nix::libc::EALREADY
                 )
             );
-            if sandbox.is_some() && from_setup {
+            let hidden = sandbox
+                .is_some()
+                .then(|| hidden_program(cmd.as_std().get_program(), &e, cwd))
+                .flatten();
+            if let Some(installed) = hidden {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{e}: it is installed at {} but not in sight in the sandbox; name the \
+                         directory it is installed in under [sandbox] readable in tether.toml",
+                        installed.display()
+                    ),
+                )
+            } else if sandbox.is_some() && from_setup {
                 io::Error::new(
                     e.kind(),
                     format!("{e} (while entering the sandbox: see [sandbox] in tether.toml)"),
@@ -308,5 +321,61 @@ fn end_of(status: ExitStatus) -> ShellEnd {
         (Some(code), _) => ShellEnd::Exited(code),
         (None, Some(signal)) => ShellEnd::Signalled(signal),
         (None, None) => ShellEnd::Signalled(0),
+    }
+}
+
+/// Where `program` is installed when the sandbox hid it: a start that failed as "not found" or
+/// "permission denied" for a program this process finds (by its path, relative to `cwd`, or on
+/// `PATH`) — the sandbox did not show it, or something it needs.
+fn hidden_program(
+    program: &std::ffi::OsStr,
+    e: &io::Error,
+    cwd: &Path,
+) -> Option<std::path::PathBuf> {
+    if !matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied
+    ) {
+        return None;
+    }
+    let program = Path::new(program);
+    if program.components().count() > 1 {
+        let path = cwd.join(program);
+        return path.is_file().then_some(path);
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod hidden_tests {
+    use std::io;
+    use std::path::Path;
+
+    use super::hidden_program;
+
+    #[test]
+    fn a_program_found_here_but_not_started_there_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("bin")).unwrap();
+        std::fs::write(dir.path().join("bin/agent"), "#!/bin/sh\n").unwrap();
+        let missing = io::Error::from(io::ErrorKind::NotFound);
+        let refused = io::Error::from(io::ErrorKind::PermissionDenied);
+        let other = io::Error::from(io::ErrorKind::InvalidInput);
+        let found = hidden_program("bin/agent".as_ref(), &missing, dir.path());
+        assert_eq!(found, Some(dir.path().join("bin/agent")));
+        assert!(hidden_program("bin/agent".as_ref(), &refused, dir.path()).is_some());
+        assert_eq!(
+            hidden_program("bin/agent".as_ref(), &other, dir.path()),
+            None
+        );
+        assert_eq!(
+            hidden_program("bin/nothing".as_ref(), &missing, dir.path()),
+            None
+        );
+        // On PATH: `sh` is found wherever the system keeps it.
+        let sh = hidden_program("sh".as_ref(), &missing, Path::new("/"));
+        assert!(sh.is_some_and(|p| p.ends_with("sh")));
     }
 }

@@ -10,6 +10,7 @@ mod credentials;
 mod descriptors;
 mod git_pointer;
 mod home;
+mod installed;
 mod lifetime;
 mod sockets;
 mod support;
