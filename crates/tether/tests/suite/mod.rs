@@ -44,6 +44,7 @@ mod notices_stops;
 mod only_a_person;
 mod pi_cli;
 mod pi_gate;
+mod qwen_cli;
 mod pinned;
 mod plan_approve;
 mod plan_cli;
