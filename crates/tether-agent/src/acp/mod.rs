@@ -8,7 +8,9 @@
 //! without touching its configuration — or, when it continues the last one, prompts that
 //! session again ([`sessions`]). An agent known to time its MCP tools out (Codex's adapter
 //! stops waiting after 120 s, and a person may answer days later) gets the server through its
-//! configuration overrides instead, with a tool timeout of a week ([`McpRoute`]).
+//! configuration overrides instead, with a tool timeout of a week, and an agent CLI whose
+//! session servers lack what tether's needs (Qwen Code's defer their tools and time out in ten
+//! minutes) gets it in arguments its module makes ([`McpRoute`]).
 //!
 //! Every `session/request_permission` is decided by the [`PermissionDesk`] the executor is
 //! given (the run's `ask_before` rules and the human desk); a call that would change something
