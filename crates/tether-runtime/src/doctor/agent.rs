@@ -120,6 +120,17 @@ async fn agent_cli(
     };
     // The version check names no MCP server; the one checked is the `mcp` check's.
     tether.clone_into(&mut settings.tether);
+    // A CLI that makes its XDG directories when it starts (opencode, even for `--version`)
+    // makes them in the run's copy of its configuration, as its runs do: the sandbox grants no
+    // write to the home directory.
+    if let Some(dir) = settings.config_dir.clone() {
+        for kind in ["DATA", "CACHE", "STATE", "CONFIG"] {
+            let path = dir.dir().join("xdg").join(kind.to_lowercase());
+            settings
+                .env
+                .push((format!("XDG_{kind}_HOME"), path.display().to_string()));
+        }
+    }
     let program = settings.program.clone();
     let cli = Cli::new(agent, settings, Arc::new(|| None));
     match cli.check_version(&CancellationToken::new()).await {
