@@ -24,6 +24,10 @@
 #   unpacked with `npm pack` (a plain install fails where the registry lacks one of its
 #   dependencies; its command is self-contained but for jiti, installed beside it) and run by
 #   Node 22 through bin/pi;
+# - Qwen Code (npm `@qwen-code/qwen-code`) under target/npm-cli/qwen, run by Node 22 through
+#   bin/qwen (it needs Node 22);
+# - opencode (npm `opencode-ai`, its native binary as an optional dependency) under
+#   target/npm-cli/opencode;
 # - the ACP adapters of Claude Code and Codex (npm `@zed-industries/claude-agent-acp`, run with
 #   Node 22 through bin/claude-agent-acp, and `@zed-industries/codex-acp`, its native binary)
 #   under target/npm-cli/claude-acp and target/npm-cli/codex-acp.
@@ -31,6 +35,7 @@
 # bar: `cargo bench -p tether --bench goal_cost`) with PYTHON naming that environment's interpreter,
 # TETHER_TEST_CLAUDE the Claude Code binary, TETHER_TEST_CODEX the Codex one and TETHER_TEST_PI
 # the pi one, TETHER_TEST_CLAUDE_ACP and TETHER_TEST_CODEX_ACP the ACP adapters, and TETHER_TEST_PG_BIN the directory of PostgreSQL's initdb and pg_ctl.
+# TETHER_TEST_QWEN names Qwen Code's bin/qwen, TETHER_TEST_OPENCODE opencode's binary.
 # Formatting and lints are not part of it: `.ci/run` checks them before calling this script.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -184,6 +189,35 @@ pi_cli() {
   fi
 }
 
+# Qwen Code: installed with Node 22 first on PATH, and bin/qwen running its command with Node 22.
+qwen_cli() {
+  local dir="$npm_cli/qwen" bin
+  qwen="$dir/bin/qwen"
+  if ! "$qwen" --version >/dev/null 2>&1; then
+    bin="$(cd "$(node_bin_dir)" && pwd)"
+    say "installing Qwen Code (npm @qwen-code/qwen-code) into $dir"
+    PATH="$bin:$PATH" npm install --silent --no-audit --no-fund --prefix "$dir" \
+      @qwen-code/qwen-code >&2
+    mkdir -p "$dir/bin"
+    printf '#!/bin/sh\nexec "%s/node" "%s/node_modules/@qwen-code/qwen-code/cli-entry.js" "$@"\n' \
+      "$bin" "$dir" >"$qwen"
+    chmod +x "$qwen"
+    "$qwen" --version >/dev/null
+  fi
+}
+
+# opencode: its native binary itself (npm's wrapper, killed alone, would orphan it).
+opencode_cli() {
+  local dir="$npm_cli/opencode"
+  opencode="$dir/node_modules/opencode-linux-x64/bin/opencode"
+  if ! "$opencode" --version >/dev/null 2>&1; then
+    type -P npm >/dev/null || apt_install npm
+    say "installing opencode (npm opencode-ai) into $dir"
+    npm install --silent --no-audit --no-fund --prefix "$dir" opencode-ai >&2
+    "$opencode" --version >/dev/null
+  fi
+}
+
 # The ACP adapters of Claude Code and Codex (npm @zed-industries/claude-agent-acp and
 # @zed-industries/codex-acp): Claude's through bin/claude-agent-acp running it with Node 22 first
 # on PATH (the Claude Code it starts needs it); Codex's native binary itself (its npm wrapper,
@@ -220,6 +254,8 @@ npm_cli="$(mkdir -p "$target/npm-cli" && cd "$target/npm-cli" && pwd)"
 claude_cli
 codex_cli
 pi_cli
+qwen_cli
+opencode_cli
 acp_adapters
 
 PYTHON="$(cd "$(dirname "$py")" && pwd)/$(basename "$py")"
@@ -236,6 +272,10 @@ TETHER_TEST_CLAUDE_ACP="$claude_acp"
 export TETHER_TEST_CLAUDE_ACP
 TETHER_TEST_CODEX_ACP="$codex_acp"
 export TETHER_TEST_CODEX_ACP
+TETHER_TEST_QWEN="$qwen"
+export TETHER_TEST_QWEN
+TETHER_TEST_OPENCODE="$opencode"
+export TETHER_TEST_OPENCODE
 [ $# -gt 0 ] || set -- --workspace
 cargo test --locked "$@"
 # A whole run (as CI makes it) ends with the cost benchmark, which exits non-zero when its bar

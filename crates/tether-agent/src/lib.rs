@@ -34,8 +34,10 @@ pub mod cli;
 mod codex;
 mod command;
 mod executor;
+mod opencode;
 mod pi;
 pub mod prompts;
+mod qwen;
 mod session;
 
 pub use acp::{AcpExecutor, McpRoute, PermissionAsk, PermissionDesk, PermissionVerdict};

@@ -2,8 +2,8 @@
 //! registered in [`tether_agent::cli::AGENT_CLIS`] — found by its `[executor] kind`, so no kind
 //! is ever taken for another: one without a descriptor is refused.
 
-use tether_agent::cli::{AGENT_CLIS, Agent};
-use tether_config::{Config, ExecutorKind};
+use tether_agent::cli::{AGENT_CLIS, Agent, Gate};
+use tether_config::{Config, ExecutorKind, Workspace};
 
 use crate::error::{Error, Result};
 
@@ -55,6 +55,27 @@ pub fn sandboxed_as(config: &Config) -> Result<Worker> {
         .iter()
         .find(|cli| cli.acp_adapter.is_some_and(|marker| name.contains(marker)))
         .map_or(Worker::Acp, |cli| Worker::Cli(cli)))
+}
+
+/// What keeps `[human] ask_before` from holding for `agent` as `config` runs it in `ws`: all of
+/// its commands when tether does not gate them, else what of its own configuration lets a
+/// command run without asking (each said with its file and key).
+pub fn ungated(config: &Config, ws: &Workspace, agent: Agent) -> Vec<String> {
+    let title = agent.title;
+    match agent.gate {
+        Gate::Ungated { allows } => vec![format!(
+            "[human] ask_before is not enforced for {title}: tether does not gate its commands, \
+             so {title} runs, without asking, {allows}"
+        )],
+        Gate::Acp { loosened } => {
+            let person = crate::sandbox::config_dir(config, agent);
+            loosened(ws.root(), &person)
+                .into_iter()
+                .map(|why| format!("[human] ask_before may not hold for {title}: {why}"))
+                .collect()
+        }
+        Gate::Hook | Gate::Extension => Vec::new(),
+    }
 }
 
 #[cfg(test)]

@@ -80,9 +80,10 @@ pub fn agent(
         // --drafting`.
         return external(&target, session, |extra| match acp {
             true => read_only_acp(config, ws, extra, host),
+            // Drafting turns are read-only: an ACP CLI may read, and nothing else.
             false => crate::executor::agent_cli(
                 (config, ws, &Made::default()),
-                &RunCell::default(),
+                (Arc::new(tether_agent::acp::AllowReads), &RunCell::default()),
                 extra,
                 host,
             ),

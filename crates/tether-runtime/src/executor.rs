@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_agent::cli::Gate;
+use tether_agent::cli::Permissions;
 use tether_agent::{
     AcpExecutor, Agent, BuiltinAgent, CliSettings, CommandExecutor, Executor, RunId,
 };
@@ -70,7 +70,10 @@ pub fn from_config(
                 .sandboxed(sandbox.agent),
             ))
         }
-        Worker::Cli(_) => agent_cli((config, ws, made), run, Vec::new(), host),
+        Worker::Cli(_) => {
+            let desk = permissions(config, ws, (human, run));
+            agent_cli((config, ws, made), (desk, run), Vec::new(), host)
+        }
         Worker::Acp => acp((config, ws, made), (human, run), Vec::new(), host),
     }
 }
@@ -85,6 +88,13 @@ pub fn acp(
     host: &Host,
 ) -> Result<Arc<dyn Executor>> {
     let settings = cli_settings((config, ws, made), None, mcp_extra, host)?;
+    let desk = permissions(config, ws, (human, run));
+    Ok(Arc::new(AcpExecutor::new(settings, run_id(run), desk)))
+}
+
+/// How an ACP agent's permission requests are decided: the run's `ask_before` rules (asking at
+/// `human`, filed under the run in `run`) and `[executor] permissions`.
+fn permissions(config: &Config, ws: &Workspace, (human, run): (&Desk, &RunCell)) -> Permissions {
     let gate = AskBeforeGate::new(
         human.clone(),
         config.human.ask_before.clone(),
@@ -92,8 +102,7 @@ pub fn acp(
         run.clone(),
     )
     .with_approvals(approvals(config, ws, human));
-    let desk = Arc::new(DeskPermissions::new(gate, config.executor.permissions));
-    Ok(Arc::new(AcpExecutor::new(settings, run_id(run), desk)))
+    Arc::new(DeskPermissions::new(gate, config.executor.permissions))
 }
 
 /// The run's id, read from `run` once it exists.
@@ -134,10 +143,11 @@ pub fn for_goal_loop(
 }
 
 /// The agent CLI `[executor] kind` names (see `tether_agent::cli::AGENT_CLIS`), serving it this binary's `tether mcp` for the run in
-/// `run`, with `mcp_extra` added to that server's arguments (plan mode's `--drafting <dir>`).
+/// `run`, with `mcp_extra` added to that server's arguments (plan mode's `--drafting <dir>`);
+/// what it asks over ACP is decided by `desk`.
 pub fn agent_cli(
     (config, ws, made): (&Config, &Workspace, &Made),
-    run: &RunCell,
+    (desk, run): (Permissions, &RunCell),
     mcp_extra: Vec<String>,
     host: &Host,
 ) -> Result<Arc<dyn Executor>> {
@@ -145,19 +155,15 @@ pub fn agent_cli(
         return Err(Error::NotAnAgentCli(config.executor.kind.as_str()));
     };
     // Claude Code's Bash goes through this binary's `tether gate` (a PreToolUse hook), and so
-    // does pi's (an extension's tool_call handler); a CLI nothing gates is said.
-    if let Gate::Ungated { allows } = agent.gate
-        && !config.human.ask_before.is_empty()
-    {
-        let title = agent.title;
-        tracing::warn!(
-            ask_before = ?config.human.ask_before,
-            "[human] ask_before is not enforced for {title}: tether does not gate its commands, \
-             so {title} runs, without asking, {allows}"
-        );
+    // does pi's (an extension's tool_call handler), and an ACP CLI's commands through `desk`; a
+    // CLI nothing gates is said, and what of an ACP CLI's configuration loosens its asking.
+    if !config.human.ask_before.is_empty() {
+        for problem in crate::agents::ungated(config, ws, agent) {
+            tracing::warn!(ask_before = ?config.human.ask_before, "{problem}");
+        }
     }
     let settings = cli_settings((config, ws, made), Some(agent), mcp_extra, host)?;
-    Ok((agent.executor)(settings, run_id(run)))
+    Ok((agent.executor)(settings, run_id(run), desk))
 }
 
 /// How the agent `[executor]` names is run (also what `tether doctor` checks): the agent CLI

@@ -8,7 +8,9 @@
 //! without touching its configuration — or, when it continues the last one, prompts that
 //! session again ([`sessions`]). An agent known to time its MCP tools out (Codex's adapter
 //! stops waiting after 120 s, and a person may answer days later) gets the server through its
-//! configuration overrides instead, with a tool timeout of a week ([`McpRoute`]).
+//! configuration overrides instead, with a tool timeout of a week, and an agent CLI whose
+//! session servers lack what tether's needs (Qwen Code's defer their tools and time out in ten
+//! minutes) gets it in arguments its module makes ([`McpRoute`]).
 //!
 //! Every `session/request_permission` is decided by the [`PermissionDesk`] the executor is
 //! given (the run's `ask_before` rules and the human desk); a call that would change something
@@ -64,7 +66,7 @@ const EXIT_WAIT: Duration = Duration::from_secs(2);
 const STDERR_CHARS: usize = 2000;
 
 /// How tether's MCP server reaches the agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub enum McpRoute {
     /// In every `session/new` (`mcpServers`): the protocol's own way.
     Session,
@@ -72,6 +74,25 @@ pub enum McpRoute {
     /// `tool_timeout_sec`), and none in `session/new`: Codex times out a session's MCP tools
     /// after 120 s, however long a person takes to answer.
     CodexConfig,
+    /// On the agent's command line, as the function makes the arguments of the server, and
+    /// none in `session/new`: the CLI's own configuration of a server carries what a session's
+    /// cannot (a tool timeout, tools kept declared).
+    Args(fn(&ServerSpec) -> Vec<String>),
+}
+
+/// tether's MCP server for a run, for an agent's own configuration of it ([`McpRoute::Args`]).
+#[derive(Debug, Clone)]
+pub struct ServerSpec {
+    /// Its name (`tether`).
+    pub name: &'static str,
+    /// The tether binary.
+    pub command: String,
+    /// Its arguments (`mcp --run <id> -C <workspace>`).
+    pub args: Vec<String>,
+    /// The run, once it exists (`TETHER_RUN_ID`).
+    pub run: Option<String>,
+    /// How long one of its tool calls may take.
+    pub tool_timeout: Duration,
 }
 
 impl McpRoute {
@@ -148,7 +169,16 @@ impl AcpExecutor {
     fn command(&self) -> ProgramCommand {
         let mut argv = vec![self.settings.program.clone()];
         argv.extend(self.settings.args.iter().cloned());
-        if self.route == McpRoute::CodexConfig {
+        if let McpRoute::Args(args) = self.route {
+            argv.extend(args(&ServerSpec {
+                name: SERVER,
+                command: self.settings.tether.display().to_string(),
+                args: self.mcp_args(),
+                run: (self.run)(),
+                tool_timeout: TOOL_TIMEOUT,
+            }));
+        }
+        if matches!(self.route, McpRoute::CodexConfig) {
             let tether = self.settings.tether.display().to_string();
             let args: Vec<String> = self.mcp_args().iter().map(|a| toml_string(a)).collect();
             argv.extend([

@@ -26,10 +26,10 @@ pub(super) struct Prompted {
 }
 
 impl AcpExecutor {
-    /// tether's MCP server as a session gets it (none when it goes through Codex's
+    /// tether's MCP server as a session gets it (none when it goes through the agent's own
     /// configuration instead).
     fn mcp_servers(&self) -> Vec<McpServer> {
-        if self.route == McpRoute::CodexConfig {
+        if !matches!(self.route, McpRoute::Session) {
             return Vec::new();
         }
         let mut env = Vec::new();

@@ -73,7 +73,7 @@ pub const CLI: AgentCli = AgentCli {
         args: |id| vec!["--resume".to_owned(), id.to_owned()],
     },
     acp_adapter: Some("claude"),
-    executor: |settings, run| std::sync::Arc::new(ClaudeExecutor::new(settings, run)),
+    executor: |settings, run, _| std::sync::Arc::new(ClaudeExecutor::new(settings, run)),
 };
 
 /// tether's tools, as Claude Code names them.

@@ -11,8 +11,11 @@
 //! it is handed tether's MCP server for the run, and its stream format, which live in the CLI's
 //! own module.
 //!
-//! Adding an agent CLI: a module beside `claude/`, `codex/` and `pi/` with its executor and its
-//! `CLI` descriptor, and a line in [`AGENT_CLIS`]. Nothing else names a CLI: its `kind` is how
+//! Adding an agent CLI: a module beside `claude/`, `codex/`, `pi/`, `qwen/` and `opencode/` with
+//! its executor and its `CLI` descriptor, and a line in [`AGENT_CLIS`]. A CLI that speaks ACP
+//! needs no executor of its own: its module hands tether's [`AcpExecutor`](crate::AcpExecutor)
+//! the CLI's ACP arguments and what it needs set up, and its commands reach `[human]
+//! ask_before` as ACP permission requests ([`Gate::Acp`]). Nothing else names a CLI: its `kind` is how
 //! `[executor] kind` spells it (the runtime hands every descriptor's to the configuration's
 //! schema, which also writes it into the template with its `about`), and the `[executor]`
 //! settings it reads (`program`, `args`, `env`, `turn_timeout_secs`) are every agent CLI's.
@@ -24,7 +27,12 @@ use serde_json::Value;
 
 use super::key::ProviderKey;
 use super::{RunId, Version};
+use crate::acp::PermissionDesk;
 use crate::{CliSettings, Executor};
+
+/// How the permission requests an agent CLI sends over ACP are decided (the run's `ask_before`
+/// rules, asking at the human desk): used by the CLIs tether drives through ACP.
+pub type Permissions = Arc<dyn PermissionDesk>;
 
 /// Everything tether knows of one agent CLI.
 #[derive(Debug)]
@@ -59,8 +67,10 @@ pub struct AgentCli {
     /// What the program of an ACP adapter of this CLI is named with (`codex` in `codex-acp`):
     /// such an adapter gets this CLI's sandbox and key.
     pub acp_adapter: Option<&'static str>,
-    /// Its executor with `settings`, for the run `run` names once it exists.
-    pub executor: fn(CliSettings, RunId) -> Arc<dyn Executor>,
+    /// Its executor with `settings`, for the run `run` names once it exists, deciding the
+    /// permission requests it sends over ACP with the [`Permissions`] (a CLI that sends none
+    /// ignores them).
+    pub executor: fn(CliSettings, RunId, Permissions) -> Arc<dyn Executor>,
 }
 
 impl PartialEq for AgentCli {
@@ -161,12 +171,20 @@ pub struct Resume {
 }
 
 /// How `[human] ask_before` reaches the commands an agent CLI runs itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub enum Gate {
     /// A hook the CLI runs before each command runs `tether gate` (Claude Code's PreToolUse).
     Hook,
     /// An extension tether loads into the CLI asks before each command (pi's tool_call).
     Extension,
+    /// The CLI asks tether before each command over ACP (`session/request_permission`), its
+    /// own permissions set to ask (Qwen Code's approval mode, opencode's `permission`).
+    Acp {
+        /// What in the CLI's configuration may still let a command run without asking, said by
+        /// the run and `tether doctor`: given the workspace and the person's configuration
+        /// directory of the CLI.
+        loosened: fn(&Path, &Path) -> Vec<String>,
+    },
     /// Nothing: the CLI runs, without asking, every command its own sandbox `allows`.
     Ungated {
         /// Which commands those are (`every command its workspace-write sandbox allows`).
@@ -175,7 +193,13 @@ pub enum Gate {
 }
 
 /// Every agent CLI tether drives.
-pub const AGENT_CLIS: &[&AgentCli] = &[&crate::claude::CLI, &crate::codex::CLI, &crate::pi::CLI];
+pub const AGENT_CLIS: &[&AgentCli] = &[
+    &crate::claude::CLI,
+    &crate::codex::CLI,
+    &crate::pi::CLI,
+    &crate::qwen::CLI,
+    &crate::opencode::CLI,
+];
 
 /// The agent CLI whose `[executor] kind` is `kind`.
 pub fn find(kind: &str) -> Option<&'static AgentCli> {

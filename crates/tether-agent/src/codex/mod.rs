@@ -79,7 +79,7 @@ pub const CLI: AgentCli = AgentCli {
         args: |id| vec!["resume".to_owned(), id.to_owned()],
     },
     acp_adapter: Some("codex"),
-    executor: |settings, run| std::sync::Arc::new(CodexExecutor::new(settings, run)),
+    executor: |settings, run, _| std::sync::Arc::new(CodexExecutor::new(settings, run)),
 };
 
 /// Runs Codex per turn.

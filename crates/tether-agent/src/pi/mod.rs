@@ -95,7 +95,7 @@ pub const CLI: AgentCli = AgentCli {
     },
     // No ACP adapter of pi is known by its name.
     acp_adapter: None,
-    executor: |settings, run| std::sync::Arc::new(PiExecutor::new(settings, run)),
+    executor: |settings, run, _| std::sync::Arc::new(PiExecutor::new(settings, run)),
 };
 
 /// Runs pi per turn.

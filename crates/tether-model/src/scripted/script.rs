@@ -124,11 +124,21 @@ impl Turn {
 }
 
 /// The tool a scripted call names: the offered tool with exactly that name; else the one offered
-/// tool whose name ends in `__<name>` (MCP tools are offered as `mcp__<server>__<tool>`); else
+/// tool whose name ends in `__<name>` (MCP tools are offered as `mcp__<server>__<tool>`); else,
+/// for `mcp__<server>__<tool>`, the tool offered as `<server>_<tool>` (opencode's naming); else
 /// the name unchanged (a model may call a tool that does not exist).
 pub fn resolve_tool_name<'a>(name: &'a str, tools: &'a [ToolSpec]) -> &'a str {
     if tools.iter().any(|tool| tool.name == name) {
         return name;
+    }
+    if let Some((server, tool)) = name
+        .strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"))
+        && let Some(offered) = tools
+            .iter()
+            .find(|offered| offered.name == format!("{server}_{tool}"))
+    {
+        return &offered.name;
     }
     let suffix = format!("__{name}");
     let mut matches = tools.iter().filter(|tool| tool.name.ends_with(&suffix));

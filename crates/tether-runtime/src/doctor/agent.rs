@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tether_agent::ExecError;
-use tether_agent::cli::{Agent, Cli, CliError};
+use tether_agent::cli::{Agent, Cli, CliError, Gate};
 use tether_config::{Config, Env, Workspace};
 use tokio_util::sync::CancellationToken;
 
@@ -120,10 +120,40 @@ async fn agent_cli(
     };
     // The version check names no MCP server; the one checked is the `mcp` check's.
     tether.clone_into(&mut settings.tether);
+    // A CLI that makes its XDG directories when it starts (opencode, even for `--version`)
+    // makes them in the run's copy of its configuration, as its runs do: the sandbox grants no
+    // write to the home directory.
+    if let Some(dir) = settings.config_dir.clone() {
+        for kind in ["DATA", "CACHE", "STATE", "CONFIG"] {
+            let path = dir.dir().join("xdg").join(kind.to_lowercase());
+            settings
+                .env
+                .push((format!("XDG_{kind}_HOME"), path.display().to_string()));
+        }
+    }
     let program = settings.program.clone();
     let cli = Cli::new(agent, settings, Arc::new(|| None));
     match cli.check_version(&CancellationToken::new()).await {
-        Ok(version) => Check::pass(NAME, format!("{} {version} ({program})", agent.title)),
+        Ok(version) => {
+            let found = format!("{} {version} ({program})", agent.title);
+            let ungated = match config.human.ask_before.is_empty() {
+                true => Vec::new(),
+                false => crate::agents::ungated(config, ws, agent),
+            };
+            match (ungated.is_empty(), agent.gate) {
+                (true, _) => Check::pass(NAME, found),
+                // Nothing can gate it: said, as the run says it.
+                (false, Gate::Ungated { .. }) => {
+                    Check::pass(NAME, format!("{found}\n{}", ungated.join("\n")))
+                }
+                (false, _) => Check::fail(
+                    NAME,
+                    format!("{found}\n{}", ungated.join("\n")),
+                    "give every command [human] ask_before names to a person: take out what \
+                     lets the agent run it without asking, or run an agent tether gates",
+                ),
+            }
+        }
         Err(ExecError::Setup(e)) => match e.downcast_ref::<CliError>() {
             Some(CliError::NotRunnable {
                 program, detail, ..

@@ -80,7 +80,7 @@ fn the_built_in_agent_without_a_model_is_told_every_agent_it_could_use_instead()
         check(&out, "executor"),
         "✗ executor: the built-in agent has no model: tether.toml has no [model]\n  fix: add a \
          [model] table (api, base_url, model, api_key_env), or set [executor] kind to the agent \
-         you use (claude, codex, pi, command, acp)"
+         you use (claude, codex, pi, qwen, opencode, command, acp)"
     );
 }
 
@@ -562,5 +562,34 @@ fn a_cli_that_cannot_read_its_own_files_in_the_sandbox_is_named_with_the_setting
     assert!(
         said.contains("lib/real.js in the sandbox") && said.contains("[sandbox] readable"),
         "{said}"
+    );
+}
+
+#[test]
+fn an_opencode_agent_allowing_its_own_commands_fails_the_check_when_ask_before_is_set() {
+    let opencode = std::env::var("TETHER_TEST_OPENCODE").unwrap_or_else(|_| {
+        panic!("TETHER_TEST_OPENCODE is not set: run ./test.sh, which installs opencode")
+    });
+    let toml = format!(
+        "[human]\nask_before = [\"git push\"]\n[executor]\nkind = \"opencode\"\nprogram = {opencode:?}\n"
+    );
+    let dir = workspace(&toml);
+    let out = doctor(dir.path(), &[]);
+    assert!(
+        check(&out, "executor").starts_with("✓ executor: opencode "),
+        "{}",
+        out.stdout
+    );
+    std::fs::write(
+        dir.path().join("opencode.json"),
+        r#"{"agent": {"build": {"permission": {"bash": "allow"}}}}"#,
+    )
+    .unwrap();
+    let out = doctor(dir.path(), &[]);
+    let line = check(&out, "executor");
+    assert!(
+        line.starts_with("✗ executor: opencode ")
+            && line.contains("opencode.json: agent.build.permission.bash is \"allow\""),
+        "{line}"
     );
 }

@@ -1,0 +1,166 @@
+//! `[executor] kind = "opencode"` end to end with the real opencode (`TETHER_TEST_OPENCODE`,
+//! installed by ./test.sh) against the fake model server (chat completions, an
+//! `@ai-sdk/openai-compatible` provider in the person's opencode.json): the agents' contract
+//! ([`crate::suite::agent_contract`]: the promise kept, its usage, `ask_human`, cancelling), an
+//! `ask_before` command held for a person's yes although opencode allows everything by default,
+//! and a goal signed off through `complete_goal`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use tether_config::Api;
+use tether_model::Request;
+use tether_model::scripted::{Script, Turn};
+use tether_testkit::model_server::FakeModelServer;
+
+use crate::common::agents::{
+    LIB, PLAN, accepting_judge, diagnose, ralph, required_cli, start, tool_calls,
+};
+use crate::common::{model_table, pending_question, run, runtime, text, wait_output};
+use crate::suite::agent_contract::{AgentCli, AgentWorkspace, agent_contract};
+
+/// The real opencode; a test without it fails (./test.sh installs it).
+fn opencode() -> PathBuf {
+    required_cli("TETHER_TEST_OPENCODE", "opencode")
+}
+
+/// Writes `dir`'s tether.toml: only the kind and the program, then `extra`; opencode's own
+/// configuration directory (the person's, as far as tether knows) is `dir/.opencode-user`, its
+/// model the fake one, its fetches of model lists and updates off.
+fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
+    let user = dir.join(".opencode-user");
+    fs::create_dir_all(&user).unwrap();
+    let config = json!({
+        "provider": {"fake": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "Fake",
+            "options": {"baseURL": server.base_url(Api::OpenAiChat), "apiKey": "{env:FAKE_API_KEY}"},
+            "models": {"fake-model": {"name": "Fake model"}},
+        }},
+        "model": "fake/fake-model",
+        "autoupdate": false,
+        "share": "disabled",
+    });
+    fs::write(user.join("opencode.json"), config.to_string()).unwrap();
+    let toml = format!(
+        "{extra}\n[executor]\nkind = \"opencode\"\nprogram = {program:?}\nturn_timeout_secs = 600\n\
+         [executor.env]\nOPENCODE_CONFIG_DIR = {user:?}\n\
+         OPENCODE_DISABLE_MODELS_FETCH = \"1\"\nOPENCODE_DISABLE_AUTOUPDATE = \"1\"\n\
+         OPENCODE_DISABLE_LSP_DOWNLOAD = \"1\"\nFAKE_API_KEY = \"sk-fake\"\n",
+        program = opencode().display().to_string(),
+        user = user.display().to_string(),
+    );
+    fs::write(dir.join("tether.toml"), toml).unwrap();
+}
+
+/// opencode for the contract.
+struct Opencode;
+
+impl AgentCli for Opencode {
+    /// Its prompt's result and updates carry no token counts tether reads.
+    const REPORTS_USAGE: bool = false;
+    /// Its calls are reported by kind (`read`) and its own title (`ask_human (tether MCP
+    /// Server): …`).
+    const NAMES_TOOL_CALLS: bool = false;
+
+    fn workspace(server: &FakeModelServer) -> AgentWorkspace {
+        let dir = tempfile::tempdir().unwrap();
+        configure(dir.path(), server, "");
+        AgentWorkspace { dir, _beside: None }
+    }
+
+    /// tether's tools are declared to the model beside opencode's own (its first request makes
+    /// the session's title, with no tools).
+    fn kept_promise(_dir: &Path, server: &FakeModelServer) {
+        let requests = server.requests();
+        let turn = requests
+            .iter()
+            .find(|r| r.raw_body.contains("\"tools\""))
+            .expect("a request of the agent's turn");
+        assert_eq!(turn.path, "/v1/chat/completions");
+        for tool in ["ask_human", "complete_goal", "\"bash\""] {
+            assert!(
+                turn.raw_body.contains(tool),
+                "{tool} is not declared: {}",
+                turn.raw_body
+            );
+        }
+    }
+}
+
+agent_contract!(contract, Opencode);
+
+#[test]
+fn an_ask_before_command_of_opencode_waits_for_a_persons_yes() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let command = format!("touch {}", marker.display());
+    let (_rt, server) = start(Script::from_fn(move |req: &Request| {
+        match req.last_tool_result() {
+            None => Turn::tool("bash", json!({"command": command, "description": "probe"})),
+            Some((_, result)) => Turn::text(format!("{result} <promise>DONE</promise>")),
+        }
+    }));
+    configure(dir.path(), &server, "[human]\nask_before = [\"touch\"]\n");
+    let child = ralph(dir.path(), "Run the probe.");
+    let question = pending_question(dir.path());
+    assert!(
+        question["question"].as_str().unwrap().contains("touch"),
+        "{question}"
+    );
+    assert!(!marker.exists(), "held until answered");
+    let id = question["id"].as_str().unwrap();
+    let out = run(dir.path(), &["answer", id, "Approve", "--as", "ana"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let done = wait_output(child);
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(dir.path(), &done)
+    );
+    assert!(marker.exists(), "the approved command did not run");
+}
+
+#[test]
+fn a_goal_loop_with_opencode_signs_off_through_complete_goal_over_mcp() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("src/lib.rs").display().to_string();
+    let rt = runtime();
+    let agent = rt
+        .block_on(FakeModelServer::start(Script::from_fn(
+            move |req: &Request| match req.last_tool_result() {
+                None => Turn::tool("write", json!({"filePath": lib, "content": LIB})),
+                Some((Some("write"), _)) => Turn::tool(
+                    "mcp__tether__complete_goal",
+                    json!({"id": "add", "evidence": "grep finds a + b", "paths": ["src/lib.rs"]}),
+                ),
+                Some((_, result)) => Turn::text(format!("Signed off: {result}")),
+            },
+        )))
+        .unwrap();
+    let judge = accepting_judge(&rt);
+    fs::create_dir_all(dir.path().join("src")).unwrap();
+    fs::write(dir.path().join("plan.md"), PLAN).unwrap();
+    configure(
+        dir.path(),
+        &agent,
+        &model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
+    );
+    let out = run(dir.path(), &["run", "--approve", "--max-iterations", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
+    assert!(
+        text(&out.stdout).contains("signed off: add"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("src/lib.rs")).unwrap(),
+        LIB
+    );
+    // Every act is recorded under the run: the write, then the sign-off .
+    let calls = tool_calls(dir.path());
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert!(calls[1].1.contains("complete_goal"), "{calls:?}");
+}

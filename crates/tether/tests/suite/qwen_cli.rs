@@ -1,0 +1,152 @@
+//! `[executor] kind = "qwen"` end to end with the real Qwen Code (`TETHER_TEST_QWEN`, installed by
+//! ./test.sh) against the fake model server (chat completions, through the `OPENAI_*` variables
+//! Qwen Code reads): the agents' contract ([`crate::suite::agent_contract`]: the promise kept,
+//! its usage, `ask_human`, cancelling), tether's tools declared in the first request, an
+//! `ask_before` command held for a person's yes, and a goal signed off through `complete_goal`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use tether_config::Api;
+use tether_model::Request;
+use tether_model::scripted::{Script, Turn};
+use tether_testkit::model_server::FakeModelServer;
+
+use crate::common::agents::{
+    LIB, PLAN, accepting_judge, diagnose, ralph, required_cli, start, tool_calls,
+};
+use crate::common::{model_table, pending_question, run, runtime, text, wait_output};
+use crate::suite::agent_contract::{AgentCli, AgentWorkspace, agent_contract};
+
+/// The real Qwen Code; a test without it fails (./test.sh installs it).
+fn qwen() -> PathBuf {
+    required_cli("TETHER_TEST_QWEN", "Qwen Code")
+}
+
+/// Writes `dir`'s tether.toml: only the kind and the program, then `extra`; Qwen Code's own
+/// directory (the person's, as far as tether knows) is `dir/.qwen-user`, its model the fake one.
+fn configure(dir: &Path, server: &FakeModelServer, extra: &str) {
+    let user = dir.join(".qwen-user");
+    fs::create_dir_all(&user).unwrap();
+    let settings = json!({"security": {"auth": {"selectedType": "openai"}}});
+    fs::write(user.join("settings.json"), settings.to_string()).unwrap();
+    let toml = format!(
+        "{extra}\n[executor]\nkind = \"qwen\"\nprogram = {program:?}\nturn_timeout_secs = 600\n\
+         [executor.env]\nQWEN_HOME = {user:?}\nOPENAI_BASE_URL = {base:?}\n\
+         OPENAI_API_KEY = \"sk-fake\"\nOPENAI_MODEL = \"fake-model\"\n",
+        program = qwen().display().to_string(),
+        user = user.display().to_string(),
+        base = server.base_url(Api::OpenAiChat),
+    );
+    fs::write(dir.join("tether.toml"), toml).unwrap();
+}
+
+/// Qwen Code for the contract.
+struct Qwen;
+
+impl AgentCli for Qwen {
+    /// Its prompt's result and updates carry no token counts tether reads.
+    const REPORTS_USAGE: bool = false;
+    /// Its calls are reported by kind (`read`) and its own title (`ask_human (tether MCP
+    /// Server): …`).
+    const NAMES_TOOL_CALLS: bool = false;
+
+    fn workspace(server: &FakeModelServer) -> AgentWorkspace {
+        let dir = tempfile::tempdir().unwrap();
+        configure(dir.path(), server, "");
+        AgentWorkspace { dir, _beside: None }
+    }
+
+    /// tether's tools are declared in the first request, not left for `tool_search` to find.
+    fn kept_promise(_dir: &Path, server: &FakeModelServer) {
+        let first = &server.requests()[0];
+        assert_eq!(first.path, "/v1/chat/completions");
+        for tool in ["ask_human", "complete_goal"] {
+            assert!(
+                first.raw_body.contains(&format!("__{tool}\"")),
+                "{tool} is not declared in the first request: {}",
+                first.raw_body
+            );
+        }
+    }
+}
+
+agent_contract!(contract, Qwen);
+
+#[test]
+fn an_ask_before_command_of_qwen_waits_for_a_persons_yes() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let command = format!("touch {}", marker.display());
+    let (_rt, server) = start(Script::from_fn(move |req: &Request| {
+        match req.last_tool_result() {
+            None => Turn::tool(
+                "run_shell_command",
+                json!({"command": command, "description": "probe", "is_background": false}),
+            ),
+            Some((_, result)) => Turn::text(format!("{result} <promise>DONE</promise>")),
+        }
+    }));
+    configure(dir.path(), &server, "[human]\nask_before = [\"touch\"]\n");
+    let child = ralph(dir.path(), "Run the probe.");
+    let question = pending_question(dir.path());
+    assert!(
+        question["question"].as_str().unwrap().contains("touch"),
+        "{question}"
+    );
+    assert!(!marker.exists(), "held until answered");
+    let id = question["id"].as_str().unwrap();
+    let out = run(dir.path(), &["answer", id, "Approve", "--as", "ana"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let done = wait_output(child);
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(dir.path(), &done)
+    );
+    assert!(marker.exists(), "the approved command did not run");
+}
+
+#[test]
+fn a_goal_loop_with_qwen_signs_off_through_complete_goal_over_mcp() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("src/lib.rs").display().to_string();
+    let rt = runtime();
+    let agent = rt
+        .block_on(FakeModelServer::start(Script::from_fn(
+            move |req: &Request| match req.last_tool_result() {
+                None => Turn::tool("write_file", json!({"file_path": lib, "content": LIB})),
+                Some((Some("write_file"), _)) => Turn::tool(
+                    "mcp__tether__complete_goal",
+                    json!({"id": "add", "evidence": "grep finds a + b", "paths": ["src/lib.rs"]}),
+                ),
+                Some((_, result)) => Turn::text(format!("Signed off: {result}")),
+            },
+        )))
+        .unwrap();
+    let judge = accepting_judge(&rt);
+    fs::create_dir_all(dir.path().join("src")).unwrap();
+    fs::write(dir.path().join("plan.md"), PLAN).unwrap();
+    configure(
+        dir.path(),
+        &agent,
+        &model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
+    );
+    let out = run(dir.path(), &["run", "--approve", "--max-iterations", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
+    assert!(
+        text(&out.stdout).contains("signed off: add"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("src/lib.rs")).unwrap(),
+        LIB
+    );
+    // Every act is recorded under the run: the write, then the sign-off (by Qwen Code's title).
+    let calls = tool_calls(dir.path());
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert!(calls[1].1.contains("complete_goal"), "{calls:?}");
+}
