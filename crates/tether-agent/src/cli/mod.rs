@@ -1,4 +1,4 @@
-//! What every agent-CLI executor (Claude Code, Codex, pi) shares, so each one is only its own
+//! What every agent-CLI executor (Claude Code, Codex, pi, Qwen Code, opencode) shares, so each one is only its own
 //! command line and its own stream format.
 //!
 //! - [`CliSettings`]: how the CLI is run (`[executor]` in tether.toml), and [`Cli`], which
