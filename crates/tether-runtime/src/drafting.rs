@@ -82,7 +82,7 @@ pub fn agent(
             true => read_only_acp(config, ws, extra, host),
             false => crate::executor::agent_cli(
                 (config, ws, &Made::default()),
-                &RunCell::default(),
+                (&RunCell::default(), Arc::new(tether_agent::acp::AllowReads)),
                 extra,
                 host,
             ),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tether_agent::cli::Gate;
 use tether_agent::{
-    AcpExecutor, Agent, BuiltinAgent, CliSettings, CommandExecutor, Executor, RunId,
+    AcpExecutor, Agent, BuiltinAgent, CliSettings, CommandExecutor, Executor, PermissionDesk, RunId,
 };
 use tether_config::Workspace;
 use tether_config::{Config, Env};
@@ -70,7 +70,10 @@ pub fn from_config(
                 .sandboxed(sandbox.agent),
             ))
         }
-        Worker::Cli(_) => agent_cli((config, ws, made), run, Vec::new(), host),
+        Worker::Cli(_) => {
+            let desk = permission_desk((config, ws), (human, run));
+            agent_cli((config, ws, made), (run, desk), Vec::new(), host)
+        }
         Worker::Acp => acp((config, ws, made), (human, run), Vec::new(), host),
     }
 }
@@ -85,6 +88,16 @@ pub fn acp(
     host: &Host,
 ) -> Result<Arc<dyn Executor>> {
     let settings = cli_settings((config, ws, made), None, mcp_extra, host)?;
+    let desk = permission_desk((config, ws), (human, run));
+    Ok(Arc::new(AcpExecutor::new(settings, run_id(run), desk)))
+}
+
+/// How an ACP agent's permission requests are decided: by the run's `ask_before` rules and
+/// `[executor] permissions`, asking at `human` for the run in `run`.
+fn permission_desk(
+    (config, ws): (&Config, &Workspace),
+    (human, run): (&Desk, &RunCell),
+) -> Arc<dyn PermissionDesk> {
     let gate = AskBeforeGate::new(
         human.clone(),
         config.human.ask_before.clone(),
@@ -92,8 +105,7 @@ pub fn acp(
         run.clone(),
     )
     .with_approvals(approvals(config, ws, human));
-    let desk = Arc::new(DeskPermissions::new(gate, config.executor.permissions));
-    Ok(Arc::new(AcpExecutor::new(settings, run_id(run), desk)))
+    Arc::new(DeskPermissions::new(gate, config.executor.permissions))
 }
 
 /// The run's id, read from `run` once it exists.
@@ -133,11 +145,13 @@ pub fn for_goal_loop(
     }
 }
 
-/// The agent CLI `[executor] kind` names (see `tether_agent::cli::AGENT_CLIS`), serving it this binary's `tether mcp` for the run in
-/// `run`, with `mcp_extra` added to that server's arguments (plan mode's `--drafting <dir>`).
+/// The agent CLI `[executor] kind` names (see `tether_agent::cli::AGENT_CLIS`), serving it this
+/// binary's `tether mcp` for the run in `run`, with `mcp_extra` added to that server's arguments
+/// (plan mode's `--drafting <dir>`); the permission requests of one driven over ACP decided by
+/// `desk`.
 pub fn agent_cli(
     (config, ws, made): (&Config, &Workspace, &Made),
-    run: &RunCell,
+    (run, desk): (&RunCell, Arc<dyn PermissionDesk>),
     mcp_extra: Vec<String>,
     host: &Host,
 ) -> Result<Arc<dyn Executor>> {
@@ -145,7 +159,8 @@ pub fn agent_cli(
         return Err(Error::NotAnAgentCli(config.executor.kind.as_str()));
     };
     // Claude Code's Bash goes through this binary's `tether gate` (a PreToolUse hook), and so
-    // does pi's (an extension's tool_call handler); a CLI nothing gates is said.
+    // does pi's (an extension's tool_call handler); an ACP CLI's commands wait on `desk`'s
+    // answer to its permission request; a CLI nothing gates is said.
     if let Gate::Ungated { allows } = agent.gate
         && !config.human.ask_before.is_empty()
     {
@@ -157,7 +172,7 @@ pub fn agent_cli(
         );
     }
     let settings = cli_settings((config, ws, made), Some(agent), mcp_extra, host)?;
-    Ok((agent.executor)(settings, run_id(run)))
+    Ok((agent.executor)(settings, run_id(run), desk))
 }
 
 /// How the agent `[executor]` names is run (also what `tether doctor` checks): the agent CLI
@@ -193,10 +208,10 @@ fn settings(
     let sandbox = crate::sandbox::for_run(config, ws, made, host)?;
     let mut env = executor.env.clone();
     let config_dir = crate::sandbox::run_config_dir(config, ws, sandbox.scratch.as_deref())?;
-    if let Some((var, dir)) = &config_dir {
+    if let Some((var, value, _)) = &config_dir {
         // The CLI works in the run's copy of its configuration directory.
         env.retain(|(name, _)| name != var);
-        env.push((var.clone(), dir.dir().display().to_string()));
+        env.push((var.clone(), value.display().to_string()));
     }
     Ok(CliSettings {
         program: program.to_owned(),
@@ -214,7 +229,7 @@ fn settings(
         read_only_sandbox: sandbox.agent_read_only,
         scratch: sandbox.scratch,
         bridge: sandbox.bridge,
-        config_dir: config_dir.map(|(_, dir)| Arc::new(dir)),
+        config_dir: config_dir.map(|(_, _, dir)| Arc::new(dir)),
     })
 }
 

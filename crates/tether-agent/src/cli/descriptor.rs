@@ -11,8 +11,12 @@
 //! it is handed tether's MCP server for the run, and its stream format, which live in the CLI's
 //! own module.
 //!
-//! Adding an agent CLI: a module beside `claude/`, `codex/` and `pi/` with its executor and its
-//! `CLI` descriptor, and a line in [`AGENT_CLIS`]. Nothing else names a CLI: its `kind` is how
+//! Adding an agent CLI: a module beside `claude/`, `codex/`, `pi/`, `gemini/` and `copilot/` with
+//! its executor and its `CLI` descriptor, and a line in [`AGENT_CLIS`]. A CLI that speaks the
+//! Agent Client Protocol needs no executor of its own: its module starts tether's
+//! [`AcpExecutor`](crate::AcpExecutor) with its ACP arguments and the options it needs (as
+//! `gemini/` and `copilot/` do), and its `ask_before` gate is tether's answer to the CLI's
+//! permission requests ([`Gate::Permission`]). Nothing else names a CLI: its `kind` is how
 //! `[executor] kind` spells it (the runtime hands every descriptor's to the configuration's
 //! schema, which also writes it into the template with its `about`), and the `[executor]`
 //! settings it reads (`program`, `args`, `env`, `turn_timeout_secs`) are every agent CLI's.
@@ -24,6 +28,7 @@ use serde_json::Value;
 
 use super::key::ProviderKey;
 use super::{RunId, Version};
+use crate::acp::PermissionDesk;
 use crate::{CliSettings, Executor};
 
 /// Everything tether knows of one agent CLI.
@@ -59,8 +64,12 @@ pub struct AgentCli {
     /// What the program of an ACP adapter of this CLI is named with (`codex` in `codex-acp`):
     /// such an adapter gets this CLI's sandbox and key.
     pub acp_adapter: Option<&'static str>,
-    /// Its executor with `settings`, for the run `run` names once it exists.
-    pub executor: fn(CliSettings, RunId) -> Arc<dyn Executor>,
+    /// Directories under `$HOME` it reads in a run beside its configuration directory (Copilot
+    /// CLI's own package, which its launcher unpacks into `.cache/copilot`), granted read-only.
+    pub home_reads: &'static [&'static str],
+    /// Its executor with `settings`, for the run `run` names once it exists; the permission
+    /// requests of a CLI driven over ACP are decided by the desk (the run's `ask_before`).
+    pub executor: fn(CliSettings, RunId, Arc<dyn PermissionDesk>) -> Arc<dyn Executor>,
 }
 
 impl PartialEq for AgentCli {
@@ -78,6 +87,9 @@ pub struct ConfigDir {
     pub var: &'static str,
     /// Where it is under `$HOME` when the variable is not set (`.claude`).
     pub default: &'static str,
+    /// Its name in the directory the variable names, when that is the home it lies in rather
+    /// than the directory itself (Gemini CLI's `GEMINI_CLI_HOME` names the home of `.gemini`).
+    pub within: Option<&'static str>,
     /// What a run's own copy of it holds of the person's (see
     /// [`RunConfigDir`](super::RunConfigDir)); nothing else of the person's is there.
     pub files: &'static [ConfigFile],
@@ -167,6 +179,9 @@ pub enum Gate {
     Hook,
     /// An extension tether loads into the CLI asks before each command (pi's tool_call).
     Extension,
+    /// The CLI asks its ACP client before each command (`session/request_permission`), and
+    /// tether answers by the run's `ask_before` rules, asking a human when one holds it.
+    Permission,
     /// Nothing: the CLI runs, without asking, every command its own sandbox `allows`.
     Ungated {
         /// Which commands those are (`every command its workspace-write sandbox allows`).
@@ -175,7 +190,13 @@ pub enum Gate {
 }
 
 /// Every agent CLI tether drives.
-pub const AGENT_CLIS: &[&AgentCli] = &[&crate::claude::CLI, &crate::codex::CLI, &crate::pi::CLI];
+pub const AGENT_CLIS: &[&AgentCli] = &[
+    &crate::claude::CLI,
+    &crate::codex::CLI,
+    &crate::pi::CLI,
+    &crate::gemini::CLI,
+    &crate::copilot::CLI,
+];
 
 /// The agent CLI whose `[executor] kind` is `kind`.
 pub fn find(kind: &str) -> Option<&'static AgentCli> {

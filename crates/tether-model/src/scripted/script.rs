@@ -124,14 +124,38 @@ impl Turn {
 }
 
 /// The tool a scripted call names: the offered tool with exactly that name; else the one offered
-/// tool whose name ends in `__<name>` (MCP tools are offered as `mcp__<server>__<tool>`); else
-/// the name unchanged (a model may call a tool that does not exist).
+/// tool whose name ends in `__<name>` (MCP tools are offered as `mcp__<server>__<tool>`); else,
+/// for an MCP name `mcp__<server>__<tool>`, the tool offered as `mcp_<server>_<tool>` (Gemini
+/// CLI's spelling), and for a bare name the one tool offered as `mcp_<server>_<name>`; else the
+/// name unchanged (a model may call a tool that does not exist).
 pub fn resolve_tool_name<'a>(name: &'a str, tools: &'a [ToolSpec]) -> &'a str {
     if tools.iter().any(|tool| tool.name == name) {
         return name;
     }
     let suffix = format!("__{name}");
     let mut matches = tools.iter().filter(|tool| tool.name.ends_with(&suffix));
+    if let (Some(tool), None) = (matches.next(), matches.next()) {
+        return &tool.name;
+    }
+    let single = match name
+        .strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"))
+    {
+        Some((server, tool)) => format!("mcp_{server}_{tool}"),
+        None => String::new(),
+    };
+    if let Some(tool) = tools
+        .iter()
+        .find(|tool| !single.is_empty() && tool.name == single)
+    {
+        return &tool.name;
+    }
+    let mut matches = tools.iter().filter(|tool| {
+        tool.name
+            .strip_prefix("mcp_")
+            .and_then(|rest| rest.split_once('_'))
+            .is_some_and(|(_, tool)| tool == name)
+    });
     match (matches.next(), matches.next()) {
         (Some(tool), None) => &tool.name,
         _ => name,
@@ -276,5 +300,34 @@ impl std::fmt::Debug for Script {
             .field("source", &kind)
             .field("served", &state.served)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::resolve_tool_name;
+    use crate::ToolSpec;
+
+    fn offered(names: &[&str]) -> Vec<ToolSpec> {
+        names
+            .iter()
+            .map(|n| ToolSpec::new(*n, "", json!({"type": "object"})))
+            .collect()
+    }
+
+    #[test]
+    fn an_mcp_name_reaches_each_agents_spelling_of_it() {
+        let claude = offered(&["Bash", "mcp__tether__ask_human"]);
+        let gemini = offered(&["write_file", "mcp_tether_ask_human"]);
+        for tools in [&claude, &gemini] {
+            let want = &tools[1].name;
+            assert_eq!(resolve_tool_name("mcp__tether__ask_human", tools), want);
+            assert_eq!(resolve_tool_name("ask_human", tools), want);
+        }
+        assert_eq!(resolve_tool_name("write_file", &gemini), "write_file");
+        // A name that is only the end of an offered tool's is not taken for it.
+        assert_eq!(resolve_tool_name("human", &gemini), "human");
     }
 }

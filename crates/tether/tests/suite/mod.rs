@@ -24,6 +24,7 @@ mod crash_bridged;
 mod docs_links;
 mod doctor;
 mod every_channel;
+mod gemini_cli;
 mod git_guard;
 mod goal_cli;
 mod goal_run;
