@@ -126,8 +126,8 @@ impl Turn {
 /// The tool a scripted call names: the offered tool with exactly that name; else the one offered
 /// tool whose name ends in `__<name>` (MCP tools are offered as `mcp__<server>__<tool>`); else,
 /// for an MCP name `mcp__<server>__<tool>`, the tool offered as `mcp_<server>_<tool>` (Gemini
-/// CLI's spelling), and for a bare name the one tool offered as `mcp_<server>_<name>`; else the
-/// name unchanged (a model may call a tool that does not exist).
+/// CLI's spelling) or `<server>-<tool>` (Copilot CLI's), and for a bare name the one tool offered
+/// under either spelling; else the name unchanged (a model may call a tool that does not exist).
 pub fn resolve_tool_name<'a>(name: &'a str, tools: &'a [ToolSpec]) -> &'a str {
     if tools.iter().any(|tool| tool.name == name) {
         return name;
@@ -137,28 +137,29 @@ pub fn resolve_tool_name<'a>(name: &'a str, tools: &'a [ToolSpec]) -> &'a str {
     if let (Some(tool), None) = (matches.next(), matches.next()) {
         return &tool.name;
     }
-    let single = match name
+    let (server, tool_name) = match name
         .strip_prefix("mcp__")
         .and_then(|rest| rest.split_once("__"))
     {
-        Some((server, tool)) => format!("mcp_{server}_{tool}"),
-        None => String::new(),
+        Some((server, tool)) => (Some(server), tool),
+        None => (None, name),
     };
-    if let Some(tool) = tools
-        .iter()
-        .find(|tool| !single.is_empty() && tool.name == single)
-    {
-        return &tool.name;
-    }
     let mut matches = tools.iter().filter(|tool| {
-        tool.name
-            .strip_prefix("mcp_")
-            .and_then(|rest| rest.split_once('_'))
-            .is_some_and(|(_, tool)| tool == name)
+        mcp_spelling(&tool.name)
+            .is_some_and(|(s, t)| t == tool_name && server.is_none_or(|want| want == s))
     });
     match (matches.next(), matches.next()) {
         (Some(tool), None) => &tool.name,
         _ => name,
+    }
+}
+
+/// The server and tool an offered name spells in Gemini CLI's way (`mcp_<server>_<tool>`) or
+/// Copilot CLI's (`<server>-<tool>`).
+fn mcp_spelling(offered: &str) -> Option<(&str, &str)> {
+    match offered.strip_prefix("mcp_") {
+        Some(rest) => rest.split_once('_'),
+        None => offered.split_once('-'),
     }
 }
 
@@ -321,7 +322,8 @@ mod tests {
     fn an_mcp_name_reaches_each_agents_spelling_of_it() {
         let claude = offered(&["Bash", "mcp__tether__ask_human"]);
         let gemini = offered(&["write_file", "mcp_tether_ask_human"]);
-        for tools in [&claude, &gemini] {
+        let copilot = offered(&["bash", "tether-ask_human"]);
+        for tools in [&claude, &gemini, &copilot] {
             let want = &tools[1].name;
             assert_eq!(resolve_tool_name("mcp__tether__ask_human", tools), want);
             assert_eq!(resolve_tool_name("ask_human", tools), want);
@@ -329,5 +331,9 @@ mod tests {
         assert_eq!(resolve_tool_name("write_file", &gemini), "write_file");
         // A name that is only the end of an offered tool's is not taken for it.
         assert_eq!(resolve_tool_name("human", &gemini), "human");
+        assert_eq!(
+            resolve_tool_name("mcp__other__ask_human", &copilot),
+            "mcp__other__ask_human"
+        );
     }
 }

@@ -20,6 +20,7 @@ mod codex_cli;
 mod codex_stance;
 mod context_cli;
 mod control_chars;
+mod copilot_cli;
 mod crash_bridged;
 mod docs_links;
 mod doctor;
