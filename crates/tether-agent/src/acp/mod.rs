@@ -8,7 +8,10 @@
 //! without touching its configuration — or, when it continues the last one, prompts that
 //! session again ([`sessions`]). An agent known to time its MCP tools out (Codex's adapter
 //! stops waiting after 120 s, and a person may answer days later) gets the server through its
-//! configuration overrides instead, with a tool timeout of a week ([`McpRoute`]).
+//! configuration overrides instead, with a tool timeout of a week, and one that refuses a stdio
+//! server in `session/new` (Copilot CLI) in an argument of its command line ([`McpRoute`]). An
+//! agent CLI tether knows by name may be offered no `fs/*` ([`AcpExecutor::without_fs`]) and
+//! have its version checked before it starts ([`AcpExecutor::checking_version`]).
 //!
 //! Every `session/request_permission` is decided by the [`PermissionDesk`] the executor is
 //! given (the run's `ask_before` rules and the human desk); a call that would change something
