@@ -30,12 +30,17 @@
 #   target/npm-cli/opencode;
 # - the ACP adapters of Claude Code and Codex (npm `@zed-industries/claude-agent-acp`, run with
 #   Node 22 through bin/claude-agent-acp, and `@zed-industries/codex-acp`, its native binary)
-#   under target/npm-cli/claude-acp and target/npm-cli/codex-acp.
+#   under target/npm-cli/claude-acp and target/npm-cli/codex-acp;
+# - the real Gemini CLI (npm `@google/gemini-cli`) under target/npm-cli/gemini, run by Node 22
+#   through bin/gemini;
+# - the real GitHub Copilot CLI (npm `@github/copilot`, its native binary an optional dependency
+#   from the same registry) under target/npm-cli/copilot.
 # Then runs `cargo test --workspace --locked` (and, for a whole run, the cost benchmark with its
 # bar: `cargo bench -p tether --bench goal_cost`) with PYTHON naming that environment's interpreter,
 # TETHER_TEST_CLAUDE the Claude Code binary, TETHER_TEST_CODEX the Codex one and TETHER_TEST_PI
 # the pi one, TETHER_TEST_CLAUDE_ACP and TETHER_TEST_CODEX_ACP the ACP adapters, and TETHER_TEST_PG_BIN the directory of PostgreSQL's initdb and pg_ctl.
 # TETHER_TEST_QWEN names Qwen Code's bin/qwen, TETHER_TEST_OPENCODE opencode's binary.
+# TETHER_TEST_GEMINI names the Gemini CLI, TETHER_TEST_COPILOT the Copilot CLI.
 # Formatting and lints are not part of it: `.ci/run` checks them before calling this script.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -245,6 +250,35 @@ acp_adapters() {
   fi
 }
 
+# Gemini CLI: installed with Node 22 first on PATH and run by it through bin/gemini.
+gemini_cli() {
+  local dir="$npm_cli/gemini" bin
+  gemini="$dir/bin/gemini"
+  if ! "$gemini" --version >/dev/null 2>&1; then
+    bin="$(cd "$(node_bin_dir)" && pwd)"
+    say "installing Gemini CLI (npm @google/gemini-cli) into $dir"
+    PATH="$bin:$PATH" npm install --silent --no-audit --no-fund --prefix "$dir" \
+      @google/gemini-cli >&2
+    mkdir -p "$dir/bin"
+    printf '#!/bin/sh\nexec "%s/node" "%s/node_modules/@google/gemini-cli/bundle/gemini.js" "$@"\n' \
+      "$bin" "$dir" >"$gemini"
+    chmod +x "$gemini"
+    "$gemini" --version >/dev/null
+  fi
+}
+
+# Copilot CLI: its native binary itself (its npm launcher, killed alone, would orphan it).
+copilot_cli() {
+  local dir="$npm_cli/copilot"
+  copilot="$dir/node_modules/@github/copilot-linux-x64/copilot"
+  if ! "$copilot" --version >/dev/null 2>&1; then
+    type -P npm >/dev/null || apt_install npm
+    say "installing Copilot CLI (npm @github/copilot) into $dir"
+    npm install --silent --no-audit --no-fund --prefix "$dir" @github/copilot >&2
+    "$copilot" --version >/dev/null
+  fi
+}
+
 system_packages
 postgres
 python_venv
@@ -257,6 +291,8 @@ pi_cli
 qwen_cli
 opencode_cli
 acp_adapters
+gemini_cli
+copilot_cli
 
 PYTHON="$(cd "$(dirname "$py")" && pwd)/$(basename "$py")"
 export PYTHON
@@ -276,6 +312,10 @@ TETHER_TEST_QWEN="$qwen"
 export TETHER_TEST_QWEN
 TETHER_TEST_OPENCODE="$opencode"
 export TETHER_TEST_OPENCODE
+TETHER_TEST_GEMINI="$gemini"
+export TETHER_TEST_GEMINI
+TETHER_TEST_COPILOT="$copilot"
+export TETHER_TEST_COPILOT
 [ $# -gt 0 ] || set -- --workspace
 cargo test --locked "$@"
 # A whole run (as CI makes it) ends with the cost benchmark, which exits non-zero when its bar

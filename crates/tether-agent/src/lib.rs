@@ -19,6 +19,8 @@
 //! - [`AcpExecutor`]: any agent speaking the Agent Client Protocol, kept running for the run,
 //!   a fresh session per turn (or the last one, continued), its permission requests decided by
 //!   a [`PermissionDesk`].
+//!   Gemini CLI (`kind = "gemini"`) and Copilot CLI (`kind = "copilot"`) are agent CLIs tether
+//!   knows by name that run on it, each with its ACP arguments and options.
 //!
 //! What the agent-CLI executors share — settings, the version check, MCP wiring, the JSON-lines
 //! reader, usage-limit recognition — is in [`cli`], so each CLI is only its own command line
@@ -33,7 +35,9 @@ mod claude;
 pub mod cli;
 mod codex;
 mod command;
+mod copilot;
 mod executor;
+mod gemini;
 mod opencode;
 mod pi;
 pub mod prompts;

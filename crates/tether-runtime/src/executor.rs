@@ -199,10 +199,10 @@ fn settings(
     let sandbox = crate::sandbox::for_run(config, ws, made, host)?;
     let mut env = executor.env.clone();
     let config_dir = crate::sandbox::run_config_dir(config, ws, sandbox.scratch.as_deref())?;
-    if let Some((var, dir)) = &config_dir {
+    if let Some((var, value, _)) = &config_dir {
         // The CLI works in the run's copy of its configuration directory.
         env.retain(|(name, _)| name != var);
-        env.push((var.clone(), dir.dir().display().to_string()));
+        env.push((var.clone(), value.display().to_string()));
     }
     Ok(CliSettings {
         program: program.to_owned(),
@@ -220,7 +220,7 @@ fn settings(
         read_only_sandbox: sandbox.agent_read_only,
         scratch: sandbox.scratch,
         bridge: sandbox.bridge,
-        config_dir: config_dir.map(|(_, dir)| Arc::new(dir)),
+        config_dir: config_dir.map(|(_, _, dir)| Arc::new(dir)),
     })
 }
 

@@ -142,10 +142,11 @@ fn stderr_note(stderr: &str) -> String {
 
 impl AgentProcess {
     /// Starts `command` and initialises it (within `timeout`), offering file reads and writes
-    /// inside `workspace`.
+    /// inside `workspace` when `fs`.
     pub(crate) async fn start(
         command: &ProgramCommand,
         workspace: Workspace,
+        fs: bool,
         timeout: Duration,
     ) -> Result<Self, StartError> {
         let program_name = command.argv.first().cloned().unwrap_or_default();
@@ -270,8 +271,8 @@ impl AgentProcess {
         let request = InitializeRequest::new(ProtocolVersion::V1)
             .client_capabilities(
                 ClientCapabilities::new().fs(FileSystemCapabilities::new()
-                    .read_text_file(true)
-                    .write_text_file(true)),
+                    .read_text_file(fs)
+                    .write_text_file(fs)),
             )
             .client_info(Implementation::new("tether", env!("CARGO_PKG_VERSION")));
         let init = match tokio::time::timeout(timeout, cx.send_request(request).block_task()).await

@@ -8,9 +8,12 @@
 //! without touching its configuration — or, when it continues the last one, prompts that
 //! session again ([`sessions`]). An agent known to time its MCP tools out (Codex's adapter
 //! stops waiting after 120 s, and a person may answer days later) gets the server through its
-//! configuration overrides instead, with a tool timeout of a week, and an agent CLI whose
-//! session servers lack what tether's needs (Qwen Code's defer their tools and time out in ten
-//! minutes) gets it in arguments its module makes ([`McpRoute`]).
+//! configuration overrides instead, with a tool timeout of a week; one that refuses a stdio
+//! server in `session/new` (Copilot CLI) gets it in an argument of its command line, and an
+//! agent CLI whose session servers lack what tether's needs (Qwen Code's defer their tools and
+//! time out in ten minutes) in arguments its module makes ([`McpRoute`]). An agent CLI tether
+//! knows by name may be offered no `fs/*` ([`AcpExecutor::without_fs`]) and have its version
+//! checked before it starts ([`AcpExecutor::checking_version`]).
 //!
 //! Every `session/request_permission` is decided by the [`PermissionDesk`] the executor is
 //! given (the run's `ask_before` rules and the human desk); a call that would change something
@@ -24,6 +27,7 @@ mod agent;
 mod decide;
 mod fs;
 pub mod permission;
+mod route;
 mod sessions;
 mod updates;
 mod usage;
@@ -48,8 +52,9 @@ use self::decide::Decided;
 pub use self::permission::{
     AllowReads, Choice, ChoiceKind, PermissionAsk, PermissionDesk, PermissionVerdict, RefuseAll,
 };
+pub use self::route::{McpRoute, ServerSpec};
 use self::updates::TurnState;
-use crate::cli::{CliSettings, RunId, SERVER, TOOL_TIMEOUT};
+use crate::cli::{Agent, Cli, CliSettings, RunId};
 use crate::session::Kept;
 use crate::{ExecError, Turn, TurnObserver, TurnOutcome, TurnRequest, Turns};
 
@@ -65,54 +70,16 @@ const EXIT_WAIT: Duration = Duration::from_secs(2);
 /// How many characters of the agent's stderr an error quotes.
 const STDERR_CHARS: usize = 2000;
 
-/// How tether's MCP server reaches the agent.
-#[derive(Debug, Clone, Copy)]
-pub enum McpRoute {
-    /// In every `session/new` (`mcpServers`): the protocol's own way.
-    Session,
-    /// Through Codex's configuration overrides (`-c mcp_servers.tether.…`, with
-    /// `tool_timeout_sec`), and none in `session/new`: Codex times out a session's MCP tools
-    /// after 120 s, however long a person takes to answer.
-    CodexConfig,
-    /// On the agent's command line, as the function makes the arguments of the server, and
-    /// none in `session/new`: the CLI's own configuration of a server carries what a session's
-    /// cannot (a tool timeout, tools kept declared).
-    Args(fn(&ServerSpec) -> Vec<String>),
-}
-
-/// tether's MCP server for a run, for an agent's own configuration of it ([`McpRoute::Args`]).
-#[derive(Debug, Clone)]
-pub struct ServerSpec {
-    /// Its name (`tether`).
-    pub name: &'static str,
-    /// The tether binary.
-    pub command: String,
-    /// Its arguments (`mcp --run <id> -C <workspace>`).
-    pub args: Vec<String>,
-    /// The run, once it exists (`TETHER_RUN_ID`).
-    pub run: Option<String>,
-    /// How long one of its tool calls may take.
-    pub tool_timeout: Duration,
-}
-
-impl McpRoute {
-    /// The route for `program`: Codex's adapter gets [`McpRoute::CodexConfig`].
-    pub fn for_program(program: &str) -> Self {
-        let name = program.rsplit('/').next().unwrap_or(program);
-        if name.contains("codex-acp") {
-            McpRoute::CodexConfig
-        } else {
-            McpRoute::Session
-        }
-    }
-}
-
 /// An ACP agent as tether's executor.
 pub struct AcpExecutor {
     settings: CliSettings,
     run: RunId,
     desk: Arc<dyn PermissionDesk>,
     route: McpRoute,
+    /// Whether the agent is offered file reads and writes through tether (`fs/*`).
+    fs: bool,
+    /// The agent CLI whose version is checked before the agent first starts.
+    version: Option<Cli>,
     agent: tokio::sync::Mutex<Option<AgentProcess>>,
     /// How many agent processes were started: which one opened a kept session.
     generation: AtomicU64,
@@ -134,6 +101,8 @@ impl AcpExecutor {
             run,
             desk,
             route,
+            fs: true,
+            version: None,
             agent: tokio::sync::Mutex::new(None),
             generation: AtomicU64::new(0),
             kept: Kept::default(),
@@ -145,6 +114,21 @@ impl AcpExecutor {
     /// Passes tether's MCP server by `route` instead of the one chosen from the program's name.
     pub fn with_mcp_route(mut self, route: McpRoute) -> Self {
         self.route = route;
+        self
+    }
+
+    /// Offers the agent no file reads and writes (ACP's `fs` capabilities false): it reads and
+    /// writes the workspace itself, inside tether's sandbox. For an agent that mistakes tether's
+    /// answer for a missing file (an error) for a failure, and so cannot create one.
+    pub fn without_fs(mut self) -> Self {
+        self.fs = false;
+        self
+    }
+
+    /// Checks the version of the agent CLI `agent` (`<program> --version` against its oldest
+    /// supported one) before the agent first starts.
+    pub fn checking_version(mut self, agent: Agent) -> Self {
+        self.version = Some(Cli::new(agent, self.settings.clone(), self.run.clone()));
         self
     }
 
@@ -165,43 +149,15 @@ impl AcpExecutor {
         self.settings.mcp_args((self.run)())
     }
 
-    /// The command that starts the agent.
+    /// The command that starts the agent: its program and arguments, then tether's MCP server
+    /// when the route passes it on the command line.
     fn command(&self) -> ProgramCommand {
         let mut argv = vec![self.settings.program.clone()];
         argv.extend(self.settings.args.iter().cloned());
-        if let McpRoute::Args(args) = self.route {
-            argv.extend(args(&ServerSpec {
-                name: SERVER,
-                command: self.settings.tether.display().to_string(),
-                args: self.mcp_args(),
-                run: (self.run)(),
-                tool_timeout: TOOL_TIMEOUT,
-            }));
-        }
-        if matches!(self.route, McpRoute::CodexConfig) {
-            let tether = self.settings.tether.display().to_string();
-            let args: Vec<String> = self.mcp_args().iter().map(|a| toml_string(a)).collect();
-            argv.extend([
-                "-c".to_owned(),
-                format!("mcp_servers.{SERVER}.command={}", toml_string(&tether)),
-                "-c".to_owned(),
-                format!("mcp_servers.{SERVER}.args=[{}]", args.join(",")),
-                "-c".to_owned(),
-                format!(
-                    "mcp_servers.{SERVER}.tool_timeout_sec={}",
-                    TOOL_TIMEOUT.as_secs()
-                ),
-            ]);
-            if let Some(run) = (self.run)() {
-                argv.extend([
-                    "-c".to_owned(),
-                    format!(
-                        "mcp_servers.{SERVER}.env={{TETHER_RUN_ID={}}}",
-                        toml_string(&run)
-                    ),
-                ]);
-            }
-        }
+        argv.extend(
+            self.route
+                .argv(&self.settings.tether, &self.mcp_args(), (self.run)()),
+        );
         // The agent runs as long as the run: each turn's own deadline is kept by the turn.
         self.settings
             .command(argv, None, self.settings.turn_timeout, Vec::new())
@@ -213,7 +169,7 @@ impl AcpExecutor {
                 program: self.settings.program.clone(),
                 source: std::io::Error::other(e.to_string()),
             })?;
-        AgentProcess::start(&self.command(), workspace, START_TIMEOUT).await
+        AgentProcess::start(&self.command(), workspace, self.fs, START_TIMEOUT).await
     }
 
     /// The turn's prompt, after what was refused in the last turn.
@@ -245,6 +201,9 @@ impl AcpExecutor {
             self.discard(guard).await;
         }
         if guard.is_none() {
+            if let Some(cli) = &self.version {
+                cli.check_version(cancel).await?;
+            }
             let started = tokio::select! {
                 started = self.start() => started,
                 () = cancel.cancelled() => return Err(ExecError::Cancelled),
@@ -370,8 +329,10 @@ impl AcpExecutor {
             cost_usd: state.cost_usd,
             ..TurnOutcome::default()
         };
-        if let Some(used) = &response.usage {
-            usage::apply(used, &mut outcome);
+        match (&response.usage, &response.meta) {
+            (Some(used), _) => usage::apply(used, &mut outcome),
+            (None, Some(meta)) => usage::apply_meta(meta, &mut outcome),
+            (None, None) => {}
         }
         if response.stop_reason == StopReason::Cancelled && outcome.final_message.is_empty() {
             outcome.final_message = "(the agent ended its turn as cancelled)".into();
@@ -406,11 +367,6 @@ fn clip(s: &str, max: usize) -> String {
         None => s.to_owned(),
         Some((cut, _)) => format!("{}…", &s[..cut]),
     }
-}
-
-/// `s` as a TOML basic string (JSON's escapes are TOML's).
-fn toml_string(s: &str) -> String {
-    serde_json::Value::String(s.to_owned()).to_string()
 }
 
 impl Turns for AcpExecutor {

@@ -12,7 +12,7 @@ use agent_client_protocol::v1::schema::{
 use tokio_util::sync::CancellationToken;
 
 use super::agent::AgentProcess;
-use super::{AcpExecutor, McpRoute, START_TIMEOUT};
+use super::{AcpExecutor, START_TIMEOUT};
 use crate::cli::SERVER;
 use crate::session::Start;
 use crate::{AgentEvent, ExecError, Turn};
@@ -26,10 +26,10 @@ pub(super) struct Prompted {
 }
 
 impl AcpExecutor {
-    /// tether's MCP server as a session gets it (none when it goes through the agent's own
-    /// configuration instead).
+    /// tether's MCP server as a session gets it (none when it goes through the agent's command
+    /// line instead).
     fn mcp_servers(&self) -> Vec<McpServer> {
-        if !matches!(self.route, McpRoute::Session) {
+        if !self.route.in_session() {
             return Vec::new();
         }
         let mut env = Vec::new();

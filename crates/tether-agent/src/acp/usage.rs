@@ -6,6 +6,10 @@
 //! schema describes the total), while an adapter over an OpenAI-style count reports input with
 //! the cached tokens in it and a total of input and output. The total tells them apart: when it
 //! covers input, output, reads and writes as separate amounts, the input excluded the cache.
+//!
+//! An agent that sends no `usage` may count its tokens in the response's `_meta` instead, as
+//! Gemini CLI does (`quota.token_count.input_tokens` and `output_tokens`): read when there is
+//! no `usage`.
 
 use agent_client_protocol::v1::schema::Usage;
 
@@ -31,6 +35,24 @@ pub(super) fn apply(usage: &Usage, outcome: &mut TurnOutcome) {
     outcome.cached_input_tokens = read;
     outcome.cache_write_input_tokens = write;
     outcome.output_tokens = usage.output_tokens;
+}
+
+/// Sets `outcome`'s token counts from the response's `_meta`, when it counts them as Gemini CLI
+/// does (`{"quota": {"token_count": {"input_tokens", "output_tokens"}}}`).
+pub(super) fn apply_meta(
+    meta: &serde_json::Map<String, serde_json::Value>,
+    outcome: &mut TurnOutcome,
+) {
+    let Some(count) = meta.get("quota").and_then(|q| q.get("token_count")) else {
+        return;
+    };
+    let tokens = |key: &str| count.get(key).and_then(serde_json::Value::as_u64);
+    if let Some(input) = tokens("input_tokens") {
+        outcome.input_tokens = input;
+    }
+    if let Some(output) = tokens("output_tokens") {
+        outcome.output_tokens = output;
+    }
 }
 
 #[cfg(test)]
@@ -69,5 +91,18 @@ mod tests {
     #[test]
     fn without_cache_counts_the_input_is_as_reported() {
         assert_eq!(applied(&Usage::new(130, 100, 30)), (100, 0, 0, 30));
+    }
+
+    #[test]
+    fn a_count_in_meta_as_gemini_cli_sends_it_is_read() {
+        let meta = serde_json::json!({"quota": {"token_count":
+            {"input_tokens": 120, "output_tokens": 9}, "model_usage": []}});
+        let mut outcome = TurnOutcome::default();
+        super::apply_meta(meta.as_object().unwrap(), &mut outcome);
+        assert_eq!((outcome.input_tokens, outcome.output_tokens), (120, 9));
+        let mut untouched = TurnOutcome::default();
+        let other = serde_json::json!({"cost": 1});
+        super::apply_meta(other.as_object().unwrap(), &mut untouched);
+        assert_eq!(untouched.input_tokens, 0);
     }
 }

@@ -42,6 +42,7 @@ pub const CLI: AgentCli = AgentCli {
     config_dir: ConfigDir {
         var: "CLAUDE_CONFIG_DIR",
         default: ".claude",
+        within: None,
         files: &[
             // Its login (OAuth tokens it refreshes), on Linux.
             ConfigFile::credential(".credentials.json"),
@@ -73,7 +74,8 @@ pub const CLI: AgentCli = AgentCli {
         args: |id| vec!["--resume".to_owned(), id.to_owned()],
     },
     acp_adapter: Some("claude"),
-    executor: |settings, run, _| std::sync::Arc::new(ClaudeExecutor::new(settings, run)),
+    home_reads: &[],
+    executor: |settings, run, _desk| std::sync::Arc::new(ClaudeExecutor::new(settings, run)),
 };
 
 /// tether's tools, as Claude Code names them.

@@ -11,11 +11,11 @@
 //! it is handed tether's MCP server for the run, and its stream format, which live in the CLI's
 //! own module.
 //!
-//! Adding an agent CLI: a module beside `claude/`, `codex/`, `pi/`, `qwen/` and `opencode/` with
-//! its executor and its `CLI` descriptor, and a line in [`AGENT_CLIS`]. A CLI that speaks ACP
-//! needs no executor of its own: its module hands tether's [`AcpExecutor`](crate::AcpExecutor)
-//! the CLI's ACP arguments and what it needs set up, and its commands reach `[human]
-//! ask_before` as ACP permission requests ([`Gate::Acp`]). Nothing else names a CLI: its `kind` is how
+//! Adding an agent CLI: a module beside `claude/`, `codex/`, `pi/`, `qwen/`, `opencode/`,
+//! `gemini/` and `copilot/` with its executor and its `CLI` descriptor, and a line in
+//! [`AGENT_CLIS`]. A CLI that speaks ACP needs no executor of its own: its module hands tether's
+//! [`AcpExecutor`](crate::AcpExecutor) the CLI's ACP arguments and the options it needs, and
+//! its commands reach `[human] ask_before` as ACP permission requests ([`Gate::Acp`]). Nothing else names a CLI: its `kind` is how
 //! `[executor] kind` spells it (the runtime hands every descriptor's to the configuration's
 //! schema, which also writes it into the template with its `about`), and the `[executor]`
 //! settings it reads (`program`, `args`, `env`, `turn_timeout_secs`) are every agent CLI's.
@@ -67,6 +67,9 @@ pub struct AgentCli {
     /// What the program of an ACP adapter of this CLI is named with (`codex` in `codex-acp`):
     /// such an adapter gets this CLI's sandbox and key.
     pub acp_adapter: Option<&'static str>,
+    /// Directories under `$HOME` it reads in a run beside its configuration directory (Copilot
+    /// CLI's own package, which its launcher unpacks into `.cache/copilot`), granted read-only.
+    pub home_reads: &'static [&'static str],
     /// Its executor with `settings`, for the run `run` names once it exists, deciding the
     /// permission requests it sends over ACP with the [`Permissions`] (a CLI that sends none
     /// ignores them).
@@ -88,6 +91,9 @@ pub struct ConfigDir {
     pub var: &'static str,
     /// Where it is under `$HOME` when the variable is not set (`.claude`).
     pub default: &'static str,
+    /// Its name in the directory the variable names, when that is the home it lies in rather
+    /// than the directory itself (Gemini CLI's `GEMINI_CLI_HOME` names the home of `.gemini`).
+    pub within: Option<&'static str>,
     /// What a run's own copy of it holds of the person's (see
     /// [`RunConfigDir`](super::RunConfigDir)); nothing else of the person's is there.
     pub files: &'static [ConfigFile],
@@ -199,6 +205,8 @@ pub const AGENT_CLIS: &[&AgentCli] = &[
     &crate::pi::CLI,
     &crate::qwen::CLI,
     &crate::opencode::CLI,
+    &crate::gemini::CLI,
+    &crate::copilot::CLI,
 ];
 
 /// The agent CLI whose `[executor] kind` is `kind`.

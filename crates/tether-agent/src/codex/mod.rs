@@ -51,6 +51,7 @@ pub const CLI: AgentCli = AgentCli {
     config_dir: ConfigDir {
         var: "CODEX_HOME",
         default: ".codex",
+        within: None,
         files: &[
             // Its login (an API key, or ChatGPT tokens it refreshes).
             ConfigFile::credential("auth.json"),
@@ -79,7 +80,8 @@ pub const CLI: AgentCli = AgentCli {
         args: |id| vec!["resume".to_owned(), id.to_owned()],
     },
     acp_adapter: Some("codex"),
-    executor: |settings, run, _| std::sync::Arc::new(CodexExecutor::new(settings, run)),
+    home_reads: &[],
+    executor: |settings, run, _desk| std::sync::Arc::new(CodexExecutor::new(settings, run)),
 };
 
 /// Runs Codex per turn.

@@ -55,6 +55,7 @@ pub const CLI: AgentCli = AgentCli {
     config_dir: ConfigDir {
         var: "OPENCODE_CONFIG_DIR",
         default: ".config/opencode",
+        within: None,
         files: &[
             // Its settings (providers, models, MCP servers, permissions) and instructions.
             ConfigFile::setting("opencode.json"),
@@ -84,6 +85,7 @@ pub const CLI: AgentCli = AgentCli {
         args: |_| Vec::new(),
     },
     acp_adapter: None,
+    home_reads: &[],
     executor: |mut settings, run, desk| {
         let mut args = vec!["acp".to_owned()];
         args.append(&mut settings.args);

@@ -63,6 +63,7 @@ pub const CLI: AgentCli = AgentCli {
     config_dir: ConfigDir {
         var: "PI_CODING_AGENT_DIR",
         default: ".pi/agent",
+        within: None,
         files: &[
             // Its logins (OAuth tokens it refreshes, API keys).
             ConfigFile::credential("auth.json"),
@@ -95,7 +96,8 @@ pub const CLI: AgentCli = AgentCli {
     },
     // No ACP adapter of pi is known by its name.
     acp_adapter: None,
-    executor: |settings, run, _| std::sync::Arc::new(PiExecutor::new(settings, run)),
+    home_reads: &[],
+    executor: |settings, run, _desk| std::sync::Arc::new(PiExecutor::new(settings, run)),
 };
 
 /// Runs pi per turn.

@@ -44,6 +44,7 @@ pub const CLI: AgentCli = AgentCli {
     config_dir: ConfigDir {
         var: "QWEN_HOME",
         default: ".qwen",
+        within: None,
         files: &[
             // Its Qwen OAuth login, refreshed as it runs.
             ConfigFile::credential("oauth_creds.json"),
@@ -72,6 +73,7 @@ pub const CLI: AgentCli = AgentCli {
         args: |_| Vec::new(),
     },
     acp_adapter: None,
+    home_reads: &[],
     executor: |mut settings, run, desk| {
         let mut args = vec![
             "--acp".to_owned(),

@@ -125,8 +125,10 @@ impl Turn {
 
 /// The tool a scripted call names: the offered tool with exactly that name; else the one offered
 /// tool whose name ends in `__<name>` (MCP tools are offered as `mcp__<server>__<tool>`); else,
-/// for `mcp__<server>__<tool>`, the tool offered as `<server>_<tool>` (opencode's naming); else
-/// the name unchanged (a model may call a tool that does not exist).
+/// for an MCP name `mcp__<server>__<tool>`, the tool offered as `<server>_<tool>` (opencode's
+/// spelling), `mcp_<server>_<tool>` (Gemini CLI's) or `<server>-<tool>` (Copilot CLI's), and for a
+/// bare name the one tool offered under either of the last two; else the name unchanged (a model
+/// may call a tool that does not exist).
 pub fn resolve_tool_name<'a>(name: &'a str, tools: &'a [ToolSpec]) -> &'a str {
     if tools.iter().any(|tool| tool.name == name) {
         return name;
@@ -142,9 +144,32 @@ pub fn resolve_tool_name<'a>(name: &'a str, tools: &'a [ToolSpec]) -> &'a str {
     }
     let suffix = format!("__{name}");
     let mut matches = tools.iter().filter(|tool| tool.name.ends_with(&suffix));
+    if let (Some(tool), None) = (matches.next(), matches.next()) {
+        return &tool.name;
+    }
+    let (server, tool_name) = match name
+        .strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"))
+    {
+        Some((server, tool)) => (Some(server), tool),
+        None => (None, name),
+    };
+    let mut matches = tools.iter().filter(|tool| {
+        mcp_spelling(&tool.name)
+            .is_some_and(|(s, t)| t == tool_name && server.is_none_or(|want| want == s))
+    });
     match (matches.next(), matches.next()) {
         (Some(tool), None) => &tool.name,
         _ => name,
+    }
+}
+
+/// The server and tool an offered name spells in Gemini CLI's way (`mcp_<server>_<tool>`) or
+/// Copilot CLI's (`<server>-<tool>`).
+fn mcp_spelling(offered: &str) -> Option<(&str, &str)> {
+    match offered.strip_prefix("mcp_") {
+        Some(rest) => rest.split_once('_'),
+        None => offered.split_once('-'),
     }
 }
 
@@ -286,5 +311,39 @@ impl std::fmt::Debug for Script {
             .field("source", &kind)
             .field("served", &state.served)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::resolve_tool_name;
+    use crate::ToolSpec;
+
+    fn offered(names: &[&str]) -> Vec<ToolSpec> {
+        names
+            .iter()
+            .map(|n| ToolSpec::new(*n, "", json!({"type": "object"})))
+            .collect()
+    }
+
+    #[test]
+    fn an_mcp_name_reaches_each_agents_spelling_of_it() {
+        let claude = offered(&["Bash", "mcp__tether__ask_human"]);
+        let gemini = offered(&["write_file", "mcp_tether_ask_human"]);
+        let copilot = offered(&["bash", "tether-ask_human"]);
+        for tools in [&claude, &gemini, &copilot] {
+            let want = &tools[1].name;
+            assert_eq!(resolve_tool_name("mcp__tether__ask_human", tools), want);
+            assert_eq!(resolve_tool_name("ask_human", tools), want);
+        }
+        assert_eq!(resolve_tool_name("write_file", &gemini), "write_file");
+        // A name that is only the end of an offered tool's is not taken for it.
+        assert_eq!(resolve_tool_name("human", &gemini), "human");
+        assert_eq!(
+            resolve_tool_name("mcp__other__ask_human", &copilot),
+            "mcp__other__ask_human"
+        );
     }
 }

@@ -33,6 +33,16 @@ impl CliReach {
         let mut read = program_reach(&program, areas);
         let person = config_dir(config, agent);
         read.extend(tether_agent::cli::RunConfigDir::shared(agent, &person));
+        // What it reads of the home directory besides (its own unpacked package).
+        if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
+            read.extend(
+                agent
+                    .home_reads
+                    .iter()
+                    .map(|dir| home.join(dir))
+                    .filter(|dir| dir.is_dir()),
+            );
+        }
         CliReach { read }
     }
 
@@ -90,7 +100,7 @@ pub fn config_dir(config: &Config, agent: Agent) -> PathBuf {
     person_config(config, agent).0
 }
 
-/// [`config_dir`], and whether a variable names it.
+/// [`config_dir`], and whether a variable names it (or the home it lies in).
 fn person_config(config: &Config, agent: Agent) -> (PathBuf, bool) {
     let (var, default) = (agent.config_dir.var, agent.config_dir.default);
     config
@@ -100,6 +110,10 @@ fn person_config(config: &Config, agent: Agent) -> (PathBuf, bool) {
         .find(|(k, _)| k == var)
         .map(|(_, v)| PathBuf::from(v))
         .or_else(|| std::env::var_os(var).map(PathBuf::from))
+        .map(|named| match agent.config_dir.within {
+            Some(name) => named.join(name),
+            None => named,
+        })
         .map_or_else(
             || {
                 let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -111,13 +125,13 @@ fn person_config(config: &Config, agent: Agent) -> (PathBuf, bool) {
 
 /// The run's own configuration directory of the agent CLI `config` runs (or whose ACP adapter
 /// it runs), in the sandbox's `scratch` directory, seeded from the person's; with the variable
-/// that points the CLI at it. `None` without a sandbox (the CLI then uses its own, as the person
-/// does) or for another agent.
+/// that points the CLI at it and its value (the directory, or the home it lies in). `None`
+/// without a sandbox (the CLI then uses its own, as the person does) or for another agent.
 pub fn run_config_dir(
     config: &Config,
     ws: &Workspace,
     scratch: Option<&Path>,
-) -> Result<Option<(String, RunConfigDir)>> {
+) -> Result<Option<(String, PathBuf, RunConfigDir)>> {
     let (Some(scratch), Worker::Cli(agent)) = (scratch, crate::agents::sandboxed_as(config)?)
     else {
         return Ok(None);
@@ -131,11 +145,15 @@ pub fn run_config_dir(
             agent.title
         );
     }
-    let dir = scratch.join(format!("{}-config", agent.kind));
+    let value = scratch.join(format!("{}-config", agent.kind));
+    let dir = match agent.config_dir.within {
+        Some(name) => value.join(name),
+        None => value.clone(),
+    };
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let made = RunConfigDir::seed(agent, Some((&person, named)), home.as_deref(), &dir)
         .map_err(|e| Error::io(format!("making the run's copy of {}", person.display()), e))?;
-    Ok(Some((agent.config_dir.var.to_owned(), made)))
+    Ok(Some((agent.config_dir.var.to_owned(), value, made)))
 }
 
 /// `name` as a path, or found on `PATH`.

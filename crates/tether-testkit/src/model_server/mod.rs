@@ -1,12 +1,15 @@
-//! A scripted fake model server: real HTTP on `127.0.0.1:0`, all three wire formats.
+//! A scripted fake model server: real HTTP on `127.0.0.1:0`, tether's three wire formats and
+//! Gemini's.
 //!
 //! Model clients, executors and whole-binary tests point at [`FakeModelServer::base_url`] and
 //! get answers from a [`Script`] — the same scripts the in-process
 //! [`tether_model::scripted::ScriptedModel`] plays. Every request is recorded (credentials
 //! redacted) for assertions, and faults can be injected per request.
 //!
-//! Routes: `POST /v1/chat/completions`, `POST /v1/responses`, `POST /v1/messages`, and `GET
-//! /v1/models` (what a setup check asks; 401 without the required key). Anything else is
+//! Routes: `POST /v1/chat/completions`, `POST /v1/responses`, `POST /v1/messages`, `POST
+//! /v1beta/models/{model}:streamGenerateContent` (SSE with `alt=sse`) and `:generateContent`
+//! (the Gemini API, [`FakeModelServer::gemini_base_url`]), and `GET /v1/models` (what a setup
+//! check asks; 401 without the required key). Anything else is
 //! recorded and answered 404. A request the server cannot parse, or one that finds the
 //! script exhausted, is answered 400 with the reason, so the client reports it.
 //!
@@ -65,7 +68,7 @@ pub struct FakeModelServerBuilder {
 
 impl FakeModelServerBuilder {
     /// Requires this API key (`Authorization: Bearer` for OpenAI paths, `x-api-key` for
-    /// Anthropic); other requests get a 401 whose message echoes the presented key, as
+    /// Anthropic, `x-goog-api-key` or `?key=` for Gemini's); other requests get a 401 whose message echoes the presented key, as
     /// OpenAI's does, so tests can check clients keep keys out of their errors.
     pub fn require_key(mut self, key: impl Into<String>) -> Self {
         self.key = Some(key.into());
@@ -129,6 +132,12 @@ impl FakeModelServer {
             Api::OpenAiChat | Api::OpenAiResponses => format!("http://{}/v1", self.serving.addr()),
             Api::Anthropic => format!("http://{}", self.serving.addr()),
         }
+    }
+
+    /// The base URL of the Gemini API (`GOOGLE_GEMINI_BASE_URL`): `http://127.0.0.1:PORT`,
+    /// under which clients ask `/v1beta/models/{model}:streamGenerateContent`.
+    pub fn gemini_base_url(&self) -> String {
+        format!("http://{}", self.serving.addr())
     }
 
     /// The listening address.

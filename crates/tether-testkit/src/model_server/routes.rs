@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -21,7 +21,7 @@ use super::body::{DisconnectGuard, sse_body};
 use super::fault::FaultPlan;
 use super::prompt_cache::PromptCache;
 use super::record::Recorder;
-use super::wire::{self, Parsed, RenderContext};
+use super::wire::{self, Parsed, RenderContext, Wire};
 
 pub(crate) struct Shared {
     pub(crate) script: Script,
@@ -39,20 +39,37 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/responses", post(responses))
         .route("/v1/messages", post(messages))
         .route("/v1/models", get(models))
+        .route("/v1beta/models/{call}", post(gemini))
         .fallback(not_found)
         .with_state(shared)
 }
 
 async fn chat(State(s): State<Arc<Shared>>, uri: Uri, h: HeaderMap, b: Bytes) -> Response {
-    handle(&s, Api::OpenAiChat, &uri, &h, &b).await
+    handle(&s, Wire::Api(Api::OpenAiChat), &uri, &h, &b).await
 }
 
 async fn responses(State(s): State<Arc<Shared>>, uri: Uri, h: HeaderMap, b: Bytes) -> Response {
-    handle(&s, Api::OpenAiResponses, &uri, &h, &b).await
+    handle(&s, Wire::Api(Api::OpenAiResponses), &uri, &h, &b).await
 }
 
 async fn messages(State(s): State<Arc<Shared>>, uri: Uri, h: HeaderMap, b: Bytes) -> Response {
-    handle(&s, Api::Anthropic, &uri, &h, &b).await
+    handle(&s, Wire::Api(Api::Anthropic), &uri, &h, &b).await
+}
+
+/// `POST /v1beta/models/{model}:streamGenerateContent` (and `:generateContent`): Gemini's.
+async fn gemini(
+    State(s): State<Arc<Shared>>,
+    Path(call): Path<String>,
+    uri: Uri,
+    h: HeaderMap,
+    b: Bytes,
+) -> Response {
+    let wire = match call.rsplit_once(':').map(|(_, method)| method) {
+        Some("streamGenerateContent") => Wire::Gemini { stream: true },
+        Some("generateContent") => Wire::Gemini { stream: false },
+        _ => return not_found(State(s), uri, h, b).await,
+    };
+    handle(&s, wire, &uri, &h, &b).await
 }
 
 /// The models list, as a setup check asks for it: 401 without the required key (in either
@@ -67,7 +84,7 @@ async fn models(State(s): State<Arc<Shared>>, uri: Uri, h: HeaderMap, b: Bytes) 
         let x_api_key = h.get("x-api-key").and_then(|v| v.to_str().ok());
         if bearer != Some(expected.as_str()) && x_api_key != Some(expected.as_str()) {
             return error(
-                Api::OpenAiChat,
+                Wire::Api(Api::OpenAiChat),
                 StatusCode::UNAUTHORIZED,
                 "Incorrect API key",
             );
@@ -88,15 +105,20 @@ async fn not_found(State(s): State<Arc<Shared>>, uri: Uri, h: HeaderMap, b: Byte
     (StatusCode::NOT_FOUND, message).into_response()
 }
 
-async fn handle(s: &Shared, api: Api, uri: &Uri, headers: &HeaderMap, body: &Bytes) -> Response {
+async fn handle(s: &Shared, api: Wire, uri: &Uri, headers: &HeaderMap, body: &Bytes) -> Response {
     let index = s.recorder.record(uri.path(), headers, body);
     if let Some(expected) = &s.key {
         let presented = match api {
-            Api::Anthropic => headers.get("x-api-key").and_then(|v| v.to_str().ok()),
-            Api::OpenAiChat | Api::OpenAiResponses => headers
+            Wire::Api(Api::Anthropic) => headers.get("x-api-key").and_then(|v| v.to_str().ok()),
+            Wire::Api(Api::OpenAiChat | Api::OpenAiResponses) => headers
                 .get(AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.strip_prefix("Bearer ")),
+            // Gemini's: a header, or the `key` query parameter.
+            Wire::Gemini { .. } => headers
+                .get("x-goog-api-key")
+                .and_then(|v| v.to_str().ok())
+                .or_else(|| query_param(uri, "key")),
         };
         if presented != Some(expected.as_str()) {
             // Like OpenAI, echo the presented key: clients must keep it out of their errors.
@@ -140,7 +162,8 @@ async fn handle(s: &Shared, api: Api, uri: &Uri, headers: &HeaderMap, body: &Byt
             return error(api, StatusCode::BAD_REQUEST, &message);
         }
     };
-    let parsed = match wire::parse(api, &json) {
+    let model = gemini_model(uri);
+    let parsed = match wire::parse(api, &json, model) {
         Ok(parsed) => parsed,
         Err(err) => {
             let message = format!("fake model server: unexpected request shape: {err}");
@@ -162,6 +185,25 @@ async fn handle(s: &Shared, api: Api, uri: &Uri, headers: &HeaderMap, body: &Byt
         usage,
     };
     let frames = wire::render(api, &turn, &context);
+    if !sse_wanted(api, uri) {
+        // Not streamed: one JSON body (Gemini's `:generateContent`, or its stream without
+        // `alt=sse`: a JSON array of the chunks).
+        let whole = match api {
+            Wire::Gemini { stream: false } => wire::whole(&frames),
+            _ => Value::Array(
+                frames
+                    .iter()
+                    .filter_map(|f| serde_json::from_str(&f.data).ok())
+                    .collect(),
+            ),
+        };
+        return (
+            StatusCode::OK,
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            whole.to_string(),
+        )
+            .into_response();
+    }
     let guard = DisconnectGuard::new(Arc::clone(&s.recorder));
     let body = sse_body(frames, fault.as_ref(), guard, s.shutdown.clone());
     (
@@ -177,12 +219,15 @@ async fn handle(s: &Shared, api: Api, uri: &Uri, headers: &HeaderMap, body: &Byt
 
 /// The usage to report: the turn's own when it gives one, else the estimate, with what the
 /// prompt cache (when the server plays one) read and wrote. The cache sees every request.
-fn usage(s: &Shared, api: Api, body: &Value, parsed: &Parsed, turn: &Turn) -> Usage {
+fn usage(s: &Shared, wire: Wire, body: &Value, parsed: &Parsed, turn: &Turn) -> Usage {
     let estimate = turn.usage_for(&parsed.request);
-    let cached = s
-        .prompt_cache
-        .as_ref()
-        .map(|cache| cache.serve(api, &parsed.model, body, &parsed.request, Instant::now()));
+    // Gemini's implicit cache is not played.
+    let cached = match (&s.prompt_cache, wire) {
+        (Some(cache), Wire::Api(api)) => {
+            Some(cache.serve(api, &parsed.model, body, &parsed.request, Instant::now()))
+        }
+        _ => None,
+    };
     match (turn.usage, cached) {
         (Some(explicit), _) => explicit,
         (None, Some(cached)) => Usage {
@@ -195,7 +240,31 @@ fn usage(s: &Shared, api: Api, body: &Value, parsed: &Parsed, turn: &Turn) -> Us
     }
 }
 
-fn error(api: Api, status: StatusCode, message: &str) -> Response {
+/// The model a Gemini path names (`/v1beta/models/{model}:{method}`); empty for other paths.
+fn gemini_model(uri: &Uri) -> &str {
+    uri.path()
+        .strip_prefix("/v1beta/models/")
+        .and_then(|call| call.rsplit_once(':'))
+        .map_or("", |(model, _)| model)
+}
+
+/// Whether the answer is streamed as SSE: always for tether's formats; for Gemini's stream only
+/// with `alt=sse`, as the API does.
+fn sse_wanted(wire: Wire, uri: &Uri) -> bool {
+    match wire {
+        Wire::Api(_) => true,
+        Wire::Gemini { stream } => stream && query_param(uri, "alt") == Some("sse"),
+    }
+}
+
+/// The value of query parameter `name`, as sent.
+fn query_param<'a>(uri: &'a Uri, name: &str) -> Option<&'a str> {
+    uri.query()?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+}
+
+fn error(api: Wire, status: StatusCode, message: &str) -> Response {
     let body = wire::error_body(api, status.as_u16(), message);
     (
         status,

@@ -13,7 +13,7 @@ use tether_testkit::{FakeModelServer, Fault};
 const WAIT: Duration = Duration::from_secs(10);
 
 /// A bare HTTP client, for talking to the fake server without tether-model's mapping.
-fn raw_http() -> reqwest::Client {
+pub(super) fn raw_http() -> reqwest::Client {
     let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
         rustls::crypto::ring::default_provider(),
     ))

@@ -1,5 +1,7 @@
 //! The contract every agent CLI keeps, one suite run for each the tests drive — Claude Code,
-//! Codex and pi, and the ACP adapters of Claude Code and Codex — against the fake model server:
+//! Codex and pi, the ACP adapters of Claude Code and Codex,
+//! Gemini CLI and Copilot CLI —
+//! against the fake model server:
 //! a Ralph loop keeps its promise and its usage reaches the run; `ask_human` over MCP is
 //! answered with `tether answer`; `tether cancel` leaves none of its processes behind.
 //!

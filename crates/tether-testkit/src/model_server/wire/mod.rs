@@ -1,5 +1,6 @@
-//! The fake server's side of the three wire formats: request JSON in (parsed into the neutral
-//! [`Request`] a [`tether_model::scripted::Script`] reads), SSE frames out.
+//! The fake server's side of the wire formats — tether's three [`Api`]s and Gemini's
+//! ([`Wire`]): request JSON in (parsed into the neutral [`Request`] a
+//! [`tether_model::scripted::Script`] reads), SSE frames out.
 //!
 //! The frames follow what the providers' documented streaming formats send, so a
 //! test passing here means the client speaks the format the real endpoints speak — not merely
@@ -7,6 +8,7 @@
 
 mod anthropic;
 mod chat;
+mod gemini;
 mod responses;
 
 use std::collections::HashMap;
@@ -16,6 +18,18 @@ use serde_json::Value;
 use tether_config::Api;
 use tether_model::scripted::{Turn, resolve_tool_name};
 use tether_model::{Request, Usage};
+
+/// A wire format the server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wire {
+    /// One of the formats tether's own model client speaks.
+    Api(Api),
+    /// The Gemini API's `generateContent`, streamed (`:streamGenerateContent?alt=sse`) or not.
+    Gemini {
+        /// Whether the answer is streamed.
+        stream: bool,
+    },
+}
 
 /// A request parsed from one of the wire formats.
 #[derive(Debug, Clone)]
@@ -135,32 +149,41 @@ fn resolve_calls(turn: &Turn, parsed: &Parsed) -> Vec<ResolvedCall> {
         .collect()
 }
 
-/// Parses a request body in the given format.
-pub(crate) fn parse(api: Api, body: &Value) -> Result<Parsed, String> {
+/// Parses a request body in the given format; `model` is the one its path names (Gemini's).
+pub(crate) fn parse(wire: Wire, body: &Value, model: &str) -> Result<Parsed, String> {
     if !body.is_object() {
         return Err("the request body is not a JSON object".to_owned());
     }
-    match api {
-        Api::OpenAiChat => chat::parse(body),
-        Api::OpenAiResponses => responses::parse(body),
-        Api::Anthropic => anthropic::parse(body),
+    match wire {
+        Wire::Api(Api::OpenAiChat) => chat::parse(body),
+        Wire::Api(Api::OpenAiResponses) => responses::parse(body),
+        Wire::Api(Api::Anthropic) => anthropic::parse(body),
+        Wire::Gemini { .. } => gemini::parse(body, model),
     }
 }
 
 /// The frames that stream `turn` in the given format.
-pub(crate) fn render(api: Api, turn: &Turn, context: &RenderContext<'_>) -> Vec<Frame> {
-    match api {
-        Api::OpenAiChat => chat::render(turn, context),
-        Api::OpenAiResponses => responses::render(turn, context),
-        Api::Anthropic => anthropic::render(turn, context),
+pub(crate) fn render(wire: Wire, turn: &Turn, context: &RenderContext<'_>) -> Vec<Frame> {
+    match wire {
+        Wire::Api(Api::OpenAiChat) => chat::render(turn, context),
+        Wire::Api(Api::OpenAiResponses) => responses::render(turn, context),
+        Wire::Api(Api::Anthropic) => anthropic::render(turn, context),
+        Wire::Gemini { .. } => gemini::render(turn, context),
     }
 }
 
+/// The answer of a format that does not stream (Gemini's `:generateContent`): `frames` as one
+/// JSON body.
+pub(crate) fn whole(frames: &[Frame]) -> Value {
+    gemini::whole(frames)
+}
+
 /// The error body the format's real endpoint sends with `status`.
-pub(crate) fn error_body(api: Api, status: u16, message: &str) -> Value {
-    match api {
-        Api::Anthropic => anthropic::error_body(status, message),
-        Api::OpenAiChat | Api::OpenAiResponses => chat::error_body(status, message),
+pub(crate) fn error_body(wire: Wire, status: u16, message: &str) -> Value {
+    match wire {
+        Wire::Api(Api::Anthropic) => anthropic::error_body(status, message),
+        Wire::Api(Api::OpenAiChat | Api::OpenAiResponses) => chat::error_body(status, message),
+        Wire::Gemini { .. } => gemini::error_body(status, message),
     }
 }
 

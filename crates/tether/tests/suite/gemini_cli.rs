@@ -1,0 +1,166 @@
+//! `[executor] kind = "gemini"` end to end with the real Gemini CLI (its path in
+//! `TETHER_TEST_GEMINI`, installed by ./test.sh) against the fake model server's Gemini API: with
+//! only its kind and program in tether.toml, the agents' contract
+//! ([`crate::suite::agent_contract`]: a Ralph loop keeps its promise and reports its usage,
+//! `ask_human` answered, cancelling leaves no process behind), a goal whose new file Gemini CLI
+//! writes itself signs off through `complete_goal`, and an `ask_before` command waits for
+//! `tether answer`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use tether_config::Api;
+use tether_model::Request;
+use tether_model::scripted::{Script, Turn};
+use tether_testkit::model_server::FakeModelServer;
+
+use crate::common::agents::{LIB, PLAN, accepting_judge, diagnose, ralph, required_cli, start};
+use crate::common::{model_table, pending_question, run, text, wait_output};
+use crate::suite::agent_contract::{AgentCli, AgentWorkspace, agent_contract};
+
+/// The real Gemini CLI; a test without it fails (./test.sh installs it).
+fn gemini() -> PathBuf {
+    required_cli("TETHER_TEST_GEMINI", "Gemini CLI")
+}
+
+/// A workspace whose tether.toml runs Gemini CLI on `server` (`extra` first), and Gemini CLI's
+/// home (the person's, as far as tether knows: its settings choose the API key) beside it.
+fn workspace(server: &FakeModelServer, extra: &str) -> (tempfile::TempDir, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    configure(dir.path(), home.path(), server, extra);
+    (dir, home)
+}
+
+fn configure(dir: &Path, home: &Path, server: &FakeModelServer, extra: &str) {
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+        "model": {"name": "gemini-2.5-flash"},
+    });
+    fs::create_dir_all(home.join(".gemini")).unwrap();
+    fs::write(home.join(".gemini/settings.json"), settings.to_string()).unwrap();
+    let toml = format!(
+        "{extra}\n[executor]\nkind = \"gemini\"\nprogram = {program:?}\nturn_timeout_secs = 600\n\
+         [executor.env]\nGOOGLE_GEMINI_BASE_URL = {base:?}\nGEMINI_API_KEY = \"g-fake\"\n\
+         GEMINI_CLI_HOME = {home:?}\n",
+        program = gemini().display().to_string(),
+        base = server.gemini_base_url(),
+        home = home.display().to_string(),
+    );
+    fs::write(dir.join("tether.toml"), toml).unwrap();
+}
+
+/// Gemini CLI for the contract.
+struct Gemini;
+
+impl AgentCli for Gemini {
+    /// Its calls are reported by its own titles.
+    const NAMES_TOOL_CALLS: bool = false;
+
+    fn workspace(server: &FakeModelServer) -> AgentWorkspace {
+        let (dir, home) = workspace(server, "");
+        AgentWorkspace {
+            dir,
+            _beside: Some(home),
+        }
+    }
+
+    /// The model was asked over Gemini's streamed API with tether's tools declared.
+    fn kept_promise(_dir: &Path, server: &FakeModelServer) {
+        let requests = server.requests();
+        let turn = requests
+            .iter()
+            .find(|r| r.raw_body.contains("Write the notes."))
+            .unwrap();
+        assert!(
+            turn.path.ends_with(":streamGenerateContent"),
+            "{}",
+            turn.path
+        );
+        for tool in ["ask_human", "complete_goal"] {
+            assert!(
+                turn.raw_body.contains(tool),
+                "{tool} missing from the request"
+            );
+        }
+    }
+}
+
+agent_contract!(contract, Gemini);
+
+#[test]
+fn a_goal_gemini_writes_a_new_file_for_signs_off_through_complete_goal() {
+    let (rt, agent) = start(Script::from_fn(move |req: &Request| {
+        match req.last_tool_result() {
+            None => Turn::tool(
+                "write_file",
+                json!({"file_path": "src/lib.rs", "content": LIB}),
+            ),
+            Some((Some("write_file"), _)) => Turn::tool(
+                "mcp__tether__complete_goal",
+                json!({"id": "add", "evidence": "grep finds a + b", "paths": ["src/lib.rs"]}),
+            ),
+            Some((_, result)) => Turn::text(format!("Signed off: {result}")),
+        }
+    }));
+    let judge = accepting_judge(&rt);
+    let (dir, _home) = workspace(
+        &agent,
+        &model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
+    );
+    fs::write(dir.path().join("plan.md"), PLAN).unwrap();
+    let out = run(dir.path(), &["run", "--approve", "--max-iterations", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
+    assert!(
+        text(&out.stdout).contains("signed off: add"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("src/lib.rs")).unwrap(),
+        LIB
+    );
+}
+
+#[test]
+fn an_ask_before_command_of_gemini_waits_and_a_reject_reaches_the_model() {
+    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let marker = dir.path().join("ran");
+    let command = format!("touch {}", marker.display());
+    let (_rt, server) = start(Script::from_fn(move |req: &Request| {
+        match req.last_tool_result() {
+            None => Turn::tool("run_shell_command", json!({"command": command})),
+            Some((_, result)) => Turn::text(format!("{result} <promise>DONE</promise>")),
+        }
+    }));
+    configure(
+        dir.path(),
+        home.path(),
+        &server,
+        "[human]\nask_before = [\"touch\"]\n",
+    );
+    let child = ralph(dir.path(), "Run the probe.");
+    let question = pending_question(dir.path());
+    assert!(
+        question["question"].as_str().unwrap().contains("touch"),
+        "{question}"
+    );
+    assert!(!marker.exists(), "held until answered");
+    let id = question["id"].as_str().unwrap();
+    let out = run(dir.path(), &["answer", id, "Reject", "--as", "ana"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let done = wait_output(child);
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(dir.path(), &done)
+    );
+    assert!(!marker.exists(), "a rejected command ran");
+    let last = server.requests().last().unwrap().raw_body.clone();
+    assert!(last.contains("run_shell_command"), "{last}");
+}
