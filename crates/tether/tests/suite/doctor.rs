@@ -80,7 +80,7 @@ fn the_built_in_agent_without_a_model_is_told_every_agent_it_could_use_instead()
         check(&out, "executor"),
         "✗ executor: the built-in agent has no model: tether.toml has no [model]\n  fix: add a \
          [model] table (api, base_url, model, api_key_env), or set [executor] kind to the agent \
-         you use (claude, codex, pi, qwen, opencode, command, acp)"
+         you use (claude, codex, pi, qwen, opencode, gemini, copilot, command, acp)"
     );
 }
 
