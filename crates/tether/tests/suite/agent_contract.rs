@@ -7,7 +7,8 @@
 //!
 //! An agent joins with an [`AgentCli`] (how a workspace runs it) and one `agent_contract!` line
 //! in its own file, where what is its own stays: what its request and transcript show, its
-//! resume, its usage limits, its sign-off.
+//! resume, its usage limits. Its sign-off is [`signs_off_through_complete_goal`], given the tool
+//! its model writes a file with.
 
 use std::path::Path;
 
@@ -18,8 +19,12 @@ use tether_store::Event;
 use tether_testkit::model_server::FakeModelServer;
 use tether_testkit::wait_until;
 
-use crate::common::agents::{diagnose, events, processes_in, ralph, start, status, tool_calls};
-use crate::common::{PATIENCE, pending_question, run, text, wait_output};
+use tether_config::Api;
+
+use crate::common::agents::{
+    LIB, PLAN, accepting_judge, diagnose, events, processes_in, ralph, start, status, tool_calls,
+};
+use crate::common::{PATIENCE, model_table, pending_question, run, text, wait_output};
 
 /// An agent CLI as the contract drives it.
 pub(crate) trait AgentCli {
@@ -153,6 +158,69 @@ pub(crate) fn tether_cancel_leaves_no_process_behind<A: AgentCli>() {
 }
 
 /// The contract's tests for `$agent`, in a module `$name`.
+/// A goal signed off through `complete_goal` over MCP, as every agent CLI does it: its model
+/// writes `src/lib.rs` with the agent's own tool `tool` (its arguments `write` makes, given the
+/// workspace), then calls `complete_goal`; tether runs the goal's verify, and the judge reads the
+/// file and accepts. `configure` writes the workspace's tether.toml for the agent on a server,
+/// with the lines given added (the judge's table). What is the agent's own to check stays with
+/// it, on what this returns.
+pub(crate) fn signs_off_through_complete_goal(
+    tool: &'static str,
+    write: fn(&Path) -> serde_json::Value,
+    configure: &dyn Fn(&Path, &FakeModelServer, &str),
+) -> SignedOff {
+    let dir = tempfile::tempdir().unwrap();
+    let arguments = write(dir.path());
+    let (rt, agent) = start(Script::from_fn(move |req: &Request| {
+        match req.last_tool_result() {
+            None => Turn::tool(tool, arguments.clone()),
+            Some((Some(name), _)) if name == tool => Turn::tool(
+                "mcp__tether__complete_goal",
+                json!({"id": "add", "evidence": "grep finds a + b", "paths": ["src/lib.rs"]}),
+            ),
+            Some((_, result)) => Turn::text(format!("Signed off: {result}")),
+        }
+    }));
+    let judge = accepting_judge(&rt);
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("plan.md"), PLAN).unwrap();
+    configure(
+        dir.path(),
+        &agent,
+        &model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
+    );
+    let out = run(dir.path(), &["run", "--approve", "--max-iterations", "2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
+    assert!(
+        text(&out.stdout).contains("signed off: add"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("src/lib.rs")).unwrap(),
+        LIB
+    );
+    let plan = std::fs::read_to_string(dir.path().join("plan.md")).unwrap();
+    assert!(plan.contains("add signed off:"), "{plan}");
+    assert_eq!(
+        judge.request_count(),
+        2,
+        "the judge read the file, then accepted"
+    );
+    SignedOff {
+        dir,
+        _servers: (agent, judge),
+        _rt: rt,
+    }
+}
+
+/// A workspace whose goal was signed off, with what served it kept alive.
+pub(crate) struct SignedOff {
+    pub(crate) dir: tempfile::TempDir,
+    _servers: (FakeModelServer, FakeModelServer),
+    _rt: tokio::runtime::Runtime,
+}
+
 macro_rules! agent_contract {
     ($name:ident, $agent:ident) => {
         mod $name {

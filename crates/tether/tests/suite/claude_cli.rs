@@ -13,11 +13,11 @@ use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 
-use crate::common::agents::{
-    LIB, PLAN, accepting_judge, diagnose, only_run_dir, ralph, required_cli, start,
+use crate::common::agents::{LIB, diagnose, only_run_dir, ralph, required_cli, start};
+use crate::common::wait_output;
+use crate::suite::agent_contract::{
+    AgentCli, AgentWorkspace, agent_contract, signs_off_through_complete_goal,
 };
-use crate::common::{model_table, run, runtime, text, wait_output};
-use crate::suite::agent_contract::{AgentCli, AgentWorkspace, agent_contract};
 
 /// The real `claude` binary; a test without it fails (./test.sh installs it).
 pub(crate) fn claude() -> PathBuf {
@@ -134,48 +134,11 @@ agent_contract!(contract, Claude);
 
 #[test]
 fn a_goal_loop_with_claude_code_signs_off_through_complete_goal_over_mcp() {
-    let dir = tempfile::tempdir().unwrap();
-    let lib = dir.path().join("src/lib.rs").display().to_string();
-    let rt = runtime();
-    // The agent writes the function with Claude Code's own Write tool, then calls tether's
-    // complete_goal over MCP, then finishes.
-    let agent = rt
-        .block_on(FakeModelServer::start(Script::from_fn(
-            move |req: &Request| match req.last_tool_result() {
-                None => Turn::tool("Write", json!({"file_path": lib, "content": LIB})),
-                Some((Some("Write"), _)) => Turn::tool(
-                    "mcp__tether__complete_goal",
-                    json!({"id": "add", "evidence": "grep finds a + b", "paths": ["src/lib.rs"]}),
-                ),
-                Some((_, result)) => Turn::text(format!("Signed off: {result}")),
-            },
-        )))
-        .unwrap();
-    let judge = accepting_judge(&rt);
-    fs::create_dir_all(dir.path().join("src")).unwrap();
-    fs::write(dir.path().join("plan.md"), PLAN).unwrap();
-    configure(
-        dir.path(),
-        &agent,
-        &model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
-    );
-    let out = run(dir.path(), &["run", "--approve", "--max-iterations", "2"]);
-    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
-    assert!(
-        text(&out.stdout).contains("signed off: add"),
-        "{}",
-        text(&out.stdout)
-    );
-    assert_eq!(
-        fs::read_to_string(dir.path().join("src/lib.rs")).unwrap(),
-        LIB
-    );
-    let plan = fs::read_to_string(dir.path().join("plan.md")).unwrap();
-    assert!(plan.contains("add signed off:"), "{plan}");
-    assert_eq!(
-        judge.request_count(),
-        2,
-        "the judge read the file, then accepted"
+    // Claude Code's own Write tool, then tether's complete_goal over MCP.
+    signs_off_through_complete_goal(
+        "Write",
+        |dir| json!({"file_path": dir.join("src/lib.rs"), "content": LIB}),
+        &configure,
     );
 }
 

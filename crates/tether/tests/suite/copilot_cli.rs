@@ -16,9 +16,11 @@ use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 
-use crate::common::agents::{LIB, PLAN, accepting_judge, diagnose, ralph, required_cli, start};
-use crate::common::{model_table, pending_question, run, text, wait_output};
-use crate::suite::agent_contract::{AgentCli, AgentWorkspace, agent_contract};
+use crate::common::agents::{LIB, diagnose, ralph, required_cli, start};
+use crate::common::{pending_question, run, text, wait_output};
+use crate::suite::agent_contract::{
+    AgentCli, AgentWorkspace, agent_contract, signs_off_through_complete_goal,
+};
 
 /// The real Copilot CLI; a test without it fails (./test.sh installs it).
 fn copilot() -> PathBuf {
@@ -82,37 +84,11 @@ agent_contract!(contract, Copilot);
 
 #[test]
 fn a_goal_copilot_writes_a_new_file_for_signs_off_through_complete_goal() {
-    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let lib = dir.path().join("src/lib.rs").display().to_string();
-    let (rt, agent) = start(Script::from_fn(move |req: &Request| {
-        match req.last_tool_result() {
-            None => Turn::tool("create", json!({"path": lib, "file_text": LIB})),
-            Some((Some("create"), _)) => Turn::tool(
-                "mcp__tether__complete_goal",
-                json!({"id": "add", "evidence": "grep finds a + b", "paths": ["src/lib.rs"]}),
-            ),
-            Some((_, result)) => Turn::text(format!("Signed off: {result}")),
-        }
-    }));
-    let judge = accepting_judge(&rt);
-    configure(
-        dir.path(),
-        home.path(),
-        &agent,
-        &model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
-    );
-    fs::create_dir_all(dir.path().join("src")).unwrap();
-    fs::write(dir.path().join("plan.md"), PLAN).unwrap();
-    let out = run(dir.path(), &["run", "--approve", "--max-iterations", "2"]);
-    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
-    assert!(
-        text(&out.stdout).contains("signed off: add"),
-        "{}",
-        text(&out.stdout)
-    );
-    assert_eq!(
-        fs::read_to_string(dir.path().join("src/lib.rs")).unwrap(),
-        LIB
+    let home = tempfile::tempdir().unwrap();
+    signs_off_through_complete_goal(
+        "create",
+        |dir| json!({"path": dir.join("src/lib.rs"), "file_text": LIB}),
+        &|dir, server, extra| configure(dir, home.path(), server, extra),
     );
 }
 

@@ -10,14 +10,15 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use tether_config::Api;
 use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 
-use crate::common::agents::{LIB, PLAN, accepting_judge, diagnose, ralph, required_cli, start};
-use crate::common::{model_table, pending_question, run, text, wait_output};
-use crate::suite::agent_contract::{AgentCli, AgentWorkspace, agent_contract};
+use crate::common::agents::{LIB, diagnose, ralph, required_cli, start};
+use crate::common::{pending_question, run, text, wait_output};
+use crate::suite::agent_contract::{
+    AgentCli, AgentWorkspace, agent_contract, signs_off_through_complete_goal,
+};
 
 /// The real Gemini CLI; a test without it fails (./test.sh installs it).
 fn gemini() -> PathBuf {
@@ -94,35 +95,12 @@ agent_contract!(contract, Gemini);
 
 #[test]
 fn a_goal_gemini_writes_a_new_file_for_signs_off_through_complete_goal() {
-    let (rt, agent) = start(Script::from_fn(move |req: &Request| {
-        match req.last_tool_result() {
-            None => Turn::tool(
-                "write_file",
-                json!({"file_path": "src/lib.rs", "content": LIB}),
-            ),
-            Some((Some("write_file"), _)) => Turn::tool(
-                "mcp__tether__complete_goal",
-                json!({"id": "add", "evidence": "grep finds a + b", "paths": ["src/lib.rs"]}),
-            ),
-            Some((_, result)) => Turn::text(format!("Signed off: {result}")),
-        }
-    }));
-    let judge = accepting_judge(&rt);
-    let (dir, _home) = workspace(
-        &agent,
-        &model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
-    );
-    fs::write(dir.path().join("plan.md"), PLAN).unwrap();
-    let out = run(dir.path(), &["run", "--approve", "--max-iterations", "2"]);
-    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
-    assert!(
-        text(&out.stdout).contains("signed off: add"),
-        "{}",
-        text(&out.stdout)
-    );
-    assert_eq!(
-        fs::read_to_string(dir.path().join("src/lib.rs")).unwrap(),
-        LIB
+    // Its write_file reads the target first: a new file must not stop it (no fs/* offered).
+    let home = tempfile::tempdir().unwrap();
+    signs_off_through_complete_goal(
+        "write_file",
+        |_| json!({"file_path": "src/lib.rs", "content": LIB}),
+        &|dir, server, extra| configure(dir, home.path(), server, extra),
     );
 }
 

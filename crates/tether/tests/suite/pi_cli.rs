@@ -17,13 +17,13 @@ use tether_testkit::model_server::{FakeModelServer, Fault};
 use tether_testkit::wait_until;
 
 use crate::common::agents::{
-    LIB, Leftovers, PLAN, accepting_judge, diagnose, only_run_dir, processes_in, ralph,
-    ralph_waits_out_one_limit, required_cli, start, status, tool_calls,
+    LIB, Leftovers, diagnose, only_run_dir, processes_in, ralph, ralph_waits_out_one_limit,
+    required_cli, start, status, tool_calls,
 };
-use crate::common::{
-    PATIENCE, model_table, pending_question, run, runtime, spawn, text, wait_exit, wait_output,
+use crate::common::{PATIENCE, pending_question, run, spawn, text, wait_exit, wait_output};
+use crate::suite::agent_contract::{
+    AgentCli, AgentWorkspace, agent_contract, signs_off_through_complete_goal,
 };
-use crate::suite::agent_contract::{AgentCli, AgentWorkspace, agent_contract};
 
 /// The real pi; a test without it fails (./test.sh installs it).
 fn pi() -> PathBuf {
@@ -108,49 +108,16 @@ agent_contract!(contract, Pi);
 
 #[test]
 fn a_goal_loop_with_pi_signs_off_through_complete_goal_over_mcp() {
-    let dir = tempfile::tempdir().unwrap();
-    let rt = runtime();
-    // The agent writes the function with pi's own write tool, then calls tether's
-    // complete_goal over MCP, then finishes.
-    let agent = rt
-        .block_on(FakeModelServer::start(Script::from_fn(
-            move |req: &Request| match req.last_tool_result() {
-                None => Turn::tool("write", json!({"path": "src/lib.rs", "content": LIB})),
-                Some((Some("write"), _)) => Turn::tool(
-                    "mcp__tether__complete_goal",
-                    json!({"id": "add", "evidence": "grep finds a + b", "paths": ["src/lib.rs"]}),
-                ),
-                Some((_, result)) => Turn::text(format!("Signed off: {result}")),
-            },
-        )))
-        .unwrap();
-    let judge = accepting_judge(&rt);
-    fs::create_dir_all(dir.path().join("src")).unwrap();
-    fs::write(dir.path().join("plan.md"), PLAN).unwrap();
-    configure(
-        dir.path(),
-        &agent,
-        &model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
+    // pi's own write tool, then tether's complete_goal over MCP.
+    let done = signs_off_through_complete_goal(
+        "write",
+        |_| json!({"path": "src/lib.rs", "content": LIB}),
+        &configure,
     );
-    let out = run(dir.path(), &["run", "--approve", "--max-iterations", "2"]);
-    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
-    assert!(
-        text(&out.stdout).contains("signed off: add"),
-        "{}",
-        text(&out.stdout)
-    );
-    assert_eq!(
-        fs::read_to_string(dir.path().join("src/lib.rs")).unwrap(),
-        LIB
-    );
-    let plan = fs::read_to_string(dir.path().join("plan.md")).unwrap();
-    assert!(plan.contains("add signed off:"), "{plan}");
-    assert_eq!(
-        judge.request_count(),
-        2,
-        "the judge read the file, then accepted"
-    );
-    let calls: Vec<String> = tool_calls(dir.path()).into_iter().map(|c| c.0).collect();
+    let calls: Vec<String> = tool_calls(done.dir.path())
+        .into_iter()
+        .map(|c| c.0)
+        .collect();
     assert_eq!(calls, ["write", "complete_goal"]);
 }
 

@@ -13,11 +13,11 @@ use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
 
-use crate::common::agents::{
-    LIB, PLAN, accepting_judge, diagnose, ralph, required_cli, start, tool_calls,
+use crate::common::agents::{LIB, diagnose, ralph, required_cli, start, tool_calls};
+use crate::common::{pending_question, run, text, wait_output};
+use crate::suite::agent_contract::{
+    AgentCli, AgentWorkspace, agent_contract, signs_off_through_complete_goal,
 };
-use crate::common::{model_table, pending_question, run, runtime, text, wait_output};
-use crate::suite::agent_contract::{AgentCli, AgentWorkspace, agent_contract};
 
 /// The real Qwen Code; a test without it fails (./test.sh installs it).
 fn qwen() -> PathBuf {
@@ -111,42 +111,13 @@ fn an_ask_before_command_of_qwen_waits_for_a_persons_yes() {
 
 #[test]
 fn a_goal_loop_with_qwen_signs_off_through_complete_goal_over_mcp() {
-    let dir = tempfile::tempdir().unwrap();
-    let lib = dir.path().join("src/lib.rs").display().to_string();
-    let rt = runtime();
-    let agent = rt
-        .block_on(FakeModelServer::start(Script::from_fn(
-            move |req: &Request| match req.last_tool_result() {
-                None => Turn::tool("write_file", json!({"file_path": lib, "content": LIB})),
-                Some((Some("write_file"), _)) => Turn::tool(
-                    "mcp__tether__complete_goal",
-                    json!({"id": "add", "evidence": "grep finds a + b", "paths": ["src/lib.rs"]}),
-                ),
-                Some((_, result)) => Turn::text(format!("Signed off: {result}")),
-            },
-        )))
-        .unwrap();
-    let judge = accepting_judge(&rt);
-    fs::create_dir_all(dir.path().join("src")).unwrap();
-    fs::write(dir.path().join("plan.md"), PLAN).unwrap();
-    configure(
-        dir.path(),
-        &agent,
-        &model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
-    );
-    let out = run(dir.path(), &["run", "--approve", "--max-iterations", "2"]);
-    assert_eq!(out.status.code(), Some(0), "{}", diagnose(dir.path(), &out));
-    assert!(
-        text(&out.stdout).contains("signed off: add"),
-        "{}",
-        text(&out.stdout)
-    );
-    assert_eq!(
-        fs::read_to_string(dir.path().join("src/lib.rs")).unwrap(),
-        LIB
+    let done = signs_off_through_complete_goal(
+        "write_file",
+        |dir| json!({"file_path": dir.join("src/lib.rs"), "content": LIB}),
+        &configure,
     );
     // Every act is recorded under the run: the write, then the sign-off (by Qwen Code's title).
-    let calls = tool_calls(dir.path());
+    let calls = tool_calls(done.dir.path());
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert!(calls[1].1.contains("complete_goal"), "{calls:?}");
 }
