@@ -214,6 +214,88 @@ pub(crate) fn signs_off_through_complete_goal(
     }
 }
 
+/// A person's answer to an `[human] ask_before` question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answer {
+    Approve,
+    Reject,
+}
+
+/// `[human] ask_before` holds for an agent's own commands: its model runs `touch <marker>` with
+/// the agent's shell tool (the call `shell` makes of the command), a command `ask_before` names;
+/// the run asks a person and nothing runs until the answer; "Approve" lets it run, "Reject"
+/// does not, and the refusal reaches the model (as the tool's result, or — for an agent that
+/// ends its turn on a refusal — in the next iteration's prompt). `configure` writes the
+/// workspace's tether.toml for the agent on a server, with the lines given added.
+pub(crate) fn ask_before_holds_a_command(
+    shell: fn(String) -> Turn,
+    answer: Answer,
+    configure: &dyn Fn(&Path, &FakeModelServer, &str),
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let command = format!("touch {}", marker.display());
+    let (_rt, server) = start(Script::from_fn(move |req: &Request| {
+        let told = req
+            .last_user_text()
+            .is_some_and(|t| t.contains("tether refused"));
+        match req.last_tool_result() {
+            Some((_, result)) => Turn::text(format!("{result} <promise>DONE</promise>")),
+            None if told => Turn::text("Told it was refused. <promise>DONE</promise>"),
+            None => shell(command.clone()),
+        }
+    }));
+    configure(dir.path(), &server, "[human]\nask_before = [\"touch\"]\n");
+    let child = ralph(dir.path(), "Run the probe.");
+    let question = pending_question(dir.path());
+    assert!(
+        question["question"].as_str().unwrap().contains("touch"),
+        "{question}"
+    );
+    assert!(!marker.exists(), "held until answered");
+    let id = question["id"].as_str().unwrap();
+    let said = format!("{answer:?}");
+    let out = run(dir.path(), &["answer", id, &said, "--as", "ana"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let done = wait_output(child);
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        diagnose(dir.path(), &done)
+    );
+    match answer {
+        Answer::Approve => assert!(marker.exists(), "the approved command did not run"),
+        Answer::Reject => {
+            assert!(!marker.exists(), "a rejected command ran");
+            // The last request says more of a refusal than the first did.
+            let requests = server.requests();
+            let refusals = |body: &str| {
+                let body = body.to_lowercase();
+                [
+                    "refused",
+                    "reject",
+                    "denied",
+                    "declined",
+                    "canceled",
+                    "cancelled",
+                ]
+                .iter()
+                .map(|w| body.matches(w).count())
+                .sum::<usize>()
+            };
+            let (first, last) = (
+                &requests[0].raw_body,
+                &requests[requests.len() - 1].raw_body,
+            );
+            assert!(
+                refusals(last) > refusals(first),
+                "the refusal never reached the model: {last}"
+            );
+        }
+    }
+}
+
 /// A workspace whose goal was signed off, with what served it kept alive.
 pub(crate) struct SignedOff {
     pub(crate) dir: tempfile::TempDir,

@@ -10,14 +10,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use tether_model::Request;
-use tether_model::scripted::{Script, Turn};
+use tether_model::scripted::Turn;
 use tether_testkit::model_server::FakeModelServer;
 
-use crate::common::agents::{LIB, diagnose, ralph, required_cli, start};
-use crate::common::{pending_question, run, text, wait_output};
+use crate::common::agents::{LIB, required_cli};
 use crate::suite::agent_contract::{
-    AgentCli, AgentWorkspace, agent_contract, signs_off_through_complete_goal,
+    AgentCli, AgentWorkspace, Answer, agent_contract, ask_before_holds_a_command,
+    signs_off_through_complete_goal,
 };
 
 /// The real Gemini CLI; a test without it fails (./test.sh installs it).
@@ -106,39 +105,10 @@ fn a_goal_gemini_writes_a_new_file_for_signs_off_through_complete_goal() {
 
 #[test]
 fn an_ask_before_command_of_gemini_waits_and_a_reject_reaches_the_model() {
-    let (dir, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let marker = dir.path().join("ran");
-    let command = format!("touch {}", marker.display());
-    let (_rt, server) = start(Script::from_fn(move |req: &Request| {
-        match req.last_tool_result() {
-            None => Turn::tool("run_shell_command", json!({"command": command})),
-            Some((_, result)) => Turn::text(format!("{result} <promise>DONE</promise>")),
-        }
-    }));
-    configure(
-        dir.path(),
-        home.path(),
-        &server,
-        "[human]\nask_before = [\"touch\"]\n",
+    let home = tempfile::tempdir().unwrap();
+    ask_before_holds_a_command(
+        |command| Turn::tool("run_shell_command", json!({"command": command})),
+        Answer::Reject,
+        &|dir, server, extra| configure(dir, home.path(), server, extra),
     );
-    let child = ralph(dir.path(), "Run the probe.");
-    let question = pending_question(dir.path());
-    assert!(
-        question["question"].as_str().unwrap().contains("touch"),
-        "{question}"
-    );
-    assert!(!marker.exists(), "held until answered");
-    let id = question["id"].as_str().unwrap();
-    let out = run(dir.path(), &["answer", id, "Reject", "--as", "ana"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let done = wait_output(child);
-    assert_eq!(
-        done.status.code(),
-        Some(0),
-        "{}",
-        diagnose(dir.path(), &done)
-    );
-    assert!(!marker.exists(), "a rejected command ran");
-    let last = server.requests().last().unwrap().raw_body.clone();
-    assert!(last.contains("run_shell_command"), "{last}");
 }

@@ -9,14 +9,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use tether_config::Api;
-use tether_model::Request;
-use tether_model::scripted::{Script, Turn};
+use tether_model::scripted::Turn;
 use tether_testkit::model_server::FakeModelServer;
 
-use crate::common::agents::{LIB, diagnose, ralph, required_cli, start, tool_calls};
-use crate::common::{pending_question, run, text, wait_output};
+use crate::common::agents::{LIB, required_cli, tool_calls};
 use crate::suite::agent_contract::{
-    AgentCli, AgentWorkspace, agent_contract, signs_off_through_complete_goal,
+    AgentCli, AgentWorkspace, Answer, agent_contract, ask_before_holds_a_command,
+    signs_off_through_complete_goal,
 };
 
 /// The real Qwen Code; a test without it fails (./test.sh installs it).
@@ -76,37 +75,16 @@ agent_contract!(contract, Qwen);
 
 #[test]
 fn an_ask_before_command_of_qwen_waits_for_a_persons_yes() {
-    let dir = tempfile::tempdir().unwrap();
-    let marker = dir.path().join("ran");
-    let command = format!("touch {}", marker.display());
-    let (_rt, server) = start(Script::from_fn(move |req: &Request| {
-        match req.last_tool_result() {
-            None => Turn::tool(
+    ask_before_holds_a_command(
+        |command| {
+            Turn::tool(
                 "run_shell_command",
                 json!({"command": command, "description": "probe", "is_background": false}),
-            ),
-            Some((_, result)) => Turn::text(format!("{result} <promise>DONE</promise>")),
-        }
-    }));
-    configure(dir.path(), &server, "[human]\nask_before = [\"touch\"]\n");
-    let child = ralph(dir.path(), "Run the probe.");
-    let question = pending_question(dir.path());
-    assert!(
-        question["question"].as_str().unwrap().contains("touch"),
-        "{question}"
+            )
+        },
+        Answer::Approve,
+        &configure,
     );
-    assert!(!marker.exists(), "held until answered");
-    let id = question["id"].as_str().unwrap();
-    let out = run(dir.path(), &["answer", id, "Approve", "--as", "ana"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let done = wait_output(child);
-    assert_eq!(
-        done.status.code(),
-        Some(0),
-        "{}",
-        diagnose(dir.path(), &done)
-    );
-    assert!(marker.exists(), "the approved command did not run");
 }
 
 #[test]
