@@ -28,6 +28,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod after;
 mod archive;
 mod contract;
 mod criteria;
