@@ -184,7 +184,7 @@ mod tests {
     }
 
     fn parse(goals: &[String]) -> PlanDoc {
-        PlanDoc::parse("plan.md", &format!("# Plan: p\n\n{}", goals.concat()))
+        PlanDoc::parse("plan.md", format!("# Plan: p\n\n{}", goals.concat()))
     }
 
     fn kinds(doc: &PlanDoc) -> Vec<(ProblemKind, usize)> {
