@@ -1,8 +1,8 @@
 //! A goal's contract and its hash.
 //!
 //! The contract is what a human agrees to before work starts: `done_when`, `verify`,
-//! `failure_modes`, `ask_before`, and the goal's `budget` and `network` when it has them. Its hash is recorded when the plan is approved; a later edit
-//! of any of those lines changes the hash, and `complete_goal` refuses to sign the goal off until
+//! `failure_modes`, `ask_before`, and the goal's `budget`, `network` and `after` when it has them.
+//! Its hash is recorded when the plan is approved; a later edit of any of those lines changes the hash, and `complete_goal` refuses to sign the goal off until
 //! a human approves again. Titles, statuses, subtasks and whitespace around values do not count:
 //! ticking a box or renaming a goal is not a change of contract.
 
@@ -38,6 +38,14 @@ impl Goal {
         // The same for the network: opening it is a human's decision.
         if let Some(on) = self.network.as_ref().and_then(|f| f.value) {
             field("network", if on { "on" } else { "off" });
+        }
+        // And for `after:`: which goals must be signed off first is part of the agreement. A
+        // set of ids, so neither their order nor a repeat counts.
+        if let Some(after) = &self.after {
+            let mut ids: Vec<&str> = after.value.iter().map(String::as_str).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            field("after", &ids.join(","));
         }
         let digest = h.finalize();
         let mut out = String::with_capacity(7 + 64);
@@ -115,5 +123,26 @@ mod tests {
         ] {
             assert_ne!(hash(&a), hash(&b), "{a}\n---\n{b}");
         }
+    }
+
+    #[test]
+    fn after_is_the_contract_when_present() {
+        let with = |after: &str| PLAN.replace("verify:", &format!("after: {after}\nverify:"));
+        // Adding `after:`, or naming another goal in it, changes the hash.
+        assert_ne!(hash(PLAN), hash(&with("config")));
+        assert_ne!(hash(&with("config")), hash(&with("config, api")));
+        assert_ne!(hash(&with("config")), hash(&with("configs")));
+        // Its order, spacing and repeats do not.
+        assert_eq!(hash(&with("config, api")), hash(&with("api,config ,  api")));
+    }
+
+    #[test]
+    fn the_hash_of_a_goal_without_after_is_unchanged() {
+        // The hash as the format defined it before `after:` existed (computed outside this code):
+        // approvals already in stores must stay valid.
+        assert_eq!(
+            hash(PLAN),
+            "sha256:b4486d3b5fb1f4645cab9606607985a12ef32da4b84b290fda695fa405d20b74"
+        );
     }
 }

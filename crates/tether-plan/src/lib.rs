@@ -1,7 +1,8 @@
 //! The plan file format of tether: `plan.md`.
 //!
 //! One git-tracked markdown file holds the goals (each a contract: `done_when`, `verify`,
-//! `failure_modes`, `ask_before`, `threshold`, subtasks) and a short append-only log. The agent
+//! `failure_modes`, `ask_before`, `budget`, `network`, `after` — the goals it waits on — plus a
+//! `threshold` and subtasks) and a short append-only log. The agent
 //! edits it with its ordinary tools; tether only **parses** it and makes a few exact line-level
 //! **patches** — flip a status, tick a subtask, append a log line, add a missing id — and never
 //! re-serialises it, so every byte tether does not mean to change stays as it was.
@@ -28,6 +29,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod after;
 mod archive;
 mod contract;
 mod criteria;

@@ -136,6 +136,10 @@ pub struct Goal {
     /// network while the goal is active (the sandbox's default is off); part of the contract.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<Field<bool>>,
+    /// `after:` (`cache-layer, config`), the ids of the goals that must be signed off before
+    /// this one starts; part of the contract.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<Located<Vec<String>>>,
     /// The checkbox items, in file order.
     pub subtasks: Vec<Subtask>,
 }
@@ -169,6 +173,11 @@ impl Goal {
     /// Whether the goal opens the network (`network: on`).
     pub fn network(&self) -> bool {
         self.network.as_ref().and_then(|f| f.value) == Some(true)
+    }
+
+    /// The ids this goal waits on (its `after:` list), in file order; empty without one.
+    pub fn after(&self) -> &[String] {
+        self.after.as_ref().map_or(&[], |l| l.value.as_slice())
     }
 
     /// How many subtasks are ticked.

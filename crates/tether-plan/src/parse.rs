@@ -12,7 +12,7 @@ use crate::problem::{Problem, ProblemKind, Severity};
 use crate::syntax;
 
 /// The fields a goal may have, as written in the file.
-pub(crate) const FIELDS: [&str; 8] = [
+pub(crate) const FIELDS: [&str; 9] = [
     "status",
     "done_when",
     "verify",
@@ -21,7 +21,12 @@ pub(crate) const FIELDS: [&str; 8] = [
     "threshold",
     "budget",
     "network",
+    "after",
 ];
+
+/// What an `after:` line holds, for messages.
+const AFTER_EXPECTED: &str =
+    "the ids of the goals that must be signed off first, separated by commas";
 
 /// Parses `text`, returning the plan and the line table it was read from.
 pub(crate) fn parse(text: &str) -> (Plan, Vec<Line>) {
@@ -177,6 +182,7 @@ impl Parser {
                 threshold: None,
                 budget: None,
                 network: None,
+                after: None,
                 subtasks: Vec::new(),
             });
             self.cur = GoalState::default();
@@ -338,6 +344,7 @@ impl Parser {
                 "verify" => "a shell command",
                 "budget" => "amounts such as `400k tokens, $5, 2h`",
                 "network" => "on or off",
+                "after" => AFTER_EXPECTED,
                 _ => "the condition that means the goal is done",
             };
             return self.problem(
@@ -352,6 +359,7 @@ impl Parser {
             "threshold" => self.threshold_field(n, value),
             "budget" => self.budget_field(n, value),
             "network" => self.network_field(n, value),
+            "after" => self.after_field(n, value),
             "done_when" | "verify" => {
                 if let Some(g) = self.goals.last_mut() {
                     let located = Some(Located {
@@ -394,8 +402,9 @@ impl Parser {
             .iter()
             .map(|f| (syntax::edit_distance(&lower, f), *f))
             .min();
+        // A five-letter field (`after`) is one edit from few words but two from many (`later`).
         if let Some((d, f)) = best
-            && d <= 2
+            && d <= if f.len() <= 5 { 1 } else { 2 }
         {
             self.problem(
                 Severity::Error,
@@ -462,6 +471,29 @@ impl Parser {
             g.network = Some(Field {
                 invalid: value.is_none().then(|| raw.to_owned()),
                 value,
+                line: n,
+            });
+        }
+    }
+
+    fn after_field(&mut self, n: usize, raw: &str) {
+        let ids: Vec<String> = raw
+            .split(',')
+            .map(str::trim_ascii)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect();
+        if ids.is_empty() {
+            return self.problem(
+                Severity::Error,
+                ProblemKind::EmptyField,
+                n,
+                format!("`after:` names no goal; expected {AFTER_EXPECTED}"),
+            );
+        }
+        if let Some(g) = self.goals.last_mut() {
+            g.after = Some(Located {
+                value: ids,
                 line: n,
             });
         }
@@ -578,6 +610,7 @@ impl Parser {
         }
         self.close_section(line_count);
         self.duplicate_ids();
+        self.problems.extend(crate::after::problems(&self.goals));
         self.problems.sort_by_key(|p| p.line);
         Plan {
             title: self.title,

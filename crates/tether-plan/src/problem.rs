@@ -32,6 +32,12 @@ pub enum ProblemKind {
     InvalidNetwork,
     /// Two goals share an id.
     DuplicateId,
+    /// `after:` names an id no goal has.
+    UnknownAfter,
+    /// `after:` names the goal's own id.
+    SelfAfter,
+    /// Goals wait on each other through `after:` in a cycle, so none of them can start.
+    AfterCycle,
     /// The id comment holds characters an id may not have, or nothing.
     InvalidId,
     /// A goal has two `<!-- id: … -->` lines.
@@ -71,6 +77,9 @@ impl ProblemKind {
             ProblemKind::InvalidBudget => "invalid_budget",
             ProblemKind::InvalidNetwork => "invalid_network",
             ProblemKind::DuplicateId => "duplicate_id",
+            ProblemKind::UnknownAfter => "unknown_after",
+            ProblemKind::SelfAfter => "self_after",
+            ProblemKind::AfterCycle => "after_cycle",
             ProblemKind::InvalidId => "invalid_id",
             ProblemKind::SecondId => "second_id",
             ProblemKind::MissingId => "missing_id",

@@ -1,5 +1,6 @@
 //! The task list `tether plan` prints: each goal with its status, open subtasks, a count of the
-//! ticked ones it hides, and flags for what needs a human's attention.
+//! ticked ones it hides, what it waits on (`after:`), and flags for what needs a human's
+//! attention.
 //!
 //! Flags that need only the file (no `done_when`, duplicate ids, invalid status or threshold…)
 //! come from the parse; flags that need the store (done without sign-off, contract changed since
@@ -53,9 +54,9 @@ pub fn task_list(file: &str, plan: &Plan, opts: &Options) -> String {
         );
     }
     let attached = Attached::group(plan, opts);
-    for (i, goal) in plan.goals.iter().enumerate() {
+    for i in 0..plan.goals.len() {
         out.push('\n');
-        render_goal(&mut out, i, goal, &attached);
+        render_goal(&mut out, plan, i, &attached);
     }
     let loose: Vec<&Problem> = plan.problems.iter().filter(|p| p.goal.is_none()).collect();
     if !loose.is_empty() {
@@ -139,7 +140,24 @@ impl<'a> Attached<'a> {
     }
 }
 
-fn render_goal(out: &mut String, index: usize, goal: &Goal, attached: &Attached<'_>) {
+/// The `waits on:` line of a goal with `after:`: each goal it waits on, with its status.
+fn render_waits(out: &mut String, plan: &Plan, goal: &Goal) {
+    let waits = plan.waits_on(goal);
+    if waits.is_empty() {
+        return;
+    }
+    let list: Vec<String> = waits
+        .iter()
+        .map(|(id, status)| match status {
+            Some(s) => format!("{id} ({s})"),
+            None => format!("{id} (no such goal)"),
+        })
+        .collect();
+    let _ = writeln!(out, "{INDENT}waits on:  {}", list.join(", "));
+}
+
+fn render_goal(out: &mut String, plan: &Plan, index: usize, attached: &Attached<'_>) {
+    let goal = &plan.goals[index];
     let status = match &goal.status {
         Some(f) if f.value.is_none() => "invalid".to_owned(),
         _ => goal.status().to_string(),
@@ -171,6 +189,7 @@ fn render_goal(out: &mut String, index: usize, goal: &Goal, attached: &Attached<
         if let Some(v) = &goal.verify {
             let _ = writeln!(out, "{INDENT}verify:    {}", v.value);
         }
+        render_waits(out, plan, goal);
         for s in goal.subtasks.iter().filter(|s| !s.checked) {
             let _ = writeln!(out, "{INDENT}[ ] {}", s.text);
         }

@@ -260,3 +260,30 @@ fn a_network_line_is_read_checked_and_part_of_the_contract() {
     );
     assert!(!bad.plan().goals[0].network());
 }
+
+#[test]
+fn after_names_the_goals_to_wait_for() {
+    let doc = PlanDoc::parse("plan.md", fixture("after.md"));
+    let plan = doc.plan();
+    assert!(plan.problems.is_empty(), "{:?}", plan.problems);
+    assert_eq!(plan.goals[2].after(), ["cache-layer", "config"]);
+    assert_eq!(plan.goals[2].after.as_ref().unwrap().line, 18);
+    assert_eq!(plan.goals[3].after(), ["cache-api"]);
+    let ready: Vec<_> = plan.ready_goals().filter_map(|g| g.id()).collect();
+    assert_eq!(ready, ["config"]);
+}
+
+#[test]
+fn after_problems_name_their_lines() {
+    let doc = PlanDoc::parse("plan.md", fixture("after-broken.md"));
+    assert_eq!(
+        kinds(&doc),
+        [
+            (6, ProblemKind::UnknownAfter),
+            (12, ProblemKind::SelfAfter),
+            (18, ProblemKind::AfterCycle),
+            (36, ProblemKind::EmptyField),
+        ]
+    );
+    insta::assert_snapshot!(doc.check().unwrap_err().to_string());
+}

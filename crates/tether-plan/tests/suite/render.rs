@@ -46,3 +46,9 @@ fn an_empty_plan_says_how_to_start() {
     let doc = PlanDoc::parse("plan.md", "# Plan: nothing yet\n");
     insta::assert_snapshot!(task_list("plan.md", doc.plan(), &opts()));
 }
+
+#[test]
+fn what_each_goal_waits_on() {
+    let doc = PlanDoc::parse("plan.md", fixture("after.md"));
+    insta::assert_snapshot!(task_list("plan.md", doc.plan(), &opts()));
+}

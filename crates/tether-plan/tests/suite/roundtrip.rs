@@ -13,6 +13,8 @@ struct GenGoal {
     done_when: Option<String>,
     verify: Option<String>,
     failure_modes: Vec<String>,
+    /// Indices of earlier goals this one waits on (kept only where those goals have ids).
+    after: Vec<usize>,
     subtasks: Vec<(bool, String)>,
     prose: Vec<String>,
     fake_fence: bool,
@@ -55,9 +57,21 @@ fn goal() -> impl Strategy<Value = GenGoal> {
         prop::collection::vec((any::<bool>(), text()), 0..5),
         prop::collection::vec(prose(), 0..3),
         any::<bool>(),
+        prop::collection::vec(any::<usize>(), 0..3),
     )
         .prop_map(
-            |(title, has_id, status, done_when, verify, failure_modes, subtasks, prose, fake)| {
+            |(
+                title,
+                has_id,
+                status,
+                done_when,
+                verify,
+                failure_modes,
+                subtasks,
+                prose,
+                fake,
+                after,
+            )| {
                 GenGoal {
                     title: title.trim().to_owned(),
                     id: has_id.then_some(String::new()),
@@ -65,6 +79,7 @@ fn goal() -> impl Strategy<Value = GenGoal> {
                     done_when,
                     verify,
                     failure_modes,
+                    after,
                     subtasks,
                     prose,
                     fake_fence: fake,
@@ -90,6 +105,19 @@ fn plan() -> impl Strategy<Value = GenPlan> {
                     if g.id.is_some() {
                         g.id = Some(format!("g{i}"));
                     }
+                }
+                // `after:` names only earlier goals that have ids, so the plan has no cycle.
+                let has_id: Vec<bool> = goals.iter().map(|g| g.id.is_some()).collect();
+                for (i, g) in goals.iter_mut().enumerate() {
+                    let mut after: Vec<usize> = g
+                        .after
+                        .iter()
+                        .filter(|_| i > 0)
+                        .map(|k| k % i.max(1))
+                        .filter(|k| has_id[*k])
+                        .collect();
+                    after.dedup();
+                    g.after = after;
                 }
                 GenPlan {
                     crlf,
@@ -135,6 +163,10 @@ fn write(p: &GenPlan) -> String {
         }
         if let Some(v) = &g.verify {
             lines.push(format!("verify: {v}"));
+        }
+        if !g.after.is_empty() {
+            let ids: Vec<String> = g.after.iter().map(|k| format!("g{k}")).collect();
+            lines.push(format!("after: {}", ids.join(" , ")));
         }
         if !g.failure_modes.is_empty() {
             lines.push("failure_modes:".to_owned());
@@ -182,6 +214,7 @@ type Meaning = (
     Option<String>,
     Vec<String>,
     Vec<(String, bool)>,
+    Vec<String>,
 );
 
 fn meaning(doc: &PlanDoc) -> Vec<Meaning> {
@@ -200,6 +233,7 @@ fn meaning(doc: &PlanDoc) -> Vec<Meaning> {
                     .iter()
                     .map(|s| (s.text.clone(), s.checked))
                     .collect(),
+                g.after().to_vec(),
             )
         })
         .collect()
@@ -402,6 +436,8 @@ proptest! {
             prop_assert_eq!(&m.5, &g.failure_modes);
             let subs: Vec<_> = g.subtasks.iter().map(|(c, t)| (t.clone(), *c)).collect();
             prop_assert_eq!(&m.6, &subs);
+            let after: Vec<_> = g.after.iter().map(|k| format!("g{k}")).collect();
+            prop_assert_eq!(&m.7, &after);
         }
         prop_assert_eq!(log_entries(&doc), p.log.unwrap_or_default());
     }
@@ -434,7 +470,8 @@ proptest! {
             Just("```".to_owned()), Just("status: active".to_owned()), Just("- [ ] x".to_owned()),
             Just("- [x] y".to_owned()), Just("done_when: z".to_owned()), Just(String::new()),
             Just("<!-- id: a -->".to_owned()), Just("- item".to_owned()), Just("# T".to_owned()),
-            Just("failure_modes:".to_owned()), Just("## Other".to_owned()), "[a-z :]{0,12}",
+            Just("failure_modes:".to_owned()), Just("## Other".to_owned()),
+            Just("after: a".to_owned()), "[a-z :]{0,12}",
         ], 0..30),
         crlf in any::<bool>(),
         ops in prop::collection::vec(op(), 1..4),

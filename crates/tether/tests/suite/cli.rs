@@ -429,3 +429,31 @@ fn sub() {}
         out.stderr
     );
 }
+
+#[test]
+fn validate_names_each_after_problem_with_its_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("plan.md"), fixture("after-broken.md")).unwrap();
+    let out = tether(dir.path(), &["validate"]);
+    assert_eq!(out.code, 2);
+    insta::assert_snapshot!(out.stdout);
+
+    let json = tether(dir.path(), &["validate", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let codes: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"after_cycle"), "{}", json.stdout);
+}
+
+#[test]
+fn plan_shows_what_each_goal_waits_on() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("plan.md"), fixture("after.md")).unwrap();
+    let out = tether(dir.path(), &["plan"]);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    insta::assert_snapshot!(out.stdout);
+}
