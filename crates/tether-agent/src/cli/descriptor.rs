@@ -176,6 +176,15 @@ pub struct Resume {
     pub args: fn(&str) -> Vec<String>,
 }
 
+impl Resume {
+    /// An ACP CLI's: its executor takes a session up over ACP (the kept one, or
+    /// `session/load`), never by arguments.
+    pub const OVER_ACP: Resume = Resume {
+        session: |_| None,
+        args: |_| Vec::new(),
+    };
+}
+
 /// How `[human] ask_before` reaches the commands an agent CLI runs itself.
 #[derive(Debug, Clone, Copy)]
 pub enum Gate {
@@ -196,6 +205,14 @@ pub enum Gate {
         /// Which commands those are (`every command its workspace-write sandbox allows`).
         allows: &'static str,
     },
+}
+
+impl Gate {
+    /// An ACP CLI tether sets to ask on its command line, which nothing in its own
+    /// configuration overrides.
+    pub const ACP: Gate = Gate::Acp {
+        loosened: |_, _| Vec::new(),
+    };
 }
 
 /// Every agent CLI tether drives.

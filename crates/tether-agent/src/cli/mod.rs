@@ -107,6 +107,13 @@ pub struct CliSettings {
 }
 
 impl CliSettings {
+    /// These settings with `args` first, before the person's `[executor] args` (an ACP CLI's
+    /// own arguments: `--acp`, and what tether needs of it).
+    pub(crate) fn leading(mut self, args: &[&str]) -> Self {
+        self.args.splice(0..0, args.iter().map(|a| (*a).to_owned()));
+        self
+    }
+
     /// The arguments of tether's MCP server for the run `run`: `mcp [--run <id>] [extra]
     /// [--bridge <socket>] -C <workspace>`.
     pub fn mcp_args(&self, run: Option<String>) -> Vec<String> {

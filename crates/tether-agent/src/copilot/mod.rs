@@ -17,7 +17,7 @@
 
 use std::sync::Arc;
 
-use crate::cli::{AgentCli, CliSettings, ConfigDir, ConfigFile, Gate, Resume, Version};
+use crate::cli::{AgentCli, ConfigDir, ConfigFile, Gate, Resume, Version};
 use crate::{AcpExecutor, McpRoute};
 
 /// The arguments that start Copilot CLI as an ACP agent, never updating itself mid-run.
@@ -54,33 +54,20 @@ pub const CLI: AgentCli = AgentCli {
     },
     // Its key comes from its login, `COPILOT_GITHUB_TOKEN` or `COPILOT_PROVIDER_API_KEY`.
     key: None,
-    gate: Gate::Acp {
-        loosened: |_, _| Vec::new(),
-    },
+    gate: Gate::ACP,
     // A continued session is taken up over ACP (`session/load`), not by arguments.
-    resume: Resume {
-        session: |_| None,
-        args: |_| Vec::new(),
-    },
+    resume: Resume::OVER_ACP,
     // Copilot CLI is its own ACP agent.
     acp_adapter: None,
     home_reads: &[".cache/copilot"],
     executor: |settings, run, desk| {
         Arc::new(
-            AcpExecutor::new(acp_settings(settings), run, desk)
+            AcpExecutor::new(settings.leading(&ACP_ARGS), run, desk)
                 .with_mcp_route(McpRoute::ArgumentJson(MCP_CONFIG_FLAG))
                 .checking_version(&CLI),
         )
     },
 };
-
-/// `settings` with Copilot CLI's ACP arguments before the person's `[executor] args`.
-fn acp_settings(mut settings: CliSettings) -> CliSettings {
-    settings
-        .args
-        .splice(0..0, ACP_ARGS.iter().map(|a| (*a).to_owned()));
-    settings
-}
 
 #[cfg(test)]
 mod tests {
@@ -90,7 +77,7 @@ mod tests {
     fn its_acp_arguments_come_before_the_persons() {
         let mut settings = crate::cli::test_support::settings("copilot");
         settings.args = vec!["--model".into(), "gpt-5".into()];
-        let args = acp_settings(settings).args;
+        let args = settings.leading(&ACP_ARGS).args;
         assert_eq!(args, ["--acp", "--no-auto-update", "--model", "gpt-5"]);
     }
 }

@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use crate::AcpExecutor;
-use crate::cli::{AgentCli, CliSettings, ConfigDir, ConfigFile, Gate, Resume, Version};
+use crate::cli::{AgentCli, ConfigDir, ConfigFile, Gate, Resume, Version};
 
 /// The arguments that start Gemini CLI as an ACP agent trusting the workspace for the session.
 pub const ACP_ARGS: [&str; 2] = ["--acp", "--skip-trust"];
@@ -56,33 +56,20 @@ pub const CLI: AgentCli = AgentCli {
     // Its key comes from `GEMINI_API_KEY` or `GOOGLE_API_KEY` (passed by their prefixes), or
     // its login.
     key: None,
-    gate: Gate::Acp {
-        loosened: |_, _| Vec::new(),
-    },
+    gate: Gate::ACP,
     // A continued session is taken up over ACP (`session/load`), not by arguments.
-    resume: Resume {
-        session: |_| None,
-        args: |_| Vec::new(),
-    },
+    resume: Resume::OVER_ACP,
     // Gemini CLI is its own ACP agent.
     acp_adapter: None,
     home_reads: &[],
     executor: |settings, run, desk| {
         Arc::new(
-            AcpExecutor::new(acp_settings(settings), run, desk)
+            AcpExecutor::new(settings.leading(&ACP_ARGS), run, desk)
                 .without_fs()
                 .checking_version(&CLI),
         )
     },
 };
-
-/// `settings` with Gemini CLI's ACP arguments before the person's `[executor] args`.
-fn acp_settings(mut settings: CliSettings) -> CliSettings {
-    settings
-        .args
-        .splice(0..0, ACP_ARGS.iter().map(|a| (*a).to_owned()));
-    settings
-}
 
 #[cfg(test)]
 mod tests {
@@ -92,7 +79,7 @@ mod tests {
     fn its_acp_arguments_come_before_the_persons() {
         let mut settings = crate::cli::test_support::settings("gemini");
         settings.args = vec!["--model".into(), "gemini-2.5-flash".into()];
-        let args = acp_settings(settings).args;
+        let args = settings.leading(&ACP_ARGS).args;
         assert_eq!(
             args,
             ["--acp", "--skip-trust", "--model", "gemini-2.5-flash"]

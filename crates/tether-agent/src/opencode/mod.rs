@@ -80,16 +80,11 @@ pub const CLI: AgentCli = AgentCli {
         loosened: overrides,
     },
     // Sessions are ACP's: the executor continues its kept session itself.
-    resume: Resume {
-        session: |_| None,
-        args: |_| Vec::new(),
-    },
+    resume: Resume::OVER_ACP,
     acp_adapter: None,
     home_reads: &[],
-    executor: |mut settings, run, desk| {
-        let mut args = vec!["acp".to_owned()];
-        args.append(&mut settings.args);
-        settings.args = args;
+    executor: |settings, run, desk| {
+        let mut settings = settings.leading(&["acp"]);
         let asked = permission(&settings.env);
         settings.env.retain(|(name, _)| name != PERMISSION_VAR);
         settings.env.push((PERMISSION_VAR.to_owned(), asked));

@@ -64,24 +64,13 @@ pub const CLI: AgentCli = AgentCli {
     // the `OPENAI_*` and other prefixes pass the usual ones.
     key: None,
     // `--approval-mode default` on the command line wins over its settings' approval mode.
-    gate: Gate::Acp {
-        loosened: |_, _| Vec::new(),
-    },
+    gate: Gate::ACP,
     // Sessions are ACP's: the executor continues its kept session itself.
-    resume: Resume {
-        session: |_| None,
-        args: |_| Vec::new(),
-    },
+    resume: Resume::OVER_ACP,
     acp_adapter: None,
     home_reads: &[],
-    executor: |mut settings, run, desk| {
-        let mut args = vec![
-            "--acp".to_owned(),
-            "--approval-mode".to_owned(),
-            "default".to_owned(),
-        ];
-        args.append(&mut settings.args);
-        settings.args = args;
+    executor: |settings, run, desk| {
+        let settings = settings.leading(&["--acp", "--approval-mode", "default"]);
         Arc::new(AcpExecutor::new(settings, run, desk).with_mcp_route(McpRoute::Args(mcp_config)))
     },
 };
