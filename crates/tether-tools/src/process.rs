@@ -15,6 +15,18 @@ use std::str::FromStr;
 /// finds it set runs inside an agent's (or a check's) process tree, not in a person's shell.
 pub const AGENT_MARK: &str = "TETHER_AGENT";
 
+/// Where `program` is: a name with a `/` taken relative to `cwd`, a bare name looked up on
+/// `PATH`, as `exec` would find it; `None` when no regular file is there.
+pub fn locate(program: &std::path::Path, cwd: &std::path::Path) -> Option<std::path::PathBuf> {
+    if program.components().count() > 1 {
+        let path = cwd.join(program);
+        return path.is_file().then_some(path);
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}
+
 /// The most parents [`ancestors`] follows.
 pub const MAX_ANCESTORS: usize = 128;
 

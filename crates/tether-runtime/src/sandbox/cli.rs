@@ -81,7 +81,7 @@ fn program_reach(program: &str, areas: &[&Path]) -> Vec<PathBuf> {
     };
     let mut read = Vec::new();
     for name in [program, "node"] {
-        if let Some(found) = find(name) {
+        if let Some(found) = tether_tools::process::locate(Path::new(name), Path::new("")) {
             read.extend(reach(&found, home.as_deref()));
             // A launcher script (a wrapper, npm's shims) runs programs named by path.
             if !agents(&found) {
@@ -154,16 +154,6 @@ pub fn run_config_dir(
     let made = RunConfigDir::seed(agent, Some((&person, named)), home.as_deref(), &dir)
         .map_err(|e| Error::io(format!("making the run's copy of {}", person.display()), e))?;
     Ok(Some((agent.config_dir.var.to_owned(), value, made)))
-}
-
-/// `name` as a path, or found on `PATH`.
-fn find(name: &str) -> Option<PathBuf> {
-    if name.contains('/') {
-        return Some(PathBuf::from(name));
-    }
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
 }
 
 /// The programs a launcher script names by absolute path (`exec /opt/node/bin/node …`, a

@@ -338,14 +338,7 @@ fn hidden_program(
     ) {
         return None;
     }
-    let program = Path::new(program);
-    if program.components().count() > 1 {
-        let path = cwd.join(program);
-        return path.is_file().then_some(path);
-    }
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(program))
-        .find(|p| p.is_file())
+    crate::process::locate(Path::new(program), cwd)
 }
 
 #[cfg(test)]
