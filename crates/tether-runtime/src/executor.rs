@@ -182,12 +182,17 @@ pub fn cli_settings(
         ),
         None => (program.ok_or(Error::AcpNeedsProgram)?, "the ACP agent"),
     };
-    settings((config, ws, made), (&program, title), mcp_extra, host)
+    settings(
+        (config, ws, made),
+        (&program, title, agent),
+        mcp_extra,
+        host,
+    )
 }
 
 fn settings(
     (config, ws, made): (&Config, &Workspace, &Made),
-    (program, title): (&str, &str),
+    (program, title, agent): (&str, &str, Option<Agent>),
     mcp_extra: Vec<String>,
     host: &Host,
 ) -> Result<CliSettings> {
@@ -203,6 +208,11 @@ fn settings(
         // The CLI works in the run's copy of its configuration directory.
         env.retain(|(name, _)| name != var);
         env.push((var.clone(), value.display().to_string()));
+    }
+    if let Some(pin) = agent.and_then(|agent| agent.pin) {
+        let pinned = crate::sandbox::pin(pin, ws, sandbox.pinned.as_deref(), &env)?;
+        env.retain(|(name, _)| !pinned.iter().any(|(set, _)| set == name));
+        env.extend(pinned);
     }
     Ok(CliSettings {
         program: program.to_owned(),

@@ -75,6 +75,7 @@ pub const CLI: AgentCli = AgentCli {
     },
     acp_adapter: Some("claude"),
     home_reads: &[],
+    pin: None,
     executor: |settings, run, _desk| std::sync::Arc::new(ClaudeExecutor::new(settings, run)),
 };
 

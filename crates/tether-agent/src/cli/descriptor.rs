@@ -70,10 +70,44 @@ pub struct AgentCli {
     /// Directories under `$HOME` it reads in a run beside its configuration directory (Copilot
     /// CLI's own package, which its launcher unpacks into `.cache/copilot`), granted read-only.
     pub home_reads: &'static [&'static str],
+    /// Settings tether fixes for each run where the agent cannot write them (see [`Pin`]), for
+    /// a CLI whose own configuration, which the agent can write, could otherwise keep its
+    /// commands from reaching `[human] ask_before`.
+    pub pin: Option<Pin>,
     /// Its executor with `settings`, for the run `run` names once it exists, deciding the
     /// permission requests it sends over ACP with the [`Permissions`] (a CLI that sends none
     /// ignores them).
     pub executor: fn(CliSettings, RunId, Permissions) -> Arc<dyn Executor>,
+}
+
+/// Writes the settings tether fixes for a run of an agent CLI into [`Pinning::dir`] (which the
+/// run's sandbox mounts read-only: nothing the agent runs can change them), and returns the
+/// variables that point the CLI at them, which it reads over every file of its own
+/// configuration (Qwen Code's system settings, opencode's configuration file).
+pub type Pin = fn(&Pinning<'_>) -> std::io::Result<Vec<(String, String)>>;
+
+/// What a [`Pin`] is given.
+#[derive(Debug, Clone, Copy)]
+pub struct Pinning<'a> {
+    /// The directory to write into, the run's own.
+    pub dir: &'a Path,
+    /// The workspace the CLI works in, as the run begins.
+    pub workspace: &'a Path,
+    /// The variables the CLI would otherwise start with (`[executor] env` and tether's own
+    /// environment are read through [`Pinning::var`]).
+    pub env: &'a [(String, String)],
+}
+
+impl Pinning<'_> {
+    /// The variable `name` the CLI would see: `[executor] env`, else tether's environment.
+    pub fn var(&self, name: &str) -> Option<String> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(name).ok())
+    }
 }
 
 impl PartialEq for AgentCli {

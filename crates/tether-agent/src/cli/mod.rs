@@ -38,8 +38,8 @@ use tether_tools::{ProgramCommand, ProgramRun, ShellEnd};
 use crate::executor::ExecError;
 
 pub use descriptor::{
-    AGENT_CLIS, AgentCli, ConfigDir, ConfigFile, ConfigKind, Gate, KeyNaming, Permissions, Resume,
-    find,
+    AGENT_CLIS, AgentCli, ConfigDir, ConfigFile, ConfigKind, Gate, KeyNaming, Permissions, Pin,
+    Pinning, Resume, find,
 };
 pub use run_config::RunConfigDir;
 pub use version::{Version, parse_version};

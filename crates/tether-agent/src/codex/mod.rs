@@ -81,6 +81,7 @@ pub const CLI: AgentCli = AgentCli {
     },
     acp_adapter: Some("codex"),
     home_reads: &[],
+    pin: None,
     executor: |settings, run, _desk| std::sync::Arc::new(CodexExecutor::new(settings, run)),
 };
 

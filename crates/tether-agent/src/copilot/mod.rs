@@ -60,6 +60,7 @@ pub const CLI: AgentCli = AgentCli {
     // Copilot CLI is its own ACP agent.
     acp_adapter: None,
     home_reads: &[".cache/copilot"],
+    pin: None,
     executor: |settings, run, desk| {
         Arc::new(
             AcpExecutor::new(settings.leading(&ACP_ARGS), run, desk)

@@ -62,6 +62,7 @@ pub const CLI: AgentCli = AgentCli {
     // Gemini CLI is its own ACP agent.
     acp_adapter: None,
     home_reads: &[],
+    pin: None,
     executor: |settings, run, desk| {
         Arc::new(
             AcpExecutor::new(settings.leading(&ACP_ARGS), run, desk)

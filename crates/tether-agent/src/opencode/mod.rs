@@ -11,6 +11,9 @@
 //! that for the agent it names: [`overrides`] finds those in the files tether can see, for the
 //! run and `tether doctor` to say.
 //!
+//! It reads a project's `opencode.json(c)` and `.opencode/` each time it starts, where the agent
+//! can write an agent's own `permission`: in a run it reads none of them ([`pin`]).
+//!
 //! opencode reads its configuration from `OPENCODE_CONFIG_DIR` (by default `~/.config/opencode`)
 //! and keeps its logins, sessions and caches in the XDG directories. In a sandboxed run it works
 //! in the run's own copy of its configuration directory ([`crate::cli::RunConfigDir`]), its XDG
@@ -19,6 +22,7 @@
 //! `OPENCODE_CONFIG_CONTENT`, or from a provider's own variables (`OPENAI_API_KEY`, …).
 
 mod overrides;
+mod pin;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -83,6 +87,8 @@ pub const CLI: AgentCli = AgentCli {
     resume: Resume::OVER_ACP,
     acp_adapter: None,
     home_reads: &[],
+    // Nothing of the workspace's configuration, which the agent writes.
+    pin: Some(pin::pin),
     executor: |settings, run, desk| {
         let mut settings = settings.leading(&["acp"]);
         let asked = permission(&settings.env);

@@ -9,12 +9,12 @@ use serde_json::Value;
 /// What tether sets to `ask`.
 const ASKED: [&str; 2] = ["bash", "edit"];
 
-/// Each agent of the configuration files opencode reads in `workspace` and the person's
-/// configuration directory `person` that sets `bash` or `edit` for itself to anything but
+/// Each agent of the configuration files opencode reads in a run from the person's
+/// configuration directory `person` (never the workspace's: see `pin`) that sets `bash` or `edit` for itself to anything but
 /// `ask`, or a file that cannot be read as JSON, said with its file and key.
-pub fn overrides(workspace: &Path, person: &Path) -> Vec<String> {
+pub fn overrides(_workspace: &Path, person: &Path) -> Vec<String> {
     let mut said = Vec::new();
-    for file in files(workspace, person) {
+    for file in files(person) {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
@@ -30,19 +30,12 @@ pub fn overrides(workspace: &Path, person: &Path) -> Vec<String> {
     said
 }
 
-/// The files opencode reads its configuration from.
-fn files(workspace: &Path, person: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for dir in [
-        person.to_path_buf(),
-        workspace.to_path_buf(),
-        workspace.join(".opencode"),
-    ] {
-        for name in ["opencode.json", "opencode.jsonc"] {
-            files.push(dir.join(name));
-        }
-    }
-    files
+/// The files of `person`'s directory opencode reads its configuration from.
+fn files(person: &Path) -> Vec<PathBuf> {
+    ["opencode.json", "opencode.jsonc"]
+        .into_iter()
+        .map(|name| person.join(name))
+        .collect()
 }
 
 /// `text` as JSON, line comments (`// …` at a line's start) left out.
@@ -97,7 +90,7 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         let person = tempfile::tempdir().unwrap();
         std::fs::write(
-            ws.path().join("opencode.json"),
+            person.path().join("opencode.json"),
             r#"{"agent": {"build": {"permission": {"bash": {"git *": "allow", "*": "ask"}}},
                           "plan": {"permission": {"edit": "ask"}}}}"#,
         )
@@ -107,15 +100,21 @@ mod tests {
             "// mine\n{\"agent\": {\"docs\": {\"permission\": \"allow\"}}}",
         )
         .unwrap();
+        // The workspace's is never read in a run: nothing of it is said.
+        std::fs::write(
+            ws.path().join("opencode.json"),
+            r#"{"agent": {"x": {"permission": "allow"}}}"#,
+        )
+        .unwrap();
         let said = overrides(ws.path(), person.path());
         assert_eq!(said.len(), 3, "{said:#?}");
-        assert!(said[0].contains("agent.docs.permission.bash is \"allow\""));
-        assert!(said[2].contains("opencode.json: agent.build.permission.bash"));
+        assert!(said[0].contains("opencode.json: agent.build.permission.bash"));
+        assert!(said[1].contains("agent.docs.permission.bash is \"allow\""));
         // Nothing loosened: nothing said.
         std::fs::remove_file(person.path().join("opencode.jsonc")).unwrap();
-        std::fs::write(ws.path().join("opencode.json"), r#"{"permission": {}}"#).unwrap();
+        std::fs::write(person.path().join("opencode.json"), r#"{"permission": {}}"#).unwrap();
         assert!(overrides(ws.path(), person.path()).is_empty());
-        std::fs::write(ws.path().join("opencode.json"), "{ nope").unwrap();
+        std::fs::write(person.path().join("opencode.json"), "{ nope").unwrap();
         assert!(overrides(ws.path(), person.path())[0].contains("not plain JSON"));
     }
 }

@@ -97,6 +97,7 @@ pub const CLI: AgentCli = AgentCli {
     // No ACP adapter of pi is known by its name.
     acp_adapter: None,
     home_reads: &[],
+    pin: None,
     executor: |settings, run, _desk| std::sync::Arc::new(PiExecutor::new(settings, run)),
 };
 

@@ -13,6 +13,12 @@
 //! server keeps the tools declared in every request (`alwaysLoadTools`), trusts them (no
 //! confirmation of tether's own tools) and waits as long as tether's tool timeout.
 //!
+//! Its settings are read anew for every session, from the workspace (`.qwen/settings.json`) and
+//! from its own directory, both of which the agent can write: a `tools.allowed` there would let a
+//! command run without asking. tether pins system settings for the run ([`pin`]), which Qwen
+//! Code reads over both, out of the agent's reach: `permissions.ask` rules for its shell, edit
+//! and write tools, which win over every `allow` rule.
+//!
 //! It reads its settings and logins from `QWEN_HOME` (default `~/.qwen`): in a sandboxed run,
 //! the run's own copy of it ([`crate::cli::RunConfigDir`]). Its model comes from its settings or
 //! the `OPENAI_*` variables (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `OPENAI_MODEL`), passed on.
@@ -69,6 +75,8 @@ pub const CLI: AgentCli = AgentCli {
     resume: Resume::OVER_ACP,
     acp_adapter: None,
     home_reads: &[],
+    // System settings asking before every command, over whatever the agent writes.
+    pin: Some(pin::pin),
     executor: |settings, run, desk| {
         let settings = settings.leading(&["--acp", "--approval-mode", "default"]);
         Arc::new(AcpExecutor::new(settings, run, desk).with_mcp_route(McpRoute::Args(mcp_config)))
@@ -91,6 +99,8 @@ pub(crate) fn mcp_config(server: &ServerSpec) -> Vec<String> {
     let config = json!({ "mcpServers": { server.name: entry } });
     vec!["--mcp-config".to_owned(), config.to_string()]
 }
+
+mod pin;
 
 #[cfg(test)]
 mod tests;

@@ -27,7 +27,8 @@
 //! which runs them as the agent, and what they run for it (a sign-off's verify) in these same
 //! sandboxes: a run builds them once, here. An agent CLI also reads its install tree and its
 //! shared configuration, writes the run's own copy of its configuration directory (see `cli`
-//! and `tether_agent::cli::RunConfig`), and has the network, and the variable its own
+//! and `tether_agent::cli::RunConfig`), reads the settings tether pins for it (`pinned`,
+//! read-only), and has the network, and the variable its own
 //! configuration names for its model key (see `agent_key`).
 
 mod cli;
@@ -74,6 +75,10 @@ pub struct RunSandbox {
     /// A directory the agent CLI can read for its turn's files (MCP configuration, pi's agent
     /// directory), inside the sandbox's private temporary directory.
     pub scratch: Option<PathBuf>,
+    /// A directory the agent CLI reads and nothing in the sandbox writes (mounted read-only,
+    /// inside the private temporary directory): the settings tether pins for the run (see
+    /// `tether_agent::cli::Pin`).
+    pub pinned: Option<PathBuf>,
 }
 
 /// Builds the run's sandboxes for the working tree at `ws`'s root (the checkout, or the run's
@@ -150,10 +155,14 @@ pub fn for_run(config: &Config, ws: &Workspace, made: &Made, host: &Host) -> Res
         }
         Worker::Cli(agent_cli) => {
             let scratch = tmp.join("agent");
-            std::fs::create_dir_all(&scratch).map_err(|e| Error::creating(&scratch, e))?;
+            let pinned = tmp.join("agent-pinned");
+            for dir in [&scratch, &pinned] {
+                std::fs::create_dir_all(dir).map_err(|e| Error::creating(dir, e))?;
+            }
             let key_vars = agent_key_vars(config);
             let make = |writable_tree: bool| -> Result<Sandbox> {
-                let mut agent = sandbox(policy(writable_tree, true).network(true))?;
+                let policy = policy(writable_tree, true).read_only(&pinned);
+                let mut agent = sandbox(policy.network(true))?;
                 // The variables of the CLI's own settings (its endpoint, model, configuration
                 // directory); the one its configuration names for its key comes on top.
                 for prefix in agent_cli.env_prefixes {
@@ -166,6 +175,7 @@ pub fn for_run(config: &Config, ws: &Workspace, made: &Made, host: &Host) -> Res
             out.agent = Some(Arc::new(make(true)?));
             out.agent_read_only = Some(Arc::new(make(false)?));
             out.scratch = Some(scratch);
+            out.pinned = Some(pinned);
         }
     }
     listener.serve(ws, config.clone(), out.clone(), host.bridge.clone())?;
@@ -314,6 +324,28 @@ fn read_only(tree: &Path) -> Vec<PathBuf> {
         }
     }
     paths
+}
+
+/// The settings `pin` fixes for the run of an agent CLI in the workspace `ws`, written into the
+/// sandbox's `pinned` directory (read-only to everything the agent runs), or without a sandbox
+/// into a directory of the run's own; the variables that point the CLI at them, given the
+/// variables `env` it would otherwise start with.
+pub fn pin(
+    pin: tether_agent::cli::Pin,
+    ws: &Workspace,
+    pinned: Option<&Path>,
+    env: &[(String, String)],
+) -> Result<Vec<(String, String)>> {
+    let dir = match pinned {
+        Some(dir) => dir.to_path_buf(),
+        None => private_tmp()?,
+    };
+    pin(&tether_agent::cli::Pinning {
+        dir: &dir,
+        workspace: ws.root(),
+        env,
+    })
+    .map_err(|e| Error::io("pinning the agent's settings for the run", e))
 }
 
 /// A directory only this run's children use for temporary files (`TMPDIR`), mode 0700.

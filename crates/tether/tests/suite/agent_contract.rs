@@ -8,7 +8,9 @@
 //! An agent joins with an [`AgentCli`] (how a workspace runs it) and one `agent_contract!` line
 //! in its own file, where what is its own stays: what its request and transcript show, its
 //! resume, its usage limits. Its sign-off is [`signs_off_through_complete_goal`], given the tool
-//! its model writes a file with.
+//! its model writes a file with; its gate [`ask_before_holds_a_command`], and
+//! [`planted_settings_do_not_loosen_ask_before`] given what the agent would write into its
+//! settings.
 
 use std::path::Path;
 
@@ -293,6 +295,62 @@ pub(crate) fn ask_before_holds_a_command(
                 "the refusal never reached the model: {last}"
             );
         }
+    }
+}
+
+/// Settings the agent writes never loosen `[human] ask_before`, in the run that wrote them or a
+/// later one: in the first iteration its model runs `plant` with the agent's shell tool, a
+/// command that writes the agent CLI's settings wherever the agent can reach them (the workspace, the run's copy of its
+/// configuration directory), each letting commands run unasked. In the next iteration, and
+/// again in a second run (the CLI started afresh, reading what the workspace now holds), its
+/// model runs `touch <ran>`, which `ask_before` names: each time a person is asked, and the
+/// rejected command never runs.
+pub(crate) fn planted_settings_do_not_loosen_ask_before(
+    shell: fn(String) -> Turn,
+    plant: &str,
+    configure: &dyn Fn(&Path, &FakeModelServer, &str),
+) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let command = format!("touch {}", marker.display());
+    let planting = plant.to_owned();
+    let planted = std::sync::Arc::new(AtomicBool::new(false));
+    let seen = planted.clone();
+    let (_rt, server) = start(Script::from_fn(move |req: &Request| {
+        let told = req
+            .last_user_text()
+            .is_some_and(|t| t.contains("tether refused"));
+        match req.last_tool_result() {
+            Some(_) if !seen.swap(true, Ordering::SeqCst) => Turn::text("Planted; next time."),
+            Some((_, result)) => Turn::text(format!("{result} <promise>DONE</promise>")),
+            None if told => Turn::text("Told it was refused. <promise>DONE</promise>"),
+            None if seen.load(Ordering::SeqCst) => shell(command.clone()),
+            None => shell(planting.clone()),
+        }
+    }));
+    configure(dir.path(), &server, "[human]\nask_before = [\"touch\"]\n");
+    for run_number in 1..=2 {
+        let child = ralph(dir.path(), "Run the probe.");
+        let question = pending_question(dir.path());
+        assert!(planted.load(Ordering::SeqCst), "the planting never ran");
+        assert!(
+            question["question"].as_str().unwrap().contains("touch"),
+            "run {run_number}: {question}"
+        );
+        assert!(!marker.exists(), "held until answered");
+        let id = question["id"].as_str().unwrap();
+        let out = run(dir.path(), &["answer", id, "Reject", "--as", "ana"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let done = wait_output(child);
+        assert_eq!(
+            done.status.code(),
+            Some(0),
+            "run {run_number}: {}",
+            diagnose(dir.path(), &done)
+        );
+        assert!(!marker.exists(), "run {run_number}: a rejected command ran");
     }
 }
 

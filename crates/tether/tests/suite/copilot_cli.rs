@@ -18,7 +18,7 @@ use tether_testkit::model_server::FakeModelServer;
 use crate::common::agents::{LIB, required_cli};
 use crate::suite::agent_contract::{
     AgentCli, AgentWorkspace, Answer, agent_contract, ask_before_holds_a_command,
-    signs_off_through_complete_goal,
+    planted_settings_do_not_loosen_ask_before, signs_off_through_complete_goal,
 };
 
 /// The real Copilot CLI; a test without it fails (./test.sh installs it).
@@ -99,6 +99,29 @@ fn an_ask_before_command_of_copilot_waits_and_a_reject_reaches_the_model() {
     ask_before_holds_a_command(
         |command| Turn::tool("bash", json!({"command": command, "description": "probe"})),
         Answer::Reject,
+        &|dir, server, extra| configure(dir, home.path(), server, extra),
+    );
+}
+
+/// Copilot CLI's settings the agent writes in the workspace (`.github/copilot/`) and in the run's
+/// copy of its directory (`$COPILOT_HOME`) — every tool allowed — never loosen `ask_before`.
+#[test]
+fn settings_the_agent_plants_do_not_loosen_ask_before() {
+    let home = tempfile::tempdir().unwrap();
+    planted_settings_do_not_loosen_ask_before(
+        |command| Turn::tool("bash", json!({"command": command, "description": "probe"})),
+        &{
+            let settings = json!({
+                "allowAllMode": "on",
+                "allow_all": true,
+                "permissions": {"allow": ["shell"], "allowAll": true},
+            });
+            format!(
+                "mkdir -p .github/copilot && printf '%s' '{settings}' > .github/copilot/settings.json; \
+                 cp .github/copilot/settings.json .github/copilot/settings.local.json; \
+                 for f in config.json settings.json; do printf '%s' '{settings}' > \"$COPILOT_HOME/$f\"; done; true"
+            )
+        },
         &|dir, server, extra| configure(dir, home.path(), server, extra),
     );
 }

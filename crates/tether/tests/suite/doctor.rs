@@ -570,8 +570,11 @@ fn an_opencode_agent_allowing_its_own_commands_fails_the_check_when_ask_before_i
     let opencode = std::env::var("TETHER_TEST_OPENCODE").unwrap_or_else(|_| {
         panic!("TETHER_TEST_OPENCODE is not set: run ./test.sh, which installs opencode")
     });
+    let person = tempfile::tempdir().unwrap();
     let toml = format!(
-        "[human]\nask_before = [\"git push\"]\n[executor]\nkind = \"opencode\"\nprogram = {opencode:?}\n"
+        "[human]\nask_before = [\"git push\"]\n[executor]\nkind = \"opencode\"\nprogram = {opencode:?}\n\
+         [executor.env]\nOPENCODE_CONFIG_DIR = {:?}\n",
+        person.path().display().to_string()
     );
     let dir = workspace(&toml);
     let out = doctor(dir.path(), &[]);
@@ -580,11 +583,16 @@ fn an_opencode_agent_allowing_its_own_commands_fails_the_check_when_ask_before_i
         "{}",
         out.stdout
     );
-    std::fs::write(
-        dir.path().join("opencode.json"),
-        r#"{"agent": {"build": {"permission": {"bash": "allow"}}}}"#,
-    )
-    .unwrap();
+    let allowing = r#"{"agent": {"build": {"permission": {"bash": "allow"}}}}"#;
+    // The workspace's own configuration is never read in a run: nothing to fail.
+    std::fs::write(dir.path().join("opencode.json"), allowing).unwrap();
+    let out = doctor(dir.path(), &[]);
+    assert!(
+        check(&out, "executor").starts_with("✓ executor: opencode "),
+        "{}",
+        out.stdout
+    );
+    std::fs::write(person.path().join("opencode.json"), allowing).unwrap();
     let out = doctor(dir.path(), &[]);
     let line = check(&out, "executor");
     assert!(

@@ -16,7 +16,7 @@ use tether_testkit::model_server::FakeModelServer;
 use crate::common::agents::{LIB, required_cli};
 use crate::suite::agent_contract::{
     AgentCli, AgentWorkspace, Answer, agent_contract, ask_before_holds_a_command,
-    signs_off_through_complete_goal,
+    planted_settings_do_not_loosen_ask_before, signs_off_through_complete_goal,
 };
 
 /// The real Gemini CLI; a test without it fails (./test.sh installs it).
@@ -113,22 +113,24 @@ fn an_ask_before_command_of_gemini_waits_and_a_reject_reaches_the_model() {
     );
 }
 
-/// Settings the agent plants in the workspace (Gemini CLI trusts the folder, so it reads them)
-/// that would let its commands through unasked do not loosen `ask_before`.
+/// Gemini CLI's settings the agent writes in the workspace (`.gemini/`) and in the run's copy of
+/// its directory — commands allowed — never loosen `ask_before`.
 #[test]
-fn settings_planted_in_the_workspace_do_not_loosen_ask_before() {
+fn settings_the_agent_plants_do_not_loosen_ask_before() {
     let home = tempfile::tempdir().unwrap();
-    ask_before_holds_a_command(
+    planted_settings_do_not_loosen_ask_before(
         |command| Turn::tool("run_shell_command", json!({"command": command})),
-        Answer::Reject,
-        &|dir, server, extra| {
-            std::fs::create_dir_all(dir.join(".gemini")).unwrap();
-            std::fs::write(
-                dir.join(".gemini/settings.json"),
-                r#"{"tools": {"allowed": ["run_shell_command"], "autoAccept": true}, "general": {"defaultApprovalMode": "yolo"}}"#,
+        &{
+            let settings = json!({
+                "tools": {"allowed": ["run_shell_command"], "autoAccept": true},
+                "general": {"defaultApprovalMode": "yolo"},
+                "security": {"folderTrust": {"enabled": false}},
+            });
+            format!(
+                "mkdir -p .gemini && printf '%s' '{settings}' > .gemini/settings.json; \
+                 printf '%s' '{settings}' > \"$GEMINI_CLI_HOME/.gemini/settings.json\"; true"
             )
-            .unwrap();
-            configure(dir, home.path(), server, extra)
         },
+        &|dir, server, extra| configure(dir, home.path(), server, extra),
     );
 }

@@ -16,7 +16,7 @@ use tether_testkit::model_server::FakeModelServer;
 use crate::common::agents::{LIB, required_cli, tool_calls};
 use crate::suite::agent_contract::{
     AgentCli, AgentWorkspace, Answer, agent_contract, ask_before_holds_a_command,
-    signs_off_through_complete_goal,
+    planted_settings_do_not_loosen_ask_before, signs_off_through_complete_goal,
 };
 
 /// The real opencode; a test without it fails (./test.sh installs it).
@@ -110,4 +110,29 @@ fn a_goal_loop_with_opencode_signs_off_through_complete_goal_over_mcp() {
     let calls = tool_calls(done.dir.path());
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert!(calls[1].1.contains("complete_goal"), "{calls:?}");
+}
+
+/// opencode's configuration the agent writes in the workspace (`opencode.json`, `.opencode/`)
+/// and in the run's copy of its directory and its XDG configuration — commands allowed for every
+/// agent and for its default one — never loosens `ask_before`.
+#[test]
+fn configuration_the_agent_plants_does_not_loosen_ask_before() {
+    planted_settings_do_not_loosen_ask_before(
+        |command| Turn::tool("bash", json!({"command": command, "description": "probe"})),
+        &{
+            let config = json!({
+                "permission": {"bash": "allow", "edit": "allow"},
+                "agent": {"build": {"permission": {"bash": "allow", "edit": "allow"}}},
+            });
+            let agent = "---\\ndescription: build\\nmode: primary\\npermission:\\n  bash: allow\\n---\\nBuild.\\n";
+            format!(
+                "printf '%s' '{config}' > opencode.json; mkdir -p .opencode/agent; \
+                 cp opencode.json .opencode/; printf '{agent}' > .opencode/agent/build.md; \
+                 cp opencode.json \"$OPENCODE_CONFIG_DIR/opencode.json\"; \
+                 mkdir -p \"$OPENCODE_CONFIG_DIR/agent\" && printf '{agent}' > \"$OPENCODE_CONFIG_DIR/agent/build.md\"; \
+                 mkdir -p \"$XDG_CONFIG_HOME/opencode\" && cp opencode.json \"$XDG_CONFIG_HOME/opencode/\"; true"
+            )
+        },
+        &configure,
+    );
 }

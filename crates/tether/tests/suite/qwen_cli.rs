@@ -15,7 +15,7 @@ use tether_testkit::model_server::FakeModelServer;
 use crate::common::agents::{LIB, required_cli, tool_calls};
 use crate::suite::agent_contract::{
     AgentCli, AgentWorkspace, Answer, agent_contract, ask_before_holds_a_command,
-    signs_off_through_complete_goal,
+    planted_settings_do_not_loosen_ask_before, signs_off_through_complete_goal,
 };
 
 /// The real Qwen Code; a test without it fails (./test.sh installs it).
@@ -57,9 +57,14 @@ impl AgentCli for Qwen {
         AgentWorkspace { dir, _beside: None }
     }
 
-    /// tether's tools are declared in the first request, not left for `tool_search` to find.
+    /// tether's tools are declared in the turn's first request, not left for `tool_search` to
+    /// find.
     fn kept_promise(_dir: &Path, server: &FakeModelServer) {
-        let first = &server.requests()[0];
+        let requests = server.requests();
+        let first = requests
+            .iter()
+            .find(|r| r.raw_body.contains("Write the notes."))
+            .expect("a request of the turn");
         assert_eq!(first.path, "/v1/chat/completions");
         for tool in ["ask_human", "complete_goal"] {
             assert!(
@@ -98,4 +103,35 @@ fn a_goal_loop_with_qwen_signs_off_through_complete_goal_over_mcp() {
     let calls = tool_calls(done.dir.path());
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert!(calls[1].1.contains("complete_goal"), "{calls:?}");
+}
+
+/// Qwen Code's settings the agent writes in the workspace and in the run's copy of its
+/// directory (`$QWEN_HOME`) — commands allowed — never loosen `ask_before`, nor can it rewrite or
+/// remove the system settings tether pins for the run.
+#[test]
+fn settings_the_agent_plants_do_not_loosen_ask_before() {
+    planted_settings_do_not_loosen_ask_before(
+        |command| {
+            Turn::tool(
+                "run_shell_command",
+                json!({"command": command, "description": "probe", "is_background": false}),
+            )
+        },
+        &{
+            let settings = json!({
+                "tools": {"allowed": ["run_shell_command"], "approvalMode": "yolo"},
+                "permissions": {"allow": ["Bash", "run_shell_command"]},
+                "general": {"defaultApprovalMode": "yolo"},
+                "security": {"folderTrust": {"enabled": false}},
+            });
+            format!(
+                "mkdir -p .qwen && printf '%s' '{settings}' > .qwen/settings.json; \
+                 printf '%s' '{settings}' > \"$QWEN_HOME/settings.json\"; \
+                 printf '%s' '{{\"/\": \"TRUST_FOLDER\"}}' > \"$QWEN_HOME/trustedFolders.json\"; \
+                 printf '%s' '{settings}' > \"$QWEN_CODE_SYSTEM_SETTINGS_PATH\"; \
+                 rm -f \"$QWEN_CODE_SYSTEM_SETTINGS_PATH\"; true"
+            )
+        },
+        &configure,
+    );
 }
