@@ -33,8 +33,9 @@ pub const CLI: AgentCli = AgentCli {
     about: "GitHub Copilot CLI, over ACP, the same way",
     program: "copilot",
     install: "npm install -g @github/copilot",
-    // `--acp` and `--additional-mcp-config`.
-    minimum: Version::new(1, 0, 0),
+    // The oldest release its tests have passed with (`--acp`, `--additional-mcp-config`, its
+    // native launcher; 1.0.0 from npm needs Node 24 and fails them here).
+    minimum: Version::new(1, 0, 102),
     // Its token (`COPILOT_GITHUB_TOKEN`), its own provider (`COPILOT_PROVIDER_*`), model and
     // settings (`COPILOT_MODEL`, `COPILOT_OFFLINE`), and which GitHub it signs in to.
     env_prefixes: &["COPILOT_", "GH_HOST"],
