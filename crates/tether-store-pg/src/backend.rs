@@ -194,6 +194,9 @@ impl From<PgStoreError> for StoreError {
             PgStoreError::NotFound { what, id } => StoreError::NotFound { what, id },
             PgStoreError::Corrupt(detail) => StoreError::Corrupt { detail },
             PgStoreError::NonUtf8Path { path } => StoreError::NonUtf8Path { path },
+            PgStoreError::LeaseLost { run, token, lapse } => {
+                StoreError::LeaseLost { run, token, lapse }
+            }
         }
     }
 }

@@ -43,6 +43,16 @@ pub enum PgStoreError {
         /// The newest this build knows.
         supported: i64,
     },
+    /// The caller's lease on the run no longer holds: nothing was written. Stop driving the run.
+    #[error("run {run} is no longer driven by this process (lease token {token}): {lapse}")]
+    LeaseLost {
+        /// The run.
+        run: String,
+        /// The token presented.
+        token: i64,
+        /// Why it no longer holds.
+        lapse: tether_store::Lapse,
+    },
     /// No such row.
     #[error("no {what} `{id}` in the team store")]
     NotFound {

@@ -44,6 +44,7 @@ mod error;
 mod import;
 mod iterations;
 mod journal;
+mod leases;
 mod listen;
 mod migrations;
 mod questions;

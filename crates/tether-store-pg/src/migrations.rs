@@ -10,13 +10,14 @@ use deadpool_postgres::Client;
 use crate::error::{PgStoreError, Result};
 
 /// The schema version this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The migrations, by version.
 const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("migrations/0001_initial.sql")),
     (2, include_str!("migrations/0002_workspace_scope.sql")),
     (3, include_str!("migrations/0003_contract_terms.sql")),
+    (4, include_str!("migrations/0004_run_leases.sql")),
 ];
 
 /// The advisory lock key migrations hold ("tether" and 1).

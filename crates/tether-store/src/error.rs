@@ -120,6 +120,21 @@ pub enum StoreError {
         detail: String,
     },
 
+    /// The caller's lease on the run no longer holds (its fencing token is stale, or the lease
+    /// lapsed or was released): nothing was written.
+    ///
+    /// Fatal for the caller as the run's driver: stop driving it (another process may have
+    /// taken it up); claim it again to go on.
+    #[error("run {run} is no longer driven by this process (lease token {token}): {lapse}")]
+    LeaseLost {
+        /// The run.
+        run: String,
+        /// The token the caller presented.
+        token: i64,
+        /// Why it no longer holds.
+        lapse: crate::leases::Lapse,
+    },
+
     /// Any other SQLite failure (constraint violation, I/O error, full disk, ...).
     ///
     /// Usually fatal: show the cause. (The cause is in the message, so it is not also a

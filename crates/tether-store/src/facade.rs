@@ -170,6 +170,20 @@ macro_rules! with_store_operations {
     /// the newest when `None`; an unknown `after` gives none): a team's list by machine,
     /// workspace or state, read by the store, however many runs it holds.
     fn runs_matching(&self, filter: &$crate::RunFilter, after: Option<&$crate::RunId>, limit: usize) -> $crate::Result<Vec<$crate::Run>>;
+    /// Claims the run for `holder` for `ttl_ms` (see `leases.rs`): the lease with a new fencing
+    /// token, unless another holder's lease is live ([`Claim::Held`](crate::Claim)). A lapsed
+    /// or released lease, or the caller's own, is claimed again.
+    fn claim_run(&self, run_id: &$crate::RunId, holder: &$crate::Holder, ttl_ms: i64) -> $crate::Result<$crate::Claim>;
+    /// Extends the lease `token` holds for `ttl_ms` from now; [`StoreError::LeaseLost`](crate::StoreError::LeaseLost) when it lapsed or was taken.
+    fn renew_run(&self, run_id: &$crate::RunId, token: i64, ttl_ms: i64) -> $crate::Result<$crate::Lease>;
+    /// Releases the lease `token` holds; whether it still held it.
+    fn release_run(&self, run_id: &$crate::RunId, token: i64) -> $crate::Result<bool>;
+    /// The run's live lease, if a process holds one.
+    fn run_lease(&self, run_id: &$crate::RunId) -> $crate::Result<Option<$crate::Lease>>;
+    /// [`append_all`](Self::append_all) for the run's driver: written only while `token` holds
+    /// the run's live lease, in the same transaction, else
+    /// [`StoreError::LeaseLost`](crate::StoreError::LeaseLost) and nothing written.
+    fn append_fenced(&self, run_id: &$crate::RunId, token: i64, events: &[$crate::Event]) -> $crate::Result<Vec<$crate::Seq>>;
     /// Reserves the next attempt at signing the goal off for `holder`, unless another sign-off
     /// of it is running: a running one whose holder `is_gone` (its process died) is taken over.
     fn reserve_signoff(&self, plan_path: &str, goal_id: &str, holder: &str, is_gone: &dyn Fn(&str) -> bool) -> $crate::Result<$crate::Reservation>;

@@ -36,6 +36,7 @@
 //! | `contract_approvals` | approval history of goal contracts, with the terms that bound the agent; newest per goal in force | `id` |
 //! | `signoffs_running` | the one sign-off in progress per goal, and its attempt number | `(plan_path, goal_id)` |
 //! | `cancellations` | who cancelled a goal (a person, or the agent awaiting a person) | `id` |
+//! | `run_leases` | who drives a run (machine, pid, workspace), until when, and its fencing token (see `leases.rs`) | `run_id` |
 //!
 //! The schema ships in the binary as numbered SQL scripts (`src/migrations/`), applied in order
 //! and tracked with `PRAGMA user_version`; a database from a newer tether is refused with
@@ -79,6 +80,7 @@ mod facade;
 mod ids;
 mod iterations;
 mod journal;
+mod leases;
 mod migrations;
 mod origin;
 mod questions;
@@ -103,6 +105,7 @@ pub use facade::{
 pub use ids::{ParseIdError, QuestionId, RunId, Seq};
 pub use iterations::{Iteration, IterationWrite, apply_write, writes_for};
 pub use journal::Delivery;
+pub use leases::{Claim, Holder, Lapse, Lease};
 pub use migrations::SCHEMA_VERSION;
 pub use origin::{MACHINE_VAR, Origin, this_machine};
 pub use questions::{AnswerOutcome, NewQuestion, Question, QuestionPost, read_choice};

@@ -53,10 +53,15 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0006_contract_terms.sql",
         sql: include_str!("migrations/0006_contract_terms.sql"),
     },
+    Migration {
+        version: 7,
+        name: "0007_run_leases.sql",
+        sql: include_str!("migrations/0007_run_leases.sql"),
+    },
 ];
 
 /// The schema version this build creates and understands.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 fn user_version(conn: &Connection) -> Result<i64> {
     Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)

@@ -29,6 +29,7 @@ async fn a_fresh_database_gets_the_current_schema() {
             "iterations",
             "question_posts",
             "questions",
+            "run_leases",
             "runs",
             "signoffs_running",
             "tether_schema",

@@ -4,6 +4,7 @@
 //! `<scenario>::team`, so a failure names the backend.
 
 mod journal;
+mod leases;
 mod questions;
 mod signoff;
 
