@@ -201,20 +201,23 @@ impl Snapshots {
         }
     }
 
-    /// The commit of `tree` on `parent` with `message`, by `identity` (name, email) unless the
+    /// The commit of `tree` on `parents` (the first, and a merged branch's head after it) with
+    /// `message`, by `identity` (name, email) unless the
     /// person's environment names an author or committer (`GIT_AUTHOR_NAME`, …: theirs win, as
     /// with their own git), written where this repository writes objects; its id.
     pub async fn commit_tree(
         &self,
         tree: &ObjectId,
-        parent: &ObjectId,
+        parents: &[&ObjectId],
         message: &str,
         (name, email): (&str, &str),
         cancel: &CancellationToken,
     ) -> Result<ObjectId, GitError> {
-        let mut cmd = self
-            .command(&["commit-tree", tree.as_str(), "-p", parent.as_str()])
-            .input(message.as_bytes().to_vec());
+        let mut args = vec!["commit-tree", tree.as_str()];
+        for parent in parents {
+            args.extend(["-p", parent.as_str()]);
+        }
+        let mut cmd = self.command(&args).input(message.as_bytes().to_vec());
         for (var, value) in [
             ("GIT_AUTHOR_NAME", name),
             ("GIT_AUTHOR_EMAIL", email),

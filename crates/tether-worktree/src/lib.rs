@@ -9,6 +9,10 @@
 //! [`Worktree::commit`] records a signed-off goal on the branch, with a message built by
 //! [`commit_message`]; git hooks run for it only when asked.
 //!
+//! A run of many goals at once gives each goal a worktree of its own on a branch cut from the
+//! run's (`tether/<run-id>-<goal-id>`, [`Repo::create_goal`]) and merges a signed-off goal's
+//! branch back ([`Worktree::merge`], see `merge.rs`).
+//!
 //! Every git command runs through `tether-git`. The commit's tree is built in tether's own
 //! snapshot repository ([`Snapshotting`]): no configuration of the repository's, no
 //! `.gitattributes`, in a sandbox where git writes only the repository's objects; the branch
@@ -25,9 +29,11 @@
 
 mod commit;
 mod git;
+mod merge;
 mod repo;
 
 pub use commit::{CommitInfo, Quote, commit_message};
+pub use merge::{Merge, OnConflict, goal_branch_name};
 pub use repo::{Repo, Snapshotting, Worktree, WorktreeInfo, branch_name};
 
 use std::path::PathBuf;

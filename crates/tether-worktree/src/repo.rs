@@ -111,14 +111,14 @@ impl Repo {
         .await
     }
 
-    /// The worktree at `dir` of run `run_id`, its repository as git's record in the checkout
-    /// says.
-    fn worktree(&self, run_id: &str, dir: &Path) -> Result<Worktree, WorktreeError> {
+    /// The worktree at `dir` of run `run_id` on `branch`, its repository as git's record in the
+    /// checkout says.
+    fn worktree(&self, run_id: &str, branch: &str, dir: &Path) -> Result<Worktree, WorktreeError> {
         let common = self.git.common_dir.clone();
         let git_dir = record_of(&common, dir)?;
         Ok(Worktree {
             dir: dir.to_path_buf(),
-            branch: branch_name(run_id),
+            branch: branch.to_owned(),
             run_id: run_id.to_owned(),
             git: GitRepo {
                 git_dir,
@@ -149,15 +149,25 @@ impl Repo {
 
     /// A new branch `tether/<run-id>` from `HEAD` and a locked worktree for it at `dir`.
     pub async fn create(&self, run_id: &str, dir: &Path) -> Result<Worktree, WorktreeError> {
+        self.create_on(run_id, &branch_name(run_id), "HEAD", dir)
+            .await
+    }
+
+    /// A new branch `branch` of run `run_id` from `from` and a locked worktree for it at `dir`.
+    pub(crate) async fn create_on(
+        &self,
+        run_id: &str,
+        branch: &str,
+        from: &str,
+        dir: &Path,
+    ) -> Result<Worktree, WorktreeError> {
         if let Some(parent) = dir.parent() {
             std::fs::create_dir_all(parent).map_err(WorktreeError::Spawn)?;
         }
-        let branch = branch_name(run_id);
         let path = path_arg(dir)?;
         let _held = exclusive(dir).await?;
-        self.add(dir, &branch, &["-b", &branch, path, "HEAD"])
-            .await?;
-        let tree = self.worktree(run_id, dir)?;
+        self.add(dir, branch, &["-b", branch, path, from]).await?;
+        let tree = self.worktree(run_id, branch, dir)?;
         self.lock(&tree).await?;
         Ok(tree)
     }
@@ -188,7 +198,7 @@ impl Repo {
             self.git(&["worktree", "prune"], Writes::Records).await?;
             self.add(dir, &branch, &[path_arg(dir)?, &branch]).await?;
         }
-        let tree = self.worktree(run_id, dir)?;
+        let tree = self.worktree(run_id, &branch, dir)?;
         self.lock(&tree).await?;
         Ok(tree)
     }
@@ -303,7 +313,10 @@ impl Worktree {
         for skipped in &snapshot.skipped {
             tracing::warn!(path = %skipped.path, why = %skipped.why, "left out of the commit");
         }
-        if snapshot.tree == parent_tree {
+        // A merge the worktree's agent settled (see `merge.rs`) is committed as one, even when
+        // it kept the branch's own tree.
+        let merged = self.merging()?;
+        if snapshot.tree == parent_tree && merged.is_none() {
             return Ok(None);
         }
         if hooks {
@@ -314,8 +327,10 @@ impl Worktree {
             return made;
         }
         let (name, email) = self.identity().await?;
+        let mut parents = vec![&parent];
+        parents.extend(merged.as_ref());
         let id = snaps
-            .commit_tree(&snapshot.tree, &parent, message, (&name, &email), &cancel)
+            .commit_tree(&snapshot.tree, &parents, message, (&name, &email), &cancel)
             .await?;
         let reference = format!("refs/heads/{}", self.branch);
         git_writing(
@@ -333,6 +348,9 @@ impl Worktree {
         )
         .await?;
         self.take_index(index)?;
+        if merged.is_some() {
+            self.forget_merge().await?;
+        }
         Ok(Some(id.to_string()))
     }
 
@@ -379,7 +397,7 @@ impl Worktree {
 
     /// The identity to commit as: the repository's configured `user.name` and `user.email`,
     /// else the person's global ones, else tether's.
-    async fn identity(&self) -> Result<(String, String), WorktreeError> {
+    pub(crate) async fn identity(&self) -> Result<(String, String), WorktreeError> {
         let configured = |key: &'static str| async move {
             git(&self.git, &self.dir, &["config", "--get", key])
                 .await

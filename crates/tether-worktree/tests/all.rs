@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tether_git::Confinement;
-use tether_worktree::{Repo, Snapshotting, WorktreeError, branch_name};
+use tether_worktree::{
+    Merge, OnConflict, Repo, Snapshotting, WorktreeError, branch_name, goal_branch_name,
+};
 
 struct Fixture {
     _tmp: tempfile::TempDir,
@@ -382,4 +384,144 @@ fn the_persons_hooks_run_in_a_sandbox_that_writes_only_the_worktree() {
         ["worktree", "checkout", "config", "hooks", "elsewhere"]
     );
     assert!(unconfined.connected);
+}
+
+/// A run of two goals: the run's worktree, and each goal's cut from its branch, its work
+/// committed there.
+struct TwoGoals {
+    f: Fixture,
+    rt: tokio::runtime::Runtime,
+    run: tether_worktree::Worktree,
+    goals: [tether_worktree::Worktree; 2],
+}
+
+fn two_goals(work: [(&str, &str); 2]) -> TwoGoals {
+    let f = fixture();
+    let rt = rt();
+    let repo = rt
+        .block_on(Repo::discover(&f.repo, Confinement::Sandboxed))
+        .unwrap();
+    let run = rt
+        .block_on(repo.create("r-1", &f.trees.join("r-1")))
+        .unwrap();
+    let goals = ["a", "b"].map(|goal| {
+        let dir = f.trees.join(format!("r-1-{goal}"));
+        let tree = rt
+            .block_on(repo.create_goal("r-1", goal, &run.branch, &dir))
+            .unwrap();
+        assert_eq!(tree.branch, goal_branch_name("r-1", goal));
+        tree
+    });
+    for (tree, (file, text)) in goals.iter().zip(work) {
+        std::fs::write(tree.dir.join(file), text).unwrap();
+        rt.block_on(tree.commit("goal work\n", false, &f.with()))
+            .unwrap()
+            .unwrap();
+    }
+    TwoGoals { f, rt, run, goals }
+}
+
+fn parents(dir: &Path, commit: &str) -> usize {
+    sh(dir, &format!("git rev-list --parents -n 1 {commit}"))
+        .split_whitespace()
+        .count()
+        - 1
+}
+
+#[test]
+fn goals_cut_from_the_runs_branch_merge_back_and_the_checkout_is_untouched() {
+    let t = two_goals([("b.txt", "from a\n"), ("c.txt", "from b\n")]);
+    let checkout_head = sh(&t.f.repo, "git rev-parse main");
+    for goal in &t.goals {
+        let merged =
+            t.rt.block_on(
+                t.run
+                    .merge(&goal.branch, "tether: merge goal\n", OnConflict::Abort),
+            )
+            .unwrap();
+        let Merge::Merged { commit } = merged else {
+            panic!("{merged:?}")
+        };
+        assert_eq!(parents(&t.f.repo, &commit), 2, "a merge commit per goal");
+    }
+    assert_eq!(
+        std::fs::read_to_string(t.run.dir.join("b.txt")).unwrap(),
+        "from a\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.run.dir.join("c.txt")).unwrap(),
+        "from b\n"
+    );
+    // Merged again: nothing to do.
+    let again =
+        t.rt.block_on(
+            t.run
+                .merge(&t.goals[0].branch, "again\n", OnConflict::Abort),
+        )
+        .unwrap();
+    assert_eq!(again, Merge::UpToDate);
+    // The person's checkout and branch never moved.
+    assert_eq!(sh(&t.f.repo, "git rev-parse main"), checkout_head);
+    assert!(!t.f.repo.join("b.txt").exists());
+    // (tether's own state directory aside, which the fixture keeps in the checkout)
+    assert_eq!(sh(&t.f.repo, "git status --porcelain"), "?? .tether/\n");
+}
+
+#[test]
+fn a_conflict_is_undone_or_left_for_the_agent_and_its_settling_commits_as_a_merge() {
+    let t = two_goals([("a.txt", "a's line\n"), ("a.txt", "b's line\n")]);
+    let [a, b] = &t.goals;
+    let first =
+        t.rt.block_on(t.run.merge(&a.branch, "merge a\n", OnConflict::Abort))
+            .unwrap();
+    assert!(matches!(first, Merge::Merged { .. }), "{first:?}");
+    let before = t.rt.block_on(t.run.head()).unwrap();
+    let second =
+        t.rt.block_on(t.run.merge(&b.branch, "merge b\n", OnConflict::Abort))
+            .unwrap();
+    assert_eq!(
+        second,
+        Merge::Conflict {
+            paths: vec!["a.txt".into()]
+        }
+    );
+    // Undone: the run's branch and files as they were, no merge in progress.
+    assert_eq!(t.rt.block_on(t.run.head()).unwrap(), before);
+    assert_eq!(
+        std::fs::read_to_string(t.run.dir.join("a.txt")).unwrap(),
+        "a's line\n"
+    );
+    assert_eq!(sh(&t.run.dir, "git status --porcelain"), "");
+    // The run's work brought into b's branch, the conflict left for b's agent.
+    let left =
+        t.rt.block_on(b.merge(&t.run.branch, "merge the run's work\n", OnConflict::Leave))
+            .unwrap();
+    assert_eq!(
+        left,
+        Merge::Conflict {
+            paths: vec!["a.txt".into()]
+        }
+    );
+    assert!(
+        std::fs::read_to_string(b.dir.join("a.txt"))
+            .unwrap()
+            .contains("<<<<<<<")
+    );
+    // It settles the file; tether commits it as the merge.
+    std::fs::write(b.dir.join("a.txt"), "a's line\nb's line\n").unwrap();
+    let settled =
+        t.rt.block_on(b.commit("settled\n", false, &t.f.with()))
+            .unwrap()
+            .unwrap();
+    assert_eq!(parents(&t.f.repo, &settled), 2);
+    assert_eq!(sh(&b.dir, "git status --porcelain"), "");
+    // Now b merges cleanly.
+    let merged =
+        t.rt.block_on(t.run.merge(&b.branch, "merge b\n", OnConflict::Abort))
+            .unwrap();
+    assert!(matches!(merged, Merge::Merged { .. }), "{merged:?}");
+    assert_eq!(
+        std::fs::read_to_string(t.run.dir.join("a.txt")).unwrap(),
+        "a's line\nb's line\n"
+    );
 }
