@@ -15,6 +15,7 @@
 pub mod ask_before;
 pub mod bounds;
 pub mod control;
+pub mod fleet;
 pub mod goal;
 pub mod human_act;
 pub mod init;
