@@ -1,5 +1,4 @@
 mod common;
-mod contract;
 mod journal;
 mod listen;
 mod migrations;

@@ -80,12 +80,12 @@ macro_rules! on_both_backends {
             mod $scenario {
                 #[test]
                 fn embedded() {
-                    super::$scenario(&$crate::suite::contract::embedded());
+                    super::$scenario(&$crate::suite::embedded());
                 }
 
                 #[test]
                 fn team() {
-                    super::$scenario(&$crate::suite::contract::team());
+                    super::$scenario(&$crate::suite::team());
                 }
             }
         )*
