@@ -1,6 +1,7 @@
 //! Runs started and resumed by a long-lived server: the dashboard's `POST /api/runs` and
 //! `POST /api/runs/{id}/resume` in `tether serve`. [`Runs`] is the dashboard's
-//! [`Launcher`]: each request is composed exactly as the command line composes `tether ralph`,
+//! [`Launcher`] (the trait is the store crate's, so the runtime does not link the dashboard):
+//! each request is composed exactly as the command line composes `tether ralph`,
 //! `tether run` and `tether resume` ([`Launch`]), and driven as a task of the serving
 //! process's Tokio runtime, so the run goes on when the page that started it is closed. The
 //! request is answered once the run is under way (the loop holds it under its lock) or
@@ -16,15 +17,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use futures_util::future::BoxFuture;
 use tether_config::{Config, Env, Workspace};
 use tether_core::looping::LoopError;
 use tether_core::planning::PlanRef;
 use tether_core::planning::approve::{self, Selection};
 use tether_human::Console;
 use tether_store::control::{self, ControlError};
+use tether_store::launch::{BoxFuture, LaunchError, Launcher, NewRun};
 use tether_store::{Budget, RunId};
-use tether_web::launch::{LaunchError, Launcher, NewRun};
 use tokio_util::sync::CancellationToken;
 
 use crate::bounds::Resumed;
