@@ -163,7 +163,7 @@ pub enum Error {
     Sandbox(#[from] tether_sandbox::SandboxError),
     /// `[sandbox] readable` or `writable` names `/` or the home directory.
     #[error(transparent)]
-    SandboxGrant(#[from] crate::sandbox::GrantError),
+    SandboxGrant(#[from] crate::compose::sandbox::GrantError),
     /// `[executor] kind = "acp"` without a program.
     #[error("[executor] kind = \"acp\" needs program: the ACP agent to run")]
     AcpNeedsProgram,
