@@ -17,8 +17,9 @@
 //! Every module of both is re-exported here by its name (`tether_runtime::launch`,
 //! `tether_runtime::doctor`), so a front end does not follow the folders. Beside them, for
 //! the whole crate: [`schema()`], the one schema of `tether.toml` (the core tables and every
-//! table the integrations declare), which every configuration is loaded with; and
-//! [`Host`], what the embedding process gives the runtime once.
+//! table the integrations declare), which every configuration is loaded with; [`human_act`],
+//! the check every front end makes before an act only a person may do; and [`Host`], what the
+//! embedding process gives the runtime once.
 //!
 //! Errors are [`Error`]s, each saying whether a person must fix something
 //! ([`Error::is_usage`]).
@@ -26,6 +27,7 @@
 mod compose;
 mod engines;
 mod error;
+pub mod human_act;
 mod schema;
 
 pub use compose::{
