@@ -163,7 +163,7 @@ pub enum Error {
     Sandbox(#[from] tether_sandbox::SandboxError),
     /// `[sandbox] readable` or `writable` names `/` or the home directory.
     #[error(transparent)]
-    SandboxGrant(#[from] crate::sandbox::GrantError),
+    SandboxGrant(#[from] crate::compose::sandbox::GrantError),
     /// `[executor] kind = "acp"` without a program.
     #[error("[executor] kind = \"acp\" needs program: the ACP agent to run")]
     AcpNeedsProgram,
@@ -241,6 +241,11 @@ pub enum Error {
     /// The run's task ended without an end (it panicked, or its runtime shut down).
     #[error("the run's task ended abnormally: {0}")]
     Task(String),
+    /// An act only a person may do was asked for from inside an agent's process tree: the
+    /// message names the act and what a person, in their own shell, does instead (and what the
+    /// agent may do: ask with ask_human, pause its run).
+    #[error(transparent)]
+    NotAHuman(#[from] tether_core::human_act::NotAHuman),
     /// This binary cannot be found (to serve an agent's MCP tools).
     #[error("finding the tether binary to serve {whose} MCP tools")]
     CurrentExe {
@@ -296,7 +301,8 @@ impl Error {
             | Error::PlanChange(_)
             | Error::GoalGone(_)
             | Error::OtherWorkspace { .. }
-            | Error::RaiseOtherUnit { .. } => true,
+            | Error::RaiseOtherUnit { .. }
+            | Error::NotAHuman(_) => true,
             Error::Planning(e) => e.is_usage(),
             Error::Control(e) => !matches!(e, tether_store::control::ControlError::Store(_)),
             // Asking for something that cannot be done (the run ended, another process drives

@@ -44,7 +44,10 @@
 //!
 //! Which process drives a run is told by an `flock` on its lock file ([`run_lock`]); what other
 //! processes ask of a run — pause, cancel, a message for its agent — are events appended here
-//! ([`control`]), shared by the CLI and the dashboard.
+//! ([`control`]), shared by the CLI and the dashboard. Starting and resuming runs from the
+//! dashboard are requests too, answered by the process that drives them rather than recorded:
+//! [`launch`] names them and the [`launch::Launcher`] that answers, so the dashboard and the
+//! runtime meet here and neither depends on the other.
 //!
 //! A process that records events from several tasks shares one connection through a
 //! [`Journal`], which also hands every committed event to its sinks (the progress line,
@@ -80,6 +83,7 @@ mod facade;
 mod ids;
 mod iterations;
 mod journal;
+pub mod launch;
 mod leases;
 mod migrations;
 mod origin;

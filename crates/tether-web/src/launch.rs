@@ -4,7 +4,10 @@
 //! The dashboard does not know how a run is put together (the executor, the sandbox, the
 //! desk): the serving process hands it a [`Launcher`] that does (`tether serve` builds one over
 //! the runtime), and the serving process drives the run, so it goes on when the page is closed.
-//! A dashboard without one (the one embedded in a run) answers 501 and shows no form.
+//! A dashboard without one (the one embedded in a run) answers 501 and shows no form. The
+//! launcher, the run it is asked for ([`NewRun`]) and its refusals ([`LaunchError`]) are
+//! [`tether_store::launch`]'s, below both the dashboard and the runtime; here they are read from
+//! requests and forms and answered over HTTP.
 //!
 //! The same token, Host and Origin rules hold as for every change (the routes sit behind
 //! [`crate::security::guard`]). Starting a goal run does not approve its contracts: that stays a
@@ -17,161 +20,13 @@ use axum::Json;
 use axum::extract::{Form, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use tether_store::RunId;
+pub use tether_store::launch::{LaunchError, Launcher, MAX_ITERATIONS, NewRun};
 
 use crate::app::App;
 use crate::body::Body;
 use crate::error::WebError;
-
-/// The most iterations a run started here may ask for (the loops' ceiling).
-pub const MAX_ITERATIONS: u32 = 20_000;
-
-/// A run to start.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(try_from = "Requested")]
-pub enum NewRun {
-    /// A Ralph loop: the same prompt, each iteration in a fresh context, until the completion
-    /// promise or the budget.
-    Ralph {
-        /// The prompt.
-        prompt: String,
-        /// The text of the `<promise>` that ends the loop; none: the loop runs to its budget.
-        completion_promise: Option<String>,
-        /// The iteration budget (default: `[loop] max_iterations`).
-        max_iterations: Option<u32>,
-        /// Work in a git worktree of its own, on a branch `tether/<run>` (default: `[run]
-        /// worktree`); the checkout is never written.
-        worktree: bool,
-    },
-    /// A goal run on the plan's active goals.
-    Goal {
-        /// The iteration budget (default: `[loop] max_iterations`).
-        max_iterations: Option<u32>,
-        /// Work in a git worktree of its own, committing each signed-off goal on its branch
-        /// (default: `[run] worktree`).
-        worktree: bool,
-    },
-}
-
-/// A run to start as a request spells it: one flat object (read field by field, so a field
-/// that does not fit is named), checked against its kind into a [`NewRun`].
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Requested {
-    kind: Kind,
-    #[serde(default)]
-    prompt: Option<String>,
-    #[serde(default)]
-    completion_promise: Option<String>,
-    #[serde(default)]
-    max_iterations: Option<u32>,
-    #[serde(default)]
-    worktree: bool,
-}
-
-/// The loops a request can start.
-#[derive(Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum Kind {
-    Ralph,
-    Goal,
-}
-
-impl TryFrom<Requested> for NewRun {
-    type Error = String;
-
-    fn try_from(r: Requested) -> Result<NewRun, String> {
-        match r.kind {
-            Kind::Ralph => Ok(NewRun::Ralph {
-                prompt: r.prompt.ok_or(
-                    "a ralph run needs its `prompt`: the text every iteration starts with",
-                )?,
-                completion_promise: r.completion_promise,
-                max_iterations: r.max_iterations,
-                worktree: r.worktree,
-            }),
-            Kind::Goal if r.prompt.is_some() || r.completion_promise.is_some() => Err(
-                "`prompt` and `completion_promise` are a ralph run's; a goal run works on the \
-                 plan's active goals"
-                    .to_owned(),
-            ),
-            Kind::Goal => Ok(NewRun::Goal {
-                max_iterations: r.max_iterations,
-                worktree: r.worktree,
-            }),
-        }
-    }
-}
-
-impl NewRun {
-    /// What is wrong with the request, if anything (before any launcher sees it).
-    pub fn problem(&self) -> Option<String> {
-        let max = match self {
-            NewRun::Ralph {
-                prompt,
-                completion_promise,
-                max_iterations,
-                ..
-            } => {
-                if prompt.trim().is_empty() {
-                    return Some("the prompt is empty".to_owned());
-                }
-                if completion_promise
-                    .as_deref()
-                    .is_some_and(|p| p.trim().is_empty())
-                {
-                    return Some(
-                        "the completion promise is empty; leave it out to run to the budget"
-                            .to_owned(),
-                    );
-                }
-                max_iterations
-            }
-            NewRun::Goal { max_iterations, .. } => max_iterations,
-        };
-        match max {
-            Some(0) => Some(
-                "max_iterations 0 (no limit) cannot be asked for from the dashboard; give a budget"
-                    .to_owned(),
-            ),
-            Some(m) if *m > MAX_ITERATIONS => Some(format!(
-                "max_iterations {m} is above the ceiling of {MAX_ITERATIONS}"
-            )),
-            _ => None,
-        }
-    }
-}
-
-/// Why a run was not started or resumed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LaunchError {
-    /// The request cannot be run as given (a plan with no active goal, a budget out of range):
-    /// fix the request or the workspace. 400.
-    #[error("{0}")]
-    Invalid(String),
-    /// Not now: contracts not approved, a run still driven by another process, a run that has
-    /// ended. A person has to act first. 409.
-    #[error("{0}")]
-    Refused(String),
-    /// No such run. 404.
-    #[error("{0}")]
-    NotFound(String),
-    /// tether could not set the run up (its executor, its sandbox, its store). 500.
-    #[error("{0}")]
-    Failed(String),
-    /// The run's configuration file differs from the configuration it recorded: a person looks
-    /// at the differences and resumes it again accepting them (or puts the file back). 409,
-    /// with the differences.
-    #[error("{message}")]
-    ConfigChanged {
-        /// What is refused and how to go on.
-        message: String,
-        /// Each difference, `setting: old → new` (a credential's value hidden).
-        changes: Vec<String>,
-    },
-}
 
 impl From<LaunchError> for WebError {
     fn from(e: LaunchError) -> Self {
@@ -185,17 +40,6 @@ impl From<LaunchError> for WebError {
             }
         }
     }
-}
-
-/// Starts and resumes runs in the serving process.
-pub trait Launcher: Send + Sync {
-    /// Starts `run`; its id as soon as it is recorded (the run goes on after the call returns).
-    fn start(&self, run: NewRun) -> BoxFuture<'_, Result<RunId, LaunchError>>;
-    /// Resumes the stopped run `id` (it goes on after the call returns) with the
-    /// configuration it recorded; when its file differs, refused with
-    /// [`LaunchError::ConfigChanged`] unless `accept_config` (a person saw the differences and
-    /// applies the file's).
-    fn resume(&self, id: RunId, accept_config: bool) -> BoxFuture<'_, Result<(), LaunchError>>;
 }
 
 /// The answer to a start or resume.
@@ -349,64 +193,5 @@ pub(crate) async fn resume_form(
         Ok(id) => Redirect::to(&format!("/runs/{id}?notice=resumed")).into_response(),
         Err(WebError::ConfigChanged { changes, .. }) => crate::pages::config_changed(&id, &changes),
         Err(e) => crate::pages::error_page(&e),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_request_is_read_and_checked() {
-        let ralph: NewRun = serde_json::from_str(
-            r#"{"kind": "ralph", "prompt": "Fix it.", "completion_promise": "DONE", "max_iterations": 5}"#,
-        )
-        .unwrap();
-        assert_eq!(ralph.problem(), None);
-        let goal: NewRun = serde_json::from_str(r#"{"kind": "goal"}"#).unwrap();
-        assert_eq!(
-            goal,
-            NewRun::Goal {
-                max_iterations: None,
-                worktree: false,
-            }
-        );
-        let apart: NewRun =
-            serde_json::from_str(r#"{"kind": "goal", "max_iterations": 4, "worktree": true}"#)
-                .unwrap();
-        assert_eq!(
-            apart,
-            NewRun::Goal {
-                max_iterations: Some(4),
-                worktree: true,
-            }
-        );
-        for (body, says) in [
-            (
-                r#"{"kind": "ralph", "prompt": "  "}"#,
-                "the prompt is empty",
-            ),
-            (
-                r#"{"kind": "goal", "max_iterations": 0}"#,
-                "cannot be asked for",
-            ),
-            (
-                r#"{"kind": "goal", "max_iterations": 20001}"#,
-                "above the ceiling",
-            ),
-            (
-                r#"{"kind": "ralph", "prompt": "x", "completion_promise": " "}"#,
-                "promise is empty",
-            ),
-        ] {
-            let run: NewRun = serde_json::from_str(body).unwrap();
-            assert!(run.problem().unwrap().contains(says), "{body}");
-        }
-        for bad in [
-            r#"{"kind": "fleet"}"#,
-            r#"{"kind": "goal", "approve": true}"#,
-        ] {
-            assert!(serde_json::from_str::<NewRun>(bad).is_err(), "{bad}");
-        }
     }
 }

@@ -5,7 +5,7 @@
 
 use anyhow::Result;
 use tether_config::LoopConfig;
-use tether_core::human_act::HumanAct;
+use tether_runtime::human_act::{HumanAct, require_human};
 use tether_store::{Budget, Event, Run, Store, Unit};
 
 use super::Ctx;
@@ -49,7 +49,7 @@ pub fn raise(ctx: &Ctx<'_>, store: &Store, run: &Run, args: &RaiseArgs, by: &str
     if raises.is_empty() {
         return Ok(tether_runtime::budget::resumable(run)?);
     }
-    super::require_human(ctx, HumanAct::RaiseBudget)?;
+    require_human(&ctx.ws, ctx.env, HumanAct::RaiseBudget)?;
     for event in tether_runtime::budget::raise(store, run, &raises, by)? {
         if let Event::BudgetRaised {
             unit,

@@ -10,7 +10,7 @@ use anyhow::{Result, anyhow};
 use tether_core::control::{self, Control};
 use tether_human::visible::visible;
 
-use tether_core::human_act::HumanAct;
+use tether_runtime::human_act::{HumanAct, require_human};
 use tether_store::Author;
 
 use super::{Asker, Ctx};
@@ -61,7 +61,7 @@ pub fn pause(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
 
 /// `tether cancel`: a person's act (a run cancelled ends for good), refused to an agent.
 pub fn cancel(ctx: &mut Ctx<'_>, args: &RunArg) -> Result<Exit> {
-    super::require_human(ctx, HumanAct::CancelRun)?;
+    require_human(&ctx.ws, ctx.env, HumanAct::CancelRun)?;
     let store = crate::cmd::store(ctx)?;
     let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
     let line = match control::cancel(&store, &ctx.ws, &run, "cli")? {

@@ -5,8 +5,8 @@
 //! notices tell it.
 
 use anyhow::{Result, anyhow};
-use tether_core::human_act::HumanAct;
 use tether_human::visible::visible;
+use tether_runtime::human_act::{HumanAct, require_human};
 use tether_runtime::signoff::ByPerson;
 use tether_signoff::{CancelOutcome, Signoff, SignoffError, SignoffOutcome};
 use tether_store::Journal;
@@ -28,7 +28,7 @@ pub fn run(ctx: &mut Ctx<'_>, cmd: &GoalCommand) -> Result<Exit> {
 
 fn complete(ctx: &mut Ctx<'_>, args: &GoalCompleteArgs) -> Result<Exit> {
     if args.no_judge {
-        super::require_human(ctx, HumanAct::SignOffWithoutJudge)?;
+        require_human(&ctx.ws, ctx.env, HumanAct::SignOffWithoutJudge)?;
     }
     // Handed over by a run's agent: the run's configuration (its sandbox, verify timeout and
     // judge), not tether.toml as the agent may have left it; verify in the run's sandbox.
@@ -114,7 +114,7 @@ fn exit_of(outcome: &SignoffOutcome) -> Exit {
 }
 
 fn cancel(ctx: &mut Ctx<'_>, args: &GoalCancelArgs) -> Result<Exit> {
-    super::require_human(ctx, HumanAct::CancelGoal)?;
+    require_human(&ctx.ws, ctx.env, HumanAct::CancelGoal)?;
     let loaded = super::load_config(ctx).map_err(Failure::usage)?;
     let journal = Journal::new(crate::cmd::store(ctx)?, Vec::new())?;
     let plan = loaded.config.plan_path(ctx.ws.root());
@@ -134,7 +134,7 @@ fn cancel(ctx: &mut Ctx<'_>, args: &GoalCancelArgs) -> Result<Exit> {
 /// `tether goal add-criterion`: the criterion into `done_when`, a log line, and the changed
 /// contract approved as the person who added it.
 fn add_criterion(ctx: &mut Ctx<'_>, args: &GoalAddCriterionArgs) -> Result<Exit> {
-    super::require_human(ctx, HumanAct::AddCriterion)?;
+    require_human(&ctx.ws, ctx.env, HumanAct::AddCriterion)?;
     let loaded = super::load_config(ctx).map_err(Failure::usage)?;
     let who = super::who(ctx);
     let store = crate::cmd::store(ctx)?;

@@ -9,6 +9,7 @@ use anyhow::{Result, anyhow};
 use tether_human::visible::visible;
 use tether_human::{BrokerError, Console};
 use tether_runtime::ask::Asker;
+use tether_runtime::human_act::{HumanAct, require_human};
 use tether_store::NewQuestion;
 use tether_store::{
     AnswerOutcome, PendingQuestion, Question, QuestionId, QuestionStatus, StoreError,
@@ -101,7 +102,7 @@ pub fn ask(ctx: &mut Ctx<'_>, args: &AskArgs) -> Result<Exit> {
 
 /// `tether answer`.
 pub fn answer_cmd(ctx: &mut Ctx<'_>, args: &AnswerArgs) -> Result<Exit> {
-    super::require_human(ctx, tether_core::human_act::HumanAct::AnswerQuestion)?;
+    require_human(&ctx.ws, ctx.env, HumanAct::AnswerQuestion)?;
     let id: QuestionId = args.id.parse().map_err(|_| {
         Failure::usage(anyhow!(
             "`{}` is not a question id (like q-ab12cd)",

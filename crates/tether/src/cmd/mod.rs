@@ -26,10 +26,8 @@ use std::io::Write;
 use tether_config::Env;
 use tether_config::Workspace;
 use tether_config::{Config, ConfigError, Loaded};
-use tether_core::human_act::{self, HumanAct};
+use tether_core::human_act;
 use tether_store::RunId;
-
-use crate::failure::Failure;
 
 /// What every command gets from `main`.
 pub struct Ctx<'a> {
@@ -100,12 +98,6 @@ pub fn store_config(ctx: &Ctx<'_>) -> tether_runtime::Result<tether_config::Stor
 /// The store a command keeps its records in (see [`store_config`]).
 pub fn store(ctx: &Ctx<'_>) -> tether_runtime::Result<tether_store::Store> {
     tether_runtime::store::open_of(&ctx.ws, &store_config(ctx)?)
-}
-
-/// Refuses `act` (exit 2, saying what to do instead) when this command runs inside an agent's
-/// process tree: only a person may do it. Every human-only command calls this first.
-pub fn require_human(ctx: &Ctx<'_>, act: HumanAct) -> anyhow::Result<()> {
-    human_act::require_human(&ctx.ws, ctx.env, act).map_err(Failure::usage)
 }
 
 /// The run what this command records (a question, a sign-off) belongs to: for a command a

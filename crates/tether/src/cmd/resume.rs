@@ -6,9 +6,9 @@ use std::io::{IsTerminal as _, Write as _};
 use anyhow::Result;
 use tether_config::Loaded;
 use tether_core::control;
-use tether_core::human_act::HumanAct;
 use tether_human::visible::visible;
 use tether_runtime::bounds::{Resumed, Settled};
+use tether_runtime::human_act::{HumanAct, require_human};
 use tether_runtime::launch::{Place, RunSpec};
 use tether_store::{Run, RunKind};
 
@@ -21,12 +21,12 @@ use crate::failure::Failure;
 /// `tether resume`.
 pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
     if super::budget::any_raise(&args.raise) {
-        super::require_human(ctx, HumanAct::RaiseBudget)?;
+        require_human(&ctx.ws, ctx.env, HumanAct::RaiseBudget)?;
     }
     if args.accept_config {
-        super::require_human(ctx, HumanAct::AcceptConfig)?;
+        require_human(&ctx.ws, ctx.env, HumanAct::AcceptConfig)?;
     }
-    super::require_human(ctx, HumanAct::ResumeRun)?;
+    require_human(&ctx.ws, ctx.env, HumanAct::ResumeRun)?;
     let (run, store) = {
         let store = crate::cmd::store(ctx)?;
         let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
@@ -81,7 +81,7 @@ fn configuration(ctx: &Ctx<'_>, run: &Run, loaded: &Loaded, accept: bool) -> Res
         writeln!(err, "  {}", visible(&change.to_string()))?;
     }
     if accept || asked(ctx)? {
-        super::require_human(ctx, HumanAct::AcceptConfig)?;
+        require_human(&ctx.ws, ctx.env, HumanAct::AcceptConfig)?;
         writeln!(
             err,
             "applied: the run keeps to tether.toml's configuration from now on"

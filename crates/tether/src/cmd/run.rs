@@ -5,8 +5,8 @@ use std::time::Instant;
 use anyhow::{Result, anyhow};
 use tether_config::Workspace;
 use tether_core::goal::GoalEnd;
-use tether_core::human_act::HumanAct;
 use tether_core::ralph::MAX_ITERATIONS_CEILING;
+use tether_runtime::human_act::{HumanAct, require_human};
 use tether_runtime::launch::{End, Place, RunSpec};
 use tether_store::RunId;
 
@@ -19,7 +19,7 @@ use crate::failure::Failure;
 /// `tether run`.
 pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
     if args.no_judge {
-        super::require_human(ctx, HumanAct::RunWithoutJudge)?;
+        require_human(&ctx.ws, ctx.env, HumanAct::RunWithoutJudge)?;
     }
     let loaded = tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env)
         .map_err(Failure::usage)?;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use tether_config::{Config, Workspace};
+use tether_runtime::human_act::{HumanAct, require_human};
 use tether_runtime::served::Runs;
 use tether_store::Connector;
 use tether_web::{Bound, Settings};
@@ -18,7 +19,7 @@ use crate::failure::Failure;
 
 /// `tether serve`.
 pub fn run(ctx: &mut Ctx<'_>, args: &ServeArgs) -> Result<Exit> {
-    super::require_human(ctx, tether_core::human_act::HumanAct::ServeDashboard)?;
+    require_human(&ctx.ws, ctx.env, HumanAct::ServeDashboard)?;
     let loaded = tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env)
         .map_err(Failure::usage)?;
     let settings = Settings {

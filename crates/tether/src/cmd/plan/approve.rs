@@ -4,10 +4,10 @@
 use std::io::{self, BufRead, Write};
 
 use anyhow::{Result, anyhow};
-use tether_core::human_act::HumanAct;
 use tether_core::planning::approve::{self, Prepared, Selection};
 use tether_core::planning::{GoalContract, PlanRef};
 use tether_human::Keyboard;
+use tether_runtime::human_act::{HumanAct, require_human};
 
 use super::{Ctx, interactive, planning_error, review, who};
 use crate::cli::PlanApproveArgs;
@@ -17,7 +17,7 @@ use tether_core::planning::cards;
 
 /// `tether plan approve [<id>…] [--all]`.
 pub fn run(ctx: &mut Ctx<'_>, args: &PlanApproveArgs) -> Result<Exit> {
-    crate::cmd::require_human(ctx, HumanAct::ApproveContracts)?;
+    require_human(&ctx.ws, ctx.env, HumanAct::ApproveContracts)?;
     let config = tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env)
         .map_err(Failure::usage)?;
     let plan = PlanRef::new(&ctx.ws, &config.config);
@@ -172,7 +172,7 @@ pub(super) fn ensure_approved_with(
     if todo.is_empty() {
         return Ok(());
     }
-    crate::cmd::require_human(ctx, HumanAct::ApproveContracts)?;
+    require_human(&ctx.ws, ctx.env, HumanAct::ApproveContracts)?;
     if !approve {
         let refused = || {
             Failure::usage(anyhow!(

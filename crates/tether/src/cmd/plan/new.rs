@@ -11,9 +11,9 @@ use anyhow::{Result, anyhow};
 use serde::Serialize;
 use tether_agent::ExecError;
 use tether_config::Env;
-use tether_core::human_act::HumanAct;
 use tether_core::planning::approve::{self, Selection};
 use tether_core::planning::{Draft, DraftError, PlanRef};
+use tether_runtime::human_act::{HumanAct, require_human};
 
 use super::interrupts::Interrupts;
 use super::review::{self, Choice};
@@ -44,7 +44,7 @@ struct NewJson {
 /// `tether plan new`.
 pub fn run(ctx: &mut Ctx<'_>, args: &PlanNewArgs) -> Result<Exit> {
     if args.approve {
-        crate::cmd::require_human(ctx, HumanAct::ApproveContracts)?;
+        require_human(&ctx.ws, ctx.env, HumanAct::ApproveContracts)?;
     }
     let loaded = tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env)
         .map_err(Failure::usage)?;
@@ -141,7 +141,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &PlanNewArgs) -> Result<Exit> {
         say(ctx, json, &unapproved(&plan, &draft))?;
         return finish(ctx, json, &plan, &draft, "drafted", Vec::new());
     }
-    crate::cmd::require_human(ctx, HumanAct::ApproveContracts)?;
+    require_human(&ctx.ws, ctx.env, HumanAct::ApproveContracts)?;
     let store = crate::cmd::store(ctx)?;
     let done = approve::approve(&store, &plan, &Selection::Ids(draft.new_ids()), &who(ctx))
         .map_err(planning_error)?;

@@ -34,7 +34,7 @@ pub async fn check(ws: &Workspace, env: &dyn Env) -> Check {
 
 /// Connects, and reads the schema version and the runs the store holds.
 fn team(url: &str) -> crate::Result<String> {
-    let team = crate::store::team(url)?;
+    let team = crate::compose::store::team(url)?;
     let store = tether_store::Connector::connect(&team)?;
     let schema = store.schema_version()?;
     store.check_integrity()?;

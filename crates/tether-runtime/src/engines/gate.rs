@@ -53,7 +53,7 @@ pub async fn decide(
     cancel: CancellationToken,
 ) -> Result<Decision> {
     let journal = Journal::new(store, Vec::new())?;
-    let reach = crate::reach::of(&config, ws, &journal);
+    let reach = crate::compose::reach::of(&config, ws, &journal);
     let desk = Desk::from_config(&config, ws, journal.clone(), (Console::Absent, reach));
     let cell = std::sync::Arc::new(std::sync::Mutex::new(run.clone()));
     let plan = tether_core::planning::PlanRef::new(ws, &config);

@@ -29,9 +29,9 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::Host;
+use crate::compose::lifetime::RunLifetime;
+use crate::compose::worktree::{Commit, Kept, Placement};
 use crate::error::{Error, Result};
-use crate::lifetime::RunLifetime;
-use crate::worktree::{Commit, Kept, Placement};
 
 /// Judge failures in a row that pause a goal run.
 const JUDGE_FAILURES: u32 = 3;
@@ -172,7 +172,7 @@ impl Observer for Log {
 /// workspace; a workspace's own store holds only its runs, even after the directory moved).
 pub fn resumable_here(ws: &Workspace, env: &dyn Env, run: &Run) -> Result<()> {
     tether_core::looping::resumable(ws, run)?;
-    if !crate::store::is_team(ws, env)? {
+    if !crate::compose::store::is_team(ws, env)? {
         return Ok(());
     }
     if tether_store::control::is_elsewhere(run) {
@@ -249,20 +249,22 @@ impl Launch {
         let lifetime = RunLifetime::begin();
         let host = host.for_run(&lifetime);
         // The run's store is its configuration's.
-        let store = crate::store::connector_of(&ws, &config.store)?;
+        let store = crate::compose::store::connector_of(&ws, &config.store)?;
         let (notice_sink, notices) = NoticeSink::new(&config.notify);
         sinks.push(Arc::new(notice_sink));
         let (events, _) = broadcast::channel(EVENTS_BUFFER);
         sinks.push(Arc::new(Broadcast(events.clone())));
         let journal = Journal::new(connect(&*store)?, sinks)?;
         let (placement, kind) = match &spec {
-            RunSpec::Goal(_) | RunSpec::Ralph(_) if place.worktree || config.run.worktree => {
-                (crate::worktree::for_new_run(&ws, &config).await?, None)
-            }
+            RunSpec::Goal(_) | RunSpec::Ralph(_) if place.worktree || config.run.worktree => (
+                crate::compose::worktree::for_new_run(&ws, &config).await?,
+                None,
+            ),
             RunSpec::Goal(_) | RunSpec::Ralph(_) => (Placement::in_place(&ws), None),
             RunSpec::Resume(run) => {
                 let record = journal.store().run(run)?;
-                let placement = crate::worktree::for_resumed_run(&ws, &record, &config).await?;
+                let placement =
+                    crate::compose::worktree::for_resumed_run(&ws, &record, &config).await?;
                 let no_judge = record
                     .spec
                     .get("no_judge")
@@ -281,13 +283,13 @@ impl Launch {
         let isolation = placement.isolation(&journal, &config, commit, observer.clone());
         let run_ws = &placement.ws;
         let made = placement.made();
-        let reach = crate::reach::of(&config, run_ws, &journal);
+        let reach = crate::compose::reach::of(&config, run_ws, &journal);
         let human = Desk::from_config(&config, run_ws, journal.clone(), (console, reach));
         let cell = RunCell::default();
         // What the agent hands over through the bridge is this run's.
         let host = host.serving(&cell);
         let executor: Arc<dyn Executor> = match goal {
-            Some(no_judge) => crate::executor::for_goal_loop(
+            Some(no_judge) => crate::compose::executor::for_goal_loop(
                 (&config, run_ws, &made),
                 env,
                 (&journal, &human, &cell),
@@ -295,9 +297,12 @@ impl Launch {
                 &host,
             )?,
             // Any other kind resumed is refused by the Ralph loop, naming the run's kind.
-            None => {
-                crate::executor::from_config((&config, run_ws, &made), env, (&human, &cell), &host)?
-            }
+            None => crate::compose::executor::from_config(
+                (&config, run_ws, &made),
+                env,
+                (&human, &cell),
+                &host,
+            )?,
         };
         let loop_judge = loop_judge(&config, env, &*observer);
         let deps = Deps {
@@ -496,8 +501,12 @@ impl Prepared {
         let committed = self.kept.take();
         // The run's report beside its transcripts; a failure to write it never changes the
         // end. From the run's own store: tether.toml may name another by now.
-        let report =
-            crate::report::write(&self.ws, &deps.journal, &run, (deps.git, &deps.env_remove));
+        let report = crate::compose::report::write(
+            &self.ws,
+            &deps.journal,
+            &run,
+            (deps.git, &deps.env_remove),
+        );
         let report = match report.await {
             Ok(written) => written.map(|(path, _)| path),
             Err(e) => {

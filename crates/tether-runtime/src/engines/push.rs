@@ -42,7 +42,7 @@ pub fn push(ws: &Workspace, config: Option<&Config>, url: &str) -> Result<Pushed
         return Err(Error::NothingToPush(ws.display(&db).into_owned()));
     }
     let local = Store::open(&db)?;
-    let team = crate::store::team(url)?.scoped(&crate::store::here(ws));
+    let team = crate::compose::store::team(url)?.scoped(&crate::compose::store::here(ws));
     let mut pushed = Pushed::default();
     push_runs(&local, &team, &mut pushed)?;
     push_loose_questions(&local, &team, &mut pushed)?;

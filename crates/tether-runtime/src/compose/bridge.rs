@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 use tether_config::{Config, Env, ProcessEnv, Workspace};
 use tether_store::{RunCell, RunId};
 
+use crate::compose::sandbox::RunSandbox;
 use crate::error::{Error, Result};
-use crate::sandbox::RunSandbox;
 
 /// The variable naming the socket, set in the sandbox's environment.
 pub const BRIDGE_VAR: &str = "TETHER_BRIDGE";

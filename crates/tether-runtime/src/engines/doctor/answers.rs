@@ -15,7 +15,7 @@ const NAME: &str = "answers";
 /// approved contracts read from the store when there is one).
 pub fn check(config: &Config, ws: &Workspace, env: &dyn Env) -> Check {
     let journal = existing_store(ws, env).and_then(|s| Journal::new(s, Vec::new()).ok());
-    let reach = crate::reach::of_with(config, ws, journal.as_ref());
+    let reach = crate::compose::reach::of_with(config, ws, journal.as_ref());
     let paths = registry::reply_paths(config, reach);
     let mut exposed = Vec::new();
     let mut fixes = Vec::new();

@@ -75,7 +75,7 @@ fn write_status(out: &mut String, v: &RunView) -> std::fmt::Result {
         writeln!(out, "budget: {budget}")?;
     }
     if let Some(spent) = &v.budget_spent {
-        let hint = crate::budget::go_on_hint(v.id.as_str(), spent);
+        let hint = crate::compose::budget::go_on_hint(v.id.as_str(), spent);
         writeln!(out, "stopped: {}; go on with: {hint}", spent.describe())?;
     }
     if let Some(e) = &v.last_event {

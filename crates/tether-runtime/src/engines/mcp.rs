@@ -13,8 +13,8 @@ use tether_mcp::{ExtraTools, Options, Sandboxes, TetherMcp, VerifySandbox};
 use tether_store::RunId;
 
 use crate::Host;
+use crate::compose::sandbox::RunSandbox;
 use crate::error::{Error, Result};
-use crate::sandbox::RunSandbox;
 
 /// What a `tether mcp` serves.
 pub struct Setup<'a> {
@@ -51,8 +51,8 @@ pub fn server(setup: Setup<'_>, host: &Host) -> Result<TetherMcp> {
     Ok(TetherMcp::new(Options {
         workspace: setup.ws.clone(),
         store: match &setup.store {
-            Some(store) => crate::store::connector_of(setup.ws, store)?,
-            None => crate::store::connector(setup.ws, setup.env)?,
+            Some(store) => crate::compose::store::connector_of(setup.ws, store)?,
+            None => crate::compose::store::connector(setup.ws, setup.env)?,
         },
         config: setup.config,
         run: setup.run,
@@ -79,14 +79,19 @@ fn verify_sandbox(setup: &Setup<'_>, host: &Host) -> VerifySandbox {
         built
             .get_or_init(|| {
                 let config = config.as_ref().map_err(Clone::clone)?;
-                crate::sandbox::for_run(config, &ws, &crate::sandbox::Made::default(), &host)
-                    .map(|run| sandboxes(&run))
-                    .map_err(|e| {
-                        format!(
-                            "the sandbox for verify cannot be set up: {}",
-                            crate::error::chain(&e)
-                        )
-                    })
+                crate::compose::sandbox::for_run(
+                    config,
+                    &ws,
+                    &crate::compose::sandbox::Made::default(),
+                    &host,
+                )
+                .map(|run| sandboxes(&run))
+                .map_err(|e| {
+                    format!(
+                        "the sandbox for verify cannot be set up: {}",
+                        crate::error::chain(&e)
+                    )
+                })
             })
             .clone()
     })

@@ -1,6 +1,7 @@
 //! Runs started and resumed by a long-lived server: the dashboard's `POST /api/runs` and
 //! `POST /api/runs/{id}/resume` in `tether serve`. [`Runs`] is the dashboard's
-//! [`Launcher`]: each request is composed exactly as the command line composes `tether ralph`,
+//! [`Launcher`] (the trait is the store crate's, so the runtime does not link the dashboard):
+//! each request is composed exactly as the command line composes `tether ralph`,
 //! `tether run` and `tether resume` ([`Launch`]), and driven as a task of the serving
 //! process's Tokio runtime, so the run goes on when the page that started it is closed. The
 //! request is answered once the run is under way (the loop holds it under its lock) or
@@ -16,20 +17,19 @@
 
 use std::sync::{Arc, Mutex};
 
-use futures_util::future::BoxFuture;
 use tether_config::{Config, Env, Workspace};
 use tether_core::looping::LoopError;
 use tether_core::planning::PlanRef;
 use tether_core::planning::approve::{self, Selection};
 use tether_human::Console;
 use tether_store::control::{self, ControlError};
+use tether_store::launch::{BoxFuture, LaunchError, Launcher, NewRun};
 use tether_store::{Budget, RunId};
-use tether_web::launch::{LaunchError, Launcher, NewRun};
 use tokio_util::sync::CancellationToken;
 
-use crate::bounds::Resumed;
+use crate::compose::bounds::Resumed;
+use crate::compose::launch::{Begun, Launch, Log, Place, RunSpec};
 use crate::error::chain;
-use crate::launch::{Begun, Launch, Log, Place, RunSpec};
 use crate::{Error, Host};
 
 /// Who a run taken up from the dashboard is recorded as resumed by.
@@ -106,7 +106,7 @@ impl Runs {
                 RunSpec::goal(&config, Some(max), budget(&config), false)
             }
         };
-        let bounds = crate::bounds::for_new_run(&self.ws, &loaded);
+        let bounds = crate::compose::bounds::for_new_run(&self.ws, &loaded);
         let launch = self.launch(config, bounds, spec, place);
         self.drive(launch).await
     }
@@ -116,21 +116,22 @@ impl Runs {
     /// accepts the file's).
     pub async fn resume(&self, id: RunId, accept_config: bool) -> Result<(), LaunchError> {
         let run = {
-            let store = crate::store::open(&self.ws, &*self.env).map_err(refusal)?;
+            let store = crate::compose::store::open(&self.ws, &*self.env).map_err(refusal)?;
             control::find_run(&store, Some(&id.to_string())).map_err(|e| match e {
                 ControlError::UnknownRun(_) => LaunchError::NotFound(format!("no run {id}")),
                 e => LaunchError::Failed(chain(&e)),
             })?
         };
-        crate::launch::resumable_here(&self.ws, &*self.env, &run).map_err(refusal)?;
+        crate::compose::launch::resumable_here(&self.ws, &*self.env, &run).map_err(refusal)?;
         // A run its budget stopped is raised at a terminal first (`tether resume --add-…`).
-        crate::budget::resumable(&run).map_err(refusal)?;
+        crate::compose::budget::resumable(&run).map_err(refusal)?;
         let loaded = self.loaded()?;
-        let settled = match crate::bounds::for_resumed_run(&self.ws, &run, &loaded, &*self.env) {
-            Resumed::Settled(settled) => *settled,
-            Resumed::Changed(changed) if accept_config => changed.accept(),
-            Resumed::Changed(changed) => return Err(config_changed(&run.id, &changed)),
-        };
+        let settled =
+            match crate::compose::bounds::for_resumed_run(&self.ws, &run, &loaded, &*self.env) {
+                Resumed::Settled(settled) => *settled,
+                Resumed::Changed(changed) if accept_config => changed.accept(),
+                Resumed::Changed(changed) => return Err(config_changed(&run.id, &changed)),
+            };
         let (config, bounds) = (settled.config, settled.pinned);
         let launch = self.launch(config, bounds, RunSpec::Resume(run.id), Place::RESUMED);
         self.drive(launch).await.map(drop)
@@ -171,7 +172,7 @@ impl Runs {
 
     /// Refuses a goal run while any contract waits for a person's approval.
     fn ensure_approved(&self, config: &Config) -> Result<(), LaunchError> {
-        let store = crate::store::open(&self.ws, &*self.env).map_err(refusal)?;
+        let store = crate::compose::store::open(&self.ws, &*self.env).map_err(refusal)?;
         let plan = PlanRef::new(&self.ws, config);
         let prepared = approve::prepare(&store, &plan, &Selection::Pending)
             .map_err(|e| LaunchError::Invalid(chain(&e)))?;
@@ -202,7 +203,7 @@ impl Runs {
             sinks: Vec::new(),
             console: Console::Absent,
             by: BY.to_owned(),
-            notice_grace: crate::process::notice_grace(&*self.env),
+            notice_grace: crate::compose::process::notice_grace(&*self.env),
             observer: Arc::new(Log),
             host: self.host.clone(),
         }
@@ -248,7 +249,7 @@ impl Launcher for Runs {
 
 /// The refusal of a resume whose tether.toml differs from the run's record: the differences,
 /// and how a person applies them.
-fn config_changed(run: &RunId, changed: &crate::bounds::Changed) -> LaunchError {
+fn config_changed(run: &RunId, changed: &crate::compose::bounds::Changed) -> LaunchError {
     LaunchError::ConfigChanged {
         message: format!(
             "tether.toml differs from the configuration run {run} recorded: resume it again \

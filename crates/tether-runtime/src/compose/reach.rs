@@ -16,7 +16,7 @@ use tether_core::planning::terms::Approvals;
 use tether_human::registry::Reach;
 use tether_store::Journal;
 
-use crate::agents::Worker;
+use crate::compose::agents::Worker;
 
 /// What the agent `config` sets up in `ws` reaches; the approved contracts are read in
 /// `journal`'s store. When the executor cannot be told, the most.
@@ -30,7 +30,7 @@ pub fn of_with(config: &Config, ws: &Workspace, journal: Option<&Journal>) -> Re
     let network = config.sandbox.mode == SandboxMode::Off
         || config.sandbox.network
         || !matches!(
-            crate::agents::sandboxed_as(config),
+            crate::compose::agents::sandboxed_as(config),
             Ok(Worker::Builtin | Worker::Command)
         )
         || a_goal_opens_the_network(config, ws, journal);

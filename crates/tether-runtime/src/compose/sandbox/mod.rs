@@ -43,7 +43,7 @@ use tether_config::{Config, ExecutorKind, SandboxMode, Workspace};
 use tether_sandbox::{Policy, Sandbox, Support};
 
 use crate::Host;
-use crate::agents::Worker;
+use crate::compose::agents::Worker;
 use crate::error::{Error, Result};
 
 pub use cli::{config_dir, run_config_dir};
@@ -105,7 +105,7 @@ pub fn for_run(config: &Config, ws: &Workspace, made: &Made, host: &Host) -> Res
             grants::Place::resolve(&tmp),
         ],
     };
-    let worker = crate::agents::sandboxed_as(config)?;
+    let worker = crate::compose::agents::sandboxed_as(config)?;
     let mut asked = shared_reads(config, made);
     let areas = [ws.root(), tmp.as_path()];
     match worker {
@@ -123,13 +123,13 @@ pub fn for_run(config: &Config, ws: &Workspace, made: &Made, host: &Host) -> Res
     }
     // The store is out of sight in the sandbox: tether commands the agent runs reach it
     // through this process, and what they run for it runs in these same sandboxes.
-    let listener = crate::bridge::bind(&tmp)?;
+    let listener = crate::compose::bridge::bind(&tmp)?;
     let bridge = listener.path().to_path_buf();
     let sandbox = |policy: Policy| -> Result<Sandbox> {
         Ok(Sandbox::new(policy.hide(ws.state_dir()), support)?
             .within(pids.clone())
             .tmpdir(&tmp)
-            .var(crate::bridge::BRIDGE_VAR, &bridge)
+            .var(crate::compose::bridge::BRIDGE_VAR, &bridge)
             .env(config.sandbox.env.iter().cloned()))
     };
     // What every child of the run may read and write; an agent CLI also its own reach.
@@ -209,7 +209,7 @@ fn linked_worktree_said(tree: &Path) {
 /// The variables the agent CLI's own configuration names for its model key (see
 /// `agent_key`), said in the log; what is wrong with them, warned.
 fn agent_key_vars(config: &Config) -> Vec<String> {
-    let Some(key) = crate::agent_key::of(config) else {
+    let Some(key) = crate::compose::agent_key::of(config) else {
         return Vec::new();
     };
     for note in &key.key.notes {

@@ -17,8 +17,8 @@ use tether_core::looping::{AfterIteration, Isolation};
 use tether_store::{Journal, Run, RunId, VerdictKind};
 use tether_worktree::{CommitInfo, Quote, Repo, Snapshotting, Worktree, commit_message};
 
+use crate::compose::launch::{Note, Observer};
 use crate::error::{Error, Result};
-use crate::launch::{Note, Observer};
 
 /// A commit tether made on a run's branch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,8 +61,8 @@ impl Placement {
     /// What tether made for the run that its sandbox grants: for a worktree, the git directory
     /// it shares with its checkout — as tether knows it from git's record, never from the
     /// worktree's `.git` file.
-    pub fn made(&self) -> crate::sandbox::Made {
-        crate::sandbox::Made {
+    pub fn made(&self) -> crate::compose::sandbox::Made {
+        crate::compose::sandbox::Made {
             repository: self
                 .worktree
                 .as_ref()

@@ -6,13 +6,13 @@
 use tether_config::{Config, Env};
 
 use super::Check;
-use crate::agent_key::{AgentKey, PASS_SETTING, VarState};
+use crate::compose::agent_key::{AgentKey, PASS_SETTING, VarState};
 
 const NAME: &str = "agent key";
 
 /// The check for the agent `config` runs, when its configuration can name a key variable.
 pub fn check(config: &Config, env: &dyn Env) -> Option<Check> {
-    let key = crate::agent_key::of(config)?;
+    let key = crate::compose::agent_key::of(config)?;
     let notes: String = key
         .key
         .notes

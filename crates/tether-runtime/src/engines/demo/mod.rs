@@ -24,8 +24,8 @@ use tether_tools::{ToolOptions, ToolSet};
 use tokio_util::sync::CancellationToken;
 
 use crate::Host;
+use crate::compose::sandbox::RunSandbox;
 use crate::error::{Error, Result};
-use crate::sandbox::RunSandbox;
 
 /// The demo's plan file, as its store knows it.
 pub const PLAN_FILE: &str = "plan.md";
@@ -92,10 +92,10 @@ impl Demo {
         // The scripted agent's commands run sandboxed like a real one's, where the kernel can.
         let (sandbox, unsandboxed) = match tether_sandbox::Support::probe().check() {
             Ok(()) => (
-                crate::sandbox::for_run(
+                crate::compose::sandbox::for_run(
                     &Config::defaults(crate::schema()),
                     ws,
-                    &crate::sandbox::Made::default(),
+                    &crate::compose::sandbox::Made::default(),
                     host,
                 )?,
                 None,

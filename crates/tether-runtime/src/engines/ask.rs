@@ -21,7 +21,7 @@ impl Asker {
     /// refused, naming its problems, when a channel it lists is not set up.
     pub fn new(ws: &Workspace, config: &Config, store: Store, console: Console) -> Result<Self> {
         let journal = Journal::new(store, Vec::new())?;
-        let reach = crate::reach::of(config, ws, &journal);
+        let reach = crate::compose::reach::of(config, ws, &journal);
         let desk = Desk::from_config(config, ws, journal, (console, reach));
         let problems = &desk.policy().problems;
         if !problems.is_empty() {

@@ -68,7 +68,7 @@ pub fn ungated(config: &Config, ws: &Workspace, agent: Agent) -> Vec<String> {
              so {title} runs, without asking, {allows}"
         )],
         Gate::Acp { loosened } => {
-            let person = crate::sandbox::config_dir(config, agent);
+            let person = crate::compose::sandbox::config_dir(config, agent);
             loosened(ws.root(), &person)
                 .into_iter()
                 .map(|why| format!("[human] ask_before may not hold for {title}: {why}"))

@@ -12,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::Check;
 use crate::Host;
-use crate::agents::Worker;
-use crate::sandbox::Made;
+use crate::compose::agents::Worker;
+use crate::compose::sandbox::Made;
 
 const NAME: &str = "executor";
 
@@ -24,7 +24,7 @@ pub async fn check(
     tether: &Path,
     host: &Host,
 ) -> Check {
-    match crate::agents::of_kind(config.executor.kind) {
+    match crate::compose::agents::of_kind(config.executor.kind) {
         Ok(Worker::Builtin) => builtin(config),
         Ok(Worker::Command) => command(config, ws, env),
         Ok(Worker::Acp) => acp(config, ws, host).await,
@@ -109,7 +109,7 @@ async fn agent_cli(
     ws: &Workspace,
     (tether, host): (&Path, &Host),
 ) -> Check {
-    let mut settings = match crate::executor::cli_settings(
+    let mut settings = match crate::compose::executor::cli_settings(
         (config, ws, &Made::default()),
         Some(agent),
         Vec::new(),
@@ -138,7 +138,7 @@ async fn agent_cli(
             let found = format!("{} {version} ({program})", agent.title);
             let ungated = match config.human.ask_before.is_empty() {
                 true => Vec::new(),
-                false => crate::agents::ungated(config, ws, agent),
+                false => crate::compose::agents::ungated(config, ws, agent),
             };
             match (ungated.is_empty(), agent.gate) {
                 (true, _) => Check::pass(NAME, found),
@@ -208,18 +208,21 @@ async fn agent_cli(
 
 /// An ACP agent: it starts and answers `initialize`.
 async fn acp(config: &Config, ws: &Workspace, host: &Host) -> Check {
-    let settings =
-        match crate::executor::cli_settings((config, ws, &Made::default()), None, Vec::new(), host)
-        {
-            Ok(settings) => settings,
-            Err(e) => {
-                return Check::fail(
-                    NAME,
-                    crate::error::chain(&e),
-                    "set [executor] program to the ACP agent",
-                );
-            }
-        };
+    let settings = match crate::compose::executor::cli_settings(
+        (config, ws, &Made::default()),
+        None,
+        Vec::new(),
+        host,
+    ) {
+        Ok(settings) => settings,
+        Err(e) => {
+            return Check::fail(
+                NAME,
+                crate::error::chain(&e),
+                "set [executor] program to the ACP agent",
+            );
+        }
+    };
     let executor = tether_agent::AcpExecutor::new(
         settings,
         Arc::new(|| None),

@@ -12,7 +12,7 @@ use tether_agent::cli::{Agent, RunConfigDir};
 use tether_config::{Config, Workspace};
 
 use super::grants::{Asked, Place, Source};
-use crate::agents::Worker;
+use crate::compose::agents::Worker;
 use crate::error::{Error, Result};
 
 /// The reach of one agent CLI.
@@ -132,7 +132,8 @@ pub fn run_config_dir(
     ws: &Workspace,
     scratch: Option<&Path>,
 ) -> Result<Option<(String, PathBuf, RunConfigDir)>> {
-    let (Some(scratch), Worker::Cli(agent)) = (scratch, crate::agents::sandboxed_as(config)?)
+    let (Some(scratch), Worker::Cli(agent)) =
+        (scratch, crate::compose::agents::sandboxed_as(config)?)
     else {
         return Ok(None);
     };

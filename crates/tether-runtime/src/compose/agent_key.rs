@@ -13,7 +13,7 @@ use tether_agent::cli::key::ProviderKey;
 use tether_agent::cli::{Agent, KeyNaming};
 use tether_config::{Config, Env};
 
-use crate::agents::Worker;
+use crate::compose::agents::Worker;
 
 /// The setting that lets any other variable through to the agent.
 pub const PASS_SETTING: &str = "[sandbox] env";
@@ -42,11 +42,11 @@ pub enum VarState {
 /// The key of the agent `config` runs, when its configuration can name one (Codex, also as
 /// `codex-acp`, and pi: see each CLI's descriptor).
 pub fn of(config: &Config) -> Option<AgentKey> {
-    let Ok(Worker::Cli(agent)) = crate::agents::sandboxed_as(config) else {
+    let Ok(Worker::Cli(agent)) = crate::compose::agents::sandboxed_as(config) else {
         return None;
     };
     let naming = agent.key?;
-    let dir = crate::sandbox::config_dir(config, agent);
+    let dir = crate::compose::sandbox::config_dir(config, agent);
     let key = (naming.read)(&dir, &config.executor.args);
     Some(AgentKey { agent, naming, key })
 }

@@ -49,7 +49,7 @@ pub async fn write(
 /// environment, git in its sandbox unless tether.toml turns the sandbox off, on a runtime of
 /// its own (call it outside any).
 pub fn write_now(ws: &Workspace, env: &dyn Env, id: &RunId) -> Result<Option<(PathBuf, String)>> {
-    let journal = Journal::new(crate::store::open(ws, env)?, Vec::new())?;
+    let journal = Journal::new(crate::compose::store::open(ws, env)?, Vec::new())?;
     let (git, env_remove) = tether_config::load(crate::schema(), ws.root(), env).map_or_else(
         |_| (tether_git::Confinement::Sandboxed, Vec::new()),
         |loaded| {

@@ -23,11 +23,11 @@ use tether_store::Journal;
 use tether_tools::{Tool, ToolOptions, ToolSet};
 
 use crate::Host;
-use crate::agents::Worker;
+use crate::compose::agents::Worker;
+use crate::compose::sandbox::Made;
 use crate::error::{Error, Result};
-use crate::sandbox::Made;
 
-pub use crate::agents::agent_of;
+pub use crate::compose::agents::agent_of;
 
 /// How long one turn of an external command may take.
 const COMMAND_TURN_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -44,9 +44,9 @@ pub fn from_config(
     (human, run): (&Desk, &RunCell),
     host: &Host,
 ) -> Result<Arc<dyn Executor>> {
-    match crate::agents::of_kind(config.executor.kind)? {
+    match crate::compose::agents::of_kind(config.executor.kind)? {
         Worker::Builtin => {
-            let sandbox = crate::sandbox::for_run(config, ws, made, host)?;
+            let sandbox = crate::compose::sandbox::for_run(config, ws, made, host)?;
             builtin(config, ws, env, (human, run), Vec::new(), sandbox)
         }
         Worker::Command => {
@@ -59,7 +59,7 @@ pub fn from_config(
             }
             // The program is the agent: it must not see the keys tether itself holds, and runs
             // in the sandbox whole.
-            let sandbox = crate::sandbox::for_run(config, ws, made, host)?;
+            let sandbox = crate::compose::sandbox::for_run(config, ws, made, host)?;
             Ok(Arc::new(
                 CommandExecutor::new(
                     config.executor.command.clone(),
@@ -126,9 +126,9 @@ pub fn for_goal_loop(
     host: &Host,
 ) -> Result<Arc<dyn Executor>> {
     let signoff = Signoff::from_config(ws.clone(), journal.clone(), config, env, no_judge)?;
-    match crate::agents::of_kind(config.executor.kind)? {
+    match crate::compose::agents::of_kind(config.executor.kind)? {
         Worker::Builtin => {
-            let sandbox = crate::sandbox::for_run(config, ws, made, host)?;
+            let sandbox = crate::compose::sandbox::for_run(config, ws, made, host)?;
             let signoff = signoff
                 .sandboxed(sandbox.shell.clone())
                 .with_network_sandbox(sandbox.shell_network.clone());
@@ -158,7 +158,7 @@ pub fn agent_cli(
     // does pi's (an extension's tool_call handler), and an ACP CLI's commands through `desk`; a
     // CLI nothing gates is said, and what of an ACP CLI's configuration loosens its asking.
     if !config.human.ask_before.is_empty() {
-        for problem in crate::agents::ungated(config, ws, agent) {
+        for problem in crate::compose::agents::ungated(config, ws, agent) {
             tracing::warn!(ask_before = ?config.human.ask_before, "{problem}");
         }
     }
@@ -201,16 +201,17 @@ fn settings(
         cause,
     })?;
     let executor = &config.executor;
-    let sandbox = crate::sandbox::for_run(config, ws, made, host)?;
+    let sandbox = crate::compose::sandbox::for_run(config, ws, made, host)?;
     let mut env = executor.env.clone();
-    let config_dir = crate::sandbox::run_config_dir(config, ws, sandbox.scratch.as_deref())?;
+    let config_dir =
+        crate::compose::sandbox::run_config_dir(config, ws, sandbox.scratch.as_deref())?;
     if let Some((var, value, _)) = &config_dir {
         // The CLI works in the run's copy of its configuration directory.
         env.retain(|(name, _)| name != var);
         env.push((var.clone(), value.display().to_string()));
     }
     if let Some(pin) = agent.and_then(|agent| agent.pin) {
-        let pinned = crate::sandbox::pin(pin, ws, sandbox.pinned.as_deref(), &env)?;
+        let pinned = crate::compose::sandbox::pin(pin, ws, sandbox.pinned.as_deref(), &env)?;
         env.retain(|(name, _)| !pinned.iter().any(|(set, _)| set == name));
         env.extend(pinned);
     }
@@ -240,7 +241,7 @@ fn builtin(
     env: &dyn Env,
     (human, run): (&Desk, &RunCell),
     extra: Vec<Arc<dyn Tool>>,
-    sandbox: crate::sandbox::RunSandbox,
+    sandbox: crate::compose::sandbox::RunSandbox,
 ) -> Result<Arc<dyn Executor>> {
     let Some(model) = &config.model else {
         return Err(Error::BuiltinNeedsModel);
@@ -266,7 +267,10 @@ fn builtin(
             .shell_network
             .map(|open| tether_tools::NetworkSwitch {
                 open,
-                wanted: crate::sandbox::network_wanted(config.plan_path(ws.root()), approvals),
+                wanted: crate::compose::sandbox::network_wanted(
+                    config.plan_path(ws.root()),
+                    approvals,
+                ),
             }),
         bash_gate: Some(Arc::new(gate)),
         ..ToolOptions::default()

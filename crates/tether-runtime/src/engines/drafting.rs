@@ -5,7 +5,7 @@
 //! against is saved in `dir`); otherwise the built-in agent on `[model]`, with the read-only
 //! workspace tools plus the plan tools, on plan mode's model: `[planning]` over `[model]`, and
 //! `tether plan new --model` over both. Both get the drafting system prompt. Kept apart from
-//! `executor.rs`, whose agents have every tool.
+//! `compose/executor.rs`, whose agents have every tool.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -22,8 +22,8 @@ use tether_core::planning::{Baseline, Drafter, PlanRef, PlanTarget, drafting_too
 use tether_model::{Endpoint, HttpOptions};
 
 use crate::Host;
+use crate::compose::sandbox::Made;
 use crate::error::{Error, Result};
-use crate::sandbox::Made;
 
 /// Plan mode's session on `config`'s plan in `ws` for `objective`: the drafter, starting from
 /// the plan as it is (which must parse), with its transcripts in a directory of its own under
@@ -64,7 +64,7 @@ pub fn agent(
 ) -> Result<(Arc<dyn Executor>, String)> {
     let kind = config.executor.kind;
     let acp = kind == tether_config::ExecutorKind::Acp;
-    if acp || crate::executor::agent_of(kind).is_some() {
+    if acp || crate::compose::executor::agent_of(kind).is_some() {
         if model_name.is_some() {
             return Err(Error::ModelFlagForAgent {
                 kind: kind.as_str(),
@@ -81,7 +81,7 @@ pub fn agent(
         return external(&target, session, |extra| match acp {
             true => read_only_acp(config, ws, extra, host),
             // Drafting turns are read-only: an ACP CLI may read, and nothing else.
-            false => crate::executor::agent_cli(
+            false => crate::compose::executor::agent_cli(
                 (config, ws, &Made::default()),
                 (Arc::new(tether_agent::acp::AllowReads), &RunCell::default()),
                 extra,
@@ -113,8 +113,12 @@ fn read_only_acp(
     mcp_extra: Vec<String>,
     host: &Host,
 ) -> Result<Arc<dyn Executor>> {
-    let settings =
-        crate::executor::cli_settings((config, ws, &Made::default()), None, mcp_extra, host)?;
+    let settings = crate::compose::executor::cli_settings(
+        (config, ws, &Made::default()),
+        None,
+        mcp_extra,
+        host,
+    )?;
     Ok(Arc::new(tether_agent::AcpExecutor::new(
         settings,
         Arc::new(|| None),

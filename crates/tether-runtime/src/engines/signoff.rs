@@ -14,8 +14,8 @@ use tether_store::{Journal, RunId, Store};
 use tokio_util::sync::CancellationToken;
 
 use crate::Host;
+use crate::compose::sandbox::RunSandbox;
 use crate::error::Result;
-use crate::sandbox::RunSandbox;
 
 /// A sign-off by a person, composed.
 pub struct ByPerson {
@@ -42,7 +42,12 @@ impl ByPerson {
         // The verify command is code the agent wrote.
         let sandbox = match sandbox {
             Some(sandbox) => sandbox,
-            None => crate::sandbox::for_run(config, ws, &crate::sandbox::Made::default(), host)?,
+            None => crate::compose::sandbox::for_run(
+                config,
+                ws,
+                &crate::compose::sandbox::Made::default(),
+                host,
+            )?,
         };
         let signoff = signoff
             .sandboxed(sandbox.shell)

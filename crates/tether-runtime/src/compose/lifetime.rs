@@ -2,7 +2,7 @@
 //!
 //! A run's sandboxes share one PID namespace ([`tether_sandbox::RunNamespace`]): every process
 //! the agent starts runs in it, and all of them are killed when it ends. A [`RunLifetime`] is
-//! made as a run is composed ([`crate::launch`]), the namespaces its sandboxes are built with
+//! made as a run is composed ([`crate::compose::launch`]), the namespaces its sandboxes are built with
 //! are registered with it (`sandbox::for_run`, through the run's [`Host`]), and it ends them as
 //! the run's loop ends ([`RunLifetime::end`]), or when the run is dropped unfinished.
 //! (Sandboxes outlive the run — the bridge keeps the run's for as long as the process lives — so
