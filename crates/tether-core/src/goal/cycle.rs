@@ -118,7 +118,7 @@ impl GoalLoop {
                 if rule == Rule::JudgeUnavailable {
                     tell_human_the_judge_is_down(at.deps, at.run, &reason)?;
                 }
-                Next::Pause(reason.clone(), GoalEnd::Paused { reason })
+                Next::Pause(reason.clone(), GoalEnd::paused(reason))
             }
         })
     }
@@ -159,7 +159,7 @@ impl LoopKind for GoalLoop {
     fn before(&mut self, at: At<'_>, done: u32) -> Result<Next<GoalEnd>, LoopError> {
         let Reconciled { doc, pause } = self.reconcile(at)?;
         if let Some(reason) = pause {
-            return Ok(Next::Pause(reason.clone(), GoalEnd::Paused { reason }));
+            return Ok(Next::Pause(reason.clone(), GoalEnd::paused(reason)));
         }
         if doc.plan().active_goals().next().is_none() {
             let end = GoalEnd::AllDone {

@@ -21,9 +21,7 @@ use serde::{Deserialize, Serialize};
 use tether_config::IterationContext;
 use tether_store::{Budget, Rule};
 
-use crate::looping::Stopped;
-
-pub use crate::looping::{Deps, LoopError, UsageWaits};
+pub use crate::looping::{Deps, LoopError, Stopped, UsageWaits};
 pub use rules::RuleSettings;
 pub use run::{ready, resume, start};
 
@@ -62,11 +60,6 @@ pub enum GoalEnd {
         /// The goals signed off during the run.
         signed_off: Vec<String>,
     },
-    /// The budget was spent.
-    BudgetSpent {
-        /// The last iteration run.
-        iteration: u32,
-    },
     /// A rule blocked the run (the spin guard).
     Blocked {
         /// The rule.
@@ -74,41 +67,19 @@ pub enum GoalEnd {
         /// Why.
         reason: String,
     },
-    /// A rule or `tether pause` paused the run.
-    Paused {
-        /// Why.
-        reason: String,
-    },
-    /// The agent cannot run until its setup is fixed (its CLI is missing, tether's tools did not
-    /// reach it); retrying would not help.
-    CannotRun {
-        /// The iteration that found it.
-        iteration: u32,
-        /// What is wrong and how to fix it.
-        error: String,
-    },
-    /// Too many iterations failed in a row.
-    Failed {
-        /// The last iteration run.
-        iteration: u32,
-        /// The last error.
-        error: String,
-    },
-    /// `tether cancel` stopped it.
-    Cancelled,
-    /// Ctrl+C stopped it; `tether resume` continues.
-    Interrupted,
+    /// It stopped in a way every loop shares (a rule's pause among them).
+    Stopped(Stopped),
+}
+
+impl GoalEnd {
+    /// The run paused for a person, for `reason`.
+    pub fn paused(reason: String) -> Self {
+        GoalEnd::Stopped(Stopped::Paused { reason })
+    }
 }
 
 impl From<Stopped> for GoalEnd {
     fn from(stopped: Stopped) -> Self {
-        match stopped {
-            Stopped::Cancelled => GoalEnd::Cancelled,
-            Stopped::Interrupted => GoalEnd::Interrupted,
-            Stopped::Paused { reason } => GoalEnd::Paused { reason },
-            Stopped::BudgetSpent { iteration } => GoalEnd::BudgetSpent { iteration },
-            Stopped::Failed { iteration, error } => GoalEnd::Failed { iteration, error },
-            Stopped::CannotRun { iteration, error } => GoalEnd::CannotRun { iteration, error },
-        }
+        GoalEnd::Stopped(stopped)
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tether_config::{MapEnv, Workspace};
-use tether_core::ralph::RalphEnd;
+use tether_core::ralph::{RalphEnd, Stopped};
 use tether_human::Console;
 use tether_runtime::Host;
 use tether_runtime::bridge::{Call, Handler, HandlerError, Reply};
@@ -186,7 +186,10 @@ fn a_cancelled_run_stops_its_agent_at_once() {
             .unwrap()
     });
     assert!(
-        matches!(finished.end, End::Ralph(RalphEnd::Cancelled)),
+        matches!(
+            finished.end,
+            End::Ralph(RalphEnd::Stopped(Stopped::Cancelled))
+        ),
         "{:?}",
         finished.end
     );
