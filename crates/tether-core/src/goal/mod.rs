@@ -1,5 +1,7 @@
 //! The goal loop (`tether run`): iterations toward the plan's active goals until every one is
-//! signed off by the completion check, the budget runs out, or a rule stops the run.
+//! signed off by the completion check, the budget runs out, or a rule stops the run. A run
+//! scoped to some goals ([`GoalSpec::scope`]) works on those alone and leaves the plan's other
+//! goals be (`scope.rs`).
 //!
 //! The iteration skeleton is the shared driver's ([`crate::looping`]); an iteration of this loop
 //! is five named steps: **reconcile** the plan with the store's sign-offs, build the **prompt**
@@ -15,7 +17,10 @@ pub mod observe;
 mod reconcile;
 pub mod rules;
 mod run;
+mod scope;
 mod verdicts;
+
+use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 use tether_config::IterationContext;
@@ -48,6 +53,12 @@ pub struct GoalSpec {
     /// setting existed started every iteration fresh.
     #[serde(default)]
     pub context: IterationContext,
+    /// The goals the run works on, by id: of the plan's active goals, only these are worked
+    /// on, shown to the agent and signed off, and the run is done once each of them is signed
+    /// off or cancelled, whatever other goals are still active. `None` (and a run recorded
+    /// before the setting existed): every active goal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<BTreeSet<String>>,
 }
 
 /// How a goal loop ended (or stopped).

@@ -88,6 +88,7 @@ pub(super) fn spec(max: Option<u32>) -> GoalSpec {
         rules: RuleSettings::default(),
         max_consecutive_failures: 3,
         context: tether_config::IterationContext::Fresh,
+        scope: None,
     }
 }
 
