@@ -28,7 +28,7 @@ use tether_agent::BuiltinAgent;
 use tether_agent::{AgentEvent, ExecError, Executor, TurnObserver, TurnOutcome, TurnRequest};
 use tether_config::Api;
 use tether_config::{Config, Workspace};
-use tether_core::ralph::{self, Deps, RalphEnd, RalphSpec};
+use tether_core::ralph::{self, Deps, RalphEnd, RalphSpec, Stopped};
 use tether_human::{Console, Desk};
 use tether_model::scripted::{Script, ScriptedModel, Turn};
 use tether_store::Journal;
@@ -272,9 +272,9 @@ fn main() {
     let total = started.elapsed();
     assert_eq!(
         end,
-        RalphEnd::BudgetSpent {
+        RalphEnd::Stopped(Stopped::BudgetSpent {
             iteration: ITERATIONS
-        }
+        })
     );
     let starts = exec.starts.lock().unwrap();
     let gaps: Vec<f64> = starts

@@ -64,7 +64,7 @@ impl GoalLoop {
         rejects: u32,
         answer: Answered,
     ) -> Result<Next<GoalEnd>, LoopError> {
-        let pause = |reason: String| Ok(Next::Pause(reason.clone(), GoalEnd::Paused { reason }));
+        let pause = |reason: String| Ok(Next::Pause(reason.clone(), GoalEnd::paused(reason)));
         match answer.choice {
             Some(1) => pause(format!(
                 "{} chose to change the contract of goal `{goal}`: edit its done_when or \
@@ -111,11 +111,11 @@ impl GoalLoop {
             Ok(CancelOutcome::Cancelled { .. }) => Ok(Next::Continue),
             Ok(CancelOutcome::Refused { reason, .. }) => {
                 let reason = format!("goal `{goal}` could not be cancelled: {reason}");
-                Ok(Next::Pause(reason.clone(), GoalEnd::Paused { reason }))
+                Ok(Next::Pause(reason.clone(), GoalEnd::paused(reason)))
             }
             Err(e) => {
                 let reason = format!("goal `{goal}` could not be cancelled: {e}");
-                Ok(Next::Pause(reason.clone(), GoalEnd::Paused { reason }))
+                Ok(Next::Pause(reason.clone(), GoalEnd::paused(reason)))
             }
         }
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use tether_config::IterationContext;
-use tether_plan::PlanDoc;
+use tether_plan::{Plan, PlanDoc};
 use tether_store::{Event, NewQuestion, Outcome, Rule, RunId, Seq};
 
 use super::observe::{fingerprint, text_hash};
@@ -15,7 +15,7 @@ use super::rules::{Decision, Observation, Rules, Stop};
 use super::{Deps, GoalEnd, GoalSpec, LoopError};
 use crate::looping::{Answered, At, Focus, HumanCall, Limits, LoopKind, Next, Prompt, Turn, Why};
 use crate::prompts::Feedback;
-use crate::prompts::goal as prompt;
+use crate::prompts::goal::{self as prompt, Injected};
 use tether_plan::file as plan_file;
 
 /// The goal loop's memory within one process.
@@ -23,7 +23,7 @@ pub(super) struct GoalLoop {
     pub(super) spec: GoalSpec,
     pub(super) plan_path: PathBuf,
     rules: Rules,
-    /// Goals seen active during this run: the ones it must finish.
+    /// Goals of the run seen active during it: the ones it must finish.
     pub(super) goals: BTreeSet<String>,
     /// The newest verdict already looked at.
     pub(super) last_verdict: i64,
@@ -66,17 +66,19 @@ impl GoalLoop {
     }
 
     /// Observe: what the turn did — its tool calls, whether files and the plan changed, the
-    /// sign-off attempts recorded since the last look — as the rules judge it.
+    /// sign-off attempts recorded since the last look — as the rules judge it (the plan as they
+    /// see it holds the goals of the run alone).
     fn observe(&mut self, at: At<'_>, turn: Turn<'_>) -> Result<Decision, LoopError> {
         let attempts = self.attempts(at)?;
         let after = plan_file::read(&self.plan_path)?;
+        let ours = self.spec.narrow(after.plan());
         let (files_before, plan_before) = self.before;
         let observation = Observation {
             tool_calls: turn.tool_calls,
             files_changed: fingerprint(at.deps.ws.root(), &self.plan_path) != files_before,
             plan_changed: text_hash(after.text()) != plan_before,
             attempts: &attempts,
-            plan: after.plan(),
+            plan: &ours,
         };
         Ok(self.rules.after_iteration(&observation))
     }
@@ -118,19 +120,20 @@ impl GoalLoop {
                 if rule == Rule::JudgeUnavailable {
                     tell_human_the_judge_is_down(at.deps, at.run, &reason)?;
                 }
-                Next::Pause(reason.clone(), GoalEnd::Paused { reason })
+                Next::Pause(reason.clone(), GoalEnd::paused(reason))
             }
         })
     }
 }
 
 impl GoalLoop {
-    /// The active goals of `doc`, each with the budget of its approved contract: a `budget:`
-    /// line edited since the approval does not count (see [`crate::planning::terms`]).
-    fn focus(&self, at: At<'_>, doc: &PlanDoc) -> Result<Vec<Focus>, LoopError> {
+    /// The active goals of `ours` (the plan holding the goals of the run), each with the budget
+    /// of its approved contract: a `budget:` line edited since the approval does not count (see
+    /// [`crate::planning::terms`]).
+    fn focus(&self, at: At<'_>, ours: &Plan) -> Result<Vec<Focus>, LoopError> {
         let store = at.deps.journal.store();
         let mut focus = Vec::new();
-        for goal in doc.plan().active_goals() {
+        for goal in ours.active_goals() {
             let Some(id) = goal.id() else { continue };
             let terms = crate::planning::terms::in_force(&store, &self.spec.plan, goal)?;
             focus.push(Focus {
@@ -155,53 +158,58 @@ impl LoopKind for GoalLoop {
     }
 
     /// Reconcile: the plan put right where the store knows better; the run is done when no
-    /// goal is left active.
+    /// goal of it is left active.
     fn before(&mut self, at: At<'_>, done: u32) -> Result<Next<GoalEnd>, LoopError> {
         let Reconciled { doc, pause } = self.reconcile(at)?;
         if let Some(reason) = pause {
-            return Ok(Next::Pause(reason.clone(), GoalEnd::Paused { reason }));
+            return Ok(Next::Pause(reason.clone(), GoalEnd::paused(reason)));
         }
-        if doc.plan().active_goals().next().is_none() {
+        let ours = self.spec.narrow(doc.plan());
+        if ours.active_goals().next().is_none() {
             let end = GoalEnd::AllDone {
                 iteration: done,
                 signed_off: std::mem::take(&mut self.signed_off),
             };
             return Ok(Next::Finish(Outcome::Completed, end));
         }
-        self.focus = self.focus(at, &doc)?;
+        self.focus = self.focus(at, &ours)?;
         self.plan = Some(doc);
         Ok(Next::Continue)
     }
 
-    /// The active goals of the plan as the reconcile step left it, with their budgets.
+    /// The active goals of the run, in the plan as the reconcile step left it, with their
+    /// budgets.
     fn working_on(&self) -> Vec<Focus> {
         self.focus.clone()
     }
 
-    /// Prompt: the framing, the plan injection, then what is owed (messages first) — and, when
-    /// the iterations continue the agent's session, the plan and what is owed alone for a turn
-    /// that does; the workspace is fingerprinted so the observe step can tell what the turn
-    /// changed.
+    /// Prompt: the framing, the plan injection (the goals of the run alone), then what is owed
+    /// (messages first) — and, when the iterations continue the agent's session, the plan and
+    /// what is owed alone for a turn that does; the workspace is fingerprinted so the observe
+    /// step can tell what the turn changed.
     fn prompt(&mut self, at: At<'_>, _: u32, mut owed: Vec<Feedback>) -> Result<Prompt, LoopError> {
         let doc = match self.plan.take() {
             Some(doc) => doc,
             None => super::run::read_valid(at.deps, &self.spec)?,
         };
+        let ours = self.spec.narrow(doc.plan());
         self.goals.extend(
-            doc.plan()
-                .active_goals()
+            ours.active_goals()
                 .filter_map(|g| g.id().map(str::to_owned)),
         );
         owed.append(&mut self.owed);
         self.turn_began = at.deps.journal.state(at.run)?.last_event_seq;
-        let (plan_file, threshold) = (&self.spec.plan, self.spec.threshold);
+        let plan = Injected {
+            file: &self.spec.plan,
+            plan: &ours,
+            scoped: self.spec.scope.is_some(),
+        };
+        let threshold = self.spec.threshold;
         let text = match self.spec.context {
-            IterationContext::Fresh => {
-                Prompt::fresh(prompt::iteration(plan_file, doc.plan(), threshold, &owed))
-            }
+            IterationContext::Fresh => Prompt::fresh(prompt::iteration(plan, threshold, &owed)),
             IterationContext::Continue => Prompt {
-                whole: prompt::iteration_continuing(plan_file, doc.plan(), threshold, &owed),
-                continued: Some(prompt::continuation(plan_file, doc.plan(), &owed)),
+                whole: prompt::iteration_continuing(plan, threshold, &owed),
+                continued: Some(prompt::continuation(plan, &owed)),
             },
         };
         self.before = (

@@ -1,5 +1,7 @@
 //! The goal loop (`tether run`): iterations toward the plan's active goals until every one is
-//! signed off by the completion check, the budget runs out, or a rule stops the run.
+//! signed off by the completion check, the budget runs out, or a rule stops the run. A run
+//! scoped to some goals ([`GoalSpec::scope`]) works on those alone and leaves the plan's other
+//! goals be (`scope.rs`).
 //!
 //! The iteration skeleton is the shared driver's ([`crate::looping`]); an iteration of this loop
 //! is five named steps: **reconcile** the plan with the store's sign-offs, build the **prompt**
@@ -15,15 +17,16 @@ pub mod observe;
 mod reconcile;
 pub mod rules;
 mod run;
+mod scope;
 mod verdicts;
+
+use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 use tether_config::IterationContext;
 use tether_store::{Budget, Rule};
 
-use crate::looping::Stopped;
-
-pub use crate::looping::{Deps, LoopError, UsageWaits};
+pub use crate::looping::{Deps, LoopError, Stopped, UsageWaits};
 pub use rules::RuleSettings;
 pub use run::{ready, resume, start};
 
@@ -50,6 +53,12 @@ pub struct GoalSpec {
     /// setting existed started every iteration fresh.
     #[serde(default)]
     pub context: IterationContext,
+    /// The goals the run works on, by id: of the plan's active goals, only these are worked
+    /// on, shown to the agent and signed off, and the run is done once each of them is signed
+    /// off or cancelled, whatever other goals are still active. `None` (and a run recorded
+    /// before the setting existed): every active goal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<BTreeSet<String>>,
 }
 
 /// How a goal loop ended (or stopped).
@@ -62,11 +71,6 @@ pub enum GoalEnd {
         /// The goals signed off during the run.
         signed_off: Vec<String>,
     },
-    /// The budget was spent.
-    BudgetSpent {
-        /// The last iteration run.
-        iteration: u32,
-    },
     /// A rule blocked the run (the spin guard).
     Blocked {
         /// The rule.
@@ -74,41 +78,19 @@ pub enum GoalEnd {
         /// Why.
         reason: String,
     },
-    /// A rule or `tether pause` paused the run.
-    Paused {
-        /// Why.
-        reason: String,
-    },
-    /// The agent cannot run until its setup is fixed (its CLI is missing, tether's tools did not
-    /// reach it); retrying would not help.
-    CannotRun {
-        /// The iteration that found it.
-        iteration: u32,
-        /// What is wrong and how to fix it.
-        error: String,
-    },
-    /// Too many iterations failed in a row.
-    Failed {
-        /// The last iteration run.
-        iteration: u32,
-        /// The last error.
-        error: String,
-    },
-    /// `tether cancel` stopped it.
-    Cancelled,
-    /// Ctrl+C stopped it; `tether resume` continues.
-    Interrupted,
+    /// It stopped in a way every loop shares (a rule's pause among them).
+    Stopped(Stopped),
+}
+
+impl GoalEnd {
+    /// The run paused for a person, for `reason`.
+    pub fn paused(reason: String) -> Self {
+        GoalEnd::Stopped(Stopped::Paused { reason })
+    }
 }
 
 impl From<Stopped> for GoalEnd {
     fn from(stopped: Stopped) -> Self {
-        match stopped {
-            Stopped::Cancelled => GoalEnd::Cancelled,
-            Stopped::Interrupted => GoalEnd::Interrupted,
-            Stopped::Paused { reason } => GoalEnd::Paused { reason },
-            Stopped::BudgetSpent { iteration } => GoalEnd::BudgetSpent { iteration },
-            Stopped::Failed { iteration, error } => GoalEnd::Failed { iteration, error },
-            Stopped::CannotRun { iteration, error } => GoalEnd::CannotRun { iteration, error },
-        }
+        GoalEnd::Stopped(stopped)
     }
 }

@@ -1,7 +1,8 @@
 //! The reconcile step: before each iteration the plan is put right where the store knows
 //! better, since a goal of the run leaves it only by a recorded sign-off or a person's cancel.
 //!
-//! For each goal the run works on (seen active during the run):
+//! The goals outside a scoped run's scope are left as they are. For each goal the run works on
+//! (seen active during the run):
 //!
 //! | the plan says | and the store | then |
 //! | --- | --- | --- |
@@ -97,11 +98,12 @@ impl GoalLoop {
         })
     }
 
-    /// What to do to each goal, in plan order, then the goals of the run that are gone.
+    /// What to do to each goal the run works on, in plan order, then the goals of the run
+    /// that are gone.
     fn fixes(&self, at: At<'_>, doc: &PlanDoc) -> Result<Vec<(String, Fix)>, LoopError> {
         let run = at.run;
         let mut fixes = Vec::new();
-        for goal in &doc.plan().goals {
+        for goal in &self.spec.narrow(doc.plan()).goals {
             let Some(id) = goal.id() else { continue };
             let ours = self.goals.contains(id);
             let signed = self.signed(at, id, &goal.contract_hash())?;

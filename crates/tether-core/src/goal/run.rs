@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use tether_plan::{PlanDoc, Status};
+use tether_plan::PlanDoc;
 use tether_store::{RunId, RunKind};
 use tokio_util::sync::CancellationToken;
 
@@ -15,28 +15,15 @@ use crate::looping;
 use crate::prompts::Feedback;
 use tether_plan::file as plan_file;
 
-/// Refuses a new goal run whose plan (under `root`) is invalid or has no active goal: what a
-/// caller checks before it prepares the run (a worktree, a sandbox, a dashboard), and
-/// [`start`] checks again.
+/// Refuses a new goal run whose plan (under `root`) is invalid or has no active goal (of the
+/// run's scope, every goal of which must be in the plan, when it has one): what a caller checks
+/// before it prepares the run (a worktree, a sandbox, a dashboard), and [`start`] checks again.
 pub fn ready(root: &Path, spec: &GoalSpec) -> Result<(), LoopError> {
-    let doc = read_plan(root, spec)?;
-    if doc.plan().active_goals().next().is_none() {
-        return Err(LoopError::NoActiveGoals {
-            plan: spec.plan.clone(),
-            open: doc
-                .plan()
-                .goals
-                .iter()
-                .filter(|g| g.status() == Status::Open)
-                .filter_map(|g| g.id().map(str::to_owned))
-                .collect(),
-        });
-    }
-    Ok(())
+    spec.check_work(read_plan(root, spec)?.plan())
 }
 
-/// Starts a new goal run over the plan's active goals and drives it. `on_start` is told the run
-/// id before the first iteration.
+/// Starts a new goal run over the plan's active goals (those of its scope) and drives it.
+/// `on_start` is told the run id before the first iteration.
 pub async fn start(
     deps: &Deps,
     spec: GoalSpec,

@@ -1,5 +1,6 @@
 //! Sign-off attempts as the goal loop reads them from the store: the ones an iteration made
-//! (for the rules), and, on resume, the rejects the last iteration left owed to the next prompt.
+//! (for the rules), and, on resume, the rejects the last iteration left owed to the next prompt;
+//! in a scoped run, only those at the goals of its scope.
 //! Each record's kind says what happened; nothing here reads the reason's wording.
 
 use tether_store::{Event, RunId, Seq, VerdictKind, VerdictRecord};
@@ -12,10 +13,10 @@ use crate::looping::At;
 use crate::prompts::Feedback;
 
 impl GoalLoop {
-    /// The sign-off attempts recorded since the last look (whichever process made them: the
-    /// agent's tool, or `tether goal complete` from its shell).
+    /// The sign-off attempts at the run's goals recorded since the last look (whichever
+    /// process made them: the agent's tool, or `tether goal complete` from its shell).
     pub(super) fn attempts(&mut self, at: At<'_>) -> Result<Vec<Attempt>, LoopError> {
-        let records = at
+        let mut records = at
             .deps
             .journal
             .store()
@@ -23,6 +24,7 @@ impl GoalLoop {
         if let Some(last) = records.last() {
             self.last_verdict = last.id;
         }
+        records.retain(|r| self.spec.works_on(&r.decision.goal_id));
         // An accept without the judge counts only in a run started without one; the reconcile
         // step sets such a goal back to active.
         for r in &records {
@@ -50,7 +52,7 @@ impl GoalLoop {
                 Some(Event::NothingChanged {
                     goal_id,
                     since_attempt,
-                }) => Some(Attempt {
+                }) if self.spec.works_on(&goal_id) => Some(Attempt {
                     goal: goal_id,
                     kind: VerdictKind::JudgeRejected,
                     failed_verify: None,
@@ -80,7 +82,8 @@ fn attempt(record: &VerdictRecord) -> Attempt {
 }
 
 /// What the run's last iteration left owed to the next prompt when the process stopped (the
-/// budget ran out, a pause, a kill): its rejected sign-offs and what it said it did.
+/// budget ran out, a pause, a kill): its rejected sign-offs of the run's goals and what it said
+/// it did.
 pub(super) fn owed_before_stop(
     deps: &Deps,
     run: &RunId,
@@ -99,6 +102,7 @@ pub(super) fn owed_before_stop(
         .verdicts_after(&spec.plan, 0)?
         .iter()
         .filter(|v| v.decision.run_id.as_ref() == Some(run) && v.created_at_ms >= since)
+        .filter(|v| spec.works_on(&v.decision.goal_id))
         .map(attempt)
         .filter(|a| a.kind != VerdictKind::Accepted)
         .map(|a| Feedback::Rejected {

@@ -32,6 +32,29 @@ pub enum LoopError {
         /// The ids of the open goals.
         open: Vec<String>,
     },
+    /// Goals a goal run is scoped to that its plan does not have.
+    #[error(
+        "{plan} has no goal {}; a run can be scoped only to goals of its plan",
+        goals.iter().map(|g| format!("`{g}`")).collect::<Vec<_>>().join(", ")
+    )]
+    ScopeNotInPlan {
+        /// The plan file.
+        plan: String,
+        /// The goals it does not have.
+        goals: Vec<String>,
+    },
+    /// None of the goals a goal run is scoped to is active.
+    #[error(
+        "none of the goals the run is scoped to ({}) is active in {plan}; set `status: active` on \
+         the ones to work on",
+        goals.join(", ")
+    )]
+    ScopeInactive {
+        /// The plan file.
+        plan: String,
+        /// The goals of the scope.
+        goals: Vec<String>,
+    },
     /// The run is of another kind than the loop resuming it, or its stored spec is damaged.
     #[error("run {run} is not a {} this tether can resume: {detail}", loop_name(*expected))]
     NotThisKind {

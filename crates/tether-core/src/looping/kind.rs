@@ -70,14 +70,17 @@ pub struct Turn<'a> {
     pub tool_calls: u32,
 }
 
-/// How a run stops in the ways every loop shares. A loop's `End` is built from these.
+/// How a run stops in the ways every loop shares, declared once: each loop's `End` has one
+/// variant wrapping it (`GoalEnd::Stopped`, `RalphEnd::Stopped`) beside the endings of its own,
+/// so a new way to stop added here reaches both loops' callers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stopped {
     /// `tether cancel` stopped it.
     Cancelled,
     /// Ctrl+C stopped it; `tether resume` continues.
     Interrupted,
-    /// `tether pause` stopped it at an iteration boundary.
+    /// It paused for a person at an iteration boundary: `tether pause`, a rule, a usage limit
+    /// that cannot be waited out, a question nobody can be asked; `tether resume` continues.
     Paused {
         /// Why.
         reason: String,

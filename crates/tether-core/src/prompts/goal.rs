@@ -1,6 +1,7 @@
 //! The goal loop's prompt, in the order it is assembled each iteration: the framing, the plan
-//! injection, the asking guidance, then the feedback owed (messages, answers, sign-off results,
-//! reminders, the continuation line; rendered by [`super::feedback`]).
+//! injection (the active goals, or in a scoped run the goals of its scope alone:
+//! [`Injected`]), the asking guidance, then the feedback owed (messages, answers, sign-off
+//! results, reminders, the continuation line; rendered by [`super::feedback`]).
 //!
 //! Everything before the feedback is a pure function of the plan and the run's settings, so
 //! while the plan does not change the prompt's long prefix is byte-identical from one iteration
@@ -62,20 +63,54 @@ pub fn framing_continuing(plan_file: &str) -> String {
     )
 }
 
+/// The plan as a prompt injects it.
+#[derive(Debug, Clone, Copy)]
+pub struct Injected<'a> {
+    /// The plan file, relative to the workspace root.
+    pub file: &'a str,
+    /// The plan; a scoped run's holds the goals of its scope alone.
+    pub plan: &'a Plan,
+    /// Whether the run works on chosen goals of the plan alone: the injection then says the
+    /// others are not the agent's work, without naming them.
+    pub scoped: bool,
+}
+
+impl<'a> Injected<'a> {
+    /// The whole plan `plan` of `file`, for a run over every active goal.
+    pub fn whole(file: &'a str, plan: &'a Plan) -> Self {
+        Injected {
+            file,
+            plan,
+            scoped: false,
+        }
+    }
+}
+
 /// The plan injection: a fixed-shape summary of the active goals (contract, open subtasks) and
-/// the last log lines. Byte-identical for an unchanged plan.
-pub fn plan_injection(plan_file: &str, plan: &Plan) -> String {
-    let mut out = format!("<plan file=\"{plan_file}\">\n");
+/// the last log lines. Byte-identical for an unchanged plan. A scoped run's names the goals of
+/// its scope alone, and says the plan's others are not the agent's work.
+pub fn plan_injection(injected: Injected<'_>) -> String {
+    let Injected { file, plan, scoped } = injected;
+    let mut out = format!("<plan file=\"{file}\">\n");
     if let Some(title) = &plan.title {
         let _ = writeln!(out, "Plan: {}", title.value);
     }
     let active: Vec<&Goal> = plan.active_goals().collect();
-    let _ = writeln!(
-        out,
-        "Active goals: {} of {}",
-        active.len(),
-        plan.goals.len()
-    );
+    if scoped {
+        let _ = writeln!(
+            out,
+            "Goals of this run: {}. Work on these alone: the plan's other goals are not this \
+             run's work; do not work on them, sign them off or cancel them.",
+            active.len()
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "Active goals: {} of {}",
+            active.len(),
+            plan.goals.len()
+        );
+    }
     for goal in active {
         out.push('\n');
         goal_block(&mut out, goal);
@@ -149,50 +184,33 @@ pub fn asking(threshold: u8) -> String {
 }
 
 /// The whole prompt for one iteration.
-pub fn iteration(plan_file: &str, plan: &Plan, threshold: u8, owed: &[Feedback]) -> String {
-    whole(framing(plan_file), plan_file, plan, threshold, owed)
+pub fn iteration(plan: Injected<'_>, threshold: u8, owed: &[Feedback]) -> String {
+    whole(framing(plan.file), plan, threshold, owed)
 }
 
 /// The whole prompt for one iteration of a run whose iterations continue the agent's session:
 /// what its first turn, and any turn that starts over, is given.
-pub fn iteration_continuing(
-    plan_file: &str,
-    plan: &Plan,
-    threshold: u8,
-    owed: &[Feedback],
-) -> String {
-    whole(
-        framing_continuing(plan_file),
-        plan_file,
-        plan,
-        threshold,
-        owed,
-    )
+pub fn iteration_continuing(plan: Injected<'_>, threshold: u8, owed: &[Feedback]) -> String {
+    whole(framing_continuing(plan.file), plan, threshold, owed)
 }
 
 /// What a turn continuing the agent's session is given: the plan as it stands, then the
 /// feedback owed.
-pub fn continuation(plan_file: &str, plan: &Plan, owed: &[Feedback]) -> String {
+pub fn continuation(plan: Injected<'_>, owed: &[Feedback]) -> String {
     let mut out = String::from(
         "Next iteration: go on toward the active goals as before (keep the plan current, sign \
          off with complete_goal, end with a short summary). The plan as it stands:\n\n",
     );
-    out.push_str(&plan_injection(plan_file, plan));
+    out.push_str(&plan_injection(plan));
     push_owed(&mut out, owed);
     out
 }
 
 /// `framing`, the plan injection, the asking guidance and the feedback owed.
-fn whole(
-    framing: String,
-    plan_file: &str,
-    plan: &Plan,
-    threshold: u8,
-    owed: &[Feedback],
-) -> String {
+fn whole(framing: String, plan: Injected<'_>, threshold: u8, owed: &[Feedback]) -> String {
     let mut out = framing;
     out.push_str("\n\n");
-    out.push_str(&plan_injection(plan_file, plan));
+    out.push_str(&plan_injection(plan));
     out.push_str("\n\n");
     out.push_str(&asking(threshold));
     push_owed(&mut out, owed);
@@ -230,17 +248,36 @@ mod tests {
         PlanDoc::parse("plan.md", PLAN).plan().clone()
     }
 
+    /// The whole of [`plan`].
+    fn whole_plan(plan: &Plan) -> Injected<'_> {
+        Injected::whole("plan.md", plan)
+    }
+
     #[test]
     fn the_first_prompt() {
-        insta::assert_snapshot!(iteration("plan.md", &plan(), 2, &[]));
+        insta::assert_snapshot!(iteration(whole_plan(&plan()), 2, &[]));
+    }
+
+    #[test]
+    fn a_scoped_run_is_shown_the_goals_of_its_scope_alone() {
+        let mut ours = plan();
+        ours.goals.retain(|g| g.id() == Some("cache-layer"));
+        let injected = Injected {
+            file: "plan.md",
+            plan: &ours,
+            scoped: true,
+        };
+        let whole = iteration(injected, 2, &[]);
+        assert!(!whole.contains("docs"), "{whole}");
+        insta::assert_snapshot!(plan_injection(injected));
     }
 
     #[test]
     fn a_run_that_continues_the_session_says_so_and_then_sends_only_what_is_new() {
-        let whole = iteration_continuing("plan.md", &plan(), 2, &[]);
+        let whole = iteration_continuing(whole_plan(&plan()), 2, &[]);
         assert_eq!(
             whole.replace(&framing_continuing("plan.md"), &framing("plan.md")),
-            iteration("plan.md", &plan(), 2, &[]),
+            iteration(whole_plan(&plan()), 2, &[]),
             "only the framing differs"
         );
         assert!(whole.contains("in one conversation"), "{whole}");
@@ -249,7 +286,7 @@ mod tests {
             reason: "verify failed (exit 1)".into(),
             missing: Vec::new(),
         }];
-        insta::assert_snapshot!(continuation("plan.md", &plan(), &owed));
+        insta::assert_snapshot!(continuation(whole_plan(&plan()), &owed));
     }
 
     #[test]
@@ -289,15 +326,14 @@ mod tests {
                 summary: "wired the LRU; tests next".into(),
             },
         ];
-        insta::assert_snapshot!(iteration("plan.md", &plan(), 0, &owed));
+        insta::assert_snapshot!(iteration(whole_plan(&plan()), 0, &owed));
     }
 
     #[test]
     fn an_unchanged_plan_gives_the_same_prefix() {
-        let a = iteration("plan.md", &plan(), 2, &[]);
+        let a = iteration(whole_plan(&plan()), 2, &[]);
         let b = iteration(
-            "plan.md",
-            &plan(),
+            whole_plan(&plan()),
             2,
             &[Feedback::Continuation {
                 n: 1,

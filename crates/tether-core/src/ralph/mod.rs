@@ -13,10 +13,10 @@ use serde::{Deserialize, Serialize};
 use tether_store::{Budget, Outcome, RunId, RunKind};
 use tokio_util::sync::CancellationToken;
 
-use crate::looping::{self, At, Limits, LoopKind, Next, Prompt, Stopped, Turn};
+use crate::looping::{self, At, Limits, LoopKind, Next, Prompt, Turn};
 use crate::prompts::{self, Feedback};
 
-pub use crate::looping::{Deps, LoopError, UsageWaits};
+pub use crate::looping::{Deps, LoopError, Stopped, UsageWaits};
 
 /// The highest `--max-iterations` accepted.
 pub const MAX_ITERATIONS_CEILING: u32 = 20_000;
@@ -46,44 +46,13 @@ pub enum RalphEnd {
         /// The iteration.
         iteration: u32,
     },
-    /// The budget was spent without the promise.
-    BudgetSpent {
-        /// The last iteration run.
-        iteration: u32,
-    },
-    /// The agent cannot run until its setup is fixed (its CLI is missing, tether's tools did not
-    /// reach it); retrying would not help.
-    CannotRun {
-        /// The iteration that found it.
-        iteration: u32,
-        /// What is wrong and how to fix it.
-        error: String,
-    },
-    /// Too many iterations failed in a row.
-    Failed {
-        /// The last iteration run.
-        iteration: u32,
-        /// The last error.
-        error: String,
-    },
-    /// `tether cancel` stopped it.
-    Cancelled,
-    /// `tether pause` stopped it at an iteration boundary.
-    Paused,
-    /// Ctrl+C stopped it; `tether resume` continues.
-    Interrupted,
+    /// It stopped in a way every loop shares (the budget spent without the promise among them).
+    Stopped(Stopped),
 }
 
 impl From<Stopped> for RalphEnd {
     fn from(stopped: Stopped) -> Self {
-        match stopped {
-            Stopped::Cancelled => RalphEnd::Cancelled,
-            Stopped::Interrupted => RalphEnd::Interrupted,
-            Stopped::Paused { .. } => RalphEnd::Paused,
-            Stopped::BudgetSpent { iteration } => RalphEnd::BudgetSpent { iteration },
-            Stopped::Failed { iteration, error } => RalphEnd::Failed { iteration, error },
-            Stopped::CannotRun { iteration, error } => RalphEnd::CannotRun { iteration, error },
-        }
+        RalphEnd::Stopped(stopped)
     }
 }
 

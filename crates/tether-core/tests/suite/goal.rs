@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tether_config::{Config, Workspace};
-use tether_core::goal::{self, Deps, GoalEnd, GoalSpec, LoopError, RuleSettings};
+use tether_core::goal::{self, Deps, GoalEnd, GoalSpec, LoopError, RuleSettings, Stopped};
 use tether_human::{Console, Desk};
 use tether_plan::PlanDoc;
 use tether_store::Journal;
@@ -88,6 +88,7 @@ pub(super) fn spec(max: Option<u32>) -> GoalSpec {
         rules: RuleSettings::default(),
         max_consecutive_failures: 3,
         context: tether_config::IterationContext::Fresh,
+        scope: None,
     }
 }
 
@@ -255,7 +256,7 @@ async fn edits_without_plan_upkeep_bring_the_reminder() {
     let exec = scripted(vec![touch(1), touch(2), touch(3), touch(4)]);
     let deps = f.deps(exec.clone());
     let (run, end) = start(&deps, spec(Some(4))).await;
-    assert_eq!(end, GoalEnd::BudgetSpent { iteration: 4 });
+    assert_eq!(end, GoalEnd::Stopped(Stopped::BudgetSpent { iteration: 4 }));
     assert_eq!(f.rules(&run), ["reminder"]);
     assert!(!exec.prompt(3).contains("Reminder:"));
     assert!(exec.prompt(4).contains("Reminder: you have changed files"));
@@ -271,7 +272,10 @@ async fn ticked_subtasks_without_sign_off_remind_twice_then_pause() {
     ]);
     let deps = f.deps(exec.clone());
     let (run, end) = start(&deps, spec(Some(10))).await;
-    assert!(matches!(end, GoalEnd::Paused { .. }), "{end:?}");
+    assert!(
+        matches!(end, GoalEnd::Stopped(Stopped::Paused { .. })),
+        "{end:?}"
+    );
     let clean_ends = f.rules(&run).iter().filter(|r| *r == "clean_end").count();
     assert_eq!(clean_ends, 3);
     assert!(
@@ -318,7 +322,7 @@ async fn three_judge_failures_pause_the_run() {
     let deps = f.deps(exec);
     let (run, end) = start(&deps, spec(Some(10))).await;
     assert!(
-        matches!(end, GoalEnd::Paused { ref reason } if reason.contains("judge failed 3 times")),
+        matches!(end, GoalEnd::Stopped(Stopped::Paused { ref reason }) if reason.contains("judge failed 3 times")),
         "{end:?}"
     );
     assert_eq!(f.rules(&run)[0], "judge_unavailable");
@@ -334,7 +338,7 @@ async fn budget_spent_then_resume_continues_with_a_fresh_budget() {
     ]);
     let deps = f.deps(exec.clone());
     let (run, end) = start(&deps, spec(Some(2))).await;
-    assert_eq!(end, GoalEnd::BudgetSpent { iteration: 2 });
+    assert_eq!(end, GoalEnd::Stopped(Stopped::BudgetSpent { iteration: 2 }));
     let end = goal::resume(&deps, &run, "test", CancellationToken::new(), |_| {})
         .await
         .unwrap();
@@ -377,9 +381,9 @@ async fn messages_are_delivered_and_a_pause_takes_effect_at_the_boundary() {
     let (_, end) = start(&deps, spec(Some(10))).await;
     assert_eq!(
         end,
-        GoalEnd::Paused {
+        GoalEnd::Stopped(Stopped::Paused {
             reason: "paused by ana".into()
-        }
+        })
     );
     assert!(exec.prompt(2).contains("A message from ana: use LRU"));
     assert_eq!(exec.prompts.lock().unwrap().len(), 2);

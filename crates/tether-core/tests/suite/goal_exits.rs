@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use tether_core::goal::{GoalEnd, GoalSpec};
+use tether_core::goal::{GoalEnd, GoalSpec, Stopped};
 use tether_store::{NewCancellation, RunStatus, Store};
 
 use super::goal::{Fixture, PLAN, scripted, sign_off, sign_off_by, spec, start};
@@ -119,7 +119,7 @@ async fn the_agents_cancel_pauses_the_run_for_a_person() {
     let deps = f.deps(exec);
     let (run, end) = start(&deps, spec(Some(10))).await;
     match &end {
-        GoalEnd::Paused { reason } => assert!(
+        GoalEnd::Stopped(Stopped::Paused { reason }) => assert!(
             reason.contains("the agent cancelled goal `greet` (not wanted); a person must confirm"),
             "{reason}"
         ),
@@ -155,7 +155,7 @@ async fn a_goal_deleted_from_the_plan_pauses_the_run() {
     let deps = f.deps(exec);
     let (run, end) = start(&deps, spec(Some(10))).await;
     match &end {
-        GoalEnd::Paused { reason } => assert!(
+        GoalEnd::Stopped(Stopped::Paused { reason }) => assert!(
             reason.contains("goal `greet` was removed from the plan"),
             "{reason}"
         ),

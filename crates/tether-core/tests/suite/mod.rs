@@ -3,6 +3,7 @@ mod drafting;
 mod goal;
 mod goal_context;
 mod goal_exits;
+mod goal_scope;
 mod planning;
 mod ralph;
 mod usage_limit;

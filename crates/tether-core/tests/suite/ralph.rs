@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tether_config::{Config, Workspace};
-use tether_core::ralph::{self, Deps, LoopError, RalphEnd, RalphSpec};
+use tether_core::ralph::{self, Deps, LoopError, RalphEnd, RalphSpec, Stopped};
 use tether_human::{Console, Desk};
 use tether_store::Journal;
 use tether_store::{Event, RunStatus, Store};
@@ -116,7 +116,10 @@ async fn no_promise_spends_the_budget() {
     let f = Fixture::new();
     let deps = f.deps(Scripted::new(vec![]));
     let (run, end) = start(&deps, spec(Some("DONE"), Some(3))).await;
-    assert_eq!(end, RalphEnd::BudgetSpent { iteration: 3 });
+    assert_eq!(
+        end,
+        RalphEnd::Stopped(Stopped::BudgetSpent { iteration: 3 })
+    );
     let kinds = f.kinds(&deps, &run);
     assert_eq!(kinds.last().unwrap(), "finished budget_exhausted");
     assert_eq!(kinds.iter().filter(|k| k.starts_with("start")).count(), 3);
@@ -130,7 +133,10 @@ async fn only_the_first_tag_counts() {
     )]);
     let deps = f.deps(exec);
     let (_, end) = start(&deps, spec(Some("DONE"), Some(1))).await;
-    assert_eq!(end, RalphEnd::BudgetSpent { iteration: 1 });
+    assert_eq!(
+        end,
+        RalphEnd::Stopped(Stopped::BudgetSpent { iteration: 1 })
+    );
 }
 
 #[tokio::test]
@@ -155,10 +161,10 @@ async fn failures_then_recovery_and_the_failure_limit() {
     let (_, end) = start(&deps, spec(Some("DONE"), Some(10))).await;
     assert_eq!(
         end,
-        RalphEnd::Failed {
+        RalphEnd::Stopped(Stopped::Failed {
             iteration: 3,
             error: "the agent's model failed: c".into()
-        }
+        })
     );
 }
 
@@ -182,7 +188,7 @@ async fn cancel_from_another_connection_stops_a_running_iteration() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(end, RalphEnd::Cancelled);
+    assert_eq!(end, RalphEnd::Stopped(Stopped::Cancelled));
     assert_eq!(other.run(&run).unwrap().state.status, RunStatus::Cancelled);
 }
 
@@ -211,7 +217,10 @@ async fn pause_stops_at_the_boundary_and_resume_continues() {
     )
     .await
     .unwrap();
-    assert_eq!(end, RalphEnd::Paused);
+    assert!(
+        matches!(end, RalphEnd::Stopped(Stopped::Paused { .. })),
+        "{end:?}"
+    );
     assert_eq!(deps.journal.state(&run).unwrap().iteration, 0);
     exec.steps
         .lock()
@@ -241,7 +250,7 @@ async fn interrupt_then_resume_continues_from_the_last_completed_iteration() {
         .unwrap();
     interrupt.cancel();
     let (run, end) = task.await.unwrap().unwrap();
-    assert_eq!(end, RalphEnd::Interrupted);
+    assert_eq!(end, RalphEnd::Stopped(Stopped::Interrupted));
     assert_eq!(deps.journal.state(&run).unwrap().iteration, 1);
 
     exec.steps
@@ -266,11 +275,17 @@ async fn resume_after_the_budget_resets_it_and_ended_runs_refuse() {
     let exec = Scripted::new(vec![]);
     let deps = f.deps(exec.clone());
     let (run, end) = start(&deps, spec(Some("DONE"), Some(2))).await;
-    assert_eq!(end, RalphEnd::BudgetSpent { iteration: 2 });
+    assert_eq!(
+        end,
+        RalphEnd::Stopped(Stopped::BudgetSpent { iteration: 2 })
+    );
     let end = ralph::resume(&deps, &run, "test", CancellationToken::new(), |_| {})
         .await
         .unwrap();
-    assert_eq!(end, RalphEnd::BudgetSpent { iteration: 4 });
+    assert_eq!(
+        end,
+        RalphEnd::Stopped(Stopped::BudgetSpent { iteration: 4 })
+    );
 
     exec.steps
         .lock()
@@ -360,7 +375,10 @@ async fn an_answer_given_after_the_asker_gave_up_reaches_the_next_prompt_once() 
     })]);
     let deps = f.deps(exec.clone());
     let (run, end) = start(&deps, spec(None, Some(3))).await;
-    assert_eq!(end, RalphEnd::BudgetSpent { iteration: 3 });
+    assert_eq!(
+        end,
+        RalphEnd::Stopped(Stopped::BudgetSpent { iteration: 3 })
+    );
     let late = "A human has now answered a question you asked earlier, after your ask_human \
                 call had stopped waiting for it. Use their answer; do not ask it again.\n\
                 Question: Which port?\nAnswer: 8080";
@@ -386,7 +404,10 @@ async fn each_turns_usage_is_journalled_and_summed_for_the_run() {
     ]);
     let deps = f.deps(exec);
     let (run, end) = start(&deps, spec(None, Some(3))).await;
-    assert_eq!(end, RalphEnd::BudgetSpent { iteration: 3 });
+    assert_eq!(
+        end,
+        RalphEnd::Stopped(Stopped::BudgetSpent { iteration: 3 })
+    );
     let usage: Vec<Event> = deps
         .journal
         .store()

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tether_config::{Config, OnUsageLimit, Workspace};
-use tether_core::ralph::{self, Deps, RalphEnd, RalphSpec, UsageWaits};
+use tether_core::ralph::{self, Deps, RalphEnd, RalphSpec, Stopped, UsageWaits};
 use tether_human::{Console, Desk};
 use tether_store::{Event, Journal, RunStatus, Seq, Store};
 use tether_testkit::wait_until_async;
@@ -196,7 +196,10 @@ async fn a_limit_longer_than_the_max_wait_or_stop_pauses_the_run() {
         let (run, end) = ralph::start(&deps, spec(), CancellationToken::new(), |_| {})
             .await
             .unwrap();
-        assert_eq!(end, RalphEnd::Paused, "{usage:?}");
+        assert!(
+            matches!(end, RalphEnd::Stopped(Stopped::Paused { .. })),
+            "{end:?} {usage:?}"
+        );
         let state = deps.journal.state(&run).unwrap();
         assert_eq!(state.status, RunStatus::Paused);
         assert_eq!((state.iteration, state.consecutive_failures), (0, 0));
@@ -262,7 +265,7 @@ async fn cancel_ends_a_wait_at_once() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(end, RalphEnd::Cancelled);
+    assert_eq!(end, RalphEnd::Stopped(Stopped::Cancelled));
     let state = other.run(&run).unwrap().state;
     assert_eq!(state.status, RunStatus::Cancelled);
     assert_eq!(state.usage_limit, None);
@@ -278,7 +281,7 @@ async fn ctrl_c_and_pause_end_a_wait_too() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(end, RalphEnd::Interrupted);
+    assert_eq!(end, RalphEnd::Stopped(Stopped::Interrupted));
     assert_eq!(deps.journal.state(&run).unwrap().iteration, 0);
 
     let f = Fixture::new();
@@ -297,5 +300,8 @@ async fn ctrl_c_and_pause_end_a_wait_too() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(end, RalphEnd::Paused);
+    assert!(
+        matches!(end, RalphEnd::Stopped(Stopped::Paused { .. })),
+        "{end:?}"
+    );
 }

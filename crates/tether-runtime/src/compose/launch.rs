@@ -53,7 +53,7 @@ pub enum RunSpec {
 impl RunSpec {
     /// A goal run over `config`'s plan with its rules, the iteration budget `max_iterations`
     /// (`None`: unlimited) and the other budgets `budget`; `no_judge` signs goals off by verify
-    /// alone.
+    /// alone. It works on every active goal: set its spec's `scope` for some of them alone.
     pub fn goal(
         config: &Config,
         max_iterations: Option<u32>,
@@ -78,6 +78,7 @@ impl RunSpec {
             },
             max_consecutive_failures: l.max_consecutive_failures,
             context: l.context,
+            scope: None,
         })
     }
 

@@ -284,9 +284,12 @@ fn refusal(e: Error) -> LaunchError {
         | Error::OtherWorkspace { .. }
         | Error::ConfigChanged { .. }
         | Error::NeedsRaise { .. } => LaunchError::Refused(text),
-        Error::Loop(LoopError::NoActiveGoals { .. } | LoopError::PlanInvalid(_)) => {
-            LaunchError::Invalid(text)
-        }
+        Error::Loop(
+            LoopError::NoActiveGoals { .. }
+            | LoopError::ScopeNotInPlan { .. }
+            | LoopError::ScopeInactive { .. }
+            | LoopError::PlanInvalid(_),
+        ) => LaunchError::Invalid(text),
         e if e.is_usage() => LaunchError::Invalid(text),
         _ => LaunchError::Failed(text),
     }

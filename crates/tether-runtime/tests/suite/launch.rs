@@ -1,16 +1,18 @@
 //! A run composed by `Launch` and driven on the caller's runtime: its id and events reach the
-//! caller, it ends on its own whether or not anyone waits for it, and it can be cancelled.
+//! caller, it ends on its own whether or not anyone waits for it, and it can be cancelled; a goal
+//! run's scope, set on its spec, reaches the loop.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tether_config::{MapEnv, Workspace};
-use tether_core::ralph::RalphEnd;
+use tether_core::looping::LoopError;
+use tether_core::ralph::{RalphEnd, Stopped};
 use tether_human::Console;
-use tether_runtime::Host;
 use tether_runtime::bridge::{Call, Handler, HandlerError, Reply};
 use tether_runtime::launch::{Begun, End, Launch, Log, Place, Prepared, RunSpec};
+use tether_runtime::{Error, Host};
 use tether_store::{Budget, Event};
 use tokio::sync::broadcast::Receiver;
 
@@ -62,6 +64,11 @@ fn prepare(ws: &Workspace, runtime: &tokio::runtime::Runtime) -> Prepared {
 
 /// Run `spec` of `ws`, composed on `runtime`.
 fn prepare_spec(ws: &Workspace, runtime: &tokio::runtime::Runtime, spec: RunSpec) -> Prepared {
+    runtime.block_on(compose(ws, spec)).unwrap()
+}
+
+/// Run `spec` of `ws`, composed, or why not.
+async fn compose(ws: &Workspace, spec: RunSpec) -> tether_runtime::Result<Prepared> {
     let env = MapEnv::new();
     let loaded = tether_config::load(tether_runtime::schema(), ws.root(), &env).unwrap();
     let launch = Launch {
@@ -80,7 +87,7 @@ fn prepare_spec(ws: &Workspace, runtime: &tokio::runtime::Runtime, spec: RunSpec
         observer: Arc::new(Log),
         host: Host::new(Arc::new(Refuse)),
     };
-    runtime.block_on(launch.prepare(&env)).unwrap()
+    launch.prepare(&env).await
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -186,7 +193,10 @@ fn a_cancelled_run_stops_its_agent_at_once() {
             .unwrap()
     });
     assert!(
-        matches!(finished.end, End::Ralph(RalphEnd::Cancelled)),
+        matches!(
+            finished.end,
+            End::Ralph(RalphEnd::Stopped(Stopped::Cancelled))
+        ),
         "{:?}",
         finished.end
     );
@@ -217,4 +227,34 @@ fn resuming_a_run_that_ended_is_refused_every_time_never_reported_under_way() {
             Ok(Begun::Over(finished)) => panic!("attempt {attempt}: ended {:?}", finished.end),
         }
     }
+}
+
+#[test]
+fn a_goal_run_takes_its_scope_from_its_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(dir.path(), "true");
+    std::fs::write(
+        dir.path().join("plan.md"),
+        "# Plan: demo\n\n## Goal: Greeting\n<!-- id: greet -->\nstatus: active\n\
+         done_when: hello.txt says hello\n\n## Log\n",
+    )
+    .unwrap();
+    let config = tether_config::load(tether_runtime::schema(), ws.root(), &MapEnv::new())
+        .unwrap()
+        .config;
+    let spec = RunSpec::goal(&config, Some(3), Budget::default(), true);
+    let RunSpec::Goal(mut goal) = spec else {
+        panic!("{spec:?}")
+    };
+    assert_eq!(goal.scope, None, "no scope unless asked for");
+    goal.scope = Some(["nope".to_owned()].into());
+    let refused = runtime().block_on(compose(&ws, RunSpec::Goal(goal)));
+    assert!(
+        matches!(
+            refused,
+            Err(Error::Loop(LoopError::ScopeNotInPlan { ref goals, .. })) if goals == &["nope"]
+        ),
+        "{:?}",
+        refused.err()
+    );
 }

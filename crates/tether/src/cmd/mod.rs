@@ -17,6 +17,7 @@ pub mod ralph;
 pub mod resume;
 pub mod run;
 pub mod serve;
+pub mod stopped;
 pub mod store;
 pub mod validate;
 pub mod worktree;

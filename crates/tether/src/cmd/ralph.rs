@@ -8,6 +8,7 @@ use tether_store::RunId;
 
 use super::Ctx;
 use super::foreground::{self, Shown};
+use super::stopped;
 use crate::cli::RalphArgs;
 use crate::exit::Exit;
 use crate::failure::Failure;
@@ -95,30 +96,6 @@ pub fn ralph_report(ws: &Workspace, run: &RunId, end: &RalphEnd) -> (String, Exi
             ),
             Exit::Done,
         ),
-        RalphEnd::BudgetSpent { iteration } => (
-            format!(
-                "budget spent after iteration {iteration} without the promise; continue with: tether resume {run}"
-            ),
-            Exit::Budget,
-        ),
-        RalphEnd::CannotRun { iteration, error } => (
-            format!("stopped at iteration {iteration}: {error}"),
-            Exit::Error,
-        ),
-        RalphEnd::Failed { iteration, error } => (
-            format!(
-                "stopped: iteration {iteration} was the last of several failures in a row: {error}"
-            ),
-            Exit::Error,
-        ),
-        RalphEnd::Cancelled => (format!("run {run} cancelled"), Exit::Interrupted),
-        RalphEnd::Paused => (
-            format!("run {run} paused; continue with: tether resume {run}"),
-            Exit::Paused,
-        ),
-        RalphEnd::Interrupted => (
-            format!("run {run} interrupted; continue with: tether resume {run}"),
-            Exit::Interrupted,
-        ),
+        RalphEnd::Stopped(how) => stopped::report(run, how, stopped::RALPH),
     }
 }

@@ -12,6 +12,7 @@ use tether_store::RunId;
 
 use super::Ctx;
 use super::foreground::{self, Shown};
+use super::stopped;
 use crate::cli::RunArgs;
 use crate::exit::Exit;
 use crate::failure::Failure;
@@ -101,32 +102,10 @@ fn goal_report(run: &RunId, end: &GoalEnd, began: Instant) -> (String, Exit) {
                 Exit::Done,
             )
         }
-        GoalEnd::BudgetSpent { iteration } => (
-            format!("budget spent after iteration {iteration}; {resume}"),
-            Exit::Budget,
-        ),
         GoalEnd::Blocked { rule, reason } => (
             format!("run {run} blocked ({rule}): {reason}; {resume}"),
             Exit::Paused,
         ),
-        GoalEnd::Paused { reason } => (
-            format!("run {run} paused: {reason}; {resume}"),
-            Exit::Paused,
-        ),
-        GoalEnd::CannotRun { iteration, error } => (
-            format!("stopped at iteration {iteration}: {error}"),
-            Exit::Error,
-        ),
-        GoalEnd::Failed { iteration, error } => (
-            format!(
-                "stopped: iteration {iteration} was the last of several failures in a row: {error}"
-            ),
-            Exit::Error,
-        ),
-        GoalEnd::Cancelled => (format!("run {run} cancelled"), Exit::Interrupted),
-        GoalEnd::Interrupted => (
-            format!("run {run} interrupted; {resume}"),
-            Exit::Interrupted,
-        ),
+        GoalEnd::Stopped(how) => stopped::report(run, how, stopped::GOAL),
     }
 }

@@ -169,5 +169,6 @@ fn spec() -> GoalSpec {
         rules: RuleSettings::default(),
         max_consecutive_failures: 3,
         context: tether_config::IterationContext::Fresh,
+        scope: None,
     }
 }

@@ -102,6 +102,10 @@ pub fn summary(
             );
             true
         }
+        GoalEnd::Stopped(stopped) => {
+            say!(out, "The run ended without the sign-off: {stopped:?}");
+            false
+        }
         other => {
             say!(out, "The run ended without the sign-off: {other:?}");
             false
