@@ -119,6 +119,10 @@ impl Signoff {
             transcript_path: d.transcript.clone(),
             contract_hash: Some(d.contract_hash.clone()),
         };
+        // A process that no longer drives its run records no verdict for it.
+        if let Some(run) = &self.run {
+            self.journal.check_fence(run)?;
+        }
         self.journal.store().insert_verdict(&new)?;
         // The run's sinks (its notices, the progress line) learn of the verdict now rather
         // than at the loop's next event.

@@ -15,8 +15,15 @@ use crate::store::PgStore;
 const LEASE_COLUMNS: &str = "machine, pid, workspace, token, claimed_at_ms, expires_at_ms";
 
 impl PgStore {
-    /// Claims the run for `holder` for `ttl_ms`, unless another holder's lease is live.
-    pub async fn claim_run(&self, run_id: &RunId, holder: &Holder, ttl_ms: i64) -> Result<Claim> {
+    /// Claims the run for `holder` for `ttl_ms`, unless another holder's lease is live (and its
+    /// holder not known to be gone).
+    pub async fn claim_run(
+        &self,
+        run_id: &RunId,
+        holder: &Holder,
+        ttl_ms: i64,
+        is_gone: &dyn Fn(&Holder) -> bool,
+    ) -> Result<Claim> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
         let exists = tx
@@ -34,7 +41,7 @@ impl PgStore {
         let current = lease_in(&tx, run_id).await?;
         if let Some(lease) = current
             .as_ref()
-            .filter(|_| Lapse::blocks(current.as_ref(), holder, now))
+            .filter(|_| Lapse::blocks(current.as_ref(), holder, now, is_gone))
         {
             let held = lease.clone();
             tx.commit().await?;

@@ -172,8 +172,9 @@ macro_rules! with_store_operations {
     fn runs_matching(&self, filter: &$crate::RunFilter, after: Option<&$crate::RunId>, limit: usize) -> $crate::Result<Vec<$crate::Run>>;
     /// Claims the run for `holder` for `ttl_ms` (see `leases.rs`): the lease with a new fencing
     /// token, unless another holder's lease is live ([`Claim::Held`](crate::Claim)). A lapsed
-    /// or released lease, or the caller's own, is claimed again.
-    fn claim_run(&self, run_id: &$crate::RunId, holder: &$crate::Holder, ttl_ms: i64) -> $crate::Result<$crate::Claim>;
+    /// or released lease, the caller's own, or one whose holder `is_gone` (the caller knows
+    /// that process died) is claimed again.
+    fn claim_run(&self, run_id: &$crate::RunId, holder: &$crate::Holder, ttl_ms: i64, is_gone: &dyn Fn(&$crate::Holder) -> bool) -> $crate::Result<$crate::Claim>;
     /// Extends the lease `token` holds for `ttl_ms` from now; [`StoreError::LeaseLost`](crate::StoreError::LeaseLost) when it lapsed or was taken.
     fn renew_run(&self, run_id: &$crate::RunId, token: i64, ttl_ms: i64) -> $crate::Result<$crate::Lease>;
     /// Releases the lease `token` holds; whether it still held it.

@@ -133,9 +133,17 @@ impl Lapse {
         }
     }
 
-    /// Whether a claim by `holder` at `now` must wait for the lease `current`.
-    pub fn blocks(current: Option<&Lease>, holder: &Holder, now: i64) -> bool {
-        current.is_some_and(|lease| lease.is_live_at(now) && lease.holder != *holder)
+    /// Whether a claim by `holder` at `now` must wait for the lease `current`: it is live, not
+    /// `holder`'s own, and its holder is not known to be gone.
+    pub fn blocks(
+        current: Option<&Lease>,
+        holder: &Holder,
+        now: i64,
+        is_gone: &dyn Fn(&Holder) -> bool,
+    ) -> bool {
+        current.is_some_and(|lease| {
+            lease.is_live_at(now) && lease.holder != *holder && !is_gone(&lease.holder)
+        })
     }
 }
 
@@ -145,14 +153,20 @@ fn live(expires_at_ms: i64, now: i64) -> bool {
 }
 
 impl Sqlite {
-    pub fn claim_run(&self, run_id: &RunId, holder: &Holder, ttl_ms: i64) -> Result<Claim> {
+    pub fn claim_run(
+        &self,
+        run_id: &RunId,
+        holder: &Holder,
+        ttl_ms: i64,
+        is_gone: &dyn Fn(&Holder) -> bool,
+    ) -> Result<Claim> {
         let tx = self.write()?;
         ensure_run(&tx, run_id)?;
         let now = self.now();
         let current = lease_in(&tx, run_id)?;
         if let Some(lease) = current
             .as_ref()
-            .filter(|_| Lapse::blocks(current.as_ref(), holder, now))
+            .filter(|_| Lapse::blocks(current.as_ref(), holder, now, is_gone))
         {
             return Ok(Claim::Held(lease.clone()));
         }

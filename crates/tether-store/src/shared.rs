@@ -27,6 +27,8 @@ struct Inner {
     store: Mutex<Store>,
     sinks: Vec<Arc<dyn EventSink>>,
     emitted: Mutex<Seq>,
+    /// The run this journal's process drives, and its lease's fencing token.
+    fence: Mutex<Option<(RunId, i64)>>,
 }
 
 impl Journal {
@@ -38,6 +40,7 @@ impl Journal {
                 store: Mutex::new(store),
                 sinks,
                 emitted: Mutex::new(emitted),
+                fence: Mutex::new(None),
             }),
         })
     }
@@ -53,12 +56,64 @@ impl Journal {
     }
 
     /// Appends `event` to `run`'s journal and passes it (and anything appended before it by
-    /// this journal but not yet passed on) to the sinks.
+    /// this journal but not yet passed on) to the sinks. For the run this journal's process
+    /// drives ([`Journal::fence`]), only while its lease holds: else
+    /// [`StoreError::LeaseLost`] and nothing written.
     pub fn append(&self, run: &RunId, event: &Event) -> Result<Seq, StoreError> {
         let store = self.store();
-        let seq = store.append(Some(run), event)?;
+        let seq = match self.token_for(run) {
+            Some(token) => store
+                .append_fenced(run, token, std::slice::from_ref(event))?
+                .into_iter()
+                .next()
+                .ok_or_else(|| StoreError::corrupt("an append returned no seq"))?,
+            None => store.append(Some(run), event)?,
+        };
         self.emit(store, run)?;
         Ok(seq)
+    }
+
+    /// This journal's process drives `run` under the lease whose fencing token is `token`:
+    /// every event of `run` appended through it presents the token from now on.
+    pub fn fence(&self, run: &RunId, token: i64) {
+        *self.fenced() = Some((run.clone(), token));
+    }
+
+    /// This journal's process no longer drives a run.
+    pub fn unfence(&self) {
+        *self.fenced() = None;
+    }
+
+    /// Refuses unless this journal's process still holds the lease of `run` it was fenced with
+    /// (a run it does not drive passes): for a write that is not an event, checked just before.
+    pub fn check_fence(&self, run: &RunId) -> Result<(), StoreError> {
+        let Some(token) = self.token_for(run) else {
+            return Ok(());
+        };
+        let store = self.store();
+        let lease = store.run_lease(run)?;
+        match crate::Lapse::of(lease.as_ref(), token, crate::now_ms()) {
+            None => Ok(()),
+            Some(lapse) => Err(StoreError::LeaseLost {
+                run: run.to_string(),
+                token,
+                lapse,
+            }),
+        }
+    }
+
+    fn token_for(&self, run: &RunId) -> Option<i64> {
+        self.fenced()
+            .as_ref()
+            .filter(|(fenced, _)| fenced == run)
+            .map(|(_, token)| *token)
+    }
+
+    fn fenced(&self) -> MutexGuard<'_, Option<(RunId, i64)>> {
+        self.inner
+            .fence
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Passes to the sinks what was stored for `run` since they last heard, by writes that are

@@ -24,7 +24,7 @@ use serde::de::DeserializeOwned;
 use tether_agent::cli::limits::UsageLimit;
 use tether_agent::{Access, Context, ExecError, TurnOutcome, TurnRequest};
 use tether_config::OnUsageLimit;
-use tether_store::{Author, Event, Outcome, Rule, RunId, RunKind, RunState};
+use tether_store::{Author, Event, Outcome, Rule, RunId, RunKind, RunState, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use super::ask::{self, Asked};
@@ -48,19 +48,20 @@ pub async fn start<K: LoopKind>(
     let id = deps.isolation.run_id.as_ref();
     // The workspace as the run begins: what "changed by this run" is measured from.
     let began = crate::snapshot::take_start(&deps.ws, deps.git, &deps.env_remove).await;
-    let (run, lock) = open_new(
+    // Losing the run's lease interrupts the loop: this process writes nothing more for it.
+    let (run, driving) = open_new(
         &deps.ws,
         &deps.journal,
         run_kind,
         (spec, deps.bounds.as_deref()),
         &began,
-        id,
+        (id, &interrupt),
     )?;
     on_start(&run);
     let git = (deps.git, deps.env_remove.as_slice());
     crate::snapshot::keep_start(&deps.ws, &deps.journal, &run, &began, git).await;
-    let end = drive(deps, &run, &mut kind, interrupt).await?;
-    drop(lock);
+    let end = lease_lost(drive(deps, &run, &mut kind, interrupt).await)?;
+    drop(driving);
     Ok((run, end))
 }
 
@@ -76,7 +77,13 @@ pub async fn resume<S: DeserializeOwned, K: LoopKind>(
     kind: impl FnOnce(S, Vec<(String, String)>) -> Result<K, LoopError>,
 ) -> Result<K::End, LoopError> {
     let accepted = deps.bounds.as_deref().filter(|p| p.accepted);
-    let (lock, spec) = reopen(&deps.ws, &deps.journal, run, run_kind, (by, accepted))?;
+    let (driving, spec) = reopen(
+        &deps.ws,
+        &deps.journal,
+        run,
+        run_kind,
+        (by, accepted, &interrupt),
+    )?;
     on_open(run);
     // A run begun before its start was pinned gets it pinned now (nothing to do otherwise).
     let began = deps
@@ -94,9 +101,21 @@ pub async fn resume<S: DeserializeOwned, K: LoopKind>(
         return Ok(Stopped::Interrupted.into());
     };
     let mut kind = kind(spec, answers)?;
-    let end = drive(deps, run, &mut kind, interrupt).await?;
-    drop(lock);
+    let end = lease_lost(drive(deps, run, &mut kind, interrupt).await)?;
+    drop(driving);
     Ok(end)
+}
+
+/// A loop whose writes were refused because another process took its run is a loop that
+/// stopped as [`Stopped::LeaseLost`]; any other error stays one.
+fn lease_lost<E: From<Stopped>>(result: Result<E, LoopError>) -> Result<E, LoopError> {
+    match result {
+        Err(LoopError::Store(e @ StoreError::LeaseLost { .. })) => Ok(Stopped::LeaseLost {
+            detail: e.to_string(),
+        }
+        .into()),
+        other => other,
+    }
 }
 
 /// Drives `run` with `kind` until it ends or stops. A run stopped by an error that is the

@@ -15,6 +15,17 @@ pub enum LoopError {
     /// Another process drives the run.
     #[error(transparent)]
     Lock(#[from] LockError),
+    /// Another process holds the run's lease (on this machine or another): wait for it to stop,
+    /// or for its lease to lapse if it died.
+    #[error(
+        "run {run} is being driven by another tether process ({holder}); stop it first          (`tether cancel {run}`), or wait for its lease to lapse if that process is gone"
+    )]
+    Driven {
+        /// The run.
+        run: RunId,
+        /// Who holds it.
+        holder: tether_store::Holder,
+    },
     /// The plan file could not be read or patched.
     #[error(transparent)]
     Plan(#[from] PlanFileError),

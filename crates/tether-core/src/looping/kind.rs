@@ -105,6 +105,12 @@ pub enum Stopped {
         /// The last error.
         error: String,
     },
+    /// Another process took the run up (this one's lease lapsed, or it was taken over): this
+    /// process wrote nothing more and stopped; the run goes on where that one drives it.
+    LeaseLost {
+        /// Why this process no longer drives it.
+        detail: String,
+    },
 }
 
 /// What a loop decides at one of its steps; the driver records the ending.

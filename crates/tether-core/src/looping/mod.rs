@@ -16,6 +16,7 @@ mod error;
 mod interrupted;
 mod judged;
 mod kind;
+mod lease;
 mod open;
 mod recorder;
 mod usage;
@@ -34,6 +35,7 @@ pub use interrupted::{await_interrupted, interrupted_questions};
 pub use kind::{
     Answered, At, Focus, HumanCall, Limits, LoopKind, Next, Prompt, Stopped, Turn, Why,
 };
+pub use lease::{Driving, HEARTBEAT, LEASE};
 pub use open::{lock_path, open_new, reopen, resumable};
 pub use recorder::{Recorder, chain, summary};
 pub use usage::UsageWaits;

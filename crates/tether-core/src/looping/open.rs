@@ -1,12 +1,16 @@
 //! Taking a run into this process: creating a new one, or taking a stopped one up again, each
-//! under the run's lock so that only one process ever drives a run.
+//! under the run's lock and its lease in the store (see `lease.rs`), so that only one process
+//! ever drives a run.
 
 use std::path::PathBuf;
 
 use tether_config::Workspace;
 use tether_store::{Event, Journal, Run, RunId, RunKind, RunStatus, StoreError};
 
+use tokio_util::sync::CancellationToken;
+
 use super::LoopError;
+use super::lease::{self, Driving};
 use crate::bounds::Pinned;
 use crate::run_lock::{LockError, RunLock};
 
@@ -17,16 +21,17 @@ pub fn lock_path(ws: &Workspace, run: &RunId) -> PathBuf {
 
 /// Creates a run of `kind` with `spec` (stored as JSON, with its configuration as `config`
 /// recorded it, under [`crate::bounds::SPEC_KEY`], and the workspace as the run begins, `began`,
-/// under [`tether_git::SPEC_KEY`]), under `id` when one was drawn for it, and locks it for this
-/// process. The lock is held until the returned [`RunLock`] is dropped.
+/// under [`tether_git::SPEC_KEY`]), under `id` when one was drawn for it, and takes it for
+/// this process (its lock and lease, `lost` cancelled if the lease is lost: see `lease.rs`),
+/// until the returned [`Driving`] is dropped.
 pub fn open_new<S: serde::Serialize>(
     ws: &Workspace,
     journal: &Journal,
     kind: RunKind,
     (spec, config): (&S, Option<&Pinned>),
     began: &tether_git::Start,
-    id: Option<&RunId>,
-) -> Result<(RunId, RunLock), LoopError> {
+    (id, lost): (Option<&RunId>, &CancellationToken),
+) -> Result<(RunId, Driving), LoopError> {
     let mut spec = serde_json::to_value(spec).map_err(StoreError::from)?;
     if let (Some(config), Some(fields)) = (config, spec.as_object_mut()) {
         fields.insert(crate::bounds::SPEC_KEY.to_owned(), config.to_json());
@@ -38,8 +43,8 @@ pub fn open_new<S: serde::Serialize>(
         None => store.create_run(kind, ws.root(), &spec)?,
     };
     drop(store);
-    let lock = RunLock::acquire(&lock_path(ws, &run))?;
-    Ok((run, lock))
+    let driving = lease::drive(ws, journal, &run, lost)?;
+    Ok((run, driving))
 }
 
 /// Whether resuming starts the iteration budget again from zero: a run stopped by its own
@@ -59,19 +64,20 @@ const LEFTOVER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Takes a stopped run of `kind` up again for `by`: locks it, checks its kind and that it has
 /// not ended, decodes its spec, and records `resumed` (resetting the budget when it was spent,
-/// and with the configuration when a person `accepted` a change of it). The
-/// lock is held until the returned [`RunLock`] is dropped.
+/// and with the configuration when a person `accepted` a change of it). The run is this
+/// process's (its lock and lease, `lost` cancelled if the lease is lost) until the returned
+/// [`Driving`] is dropped.
 pub fn reopen<S: serde::de::DeserializeOwned>(
     ws: &Workspace,
     journal: &Journal,
     run: &RunId,
     kind: RunKind,
-    (by, accepted): (&str, Option<&Pinned>),
-) -> Result<(RunLock, S), LoopError> {
-    let lock = RunLock::acquire(&lock_path(ws, run))?;
+    (by, accepted, lost): (&str, Option<&Pinned>, &CancellationToken),
+) -> Result<(Driving, S), LoopError> {
+    let driving = lease::drive(ws, journal, run, lost)?;
     // A driver killed outright could not stop its agent: stop what it left running first, so
     // two agents never work the same run.
-    tether_tools::leftovers::stop_leftovers(lock.previous(), LEFTOVER_GRACE);
+    tether_tools::leftovers::stop_leftovers(driving.previous(), LEFTOVER_GRACE);
     let record = journal.store().run(run)?;
     let not_this = |detail: String| LoopError::NotThisKind {
         run: run.clone(),
@@ -92,17 +98,30 @@ pub fn reopen<S: serde::de::DeserializeOwned>(
             settings: accepted.map(Pinned::to_json),
         },
     )?;
-    Ok((lock, spec))
+    Ok((driving, spec))
 }
 
-/// Refuses to resume a run that ended, or that another process drives now: what a caller
-/// checks before it prepares a resume (a sandbox, a dashboard), so the refusal comes first;
-/// [`reopen`] checks again under the run's lock.
-pub fn resumable(ws: &Workspace, run: &Run) -> Result<(), LoopError> {
+/// Refuses to resume a run that ended, or that another process drives now (its lock held here,
+/// or its lease live in `store`): what a caller checks before it prepares a resume (a sandbox,
+/// a dashboard), so the refusal comes first; [`reopen`] checks again as it takes the run.
+pub fn resumable(ws: &Workspace, store: &tether_store::Store, run: &Run) -> Result<(), LoopError> {
     not_ended(run)?;
-    match RunLock::holder(&lock_path(ws, &run.id)) {
-        Some(pid) => Err(LoopError::Lock(LockError::Held { pid })),
-        None => Ok(()),
+    if let Some(pid) = RunLock::holder(&lock_path(ws, &run.id)) {
+        return Err(LoopError::Lock(LockError::Held { pid }));
+    }
+    let here = tether_store::Holder::this_process(ws.root());
+    match store.run_lease(&run.id)? {
+        // A holder of this machine and workspace that holds no lock here is gone.
+        Some(lease)
+            if !(lease.holder.machine == here.machine
+                && lease.holder.workspace == here.workspace) =>
+        {
+            Err(LoopError::Driven {
+                run: run.id.clone(),
+                holder: lease.holder,
+            })
+        }
+        _ => Ok(()),
     }
 }
 

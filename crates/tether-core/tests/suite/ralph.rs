@@ -495,3 +495,57 @@ async fn a_priced_turn_costs_its_cache_reads_and_writes_at_their_own_rates() {
         "1000000 in (600000 cache read, 300000 cache write) / 10000 out tokens (≈ $1.7550)"
     );
 }
+
+/// A process whose run another process took over (its lease lapsed while it was paused, or it
+/// was cut off from a shared store) learns it at its next heartbeat, stops its agent's turn,
+/// writes nothing more, and ends as `LeaseLost`; the new holder keeps the run.
+#[tokio::test]
+async fn a_process_whose_run_was_taken_over_writes_nothing_more_and_stops() {
+    use tether_store::{Claim, Holder, Seq};
+    let f = Fixture::new();
+    let started = Arc::new(tokio::sync::Notify::new());
+    let exec = Scripted::new(vec![Step::Hang(started.clone())]);
+    let deps = f.deps(exec);
+    let (d, i) = (deps.clone(), CancellationToken::new());
+    let task = tokio::spawn(async move { ralph::start(&d, spec(None, Some(3)), i, |_| {}).await });
+    tokio::time::timeout(Duration::from_secs(10), started.notified())
+        .await
+        .unwrap();
+    let other = Store::open(f.ws.db_path()).unwrap();
+    let run = other.latest_run().unwrap().unwrap().id;
+    let ours = other.run_lease(&run).unwrap().unwrap();
+    assert_eq!(ours.holder.pid, std::process::id());
+    // Another machine takes the run up (it knows this process is gone).
+    let them = Holder {
+        machine: "elsewhere".into(),
+        pid: 1,
+        workspace: "/elsewhere".into(),
+    };
+    let Claim::Claimed(theirs) = other.claim_run(&run, &them, 60_000, &|_| true).unwrap() else {
+        panic!("not claimed")
+    };
+    let before = other.events(&run, Seq(0), usize::MAX).unwrap().len();
+    let (_, end) = tokio::time::timeout(tether_core::looping::HEARTBEAT * 4, task)
+        .await
+        .expect("the loop stopped within a few heartbeats")
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(end, RalphEnd::Stopped(Stopped::LeaseLost { .. })),
+        "{end:?}"
+    );
+    assert_eq!(
+        other.events(&run, Seq(0), usize::MAX).unwrap().len(),
+        before,
+        "the process that lost the run wrote after losing it"
+    );
+    assert_eq!(other.run_lease(&run).unwrap(), Some(theirs.clone()));
+    // And this process cannot take it back while their lease is live.
+    let err = ralph::resume(&deps, &run, "test", CancellationToken::new(), |_| {})
+        .await
+        .unwrap_err();
+    match err {
+        LoopError::Driven { holder, .. } => assert_eq!(holder, them),
+        other => panic!("{other:?}"),
+    }
+}

@@ -166,14 +166,26 @@ impl Observer for Log {
     }
 }
 
-/// Refuses to resume `run` in `ws` — checked before anything is prepared for it, so the
-/// refusal comes first: when it ended or another process drives it
-/// ([`tether_core::looping::resumable`]), or when it works elsewhere: only the machine and
-/// workspace a run works in can drive it (a team store shows runs of every machine and
+/// Refuses to resume `run` in `ws` (its store `store`) — checked before anything is prepared
+/// for it, so the refusal comes first: when it ended or another process drives it, on this
+/// machine or any other ([`tether_core::looping::resumable`]: its lock, its lease), or when it
+/// works in another workspace. A run whose driver stopped renewing its lease can be taken up
+/// from any machine that has its workspace (the same path); from another path it is refused,
+/// naming the machine and workspace it works in (a team store shows runs of every machine and
 /// workspace; a workspace's own store holds only its runs, even after the directory moved).
-pub fn resumable_here(ws: &Workspace, env: &dyn Env, run: &Run) -> Result<()> {
-    tether_core::looping::resumable(ws, run)?;
+pub fn resumable_here(
+    ws: &Workspace,
+    env: &dyn Env,
+    store: &tether_store::Store,
+    run: &Run,
+) -> Result<()> {
+    tether_core::looping::resumable(ws, store, run)?;
     if !crate::compose::store::is_team(ws, env)? {
+        return Ok(());
+    }
+    let here = std::fs::canonicalize(ws.root()).unwrap_or_else(|_| ws.root().into());
+    let there = std::fs::canonicalize(&run.workspace).unwrap_or_else(|_| run.workspace.clone());
+    if run.workspace.as_os_str().is_empty() || here == there {
         return Ok(());
     }
     if tether_store::control::is_elsewhere(run) {
@@ -183,15 +195,10 @@ pub fn resumable_here(ws: &Workspace, env: &dyn Env, run: &Run) -> Result<()> {
             workspace: run.workspace.display().to_string(),
         });
     }
-    let here = std::fs::canonicalize(ws.root()).unwrap_or_else(|_| ws.root().into());
-    let there = std::fs::canonicalize(&run.workspace).unwrap_or_else(|_| run.workspace.clone());
-    if !run.workspace.as_os_str().is_empty() && here != there {
-        return Err(Error::OtherWorkspace {
-            run: run.id.to_string(),
-            workspace: run.workspace.display().to_string(),
-        });
-    }
-    Ok(())
+    Err(Error::OtherWorkspace {
+        run: run.id.to_string(),
+        workspace: run.workspace.display().to_string(),
+    })
 }
 
 /// Everything a run is composed from.

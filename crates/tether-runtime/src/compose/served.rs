@@ -117,12 +117,14 @@ impl Runs {
     pub async fn resume(&self, id: RunId, accept_config: bool) -> Result<(), LaunchError> {
         let run = {
             let store = crate::compose::store::open(&self.ws, &*self.env).map_err(refusal)?;
-            control::find_run(&store, Some(&id.to_string())).map_err(|e| match e {
+            let run = control::find_run(&store, Some(&id.to_string())).map_err(|e| match e {
                 ControlError::UnknownRun(_) => LaunchError::NotFound(format!("no run {id}")),
                 e => LaunchError::Failed(chain(&e)),
-            })?
+            })?;
+            crate::compose::launch::resumable_here(&self.ws, &*self.env, &store, &run)
+                .map_err(refusal)?;
+            run
         };
-        crate::compose::launch::resumable_here(&self.ws, &*self.env, &run).map_err(refusal)?;
         // A run its budget stopped is raised at a terminal first (`tether resume --add-…`).
         crate::compose::budget::resumable(&run).map_err(refusal)?;
         let loaded = self.loaded()?;

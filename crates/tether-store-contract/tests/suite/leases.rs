@@ -11,6 +11,7 @@ use super::{Backend, on_both_backends, run};
 
 on_both_backends!(
     one_process_holds_a_run_at_a_time,
+    a_holder_known_to_be_gone_is_taken_over_at_once,
     a_lapsed_lease_is_taken_over_and_its_late_writes_are_refused,
     every_claim_draws_a_greater_token,
     racing_claims_leave_one_holder,
@@ -26,6 +27,11 @@ fn holder(pid: u32) -> Holder {
         pid,
         workspace: PathBuf::from("/work"),
     }
+}
+
+/// Every holder is alive, as far as the caller knows.
+fn alive(_: &Holder) -> bool {
+    false
 }
 
 fn claimed(claim: Claim) -> Lease {
@@ -64,7 +70,7 @@ fn summaries(store: &Store, id: &RunId) -> Vec<String> {
 fn one_process_holds_a_run_at_a_time(b: &Backend) {
     let id = run(&b.store);
     assert_eq!(b.store.run_lease(&id).unwrap(), None);
-    let a = claimed(b.store.claim_run(&id, &holder(1), LONG).unwrap());
+    let a = claimed(b.store.claim_run(&id, &holder(1), LONG, &alive).unwrap());
     assert_eq!((a.token, a.holder.pid), (1, 1));
     // Another process, through its own handle, sees the holder and cannot claim.
     let other = b.other();
@@ -72,7 +78,7 @@ fn one_process_holds_a_run_at_a_time(b: &Backend) {
         other.run_lease(&id).unwrap().map(|l| l.holder),
         Some(holder(1))
     );
-    match other.claim_run(&id, &holder(2), LONG).unwrap() {
+    match other.claim_run(&id, &holder(2), LONG, &alive).unwrap() {
         Claim::Held(lease) => assert_eq!(lease.holder, holder(1)),
         Claim::Claimed(lease) => panic!("two holders: {lease:?}"),
     }
@@ -89,7 +95,7 @@ fn one_process_holds_a_run_at_a_time(b: &Backend) {
         lost(b.store.append_fenced(&id, a.token, &[note("late")])),
         Lapse::Released
     );
-    let c = claimed(other.claim_run(&id, &holder(2), LONG).unwrap());
+    let c = claimed(other.claim_run(&id, &holder(2), LONG, &alive).unwrap());
     assert_eq!(c.token, 2);
     assert_eq!(
         lost(b.store.renew_run(&id, a.token, LONG)),
@@ -100,7 +106,7 @@ fn one_process_holds_a_run_at_a_time(b: &Backend) {
 
 fn a_lapsed_lease_is_taken_over_and_its_late_writes_are_refused(b: &Backend) {
     let id = run(&b.store);
-    let a = claimed(b.store.claim_run(&id, &holder(1), 30).unwrap());
+    let a = claimed(b.store.claim_run(&id, &holder(1), 30, &alive).unwrap());
     // A holder paused past its lease (it never renewed): the lease lapses by itself.
     wait_until("the lease to lapse", Duration::from_secs(10), || {
         b.store.run_lease(&id).unwrap().is_none().then_some(())
@@ -113,7 +119,7 @@ fn a_lapsed_lease_is_taken_over_and_its_late_writes_are_refused(b: &Backend) {
     assert_eq!(lost(b.store.renew_run(&id, a.token, LONG)), Lapse::Expired);
     // Any process may take it up; the one that lapsed writes nothing after.
     let other = b.other();
-    let c = claimed(other.claim_run(&id, &holder(2), LONG).unwrap());
+    let c = claimed(other.claim_run(&id, &holder(2), LONG, &alive).unwrap());
     assert!(c.token > a.token);
     other
         .append_fenced(&id, c.token, &[note("c's work")])
@@ -135,14 +141,14 @@ fn every_claim_draws_a_greater_token(b: &Backend) {
     let id = run(&b.store);
     let mut last = 0;
     for pid in [1, 2, 3] {
-        let lease = claimed(b.store.claim_run(&id, &holder(pid), LONG).unwrap());
+        let lease = claimed(b.store.claim_run(&id, &holder(pid), LONG, &alive).unwrap());
         assert!(lease.token > last, "{} after {last}", lease.token);
         last = lease.token;
         b.store.release_run(&id, lease.token).unwrap();
     }
     // The same holder claiming again (a process taking its run up anew) draws a new token too.
-    let first = claimed(b.store.claim_run(&id, &holder(9), LONG).unwrap());
-    let again = claimed(b.store.claim_run(&id, &holder(9), LONG).unwrap());
+    let first = claimed(b.store.claim_run(&id, &holder(9), LONG, &alive).unwrap());
+    let again = claimed(b.store.claim_run(&id, &holder(9), LONG, &alive).unwrap());
     assert!(again.token > first.token);
     assert_eq!(
         lost(b.store.append_fenced(&id, first.token, &[note("x")])),
@@ -159,7 +165,7 @@ fn racing_claims_leave_one_holder(b: &Backend) {
                 let id = id.clone();
                 s.spawn(move || {
                     loop {
-                        match store.claim_run(&id, &holder(pid), LONG) {
+                        match store.claim_run(&id, &holder(pid), LONG, &alive) {
                             Err(StoreError::Busy) => continue,
                             other => break other.unwrap(),
                         }
@@ -185,8 +191,24 @@ fn racing_claims_leave_one_holder(b: &Backend) {
 }
 
 fn a_run_that_does_not_exist_cannot_be_claimed(b: &Backend) {
-    match b.store.claim_run(&RunId::generate(), &holder(1), LONG) {
+    match b
+        .store
+        .claim_run(&RunId::generate(), &holder(1), LONG, &alive)
+    {
         Err(StoreError::NotFound { what: "run", .. }) => {}
         other => panic!("{other:?}"),
     }
+}
+
+fn a_holder_known_to_be_gone_is_taken_over_at_once(b: &Backend) {
+    let id = run(&b.store);
+    let a = claimed(b.store.claim_run(&id, &holder(1), LONG, &alive).unwrap());
+    // The caller knows pid 1 died (no process holds the run's lock on its machine).
+    let gone = |h: &Holder| h.pid == 1;
+    let c = claimed(b.store.claim_run(&id, &holder(2), LONG, &gone).unwrap());
+    assert!(c.token > a.token);
+    assert_eq!(
+        lost(b.store.append_fenced(&id, a.token, &[note("late")])),
+        Lapse::TakenOver
+    );
 }

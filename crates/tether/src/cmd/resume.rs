@@ -32,7 +32,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
         let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
         (run, store)
     };
-    tether_runtime::launch::resumable_here(&ctx.ws, ctx.env, &run)?;
+    tether_runtime::launch::resumable_here(&ctx.ws, ctx.env, &store, &run)?;
     super::budget::raise(ctx, &store, &run, &args.raise, &super::who(ctx))?;
     // The run's iteration budget now, with what people added (0: unlimited).
     let max = store

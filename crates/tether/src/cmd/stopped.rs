@@ -55,6 +55,13 @@ pub fn report(run: &RunId, stopped: &Stopped, wording: Wording) -> (String, Exit
             Exit::Error,
         ),
         Stopped::Cancelled => (format!("run {run} cancelled"), Exit::Interrupted),
+        Stopped::LeaseLost { detail } => (
+            format!(
+                "stopped: another tether process drives run {run} now ({detail}); see where with: \
+                 tether status {run}"
+            ),
+            Exit::Error,
+        ),
         Stopped::Interrupted => (
             format!("run {run} interrupted; {resume}"),
             Exit::Interrupted,
@@ -128,6 +135,18 @@ mod tests {
             (
                 "run r-abc interrupted; continue with: tether resume r-abc".into(),
                 Exit::Interrupted
+            )
+        );
+        let lost = Stopped::LeaseLost {
+            detail: "another process has claimed the run since".into(),
+        };
+        assert_eq!(
+            line(lost, GOAL),
+            (
+                "stopped: another tether process drives run r-abc now (another process has \
+                 claimed the run since); see where with: tether status r-abc"
+                    .into(),
+                Exit::Error
             )
         );
     }
