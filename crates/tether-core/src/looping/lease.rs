@@ -10,8 +10,8 @@
 //!
 //! The run's lock file stays beside it: it proves, on this machine, which process tree drives
 //! the run (the checks of human-only acts read it), and a lease whose holder was a process of
-//! this machine and this workspace that no longer holds the lock (it died) is taken over at once
-//! rather than after it lapses.
+//! this machine that no longer holds the lock (it died) is taken over at once rather than after
+//! it lapses.
 
 use std::time::Duration;
 
@@ -77,9 +77,9 @@ pub fn drive(
 ) -> Result<Driving, LoopError> {
     let lock = RunLock::acquire(&super::lock_path(ws, run))?;
     let holder = Holder::this_process(ws.root());
-    // This process holds the run's lock here: a holder of this machine and workspace is gone.
-    let gone =
-        |other: &Holder| other.machine == holder.machine && other.workspace == holder.workspace;
+    // This process holds the run's lock (beside the run's records, whichever tree it works
+    // in): a holder of this machine is gone.
+    let gone = |other: &Holder| other.machine == holder.machine;
     let claim = journal
         .store()
         .claim_run(run, &holder, millis(LEASE), &gone)?;

@@ -109,13 +109,9 @@ pub fn resumable(ws: &Workspace, store: &tether_store::Store, run: &Run) -> Resu
     if let Some(pid) = RunLock::holder(&lock_path(ws, &run.id)) {
         return Err(LoopError::Lock(LockError::Held { pid }));
     }
-    let here = tether_store::Holder::this_process(ws.root());
     match store.run_lease(&run.id)? {
-        // A holder of this machine and workspace that holds no lock here is gone.
-        Some(lease)
-            if !(lease.holder.machine == here.machine
-                && lease.holder.workspace == here.workspace) =>
-        {
+        // A holder of this machine that holds no lock here is gone.
+        Some(lease) if lease.holder.machine != tether_store::this_machine() => {
             Err(LoopError::Driven {
                 run: run.id.clone(),
                 holder: lease.holder,
