@@ -138,6 +138,8 @@ fn edit(table: &str, key: &str) -> Option<(&'static [Entry], &'static str)> {
         ("sandbox", "env") => (NONE, "[\"FOO\"]"),
         ("run", "worktree") => (NONE, "true"),
         ("run", "commit_hooks") => (NONE, "true"),
+        ("run", "parallel") => (NONE, "4"),
+        ("run", "merge_attempts") => (NONE, "5"),
         (table, key) => (
             NONE,
             crate::schema().declared_table(table)?.key(key)?.sample,
