@@ -241,6 +241,12 @@ pub enum Error {
     /// The run's task ended without an end (it panicked, or its runtime shut down).
     #[error("the run's task ended abnormally: {0}")]
     Task(String),
+    /// A run of many goals (`--parallel`) is a goal run: it cannot be made from another kind.
+    #[error("only a goal run (`tether run`) works on many goals at once")]
+    FleetOfGoals,
+    /// The plan a run of many goals works on cannot be read.
+    #[error("reading the plan for a run of many goals: {0}")]
+    FleetPlan(#[source] tether_plan::PlanFileError),
     /// An act only a person may do was asked for from inside an agent's process tree: the
     /// message names the act and what a person, in their own shell, does instead (and what the
     /// agent may do: ask with ask_human, pause its run).
@@ -276,6 +282,7 @@ impl Error {
     pub fn is_usage(&self) -> bool {
         match self {
             Error::Config(_)
+            | Error::FleetOfGoals
             | Error::FindStore(_)
             | Error::UnknownStore(_)
             | Error::ConfigChanged { .. }
@@ -321,6 +328,7 @@ impl Error {
             | Error::Tools(_)
             | Error::CurrentExe { .. }
             | Error::Task(_)
+            | Error::FleetPlan(_)
             | Error::ListWorktrees(_)
             | Error::BuiltinCases(_)
             | Error::Case(_) => false,
