@@ -50,9 +50,6 @@ pub struct RunConfig {
     /// How many goals of the plan `tether run` works on at once, each in a worktree of its
     /// own (`--parallel`); 1 works on them one after another, in the run's own tree.
     pub parallel: u32,
-    /// How many times a goal's merge into the run's branch may conflict, its agent settling
-    /// it each time, before a person is asked.
-    pub merge_attempts: u32,
 }
 
 impl Default for RunConfig {
@@ -61,7 +58,6 @@ impl Default for RunConfig {
             worktree: false,
             commit_hooks: false,
             parallel: 1,
-            merge_attempts: 3,
         }
     }
 }
@@ -117,9 +113,6 @@ pub(crate) fn read_run(r: &mut Reader, t: &Table, out: &mut RunConfig) {
     }
     if let Some(n) = r.int(t, "parallel", 1, MAX_PARALLEL) {
         out.parallel = n;
-    }
-    if let Some(n) = r.int(t, "merge_attempts", 1, 20) {
-        out.merge_attempts = n;
     }
 }
 

@@ -214,9 +214,6 @@ commit_hooks = false
 # of its own on a branch cut from tether/<run-id>; a goal starts once the goals in its
 # `after:` are merged. 1: one after another.
 parallel = 1
-# How many times a goal's merge may conflict (its agent settling it each time) before a
-# person is asked.
-merge_attempts = 3
 "#;
 
 impl Schema {

@@ -58,9 +58,9 @@ fn runs_stay_in_place_and_commit_without_hooks_by_default_and_both_can_be_change
     let config = config("");
     assert_eq!(config.run, RunConfig::default());
     assert!(!config.run.worktree && !config.run.commit_hooks);
-    assert_eq!((config.run.parallel, config.run.merge_attempts), (1, 3));
+    assert_eq!(config.run.parallel, 1);
     let config = config_with(
-        "[run]\nworktree = true\ncommit_hooks = true\nparallel = 4\nmerge_attempts = 2\n",
+        "[run]\nworktree = true\ncommit_hooks = true\nparallel = 4\n",
         &MapEnv::new(),
     );
     assert_eq!(
@@ -69,7 +69,6 @@ fn runs_stay_in_place_and_commit_without_hooks_by_default_and_both_can_be_change
             worktree: true,
             commit_hooks: true,
             parallel: 4,
-            merge_attempts: 2,
         }
     );
     assert_eq!(

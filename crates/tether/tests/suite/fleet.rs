@@ -64,19 +64,29 @@ fn goal_of(req: &Request) -> String {
         .collect()
 }
 
-/// Each goal's agent: writes `<id>.txt`, signs the goal off, says it is done.
-fn agent() -> Script {
-    Script::from_fn(|req: &Request| {
+/// The file a goal's agent writes: `<id>.txt`, or with `shared` one file every goal writes.
+fn file_of(goal: &str, shared: bool) -> String {
+    if shared {
+        "shared.txt".to_owned()
+    } else {
+        format!("{goal}.txt")
+    }
+}
+
+/// Each goal's agent: writes its file (`done <id>`), signs the goal off, says it is done.
+fn agent(shared: bool) -> Script {
+    Script::from_fn(move |req: &Request| {
         let goal = goal_of(req);
+        let file = file_of(&goal, shared);
         match req.last_tool_result() {
             None => Turn::tool(
                 "write",
-                json!({"path": format!("{goal}.txt"), "content": format!("done {goal}\n")}),
+                json!({"path": file, "content": format!("done {goal}\n")}),
             ),
             Some((Some("write"), _)) => Turn::tool(
                 "complete_goal",
-                json!({"id": goal, "evidence": format!("{goal}.txt says done {goal}"),
-                       "paths": [format!("{goal}.txt")]}),
+                json!({"id": goal, "evidence": format!("{file} says done {goal}"),
+                       "paths": [file]}),
             ),
             Some(_) => Turn::text(format!("{goal} is done.")),
         }
@@ -84,10 +94,10 @@ fn agent() -> Script {
 }
 
 /// A judge that reads the goal's file and accepts, quoting it.
-fn judge() -> Script {
-    Script::from_fn(|req: &Request| {
+fn judge(shared: bool) -> Script {
+    Script::from_fn(move |req: &Request| {
         let goal = goal_of(req);
-        let file = format!("{goal}.txt");
+        let file = file_of(&goal, shared);
         match req.last_tool_result() {
             None => Turn::tool("read", json!({"path": file})),
             Some(_) => {
@@ -112,11 +122,18 @@ fn repository(dir: &Path) {
     );
 }
 
-#[test]
-fn a_diamond_of_goals_runs_two_at_once_and_merges_into_the_runs_branch() {
+/// A repository with `plan` committed, whose goals the fake agent and judge work (each goal on
+/// its own file, or with `shared` all on one); `tether run --parallel 2` there, to its end.
+struct Fleet {
+    dir: tempfile::TempDir,
+    out: std::process::Output,
+    _servers: (FakeModelServer, FakeModelServer, tokio::runtime::Runtime),
+}
+
+fn run_fleet(plan: &str, shared: bool) -> Fleet {
     let rt = runtime();
-    let agent = rt.block_on(FakeModelServer::start(agent())).unwrap();
-    let judge = rt.block_on(FakeModelServer::start(judge())).unwrap();
+    let agent = rt.block_on(FakeModelServer::start(agent(shared))).unwrap();
+    let judge = rt.block_on(FakeModelServer::start(judge(shared))).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::write(
@@ -128,7 +145,7 @@ fn a_diamond_of_goals_runs_two_at_once_and_merges_into_the_runs_branch() {
         ),
     )
     .unwrap();
-    std::fs::write(root.join("plan.md"), DIAMOND).unwrap();
+    std::fs::write(root.join("plan.md"), plan).unwrap();
     repository(root);
     let state = tempfile::tempdir().unwrap();
     let child = cmd(root, &["run", "--parallel", "2", "--approve"])
@@ -138,6 +155,17 @@ fn a_diamond_of_goals_runs_two_at_once_and_merges_into_the_runs_branch() {
         .spawn()
         .unwrap();
     let out = wait_output(child);
+    Fleet {
+        dir,
+        out,
+        _servers: (agent, judge, rt),
+    }
+}
+
+#[test]
+fn a_diamond_of_goals_runs_two_at_once_and_merges_into_the_runs_branch() {
+    let fleet = run_fleet(DIAMOND, false);
+    let (root, out) = (fleet.dir.path(), &fleet.out);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(
@@ -169,4 +197,66 @@ fn a_diamond_of_goals_runs_two_at_once_and_merges_into_the_runs_branch() {
     assert_eq!(sh(root, "git status --porcelain"), "");
     assert_eq!(sh(root, "git rev-list --count main").trim(), "1");
     assert!(!root.join("base.txt").exists());
+}
+
+/// Two goals that change the same lines, and one waiting on the second.
+const CLASH: &str = "# Plan: clash
+
+## Goal: First
+<!-- id: first -->
+status: active
+done_when: shared.txt says TARGET-first
+verify: grep -q first shared.txt
+
+## Goal: Second
+<!-- id: second -->
+status: active
+done_when: shared.txt says TARGET-second
+verify: grep -q second shared.txt
+
+## Goal: Later
+<!-- id: later -->
+status: active
+after: second
+done_when: shared.txt says TARGET-later
+verify: grep -q later shared.txt
+
+## Log
+";
+
+#[test]
+fn a_conflicting_merge_is_undone_and_left_to_a_person_and_what_waits_on_it_never_starts() {
+    let fleet = run_fleet(CLASH, true);
+    let (root, out) = (fleet.dir.path(), &fleet.out);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(4), "{stdout}\n{stderr}");
+    // Whichever signed off first is merged; the other conflicts in shared.txt.
+    let merged = if stdout.contains("merged: first") {
+        "first"
+    } else {
+        "second"
+    };
+    let other = if merged == "first" { "second" } else { "first" };
+    // (the plan too: each branch signed its own goal off in it)
+    assert!(
+        stdout.contains(&format!("{other} conflicts in plan.md, shared.txt (merge tether/r-")),
+        "{stdout}"
+    );
+    let branch = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("branch "))
+        .and_then(|l| l.split(':').next())
+        .unwrap()
+        .to_owned();
+    // The run's branch holds the merged goal's work alone, and no merge in progress.
+    assert_eq!(
+        sh(root, &format!("git show {branch}:shared.txt")),
+        format!("done {merged}\n")
+    );
+    if merged == "first" {
+        // `later` waits on `second`, which was not merged: it never started.
+        assert!(stdout.contains("waiting on them: later"), "{stdout}");
+        assert!(!stderr.contains("committed goal later"), "{stderr}");
+    }
+    assert_eq!(sh(root, "git status --porcelain"), "");
 }
