@@ -241,6 +241,17 @@ pub enum Error {
     /// The run's task ended without an end (it panicked, or its runtime shut down).
     #[error("the run's task ended abnormally: {0}")]
     Task(String),
+    /// A goal's own run of a run of many goals is not resumed alone (its branch keeps the work
+    /// it committed).
+    #[error(
+        "run {run} worked on one goal of a run of many goals (tether run --parallel), which is \
+         not resumed goal by goal yet: its branch keeps what it committed; start the goal again \
+         with tether run"
+    )]
+    GoalOfFleet {
+        /// The run.
+        run: String,
+    },
     /// A run of many goals (`--parallel`) is a goal run: it cannot be made from another kind.
     #[error("only a goal run (`tether run`) works on many goals at once")]
     FleetOfGoals,
@@ -283,6 +294,7 @@ impl Error {
         match self {
             Error::Config(_)
             | Error::FleetOfGoals
+            | Error::GoalOfFleet { .. }
             | Error::FindStore(_)
             | Error::UnknownStore(_)
             | Error::ConfigChanged { .. }

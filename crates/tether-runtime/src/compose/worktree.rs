@@ -248,8 +248,16 @@ pub async fn for_resumed_run(ws: &Workspace, run: &Run, config: &Config) -> Resu
         return Ok(Placement::in_place(ws));
     }
     let repo = Repo::discover(ws.root(), git_of(config)).await?;
-    let dir = worktrees_of(repo.toplevel()).join(run.id.as_str());
+    let trees = worktrees_of(repo.toplevel());
+    let dir = trees.join(run.id.as_str());
     if !run.workspace.starts_with(&dir) {
+        // A goal's run of a run of many goals works in that run's worktree of the goal: never
+        // take it up in the checkout.
+        if run.workspace.starts_with(&trees) {
+            return Err(Error::GoalOfFleet {
+                run: run.id.to_string(),
+            });
+        }
         return Ok(Placement::in_place(ws));
     }
     let tree = repo.reopen(run.id.as_str(), &dir).await?;

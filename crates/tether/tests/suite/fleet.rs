@@ -239,7 +239,9 @@ fn a_conflicting_merge_is_undone_and_left_to_a_person_and_what_waits_on_it_never
     let other = if merged == "first" { "second" } else { "first" };
     // (the plan too: each branch signed its own goal off in it)
     assert!(
-        stdout.contains(&format!("{other} conflicts in plan.md, shared.txt (merge tether/r-")),
+        stdout.contains(&format!(
+            "{other} conflicts in plan.md, shared.txt (merge tether/r-"
+        )),
         "{stdout}"
     );
     let branch = stderr
