@@ -40,14 +40,30 @@ pub struct SandboxConfig {
 }
 
 /// Where a run works and what it leaves (`[run]`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunConfig {
     /// Every `tether run` and `tether ralph` works in a worktree of its own, on a branch
     /// `tether/<run-id>`, as with `--worktree`.
     pub worktree: bool,
     /// Whether the repository's git hooks run for the commit tether makes per signed-off goal.
     pub commit_hooks: bool,
+    /// How many goals of the plan `tether run` works on at once, each in a worktree of its
+    /// own (`--parallel`); 1 works on them one after another, in the run's own tree.
+    pub parallel: u32,
 }
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            worktree: false,
+            commit_hooks: false,
+            parallel: 1,
+        }
+    }
+}
+
+/// The most goals a run works on at once.
+pub const MAX_PARALLEL: i64 = 64;
 
 /// `~` or `~/…` against `home`; other paths as written.
 fn expand(path: &str, home: Option<&str>) -> PathBuf {
@@ -94,6 +110,9 @@ pub(crate) fn read_run(r: &mut Reader, t: &Table, out: &mut RunConfig) {
     }
     if let Some(on) = r.bool(t, "commit_hooks") {
         out.commit_hooks = on;
+    }
+    if let Some(n) = r.int(t, "parallel", 1, MAX_PARALLEL) {
+        out.parallel = n;
     }
 }
 

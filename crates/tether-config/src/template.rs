@@ -210,6 +210,10 @@ network = false
 worktree = false
 # Whether your git hooks run for the commit tether makes per signed-off goal.
 commit_hooks = false
+# How many goals of the plan `tether run` works on at once (--parallel), each in a worktree
+# of its own on a branch cut from tether/<run-id>; a goal starts once the goals in its
+# `after:` are merged. 1: one after another.
+parallel = 1
 "#;
 
 impl Schema {

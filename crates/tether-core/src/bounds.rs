@@ -62,6 +62,7 @@ pub type Reread = Arc<dyn Fn() -> Option<Loaded> + Send + Sync>;
 
 /// A run's configuration in one process: the record it keeps to, and how to tell that the
 /// file changed while the run is driven.
+#[derive(Clone)]
 pub struct Pinned {
     /// The configuration the run keeps to, as recorded: at its start, or as a person accepted
     /// it on this resume.

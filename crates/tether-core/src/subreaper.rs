@@ -20,6 +20,10 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 /// Whether this process adopts orphans (and so must reap them).
 static ADOPTING: AtomicBool = AtomicBool::new(false);
 
+/// Whether more than one part of this process waits for children of its own at once (several
+/// runs, or a run of many goals and its coordinator): then no boundary reaps "any child".
+static SHARED: AtomicBool = AtomicBool::new(false);
+
 /// The most exited orphans reaped at one boundary.
 const MAX_REAPED: usize = 10_000;
 
@@ -31,11 +35,20 @@ pub fn adopt_orphans() -> Result<(), nix::Error> {
     Ok(())
 }
 
+/// Says that this process drives several runs at once (a run of many goals, a server's
+/// runs): one run's boundary is then no moment when no child is waited for, so orphans are no
+/// longer reaped there (in a sandboxed run they go to the run's own PID namespace, which reaps
+/// them and ends with the run; with the sandbox off, what the run adopted is swept as it ends).
+pub fn share_process() {
+    SHARED.store(true, Ordering::SeqCst);
+}
+
 /// Reaps the adopted orphans that have exited, so they do not linger as zombies. Does nothing
-/// unless [`adopt_orphans`] was called. Only call it when no child of this process is being
-/// waited for by anyone else (an iteration boundary): it collects whichever child has exited.
+/// unless [`adopt_orphans`] was called, or once [`share_process`] was. Only call it when no
+/// child of this process is being waited for by anyone else (an iteration boundary of the one
+/// run it drives): it collects whichever child has exited.
 pub(crate) fn reap_orphans() {
-    if !ADOPTING.load(Ordering::SeqCst) {
+    if !ADOPTING.load(Ordering::SeqCst) || SHARED.load(Ordering::SeqCst) {
         return;
     }
     for _ in 0..MAX_REAPED {

@@ -241,6 +241,23 @@ pub enum Error {
     /// The run's task ended without an end (it panicked, or its runtime shut down).
     #[error("the run's task ended abnormally: {0}")]
     Task(String),
+    /// A goal's own run of a run of many goals is not resumed alone (its branch keeps the work
+    /// it committed).
+    #[error(
+        "run {run} worked on one goal of a run of many goals (tether run --parallel), which is \
+         not resumed goal by goal yet: its branch keeps what it committed; start the goal again \
+         with tether run"
+    )]
+    GoalOfFleet {
+        /// The run.
+        run: String,
+    },
+    /// A run of many goals (`--parallel`) is a goal run: it cannot be made from another kind.
+    #[error("only a goal run (`tether run`) works on many goals at once")]
+    FleetOfGoals,
+    /// The plan a run of many goals works on cannot be read.
+    #[error("reading the plan for a run of many goals: {0}")]
+    FleetPlan(#[source] tether_plan::PlanFileError),
     /// An act only a person may do was asked for from inside an agent's process tree: the
     /// message names the act and what a person, in their own shell, does instead (and what the
     /// agent may do: ask with ask_human, pause its run).
@@ -276,6 +293,8 @@ impl Error {
     pub fn is_usage(&self) -> bool {
         match self {
             Error::Config(_)
+            | Error::FleetOfGoals
+            | Error::GoalOfFleet { .. }
             | Error::FindStore(_)
             | Error::UnknownStore(_)
             | Error::ConfigChanged { .. }
@@ -321,6 +340,7 @@ impl Error {
             | Error::Tools(_)
             | Error::CurrentExe { .. }
             | Error::Task(_)
+            | Error::FleetPlan(_)
             | Error::ListWorktrees(_)
             | Error::BuiltinCases(_)
             | Error::Case(_) => false,

@@ -117,10 +117,38 @@ impl Worktree {
             });
         }
         if on_conflict == OnConflict::Abort {
-            let abort = command(&self.dir, &["merge", "--abort"]).writes(self.writes());
-            crate::git::git_with(&self.git, &abort).await?;
+            self.abort_merge().await?;
         }
         Ok(Merge::Conflict { paths })
+    }
+
+    /// Settles the conflicts of `path` (relative to the worktree) in the merge in progress by
+    /// keeping both sides' lines (`git merge-file --union` of its three versions): for a file
+    /// that only grows by sections and lines of its own on each branch (the plan, whose goals
+    /// each branch signs off apart). The worktree's file is rewritten; git's index is left to
+    /// the commit that follows ([`Worktree::commit`]).
+    pub async fn keep_both(&self, path: &str) -> Result<(), WorktreeError> {
+        let scratch = tempfile::tempdir().map_err(WorktreeError::Spawn)?;
+        let mut sides = Vec::new();
+        for (stage, name) in [(2, "ours"), (1, "base"), (3, "theirs")] {
+            let text = git(&self.git, &self.dir, &["show", &format!(":{stage}:{path}")])
+                .await
+                .unwrap_or_default();
+            let file = scratch.path().join(name);
+            std::fs::write(&file, text).map_err(WorktreeError::Spawn)?;
+            sides.push(file.display().to_string());
+        }
+        let mut args = vec!["merge-file", "-p", "--union"];
+        args.extend(sides.iter().map(String::as_str));
+        let cmd = command(&self.dir, &args).scratch(scratch.path());
+        let out = self.git.run(&cmd, &CancellationToken::new()).await?;
+        std::fs::write(self.dir.join(path), out.stdout).map_err(WorktreeError::Spawn)
+    }
+
+    /// Undoes the merge in progress: the branch and its files as they were.
+    pub async fn abort_merge(&self) -> Result<(), WorktreeError> {
+        let abort = command(&self.dir, &["merge", "--abort"]).writes(self.writes());
+        crate::git::git_with(&self.git, &abort).await.map(drop)
     }
 
     /// The head of the branch a merge in progress merges (`MERGE_HEAD`, in the worktree's own

@@ -58,19 +58,25 @@ fn runs_stay_in_place_and_commit_without_hooks_by_default_and_both_can_be_change
     let config = config("");
     assert_eq!(config.run, RunConfig::default());
     assert!(!config.run.worktree && !config.run.commit_hooks);
+    assert_eq!(config.run.parallel, 1);
     let config = config_with(
-        "[run]\nworktree = true\ncommit_hooks = true\n",
+        "[run]\nworktree = true\ncommit_hooks = true\nparallel = 4\n",
         &MapEnv::new(),
     );
     assert_eq!(
         config.run,
         RunConfig {
             worktree: true,
-            commit_hooks: true
+            commit_hooks: true,
+            parallel: 4,
         }
     );
     assert_eq!(
         problem("[run]\nworktree = \"yes\"\n"),
         "tether.toml:2: run.worktree: must be true or false, got a string"
+    );
+    assert_eq!(
+        problem("[run]\nparallel = 0\n"),
+        "tether.toml:2: run.parallel: must be between 1 and 64, got 0"
     );
 }

@@ -138,6 +138,7 @@ fn edit(table: &str, key: &str) -> Option<(&'static [Entry], &'static str)> {
         ("sandbox", "env") => (NONE, "[\"FOO\"]"),
         ("run", "worktree") => (NONE, "true"),
         ("run", "commit_hooks") => (NONE, "true"),
+        ("run", "parallel") => (NONE, "4"),
         (table, key) => (
             NONE,
             crate::schema().declared_table(table)?.key(key)?.sample,

@@ -131,6 +131,22 @@ pub enum Note {
         /// The commit.
         commit: Commit,
     },
+    /// A run of many goals merged a goal's branch into its integration branch.
+    GoalMerged {
+        /// The goal.
+        goal: String,
+        /// The integration branch.
+        branch: String,
+        /// The merge commit (empty when the branch held the goal's work already).
+        commit: String,
+    },
+    /// A run of many goals could not merge a goal's branch: a person settles it.
+    MergeConflict {
+        /// The goal.
+        goal: String,
+        /// The paths in conflict.
+        paths: Vec<String>,
+    },
 }
 
 /// The run's id is known.
@@ -216,6 +232,9 @@ pub struct Launch {
     pub spec: RunSpec,
     /// Where a new run works.
     pub place: Place,
+    /// Where a new run works when its caller made the place for it (a goal of a run of many
+    /// goals, in its own worktree): `place` then only says whether it commits.
+    pub placement: Option<Placement>,
     /// The caller's own event sinks (`--events jsonl`, a progress line), called in order for
     /// each event the run commits, before the run's notices.
     pub sinks: Vec<Arc<dyn EventSink>>,
@@ -242,6 +261,7 @@ impl Launch {
             bounds,
             spec,
             place,
+            placement,
             mut sinks,
             console,
             by,
@@ -263,13 +283,18 @@ impl Launch {
         let (events, _) = broadcast::channel(EVENTS_BUFFER);
         sinks.push(Arc::new(Broadcast(events.clone())));
         let journal = Journal::new(connect(&*store)?, sinks)?;
-        let (placement, kind) = match &spec {
-            RunSpec::Goal(_) | RunSpec::Ralph(_) if place.worktree || config.run.worktree => (
-                crate::compose::worktree::for_new_run(&ws, &config).await?,
-                None,
-            ),
-            RunSpec::Goal(_) | RunSpec::Ralph(_) => (Placement::in_place(&ws), None),
-            RunSpec::Resume(run) => {
+        let (placement, kind) = match (&spec, placement) {
+            (RunSpec::Goal(_) | RunSpec::Ralph(_), Some(given)) => (given, None),
+            (RunSpec::Goal(_) | RunSpec::Ralph(_), None)
+                if place.worktree || config.run.worktree =>
+            {
+                (
+                    crate::compose::worktree::for_new_run(&ws, &config).await?,
+                    None,
+                )
+            }
+            (RunSpec::Goal(_) | RunSpec::Ralph(_), None) => (Placement::in_place(&ws), None),
+            (RunSpec::Resume(run), _) => {
                 let record = journal.store().run(run)?;
                 let placement =
                     crate::compose::worktree::for_resumed_run(&ws, &record, &config).await?;

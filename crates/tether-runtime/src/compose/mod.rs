@@ -17,6 +17,8 @@
 //!   itself out of its children's reach).
 //! - [`budget`]: a stopped run's budgets raised before it is resumed.
 //! - [`bounds`]: the run's whole configuration, as a run is taken up.
+//! - [`fleet`]: a run of many goals at once, each goal a run of its own in its own worktree,
+//!   merged back into the run's integration branch.
 //! - [`launch`]: a run composed from all of the above and driven on the caller's Tokio
 //!   runtime, with a handle to watch, interrupt or cancel it; [`report`] the report it leaves
 //!   (also `tether report`'s); [`served`] the runs a server (the dashboard of `tether serve`)
@@ -28,6 +30,7 @@ pub mod bounds;
 pub mod bridge;
 pub mod budget;
 pub mod executor;
+pub mod fleet;
 pub mod launch;
 pub mod lifetime;
 pub mod process;

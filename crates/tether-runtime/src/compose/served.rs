@@ -55,6 +55,8 @@ impl Runs {
     /// the current Tokio runtime; `host` runs the tether commands their agents hand over.
     /// Call it inside the runtime.
     pub fn new(ws: Workspace, env: Arc<dyn Env + Send + Sync>, host: Host) -> Self {
+        // Its runs wait for children of their own side by side.
+        tether_core::subreaper::share_process();
         Runs {
             ws,
             env,
@@ -202,6 +204,7 @@ impl Runs {
             bounds,
             spec,
             place,
+            placement: None,
             sinks: Vec::new(),
             console: Console::Absent,
             by: BY.to_owned(),

@@ -196,6 +196,51 @@ pub async fn for_new_run(ws: &Workspace, config: &Config) -> Result<Placement> {
     })
 }
 
+/// The worktree of a run of many goals (`tether run --parallel`): its integration branch
+/// `tether/<run-id>` from `HEAD`, the plan file and `tether.toml` copied in as they are in the
+/// checkout; with the repository and the run's id.
+pub async fn for_fleet(ws: &Workspace, config: &Config) -> Result<(Repo, Worktree, RunId)> {
+    let repo = Repo::discover(ws.root(), git_of(config)).await?;
+    let id = RunId::generate();
+    let dir = worktrees_of(repo.toplevel()).join(id.as_str());
+    let tree = repo.create(id.as_str(), &dir).await?;
+    copy_config(&repo, ws, config, &dir)?;
+    Ok((repo, tree, id))
+}
+
+/// Where goal `goal` of the run of many goals `fleet` works: a worktree of its own on the
+/// branch `tether/<fleet>-<goal>` cut from the integration branch `from`, the plan file and
+/// `tether.toml` copied in as they are in the checkout, and a run id of its own; each goal it
+/// signs off committed on its branch.
+pub async fn for_fleet_goal(
+    repo: &Repo,
+    ws: &Workspace,
+    config: &Config,
+    (fleet, goal): (&RunId, &str),
+    from: &Worktree,
+) -> Result<Placement> {
+    let dir = worktrees_of(repo.toplevel()).join(format!("{fleet}-{goal}"));
+    let tree = repo
+        .create_goal(fleet.as_str(), goal, &from.branch, &dir)
+        .await?;
+    let inside = copy_config(repo, ws, config, &dir)?;
+    Ok(Placement {
+        ws: Workspace::at(&inside).with_state_dir(ws.state_dir()),
+        worktree: Some(tree),
+        run_id: Some(RunId::generate()),
+    })
+}
+
+/// Copies the plan file and `tether.toml` of `ws` into the worktree at `dir`; where the
+/// checkout's workspace root is inside it.
+fn copy_config(repo: &Repo, ws: &Workspace, config: &Config, dir: &Path) -> Result<PathBuf> {
+    let inside = inside(repo, ws, dir);
+    for file in [config.plan_path(ws.root()), ws.default_config_path()] {
+        copy_in(ws.root(), &file, &inside)?;
+    }
+    Ok(inside)
+}
+
 /// A stopped run's worktree again, when it had one (its recorded workspace is not the
 /// checkout's): as it is, or made again from its branch; its git run as `config` says.
 pub async fn for_resumed_run(ws: &Workspace, run: &Run, config: &Config) -> Result<Placement> {
@@ -203,8 +248,16 @@ pub async fn for_resumed_run(ws: &Workspace, run: &Run, config: &Config) -> Resu
         return Ok(Placement::in_place(ws));
     }
     let repo = Repo::discover(ws.root(), git_of(config)).await?;
-    let dir = worktrees_of(repo.toplevel()).join(run.id.as_str());
+    let trees = worktrees_of(repo.toplevel());
+    let dir = trees.join(run.id.as_str());
     if !run.workspace.starts_with(&dir) {
+        // A goal's run of a run of many goals works in that run's worktree of the goal: never
+        // take it up in the checkout.
+        if run.workspace.starts_with(&trees) {
+            return Err(Error::GoalOfFleet {
+                run: run.id.to_string(),
+            });
+        }
         return Ok(Placement::in_place(ws));
     }
     let tree = repo.reopen(run.id.as_str(), &dir).await?;

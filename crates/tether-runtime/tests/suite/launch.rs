@@ -80,6 +80,7 @@ async fn compose(ws: &Workspace, spec: RunSpec) -> tether_runtime::Result<Prepar
             worktree: false,
             commit: false,
         },
+        placement: None,
         sinks: Vec::new(),
         console: Console::Absent,
         by: "test".into(),

@@ -64,22 +64,13 @@ pub fn prepare(
     if let Some(p) = &progress {
         sinks.push(p.clone());
     }
-    let console = Console::detect(|| tether_human::person::name(&config.human, ctx.env));
-    let launch = Launch {
-        ws: ctx.ws.clone(),
-        config: config.clone(),
-        bounds,
-        spec,
-        place,
+    let launch = launch(
+        ctx,
+        (config.clone(), bounds),
+        (spec, place),
         sinks,
-        console,
-        by: "cli".to_owned(),
-        notice_grace: tether_runtime::process::notice_grace(ctx.env),
-        observer: Arc::new(Terminal {
-            banner: shown.banner,
-        }),
-        host: crate::bridged::host(),
-    };
+        shown.banner,
+    );
     let prepared = runtime.block_on(launch.prepare(ctx.env))?;
     Ok(Foreground {
         runtime,
@@ -88,6 +79,33 @@ pub fn prepare(
         events: shown.events,
         config,
     })
+}
+
+/// The run `spec` from `config` (the configuration `bounds` records), placed as `place` says,
+/// its events to `sinks`, what it tells besides printed on the terminal (its first line
+/// beginning with `banner`).
+pub fn launch(
+    ctx: &Ctx<'_>,
+    (config, bounds): (Config, Pinned),
+    (spec, place): (RunSpec, Place),
+    sinks: Vec<Arc<dyn EventSink>>,
+    banner: (&'static str, String),
+) -> Launch {
+    let console = Console::detect(|| tether_human::person::name(&config.human, ctx.env));
+    Launch {
+        ws: ctx.ws.clone(),
+        config,
+        bounds,
+        spec,
+        place,
+        placement: None,
+        sinks,
+        console,
+        by: "cli".to_owned(),
+        notice_grace: tether_runtime::process::notice_grace(ctx.env),
+        observer: Arc::new(Terminal { banner }),
+        host: crate::bridged::host(),
+    }
 }
 
 /// What the terminal is told besides the events.
@@ -112,6 +130,11 @@ impl Observer for Terminal {
                 "committed goal {goal} on {} ({})",
                 commit.branch,
                 commit.short()
+            ),
+            Note::GoalMerged { goal, branch, .. } => eprintln!("merged goal {goal} into {branch}"),
+            Note::MergeConflict { goal, paths } => eprintln!(
+                "goal {goal} conflicts with the run's branch in {}: a person merges it",
+                paths.join(", ")
             ),
         }
     }
@@ -210,7 +233,8 @@ fn closing(
     Ok(exit)
 }
 
-async fn watch_ctrl_c(interrupt: CancellationToken) {
+/// Interrupts after the current step on the first Ctrl+C, exits at once on the second.
+pub async fn watch_ctrl_c(interrupt: CancellationToken) {
     if tokio::signal::ctrl_c().await.is_ok() {
         eprintln!("\ninterrupting after the current step… (Ctrl+C again to exit now)");
         interrupt.cancel();

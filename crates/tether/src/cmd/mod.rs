@@ -5,6 +5,7 @@ pub mod budget;
 pub mod control;
 pub mod demo;
 pub mod doctor;
+pub mod fleet;
 pub mod foreground;
 pub mod gate;
 pub mod goal;

@@ -54,6 +54,13 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
         worktree: args.place.worktree,
         commit: args.place.commit,
     };
+    let parallel = args.parallel.unwrap_or(config.run.parallel);
+    if parallel > 1 {
+        let banner = shown.banner;
+        let launch = foreground::launch(ctx, (config, bounds), (spec, place), Vec::new(), banner);
+        super::plan::ensure_approved(ctx, args.approve)?;
+        return super::fleet::run(ctx, launch, parallel);
+    }
     let fg = foreground::prepare(ctx, (config, bounds), spec, place, shown)?;
     // Configuration problems first, so nobody is asked to approve contracts for a run that
     // cannot start.

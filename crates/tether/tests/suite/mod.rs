@@ -25,6 +25,7 @@ mod crash_bridged;
 mod docs_links;
 mod doctor;
 mod every_channel;
+mod fleet;
 mod gemini_cli;
 mod git_guard;
 mod goal_cli;

@@ -1,0 +1,77 @@
+//! `tether run --parallel N`: many goals of the plan at once (see
+//! `tether_runtime::fleet`), each goal's run announced and ended on the terminal as a run is,
+//! each signed-off goal merged into the run's branch, and at the end the branch that holds the
+//! work and how to merge it.
+
+use anyhow::Result;
+use tether_core::fleet::Finish;
+use tether_runtime::fleet::{Fleet, FleetEnd};
+use tether_runtime::launch::Launch;
+use tokio_util::sync::CancellationToken;
+
+use super::Ctx;
+use super::foreground::watch_ctrl_c;
+use crate::exit::Exit;
+
+/// Drives `launch`'s goal run as a run of many goals, `parallel` at once.
+pub fn run(ctx: &mut Ctx<'_>, launch: Launch, parallel: u32) -> Result<Exit> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let fleet = Fleet {
+        launch,
+        parallel: usize::try_from(parallel).unwrap_or(1),
+    };
+    let interrupt = CancellationToken::new();
+    let handle = runtime.handle().clone();
+    let env = ctx.env;
+    let end = runtime.block_on(async {
+        tokio::spawn(watch_ctrl_c(interrupt.clone()));
+        fleet.drive(env, &handle, interrupt).await
+    });
+    runtime.shutdown_background();
+    let end = end?;
+    let (line, exit) = closing(&end);
+    writeln!(ctx.out, "{}", tether_human::visible::visible(&line))?;
+    eprintln!(
+        "branch {branch}: merge it with `git merge {branch}`",
+        branch = end.branch
+    );
+    Ok(exit)
+}
+
+/// The closing line of a run of many goals and its exit code.
+fn closing(end: &FleetEnd) -> (String, Exit) {
+    let merged = if end.merged.is_empty() {
+        "none".to_owned()
+    } else {
+        end.merged.join(", ")
+    };
+    match &end.finish {
+        Finish::AllMerged => (
+            format!("all goals merged into {}: {merged}", end.branch),
+            Exit::Done,
+        ),
+        Finish::Stuck { ended, waiting } => {
+            let mut line = format!(
+                "run {} stopped with goals not merged: {}",
+                end.run,
+                ended.join(", ")
+            );
+            for (goal, paths) in &end.conflicts {
+                line.push_str(&format!(
+                    "; {goal} conflicts in {} (merge tether/{}-{goal} into {} yourself)",
+                    paths.join(", "),
+                    end.run,
+                    end.branch
+                ));
+            }
+            if !waiting.is_empty() {
+                line.push_str(&format!("; waiting on them: {}", waiting.join(", ")));
+            }
+            line.push_str(&format!("; merged: {merged}"));
+            (line, Exit::Paused)
+        }
+    }
+}
