@@ -203,6 +203,8 @@ fn settings(
     let executor = &config.executor;
     let sandbox = crate::compose::sandbox::for_run(config, ws, made, host)?;
     let mut env = executor.env.clone();
+    // What tether sets for the run's agent (`TETHER_GOAL`), in or out of a sandbox.
+    env.extend(made.vars.iter().cloned());
     let config_dir =
         crate::compose::sandbox::run_config_dir(config, ws, sandbox.scratch.as_deref())?;
     if let Some((var, value, _)) = &config_dir {

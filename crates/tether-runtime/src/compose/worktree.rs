@@ -46,6 +46,8 @@ pub struct Placement {
     pub worktree: Option<Worktree>,
     /// The run id drawn for the worktree (a new run).
     pub run_id: Option<RunId>,
+    /// The variables tether sets for the run's agent (see `sandbox::Made`).
+    pub vars: Vec<(String, String)>,
 }
 
 impl Placement {
@@ -55,6 +57,7 @@ impl Placement {
             ws: ws.clone(),
             worktree: None,
             run_id: None,
+            vars: Vec::new(),
         }
     }
 
@@ -63,6 +66,7 @@ impl Placement {
     /// worktree's `.git` file.
     pub fn made(&self) -> crate::compose::sandbox::Made {
         crate::compose::sandbox::Made {
+            vars: self.vars.clone(),
             repository: self
                 .worktree
                 .as_ref()
@@ -193,8 +197,12 @@ pub async fn for_new_run(ws: &Workspace, config: &Config) -> Result<Placement> {
         ws: Workspace::at(&inside).with_state_dir(ws.state_dir()),
         worktree: Some(tree),
         run_id: Some(id),
+        vars: Vec::new(),
     })
 }
+
+/// The variable naming the one goal a goal's run of a run of many goals works on.
+pub const GOAL_VAR: &str = "TETHER_GOAL";
 
 /// The worktree of a run of many goals (`tether run --parallel`): its integration branch
 /// `tether/<run-id>` from `HEAD`, the plan file and `tether.toml` copied in as they are in the
@@ -228,6 +236,7 @@ pub async fn for_fleet_goal(
         ws: Workspace::at(&inside).with_state_dir(ws.state_dir()),
         worktree: Some(tree),
         run_id: Some(RunId::generate()),
+        vars: vec![(GOAL_VAR.to_owned(), goal.to_owned())],
     })
 }
 
@@ -265,6 +274,7 @@ pub async fn for_resumed_run(ws: &Workspace, run: &Run, config: &Config) -> Resu
         ws: Workspace::at(&run.workspace).with_state_dir(ws.state_dir()),
         worktree: Some(tree),
         run_id: None,
+        vars: Vec::new(),
     })
 }
 

@@ -79,7 +79,12 @@ fn agent(shared: bool) -> Script {
         let goal = goal_of(req);
         let file = file_of(&goal, shared);
         match req.last_tool_result() {
+            // The goal it works on is in its environment too.
             None => Turn::tool(
+                "bash",
+                json!({"command": format!("printf %s \"$TETHER_GOAL\" > {goal}.env")}),
+            ),
+            Some((Some("bash"), _)) => Turn::tool(
                 "write",
                 json!({"path": file, "content": format!("done {goal}\n")}),
             ),
@@ -183,6 +188,7 @@ fn a_diamond_of_goals_runs_two_at_once_and_merges_into_the_runs_branch() {
             sh(root, &format!("git show {branch}:{goal}.txt")),
             format!("done {goal}\n")
         );
+        assert_eq!(sh(root, &format!("git show {branch}:{goal}.env")), goal);
         assert!(
             stderr.contains(&format!("merged goal {goal} into {branch}")),
             "{stderr}"

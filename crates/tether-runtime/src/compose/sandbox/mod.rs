@@ -56,6 +56,9 @@ pub struct Made {
     /// The git directory a worktree tether created shares with its checkout (its objects and
     /// refs), which the run's commands read.
     pub repository: Option<PathBuf>,
+    /// The variables tether sets for the run's agent and commands: `TETHER_GOAL`, the one goal
+    /// of a goal's run in a run of many goals.
+    pub vars: Vec<(String, String)>,
 }
 
 /// The sandboxes of one run: the built-in agent's shell and the verify commands, and an
@@ -126,11 +129,14 @@ pub fn for_run(config: &Config, ws: &Workspace, made: &Made, host: &Host) -> Res
     let listener = crate::compose::bridge::bind(&tmp)?;
     let bridge = listener.path().to_path_buf();
     let sandbox = |policy: Policy| -> Result<Sandbox> {
-        Ok(Sandbox::new(policy.hide(ws.state_dir()), support)?
+        let mut child = Sandbox::new(policy.hide(ws.state_dir()), support)?
             .within(pids.clone())
             .tmpdir(&tmp)
-            .var(crate::compose::bridge::BRIDGE_VAR, &bridge)
-            .env(config.sandbox.env.iter().cloned()))
+            .var(crate::compose::bridge::BRIDGE_VAR, &bridge);
+        for (name, value) in &made.vars {
+            child = child.var(name, value);
+        }
+        Ok(child.env(config.sandbox.env.iter().cloned()))
     };
     // What every child of the run may read and write; an agent CLI also its own reach.
     let policy =
