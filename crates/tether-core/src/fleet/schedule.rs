@@ -203,6 +203,15 @@ impl Schedule {
         })
     }
 
+    /// The goals not merged, in the plan's order.
+    pub fn not_merged(&self) -> Vec<String> {
+        self.order
+            .iter()
+            .filter(|id| self.phase(id) != Some(&Phase::Merged))
+            .cloned()
+            .collect()
+    }
+
     /// How many goals work now (a conflict being settled included).
     pub fn working(&self) -> usize {
         self.goals

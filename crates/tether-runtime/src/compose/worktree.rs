@@ -206,14 +206,20 @@ pub const GOAL_VAR: &str = "TETHER_GOAL";
 
 /// The worktree of a run of many goals (`tether run --parallel`): its integration branch
 /// `tether/<run-id>` from `HEAD`, the plan file and `tether.toml` copied in as they are in the
-/// checkout; with the repository and the run's id.
-pub async fn for_fleet(ws: &Workspace, config: &Config) -> Result<(Repo, Worktree, RunId)> {
+/// checkout; with the repository and the run's id (the placement's).
+pub async fn for_fleet(ws: &Workspace, config: &Config) -> Result<(Repo, Placement)> {
     let repo = Repo::discover(ws.root(), git_of(config)).await?;
     let id = RunId::generate();
     let dir = worktrees_of(repo.toplevel()).join(id.as_str());
     let tree = repo.create(id.as_str(), &dir).await?;
-    copy_config(&repo, ws, config, &dir)?;
-    Ok((repo, tree, id))
+    let inside = copy_config(&repo, ws, config, &dir)?;
+    let placement = Placement {
+        ws: Workspace::at(&inside).with_state_dir(ws.state_dir()),
+        worktree: Some(tree),
+        run_id: Some(id),
+        vars: Vec::new(),
+    };
+    Ok((repo, placement))
 }
 
 /// Where goal `goal` of the run of many goals `fleet` works: a worktree of its own on the

@@ -34,6 +34,14 @@ pub fn run(ctx: &mut Ctx<'_>, launch: Launch, parallel: u32) -> Result<Exit> {
     let end = end?;
     let (line, exit) = closing(&end);
     writeln!(ctx.out, "{}", tether_human::visible::visible(&line))?;
+    if let Some(r) = &end.regression {
+        for (goal, ending) in &r.failing {
+            eprintln!(
+                "verify of {goal}: {}",
+                tether_human::visible::visible(ending)
+            );
+        }
+    }
     eprintln!(
         "branch {branch}: merge it with `git merge {branch}`",
         branch = end.branch
@@ -53,6 +61,20 @@ fn closing(end: &FleetEnd) -> (String, Exit) {
             format!("all goals merged into {}: {merged}", end.branch),
             Exit::Done,
         ),
+        Finish::Stuck { .. } if end.regression.is_some() => {
+            let mut line = format!("run {} stopped", end.run);
+            if let Some(r) = &end.regression {
+                let failing: Vec<_> = r.failing.iter().map(|(g, _)| g.as_str()).collect();
+                line.push_str(&format!(
+                    ": after merging {}, the verify of {} fails on {}",
+                    r.merged,
+                    failing.join(", "),
+                    end.branch
+                ));
+            }
+            line.push_str(&format!("; merged: {merged}"));
+            (line, Exit::Paused)
+        }
         Finish::Stuck { ended, waiting } => {
             let mut line = format!(
                 "run {} stopped with goals not merged: {}",

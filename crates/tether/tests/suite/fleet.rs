@@ -64,20 +64,24 @@ fn goal_of(req: &Request) -> String {
         .collect()
 }
 
-/// The file a goal's agent writes: `<id>.txt`, or with `shared` one file every goal writes.
-fn file_of(goal: &str, shared: bool) -> String {
-    if shared {
-        "shared.txt".to_owned()
-    } else {
-        format!("{goal}.txt")
-    }
+/// Which file a goal's agent writes.
+type FileOf = fn(&str) -> String;
+
+/// Each goal its own file, `<id>.txt`.
+fn own(goal: &str) -> String {
+    format!("{goal}.txt")
+}
+
+/// Every goal one file.
+fn shared(_: &str) -> String {
+    "shared.txt".to_owned()
 }
 
 /// Each goal's agent: writes its file (`done <id>`), signs the goal off, says it is done.
-fn agent(shared: bool) -> Script {
+fn agent(file_of: FileOf) -> Script {
     Script::from_fn(move |req: &Request| {
         let goal = goal_of(req);
-        let file = file_of(&goal, shared);
+        let file = file_of(&goal);
         match req.last_tool_result() {
             // The goal it works on is in its environment too.
             None => Turn::tool(
@@ -99,10 +103,10 @@ fn agent(shared: bool) -> Script {
 }
 
 /// A judge that reads the goal's file and accepts, quoting it.
-fn judge(shared: bool) -> Script {
+fn judge(file_of: FileOf) -> Script {
     Script::from_fn(move |req: &Request| {
         let goal = goal_of(req);
-        let file = file_of(&goal, shared);
+        let file = file_of(&goal);
         match req.last_tool_result() {
             None => Turn::tool("read", json!({"path": file})),
             Some(_) => {
@@ -123,7 +127,8 @@ fn repository(dir: &Path) {
     sh(
         dir,
         "git init -q -b main && git config user.name Ana && git config user.email ana@example.com \
-         && printf '.tether/\\n' > .gitignore && git add -A && git commit -q -m start",
+         && printf '.tether/\\n' > .gitignore && printf 'mode=fast\\n' > config.txt \
+         && git add -A && git commit -q -m start",
     );
 }
 
@@ -135,10 +140,10 @@ struct Fleet {
     _servers: (FakeModelServer, FakeModelServer, tokio::runtime::Runtime),
 }
 
-fn run_fleet(plan: &str, shared: bool) -> Fleet {
+fn run_fleet(plan: &str, file_of: FileOf) -> Fleet {
     let rt = runtime();
-    let agent = rt.block_on(FakeModelServer::start(agent(shared))).unwrap();
-    let judge = rt.block_on(FakeModelServer::start(judge(shared))).unwrap();
+    let agent = rt.block_on(FakeModelServer::start(agent(file_of))).unwrap();
+    let judge = rt.block_on(FakeModelServer::start(judge(file_of))).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::write(
@@ -169,7 +174,7 @@ fn run_fleet(plan: &str, shared: bool) -> Fleet {
 
 #[test]
 fn a_diamond_of_goals_runs_two_at_once_and_merges_into_the_runs_branch() {
-    let fleet = run_fleet(DIAMOND, false);
+    let fleet = run_fleet(DIAMOND, own);
     let (root, out) = (fleet.dir.path(), &fleet.out);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
@@ -232,7 +237,7 @@ verify: grep -q later shared.txt
 
 #[test]
 fn a_conflicting_merge_is_undone_and_left_to_a_person_and_what_waits_on_it_never_starts() {
-    let fleet = run_fleet(CLASH, true);
+    let fleet = run_fleet(CLASH, shared);
     let (root, out) = (fleet.dir.path(), &fleet.out);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(4), "{stdout}\n{stderr}");
@@ -266,5 +271,57 @@ fn a_conflicting_merge_is_undone_and_left_to_a_person_and_what_waits_on_it_never
         assert!(stdout.contains("waiting on them: later"), "{stdout}");
         assert!(!stderr.contains("committed goal later"), "{stderr}");
     }
+    assert_eq!(sh(root, "git status --porcelain"), "");
+}
+
+/// `change` rewrites the configuration `keep`'s verify reads; `later` waits on `change`.
+const REGRESS: &str = "# Plan: regress
+
+## Goal: Keep
+<!-- id: keep -->
+status: active
+done_when: TARGET-keep is written and the mode stays fast
+verify: test -f keep.txt && grep -q mode=fast config.txt
+
+## Goal: Change
+<!-- id: change -->
+status: active
+after: keep
+done_when: config.txt says TARGET-change
+verify: grep -q change config.txt
+
+## Goal: Later
+<!-- id: later -->
+status: active
+after: change
+done_when: TARGET-later is written
+verify: test -f later.txt
+
+## Log
+";
+
+/// `change` writes `config.txt`; the others their own file.
+fn regressing(goal: &str) -> String {
+    if goal == "change" {
+        "config.txt".to_owned()
+    } else {
+        own(goal)
+    }
+}
+
+#[test]
+fn a_merge_that_breaks_a_goal_merged_before_stops_the_run_naming_both() {
+    let fleet = run_fleet(REGRESS, regressing);
+    let (root, out) = (fleet.dir.path(), &fleet.out);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(4), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("after merging change, the verify of keep fails on tether/r-"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("merged: keep, change"), "{stdout}");
+    assert!(stderr.contains("verify of keep: "), "{stderr}");
+    // Nothing after it started.
+    assert!(!stderr.contains("committed goal later"), "{stderr}");
     assert_eq!(sh(root, "git status --porcelain"), "");
 }
