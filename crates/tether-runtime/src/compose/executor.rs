@@ -47,7 +47,7 @@ pub fn from_config(
     match crate::compose::agents::of_kind(config.executor.kind)? {
         Worker::Builtin => {
             let sandbox = crate::compose::sandbox::for_run(config, ws, made, host)?;
-            builtin(config, ws, env, (human, run), Vec::new(), sandbox)
+            builtin(config, ws, env, (human, run), Vec::new(), (sandbox, made))
         }
         Worker::Command => {
             if !config.human.ask_before.is_empty() {
@@ -136,7 +136,7 @@ pub fn for_goal_loop(
                 Arc::new(CompleteGoal::new(signoff.clone(), run.clone())),
                 Arc::new(CancelGoal::new(signoff)),
             ];
-            builtin(config, ws, env, (human, run), tools, sandbox)
+            builtin(config, ws, env, (human, run), tools, (sandbox, made))
         }
         _ => from_config((config, ws, made), env, (human, run), host),
     }
@@ -203,8 +203,10 @@ fn settings(
     let executor = &config.executor;
     let sandbox = crate::compose::sandbox::for_run(config, ws, made, host)?;
     let mut env = executor.env.clone();
-    // What tether sets for the run's agent (`TETHER_GOAL`), in or out of a sandbox.
-    env.extend(made.vars.iter().cloned());
+    // The one goal of a goal's run in a run of many goals, in or out of a sandbox.
+    if let Some(goal) = &made.goal {
+        env.push((crate::compose::sandbox::GOAL_VAR.to_owned(), goal.clone()));
+    }
     let config_dir =
         crate::compose::sandbox::run_config_dir(config, ws, sandbox.scratch.as_deref())?;
     if let Some((var, value, _)) = &config_dir {
@@ -243,7 +245,7 @@ fn builtin(
     env: &dyn Env,
     (human, run): (&Desk, &RunCell),
     extra: Vec<Arc<dyn Tool>>,
-    sandbox: crate::compose::sandbox::RunSandbox,
+    (sandbox, made): (crate::compose::sandbox::RunSandbox, &Made),
 ) -> Result<Arc<dyn Executor>> {
     let Some(model) = &config.model else {
         return Err(Error::BuiltinNeedsModel);
@@ -272,6 +274,7 @@ fn builtin(
                 wanted: crate::compose::sandbox::network_wanted(
                     config.plan_path(ws.root()),
                     approvals,
+                    made.goal.clone(),
                 ),
             }),
         bash_gate: Some(Arc::new(gate)),

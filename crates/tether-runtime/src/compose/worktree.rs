@@ -46,8 +46,8 @@ pub struct Placement {
     pub worktree: Option<Worktree>,
     /// The run id drawn for the worktree (a new run).
     pub run_id: Option<RunId>,
-    /// The variables tether sets for the run's agent (see `sandbox::Made`).
-    pub vars: Vec<(String, String)>,
+    /// The one goal of a goal's run in a run of many goals (see `sandbox::Made`).
+    pub goal: Option<String>,
 }
 
 impl Placement {
@@ -57,7 +57,7 @@ impl Placement {
             ws: ws.clone(),
             worktree: None,
             run_id: None,
-            vars: Vec::new(),
+            goal: None,
         }
     }
 
@@ -66,7 +66,7 @@ impl Placement {
     /// worktree's `.git` file.
     pub fn made(&self) -> crate::compose::sandbox::Made {
         crate::compose::sandbox::Made {
-            vars: self.vars.clone(),
+            goal: self.goal.clone(),
             repository: self
                 .worktree
                 .as_ref()
@@ -197,12 +197,9 @@ pub async fn for_new_run(ws: &Workspace, config: &Config) -> Result<Placement> {
         ws: Workspace::at(&inside).with_state_dir(ws.state_dir()),
         worktree: Some(tree),
         run_id: Some(id),
-        vars: Vec::new(),
+        goal: None,
     })
 }
-
-/// The variable naming the one goal a goal's run of a run of many goals works on.
-pub const GOAL_VAR: &str = "TETHER_GOAL";
 
 /// The worktree of a run of many goals (`tether run --parallel`): its integration branch
 /// `tether/<run-id>` from `HEAD`, the plan file and `tether.toml` copied in as they are in the
@@ -217,7 +214,7 @@ pub async fn for_fleet(ws: &Workspace, config: &Config) -> Result<(Repo, Placeme
         ws: Workspace::at(&inside).with_state_dir(ws.state_dir()),
         worktree: Some(tree),
         run_id: Some(id),
-        vars: Vec::new(),
+        goal: None,
     };
     Ok((repo, placement))
 }
@@ -242,7 +239,7 @@ pub async fn for_fleet_goal(
         ws: Workspace::at(&inside).with_state_dir(ws.state_dir()),
         worktree: Some(tree),
         run_id: Some(RunId::generate()),
-        vars: vec![(GOAL_VAR.to_owned(), goal.to_owned())],
+        goal: Some(goal.to_owned()),
     })
 }
 
@@ -280,7 +277,7 @@ pub async fn for_resumed_run(ws: &Workspace, run: &Run, config: &Config) -> Resu
         ws: Workspace::at(&run.workspace).with_state_dir(ws.state_dir()),
         worktree: Some(tree),
         run_id: None,
-        vars: Vec::new(),
+        goal: None,
     })
 }
 

@@ -56,9 +56,9 @@ pub struct Made {
     /// The git directory a worktree tether created shares with its checkout (its objects and
     /// refs), which the run's commands read.
     pub repository: Option<PathBuf>,
-    /// The variables tether sets for the run's agent and commands: `TETHER_GOAL`, the one goal
-    /// of a goal's run in a run of many goals.
-    pub vars: Vec<(String, String)>,
+    /// The one goal of a goal's run in a run of many goals: its agent and commands find it in
+    /// `TETHER_GOAL`, and only its contract opens the network.
+    pub goal: Option<String>,
 }
 
 /// The sandboxes of one run: the built-in agent's shell and the verify commands, and an
@@ -133,8 +133,8 @@ pub fn for_run(config: &Config, ws: &Workspace, made: &Made, host: &Host) -> Res
             .within(pids.clone())
             .tmpdir(&tmp)
             .var(crate::compose::bridge::BRIDGE_VAR, &bridge);
-        for (name, value) in &made.vars {
-            child = child.var(name, value);
+        if let Some(goal) = &made.goal {
+            child = child.var(GOAL_VAR, goal);
         }
         Ok(child.env(config.sandbox.env.iter().cloned()))
     };
@@ -365,15 +365,56 @@ fn private_tmp() -> Result<PathBuf> {
     Ok(dir.keep())
 }
 
+/// The variable naming the one goal a goal's run of a run of many goals works on.
+pub const GOAL_VAR: &str = "TETHER_GOAL";
+
 /// Whether a goal of the plan at `plan` that opens the network (`network: on`, in its approved
-/// contract: see `approvals`) is active: read again before each command, as the plan changes
-/// during a run.
+/// contract: see `approvals`) is active — of a run working on one goal (`only`), that goal —:
+/// read again before each command, as the plan changes during a run.
 pub fn network_wanted(
     plan: std::path::PathBuf,
     approvals: tether_core::planning::terms::Approvals,
+    only: Option<String>,
 ) -> Arc<dyn Fn() -> bool + Send + Sync> {
     Arc::new(move || {
-        tether_plan::file::read(&plan)
-            .is_ok_and(|doc| doc.plan().active_goals().any(|g| approvals.network(g)))
+        tether_plan::file::read(&plan).is_ok_and(|doc| {
+            doc.plan().active_goals().any(|g| {
+                only.as_deref().is_none_or(|only| g.id() == Some(only)) && approvals.network(g)
+            })
+        })
     })
+}
+
+#[cfg(test)]
+mod network_tests {
+    use tether_core::planning::terms::Approvals;
+    use tether_store::{Journal, Store};
+
+    use super::network_wanted;
+
+    const PLAN: &str = "# Plan\n\n## Goal: A\n<!-- id: a -->\nstatus: active\nnetwork: on\n\
+                        done_when: x\n\n## Goal: B\n<!-- id: b -->\nstatus: active\ndone_when: y\n";
+
+    #[test]
+    fn a_run_of_one_goal_opens_the_network_only_for_that_goals_contract() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = dir.path().join("plan.md");
+        std::fs::write(&plan, PLAN).unwrap();
+        let store = Store::open_in_memory().unwrap();
+        let doc = tether_plan::file::read(&plan).unwrap();
+        let a = doc.plan().goal("a").unwrap();
+        store
+            .approve_contract("plan.md", "a", &a.contract_hash(), "ana")
+            .unwrap();
+        let approvals = Approvals::new(Journal::new(store, Vec::new()).unwrap(), "plan.md");
+        let wanted = |only: Option<&str>| {
+            network_wanted(plan.clone(), approvals.clone(), only.map(str::to_owned))()
+        };
+        assert!(
+            wanted(None),
+            "a's approved network: on opens it for the whole plan"
+        );
+        assert!(wanted(Some("a")));
+        assert!(!wanted(Some("b")), "b's run works on b alone");
+    }
 }
