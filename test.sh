@@ -35,8 +35,8 @@
 #   through bin/gemini;
 # - the real GitHub Copilot CLI (npm `@github/copilot`, its native binary an optional dependency
 #   from the same registry) under target/npm-cli/copilot.
-# Then runs `cargo test --workspace --locked` (and, for a whole run, the cost benchmark with its
-# bar: `cargo bench -p tether --bench goal_cost`) with PYTHON naming that environment's interpreter,
+# Then runs `cargo test --workspace --locked` (and, for a whole run, the cost benchmark and the
+# fleet benchmark with their bars: `cargo bench -p tether --bench goal_cost`, `--bench fleet`) with PYTHON naming that environment's interpreter,
 # TETHER_TEST_CLAUDE the Claude Code binary, TETHER_TEST_CODEX the Codex one and TETHER_TEST_PI
 # the pi one, TETHER_TEST_CLAUDE_ACP and TETHER_TEST_CODEX_ACP the ACP adapters, and TETHER_TEST_PG_BIN the directory of PostgreSQL's initdb and pg_ctl.
 # TETHER_TEST_QWEN names Qwen Code's bin/qwen, TETHER_TEST_OPENCODE opencode's binary.
@@ -320,8 +320,12 @@ export TETHER_TEST_COPILOT
 cargo test --locked "$@"
 # A whole run (as CI makes it) ends with the cost benchmark, which exits non-zero when its bar
 # is missed: with Claude Code on both sides, tether costs less per signed-off goal than Claude
-# Code's own /goal, in tokens and in dollars (crates/tether/benches/goal_cost.rs).
+# Code's own /goal, in tokens and in dollars (crates/tether/benches/goal_cost.rs); then the
+# benchmark of a run of many goals, whose bar is the coordinator's median cost per goal, git
+# excluded, under 50 ms (crates/tether/benches/fleet.rs).
 if [ "$*" = "--workspace" ]; then
   say "cost per signed-off goal against Claude Code's /goal (cargo bench -p tether --bench goal_cost)"
   cargo bench --locked -p tether --bench goal_cost --profile dev
+  say "a run of 20 goals in 5 layers, 1, 2 and 4 at once (cargo bench -p tether --bench fleet)"
+  cargo bench --locked -p tether --bench fleet --profile dev
 fi

@@ -320,8 +320,9 @@ pub struct RunArgs {
     /// Approve the contracts of goals never approved (or changed since) without asking.
     #[arg(long)]
     pub approve: bool,
-    /// Work on up to N goals at once, each in a git worktree of its own, merged back into the
-    /// run's branch tether/<run-id> (default: run.parallel, 1).
+    /// Work on up to N goals at once, each in a git worktree of its own, in `after:` order,
+    /// merged back into the run's branch tether/<run-id> (default: run.parallel; 1 without it
+    /// works on every goal in one run).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub parallel: Option<u32>,
     /// Where the run works.

@@ -54,8 +54,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
         worktree: args.place.worktree,
         commit: args.place.commit,
     };
+    // `--parallel` (even 1: one goal at a time, each in its own worktree, in `after:` order) or
+    // `[run] parallel` above 1 makes it a run of many goals.
     let parallel = args.parallel.unwrap_or(config.run.parallel);
-    if parallel > 1 {
+    if args.parallel.is_some() || parallel > 1 {
         let banner = shown.banner;
         let launch = foreground::launch(ctx, (config, bounds), (spec, place), Vec::new(), banner);
         super::plan::ensure_approved(ctx, args.approve)?;

@@ -14,6 +14,7 @@
 //! checkout is never written: the integration branch is the result.
 
 use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, Instant};
 
 use tether_config::Env;
 use tether_core::fleet::{Finish, Schedule, Step};
@@ -64,6 +65,11 @@ pub struct FleetEnd {
 
 /// A goal's run ended: the goal, and how.
 type Ended = (String, Result<Finished>);
+
+/// `d` in milliseconds, to a tenth.
+fn millis(d: Duration) -> f64 {
+    (d.as_secs_f64() * 10_000.0).round() / 10.0
+}
 
 impl Fleet {
     /// Drives the run to its end on `runtime`: every goal's run started as the schedule says,
@@ -187,6 +193,7 @@ impl Coordinator<'_> {
         env: &(dyn Env + Sync),
         runtime: &tokio::runtime::Handle,
     ) -> Result<()> {
+        let began = Instant::now();
         let placement = crate::compose::worktree::for_fleet_goal(
             &self.repo,
             &self.launch.ws,
@@ -195,11 +202,20 @@ impl Coordinator<'_> {
             &self.tree,
         )
         .await?;
+        let git = began.elapsed();
         let handle = self
             .child(goal, placement)
             .prepare(env)
             .await?
             .start(runtime);
+        // What starting a goal costs the run beside git (its run composed: the sandbox, the
+        // store, the executor), for the fleet's benchmark and a person reading the log.
+        tracing::info!(
+            goal,
+            coordinator_ms = millis(began.elapsed().saturating_sub(git)),
+            git_ms = millis(git),
+            "goal started"
+        );
         self.handles.insert(goal.to_owned(), handle.interrupter());
         let tx = self.ended.0.clone();
         let goal = goal.to_owned();
@@ -240,13 +256,22 @@ impl Coordinator<'_> {
             git: crate::compose::worktree::git_of(&self.launch.config),
             env_remove: &env_remove,
         };
+        let began = Instant::now();
         let merged = merge::merge(&self.tree, &self.run, goal, &how).await?;
+        let git = began.elapsed();
         self.launch.observer.note(merged.note(goal, &self.tree));
         match merged {
             Merge::Merged { .. } | Merge::UpToDate => {
                 self.schedule.merged(goal);
                 self.merged.push(goal.to_owned());
+                let checking = Instant::now();
                 self.regression = self.recheck.after(goal, &self.merged).await;
+                tracing::info!(
+                    goal,
+                    git_ms = millis(git),
+                    recheck_ms = millis(checking.elapsed()),
+                    "goal merged"
+                );
             }
             Merge::Conflict { paths } => {
                 self.schedule.conflicted(goal);
