@@ -252,6 +252,16 @@ pub enum Error {
         /// The run.
         run: String,
     },
+    /// A run of many goals works in git worktrees of the workspace's repository, which has
+    /// none, or no commit to branch from.
+    #[error(
+        "--parallel works on each goal in a git worktree of the repository: {detail}; make a \
+         first commit (git add -A && git commit), or run without --parallel"
+    )]
+    FleetNeedsRepository {
+        /// What git found.
+        detail: String,
+    },
     /// A run of many goals (`--parallel`) is a goal run: it cannot be made from another kind.
     #[error("only a goal run (`tether run`) works on many goals at once")]
     FleetOfGoals,
@@ -294,6 +304,7 @@ impl Error {
         match self {
             Error::Config(_)
             | Error::FleetOfGoals
+            | Error::FleetNeedsRepository { .. }
             | Error::GoalOfFleet { .. }
             | Error::FindStore(_)
             | Error::UnknownStore(_)

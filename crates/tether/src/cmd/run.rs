@@ -58,6 +58,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
     // `[run] parallel` above 1 makes it a run of many goals.
     let parallel = args.parallel.unwrap_or(config.run.parallel);
     if args.parallel.is_some() || parallel > 1 {
+        // Before anyone is asked to approve contracts: the goals need a repository to branch.
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(tether_runtime::fleet::ready(&ctx.ws, &config))?;
         let banner = shown.banner;
         let launch = foreground::launch(ctx, (config, bounds), (spec, place), Vec::new(), banner);
         super::plan::ensure_approved(ctx, args.approve)?;

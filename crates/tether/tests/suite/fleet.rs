@@ -325,3 +325,24 @@ fn a_merge_that_breaks_a_goal_merged_before_stops_the_run_naming_both() {
     assert!(!stderr.contains("committed goal later"), "{stderr}");
     assert_eq!(sh(root, "git status --porcelain"), "");
 }
+
+#[test]
+fn without_a_repository_or_a_commit_it_is_refused_before_any_contract_is_approved() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("plan.md"), DIAMOND).unwrap();
+    for setup in ["true", "git init -q"] {
+        sh(root, setup);
+        let out = cmd(root, &["run", "--parallel", "2", "--approve"])
+            .output()
+            .unwrap();
+        let said = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        assert!(
+            said.contains("--parallel works on each goal in a git worktree of the repository")
+                && said.contains("or run without --parallel"),
+            "{said}"
+        );
+        assert!(!said.contains("Locked"), "{said}");
+    }
+}

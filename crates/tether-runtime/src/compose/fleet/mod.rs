@@ -71,6 +71,19 @@ fn millis(d: Duration) -> f64 {
     (d.as_secs_f64() * 10_000.0).round() / 10.0
 }
 
+/// Refuses a run of many goals in `ws` before anything is asked or made for it: its goals work
+/// in git worktrees of the repository, which must have a commit to branch from.
+pub async fn ready(ws: &tether_config::Workspace, config: &tether_config::Config) -> Result<()> {
+    let git = crate::compose::worktree::git_of(config);
+    match Repo::discover(ws.root(), git).await {
+        Ok(_) => Ok(()),
+        Err(tether_worktree::WorktreeError::NotARepo { detail, .. }) => {
+            Err(Error::FleetNeedsRepository { detail })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 impl Fleet {
     /// Drives the run to its end on `runtime`: every goal's run started as the schedule says,
     /// merged back as each signs off. `interrupt` interrupts every goal's run.
