@@ -204,6 +204,12 @@ fn a_diamond_of_goals_runs_two_at_once_and_merges_into_the_runs_branch() {
         &format!("git rev-list --merges --count main..{branch}"),
     );
     assert_eq!(merges.trim(), "5");
+    // A merged goal's worktree is gone, its branch kept; the run's own worktree stays.
+    let trees = sh(root, "git worktree list --porcelain");
+    assert_eq!(trees.matches("worktree ").count(), 2, "{trees}");
+    for goal in ["base", "left", "right", "top", "alone"] {
+        sh(root, &format!("git rev-parse --verify -q {branch}-{goal}"));
+    }
     // The checkout and its branch are as they were.
     assert_eq!(sh(root, "git status --porcelain"), "");
     assert_eq!(sh(root, "git rev-list --count main").trim(), "1");

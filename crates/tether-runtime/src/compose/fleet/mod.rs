@@ -10,10 +10,12 @@
 //! ([`merge`]). A merge that conflicts is undone and left to a person (the goal's branch and the
 //! conflicting paths named); the goals waiting on that goal do not start. After every merge the
 //! verify commands of every goal merged so far run again on the integration branch, in the
-//! run's sandbox ([`recheck`]): one that fails stops the run, naming the goals. The person's
-//! checkout is never written: the integration branch is the result.
+//! run's sandbox ([`recheck`]): one that fails stops the run, naming the goals. A merged goal's
+//! worktree is removed (its branch stays). The person's checkout is never written: the
+//! integration branch is the result.
 
 use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use tether_config::Env;
@@ -66,6 +68,11 @@ pub struct FleetEnd {
 /// A goal's run ended: the goal, and how.
 type Ended = (String, Result<Finished>);
 
+/// How a goal's worktree is named among the run's (`<run>-<goal>`).
+fn goal_run_name(run: &RunId, goal: &str) -> String {
+    format!("{run}-{goal}")
+}
+
 /// `d` in milliseconds, to a tenth.
 fn millis(d: Duration) -> f64 {
     (d.as_secs_f64() * 10_000.0).round() / 10.0
@@ -114,6 +121,7 @@ impl Fleet {
             repo,
             launch: &launch,
             handles: HashMap::new(),
+            trees: HashMap::new(),
             ended: mpsc::unbounded_channel(),
             merged: Vec::new(),
             runs: Vec::new(),
@@ -136,6 +144,8 @@ struct Coordinator<'a> {
     launch: &'a Launch,
     /// The goals working, each with what interrupts its run.
     handles: HashMap<String, CancellationToken>,
+    /// The worktree of each goal started and not merged yet.
+    trees: HashMap<String, PathBuf>,
     ended: (mpsc::UnboundedSender<Ended>, mpsc::UnboundedReceiver<Ended>),
     merged: Vec<String>,
     runs: Vec<(String, RunId)>,
@@ -216,6 +226,9 @@ impl Coordinator<'_> {
         )
         .await?;
         let git = began.elapsed();
+        if let Some(tree) = &placement.worktree {
+            self.trees.insert(goal.to_owned(), tree.dir.clone());
+        }
         let handle = self
             .child(goal, placement)
             .prepare(env)
@@ -277,6 +290,7 @@ impl Coordinator<'_> {
             Merge::Merged { .. } | Merge::UpToDate => {
                 self.schedule.merged(goal);
                 self.merged.push(goal.to_owned());
+                self.tidy(goal).await;
                 let checking = Instant::now();
                 self.regression = self.recheck.after(goal, &self.merged).await;
                 tracing::info!(
@@ -311,6 +325,18 @@ impl Coordinator<'_> {
                 tracing::warn!(goal, "the goal's run failed: {e}");
                 self.schedule.ended(goal);
             }
+        }
+    }
+
+    /// Removes the worktree of `goal`, merged: its branch keeps its work. A worktree that
+    /// cannot be removed stays (`tether worktree` lists it), said in the log.
+    async fn tidy(&mut self, goal: &str) {
+        let Some(dir) = self.trees.remove(goal) else {
+            return;
+        };
+        let id = goal_run_name(&self.run, goal);
+        if let Err(e) = self.repo.remove(&id, &dir, false).await {
+            tracing::warn!(goal, dir = %dir.display(), "could not remove the goal's worktree: {e}");
         }
     }
 
