@@ -1,6 +1,7 @@
 //! A run of many goals (`tether run --parallel N`) at scale: 20 goals in 5 layers of 4, each
 //! goal of a layer waiting on every goal of the layer before (`after:`), worked by instant
-//! scripted agents (the built-in agent on a fake model server: write one file, sign it off; a
+//! scripted agents (the built-in agent on a fake model server: one command, one file written,
+//! signed off; a
 //! judge that reads it and accepts), in a fresh repository, with 1, 2 and 4 goals at once.
 //!
 //! Per setting: the whole run's wall time and its speed-up over one at a time (against the
@@ -16,15 +17,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use serde_json::json;
 use tether_config::Api;
-use tether_model::Request;
-use tether_model::scripted::{Script, Turn};
 use tether_testkit::model_server::FakeModelServer;
+
+#[allow(dead_code)]
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::fleet::{agent, judge, own};
 
 const LAYERS: usize = 5;
 const WIDTH: usize = 4;
@@ -50,63 +53,6 @@ fn plan() -> String {
         }
     }
     plan + "## Log\n"
-}
-
-/// The goal a request is about: the `TARGET-<id>` its prompt names.
-fn goal_of(req: &Request) -> String {
-    let text = serde_json::to_string(&req.messages).unwrap() + req.system.as_deref().unwrap_or("");
-    let at = text.find("TARGET-").expect("a goal's prompt") + "TARGET-".len();
-    text[at..]
-        .chars()
-        .take_while(char::is_ascii_alphanumeric)
-        .collect()
-}
-
-fn agent() -> Script {
-    Script::from_fn(|req: &Request| {
-        let goal = goal_of(req);
-        let file = format!("{goal}.txt");
-        match req.last_tool_result() {
-            None => Turn::tool(
-                "write",
-                json!({"path": file, "content": format!("done {goal}\n")}),
-            ),
-            Some((Some("write"), _)) => Turn::tool(
-                "complete_goal",
-                json!({"id": goal, "evidence": format!("{file} says done"), "paths": [file]}),
-            ),
-            Some(_) => Turn::text("done"),
-        }
-    })
-}
-
-fn judge() -> Script {
-    Script::from_fn(|req: &Request| {
-        let goal = goal_of(req);
-        let file = format!("{goal}.txt");
-        match req.last_tool_result() {
-            None => Turn::tool("read", json!({"path": file})),
-            Some(_) => {
-                let v = json!({"verdict": "accept", "summary": "written",
-                    "checks": [{"path": file, "quote": format!("done {goal}"), "observation": "there"}],
-                    "missing": []});
-                Turn::text(format!("```json\n{v}\n```"))
-            }
-        }
-    })
-}
-
-fn sh(dir: &Path, script: &str) {
-    let out = Command::new("sh")
-        .args(["-c", script])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn table(name: &str, server: &FakeModelServer, model: &str) -> String {
@@ -139,7 +85,7 @@ fn once(parallel: usize, servers: &(FakeModelServer, FakeModelServer)) -> Measur
     )
     .unwrap();
     std::fs::write(root.join("plan.md"), plan()).unwrap();
-    sh(
+    common::sh(
         root,
         "git init -q -b main && printf '.tether/\\n' > .gitignore && git add -A \
          && git -c user.name=a -c user.email=a@b commit -q -m start",
@@ -197,8 +143,8 @@ fn main() {
         .build()
         .unwrap();
     let servers = (
-        rt.block_on(FakeModelServer::start(agent())).unwrap(),
-        rt.block_on(FakeModelServer::start(judge())).unwrap(),
+        rt.block_on(FakeModelServer::start(agent(own))).unwrap(),
+        rt.block_on(FakeModelServer::start(judge(own))).unwrap(),
     );
     println!(
         "{} goals in {LAYERS} layers of {WIDTH}, instant agents\n\n{:<10} {:>9} {:>9} {:>7} {:>14} {:>14} {:>12}",

@@ -201,22 +201,25 @@ pub async fn for_new_run(ws: &Workspace, config: &Config) -> Result<Placement> {
     })
 }
 
-/// The worktree of a run of many goals (`tether run --parallel`): its integration branch
-/// `tether/<run-id>` from `HEAD`, the plan file and `tether.toml` copied in as they are in the
-/// checkout; with the repository and the run's id (the placement's).
-pub async fn for_fleet(ws: &Workspace, config: &Config) -> Result<(Repo, Placement)> {
+/// The worktree of the run of many goals `id` (`tether run --parallel`): its integration
+/// branch `tether/<id>` from `HEAD`, the plan file and `tether.toml` copied in as they are in
+/// the checkout; with the repository, and where the run's commands work in it.
+pub async fn for_fleet(
+    ws: &Workspace,
+    config: &Config,
+    id: &RunId,
+) -> Result<(Repo, Worktree, Placement)> {
     let repo = Repo::discover(ws.root(), git_of(config)).await?;
-    let id = RunId::generate();
     let dir = worktrees_of(repo.toplevel()).join(id.as_str());
     let tree = repo.create(id.as_str(), &dir).await?;
     let inside = copy_config(&repo, ws, config, &dir)?;
     let placement = Placement {
         ws: Workspace::at(&inside).with_state_dir(ws.state_dir()),
-        worktree: Some(tree),
-        run_id: Some(id),
+        worktree: Some(tree.clone()),
+        run_id: Some(id.clone()),
         goal: None,
     };
-    Ok((repo, placement))
+    Ok((repo, tree, placement))
 }
 
 /// Where goal `goal` of the run of many goals `fleet` works: a worktree of its own on the

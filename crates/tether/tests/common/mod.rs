@@ -8,6 +8,7 @@
 //! what it is sent.
 
 pub mod agents;
+pub mod fleet;
 pub mod mcp;
 pub mod pty;
 pub mod unprivileged;

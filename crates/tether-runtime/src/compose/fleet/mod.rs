@@ -106,16 +106,17 @@ impl Fleet {
         let RunSpec::Goal(template) = &launch.spec else {
             return Err(Error::FleetOfGoals);
         };
-        let (repo, integration) =
-            crate::compose::worktree::for_fleet(&launch.ws, &launch.config).await?;
+        let run = RunId::generate();
+        let (repo, tree, integration) =
+            crate::compose::worktree::for_fleet(&launch.ws, &launch.config, &run).await?;
         let plan_path = launch.config.plan_path(launch.ws.root());
         let doc = tether_plan::file::read(&plan_path).map_err(Error::FleetPlan)?;
         let recheck = recheck::Recheck::new(&launch, &integration, doc.plan())?;
         let c = Coordinator {
             schedule: plan::schedule_of(doc.plan(), parallel),
             plan_rel: plan::plan_in(&repo, &plan_path),
-            tree: integration.worktree.clone().ok_or(Error::FleetOfGoals)?,
-            run: integration.run_id.clone().ok_or(Error::FleetOfGoals)?,
+            tree,
+            run,
             template: template.clone(),
             recheck,
             repo,
