@@ -1,8 +1,8 @@
 //! A run of many goals (`tether run --parallel N`) at scale: 20 goals in 5 layers of 4, each
 //! goal of a layer waiting on every goal of the layer before (`after:`), worked by instant
 //! scripted agents (the built-in agent on a fake model server: one command, one file written,
-//! signed off; a
-//! judge that reads it and accepts), in a fresh repository, with 1, 2 and 4 goals at once.
+//! signed off; a judge that reads it and accepts), in a fresh repository, with 1, 2 and 4
+//! goals at once.
 //!
 //! Per setting: the whole run's wall time and its speed-up over one at a time (against the
 //! ideal: at most 4 goals of a layer can work at once); from the coordinator's log, per goal,
