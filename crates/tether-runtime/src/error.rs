@@ -255,8 +255,9 @@ pub enum Error {
     /// A run of many goals works in git worktrees of the workspace's repository, which has
     /// none, or no commit to branch from.
     #[error(
-        "--parallel works on each goal in a git worktree of the repository: {detail}; make a \
-         first commit (git add -A && git commit), or run without --parallel"
+        "--parallel works on each goal in a git worktree of the repository: {detail}; give it a \
+         first commit (git init if it is none, then git add -A && git commit), or run without \
+         --parallel"
     )]
     FleetNeedsRepository {
         /// What git found.
