@@ -114,6 +114,13 @@ impl CliSettings {
         self
     }
 
+    /// These settings with the variable `name=value` set before the person's `[executor] env`
+    /// (which may still change it).
+    pub(crate) fn leading_env(mut self, name: &str, value: &str) -> Self {
+        self.env.insert(0, (name.to_owned(), value.to_owned()));
+        self
+    }
+
     /// The arguments of tether's MCP server for the run `run`: `mcp [--run <id>] [extra]
     /// [--bridge <socket>] -C <workspace>`.
     pub fn mcp_args(&self, run: Option<String>) -> Vec<String> {

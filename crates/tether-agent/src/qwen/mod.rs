@@ -19,6 +19,10 @@
 //! Code reads over both, out of the agent's reach: `permissions.ask` rules for its shell, edit
 //! and write tools, which win over every `allow` rule.
 //!
+//! It is started with `QWEN_CODE_LEGACY_MCP_BLOCKING=1`: it then connects to tether's server
+//! before the session's first model request, so the first request already declares tether's
+//! tools (otherwise it connects in the background and a busy machine loses the race).
+//!
 //! It reads its settings and logins from `QWEN_HOME` (default `~/.qwen`): in a sandboxed run,
 //! the run's own copy of it ([`crate::cli::RunConfigDir`]). Its model comes from its settings or
 //! the `OPENAI_*` variables (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `OPENAI_MODEL`), passed on.
@@ -78,10 +82,17 @@ pub const CLI: AgentCli = AgentCli {
     // System settings asking before every command, over whatever the agent writes.
     pin: Some(pin::pin),
     executor: |settings, run, desk| {
-        let settings = settings.leading(&["--acp", "--approval-mode", "default"]);
+        let settings = settings
+            .leading(&["--acp", "--approval-mode", "default"])
+            .leading_env(MCP_BLOCKING, "1");
         Arc::new(AcpExecutor::new(settings, run, desk).with_mcp_route(McpRoute::Args(mcp_config)))
     },
 };
+
+/// Set to `1`, Qwen Code connects to its MCP servers before its first model request. Left
+/// unset, it connects in the background and an ACP prompt does not wait: under load the turn's
+/// first request goes out without `ask_human` and `complete_goal`.
+const MCP_BLOCKING: &str = "QWEN_CODE_LEGACY_MCP_BLOCKING";
 
 /// `--mcp-config <json>`: tether's server for Qwen Code, its tools declared in the first request
 /// (`alwaysLoadTools`), trusted, and a call waiting as long as a person may take.
