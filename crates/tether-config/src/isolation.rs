@@ -50,6 +50,9 @@ pub struct RunConfig {
     /// How many goals of the plan `tether run` works on at once, each in a worktree of its
     /// own (`--parallel`); 1 works on them one after another, in the run's own tree.
     pub parallel: u32,
+    /// How many times a goal's merge into the run's branch may conflict before a person is
+    /// asked: the goal's agent settles each conflict before that (1: a person at the first).
+    pub merge_attempts: u32,
 }
 
 impl Default for RunConfig {
@@ -58,9 +61,13 @@ impl Default for RunConfig {
             worktree: false,
             commit_hooks: false,
             parallel: 1,
+            merge_attempts: 3,
         }
     }
 }
+
+/// The most conflicting merges of one goal before a person is asked.
+pub const MAX_MERGE_ATTEMPTS: i64 = 20;
 
 /// The most goals a run works on at once.
 pub const MAX_PARALLEL: i64 = 64;
@@ -113,6 +120,9 @@ pub(crate) fn read_run(r: &mut Reader, t: &Table, out: &mut RunConfig) {
     }
     if let Some(n) = r.int(t, "parallel", 1, MAX_PARALLEL) {
         out.parallel = n;
+    }
+    if let Some(n) = r.int(t, "merge_attempts", 1, MAX_MERGE_ATTEMPTS) {
+        out.merge_attempts = n;
     }
 }
 

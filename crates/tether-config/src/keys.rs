@@ -86,7 +86,7 @@ pub(crate) const STORE: &[&str] = &["url"];
 pub(crate) const SANDBOX: &[&str] = &["mode", "network", "writable", "readable", "env"];
 
 /// Keys of `[run]`.
-pub(crate) const RUN: &[&str] = &["worktree", "commit_hooks", "parallel"];
+pub(crate) const RUN: &[&str] = &["worktree", "commit_hooks", "parallel", "merge_attempts"];
 
 /// Whether a key looks like an attempt to put a credential in the file (`api_key`, `token`, …).
 pub(crate) fn is_secret_like(key: &str) -> bool {

@@ -214,6 +214,9 @@ commit_hooks = false
 # of its own on a branch cut from tether/<run-id>; a goal starts once the goals in its
 # `after:` are merged. 1: one after another.
 parallel = 1
+# How many times a goal's merge back may conflict before a person is asked; the goal's agent
+# settles each conflict before that, on its branch with the run's merged in. 1: ask at once.
+merge_attempts = 3
 "#;
 
 impl Schema {

@@ -31,8 +31,8 @@ pub mod human_act;
 mod schema;
 
 pub use compose::{
-    agent_key, agents, bounds, bridge, budget, executor, fleet, launch, lifetime, process, reach,
-    report, sandbox, served, store, worktree,
+    agent_key, agents, asking, bounds, bridge, budget, executor, fleet, launch, lifetime, process,
+    reach, report, sandbox, served, store, worktree,
 };
 pub use engines::{
     ask, demo, doctor, drafting, gate, judge_test, mcp, plan, push, signoff, status,

@@ -58,9 +58,9 @@ fn runs_stay_in_place_and_commit_without_hooks_by_default_and_both_can_be_change
     let config = config("");
     assert_eq!(config.run, RunConfig::default());
     assert!(!config.run.worktree && !config.run.commit_hooks);
-    assert_eq!(config.run.parallel, 1);
+    assert_eq!((config.run.parallel, config.run.merge_attempts), (1, 3));
     let config = config_with(
-        "[run]\nworktree = true\ncommit_hooks = true\nparallel = 4\n",
+        "[run]\nworktree = true\ncommit_hooks = true\nparallel = 4\nmerge_attempts = 1\n",
         &MapEnv::new(),
     );
     assert_eq!(
@@ -69,6 +69,7 @@ fn runs_stay_in_place_and_commit_without_hooks_by_default_and_both_can_be_change
             worktree: true,
             commit_hooks: true,
             parallel: 4,
+            merge_attempts: 1,
         }
     );
     assert_eq!(
@@ -78,5 +79,9 @@ fn runs_stay_in_place_and_commit_without_hooks_by_default_and_both_can_be_change
     assert_eq!(
         problem("[run]\nparallel = 0\n"),
         "tether.toml:2: run.parallel: must be between 1 and 64, got 0"
+    );
+    assert_eq!(
+        problem("[run]\nmerge_attempts = 0\n"),
+        "tether.toml:2: run.merge_attempts: must be between 1 and 20, got 0"
     );
 }

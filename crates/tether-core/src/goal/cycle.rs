@@ -44,7 +44,23 @@ pub(super) struct GoalLoop {
 }
 
 impl GoalLoop {
-    pub(super) fn new(deps: &Deps, spec: GoalSpec, owed: Vec<Feedback>) -> Result<Self, LoopError> {
+    pub(super) fn new(
+        deps: &Deps,
+        spec: GoalSpec,
+        mut owed: Vec<Feedback>,
+    ) -> Result<Self, LoopError> {
+        if let Some(settling) = &spec.settling {
+            for goal in spec.scope.iter().flatten() {
+                owed.insert(
+                    0,
+                    Feedback::Settle {
+                        goal: goal.clone(),
+                        branch: settling.branch.clone(),
+                        paths: settling.paths.clone(),
+                    },
+                );
+            }
+        }
         let (last_verdict, last_cancellation) = {
             let store = deps.journal.store();
             (store.last_verdict_id()?, store.last_cancellation_id()?)

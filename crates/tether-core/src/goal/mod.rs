@@ -59,6 +59,21 @@ pub struct GoalSpec {
     /// before the setting existed): every active goal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<BTreeSet<String>>,
+    /// Set when the run settles a conflict: the goal of a run of many goals was signed off, and
+    /// merging the run's branch into the goal's left conflict markers. The goal is worked on
+    /// again, and only a sign-off made in this run counts (the earlier one was of the work
+    /// before the merge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settling: Option<Settling>,
+}
+
+/// The conflict a goal's run settles ([`GoalSpec::settling`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settling {
+    /// The branch merged into the goal's: the run's, with the other goals' work.
+    pub branch: String,
+    /// The paths the merge left with conflict markers.
+    pub paths: Vec<String>,
 }
 
 /// How a goal loop ended (or stopped).

@@ -176,8 +176,12 @@ impl GoalLoop {
             .journal
             .store()
             .verdicts_for_goal(&self.spec.plan, id)?;
+        // A run settling a merge counts its own sign-offs alone.
+        let settling = self.spec.settling.is_some();
         let accepts = verdicts.iter().map(|v| &v.decision).filter(|d| {
-            d.verdict == Verdict::Accept && d.contract_hash.as_deref().is_none_or(|h| h == contract)
+            d.verdict == Verdict::Accept
+                && d.contract_hash.as_deref().is_none_or(|h| h == contract)
+                && (!settling || d.run_id.as_ref() == Some(at.run))
         });
         let mut signed = Signed::No;
         for d in accepts {

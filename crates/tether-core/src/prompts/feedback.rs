@@ -65,6 +65,16 @@ pub enum Feedback {
         /// The status it had been given.
         status: String,
     },
+    /// The goal was signed off on its branch, but merging the run's branch into it left
+    /// conflict markers: the agent settles them and signs the goal off again.
+    Settle {
+        /// The goal.
+        goal: String,
+        /// The branch merged in.
+        branch: String,
+        /// The paths with conflict markers.
+        paths: Vec<String>,
+    },
     /// What the previous iteration said it did.
     Continuation {
         /// Its number.
@@ -135,6 +145,21 @@ pub fn feedback(item: &Feedback) -> String {
              active. A goal leaves the run only when `complete_goal` accepts it or a person \
              cancels it; if it should be dropped, say why with `cancel_goal` (a person confirms) \
              or ask a human."
+        ),
+        Feedback::Settle {
+            goal,
+            branch,
+            paths,
+        } => format!(
+            "`{goal}` was signed off on its own branch, but other goals of the run were merged \
+             into the run's branch `{branch}` meanwhile, and merging that branch into yours \
+             conflicts in: {}. Those files hold git's conflict markers (`<<<<<<<`, `=======`, \
+             `>>>>>>>`). Settle each conflict so both sides' work is kept, leave no marker, \
+             make sure `{goal}`'s done_when still holds, then sign it off again with \
+             `complete_goal` (its earlier sign-off was of the work before the merge). Do not \
+             run `git merge`, `git commit` or `git checkout` yourself: tether commits the \
+             settled merge when the goal is signed off.",
+            paths.join(", ")
         ),
         Feedback::Continuation { n, summary } => {
             format!("Iteration {n} ended with: {summary}")

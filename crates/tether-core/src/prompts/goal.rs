@@ -321,6 +321,11 @@ mod tests {
                 goal: "cache-layer".into(),
                 status: "cancelled".into(),
             },
+            Feedback::Settle {
+                goal: "cache-layer".into(),
+                branch: "tether/r-1".into(),
+                paths: vec!["src/cache.rs".into(), "Cargo.toml".into()],
+            },
             Feedback::Continuation {
                 n: 4,
                 summary: "wired the LRU; tests next".into(),

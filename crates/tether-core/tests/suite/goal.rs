@@ -89,6 +89,7 @@ pub(super) fn spec(max: Option<u32>) -> GoalSpec {
         max_consecutive_failures: 3,
         context: tether_config::IterationContext::Fresh,
         scope: None,
+        settling: None,
     }
 }
 

@@ -139,6 +139,7 @@ fn edit(table: &str, key: &str) -> Option<(&'static [Entry], &'static str)> {
         ("run", "worktree") => (NONE, "true"),
         ("run", "commit_hooks") => (NONE, "true"),
         ("run", "parallel") => (NONE, "4"),
+        ("run", "merge_attempts") => (NONE, "1"),
         (table, key) => (
             NONE,
             crate::schema().declared_table(table)?.key(key)?.sample,

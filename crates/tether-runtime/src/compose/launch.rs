@@ -79,6 +79,7 @@ impl RunSpec {
             max_consecutive_failures: l.max_consecutive_failures,
             context: l.context,
             scope: None,
+            settling: None,
         })
     }
 
@@ -140,13 +141,25 @@ pub enum Note {
         /// The merge commit (empty when the branch held the goal's work already).
         commit: String,
     },
-    /// A run of many goals could not merge a goal's branch: a person settles it.
+    /// A run of many goals could not merge a goal's branch: the goal's agent or a person
+    /// settles it.
     MergeConflict {
         /// The goal.
         goal: String,
         /// The paths in conflict.
         paths: Vec<String>,
+        /// Who settles it.
+        settles: Settles,
     },
+}
+
+/// Who settles a goal's conflicting merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settles {
+    /// The goal's agent, in the goal's worktree with the run's branch merged in.
+    Agent,
+    /// A person, asked: the goal's merges conflicted `[run] merge_attempts` times.
+    Person,
 }
 
 /// The run's id is known.

@@ -10,7 +10,8 @@
 //!   the agent runs inside reach the process driving the run (what they record belongs to the
 //!   run it serves); [`agent_key`] the model key an agent CLI's own configuration names;
 //!   [`reach`] what the agent reaches, so the human desk takes no answer on a channel the agent
-//!   could answer on itself.
+//!   could answer on itself; [`asking`] a person asked at the workspace's desk from outside any
+//!   run.
 //! - [`lifetime`]: nothing a run started outlives it (the run's PID namespace).
 //! - [`worktree`]: a run in a git worktree of its own, and the commit per signed-off goal.
 //! - [`process`]: what a process running agents does first (its keys out of its environment,
@@ -26,6 +27,7 @@
 
 pub mod agent_key;
 pub mod agents;
+pub mod asking;
 pub mod bounds;
 pub mod bridge;
 pub mod budget;

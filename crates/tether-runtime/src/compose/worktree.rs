@@ -224,8 +224,9 @@ pub async fn for_fleet(
 
 /// Where goal `goal` of the run of many goals `fleet` works: a worktree of its own on the
 /// branch `tether/<fleet>-<goal>` cut from the integration branch `from`, the plan file and
-/// `tether.toml` copied in as they are in the checkout, and a run id of its own; each goal it
-/// signs off committed on its branch.
+/// `tether.toml` copied in as they are in the integration worktree (the goals merged so far
+/// signed off in its plan), and a run id of its own; each goal it signs off committed on its
+/// branch.
 pub async fn for_fleet_goal(
     repo: &Repo,
     ws: &Workspace,
@@ -237,13 +238,31 @@ pub async fn for_fleet_goal(
     let tree = repo
         .create_goal(fleet.as_str(), goal, &from.branch, &dir)
         .await?;
-    let inside = copy_config(repo, ws, config, &dir)?;
+    let integration = Workspace::at(inside(repo, ws, &from.dir));
+    let here = inside(repo, ws, &dir);
+    for file in [
+        config.plan_path(integration.root()),
+        integration.default_config_path(),
+    ] {
+        copy_in(integration.root(), &file, &here)?;
+    }
     Ok(Placement {
-        ws: Workspace::at(&inside).with_state_dir(ws.state_dir()),
+        ws: Workspace::at(&here).with_state_dir(ws.state_dir()),
         worktree: Some(tree),
         run_id: Some(RunId::generate()),
         goal: Some(goal.to_owned()),
     })
+}
+
+/// Where goal `goal` of a run of many goals settles its conflicting merge: its worktree `tree`
+/// as it is (the run's branch merged in, the conflicts in its files), and a run id of its own.
+pub fn for_fleet_settle(repo: &Repo, ws: &Workspace, tree: &Worktree, goal: &str) -> Placement {
+    Placement {
+        ws: Workspace::at(inside(repo, ws, &tree.dir)).with_state_dir(ws.state_dir()),
+        worktree: Some(tree.clone()),
+        run_id: Some(RunId::generate()),
+        goal: Some(goal.to_owned()),
+    }
 }
 
 /// Copies the plan file and `tether.toml` of `ws` into the worktree at `dir`; where the

@@ -11,7 +11,9 @@ use anyhow::Result;
 use tether_config::{Config, Workspace};
 use tether_core::bounds::Pinned;
 use tether_human::Console;
-use tether_runtime::launch::{End, Finished, Launch, Note, Observer, Place, RunSpec, Started};
+use tether_runtime::launch::{
+    End, Finished, Launch, Note, Observer, Place, RunSpec, Settles, Started,
+};
 use tether_store::{EventSink, RunId};
 use tokio_util::sync::CancellationToken;
 
@@ -132,9 +134,17 @@ impl Observer for Terminal {
                 commit.short()
             ),
             Note::GoalMerged { goal, branch, .. } => eprintln!("merged goal {goal} into {branch}"),
-            Note::MergeConflict { goal, paths } => eprintln!(
-                "goal {goal} conflicts with the run's branch in {}: a person merges it",
-                paths.join(", ")
+            Note::MergeConflict {
+                goal,
+                paths,
+                settles,
+            } => eprintln!(
+                "goal {goal} conflicts with the run's branch in {}: {}",
+                paths.join(", "),
+                match settles {
+                    Settles::Agent => "its agent settles it",
+                    Settles::Person => "a person is asked",
+                }
             ),
         }
     }

@@ -29,11 +29,27 @@ pub fn shared(_: &str) -> String {
     "shared.txt".to_owned()
 }
 
+/// Whether `req` is of a goal's run settling a conflicting merge (its prompt says so).
+pub fn settling(req: &Request) -> bool {
+    serde_json::to_string(&req.messages)
+        .unwrap()
+        .contains("merging that branch into yours conflicts")
+}
+
 /// Each goal's agent: writes its file (`done <id>`), signs the goal off, says it is done.
 pub fn agent(file_of: FileOf) -> Script {
+    settling_agent(file_of, None)
+}
+
+/// [`agent`], which settles a conflicting merge by writing `settled` over the goal's file
+/// (when given; else by doing its goal's work again, markers and all).
+pub fn settling_agent(file_of: FileOf, settled: Option<&'static str>) -> Script {
     Script::from_fn(move |req: &Request| {
         let goal = goal_of(req);
         let file = file_of(&goal);
+        if let (true, Some(content), None) = (settling(req), settled, req.last_tool_result()) {
+            return Turn::tool("write", json!({"path": file, "content": content}));
+        }
         match req.last_tool_result() {
             // The goal it works on is in its environment too.
             None => Turn::tool(
@@ -54,18 +70,25 @@ pub fn agent(file_of: FileOf) -> Script {
     })
 }
 
-/// A judge that reads the goal's file and accepts, quoting it.
+/// A judge that reads the goal's file and accepts, quoting its line that says `done <id>`
+/// (as `read` numbered it, like `cat -n`).
 pub fn judge(file_of: FileOf) -> Script {
     Script::from_fn(move |req: &Request| {
         let goal = goal_of(req);
         let file = file_of(&goal);
         match req.last_tool_result() {
             None => Turn::tool("read", json!({"path": file})),
-            Some(_) => {
+            Some((_, read)) => {
+                let done = format!("done {goal}");
+                let quote = read
+                    .lines()
+                    .filter_map(|l| l.split_once('\t').map(|(_, line)| line))
+                    .find(|line| line.contains(&done))
+                    .unwrap_or(&done);
                 let v = json!({
                     "verdict": "accept",
                     "summary": format!("{file} holds the work"),
-                    "checks": [{"path": file, "quote": format!("done {goal}"),
+                    "checks": [{"path": file, "quote": quote,
                                 "observation": "the file is there"}],
                     "missing": [],
                 });

@@ -8,8 +8,10 @@ use std::process::Stdio;
 use tether_config::Api;
 use tether_testkit::model_server::FakeModelServer;
 
-use crate::common::fleet::{FileOf, agent, judge, own, shared};
-use crate::common::{cmd, model_table, runtime, sh, text, wait_output};
+use tether_model::scripted::Script;
+
+use crate::common::fleet::{FileOf, agent, judge, own, settling_agent, shared};
+use crate::common::{cmd, model_table, pending_question, run, runtime, sh, text, wait_output};
 
 /// A diamond (`base` → `left`, `right` → `top`) and a goal of its own (`alone`). Each goal's
 /// work is a file `<id>.txt`; `top`'s verify also needs `left.txt` and `right.txt`, which its
@@ -66,19 +68,52 @@ fn repository(dir: &Path) {
 struct Fleet {
     dir: tempfile::TempDir,
     out: std::process::Output,
-    _servers: (FakeModelServer, FakeModelServer, tokio::runtime::Runtime),
+    _servers: Servers,
 }
 
+/// The fake agent and judge of a run, and the state directory its worktrees are in: kept
+/// until the test ends.
+#[allow(dead_code)]
+struct Servers(
+    FakeModelServer,
+    FakeModelServer,
+    tokio::runtime::Runtime,
+    tempfile::TempDir,
+);
+
 fn run_fleet(plan: &str, file_of: FileOf) -> Fleet {
+    start_fleet(plan, agent(file_of), file_of, "").finish()
+}
+
+/// A run of many goals started, not waited for.
+struct Running {
+    dir: tempfile::TempDir,
+    child: std::process::Child,
+    servers: Servers,
+}
+
+impl Running {
+    fn finish(self) -> Fleet {
+        Fleet {
+            out: wait_output(self.child),
+            dir: self.dir,
+            _servers: self.servers,
+        }
+    }
+}
+
+/// `tether run --parallel 2` started over `plan`, its goals worked by `agent` and judged on
+/// the files `file_of` names, with `toml` added to the configuration.
+fn start_fleet(plan: &str, agent: Script, file_of: FileOf, toml: &str) -> Running {
     let rt = runtime();
-    let agent = rt.block_on(FakeModelServer::start(agent(file_of))).unwrap();
+    let agent = rt.block_on(FakeModelServer::start(agent)).unwrap();
     let judge = rt.block_on(FakeModelServer::start(judge(file_of))).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::write(
         root.join("tether.toml"),
         format!(
-            "{}\n{}",
+            "{}\n{}\n{toml}",
             model_table("model", Api::OpenAiChat, &agent, "worker-model"),
             model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
         ),
@@ -93,11 +128,10 @@ fn run_fleet(plan: &str, file_of: FileOf) -> Fleet {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = wait_output(child);
-    Fleet {
+    Running {
         dir,
-        out,
-        _servers: (agent, judge, rt),
+        child,
+        servers: Servers(agent, judge, rt, state),
     }
 }
 
@@ -133,6 +167,9 @@ fn a_diamond_of_goals_runs_two_at_once_and_merges_into_the_runs_branch() {
         &format!("git rev-list --merges --count main..{branch}"),
     );
     assert_eq!(merges.trim(), "5");
+    // Its plan has every goal signed off: a goal's branch starts from the plan as merged so far.
+    let plan = sh(root, &format!("git show {branch}:plan.md"));
+    assert_eq!(plan.matches("status: done").count(), 5, "{plan}");
     // A merged goal's worktree is gone, its branch kept; the run's own worktree stays.
     let trees = sh(root, "git worktree list --porcelain");
     assert_eq!(trees.matches("worktree ").count(), 2, "{trees}");
@@ -170,10 +207,162 @@ verify: grep -q later shared.txt
 ## Log
 ";
 
+/// The branch of the run in what `tether run --parallel` printed on stderr.
+fn branch_of(stderr: &str) -> String {
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("branch "))
+        .and_then(|l| l.split(':').next())
+        .unwrap()
+        .to_owned()
+}
+
+/// `first` and `second` write `shared.txt`; `later` (after `second`) its own file.
+fn clashing(goal: &str) -> String {
+    if goal == "later" {
+        own(goal)
+    } else {
+        shared(goal)
+    }
+}
+
+/// [`CLASH`] with `later` on a file of its own.
+fn clash_then_later() -> String {
+    CLASH.replace(
+        "verify: grep -q later shared.txt",
+        "verify: test -f later.txt",
+    )
+}
+
 #[test]
-fn a_conflicting_merge_is_undone_and_left_to_a_person_and_what_waits_on_it_never_starts() {
-    let fleet = run_fleet(CLASH, shared);
+fn a_conflicting_merge_is_settled_by_the_goals_agent_then_merged_with_both_goals_work() {
+    let settled = "done first, kept\ndone second, kept\n";
+    let agent = settling_agent(clashing, Some(settled));
+    let fleet = start_fleet(&clash_then_later(), agent, clashing, "").finish();
     let (root, out) = (fleet.dir.path(), &fleet.out);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.starts_with("all goals merged into "), "{stdout}");
+    let branch = branch_of(&stderr);
+    // The second to sign off conflicted, and its agent settled it.
+    let other = if stderr.contains("goal first conflicts") {
+        "first"
+    } else {
+        "second"
+    };
+    assert!(
+        stderr.contains(&format!(
+            "goal {other} conflicts with the run's branch in plan.md, shared.txt: its agent \
+             settles it"
+        )),
+        "{stderr}"
+    );
+    // Both goals' work is on the run's branch, and `later`'s after them.
+    assert_eq!(sh(root, &format!("git show {branch}:shared.txt")), settled);
+    assert_eq!(
+        sh(root, &format!("git show {branch}:later.txt")),
+        "done later\n"
+    );
+    // The settled goal's branch holds the run's branch merged in: a commit of two parents.
+    let goal_branch = format!("{branch}-{other}");
+    let parents = sh(root, &format!("git rev-list --parents -n1 {goal_branch}"));
+    assert_eq!(parents.split_whitespace().count(), 3, "{parents}");
+    // Its plan was settled from both sides: every goal is done on the run's branch.
+    let plan = sh(root, &format!("git show {branch}:plan.md"));
+    assert_eq!(plan.matches("status: done").count(), 3, "{plan}");
+    assert!(!plan.contains("<<<<<<<"), "{plan}");
+    assert_eq!(sh(root, "git status --porcelain"), "");
+}
+
+#[test]
+fn at_the_last_merge_attempt_a_person_is_asked_and_their_retry_merges_what_they_settled() {
+    let running = start_fleet(
+        &clash_then_later(),
+        agent(clashing),
+        clashing,
+        "[run]\nmerge_attempts = 1\n",
+    );
+    let root = running.dir.path().to_owned();
+    let q = pending_question(&root);
+    let question = q["question"].as_str().unwrap().to_owned();
+    let other = if question.starts_with("Goal `first`") {
+        "first"
+    } else {
+        "second"
+    };
+    assert!(
+        question.contains("conflicted 1 time(s), in: plan.md, shared.txt")
+            && question.contains("answer `retry` to merge it again"),
+        "{question}"
+    );
+    assert_eq!(q["options"], serde_json::json!(["retry", "leave"]));
+    // The person settles it by hand in the goal's worktree, then says retry.
+    let dir = question
+        .split("(its worktree: ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .unwrap()
+        .to_owned();
+    let integration = question
+        .split("merge into `")
+        .nth(1)
+        .and_then(|r| r.split('`').next())
+        .unwrap()
+        .to_owned();
+    let tree = Path::new(&dir);
+    sh(
+        tree,
+        &format!(
+            "git -c user.name=Ana -c user.email=ana@example.com merge -q {integration} || true; \
+             printf 'done first\\ndone second\\n' > shared.txt; \
+             git checkout -q --theirs plan.md; git add -A; \
+             git -c user.name=Ana -c user.email=ana@example.com commit -q -m settled"
+        ),
+    );
+    let id = q["id"].as_str().unwrap();
+    let answered = run(&root, &["answer", id, "retry"]);
+    assert_eq!(
+        answered.status.code(),
+        Some(0),
+        "{}",
+        text(&answered.stderr)
+    );
+    let fleet = running.finish();
+    let out = &fleet.out;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "goal {other} conflicts with the run's branch in plan.md, shared.txt: a person is \
+             asked"
+        )),
+        "{stderr}"
+    );
+    let branch = branch_of(&stderr);
+    assert_eq!(
+        sh(&root, &format!("git show {branch}:shared.txt")),
+        "done first\ndone second\n"
+    );
+    assert_eq!(
+        sh(&root, &format!("git show {branch}:later.txt")),
+        "done later\n"
+    );
+}
+
+#[test]
+fn a_person_who_leaves_the_conflict_ends_the_run_with_what_waits_on_it_never_started() {
+    let running = start_fleet(CLASH, agent(shared), shared, "[run]\nmerge_attempts = 1\n");
+    let root = running.dir.path().to_owned();
+    let q = pending_question(&root);
+    let answered = run(&root, &["answer", q["id"].as_str().unwrap(), "leave"]);
+    assert_eq!(
+        answered.status.code(),
+        Some(0),
+        "{}",
+        text(&answered.stderr)
+    );
+    let fleet = running.finish();
+    let out = &fleet.out;
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(4), "{stdout}\n{stderr}");
     // Whichever signed off first is merged; the other conflicts in shared.txt.
@@ -190,15 +379,10 @@ fn a_conflicting_merge_is_undone_and_left_to_a_person_and_what_waits_on_it_never
         )),
         "{stdout}"
     );
-    let branch = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("branch "))
-        .and_then(|l| l.split(':').next())
-        .unwrap()
-        .to_owned();
+    let branch = branch_of(&stderr);
     // The run's branch holds the merged goal's work alone, and no merge in progress.
     assert_eq!(
-        sh(root, &format!("git show {branch}:shared.txt")),
+        sh(&root, &format!("git show {branch}:shared.txt")),
         format!("done {merged}\n")
     );
     if merged == "first" {
@@ -206,7 +390,7 @@ fn a_conflicting_merge_is_undone_and_left_to_a_person_and_what_waits_on_it_never
         assert!(stdout.contains("waiting on them: later"), "{stdout}");
         assert!(!stderr.contains("committed goal later"), "{stderr}");
     }
-    assert_eq!(sh(root, "git status --porcelain"), "");
+    assert_eq!(sh(&root, "git status --porcelain"), "");
 }
 
 /// `change` rewrites the configuration `keep`'s verify reads; `later` waits on `change`.

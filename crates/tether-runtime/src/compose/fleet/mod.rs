@@ -7,34 +7,42 @@
 //! its branch). What happens next is decided by [`tether_core::fleet::Schedule`]: at most
 //! `parallel` goals at once, a goal started only when every goal in its `after:` is merged, and
 //! a signed-off goal's branch merged into the integration branch, one merge at a time
-//! ([`merge`]). A merge that conflicts is undone and left to a person (the goal's branch and the
-//! conflicting paths named); the goals waiting on that goal do not start. After every merge the
-//! verify commands of every goal merged so far run again on the integration branch, in the
-//! run's sandbox ([`recheck`]): one that fails stops the run, naming the goals. A merged goal's
-//! worktree is removed (its branch stays). The person's checkout is never written: the
-//! integration branch is the result.
+//! ([`merge`]). A merge that conflicts is undone, and the goal's agent settles it ([`settle`]):
+//! the integration branch is merged into the goal's, the conflicts left in its files, and a
+//! run of the goal's own settles them and signs the goal off again; then its branch is merged
+//! back. At the `[run] merge_attempts`th conflict a person is asked instead ([`person`]):
+//! `retry` merges the goal's branch again (they settled it by hand), anything else leaves it;
+//! the goals waiting on it do not start meanwhile. After every merge the verify commands of
+//! every goal merged so far run again on the integration branch, in the run's sandbox
+//! ([`recheck`]): one that fails stops the run, naming the goals. A merged goal's worktree is
+//! removed (its branch stays). The person's checkout is never written: the integration branch
+//! is the result.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tether_config::Env;
-use tether_core::fleet::{Finish, Schedule, Step};
-use tether_core::goal::GoalEnd;
+use tether_core::fleet::{Finish, Phase, Schedule, Step};
+use tether_core::goal::{GoalEnd, Settling};
 use tether_store::RunId;
-use tether_worktree::{Merge, Repo, Worktree};
+use tether_worktree::{Merge, Repo, Worktree, goal_branch_name};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::compose::launch::{End, Finished, Launch, RunHandle, RunSpec};
+use crate::compose::asking::Asker;
+use crate::compose::launch::{End, Finished, Launch, RunHandle, RunSpec, Settles};
 use crate::compose::worktree::Placement;
 use crate::error::{Error, Result};
 
 mod merge;
+mod person;
 mod plan;
 mod recheck;
+mod settle;
 
 use merge::{Merging, Said};
+use person::{Conflicted, Decided, Heard};
 pub use recheck::Regression;
 
 /// A run of many goals, from the launch of a goal run (`spec` a new goal run over the plan)
@@ -59,7 +67,8 @@ pub struct FleetEnd {
     pub merged: Vec<String>,
     /// Each goal's own run.
     pub runs: Vec<(String, RunId)>,
-    /// The goals whose merge conflicted, with the conflicting paths.
+    /// The goals whose conflicting merge was left to a person and not merged, with the paths
+    /// of their last conflict.
     pub conflicts: Vec<(String, Vec<String>)>,
     /// The merge after which a merged goal's verify failed, when one did: the run stopped.
     pub regression: Option<Regression>,
@@ -112,8 +121,11 @@ impl Fleet {
         let plan_path = launch.config.plan_path(launch.ws.root());
         let doc = tether_plan::file::read(&plan_path).map_err(Error::FleetPlan)?;
         let recheck = recheck::Recheck::new(&launch, &integration, doc.plan())?;
+        let store = crate::compose::store::open(&launch.ws, env)?;
+        let asker = Asker::new(&launch.ws, &launch.config, store, launch.console.clone())?;
+        let attempts = launch.config.run.merge_attempts;
         let c = Coordinator {
-            schedule: plan::schedule_of(doc.plan(), parallel),
+            schedule: plan::schedule_of(doc.plan(), parallel, attempts),
             plan_rel: plan::plan_in(&repo, &plan_path),
             tree,
             run,
@@ -126,8 +138,12 @@ impl Fleet {
             ended: mpsc::unbounded_channel(),
             merged: Vec::new(),
             runs: Vec::new(),
-            conflicts: Vec::new(),
+            conflicts: HashMap::new(),
             regression: None,
+            asker: Arc::new(asker),
+            asking: HashMap::new(),
+            heard: mpsc::unbounded_channel(),
+            interrupted: false,
         };
         c.drive(env, runtime, interrupt).await
     }
@@ -146,12 +162,20 @@ struct Coordinator<'a> {
     /// The goals working, each with what interrupts its run.
     handles: HashMap<String, CancellationToken>,
     /// The worktree of each goal started and not merged yet.
-    trees: HashMap<String, PathBuf>,
+    trees: HashMap<String, Worktree>,
     ended: (mpsc::UnboundedSender<Ended>, mpsc::UnboundedReceiver<Ended>),
     merged: Vec<String>,
     runs: Vec<(String, RunId)>,
-    conflicts: Vec<(String, Vec<String>)>,
+    /// The paths of each goal's last conflicting merge, while it is not merged.
+    conflicts: HashMap<String, Vec<String>>,
     regression: Option<Regression>,
+    /// The desk a person is asked at.
+    asker: Arc<Asker>,
+    /// The goals a person is asked about, each with what withdraws the question.
+    asking: HashMap<String, CancellationToken>,
+    heard: (mpsc::UnboundedSender<Heard>, mpsc::UnboundedReceiver<Heard>),
+    /// Whether the run was interrupted: no goal starts after.
+    interrupted: bool,
 }
 
 impl Coordinator<'_> {
@@ -165,20 +189,30 @@ impl Coordinator<'_> {
             if self.regression.is_none() {
                 self.take_steps(env, runtime).await?;
             }
-            if self.handles.is_empty() {
+            if self.regression.is_some() || interrupt.is_cancelled() {
+                self.withdraw_questions();
+            }
+            if self.handles.is_empty() && self.asking.is_empty() {
                 return Ok(self.end());
             }
-            let ended = tokio::select! {
-                ended = self.ended.1.recv() => ended,
-                () = interrupt.cancelled() => {
-                    self.interrupt_all();
-                    self.ended.1.recv().await
+            tokio::select! {
+                ended = self.ended.1.recv(), if !self.handles.is_empty() => {
+                    let Some((goal, finished)) = ended else {
+                        return Err(Error::Task("every goal's run ended unheard".to_owned()));
+                    };
+                    self.goal_ended(&goal, finished, runtime);
                 }
-            };
-            let Some((goal, finished)) = ended else {
-                return Err(Error::Task("every goal's run ended unheard".to_owned()));
-            };
-            self.goal_ended(&goal, finished);
+                heard = self.heard.1.recv(), if !self.asking.is_empty() => {
+                    if let Some((goal, decided)) = heard {
+                        self.decided(&goal, decided);
+                    }
+                }
+                () = interrupt.cancelled(), if !self.interrupted => {
+                    self.interrupted = true;
+                    self.interrupt_all();
+                    self.withdraw_questions();
+                }
+            }
         }
     }
 
@@ -189,17 +223,16 @@ impl Coordinator<'_> {
         env: &(dyn Env + Sync),
         runtime: &tokio::runtime::Handle,
     ) -> Result<()> {
-        while let steps = self.schedule.steps()
+        while !self.interrupted
+            && let steps = self.schedule.steps()
             && !steps.is_empty()
         {
             for step in steps {
                 match step {
                     Step::Start(goal) => self.start(&goal, env, runtime).await?,
-                    Step::Merge(goal) => self.merge(&goal).await?,
-                    // Only with more than one merge attempt, which this run does not give.
-                    Step::Settle { goal, .. } | Step::AskPerson(goal) => {
-                        self.schedule.ended(&goal);
-                    }
+                    Step::Merge(goal) => self.merge(&goal, runtime).await?,
+                    Step::Settle { goal, .. } => self.settle(&goal, env, runtime).await?,
+                    Step::AskPerson(goal) => self.ask_person(&goal, runtime),
                 }
                 if self.regression.is_some() {
                     self.interrupt_all();
@@ -228,13 +261,10 @@ impl Coordinator<'_> {
         .await?;
         let git = began.elapsed();
         if let Some(tree) = &placement.worktree {
-            self.trees.insert(goal.to_owned(), tree.dir.clone());
+            self.trees.insert(goal.to_owned(), tree.clone());
         }
-        let handle = self
-            .child(goal, placement)
-            .prepare(env)
-            .await?
-            .start(runtime);
+        self.launch_goal(goal, self.child(goal, placement, None), env, runtime)
+            .await?;
         // What starting a goal costs the run beside git (its run composed: the sandbox, the
         // store, the executor), for the fleet's benchmark and a person reading the log.
         tracing::info!(
@@ -243,6 +273,18 @@ impl Coordinator<'_> {
             git_ms = millis(git),
             "goal started"
         );
+        Ok(())
+    }
+
+    /// Starts `launch`, a run of `goal`'s own; its end comes back to the coordinator.
+    async fn launch_goal(
+        &mut self,
+        goal: &str,
+        launch: Launch,
+        env: &(dyn Env + Sync),
+        runtime: &tokio::runtime::Handle,
+    ) -> Result<()> {
+        let handle = launch.prepare(env).await?.start(runtime);
         self.handles.insert(goal.to_owned(), handle.interrupter());
         let tx = self.ended.0.clone();
         let goal = goal.to_owned();
@@ -252,11 +294,59 @@ impl Coordinator<'_> {
         Ok(())
     }
 
-    /// The launch of `goal`'s own run: the run's, scoped to the goal, placed in its worktree.
-    fn child(&self, goal: &str, placement: Placement) -> Launch {
+    /// Settles `goal`'s conflicting merge: the integration branch merged into the goal's, and
+    /// what conflicts (or still holds a conflict marker from before) given to a run of the
+    /// goal's own. Nothing left to settle: the goal merges again.
+    async fn settle(
+        &mut self,
+        goal: &str,
+        env: &(dyn Env + Sync),
+        runtime: &tokio::runtime::Handle,
+    ) -> Result<()> {
+        let Some(tree) = self.trees.get(goal).cloned() else {
+            self.schedule.ended(goal);
+            return Ok(());
+        };
+        let (env_remove, state_dir) = (self.launch.config.key_vars(), self.launch.ws.state_dir());
+        let how = self.merging(&env_remove, &state_dir);
+        let merged = merge::merge_back(&tree, &self.tree.branch, (&self.run, goal), &how).await?;
+        let mut paths = match merged {
+            Merge::Conflict { paths } => paths,
+            Merge::Merged { .. } | Merge::UpToDate => Vec::new(),
+        };
+        let before = self
+            .conflicts
+            .get(goal)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for left in settle::with_markers(&tree.dir, before) {
+            if !paths.contains(&left) {
+                paths.push(left);
+            }
+        }
+        if paths.is_empty() {
+            self.schedule.signed_off(goal);
+            return Ok(());
+        }
+        settle::reopen(&tree, &self.plan_rel, goal)?;
+        let placement =
+            crate::compose::worktree::for_fleet_settle(&self.repo, &self.launch.ws, &tree, goal);
+        let settling = Settling {
+            branch: self.tree.branch.clone(),
+            paths: paths.clone(),
+        };
+        self.conflicts.insert(goal.to_owned(), paths);
+        let launch = self.child(goal, placement, Some(settling));
+        self.launch_goal(goal, launch, env, runtime).await
+    }
+
+    /// The launch of `goal`'s own run: the run's, scoped to the goal, placed in its worktree
+    /// (settling a conflicting merge when `settling` says so).
+    fn child(&self, goal: &str, placement: Placement, settling: Option<Settling>) -> Launch {
         let l = self.launch;
         let mut spec = self.template.clone();
         spec.scope = Some(BTreeSet::from([goal.to_owned()]));
+        spec.settling = settling;
         Launch {
             ws: l.ws.clone(),
             config: l.config.clone(),
@@ -273,24 +363,35 @@ impl Coordinator<'_> {
         }
     }
 
-    /// Merges `goal` back; once merged, the verify of every goal merged so far runs again.
-    async fn merge(&mut self, goal: &str) -> Result<()> {
-        let env_remove = self.launch.config.key_vars();
-        let state_dir = self.launch.ws.state_dir();
-        let how = Merging {
+    /// How a merge of this run commits.
+    fn merging<'m>(
+        &'m self,
+        env_remove: &'m [String],
+        state_dir: &'m std::path::Path,
+    ) -> Merging<'m> {
+        Merging {
             plan: &self.plan_rel,
-            state_dir: &state_dir,
+            state_dir,
             git: crate::compose::worktree::git_of(&self.launch.config),
-            env_remove: &env_remove,
-        };
+            env_remove,
+        }
+    }
+
+    /// Merges `goal` back; once merged, the verify of every goal merged so far runs again.
+    async fn merge(&mut self, goal: &str, runtime: &tokio::runtime::Handle) -> Result<()> {
+        let (env_remove, state_dir) = (self.launch.config.key_vars(), self.launch.ws.state_dir());
+        let how = self.merging(&env_remove, &state_dir);
         let began = Instant::now();
         let merged = merge::merge(&self.tree, &self.run, goal, &how).await?;
         let git = began.elapsed();
-        self.launch.observer.note(merged.note(goal, &self.tree));
         match merged {
             Merge::Merged { .. } | Merge::UpToDate => {
+                self.launch
+                    .observer
+                    .note(merged.note(goal, &self.tree, Settles::Agent));
                 self.schedule.merged(goal);
                 self.merged.push(goal.to_owned());
+                self.conflicts.remove(goal);
                 self.tidy(goal).await;
                 let checking = Instant::now();
                 self.regression = self.recheck.after(goal, &self.merged).await;
@@ -301,25 +402,103 @@ impl Coordinator<'_> {
                     "goal merged"
                 );
             }
-            Merge::Conflict { paths } => {
-                self.schedule.conflicted(goal);
-                self.conflicts.push((goal.to_owned(), paths));
-            }
+            Merge::Conflict { paths } => self.conflicted(goal, paths, runtime),
         }
         Ok(())
     }
 
-    /// A goal's run ended: signed off (its merge comes), or not.
-    fn goal_ended(&mut self, goal: &str, finished: Result<Finished>) {
+    /// `goal`'s merge conflicted in `paths`: its agent settles it when a place is free, or, at
+    /// the `merge_attempts`th conflict, a person is asked.
+    fn conflicted(&mut self, goal: &str, paths: Vec<String>, runtime: &tokio::runtime::Handle) {
+        let ask = self.schedule.conflicted(goal);
+        let settles = if ask.is_some() {
+            Settles::Person
+        } else {
+            Settles::Agent
+        };
+        let conflict = Merge::Conflict { paths };
+        self.launch
+            .observer
+            .note(conflict.note(goal, &self.tree, settles));
+        let Merge::Conflict { paths } = conflict else {
+            return;
+        };
+        self.conflicts.insert(goal.to_owned(), paths);
+        if let Some(Step::AskPerson(goal)) = ask {
+            self.ask_person(&goal, runtime);
+        }
+    }
+
+    /// Asks a person what to do about `goal`, whose merges kept conflicting.
+    fn ask_person(&mut self, goal: &str, runtime: &tokio::runtime::Handle) {
+        let paths = self.conflicts.get(goal).cloned().unwrap_or_default();
+        let branch = goal_branch_name(self.run.as_str(), goal);
+        let about = Conflicted {
+            goal,
+            paths: &paths,
+            branch: &branch,
+            dir: self.trees.get(goal).map(|t| t.dir.as_path()),
+            integration: &self.tree.branch,
+            attempts: self.launch.config.run.merge_attempts,
+        };
+        let withdraw = CancellationToken::new();
+        person::ask(
+            &self.asker,
+            &about,
+            runtime,
+            self.heard.0.clone(),
+            withdraw.clone(),
+        );
+        self.asking.insert(goal.to_owned(), withdraw);
+    }
+
+    /// A person decided about `goal`.
+    fn decided(&mut self, goal: &str, decided: Decided) {
+        if self.asking.remove(goal).is_none() {
+            return;
+        }
+        match decided {
+            Decided::Retry if !self.interrupted && self.regression.is_none() => {
+                self.schedule.retry(goal);
+            }
+            Decided::Retry | Decided::Leave => {}
+        }
+    }
+
+    /// Withdraws every question still asked: the run ends without their answers.
+    fn withdraw_questions(&mut self) {
+        for withdraw in self.asking.values() {
+            withdraw.cancel();
+        }
+        self.asking.clear();
+    }
+
+    /// A goal's run ended: signed off (its merge comes), or not. A run that settled a conflict
+    /// and left a conflict marker is another conflict.
+    fn goal_ended(
+        &mut self,
+        goal: &str,
+        finished: Result<Finished>,
+        runtime: &tokio::runtime::Handle,
+    ) {
         self.handles.remove(goal);
+        let settling = self.schedule.phase(goal) == Some(&Phase::Working { settling: true });
         match finished {
             Ok(finished) => {
                 self.runs.push((goal.to_owned(), finished.run.clone()));
                 let done = matches!(finished.end, End::Goal(GoalEnd::AllDone { .. }));
-                if done && self.regression.is_none() {
+                if !done || self.regression.is_some() {
+                    self.schedule.ended(goal);
+                    return;
+                }
+                let left = match (settling, self.trees.get(goal), self.conflicts.get(goal)) {
+                    (true, Some(tree), Some(paths)) => settle::with_markers(&tree.dir, paths),
+                    _ => Vec::new(),
+                };
+                if left.is_empty() {
                     self.schedule.signed_off(goal);
                 } else {
-                    self.schedule.ended(goal);
+                    self.conflicted(goal, left, runtime);
                 }
             }
             Err(e) => {
@@ -332,10 +511,10 @@ impl Coordinator<'_> {
     /// Removes the worktree of `goal`, merged: its branch keeps its work. A worktree that
     /// cannot be removed stays (`tether worktree` lists it), said in the log.
     async fn tidy(&mut self, goal: &str) {
-        let Some(dir) = self.trees.remove(goal) else {
+        let Some(tree) = self.trees.remove(goal) else {
             return;
         };
-        let id = goal_run_name(&self.run, goal);
+        let (id, dir) = (goal_run_name(&self.run, goal), tree.dir);
         if let Err(e) = self.repo.remove(&id, &dir, false).await {
             tracing::warn!(goal, dir = %dir.display(), "could not remove the goal's worktree: {e}");
         }
@@ -348,7 +527,7 @@ impl Coordinator<'_> {
     }
 
     /// How the run ended, once no goal works.
-    fn end(self) -> FleetEnd {
+    fn end(mut self) -> FleetEnd {
         let finish = match &self.regression {
             Some(_) => Finish::Stuck {
                 ended: Vec::new(),
@@ -359,13 +538,21 @@ impl Coordinator<'_> {
                 waiting: self.schedule.not_merged(),
             }),
         };
+        let mut conflicts = Vec::new();
+        for goal in self.schedule.not_merged() {
+            if self.schedule.phase(&goal) == Some(&Phase::NeedsPerson)
+                && let Some(paths) = self.conflicts.remove(&goal)
+            {
+                conflicts.push((goal, paths));
+            }
+        }
         FleetEnd {
             run: self.run,
             branch: self.tree.branch,
             finish,
             merged: self.merged,
             runs: self.runs,
-            conflicts: self.conflicts,
+            conflicts,
             regression: self.regression,
         }
     }

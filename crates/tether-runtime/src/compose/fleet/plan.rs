@@ -17,8 +17,13 @@ pub(super) fn plan_in(repo: &Repo, plan: &std::path::Path) -> String {
 
 /// The schedule of the plan's goals: every active goal, and every goal already done (which
 /// counts as merged), each with its `after:`; a goal an active goal waits on that is neither
-/// (open, cancelled) is not this run's to do, so what waits on it never starts.
-pub(super) fn schedule_of(plan: &tether_plan::Plan, parallel: usize) -> Schedule {
+/// (open, cancelled) is not this run's to do, so what waits on it never starts. A person is
+/// asked at a goal's `merge_attempts`th conflicting merge.
+pub(super) fn schedule_of(
+    plan: &tether_plan::Plan,
+    parallel: usize,
+    merge_attempts: u32,
+) -> Schedule {
     use tether_plan::Status;
     let waited_on: BTreeSet<&str> = plan
         .active_goals()
@@ -41,8 +46,7 @@ pub(super) fn schedule_of(plan: &tether_plan::Plan, parallel: usize) -> Schedule
             }
         })
         .collect();
-    // A conflict is a person's to settle: the schedule asks at the first one.
-    let mut schedule = Schedule::new(goals, parallel, 1);
+    let mut schedule = Schedule::new(goals, parallel, merge_attempts);
     for id in &outside {
         schedule.ended(id);
     }

@@ -170,5 +170,6 @@ fn spec() -> GoalSpec {
         max_consecutive_failures: 3,
         context: tether_config::IterationContext::Fresh,
         scope: None,
+        settling: None,
     }
 }
