@@ -400,7 +400,9 @@ enum Ran {
 }
 
 /// Iteration `n`'s turn ([`run_turn`]), run again with the same prompt after each usage limit
-/// is waited out; a limit that cannot be waited out pauses the run.
+/// is waited out; a limit that cannot be waited out pauses the run. A reset another run of the
+/// same provider was told of is waited for before the turn starts, and a limit this run's agent
+/// hits is told to them ([`usage::SharedWait`]).
 async fn run_turn_waiting(
     at: At<'_>,
     n: u32,
@@ -412,27 +414,58 @@ async fn run_turn_waiting(
     let mut waited = std::time::Duration::ZERO;
     let mut attempt = 0_u32;
     loop {
+        if let Some((left, message)) = waits.shared.pending() {
+            let limit = UsageLimit {
+                message: format!("{message} (another run's agent of the same provider hit it)"),
+                retry_after: Some(left),
+            };
+            if let Some(stopped) =
+                wait_or_pause(at, n, &limit, left, &mut waited, interrupt).await?
+            {
+                return Ok(stopped);
+            }
+            continue;
+        }
         let limit = match run_turn(at, n, prompt.clone(), goals, interrupt).await? {
             Ok(ran) => return Ok(ran),
             Err(limit) => limit,
         };
         let wait = waits.wait_for(&limit, attempt);
-        if waits.on_limit == OnUsageLimit::Stop || waited.saturating_add(wait) > waits.max_wait {
-            let reason = usage::pause_reason(waits, &limit, wait);
-            at.deps.journal.append(
-                at.run,
-                &Event::Paused {
-                    reason: reason.clone(),
-                },
-            )?;
-            return Ok(Ran::Stopped(Stopped::Paused { reason }));
+        waits.shared.hit(wait, &limit.message);
+        if let Some(stopped) = wait_or_pause(at, n, &limit, wait, &mut waited, interrupt).await? {
+            return Ok(stopped);
         }
-        if let Some(stopped) = usage::wait_out(at, n, &limit, wait, interrupt).await? {
-            return Ok(Ran::Stopped(stopped));
-        }
-        waited = waited.saturating_add(wait);
         attempt = attempt.saturating_add(1);
     }
+}
+
+/// Waits `wait` for `limit` before iteration `n`'s turn runs again (`waited` in a row so far),
+/// or pauses the run when it may not wait that long: `None` once waited, or how the run
+/// stopped.
+async fn wait_or_pause(
+    at: At<'_>,
+    n: u32,
+    limit: &UsageLimit,
+    wait: std::time::Duration,
+    waited: &mut std::time::Duration,
+    interrupt: &CancellationToken,
+) -> Result<Option<Ran>, LoopError> {
+    let waits = &at.deps.usage;
+    if waits.on_limit == OnUsageLimit::Stop || waited.saturating_add(wait) > waits.max_wait {
+        let reason = usage::pause_reason(waits, limit, wait);
+        at.deps.journal.append(
+            at.run,
+            &Event::Paused {
+                reason: reason.clone(),
+            },
+        )?;
+        return Ok(Some(Ran::Stopped(Stopped::Paused { reason })));
+    }
+    if let Some(stopped) = usage::wait_out(at, n, limit, wait, interrupt).await? {
+        return Ok(Some(Ran::Stopped(stopped)));
+    }
+    *waited = waited.saturating_add(wait);
+    Ok(None)
 }
 
 /// Iteration `n`'s turn: recorded as started, watched for `tether cancel`, its tool calls

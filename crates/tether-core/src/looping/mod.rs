@@ -38,7 +38,7 @@ pub use kind::{
 pub use lease::{Driving, HEARTBEAT, LEASE};
 pub use open::{lock_path, open_new, reopen, resumable};
 pub use recorder::{Recorder, chain, summary};
-pub use usage::UsageWaits;
+pub use usage::{SharedWait, UsageWaits};
 
 /// What a loop needs.
 #[derive(Clone)]

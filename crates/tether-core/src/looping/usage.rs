@@ -8,8 +8,15 @@
 //! so `tether status`, `--events jsonl` and the progress line show it; `tether cancel`,
 //! `tether pause` and Ctrl+C end it promptly. Past `max_wait` in a row, or with
 //! `on_usage_limit = "stop"`, the run is paused instead, for `tether resume` later.
+//!
+//! The runs of one process whose agents use one provider share one wait ([`SharedWait`], found
+//! by [`SharedWait::for_provider`]): when one agent hits the limit, every other run's next turn
+//! waits for the same reset before it starts, instead of each agent sending its own request
+//! into the limit (a run of many goals, the runs a server drives).
 
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use tether_agent::cli::limits::UsageLimit;
 use tether_config::{ExecutorConfig, OnUsageLimit};
@@ -36,6 +43,58 @@ pub struct UsageWaits {
     /// The most added to a reported reset time (a tenth of the wait, up to this), so the retry
     /// does not arrive a moment too early.
     pub slack: Duration,
+    /// The wait this run shares with the other runs of its provider (its own by default).
+    pub shared: SharedWait,
+}
+
+/// A usage limit's reset shared by the runs of one provider: the latest reset any of them was
+/// told of, and the message that told it.
+#[derive(Clone, Default)]
+pub struct SharedWait(Arc<Mutex<Option<(Instant, String)>>>);
+
+/// The waits of this process, by provider.
+static PROVIDERS: LazyLock<Mutex<HashMap<String, SharedWait>>> = LazyLock::new(Mutex::default);
+
+impl SharedWait {
+    /// The wait every run of this process whose agent uses `provider` shares (an executor
+    /// and the endpoint or program it reaches, as the caller names it).
+    pub fn for_provider(provider: &str) -> SharedWait {
+        let mut all = PROVIDERS.lock().unwrap_or_else(PoisonError::into_inner);
+        all.entry(provider.to_owned()).or_default().clone()
+    }
+
+    /// One run's agent hit the limit `message`, which resets after `wait`: every run sharing
+    /// this waits until then too (a later reset wins).
+    pub fn hit(&self, wait: Duration, message: &str) {
+        let until = Instant::now() + wait;
+        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if held.as_ref().is_none_or(|(at, _)| *at < until) {
+            *held = Some((until, message.to_owned()));
+        }
+    }
+
+    /// How long a turn starting now waits for a reset another run was told of, and that run's
+    /// message; `None` when there is none to wait for.
+    pub fn pending(&self) -> Option<(Duration, String)> {
+        let held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let (until, message) = held.as_ref()?;
+        let left = until.checked_duration_since(Instant::now())?;
+        (!left.is_zero()).then(|| (left, message.clone()))
+    }
+}
+
+impl PartialEq for SharedWait {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for SharedWait {}
+
+impl std::fmt::Debug for SharedWait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("SharedWait").field(&self.pending()).finish()
+    }
 }
 
 impl Default for UsageWaits {
@@ -46,6 +105,7 @@ impl Default for UsageWaits {
             first_backoff: Duration::from_secs(ExecutorConfig::DEFAULT_USAGE_BACKOFF_SECS),
             max_backoff: Duration::from_secs(30 * 60),
             slack: Duration::from_secs(30),
+            shared: SharedWait::default(),
         }
     }
 }
@@ -167,5 +227,29 @@ mod tests {
             .collect();
         assert_eq!(secs, [60, 120, 240, 480, 960, 1800, 1800]);
         assert_eq!(waits.wait_for(&limit(None), u32::MAX).as_secs(), 1800);
+    }
+
+    #[test]
+    fn runs_of_one_provider_share_the_latest_reset_and_other_providers_wait_for_none() {
+        let a = SharedWait::for_provider("builtin http://one m");
+        let again = SharedWait::for_provider("builtin http://one m");
+        let other = SharedWait::for_provider("builtin http://two m");
+        assert_eq!(a, again);
+        assert_ne!(a, other);
+        assert_eq!(a.pending(), None);
+        a.hit(Duration::from_secs(60), "Rate limit reached");
+        let (left, message) = again.pending().unwrap();
+        assert!(left > Duration::from_secs(59) && left <= Duration::from_secs(60));
+        assert_eq!(message, "Rate limit reached");
+        // An earlier reset does not shorten the wait; a later one lengthens it.
+        again.hit(Duration::from_secs(1), "sooner");
+        assert_eq!(a.pending().unwrap().1, "Rate limit reached");
+        again.hit(Duration::from_secs(120), "later");
+        assert_eq!(a.pending().unwrap().1, "later");
+        assert_eq!(other.pending(), None);
+        // A reset that has passed is no wait.
+        let past = SharedWait::default();
+        past.hit(Duration::ZERO, "gone");
+        assert_eq!(past.pending(), None);
     }
 }

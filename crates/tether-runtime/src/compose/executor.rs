@@ -297,3 +297,29 @@ fn approvals(config: &Config, ws: &Workspace, human: &Desk) -> Approvals {
     let plan = tether_core::planning::PlanRef::new(ws, config);
     Approvals::new(human.broker().journal().clone(), plan.key)
 }
+
+/// How a run's loop waits out its agent's usage limits: as `[executor]` says, the wait shared
+/// with every run of this process whose agent reaches the same provider ([`provider_of`]).
+pub fn usage_waits(config: &Config) -> tether_core::looping::UsageWaits {
+    tether_core::looping::UsageWaits {
+        shared: tether_core::looping::SharedWait::for_provider(&provider_of(config)),
+        ..tether_core::looping::UsageWaits::from_config(&config.executor)
+    }
+}
+
+/// Who a run's agent reaches, as far as its usage limits go: the executor's kind and the
+/// built-in agent's endpoint and model, the command's words or the program.
+fn provider_of(config: &Config) -> String {
+    use tether_config::ExecutorKind;
+    let e = &config.executor;
+    let reach = match e.kind {
+        ExecutorKind::Builtin => config
+            .model
+            .as_ref()
+            .map(|m| format!("{} {}", m.base_url, m.model))
+            .unwrap_or_default(),
+        ExecutorKind::Command => e.command.join(" "),
+        ExecutorKind::Acp | ExecutorKind::Cli(_) => e.program.clone().unwrap_or_default(),
+    };
+    format!("{} {reach}", e.kind.as_str())
+}

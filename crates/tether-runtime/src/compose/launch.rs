@@ -18,7 +18,7 @@ use tether_agent::Executor;
 use tether_config::{Config, Env, Workspace};
 use tether_core::bounds::Pinned;
 use tether_core::goal::{self, GoalEnd, GoalSpec, RuleSettings};
-use tether_core::looping::{Deps, UsageWaits};
+use tether_core::looping::Deps;
 use tether_core::ralph::{self, RalphEnd, RalphSpec};
 use tether_human::{Console, Desk, NoticeQueue, NoticeSink};
 use tether_store::{
@@ -356,7 +356,7 @@ impl Launch {
             journal,
             executor,
             human,
-            usage: UsageWaits::from_config(&config.executor),
+            usage: crate::compose::executor::usage_waits(&config),
             price: config.model.as_ref().and_then(|m| m.price),
             loop_judge,
             env_remove: config.key_vars(),

@@ -58,7 +58,7 @@ fn repository(dir: &Path) {
     sh(
         dir,
         "git init -q -b main && git config user.name Ana && git config user.email ana@example.com \
-         && printf '.tether/\\n' > .gitignore && printf 'mode=fast\\n' > config.txt \
+         && printf '.tether/\\n*.count\\n' > .gitignore && printf 'mode=fast\\n' > config.txt \
          && git add -A && git commit -q -m start",
     );
 }
@@ -71,15 +71,22 @@ struct Fleet {
     _servers: Servers,
 }
 
-/// The fake agent and judge of a run, and the state directory its worktrees are in: kept
-/// until the test ends.
+/// The fake agent (when the agent is a model's) and judge of a run, and the state directory
+/// its worktrees are in: kept until the test ends.
 #[allow(dead_code)]
 struct Servers(
-    FakeModelServer,
+    Option<FakeModelServer>,
     FakeModelServer,
     tokio::runtime::Runtime,
     tempfile::TempDir,
 );
+
+/// Who works the goals: the built-in agent on a scripted model, or a shell script (the
+/// `command` executor, run as `sh agent.sh` in the goal's worktree).
+enum Worker {
+    Model(Script),
+    Command(&'static str),
+}
 
 fn run_fleet(plan: &str, file_of: FileOf) -> Fleet {
     start_fleet(plan, agent(file_of), file_of, "").finish()
@@ -105,16 +112,31 @@ impl Running {
 /// `tether run --parallel 2` started over `plan`, its goals worked by `agent` and judged on
 /// the files `file_of` names, with `toml` added to the configuration.
 fn start_fleet(plan: &str, agent: Script, file_of: FileOf, toml: &str) -> Running {
+    start_fleet_of(plan, Worker::Model(agent), file_of, toml)
+}
+
+/// [`start_fleet`] with the goals worked by `worker`.
+fn start_fleet_of(plan: &str, worker: Worker, file_of: FileOf, toml: &str) -> Running {
     let rt = runtime();
-    let agent = rt.block_on(FakeModelServer::start(agent)).unwrap();
     let judge = rt.block_on(FakeModelServer::start(judge(file_of))).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
+    let (agent, executor) = match worker {
+        Worker::Model(script) => {
+            let agent = rt.block_on(FakeModelServer::start(script)).unwrap();
+            let table = model_table("model", Api::OpenAiChat, &agent, "worker-model");
+            (Some(agent), table)
+        }
+        Worker::Command(script) => {
+            std::fs::write(root.join("agent.sh"), script).unwrap();
+            let table = "[executor]\nkind = \"command\"\ncommand = [\"sh\", \"agent.sh\"]\n";
+            (None, table.to_owned())
+        }
+    };
     std::fs::write(
         root.join("tether.toml"),
         format!(
-            "{}\n{}\n{toml}",
-            model_table("model", Api::OpenAiChat, &agent, "worker-model"),
+            "{executor}\n{}\n{toml}",
             model_table("judge", Api::OpenAiChat, &judge, "judge-model"),
         ),
     )
@@ -464,4 +486,83 @@ fn without_a_repository_or_a_commit_it_is_refused_before_any_contract_is_approve
         );
         assert!(!said.contains("Locked"), "{said}");
     }
+}
+
+/// `slow` and `quick` start together; `next` waits on `quick`.
+const LIMITED: &str = "# Plan: limited
+
+## Goal: Slow
+<!-- id: slow -->
+status: active
+done_when: slow.txt says done slow (TARGET-slow)
+verify: test -f slow.txt
+
+## Goal: Quick
+<!-- id: quick -->
+status: active
+done_when: quick.txt says done quick (TARGET-quick)
+verify: test -f quick.txt
+
+## Goal: Next
+<!-- id: next -->
+status: active
+after: quick
+done_when: next.txt says done next (TARGET-next)
+verify: test -f next.txt
+
+## Log
+";
+
+/// Each goal's agent writes `<goal>.txt` and signs it off; `slow`'s first turn hits its
+/// provider's limit, which resets in 8 seconds.
+const LIMITED_AGENT: &str = concat!(
+    r#"g="$TETHER_GOAL"
+n=$(cat "$g.count" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$g.count"
+if [ "$g" = slow ] && [ $n -eq 1 ]; then
+  echo "Rate limit reached; try again in 8 seconds" >&2; exit 1
+fi
+echo "done $g" > "$g.txt"
+'"#,
+    env!("CARGO_BIN_EXE_tether"),
+    r#"' goal complete "$g" --evidence "$g.txt says done $g" --path "$g.txt" >/dev/null
+echo "$g is done"
+"#
+);
+
+#[test]
+fn when_one_agent_hits_its_providers_limit_the_next_goals_agent_waits_for_the_same_reset() {
+    let fleet = start_fleet_of(LIMITED, Worker::Command(LIMITED_AGENT), own, "").finish();
+    let (root, out) = (fleet.dir.path(), &fleet.out);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let store = tether_store::Store::open(root.join(".tether/tether.db")).unwrap();
+    let events = store
+        .events_all_after(tether_store::Seq(0), 10_000)
+        .unwrap();
+    let waits: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Some(tether_store::Event::WaitingForUsageLimit { message, .. }) => {
+                Some((e.run_id.clone().unwrap(), e.seq, message.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    // `slow` met the limit itself; `next`, started while it lasted, waited for the same reset
+    // before its agent's first turn (no request of its own into the limit).
+    assert_eq!(waits.len(), 2, "{waits:?}");
+    assert_eq!(waits[0].2, "Rate limit reached; try again in 8 seconds");
+    let (run, seq, message) = &waits[1];
+    assert_eq!(
+        message,
+        "Rate limit reached; try again in 8 seconds (another run's agent of the same provider \
+         hit it)"
+    );
+    assert_ne!(run, &waits[0].0);
+    let before: Vec<&str> = events
+        .iter()
+        .filter(|e| e.run_id.as_ref() == Some(run) && e.seq < *seq)
+        .map(|e| e.kind.as_str())
+        .collect();
+    assert!(!before.contains(&"iteration_started"), "{before:?}");
 }
