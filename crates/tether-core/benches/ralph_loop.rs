@@ -136,6 +136,7 @@ fn builtin_agent_loop() {
         git: tether_git::Confinement::default(),
         isolation: Default::default(),
         bounds: None,
+        pool: None,
     };
     let rt = runtime();
     let started = Instant::now();
@@ -203,6 +204,7 @@ fn prompt_bytes_shared() {
             git: tether_git::Confinement::default(),
             isolation: Default::default(),
             bounds: None,
+            pool: None,
         };
         let before = server.request_count();
         rt.block_on(ralph::start(
@@ -261,6 +263,7 @@ fn main() {
         git: tether_git::Confinement::default(),
         isolation: Default::default(),
         bounds: None,
+        pool: None,
     };
     let spec = spec(ITERATIONS);
     let runtime = runtime();
@@ -316,6 +319,7 @@ fn mean_iteration_ms(n: u32, judge: Option<tether_core::loop_judge::LoopJudge>) 
         git: tether_git::Confinement::default(),
         isolation: Default::default(),
         bounds: None,
+        pool: None,
     };
     let rt = runtime();
     rt.block_on(ralph::start(

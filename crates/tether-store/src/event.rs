@@ -130,6 +130,10 @@ pub enum Event {
         /// The goal whose own budget (its `budget:` line) was spent; `None` for the run's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         goal_id: Option<String>,
+        /// The budget was the one the goal runs of a run of many goals share, spent by all of
+        /// them together.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        shared: bool,
     },
     /// A person raised a budget (`tether resume --add-tokens 500k`, ...).
     BudgetRaised {

@@ -199,6 +199,9 @@ pub struct SpentBudget {
     /// Whether a person has raised it since.
     #[serde(default)]
     pub raised: bool,
+    /// Whether it was the budget the goal runs of a run of many goals share.
+    #[serde(default)]
+    pub shared: bool,
 }
 
 impl SpentBudget {
@@ -206,6 +209,7 @@ impl SpentBudget {
     pub fn describe(&self) -> String {
         match &self.goal_id {
             Some(goal) => format!("goal {goal}'s {}", self.overrun),
+            None if self.shared => format!("the goals' shared {}", self.overrun),
             None => format!("the run's {}", self.overrun),
         }
     }
@@ -424,6 +428,7 @@ impl RunState {
                 used,
                 limit,
                 goal_id,
+                shared,
             } => {
                 self.budget_spent = Some(SpentBudget {
                     overrun: Overrun {
@@ -433,6 +438,7 @@ impl RunState {
                     },
                     goal_id: goal_id.clone(),
                     raised: false,
+                    shared: *shared,
                 });
             }
             Event::BudgetRaised {

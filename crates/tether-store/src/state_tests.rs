@@ -427,6 +427,7 @@ fn a_spent_budget_is_kept_until_resumed_and_raises_add_up() {
         used: 1200.0,
         limit: 1000.0,
         goal_id: None,
+        shared: false,
     };
     let raise = |unit, amount, goal: Option<&str>| Event::BudgetRaised {
         unit,

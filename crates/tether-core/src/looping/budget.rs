@@ -25,6 +25,7 @@ pub(super) fn spent(
             overrun,
             goal_id: None,
             raised: false,
+            shared: false,
         });
     }
     goals.iter().find_map(|focus| {
@@ -35,18 +36,41 @@ pub(super) fn spent(
             overrun,
             goal_id: Some(focus.id.clone()),
             raised: false,
+            shared: false,
         })
     })
 }
 
-/// Stops the run when a budget is spent: records which, then `budget_exhausted`.
+/// The budget a run of many goals shares, when this run is one of its goals' and the goals
+/// have spent it together.
+fn pool_spent(at: At<'_>, now: i64) -> Result<Option<SpentBudget>, LoopError> {
+    let Some(pool) = &at.deps.pool else {
+        return Ok(None);
+    };
+    Ok(pool
+        .spent(&at.deps.journal, now)?
+        .map(|overrun| SpentBudget {
+            overrun,
+            goal_id: None,
+            raised: false,
+            shared: true,
+        }))
+}
+
+/// Stops the run when a budget is spent (the shared one of a run of many goals first): records
+/// which, then `budget_exhausted`.
 pub(super) async fn check(
     at: At<'_>,
     state: &RunState,
     limits: &Limits,
     goals: &[Focus],
 ) -> Result<Option<Stopped>, LoopError> {
-    let Some(spent) = spent(state, limits, goals, now_ms()) else {
+    let now = now_ms();
+    let spent = match pool_spent(at, now)? {
+        Some(spent) => Some(spent),
+        None => spent(state, limits, goals, now),
+    };
+    let Some(spent) = spent else {
         return Ok(None);
     };
     tracing::info!(run = %at.run, "{}", spent.describe());
@@ -57,6 +81,7 @@ pub(super) async fn check(
             used: spent.overrun.used,
             limit: spent.overrun.limit,
             goal_id: spent.goal_id.clone(),
+            shared: spent.shared,
         },
     )?;
     driver::finish(at.deps, at.run, Outcome::BudgetExhausted).await?;

@@ -401,8 +401,8 @@ enum Ran {
 
 /// Iteration `n`'s turn ([`run_turn`]), run again with the same prompt after each usage limit
 /// is waited out; a limit that cannot be waited out pauses the run. A reset another run of the
-/// same provider was told of is waited for before the turn starts, and a limit this run's agent
-/// hits is told to them ([`usage::SharedWait`]).
+/// same provider waits for is waited for before the turn starts, and a limit this run waits out
+/// is told to them ([`usage::SharedWait`]).
 async fn run_turn_waiting(
     at: At<'_>,
     n: u32,
@@ -431,7 +431,6 @@ async fn run_turn_waiting(
             Err(limit) => limit,
         };
         let wait = waits.wait_for(&limit, attempt);
-        waits.shared.hit(wait, &limit.message);
         if let Some(stopped) = wait_or_pause(at, n, &limit, wait, &mut waited, interrupt).await? {
             return Ok(stopped);
         }
@@ -461,6 +460,9 @@ async fn wait_or_pause(
         )?;
         return Ok(Some(Ran::Stopped(Stopped::Paused { reason })));
     }
+    // A run that waits has every other run of its provider wait with it (one that pauses does
+    // not: a person resuming it, or another run, may find the limit gone).
+    waits.shared.hit(wait, &limit.message);
     if let Some(stopped) = usage::wait_out(at, n, limit, wait, interrupt).await? {
         return Ok(Some(Ran::Stopped(stopped)));
     }

@@ -18,6 +18,7 @@ mod judged;
 mod kind;
 mod lease;
 mod open;
+mod pool;
 mod recorder;
 mod usage;
 
@@ -37,6 +38,7 @@ pub use kind::{
 };
 pub use lease::{Driving, HEARTBEAT, LEASE};
 pub use open::{lock_path, open_new, reopen, resumable};
+pub use pool::BudgetPool;
 pub use recorder::{Recorder, chain, summary};
 pub use usage::{SharedWait, UsageWaits};
 
@@ -72,6 +74,8 @@ pub struct Deps {
     /// change of it), and how to see its file change while the run is driven; `None` records
     /// and watches nothing.
     pub bounds: Option<Arc<crate::bounds::Pinned>>,
+    /// The budget a goal run of a run of many goals shares with the others, if it is one.
+    pub pool: Option<BudgetPool>,
 }
 
 /// What a run in a worktree of its own adds to the loop (nothing, by default).

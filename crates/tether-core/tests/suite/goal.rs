@@ -57,6 +57,7 @@ impl Fixture {
             git: tether_git::Confinement::default(),
             isolation: Default::default(),
             bounds: None,
+            pool: None,
         }
     }
     pub(super) fn store(&self) -> Store {

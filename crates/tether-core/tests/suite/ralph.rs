@@ -43,6 +43,7 @@ impl Fixture {
             git: tether_git::Confinement::default(),
             isolation: Default::default(),
             bounds: None,
+            pool: None,
         }
     }
     fn kinds(&self, deps: &Deps, run: &tether_store::RunId) -> Vec<String> {
@@ -548,4 +549,39 @@ async fn a_process_whose_run_was_taken_over_writes_nothing_more_and_stops() {
         LoopError::Driven { holder, .. } => assert_eq!(holder, them),
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn runs_sharing_a_pool_stop_once_they_have_spent_it_together() {
+    let f = Fixture::new();
+    let mut deps = f.deps(Scripted::new(vec![]));
+    let limits = tether_store::Budget {
+        iterations: Some(3),
+        ..tether_store::Budget::default()
+    };
+    let pool = tether_core::looping::BudgetPool::new(limits, tether_store::now_ms());
+    deps.pool = Some(pool.clone());
+    // Each run alone may run ten iterations; together they may run three.
+    let mut ends = Vec::new();
+    for _ in 0..2 {
+        let joined = pool.clone();
+        let (run, end) = ralph::start(
+            &deps,
+            spec(Some("DONE"), Some(10)),
+            CancellationToken::new(),
+            move |run| joined.join(run),
+        )
+        .await
+        .unwrap();
+        let spent = deps.journal.state(&run).unwrap().budget_spent.unwrap();
+        assert!(spent.shared && spent.goal_id.is_none(), "{spent:?}");
+        ends.push(end);
+    }
+    assert_eq!(
+        ends,
+        [
+            RalphEnd::Stopped(Stopped::BudgetSpent { iteration: 3 }),
+            RalphEnd::Stopped(Stopped::BudgetSpent { iteration: 0 }),
+        ]
+    );
 }

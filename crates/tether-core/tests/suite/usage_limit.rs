@@ -48,6 +48,7 @@ impl Fixture {
             git: tether_git::Confinement::default(),
             isolation: Default::default(),
             bounds: None,
+            pool: None,
         }
     }
 }

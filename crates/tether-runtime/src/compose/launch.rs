@@ -261,6 +261,9 @@ pub struct Launch {
     pub observer: Arc<dyn Observer>,
     /// How the process runs the tether commands the agent hands over.
     pub host: Host,
+    /// The budget a goal's run in a run of many goals shares with the other goals' runs (its
+    /// id joined to it beforehand); `None` for any other run.
+    pub pool: Option<tether_core::looping::BudgetPool>,
 }
 
 impl Launch {
@@ -281,6 +284,7 @@ impl Launch {
             notice_grace,
             observer,
             host,
+            pool,
         } = self;
         // A goal run with nothing to work on is refused before anything is made for it.
         if let RunSpec::Goal(goal) = &spec {
@@ -363,6 +367,7 @@ impl Launch {
             git: tether_signoff::git_confinement(&config),
             isolation,
             bounds: Some(Arc::new(bounds)),
+            pool,
         };
         Ok(Prepared {
             ws,

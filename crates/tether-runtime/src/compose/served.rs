@@ -211,6 +211,7 @@ impl Runs {
             notice_grace: crate::compose::process::notice_grace(&*self.env),
             observer: Arc::new(Log),
             host: self.host.clone(),
+            pool: None,
         }
     }
 

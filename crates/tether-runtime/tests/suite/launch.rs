@@ -87,6 +87,7 @@ async fn compose(ws: &Workspace, spec: RunSpec) -> tether_runtime::Result<Prepar
         notice_grace: Duration::from_secs(1),
         observer: Arc::new(Log),
         host: Host::new(Arc::new(Refuse)),
+        pool: None,
     };
     launch.prepare(&env).await
 }

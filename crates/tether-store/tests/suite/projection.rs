@@ -48,9 +48,11 @@ fn event() -> impl Strategy<Value = Event> {
                 cost_usd: quarters.map(|q| f64::from(q) / 4.0),
             }
         ),
-        1 => (0u8..4, 0u32..100).prop_map(|(unit, amount)| Event::BudgetSpent {
-            unit: Unit::ALL[usize::from(unit)], used: f64::from(amount), limit: 10.0,
-            goal_id: None,
+        1 => (0u8..4, 0u32..100, any::<bool>()).prop_map(|(unit, amount, shared)| {
+            Event::BudgetSpent {
+                unit: Unit::ALL[usize::from(unit)], used: f64::from(amount), limit: 10.0,
+                goal_id: None, shared,
+            }
         }),
         1 => (0u8..4, 0u32..100, any::<bool>()).prop_map(|(unit, amount, goal)| {
             Event::BudgetRaised {

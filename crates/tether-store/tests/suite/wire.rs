@@ -42,6 +42,7 @@ fn one_of_each(question_id: tether_store::QuestionId) -> Vec<Event> {
             used: 512_340.0,
             limit: 500_000.0,
             goal_id: None,
+            shared: true,
         },
         Event::BudgetRaised {
             unit: Unit::Tokens,

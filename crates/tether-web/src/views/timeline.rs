@@ -193,10 +193,12 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
             used,
             limit,
             goal_id,
+            shared,
         } => (
             "rule",
             html! {
-                @if let Some(goal) = goal_id { "Goal " code { (text(goal)) } "'s " } @else { "The run's " }
+                @if let Some(goal) = goal_id { "Goal " code { (text(goal)) } "'s " }
+                @else if *shared { "The goals' shared " } @else { "The run's " }
                 (unit.noun()) " spent: " (unit.format(*used)) " of " (unit.format(*limit))
             },
         ),

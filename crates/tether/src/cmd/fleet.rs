@@ -92,6 +92,9 @@ fn closing(end: &FleetEnd) -> (String, Exit) {
             if !waiting.is_empty() {
                 line.push_str(&format!("; waiting on them: {}", waiting.join(", ")));
             }
+            if let Some(spent) = &end.budget_spent {
+                line.push_str(&format!("; {}", spent.describe()));
+            }
             line.push_str(&format!("; merged: {merged}"));
             (line, Exit::Paused)
         }

@@ -107,6 +107,7 @@ pub fn launch(
         notice_grace: tether_runtime::process::notice_grace(ctx.env),
         observer: Arc::new(Terminal { banner }),
         host: crate::bridged::host(),
+        pool: None,
     }
 }
 

@@ -566,3 +566,51 @@ fn when_one_agent_hits_its_providers_limit_the_next_goals_agent_waits_for_the_sa
         .collect();
     assert!(!before.contains(&"iteration_started"), "{before:?}");
 }
+
+/// Three goals of their own, each done in one iteration.
+const THREE: &str = "# Plan: three
+
+## Goal: One
+<!-- id: one -->
+status: active
+done_when: the file TARGET-one exists as one.txt
+verify: test -f one.txt
+
+## Goal: Two
+<!-- id: two -->
+status: active
+done_when: the file TARGET-two exists as two.txt
+verify: test -f two.txt
+
+## Goal: Three
+<!-- id: three -->
+status: active
+done_when: the file TARGET-three exists as three.txt
+verify: test -f three.txt
+
+## Log
+";
+
+#[test]
+fn the_runs_budget_is_shared_by_its_goals_and_no_goal_starts_once_they_have_spent_it() {
+    // Two iterations for the whole run: each goal alone would have two.
+    let toml = "[loop]\nmax_iterations = 2\n";
+    let fleet = start_fleet(THREE, agent(own), own, toml).finish();
+    let (root, out) = (fleet.dir.path(), &fleet.out);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(4), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("stopped with goals not merged: three")
+            && stdout.contains("; the goals' shared iteration budget spent: 2 iterations of 2"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("merged: one, two"), "{stdout}");
+    // `three` never started: no run of its own, nothing of it on the run's branch.
+    assert_eq!(stderr.matches("goal run r-").count(), 2, "{stderr}");
+    let branch = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("branch "))
+        .and_then(|l| l.split(':').next())
+        .unwrap();
+    assert!(sh(root, &format!("git ls-tree --name-only {branch}")).contains("two.txt"));
+}

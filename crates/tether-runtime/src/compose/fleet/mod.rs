@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use tether_config::Env;
 use tether_core::fleet::{Finish, Phase, Schedule, Step};
 use tether_core::goal::{GoalEnd, Settling};
+use tether_core::looping::BudgetPool;
 use tether_store::RunId;
 use tether_worktree::{Merge, Repo, Worktree, goal_branch_name};
 use tokio::sync::mpsc;
@@ -72,6 +73,8 @@ pub struct FleetEnd {
     pub conflicts: Vec<(String, Vec<String>)>,
     /// The merge after which a merged goal's verify failed, when one did: the run stopped.
     pub regression: Option<Regression>,
+    /// The run's budget, when its goals' runs spent it together (no goal started after).
+    pub budget_spent: Option<tether_store::SpentBudget>,
 }
 
 /// A goal's run ended: the goal, and how.
@@ -122,7 +125,12 @@ impl Fleet {
         let doc = tether_plan::file::read(&plan_path).map_err(Error::FleetPlan)?;
         let recheck = recheck::Recheck::new(&launch, &integration, doc.plan())?;
         let store = crate::compose::store::open(&launch.ws, env)?;
+        let journal =
+            tether_store::Journal::new(crate::compose::store::open(&launch.ws, env)?, Vec::new())?;
         let asker = Asker::new(&launch.ws, &launch.config, store, launch.console.clone())?;
+        let mut limits = template.budget;
+        limits.iterations = template.max_iterations;
+        let pool = BudgetPool::new(limits, tether_store::now_ms());
         let attempts = launch.config.run.merge_attempts;
         let c = Coordinator {
             schedule: plan::schedule_of(doc.plan(), parallel, attempts),
@@ -144,6 +152,8 @@ impl Fleet {
             asking: HashMap::new(),
             heard: mpsc::unbounded_channel(),
             interrupted: false,
+            pool,
+            journal,
         };
         c.drive(env, runtime, interrupt).await
     }
@@ -176,6 +186,10 @@ struct Coordinator<'a> {
     heard: (mpsc::UnboundedSender<Heard>, mpsc::UnboundedReceiver<Heard>),
     /// Whether the run was interrupted: no goal starts after.
     interrupted: bool,
+    /// The run's budgets, shared by its goals' runs.
+    pool: BudgetPool,
+    /// The store, for what the goals' runs spent.
+    journal: tether_store::Journal,
 }
 
 impl Coordinator<'_> {
@@ -250,6 +264,10 @@ impl Coordinator<'_> {
         env: &(dyn Env + Sync),
         runtime: &tokio::runtime::Handle,
     ) -> Result<()> {
+        if self.budget_spent().is_some() {
+            self.schedule.ended(goal);
+            return Ok(());
+        }
         let began = Instant::now();
         let placement = crate::compose::worktree::for_fleet_goal(
             &self.repo,
@@ -284,6 +302,9 @@ impl Coordinator<'_> {
         env: &(dyn Env + Sync),
         runtime: &tokio::runtime::Handle,
     ) -> Result<()> {
+        if let Some(run) = launch.placement.as_ref().and_then(|p| p.run_id.as_ref()) {
+            self.pool.join(run);
+        }
         let handle = launch.prepare(env).await?.start(runtime);
         self.handles.insert(goal.to_owned(), handle.interrupter());
         let tx = self.ended.0.clone();
@@ -307,6 +328,10 @@ impl Coordinator<'_> {
             self.schedule.ended(goal);
             return Ok(());
         };
+        if self.budget_spent().is_some() {
+            self.schedule.ended(goal);
+            return Ok(());
+        }
         let (env_remove, state_dir) = (self.launch.config.key_vars(), self.launch.ws.state_dir());
         let how = self.merging(&env_remove, &state_dir);
         let merged = merge::merge_back(&tree, &self.tree.branch, (&self.run, goal), &how).await?;
@@ -360,6 +385,7 @@ impl Coordinator<'_> {
             notice_grace: l.notice_grace,
             observer: l.observer.clone(),
             host: l.host.clone(),
+            pool: Some(self.pool.clone()),
         }
     }
 
@@ -520,6 +546,23 @@ impl Coordinator<'_> {
         }
     }
 
+    /// The run's budget its goals' runs have spent together, if they have (a store that
+    /// cannot say is taken as not spent: each goal's run checks it again).
+    fn budget_spent(&self) -> Option<tether_store::SpentBudget> {
+        match self.pool.spent(&self.journal, tether_store::now_ms()) {
+            Ok(overrun) => overrun.map(|overrun| tether_store::SpentBudget {
+                overrun,
+                goal_id: None,
+                raised: false,
+                shared: true,
+            }),
+            Err(e) => {
+                tracing::warn!("could not read what the goals' runs spent: {e}");
+                None
+            }
+        }
+    }
+
     fn interrupt_all(&self) {
         for stop in self.handles.values() {
             stop.cancel();
@@ -546,9 +589,14 @@ impl Coordinator<'_> {
                 conflicts.push((goal, paths));
             }
         }
+        let budget_spent = match finish {
+            Finish::AllMerged => None,
+            Finish::Stuck { .. } => self.budget_spent(),
+        };
         FleetEnd {
             run: self.run,
             branch: self.tree.branch,
+            budget_spent,
             finish,
             merged: self.merged,
             runs: self.runs,

@@ -138,6 +138,7 @@ impl Demo {
             isolation: Default::default(),
             // A throwaway workspace of its own: no tether.toml of the person's to keep to.
             bounds: None,
+            pool: None,
         };
         Ok(Demo {
             deps,
