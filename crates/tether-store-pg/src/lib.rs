@@ -41,6 +41,7 @@ mod backend;
 mod conn;
 mod connect;
 mod error;
+mod fleets;
 mod import;
 mod iterations;
 mod journal;

@@ -10,7 +10,7 @@ use deadpool_postgres::Client;
 use crate::error::{PgStoreError, Result};
 
 /// The schema version this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// The migrations, by version.
 const MIGRATIONS: &[(i64, &str)] = &[
@@ -18,6 +18,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (2, include_str!("migrations/0002_workspace_scope.sql")),
     (3, include_str!("migrations/0003_contract_terms.sql")),
     (4, include_str!("migrations/0004_run_leases.sql")),
+    (5, include_str!("migrations/0005_fleets.sql")),
 ];
 
 /// The advisory lock key migrations hold ("tether" and 1).

@@ -170,6 +170,17 @@ macro_rules! with_store_operations {
     /// the newest when `None`; an unknown `after` gives none): a team's list by machine,
     /// workspace or state, read by the store, however many runs it holds.
     fn runs_matching(&self, filter: &$crate::RunFilter, after: Option<&$crate::RunId>, limit: usize) -> $crate::Result<Vec<$crate::Run>>;
+    /// Records a new run of many goals (see `fleets.rs`), every goal `waiting`.
+    fn begin_fleet(&self, fleet: &$crate::NewFleet) -> $crate::Result<()>;
+    /// Records that goal `goal_id` of run of many goals `fleet_id` is now `state`; with
+    /// `run_id`, worked on by that goal run on this machine.
+    fn set_fleet_goal(&self, fleet_id: &$crate::RunId, goal_id: &str, state: $crate::GoalState, run_id: Option<&$crate::RunId>) -> $crate::Result<()>;
+    /// Records that the run of many goals `fleet_id` ended, and how.
+    fn end_fleet(&self, fleet_id: &$crate::RunId, outcome: &str) -> $crate::Result<()>;
+    /// The run of many goals with this id, with its goals in the plan's order.
+    fn fleet(&self, fleet_id: &$crate::RunId) -> $crate::Result<$crate::Fleet>;
+    /// Up to `limit` runs of many goals, newest first, each with its goals.
+    fn fleets(&self, limit: usize) -> $crate::Result<Vec<$crate::Fleet>>;
     /// Claims the run for `holder` for `ttl_ms` (see `leases.rs`): the lease with a new fencing
     /// token, unless another holder's lease is live ([`Claim::Held`](crate::Claim)). A lapsed
     /// or released lease, the caller's own, or one whose holder `is_gone` (the caller knows

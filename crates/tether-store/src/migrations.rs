@@ -58,10 +58,15 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0007_run_leases.sql",
         sql: include_str!("migrations/0007_run_leases.sql"),
     },
+    Migration {
+        version: 8,
+        name: "0008_fleets.sql",
+        sql: include_str!("migrations/0008_fleets.sql"),
+    },
 ];
 
 /// The schema version this build creates and understands.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 fn user_version(conn: &Connection) -> Result<i64> {
     Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)

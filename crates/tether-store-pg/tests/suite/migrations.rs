@@ -26,6 +26,8 @@ async fn a_fresh_database_gets_the_current_schema() {
             "cancellations",
             "contract_approvals",
             "events",
+            "fleet_goals",
+            "fleets",
             "iterations",
             "question_posts",
             "questions",
