@@ -186,6 +186,14 @@ impl Schedule {
         }
     }
 
+    /// Every goal in the plan's order, with its `after:` (of the run's goals) and where it is.
+    pub fn goals(&self) -> impl Iterator<Item = (&str, &[String], &Phase)> {
+        self.order.iter().filter_map(|id| {
+            let entry = self.goals.get(id)?;
+            Some((id.as_str(), entry.after.as_slice(), &entry.phase))
+        })
+    }
+
     /// Where `goal` is.
     pub fn phase(&self, goal: &str) -> Option<&Phase> {
         self.goals.get(goal).map(|e| &e.phase)

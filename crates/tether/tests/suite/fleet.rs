@@ -189,6 +189,28 @@ fn a_diamond_of_goals_runs_two_at_once_and_merges_into_the_runs_branch() {
         &format!("git rev-list --merges --count main..{branch}"),
     );
     assert_eq!(merges.trim(), "5");
+    // The store holds the run of many goals: every goal merged, each by a goal run of its own.
+    let store = tether_store::Store::open(root.join(".tether/tether.db")).unwrap();
+    let fleet = store.fleets(1).unwrap().remove(0);
+    assert_eq!(fleet.branch, branch);
+    assert_eq!(fleet.outcome.as_deref(), Some("all_merged"));
+    let goals: Vec<(&str, tether_store::GoalState, bool)> = fleet
+        .goals
+        .iter()
+        .map(|g| (g.goal_id.as_str(), g.state, g.run_id.is_some()))
+        .collect();
+    let merged = tether_store::GoalState::Merged;
+    assert_eq!(
+        goals,
+        [
+            ("base", merged, true),
+            ("left", merged, true),
+            ("right", merged, true),
+            ("top", merged, true),
+            ("alone", merged, true)
+        ]
+    );
+    assert_eq!(fleet.goals[3].after, ["left", "right"]);
     // Its plan has every goal signed off: a goal's branch starts from the plan as merged so far.
     let plan = sh(root, &format!("git show {branch}:plan.md"));
     assert_eq!(plan.matches("status: done").count(), 5, "{plan}");

@@ -40,6 +40,7 @@ mod merge;
 mod person;
 mod plan;
 mod recheck;
+mod record;
 mod settle;
 
 use merge::{Merging, Said};
@@ -132,8 +133,21 @@ impl Fleet {
         limits.iterations = template.max_iterations;
         let pool = BudgetPool::new(limits, tether_store::now_ms());
         let attempts = launch.config.run.merge_attempts;
+        let schedule = plan::schedule_of(doc.plan(), parallel, attempts);
+        let new = tether_store::NewFleet {
+            id: run.clone(),
+            workspace: launch.ws.root().to_path_buf(),
+            plan_path: template.plan.clone(),
+            branch: tree.branch.clone(),
+            parallel: u32::try_from(parallel).unwrap_or(u32::MAX),
+            goals: schedule
+                .goals()
+                .map(|(goal, after, _)| (goal.to_owned(), after.to_vec()))
+                .collect(),
+        };
+        let record = record::Record::begin(journal, &new, &schedule);
         let c = Coordinator {
-            schedule: plan::schedule_of(doc.plan(), parallel, attempts),
+            schedule,
             plan_rel: plan::plan_in(&repo, &plan_path),
             tree,
             run,
@@ -153,7 +167,7 @@ impl Fleet {
             heard: mpsc::unbounded_channel(),
             interrupted: false,
             pool,
-            journal,
+            record,
         };
         c.drive(env, runtime, interrupt).await
     }
@@ -188,8 +202,8 @@ struct Coordinator<'a> {
     interrupted: bool,
     /// The run's budgets, shared by its goals' runs.
     pool: BudgetPool,
-    /// The store, for what the goals' runs spent.
-    journal: tether_store::Journal,
+    /// The store's record of the run.
+    record: record::Record,
 }
 
 impl Coordinator<'_> {
@@ -203,6 +217,7 @@ impl Coordinator<'_> {
             if self.regression.is_none() {
                 self.take_steps(env, runtime).await?;
             }
+            self.record.sync(&self.schedule);
             if self.regression.is_some() || interrupt.is_cancelled() {
                 self.withdraw_questions();
             }
@@ -304,6 +319,7 @@ impl Coordinator<'_> {
     ) -> Result<()> {
         if let Some(run) = launch.placement.as_ref().and_then(|p| p.run_id.as_ref()) {
             self.pool.join(run);
+            self.record.working(goal, run);
         }
         let handle = launch.prepare(env).await?.start(runtime);
         self.handles.insert(goal.to_owned(), handle.interrupter());
@@ -549,7 +565,7 @@ impl Coordinator<'_> {
     /// The run's budget its goals' runs have spent together, if they have (a store that
     /// cannot say is taken as not spent: each goal's run checks it again).
     fn budget_spent(&self) -> Option<tether_store::SpentBudget> {
-        match self.pool.spent(&self.journal, tether_store::now_ms()) {
+        match self.pool.spent(self.record.journal(), tether_store::now_ms()) {
             Ok(overrun) => overrun.map(|overrun| tether_store::SpentBudget {
                 overrun,
                 goal_id: None,
@@ -589,6 +605,13 @@ impl Coordinator<'_> {
                 conflicts.push((goal, paths));
             }
         }
+        let outcome = match (&finish, &self.regression) {
+            (_, Some(_)) => "stopped",
+            (Finish::AllMerged, None) => "all_merged",
+            (Finish::Stuck { .. }, None) if self.interrupted => "interrupted",
+            (Finish::Stuck { .. }, None) => "stuck",
+        };
+        self.record.end(&self.schedule, outcome);
         let budget_spent = match finish {
             Finish::AllMerged => None,
             Finish::Stuck { .. } => self.budget_spent(),
