@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
-use tether_store::{Fleet, FleetGoal, GoalState, NewFleet, RunId};
+use tether_store::{Event, Fleet, FleetGoal, GoalState, NewFleet, RunId};
 use tokio_postgres::Row;
 
 use crate::error::{PgStoreError, Result};
-use crate::journal::{get, limit_of, parse};
+use crate::journal::{append_in, get, limit_of, parse};
 use crate::store::PgStore;
 
 const FLEET_COLUMNS: &str =
@@ -66,6 +66,10 @@ impl PgStore {
             )
             .await?;
         }
+        let started = Event::FleetStarted {
+            fleet_id: fleet.id.clone(),
+        };
+        append_in(&tx, None, now, &[started]).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -79,15 +83,17 @@ impl PgStore {
         state: GoalState,
         run_id: Option<&RunId>,
     ) -> Result<()> {
-        let client = self.client().await?;
-        let update = client
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let now = self.now();
+        let update = tx
             .prepare_cached(
                 "UPDATE fleet_goals SET state = $3, run_id = COALESCE($4, run_id), \
                  machine = CASE WHEN $4::TEXT IS NULL THEN machine ELSE $5 END, \
                  updated_at_ms = $6 WHERE fleet_id = $1 AND goal_id = $2",
             )
             .await?;
-        let changed = client
+        let changed = tx
             .execute(
                 &update,
                 &[
@@ -96,7 +102,7 @@ impl PgStore {
                     &state.as_str(),
                     &run_id.map(RunId::as_str),
                     &tether_store::this_machine(),
-                    &self.now(),
+                    &now,
                 ],
             )
             .await?;
@@ -106,21 +112,36 @@ impl PgStore {
                 id: format!("{fleet_id}/{goal_id}"),
             });
         }
+        let moved = Event::FleetGoalMoved {
+            fleet_id: fleet_id.clone(),
+            goal_id: goal_id.to_owned(),
+            state,
+        };
+        append_in(&tx, None, now, &[moved]).await?;
+        tx.commit().await?;
         Ok(())
     }
 
     /// Records that a run of many goals ended, and how.
     pub async fn end_fleet(&self, fleet_id: &RunId, outcome: &str) -> Result<()> {
-        let client = self.client().await?;
-        let update = client
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let now = self.now();
+        let update = tx
             .prepare_cached("UPDATE fleets SET ended_at_ms = $2, outcome = $3 WHERE id = $1")
             .await?;
-        let changed = client
-            .execute(&update, &[&fleet_id.as_str(), &self.now(), &outcome])
+        let changed = tx
+            .execute(&update, &[&fleet_id.as_str(), &now, &outcome])
             .await?;
         if changed == 0 {
             return Err(fleet_not_found(fleet_id));
         }
+        let ended = Event::FleetEnded {
+            fleet_id: fleet_id.clone(),
+            outcome: outcome.to_owned(),
+        };
+        append_in(&tx, None, now, &[ended]).await?;
+        tx.commit().await?;
         Ok(())
     }
 

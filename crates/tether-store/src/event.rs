@@ -310,6 +310,29 @@ pub enum Event {
         /// How.
         outcome: Outcome,
     },
+    /// A run of many goals began, its goals waiting. Written, with no run, by
+    /// [`crate::Store::begin_fleet`].
+    FleetStarted {
+        /// The run of many goals.
+        fleet_id: RunId,
+    },
+    /// A goal of a run of many goals moved. Written, with no run, by
+    /// [`crate::Store::set_fleet_goal`].
+    FleetGoalMoved {
+        /// The run of many goals.
+        fleet_id: RunId,
+        /// The goal.
+        goal_id: String,
+        /// Where it stands now.
+        state: crate::GoalState,
+    },
+    /// A run of many goals ended. Written, with no run, by [`crate::Store::end_fleet`].
+    FleetEnded {
+        /// The run of many goals.
+        fleet_id: RunId,
+        /// How (`all_merged`, `stuck`, `stopped`, `interrupted`).
+        outcome: String,
+    },
 }
 
 impl Event {
@@ -345,6 +368,9 @@ impl Event {
             Event::ContractApproved { .. } => "contract_approved",
             Event::WaitingForUsageLimit { .. } => "waiting_for_usage_limit",
             Event::RunFinished { .. } => "run_finished",
+            Event::FleetStarted { .. } => "fleet_started",
+            Event::FleetGoalMoved { .. } => "fleet_goal_moved",
+            Event::FleetEnded { .. } => "fleet_ended",
         }
     }
 }

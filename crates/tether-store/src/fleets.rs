@@ -5,19 +5,23 @@
 //! The process coordinating the run writes it: [`crate::Store::begin_fleet`] once, every goal
 //! `waiting`; [`crate::Store::set_fleet_goal`] as each goal moves (with the goal run working on
 //! it, and this machine); [`crate::Store::end_fleet`] with how it ended. Each goal's own run is
-//! an ordinary run beside it.
+//! an ordinary run beside it. Each of the three writes a journal event of no run in the same
+//! transaction (`fleet_started`, `fleet_goal_moved`, `fleet_ended`), so live pages and other
+//! machines hear of it as of any change.
 
 use std::path::PathBuf;
 
 use rusqlite::{OptionalExtension, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, StoreError};
+use crate::event::Event;
 use crate::ids::RunId;
+use crate::journal::append_in;
 use crate::store::Sqlite;
 
 /// Where one goal of a run of many goals stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GoalState {
     /// Some goal in its `after:` is not merged yet.
@@ -196,6 +200,10 @@ impl Sqlite {
                 now
             ])?;
         }
+        let started = Event::FleetStarted {
+            fleet_id: fleet.id.clone(),
+        };
+        append_in(&tx, None, now, &[started])?;
         tx.commit()?;
         Ok(())
     }
@@ -229,6 +237,12 @@ impl Sqlite {
                 id: format!("{fleet_id}/{goal_id}"),
             });
         }
+        let moved = Event::FleetGoalMoved {
+            fleet_id: fleet_id.clone(),
+            goal_id: goal_id.to_owned(),
+            state,
+        };
+        append_in(&tx, None, self.now(), &[moved])?;
         tx.commit()?;
         Ok(())
     }
@@ -241,6 +255,11 @@ impl Sqlite {
         if changed == 0 {
             return Err(fleet_not_found(fleet_id));
         }
+        let ended = Event::FleetEnded {
+            fleet_id: fleet_id.clone(),
+            outcome: outcome.to_owned(),
+        };
+        append_in(&tx, None, self.now(), &[ended])?;
         tx.commit()?;
         Ok(())
     }

@@ -100,6 +100,9 @@ pub fn writes_for(before: &RunState, event: &Event) -> Vec<IterationWrite> {
         | Event::RuleFired { .. }
         | Event::GoalVerdict { .. }
         | Event::ContractApproved { .. }
+        | Event::FleetStarted { .. }
+        | Event::FleetGoalMoved { .. }
+        | Event::FleetEnded { .. }
         // The iteration stays started: it runs again once the limit is waited out.
         | Event::WaitingForUsageLimit { .. } => Vec::new(),
     }

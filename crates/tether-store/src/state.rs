@@ -466,6 +466,9 @@ impl RunState {
             | Event::RuleFired { .. }
             | Event::GoalVerdict { .. }
             | Event::ContractApproved { .. }
+            | Event::FleetStarted { .. }
+            | Event::FleetGoalMoved { .. }
+            | Event::FleetEnded { .. }
             | Event::QuestionRepeated { .. } => {}
             Event::PauseRequested { by, .. } => self.pause_requested = Some(by.clone()),
             Event::Paused { .. } => {

@@ -62,6 +62,25 @@ fn a_run_of_many_goals_is_recorded_goal_by_goal_to_its_end(b: &Backend) {
     assert_eq!(fleet.outcome.as_deref(), Some("all_merged"));
     assert!(fleet.ended_at_ms.is_some_and(|t| t >= fleet.started_at_ms));
 
+    // Each change is an event of no run, written with it.
+    let kinds: Vec<String> = b
+        .other()
+        .events_all_after(tether_store::Seq(0), 1000)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.run_id.is_none())
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "fleet_started",
+            "fleet_started",
+            "fleet_goal_moved",
+            "fleet_goal_moved",
+            "fleet_ended"
+        ]
+    );
     // The newest first, each with its goals.
     let listed = b.other().fleets(10).unwrap();
     let ids: Vec<&RunId> = listed.iter().map(|f| &f.id).collect();

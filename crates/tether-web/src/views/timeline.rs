@@ -228,7 +228,11 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
         Event::QuestionAwaited { .. }
         | Event::ContractApproved { .. }
         | Event::JudgeUsage { .. }
-        | Event::IterationUsage { .. } => return None,
+        | Event::IterationUsage { .. }
+        // Of no run: the page of the run of many goals shows them.
+        | Event::FleetStarted { .. }
+        | Event::FleetGoalMoved { .. }
+        | Event::FleetEnded { .. } => return None,
     };
     Some(html! {
         li class=(format!("ev {class}")) #(format!("e-{}", e.seq.0)) data-seq=(e.seq.0) {

@@ -565,7 +565,10 @@ impl Coordinator<'_> {
     /// The run's budget its goals' runs have spent together, if they have (a store that
     /// cannot say is taken as not spent: each goal's run checks it again).
     fn budget_spent(&self) -> Option<tether_store::SpentBudget> {
-        match self.pool.spent(self.record.journal(), tether_store::now_ms()) {
+        match self
+            .pool
+            .spent(self.record.journal(), tether_store::now_ms())
+        {
             Ok(overrun) => overrun.map(|overrun| tether_store::SpentBudget {
                 overrun,
                 goal_id: None,
