@@ -91,6 +91,25 @@ pub(crate) async fn run(
     ))
 }
 
+/// `GET /api/fleets`: the newest runs of many goals (`?limit=`, at most 100), each with its
+/// goals.
+pub(crate) async fn fleets(
+    State(app): State<Arc<App>>,
+    Params(q): Params<RunsQuery>,
+) -> Result<Json<Vec<tether_store::Fleet>>, WebError> {
+    let limit = q.limit.unwrap_or(20).clamp(1, MAX_PAGE);
+    Ok(Json(app.db.call(move |s| Ok(s.fleets(limit)?)).await?))
+}
+
+/// `GET /api/fleets/{id}`: a run of many goals, every goal with where it stands.
+pub(crate) async fn fleet(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<Json<tether_store::Fleet>, WebError> {
+    let id = run_id(&id)?;
+    Ok(Json(app.db.call(move |s| Ok(s.fleet(&id)?)).await?))
+}
+
 /// `?before=&limit=` for a page of a timeline.
 #[derive(Debug, Deserialize)]
 pub(crate) struct Page {

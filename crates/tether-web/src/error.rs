@@ -84,6 +84,7 @@ impl WebError {
             WebError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             WebError::Body { status, .. } => *status,
             WebError::Store(tether_store::StoreError::Busy) => StatusCode::SERVICE_UNAVAILABLE,
+            WebError::Store(tether_store::StoreError::NotFound { .. }) => StatusCode::NOT_FOUND,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

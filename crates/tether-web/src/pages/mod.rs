@@ -120,6 +120,7 @@ pub(crate) async fn runs(
                 None => filter::page(s, &ws, &filter, None, RUNS)?,
             };
             let pending = model::pending(s)?;
+            let fleets = s.fleets(views::FLEETS_SHOWN)?;
             let live = [format!("/live?page=runs&after={}", after.0), filter.query()]
                 .into_iter()
                 .filter(|p| !p.is_empty())
@@ -133,6 +134,7 @@ pub(crate) async fn runs(
                 views::cards(&pending, now),
                 maud::html! {
                     @if can_start { (views::new_run()) }
+                    (views::fleets(&fleets, now))
                     (views::table(&page, &filter, now))
                 },
             ))
@@ -186,6 +188,34 @@ pub(crate) async fn run(
                 q.notice(),
                 views::cards(&pending, now),
                 main,
+            ))
+        })
+        .await;
+    page_result(made)
+}
+
+/// `GET /fleets/{id}`: a run of many goals, every goal with where it stands.
+pub(crate) async fn fleet(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    PageParams(q): PageParams<PageQuery>,
+) -> Response {
+    let made = app
+        .db
+        .call(move |s| {
+            let now = now_ms();
+            // Read first: whatever is appended while the page is made comes on its stream.
+            let after = s.last_seq()?;
+            let fleet = s.fleet(&api::run_id(&id)?)?;
+            let pending = model::pending(s)?;
+            let live = format!("/live?page=fleet&run={}&after={}", fleet.id, after.0);
+            Ok(views::page(
+                &format!("Run of many goals {}", fleet.id),
+                Nav::Run,
+                &live,
+                q.notice(),
+                views::cards(&pending, now),
+                views::fleet(&fleet, now),
             ))
         })
         .await;

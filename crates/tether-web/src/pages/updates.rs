@@ -20,7 +20,8 @@ use crate::live::{self, Filter, Op};
 use crate::model;
 use crate::views;
 
-/// `?page=runs|run|history&run=ID&after=SEQ` (and the runs page's filter, read separately).
+/// `?page=runs|run|fleet|history&run=ID&after=SEQ` (and the runs page's filter, read
+/// separately; a run of many goals' id as `run`).
 #[derive(Debug, Deserialize)]
 pub(crate) struct LiveQuery {
     page: String,
@@ -33,6 +34,7 @@ pub(crate) struct LiveQuery {
 enum Which {
     Runs(RunFilter),
     Run(tether_store::RunId),
+    Fleet(tether_store::RunId),
     History,
 }
 
@@ -51,6 +53,10 @@ pub(crate) async fn live(
         ("history", _) => Which::History,
         ("run", Some(id)) => match api::run_id(id) {
             Ok(id) => Which::Run(id),
+            Err(e) => return e.into_response(),
+        },
+        ("fleet", Some(id)) => match api::run_id(id) {
+            Ok(id) => Which::Fleet(id),
             Err(e) => return e.into_response(),
         },
         _ => return (StatusCode::BAD_REQUEST, "unknown page").into_response(),
@@ -118,7 +124,29 @@ fn ops_for(
             ops.push(Op::Replace { target: id, html });
         }
     }
+    let fleet = match &e.event {
+        Some(
+            Event::FleetStarted { fleet_id }
+            | Event::FleetGoalMoved { fleet_id, .. }
+            | Event::FleetEnded { fleet_id, .. },
+        ) => Some(fleet_id),
+        _ => None,
+    };
     match which {
+        Which::Runs(_) if fleet.is_some() => {
+            let fleets = s.fleets(views::FLEETS_SHOWN)?;
+            ops.push(Op::Replace {
+                target: "fleets".into(),
+                html: views::fleets(&fleets, now).into_string(),
+            });
+        }
+        Which::Fleet(id) if fleet == Some(id) => {
+            ops.push(Op::Replace {
+                target: "fleet".into(),
+                html: views::fleet(&s.fleet(id)?, now).into_string(),
+            });
+        }
+        Which::Fleet(_) => {}
         Which::Runs(filter) => {
             if let Some(run_id) = &e.run_id {
                 let run = s.run(run_id)?;

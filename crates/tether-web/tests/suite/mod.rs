@@ -3,6 +3,7 @@ mod authors;
 mod channel;
 mod choices;
 mod escaping;
+mod fleets;
 mod launch;
 mod security;
 mod sse;
