@@ -46,7 +46,39 @@ pub enum NewRun {
         /// Work in a git worktree of its own, committing each signed-off goal on its branch
         /// (default: `[run] worktree`).
         worktree: bool,
+        /// How many goals work at once, each in a worktree of its own (a run of many goals;
+        /// default: `[run] parallel`).
+        parallel: Option<u32>,
     },
+}
+
+/// The most goals a run started through a [`Launcher`] works on at once.
+pub const MAX_PARALLEL: u32 = 64;
+
+/// What a [`Launcher`] started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Started {
+    /// A run.
+    Run(RunId),
+    /// A run of many goals (see [`crate::Fleet`]); each goal's run is a run of its own.
+    Fleet(RunId),
+}
+
+impl Started {
+    /// Its id.
+    pub fn id(&self) -> &RunId {
+        match self {
+            Started::Run(id) | Started::Fleet(id) => id,
+        }
+    }
+
+    /// Its page on the dashboard.
+    pub fn url(&self) -> String {
+        match self {
+            Started::Run(id) => format!("/runs/{id}"),
+            Started::Fleet(id) => format!("/fleets/{id}"),
+        }
+    }
 }
 
 /// A run to start as a request spells it: one flat object (read field by field, so a field
@@ -63,6 +95,8 @@ struct Requested {
     max_iterations: Option<u32>,
     #[serde(default)]
     worktree: bool,
+    #[serde(default)]
+    parallel: Option<u32>,
 }
 
 /// The loops a request can start.
@@ -85,6 +119,10 @@ impl TryFrom<Requested> for NewRun {
                 completion_promise: r.completion_promise,
                 max_iterations: r.max_iterations,
                 worktree: r.worktree,
+            })
+            .and_then(|run| match r.parallel {
+                Some(_) => Err("`parallel` is a goal run's: a ralph run has one prompt".to_owned()),
+                None => Ok(run),
             }),
             Kind::Goal if r.prompt.is_some() || r.completion_promise.is_some() => Err(
                 "`prompt` and `completion_promise` are a ralph run's; a goal run works on the \
@@ -94,6 +132,7 @@ impl TryFrom<Requested> for NewRun {
             Kind::Goal => Ok(NewRun::Goal {
                 max_iterations: r.max_iterations,
                 worktree: r.worktree,
+                parallel: r.parallel,
             }),
         }
     }
@@ -123,7 +162,22 @@ impl NewRun {
                 }
                 max_iterations
             }
-            NewRun::Goal { max_iterations, .. } => max_iterations,
+            NewRun::Goal {
+                max_iterations,
+                parallel,
+                ..
+            } => {
+                match parallel {
+                    Some(0) => return Some("parallel 0: give 1 or more goals at once".to_owned()),
+                    Some(n) if *n > MAX_PARALLEL => {
+                        return Some(format!(
+                            "parallel {n} is above the ceiling of {MAX_PARALLEL} goals at once"
+                        ));
+                    }
+                    _ => {}
+                }
+                max_iterations
+            }
         };
         match max {
             Some(0) => Some(
@@ -169,8 +223,9 @@ pub enum LaunchError {
 
 /// Starts and resumes runs in the serving process.
 pub trait Launcher: Send + Sync {
-    /// Starts `run`; its id as soon as it is recorded (the run goes on after the call returns).
-    fn start(&self, run: NewRun) -> BoxFuture<'_, Result<RunId, LaunchError>>;
+    /// Starts `run`: what it started as soon as it is recorded (it goes on after the call
+    /// returns).
+    fn start(&self, run: NewRun) -> BoxFuture<'_, Result<Started, LaunchError>>;
     /// Resumes the stopped run `id` (it goes on after the call returns) with the
     /// configuration it recorded; when its file differs, refused with
     /// [`LaunchError::ConfigChanged`] unless `accept_config` (a person saw the differences and
@@ -195,6 +250,7 @@ mod tests {
             NewRun::Goal {
                 max_iterations: None,
                 worktree: false,
+                parallel: None,
             }
         );
         let apart: NewRun =
@@ -205,6 +261,7 @@ mod tests {
             NewRun::Goal {
                 max_iterations: Some(4),
                 worktree: true,
+                parallel: None,
             }
         );
         for (body, says) in [
@@ -224,13 +281,28 @@ mod tests {
                 r#"{"kind": "ralph", "prompt": "x", "completion_promise": " "}"#,
                 "promise is empty",
             ),
+            (r#"{"kind": "goal", "parallel": 0}"#, "parallel 0"),
+            (r#"{"kind": "goal", "parallel": 65}"#, "ceiling of 64"),
         ] {
             let run: NewRun = serde_json::from_str(body).unwrap();
             assert!(run.problem().unwrap().contains(says), "{body}");
         }
+        let many: NewRun = serde_json::from_str(r#"{"kind": "goal", "parallel": 3}"#).unwrap();
+        assert_eq!(
+            (many.problem(), many),
+            (
+                None,
+                NewRun::Goal {
+                    max_iterations: None,
+                    worktree: false,
+                    parallel: Some(3),
+                }
+            )
+        );
         for bad in [
             r#"{"kind": "fleet"}"#,
             r#"{"kind": "goal", "approve": true}"#,
+            r#"{"kind": "ralph", "prompt": "x", "parallel": 2}"#,
         ] {
             assert!(serde_json::from_str::<NewRun>(bad).is_err(), "{bad}");
         }

@@ -22,7 +22,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::{Deserialize, Serialize};
 use tether_store::RunId;
-pub use tether_store::launch::{LaunchError, Launcher, MAX_ITERATIONS, NewRun};
+pub use tether_store::launch::{
+    LaunchError, Launcher, MAX_ITERATIONS, MAX_PARALLEL, NewRun, Started,
+};
 
 use crate::app::App;
 use crate::body::Body;
@@ -51,10 +53,10 @@ pub(crate) struct Launched {
 }
 
 impl Launched {
-    fn of(id: &RunId) -> Self {
+    fn of(started: &Started) -> Self {
         Launched {
-            id: id.to_string(),
-            url: format!("/runs/{id}"),
+            id: started.id().to_string(),
+            url: started.url(),
         }
     }
 }
@@ -70,7 +72,7 @@ fn launcher(app: &App) -> Result<&Arc<dyn Launcher>, WebError> {
 }
 
 /// Starts `run` with `app`'s launcher, after checking it.
-async fn start_run(app: &App, run: NewRun) -> Result<RunId, WebError> {
+async fn start_run(app: &App, run: NewRun) -> Result<Started, WebError> {
     let launcher = launcher(app)?;
     if let Some(problem) = run.problem() {
         return Err(WebError::BadRequest(problem));
@@ -100,8 +102,8 @@ pub(crate) async fn start(
     State(app): State<Arc<App>>,
     Body(run): Body<NewRun>,
 ) -> Result<(StatusCode, Json<Launched>), WebError> {
-    let id = start_run(&app, run).await?;
-    Ok((StatusCode::CREATED, Json(Launched::of(&id))))
+    let started = start_run(&app, run).await?;
+    Ok((StatusCode::CREATED, Json(Launched::of(&started))))
 }
 
 /// `POST /api/runs/{id}/resume` (optionally `{"accept_config": true}`): 202 with `{"id",
@@ -114,7 +116,7 @@ pub(crate) async fn resume(
 ) -> Result<(StatusCode, Json<Launched>), WebError> {
     let accept = body.is_some_and(|Body(r)| r.accept_config);
     let id = resume_run(&app, &id, accept).await?;
-    Ok((StatusCode::ACCEPTED, Json(Launched::of(&id))))
+    Ok((StatusCode::ACCEPTED, Json(Launched::of(&Started::Run(id)))))
 }
 
 /// The "New run" form (every field a string, as a form sends it).
@@ -130,6 +132,8 @@ pub(crate) struct NewRunForm {
     /// The checkbox: present (`true`) when ticked.
     #[serde(default)]
     worktree: Option<String>,
+    #[serde(default)]
+    parallel: String,
 }
 
 impl NewRunForm {
@@ -141,7 +145,16 @@ impl NewRunForm {
             })?),
         };
         let worktree = self.worktree.is_some();
+        let parallel = match self.parallel.trim() {
+            "" => None,
+            n => Some(n.parse::<u32>().map_err(|_| {
+                WebError::BadRequest(format!("goals at once `{n}` is not a number"))
+            })?),
+        };
         match self.kind.as_str() {
+            "ralph" if parallel.is_some() => Err(WebError::BadRequest(
+                "goals at once is a goal run's: a ralph run has one prompt".to_owned(),
+            )),
             "ralph" => Ok(NewRun::Ralph {
                 prompt: self.prompt,
                 completion_promise: Some(self.completion_promise).filter(|p| !p.trim().is_empty()),
@@ -151,6 +164,7 @@ impl NewRunForm {
             "goal" => Ok(NewRun::Goal {
                 max_iterations,
                 worktree,
+                parallel,
             }),
             other => Err(WebError::BadRequest(format!(
                 "`{other}` is not a kind of run (ralph or goal)"
@@ -169,7 +183,7 @@ pub(crate) async fn start_form(
         Err(e) => Err(e),
     };
     match started {
-        Ok(id) => Redirect::to(&format!("/runs/{id}?notice=started")).into_response(),
+        Ok(started) => Redirect::to(&format!("{}?notice=started", started.url())).into_response(),
         Err(e) => crate::pages::error_page(&e),
     }
 }

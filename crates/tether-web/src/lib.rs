@@ -52,5 +52,5 @@ pub mod views;
 
 pub use error::WebError;
 pub use hub::Wakes;
-pub use launch::{LaunchError, Launcher, NewRun};
+pub use launch::{LaunchError, Launcher, NewRun, Started};
 pub use server::{Bound, Settings, bind, bind_to, embedded};

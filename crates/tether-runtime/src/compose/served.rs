@@ -23,7 +23,7 @@ use tether_core::planning::PlanRef;
 use tether_core::planning::approve::{self, Selection};
 use tether_human::Console;
 use tether_store::control::{self, ControlError};
-use tether_store::launch::{BoxFuture, LaunchError, Launcher, NewRun};
+use tether_store::launch::{BoxFuture, LaunchError, Launcher, NewRun, Started};
 use tether_store::{Budget, RunId};
 use tokio_util::sync::CancellationToken;
 
@@ -66,10 +66,20 @@ impl Runs {
         }
     }
 
-    /// Starts `run`: its id once it is under way.
-    pub async fn start(&self, run: NewRun) -> Result<RunId, LaunchError> {
+    /// Starts `run`: what it started, once it is under way. A goal run asked for `parallel`
+    /// goals at once (or with `[run] parallel` above 1) is a run of many goals.
+    pub async fn start(&self, run: NewRun) -> Result<Started, LaunchError> {
         let loaded = self.loaded()?;
         let config = loaded.config.clone();
+        let many = match &run {
+            NewRun::Goal {
+                parallel: Some(n), ..
+            } => Some(*n),
+            NewRun::Goal { parallel: None, .. } if config.run.parallel > 1 => {
+                Some(config.run.parallel)
+            }
+            NewRun::Goal { .. } | NewRun::Ralph { .. } => None,
+        };
         let (NewRun::Ralph {
             max_iterations,
             worktree,
@@ -78,6 +88,7 @@ impl Runs {
         | NewRun::Goal {
             max_iterations,
             worktree,
+            ..
         }) = &run;
         let place = Place {
             worktree: *worktree,
@@ -104,13 +115,21 @@ impl Runs {
                 budget(&config),
             ),
             NewRun::Goal { .. } => {
+                if many.is_some() {
+                    crate::compose::fleet::ready(&self.ws, &config)
+                        .await
+                        .map_err(refusal)?;
+                }
                 self.ensure_approved(&config)?;
                 RunSpec::goal(&config, Some(max), budget(&config), false)
             }
         };
         let bounds = crate::compose::bounds::for_new_run(&self.ws, &loaded);
         let launch = self.launch(config, bounds, spec, place);
-        self.drive(launch).await
+        match many {
+            Some(parallel) => self.drive_fleet(launch, parallel).await.map(Started::Fleet),
+            None => self.drive(launch).await.map(Started::Run),
+        }
     }
 
     /// Resumes the stopped run `id` with the configuration it recorded; when tether.toml
@@ -215,6 +234,35 @@ impl Runs {
         }
     }
 
+    /// Begins `launch` as a run of many goals, `parallel` at once, and drives it as a task of
+    /// its own; its id once it is recorded, or why it was refused.
+    async fn drive_fleet(&self, launch: Launch, parallel: u32) -> Result<RunId, LaunchError> {
+        let fleet = crate::compose::fleet::Fleet {
+            id: RunId::generate(),
+            launch,
+            parallel: usize::try_from(parallel).unwrap_or(1),
+        };
+        let going = fleet.begin(&*self.env).await.map_err(refusal)?;
+        let id = going.id().clone();
+        let interrupt = CancellationToken::new();
+        let (env, runtime, stop) = (
+            Arc::clone(&self.env),
+            self.runtime.clone(),
+            interrupt.clone(),
+        );
+        let task = self.runtime.spawn(async move {
+            match going.drive(&*env, &runtime, stop).await {
+                Ok(end) => tracing::info!(fleet = %end.run, finish = ?end.finish, "run of many goals ended"),
+                Err(e) => tracing::warn!(error = %chain(&e), "a run of many goals failed"),
+            }
+        });
+        if let Ok(mut driven) = self.driven.lock() {
+            driven.retain(|run| !run.task.is_finished());
+            driven.push(Driven { interrupt, task });
+        }
+        Ok(id)
+    }
+
     /// Composes `launch`, starts it and waits until it is under way (its id) or refused.
     async fn drive(&self, launch: Launch) -> Result<RunId, LaunchError> {
         let prepared = launch.prepare(&*self.env).await.map_err(refusal)?;
@@ -244,7 +292,7 @@ impl Runs {
 }
 
 impl Launcher for Runs {
-    fn start(&self, run: NewRun) -> BoxFuture<'_, Result<RunId, LaunchError>> {
+    fn start(&self, run: NewRun) -> BoxFuture<'_, Result<Started, LaunchError>> {
         Box::pin(Runs::start(self, run))
     }
 

@@ -181,6 +181,8 @@ pub fn new_run() -> Markup {
                 label for="new-max" { "Iterations at most (empty: [loop] max_iterations)" }
                 input #new-max type="number" name="max_iterations" min="1" max="20000";
                 label { input #new-worktree type="checkbox" name="worktree" value="true"; " In a git worktree of its own (the checkout is never written)" }
+                label for="new-parallel" { "Goals at once (goal run; empty: [run] parallel): each in a worktree of its own, merged back as it signs off" }
+                input #new-parallel type="number" name="parallel" min="1" max="64";
                 button type="submit" { "Start" }
                 p.hint { "A goal run needs its contracts approved first, by a person: " code { "tether plan approve" } "." }
             }

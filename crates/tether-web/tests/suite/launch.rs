@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use futures_util::future::BoxFuture;
 use serde_json::json;
 use tether_store::{RunId, RunKind, Store};
-use tether_web::{LaunchError, Launcher, NewRun};
+use tether_web::{LaunchError, Launcher, NewRun, Started};
 
 use crate::common::{Options, Web};
 
@@ -21,21 +21,41 @@ struct Recorder {
 }
 
 impl Launcher for Recorder {
-    fn start(&self, run: NewRun) -> BoxFuture<'_, Result<RunId, LaunchError>> {
+    fn start(&self, run: NewRun) -> BoxFuture<'_, Result<Started, LaunchError>> {
         Box::pin(async move {
             self.asked.lock().unwrap().push(format!("start {run:?}"));
             if let Some(refused) = &self.refuse {
                 return Err(refused.clone());
             }
-            let kind = match run {
-                NewRun::Ralph { .. } => RunKind::Ralph,
-                NewRun::Goal { .. } => RunKind::Goal,
-            };
             let store = self.store.lock().unwrap();
             let store = store.as_ref().unwrap();
-            Ok(store
-                .create_run(kind, std::path::Path::new("/tmp"), &json!({}))
-                .unwrap())
+            let kind = match run {
+                NewRun::Ralph { .. } => RunKind::Ralph,
+                // Many goals at once: a run of many goals, recorded as the real one is.
+                NewRun::Goal {
+                    parallel: Some(parallel),
+                    ..
+                } => {
+                    let id = RunId::generate();
+                    store
+                        .begin_fleet(&tether_store::NewFleet {
+                            id: id.clone(),
+                            workspace: "/tmp".into(),
+                            plan_path: "plan.md".into(),
+                            branch: format!("tether/{id}"),
+                            parallel,
+                            goals: vec![("g1".into(), Vec::new())],
+                        })
+                        .unwrap();
+                    return Ok(Started::Fleet(id));
+                }
+                NewRun::Goal { .. } => RunKind::Goal,
+            };
+            Ok(Started::Run(
+                store
+                    .create_run(kind, std::path::Path::new("/tmp"), &json!({}))
+                    .unwrap(),
+            ))
         })
     }
 
@@ -76,13 +96,20 @@ fn a_ralph_run_and_a_goal_run_are_started_and_a_run_resumed() {
     assert_eq!(r.json()["url"], format!("/runs/{id}"));
     let r = web.post_json("/api/runs", &json!({"kind": "goal"}));
     assert_eq!(r.status, 201, "{}", r.body);
+    // Many goals at once: the run of many goals' id and page.
+    let r = web.post_json("/api/runs", &json!({"kind": "goal", "parallel": 3}));
+    assert_eq!(r.status, 201, "{}", r.body);
+    let fleet = r.json()["id"].as_str().unwrap().to_owned();
+    assert_eq!(r.json()["url"], format!("/fleets/{fleet}"));
+    assert_eq!(web.get(&format!("/fleets/{fleet}")).status, 200);
     let r = web.post_json(&format!("/api/runs/{id}/resume"), &json!({}));
     assert_eq!(r.status, 202, "{}", r.body);
     assert_eq!(
         *recorder.asked.lock().unwrap(),
         [
             "start Ralph { prompt: \"Fix the build.\", completion_promise: Some(\"DONE\"), max_iterations: Some(5), worktree: false }".to_owned(),
-            "start Goal { max_iterations: None, worktree: false }".to_owned(),
+            "start Goal { max_iterations: None, worktree: false, parallel: None }".to_owned(),
+            "start Goal { max_iterations: None, worktree: false, parallel: Some(3) }".to_owned(),
             format!("resume {id}"),
         ]
     );
@@ -126,6 +153,17 @@ fn a_bad_request_never_reaches_the_launcher_and_a_refusal_says_why() {
         ),
         (json!({"kind": "ralph"}), 422, "needs its `prompt`"),
         (json!({"kind": "goal", "prompt": "x"}), 422, "a ralph run's"),
+        (json!({"kind": "goal", "parallel": 0}), 400, "parallel 0"),
+        (
+            json!({"kind": "goal", "parallel": 65}),
+            400,
+            "ceiling of 64",
+        ),
+        (
+            json!({"kind": "ralph", "prompt": "x", "parallel": 2}),
+            422,
+            "a goal run's",
+        ),
     ] {
         let r = web.post_json("/api/runs", &body);
         assert_eq!(r.status, status, "{body}: {}", r.body);

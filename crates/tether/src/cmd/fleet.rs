@@ -20,6 +20,7 @@ pub fn run(ctx: &mut Ctx<'_>, launch: Launch, parallel: u32) -> Result<Exit> {
         .enable_all()
         .build()?;
     let fleet = Fleet {
+        id: tether_store::RunId::generate(),
         launch,
         parallel: usize::try_from(parallel).unwrap_or(1),
     };

@@ -117,6 +117,28 @@ fn start_fleet(plan: &str, agent: Script, file_of: FileOf, toml: &str) -> Runnin
 
 /// [`start_fleet`] with the goals worked by `worker`.
 fn start_fleet_of(plan: &str, worker: Worker, file_of: FileOf, toml: &str) -> Running {
+    let (dir, servers) = prepare_fleet(plan, worker, file_of, toml);
+    let child = cmd(dir.path(), &["run", "--parallel", "2", "--approve"])
+        .env("XDG_STATE_HOME", servers.3.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    Running {
+        dir,
+        child,
+        servers,
+    }
+}
+
+/// A repository with `plan` committed and a configuration whose goals `worker` works and a
+/// fake judge judges on the files `file_of` names (`toml` added), nothing started yet.
+fn prepare_fleet(
+    plan: &str,
+    worker: Worker,
+    file_of: FileOf,
+    toml: &str,
+) -> (tempfile::TempDir, Servers) {
     let rt = runtime();
     let judge = rt.block_on(FakeModelServer::start(judge(file_of))).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -144,17 +166,7 @@ fn start_fleet_of(plan: &str, worker: Worker, file_of: FileOf, toml: &str) -> Ru
     std::fs::write(root.join("plan.md"), plan).unwrap();
     repository(root);
     let state = tempfile::tempdir().unwrap();
-    let child = cmd(root, &["run", "--parallel", "2", "--approve"])
-        .env("XDG_STATE_HOME", state.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    Running {
-        dir,
-        child,
-        servers: Servers(agent, judge, rt, state),
-    }
+    (dir, Servers(agent, judge, rt, state))
 }
 
 #[test]
@@ -635,4 +647,52 @@ fn the_runs_budget_is_shared_by_its_goals_and_no_goal_starts_once_they_have_spen
         .and_then(|l| l.split(':').next())
         .unwrap();
     assert!(sh(root, &format!("git ls-tree --name-only {branch}")).contains("two.txt"));
+}
+
+#[test]
+fn the_dashboard_starts_a_run_of_many_goals_and_shows_it_to_its_end() {
+    let (dir, servers) = prepare_fleet(THREE, Worker::Model(agent(own)), own, "");
+    let root = dir.path();
+    // Its contracts approved by a person at a terminal.
+    let approved = run(root, &["plan", "approve", "--all"]);
+    assert_eq!(
+        approved.status.code(),
+        Some(0),
+        "{}",
+        text(&approved.stderr)
+    );
+    let mut serve = cmd(root, &["serve"]);
+    serve.env("XDG_STATE_HOME", servers.3.path());
+    let served = super::serve_runs::spawn(serve);
+    let (status, started) = served.post(
+        "/api/runs",
+        &serde_json::json!({"kind": "goal", "parallel": 2}),
+    );
+    assert_eq!(status, 201, "{started}");
+    let id = started["id"].as_str().unwrap().to_owned();
+    assert_eq!(started["url"], format!("/fleets/{id}"));
+    let done = tether_testkit::wait_until(
+        "the run of many goals to end",
+        crate::common::PATIENCE,
+        || {
+            let (_, fleet) = served.request("GET", &format!("/api/fleets/{id}"), None);
+            fleet["outcome"].as_str().is_some().then_some(fleet)
+        },
+    )
+    .unwrap();
+    assert_eq!(done["outcome"], "all_merged", "{done}");
+    let states: Vec<&str> = done["goals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["merged", "merged", "merged"], "{done}");
+    let branch = done["branch"].as_str().unwrap();
+    assert_eq!(
+        sh(root, &format!("git show {branch}:three.txt")),
+        "done three\n"
+    );
+    // The checkout is as it was.
+    assert!(!root.join("three.txt").exists());
 }

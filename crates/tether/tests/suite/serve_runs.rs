@@ -77,7 +77,7 @@ pub(crate) fn spawn(mut command: std::process::Command) -> Served {
 
 impl Served {
     /// One request on its own connection, closed once answered: `(status, body)`.
-    fn request(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+    pub(crate) fn request(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
         let body = body.map(Value::to_string).unwrap_or_default();
         let req = format!(
             "{method} {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nConnection: \

@@ -50,10 +50,34 @@ pub use recheck::Regression;
 /// A run of many goals, from the launch of a goal run (`spec` a new goal run over the plan)
 /// and how many goals work at once.
 pub struct Fleet {
+    /// Its id, drawn beforehand (its integration branch is `tether/<id>`).
+    pub id: RunId,
     /// The goal run each goal's run is made from (its configuration, budgets, sinks, ...).
     pub launch: Launch,
     /// How many goals work at once.
     pub parallel: usize,
+}
+
+/// A run of many goals under way: its integration branch made and the run recorded, no goal
+/// started yet.
+pub struct Going(Coordinator);
+
+impl Going {
+    /// The run's id.
+    pub fn id(&self) -> &RunId {
+        &self.0.run
+    }
+
+    /// Drives the run to its end on `runtime`: every goal's run started as the schedule says,
+    /// merged back as each signs off. `interrupt` interrupts every goal's run.
+    pub async fn drive(
+        self,
+        env: &(dyn Env + Sync),
+        runtime: &tokio::runtime::Handle,
+        interrupt: CancellationToken,
+    ) -> Result<FleetEnd> {
+        self.0.drive(env, runtime, interrupt).await
+    }
 }
 
 /// How a run of many goals ended.
@@ -105,21 +129,31 @@ pub async fn ready(ws: &tether_config::Workspace, config: &tether_config::Config
 }
 
 impl Fleet {
-    /// Drives the run to its end on `runtime`: every goal's run started as the schedule says,
-    /// merged back as each signs off. `interrupt` interrupts every goal's run.
+    /// [`Fleet::begin`], then [`Going::drive`].
     pub async fn drive(
         self,
         env: &(dyn Env + Sync),
         runtime: &tokio::runtime::Handle,
         interrupt: CancellationToken,
     ) -> Result<FleetEnd> {
+        self.begin(env).await?.drive(env, runtime, interrupt).await
+    }
+
+    /// Makes the run's integration branch and worktree, reads the plan and records the run;
+    /// what cannot be (no repository, a plan that does not read, no store) is refused here,
+    /// before any goal starts.
+    pub async fn begin(self, env: &(dyn Env + Sync)) -> Result<Going> {
         // Several runs and this coordinator wait for children of their own.
         tether_core::subreaper::share_process();
-        let Fleet { launch, parallel } = self;
+        let Fleet {
+            id: run,
+            launch,
+            parallel,
+        } = self;
         let RunSpec::Goal(template) = &launch.spec else {
             return Err(Error::FleetOfGoals);
         };
-        let run = RunId::generate();
+        let template = template.clone();
         let (repo, tree, integration) =
             crate::compose::worktree::for_fleet(&launch.ws, &launch.config, &run).await?;
         let plan_path = launch.config.plan_path(launch.ws.root());
@@ -151,10 +185,10 @@ impl Fleet {
             plan_rel: plan::plan_in(&repo, &plan_path),
             tree,
             run,
-            template: template.clone(),
+            template,
             recheck,
             repo,
-            launch: &launch,
+            launch,
             handles: HashMap::new(),
             trees: HashMap::new(),
             ended: mpsc::unbounded_channel(),
@@ -169,12 +203,12 @@ impl Fleet {
             pool,
             record,
         };
-        c.drive(env, runtime, interrupt).await
+        Ok(Going(c))
     }
 }
 
 /// The coordinator of one run of many goals.
-struct Coordinator<'a> {
+struct Coordinator {
     schedule: Schedule,
     plan_rel: String,
     tree: Worktree,
@@ -182,7 +216,7 @@ struct Coordinator<'a> {
     template: tether_core::goal::GoalSpec,
     recheck: recheck::Recheck,
     repo: Repo,
-    launch: &'a Launch,
+    launch: Launch,
     /// The goals working, each with what interrupts its run.
     handles: HashMap<String, CancellationToken>,
     /// The worktree of each goal started and not merged yet.
@@ -206,7 +240,7 @@ struct Coordinator<'a> {
     record: record::Record,
 }
 
-impl Coordinator<'_> {
+impl Coordinator {
     async fn drive(
         mut self,
         env: &(dyn Env + Sync),
@@ -384,7 +418,7 @@ impl Coordinator<'_> {
     /// The launch of `goal`'s own run: the run's, scoped to the goal, placed in its worktree
     /// (settling a conflicting merge when `settling` says so).
     fn child(&self, goal: &str, placement: Placement, settling: Option<Settling>) -> Launch {
-        let l = self.launch;
+        let l = &self.launch;
         let mut spec = self.template.clone();
         spec.scope = Some(BTreeSet::from([goal.to_owned()]));
         spec.settling = settling;
