@@ -245,12 +245,21 @@ pub enum Error {
     /// it committed).
     #[error(
         "run {run} worked on one goal of a run of many goals (tether run --parallel), which is \
-         not resumed goal by goal yet: its branch keeps what it committed; start the goal again \
-         with tether run"
+         not resumed goal by goal: resume the run of many goals (`tether resume <its id>`, the id \
+         `run of many goals r-…` named), which resumes this run in its worktree"
     )]
     GoalOfFleet {
         /// The run.
         run: String,
+    },
+    /// The run of many goals merged every goal already: there is nothing to take up; its
+    /// branch holds the work.
+    #[error("run {run} merged every goal into {branch} already: there is nothing to take up")]
+    FleetDone {
+        /// The run of many goals.
+        run: String,
+        /// Its integration branch.
+        branch: String,
     },
     /// A run of many goals works in git worktrees of the workspace's repository, which has
     /// none, or no commit to branch from.
@@ -307,6 +316,7 @@ impl Error {
             | Error::FleetOfGoals
             | Error::FleetNeedsRepository { .. }
             | Error::GoalOfFleet { .. }
+            | Error::FleetDone { .. }
             | Error::FindStore(_)
             | Error::UnknownStore(_)
             | Error::ConfigChanged { .. }

@@ -70,6 +70,18 @@ impl Repo {
         let branch = goal_branch_name(run_id, goal_id);
         self.create_on(run_id, &branch, from, dir).await
     }
+
+    /// The worktree of goal `goal_id` of run `run_id` at `dir` again (a run of many goals taken
+    /// up again): as it is, or made again from the goal's branch; locked either way.
+    pub async fn reopen_goal(
+        &self,
+        run_id: &str,
+        goal_id: &str,
+        dir: &Path,
+    ) -> Result<Worktree, WorktreeError> {
+        self.reopen_on(run_id, goal_branch_name(run_id, goal_id), dir)
+            .await
+    }
 }
 
 impl Worktree {

@@ -175,7 +175,16 @@ impl Repo {
     /// The run's worktree at `dir` again: as it is when it is there, made again from the
     /// run's branch when the directory was removed; locked either way.
     pub async fn reopen(&self, run_id: &str, dir: &Path) -> Result<Worktree, WorktreeError> {
-        let branch = branch_name(run_id);
+        self.reopen_on(run_id, branch_name(run_id), dir).await
+    }
+
+    /// [`Repo::reopen`] of the worktree of run `run_id` on `branch`.
+    pub(crate) async fn reopen_on(
+        &self,
+        run_id: &str,
+        branch: String,
+        dir: &Path,
+    ) -> Result<Worktree, WorktreeError> {
         let listed = self.list().await?;
         let present = listed
             .iter()

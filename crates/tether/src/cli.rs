@@ -272,7 +272,7 @@ pub struct PlaceArgs {
 }
 
 /// A run's budgets besides iterations (default: [loop] max_tokens, max_cost_usd, max_duration).
-#[derive(Debug, Args)]
+#[derive(Default, Debug, Args)]
 pub struct BudgetArgs {
     /// Tokens the run may use, agent and judges together (400000, 400k, 1.5M).
     #[arg(long, value_name = "TOKENS", value_parser = tether_budget::parse_tokens)]

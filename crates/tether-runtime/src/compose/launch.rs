@@ -245,8 +245,8 @@ pub struct Launch {
     pub spec: RunSpec,
     /// Where a new run works.
     pub place: Place,
-    /// Where a new run works when its caller made the place for it (a goal of a run of many
-    /// goals, in its own worktree): `place` then only says whether it commits.
+    /// Where the run works when its caller made the place for it (a goal of a run of many
+    /// goals, in its own worktree, new or resumed): `place` then only says whether it commits.
     pub placement: Option<Placement>,
     /// The caller's own event sinks (`--events jsonl`, a progress line), called in order for
     /// each event the run commits, before the run's notices.
@@ -311,10 +311,16 @@ impl Launch {
                 )
             }
             (RunSpec::Goal(_) | RunSpec::Ralph(_), None) => (Placement::in_place(&ws), None),
-            (RunSpec::Resume(run), _) => {
+            (RunSpec::Resume(run), given) => {
                 let record = journal.store().run(run)?;
-                let placement =
-                    crate::compose::worktree::for_resumed_run(&ws, &record, &config).await?;
+                // A goal's run of a run of many goals is taken up in the worktree its run of
+                // many goals gives it.
+                let placement = match given {
+                    Some(given) => given,
+                    None => {
+                        crate::compose::worktree::for_resumed_run(&ws, &record, &config).await?
+                    }
+                };
                 let no_judge = record
                     .spec
                     .get("no_judge")

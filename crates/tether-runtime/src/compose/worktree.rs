@@ -254,6 +254,45 @@ pub async fn for_fleet_goal(
     })
 }
 
+/// The worktree of the run of many goals `id` again, taken up after it was interrupted: its
+/// integration branch as it is (made again from the branch if its directory was removed);
+/// with the repository.
+pub async fn for_fleet_again(
+    ws: &Workspace,
+    config: &Config,
+    id: &RunId,
+) -> Result<(Repo, Worktree, Placement)> {
+    let repo = Repo::discover(ws.root(), git_of(config)).await?;
+    let dir = worktrees_of(repo.toplevel()).join(id.as_str());
+    let tree = repo.reopen(id.as_str(), &dir).await?;
+    let placement = Placement {
+        ws: Workspace::at(inside(&repo, ws, &dir)).with_state_dir(ws.state_dir()),
+        worktree: Some(tree.clone()),
+        run_id: Some(id.clone()),
+        goal: None,
+    };
+    Ok((repo, tree, placement))
+}
+
+/// Where goal `goal` of the run of many goals `fleet` works again once the run is taken up:
+/// its worktree as the goal left it (made again from its branch if removed), with a new run id
+/// drawn for a `new_run` (none for a run resumed there).
+pub async fn for_fleet_goal_again(
+    repo: &Repo,
+    ws: &Workspace,
+    (fleet, goal): (&RunId, &str),
+    new_run: bool,
+) -> Result<Placement> {
+    let dir = worktrees_of(repo.toplevel()).join(format!("{fleet}-{goal}"));
+    let tree = repo.reopen_goal(fleet.as_str(), goal, &dir).await?;
+    Ok(Placement {
+        ws: Workspace::at(inside(repo, ws, &dir)).with_state_dir(ws.state_dir()),
+        worktree: Some(tree),
+        run_id: new_run.then(RunId::generate),
+        goal: Some(goal.to_owned()),
+    })
+}
+
 /// Where goal `goal` of a run of many goals settles its conflicting merge: its worktree `tree`
 /// as it is (the run's branch merged in, the conflicts in its files), and a run id of its own.
 pub fn for_fleet_settle(repo: &Repo, ws: &Workspace, tree: &Worktree, goal: &str) -> Placement {

@@ -15,21 +15,42 @@ use crate::exit::Exit;
 
 /// Drives `launch`'s goal run as a run of many goals, `parallel` at once.
 pub fn run(ctx: &mut Ctx<'_>, launch: Launch, parallel: u32) -> Result<Exit> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
     let fleet = Fleet {
         id: tether_store::RunId::generate(),
         launch,
         parallel: usize::try_from(parallel).unwrap_or(1),
     };
+    drive(ctx, fleet, None)
+}
+
+/// Takes the run of many goals `before` (as the store recorded it) up again, with `launch`'s
+/// settings.
+pub fn again(ctx: &mut Ctx<'_>, launch: Launch, before: tether_store::Fleet) -> Result<Exit> {
+    let fleet = Fleet {
+        id: before.id.clone(),
+        launch,
+        parallel: usize::try_from(before.parallel).unwrap_or(1),
+    };
+    drive(ctx, fleet, Some(before))
+}
+
+/// Drives `fleet` (new, or taken up again from `before`) to its end, and says how it ended.
+fn drive(ctx: &mut Ctx<'_>, fleet: Fleet, before: Option<tether_store::Fleet>) -> Result<Exit> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     let interrupt = CancellationToken::new();
     let handle = runtime.handle().clone();
     let env = ctx.env;
     let end = runtime.block_on(async {
         tokio::spawn(watch_ctrl_c(interrupt.clone()));
-        fleet.drive(env, &handle, interrupt).await
+        let going = match before {
+            None => fleet.begin(env).await?,
+            Some(before) => fleet.again(env, before).await?,
+        };
+        eprintln!("run of many goals {}", going.id());
+        going.drive(env, &handle, interrupt).await
     });
     runtime.shutdown_background();
     let end = end?;

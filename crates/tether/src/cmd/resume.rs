@@ -27,6 +27,9 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
         require_human(&ctx.ws, ctx.env, HumanAct::AcceptConfig)?;
     }
     require_human(&ctx.ws, ctx.env, HumanAct::ResumeRun)?;
+    if let Some(before) = fleet_named(ctx, args)? {
+        return again(ctx, before);
+    }
     let (run, store) = {
         let store = crate::cmd::store(ctx)?;
         let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
@@ -60,6 +63,43 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ResumeArgs) -> Result<Exit> {
     let (config, bounds) = (settled.config, settled.pinned);
     let fg = foreground::prepare(ctx, (config, bounds), spec, Place::RESUMED, shown)?;
     foreground::drive(ctx, fg, super::run::report)
+}
+
+/// The run of many goals `args` names, when it names one.
+fn fleet_named(ctx: &Ctx<'_>, args: &ResumeArgs) -> Result<Option<tether_store::Fleet>> {
+    let Some(id) = args.run.as_deref().and_then(|id| id.parse().ok()) else {
+        return Ok(None);
+    };
+    let store = crate::cmd::store(ctx)?;
+    match store.fleet(&id) {
+        Ok(fleet) => Ok(Some(fleet)),
+        Err(tether_store::StoreError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Takes the run of many goals `before` up again with tether.toml's settings as they are (a run
+/// of many goals records none of its own; each goal's run resumed keeps its own record's), its
+/// contracts approved as for a new one.
+fn again(ctx: &mut Ctx<'_>, before: tether_store::Fleet) -> Result<Exit> {
+    let loaded = tether_config::load(tether_runtime::schema(), ctx.ws.root(), ctx.env)
+        .map_err(Failure::usage)?;
+    let config = loaded.config.clone();
+    let max = Some(config.r#loop.max_iterations).filter(|m| *m > 0);
+    let budget = super::budget::from_flags(&config.r#loop, &Default::default());
+    let spec = RunSpec::goal(&config, max, budget, false);
+    let bounds = tether_runtime::bounds::for_new_run(&ctx.ws, &loaded);
+    let banner = (
+        "goal run",
+        super::run::banner(&config.plan.to_string_lossy(), max),
+    );
+    let place = Place {
+        worktree: false,
+        commit: true,
+    };
+    let launch = foreground::launch(ctx, (config, bounds), (spec, place), Vec::new(), banner);
+    super::plan::ensure_approved(ctx, false)?;
+    super::fleet::again(ctx, launch, before)
 }
 
 /// The configuration of the resumed `run`: the one it recorded, when tether.toml (`loaded`)

@@ -79,7 +79,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
 pub const LABEL: &str = "run";
 
 /// What the line announcing a new goal run says after its id.
-fn banner(plan: &str, max: Option<u32>) -> String {
+pub(super) fn banner(plan: &str, max: Option<u32>) -> String {
     let budget = max.map_or_else(
         || "no limit".to_owned(),
         |m| format!("up to {m} iterations"),

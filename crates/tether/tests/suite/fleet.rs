@@ -696,3 +696,112 @@ fn the_dashboard_starts_a_run_of_many_goals_and_shows_it_to_its_end() {
     // The checkout is as it was.
     assert!(!root.join("three.txt").exists());
 }
+
+/// `quick` and `slow` at once; `last` waits on `slow`.
+const SLOW: &str = "# Plan: slow
+
+## Goal: Quick
+<!-- id: quick -->
+status: active
+done_when: the file TARGET-quick exists as quick.txt
+verify: test -f quick.txt
+
+## Goal: Slow
+<!-- id: slow -->
+status: active
+done_when: the file TARGET-slow exists as slow.txt
+verify: test -f slow.txt
+
+## Goal: Last
+<!-- id: last -->
+status: active
+after: slow
+done_when: the file TARGET-last exists as last.txt
+verify: test -f last.txt
+
+## Log
+";
+
+/// [`agent`], whose first turn on `slow` is a long command (the run is interrupted in it).
+fn slow_agent() -> Script {
+    let first = std::sync::atomic::AtomicBool::new(true);
+    let then = agent(own);
+    Script::from_fn(move |req: &tether_model::Request| {
+        let goal = crate::common::fleet::goal_of(req);
+        if goal == "slow"
+            && req.last_tool_result().is_none()
+            && first.swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            return tether_model::scripted::Turn::tool(
+                "bash",
+                serde_json::json!({"command": "sleep 60"}),
+            );
+        }
+        then.next_turn(req).unwrap()
+    })
+}
+
+#[test]
+fn an_interrupted_run_of_many_goals_is_taken_up_again_resuming_the_goal_it_stopped() {
+    let (dir, servers) = prepare_fleet(SLOW, Worker::Model(slow_agent()), own, "");
+    let root = dir.path();
+    let state = servers.3.path().to_owned();
+    let at_terminal = |args: &str| {
+        crate::common::pty::Pty::start_with(root, args, |c| {
+            c.env("XDG_STATE_HOME", &state);
+        })
+    };
+    // At a terminal, as a person runs it: `quick` merges while `slow` works; Ctrl+C.
+    let mut first = at_terminal("run --parallel 2 --approve");
+    first.wait_for("merged goal quick into tether/r-");
+    first.ctrl_c();
+    let (code, screen) = first.wait();
+    assert_eq!(code, 4, "{screen}");
+    assert!(
+        screen.contains("stopped with goals not merged: slow"),
+        "{screen}"
+    );
+    let store = tether_store::Store::open(root.join(".tether/tether.db")).unwrap();
+    let before = store.fleets(1).unwrap().remove(0);
+    assert_eq!(before.outcome.as_deref(), Some("interrupted"));
+    let slow_run = before.goals[1].run_id.clone().unwrap();
+    let status = store.run(&slow_run).unwrap().state.status;
+    assert!(!tether_store::control::is_ended(status), "{status:?}");
+
+    // Taken up again: `slow`'s own run is resumed where it stopped, then `last` starts.
+    let again = at_terminal(&format!("resume {}", before.id));
+    let (code, screen) = again.wait();
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains(&format!("all goals merged into {}", before.branch)),
+        "{screen}"
+    );
+    let after = store.fleet(&before.id).unwrap();
+    assert_eq!(after.outcome.as_deref(), Some("all_merged"));
+    assert_eq!(
+        after.goals[1].run_id.as_ref(),
+        Some(&slow_run),
+        "resumed, not started anew"
+    );
+    assert_eq!(
+        after.goals[0].run_id, before.goals[0].run_id,
+        "quick was not run again"
+    );
+    let resumed = store
+        .events(&slow_run, tether_store::Seq(0), 10_000)
+        .unwrap()
+        .iter()
+        .filter(|e| e.kind == "resumed")
+        .count();
+    assert_eq!(resumed, 1);
+    for goal in ["quick", "slow", "last"] {
+        assert_eq!(
+            sh(root, &format!("git show {}:{goal}.txt", before.branch)),
+            format!("done {goal}\n")
+        );
+    }
+    // Nothing is left to take up.
+    let done = run(root, &["resume", before.id.as_str()]);
+    assert_eq!(done.status.code(), Some(2), "{}", text(&done.stderr));
+    assert!(text(&done.stderr).contains("there is nothing to take up"));
+}

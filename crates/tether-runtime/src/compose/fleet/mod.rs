@@ -36,6 +36,7 @@ use crate::compose::launch::{End, Finished, Launch, RunHandle, RunSpec, Settles}
 use crate::compose::worktree::Placement;
 use crate::error::{Error, Result};
 
+mod again;
 mod merge;
 mod person;
 mod plan;
@@ -143,6 +144,28 @@ impl Fleet {
     /// what cannot be (no repository, a plan that does not read, no store) is refused here,
     /// before any goal starts.
     pub async fn begin(self, env: &(dyn Env + Sync)) -> Result<Going> {
+        self.compose(env, None).await
+    }
+
+    /// Takes the run of many goals `self.id` up again, as the store recorded it (`before`):
+    /// from its integration branch and the worktrees its goals left (see `again.rs`); refused
+    /// when it merged every goal already.
+    pub async fn again(self, env: &(dyn Env + Sync), before: tether_store::Fleet) -> Result<Going> {
+        if before.outcome.as_deref() == Some("all_merged") {
+            return Err(Error::FleetDone {
+                run: self.id.to_string(),
+                branch: before.branch,
+            });
+        }
+        self.compose(env, Some(before)).await
+    }
+
+    /// The coordinator of a new run of many goals, or of one taken up again (`before`).
+    async fn compose(
+        self,
+        env: &(dyn Env + Sync),
+        before: Option<tether_store::Fleet>,
+    ) -> Result<Going> {
         // Several runs and this coordinator wait for children of their own.
         tether_core::subreaper::share_process();
         let Fleet {
@@ -154,8 +177,12 @@ impl Fleet {
             return Err(Error::FleetOfGoals);
         };
         let template = template.clone();
-        let (repo, tree, integration) =
-            crate::compose::worktree::for_fleet(&launch.ws, &launch.config, &run).await?;
+        let (repo, tree, integration) = match &before {
+            None => crate::compose::worktree::for_fleet(&launch.ws, &launch.config, &run).await?,
+            Some(_) => {
+                crate::compose::worktree::for_fleet_again(&launch.ws, &launch.config, &run).await?
+            }
+        };
         let plan_path = launch.config.plan_path(launch.ws.root());
         let doc = tether_plan::file::read(&plan_path).map_err(Error::FleetPlan)?;
         let recheck = recheck::Recheck::new(&launch, &integration, doc.plan())?;
@@ -167,7 +194,7 @@ impl Fleet {
         limits.iterations = template.max_iterations;
         let pool = BudgetPool::new(limits, tether_store::now_ms());
         let attempts = launch.config.run.merge_attempts;
-        let schedule = plan::schedule_of(doc.plan(), parallel, attempts);
+        let mut schedule = plan::schedule_of(doc.plan(), parallel, attempts);
         let new = tether_store::NewFleet {
             id: run.clone(),
             workspace: launch.ws.root().to_path_buf(),
@@ -179,7 +206,29 @@ impl Fleet {
                 .map(|(goal, after, _)| (goal.to_owned(), after.to_vec()))
                 .collect(),
         };
-        let record = record::Record::begin(journal, &new, &schedule);
+        let (record, earlier, to_merge) = match &before {
+            None => (
+                record::Record::begin(journal, &new, &schedule),
+                HashMap::new(),
+                Vec::new(),
+            ),
+            Some(before) => {
+                let (earlier, to_merge) = again::apply(before, &mut schedule, &journal.store());
+                let record = record::Record::again(journal, &run, &schedule);
+                (record, earlier, to_merge)
+            }
+        };
+        let mut trees = HashMap::new();
+        for goal in to_merge {
+            let placement = crate::compose::worktree::for_fleet_goal_again(
+                &repo,
+                &launch.ws,
+                (&run, &goal),
+                false,
+            )
+            .await?;
+            trees.extend(placement.worktree.map(|tree| (goal, tree)));
+        }
         let c = Coordinator {
             schedule,
             plan_rel: plan::plan_in(&repo, &plan_path),
@@ -190,7 +239,8 @@ impl Fleet {
             repo,
             launch,
             handles: HashMap::new(),
-            trees: HashMap::new(),
+            trees,
+            earlier,
             ended: mpsc::unbounded_channel(),
             merged: Vec::new(),
             runs: Vec::new(),
@@ -221,6 +271,8 @@ struct Coordinator {
     handles: HashMap<String, CancellationToken>,
     /// The worktree of each goal started and not merged yet.
     trees: HashMap<String, Worktree>,
+    /// How each goal that had started before the run was taken up again goes on.
+    earlier: HashMap<String, again::Before>,
     ended: (mpsc::UnboundedSender<Ended>, mpsc::UnboundedReceiver<Ended>),
     merged: Vec<String>,
     runs: Vec<(String, RunId)>,
@@ -318,20 +370,38 @@ impl Coordinator {
             return Ok(());
         }
         let began = Instant::now();
-        let placement = crate::compose::worktree::for_fleet_goal(
-            &self.repo,
-            &self.launch.ws,
-            &self.launch.config,
-            (&self.run, goal),
-            &self.tree,
-        )
-        .await?;
+        let before = self.earlier.remove(goal);
+        let placement = match &before {
+            None => {
+                crate::compose::worktree::for_fleet_goal(
+                    &self.repo,
+                    &self.launch.ws,
+                    &self.launch.config,
+                    (&self.run, goal),
+                    &self.tree,
+                )
+                .await?
+            }
+            Some(before) => {
+                let new_run = *before == again::Before::Reopen;
+                crate::compose::worktree::for_fleet_goal_again(
+                    &self.repo,
+                    &self.launch.ws,
+                    (&self.run, goal),
+                    new_run,
+                )
+                .await?
+            }
+        };
         let git = began.elapsed();
         if let Some(tree) = &placement.worktree {
             self.trees.insert(goal.to_owned(), tree.clone());
         }
-        self.launch_goal(goal, self.child(goal, placement, None), env, runtime)
-            .await?;
+        let launch = match before {
+            Some(again::Before::Resume(run)) => self.child_of(RunSpec::Resume(run), placement),
+            None | Some(again::Before::Reopen) => self.child(goal, placement, None),
+        };
+        self.launch_goal(goal, launch, env, runtime).await?;
         // What starting a goal costs the run beside git (its run composed: the sandbox, the
         // store, the executor), for the fleet's benchmark and a person reading the log.
         tracing::info!(
@@ -351,7 +421,12 @@ impl Coordinator {
         env: &(dyn Env + Sync),
         runtime: &tokio::runtime::Handle,
     ) -> Result<()> {
-        if let Some(run) = launch.placement.as_ref().and_then(|p| p.run_id.as_ref()) {
+        let run = match (&launch.spec, &launch.placement) {
+            (RunSpec::Resume(run), _) => Some(run),
+            (_, Some(placement)) => placement.run_id.as_ref(),
+            (_, None) => None,
+        };
+        if let Some(run) = run {
             self.pool.join(run);
             self.record.working(goal, run);
         }
@@ -418,15 +493,21 @@ impl Coordinator {
     /// The launch of `goal`'s own run: the run's, scoped to the goal, placed in its worktree
     /// (settling a conflicting merge when `settling` says so).
     fn child(&self, goal: &str, placement: Placement, settling: Option<Settling>) -> Launch {
-        let l = &self.launch;
         let mut spec = self.template.clone();
         spec.scope = Some(BTreeSet::from([goal.to_owned()]));
         spec.settling = settling;
+        self.child_of(RunSpec::Goal(spec), placement)
+    }
+
+    /// The launch of `spec` (a goal's run, new or resumed) with the run's settings, placed in
+    /// the goal's worktree.
+    fn child_of(&self, spec: RunSpec, placement: Placement) -> Launch {
+        let l = &self.launch;
         Launch {
             ws: l.ws.clone(),
             config: l.config.clone(),
             bounds: l.bounds.clone(),
-            spec: RunSpec::Goal(spec),
+            spec,
             place: l.place,
             placement: Some(placement),
             sinks: l.sinks.clone(),

@@ -47,6 +47,18 @@ impl Record {
         record
     }
 
+    /// The record of the run of many goals `fleet` taken up again, as `schedule` has it now.
+    pub(super) fn again(journal: Journal, fleet: &RunId, schedule: &Schedule) -> Record {
+        let mut record = Record {
+            journal,
+            fleet: fleet.clone(),
+            written: HashMap::new(),
+            runs: HashMap::new(),
+        };
+        record.sync(schedule);
+        record
+    }
+
     /// The store, for what the goals' runs spent.
     pub(super) fn journal(&self) -> &Journal {
         &self.journal
