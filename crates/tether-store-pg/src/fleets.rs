@@ -11,8 +11,8 @@ use crate::error::{PgStoreError, Result};
 use crate::journal::{append_in, get, limit_of, parse};
 use crate::store::PgStore;
 
-const FLEET_COLUMNS: &str =
-    "id, workspace, machine, plan_path, branch, parallel, started_at_ms, ended_at_ms, outcome";
+pub(crate) const FLEET_COLUMNS: &str = "id, workspace, machine, plan_path, branch, remote, \
+                                         parallel, started_at_ms, ended_at_ms, outcome";
 
 impl PgStore {
     /// Records a new run of many goals, every goal `waiting`.
@@ -28,8 +28,8 @@ impl PgStore {
             })?;
         let insert = tx
             .prepare_cached(
-                "INSERT INTO fleets (id, workspace, machine, plan_path, branch, parallel, \
-                 started_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                "INSERT INTO fleets (id, workspace, machine, plan_path, branch, remote, parallel, \
+                 started_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             )
             .await?;
         tx.execute(
@@ -40,6 +40,7 @@ impl PgStore {
                 &tether_store::this_machine(),
                 &fleet.plan_path,
                 &fleet.branch,
+                &fleet.remote,
                 &i64::from(fleet.parallel),
                 &now,
             ],
@@ -195,18 +196,19 @@ impl PgStore {
 fn decode_fleet(row: &Row) -> Result<Fleet> {
     let id: String = get(row, 0, "fleets.id")?;
     let workspace: String = get(row, 1, "fleets.workspace")?;
-    let parallel: i64 = get(row, 5, "fleets.parallel")?;
+    let parallel: i64 = get(row, 6, "fleets.parallel")?;
     Ok(Fleet {
         id: parse("fleets.id", &id)?,
         workspace: PathBuf::from(workspace),
         machine: get(row, 2, "fleets.machine")?,
         plan_path: get(row, 3, "fleets.plan_path")?,
         branch: get(row, 4, "fleets.branch")?,
+        remote: get(row, 5, "fleets.remote")?,
         parallel: u32::try_from(parallel)
             .map_err(|_| PgStoreError::corrupt(format!("fleets.parallel {parallel}")))?,
-        started_at_ms: get(row, 6, "fleets.started_at_ms")?,
-        ended_at_ms: get(row, 7, "fleets.ended_at_ms")?,
-        outcome: get(row, 8, "fleets.outcome")?,
+        started_at_ms: get(row, 7, "fleets.started_at_ms")?,
+        ended_at_ms: get(row, 8, "fleets.ended_at_ms")?,
+        outcome: get(row, 9, "fleets.outcome")?,
         goals: Vec::new(),
     })
 }

@@ -41,6 +41,7 @@ mod backend;
 mod conn;
 mod connect;
 mod error;
+mod fleet_claims;
 mod fleets;
 mod import;
 mod iterations;

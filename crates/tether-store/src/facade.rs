@@ -181,6 +181,16 @@ macro_rules! with_store_operations {
     fn fleet(&self, fleet_id: &$crate::RunId) -> $crate::Result<$crate::Fleet>;
     /// Up to `limit` runs of many goals, newest first, each with its goals.
     fn fleets(&self, limit: usize) -> $crate::Result<Vec<$crate::Fleet>>;
+    /// Claims for `holder`, for `ttl_ms`, the first goal a worker may take (see
+    /// `fleet_claims.rs`): `ready`, or its worker's lease lapsed, of the oldest run of many
+    /// goals going on whose goals work on many machines; `None` when there is none.
+    fn claim_fleet_goal(&self, holder: &$crate::Holder, ttl_ms: i64) -> $crate::Result<Option<$crate::GoalClaim>>;
+    /// Extends the goal's lease `token` holds for `ttl_ms` from now (when it now lapses);
+    /// [`StoreError::LeaseLost`](crate::StoreError::LeaseLost) when it lapsed or was taken.
+    fn renew_fleet_goal(&self, fleet_id: &$crate::RunId, goal_id: &str, token: i64, ttl_ms: i64) -> $crate::Result<i64>;
+    /// The worker holding the goal's lease with `token` reports where it stands (with the goal
+    /// run working on it); any state but `working` ends its lease. Refused like a renewal.
+    fn report_fleet_goal(&self, fleet_id: &$crate::RunId, goal_id: &str, token: i64, state: $crate::GoalState, run_id: Option<&$crate::RunId>) -> $crate::Result<()>;
     /// Claims the run for `holder` for `ttl_ms` (see `leases.rs`): the lease with a new fencing
     /// token, unless another holder's lease is live ([`Claim::Held`](crate::Claim)). A lapsed
     /// or released lease, the caller's own, or one whose holder `is_gone` (the caller knows

@@ -26,6 +26,8 @@ use crate::store::Sqlite;
 pub enum GoalState {
     /// Some goal in its `after:` is not merged yet.
     Waiting,
+    /// Ready for a worker to claim it (a run of many goals on many machines).
+    Ready,
     /// Its agent works on it.
     Working,
     /// Its agent settles its conflicting merge.
@@ -42,8 +44,9 @@ pub enum GoalState {
 
 impl GoalState {
     /// Every state.
-    pub const ALL: [GoalState; 7] = [
+    pub const ALL: [GoalState; 8] = [
         GoalState::Waiting,
+        GoalState::Ready,
         GoalState::Working,
         GoalState::Settling,
         GoalState::SignedOff,
@@ -56,6 +59,7 @@ impl GoalState {
     pub fn as_str(self) -> &'static str {
         match self {
             GoalState::Waiting => "waiting",
+            GoalState::Ready => "ready",
             GoalState::Working => "working",
             GoalState::Settling => "settling",
             GoalState::SignedOff => "signed_off",
@@ -82,6 +86,9 @@ pub struct NewFleet {
     pub plan_path: String,
     /// Its integration branch.
     pub branch: String,
+    /// The repository's shared remote its goals' workers fetch from and push to; `None`: its
+    /// goals work on this machine.
+    pub remote: Option<String>,
     /// How many goals work at once.
     pub parallel: u32,
     /// Its goals in the plan's order, each with its `after:`.
@@ -118,6 +125,9 @@ pub struct Fleet {
     pub plan_path: String,
     /// Its integration branch: the result.
     pub branch: String,
+    /// The repository's shared remote its goals' workers fetch from and push to; `None`: its
+    /// goals work on the coordinating machine.
+    pub remote: Option<String>,
     /// How many goals work at once.
     pub parallel: u32,
     /// When it began.
@@ -174,8 +184,8 @@ impl Sqlite {
         let tx = self.write()?;
         let now = self.now();
         tx.prepare_cached(
-            "INSERT INTO fleets (id, workspace, machine, plan_path, branch, parallel, \
-             started_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO fleets (id, workspace, machine, plan_path, branch, remote, parallel, \
+             started_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?
         .execute(params![
             fleet.id.as_str(),
@@ -183,6 +193,7 @@ impl Sqlite {
             crate::this_machine(),
             fleet.plan_path,
             fleet.branch,
+            fleet.remote,
             fleet.parallel,
             now
         ])?;
@@ -325,8 +336,8 @@ impl Sqlite {
     }
 }
 
-const FLEET_COLUMNS: &str =
-    "id, workspace, machine, plan_path, branch, parallel, started_at_ms, ended_at_ms, outcome";
+pub(crate) const FLEET_COLUMNS: &str = "id, workspace, machine, plan_path, branch, remote, \
+                                         parallel, started_at_ms, ended_at_ms, outcome";
 
 /// A `fleets` row (its goals read apart).
 fn fleet_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawFleet> {
@@ -338,10 +349,11 @@ fn fleet_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawFleet> {
             machine: r.get(2)?,
             plan_path: r.get(3)?,
             branch: r.get(4)?,
-            parallel: r.get(5)?,
-            started_at_ms: r.get(6)?,
-            ended_at_ms: r.get(7)?,
-            outcome: r.get(8)?,
+            remote: r.get(5)?,
+            parallel: r.get(6)?,
+            started_at_ms: r.get(7)?,
+            ended_at_ms: r.get(8)?,
+            outcome: r.get(9)?,
             goals: Vec::new(),
         },
     })

@@ -80,6 +80,7 @@ pub mod control;
 mod error;
 mod event;
 mod facade;
+mod fleet_claims;
 mod fleets;
 mod ids;
 mod iterations;
@@ -107,6 +108,7 @@ pub use event::{Event, StoredEvent};
 pub use facade::{
     BackendKind, Change, Connector, EmbeddedFile, Following, OnChange, Store, StoreBackend,
 };
+pub use fleet_claims::{GoalClaim, goal_lapse};
 pub use fleets::{Fleet, FleetGoal, GoalState, NewFleet};
 pub use ids::{ParseIdError, QuestionId, RunId, Seq};
 pub use iterations::{Iteration, IterationWrite, apply_write, writes_for};

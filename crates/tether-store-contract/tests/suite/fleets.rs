@@ -16,6 +16,7 @@ fn new_fleet(id: &RunId) -> NewFleet {
         workspace: "/work".into(),
         plan_path: "plan.md".into(),
         branch: format!("tether/{id}"),
+        remote: None,
         parallel: 2,
         goals: vec![
             ("base".into(), Vec::new()),

@@ -3,6 +3,7 @@
 //! scenario is written once against `Store` and runs as two tests, `<scenario>::embedded` and
 //! `<scenario>::team`, so a failure names the backend.
 
+mod fleet_claims;
 mod fleets;
 mod journal;
 mod leases;

@@ -1,17 +1,20 @@
 -- tether team store, schema version 5: runs of many goals (`tether run --parallel`).
 --
--- `fleets` is one row per run of many goals: its integration branch, the plan it works on and
--- how it ended (`outcome` NULL while it goes on). `fleet_goals` is one row per goal of it, in
--- the plan's order (`position`), with where the goal stands (`state`), the goal run working on
--- it now or last (`run_id`) and the machine it works on. `token` and `expires_at_ms` are a
--- goal's lease for the process working on it: `token` grows with every claim and never goes
--- back (0: never claimed), `expires_at_ms` is when the lease lapses unless renewed.
+-- `fleets` is one row per run of many goals: its integration branch, the plan it works on, the
+-- repository's shared remote its goals' workers fetch from and push to (`remote` NULL: its
+-- goals work on the coordinating machine) and how it ended (`outcome` NULL while it goes on).
+-- `fleet_goals` is one row per goal of it, in the plan's order (`position`), with where the
+-- goal stands (`state`), the goal run working on it now or last (`run_id`) and the machine it
+-- works on. `token` and `expires_at_ms` are a goal's lease for the worker working on it:
+-- `token` grows with every claim and never goes back (0: never claimed), `expires_at_ms` is
+-- when the lease lapses unless renewed (0 once the worker reported the goal's end).
 CREATE TABLE fleets (
     id            TEXT    PRIMARY KEY,
     workspace     TEXT    NOT NULL,
     machine       TEXT    NOT NULL,
     plan_path     TEXT    NOT NULL,
     branch        TEXT    NOT NULL,
+    remote        TEXT,
     parallel      BIGINT  NOT NULL CHECK (parallel > 0),
     started_at_ms BIGINT  NOT NULL,
     ended_at_ms   BIGINT,

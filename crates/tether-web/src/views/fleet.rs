@@ -1,6 +1,7 @@
 //! Runs of many goals (`tether run --parallel`): on the runs page, the newest of them, each with
 //! how far its goals are; and a page of its own, every goal with where it stands — waiting on
-//! which goals, working (on which machine, in which goal run), settling a conflict, signed off,
+//! which goals, ready for a worker, working (on which machine, in which goal run), settling a
+//! conflict, signed off,
 //! merged, waiting for a person, or ended.
 
 use maud::{Markup, html};
@@ -101,6 +102,7 @@ fn standing(f: &Fleet, g: &FleetGoal) -> Markup {
                 @let waits = f.waits_on(g);
                 @if !waits.is_empty() { " on " (text(&waits.join(", "))) }
             }
+            GoalState::Ready => { " for a worker to claim it" }
             GoalState::Working | GoalState::Settling => {
                 @if let Some(on) = on { " on " (on) }
             }

@@ -18,6 +18,7 @@ fn begin(web: &Web) -> RunId {
             workspace: web.ws.root().to_path_buf(),
             plan_path: "plan.md".into(),
             branch: format!("tether/{id}"),
+            remote: None,
             parallel: 2,
             goals: vec![
                 ("base".into(), Vec::new()),

@@ -43,6 +43,7 @@ impl Launcher for Recorder {
                             workspace: "/tmp".into(),
                             plan_path: "plan.md".into(),
                             branch: format!("tether/{id}"),
+                            remote: None,
                             parallel,
                             goals: vec![("g1".into(), Vec::new())],
                         })

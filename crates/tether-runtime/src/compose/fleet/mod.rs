@@ -200,6 +200,7 @@ impl Fleet {
             workspace: launch.ws.root().to_path_buf(),
             plan_path: template.plan.clone(),
             branch: tree.branch.clone(),
+            remote: None,
             parallel: u32::try_from(parallel).unwrap_or(u32::MAX),
             goals: schedule
                 .goals()
