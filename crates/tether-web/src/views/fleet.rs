@@ -1,8 +1,7 @@
 //! Runs of many goals (`tether run --parallel`): on the runs page, the newest of them, each with
 //! how far its goals are; and a page of its own, every goal with where it stands — waiting on
 //! which goals, ready for a worker, working (on which machine, in which goal run), settling a
-//! conflict, signed off,
-//! merged, waiting for a person, or ended.
+//! conflict, signed off, merged, waiting for a person, or ended.
 
 use maud::{Markup, html};
 use tether_store::{Fleet, FleetGoal, GoalState};
