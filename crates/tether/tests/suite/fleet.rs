@@ -74,16 +74,16 @@ struct Fleet {
 /// The fake agent (when the agent is a model's) and judge of a run, and the state directory
 /// its worktrees are in: kept until the test ends.
 #[allow(dead_code)]
-struct Servers(
+pub(crate) struct Servers(
     Option<FakeModelServer>,
     FakeModelServer,
     tokio::runtime::Runtime,
-    tempfile::TempDir,
+    pub(crate) tempfile::TempDir,
 );
 
 /// Who works the goals: the built-in agent on a scripted model, or a shell script (the
 /// `command` executor, run as `sh agent.sh` in the goal's worktree).
-enum Worker {
+pub(crate) enum Worker {
     Model(Script),
     Command(&'static str),
 }
@@ -133,7 +133,7 @@ fn start_fleet_of(plan: &str, worker: Worker, file_of: FileOf, toml: &str) -> Ru
 
 /// A repository with `plan` committed and a configuration whose goals `worker` works and a
 /// fake judge judges on the files `file_of` names (`toml` added), nothing started yet.
-fn prepare_fleet(
+pub(crate) fn prepare_fleet(
     plan: &str,
     worker: Worker,
     file_of: FileOf,
@@ -602,7 +602,7 @@ fn when_one_agent_hits_its_providers_limit_the_next_goals_agent_waits_for_the_sa
 }
 
 /// Three goals of their own, each done in one iteration.
-const THREE: &str = "# Plan: three
+pub(crate) const THREE: &str = "# Plan: three
 
 ## Goal: One
 <!-- id: one -->

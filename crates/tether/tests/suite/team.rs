@@ -2,6 +2,7 @@
 //! `TETHER_MACHINE`, sharing one real PostgreSQL database through `TETHER_STORE_URL`.
 
 mod chat;
+mod fleet;
 mod machines;
 mod mcp;
 mod outage;

@@ -1,0 +1,40 @@
+//! A run of many goals on the team store: each goal's run works in a worktree of its own, yet
+//! its records (the approved contracts it keeps to, its verdicts) are the workspace's, whose
+//! state directory it keeps, so every goal is signed off and merged.
+
+use std::process::Stdio;
+
+use super::database;
+use crate::common::fleet::{agent, own};
+use crate::common::{cmd, sh, text, wait_output};
+use crate::suite::fleet::{THREE, Worker, prepare_fleet};
+
+#[test]
+fn a_run_of_many_goals_on_the_team_store_signs_each_goal_off_in_its_worktree() {
+    let db = database();
+    let (dir, servers) = prepare_fleet(THREE, Worker::Model(agent(own)), own, "");
+    let root = dir.path();
+    let child = cmd(root, &["run", "--parallel", "2", "--approve"])
+        .env("TETHER_STORE_URL", db.url())
+        .env("XDG_STATE_HOME", servers.3.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_output(child);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.starts_with("all goals merged into tether/r-"),
+        "{stdout}"
+    );
+    let branch = stdout["all goals merged into ".len()..]
+        .split(':')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        sh(root, &format!("git show {branch}:three.txt")),
+        "done three\n"
+    );
+}
