@@ -255,6 +255,31 @@ pub(crate) async fn exec_outside(
     spawn(&cmd, argv, (env, env_remove), None, cancel).await
 }
 
+/// Runs `git <cmd's args>` outside any sandbox with the person's own configuration (global and
+/// system files, and the repository's when `env` names one), `env` set, git's own variables of
+/// tether's environment and `env_remove` removed: for the exchanges with a remote
+/// ([`crate::remote`]).
+pub(crate) async fn spawn_plain(
+    cmd: &GitCommand,
+    env: Vec<(String, String)>,
+    env_remove: &[String],
+    cancel: &CancellationToken,
+) -> Result<GitOutput, GitError> {
+    let names: Vec<std::ffi::OsString> = std::env::vars_os().map(|(k, _)| k).collect();
+    let mut remove: Vec<String> = names
+        .iter()
+        .filter_map(|k| k.to_str())
+        // The person's own way to reach a remote over ssh stays theirs.
+        .filter(|k| k.starts_with("GIT_") && !matches!(*k, "GIT_SSH" | "GIT_SSH_COMMAND"))
+        .map(str::to_owned)
+        .collect();
+    remove.extend(env_remove.iter().cloned());
+    remove.retain(|name| !env.iter().any(|(set, _)| set == name));
+    let mut argv = vec!["git".to_owned(), "--no-pager".to_owned()];
+    argv.extend(cmd.args.iter().cloned());
+    spawn(cmd, argv, (env, remove), None, cancel).await
+}
+
 async fn spawn(
     cmd: &GitCommand,
     argv: Vec<String>,

@@ -31,9 +31,11 @@
 //!   command writes ([`Writes`]: never the repository's `hooks/` or `config`), or not at all.
 //!   git's ownership check stands there: the person's `safe.directory` entries are carried
 //!   over ([`user`]) to the discovery, which reads only the `.git` above the directory it
-//!   starts in. Reading the person's own global settings ([`user`]) is the one git tether runs
-//!   outside any sandbox: from `/`, outside any repository, it reads their global and system
-//!   files and runs no program.
+//!   starts in. Reading the person's own global settings ([`user`]) runs outside any sandbox:
+//!   from `/`, outside any repository, it reads their global and system files and runs no
+//!   program. So does the one git that needs the network and the person's credentials: the
+//!   exchanges of a run of many goals with the repository's shared remote ([`remote`]: clone,
+//!   fetch, push, list; hooks and `core.fsmonitor` off, no prompt, bounded).
 
 mod bounded;
 mod command;
@@ -45,6 +47,9 @@ pub mod neutral;
 mod person;
 mod private;
 mod record;
+pub mod remote;
+#[cfg(test)]
+mod remote_tests;
 mod repo;
 pub mod snapshot;
 pub mod user;
