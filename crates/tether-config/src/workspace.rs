@@ -4,7 +4,10 @@
 //! (`tether.toml`, `plan.md`, `.tether/tether.db`, `.tether/runs/<run>/`) is defined once.
 //!
 //! A run in a worktree of its own works in another root (the worktree) while keeping its state
-//! in the checkout's `.tether/` ([`Workspace::with_state_dir`]).
+//! in the checkout's `.tether/` ([`Workspace::with_state_dir`]). A worker's goal run of a run of
+//! many goals works on another machine for the workspace the run was started in, whose records
+//! (approved contracts, verdicts) a team store keeps under that machine and root
+//! ([`Workspace::standing_for`]).
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +19,8 @@ pub const STATE_DIR: &str = ".tether";
 pub struct Workspace {
     root: PathBuf,
     state: PathBuf,
+    /// The machine and root of the workspace this one works for, when it is another's.
+    standing_for: Option<(String, PathBuf)>,
 }
 
 impl Workspace {
@@ -25,7 +30,23 @@ impl Workspace {
         Workspace {
             state: root.join(STATE_DIR),
             root,
+            standing_for: None,
         }
+    }
+
+    /// The same workspace working for the workspace at `root` on `machine` (a worker's goal run
+    /// of a run of many goals started there): a team store keeps its records as that one's.
+    #[must_use]
+    pub fn standing_for(mut self, machine: impl Into<String>, root: impl Into<PathBuf>) -> Self {
+        self.standing_for = Some((machine.into(), root.into()));
+        self
+    }
+
+    /// The machine and root of the workspace this one works for, when it is another's.
+    pub fn stands_for(&self) -> Option<(&str, &Path)> {
+        self.standing_for
+            .as_ref()
+            .map(|(machine, root)| (machine.as_str(), root.as_path()))
     }
 
     /// The same working tree with its state in `dir` (a worktree run keeps the checkout's).

@@ -34,10 +34,13 @@ const GUARDS: &[(&str, &str)] = &[
 /// One exchange with a remote.
 #[derive(Debug, Clone, Copy)]
 pub enum Exchange<'a> {
-    /// `git clone --no-checkout <url> <dir>`: a repository of tether's own at `dir`.
+    /// `git clone --no-checkout --branch <branch> <url> <dir>`: a repository of tether's own at
+    /// `dir`, its `HEAD` on `branch`.
     Clone {
         /// The remote.
         url: &'a str,
+        /// The branch its `HEAD` is on.
+        branch: &'a str,
         /// Where the clone goes (must not exist, or be empty).
         dir: &'a Path,
     },
@@ -80,8 +83,19 @@ impl Exchange<'_> {
             args.extend(["-c".to_owned(), format!("{key}={value}")]);
         }
         let (cwd, git_dir) = match self {
-            Exchange::Clone { url, dir } => {
-                args.extend(["clone", "--no-checkout", "--quiet", "--", url].map(str::to_owned));
+            Exchange::Clone { url, branch, dir } => {
+                args.extend(
+                    [
+                        "clone",
+                        "--no-checkout",
+                        "--quiet",
+                        "--branch",
+                        branch,
+                        "--",
+                        url,
+                    ]
+                    .map(str::to_owned),
+                );
                 args.push(path_str(dir)?);
                 ("/".as_ref(), None)
             }

@@ -252,6 +252,28 @@ pub enum Error {
         /// The run.
         run: String,
     },
+    /// The repository has no remote of that name for the workers of a run of many goals.
+    #[error(
+        "the repository has no remote `{name}` for the workers to fetch from and push to; add it \
+         (git remote add {name} <url>) or give --remote a URL"
+    )]
+    NoRemote {
+        /// The remote's name.
+        name: String,
+    },
+    /// git could not exchange with the repository's shared remote (a worker's clone, fetch or
+    /// push): check that this machine reaches the remote and may push to it.
+    #[error("`git {what}` with the repository's shared remote failed: {stderr}")]
+    Remote {
+        /// The exchange (`clone`, `fetch`, `push`).
+        what: String,
+        /// The end of git's error output.
+        stderr: String,
+    },
+    /// git did not answer (could not start, did not finish) while exchanging with the shared
+    /// remote.
+    #[error(transparent)]
+    Git(#[from] tether_git::GitError),
     /// The run of many goals merged every goal already: there is nothing to take up; its
     /// branch holds the work.
     #[error("run {run} merged every goal into {branch} already: there is nothing to take up")]
@@ -317,6 +339,7 @@ impl Error {
             | Error::FleetNeedsRepository { .. }
             | Error::GoalOfFleet { .. }
             | Error::FleetDone { .. }
+            | Error::NoRemote { .. }
             | Error::FindStore(_)
             | Error::UnknownStore(_)
             | Error::ConfigChanged { .. }
@@ -363,6 +386,8 @@ impl Error {
             | Error::CurrentExe { .. }
             | Error::Task(_)
             | Error::FleetPlan(_)
+            | Error::Remote { .. }
+            | Error::Git(_)
             | Error::ListWorktrees(_)
             | Error::BuiltinCases(_)
             | Error::Case(_) => false,

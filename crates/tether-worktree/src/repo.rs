@@ -166,10 +166,35 @@ impl Repo {
         }
         let path = path_arg(dir)?;
         let _held = exclusive(dir).await?;
-        self.add(dir, branch, &["-b", branch, path, from]).await?;
+        // A branch cut from a remote-tracking ref tracks nothing: the config is not written.
+        self.add(dir, branch, &["--no-track", "-b", branch, path, from])
+            .await?;
         let tree = self.worktree(run_id, branch, dir)?;
         self.lock(&tree).await?;
         Ok(tree)
+    }
+
+    /// The repository's git directory (the checkout's `.git`, every worktree's objects and
+    /// refs).
+    pub fn git_dir(&self) -> &Path {
+        &self.git.git_dir
+    }
+
+    /// The URL of the repository's remote `name`, if it has one.
+    pub async fn remote_url(&self, name: &str) -> Result<Option<String>, WorktreeError> {
+        let key = format!("remote.{name}.url");
+        let cmd = crate::git::command(self.toplevel(), &["config", "--get", &key]);
+        let out = self.git.run(&cmd, &CancellationToken::new()).await?;
+        Ok(out
+            .ok()
+            .then(|| out.stdout.trim().to_owned())
+            .filter(|url| !url.is_empty()))
+    }
+
+    /// Whether the repository has the ref `name` (a full name, `refs/…`).
+    pub async fn has_ref(&self, name: &str) -> Result<bool, WorktreeError> {
+        self.git_ok(&["show-ref", "--verify", "--quiet", name], Writes::Nothing)
+            .await
     }
 
     /// The run's worktree at `dir` again: as it is when it is there, made again from the

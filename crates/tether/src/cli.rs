@@ -97,6 +97,11 @@ pub enum Command {
     /// (its branch is kept).
     #[command(subcommand)]
     Worktree(WorktreeCommand),
+    /// Work on the goals of runs of many goals started on other machines (`tether run
+    /// --parallel N --workers`): claim a ready goal in the team store, clone or fetch the run's
+    /// repository from its shared remote, run the goal in a worktree of its own with this
+    /// machine's keys, push its signed-off branch; then the next goal, until stopped.
+    Worker(WorkerArgs),
     /// A `PreToolUse` hook for an agent CLI (Claude Code): reads the hook's JSON on stdin and,
     /// when the Bash command starts with an `ask_before` prefix, asks a human and waits; prints
     /// the hook's decision (allow after a yes, deny otherwise) on stdout.
@@ -192,6 +197,21 @@ pub struct ServeArgs {
     /// comes from PGPASSWORD or ~/.pgpass, never from this flag's URL in a shared shell history.
     #[arg(long, value_name = "URL")]
     pub store: Option<String>,
+}
+
+/// Options of `tether worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// Where the worker keeps its clones and the goals' worktrees (default:
+    /// $XDG_STATE_HOME/tether/worker, else ~/.local/state/tether/worker).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<std::path::PathBuf>,
+    /// Work on the goals ready now, then exit once none is left (default: wait for more).
+    #[arg(long)]
+    pub once: bool,
+    /// How often to look for a ready goal while none is, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub poll: u64,
 }
 
 /// Options of `tether mcp`.
@@ -325,6 +345,19 @@ pub struct RunArgs {
     /// works on every goal in one run).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub parallel: Option<u32>,
+    /// With --parallel: offer the goals to workers on other machines (`tether worker`, sharing
+    /// the team store) instead of working on them here; they fetch from and push to the
+    /// repository's shared remote (--remote).
+    #[arg(long, requires = "parallel")]
+    pub workers: bool,
+    /// The shared remote of --workers: a remote of the repository, or a URL.
+    #[arg(
+        long,
+        value_name = "REMOTE",
+        default_value = "origin",
+        requires = "workers"
+    )]
+    pub remote: String,
     /// Where the run works.
     #[command(flatten)]
     pub place: PlaceArgs,

@@ -60,8 +60,18 @@ impl RunSpec {
         budget: Budget,
         no_judge: bool,
     ) -> Self {
+        RunSpec::Goal(Self::goal_spec(config, max_iterations, budget, no_judge))
+    }
+
+    /// The spec of [`RunSpec::goal`].
+    pub fn goal_spec(
+        config: &Config,
+        max_iterations: Option<u32>,
+        budget: Budget,
+        no_judge: bool,
+    ) -> GoalSpec {
         let l = &config.r#loop;
-        RunSpec::Goal(GoalSpec {
+        GoalSpec {
             plan: config.plan.to_string_lossy().into_owned(),
             max_iterations,
             budget,
@@ -80,7 +90,7 @@ impl RunSpec {
             context: l.context,
             scope: None,
             settling: None,
-        })
+        }
     }
 
     /// A Ralph run of `prompt`, done when the agent says `promise`.
@@ -98,6 +108,17 @@ impl RunSpec {
             budget,
             max_consecutive_failures: config.r#loop.max_consecutive_failures,
         })
+    }
+}
+
+/// The budgets of `[loop]` besides iterations (a run started without flags).
+pub fn loop_budget(config: &Config) -> Budget {
+    let b = &config.r#loop.budget;
+    Budget {
+        iterations: None,
+        tokens: b.tokens,
+        cost_usd: b.cost_usd,
+        duration_secs: b.duration_secs,
     }
 }
 
@@ -288,7 +309,9 @@ impl Launch {
         } = self;
         // A goal run with nothing to work on is refused before anything is made for it.
         if let RunSpec::Goal(goal) = &spec {
-            tether_core::goal::ready(ws.root(), goal)?;
+            // Where it works: the place its caller made for it, when it made one.
+            let root = placement.as_ref().map_or(ws.root(), |p| p.ws.root());
+            tether_core::goal::ready(root, goal)?;
         }
         // What the run's children start ends with it.
         let lifetime = RunLifetime::begin();

@@ -22,9 +22,9 @@ use tether_core::looping::LoopError;
 use tether_core::planning::PlanRef;
 use tether_core::planning::approve::{self, Selection};
 use tether_human::Console;
+use tether_store::RunId;
 use tether_store::control::{self, ControlError};
 use tether_store::launch::{BoxFuture, LaunchError, Launcher, NewRun, Started};
-use tether_store::{Budget, RunId};
 use tokio_util::sync::CancellationToken;
 
 use crate::compose::bounds::Resumed;
@@ -112,7 +112,7 @@ impl Runs {
                 prompt,
                 completion_promise,
                 Some(max),
-                budget(&config),
+                crate::compose::launch::loop_budget(&config),
             ),
             NewRun::Goal { .. } => {
                 if many.is_some() {
@@ -121,7 +121,12 @@ impl Runs {
                         .map_err(refusal)?;
                 }
                 self.ensure_approved(&config)?;
-                RunSpec::goal(&config, Some(max), budget(&config), false)
+                RunSpec::goal(
+                    &config,
+                    Some(max),
+                    crate::compose::launch::loop_budget(&config),
+                    false,
+                )
             }
         };
         let bounds = crate::compose::bounds::for_new_run(&self.ws, &loaded);
@@ -241,6 +246,7 @@ impl Runs {
             id: RunId::generate(),
             launch,
             parallel: usize::try_from(parallel).unwrap_or(1),
+            remote: None,
         };
         let going = fleet.begin(&*self.env).await.map_err(refusal)?;
         let id = going.id().clone();
@@ -311,17 +317,6 @@ fn config_changed(run: &RunId, changed: &crate::compose::bounds::Changed) -> Lau
              tether.toml back"
         ),
         changes: changed.changes.iter().map(ToString::to_string).collect(),
-    }
-}
-
-/// A new run's budgets besides iterations: `[loop]`'s.
-fn budget(config: &Config) -> Budget {
-    let b = &config.r#loop.budget;
-    Budget {
-        iterations: None,
-        tokens: b.tokens,
-        cost_usd: b.cost_usd,
-        duration_secs: b.duration_secs,
     }
 }
 

@@ -94,8 +94,15 @@ pub fn find(ws: &Workspace, env: &dyn Env) -> Result<StoreConfig> {
 
 /// This workspace as a team store tells workspaces apart (sign-off records are kept per
 /// workspace): this machine and the workspace's own root (not its repository's: two workspaces
-/// may share a repository).
+/// may share a repository), or the machine and root of the workspace it works for.
 pub fn here(ws: &Workspace) -> Origin {
+    if let Some((machine, root)) = ws.stands_for() {
+        return Origin {
+            machine: machine.to_owned(),
+            workspace_root: root.to_path_buf(),
+            repo_remote: None,
+        };
+    }
     Origin {
         machine: tether_store::this_machine(),
         workspace_root: ws.root().to_path_buf(),

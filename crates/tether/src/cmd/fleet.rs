@@ -13,12 +13,19 @@ use super::Ctx;
 use super::foreground::watch_ctrl_c;
 use crate::exit::Exit;
 
-/// Drives `launch`'s goal run as a run of many goals, `parallel` at once.
-pub fn run(ctx: &mut Ctx<'_>, launch: Launch, parallel: u32) -> Result<Exit> {
+/// Drives `launch`'s goal run as a run of many goals, `parallel` at once: on this machine, or
+/// (`remote`, a remote's name or a URL) offered to workers on others.
+pub fn run(
+    ctx: &mut Ctx<'_>,
+    launch: Launch,
+    parallel: u32,
+    remote: Option<String>,
+) -> Result<Exit> {
     let fleet = Fleet {
         id: tether_store::RunId::generate(),
         launch,
         parallel: usize::try_from(parallel).unwrap_or(1),
+        remote,
     };
     drive(ctx, fleet, None)
 }
@@ -30,6 +37,7 @@ pub fn again(ctx: &mut Ctx<'_>, launch: Launch, before: tether_store::Fleet) -> 
         id: before.id.clone(),
         launch,
         parallel: usize::try_from(before.parallel).unwrap_or(1),
+        remote: before.remote.clone(),
     };
     drive(ctx, fleet, Some(before))
 }

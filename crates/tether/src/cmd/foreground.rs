@@ -111,6 +111,11 @@ pub fn launch(
     }
 }
 
+/// What the terminal is told besides a run's events, its first line beginning with `banner`.
+pub fn terminal(banner: (&'static str, String)) -> Arc<dyn Observer> {
+    Arc::new(Terminal { banner })
+}
+
 /// What the terminal is told besides the events.
 struct Terminal {
     banner: (&'static str, String),

@@ -21,6 +21,7 @@ pub mod serve;
 pub mod stopped;
 pub mod store;
 pub mod validate;
+pub mod worker;
 pub mod worktree;
 
 use std::io::Write;

@@ -66,7 +66,14 @@ pub fn run(ctx: &mut Ctx<'_>, args: &RunArgs) -> Result<Exit> {
         let banner = shown.banner;
         let launch = foreground::launch(ctx, (config, bounds), (spec, place), Vec::new(), banner);
         super::plan::ensure_approved(ctx, args.approve)?;
-        return super::fleet::run(ctx, launch, parallel);
+        if args.workers && !tether_runtime::store::is_team(&ctx.ws, ctx.env)? {
+            return Err(Failure::usage(anyhow!(
+                "--workers offers the goals in a team store, where workers find them: set \
+                 TETHER_STORE_URL (or [store] url) to the team's PostgreSQL database"
+            )));
+        }
+        let remote = args.workers.then(|| args.remote.clone());
+        return super::fleet::run(ctx, launch, parallel, remote);
     }
     let fg = foreground::prepare(ctx, (config, bounds), spec, place, shown)?;
     // Configuration problems first, so nobody is asked to approve contracts for a run that

@@ -8,6 +8,7 @@ mod mcp;
 mod outage;
 mod push;
 mod resume;
+mod workers;
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};

@@ -18,7 +18,7 @@
 //! removed (its branch stays). The person's checkout is never written: the integration branch
 //! is the result.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -42,7 +42,9 @@ mod person;
 mod plan;
 mod recheck;
 mod record;
+pub mod remote;
 mod settle;
+pub mod worker;
 
 use merge::{Merging, Said};
 use person::{Conflicted, Decided, Heard};
@@ -57,6 +59,9 @@ pub struct Fleet {
     pub launch: Launch,
     /// How many goals work at once.
     pub parallel: usize,
+    /// Its goals work on other machines (`tether worker`), through this shared remote of the
+    /// repository (a remote's name or a URL); `None`: on this machine.
+    pub remote: Option<String>,
 }
 
 /// A run of many goals under way: its integration branch made and the run recorded, no goal
@@ -172,6 +177,7 @@ impl Fleet {
             id: run,
             launch,
             parallel,
+            remote,
         } = self;
         let RunSpec::Goal(template) = &launch.spec else {
             return Err(Error::FleetOfGoals);
@@ -193,14 +199,33 @@ impl Fleet {
         let mut limits = template.budget;
         limits.iterations = template.max_iterations;
         let pool = BudgetPool::new(limits, tether_store::now_ms());
-        let attempts = launch.config.run.merge_attempts;
+        let url = match &remote {
+            Some(remote) => {
+                let url = remote::remote_url(&repo, remote).await?;
+                let (env_remove, state_dir) = (launch.config.key_vars(), launch.ws.state_dir());
+                let with = tether_worktree::Snapshotting {
+                    state_dir: &state_dir,
+                    git: crate::compose::worktree::git_of(&launch.config),
+                    env_remove: &env_remove,
+                };
+                remote::publish(&repo, &tree, &url, &with).await?;
+                Some(url)
+            }
+            None => None,
+        };
+        // A goal worked on another machine has no worktree here to settle a conflict in: a
+        // person is asked at its first.
+        let attempts = match url {
+            Some(_) => 1,
+            None => launch.config.run.merge_attempts,
+        };
         let mut schedule = plan::schedule_of(doc.plan(), parallel, attempts);
         let new = tether_store::NewFleet {
             id: run.clone(),
             workspace: launch.ws.root().to_path_buf(),
             plan_path: template.plan.clone(),
             branch: tree.branch.clone(),
-            remote: None,
+            remote: url.clone(),
             parallel: u32::try_from(parallel).unwrap_or(u32::MAX),
             goals: schedule
                 .goals()
@@ -209,13 +234,13 @@ impl Fleet {
         };
         let (record, earlier, to_merge) = match &before {
             None => (
-                record::Record::begin(journal, &new, &schedule),
+                record::Record::begin(journal, &new, &schedule, url.is_some()),
                 HashMap::new(),
                 Vec::new(),
             ),
             Some(before) => {
                 let (earlier, to_merge) = again::apply(before, &mut schedule, &journal.store());
-                let record = record::Record::again(journal, &run, &schedule);
+                let record = record::Record::again(journal, &run, &schedule, url.is_some());
                 (record, earlier, to_merge)
             }
         };
@@ -253,6 +278,8 @@ impl Fleet {
             interrupted: false,
             pool,
             record,
+            remote: url,
+            offered: HashSet::new(),
         };
         Ok(Going(c))
     }
@@ -291,6 +318,10 @@ struct Coordinator {
     pool: BudgetPool,
     /// The store's record of the run.
     record: record::Record,
+    /// The shared remote its goals' workers fetch from and push to, when they work elsewhere.
+    remote: Option<String>,
+    /// The goals offered to workers and not reported yet.
+    offered: HashSet<String>,
 }
 
 impl Coordinator {
@@ -308,7 +339,7 @@ impl Coordinator {
             if self.regression.is_some() || interrupt.is_cancelled() {
                 self.withdraw_questions();
             }
-            if self.handles.is_empty() && self.asking.is_empty() {
+            if self.handles.is_empty() && self.asking.is_empty() && self.offered.is_empty() {
                 return Ok(self.end());
             }
             tokio::select! {
@@ -327,6 +358,11 @@ impl Coordinator {
                     self.interrupted = true;
                     self.interrupt_all();
                     self.withdraw_questions();
+                    // The goals on workers go on there; this run stops waiting for them.
+                    self.offered.clear();
+                }
+                () = tokio::time::sleep(remote::COLLECT), if !self.offered.is_empty() => {
+                    self.collect().await?;
                 }
             }
         }
@@ -368,6 +404,11 @@ impl Coordinator {
     ) -> Result<()> {
         if self.budget_spent().is_some() {
             self.schedule.ended(goal);
+            return Ok(());
+        }
+        if self.remote.is_some() {
+            self.record.offer(goal);
+            self.offered.insert(goal.to_owned());
             return Ok(());
         }
         let began = Instant::now();
@@ -521,6 +562,26 @@ impl Coordinator {
         }
     }
 
+    /// Takes in what the workers reported of the goals offered to them: a goal signed off has
+    /// its branch fetched from the remote (its merge comes), a goal ended ends.
+    async fn collect(&mut self) -> Result<()> {
+        let Some(url) = self.remote.clone() else {
+            return Ok(());
+        };
+        let fleet = self.record.journal().store().fleet(&self.run)?;
+        for (goal, reported) in remote::reported(&fleet, &self.offered) {
+            self.offered.remove(&goal);
+            match reported {
+                remote::Reported::SignedOff => {
+                    remote::fetch_goal(self.repo.git_dir(), &url, (&self.run, &goal)).await?;
+                    self.schedule.signed_off(&goal);
+                }
+                remote::Reported::Ended => self.schedule.ended(&goal),
+            }
+        }
+        Ok(())
+    }
+
     /// How a merge of this run commits.
     fn merging<'m>(
         &'m self,
@@ -551,6 +612,9 @@ impl Coordinator {
                 self.merged.push(goal.to_owned());
                 self.conflicts.remove(goal);
                 self.tidy(goal).await;
+                if let Some(url) = &self.remote {
+                    remote::push(self.repo.git_dir(), url, &self.tree.branch).await?;
+                }
                 let checking = Instant::now();
                 self.regression = self.recheck.after(goal, &self.merged).await;
                 tracing::info!(

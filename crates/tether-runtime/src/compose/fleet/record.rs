@@ -16,6 +16,8 @@ pub(super) struct Record {
     written: HashMap<String, GoalState>,
     /// The goal run working on each goal now (or last).
     runs: HashMap<String, RunId>,
+    /// Whether the goals work on workers, which write their goal's state while they hold it.
+    workers: bool,
 }
 
 /// A goal's state as the store says it.
@@ -33,7 +35,12 @@ fn state_of(phase: &Phase) -> GoalState {
 
 impl Record {
     /// Records the run `new` in `journal`'s store, as `schedule` has it now.
-    pub(super) fn begin(journal: Journal, new: &NewFleet, schedule: &Schedule) -> Record {
+    pub(super) fn begin(
+        journal: Journal,
+        new: &NewFleet,
+        schedule: &Schedule,
+        workers: bool,
+    ) -> Record {
         if let Err(e) = journal.store().begin_fleet(new) {
             tracing::warn!(fleet = %new.id, "could not record the run of many goals: {e}");
         }
@@ -42,18 +49,25 @@ impl Record {
             fleet: new.id.clone(),
             written: HashMap::new(),
             runs: HashMap::new(),
+            workers,
         };
         record.sync(schedule);
         record
     }
 
     /// The record of the run of many goals `fleet` taken up again, as `schedule` has it now.
-    pub(super) fn again(journal: Journal, fleet: &RunId, schedule: &Schedule) -> Record {
+    pub(super) fn again(
+        journal: Journal,
+        fleet: &RunId,
+        schedule: &Schedule,
+        workers: bool,
+    ) -> Record {
         let mut record = Record {
             journal,
             fleet: fleet.clone(),
             written: HashMap::new(),
             runs: HashMap::new(),
+            workers,
         };
         record.sync(schedule);
         record
@@ -70,10 +84,26 @@ impl Record {
         self.written.remove(goal);
     }
 
-    /// Writes every goal whose state moved since it was last written.
+    /// Goal `goal` is offered to the workers (`ready`): from now on they write its state until
+    /// they report its end.
+    pub(super) fn offer(&mut self, goal: &str) {
+        let store = self.journal.store();
+        match store.set_fleet_goal(&self.fleet, goal, GoalState::Ready, None) {
+            Ok(()) => {
+                self.written.insert(goal.to_owned(), GoalState::Working);
+            }
+            Err(e) => tracing::warn!(goal, "could not offer the goal to the workers: {e}"),
+        }
+    }
+
+    /// Writes every goal whose state moved since it was last written (a goal a worker holds
+    /// is the worker's to write).
     pub(super) fn sync(&mut self, schedule: &Schedule) {
         for (goal, _, phase) in schedule.goals() {
             let state = state_of(phase);
+            if self.workers && state == GoalState::Working {
+                continue;
+            }
             if self.written.get(goal) == Some(&state) {
                 continue;
             }
