@@ -42,6 +42,7 @@ async fn a_clone_fetches_and_pushes_branches_and_runs_no_hook_of_the_repository(
     let clone = root.join("clone");
     let cloned = Exchange::Clone {
         url: &url,
+        branch: "tether/r-1",
         dir: &clone,
     }
     .run(&[], &cancel)
