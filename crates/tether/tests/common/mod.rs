@@ -157,7 +157,12 @@ pub fn tether(dir: &Path, args: &[&str]) -> Out {
 
 /// Waits (up to [`PATIENCE`]) for `child` to exit; kills it and fails if it does not.
 pub fn wait_exit(child: &mut Child) -> ExitStatus {
-    match wait_until("the process to exit", PATIENCE, || {
+    wait_exit_within(child, PATIENCE)
+}
+
+/// [`wait_exit`] with its own deadline (a wait that includes a lease lapsing).
+pub fn wait_exit_within(child: &mut Child, patience: Duration) -> ExitStatus {
+    match wait_until("the process to exit", patience, || {
         child.try_wait().unwrap()
     }) {
         Ok(status) => status,

@@ -407,7 +407,12 @@ fn at_the_last_merge_attempt_a_person_is_asked_and_their_retry_merges_what_they_
 
 #[test]
 fn a_person_who_leaves_the_conflict_ends_the_run_with_what_waits_on_it_never_started() {
-    let running = start_fleet(CLASH, agent(shared), shared, "[run]\nmerge_attempts = 1\n");
+    let running = start_fleet(
+        &clash_then_later(),
+        agent(clashing),
+        clashing,
+        "[run]\nmerge_attempts = 1\n",
+    );
     let root = running.dir.path().to_owned();
     let q = pending_question(&root);
     let answered = run(&root, &["answer", q["id"].as_str().unwrap(), "leave"]);
@@ -422,12 +427,12 @@ fn a_person_who_leaves_the_conflict_ends_the_run_with_what_waits_on_it_never_sta
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(4), "{stdout}\n{stderr}");
     // Whichever signed off first is merged; the other conflicts in shared.txt.
-    let merged = if stdout.contains("merged: first") {
+    let other = if stderr.contains("goal first conflicts") {
         "first"
     } else {
         "second"
     };
-    let other = if merged == "first" { "second" } else { "first" };
+    let merged = if other == "first" { "second" } else { "first" };
     // (the plan too: each branch signed its own goal off in it)
     assert!(
         stdout.contains(&format!(
@@ -445,6 +450,9 @@ fn a_person_who_leaves_the_conflict_ends_the_run_with_what_waits_on_it_never_sta
         // `later` waits on `second`, which was not merged: it never started.
         assert!(stdout.contains("waiting on them: later"), "{stdout}");
         assert!(!stderr.contains("committed goal later"), "{stderr}");
+    } else {
+        // `second` merged: `later` went on while the person was asked.
+        assert!(stdout.contains("merged: second, later"), "{stdout}");
     }
     assert_eq!(sh(&root, "git status --porcelain"), "");
 }
@@ -723,14 +731,21 @@ verify: test -f last.txt
 ";
 
 /// [`agent`], whose first turn on `slow` is a long command (the run is interrupted in it).
-fn slow_agent() -> Script {
-    let first = std::sync::atomic::AtomicBool::new(true);
+pub(crate) fn slow_agent() -> Script {
+    slow_agent_told().0
+}
+
+/// [`slow_agent`], and whether its long command was handed out yet.
+pub(crate) fn slow_agent_told() -> (Script, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let told = std::sync::Arc::new(AtomicBool::new(false));
     let then = agent(own);
-    Script::from_fn(move |req: &tether_model::Request| {
+    let telling = told.clone();
+    let script = Script::from_fn(move |req: &tether_model::Request| {
         let goal = crate::common::fleet::goal_of(req);
         if goal == "slow"
             && req.last_tool_result().is_none()
-            && first.swap(false, std::sync::atomic::Ordering::SeqCst)
+            && !telling.swap(true, Ordering::SeqCst)
         {
             return tether_model::scripted::Turn::tool(
                 "bash",
@@ -738,7 +753,8 @@ fn slow_agent() -> Script {
             );
         }
         then.next_turn(req).unwrap()
-    })
+    });
+    (script, told)
 }
 
 #[test]

@@ -9,10 +9,15 @@ use std::process::{Child, Command, Stdio};
 use tether_store::{GoalState, Store};
 use tether_store_pg::TeamStore;
 
+use std::sync::Arc;
+
+use tether_testkit::postgres::PgCluster;
+use tether_testkit::wait_until;
+
 use super::database;
 use crate::common::fleet::{agent, own};
-use crate::common::{cmd, sh, text, wait_output};
-use crate::suite::fleet::{Worker, prepare_fleet};
+use crate::common::{PATIENCE, cmd, sh, text, wait_output};
+use crate::suite::fleet::{THREE, Worker, prepare_fleet, slow_agent_told};
 
 /// Eight goals in four layers.
 const EIGHT: &str = "# Plan: eight
@@ -95,34 +100,76 @@ fn stop(child: Child) -> String {
     text(&out.stderr)
 }
 
-#[test]
-fn three_workers_sign_off_eight_goals_that_the_coordinator_merges_each_once() {
-    let db = database();
-    let (dir, servers) = prepare_fleet(EIGHT, Worker::Model(agent(own)), own, "");
-    let root = dir.path();
-    let remote = tempfile::tempdir().unwrap();
-    let bare = remote.path().join("shared.git");
-    sh(
-        root,
-        &format!(
-            "git init -q --bare {bare} && git remote add origin {bare} && git push -q origin main",
-            bare = bare.display()
-        ),
-    );
-    let homes = tempfile::tempdir().unwrap();
-    let workers: Vec<Child> = ["w1", "w2", "w3"]
-        .into_iter()
-        .map(|name| worker(&db.url(), name, homes.path()))
-        .collect();
-    let coordinator = cmd(root, &["run", "--parallel", "3", "--workers", "--approve"])
-        .env("TETHER_STORE_URL", db.url())
+/// A repository of `plan` whose goals `agent` works, with a bare repository standing for its
+/// shared remote (`origin`), and the directory the workers live in.
+struct Team {
+    dir: tempfile::TempDir,
+    servers: crate::suite::fleet::Servers,
+    bare: std::path::PathBuf,
+    _remote: tempfile::TempDir,
+    homes: tempfile::TempDir,
+}
+
+impl Team {
+    fn new(plan: &str, agent: tether_model::scripted::Script) -> Team {
+        let (dir, servers) = prepare_fleet(plan, Worker::Model(agent), own, "");
+        let remote = tempfile::tempdir().unwrap();
+        let bare = remote.path().join("shared.git");
+        sh(
+            dir.path(),
+            &format!(
+                "git init -q --bare {bare} && git remote add origin {bare} \
+                 && git push -q origin main",
+                bare = bare.display()
+            ),
+        );
+        Team {
+            dir,
+            servers,
+            bare,
+            _remote: remote,
+            homes: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `tether run --parallel <parallel> --workers --approve`, started.
+    fn coordinate(&self, db: &str, parallel: &str) -> Child {
+        cmd(
+            self.root(),
+            &["run", "--parallel", parallel, "--workers", "--approve"],
+        )
+        .env("TETHER_STORE_URL", db)
         .env("TETHER_MACHINE", "coord")
-        .env("XDG_STATE_HOME", servers.3.path())
+        .env("XDG_STATE_HOME", self.servers.3.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    let out = wait_output(coordinator);
+        .unwrap()
+    }
+
+    fn worker(&self, db: &str, name: &str) -> Child {
+        worker(db, name, self.homes.path())
+    }
+}
+
+fn team_store(url: &str) -> Store {
+    Store::from_backend(Box::new(TeamStore::connect(url.parse().unwrap()).unwrap()))
+}
+
+#[test]
+fn three_workers_sign_off_eight_goals_that_the_coordinator_merges_each_once() {
+    let db = database();
+    let team = Team::new(EIGHT, agent(own));
+    let (root, bare) = (team.root(), &team.bare);
+    let workers: Vec<Child> = ["w1", "w2", "w3"]
+        .into_iter()
+        .map(|name| team.worker(&db.url(), name))
+        .collect();
+    let out = wait_output(team.coordinate(&db.url(), "3"));
     let said: Vec<String> = workers.into_iter().map(stop).collect();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}\n{said:#?}");
@@ -131,9 +178,7 @@ fn three_workers_sign_off_eight_goals_that_the_coordinator_merges_each_once() {
         "{stdout}"
     );
 
-    let store = Store::from_backend(Box::new(
-        TeamStore::connect(db.url().parse().unwrap()).unwrap(),
-    ));
+    let store = team_store(&db.url());
     let fleet = store.fleets(1).unwrap().remove(0);
     assert_eq!(fleet.outcome.as_deref(), Some("all_merged"));
     assert_eq!(fleet.remote.as_deref(), Some(bare.to_str().unwrap()));
@@ -180,4 +225,103 @@ fn three_workers_sign_off_eight_goals_that_the_coordinator_merges_each_once() {
         .to_owned()
             + "\n"
     );
+}
+
+/// One goal whose agent's first turn is long.
+const ONE_SLOW: &str = "# Plan: one slow goal
+
+## Goal: Slow
+<!-- id: slow -->
+status: active
+done_when: the file TARGET-slow exists as slow.txt
+verify: test -f slow.txt
+
+## Log
+";
+
+#[test]
+fn a_worker_killed_mid_goal_has_its_goal_taken_over_by_another_once_its_lease_lapses() {
+    let db = database();
+    let (agent, told) = slow_agent_told();
+    let team = Team::new(ONE_SLOW, agent);
+    let mut first = team.worker(&db.url(), "w1");
+    let coordinator = team.coordinate(&db.url(), "1");
+    let store = team_store(&db.url());
+    // Killed in the middle of its agent's long command.
+    let killed = wait_until("w1's agent to be at work", PATIENCE, || {
+        let fleet = store.fleets(1).ok()?.into_iter().next()?;
+        let goal = fleet.goals.into_iter().next()?;
+        let at_work = told.load(std::sync::atomic::Ordering::SeqCst);
+        (at_work && goal.machine.as_deref() == Some("w1"))
+            .then_some(goal.run_id)
+            .flatten()
+    })
+    .unwrap();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let second = team.worker(&db.url(), "w2");
+    // The lease lapses first (15 s), then w2 works the goal.
+    let mut coordinator = coordinator;
+    crate::common::wait_exit_within(&mut coordinator, 3 * PATIENCE);
+    let out = coordinator.wait_with_output().unwrap();
+    let said = stop(second);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}\n{said}");
+    let fleet = store.fleets(1).unwrap().remove(0);
+    let goal = &fleet.goals[0];
+    assert_eq!(goal.state, GoalState::Merged);
+    // w2 took it over with a run of its own; the killed worker's run signed nothing off.
+    assert_eq!(goal.machine.as_deref(), Some("w2"));
+    assert_ne!(goal.run_id.as_ref(), Some(&killed));
+    assert!(
+        store
+            .verdicts_for_run(&killed)
+            .unwrap()
+            .iter()
+            .all(|v| v.decision.verdict != tether_store::Verdict::Accept)
+    );
+    assert_eq!(
+        sh(team.root(), &format!("git show {}:slow.txt", fleet.branch)),
+        "done slow\n"
+    );
+}
+
+#[test]
+fn the_team_database_restarted_mid_run_loses_nothing_and_does_nothing_twice() {
+    // A cluster of its own: restarting the shared one would cut other tests' connections.
+    let cluster = Arc::new(PgCluster::start().expect("PostgreSQL for the tests (run ./test.sh)"));
+    let db = PgCluster::create_database(&cluster).unwrap();
+    let team = Team::new(THREE, agent(own));
+    let workers: Vec<Child> = ["w1", "w2"]
+        .into_iter()
+        .map(|name| team.worker(&db.url(), name))
+        .collect();
+    let coordinator = team.coordinate(&db.url(), "1");
+    let store = team_store(&db.url());
+    wait_until("a first goal merged", PATIENCE, || {
+        let fleet = store.fleets(1).ok()?.into_iter().next()?;
+        fleet
+            .goals
+            .iter()
+            .any(|g| g.state == GoalState::Merged)
+            .then_some(())
+    })
+    .unwrap();
+    cluster.restart().unwrap();
+    let out = wait_output(coordinator);
+    let said: Vec<String> = workers.into_iter().map(stop).collect();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}\n{said:#?}");
+    let store = team_store(&db.url());
+    let fleet = store.fleets(1).unwrap().remove(0);
+    for goal in &fleet.goals {
+        assert_eq!(goal.state, GoalState::Merged, "{goal:?}");
+        let accepts = store
+            .verdicts_for_run(goal.run_id.as_ref().unwrap())
+            .unwrap()
+            .iter()
+            .filter(|v| v.decision.verdict == tether_store::Verdict::Accept)
+            .count();
+        assert_eq!(accepts, 1, "{goal:?}");
+    }
 }
