@@ -43,7 +43,8 @@ impl PgStore {
         let update = tx
             .prepare_cached(
                 "UPDATE fleet_goals SET state = $3, machine = $4, token = $5, \
-                 expires_at_ms = $6, updated_at_ms = $7 WHERE fleet_id = $1 AND goal_id = $2",
+                 expires_at_ms = $6, renewed_at_ms = $7, updated_at_ms = $7 \
+                 WHERE fleet_id = $1 AND goal_id = $2",
             )
             .await?;
         tx.execute(
@@ -90,11 +91,15 @@ impl PgStore {
         let expires_at_ms = now.saturating_add(ttl_ms);
         let update = tx
             .prepare_cached(
-                "UPDATE fleet_goals SET expires_at_ms = $3 WHERE fleet_id = $1 AND goal_id = $2",
+                "UPDATE fleet_goals SET expires_at_ms = $3, renewed_at_ms = $4 \
+                 WHERE fleet_id = $1 AND goal_id = $2",
             )
             .await?;
-        tx.execute(&update, &[&fleet_id.as_str(), &goal_id, &expires_at_ms])
-            .await?;
+        tx.execute(
+            &update,
+            &[&fleet_id.as_str(), &goal_id, &expires_at_ms, &now],
+        )
+        .await?;
         tx.commit().await?;
         Ok(expires_at_ms)
     }

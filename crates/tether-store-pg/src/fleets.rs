@@ -184,8 +184,8 @@ impl PgStore {
         let client = self.client().await?;
         let select = client
             .prepare_cached(
-                "SELECT goal_id, after, state, run_id, machine, updated_at_ms FROM fleet_goals \
-                 WHERE fleet_id = $1 ORDER BY position",
+                "SELECT goal_id, after, state, run_id, machine, updated_at_ms, renewed_at_ms, \
+                 expires_at_ms FROM fleet_goals WHERE fleet_id = $1 ORDER BY position",
             )
             .await?;
         let rows = client.query(&select, &[&fleet_id.as_str()]).await?;
@@ -231,6 +231,10 @@ fn decode_goal(row: &Row) -> Result<FleetGoal> {
             .transpose()?,
         machine: get(row, 4, "fleet_goals.machine")?,
         updated_at_ms: get(row, 5, "fleet_goals.updated_at_ms")?,
+        lease: tether_store::GoalLease::of(
+            get(row, 6, "fleet_goals.renewed_at_ms")?,
+            get(row, 7, "fleet_goals.expires_at_ms")?,
+        ),
     })
 }
 

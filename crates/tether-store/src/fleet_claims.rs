@@ -88,7 +88,7 @@ impl Sqlite {
         let expires_at_ms = now.saturating_add(ttl_ms);
         tx.prepare_cached(
             "UPDATE fleet_goals SET state = ?3, machine = ?4, token = ?5, expires_at_ms = ?6, \
-             updated_at_ms = ?7 WHERE fleet_id = ?1 AND goal_id = ?2",
+             renewed_at_ms = ?7, updated_at_ms = ?7 WHERE fleet_id = ?1 AND goal_id = ?2",
         )?
         .execute(params![
             fleet_id.as_str(),
@@ -126,9 +126,10 @@ impl Sqlite {
         held(&tx, (fleet_id, goal_id), token, now)?;
         let expires_at_ms = now.saturating_add(ttl_ms);
         tx.prepare_cached(
-            "UPDATE fleet_goals SET expires_at_ms = ?3 WHERE fleet_id = ?1 AND goal_id = ?2",
+            "UPDATE fleet_goals SET expires_at_ms = ?3, renewed_at_ms = ?4 \
+             WHERE fleet_id = ?1 AND goal_id = ?2",
         )?
-        .execute(params![fleet_id.as_str(), goal_id, expires_at_ms])?;
+        .execute(params![fleet_id.as_str(), goal_id, expires_at_ms, now])?;
         tx.commit()?;
         Ok(expires_at_ms)
     }

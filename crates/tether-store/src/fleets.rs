@@ -110,6 +110,29 @@ pub struct FleetGoal {
     pub machine: Option<String>,
     /// When it last moved.
     pub updated_at_ms: i64,
+    /// The worker working on it: when it last claimed or renewed its lease (its heartbeat),
+    /// and when the lease lapses unless renewed; `None` while no worker holds it.
+    pub lease: Option<GoalLease>,
+}
+
+/// A worker's lease of a goal, as the dashboard shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct GoalLease {
+    /// When the worker last claimed or renewed it.
+    pub renewed_at_ms: i64,
+    /// When it lapses unless renewed.
+    pub expires_at_ms: i64,
+}
+
+impl GoalLease {
+    /// The lease of a goal row (`renewed_at_ms`, `expires_at_ms`): one a worker holds.
+    pub fn of(renewed_at_ms: Option<i64>, expires_at_ms: i64) -> Option<GoalLease> {
+        let renewed_at_ms = renewed_at_ms?;
+        (expires_at_ms > 0).then_some(GoalLease {
+            renewed_at_ms,
+            expires_at_ms,
+        })
+    }
 }
 
 /// A run of many goals, with its goals in the plan's order.
@@ -307,8 +330,8 @@ impl Sqlite {
         let rows = self
             .conn
             .prepare_cached(
-                "SELECT goal_id, after, state, run_id, machine, updated_at_ms FROM fleet_goals \
-                 WHERE fleet_id = ?1 ORDER BY position",
+                "SELECT goal_id, after, state, run_id, machine, updated_at_ms, renewed_at_ms, \
+                 expires_at_ms FROM fleet_goals WHERE fleet_id = ?1 ORDER BY position",
             )?
             .query_map([fleet_id.as_str()], |r| {
                 Ok((
@@ -318,20 +341,24 @@ impl Sqlite {
                     r.get::<_, Option<String>>(3)?,
                     r.get::<_, Option<String>>(4)?,
                     r.get::<_, i64>(5)?,
+                    (r.get::<_, Option<i64>>(6)?, r.get::<_, i64>(7)?),
                 ))
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         rows.into_iter()
-            .map(|(goal_id, after, state, run, machine, updated_at_ms)| {
-                Ok(FleetGoal {
-                    goal_id,
-                    after: split_ids(&after),
-                    state: state_of(&state)?,
-                    run_id: crate::row::parse_opt("fleet_goals.run_id", run)?,
-                    machine,
-                    updated_at_ms,
-                })
-            })
+            .map(
+                |(goal_id, after, state, run, machine, updated_at_ms, lease)| {
+                    Ok(FleetGoal {
+                        goal_id,
+                        after: split_ids(&after),
+                        state: state_of(&state)?,
+                        run_id: crate::row::parse_opt("fleet_goals.run_id", run)?,
+                        machine,
+                        updated_at_ms,
+                        lease: GoalLease::of(lease.0, lease.1),
+                    })
+                },
+            )
             .collect()
     }
 }

@@ -86,6 +86,14 @@ fn workers_claim_the_ready_goals_in_order_and_nothing_else(b: &Backend) {
         (goal.state, goal.machine.as_deref()),
         (GoalState::Working, Some("worker-1"))
     );
+    // Its heartbeat: when it was claimed, until when it holds.
+    let lease = goal.lease.unwrap();
+    assert_eq!(lease.expires_at_ms, first.expires_at_ms);
+    assert!(lease.renewed_at_ms < lease.expires_at_ms);
+    assert_eq!(
+        first.fleet.goals[2].lease, None,
+        "no worker holds a waiting goal"
+    );
     let second = claim(&b.store, 2, LONG).unwrap();
     assert_eq!(second.goal_id, "g1");
     assert_eq!(claim(&b.store, 3, LONG), None, "g2 waits");
@@ -101,9 +109,17 @@ fn workers_claim_the_ready_goals_in_order_and_nothing_else(b: &Backend) {
             Some(&goal_run),
         )
         .unwrap();
-    b.store
+    std::thread::sleep(Duration::from_millis(20));
+    let renewed = b
+        .store
         .renew_fleet_goal(&there, "g0", first.token, LONG)
         .unwrap();
+    let beat = b.other().fleet(&there).unwrap().goals[0].lease.unwrap();
+    assert_eq!(beat.expires_at_ms, renewed);
+    assert!(
+        beat.renewed_at_ms > lease.renewed_at_ms,
+        "{beat:?} {lease:?}"
+    );
     b.store
         .report_fleet_goal(&there, "g0", first.token, GoalState::SignedOff, None)
         .unwrap();
@@ -112,6 +128,7 @@ fn workers_claim_the_ready_goals_in_order_and_nothing_else(b: &Backend) {
         (g0.state, g0.run_id),
         (GoalState::SignedOff, Some(goal_run))
     );
+    assert_eq!(g0.lease, None, "reported: no worker holds it");
     assert_eq!(
         lost(b.store.renew_fleet_goal(&there, "g0", first.token, LONG)),
         Lapse::Released

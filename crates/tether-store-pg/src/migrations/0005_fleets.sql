@@ -7,7 +7,8 @@
 -- goal stands (`state`), the goal run working on it now or last (`run_id`) and the machine it
 -- works on. `token` and `expires_at_ms` are a goal's lease for the worker working on it:
 -- `token` grows with every claim and never goes back (0: never claimed), `expires_at_ms` is
--- when the lease lapses unless renewed (0 once the worker reported the goal's end).
+-- when the lease lapses unless renewed (0 once the worker reported the goal's end), and
+-- `renewed_at_ms` when the worker last claimed or renewed it (its heartbeat).
 CREATE TABLE fleets (
     id            TEXT    PRIMARY KEY,
     workspace     TEXT    NOT NULL,
@@ -31,6 +32,7 @@ CREATE TABLE fleet_goals (
     machine       TEXT,
     token         BIGINT  NOT NULL DEFAULT 0,
     expires_at_ms BIGINT  NOT NULL DEFAULT 0,
+    renewed_at_ms BIGINT,
     updated_at_ms BIGINT  NOT NULL,
     PRIMARY KEY (fleet_id, goal_id)
 );

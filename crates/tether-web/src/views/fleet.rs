@@ -1,7 +1,8 @@
 //! Runs of many goals (`tether run --parallel`): on the runs page, the newest of them, each with
 //! how far its goals are; and a page of its own, every goal with where it stands — waiting on
-//! which goals, ready for a worker, working (on which machine, in which goal run), settling a
-//! conflict, signed off, merged, waiting for a person, or ended.
+//! which goals, ready for a worker, working (on which machine, in which goal run, a worker's
+//! heartbeat), settling a conflict, signed off, merged, waiting for a person, or ended — and the
+//! workers holding its goals, each with its heartbeat.
 
 use maud::{Markup, html};
 use tether_store::{Fleet, FleetGoal, GoalState};
@@ -42,13 +43,22 @@ pub fn fleet(f: &Fleet, now_ms: i64) -> Markup {
                 " · coordinated on " (text(&f.machine)) " in " code { (text(&f.workspace.display().to_string())) }
                 " · started " (when(f.started_at_ms, now_ms))
             }
+            @let workers = workers(f);
+            @if !workers.is_empty() {
+                h2 { "Workers" }
+                ul.workers #fleet-workers {
+                    @for (machine, beat) in &workers {
+                        li { (text(machine)) " · heartbeat " (when(*beat, now_ms)) }
+                    }
+                }
+            }
             table.goals #fleet-goals {
                 thead { tr { th { "Goal" } th { "Where it stands" } th { "Goal run" } th { "Moved" } } }
                 tbody {
                     @for g in &f.goals {
                         tr #(format!("goal-{}", g.goal_id)) data-state=(g.state.as_str()) {
                             td { code { (text(&g.goal_id)) } }
-                            td { (standing(f, g)) }
+                            td { (standing(f, g, now_ms)) }
                             td {
                                 @if let Some(run) = &g.run_id {
                                     a href=(format!("/runs/{run}")) { code { (run.as_str()) } }
@@ -91,8 +101,22 @@ fn outcome(f: &Fleet) -> Markup {
     html! { span.outcome { (text(said)) } }
 }
 
+/// The workers holding a goal of the run, each with its latest heartbeat, by machine.
+fn workers(f: &Fleet) -> Vec<(String, i64)> {
+    let mut by_machine: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();
+    for g in &f.goals {
+        if let (Some(machine), Some(lease)) = (&g.machine, g.lease) {
+            let beat = by_machine
+                .entry(machine.clone())
+                .or_insert(lease.renewed_at_ms);
+            *beat = (*beat).max(lease.renewed_at_ms);
+        }
+    }
+    by_machine.into_iter().collect()
+}
+
 /// Where one goal stands, in words.
-fn standing(f: &Fleet, g: &FleetGoal) -> Markup {
+fn standing(f: &Fleet, g: &FleetGoal, now_ms: i64) -> Markup {
     let on = g.machine.as_deref().map(text);
     html! {
         span.state { (g.state.as_str().replace('_', " ")) }
@@ -104,6 +128,7 @@ fn standing(f: &Fleet, g: &FleetGoal) -> Markup {
             GoalState::Ready => { " for a worker to claim it" }
             GoalState::Working | GoalState::Settling => {
                 @if let Some(on) = on { " on " (on) }
+                @if let Some(lease) = g.lease { " · heartbeat " (when(lease.renewed_at_ms, now_ms)) }
             }
             _ => {}
         }

@@ -119,3 +119,49 @@ fn the_runs_page_hears_of_a_run_of_many_goals_live() {
         "{ops}"
     );
 }
+
+#[test]
+fn the_workers_of_a_run_of_many_goals_are_shown_with_their_heartbeat() {
+    let web = Web::start();
+    let store = web.store();
+    let id = RunId::generate();
+    store
+        .begin_fleet(&NewFleet {
+            id: id.clone(),
+            workspace: web.ws.root().to_path_buf(),
+            plan_path: "plan.md".into(),
+            branch: format!("tether/{id}"),
+            remote: Some("/srv/git/shop.git".into()),
+            parallel: 2,
+            goals: vec![("base".into(), Vec::new()), ("docs".into(), Vec::new())],
+        })
+        .unwrap();
+    for goal in ["base", "docs"] {
+        store
+            .set_fleet_goal(&id, goal, GoalState::Ready, None)
+            .unwrap();
+    }
+    let holder = tether_store::Holder {
+        machine: "build-7".into(),
+        pid: 42,
+        workspace: "/srv/tether".into(),
+    };
+    store.claim_fleet_goal(&holder, 60_000).unwrap().unwrap();
+    let page = web.get(&format!("/fleets/{id}")).body;
+    assert!(
+        page.contains("id=\"fleet-workers\"") && page.contains("build-7 · heartbeat "),
+        "{page}"
+    );
+    assert!(
+        page.contains("working</span> on build-7 · heartbeat "),
+        "{page}"
+    );
+    assert!(
+        page.contains("ready</span> for a worker to claim it"),
+        "{page}"
+    );
+    let api = web.get(&format!("/api/fleets/{id}")).json();
+    assert_eq!(api["remote"], "/srv/git/shop.git");
+    assert!(api["goals"][0]["lease"]["renewed_at_ms"].is_i64(), "{api}");
+    assert!(api["goals"][1]["lease"].is_null(), "{api}");
+}
