@@ -252,6 +252,15 @@ pub enum Error {
         /// The run.
         run: String,
     },
+    /// Workers work on a run of many goals whose workspace is its repository's root.
+    #[error(
+        "--workers needs the workspace to be the repository's root ({workspace} is inside it): \
+         the workers read the plan and tether.toml at the root of the run's branch"
+    )]
+    WorkersNeedRoot {
+        /// The workspace.
+        workspace: String,
+    },
     /// The repository has no remote of that name for the workers of a run of many goals.
     #[error(
         "the repository has no remote `{name}` for the workers to fetch from and push to; add it \
@@ -340,6 +349,7 @@ impl Error {
             | Error::GoalOfFleet { .. }
             | Error::FleetDone { .. }
             | Error::NoRemote { .. }
+            | Error::WorkersNeedRoot { .. }
             | Error::FindStore(_)
             | Error::UnknownStore(_)
             | Error::ConfigChanged { .. }

@@ -201,6 +201,12 @@ impl Fleet {
         let pool = BudgetPool::new(limits, tether_store::now_ms());
         let url = match &remote {
             Some(remote) => {
+                // The workers read the plan and tether.toml at the integration branch's root.
+                if integration.ws.root() != tree.dir {
+                    return Err(Error::WorkersNeedRoot {
+                        workspace: launch.ws.root().display().to_string(),
+                    });
+                }
                 let url = remote::remote_url(&repo, remote).await?;
                 let (env_remove, state_dir) = (launch.config.key_vars(), launch.ws.state_dir());
                 let with = tether_worktree::Snapshotting {
