@@ -326,6 +326,6 @@ cargo test --locked "$@"
 if [ "$*" = "--workspace" ]; then
   say "cost per signed-off goal against Claude Code's /goal (cargo bench -p tether --bench goal_cost)"
   cargo bench --locked -p tether --bench goal_cost --profile dev
-  say "a run of 20 goals in 5 layers, 1, 2 and 4 at once (cargo bench -p tether --bench fleet)"
+  say "a run of 20 goals in 5 layers, 1, 2 and 4 at once, then on 1, 2 and 4 workers (cargo bench -p tether --bench fleet)"
   cargo bench --locked -p tether --bench fleet --profile dev
 fi

@@ -413,8 +413,16 @@ impl Coordinator {
             return Ok(());
         }
         if self.remote.is_some() {
+            let began = Instant::now();
             self.record.offer(goal);
             self.offered.insert(goal.to_owned());
+            // Offering a goal costs the run a write to the store; git works on the worker.
+            tracing::info!(
+                goal,
+                coordinator_ms = millis(began.elapsed()),
+                git_ms = 0.0,
+                "goal started"
+            );
             return Ok(());
         }
         let began = Instant::now();
@@ -579,7 +587,9 @@ impl Coordinator {
             self.offered.remove(&goal);
             match reported {
                 remote::Reported::SignedOff => {
+                    let began = Instant::now();
                     remote::fetch_goal(self.repo.git_dir(), &url, (&self.run, &goal)).await?;
+                    tracing::info!(goal, fetch_ms = millis(began.elapsed()), "goal fetched");
                     self.schedule.signed_off(&goal);
                 }
                 remote::Reported::Ended => self.schedule.ended(&goal),
@@ -618,15 +628,18 @@ impl Coordinator {
                 self.merged.push(goal.to_owned());
                 self.conflicts.remove(goal);
                 self.tidy(goal).await;
-                if let Some(url) = &self.remote {
-                    remote::push(self.repo.git_dir(), url, &self.tree.branch).await?;
-                }
                 let checking = Instant::now();
                 self.regression = self.recheck.after(goal, &self.merged).await;
+                let recheck = checking.elapsed();
+                let pushing = Instant::now();
+                if let (Some(url), None) = (&self.remote, &self.regression) {
+                    remote::push(self.repo.git_dir(), url, &self.tree.branch).await?;
+                }
                 tracing::info!(
                     goal,
                     git_ms = millis(git),
-                    recheck_ms = millis(checking.elapsed()),
+                    recheck_ms = millis(recheck),
+                    push_ms = millis(pushing.elapsed()),
                     "goal merged"
                 );
             }
