@@ -3,7 +3,7 @@
 //! (workers on many machines claim at once without waiting on each other or taking one goal
 //! twice) and locked (`FOR UPDATE`) for each renewal and report.
 
-use tether_store::{Event, GoalClaim, GoalState, RunId, goal_lapse};
+use tether_store::{Event, GoalClaim, GoalState, RunId, goal_lapse, settles};
 
 use crate::conn::Conn;
 use crate::error::{PgStoreError, Result};
@@ -22,11 +22,11 @@ impl PgStore {
         let now = self.now();
         let select = tx
             .prepare_cached(
-                "SELECT g.fleet_id, g.goal_id, g.token FROM fleet_goals g \
+                "SELECT g.fleet_id, g.goal_id, g.token, g.state FROM fleet_goals g \
                  JOIN fleets f ON f.id = g.fleet_id \
                  WHERE f.ended_at_ms IS NULL AND f.remote IS NOT NULL AND \
-                 (g.state = 'ready' OR (g.state = 'working' AND g.token > 0 \
-                 AND g.expires_at_ms > 0 AND g.expires_at_ms <= $1)) \
+                 (g.state IN ('ready', 'conflicted') OR (g.state IN ('working', 'settling') \
+                 AND g.token > 0 AND g.expires_at_ms > 0 AND g.expires_at_ms <= $1)) \
                  ORDER BY f.started_at_ms, f.id, g.position LIMIT 1 \
                  FOR UPDATE OF g SKIP LOCKED",
             )
@@ -38,6 +38,13 @@ impl PgStore {
         let fleet_id: RunId = parse("fleet_goals.fleet_id", &fleet_id)?;
         let goal_id: String = get(&row, 1, "fleet_goals.goal_id")?;
         let last: i64 = get(&row, 2, "fleet_goals.token")?;
+        let was: String = get(&row, 3, "fleet_goals.state")?;
+        let settle = settles(&was);
+        let state = if settle {
+            GoalState::Settling
+        } else {
+            GoalState::Working
+        };
         let token = last.saturating_add(1);
         let expires_at_ms = now.saturating_add(ttl_ms);
         let update = tx
@@ -52,7 +59,7 @@ impl PgStore {
             &[
                 &fleet_id.as_str(),
                 &goal_id,
-                &GoalState::Working.as_str(),
+                &state.as_str(),
                 &holder.machine,
                 &token,
                 &expires_at_ms,
@@ -63,7 +70,7 @@ impl PgStore {
         let moved = Event::FleetGoalMoved {
             fleet_id: fleet_id.clone(),
             goal_id: goal_id.clone(),
-            state: GoalState::Working,
+            state,
         };
         append_in(&tx, None, now, &[moved]).await?;
         tx.commit().await?;
@@ -71,6 +78,7 @@ impl PgStore {
         Ok(Some(GoalClaim {
             fleet: self.fleet(&fleet_id).await?,
             goal_id,
+            settle,
             token,
             expires_at_ms,
         }))
@@ -117,7 +125,7 @@ impl PgStore {
         let tx = client.transaction().await?;
         let now = self.now();
         held(&tx, (fleet_id, goal_id), token, now).await?;
-        let release = state != GoalState::Working;
+        let release = !matches!(state, GoalState::Working | GoalState::Settling);
         let update = tx
             .prepare_cached(
                 "UPDATE fleet_goals SET state = $3, run_id = COALESCE($4, run_id), \

@@ -1,7 +1,8 @@
 //! A goal of a run of many goals claimed by a worker (`tether worker`, on any machine with the
 //! store): the rules of a run's lease (`leases.rs`) for one goal. A worker **claims** the first
-//! goal that is `ready` — or whose worker stopped renewing its lease — of the oldest run of many
-//! goals going on, for a while; **renews** the lease well before that while it works (a
+//! goal that is `ready` — or `conflicted` (its merge conflicted: the worker settles it), or
+//! whose worker stopped renewing its lease — of the oldest run of many goals going on, for a
+//! while; **renews** the lease well before that while it works (a
 //! heartbeat); and **reports** the goal's end (signed off and pushed, or ended), which releases
 //! it. Every claim draws a new token, greater than the goal's last; a renewal or report whose
 //! token is not the goal's live lease is refused with
@@ -27,6 +28,9 @@ pub struct GoalClaim {
     pub fleet: Fleet,
     /// The goal.
     pub goal_id: String,
+    /// Whether the worker settles the goal's conflicting merge (it was `conflicted`, or its
+    /// worker lost it while settling) rather than works on the goal.
+    pub settle: bool,
     /// The lease's token: present it with every renewal and report.
     pub token: i64,
     /// When the lease lapses unless renewed.
@@ -59,8 +63,13 @@ pub fn goal_lapse(current: i64, expires_at_ms: i64, token: i64, now: i64) -> Opt
 /// The condition a goal row (`g`) of a run of many goals going on (`f`) meets when a worker may
 /// claim it at `now` (the first parameter).
 pub(crate) const CLAIMABLE: &str = "f.ended_at_ms IS NULL AND f.remote IS NOT NULL AND \
-     (g.state = 'ready' OR (g.state = 'working' AND g.token > 0 AND g.expires_at_ms > 0 \
-     AND g.expires_at_ms <= ?1))";
+     (g.state IN ('ready', 'conflicted') OR (g.state IN ('working', 'settling') AND \
+     g.token > 0 AND g.expires_at_ms > 0 AND g.expires_at_ms <= ?1))";
+
+/// Whether a goal claimed in `state` is one to settle.
+pub fn settles(state: &str) -> bool {
+    matches!(state, "conflicted" | "settling")
+}
 
 impl Sqlite {
     pub fn claim_fleet_goal(&self, holder: &Holder, ttl_ms: i64) -> Result<Option<GoalClaim>> {
@@ -68,7 +77,7 @@ impl Sqlite {
         let now = self.now();
         let found = tx
             .prepare_cached(&format!(
-                "SELECT g.fleet_id, g.goal_id, g.token FROM fleet_goals g \
+                "SELECT g.fleet_id, g.goal_id, g.token, g.state FROM fleet_goals g \
                  JOIN fleets f ON f.id = g.fleet_id WHERE {CLAIMABLE} \
                  ORDER BY f.started_at_ms, f.id, g.position LIMIT 1"
             ))?
@@ -77,11 +86,18 @@ impl Sqlite {
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, i64>(2)?,
+                    r.get::<_, String>(3)?,
                 ))
             })
             .optional()?;
-        let Some((fleet_id, goal_id, last)) = found else {
+        let Some((fleet_id, goal_id, last, was)) = found else {
             return Ok(None);
+        };
+        let settle = settles(&was);
+        let state = if settle {
+            GoalState::Settling
+        } else {
+            GoalState::Working
         };
         let fleet_id: RunId = crate::row::parse("fleet_goals.fleet_id", &fleet_id)?;
         let token = last.saturating_add(1);
@@ -93,7 +109,7 @@ impl Sqlite {
         .execute(params![
             fleet_id.as_str(),
             goal_id,
-            GoalState::Working.as_str(),
+            state.as_str(),
             holder.machine,
             token,
             expires_at_ms,
@@ -102,13 +118,14 @@ impl Sqlite {
         let moved = Event::FleetGoalMoved {
             fleet_id: fleet_id.clone(),
             goal_id: goal_id.clone(),
-            state: GoalState::Working,
+            state,
         };
         append_in(&tx, None, now, &[moved])?;
         tx.commit()?;
         Ok(Some(GoalClaim {
             fleet: self.fleet(&fleet_id)?,
             goal_id,
+            settle,
             token,
             expires_at_ms,
         }))
@@ -145,8 +162,9 @@ impl Sqlite {
         let tx = self.write()?;
         let now = self.now();
         held(&tx, (fleet_id, goal_id), token, now)?;
-        // Working on: the lease goes on; any other state ends the worker's part.
-        let release = state != GoalState::Working;
+        // Working on it (or settling it): the lease goes on; any other state ends the worker's
+        // part.
+        let release = !matches!(state, GoalState::Working | GoalState::Settling);
         tx.prepare_cached(
             "UPDATE fleet_goals SET state = ?3, run_id = COALESCE(?4, run_id), \
              expires_at_ms = CASE WHEN ?5 THEN 0 ELSE expires_at_ms END, updated_at_ms = ?6 \

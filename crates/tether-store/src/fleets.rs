@@ -30,6 +30,9 @@ pub enum GoalState {
     Ready,
     /// Its agent works on it.
     Working,
+    /// Its merge conflicted: ready for a worker to settle it (a run of many goals on many
+    /// machines).
+    Conflicted,
     /// Its agent settles its conflicting merge.
     Settling,
     /// Signed off; its merge comes.
@@ -44,10 +47,11 @@ pub enum GoalState {
 
 impl GoalState {
     /// Every state.
-    pub const ALL: [GoalState; 8] = [
+    pub const ALL: [GoalState; 9] = [
         GoalState::Waiting,
         GoalState::Ready,
         GoalState::Working,
+        GoalState::Conflicted,
         GoalState::Settling,
         GoalState::SignedOff,
         GoalState::Merged,
@@ -61,6 +65,7 @@ impl GoalState {
             GoalState::Waiting => "waiting",
             GoalState::Ready => "ready",
             GoalState::Working => "working",
+            GoalState::Conflicted => "conflicted",
             GoalState::Settling => "settling",
             GoalState::SignedOff => "signed_off",
             GoalState::Merged => "merged",

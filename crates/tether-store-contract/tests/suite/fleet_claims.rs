@@ -133,6 +133,14 @@ fn workers_claim_the_ready_goals_in_order_and_nothing_else(b: &Backend) {
         lost(b.store.renew_fleet_goal(&there, "g0", first.token, LONG)),
         Lapse::Released
     );
+    // A conflicting merge offered to be settled is claimed as one to settle.
+    b.store
+        .set_fleet_goal(&there, "g1", GoalState::Conflicted, None)
+        .unwrap();
+    let settle = claim(&b.store, 2, LONG).unwrap();
+    assert_eq!((settle.goal_id.as_str(), settle.settle), ("g1", true));
+    assert_eq!(settle.fleet.goals[1].state, GoalState::Settling);
+    assert!(!first.settle);
     // A run that ended offers nothing.
     ready(&b.store, &there, "g2");
     b.store.end_fleet(&there, "interrupted").unwrap();

@@ -126,6 +126,7 @@ fn standing(f: &Fleet, g: &FleetGoal, now_ms: i64) -> Markup {
                 @if !waits.is_empty() { " on " (text(&waits.join(", "))) }
             }
             GoalState::Ready => { " for a worker to claim it" }
+            GoalState::Conflicted => { ": its merge waits for a worker to settle it" }
             GoalState::Working | GoalState::Settling => {
                 @if let Some(on) = on { " on " (on) }
                 @if let Some(lease) = g.lease { " · heartbeat " (when(lease.renewed_at_ms, now_ms)) }

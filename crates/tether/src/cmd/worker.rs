@@ -63,11 +63,11 @@ pub fn run(ctx: &mut Ctx<'_>, args: &WorkerArgs) -> Result<Exit> {
                 }
                 Ok(Some(done)) => {
                     count += 1;
+                    let run = done.run.map_or_else(String::new, |r| format!(" ({r})"));
                     eprintln!(
-                        "goal {} of {} ({}): {}",
+                        "goal {} of {}{run}: {}",
                         done.goal,
                         done.fleet,
-                        done.run,
                         done.state.as_str().replace('_', " ")
                     );
                 }

@@ -274,7 +274,7 @@ fn branch_of(stderr: &str) -> String {
 }
 
 /// `first` and `second` write `shared.txt`; `later` (after `second`) its own file.
-fn clashing(goal: &str) -> String {
+pub(crate) fn clashing(goal: &str) -> String {
     if goal == "later" {
         own(goal)
     } else {
@@ -283,7 +283,7 @@ fn clashing(goal: &str) -> String {
 }
 
 /// [`CLASH`] with `later` on a file of its own.
-fn clash_then_later() -> String {
+pub(crate) fn clash_then_later() -> String {
     CLASH.replace(
         "verify: grep -q later shared.txt",
         "verify: test -f later.txt",

@@ -219,12 +219,7 @@ impl Fleet {
             }
             None => None,
         };
-        // A goal worked on another machine has no worktree here to settle a conflict in: a
-        // person is asked at its first.
-        let attempts = match url {
-            Some(_) => 1,
-            None => launch.config.run.merge_attempts,
-        };
+        let attempts = launch.config.run.merge_attempts;
         let mut schedule = plan::schedule_of(doc.plan(), parallel, attempts);
         let new = tether_store::NewFleet {
             id: run.clone(),
@@ -368,7 +363,7 @@ impl Coordinator {
                     self.offered.clear();
                 }
                 () = tokio::time::sleep(remote::COLLECT), if !self.offered.is_empty() => {
-                    self.collect().await?;
+                    self.collect(runtime).await?;
                 }
             }
         }
@@ -505,6 +500,12 @@ impl Coordinator {
         env: &(dyn Env + Sync),
         runtime: &tokio::runtime::Handle,
     ) -> Result<()> {
+        if self.remote.is_some() {
+            // Its worktree is on a worker: a worker settles it.
+            self.record.offer_settle(goal);
+            self.offered.insert(goal.to_owned());
+            return Ok(());
+        }
         let Some(tree) = self.trees.get(goal).cloned() else {
             self.schedule.ended(goal);
             return Ok(());
@@ -515,26 +516,14 @@ impl Coordinator {
         }
         let (env_remove, state_dir) = (self.launch.config.key_vars(), self.launch.ws.state_dir());
         let how = self.merging(&env_remove, &state_dir);
-        let merged = merge::merge_back(&tree, &self.tree.branch, (&self.run, goal), &how).await?;
-        let mut paths = match merged {
-            Merge::Conflict { paths } => paths,
-            Merge::Merged { .. } | Merge::UpToDate => Vec::new(),
-        };
-        let before = self
-            .conflicts
-            .get(goal)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        for left in settle::with_markers(&tree.dir, before) {
-            if !paths.contains(&left) {
-                paths.push(left);
-            }
-        }
-        if paths.is_empty() {
+        let before = self.conflicts.get(goal).cloned().unwrap_or_default();
+        let integration = self.tree.branch.clone();
+        let prepared =
+            settle::prepare(&tree, &integration, (&self.run, goal), &how, &before).await?;
+        let Some(paths) = prepared else {
             self.schedule.signed_off(goal);
             return Ok(());
-        }
-        settle::reopen(&tree, &self.plan_rel, goal)?;
+        };
         let placement =
             crate::compose::worktree::for_fleet_settle(&self.repo, &self.launch.ws, &tree, goal);
         let settling = Settling {
@@ -578,7 +567,7 @@ impl Coordinator {
 
     /// Takes in what the workers reported of the goals offered to them: a goal signed off has
     /// its branch fetched from the remote (its merge comes), a goal ended ends.
-    async fn collect(&mut self) -> Result<()> {
+    async fn collect(&mut self, runtime: &tokio::runtime::Handle) -> Result<()> {
         let Some(url) = self.remote.clone() else {
             return Ok(());
         };
@@ -593,6 +582,11 @@ impl Coordinator {
                     self.schedule.signed_off(&goal);
                 }
                 remote::Reported::Ended => self.schedule.ended(&goal),
+                // Its worker could not settle its conflict: another conflict of the goal.
+                remote::Reported::Unsettled => {
+                    let paths = self.conflicts.get(&goal).cloned().unwrap_or_default();
+                    self.conflicted(&goal, paths, runtime);
+                }
             }
         }
         Ok(())

@@ -96,12 +96,26 @@ impl Record {
         }
     }
 
+    /// Goal `goal`'s conflicting merge is offered to the workers to settle (`conflicted`).
+    pub(super) fn offer_settle(&mut self, goal: &str) {
+        let store = self.journal.store();
+        match store.set_fleet_goal(&self.fleet, goal, GoalState::Conflicted, None) {
+            Ok(()) => {
+                self.written.insert(goal.to_owned(), GoalState::Settling);
+            }
+            Err(e) => tracing::warn!(
+                goal,
+                "could not offer the goal's conflict to the workers: {e}"
+            ),
+        }
+    }
+
     /// Writes every goal whose state moved since it was last written (a goal a worker holds
     /// is the worker's to write).
     pub(super) fn sync(&mut self, schedule: &Schedule) {
         for (goal, _, phase) in schedule.goals() {
             let state = state_of(phase);
-            if self.workers && state == GoalState::Working {
+            if self.workers && matches!(state, GoalState::Working | GoalState::Settling) {
                 continue;
             }
             if self.written.get(goal) == Some(&state) {

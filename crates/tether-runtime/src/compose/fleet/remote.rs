@@ -1,10 +1,12 @@
 //! A run of many goals whose goals work on other machines (`tether run --parallel N
 //! --workers`): the coordinator's side of it. The run's integration branch, holding the plan and
 //! `tether.toml` the goals keep to, is pushed to the repository's shared remote; a goal the
-//! schedule starts is offered in the store (`ready`) for a worker (`tether worker`) to claim;
-//! the store is read every half second for the goals workers report — a goal signed off has its
-//! branch fetched from the remote and merged as any other, a goal ended ends — and after every
-//! merge the integration branch is pushed again, so the next goals are cut from it.
+//! schedule starts is offered in the store (`ready`) for a worker (`tether worker`) to claim,
+//! and a goal whose merge conflicted is offered to be settled (`conflicted`); the store is read
+//! every half second for the goals workers report — a goal signed off has its branch fetched
+//! from the remote and merged as any other, a goal ended ends, a conflict a worker could not
+//! settle (`needs_person`) counts as another conflict — and after every merge the integration
+//! branch is pushed again, so the next goals are cut from it.
 
 use std::path::Path;
 use std::time::Duration;
@@ -26,6 +28,9 @@ pub(super) enum Reported {
     SignedOff,
     /// It ended without a sign-off.
     Ended,
+    /// Its worker could not settle its conflicting merge (it put the goal back as one a person
+    /// or another attempt settles).
+    Unsettled,
 }
 
 /// The repository's shared remote named `remote`: a remote of the repository (`origin`), or a
@@ -102,6 +107,7 @@ pub(super) fn reported(
         .filter_map(|g| match g.state {
             GoalState::SignedOff => Some((g.goal_id.clone(), Reported::SignedOff)),
             GoalState::Ended => Some((g.goal_id.clone(), Reported::Ended)),
+            GoalState::NeedsPerson => Some((g.goal_id.clone(), Reported::Unsettled)),
             _ => None,
         })
         .collect()

@@ -16,6 +16,35 @@ use crate::error::{Error, Result};
 /// The most of a file read when looking for conflict markers.
 const MAX_BYTES: u64 = 8 * 1024 * 1024;
 
+/// Gets goal `goal`'s worktree `tree` ready for its agent to settle: the integration branch
+/// merged into it (the plan file settled, the other conflicts left in the files), and the goal
+/// set back to active in its plan. The paths to settle — those the merge left in conflict, and
+/// those of `before` that still hold a marker — or `None` when nothing is left to settle (the
+/// merge went through, or was there already).
+pub(super) async fn prepare(
+    tree: &Worktree,
+    integration: &str,
+    (run, goal): (&tether_store::RunId, &str),
+    how: &super::merge::Merging<'_>,
+    before: &[String],
+) -> Result<Option<Vec<String>>> {
+    let merged = super::merge::merge_back(tree, integration, (run, goal), how).await?;
+    let mut paths = match merged {
+        tether_worktree::Merge::Conflict { paths } => paths,
+        tether_worktree::Merge::Merged { .. } | tether_worktree::Merge::UpToDate => Vec::new(),
+    };
+    for left in with_markers(&tree.dir, before) {
+        if !paths.contains(&left) {
+            paths.push(left);
+        }
+    }
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    reopen(tree, how.plan, goal)?;
+    Ok(Some(paths))
+}
+
 /// Sets `goal` back to active in the plan file `plan` (relative to the worktree) of `tree`: it
 /// was signed off on the goal's branch, and is worked on again.
 pub(super) fn reopen(tree: &Worktree, plan: &str, goal: &str) -> Result<()> {

@@ -11,7 +11,10 @@
 //! the workspace's the run was started in ([`tether_config::Workspace::standing_for`]), so the
 //! contracts a person approved there bind it. A goal signed off is pushed to the remote
 //! (never forced) and reported signed off; any other end is reported, and the goal's lease
-//! ends. A lease lost (the worker paused or cut off past it, another worker taking the goal
+//! ends. A goal whose merge conflicted (`conflicted`) is settled the same way as on one machine
+//! (see `settle.rs`): the run's branch merged into the goal's, the goal's run settling the
+//! conflicts; settled and signed off, it is pushed; otherwise it is reported `needs_person`
+//! (the coordinator counts another conflict). A lease lost (the worker paused or cut off past it, another worker taking the goal
 //! over) stops the goal's run: its late report would be refused anyway.
 
 use std::collections::BTreeSet;
@@ -20,7 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tether_config::{Env, Workspace};
-use tether_core::goal::GoalEnd;
+use tether_core::goal::{GoalEnd, Settling};
 use tether_git::remote::Exchange;
 use tether_human::Console;
 use tether_store::{GoalClaim, GoalState, Holder, RunId, Store};
@@ -69,8 +72,8 @@ pub struct Worked {
     pub fleet: RunId,
     /// The goal.
     pub goal: String,
-    /// Its goal run.
-    pub run: RunId,
+    /// Its goal run (none when its conflict needed no settling after all).
+    pub run: Option<RunId>,
     /// Where the goal stands now, as reported (signed off, ended, or ready again when the
     /// worker was stopped).
     pub state: GoalState,
@@ -125,16 +128,27 @@ impl Worker {
         let repo = Repo::discover(&clone, git).await?;
         let tree = worktree(&repo, &home, (&fleet.id, &claim.goal_id)).await?;
         let loaded = tether_config::load(crate::schema(), &tree.dir, env)?;
+        let settling = match claim.settle {
+            false => None,
+            true => match self.prepare_settling(claim, &tree, &loaded).await? {
+                Some(settling) => Some(settling),
+                // Nothing left to settle: the goal's branch holds the run's, its merge goes through.
+                None => {
+                    push(&clone, &url, (&fleet.id, &claim.goal_id)).await?;
+                    return self.report(store, claim, GoalState::SignedOff, None);
+                }
+            },
+        };
         let run = RunId::generate();
-        let launch = self.launch(claim, &loaded, &home, (tree, run.clone()));
+        let paths = settling.as_ref().map(|s| s.paths.clone());
+        let working = if settling.is_some() {
+            GoalState::Settling
+        } else {
+            GoalState::Working
+        };
+        let launch = self.launch(claim, &loaded, &home, (tree.clone(), run.clone(), settling));
         let handle = launch.prepare(env).await?.start(runtime);
-        store.report_fleet_goal(
-            &fleet.id,
-            &claim.goal_id,
-            claim.token,
-            GoalState::Working,
-            Some(&run),
-        )?;
+        store.report_fleet_goal(&fleet.id, &claim.goal_id, claim.token, working, Some(&run))?;
         let stop = handle.interrupter();
         let beat = runtime.spawn(heartbeat(
             crate::compose::store::open(&self.ws, env)?,
@@ -153,32 +167,89 @@ impl Worker {
             finished.as_ref().map(|f| &f.end),
             Ok(End::Goal(GoalEnd::AllDone { .. }))
         );
-        let state = if signed_off {
-            push(&clone, &url, (&fleet.id, &claim.goal_id)).await?;
-            GoalState::SignedOff
-        } else if interrupt.is_cancelled() {
-            GoalState::Ready
-        } else {
-            GoalState::Ended
+        // A settling that left a conflict marker is not pushed: the conflict is the
+        // coordinator's to count (another attempt, or a person).
+        let left = paths
+            .as_deref()
+            .map(|paths| super::settle::with_markers(&tree.dir, paths))
+            .unwrap_or_default();
+        let state = match (signed_off, claim.settle) {
+            (true, _) if left.is_empty() => {
+                push(&clone, &url, (&fleet.id, &claim.goal_id)).await?;
+                GoalState::SignedOff
+            }
+            (_, true) if interrupt.is_cancelled() => GoalState::Conflicted,
+            (_, true) => GoalState::NeedsPerson,
+            (false, false) if interrupt.is_cancelled() => GoalState::Ready,
+            (_, false) => GoalState::Ended,
         };
         store.report_fleet_goal(&fleet.id, &claim.goal_id, claim.token, state, None)?;
         finished?;
         Ok(Worked {
             fleet: fleet.id.clone(),
             goal: claim.goal_id.clone(),
+            run: Some(run),
+            state,
+        })
+    }
+
+    /// Reports the goal's end and says what was done.
+    fn report(
+        &self,
+        store: &Store,
+        claim: &GoalClaim,
+        state: GoalState,
+        run: Option<RunId>,
+    ) -> Result<Worked> {
+        store.report_fleet_goal(&claim.fleet.id, &claim.goal_id, claim.token, state, None)?;
+        Ok(Worked {
+            fleet: claim.fleet.id.clone(),
+            goal: claim.goal_id.clone(),
             run,
             state,
         })
     }
 
+    /// The goal's worktree ready for its agent to settle its conflicting merge (the run's
+    /// branch merged in, the goal active again): what it settles, or `None` when nothing is
+    /// left to settle.
+    async fn prepare_settling(
+        &self,
+        claim: &GoalClaim,
+        tree: &tether_worktree::Worktree,
+        loaded: &tether_config::Loaded,
+    ) -> Result<Option<Settling>> {
+        let fleet = &claim.fleet;
+        let state_dir = self
+            .dir
+            .join(fleet.id.as_str())
+            .join(tether_config::STATE_DIR);
+        let env_remove = loaded.config.key_vars();
+        let how = super::merge::Merging {
+            plan: &fleet.plan_path,
+            state_dir: &state_dir,
+            git: crate::compose::worktree::git_of(&loaded.config),
+            env_remove: &env_remove,
+        };
+        let integration = format!("refs/remotes/origin/{}", fleet.branch);
+        let paths =
+            super::settle::prepare(tree, &integration, (&fleet.id, &claim.goal_id), &how, &[])
+                .await?;
+        Ok(paths.map(|paths| Settling {
+            branch: fleet.branch.clone(),
+            paths,
+        }))
+    }
+
     /// The goal's run: scoped to the goal, in its worktree, with the configuration the
-    /// integration branch holds, its records the workspace's the run was started in.
+    /// integration branch holds, its records the workspace's the run was started in; settling
+    /// its conflicting merge when `settling` says so.
     fn launch(
         &self,
         claim: &GoalClaim,
         loaded: &tether_config::Loaded,
         home: &Path,
-        (tree, run): (tether_worktree::Worktree, RunId),
+        (tree, run, settling): (tether_worktree::Worktree, RunId, Option<Settling>),
     ) -> Launch {
         let fleet = &claim.fleet;
         let ws = Workspace::at(home).standing_for(&fleet.machine, &fleet.workspace);
@@ -187,6 +258,7 @@ impl Worker {
         let budget = crate::compose::launch::loop_budget(&config);
         let mut spec = RunSpec::goal_spec(&config, max, budget, false);
         spec.scope = Some(BTreeSet::from([claim.goal_id.clone()]));
+        spec.settling = settling;
         // The configuration it keeps to is the worktree's (the integration branch's).
         let bounds = crate::compose::bounds::for_new_run(&Workspace::at(&tree.dir), loaded);
         let placement = Placement {

@@ -15,9 +15,11 @@ use tether_testkit::postgres::PgCluster;
 use tether_testkit::wait_until;
 
 use super::database;
-use crate::common::fleet::{agent, own};
+use crate::common::fleet::{agent, own, settling_agent};
 use crate::common::{PATIENCE, cmd, sh, text, wait_output};
-use crate::suite::fleet::{THREE, Worker, prepare_fleet, slow_agent_told};
+use crate::suite::fleet::{
+    THREE, Worker, clash_then_later, clashing, prepare_fleet, slow_agent_told,
+};
 
 /// Eight goals in four layers.
 const EIGHT: &str = "# Plan: eight
@@ -112,7 +114,16 @@ struct Team {
 
 impl Team {
     fn new(plan: &str, agent: tether_model::scripted::Script) -> Team {
-        let (dir, servers) = prepare_fleet(plan, Worker::Model(agent), own, "");
+        Team::on(plan, agent, own)
+    }
+
+    /// [`Team::new`] judged on the files `file_of` names.
+    fn on(
+        plan: &str,
+        agent: tether_model::scripted::Script,
+        file_of: crate::common::fleet::FileOf,
+    ) -> Team {
+        let (dir, servers) = prepare_fleet(plan, Worker::Model(agent), file_of, "");
         let remote = tempfile::tempdir().unwrap();
         let bare = remote.path().join("shared.git");
         sh(
@@ -324,4 +335,43 @@ fn the_team_database_restarted_mid_run_loses_nothing_and_does_nothing_twice() {
             .count();
         assert_eq!(accepts, 1, "{goal:?}");
     }
+}
+
+#[test]
+fn a_conflicting_merge_is_settled_by_the_goals_agent_on_a_worker() {
+    let db = database();
+    let settled = "done first, kept\ndone second, kept\n";
+    let team = Team::on(
+        &clash_then_later(),
+        settling_agent(clashing, Some(settled)),
+        clashing,
+    );
+    let workers: Vec<Child> = ["w1", "w2"]
+        .into_iter()
+        .map(|name| team.worker(&db.url(), name))
+        .collect();
+    let out = wait_output(team.coordinate(&db.url(), "2"));
+    let said: Vec<String> = workers.into_iter().map(stop).collect();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}\n{said:#?}");
+    assert!(
+        stderr.contains(
+            "conflicts with the run's branch in plan.md, shared.txt: its agent settles it"
+        ),
+        "{stderr}"
+    );
+    let fleet = team_store(&db.url()).fleets(1).unwrap().remove(0);
+    assert_eq!(
+        sh(
+            team.root(),
+            &format!("git show {}:shared.txt", fleet.branch)
+        ),
+        settled
+    );
+    assert_eq!(
+        sh(team.root(), &format!("git show {}:later.txt", fleet.branch)),
+        "done later\n"
+    );
+    // The settling was a worker's: its goal's last run is a worker's, settling.
+    assert!(said.iter().any(|s| s.contains(": signed off")), "{said:#?}");
 }
