@@ -12,7 +12,7 @@ use crate::journal::{append_in, get, limit_of, parse};
 use crate::store::PgStore;
 
 pub(crate) const FLEET_COLUMNS: &str = "id, workspace, machine, plan_path, branch, remote, \
-                                         parallel, started_at_ms, ended_at_ms, outcome";
+                                         budget, parallel, started_at_ms, ended_at_ms, outcome";
 
 impl PgStore {
     /// Records a new run of many goals, every goal `waiting`.
@@ -28,8 +28,8 @@ impl PgStore {
             })?;
         let insert = tx
             .prepare_cached(
-                "INSERT INTO fleets (id, workspace, machine, plan_path, branch, remote, parallel, \
-                 started_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                "INSERT INTO fleets (id, workspace, machine, plan_path, branch, remote, budget, \
+                 parallel, started_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
             )
             .await?;
         tx.execute(
@@ -41,6 +41,8 @@ impl PgStore {
                 &fleet.plan_path,
                 &fleet.branch,
                 &fleet.remote,
+                &tether_store::budget_text(fleet.budget.as_ref())
+                    .map_err(|e| PgStoreError::corrupt(e.to_string()))?,
                 &i64::from(fleet.parallel),
                 &now,
             ],
@@ -196,7 +198,8 @@ impl PgStore {
 fn decode_fleet(row: &Row) -> Result<Fleet> {
     let id: String = get(row, 0, "fleets.id")?;
     let workspace: String = get(row, 1, "fleets.workspace")?;
-    let parallel: i64 = get(row, 6, "fleets.parallel")?;
+    let parallel: i64 = get(row, 7, "fleets.parallel")?;
+    let budget: Option<String> = get(row, 6, "fleets.budget")?;
     Ok(Fleet {
         id: parse("fleets.id", &id)?,
         workspace: PathBuf::from(workspace),
@@ -204,11 +207,16 @@ fn decode_fleet(row: &Row) -> Result<Fleet> {
         plan_path: get(row, 3, "fleets.plan_path")?,
         branch: get(row, 4, "fleets.branch")?,
         remote: get(row, 5, "fleets.remote")?,
+        budget: budget
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|e| PgStoreError::corrupt(format!("fleets.budget: {e}")))?,
         parallel: u32::try_from(parallel)
             .map_err(|_| PgStoreError::corrupt(format!("fleets.parallel {parallel}")))?,
-        started_at_ms: get(row, 7, "fleets.started_at_ms")?,
-        ended_at_ms: get(row, 8, "fleets.ended_at_ms")?,
-        outcome: get(row, 9, "fleets.outcome")?,
+        started_at_ms: get(row, 8, "fleets.started_at_ms")?,
+        ended_at_ms: get(row, 9, "fleets.ended_at_ms")?,
+        outcome: get(row, 10, "fleets.outcome")?,
         goals: Vec::new(),
     })
 }

@@ -22,7 +22,7 @@ use crate::leases::{Holder, Lapse};
 use crate::store::Sqlite;
 
 /// A goal a worker claimed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GoalClaim {
     /// Its run of many goals (with every goal as the claim left them).
     pub fleet: Fleet,

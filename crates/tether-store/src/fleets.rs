@@ -81,7 +81,7 @@ impl GoalState {
 }
 
 /// A run of many goals to record.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NewFleet {
     /// Its id (its integration branch is `tether/<id>`).
     pub id: RunId,
@@ -94,6 +94,8 @@ pub struct NewFleet {
     /// The repository's shared remote its goals' workers fetch from and push to; `None`: its
     /// goals work on this machine.
     pub remote: Option<String>,
+    /// The budgets its goals' runs share (iterations included); `None`: none.
+    pub budget: Option<crate::Budget>,
     /// How many goals work at once.
     pub parallel: u32,
     /// Its goals in the plan's order, each with its `after:`.
@@ -141,7 +143,7 @@ impl GoalLease {
 }
 
 /// A run of many goals, with its goals in the plan's order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fleet {
     /// Its id.
     pub id: RunId,
@@ -156,6 +158,8 @@ pub struct Fleet {
     /// The repository's shared remote its goals' workers fetch from and push to; `None`: its
     /// goals work on the coordinating machine.
     pub remote: Option<String>,
+    /// The budgets its goals' runs share (iterations included); `None`: none.
+    pub budget: Option<crate::Budget>,
     /// How many goals work at once.
     pub parallel: u32,
     /// When it began.
@@ -212,8 +216,8 @@ impl Sqlite {
         let tx = self.write()?;
         let now = self.now();
         tx.prepare_cached(
-            "INSERT INTO fleets (id, workspace, machine, plan_path, branch, remote, parallel, \
-             started_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO fleets (id, workspace, machine, plan_path, branch, remote, budget, \
+             parallel, started_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )?
         .execute(params![
             fleet.id.as_str(),
@@ -222,6 +226,7 @@ impl Sqlite {
             fleet.plan_path,
             fleet.branch,
             fleet.remote,
+            budget_text(fleet.budget.as_ref())?,
             fleet.parallel,
             now
         ])?;
@@ -369,7 +374,15 @@ impl Sqlite {
 }
 
 pub(crate) const FLEET_COLUMNS: &str = "id, workspace, machine, plan_path, branch, remote, \
-                                         parallel, started_at_ms, ended_at_ms, outcome";
+                                         budget, parallel, started_at_ms, ended_at_ms, outcome";
+
+/// A run of many goals' shared budgets as stored (JSON).
+pub fn budget_text(budget: Option<&crate::Budget>) -> Result<Option<String>> {
+    budget
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| StoreError::corrupt(format!("a budget that does not serialise: {e}")))
+}
 
 /// A `fleets` row (its goals read apart).
 fn fleet_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawFleet> {
@@ -382,25 +395,34 @@ fn fleet_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawFleet> {
             plan_path: r.get(3)?,
             branch: r.get(4)?,
             remote: r.get(5)?,
-            parallel: r.get(6)?,
-            started_at_ms: r.get(7)?,
-            ended_at_ms: r.get(8)?,
-            outcome: r.get(9)?,
+            budget: None,
+            parallel: r.get(7)?,
+            started_at_ms: r.get(8)?,
+            ended_at_ms: r.get(9)?,
+            outcome: r.get(10)?,
             goals: Vec::new(),
         },
+        budget: r.get(6)?,
     })
 }
 
-/// A `fleets` row as read, its id not parsed yet.
+/// A `fleets` row as read, its id and budget not parsed yet.
 struct RawFleet {
     id: String,
     fleet: Fleet,
+    budget: Option<String>,
 }
 
 impl RawFleet {
     fn parsed(self) -> Result<Fleet> {
+        let budget = self
+            .budget
+            .as_deref()
+            .map(|text| crate::row::json("fleets.budget", text))
+            .transpose()?;
         Ok(Fleet {
             id: crate::row::parse("fleets.id", &self.id)?,
+            budget,
             ..self.fleet
         })
     }

@@ -109,7 +109,7 @@ pub use facade::{
     BackendKind, Change, Connector, EmbeddedFile, Following, OnChange, Store, StoreBackend,
 };
 pub use fleet_claims::{GoalClaim, goal_lapse, settles};
-pub use fleets::{Fleet, FleetGoal, GoalLease, GoalState, NewFleet};
+pub use fleets::{Fleet, FleetGoal, GoalLease, GoalState, NewFleet, budget_text};
 pub use ids::{ParseIdError, QuestionId, RunId, Seq};
 pub use iterations::{Iteration, IterationWrite, apply_write, writes_for};
 pub use journal::Delivery;

@@ -585,3 +585,58 @@ async fn runs_sharing_a_pool_stop_once_they_have_spent_it_together() {
         ]
     );
 }
+
+#[tokio::test]
+async fn runs_of_a_run_of_many_goals_on_many_machines_share_the_budget_its_record_names() {
+    let f = Fixture::new();
+    let mut deps = f.deps(Scripted::new(vec![]));
+    let fleet = tether_store::RunId::generate();
+    deps.journal
+        .store()
+        .begin_fleet(&tether_store::NewFleet {
+            id: fleet.clone(),
+            workspace: f.ws.root().to_path_buf(),
+            plan_path: "plan.md".into(),
+            branch: format!("tether/{fleet}"),
+            remote: Some("/srv/git/repo.git".into()),
+            budget: None,
+            parallel: 2,
+            goals: vec![("one".into(), Vec::new()), ("two".into(), Vec::new())],
+        })
+        .unwrap();
+    let limits = tether_store::Budget {
+        iterations: Some(3),
+        ..tether_store::Budget::default()
+    };
+    // Each goal's run is in the record as its worker reports it; nothing is joined by hand.
+    deps.pool = Some(tether_core::looping::BudgetPool::of_fleet(
+        limits,
+        tether_store::now_ms(),
+        fleet.clone(),
+    ));
+    let mut ends = Vec::new();
+    for goal in ["one", "two"] {
+        let store = Store::open(f.ws.db_path()).unwrap();
+        let fleet = fleet.clone();
+        let (_, end) = ralph::start(
+            &deps,
+            spec(Some("DONE"), Some(10)),
+            CancellationToken::new(),
+            move |run| {
+                store
+                    .set_fleet_goal(&fleet, goal, tether_store::GoalState::Working, Some(run))
+                    .unwrap();
+            },
+        )
+        .await
+        .unwrap();
+        ends.push(end);
+    }
+    assert_eq!(
+        ends,
+        [
+            RalphEnd::Stopped(Stopped::BudgetSpent { iteration: 3 }),
+            RalphEnd::Stopped(Stopped::BudgetSpent { iteration: 0 }),
+        ]
+    );
+}

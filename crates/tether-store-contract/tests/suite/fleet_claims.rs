@@ -37,6 +37,7 @@ fn fleet(store: &Store, goals: usize, remote: bool) -> RunId {
             plan_path: "plan.md".into(),
             branch: format!("tether/{id}"),
             remote: remote.then(|| "/srv/git/repo.git".to_owned()),
+            budget: None,
             parallel: 4,
             goals: (0..goals).map(|g| (format!("g{g}"), Vec::new())).collect(),
         })

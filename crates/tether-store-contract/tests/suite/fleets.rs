@@ -17,6 +17,7 @@ fn new_fleet(id: &RunId) -> NewFleet {
         plan_path: "plan.md".into(),
         branch: format!("tether/{id}"),
         remote: None,
+        budget: None,
         parallel: 2,
         goals: vec![
             ("base".into(), Vec::new()),

@@ -2,7 +2,8 @@
 --
 -- `fleets` is one row per run of many goals: its integration branch, the plan it works on, the
 -- repository's shared remote its goals' workers fetch from and push to (`remote` NULL: its
--- goals work on the coordinating machine) and how it ended (`outcome` NULL while it goes on).
+-- goals work on the coordinating machine), the budgets its goals' runs share (`budget`, JSON;
+-- NULL: none) and how it ended (`outcome` NULL while it goes on).
 -- `fleet_goals` is one row per goal of it, in the plan's order (`position`), with where the
 -- goal stands (`state`), the goal run working on it now or last (`run_id`) and the machine it
 -- works on. `token` and `expires_at_ms` are a goal's lease for the worker working on it:
@@ -16,6 +17,7 @@ CREATE TABLE fleets (
     plan_path     TEXT    NOT NULL,
     branch        TEXT    NOT NULL,
     remote        TEXT,
+    budget        TEXT,
     parallel      BIGINT  NOT NULL CHECK (parallel > 0),
     started_at_ms BIGINT  NOT NULL,
     ended_at_ms   BIGINT,

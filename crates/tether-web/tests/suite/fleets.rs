@@ -19,6 +19,7 @@ fn begin(web: &Web) -> RunId {
             plan_path: "plan.md".into(),
             branch: format!("tether/{id}"),
             remote: None,
+            budget: None,
             parallel: 2,
             goals: vec![
                 ("base".into(), Vec::new()),
@@ -132,6 +133,7 @@ fn the_workers_of_a_run_of_many_goals_are_shown_with_their_heartbeat() {
             plan_path: "plan.md".into(),
             branch: format!("tether/{id}"),
             remote: Some("/srv/git/shop.git".into()),
+            budget: None,
             parallel: 2,
             goals: vec![("base".into(), Vec::new()), ("docs".into(), Vec::new())],
         })

@@ -44,6 +44,7 @@ impl Launcher for Recorder {
                             plan_path: "plan.md".into(),
                             branch: format!("tether/{id}"),
                             remote: None,
+                            budget: None,
                             parallel,
                             goals: vec![("g1".into(), Vec::new())],
                         })

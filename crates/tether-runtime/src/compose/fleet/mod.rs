@@ -198,7 +198,7 @@ impl Fleet {
         let asker = Asker::new(&launch.ws, &launch.config, store, launch.console.clone())?;
         let mut limits = template.budget;
         limits.iterations = template.max_iterations;
-        let pool = BudgetPool::new(limits, tether_store::now_ms());
+
         let url = match &remote {
             Some(remote) => {
                 // The workers read the plan and tether.toml at the integration branch's root.
@@ -221,12 +221,18 @@ impl Fleet {
         };
         let attempts = launch.config.run.merge_attempts;
         let mut schedule = plan::schedule_of(doc.plan(), parallel, attempts);
+        // Goals on workers spend from the budget every worker reads from the store.
+        let pool = match url {
+            Some(_) => BudgetPool::of_fleet(limits, tether_store::now_ms(), run.clone()),
+            None => BudgetPool::new(limits, tether_store::now_ms()),
+        };
         let new = tether_store::NewFleet {
             id: run.clone(),
             workspace: launch.ws.root().to_path_buf(),
             plan_path: template.plan.clone(),
             branch: tree.branch.clone(),
             remote: url.clone(),
+            budget: Some(limits),
             parallel: u32::try_from(parallel).unwrap_or(u32::MAX),
             goals: schedule
                 .goals()

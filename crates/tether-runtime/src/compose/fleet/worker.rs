@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use tether_config::{Env, Workspace};
 use tether_core::goal::{GoalEnd, Settling};
+use tether_core::looping::BudgetPool;
 use tether_git::remote::Exchange;
 use tether_human::Console;
 use tether_store::{GoalClaim, GoalState, Holder, RunId, Store};
@@ -284,7 +285,10 @@ impl Worker {
             notice_grace: front.notice_grace,
             observer: front.observer.clone(),
             host: front.host.clone(),
-            pool: None,
+            // The run's budgets, shared by every goal's run on every worker.
+            pool: fleet
+                .budget
+                .map(|limits| BudgetPool::of_fleet(limits, fleet.started_at_ms, fleet.id.clone())),
         }
     }
 }

@@ -123,7 +123,17 @@ impl Team {
         agent: tether_model::scripted::Script,
         file_of: crate::common::fleet::FileOf,
     ) -> Team {
-        let (dir, servers) = prepare_fleet(plan, Worker::Model(agent), file_of, "");
+        Team::build(plan, agent, file_of, "")
+    }
+
+    /// [`Team::on`] with `toml` added to the configuration.
+    fn build(
+        plan: &str,
+        agent: tether_model::scripted::Script,
+        file_of: crate::common::fleet::FileOf,
+        toml: &str,
+    ) -> Team {
+        let (dir, servers) = prepare_fleet(plan, Worker::Model(agent), file_of, toml);
         let remote = tempfile::tempdir().unwrap();
         let bare = remote.path().join("shared.git");
         sh(
@@ -374,4 +384,27 @@ fn a_conflicting_merge_is_settled_by_the_goals_agent_on_a_worker() {
     );
     // The settling was a worker's: its goal's last run is a worker's, settling.
     assert!(said.iter().any(|s| s.contains(": signed off")), "{said:#?}");
+}
+
+#[test]
+fn the_goals_on_workers_share_the_runs_budget_and_no_goal_is_offered_once_it_is_spent() {
+    let db = database();
+    // Two iterations for the whole run, whichever workers spend them.
+    let team = Team::build(THREE, agent(own), own, "[loop]\nmax_iterations = 2\n");
+    let workers: Vec<Child> = ["w1", "w2"]
+        .into_iter()
+        .map(|name| team.worker(&db.url(), name))
+        .collect();
+    let out = wait_output(team.coordinate(&db.url(), "2"));
+    let said: Vec<String> = workers.into_iter().map(stop).collect();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(4), "{stdout}\n{stderr}\n{said:#?}");
+    assert!(
+        stdout.contains("stopped with goals not merged: three")
+            && stdout.contains("the goals' shared iteration budget spent: 2 iterations of 2"),
+        "{stdout}"
+    );
+    let fleet = team_store(&db.url()).fleets(1).unwrap().remove(0);
+    assert_eq!(fleet.budget.and_then(|b| b.iterations), Some(2));
+    assert_eq!(fleet.goals[2].run_id, None, "three was never offered");
 }
