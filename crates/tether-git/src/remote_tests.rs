@@ -20,6 +20,19 @@ fn sh(dir: &Path, script: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Pushes the clone's `tether/r-1-g` to the remote's branch of that name.
+async fn push(git_dir: &Path, url: &str) -> crate::GitOutput {
+    let refspecs = ["refs/heads/tether/r-1-g:refs/heads/tether/r-1-g".to_owned()];
+    Exchange::Push {
+        git_dir,
+        url,
+        refspecs: &refspecs,
+    }
+    .run(&[], &CancellationToken::new())
+    .await
+    .unwrap()
+}
+
 #[tokio::test]
 async fn a_clone_fetches_and_pushes_branches_and_runs_no_hook_of_the_repository() {
     let dir = tempfile::tempdir().unwrap();
@@ -62,15 +75,7 @@ async fn a_clone_fetches_and_pushes_branches_and_runs_no_hook_of_the_repository(
         "git -c user.name=a -c user.email=a@x commit -q --allow-empty -m two \
          && git branch tether/r-1-g HEAD",
     );
-    let refspecs = ["refs/heads/tether/r-1-g:refs/heads/tether/r-1-g".to_owned()];
-    let pushed = Exchange::Push {
-        git_dir: &git_dir,
-        url: &url,
-        refspecs: &refspecs,
-    }
-    .run(&[], &cancel)
-    .await
-    .unwrap();
+    let pushed = push(&git_dir, &url).await;
     assert!(pushed.ok(), "{}", pushed.stderr);
     assert!(!clone.join("hooked").exists());
     let two = sh(&clone, "git rev-parse HEAD");
@@ -100,14 +105,6 @@ async fn a_clone_fetches_and_pushes_branches_and_runs_no_hook_of_the_repository(
         "git -c user.name=a -c user.email=a@x commit -q --allow-empty --amend -m other \
          && git branch -f tether/r-1-g HEAD",
     );
-    let refspecs = ["refs/heads/tether/r-1-g:refs/heads/tether/r-1-g".to_owned()];
-    let refused = Exchange::Push {
-        git_dir: &git_dir,
-        url: &url,
-        refspecs: &refspecs,
-    }
-    .run(&[], &cancel)
-    .await
-    .unwrap();
+    let refused = push(&git_dir, &url).await;
     assert!(!refused.ok());
 }

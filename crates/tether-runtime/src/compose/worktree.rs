@@ -203,16 +203,24 @@ pub async fn for_new_run(ws: &Workspace, config: &Config) -> Result<Placement> {
 
 /// The worktree of the run of many goals `id` (`tether run --parallel`): its integration
 /// branch `tether/<id>` from `HEAD`, the plan file and `tether.toml` copied in as they are in
-/// the checkout; with the repository, and where the run's commands work in it.
+/// the checkout — or, taken up `again` after it was interrupted, the branch and worktree as they
+/// are (made again from the branch if its directory was removed); with the repository, and
+/// where the run's commands work in it.
 pub async fn for_fleet(
     ws: &Workspace,
     config: &Config,
     id: &RunId,
+    again: bool,
 ) -> Result<(Repo, Worktree, Placement)> {
     let repo = Repo::discover(ws.root(), git_of(config)).await?;
     let dir = worktrees_of(repo.toplevel()).join(id.as_str());
-    let tree = repo.create(id.as_str(), &dir).await?;
-    let inside = copy_config(&repo, ws, config, &dir)?;
+    let (tree, inside) = if again {
+        let tree = repo.reopen(id.as_str(), &dir).await?;
+        (tree, inside(&repo, ws, &dir))
+    } else {
+        let tree = repo.create(id.as_str(), &dir).await?;
+        (tree, copy_config(&repo, ws, config, &dir)?)
+    };
     let placement = Placement {
         ws: Workspace::at(&inside).with_state_dir(ws.state_dir()),
         worktree: Some(tree.clone()),
@@ -252,26 +260,6 @@ pub async fn for_fleet_goal(
         run_id: Some(RunId::generate()),
         goal: Some(goal.to_owned()),
     })
-}
-
-/// The worktree of the run of many goals `id` again, taken up after it was interrupted: its
-/// integration branch as it is (made again from the branch if its directory was removed);
-/// with the repository.
-pub async fn for_fleet_again(
-    ws: &Workspace,
-    config: &Config,
-    id: &RunId,
-) -> Result<(Repo, Worktree, Placement)> {
-    let repo = Repo::discover(ws.root(), git_of(config)).await?;
-    let dir = worktrees_of(repo.toplevel()).join(id.as_str());
-    let tree = repo.reopen(id.as_str(), &dir).await?;
-    let placement = Placement {
-        ws: Workspace::at(inside(&repo, ws, &dir)).with_state_dir(ws.state_dir()),
-        worktree: Some(tree.clone()),
-        run_id: Some(id.clone()),
-        goal: None,
-    };
-    Ok((repo, tree, placement))
 }
 
 /// Where goal `goal` of the run of many goals `fleet` works again once the run is taken up:

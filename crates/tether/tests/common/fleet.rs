@@ -6,6 +6,24 @@ use serde_json::json;
 use tether_model::Request;
 use tether_model::scripted::{Script, Turn};
 
+/// A plan of `goals`, each `(id, after, verify)`, in that order; each goal's `done_when:` names
+/// `TARGET-<id>` and its file `<id>.txt` (what [`agent`] writes with [`own`]).
+pub fn plan_of(title: &str, goals: &[(&str, &[&str], &str)]) -> String {
+    let mut plan = format!("# Plan: {title}\n\n");
+    for (id, after, verify) in goals {
+        plan.push_str(&format!(
+            "## Goal: {id}\n<!-- id: {id} -->\nstatus: active\n"
+        ));
+        if !after.is_empty() {
+            plan.push_str(&format!("after: {}\n", after.join(", ")));
+        }
+        plan.push_str(&format!(
+            "done_when: the file TARGET-{id} exists as {id}.txt\nverify: {verify}\n\n"
+        ));
+    }
+    plan + "## Log\n"
+}
+
 /// The goal a request is about: the `TARGET-<id>` its prompt names.
 pub fn goal_of(req: &Request) -> String {
     let text = serde_json::to_string(&req.messages).unwrap() + req.system.as_deref().unwrap_or("");

@@ -10,7 +10,7 @@ use tether_testkit::model_server::FakeModelServer;
 
 use tether_model::scripted::Script;
 
-use crate::common::fleet::{FileOf, agent, judge, own, settling_agent, shared};
+use crate::common::fleet::{FileOf, agent, judge, own, plan_of, settling_agent, shared};
 use crate::common::{cmd, model_table, pending_question, run, runtime, sh, text, wait_output};
 
 /// A diamond (`base` → `left`, `right` → `top`) and a goal of its own (`alone`). Each goal's
@@ -610,34 +610,22 @@ fn when_one_agent_hits_its_providers_limit_the_next_goals_agent_waits_for_the_sa
 }
 
 /// Three goals of their own, each done in one iteration.
-pub(crate) const THREE: &str = "# Plan: three
-
-## Goal: One
-<!-- id: one -->
-status: active
-done_when: the file TARGET-one exists as one.txt
-verify: test -f one.txt
-
-## Goal: Two
-<!-- id: two -->
-status: active
-done_when: the file TARGET-two exists as two.txt
-verify: test -f two.txt
-
-## Goal: Three
-<!-- id: three -->
-status: active
-done_when: the file TARGET-three exists as three.txt
-verify: test -f three.txt
-
-## Log
-";
+pub(crate) fn three() -> String {
+    plan_of(
+        "three",
+        &[
+            ("one", &[], "test -f one.txt"),
+            ("two", &[], "test -f two.txt"),
+            ("three", &[], "test -f three.txt"),
+        ],
+    )
+}
 
 #[test]
 fn the_runs_budget_is_shared_by_its_goals_and_no_goal_starts_once_they_have_spent_it() {
     // Two iterations for the whole run: each goal alone would have two.
     let toml = "[loop]\nmax_iterations = 2\n";
-    let fleet = start_fleet(THREE, agent(own), own, toml).finish();
+    let fleet = start_fleet(&three(), agent(own), own, toml).finish();
     let (root, out) = (fleet.dir.path(), &fleet.out);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(4), "{stdout}\n{stderr}");
@@ -659,7 +647,7 @@ fn the_runs_budget_is_shared_by_its_goals_and_no_goal_starts_once_they_have_spen
 
 #[test]
 fn the_dashboard_starts_a_run_of_many_goals_and_shows_it_to_its_end() {
-    let (dir, servers) = prepare_fleet(THREE, Worker::Model(agent(own)), own, "");
+    let (dir, servers) = prepare_fleet(&three(), Worker::Model(agent(own)), own, "");
     let root = dir.path();
     // Its contracts approved by a person at a terminal.
     let approved = run(root, &["plan", "approve", "--all"]);
@@ -706,29 +694,16 @@ fn the_dashboard_starts_a_run_of_many_goals_and_shows_it_to_its_end() {
 }
 
 /// `quick` and `slow` at once; `last` waits on `slow`.
-const SLOW: &str = "# Plan: slow
-
-## Goal: Quick
-<!-- id: quick -->
-status: active
-done_when: the file TARGET-quick exists as quick.txt
-verify: test -f quick.txt
-
-## Goal: Slow
-<!-- id: slow -->
-status: active
-done_when: the file TARGET-slow exists as slow.txt
-verify: test -f slow.txt
-
-## Goal: Last
-<!-- id: last -->
-status: active
-after: slow
-done_when: the file TARGET-last exists as last.txt
-verify: test -f last.txt
-
-## Log
-";
+fn slow() -> String {
+    plan_of(
+        "slow",
+        &[
+            ("quick", &[], "test -f quick.txt"),
+            ("slow", &[], "test -f slow.txt"),
+            ("last", &["slow"], "test -f last.txt"),
+        ],
+    )
+}
 
 /// [`agent`], whose first turn on `slow` is a long command (the run is interrupted in it).
 pub(crate) fn slow_agent() -> Script {
@@ -759,7 +734,7 @@ pub(crate) fn slow_agent_told() -> (Script, std::sync::Arc<std::sync::atomic::At
 
 #[test]
 fn an_interrupted_run_of_many_goals_is_taken_up_again_resuming_the_goal_it_stopped() {
-    let (dir, servers) = prepare_fleet(SLOW, Worker::Model(slow_agent()), own, "");
+    let (dir, servers) = prepare_fleet(&slow(), Worker::Model(slow_agent()), own, "");
     let root = dir.path();
     let state = servers.3.path().to_owned();
     let at_terminal = |args: &str| {

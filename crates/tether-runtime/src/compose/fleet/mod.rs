@@ -183,12 +183,9 @@ impl Fleet {
             return Err(Error::FleetOfGoals);
         };
         let template = template.clone();
-        let (repo, tree, integration) = match &before {
-            None => crate::compose::worktree::for_fleet(&launch.ws, &launch.config, &run).await?,
-            Some(_) => {
-                crate::compose::worktree::for_fleet_again(&launch.ws, &launch.config, &run).await?
-            }
-        };
+        let (repo, tree, integration) =
+            crate::compose::worktree::for_fleet(&launch.ws, &launch.config, &run, before.is_some())
+                .await?;
         let plan_path = launch.config.plan_path(launch.ws.root());
         let doc = tether_plan::file::read(&plan_path).map_err(Error::FleetPlan)?;
         let recheck = recheck::Recheck::new(&launch, &integration, doc.plan())?;

@@ -113,7 +113,8 @@ pub(super) fn reported(
         .collect()
 }
 
-fn exchanged(out: &tether_git::GitOutput, what: &str) -> Result<()> {
+/// Nothing when git's exchange `what` (`clone`, `fetch`, `push`) went through; else what git said.
+pub(super) fn exchanged(out: &tether_git::GitOutput, what: &str) -> Result<()> {
     if out.ok() {
         return Ok(());
     }

@@ -311,7 +311,7 @@ async fn fetched(home: &Path, url: &str, fleet: &RunId) -> Result<PathBuf> {
         }
         .run(&[], &cancel)
         .await?;
-        exchanged(&out, "clone")?;
+        super::remote::exchanged(&out, "clone")?;
     }
     let refspecs = [format!(
         "+refs/heads/tether/{fleet}*:refs/remotes/origin/tether/{fleet}*"
@@ -323,7 +323,7 @@ async fn fetched(home: &Path, url: &str, fleet: &RunId) -> Result<PathBuf> {
     }
     .run(&[], &cancel)
     .await?;
-    exchanged(&out, "fetch")?;
+    super::remote::exchanged(&out, "fetch")?;
     Ok(clone)
 }
 
@@ -351,25 +351,7 @@ async fn worktree(
 /// Pushes the goal's branch to the remote (a fast-forward only).
 async fn push(clone: &Path, url: &str, (fleet, goal): (&RunId, &str)) -> Result<()> {
     let branch = goal_branch_name(fleet.as_str(), goal);
-    let refspecs = [format!("refs/heads/{branch}:refs/heads/{branch}")];
-    let out = Exchange::Push {
-        git_dir: &clone.join(".git"),
-        url,
-        refspecs: &refspecs,
-    }
-    .run(&[], &CancellationToken::new())
-    .await?;
-    exchanged(&out, "push")
-}
-
-fn exchanged(out: &tether_git::GitOutput, what: &str) -> Result<()> {
-    if out.ok() {
-        return Ok(());
-    }
-    Err(Error::Remote {
-        what: what.to_owned(),
-        stderr: out.stderr.trim().to_owned(),
-    })
+    super::remote::push(&clone.join(".git"), url, &branch).await
 }
 
 /// Renews the goal's lease every [`HEARTBEAT`]; a lease lost stops the goal's run (`stop`).

@@ -7,12 +7,12 @@ use std::process::Stdio;
 use super::database;
 use crate::common::fleet::{agent, own};
 use crate::common::{cmd, sh, text, wait_output};
-use crate::suite::fleet::{THREE, Worker, prepare_fleet};
+use crate::suite::fleet::{Worker, prepare_fleet, three};
 
 #[test]
 fn a_run_of_many_goals_on_the_team_store_signs_each_goal_off_in_its_worktree() {
     let db = database();
-    let (dir, servers) = prepare_fleet(THREE, Worker::Model(agent(own)), own, "");
+    let (dir, servers) = prepare_fleet(&three(), Worker::Model(agent(own)), own, "");
     let root = dir.path();
     let child = cmd(root, &["run", "--parallel", "2", "--approve"])
         .env("TETHER_STORE_URL", db.url())

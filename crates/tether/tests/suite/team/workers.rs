@@ -15,70 +15,36 @@ use tether_testkit::postgres::PgCluster;
 use tether_testkit::wait_until;
 
 use super::database;
-use crate::common::fleet::{agent, own, settling_agent};
+use crate::common::fleet::{agent, own, plan_of, settling_agent};
 use crate::common::{PATIENCE, cmd, sh, text, wait_output};
 use crate::suite::fleet::{
-    THREE, Worker, clash_then_later, clashing, prepare_fleet, slow_agent_told,
+    Worker, clash_then_later, clashing, prepare_fleet, slow_agent_told, three,
 };
 
 /// Eight goals in four layers.
-const EIGHT: &str = "# Plan: eight
-
-## Goal: A
-<!-- id: a -->
-status: active
-done_when: the file TARGET-a exists as a.txt
-verify: test -f a.txt
-
-## Goal: B
-<!-- id: b -->
-status: active
-done_when: the file TARGET-b exists as b.txt
-verify: test -f b.txt
-
-## Goal: C
-<!-- id: c -->
-status: active
-done_when: the file TARGET-c exists as c.txt
-verify: test -f c.txt
-
-## Goal: D
-<!-- id: d -->
-status: active
-after: a
-done_when: the file TARGET-d exists as d.txt
-verify: test -f a.txt && test -f d.txt
-
-## Goal: E
-<!-- id: e -->
-status: active
-after: a, b
-done_when: the file TARGET-e exists as e.txt
-verify: test -f b.txt && test -f e.txt
-
-## Goal: F
-<!-- id: f -->
-status: active
-after: c
-done_when: the file TARGET-f exists as f.txt
-verify: test -f c.txt && test -f f.txt
-
-## Goal: G
-<!-- id: g -->
-status: active
-after: d, e
-done_when: the file TARGET-g exists as g.txt
-verify: test -f d.txt && test -f e.txt && test -f g.txt
-
-## Goal: H
-<!-- id: h -->
-status: active
-after: f, g
-done_when: the file TARGET-h exists as h.txt
-verify: test -f f.txt && test -f g.txt && test -f h.txt
-
-## Log
-";
+fn eight() -> String {
+    plan_of(
+        "eight",
+        &[
+            ("a", &[], "test -f a.txt"),
+            ("b", &[], "test -f b.txt"),
+            ("c", &[], "test -f c.txt"),
+            ("d", &["a"], "test -f a.txt && test -f d.txt"),
+            ("e", &["a", "b"], "test -f b.txt && test -f e.txt"),
+            ("f", &["c"], "test -f c.txt && test -f f.txt"),
+            (
+                "g",
+                &["d", "e"],
+                "test -f d.txt && test -f e.txt && test -f g.txt",
+            ),
+            (
+                "h",
+                &["f", "g"],
+                "test -f f.txt && test -f g.txt && test -f h.txt",
+            ),
+        ],
+    )
+}
 
 /// `tether worker` as machine `name`, in a directory of its own, polling every second.
 fn worker(db: &str, name: &str, home: &Path) -> Child {
@@ -184,7 +150,7 @@ fn team_store(url: &str) -> Store {
 #[test]
 fn three_workers_sign_off_eight_goals_that_the_coordinator_merges_each_once() {
     let db = database();
-    let team = Team::new(EIGHT, agent(own));
+    let team = Team::new(&eight(), agent(own));
     let (root, bare) = (team.root(), &team.bare);
     let workers: Vec<Child> = ["w1", "w2", "w3"]
         .into_iter()
@@ -249,22 +215,15 @@ fn three_workers_sign_off_eight_goals_that_the_coordinator_merges_each_once() {
 }
 
 /// One goal whose agent's first turn is long.
-const ONE_SLOW: &str = "# Plan: one slow goal
-
-## Goal: Slow
-<!-- id: slow -->
-status: active
-done_when: the file TARGET-slow exists as slow.txt
-verify: test -f slow.txt
-
-## Log
-";
+fn one_slow() -> String {
+    plan_of("one slow goal", &[("slow", &[], "test -f slow.txt")])
+}
 
 #[test]
 fn a_worker_killed_mid_goal_has_its_goal_taken_over_by_another_once_its_lease_lapses() {
     let db = database();
     let (agent, told) = slow_agent_told();
-    let team = Team::new(ONE_SLOW, agent);
+    let team = Team::new(&one_slow(), agent);
     let mut first = team.worker(&db.url(), "w1");
     let coordinator = team.coordinate(&db.url(), "1");
     let store = team_store(&db.url());
@@ -312,7 +271,7 @@ fn the_team_database_restarted_mid_run_loses_nothing_and_does_nothing_twice() {
     // A cluster of its own: restarting the shared one would cut other tests' connections.
     let cluster = Arc::new(PgCluster::start().expect("PostgreSQL for the tests (run ./test.sh)"));
     let db = PgCluster::create_database(&cluster).unwrap();
-    let team = Team::new(THREE, agent(own));
+    let team = Team::new(&three(), agent(own));
     let workers: Vec<Child> = ["w1", "w2"]
         .into_iter()
         .map(|name| team.worker(&db.url(), name))
@@ -390,7 +349,7 @@ fn a_conflicting_merge_is_settled_by_the_goals_agent_on_a_worker() {
 fn the_goals_on_workers_share_the_runs_budget_and_no_goal_is_offered_once_it_is_spent() {
     let db = database();
     // Two iterations for the whole run, whichever workers spend them.
-    let team = Team::build(THREE, agent(own), own, "[loop]\nmax_iterations = 2\n");
+    let team = Team::build(&three(), agent(own), own, "[loop]\nmax_iterations = 2\n");
     let workers: Vec<Child> = ["w1", "w2"]
         .into_iter()
         .map(|name| team.worker(&db.url(), name))
