@@ -100,6 +100,21 @@ struct Running {
 }
 
 impl Running {
+    /// Answers the question the run asks with `answer`, as a person would, then waits for its
+    /// end.
+    fn answered(self, answer: &str) -> Fleet {
+        let root = self.dir.path().to_owned();
+        let q = pending_question(&root);
+        let answered = run(&root, &["answer", q["id"].as_str().unwrap(), answer]);
+        assert_eq!(
+            answered.status.code(),
+            Some(0),
+            "{}",
+            text(&answered.stderr)
+        );
+        self.finish()
+    }
+
     fn finish(self) -> Fleet {
         Fleet {
             out: wait_output(self.child),
@@ -375,15 +390,7 @@ fn at_the_last_merge_attempt_a_person_is_asked_and_their_retry_merges_what_they_
              git -c user.name=Ana -c user.email=ana@example.com commit -q -m settled"
         ),
     );
-    let id = q["id"].as_str().unwrap();
-    let answered = run(&root, &["answer", id, "retry"]);
-    assert_eq!(
-        answered.status.code(),
-        Some(0),
-        "{}",
-        text(&answered.stderr)
-    );
-    let fleet = running.finish();
+    let fleet = running.answered("retry");
     let out = &fleet.out;
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
@@ -414,15 +421,7 @@ fn a_person_who_leaves_the_conflict_ends_the_run_with_what_waits_on_it_never_sta
         "[run]\nmerge_attempts = 1\n",
     );
     let root = running.dir.path().to_owned();
-    let q = pending_question(&root);
-    let answered = run(&root, &["answer", q["id"].as_str().unwrap(), "leave"]);
-    assert_eq!(
-        answered.status.code(),
-        Some(0),
-        "{}",
-        text(&answered.stderr)
-    );
-    let fleet = running.finish();
+    let fleet = running.answered("leave");
     let out = &fleet.out;
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(4), "{stdout}\n{stderr}");

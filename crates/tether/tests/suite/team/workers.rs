@@ -4,7 +4,7 @@
 //! sign them off and push them; the coordinator merges each into the run's branch.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use tether_store::{GoalState, Store};
 use tether_store_pg::TeamStore;
@@ -141,6 +141,14 @@ impl Team {
     fn worker(&self, db: &str, name: &str) -> Child {
         worker(db, name, self.homes.path())
     }
+
+    /// The workers `names` and the coordinator (`parallel` at once), to the coordinator's end:
+    /// what it printed, and what each worker said once stopped.
+    fn run(&self, db: &str, names: &[&str], parallel: &str) -> (Output, Vec<String>) {
+        let workers: Vec<Child> = names.iter().map(|name| self.worker(db, name)).collect();
+        let out = wait_output(self.coordinate(db, parallel));
+        (out, workers.into_iter().map(stop).collect())
+    }
 }
 
 fn team_store(url: &str) -> Store {
@@ -152,12 +160,7 @@ fn three_workers_sign_off_eight_goals_that_the_coordinator_merges_each_once() {
     let db = database();
     let team = Team::new(&eight(), agent(own));
     let (root, bare) = (team.root(), &team.bare);
-    let workers: Vec<Child> = ["w1", "w2", "w3"]
-        .into_iter()
-        .map(|name| team.worker(&db.url(), name))
-        .collect();
-    let out = wait_output(team.coordinate(&db.url(), "3"));
-    let said: Vec<String> = workers.into_iter().map(stop).collect();
+    let (out, said) = team.run(&db.url(), &["w1", "w2", "w3"], "3");
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}\n{said:#?}");
     assert!(
@@ -315,12 +318,7 @@ fn a_conflicting_merge_is_settled_by_the_goals_agent_on_a_worker() {
         settling_agent(clashing, Some(settled)),
         clashing,
     );
-    let workers: Vec<Child> = ["w1", "w2"]
-        .into_iter()
-        .map(|name| team.worker(&db.url(), name))
-        .collect();
-    let out = wait_output(team.coordinate(&db.url(), "2"));
-    let said: Vec<String> = workers.into_iter().map(stop).collect();
+    let (out, said) = team.run(&db.url(), &["w1", "w2"], "2");
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}\n{said:#?}");
     assert!(
@@ -350,12 +348,7 @@ fn the_goals_on_workers_share_the_runs_budget_and_no_goal_is_offered_once_it_is_
     let db = database();
     // Two iterations for the whole run, whichever workers spend them.
     let team = Team::build(&three(), agent(own), own, "[loop]\nmax_iterations = 2\n");
-    let workers: Vec<Child> = ["w1", "w2"]
-        .into_iter()
-        .map(|name| team.worker(&db.url(), name))
-        .collect();
-    let out = wait_output(team.coordinate(&db.url(), "2"));
-    let said: Vec<String> = workers.into_iter().map(stop).collect();
+    let (out, said) = team.run(&db.url(), &["w1", "w2"], "2");
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(4), "{stdout}\n{stderr}\n{said:#?}");
     assert!(
