@@ -4,7 +4,8 @@
 //! end (interrupted, paused, out of budget, its process killed) has that run resumed in the
 //! goal's worktree; one whose run failed or was cancelled starts a new run there, on the work
 //! its worktree holds; one whose run signed it off without the run of many goals hearing of it
-//! merges; one never started starts as in a new run.
+//! merges; one never started starts as in a new run. A goal a worker still holds (its lease
+//! live) is waited for, not offered to another.
 
 use std::collections::HashMap;
 
@@ -20,18 +21,29 @@ pub(super) enum Before {
     Reopen,
 }
 
-/// The goals of `before` put where they stood into `schedule`; how each started goal goes on
-/// when it starts again, and the goals whose worktree must be there at once (to merge).
-pub(super) fn apply(
-    before: &Fleet,
-    schedule: &mut Schedule,
-    store: &Store,
-) -> (HashMap<String, Before>, Vec<String>) {
+/// How a run of many goals taken up again goes on, from its record.
+#[derive(Debug, Default)]
+pub(super) struct TakenUp {
+    /// How each goal that had started goes on when it starts again.
+    pub(super) earlier: HashMap<String, Before>,
+    /// The goals whose worktree must be there at once (to merge).
+    pub(super) to_merge: Vec<String>,
+    /// The goals a worker still holds (its lease live): waited for, not offered again.
+    pub(super) held: Vec<String>,
+}
+
+/// The goals of `before` put where they stood into `schedule`, at `now`.
+pub(super) fn apply(before: &Fleet, schedule: &mut Schedule, store: &Store, now: i64) -> TakenUp {
     let mut earlier = HashMap::new();
     let mut to_merge = Vec::new();
+    let mut held = Vec::new();
     for goal in &before.goals {
         let id = goal.goal_id.as_str();
         if schedule.phase(id).is_none() {
+            continue;
+        }
+        if goal.lease.is_some_and(|lease| lease.expires_at_ms > now) {
+            held.push(id.to_owned());
             continue;
         }
         let status = goal
@@ -55,5 +67,77 @@ pub(super) fn apply(
             }
         }
     }
-    (earlier, to_merge)
+    TakenUp {
+        earlier,
+        to_merge,
+        held,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tether_core::fleet::{Phase, Schedule};
+    use tether_store::{GoalState, Holder, NewFleet, RunId, Store};
+
+    use super::{Before, apply};
+
+    #[test]
+    fn a_goal_a_worker_still_holds_is_waited_for_and_one_merged_stays_merged() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("tether.db")).unwrap();
+        let id = RunId::generate();
+        store
+            .begin_fleet(&NewFleet {
+                id: id.clone(),
+                workspace: dir.path().to_path_buf(),
+                plan_path: "plan.md".into(),
+                branch: format!("tether/{id}"),
+                remote: Some("/srv/git/repo.git".into()),
+                budget: None,
+                parallel: 2,
+                goals: ["held", "merged", "lost", "new"]
+                    .map(|g| (g.to_owned(), Vec::new()))
+                    .to_vec(),
+            })
+            .unwrap();
+        let worker = Holder {
+            machine: "w1".into(),
+            pid: 1,
+            workspace: "/srv".into(),
+        };
+        for goal in ["held", "lost"] {
+            store
+                .set_fleet_goal(&id, goal, GoalState::Ready, None)
+                .unwrap();
+        }
+        // `held` claimed for a minute; `lost` for a moment, with a run that was interrupted.
+        let held = store.claim_fleet_goal(&worker, 60_000).unwrap().unwrap();
+        assert_eq!(held.goal_id, "held");
+        let lost = store.claim_fleet_goal(&worker, 1).unwrap().unwrap();
+        let run = store
+            .create_run(
+                tether_store::RunKind::Goal,
+                dir.path(),
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        store
+            .report_fleet_goal(&id, "lost", lost.token, GoalState::Working, Some(&run))
+            .unwrap();
+        store
+            .set_fleet_goal(&id, "merged", GoalState::Merged, None)
+            .unwrap();
+        let record = store.fleet(&id).unwrap();
+        let mut schedule = Schedule::new(
+            ["held", "merged", "lost", "new"].map(|g| (g.to_owned(), Vec::new(), false)),
+            2,
+            3,
+        );
+        let later = tether_store::now_ms() + 10;
+        let taken = apply(&record, &mut schedule, &store, later);
+        assert_eq!(taken.held, ["held"]);
+        assert_eq!(schedule.phase("merged"), Some(&Phase::Merged));
+        assert_eq!(taken.earlier.get("lost"), Some(&Before::Resume(run)));
+        assert!(!taken.earlier.contains_key("new") && !taken.earlier.contains_key("held"));
+    }
 }

@@ -236,18 +236,23 @@ impl Fleet {
                 .map(|(goal, after, _)| (goal.to_owned(), after.to_vec()))
                 .collect(),
         };
-        let (record, earlier, to_merge) = match &before {
+        let (record, taken_up) = match &before {
             None => (
                 record::Record::begin(journal, &new, &schedule, url.is_some()),
-                HashMap::new(),
-                Vec::new(),
+                again::TakenUp::default(),
             ),
             Some(before) => {
-                let (earlier, to_merge) = again::apply(before, &mut schedule, &journal.store());
+                let now = tether_store::now_ms();
+                let taken_up = again::apply(before, &mut schedule, &journal.store(), now);
                 let record = record::Record::again(journal, &run, &schedule, url.is_some());
-                (record, earlier, to_merge)
+                (record, taken_up)
             }
         };
+        let again::TakenUp {
+            earlier,
+            to_merge,
+            held,
+        } = taken_up;
         let mut trees = HashMap::new();
         for goal in to_merge {
             let placement = crate::compose::worktree::for_fleet_goal_again(
@@ -284,6 +289,7 @@ impl Fleet {
             record,
             remote: url,
             offered: HashSet::new(),
+            held: held.into_iter().collect(),
         };
         Ok(Going(c))
     }
@@ -326,6 +332,9 @@ struct Coordinator {
     remote: Option<String>,
     /// The goals offered to workers and not reported yet.
     offered: HashSet<String>,
+    /// The goals a worker still held when the run was taken up again: waited for when they
+    /// start, not offered again.
+    held: HashSet<String>,
 }
 
 impl Coordinator {
@@ -412,7 +421,9 @@ impl Coordinator {
         }
         if self.remote.is_some() {
             let began = Instant::now();
-            self.record.offer(goal);
+            if !self.held.remove(goal) {
+                self.record.offer(goal);
+            }
             self.offered.insert(goal.to_owned());
             // Offering a goal costs the run a write to the store; git works on the worker.
             tracing::info!(

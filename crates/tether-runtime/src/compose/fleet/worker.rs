@@ -96,15 +96,16 @@ impl Worker {
         };
         tracing::info!(fleet = %claim.fleet.id, goal = claim.goal_id, "claimed a goal");
         let worked = self.work(&claim, &store, env, runtime, interrupt).await;
-        if worked.is_err() {
-            // It cannot be worked here: released for another worker (or a person) at once.
-            let _ = store.report_fleet_goal(
-                &claim.fleet.id,
-                &claim.goal_id,
-                claim.token,
-                GoalState::Ended,
-                None,
-            );
+        if let Err(e) = &worked {
+            // Released at once: for another worker when this one could not reach the remote
+            // (another may); else it ends, for a person to look at.
+            let state = match (e, claim.settle) {
+                (Error::Remote { .. } | Error::Git(_), false) => GoalState::Ready,
+                (Error::Remote { .. } | Error::Git(_), true) => GoalState::Conflicted,
+                _ => GoalState::Ended,
+            };
+            let _ =
+                store.report_fleet_goal(&claim.fleet.id, &claim.goal_id, claim.token, state, None);
         }
         worked.map(Some)
     }
