@@ -6,9 +6,7 @@ use tether_tools::process::ProcessId;
 use tokio_util::sync::CancellationToken;
 
 use super::record::Decision;
-use super::verdict;
-use super::{Signoff, SignoffError, SignoffOutcome, verify};
-use crate::prompts::{JudgeBrief, request};
+use super::{Signoff, SignoffError, SignoffOutcome};
 use crate::unchanged;
 use tether_plan::file as plan_file;
 
@@ -47,7 +45,9 @@ impl Signoff {
         Ok(outcome)
     }
 
-    /// [`Signoff::complete`], telling `tree` the workspace's fingerprint as it was checked.
+    /// [`Signoff::complete`], telling `tree` the workspace's fingerprint as it was checked: the
+    /// steps in order, each able to end the attempt — the goal checkable, the attempt reserved,
+    /// verify, then the judge.
     async fn complete_in_full(
         &self,
         goal_id: &str,
@@ -56,150 +56,28 @@ impl Signoff {
         cancel: &CancellationToken,
         tree: &mut Option<String>,
     ) -> Result<SignoffOutcome, SignoffError> {
-        let goal = match self.approved_goal(goal_id)? {
+        let goal = match self.checkable(goal_id, tree)? {
             Ok(goal) => goal,
-            Err(reason) => return Ok(refused(goal_id, reason)),
+            Err(refusal) => return Ok(refusal),
         };
-        let plan = self.ws.root().join(&self.plan);
-        *tree = unchanged::fingerprint(self.ws.root(), &plan, &goal.contract_hash());
-        if let Some(now) = tree.as_deref()
-            && let Some(attempt) =
-                unchanged::rejected_on_same_tree(&self.ws.state_dir(), goal_id, now)
-        {
-            if let Some(run) = &self.run {
-                let marker = tether_store::Event::NothingChanged {
-                    goal_id: goal_id.to_owned(),
-                    since_attempt: attempt,
-                };
-                self.journal.append(run, &marker)?;
-            }
-            return Ok(refused(
-                goal_id,
-                format!(
-                    "nothing changed since attempt {attempt}, which was rejected: the workspace \
-                     and the contract are as they were then, so it is not checked again. Change \
-                     the work (the plan's log says what was missing) before asking again"
-                ),
-            ));
-        }
-        if goal.verify.is_none() && self.judge.is_none() {
-            return Ok(refused(
-                goal_id,
-                format!(
-                    "nothing to check: goal `{goal_id}` has no verify command and no judge is \
-                     used (--no-judge); add a `verify:` line (and have the contract approved \
-                     again) or configure a [judge]"
-                ),
-            ));
-        }
         let held = match self.reserve(goal_id)? {
             Ok(held) => held,
             Err(running) => return Ok(refused(goal_id, busy_reason(goal_id, &running))),
         };
-        let attempt = held.attempt;
-        let dir = self.files_dir();
-        let root = self.ws.root();
-        let mut decision = Decision::new(goal_id, attempt, goal.contract_hash());
-
-        if let Some(command) = goal.verify.as_ref().map(|l| l.value.as_str()) {
-            let log = dir.join(format!("verify-{goal_id}-{attempt}.log"));
-            let shown = self.ws.display(&log).into_owned();
-            let result = verify::run(
-                command,
-                root,
-                self.verify_timeout,
-                &log,
-                shown,
-                verify::Confinement {
-                    env_remove: &self.env_remove,
-                    sandbox: if goal.network() {
-                        self.sandbox_network
-                            .clone()
-                            .or_else(|| self.sandbox.clone())
-                    } else {
-                        self.sandbox.clone()
-                    },
-                },
-                cancel,
-            )
-            .await?;
-            let passed = result.passed();
-            let ending = result.ending();
-            // The output's hash is part of the reason, so the goal loop can tell the same
-            // failure repeating from a new one; where the whole output is goes to `missing`, so
-            // the next prompt points at it.
-            let hash: String = result
-                .output_hash
-                .trim_start_matches("sha256:")
-                .chars()
-                .take(12)
-                .collect();
-            let log_shown = result.log_path.clone();
-            decision.verify = Some(result);
-            if !passed {
-                return self.record(decision.verify_failed(
-                    format!("verify failed: `{command}` {ending} (output {hash})"),
-                    vec![format!(
-                        "the verify command `{command}` must pass (it {ending}; its output is in \
-                         {log_shown})"
-                    )],
-                ));
-            }
-        }
-
+        let decision = Decision::new(goal_id, held.attempt, goal.contract_hash());
+        let decision = match self.verify_step(&goal, decision, cancel).await? {
+            Ok(decision) => decision,
+            Err(failed) => return Ok(failed),
+        };
         let Some(judge) = &self.judge else {
             return self.record(decision.accept(NO_JUDGE_REASON.to_owned(), Vec::new()));
         };
-        decision.judge_model = Some(judge.model_name().to_owned());
-        let transcript = dir.join(format!("judge-{goal_id}-{attempt}.jsonl"));
-        decision.transcript = Some(self.ws.display(&transcript).into_owned());
-        // What the work changed, once for this attempt: the judge's brief and the quote check.
-        let work = self.work_tree(cancel).await;
-        let brief = JudgeBrief {
-            goal_id,
-            title: &goal.title,
-            done_when: goal.done_when.as_ref().map_or("", |l| l.value.as_str()),
-            verify_command: goal.verify.as_ref().map(|l| l.value.as_str()),
-            failure_modes: goal
-                .failure_modes
-                .iter()
-                .map(|l| l.value.as_str())
-                .collect(),
-            evidence,
-            paths,
-            verify: decision.verify.as_ref(),
-            diff: &work.summary,
-            changed: &work.changed,
-        };
-        let mut used = crate::judge::SessionUsage::default();
-        let session = judge
-            .session(root, request(&brief), &transcript, cancel, &mut used)
-            .await;
-        self.record_judge_usage(goal_id, &used)?;
-        let final_message = match session? {
-            Ok(text) => text,
-            Err(why) => return self.record(decision.unavailable(why)),
-        };
-        let verdict = match verdict::parse(&final_message) {
-            Ok(v) => v,
-            Err(why) => {
-                return self.record(decision.unavailable(format!("no parsable verdict: {why}")));
-            }
-        };
-        decision.checks = verdict.checks.clone();
-        match verdict.decision {
-            verdict::Decision::Reject => {
-                let reason = verdict
-                    .summary
-                    .unwrap_or_else(|| "the judge rejected the claim".to_owned());
-                self.record(decision.reject(reason, verdict.missing))
-            }
-            verdict::Decision::Accept => self.accept_if_backed(decision, verdict, work),
-        }
+        self.judge_step(judge, &goal, (evidence, paths), decision, cancel)
+            .await
     }
 
     /// Records what the judge's calls used, charged to the goal (and to the run, in one).
-    fn record_judge_usage(
+    pub(super) fn record_judge_usage(
         &self,
         goal_id: &str,
         used: &crate::judge::SessionUsage,
@@ -231,7 +109,10 @@ impl Signoff {
     /// The goal, if it may be signed off: the plan parses, the goal exists and is open or
     /// active, it has a `done_when`, and its contract is the approved one. `Ok(Err(reason))`
     /// when not.
-    fn approved_goal(&self, goal_id: &str) -> Result<Result<Goal, String>, SignoffError> {
+    pub(super) fn approved_goal(
+        &self,
+        goal_id: &str,
+    ) -> Result<Result<Goal, String>, SignoffError> {
         let goal = match self.open_goal(goal_id) {
             Ok(goal) => goal,
             Err(reason) => return Ok(Err(reason)),
@@ -341,7 +222,7 @@ fn busy_reason(goal_id: &str, running: &RunningSignoff) -> String {
     )
 }
 
-fn refused(goal_id: &str, reason: String) -> SignoffOutcome {
+pub(super) fn refused(goal_id: &str, reason: String) -> SignoffOutcome {
     SignoffOutcome::Refused {
         goal_id: goal_id.to_owned(),
         reason,

@@ -42,6 +42,7 @@ pub mod prompts;
 pub mod quotes;
 mod record;
 pub mod specific;
+mod steps;
 pub mod tool;
 mod unchanged;
 pub mod verdict;

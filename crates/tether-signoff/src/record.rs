@@ -41,6 +41,16 @@ pub(super) struct Decided {
 }
 
 impl Decision {
+    /// The goal it decides on.
+    pub(super) fn goal_id(&self) -> &str {
+        &self.goal_id
+    }
+
+    /// Which attempt it is.
+    pub(super) fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
     pub(super) fn new(goal_id: &str, attempt: u32, contract_hash: String) -> Self {
         Decision {
             goal_id: goal_id.to_owned(),
