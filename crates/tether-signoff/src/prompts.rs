@@ -33,11 +33,15 @@ instead of the real code;
 `missing`.
 
 Accept only when every part of done_when is met and every failure mode is ruled out. When in \
-doubt, reject and say what is missing.
+doubt, reject and say what is missing. Only when the goal cannot be met as its contract states \
+it (done_when contradicts itself or the repository, or asks for what no change can give), rule \
+it `impossible`; only when it cannot be met without something a person alone can give (a \
+credential, an access, a decision the contract leaves open), rule it `blocked` — either way say \
+why in `summary`: the run then stops for a person instead of trying again.
 
 End your final message with your verdict as one JSON object in a ```json block, and write \
 nothing after it:
-{\"verdict\": \"accept\" or \"reject\", \"summary\": \"one sentence\", \"checks\": \
+{\"verdict\": \"accept\", \"reject\", \"impossible\" or \"blocked\", \"summary\": \"one sentence\", \"checks\": \
 [{\"path\": \"…\", \"quote\": \"…\", \"observation\": \"…\"}], \"missing\": [\"…\"]}
 - checks: the evidence you relied on. `path` is relative to the workspace root; `quote` is text \
 copied exactly from that file — one or a few consecutive whole lines of a project source or \

@@ -93,6 +93,17 @@ impl Decision {
         }
     }
 
+    /// A reject because the judge ruled the goal impossible or blocked (`kind`): a person must
+    /// act; `reason` is the judge's.
+    pub(super) fn ruled_out(self, kind: VerdictKind, reason: String) -> Decided {
+        Decided {
+            decision: self,
+            kind,
+            reason,
+            missing: Vec::new(),
+        }
+    }
+
     /// A reject because the judge failed: fail closed.
     pub(super) fn unavailable(self, why: String) -> Decided {
         Decided {

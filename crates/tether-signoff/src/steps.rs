@@ -184,6 +184,19 @@ impl Signoff {
                 self.record(decision.reject(reason, verdict.missing))
             }
             verdict::Decision::Accept => self.accept_if_backed(decision, verdict, work),
+            verdict::Decision::Impossible | verdict::Decision::Blocked => {
+                let (kind, word) = match verdict.decision {
+                    verdict::Decision::Impossible => {
+                        (tether_store::VerdictKind::JudgeImpossible, "impossible")
+                    }
+                    _ => (tether_store::VerdictKind::JudgeBlocked, "blocked"),
+                };
+                let why = verdict
+                    .summary
+                    .unwrap_or_else(|| "the judge gave no reason".to_owned());
+                let reason = format!("the judge ruled the goal {word}: {why}");
+                self.record(decision.ruled_out(kind, reason))
+            }
         }
     }
 }

@@ -35,12 +35,17 @@ pub enum Decision {
     Accept,
     /// Not done.
     Reject,
+    /// It cannot be done as the contract states it: a person must change or cancel the goal.
+    Impossible,
+    /// It cannot be done without something only a person can give (a key, a decision, an
+    /// access).
+    Blocked,
 }
 
 /// A parsed verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
-    /// Accept or reject.
+    /// Accept, reject, impossible or blocked.
     pub decision: Decision,
     /// The judge's one-sentence summary, when it gave one.
     pub summary: Option<String>,
@@ -77,9 +82,11 @@ pub fn parse(message: &str) -> Result<Verdict, String> {
     let decision = match raw.verdict.trim().to_ascii_lowercase().as_str() {
         "accept" => Decision::Accept,
         "reject" => Decision::Reject,
+        "impossible" => Decision::Impossible,
+        "blocked" => Decision::Blocked,
         other => {
             return Err(format!(
-                "its verdict is `{other}`, not `accept` or `reject`"
+                "its verdict is `{other}`, not `accept`, `reject`, `impossible` or `blocked`"
             ));
         }
     };

@@ -42,12 +42,30 @@ fn a_verdict_object_is_preferred_over_a_later_example() {
 fn garbage_is_no_verdict() {
     for (msg, why) in [
         ("I think it is done.", "no JSON object"),
-        ("{\"verdict\": \"maybe\"}", "not `accept` or `reject`"),
+        (
+            "{\"verdict\": \"maybe\"}",
+            "not `accept`, `reject`, `impossible` or `blocked`",
+        ),
         ("{\"verdict\": 1}", "expected shape"),
         ("{\"checks\": []}", "expected shape"),
         ("```json\n{\"verdict\": \"accept\",\n```", "no JSON object"),
     ] {
         let err = parse(msg).unwrap_err();
         assert!(err.contains(why), "{msg:?}: {err}");
+    }
+}
+
+#[test]
+fn a_goal_ruled_impossible_or_blocked_parses_with_its_reason() {
+    for (word, decision) in [
+        ("impossible", Decision::Impossible),
+        ("Blocked", Decision::Blocked),
+    ] {
+        let msg = format!(
+            "```json\n{{\"verdict\": \"{word}\", \"summary\": \"it needs the production key\"}}\n```"
+        );
+        let v = parse(&msg).unwrap();
+        assert_eq!(v.decision, decision);
+        assert_eq!(v.summary.as_deref(), Some("it needs the production key"));
     }
 }

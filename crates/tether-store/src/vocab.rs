@@ -171,6 +171,12 @@ vocab!(
         JudgeRejected => "judge_rejected",
         /// Rejected because the judge could not judge (error, timeout, no parsable verdict).
         JudgeUnavailable => "judge_unavailable",
+        /// Rejected because the judge ruled the goal impossible as its contract states it: the
+        /// run pauses for a person.
+        JudgeImpossible => "judge_impossible",
+        /// Rejected because the judge ruled the goal blocked on something only a person can
+        /// give: the run pauses for a person.
+        JudgeBlocked => "judge_blocked",
     }
 );
 
@@ -197,6 +203,9 @@ vocab!(
         CleanEnd => "clean_end",
         /// The judge failed several times in a row: the run pauses for a human.
         JudgeUnavailable => "judge_unavailable",
+        /// The judge ruled a goal impossible, or blocked on something only a person can give:
+        /// the run pauses for a human.
+        JudgeRuledOut => "judge_ruled_out",
         /// A goal was marked done without a sign-off and was set back to active.
         UnsignedDone => "unsigned_done",
         /// A goal was signed off without the judge in a run that has one: the accept does not

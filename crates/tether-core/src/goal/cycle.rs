@@ -136,6 +136,9 @@ impl GoalLoop {
                 if rule == Rule::JudgeUnavailable {
                     tell_human_the_judge_is_down(at.deps, at.run, &reason)?;
                 }
+                if rule == Rule::JudgeRuledOut {
+                    tell_human_the_judge_ruled_out(at.deps, at.run, &reason)?;
+                }
                 Next::Pause(reason.clone(), GoalEnd::paused(reason))
             }
         })
@@ -255,6 +258,26 @@ impl LoopKind for GoalLoop {
             Why::LoopJudge => Ok(Next::Continue),
         }
     }
+}
+
+/// Leaves a question for the human saying the run paused because the judge ruled a goal
+/// impossible or blocked (`reason`, the judge's words): only a person can go on from there.
+fn tell_human_the_judge_ruled_out(deps: &Deps, run: &RunId, reason: &str) -> Result<(), LoopError> {
+    let question = deps.journal.store().insert_question(&NewQuestion {
+        run_id: None,
+        thread_id: None,
+        question: format!(
+            "Run {run} paused: {reason}. The agent does not try again. Give what the goal needs \
+             and continue with `tether resume {run}`, change its contract (then `tether plan \
+             approve`), or cancel it with `tether goal cancel <id> --reason \"…\"`. (Answer \
+             this to acknowledge it.)"
+        ),
+        context: String::new(),
+        confidence: None,
+        options: Vec::new(),
+    })?;
+    tracing::warn!(question = %question.id, "the judge ruled a goal out; the run paused");
+    Ok(())
 }
 
 /// Leaves a question for the human (in `tether questions`, the dashboard) saying the run paused

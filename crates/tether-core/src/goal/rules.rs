@@ -175,6 +175,7 @@ impl Rules {
     pub fn after_iteration(&mut self, obs: &Observation<'_>) -> Decision {
         let mut d = Decision::default();
         self.attempts(obs.attempts, &mut d);
+        Self::ruled_out(obs.attempts, &mut d);
         self.circuit_breaker(obs.attempts, &mut d);
         self.spin_guard(obs, &mut d);
         self.reminder(obs, &mut d);
@@ -239,6 +240,25 @@ impl Rules {
         }
     }
 
+    /// A goal the judge ruled impossible, or blocked on what only a person can give, is never
+    /// tried again by the agent: the run pauses for a person, with the judge's reason.
+    fn ruled_out(attempts: &[Attempt], d: &mut Decision) {
+        let Some(a) = attempts.iter().find(|a| {
+            matches!(
+                a.kind,
+                VerdictKind::JudgeImpossible | VerdictKind::JudgeBlocked
+            )
+        }) else {
+            return;
+        };
+        let reason = format!("`{}`: {}", a.goal, a.reason);
+        d.fired.push((Rule::JudgeRuledOut, reason.clone()));
+        d.stop = Some(Stop::Paused {
+            rule: Rule::JudgeRuledOut,
+            reason,
+        });
+    }
+
     /// Counts each goal's rejections in a row (verify failed, judge rejected, or nothing
     /// changed since a rejection; an accept starts again, a judge that failed judged nothing);
     /// at `escalate_after_rejects` the goal is escalated and its count starts again.
@@ -249,7 +269,10 @@ impl Rules {
                 VerdictKind::Accepted => {
                     self.rejects.remove(&a.goal);
                 }
-                VerdictKind::JudgeUnavailable => {}
+                // Not the agent's to fix by trying again: the run pauses (`ruled_out`).
+                VerdictKind::JudgeUnavailable
+                | VerdictKind::JudgeImpossible
+                | VerdictKind::JudgeBlocked => {}
                 VerdictKind::VerifyFailed | VerdictKind::JudgeRejected => {
                     let (count, missing) = self.rejects.entry(a.goal.clone()).or_default();
                     *count += 1;

@@ -314,3 +314,30 @@ fn re_asking_on_an_unchanged_tree_counts_as_a_reject_and_as_idle() {
     let d = rules.after_iteration(&idle_unchanged);
     assert!(d.escalate.is_some() && d.stop.is_none(), "{d:?}");
 }
+
+#[test]
+fn a_goal_the_judge_rules_impossible_or_blocked_pauses_the_run_at_once_with_its_reason() {
+    let p = plan("- [ ] a");
+    for kind in [VerdictKind::JudgeImpossible, VerdictKind::JudgeBlocked] {
+        // Under the breaker's default: one ruling is enough.
+        let mut rules = Rules::new(RuleSettings::DEFAULT);
+        let ruled = Attempt {
+            kind,
+            reason: "the judge ruled the goal blocked: it needs the production key".into(),
+            ..judge_down()
+        };
+        let d = rules.after_iteration(&obs(&p, &[ruled]));
+        assert_eq!(rules_fired(&d), ["judge_ruled_out"]);
+        assert_eq!(d.escalate, None, "no circuit breaker question besides");
+        match d.stop {
+            Some(Stop::Paused { rule, reason }) => {
+                assert_eq!(rule, Rule::JudgeRuledOut);
+                assert_eq!(
+                    reason,
+                    "`g`: the judge ruled the goal blocked: it needs the production key"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

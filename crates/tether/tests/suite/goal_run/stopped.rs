@@ -39,3 +39,40 @@ fn a_plan_the_agent_breaks_mid_run_stops_the_run_and_status_says_why() {
     );
     assert!(status.contains("continue with: tether resume"), "{status}");
 }
+
+#[test]
+fn a_goal_the_judge_rules_blocked_pauses_the_run_and_asks_a_person_with_its_reason() {
+    use super::support::{complete, fix_add};
+    let judge = Script::turns([Turn::text(
+        "```json\n{\"verdict\": \"blocked\", \"summary\": \"check.sh needs the production \
+         database, which only a person can grant\"}\n```",
+    )]);
+    // The agent would sign off again and again if the run went on: it does not.
+    let e = env(
+        PLAN,
+        Script::turns([fix_add(), complete("add"), Turn::text("Asked.")])
+            .then_repeat(complete("add")),
+        judge,
+        "",
+    );
+    let out = e.run(&["run", "--approve", "--max-iterations", "5"]);
+    let said = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{said}");
+    assert_eq!(e.status_of("add"), "active");
+    assert_eq!(e.rules(), ["judge_ruled_out"]);
+    let verdicts = e.verdicts("add");
+    assert_eq!(verdicts.len(), 1, "tried once");
+    assert_eq!(
+        verdicts[0].decision.kind,
+        tether_store::VerdictKind::JudgeBlocked
+    );
+    let q = crate::common::pending_question(e.path());
+    let question = q["question"].as_str().unwrap();
+    assert!(
+        question.contains(
+            "paused: `add`: the judge ruled the goal blocked: check.sh needs the production \
+             database, which only a person can grant"
+        ) && question.contains("tether resume"),
+        "{question}"
+    );
+}
