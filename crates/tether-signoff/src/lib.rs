@@ -43,6 +43,7 @@ pub mod quotes;
 mod record;
 pub mod specific;
 mod steps;
+pub mod surface;
 pub mod tool;
 mod unchanged;
 pub mod verdict;

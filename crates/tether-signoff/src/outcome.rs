@@ -29,6 +29,8 @@ pub enum SignoffOutcome {
         judge_model: Option<String>,
         /// The judge's checks, every quote verified against its file.
         checks: Vec<Check>,
+        /// The changed files of the verification surface the judge was told of.
+        surface: Vec<String>,
         /// The judge's transcript, relative to the workspace root.
         transcript: Option<String>,
     },
@@ -50,6 +52,8 @@ pub enum SignoffOutcome {
         /// Whether the judge failed (error, timeout, no parsable verdict) rather than judged:
         /// the loop pauses for a human after a few of these in a row.
         judge_unavailable: bool,
+        /// The changed files of the verification surface the judge was told of.
+        surface: Vec<String>,
         /// The judge's transcript, relative to the workspace root, when a judge was asked.
         transcript: Option<String>,
     },

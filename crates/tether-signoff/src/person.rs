@@ -30,6 +30,7 @@ impl SignoffOutcome {
                 judge_model,
                 checks,
                 transcript,
+                ..
             } => {
                 say!(
                     out,

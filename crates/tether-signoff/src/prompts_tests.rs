@@ -42,6 +42,8 @@ fn judge_request() {
         .collect(),
     );
     let unknown = ChangedLines::unknown(Unknown::NoStart);
+    let surface = crate::surface::of(Some("cargo test -p cache"), &changed);
+    assert_eq!(surface, ["tests/cache.rs"]);
     let brief = super::JudgeBrief {
         goal_id: "cache-layer",
         title: "Implement cache layer",
@@ -54,6 +56,7 @@ fn judge_request() {
         diff: "changes since the run began (git diff --stat):\n src/cache.rs   | 40 +++\n \
                tests/cache.rs | 12 +++\n 2 files changed, 52 insertions(+)",
         changed: &changed,
+        surface: &surface,
     };
     let with_verify = super::request(&brief);
     let bare = super::request(&super::JudgeBrief {
@@ -88,6 +91,7 @@ fn tool_texts() {
             observation: "reads through".into(),
             line: None,
         }],
+        surface: vec!["tests/cache.rs".into()],
         transcript: Some(".tether/runs/r-1/judge-cache-layer-2.jsonl".into()),
     };
     let no_judge = SignoffOutcome::Accepted {
@@ -97,6 +101,7 @@ fn tool_texts() {
         verify: Some(verify(Some(0), false, "ok\n")),
         judge_model: None,
         checks: Vec::new(),
+        surface: Vec::new(),
         transcript: None,
     };
     let verify_failed = SignoffOutcome::Rejected {
@@ -107,6 +112,7 @@ fn tool_texts() {
         verify: Some(verify(Some(101), false, "test cache::evicts ... FAILED\n")),
         judge_model: None,
         judge_unavailable: false,
+        surface: Vec::new(),
         transcript: None,
     };
     let timed_out = SignoffOutcome::Rejected {
@@ -119,6 +125,7 @@ fn tool_texts() {
         verify: Some(verify(None, true, "running 12 tests\n")),
         judge_model: None,
         judge_unavailable: false,
+        surface: Vec::new(),
         transcript: None,
     };
     let judged = SignoffOutcome::Rejected {
@@ -132,6 +139,7 @@ fn tool_texts() {
         verify: Some(verify(Some(0), false, "ok\n")),
         judge_model: Some("judge-model".into()),
         judge_unavailable: false,
+        surface: vec!["tests/cache.rs".into()],
         transcript: Some(".tether/runs/r-1/judge-cache-layer-4.jsonl".into()),
     };
     let unavailable = SignoffOutcome::Rejected {
@@ -142,6 +150,7 @@ fn tool_texts() {
         verify: Some(verify(Some(0), false, "ok\n")),
         judge_model: Some("judge-model".into()),
         judge_unavailable: true,
+        surface: Vec::new(),
         transcript: Some(".tether/runs/r-1/judge-cache-layer-5.jsonl".into()),
     };
     let refused = SignoffOutcome::Refused {

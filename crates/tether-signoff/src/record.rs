@@ -30,6 +30,8 @@ pub(super) struct Decision {
     pub(super) judge_model: Option<String>,
     pub(super) transcript: Option<String>,
     pub(super) checks: Vec<Check>,
+    /// The changed files of the verification surface the judge was told of.
+    pub(super) surface: Vec<String>,
 }
 
 /// A decision with its verdict.
@@ -58,6 +60,7 @@ impl Decision {
             contract_hash,
             verify: None,
             judge_model: None,
+            surface: Vec::new(),
             transcript: None,
             checks: Vec::new(),
         }
@@ -168,6 +171,7 @@ impl Signoff {
                 verify: d.verify,
                 judge_model: d.judge_model,
                 checks: d.checks,
+                surface: d.surface,
                 transcript: d.transcript,
             })
         } else {
@@ -186,6 +190,7 @@ impl Signoff {
                 verify: d.verify,
                 judge_model: d.judge_model,
                 judge_unavailable: kind == VerdictKind::JudgeUnavailable,
+                surface: d.surface,
                 transcript: d.transcript,
             })
         }

@@ -138,6 +138,8 @@ impl Signoff {
         decision.transcript = Some(self.ws.display(&transcript).into_owned());
         // What the work changed, once for this attempt: the judge's brief and the quote check.
         let work = self.work_tree(cancel).await;
+        let verify_command = goal.verify.as_ref().map(|l| l.value.as_str());
+        decision.surface = crate::surface::of(verify_command, &work.changed);
         let brief = JudgeBrief {
             goal_id: &goal_id,
             title: &goal.title,
@@ -153,6 +155,7 @@ impl Signoff {
             verify: decision.verify.as_ref(),
             diff: &work.summary,
             changed: &work.changed,
+            surface: &decision.surface,
         };
         let mut used = crate::judge::SessionUsage::default();
         let session = judge
