@@ -17,26 +17,29 @@
 //! ([`recheck`]): one that fails stops the run, naming the goals. A merged goal's worktree is
 //! removed (its branch stays). The person's checkout is never written: the integration branch
 //! is the result.
+//!
+//! Here are the run's types and the coordinator's loop; the run composed in [`compose`], a
+//! goal's run started (or offered to workers) in [`start`].
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tether_config::Env;
 use tether_core::fleet::{Finish, Phase, Schedule, Step};
-use tether_core::goal::{GoalEnd, Settling};
+use tether_core::goal::GoalEnd;
 use tether_core::looping::BudgetPool;
 use tether_store::RunId;
-use tether_worktree::{Merge, Repo, Worktree, goal_branch_name};
+use tether_worktree::{Repo, Worktree};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::compose::asking::Asker;
-use crate::compose::launch::{End, Finished, Launch, RunHandle, RunSpec, Settles};
-use crate::compose::worktree::Placement;
+use crate::compose::launch::{End, Finished, Launch};
 use crate::error::{Error, Result};
 
 mod again;
+mod compose;
 mod merge;
 mod person;
 mod plan;
@@ -44,10 +47,10 @@ mod recheck;
 mod record;
 pub mod remote;
 mod settle;
+mod start;
 pub mod worker;
 
-use merge::{Merging, Said};
-use person::{Conflicted, Decided, Heard};
+use person::Heard;
 pub use recheck::Regression;
 
 /// A run of many goals, from the launch of a goal run (`spec` a new goal run over the plan)
@@ -131,167 +134,6 @@ pub async fn ready(ws: &tether_config::Workspace, config: &tether_config::Config
             Err(Error::FleetNeedsRepository { detail })
         }
         Err(e) => Err(e.into()),
-    }
-}
-
-impl Fleet {
-    /// [`Fleet::begin`], then [`Going::drive`].
-    pub async fn drive(
-        self,
-        env: &(dyn Env + Sync),
-        runtime: &tokio::runtime::Handle,
-        interrupt: CancellationToken,
-    ) -> Result<FleetEnd> {
-        self.begin(env).await?.drive(env, runtime, interrupt).await
-    }
-
-    /// Makes the run's integration branch and worktree, reads the plan and records the run;
-    /// what cannot be (no repository, a plan that does not read, no store) is refused here,
-    /// before any goal starts.
-    pub async fn begin(self, env: &(dyn Env + Sync)) -> Result<Going> {
-        self.compose(env, None).await
-    }
-
-    /// Takes the run of many goals `self.id` up again, as the store recorded it (`before`):
-    /// from its integration branch and the worktrees its goals left (see `again.rs`); refused
-    /// when it merged every goal already.
-    pub async fn again(self, env: &(dyn Env + Sync), before: tether_store::Fleet) -> Result<Going> {
-        if before.outcome.as_deref() == Some("all_merged") {
-            return Err(Error::FleetDone {
-                run: self.id.to_string(),
-                branch: before.branch,
-            });
-        }
-        self.compose(env, Some(before)).await
-    }
-
-    /// The coordinator of a new run of many goals, or of one taken up again (`before`).
-    async fn compose(
-        self,
-        env: &(dyn Env + Sync),
-        before: Option<tether_store::Fleet>,
-    ) -> Result<Going> {
-        // Several runs and this coordinator wait for children of their own.
-        tether_core::subreaper::share_process();
-        let Fleet {
-            id: run,
-            launch,
-            parallel,
-            remote,
-        } = self;
-        let RunSpec::Goal(template) = &launch.spec else {
-            return Err(Error::FleetOfGoals);
-        };
-        let template = template.clone();
-        let (repo, tree, integration) =
-            crate::compose::worktree::for_fleet(&launch.ws, &launch.config, &run, before.is_some())
-                .await?;
-        let plan_path = launch.config.plan_path(launch.ws.root());
-        let doc = tether_plan::file::read(&plan_path).map_err(Error::FleetPlan)?;
-        let recheck = recheck::Recheck::new(&launch, &integration, doc.plan())?;
-        let store = crate::compose::store::open(&launch.ws, env)?;
-        let journal =
-            tether_store::Journal::new(crate::compose::store::open(&launch.ws, env)?, Vec::new())?;
-        let asker = Asker::new(&launch.ws, &launch.config, store, launch.console.clone())?;
-        let mut limits = template.budget;
-        limits.iterations = template.max_iterations;
-
-        let url = match &remote {
-            Some(remote) => {
-                // The workers read the plan and tether.toml at the integration branch's root.
-                if integration.ws.root() != tree.dir {
-                    return Err(Error::WorkersNeedRoot {
-                        workspace: launch.ws.root().display().to_string(),
-                    });
-                }
-                let url = remote::remote_url(&repo, remote).await?;
-                let (env_remove, state_dir) = (launch.config.key_vars(), launch.ws.state_dir());
-                let with = tether_worktree::Snapshotting {
-                    state_dir: &state_dir,
-                    git: crate::compose::worktree::git_of(&launch.config),
-                    env_remove: &env_remove,
-                };
-                remote::publish(&repo, &tree, &url, &with).await?;
-                Some(url)
-            }
-            None => None,
-        };
-        let attempts = launch.config.run.merge_attempts;
-        let mut schedule = plan::schedule_of(doc.plan(), parallel, attempts);
-        // Goals on workers spend from the budget every worker reads from the store.
-        let pool = match url {
-            Some(_) => BudgetPool::of_fleet(limits, tether_store::now_ms(), run.clone()),
-            None => BudgetPool::new(limits, tether_store::now_ms()),
-        };
-        let new = tether_store::NewFleet {
-            id: run.clone(),
-            workspace: launch.ws.root().to_path_buf(),
-            plan_path: template.plan.clone(),
-            branch: tree.branch.clone(),
-            remote: url.clone(),
-            budget: Some(limits),
-            parallel: u32::try_from(parallel).unwrap_or(u32::MAX),
-            goals: schedule
-                .goals()
-                .map(|(goal, after, _)| (goal.to_owned(), after.to_vec()))
-                .collect(),
-        };
-        let (record, taken_up) = match &before {
-            None => (
-                record::Record::begin(journal, &new, &schedule, url.is_some()),
-                again::TakenUp::default(),
-            ),
-            Some(before) => {
-                let now = tether_store::now_ms();
-                let taken_up = again::apply(before, &mut schedule, &journal.store(), now);
-                let record = record::Record::again(journal, &run, &schedule, url.is_some());
-                (record, taken_up)
-            }
-        };
-        let again::TakenUp {
-            earlier,
-            to_merge,
-            held,
-        } = taken_up;
-        let mut trees = HashMap::new();
-        for goal in to_merge {
-            let placement = crate::compose::worktree::for_fleet_goal_again(
-                &repo,
-                &launch.ws,
-                (&run, &goal),
-                false,
-            )
-            .await?;
-            trees.extend(placement.worktree.map(|tree| (goal, tree)));
-        }
-        let c = Coordinator {
-            schedule,
-            plan_rel: plan::plan_in(&repo, &plan_path),
-            tree,
-            run,
-            template,
-            recheck,
-            repo,
-            launch,
-            handles: HashMap::new(),
-            trees,
-            earlier,
-            ended: mpsc::unbounded_channel(),
-            merged: Vec::new(),
-            runs: Vec::new(),
-            conflicts: HashMap::new(),
-            regression: None,
-            asker: Arc::new(asker),
-            asking: HashMap::new(),
-            heard: mpsc::unbounded_channel(),
-            interrupted: false,
-            pool,
-            record,
-            remote: url,
-            offered: HashSet::new(),
-            held: held.into_iter().collect(),
-        };
-        Ok(Going(c))
     }
 }
 
@@ -408,320 +250,6 @@ impl Coordinator {
         Ok(())
     }
 
-    /// Starts the run of `goal` alone, in its worktree cut from the integration branch.
-    async fn start(
-        &mut self,
-        goal: &str,
-        env: &(dyn Env + Sync),
-        runtime: &tokio::runtime::Handle,
-    ) -> Result<()> {
-        if self.budget_spent().is_some() {
-            self.schedule.ended(goal);
-            return Ok(());
-        }
-        if self.remote.is_some() {
-            let began = Instant::now();
-            if !self.held.remove(goal) {
-                self.record.offer(goal);
-            }
-            self.offered.insert(goal.to_owned());
-            // Offering a goal costs the run a write to the store; git works on the worker.
-            tracing::info!(
-                goal,
-                coordinator_ms = millis(began.elapsed()),
-                git_ms = 0.0,
-                "goal started"
-            );
-            return Ok(());
-        }
-        let began = Instant::now();
-        let before = self.earlier.remove(goal);
-        let placement = match &before {
-            None => {
-                crate::compose::worktree::for_fleet_goal(
-                    &self.repo,
-                    &self.launch.ws,
-                    &self.launch.config,
-                    (&self.run, goal),
-                    &self.tree,
-                )
-                .await?
-            }
-            Some(before) => {
-                let new_run = *before == again::Before::Reopen;
-                crate::compose::worktree::for_fleet_goal_again(
-                    &self.repo,
-                    &self.launch.ws,
-                    (&self.run, goal),
-                    new_run,
-                )
-                .await?
-            }
-        };
-        let git = began.elapsed();
-        if let Some(tree) = &placement.worktree {
-            self.trees.insert(goal.to_owned(), tree.clone());
-        }
-        let launch = match before {
-            Some(again::Before::Resume(run)) => self.child_of(RunSpec::Resume(run), placement),
-            None | Some(again::Before::Reopen) => self.child(goal, placement, None),
-        };
-        self.launch_goal(goal, launch, env, runtime).await?;
-        // What starting a goal costs the run beside git (its run composed: the sandbox, the
-        // store, the executor), for the fleet's benchmark and a person reading the log.
-        tracing::info!(
-            goal,
-            coordinator_ms = millis(began.elapsed().saturating_sub(git)),
-            git_ms = millis(git),
-            "goal started"
-        );
-        Ok(())
-    }
-
-    /// Starts `launch`, a run of `goal`'s own; its end comes back to the coordinator.
-    async fn launch_goal(
-        &mut self,
-        goal: &str,
-        launch: Launch,
-        env: &(dyn Env + Sync),
-        runtime: &tokio::runtime::Handle,
-    ) -> Result<()> {
-        let run = match (&launch.spec, &launch.placement) {
-            (RunSpec::Resume(run), _) => Some(run),
-            (_, Some(placement)) => placement.run_id.as_ref(),
-            (_, None) => None,
-        };
-        if let Some(run) = run {
-            self.pool.join(run);
-            self.record.working(goal, run);
-        }
-        let handle = launch.prepare(env).await?.start(runtime);
-        self.handles.insert(goal.to_owned(), handle.interrupter());
-        let tx = self.ended.0.clone();
-        let goal = goal.to_owned();
-        runtime.spawn(async move {
-            let _ = tx.send((goal, RunHandle::finished(handle).await));
-        });
-        Ok(())
-    }
-
-    /// Settles `goal`'s conflicting merge: the integration branch merged into the goal's, and
-    /// what conflicts (or still holds a conflict marker from before) given to a run of the
-    /// goal's own. Nothing left to settle: the goal merges again.
-    async fn settle(
-        &mut self,
-        goal: &str,
-        env: &(dyn Env + Sync),
-        runtime: &tokio::runtime::Handle,
-    ) -> Result<()> {
-        if self.remote.is_some() {
-            // Its worktree is on a worker: a worker settles it.
-            self.record.offer_settle(goal);
-            self.offered.insert(goal.to_owned());
-            return Ok(());
-        }
-        let Some(tree) = self.trees.get(goal).cloned() else {
-            self.schedule.ended(goal);
-            return Ok(());
-        };
-        if self.budget_spent().is_some() {
-            self.schedule.ended(goal);
-            return Ok(());
-        }
-        let (env_remove, state_dir) = (self.launch.config.key_vars(), self.launch.ws.state_dir());
-        let how = self.merging(&env_remove, &state_dir);
-        let before = self.conflicts.get(goal).cloned().unwrap_or_default();
-        let integration = self.tree.branch.clone();
-        let prepared =
-            settle::prepare(&tree, &integration, (&self.run, goal), &how, &before).await?;
-        let Some(paths) = prepared else {
-            self.schedule.signed_off(goal);
-            return Ok(());
-        };
-        let placement =
-            crate::compose::worktree::for_fleet_settle(&self.repo, &self.launch.ws, &tree, goal);
-        let settling = Settling {
-            branch: self.tree.branch.clone(),
-            paths: paths.clone(),
-        };
-        self.conflicts.insert(goal.to_owned(), paths);
-        let launch = self.child(goal, placement, Some(settling));
-        self.launch_goal(goal, launch, env, runtime).await
-    }
-
-    /// The launch of `goal`'s own run: the run's, scoped to the goal, placed in its worktree
-    /// (settling a conflicting merge when `settling` says so).
-    fn child(&self, goal: &str, placement: Placement, settling: Option<Settling>) -> Launch {
-        let mut spec = self.template.clone();
-        spec.scope = Some(BTreeSet::from([goal.to_owned()]));
-        spec.settling = settling;
-        self.child_of(RunSpec::Goal(spec), placement)
-    }
-
-    /// The launch of `spec` (a goal's run, new or resumed) with the run's settings, placed in
-    /// the goal's worktree.
-    fn child_of(&self, spec: RunSpec, placement: Placement) -> Launch {
-        let l = &self.launch;
-        Launch {
-            ws: l.ws.clone(),
-            config: l.config.clone(),
-            bounds: l.bounds.clone(),
-            spec,
-            place: l.place,
-            placement: Some(placement),
-            sinks: l.sinks.clone(),
-            console: l.console.clone(),
-            by: l.by.clone(),
-            notice_grace: l.notice_grace,
-            observer: l.observer.clone(),
-            host: l.host.clone(),
-            pool: Some(self.pool.clone()),
-        }
-    }
-
-    /// Takes in what the workers reported of the goals offered to them: a goal signed off has
-    /// its branch fetched from the remote (its merge comes), a goal ended ends.
-    async fn collect(&mut self, runtime: &tokio::runtime::Handle) -> Result<()> {
-        let Some(url) = self.remote.clone() else {
-            return Ok(());
-        };
-        let fleet = self.record.journal().store().fleet(&self.run)?;
-        for (goal, reported) in remote::reported(&fleet, &self.offered) {
-            self.offered.remove(&goal);
-            match reported {
-                remote::Reported::SignedOff => {
-                    let began = Instant::now();
-                    remote::fetch_goal(self.repo.git_dir(), &url, (&self.run, &goal)).await?;
-                    tracing::info!(goal, fetch_ms = millis(began.elapsed()), "goal fetched");
-                    self.schedule.signed_off(&goal);
-                }
-                remote::Reported::Ended => self.schedule.ended(&goal),
-                // Its worker could not settle its conflict: another conflict of the goal.
-                remote::Reported::Unsettled => {
-                    let paths = self.conflicts.get(&goal).cloned().unwrap_or_default();
-                    self.conflicted(&goal, paths, runtime);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// How a merge of this run commits.
-    fn merging<'m>(
-        &'m self,
-        env_remove: &'m [String],
-        state_dir: &'m std::path::Path,
-    ) -> Merging<'m> {
-        Merging {
-            plan: &self.plan_rel,
-            state_dir,
-            git: crate::compose::worktree::git_of(&self.launch.config),
-            env_remove,
-        }
-    }
-
-    /// Merges `goal` back; once merged, the verify of every goal merged so far runs again.
-    async fn merge(&mut self, goal: &str, runtime: &tokio::runtime::Handle) -> Result<()> {
-        let (env_remove, state_dir) = (self.launch.config.key_vars(), self.launch.ws.state_dir());
-        let how = self.merging(&env_remove, &state_dir);
-        let began = Instant::now();
-        let merged = merge::merge(&self.tree, &self.run, goal, &how).await?;
-        let git = began.elapsed();
-        match merged {
-            Merge::Merged { .. } | Merge::UpToDate => {
-                self.launch
-                    .observer
-                    .note(merged.note(goal, &self.tree, Settles::Agent));
-                self.schedule.merged(goal);
-                self.merged.push(goal.to_owned());
-                self.conflicts.remove(goal);
-                self.tidy(goal).await;
-                let checking = Instant::now();
-                self.regression = self.recheck.after(goal, &self.merged).await;
-                let recheck = checking.elapsed();
-                let pushing = Instant::now();
-                if let (Some(url), None) = (&self.remote, &self.regression) {
-                    remote::push(self.repo.git_dir(), url, &self.tree.branch).await?;
-                }
-                tracing::info!(
-                    goal,
-                    git_ms = millis(git),
-                    recheck_ms = millis(recheck),
-                    push_ms = millis(pushing.elapsed()),
-                    "goal merged"
-                );
-            }
-            Merge::Conflict { paths } => self.conflicted(goal, paths, runtime),
-        }
-        Ok(())
-    }
-
-    /// `goal`'s merge conflicted in `paths`: its agent settles it when a place is free, or, at
-    /// the `merge_attempts`th conflict, a person is asked.
-    fn conflicted(&mut self, goal: &str, paths: Vec<String>, runtime: &tokio::runtime::Handle) {
-        let ask = self.schedule.conflicted(goal);
-        let settles = if ask.is_some() {
-            Settles::Person
-        } else {
-            Settles::Agent
-        };
-        let conflict = Merge::Conflict { paths };
-        self.launch
-            .observer
-            .note(conflict.note(goal, &self.tree, settles));
-        let Merge::Conflict { paths } = conflict else {
-            return;
-        };
-        self.conflicts.insert(goal.to_owned(), paths);
-        if let Some(Step::AskPerson(goal)) = ask {
-            self.ask_person(&goal, runtime);
-        }
-    }
-
-    /// Asks a person what to do about `goal`, whose merges kept conflicting.
-    fn ask_person(&mut self, goal: &str, runtime: &tokio::runtime::Handle) {
-        let paths = self.conflicts.get(goal).cloned().unwrap_or_default();
-        let branch = goal_branch_name(self.run.as_str(), goal);
-        let about = Conflicted {
-            goal,
-            paths: &paths,
-            branch: &branch,
-            dir: self.trees.get(goal).map(|t| t.dir.as_path()),
-            integration: &self.tree.branch,
-            attempts: self.launch.config.run.merge_attempts,
-        };
-        let withdraw = CancellationToken::new();
-        person::ask(
-            &self.asker,
-            &about,
-            runtime,
-            self.heard.0.clone(),
-            withdraw.clone(),
-        );
-        self.asking.insert(goal.to_owned(), withdraw);
-    }
-
-    /// A person decided about `goal`.
-    fn decided(&mut self, goal: &str, decided: Decided) {
-        if self.asking.remove(goal).is_none() {
-            return;
-        }
-        match decided {
-            Decided::Retry if !self.interrupted && self.regression.is_none() => {
-                self.schedule.retry(goal);
-            }
-            Decided::Retry | Decided::Leave => {}
-        }
-    }
-
-    /// Withdraws every question still asked: the run ends without their answers.
-    fn withdraw_questions(&mut self) {
-        for withdraw in self.asking.values() {
-            withdraw.cancel();
-        }
-        self.asking.clear();
-    }
-
     /// A goal's run ended: signed off (its merge comes), or not. A run that settled a conflict
     /// and left a conflict marker is another conflict.
     fn goal_ended(
@@ -754,18 +282,6 @@ impl Coordinator {
                 tracing::warn!(goal, "the goal's run failed: {e}");
                 self.schedule.ended(goal);
             }
-        }
-    }
-
-    /// Removes the worktree of `goal`, merged: its branch keeps its work. A worktree that
-    /// cannot be removed stays (`tether worktree` lists it), said in the log.
-    async fn tidy(&mut self, goal: &str) {
-        let Some(tree) = self.trees.remove(goal) else {
-            return;
-        };
-        let (id, dir) = (goal_run_name(&self.run, goal), tree.dir);
-        if let Err(e) = self.repo.remove(&id, &dir, false).await {
-            tracing::warn!(goal, dir = %dir.display(), "could not remove the goal's worktree: {e}");
         }
     }
 

@@ -100,3 +100,49 @@ pub(super) fn ask(
         let _ = heard.send((goal, decided));
     });
 }
+
+impl super::Coordinator {
+    /// Asks a person what to do about `goal`, whose merges kept conflicting.
+    pub(super) fn ask_person(&mut self, goal: &str, runtime: &tokio::runtime::Handle) {
+        let paths = self.conflicts.get(goal).cloned().unwrap_or_default();
+        let branch = tether_worktree::goal_branch_name(self.run.as_str(), goal);
+        let about = Conflicted {
+            goal,
+            paths: &paths,
+            branch: &branch,
+            dir: self.trees.get(goal).map(|t| t.dir.as_path()),
+            integration: &self.tree.branch,
+            attempts: self.launch.config.run.merge_attempts,
+        };
+        let withdraw = CancellationToken::new();
+        ask(
+            &self.asker,
+            &about,
+            runtime,
+            self.heard.0.clone(),
+            withdraw.clone(),
+        );
+        self.asking.insert(goal.to_owned(), withdraw);
+    }
+
+    /// A person decided about `goal`.
+    pub(super) fn decided(&mut self, goal: &str, decided: Decided) {
+        if self.asking.remove(goal).is_none() {
+            return;
+        }
+        match decided {
+            Decided::Retry if !self.interrupted && self.regression.is_none() => {
+                self.schedule.retry(goal);
+            }
+            Decided::Retry | Decided::Leave => {}
+        }
+    }
+
+    /// Withdraws every question still asked: the run ends without their answers.
+    pub(super) fn withdraw_questions(&mut self) {
+        for withdraw in self.asking.values() {
+            withdraw.cancel();
+        }
+        self.asking.clear();
+    }
+}

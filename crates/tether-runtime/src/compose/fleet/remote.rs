@@ -123,3 +123,36 @@ pub(super) fn exchanged(out: &tether_git::GitOutput, what: &str) -> Result<()> {
         stderr: out.stderr.trim().to_owned(),
     })
 }
+
+impl super::Coordinator {
+    /// Takes in what the workers reported of the goals offered to them: a goal signed off has
+    /// its branch fetched from the remote (its merge comes), a goal ended ends.
+    pub(super) async fn collect(&mut self, runtime: &tokio::runtime::Handle) -> Result<()> {
+        let Some(url) = self.remote.clone() else {
+            return Ok(());
+        };
+        let fleet = self.record.journal().store().fleet(&self.run)?;
+        for (goal, reported) in reported(&fleet, &self.offered) {
+            self.offered.remove(&goal);
+            match reported {
+                Reported::SignedOff => {
+                    let began = std::time::Instant::now();
+                    fetch_goal(self.repo.git_dir(), &url, (&self.run, &goal)).await?;
+                    tracing::info!(
+                        goal,
+                        fetch_ms = super::millis(began.elapsed()),
+                        "goal fetched"
+                    );
+                    self.schedule.signed_off(&goal);
+                }
+                Reported::Ended => self.schedule.ended(&goal),
+                // Its worker could not settle its conflict: another conflict of the goal.
+                Reported::Unsettled => {
+                    let paths = self.conflicts.get(&goal).cloned().unwrap_or_default();
+                    self.conflicted(&goal, paths, runtime);
+                }
+            }
+        }
+        Ok(())
+    }
+}
