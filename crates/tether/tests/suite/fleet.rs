@@ -555,12 +555,13 @@ verify: test -f next.txt
 ";
 
 /// Each goal's agent writes `<goal>.txt` and signs it off; `slow`'s first turn hits its
-/// provider's limit, which resets in 8 seconds.
+/// provider's limit, which resets in 15 seconds (time enough, on a loaded machine, for `quick`
+/// to be merged and `next` to start).
 const LIMITED_AGENT: &str = concat!(
     r#"g="$TETHER_GOAL"
 n=$(cat "$g.count" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$g.count"
 if [ "$g" = slow ] && [ $n -eq 1 ]; then
-  echo "Rate limit reached; try again in 8 seconds" >&2; exit 1
+  echo "Rate limit reached; try again in 15 seconds" >&2; exit 1
 fi
 echo "done $g" > "$g.txt"
 '"#,
@@ -592,11 +593,11 @@ fn when_one_agent_hits_its_providers_limit_the_next_goals_agent_waits_for_the_sa
     // `slow` met the limit itself; `next`, started while it lasted, waited for the same reset
     // before its agent's first turn (no request of its own into the limit).
     assert_eq!(waits.len(), 2, "{waits:?}");
-    assert_eq!(waits[0].2, "Rate limit reached; try again in 8 seconds");
+    assert_eq!(waits[0].2, "Rate limit reached; try again in 15 seconds");
     let (run, seq, message) = &waits[1];
     assert_eq!(
         message,
-        "Rate limit reached; try again in 8 seconds (another run's agent of the same provider \
+        "Rate limit reached; try again in 15 seconds (another run's agent of the same provider \
          hit it)"
     );
     assert_ne!(run, &waits[0].0);
