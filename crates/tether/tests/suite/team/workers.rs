@@ -16,7 +16,7 @@ use tether_testkit::wait_until;
 
 use super::database;
 use crate::common::fleet::{agent, own, plan_of, settling_agent};
-use crate::common::{PATIENCE, cmd, sh, text, wait_output};
+use crate::common::{PATIENCE, cmd, sh, text};
 use crate::suite::fleet::{
     Worker, clash_then_later, clashing, prepare_fleet, slow_agent_told, three,
 };
@@ -58,6 +58,13 @@ fn worker(db: &str, name: &str, home: &Path) -> Child {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     c.spawn().unwrap()
+}
+
+/// The coordinator, waited for to its end: many goals through several processes on a loaded
+/// machine may take longer than one command.
+fn finish(mut coordinator: Child) -> Output {
+    crate::common::wait_exit_within(&mut coordinator, 3 * PATIENCE);
+    coordinator.wait_with_output().unwrap()
 }
 
 fn stop(child: Child) -> String {
@@ -146,7 +153,7 @@ impl Team {
     /// what it printed, and what each worker said once stopped.
     fn run(&self, db: &str, names: &[&str], parallel: &str) -> (Output, Vec<String>) {
         let workers: Vec<Child> = names.iter().map(|name| self.worker(db, name)).collect();
-        let out = wait_output(self.coordinate(db, parallel));
+        let out = finish(self.coordinate(db, parallel));
         (out, workers.into_iter().map(stop).collect())
     }
 }
@@ -244,9 +251,7 @@ fn a_worker_killed_mid_goal_has_its_goal_taken_over_by_another_once_its_lease_la
     first.wait().unwrap();
     let second = team.worker(&db.url(), "w2");
     // The lease lapses first (15 s), then w2 works the goal.
-    let mut coordinator = coordinator;
-    crate::common::wait_exit_within(&mut coordinator, 3 * PATIENCE);
-    let out = coordinator.wait_with_output().unwrap();
+    let out = finish(coordinator);
     let said = stop(second);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}\n{said}");
@@ -291,7 +296,7 @@ fn the_team_database_restarted_mid_run_loses_nothing_and_does_nothing_twice() {
     })
     .unwrap();
     cluster.restart().unwrap();
-    let out = wait_output(coordinator);
+    let out = finish(coordinator);
     let said: Vec<String> = workers.into_iter().map(stop).collect();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}\n{said:#?}");
