@@ -16,43 +16,22 @@ use crate::common::{cmd, model_table, pending_question, run, runtime, sh, text, 
 /// A diamond (`base` → `left`, `right` → `top`) and a goal of its own (`alone`). Each goal's
 /// work is a file `<id>.txt`; `top`'s verify also needs `left.txt` and `right.txt`, which its
 /// branch holds only if it was cut after both were merged.
-const DIAMOND: &str = "# Plan: shapes
-
-## Goal: Base
-<!-- id: base -->
-status: active
-done_when: the file TARGET-base exists as base.txt
-verify: test -f base.txt
-
-## Goal: Left
-<!-- id: left -->
-status: active
-after: base
-done_when: the file TARGET-left exists as left.txt
-verify: test -f base.txt && test -f left.txt
-
-## Goal: Right
-<!-- id: right -->
-status: active
-after: base
-done_when: the file TARGET-right exists as right.txt
-verify: test -f base.txt && test -f right.txt
-
-## Goal: Top
-<!-- id: top -->
-status: active
-after: left, right
-done_when: the file TARGET-top exists as top.txt
-verify: test -f left.txt && test -f right.txt && test -f top.txt
-
-## Goal: Alone
-<!-- id: alone -->
-status: active
-done_when: the file TARGET-alone exists as alone.txt
-verify: test -f alone.txt
-
-## Log
-";
+fn diamond() -> String {
+    plan_of(
+        "shapes",
+        &[
+            ("base", &[], "test -f base.txt"),
+            ("left", &["base"], "test -f base.txt && test -f left.txt"),
+            ("right", &["base"], "test -f base.txt && test -f right.txt"),
+            (
+                "top",
+                &["left", "right"],
+                "test -f left.txt && test -f right.txt && test -f top.txt",
+            ),
+            ("alone", &[], "test -f alone.txt"),
+        ],
+    )
+}
 
 fn repository(dir: &Path) {
     sh(
@@ -133,17 +112,31 @@ fn start_fleet(plan: &str, agent: Script, file_of: FileOf, toml: &str) -> Runnin
 /// [`start_fleet`] with the goals worked by `worker`.
 fn start_fleet_of(plan: &str, worker: Worker, file_of: FileOf, toml: &str) -> Running {
     let (dir, servers) = prepare_fleet(plan, worker, file_of, toml);
-    let child = cmd(dir.path(), &["run", "--parallel", "2", "--approve"])
-        .env("XDG_STATE_HOME", servers.3.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_fleet(dir.path(), &servers, &[]);
     Running {
         dir,
         child,
         servers,
     }
+}
+
+/// `tether run --parallel 2 --approve` started in `root` with `env` added, its worktrees in
+/// `servers`' state directory.
+pub(crate) fn spawn_fleet(
+    root: &Path,
+    servers: &Servers,
+    env: &[(&str, &str)],
+) -> std::process::Child {
+    let mut command = cmd(root, &["run", "--parallel", "2", "--approve"]);
+    command.env("XDG_STATE_HOME", servers.3.path());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// A repository with `plan` committed and a configuration whose goals `worker` works and a
@@ -186,7 +179,7 @@ pub(crate) fn prepare_fleet(
 
 #[test]
 fn a_diamond_of_goals_runs_two_at_once_and_merges_into_the_runs_branch() {
-    let fleet = run_fleet(DIAMOND, own);
+    let fleet = run_fleet(&diamond(), own);
     let (root, out) = (fleet.dir.path(), &fleet.out);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
@@ -253,30 +246,17 @@ fn a_diamond_of_goals_runs_two_at_once_and_merges_into_the_runs_branch() {
     assert!(!root.join("base.txt").exists());
 }
 
-/// Two goals that change the same lines, and one waiting on the second.
-const CLASH: &str = "# Plan: clash
-
-## Goal: First
-<!-- id: first -->
-status: active
-done_when: shared.txt says TARGET-first
-verify: grep -q first shared.txt
-
-## Goal: Second
-<!-- id: second -->
-status: active
-done_when: shared.txt says TARGET-second
-verify: grep -q second shared.txt
-
-## Goal: Later
-<!-- id: later -->
-status: active
-after: second
-done_when: shared.txt says TARGET-later
-verify: grep -q later shared.txt
-
-## Log
-";
+/// Two goals that change the same lines, and one waiting on the second whose verify is `later`.
+fn clash_with(later: &str) -> String {
+    plan_of(
+        "clash",
+        &[
+            ("first", &[], "grep -q first shared.txt"),
+            ("second", &[], "grep -q second shared.txt"),
+            ("later", &["second"], later),
+        ],
+    )
+}
 
 /// The branch of the run in what `tether run --parallel` printed on stderr.
 fn branch_of(stderr: &str) -> String {
@@ -297,12 +277,9 @@ pub(crate) fn clashing(goal: &str) -> String {
     }
 }
 
-/// [`CLASH`] with `later` on a file of its own.
+/// [`clash_with`] `later` on a file of its own.
 pub(crate) fn clash_then_later() -> String {
-    CLASH.replace(
-        "verify: grep -q later shared.txt",
-        "verify: test -f later.txt",
-    )
+    clash_with("test -f later.txt")
 }
 
 #[test]
@@ -457,30 +434,20 @@ fn a_person_who_leaves_the_conflict_ends_the_run_with_what_waits_on_it_never_sta
 }
 
 /// `change` rewrites the configuration `keep`'s verify reads; `later` waits on `change`.
-const REGRESS: &str = "# Plan: regress
-
-## Goal: Keep
-<!-- id: keep -->
-status: active
-done_when: TARGET-keep is written and the mode stays fast
-verify: test -f keep.txt && grep -q mode=fast config.txt
-
-## Goal: Change
-<!-- id: change -->
-status: active
-after: keep
-done_when: config.txt says TARGET-change
-verify: grep -q change config.txt
-
-## Goal: Later
-<!-- id: later -->
-status: active
-after: change
-done_when: TARGET-later is written
-verify: test -f later.txt
-
-## Log
-";
+fn regress() -> String {
+    plan_of(
+        "regress",
+        &[
+            (
+                "keep",
+                &[],
+                "test -f keep.txt && grep -q mode=fast config.txt",
+            ),
+            ("change", &["keep"], "grep -q change config.txt"),
+            ("later", &["change"], "test -f later.txt"),
+        ],
+    )
+}
 
 /// `change` writes `config.txt`; the others their own file.
 fn regressing(goal: &str) -> String {
@@ -493,7 +460,7 @@ fn regressing(goal: &str) -> String {
 
 #[test]
 fn a_merge_that_breaks_a_goal_merged_before_stops_the_run_naming_both() {
-    let fleet = run_fleet(REGRESS, regressing);
+    let fleet = run_fleet(&regress(), regressing);
     let (root, out) = (fleet.dir.path(), &fleet.out);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(4), "{stdout}\n{stderr}");
@@ -512,7 +479,7 @@ fn a_merge_that_breaks_a_goal_merged_before_stops_the_run_naming_both() {
 fn without_a_repository_or_a_commit_it_is_refused_before_any_contract_is_approved() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    std::fs::write(root.join("plan.md"), DIAMOND).unwrap();
+    std::fs::write(root.join("plan.md"), diamond()).unwrap();
     for setup in ["true", "git init -q"] {
         sh(root, setup);
         let out = cmd(root, &["run", "--parallel", "2", "--approve"])
