@@ -185,14 +185,9 @@ impl Worker {
             (false, false) if interrupt.is_cancelled() => GoalState::Ready,
             (_, false) => GoalState::Ended,
         };
-        store.report_fleet_goal(&fleet.id, &claim.goal_id, claim.token, state, None)?;
+        let worked = self.report(store, claim, state, Some(run))?;
         finished?;
-        Ok(Worked {
-            fleet: fleet.id.clone(),
-            goal: claim.goal_id.clone(),
-            run: Some(run),
-            state,
-        })
+        Ok(worked)
     }
 
     /// Reports the goal's end and says what was done.
