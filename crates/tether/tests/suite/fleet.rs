@@ -763,3 +763,64 @@ fn an_interrupted_run_of_many_goals_is_taken_up_again_resuming_the_goal_it_stopp
     assert_eq!(done.status.code(), Some(2), "{}", text(&done.stderr));
     assert!(text(&done.stderr).contains("there is nothing to take up"));
 }
+
+#[test]
+fn a_run_of_many_goals_killed_outright_is_taken_up_again_with_nothing_lost_or_done_twice() {
+    let (agent, told) = slow_agent_told();
+    let (dir, servers) = prepare_fleet(&slow(), Worker::Model(agent), own, "");
+    let root = dir.path();
+    let mut child = spawn_fleet(root, &servers, &[]);
+    let store = tether_store::Store::open(root.join(".tether/tether.db")).unwrap();
+    // Killed while `quick` is merged and `slow`'s agent is in its long command.
+    let (fleet, slow_run) = tether_testkit::wait_until(
+        "quick merged while slow works",
+        crate::common::PATIENCE,
+        || {
+            let fleet = store.fleets(1).ok()?.into_iter().next()?;
+            let merged = fleet.goals[0].state == tether_store::GoalState::Merged;
+            let at_work = told.load(std::sync::atomic::Ordering::SeqCst);
+            let slow_run = fleet.goals[1].run_id.clone()?;
+            (merged && at_work).then_some((fleet, slow_run))
+        },
+    )
+    .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(fleet.outcome, None, "it never ended");
+
+    let again = cmd(root, &["resume", fleet.id.as_str()])
+        .env("XDG_STATE_HOME", servers.3.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_output(again);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let after = store.fleet(&fleet.id).unwrap();
+    assert_eq!(after.outcome.as_deref(), Some("all_merged"));
+    assert_eq!(
+        after.goals[0].run_id, fleet.goals[0].run_id,
+        "quick ran once"
+    );
+    assert_eq!(
+        after.goals[1].run_id.as_ref(),
+        Some(&slow_run),
+        "slow resumed"
+    );
+    for goal in ["quick", "slow", "last"] {
+        assert_eq!(
+            sh(root, &format!("git show {}:{goal}.txt", fleet.branch)),
+            format!("done {goal}\n")
+        );
+    }
+    // Each goal merged once, in order.
+    let merges = sh(
+        root,
+        &format!("git log --merges --reverse --format=%s {}", fleet.branch),
+    );
+    assert_eq!(
+        merges,
+        "tether: merge goal quick\ntether: merge goal slow\ntether: merge goal last\n"
+    );
+}
