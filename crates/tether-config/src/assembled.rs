@@ -14,7 +14,8 @@
 
 use crate::declare::{AgentDecl, KeyKind, Role, TableDecl};
 use crate::keys::{
-    EXECUTOR, HUMAN, JUDGE, LOOP, LOOP_JUDGE, MODEL, NOTIFY, PLANNING, RUN, SANDBOX, SERVER, STORE,
+    EXECUTOR, HUMAN, JUDGE, LOOP, LOOP_JUDGE, MODEL, NOTIFY, PLANNING, RUN, SANDBOX, SCHEDULE,
+    SERVER, STORE,
 };
 use crate::{Channel, ExecutorKind};
 
@@ -36,6 +37,7 @@ const CORE_AFTER: &[(&str, &[&str])] = &[
     ("store", STORE),
     ("sandbox", SANDBOX),
     ("run", RUN),
+    ("schedule", SCHEDULE),
 ];
 
 /// Every table and key `tether.toml` can hold: the core tables and the declared ones, in the
