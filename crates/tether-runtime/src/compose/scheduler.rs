@@ -326,8 +326,13 @@ pub struct Scheduler {
     inner: Arc<Inner>,
 }
 
+/// Hears, one line each, what a scheduler does (a schedule fired, how its run ended, paused,
+/// overdue): a foreground scheduler prints it for the person who started it.
+pub type Said = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// What the scheduler and its fires share.
 struct Inner {
+    said: Said,
     ws: Workspace,
     env: Arc<dyn Env + Send + Sync>,
     runs: Runs,
@@ -341,11 +346,18 @@ impl Scheduler {
     /// The scheduler of `ws` (`env` holding the keys), its runs driven on the current Tokio
     /// runtime; `host` runs the tether commands their agents hand over. Call it inside the
     /// runtime.
-    pub fn new(ws: Workspace, env: Arc<dyn Env + Send + Sync>, host: Host) -> Scheduler {
+    /// `said` hears what it does.
+    pub fn new(
+        ws: Workspace,
+        env: Arc<dyn Env + Send + Sync>,
+        host: Host,
+        said: Said,
+    ) -> Scheduler {
         let key = key_of(&ws);
         let runs = Runs::new(ws.clone(), env.clone(), host);
         Scheduler {
             inner: Arc::new(Inner {
+                said,
                 holder: Holder::this_process(&key),
                 ws,
                 env,
@@ -410,6 +422,7 @@ impl Scheduler {
                 let due = look.due_ms.unwrap_or(now_ms);
                 let notice =
                     Notice::overdue(&s.name, &schedule::when(due), &schedule::span(now_ms - due));
+                (inner.said)(&notice.text);
                 inner.notify(&config, &notice).await?;
             }
             if look.fire {
@@ -423,11 +436,10 @@ impl Scheduler {
                 )?;
                 if let Some(claim) = claimed {
                     if look.missed > 1 {
-                        tracing::info!(
-                            schedule = s.name,
-                            missed = look.missed,
-                            "catching up: one fire for the times missed"
-                        );
+                        (inner.said)(&format!(
+                            "schedule {}: one catch-up fire for {} missed times",
+                            s.name, look.missed
+                        ));
                     }
                     self.fire(s, claim, settings);
                 }
@@ -483,7 +495,7 @@ impl Inner {
                     },
                     Ok(watched) => {
                         let id = watched.id.clone();
-                        tracing::info!(schedule = s.name, run = %id, "fired");
+                        (self.said)(&format!("schedule {} fired: run {id}", s.name));
                         match self.watch(&s.name, claim, watched.ended).await {
                             Some(ended) => {
                                 let (done, outcome) = outcome(&ended);
@@ -508,15 +520,14 @@ impl Inner {
             &end,
             settings.pause_after_failures,
         )?;
-        tracing::info!(
-            schedule = s.name,
-            outcome = end.outcome,
-            failures = ended.failures,
-            "fire ended"
-        );
+        (self.said)(&format!(
+            "schedule {}: {} ({} failure(s) in a row)",
+            s.name, end.outcome, ended.failures
+        ));
         if ended.paused_now {
             let config = tether_config::load(crate::schema(), self.ws.root(), &*self.env)?.config;
             let notice = Notice::schedule_paused(&s.name, ended.failures, &end.outcome);
+            (self.said)(&notice.plain());
             self.notify(&config, &notice).await?;
         }
         Ok(())

@@ -137,7 +137,9 @@ fn run_scheduler(ctx: &mut Ctx<'_>) -> Result<Exit> {
     let (stop, now) = (CancellationToken::new(), CancellationToken::new());
     runtime.block_on(async {
         tokio::spawn(on_signals([stop.clone(), now.clone()]));
-        let scheduler = Scheduler::new(ctx.ws.clone(), env, crate::bridged::host());
+        let said: scheduler::Said =
+            Arc::new(|line: &str| eprintln!("{}", tether_human::visible::visible(line)));
+        let scheduler = Scheduler::new(ctx.ws.clone(), env, crate::bridged::host(), said);
         eprintln!(
             "scheduler for {}: Ctrl+C stops it",
             scheduler::key_of(&ctx.ws).display()
