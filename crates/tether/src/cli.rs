@@ -649,7 +649,8 @@ pub enum ScheduleCommand {
     Remove(ScheduleNameArg),
     /// Pause a schedule: it does not fire until resumed.
     Pause(ScheduleNameArg),
-    /// Resume a paused schedule, its failures forgotten: it fires at its next time.
+    /// Resume a paused schedule, its failures forgotten: it fires at once when one of its times
+    /// passed while it was paused (one catch-up run), else at its next time.
     Resume(ScheduleNameArg),
     /// The scheduler, in the foreground: fires each schedule as it falls due, until Ctrl+C or
     /// SIGTERM (which stop its runs after their current step, resumable).
