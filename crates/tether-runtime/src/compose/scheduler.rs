@@ -333,6 +333,8 @@ pub type Said = Arc<dyn Fn(&str) + Send + Sync>;
 /// What the scheduler and its fires share.
 struct Inner {
     said: Said,
+    /// The store's place, connected once (a team store's pool is shared by every store of it).
+    connector: Arc<dyn tether_store::Connector>,
     ws: Workspace,
     env: Arc<dyn Env + Send + Sync>,
     runs: Runs,
@@ -346,18 +348,20 @@ impl Scheduler {
     /// The scheduler of `ws` (`env` holding the keys), its runs driven on the current Tokio
     /// runtime; `host` runs the tether commands their agents hand over. Call it inside the
     /// runtime.
-    /// `said` hears what it does.
+    /// `said` hears what it does. Refused when the store tether.toml names cannot be reached.
     pub fn new(
         ws: Workspace,
         env: Arc<dyn Env + Send + Sync>,
         host: Host,
         said: Said,
-    ) -> Scheduler {
+    ) -> Result<Scheduler> {
         let key = key_of(&ws);
+        let connector = crate::compose::store::connector(&ws, &*env)?;
         let runs = Runs::new(ws.clone(), env.clone(), host);
-        Scheduler {
+        Ok(Scheduler {
             inner: Arc::new(Inner {
                 said,
+                connector,
                 holder: Holder::this_process(&key),
                 ws,
                 env,
@@ -365,7 +369,7 @@ impl Scheduler {
                 key,
                 fires: Mutex::new(Vec::new()),
             }),
-        }
+        })
     }
 
     /// Fires the schedules as they fall due until `stop` fires, then interrupts the runs it
@@ -405,7 +409,7 @@ impl Scheduler {
         let settings = config.schedule;
         let poll = Duration::from_secs(settings.poll_secs.max(1));
         let grace = grace_ms(&settings);
-        let store = crate::compose::store::open(&inner.ws, &*inner.env)?;
+        let store = inner.store()?;
         let mut wait = poll;
         for s in store.schedules(&inner.key)? {
             let timing = match Timing::read(&s.timing) {
@@ -471,6 +475,16 @@ impl Scheduler {
 }
 
 impl Inner {
+    /// A store of the scheduler's place.
+    fn store(&self) -> Result<tether_store::Store> {
+        self.connector
+            .connect()
+            .map_err(|cause| crate::Error::OpenStore {
+                place: self.connector.describe(),
+                cause,
+            })
+    }
+
     /// Drives one fire of `s` to its end and records it.
     async fn drive_fire(
         &self,
@@ -512,7 +526,7 @@ impl Inner {
                 }
             }
         };
-        let store = crate::compose::store::open(&self.ws, &*self.env)?;
+        let store = self.store()?;
         let ended = store.end_schedule_fire(
             &self.key,
             &s.name,
@@ -556,7 +570,7 @@ impl Inner {
                     };
                 }
                 () = tokio::time::sleep(HEARTBEAT) => {
-                    let renewed = crate::compose::store::open(&self.ws, &*self.env)
+                    let renewed = self.store()
                         .map_err(|e| chain(&e))
                         .and_then(|store| {
                             store
@@ -573,7 +587,7 @@ impl Inner {
 
     /// Sends `notice` to the channels `config` names, waiting a little for its delivery.
     async fn notify(&self, config: &Config, notice: &Notice) -> Result<()> {
-        let store = crate::compose::store::open(&self.ws, &*self.env)?;
+        let store = self.store()?;
         let journal = Journal::new(store, Vec::new())?;
         let desk = Desk::from_config(
             config,

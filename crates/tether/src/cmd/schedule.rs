@@ -139,13 +139,14 @@ fn run_scheduler(ctx: &mut Ctx<'_>) -> Result<Exit> {
         tokio::spawn(on_signals([stop.clone(), now.clone()]));
         let said: scheduler::Said =
             Arc::new(|line: &str| eprintln!("{}", tether_human::visible::visible(line)));
-        let scheduler = Scheduler::new(ctx.ws.clone(), env, crate::bridged::host(), said);
+        let scheduler = Scheduler::new(ctx.ws.clone(), env, crate::bridged::host(), said)?;
         eprintln!(
             "scheduler for {}: Ctrl+C stops it",
             scheduler::key_of(&ctx.ws).display()
         );
         scheduler.run(stop.clone(), now).await;
-    });
+        anyhow::Ok(())
+    })?;
     runtime.shutdown_background();
     Ok(Exit::Interrupted)
 }
