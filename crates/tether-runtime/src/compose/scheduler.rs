@@ -679,3 +679,72 @@ fn shell_quote(text: &str) -> String {
     }
     format!("'{}'", text.replace('\'', "'\\''"))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use tether_core::goal::GoalEnd;
+    use tether_core::looping::Stopped;
+    use tether_core::ralph::RalphEnd;
+
+    use super::{End, Work, crontab_line, outcome};
+
+    #[test]
+    fn only_a_run_that_ends_done_is_not_a_failure() {
+        let kept = Ok(End::Ralph(RalphEnd::PromiseKept { iteration: 2 }));
+        assert_eq!(outcome(&kept), (true, "done".to_owned()));
+        let signed = Ok(End::Goal(GoalEnd::AllDone {
+            iteration: 3,
+            signed_off: vec!["g1".to_owned()],
+        }));
+        assert!(outcome(&signed).0);
+        let spent = Ok(End::Ralph(RalphEnd::Stopped(Stopped::BudgetSpent {
+            iteration: 5,
+        })));
+        assert_eq!(
+            outcome(&spent),
+            (
+                false,
+                "spent its budget after 5 iteration(s) without ending done".to_owned()
+            )
+        );
+        let paused = Ok(End::Goal(GoalEnd::paused(
+            "the judge is unavailable".to_owned(),
+        )));
+        assert_eq!(
+            outcome(&paused),
+            (false, "paused: the judge is unavailable".to_owned())
+        );
+        assert_eq!(
+            outcome(&Err("the run's task ended abnormally".to_owned())),
+            (false, "failed: the run's task ended abnormally".to_owned())
+        );
+    }
+
+    #[test]
+    fn work_is_stored_as_json_and_read_back() {
+        let work = Work::Goal {
+            goal: "g3".to_owned(),
+            max_iterations: Some(40),
+            worktree: true,
+        };
+        let json = serde_json::to_value(&work).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"kind": "goal", "goal": "g3", "max_iterations": 40, "worktree": true})
+        );
+        assert_eq!(serde_json::from_value::<Work>(json).unwrap(), work);
+        assert_eq!(work.describe(), "goal g3");
+    }
+
+    #[test]
+    fn the_crontab_line_quotes_what_the_shell_would_split() {
+        let line = crontab_line(Path::new("/srv/my app"), Path::new("/usr/bin/tether"));
+        assert_eq!(
+            line,
+            "@reboot cd '/srv/my app' && /usr/bin/tether schedule run >> \
+             '/srv/my app/.tether/schedule.log' 2>&1\n"
+        );
+    }
+}
