@@ -190,6 +190,7 @@ fn fires_missed_without_a_scheduler_give_one_overdue_notice_and_one_catch_up() {
             .as_str()
             .is_some_and(|o| o.ends_with(" done"))
     });
+    ok(dir.path(), &["schedule", "pause", "nightly"]);
     let overdue = wait_until("the overdue notice", PATIENCE, || {
         notices(&hook, "overdue").into_iter().next()
     })
@@ -209,6 +210,57 @@ fn fires_missed_without_a_scheduler_give_one_overdue_notice_and_one_catch_up() {
         notices(&hook, "overdue").len(),
         1,
         "one notice per overdue spell"
+    );
+}
+
+#[test]
+fn a_schedule_whose_last_run_still_works_is_overdue_once_and_not_fired_over_it() {
+    let hook = Webhook::start();
+    let dir = workspace(&format!("overdue_grace_secs = 1\n{}", hook.toml()));
+    // The first run waits for `go`; the schedule falls due meanwhile.
+    fs::write(
+        dir.path().join("agent.sh"),
+        format!("while [ ! -f go ]; do sleep 0.05; done\n{AGENT}"),
+    )
+    .unwrap();
+    ralph(dir.path(), "slow", "1s", &[]);
+    let scheduler = spawn(dir.path(), &["schedule", "run"]);
+    let overdue = wait_until("the overdue notice", PATIENCE, || {
+        notices(&hook, "overdue").into_iter().next()
+    })
+    .unwrap();
+    assert!(
+        overdue["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Schedule slow is overdue"),
+        "{overdue}"
+    );
+    let firing = listed(dir.path());
+    assert_eq!(
+        (&firing[0]["firing"], &firing[0]["overdue"]),
+        (&Value::Bool(true), &Value::Bool(true))
+    );
+    // Paused, it fires no more (and is overdue no more), while the run going on ends.
+    ok(dir.path(), &["schedule", "pause", "slow"]);
+    assert_eq!(listed(dir.path())[0]["overdue"], false);
+    fs::write(dir.path().join("go"), "").unwrap();
+    wait_for(dir.path(), "slow", "the slow run ended done", |s| {
+        s["last_outcome"]
+            .as_str()
+            .is_some_and(|o| o.ends_with(" done"))
+    });
+    let out = stop(scheduler);
+    assert_eq!(
+        notices(&hook, "overdue").len(),
+        1,
+        "one notice per spell: {}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        fires(dir.path()).len(),
+        1,
+        "not fired over the run going on"
     );
 }
 
