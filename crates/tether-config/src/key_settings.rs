@@ -33,8 +33,8 @@ pub(crate) struct Named<'c> {
     pub reader: Reader,
 }
 
-/// Every setting of `config` naming one of tether's keys: the core tables', then the declared
-/// tables' in the schema's order.
+/// Every setting of `config` naming one of tether's keys: the core tables', each panel
+/// judge's, then the declared tables' in the schema's order.
 pub(crate) fn named(config: &Config) -> Vec<Named<'_>> {
     let core = KEY_SETTINGS.iter().map(|setting| Named {
         table: setting.table,
@@ -48,7 +48,18 @@ pub(crate) fn named(config: &Config) -> Vec<Named<'_>> {
         var: secret.var,
         reader: Reader::Channel,
     });
-    core.chain(declared).collect()
+    // A judge panel's keys, one setting per judge beside `[judge]`.
+    let panel = config
+        .judge
+        .iter()
+        .flat_map(|judge| &judge.panel)
+        .map(|judge| Named {
+            table: "judge.panel",
+            key: "api_key_env",
+            var: judge.endpoint.api_key_env.as_deref(),
+            reader: Reader::Model,
+        });
+    core.chain(panel).chain(declared).collect()
 }
 
 /// A setting naming the variable of one of tether's keys.

@@ -72,6 +72,11 @@ plan = "plan.md"
 # same_model = false
 # Seconds one judge call may take: 1..86400.
 # timeout_secs = 600
+# How a panel decides: all (one reject rejects; the default) | majority (more than half accept).
+# agree = "all"
+# More judges, asked in turn after this one, each with the keys above but agree and panel
+# (usually written as [[judge.panel]] tables); judges of other vendors make the best panel.
+# panel = [{ api = "openai-chat", base_url = "http://127.0.0.1:8081/v1", model = "qwen3" }]
 
 # The loop judge (optional): a small, cheap model that reads each iteration's final message
 # and asks a person when the agent is stuck. It fails open and never signs a goal off.

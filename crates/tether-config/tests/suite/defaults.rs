@@ -146,6 +146,8 @@ command = ["my-agent", "--print", ""]
             },
             same_model: true,
             timeout_secs: 120,
+            agree: tether_config::Agree::All,
+            panel: Vec::new(),
         }),
         planning: Some(PlanningConfig {
             model: Some("gpt-5-pro".into()),
