@@ -142,6 +142,7 @@ impl Signoff {
             judge_model: d.judge_model.clone(),
             transcript_path: d.transcript.clone(),
             contract_hash: Some(d.contract_hash.clone()),
+            judges: Vec::new(),
         };
         // A process that no longer drives its run records no verdict for it.
         if let Some(run) = &self.run {

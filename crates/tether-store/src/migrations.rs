@@ -63,10 +63,15 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0008_fleets.sql",
         sql: include_str!("migrations/0008_fleets.sql"),
     },
+    Migration {
+        version: 9,
+        name: "0009_panel_votes.sql",
+        sql: include_str!("migrations/0009_panel_votes.sql"),
+    },
 ];
 
 /// The schema version this build creates and understands.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 fn user_version(conn: &Connection) -> Result<i64> {
     Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)

@@ -353,6 +353,7 @@ fn a_verdict_appears_live_and_the_phone_layout_does_not_scroll_sideways() {
             judge_model: Some("judge-model".into()),
             transcript_path: None,
             contract_hash: None,
+            judges: Vec::new(),
         })
         .unwrap();
     until(
