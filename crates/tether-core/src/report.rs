@@ -151,8 +151,13 @@ fn goals(out: &mut String, verdicts: &[VerdictRecord]) {
         if let Some(exit) = d.verify_exit {
             put!(out, "- verify exited {exit}");
         }
-        if let Some(model) = &d.judge_model {
+        if d.judges.is_empty()
+            && let Some(model) = &d.judge_model
+        {
             put!(out, "- judge: {model}");
+        }
+        for vote in &d.judges {
+            put!(out, "- judge {}: {}", vote.model, vote_line(vote));
         }
         for check in d.checks.as_array().into_iter().flatten() {
             let field = |k: &str| check.get(k).and_then(|v| v.as_str()).unwrap_or("");
@@ -272,4 +277,20 @@ fn usage(out: &mut String, run: &Run) {
 #[allow(clippy::cast_precision_loss)]
 fn as_amount(n: u64) -> f64 {
     n as f64
+}
+
+/// One panel judge's vote, for the report: `accepted — its reason (3 calls, 1200 in / 80 out
+/// tokens, $0.0120)`.
+fn vote_line(vote: &tether_store::JudgeVote) -> String {
+    let cost = vote
+        .cost_usd
+        .map_or_else(String::new, |c| format!(", ${c:.4}"));
+    format!(
+        "{} — {} ({} calls, {} in / {} out tokens{cost})",
+        vote.kind.as_str().replace('_', " "),
+        vote.reason,
+        vote.calls,
+        vote.input_tokens,
+        vote.output_tokens
+    )
 }

@@ -261,6 +261,19 @@ fn answered(id: &QuestionId, channel: &str, responder: &str, ctx: &Context) -> M
     }
 }
 
+/// One panel judge's vote: its model, what it decided, why, and what it cost.
+fn judge_vote(vote: &tether_store::JudgeVote) -> Markup {
+    let verdict = vote.kind.verdict().as_str();
+    html! {
+        span class=(format!("badge verdict-{verdict}")) { (vote.kind.as_str().replace('_', " ")) }
+        " " code { (text(&vote.model)) } ": " (text(&vote.reason))
+        span.meta {
+            " · " (vote.calls) " calls · " (vote.input_tokens) " in / " (vote.output_tokens) " out"
+            @if let Some(cost) = vote.cost_usd { " · $" (format!("{cost:.4}")) }
+        }
+    }
+}
+
 fn verdict_entry(
     goal: &str,
     verdict: &str,
@@ -282,6 +295,9 @@ fn verdict_entry(
             }
         }
         p.judge-summary { (text(reason)) }
+        @if let Some(v) = record.filter(|v| !v.decision.judges.is_empty()) {
+            ul.judges { @for vote in &v.decision.judges { li { (judge_vote(vote)) } } }
+        }
         @if let Some(tail) = record.and_then(|v| ctx.tails.get(&v.id)) {
             details.verify-output open[verdict == "reject"] {
                 summary { "Verify output (end)" }
