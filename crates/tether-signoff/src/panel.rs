@@ -89,8 +89,8 @@ impl Panel {
     }
 }
 
-/// [`Panel::decided`] for `n` judges.
-pub(crate) fn decided(agree: Agree, n: usize, accepts: usize, others: usize) -> Option<bool> {
+/// [`Panel::decided`] for a panel of `n` judges agreeing as `agree` says.
+pub fn decided(agree: Agree, n: usize, accepts: usize, others: usize) -> Option<bool> {
     let needed = match agree {
         Agree::All => n,
         Agree::Majority => n / 2 + 1,
