@@ -5,6 +5,7 @@ mod choices;
 mod escaping;
 mod fleets;
 mod launch;
+mod panel;
 mod security;
 mod sse;
 mod team;
