@@ -62,6 +62,11 @@ fn edit(table: &str, key: &str) -> Option<(&'static [Entry], &'static str)> {
         ("judge", "price_per_mtok") => (JUDGE, price),
         ("judge", "same_model") => (JUDGE, "true"),
         ("judge", "timeout_secs") => (JUDGE, "30"),
+        ("judge", "agree") => (JUDGE, "\"majority\""),
+        ("judge", "panel") => (
+            JUDGE,
+            "[{ api = \"openai-chat\", base_url = \"http://127.0.0.1:9\", model = \"q\" }]",
+        ),
         ("loop_judge", "api") => (LOOP_JUDGE, "\"anthropic\""),
         ("loop_judge", "base_url") => (LOOP_JUDGE, "\"http://127.0.0.1:3\""),
         ("loop_judge", "model") => (LOOP_JUDGE, "\"o\""),
