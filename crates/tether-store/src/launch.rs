@@ -241,6 +241,8 @@ pub struct SideReply {
     pub answer: String,
     /// The model that answered, for people (`openai-chat qwen3-coder`).
     pub model: String,
+    /// The `side_question` event recording it in the run's journal.
+    pub seq: crate::Seq,
 }
 
 /// Answers questions about runs on the side (the dashboard's "Ask about this run"): the serving

@@ -23,7 +23,7 @@ use tether_config::{Config, ConfigError, Env, ModelConfig, Workspace};
 use tether_model::{Endpoint, HttpOptions, ModelError, Usage};
 use tether_store::control::{ControlError, SideAnswered};
 use tether_store::launch::{BoxFuture, LaunchError, SideAsker, SideReply};
-use tether_store::{Run, RunId, Store, StoreError};
+use tether_store::{Run, RunId, Seq, Store, StoreError};
 use tether_tools::{SetupError, ToolSet};
 use tokio_util::sync::CancellationToken;
 
@@ -242,9 +242,9 @@ impl Prepared {
     }
 }
 
-/// Records `answered`, asked by `by`, in its run's journal.
-pub fn record(store: &Store, run: &Run, answered: &Answered, by: &str) -> Result<(), SideError> {
-    tether_store::control::side_question(
+/// Records `answered`, asked by `by`, in its run's journal: the event's seq.
+pub fn record(store: &Store, run: &Run, answered: &Answered, by: &str) -> Result<Seq, SideError> {
+    let seq = tether_store::control::side_question(
         store,
         run,
         SideAnswered {
@@ -260,7 +260,7 @@ pub fn record(store: &Store, run: &Run, answered: &Answered, by: &str) -> Result
             cost_usd: answered.cost_usd,
         },
     )?;
-    Ok(())
+    Ok(seq)
 }
 
 /// Counts the side model's calls and logs its tool calls (stderr, through `tracing`).
@@ -300,6 +300,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 
 /// Answers the dashboard's side questions for workspace `ws` (`tether serve`): its
 /// configuration and store read afresh for each question, `env` holding the keys.
+#[derive(Clone)]
 pub struct Answerer {
     ws: Workspace,
     env: Arc<dyn Env + Send + Sync>,
@@ -334,7 +335,7 @@ impl Answerer {
     }
 
     /// Records the answer in the run's journal.
-    fn record(&self, run: &Run, answered: &Answered, by: &str) -> Result<(), LaunchError> {
+    fn record(&self, run: &Run, answered: &Answered, by: &str) -> Result<Seq, LaunchError> {
         let store =
             crate::store::open(&self.ws, &*self.env).map_err(|e| LaunchError::Failed(chain(&e)))?;
         record(&store, run, answered, by).map_err(refused)
@@ -350,6 +351,15 @@ fn refused(e: SideError) -> LaunchError {
     }
 }
 
+/// Runs `work` (the store's and the configuration's blocking reads) off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, LaunchError> + Send + 'static,
+) -> Result<T, LaunchError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| LaunchError::Failed(e.to_string()))?
+}
+
 impl SideAsker for Answerer {
     fn ask(
         &self,
@@ -358,16 +368,19 @@ impl SideAsker for Answerer {
         by: String,
     ) -> BoxFuture<'_, Result<SideReply, LaunchError>> {
         Box::pin(async move {
-            let (prepared, run) = tokio::task::block_in_place(|| self.prepare(&id, &question))?;
+            let this = self.clone();
+            let (prepared, run) = blocking(move || this.prepare(&id, &question)).await?;
             let answered = prepared
                 .answer(CancellationToken::new())
                 .await
                 .map_err(refused)?;
-            tokio::task::block_in_place(|| self.record(&run, &answered, &by))?;
-            Ok(SideReply {
-                answer: answered.answer,
-                model: answered.model,
-            })
+            let (this, model, answer) = (
+                self.clone(),
+                answered.model.clone(),
+                answered.answer.clone(),
+            );
+            let seq = blocking(move || this.record(&run, &answered, &by)).await?;
+            Ok(SideReply { answer, model, seq })
         })
     }
 }
