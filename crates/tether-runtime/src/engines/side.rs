@@ -188,9 +188,17 @@ fn agent(
 
 impl Prepared {
     /// Puts the question to the side model: its answer, within [`TIMEOUT`], or why there is
-    /// none. Stops when `cancel` fires.
-    pub async fn answer(self, cancel: CancellationToken) -> Result<Answered, SideError> {
-        let observer = Watch::default();
+    /// none. `on_tool` is told each of its tool calls (a one-line summary, and whether the tool
+    /// refused it). Stops when `cancel` fires.
+    pub async fn answer(
+        self,
+        cancel: CancellationToken,
+        on_tool: &(dyn Fn(&str, bool) + Send + Sync),
+    ) -> Result<Answered, SideError> {
+        let observer = Watch {
+            calls: AtomicU32::new(0),
+            on_tool,
+        };
         let request = TurnRequest {
             iteration: 0,
             prompt: self.prompt,
@@ -263,13 +271,13 @@ pub fn record(store: &Store, run: &Run, answered: &Answered, by: &str) -> Result
     Ok(seq)
 }
 
-/// Counts the side model's calls and logs its tool calls (stderr, through `tracing`).
-#[derive(Default)]
-struct Watch {
+/// Counts the side model's calls and tells its tool calls.
+struct Watch<'a> {
     calls: AtomicU32,
+    on_tool: &'a (dyn Fn(&str, bool) + Send + Sync),
 }
 
-impl TurnObserver for Watch {
+impl TurnObserver for Watch<'_> {
     fn event(&self, event: AgentEvent) {
         match event {
             AgentEvent::ModelCall { .. } => {
@@ -278,8 +286,7 @@ impl TurnObserver for Watch {
             AgentEvent::ToolCall {
                 summary, is_error, ..
             } => {
-                let summary = tether_human::visible::one_line(&summary);
-                tracing::info!(is_error, "side model: {summary}");
+                (self.on_tool)(&tether_human::visible::one_line(&summary), is_error);
             }
             _ => {}
         }
@@ -370,8 +377,11 @@ impl SideAsker for Answerer {
         Box::pin(async move {
             let this = self.clone();
             let (prepared, run) = blocking(move || this.prepare(&id, &question)).await?;
+            let log = |summary: &str, is_error: bool| {
+                tracing::info!(is_error, "side model: {summary}");
+            };
             let answered = prepared
-                .answer(CancellationToken::new())
+                .answer(CancellationToken::new(), &log)
                 .await
                 .map_err(refused)?;
             let (this, model, answer) = (

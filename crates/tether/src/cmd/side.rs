@@ -50,7 +50,7 @@ pub fn run(ctx: &mut Ctx<'_>, args: &SideArgs) -> Result<Exit> {
     let answered = runtime
         .block_on(async move {
             tokio::select! {
-                answered = prepared.answer(cancel) => answered,
+                answered = prepared.answer(cancel, &progress) => answered,
                 _ = tokio::signal::ctrl_c() => {
                     interrupted.cancel();
                     Err(SideError::Unanswered("interrupted".to_owned()))
@@ -77,6 +77,12 @@ pub fn run(ctx: &mut Ctx<'_>, args: &SideArgs) -> Result<Exit> {
         writeln!(ctx.out, "{}", visible(&answered.answer))?;
     }
     Ok(Exit::Done)
+}
+
+/// Shows the side model's tool calls on stderr as they happen, one line each.
+fn progress(summary: &str, is_error: bool) {
+    let mark = if is_error { "✗" } else { "·" };
+    eprintln!("  {mark} {summary}");
 }
 
 /// The side model, for the line on stderr.
