@@ -6,5 +6,6 @@ mod escaping;
 mod fleets;
 mod launch;
 mod security;
+mod side;
 mod sse;
 mod team;
