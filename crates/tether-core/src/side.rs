@@ -111,3 +111,53 @@ fn read_bounded(path: &Path) -> Option<String> {
         .ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_store::RunKind;
+
+    #[test]
+    fn the_latest_iterations_are_told_once_each_with_their_latest_tool_calls() {
+        let store = Store::open_in_memory().unwrap();
+        let spec = serde_json::json!({"prompt": "Fix it.", "max_iterations": 20});
+        let id = store
+            .create_run(RunKind::Ralph, Path::new("/nowhere"), &spec)
+            .unwrap();
+        let mut events = Vec::new();
+        for n in 1..=10 {
+            events.push(Event::IterationStarted { n });
+            for call in 0..15 {
+                events.push(Event::ToolCalled {
+                    n,
+                    tool: "read".into(),
+                    summary: format!("read f{call}"),
+                });
+            }
+            events.push(Event::IterationCompleted {
+                n,
+                summary: format!("did {n}"),
+            });
+        }
+        // Iteration 11 began, was interrupted and runs again.
+        events.push(Event::IterationStarted { n: 11 });
+        events.push(Event::ToolCalled {
+            n: 11,
+            tool: "bash".into(),
+            summary: String::new(),
+        });
+        events.push(Event::IterationStarted { n: 11 });
+        store.append_all(Some(&id), &events).unwrap();
+        let run = store.run(&id).unwrap();
+        let notes = notes(&store, &run, Path::new("/nowhere")).unwrap();
+        assert_eq!(notes.task, Task::Prompt("Fix it.".into()));
+        let told: Vec<u32> = notes.iterations.iter().map(|it| it.n).collect();
+        assert_eq!(told, [4, 5, 6, 7, 8, 9, 10, 11]);
+        assert_eq!(notes.iterations[6].ended, Some(Ok("did 10".into())));
+        assert_eq!(notes.iterations[6].tool_calls.len(), TOOL_CALLS);
+        assert_eq!(notes.iterations[6].tool_calls[0], "read f3");
+        assert_eq!(notes.iterations[7].ended, None);
+        assert!(notes.iterations[7].tool_calls.is_empty(), "started again");
+        assert!(notes.waiting_on.is_empty());
+    }
+}

@@ -378,7 +378,7 @@ fn a_side_question_round_trips_and_leaves_the_run_as_it_was(b: &Backend) {
     assert_eq!(after.state.last_event_seq, seq);
     let unmoved = tether_store::RunState {
         last_event_seq: seq,
-        ..before.clone()
+        ..before
     };
     assert_eq!(
         after.state, unmoved,
