@@ -2,7 +2,8 @@
 //! model from the run's record and the repository (see `tether_runtime::side`). It never reaches
 //! the run's agent nor pauses the run; the question and its answer are recorded in the run's
 //! timeline. The answer goes to stdout (escaped: it is a model's text), the side model's tool
-//! calls to stderr.
+//! calls to stderr. A person's act: refused inside an agent's process tree, since its model
+//! calls are not charged to the run.
 
 use anyhow::Result;
 use tether_core::control;
@@ -10,27 +11,21 @@ use tether_human::visible::visible;
 use tether_runtime::side::{self, SideError};
 use tokio_util::sync::CancellationToken;
 
-use super::{Asker, Ctx};
+use tether_runtime::human_act::{HumanAct, require_human};
+
+use super::Ctx;
 use crate::cli::SideArgs;
 use crate::exit::Exit;
 use crate::failure::Failure;
 
 /// `tether side`.
 pub fn run(ctx: &mut Ctx<'_>, args: &SideArgs) -> Result<Exit> {
+    // Its model calls are not the run's: an agent asking would spend outside its budget.
+    require_human(&ctx.ws, ctx.env, HumanAct::AskOnTheSide)?;
     let loaded = super::load_config(ctx).map_err(Failure::usage)?;
     let store = super::store(ctx)?;
-    let asker = super::asker(ctx);
-    let run = match (&asker, args.run.as_deref()) {
-        // An agent asks about its own run unless it names another.
-        (Asker::Agent { run: Some(own) }, None) => {
-            control::find_run(&store, Some(own.as_str())).map_err(Failure::usage)?
-        }
-        (_, named) => control::find_run(&store, named).map_err(Failure::usage)?,
-    };
-    let by = match asker {
-        Asker::Person(name) => name,
-        Asker::Agent { .. } => "the agent".to_owned(),
-    };
+    let run = control::find_run(&store, args.run.as_deref()).map_err(Failure::usage)?;
+    let by = super::who(ctx);
     let prepared = side::prepare(
         &loaded.config,
         (&ctx.ws, ctx.env),
