@@ -221,6 +221,17 @@ impl Prepared {
                     cause: source,
                 });
             }
+            Ok(Err(ExecError::TooManySteps(n))) => {
+                return Err(SideError::Unanswered(format!(
+                    "it made {n} model calls without answering"
+                )));
+            }
+            Ok(Err(ExecError::Model(e))) => {
+                return Err(SideError::Unanswered(format!(
+                    "its model call failed: {}",
+                    chain(&*e)
+                )));
+            }
             Ok(Err(e)) => return Err(SideError::Unanswered(chain(&e))),
             Ok(Ok(outcome)) => outcome,
         };

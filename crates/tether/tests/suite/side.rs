@@ -410,3 +410,50 @@ fn the_answer_is_escaped_before_it_reaches_the_terminal() {
     assert!(!out.stdout.contains(&0x07), "{:?}", text(&out.stdout));
     assert!(text(&out.stdout).contains("now"));
 }
+
+#[test]
+fn no_answer_within_its_bounds_is_said_and_nothing_is_recorded() {
+    let rt = runtime();
+    // Always one more tool call: it never answers.
+    let side = rt
+        .block_on(FakeModelServer::start(Script::from_fn(|_: &Request| {
+            Turn::tool("ls", json!({"path": "."}))
+        })))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("agent.sh"), AGENT).unwrap();
+    fs::write(dir.path().join("go-1"), "").unwrap();
+    fs::write(
+        dir.path().join("tether.toml"),
+        format!(
+            "[executor]\nkind = \"command\"\ncommand = [\"sh\", \"agent.sh\"]\n\n{}",
+            model_table("side", Api::OpenAiChat, &side, "side")
+        ),
+    )
+    .unwrap();
+    let out = run(
+        dir.path(),
+        &["ralph", "Do it.", "--completion-promise", "DONE"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let out = run(dir.path(), &["side", "Anything?"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("the side model gave no answer: it made 16 model calls without answering"),
+        "{said}"
+    );
+    assert_eq!(side.request_count(), 16);
+
+    side.fault_next(1, tether_testkit::model_server::Fault::Status(400));
+    let out = run(dir.path(), &["side", "Anything?"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("the side model gave no answer: its model call failed"),
+        "{said}"
+    );
+    assert!(side_questions(dir.path()).is_empty());
+}
