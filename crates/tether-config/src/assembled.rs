@@ -14,7 +14,8 @@
 
 use crate::declare::{AgentDecl, KeyKind, Role, TableDecl};
 use crate::keys::{
-    EXECUTOR, HUMAN, JUDGE, LOOP, LOOP_JUDGE, MODEL, NOTIFY, PLANNING, RUN, SANDBOX, SERVER, STORE,
+    EXECUTOR, HUMAN, JUDGE, LOOP, LOOP_JUDGE, MODEL, NOTIFY, PLANNING, RUN, SANDBOX, SERVER, SIDE,
+    STORE,
 };
 use crate::{Channel, ExecutorKind};
 
@@ -24,6 +25,7 @@ const CORE_BEFORE: &[(&str, &[&str])] = &[
     ("planning", PLANNING),
     ("judge", JUDGE),
     ("loop_judge", LOOP_JUDGE),
+    ("side", SIDE),
     ("loop", LOOP),
     ("human", HUMAN),
     ("notify", NOTIFY),

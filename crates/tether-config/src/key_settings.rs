@@ -13,8 +13,8 @@ use crate::Config;
 /// Who reads the key a setting names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reader {
-    /// A model endpoint (`[model]`, `[judge]`, `[loop_judge]`, `[planning]`): the key goes to
-    /// the model's server.
+    /// A model endpoint (`[model]`, `[judge]`, `[loop_judge]`, `[side]`, `[planning]`): the
+    /// key goes to the model's server.
     Model,
     /// A declared table's (a channel's, a notice sink's): the key goes where its notices and
     /// questions go (and an ntfy reply token inside every question).
@@ -92,6 +92,12 @@ pub(crate) const KEY_SETTINGS: &[KeySetting] = &[
         table: "loop_judge",
         key: "api_key_env",
         var: |c| c.loop_judge.as_ref()?.endpoint.api_key_env.as_deref(),
+        reader: Reader::Model,
+    },
+    KeySetting {
+        table: "side",
+        key: "api_key_env",
+        var: |c| c.side.as_ref()?.api_key_env.as_deref(),
         reader: Reader::Model,
     },
     KeySetting {

@@ -43,6 +43,9 @@ pub(crate) const LOOP_JUDGE: &[&str] = &[
     "timeout_secs",
 ];
 
+/// Keys of `[side]`: `[model]`'s.
+pub(crate) const SIDE: &[&str] = &["api", "base_url", "model", "api_key_env", "price_per_mtok"];
+
 /// Keys of `[loop]`.
 pub(crate) const LOOP: &[&str] = &[
     "max_iterations",

@@ -71,6 +71,9 @@ pub(crate) fn read(doc: &DeTable, r: &mut Reader, env: &dyn Env) -> (Config, Mar
     if let Some(t) = r.table(&root, "loop_judge") {
         config.loop_judge = read_loop_judge(r, &t);
     }
+    if let Some(t) = r.table(&root, "side") {
+        config.side = read_endpoint(r, &t, keys::SIDE);
+    }
     if let Some(t) = r.table(&root, "loop") {
         read_loop(r, &t, &mut config.r#loop);
     }

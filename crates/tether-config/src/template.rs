@@ -94,6 +94,20 @@ plan = "plan.md"
 # Seconds one call may take: 1..86400.
 # timeout_secs = 60
 
+# The model answering side questions (optional): `tether side` and the dashboard's "Ask about
+# this run" answer a question about a run with it, reading the repository; absent = [model].
+# [side]
+# Wire protocol: openai-chat | openai-responses | anthropic.
+# api = "openai-chat"
+# Endpoint base URL, http:// or https://.
+# base_url = "http://127.0.0.1:8080/v1"
+# The model's name as the endpoint knows it (not empty).
+# model = "qwen3-coder"
+# The NAME of the environment variable holding the key; omit it for keyless local servers.
+# api_key_env = "OPENAI_API_KEY"
+# US dollars per million tokens (cache_read and cache_write default to input).
+# price_per_mtok = { input = 0.1, output = 0.4 }
+
 [loop]
 # Iteration budget of a run: 0..20000, where 0 = unlimited (ask for it explicitly).
 max_iterations = 20

@@ -1,6 +1,6 @@
 //! A run's timeline: one entry per journal event people care about — iterations, tool calls,
-//! messages (the agent's own notes and pause requests said as the agent's), questions and
-//! answers (a question the agent repeated after an interrupted iteration said so), rules that fired, and sign-off verdicts with the judge's
+//! messages (the agent's own notes and pause requests said as the agent's), side questions
+//! and their answers (never the agent's), questions and answers (a question the agent repeated after an interrupted iteration said so), rules that fired, and sign-off verdicts with the judge's
 //! summary, each quote with its file (and line, when recorded) and the `missing` list.
 
 use std::collections::HashMap;
@@ -130,6 +130,20 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
         Event::MessageQueued { text: t, by, .. } => (
             "message",
             html! { "Message from " (text(by)) ": " span.said { (text(t)) } },
+        ),
+        Event::SideQuestion {
+            question,
+            answer,
+            by,
+            model,
+            ..
+        } => (
+            "side",
+            html! {
+                "Side question from " (text(by)) " (never shown to the agent): "
+                span.said { (text(question)) }
+                div.side-answer { (text(model)) " answered: " span.said { (text(answer)) } }
+            },
         ),
         Event::MessageDelivered { n } => {
             ("message", html! { "Messages delivered in iteration " (n) })

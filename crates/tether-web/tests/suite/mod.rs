@@ -7,5 +7,6 @@ mod fleets;
 mod launch;
 mod panel;
 mod security;
+mod side;
 mod sse;
 mod team;

@@ -18,6 +18,7 @@ pub mod ralph;
 pub mod resume;
 pub mod run;
 pub mod serve;
+pub mod side;
 pub mod stopped;
 pub mod store;
 pub mod validate;

@@ -64,6 +64,7 @@ mod sandbox;
 mod sandbox_reach;
 mod secrets;
 mod serve_runs;
+mod side;
 mod signoff_quotes;
 mod sinks_on_exit;
 mod slack_doctor;
