@@ -2,10 +2,10 @@
 //! reads its key from: what a channel reads travels where its notices go (an ntfy reply token
 //! inside every question's buttons, a webhook's URL is where it posts), so a channel naming
 //! `[model] api_key_env`'s variable would publish the model's key. The model's variables are
-//! those `[model]`, `[judge]`, `[loop_judge]` and `[planning]` name, and the variables model
-//! keys are conventionally held in (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`: the agent CLIs read
-//! them when nothing else is named); a channel's are those the keys its table declares as a
-//! secret's variable name, or their defaults.
+//! those `[model]`, `[judge]`, `[loop_judge]`, `[side]` and `[planning]` name, and the
+//! variables model keys are conventionally held in (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`: the
+//! agent CLIs read them when nothing else is named); a channel's are those the keys its table
+//! declares as a secret's variable name, or their defaults.
 
 use std::ops::Range;
 

@@ -15,7 +15,7 @@
 use crate::declare::{AgentDecl, KeyKind, Role, TableDecl};
 use crate::keys::{
     EXECUTOR, HUMAN, JUDGE, LOOP, LOOP_JUDGE, MODEL, NOTIFY, PLANNING, RUN, SANDBOX, SCHEDULE,
-    SERVER, STORE,
+    SERVER, SIDE, STORE,
 };
 use crate::{Channel, ExecutorKind};
 
@@ -25,6 +25,7 @@ const CORE_BEFORE: &[(&str, &[&str])] = &[
     ("planning", PLANNING),
     ("judge", JUDGE),
     ("loop_judge", LOOP_JUDGE),
+    ("side", SIDE),
     ("loop", LOOP),
     ("human", HUMAN),
     ("notify", NOTIFY),

@@ -33,22 +33,30 @@ fn listed_channels_are_complete(config: &Config, marks: &Marks, r: &mut Reader) 
     }
 }
 
-/// Cross-model by default: the judge may not be the executor's own model unless allowed.
-/// Only the built-in executor runs on `[model]`; other executors bring their own model.
+/// Cross-model by default: no judge (`[judge]`, nor one of its panel) may be the executor's
+/// own model unless it allows it. Only the built-in executor runs on `[model]`; other
+/// executors bring their own model.
 fn judge_differs_from_model(config: &Config, marks: &Marks, r: &mut Reader) {
     let (Some(model), Some(judge)) = (&config.model, &config.judge) else {
         return;
     };
-    if config.executor.kind == ExecutorKind::Builtin
-        && !judge.same_model
-        && judge.endpoint.same_model_as(model)
-    {
+    if config.executor.kind != ExecutorKind::Builtin {
+        return;
+    }
+    for (n, one) in judge.judges().enumerate() {
+        if one.same_model || !one.endpoint.same_model_as(model) {
+            continue;
+        }
+        let (path, which) = match n {
+            0 => ("judge", "the judge"),
+            _ => ("judge.panel", "a judge of the panel"),
+        };
         r.report(
             marks.judge.clone(),
-            "judge",
+            path,
             format!(
-                "the judge is the executor's own model ({} {} at {}), but the judge must be \
-                 independent; set `judge.same_model = true` or pick another model",
+                "{which} is the executor's own model ({} {} at {}), but every judge must be \
+                 independent; set `{path}.same_model = true` or pick another model",
                 model.api.as_str(),
                 model.model,
                 model.base_url

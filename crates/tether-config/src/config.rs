@@ -27,6 +27,9 @@ pub struct Config {
     pub judge: Option<JudgeConfig>,
     /// The loop judge; `None` when `[loop_judge]` is absent.
     pub loop_judge: Option<LoopJudgeConfig>,
+    /// The model answering side questions (`tether side`); `None` when `[side]` is absent
+    /// (then [`Config::side_model`] is `[model]`).
+    pub side: Option<ModelConfig>,
     /// Plan mode's model over `[model]`; `None` when `[planning]` is absent.
     pub planning: Option<PlanningConfig>,
     /// Loop budgets and stop rules (`[loop]`).
@@ -62,6 +65,12 @@ impl Config {
             Some(planning) => planning.over(self.model.as_ref()),
             None => self.model.clone(),
         }
+    }
+
+    /// The endpoint side questions (`tether side`) are answered with: `[side]`, else `[model]`;
+    /// `None` when neither is set.
+    pub fn side_model(&self) -> Option<&ModelConfig> {
+        self.side.as_ref().or(self.model.as_ref())
     }
 
     /// The plan file's path, resolved against the workspace root.
@@ -126,6 +135,7 @@ impl Default for Config {
             model: None,
             judge: None,
             loop_judge: None,
+            side: None,
             planning: None,
             r#loop: LoopConfig::default(),
             human: HumanConfig::default(),

@@ -13,8 +13,8 @@ use crate::Config;
 /// Who reads the key a setting names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reader {
-    /// A model endpoint (`[model]`, `[judge]`, `[loop_judge]`, `[planning]`): the key goes to
-    /// the model's server.
+    /// A model endpoint (`[model]`, `[judge]`, `[loop_judge]`, `[side]`, `[planning]`): the
+    /// key goes to the model's server.
     Model,
     /// A declared table's (a channel's, a notice sink's): the key goes where its notices and
     /// questions go (and an ntfy reply token inside every question).
@@ -33,8 +33,8 @@ pub(crate) struct Named<'c> {
     pub reader: Reader,
 }
 
-/// Every setting of `config` naming one of tether's keys: the core tables', then the declared
-/// tables' in the schema's order.
+/// Every setting of `config` naming one of tether's keys: the core tables', each panel
+/// judge's, then the declared tables' in the schema's order.
 pub(crate) fn named(config: &Config) -> Vec<Named<'_>> {
     let core = KEY_SETTINGS.iter().map(|setting| Named {
         table: setting.table,
@@ -48,7 +48,18 @@ pub(crate) fn named(config: &Config) -> Vec<Named<'_>> {
         var: secret.var,
         reader: Reader::Channel,
     });
-    core.chain(declared).collect()
+    // A judge panel's keys, one setting per judge beside `[judge]`.
+    let panel = config
+        .judge
+        .iter()
+        .flat_map(|judge| &judge.panel)
+        .map(|judge| Named {
+            table: "judge.panel",
+            key: "api_key_env",
+            var: judge.endpoint.api_key_env.as_deref(),
+            reader: Reader::Model,
+        });
+    core.chain(panel).chain(declared).collect()
 }
 
 /// A setting naming the variable of one of tether's keys.
@@ -81,6 +92,12 @@ pub(crate) const KEY_SETTINGS: &[KeySetting] = &[
         table: "loop_judge",
         key: "api_key_env",
         var: |c| c.loop_judge.as_ref()?.endpoint.api_key_env.as_deref(),
+        reader: Reader::Model,
+    },
+    KeySetting {
+        table: "side",
+        key: "api_key_env",
+        var: |c| c.side.as_ref()?.api_key_env.as_deref(),
         reader: Reader::Model,
     },
     KeySetting {

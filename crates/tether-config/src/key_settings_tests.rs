@@ -61,6 +61,12 @@ base_url = "http://127.0.0.1:9"
 model = "l"
 api_key_env = "V_LOOP_JUDGE_API_KEY_ENV"
 
+[side]
+api = "openai-chat"
+base_url = "http://127.0.0.1:9"
+model = "s"
+api_key_env = "V_SIDE_API_KEY_ENV"
+
 [pager]
 token_env = "V_PAGER_TOKEN_ENV"
 "#;

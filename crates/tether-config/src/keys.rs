@@ -18,6 +18,19 @@ pub(crate) const JUDGE: &[&str] = &[
     "price_per_mtok",
     "same_model",
     "timeout_secs",
+    "agree",
+    "panel",
+];
+
+/// Keys of each `[[judge.panel]]` entry: `[judge]`'s but `agree` and `panel`.
+pub(crate) const JUDGE_PANEL: &[&str] = &[
+    "api",
+    "base_url",
+    "model",
+    "api_key_env",
+    "price_per_mtok",
+    "same_model",
+    "timeout_secs",
 ];
 
 /// Keys of `[loop_judge]`.
@@ -29,6 +42,9 @@ pub(crate) const LOOP_JUDGE: &[&str] = &[
     "price_per_mtok",
     "timeout_secs",
 ];
+
+/// Keys of `[side]`: `[model]`'s.
+pub(crate) const SIDE: &[&str] = &["api", "base_url", "model", "api_key_env", "price_per_mtok"];
 
 /// Keys of `[loop]`.
 pub(crate) const LOOP: &[&str] = &[

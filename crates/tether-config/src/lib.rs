@@ -100,7 +100,7 @@ pub use load::{
     read,
 };
 pub use missing::{MissingSetting, given, given_secret};
-pub use model::{Api, JudgeConfig, LoopJudgeConfig, ModelConfig, PlanningConfig};
+pub use model::{Agree, Api, JudgeConfig, LoopJudgeConfig, ModelConfig, PlanningConfig};
 pub use notify::{NoticeKind, NotifyConfig};
 pub use record::{Change, Recorded};
 pub use schedule::ScheduleConfig;

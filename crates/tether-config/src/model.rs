@@ -99,7 +99,7 @@ fn normalize_url(url: &str) -> String {
     }
 }
 
-/// The sign-off judge (`[judge]`).
+/// The sign-off judge (`[judge]`), and the judges of its panel (`[[judge.panel]]`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JudgeConfig {
     /// The judge's endpoint: the same fields as `[model]`.
@@ -108,6 +108,11 @@ pub struct JudgeConfig {
     pub same_model: bool,
     /// How long one judge call may take, in seconds.
     pub timeout_secs: u64,
+    /// How the panel decides (`agree`); meaningful on `[judge]` alone.
+    pub agree: Agree,
+    /// The judges beside this one (`[[judge.panel]]`, in the file's order), each with the keys
+    /// of `[judge]` but `agree` and `panel`; always empty in a panel's own entries.
+    pub panel: Vec<JudgeConfig>,
 }
 
 impl JudgeConfig {
@@ -115,6 +120,46 @@ impl JudgeConfig {
     pub const DEFAULT_SAME_MODEL: bool = false;
     /// Default for `judge.timeout_secs`.
     pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
+
+    /// One judge on `endpoint` with the defaults, and no panel.
+    pub fn single(endpoint: ModelConfig) -> Self {
+        JudgeConfig {
+            endpoint,
+            same_model: Self::DEFAULT_SAME_MODEL,
+            timeout_secs: Self::DEFAULT_TIMEOUT_SECS,
+            agree: Agree::All,
+            panel: Vec::new(),
+        }
+    }
+
+    /// Every judge: this one, then its panel's in order.
+    pub fn judges(&self) -> impl Iterator<Item = &JudgeConfig> {
+        std::iter::once(self).chain(&self.panel)
+    }
+}
+
+/// How a judge panel decides a sign-off (`[judge] agree`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Agree {
+    /// Every judge must accept: one reject rejects (the default).
+    #[default]
+    All,
+    /// More than half of the judges must accept.
+    Majority,
+}
+
+impl Agree {
+    /// The spellings `agree` takes.
+    pub const CHOICES: [(&'static str, Agree); 2] =
+        [("all", Agree::All), ("majority", Agree::Majority)];
+
+    /// How `agree` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agree::All => "all",
+            Agree::Majority => "majority",
+        }
+    }
 }
 
 /// The loop judge (`[loop_judge]`): a small, cheap model that reads each iteration's final

@@ -145,6 +145,37 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The tables of the array of tables `key` (`[[judge.panel]]` entries), each named `path`
+    /// in problems; none (with a problem) when it is not a list of tables.
+    pub(crate) fn tables<'t, 'i>(
+        &mut self,
+        table: &Table<'t, 'i>,
+        key: &str,
+        path: &'static str,
+    ) -> Vec<Table<'t, 'i>> {
+        let Some(items) = self.array(table, key, "tables") else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for item in items {
+            match item.get_ref() {
+                DeValue::Table(entries) => out.push(Table {
+                    path,
+                    entries,
+                    span: Some(item.span()),
+                }),
+                other => {
+                    let message = format!(
+                        "must be a list of tables ([[{path}]]), got {}",
+                        article(other)
+                    );
+                    self.report(Some(item.span()), path, message);
+                }
+            }
+        }
+        out
+    }
+
     /// Records that a required key is absent, listing what the table needs.
     pub(crate) fn missing(&mut self, table: &Table, key: &str, required: &[&str]) {
         let needs: Vec<String> = required.iter().map(|k| format!("`{k}`")).collect();

@@ -12,7 +12,7 @@ use toml::de::DeTable;
 use crate::config::{ExecutorKind, HumanConfig, HumanTimeout, StoreConfig};
 use crate::env::{Env, non_empty};
 use crate::integrations::Lacking;
-use crate::model::{Api, JudgeConfig, LoopJudgeConfig, ModelConfig, PlanningConfig};
+use crate::model::{Agree, Api, JudgeConfig, LoopJudgeConfig, ModelConfig, PlanningConfig};
 use crate::reader::{Reader, Table, entry, path_of};
 use crate::{Config, escalation, integrations, keys, notify, values};
 
@@ -70,6 +70,9 @@ pub(crate) fn read(doc: &DeTable, r: &mut Reader, env: &dyn Env) -> (Config, Mar
     }
     if let Some(t) = r.table(&root, "loop_judge") {
         config.loop_judge = read_loop_judge(r, &t);
+    }
+    if let Some(t) = r.table(&root, "side") {
+        config.side = read_endpoint(r, &t, keys::SIDE);
     }
     if let Some(t) = r.table(&root, "loop") {
         read_loop(r, &t, &mut config.r#loop);
@@ -200,14 +203,32 @@ fn read_loop_judge(r: &mut Reader, t: &Table) -> Option<LoopJudgeConfig> {
     })
 }
 
+/// `[judge]` with its panel (`[[judge.panel]]`): `None` when it or any panel entry is wrong.
 fn read_judge(r: &mut Reader, t: &Table) -> Option<JudgeConfig> {
-    let endpoint = read_endpoint(r, t, keys::JUDGE);
+    let judge = read_one_judge(r, t, keys::JUDGE);
+    let agree = r.choice(t, "agree", &Agree::CHOICES);
+    let panel: Vec<Option<JudgeConfig>> = r
+        .tables(t, "panel", "judge.panel")
+        .iter()
+        .map(|entry| read_one_judge(r, entry, keys::JUDGE_PANEL))
+        .collect();
+    let panel = panel.into_iter().collect::<Option<Vec<_>>>()?;
+    Some(JudgeConfig {
+        agree: agree.unwrap_or_default(),
+        panel,
+        ..judge?
+    })
+}
+
+/// One judge's keys (`allowed` are its table's).
+fn read_one_judge(r: &mut Reader, t: &Table, allowed: &[&str]) -> Option<JudgeConfig> {
+    let endpoint = read_endpoint(r, t, allowed);
     let same_model = r.bool(t, "same_model");
     let timeout_secs = int(r, t, "timeout_secs", range::JUDGE_TIMEOUT_SECS);
     Some(JudgeConfig {
-        endpoint: endpoint?,
         same_model: same_model.unwrap_or(JudgeConfig::DEFAULT_SAME_MODEL),
         timeout_secs: timeout_secs.unwrap_or(JudgeConfig::DEFAULT_TIMEOUT_SECS),
+        ..JudgeConfig::single(endpoint?)
     })
 }
 

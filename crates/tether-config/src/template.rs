@@ -72,6 +72,11 @@ plan = "plan.md"
 # same_model = false
 # Seconds one judge call may take: 1..86400.
 # timeout_secs = 600
+# How a panel decides: all (one reject rejects; the default) | majority (more than half accept).
+# agree = "all"
+# More judges, asked in turn after this one, each with the keys above but agree and panel
+# (usually written as [[judge.panel]] tables); judges of other vendors make the best panel.
+# panel = [{ api = "openai-chat", base_url = "http://127.0.0.1:8081/v1", model = "qwen3" }]
 
 # The loop judge (optional): a small, cheap model that reads each iteration's final message
 # and asks a person when the agent is stuck. It fails open and never signs a goal off.
@@ -88,6 +93,20 @@ plan = "plan.md"
 # price_per_mtok = { input = 0.1, output = 0.4 }
 # Seconds one call may take: 1..86400.
 # timeout_secs = 60
+
+# The model answering side questions (optional): `tether side` and the dashboard's "Ask about
+# this run" answer a question about a run with it, reading the repository; absent = [model].
+# [side]
+# Wire protocol: openai-chat | openai-responses | anthropic.
+# api = "openai-chat"
+# Endpoint base URL, http:// or https://.
+# base_url = "http://127.0.0.1:8080/v1"
+# The model's name as the endpoint knows it (not empty).
+# model = "qwen3-coder"
+# The NAME of the environment variable holding the key; omit it for keyless local servers.
+# api_key_env = "OPENAI_API_KEY"
+# US dollars per million tokens (cache_read and cache_write default to input).
+# price_per_mtok = { input = 0.1, output = 0.4 }
 
 [loop]
 # Iteration budget of a run: 0..20000, where 0 = unlimited (ask for it explicitly).

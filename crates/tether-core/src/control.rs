@@ -99,7 +99,12 @@ pub fn view(store: &Store, ws: &Workspace, run: &Run) -> Result<RunView, Control
         budget_used: state.budget_used(),
         max_iterations: state.max_iterations,
         created_at_ms: run.created_at_ms,
-        last_event: recent.last().cloned(),
+        // A side question is no step of the run's: the last event is the run's own.
+        last_event: recent
+            .iter()
+            .rev()
+            .find(|e| !matches!(e.event, Some(Event::SideQuestion { .. })))
+            .cloned(),
         last_tool_call,
         usage_limit: state.usage_limit.clone(),
         usage: state.usage,

@@ -70,6 +70,9 @@ pub enum HumanAct {
     /// Serving the dashboard (`tether serve`), whose holder answers questions and starts,
     /// resumes, pauses and cancels runs.
     ServeDashboard,
+    /// Asking a question about a run on the side (`tether side`), whose model calls are not
+    /// charged to the run's budget.
+    AskOnTheSide,
 }
 
 impl HumanAct {
@@ -87,6 +90,7 @@ impl HumanAct {
             HumanAct::RaiseBudget => "raising a budget",
             HumanAct::AcceptConfig => "applying changed settings to a run (--accept-config)",
             HumanAct::ServeDashboard => "serving the dashboard (tether serve)",
+            HumanAct::AskOnTheSide => "asking about a run on the side (tether side)",
         }
     }
 
@@ -140,6 +144,11 @@ impl HumanAct {
                 "A person serves the dashboard with `tether serve` in their own shell, outside \
                  the agent: it answers questions and starts and resumes runs. The run's own \
                  dashboard already shows what the agent does."
+            }
+            HumanAct::AskOnTheSide => {
+                "A person asks about a run on the side with `tether side` in their own shell, \
+                 outside the agent: its model calls are not charged to the run. An agent reads \
+                 the repository itself, or asks a person with ask_human."
             }
         }
     }

@@ -3,7 +3,8 @@
 //! ([`planning`]); the run's whole configuration, kept to what was recorded or accepted ([`bounds`]); the requests other processes make of a running loop ([`control`]); one
 //! process per run ([`run_lock`]); the acts only a person may do ([`human_act`]) and the
 //! subreaper that keeps an agent's descendants in the loop's tree ([`subreaper`]); setting a repository up ([`init`]) and checking it
-//! ([`validate`]); and every prompt the loops give the agent ([`prompts`]).
+//! ([`validate`]); what a question asked on the side is told of a run ([`side`]); and every
+//! prompt the loops give the agent ([`prompts`]).
 //!
 //! Asking a human (`tether-human`) and signing a goal off (`tether-signoff`) are crates of their
 //! own below this one. It never prints: the binary decides what reaches the terminal, so stdout
@@ -27,6 +28,7 @@ pub mod prompts;
 pub mod ralph;
 pub mod report;
 pub mod schedule;
+pub mod side;
 pub mod snapshot;
 /// The run lock lives with the store, so that every reader of runs can tell a live one.
 pub mod run_lock {

@@ -2,7 +2,8 @@
 //! turns used, each goal's sign-off attempts with the judge's verdict and the quotes it cited,
 //! the questions asked with their answers (those the agent asked through the bridge included:
 //! they carry the run's id), the messages people sent with `tether say` and the notes the agent
-//! left itself with its own, and who asked the run to pause or stop.
+//! left itself with its own, who asked the run to pause or stop, and the questions asked about
+//! it on the side (`tether side`) with their answers.
 //!
 //! It is rendered from the store alone (markdown), so it reads the same on any machine of a
 //! team; `tether report` writes it to `.tether/runs/<run>/report.md` and prints it.
@@ -64,6 +65,7 @@ fn write_report(
     contracts(out, store, run)?;
     questions(out, store, run)?;
     messages(out, store, run)?;
+    side_questions(out, store, run)?;
     changed_files(out, files);
     Ok(())
 }
@@ -151,8 +153,13 @@ fn goals(out: &mut String, verdicts: &[VerdictRecord]) {
         if let Some(exit) = d.verify_exit {
             put!(out, "- verify exited {exit}");
         }
-        if let Some(model) = &d.judge_model {
+        if d.judges.is_empty()
+            && let Some(model) = &d.judge_model
+        {
             put!(out, "- judge: {model}");
+        }
+        for vote in &d.judges {
+            put!(out, "- judge {}: {}", vote.model, vote_line(vote));
         }
         for check in d.checks.as_array().into_iter().flatten() {
             let field = |k: &str| check.get(k).and_then(|v| v.as_str()).unwrap_or("");
@@ -230,6 +237,51 @@ fn messages(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreError
     Ok(())
 }
 
+/// The questions people asked about the run on the side (`tether side`), with their answers:
+/// none reached the agent, and their usage is not the run's.
+fn side_questions(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreError> {
+    let asked: Vec<(i64, String, String, String, String)> = store
+        .events(&run.id, Seq::START, usize::MAX)?
+        .into_iter()
+        .filter_map(|e| match e.event {
+            Some(Event::SideQuestion {
+                question,
+                answer,
+                by,
+                model,
+                ..
+            }) => Some((e.at_ms, question, answer, by, model)),
+            _ => None,
+        })
+        .collect();
+    if asked.is_empty() {
+        return Ok(());
+    }
+    put!(out);
+    put!(out, "## Side questions");
+    put!(out);
+    put!(
+        out,
+        "Asked about the run with `tether side`; none reached the agent, and their model calls \
+         are not charged to the run."
+    );
+    put!(out);
+    for (at, question, answer, by, model) in asked {
+        put!(out, "- {} {by}: {}", utc_clock(at), one_line(&question));
+        put!(out, "  - {model}: {}", one_line(&answer));
+    }
+    Ok(())
+}
+
+/// `text` on one line, cut at 400 characters: a report lists, the record keeps the whole.
+fn one_line(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(400) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
+}
+
 /// What the model calls used — the agent's, each judge's, each goal's — against the budgets,
 /// and the budget that stopped the run.
 fn usage(out: &mut String, run: &Run) {
@@ -272,4 +324,20 @@ fn usage(out: &mut String, run: &Run) {
 #[allow(clippy::cast_precision_loss)]
 fn as_amount(n: u64) -> f64 {
     n as f64
+}
+
+/// One panel judge's vote, for the report: `accepted — its reason (3 calls, 1200 in / 80 out
+/// tokens, $0.0120)`.
+fn vote_line(vote: &tether_store::JudgeVote) -> String {
+    let cost = vote
+        .cost_usd
+        .map_or_else(String::new, |c| format!(", ${c:.4}"));
+    format!(
+        "{} — {} ({} calls, {} in / {} out tokens{cost})",
+        vote.kind.as_str().replace('_', " "),
+        vote.reason,
+        vote.calls,
+        vote.input_tokens,
+        vote.output_tokens
+    )
 }

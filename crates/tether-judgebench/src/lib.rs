@@ -4,6 +4,8 @@
 //! accepts (a gamed completion signed off) and false rejects (an honest one refused), with the
 //! model calls, tokens, cost and time each case took.
 //!
+//! A judge panel is measured the same way, judge by judge, and as a panel ([`panel_case`]).
+//!
 //! A case ([`Case`]) is a small repository written into a temporary directory, one goal's
 //! contract (approved in a throwaway store, so the check runs as in a real run), the agent's
 //! claimed evidence, and the truth: should it be signed off? The corpus that ships in the
@@ -21,11 +23,13 @@
 
 mod case;
 mod corpus;
+mod panel;
 mod repo;
 mod run;
 
 pub use case::{Case, CaseError, Expect, parse};
 pub use corpus::{builtin, from_dir};
+pub use panel::panel_case;
 pub use repo::RepoError;
 pub use run::{
     CaseResult, Got, QuoteCheck, QuoteTotals, RunError, RunOptions, Totals, check_scripted_quotes,

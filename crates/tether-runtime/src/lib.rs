@@ -11,8 +11,8 @@
 //!   driven, with a handle to watch, interrupt or cancel it) and [`served`] (the runs a server
 //!   starts and resumes). Its `mod.rs` lists each part.
 //! - `engines/`: the engine of one command each — [`doctor`], [`status`], [`ask`], [`gate`],
-//!   [`mcp`], [`signoff`], [`plan`], [`drafting`], [`push`], [`demo`], [`judge_test`]. Its
-//!   `mod.rs` says which command each serves.
+//!   [`mcp`], [`signoff`], [`plan`], [`drafting`], [`side`], [`push`], [`demo`],
+//!   [`judge_test`]. Its `mod.rs` says which command each serves.
 //!
 //! Every module of both is re-exported here by its name (`tether_runtime::launch`,
 //! `tether_runtime::doctor`), so a front end does not follow the folders. Beside them, for
@@ -35,7 +35,7 @@ pub use compose::{
     reach, report, sandbox, scheduler, served, store, worktree,
 };
 pub use engines::{
-    ask, demo, doctor, drafting, gate, judge_test, mcp, plan, push, signoff, status,
+    ask, demo, doctor, drafting, gate, judge_test, mcp, plan, push, side, signoff, status,
 };
 pub use error::{Error, Result};
 pub use schema::{agents, declared, schema};

@@ -37,10 +37,12 @@ mod diff;
 mod error;
 pub mod judge;
 mod outcome;
+pub mod panel;
 mod person;
 pub mod prompts;
 pub mod quotes;
 mod record;
+mod ruling;
 pub mod specific;
 mod steps;
 pub mod surface;
@@ -59,6 +61,7 @@ pub use complete::NO_JUDGE_REASON;
 pub use error::{JudgeSetupError, SignoffError};
 pub use judge::Judge;
 pub use outcome::{CancelOutcome, SignoffOutcome};
+pub use panel::Panel;
 pub use record::stamp;
 pub use verdict::Check;
 pub use verify::VerifyResult;
@@ -75,7 +78,7 @@ pub struct Signoff {
     ws: Workspace,
     journal: Journal,
     plan: PathBuf,
-    judge: Option<Judge>,
+    judge: Option<Panel>,
     verify_timeout: Duration,
     run: Option<RunId>,
     /// Variables removed from the environment of verify and git: tether's own keys.
@@ -135,20 +138,26 @@ impl Signoff {
         let judge = match (&config.judge, no_judge) {
             (_, true) => None,
             (None, false) => return Err(JudgeSetupError::NotConfigured),
-            (Some(judge), false) => Some(Judge::from_config(judge, config.model.as_ref(), env)?),
+            (Some(judge), false) => Some(Panel::from_config(judge, config.model.as_ref(), env)?),
         };
         let plan = config.plan_path(ws.root());
         Ok(Signoff::new(ws, journal, plan)
-            .with_judge(judge)
+            .with_panel(judge)
             .with_verify_timeout(Duration::from_secs(config.r#loop.verify_timeout_secs))
             .without_env(config.key_vars())
             .with_git(git_confinement(config)))
     }
 
-    /// Judges with `judge`; `None` signs off by verify alone (`--no-judge`).
+    /// Judges with `judge` alone; `None` signs off by verify alone (`--no-judge`).
     #[must_use]
-    pub fn with_judge(mut self, judge: Option<Judge>) -> Self {
-        self.judge = judge;
+    pub fn with_judge(self, judge: Option<Judge>) -> Self {
+        self.with_panel(judge.map(Panel::one))
+    }
+
+    /// Judges with the judges of `panel`; `None` signs off by verify alone (`--no-judge`).
+    #[must_use]
+    pub fn with_panel(mut self, panel: Option<Panel>) -> Self {
+        self.judge = panel;
         self
     }
 
@@ -253,8 +262,13 @@ impl Signoff {
         diff::collect(&self.ws, &baseline, (self.git, &self.env_remove), cancel).await
     }
 
-    /// The judge, if any.
+    /// The first judge (`[judge]`), if any.
     pub fn judge(&self) -> Option<&Judge> {
+        self.judge.as_ref().map(Panel::first)
+    }
+
+    /// The judges, if any.
+    pub fn panel(&self) -> Option<&Panel> {
         self.judge.as_ref()
     }
 

@@ -7,8 +7,9 @@
 
 use serde_json::Value;
 use tether_plan::Status;
-use tether_store::{NewVerdict, Verdict, VerdictKind};
+use tether_store::{JudgeVote, NewVerdict, Verdict, VerdictKind};
 
+use super::panel::and_list;
 use super::verdict::Check;
 use super::verify::VerifyResult;
 use super::{Signoff, SignoffError, SignoffOutcome};
@@ -16,7 +17,7 @@ use tether_plan::file as plan_file;
 
 /// How the recorded reason of a judge failure begins (for people; the record's kind is what
 /// programs read).
-const JUDGE_UNAVAILABLE: &str = "judge unavailable";
+pub(super) const JUDGE_UNAVAILABLE: &str = "judge unavailable";
 
 /// The longest log line tether appends (in characters, before the stamp).
 const MAX_LOG_CHARS: usize = 400;
@@ -36,10 +37,12 @@ pub(super) struct Decision {
 
 /// A decision with its verdict.
 pub(super) struct Decided {
-    decision: Decision,
-    kind: VerdictKind,
-    reason: String,
-    missing: Vec<String>,
+    pub(super) decision: Decision,
+    pub(super) kind: VerdictKind,
+    pub(super) reason: String,
+    pub(super) missing: Vec<String>,
+    /// A panel's votes, in the order its judges were asked (empty for one judge).
+    pub(super) votes: Vec<JudgeVote>,
 }
 
 impl Decision {
@@ -73,6 +76,7 @@ impl Decision {
             kind: VerdictKind::Accepted,
             reason,
             missing: Vec::new(),
+            votes: Vec::new(),
         }
     }
 
@@ -83,37 +87,7 @@ impl Decision {
             kind: VerdictKind::VerifyFailed,
             reason,
             missing,
-        }
-    }
-
-    /// A reject by the judge (or of its accept, when its quotes do not back it).
-    pub(super) fn reject(self, reason: String, missing: Vec<String>) -> Decided {
-        Decided {
-            decision: self,
-            kind: VerdictKind::JudgeRejected,
-            reason,
-            missing,
-        }
-    }
-
-    /// A reject because the judge ruled the goal impossible or blocked (`kind`): a person must
-    /// act; `reason` is the judge's.
-    pub(super) fn ruled_out(self, kind: VerdictKind, reason: String) -> Decided {
-        Decided {
-            decision: self,
-            kind,
-            reason,
-            missing: Vec::new(),
-        }
-    }
-
-    /// A reject because the judge failed: fail closed.
-    pub(super) fn unavailable(self, why: String) -> Decided {
-        Decided {
-            decision: self,
-            kind: VerdictKind::JudgeUnavailable,
-            reason: format!("{JUDGE_UNAVAILABLE}: {why}"),
-            missing: Vec::new(),
+            votes: Vec::new(),
         }
     }
 }
@@ -126,7 +100,16 @@ impl Signoff {
             kind,
             reason,
             missing,
+            votes,
         } = decided;
+        // A panel's log line names the judges asked.
+        let by = match votes.as_slice() {
+            [] => String::new(),
+            some => {
+                let models: Vec<&str> = some.iter().map(|v| v.model.as_str()).collect();
+                format!(" by judges {}", and_list(&models))
+            }
+        };
         let verdict = kind.verdict();
         let new = NewVerdict {
             run_id: self.run.clone(),
@@ -142,6 +125,7 @@ impl Signoff {
             judge_model: d.judge_model.clone(),
             transcript_path: d.transcript.clone(),
             contract_hash: Some(d.contract_hash.clone()),
+            judges: votes,
         };
         // A process that no longer drives its run records no verdict for it.
         if let Some(run) = &self.run {
@@ -157,7 +141,7 @@ impl Signoff {
         }
         let id = &d.goal_id;
         if verdict == Verdict::Accept {
-            let line = log_line(id, "signed off", &reason, &[]);
+            let line = log_line(id, &format!("signed off{by}"), &reason, &[]);
             self.patch_plan(id, Some(Status::Done), &line)
                 .map_err(|cause| SignoffError::PlanNotPatched {
                     goal_id: id.clone(),
@@ -175,7 +159,7 @@ impl Signoff {
                 transcript: d.transcript,
             })
         } else {
-            let line = log_line(id, "sign-off rejected", &reason, &missing);
+            let line = log_line(id, &format!("sign-off rejected{by}"), &reason, &missing);
             self.patch_plan(id, None, &line)
                 .map_err(|cause| SignoffError::PlanNotPatched {
                     goal_id: id.clone(),

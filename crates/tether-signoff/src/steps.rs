@@ -4,9 +4,13 @@
 use tether_plan::Goal;
 use tokio_util::sync::CancellationToken;
 
+use tether_store::VerdictKind;
+
 use super::record::Decision;
+use super::ruling::Ruling;
 use super::verdict;
 use super::{Signoff, SignoffError, SignoffOutcome, verify};
+use crate::panel::Panel;
 use crate::prompts::{JudgeBrief, request};
 use crate::unchanged;
 
@@ -120,31 +124,26 @@ impl Signoff {
         .map(Err)
     }
 
-    /// The judge reads the repository and rules on the agent's `evidence` and `paths`; its
-    /// verdict recorded (an accept only when its quotes back it).
+    /// The judges read the repository and rule on the agent's `evidence` and `paths`, each in
+    /// turn until the panel is decided; the decision recorded (an accept only when every
+    /// accepting judge's quotes back it).
     pub(super) async fn judge_step(
         &self,
-        judge: &crate::judge::Judge,
+        panel: &Panel,
         goal: &Goal,
         (evidence, paths): (&str, &[String]),
         mut decision: Decision,
         cancel: &CancellationToken,
     ) -> Result<SignoffOutcome, SignoffError> {
-        let (goal_id, attempt) = (decision.goal_id().to_owned(), decision.attempt());
-        decision.judge_model = Some(judge.model_name().to_owned());
-        let transcript = self
-            .files_dir()
-            .join(format!("judge-{goal_id}-{attempt}.jsonl"));
-        decision.transcript = Some(self.ws.display(&transcript).into_owned());
-        // What the work changed, once for this attempt: the judge's brief and the quote check.
+        // What the work changed, once for this attempt: the judges' brief and the quote check.
         let work = self.work_tree(cancel).await;
         let verify_command = goal.verify.as_ref().map(|l| l.value.as_str());
         decision.surface = crate::surface::of(verify_command, &work.changed);
         let brief = JudgeBrief {
-            goal_id: &goal_id,
+            goal_id: decision.goal_id(),
             title: &goal.title,
             done_when: goal.done_when.as_ref().map_or("", |l| l.value.as_str()),
-            verify_command: goal.verify.as_ref().map(|l| l.value.as_str()),
+            verify_command,
             failure_modes: goal
                 .failure_modes
                 .iter()
@@ -157,49 +156,114 @@ impl Signoff {
             changed: &work.changed,
             surface: &decision.surface,
         };
+        let prompt = request(&brief);
+        let mut rulings = Vec::new();
+        for (n, judge) in panel.judges().iter().enumerate() {
+            let name = match panel.is_panel() {
+                false => format!("judge-{}-{}.jsonl", decision.goal_id(), decision.attempt()),
+                true => format!(
+                    "judge-{}-{}-{}.jsonl",
+                    decision.goal_id(),
+                    decision.attempt(),
+                    n + 1
+                ),
+            };
+            let transcript = self.files_dir().join(name);
+            let ruling = self
+                .ruling(
+                    judge,
+                    &prompt,
+                    &transcript,
+                    &work,
+                    decision.goal_id(),
+                    cancel,
+                )
+                .await?;
+            rulings.push(ruling);
+            let accepts = rulings.iter().filter(|r| r.accepted()).count();
+            if panel.decided(accepts, rulings.len() - accepts).is_some() {
+                break;
+            }
+        }
+        self.record(Ruling::decide(panel, rulings, decision))
+    }
+
+    /// One judge's session over `prompt` and its ruling: its verdict, with its own quotes
+    /// checked (an accept they do not back is its reject); what it used charged to the goal.
+    async fn ruling(
+        &self,
+        judge: &crate::judge::Judge,
+        prompt: &str,
+        transcript: &std::path::Path,
+        work: &crate::diff::WorkTree,
+        goal_id: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Ruling, SignoffError> {
         let mut used = crate::judge::SessionUsage::default();
         let session = judge
             .session(
                 self.ws.root(),
-                request(&brief),
-                &transcript,
+                prompt.to_owned(),
+                transcript,
                 cancel,
                 &mut used,
             )
             .await;
-        self.record_judge_usage(&goal_id, &used)?;
+        self.record_judge_usage(goal_id, &used)?;
+        let mut ruling = Ruling {
+            model: judge.model_name().to_owned(),
+            transcript: self.ws.display(transcript).into_owned(),
+            used,
+            kind: VerdictKind::JudgeUnavailable,
+            reason: String::new(),
+            missing: Vec::new(),
+            checks: Vec::new(),
+        };
         let final_message = match session? {
             Ok(text) => text,
-            Err(why) => return self.record(decision.unavailable(why)),
+            Err(why) => return Ok(ruling.unavailable(why)),
         };
         let verdict = match verdict::parse(&final_message) {
             Ok(v) => v,
-            Err(why) => {
-                return self.record(decision.unavailable(format!("no parsable verdict: {why}")));
-            }
+            Err(why) => return Ok(ruling.unavailable(format!("no parsable verdict: {why}"))),
         };
-        decision.checks = verdict.checks.clone();
-        match verdict.decision {
-            verdict::Decision::Reject => {
-                let reason = verdict
-                    .summary
-                    .unwrap_or_else(|| "the judge rejected the claim".to_owned());
-                self.record(decision.reject(reason, verdict.missing))
+        ruling.checks = verdict.checks;
+        ruling.missing = verdict.missing;
+        let summary = verdict.summary;
+        (ruling.kind, ruling.reason) = match verdict.decision {
+            verdict::Decision::Reject => (
+                VerdictKind::JudgeRejected,
+                summary.unwrap_or_else(|| "the judge rejected the claim".to_owned()),
+            ),
+            verdict::Decision::Accept => {
+                let problems = self.backing(&mut ruling.checks, work.clone());
+                if problems.is_empty() {
+                    let reason = summary.unwrap_or_else(|| {
+                        format!(
+                            "the judge accepted, citing {} checked quote(s)",
+                            ruling.checks.len()
+                        )
+                    });
+                    (VerdictKind::Accepted, reason)
+                } else {
+                    let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+                    let reason = format!(
+                        "the judge's accept is not backed by its evidence: {}",
+                        problems.join("; ")
+                    );
+                    ruling.missing.extend(problems);
+                    (VerdictKind::JudgeRejected, reason)
+                }
             }
-            verdict::Decision::Accept => self.accept_if_backed(decision, verdict, work),
             verdict::Decision::Impossible | verdict::Decision::Blocked => {
                 let (kind, word) = match verdict.decision {
-                    verdict::Decision::Impossible => {
-                        (tether_store::VerdictKind::JudgeImpossible, "impossible")
-                    }
-                    _ => (tether_store::VerdictKind::JudgeBlocked, "blocked"),
+                    verdict::Decision::Impossible => (VerdictKind::JudgeImpossible, "impossible"),
+                    _ => (VerdictKind::JudgeBlocked, "blocked"),
                 };
-                let why = verdict
-                    .summary
-                    .unwrap_or_else(|| "the judge gave no reason".to_owned());
-                let reason = format!("the judge ruled the goal {word}: {why}");
-                self.record(decision.ruled_out(kind, reason))
+                let why = summary.unwrap_or_else(|| "the judge gave no reason".to_owned());
+                (kind, format!("the judge ruled the goal {word}: {why}"))
             }
-        }
+        };
+        Ok(ruling)
     }
 }

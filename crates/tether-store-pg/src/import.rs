@@ -327,8 +327,8 @@ async fn insert_verdict(tx: &Tx<'_>, scope: &str, v: &VerdictRecord) -> Result<(
         .prepare_cached(
             "INSERT INTO verdicts (scope, run_id, goal_id, plan_path, attempt, verify_exit, \
              verdict, reason, checks, missing, judge_model, transcript_path, contract_hash, \
-             created_at_ms, kind) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
-             $13, $14, $15) ON CONFLICT (scope, plan_path, goal_id, attempt) DO NOTHING",
+             created_at_ms, kind, judges) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
+             $12, $13, $14, $15, $16) ON CONFLICT (scope, plan_path, goal_id, attempt) DO NOTHING",
         )
         .await?;
     tx.execute(
@@ -349,6 +349,7 @@ async fn insert_verdict(tx: &Tx<'_>, scope: &str, v: &VerdictRecord) -> Result<(
             &d.contract_hash,
             &v.created_at_ms,
             &d.kind.as_str(),
+            &Json(&d.judges),
         ],
     )
     .await?;

@@ -11,7 +11,7 @@ use crate::store::PgStore;
 
 const VERDICT_COLUMNS: &str = "id, created_at_ms, run_id, goal_id, plan_path, attempt, \
                                verify_exit, verdict, reason, checks, missing, judge_model, \
-                               transcript_path, contract_hash, kind";
+                               transcript_path, contract_hash, kind, judges";
 
 impl PgStore {
     /// Records a sign-off decision with its `goal_verdict` event; returns its id.
@@ -23,8 +23,8 @@ impl PgStore {
             .prepare_cached(
                 "INSERT INTO verdicts (scope, run_id, goal_id, plan_path, attempt, verify_exit, \
                  verdict, reason, checks, missing, judge_model, transcript_path, contract_hash, \
-                 created_at_ms, kind) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
-                 $13, $14, $15) RETURNING id",
+                 created_at_ms, kind, judges) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+                 $11, $12, $13, $14, $15, $16) RETURNING id",
             )
             .await?;
         let row = tx
@@ -46,6 +46,7 @@ impl PgStore {
                     &new.contract_hash,
                     &now,
                     &new.kind.as_str(),
+                    &Json(&new.judges),
                 ],
             )
             .await
@@ -243,6 +244,7 @@ fn decode_verdict(row: &Row) -> Result<VerdictRecord> {
     let verify_exit: Option<i64> = get(row, 6, "verdicts.verify_exit")?;
     let Json(checks) = get(row, 9, "verdicts.checks")?;
     let Json(missing) = get(row, 10, "verdicts.missing")?;
+    let Json(judges) = get(row, 15, "verdicts.judges")?;
     Ok(VerdictRecord {
         id: get(row, 0, "verdicts.id")?,
         created_at_ms: get(row, 1, "verdicts.created_at_ms")?,
@@ -260,6 +262,7 @@ fn decode_verdict(row: &Row) -> Result<VerdictRecord> {
             judge_model: get(row, 11, "verdicts.judge_model")?,
             transcript_path: get(row, 12, "verdicts.transcript_path")?,
             contract_hash: get(row, 13, "verdicts.contract_hash")?,
+            judges,
         },
     })
 }

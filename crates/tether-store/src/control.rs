@@ -1,5 +1,6 @@
-//! What any process may ask of a run — pause it, cancel it, give its agent a message — for the
-//! CLI (`tether pause`, `cancel`, `say`) and the dashboard alike. A pause and a message say who
+//! What any process may ask of a run — pause it, cancel it, give its agent a message, record a
+//! question asked about it on the side — for the CLI (`tether pause`, `cancel`, `say`, `side`)
+//! and the dashboard alike. A pause and a message say who
 //! asked: a person, or the run's own agent ([`Author`]), so its words are never taken for a
 //! person's.
 //!
@@ -13,7 +14,7 @@
 use std::path::Path;
 
 use crate::run_lock::RunLock;
-use crate::{Author, Event, Outcome, Run, RunId, RunStatus, Store, StoreError};
+use crate::{Author, Event, Outcome, Run, RunId, RunStatus, Seq, Store, StoreError};
 
 /// A run could not be found or changed.
 #[derive(Debug, thiserror::Error)]
@@ -145,4 +146,48 @@ pub fn say(
         },
     )?;
     Ok(Control::Requested)
+}
+
+/// A question asked about a run on the side (`tether side`), answered: what is recorded.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SideAnswered {
+    /// The question.
+    pub question: String,
+    /// The side model's answer.
+    pub answer: String,
+    /// Who asked.
+    pub by: String,
+    /// The model that answered, for people (`openai-chat qwen3-coder`).
+    pub model: String,
+    /// The model calls made.
+    pub calls: u32,
+    /// Tokens sent, cache reads and writes included.
+    pub input_tokens: u64,
+    /// Of those, read from the provider's prompt cache.
+    pub cached_input_tokens: u64,
+    /// Of those, written to the provider's prompt cache.
+    pub cache_write_input_tokens: u64,
+    /// Tokens produced.
+    pub output_tokens: u64,
+    /// Their cost in US dollars, from the model's price.
+    pub cost_usd: Option<f64>,
+}
+
+/// Records a side question and its answer in `run`'s journal, whatever the run's state (an
+/// ended run too: it is only a question about it). The loop never acts on it: it is neither a
+/// request nor a message, the agent never sees it, and the run's state does not move.
+pub fn side_question(store: &Store, run: &Run, asked: SideAnswered) -> Result<Seq, ControlError> {
+    let event = Event::SideQuestion {
+        question: asked.question,
+        answer: asked.answer,
+        by: asked.by,
+        model: asked.model,
+        calls: asked.calls,
+        input_tokens: asked.input_tokens,
+        cached_input_tokens: asked.cached_input_tokens,
+        cache_write_input_tokens: asked.cache_write_input_tokens,
+        output_tokens: asked.output_tokens,
+        cost_usd: asked.cost_usd,
+    };
+    Ok(store.append(Some(&run.id), &event)?)
 }

@@ -221,6 +221,36 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Author::is_person")]
         author: Author,
     },
+    /// A person asked a question about the run on the side (`tether side`, the dashboard's
+    /// "Ask about this run") and the side model answered it from the run's record and the
+    /// repository. Nothing of it reaches the run's agent and the loop never acts on it: it moves
+    /// neither the run's state nor its clock, and its usage is not charged to the run's budget.
+    SideQuestion {
+        /// The question.
+        question: String,
+        /// The side model's answer, as it gave it.
+        answer: String,
+        /// Who asked (`ana`, `web:ana`).
+        by: String,
+        /// The model that answered (`openai-chat qwen3-coder`).
+        model: String,
+        /// The model calls made.
+        #[serde(default = "one")]
+        calls: u32,
+        /// Tokens sent to the model, cache reads and writes included.
+        input_tokens: u64,
+        /// Of those, the tokens read from the provider's prompt cache.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        cached_input_tokens: u64,
+        /// Of those, the tokens written to the provider's prompt cache.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        cache_write_input_tokens: u64,
+        /// Tokens the model produced.
+        output_tokens: u64,
+        /// What the calls cost in US dollars, from the model's price.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+    },
     /// Every message queued before this event was put into iteration `n`'s prompt.
     MessageDelivered {
         /// The iteration that carried the messages.
@@ -356,6 +386,7 @@ impl Event {
             Event::Resumed { .. } => "resumed",
             Event::CancelRequested { .. } => "cancel_requested",
             Event::MessageQueued { .. } => "message_queued",
+            Event::SideQuestion { .. } => "side_question",
             Event::MessageDelivered { .. } => "message_delivered",
             Event::QuestionAsked { .. } => "question_asked",
             Event::QuestionAnswered { .. } => "question_answered",

@@ -90,6 +90,7 @@ pub fn writes_for(before: &RunState, event: &Event) -> Vec<IterationWrite> {
         | Event::PauseRequested { .. }
         | Event::CancelRequested { .. }
         | Event::MessageQueued { .. }
+        | Event::SideQuestion { .. }
         | Event::MessageDelivered { .. }
         | Event::QuestionAsked { .. }
         | Event::QuestionAnswered { .. }

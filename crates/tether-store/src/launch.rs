@@ -6,7 +6,8 @@
 //! runs links the dashboard.
 //!
 //! Like [`crate::control`]'s pause, cancel and message, these are requests any process may make
-//! of runs; unlike them, they are not events: the launcher answers them in its own process.
+//! of runs; unlike them, they are not events: the launcher answers them in its own process. So
+//! does a [`SideAsker`], which answers a question about a run on the side.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -231,6 +232,31 @@ pub trait Launcher: Send + Sync {
     /// [`LaunchError::ConfigChanged`] unless `accept_config` (a person saw the differences and
     /// applies the file's).
     fn resume(&self, id: RunId, accept_config: bool) -> BoxFuture<'_, Result<(), LaunchError>>;
+}
+
+/// The answer to a question asked about a run on the side ([`SideAsker`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SideReply {
+    /// The side model's answer, as it gave it (escape it before showing it).
+    pub answer: String,
+    /// The model that answered, for people (`openai-chat qwen3-coder`).
+    pub model: String,
+    /// The `side_question` event recording it in the run's journal.
+    pub seq: crate::Seq,
+}
+
+/// Answers questions about runs on the side (the dashboard's "Ask about this run"): the serving
+/// process composes the side model (`tether_runtime::side`), reads the run's record and the
+/// repository, and records the question and its answer in the run's journal. It never reaches
+/// the run's agent nor changes the run.
+pub trait SideAsker: Send + Sync {
+    /// Asks `question` about run `id` for `by`: the side model's answer once it gives it.
+    fn ask(
+        &self,
+        id: RunId,
+        question: String,
+        by: String,
+    ) -> BoxFuture<'_, Result<SideReply, LaunchError>>;
 }
 
 #[cfg(test)]

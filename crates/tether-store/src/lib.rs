@@ -130,7 +130,7 @@ pub use state::{
 };
 pub use store::{Durability, StoreOptions, now_ms};
 pub use tether_budget::{Budget, Overrun, Spending, Unit, first_spent};
-pub use verdicts::{NewVerdict, VerdictRecord};
+pub use verdicts::{JudgeVote, NewVerdict, VerdictRecord};
 pub use vocab::{
     Author, IterationOutcome, JudgeRole, Outcome, QuestionStatus, Rule, RunKind, RunStatus,
     UnknownValue, Verdict, VerdictKind,

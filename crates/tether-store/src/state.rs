@@ -365,6 +365,11 @@ impl RunState {
 
     /// Folds in one event appended at `seq` and `at_ms`. Pure: same inputs, same state.
     pub fn apply(&mut self, seq: Seq, at_ms: i64, event: &Event) {
+        if let Event::SideQuestion { .. } = event {
+            // A question on the side is no step of the run: its activity and clock stay put.
+            self.last_event_seq = seq;
+            return;
+        }
         self.running_ms = self.running_ms_at(at_ms);
         self.note_position(seq, at_ms, event.kind());
         if self.usage_limit.is_some() && ends_a_usage_wait(event) {
@@ -469,6 +474,7 @@ impl RunState {
             | Event::FleetStarted { .. }
             | Event::FleetGoalMoved { .. }
             | Event::FleetEnded { .. }
+            | Event::SideQuestion { .. }
             | Event::QuestionRepeated { .. } => {}
             Event::PauseRequested { by, .. } => self.pause_requested = Some(by.clone()),
             Event::Paused { .. } => {

@@ -6,7 +6,7 @@
 //! event in the same transaction, so the journal stays the complete record.
 
 use rusqlite::params;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::Result;
@@ -47,6 +47,38 @@ pub struct NewVerdict {
     pub transcript_path: Option<String>,
     /// The hash of the contract the attempt was judged against.
     pub contract_hash: Option<String>,
+    /// Each judge's vote when a panel judged (in the order they were asked); empty for one
+    /// judge, whose verdict is the record itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judges: Vec<JudgeVote>,
+}
+
+/// One judge's vote in a panel's sign-off: its model, what it decided (its own quotes checked:
+/// an accept they do not back is its reject) and what its session used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeVote {
+    /// Its model, as the verdict names it.
+    pub model: String,
+    /// What it decided: accepted, judge_rejected, judge_unavailable, judge_impossible or
+    /// judge_blocked.
+    pub kind: VerdictKind,
+    /// Why (its summary, or what was wrong with its quotes, or why it could not judge).
+    pub reason: String,
+    /// Its model calls.
+    #[serde(default)]
+    pub calls: u32,
+    /// Tokens sent, cache reads and writes included.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Tokens produced.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// What its calls cost in US dollars, from its price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Where its transcript was saved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_path: Option<String>,
 }
 
 /// A recorded sign-off decision.
@@ -63,7 +95,7 @@ pub struct VerdictRecord {
 
 const VERDICT_COLUMNS: &str = "id, created_at_ms, run_id, goal_id, plan_path, attempt, \
                                verify_exit, verdict, reason, checks, missing, judge_model, \
-                               transcript_path, contract_hash, kind";
+                               transcript_path, contract_hash, kind, judges";
 
 impl Sqlite {
     pub fn insert_verdict(&self, new: &NewVerdict) -> Result<i64> {
@@ -75,8 +107,8 @@ impl Sqlite {
         tx.execute(
             "INSERT INTO verdicts (run_id, goal_id, plan_path, attempt, verify_exit, verdict, \
              reason, checks, missing, judge_model, transcript_path, contract_hash, \
-             created_at_ms, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, \
-             ?13, ?14)",
+             created_at_ms, kind, judges) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
+             ?12, ?13, ?14, ?15)",
             params![
                 new.run_id.as_ref().map(RunId::as_str),
                 new.goal_id,
@@ -92,6 +124,7 @@ impl Sqlite {
                 new.contract_hash,
                 now,
                 new.kind.as_str(),
+                serde_json::to_string(&new.judges)?,
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -168,6 +201,7 @@ struct RawVerdict {
     transcript_path: Option<String>,
     contract_hash: Option<String>,
     kind: String,
+    judges: String,
 }
 
 fn raw_verdict(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawVerdict> {
@@ -187,6 +221,7 @@ fn raw_verdict(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawVerdict> {
         transcript_path: r.get(12)?,
         contract_hash: r.get(13)?,
         kind: r.get(14)?,
+        judges: r.get(15)?,
     })
 }
 
@@ -208,6 +243,7 @@ fn decode_verdict(raw: RawVerdict) -> Result<VerdictRecord> {
             judge_model: raw.judge_model,
             transcript_path: raw.transcript_path,
             contract_hash: raw.contract_hash,
+            judges: row::json("verdicts.judges", &raw.judges)?,
         },
     })
 }

@@ -400,6 +400,71 @@ pub(crate) async fn say(
     Ok(reply(done))
 }
 
+/// `{"question": …, "by": …}` for a side question.
+#[derive(Debug, Deserialize)]
+pub(crate) struct SideBody {
+    question: String,
+    #[serde(default)]
+    by: Option<String>,
+}
+
+/// A side question answered, as the API reports it.
+#[derive(Debug, Serialize)]
+pub(crate) struct SideAnswer {
+    /// The run asked about.
+    pub run: String,
+    /// The question.
+    pub question: String,
+    /// The side model's answer, as it gave it.
+    pub answer: String,
+    /// The model that answered.
+    pub model: String,
+    /// The `side_question` event recording it.
+    pub seq: i64,
+}
+
+/// Asks `question` about run `id` on the side for `by`, with the server's side asker: the
+/// answer once the side model gives it. Nothing reaches the run's agent.
+pub(crate) async fn ask_side(
+    app: &Arc<App>,
+    id: &str,
+    question: String,
+    by: &str,
+) -> Result<SideAnswer, WebError> {
+    let run = run_id(id)?;
+    let Some(asker) = app.side.clone() else {
+        return Err(WebError::NotImplemented(
+            "this dashboard does not answer side questions (it is a run's own, or it shows a \
+             store other than its workspace's): ask from `tether serve` in the workspace, or \
+             with `tether side`"
+                .to_owned(),
+        ));
+    };
+    if question.trim().is_empty() {
+        return Err(WebError::BadRequest("the question is empty".to_owned()));
+    }
+    let by = format!("web:{}", responder(Some(by)));
+    let reply = asker.ask(run.clone(), question.clone(), by).await?;
+    Ok(SideAnswer {
+        run: run.to_string(),
+        question,
+        answer: reply.answer,
+        model: reply.model,
+        seq: reply.seq.0,
+    })
+}
+
+/// `POST /api/runs/{id}/side`: a question about the run asked on the side, answered by the side
+/// model (200 with the answer); the run and its agent are left alone.
+pub(crate) async fn side(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Body(body): Body<SideBody>,
+) -> Result<Json<SideAnswer>, WebError> {
+    let by = body.by.unwrap_or_default();
+    Ok(Json(ask_side(&app, &id, body.question, &by).await?))
+}
+
 /// `GET /api/plan`: the workspace's plan as the run page shows it.
 pub(crate) async fn plan(State(app): State<Arc<App>>) -> Result<Json<Value>, WebError> {
     let ws = app.ws.clone();

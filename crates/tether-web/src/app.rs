@@ -24,4 +24,6 @@ pub(crate) struct App {
     pub stop: CancellationToken,
     /// Starts and resumes runs, when this server may (`tether serve`'s).
     pub launcher: Option<Arc<dyn crate::launch::Launcher>>,
+    /// Answers questions about runs on the side, when this server may (`tether serve`'s).
+    pub side: Option<Arc<dyn tether_store::launch::SideAsker>>,
 }

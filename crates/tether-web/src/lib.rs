@@ -54,3 +54,4 @@ pub use error::WebError;
 pub use hub::Wakes;
 pub use launch::{LaunchError, Launcher, NewRun, Started};
 pub use server::{Bound, Settings, bind, bind_to, embedded};
+pub use tether_store::launch::{SideAsker, SideReply};

@@ -23,6 +23,7 @@ use crate::hub::{self, Hub};
 use crate::launch::{self, Launcher};
 use crate::security::{self, Guard};
 use crate::{api, pages};
+use tether_store::launch::SideAsker;
 
 /// Where and how to serve.
 #[derive(Debug, Clone)]
@@ -53,6 +54,7 @@ pub struct Bound {
     guard: Guard,
     addr: SocketAddr,
     launcher: Option<Arc<dyn Launcher>>,
+    side: Option<Arc<dyn SideAsker>>,
 }
 
 /// The workspace's own store: the SQLite file under its `.tether/`.
@@ -94,6 +96,7 @@ pub fn bind_to(
         guard,
         addr,
         launcher: None,
+        side: None,
     })
 }
 
@@ -120,6 +123,14 @@ impl Bound {
     #[must_use]
     pub fn launch_with(mut self, launcher: Arc<dyn Launcher>) -> Bound {
         self.launcher = Some(launcher);
+        self
+    }
+
+    /// Answers questions about runs on the side with `side` (`POST /api/runs/{id}/side`, the
+    /// run page's "Ask about this run").
+    #[must_use]
+    pub fn side_with(mut self, side: Arc<dyn SideAsker>) -> Bound {
+        self.side = Some(side);
         self
     }
 
@@ -179,6 +190,7 @@ impl Bound {
             guard: self.guard,
             stop: stop.clone(),
             launcher: self.launcher,
+            side: self.side,
         });
         let router = routes(app);
         axum::serve(listener, router)
@@ -199,6 +211,7 @@ fn routes(app: Arc<App>) -> Router {
         .route("/runs/{id}/pause", post(pages::pause))
         .route("/runs/{id}/cancel", post(pages::cancel))
         .route("/runs/{id}/say", post(pages::say))
+        .route("/runs/{id}/side", post(pages::side))
         .route("/runs", post(launch::start_form))
         .route("/runs/{id}/resume", post(launch::resume_form))
         .route("/assets/app.css", get(pages::css))
@@ -213,6 +226,7 @@ fn routes(app: Arc<App>) -> Router {
         .route("/api/runs/{id}/pause", post(api::pause))
         .route("/api/runs/{id}/cancel", post(api::cancel))
         .route("/api/runs/{id}/say", post(api::say))
+        .route("/api/runs/{id}/side", post(api::side))
         .route("/api/events", get(api::events))
         .route("/api/questions", get(api::questions))
         .route("/api/questions/{id}/answer", post(api::answer))

@@ -50,6 +50,10 @@ pub enum Command {
     Cancel(RunArg),
     /// Send the agent of a run a message, delivered at the start of its next iteration.
     Say(SayArgs),
+    /// Ask a question about a run on the side, answered by the side model ([side], else
+    /// [model]) from the run's record and the repository; it never reaches the agent nor
+    /// pauses the run (default: the latest run).
+    Side(SideArgs),
     /// Ask a human from any script and print the answer (waits as long as it takes; Ctrl+C
     /// leaves the question pending).
     Ask(AskArgs),
@@ -380,6 +384,19 @@ pub struct SayArgs {
     /// The run (default: the latest).
     #[arg(long)]
     pub run: Option<String>,
+}
+
+/// Options of `tether side`.
+#[derive(Debug, Args)]
+pub struct SideArgs {
+    /// The question about the run.
+    pub question: String,
+    /// The run (default: the latest).
+    #[arg(long)]
+    pub run: Option<String>,
+    /// Print `{"run", "question", "answer", "model", ...}` as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `tether ask`.

@@ -24,7 +24,7 @@ fn a_judge_on_the_executors_model_is_a_problem() {
     assert_eq!(
         problem(&text),
         "tether.toml:5: judge: the judge is the executor's own model (openai-chat qwen3-coder \
-         at http://127.0.0.1:8080/v1), but the judge must be independent; set \
+         at http://127.0.0.1:8080/v1), but every judge must be independent; set \
          `judge.same_model = true` or pick another model"
     );
 }
@@ -161,4 +161,90 @@ fn a_command_for_another_kind_is_a_problem() {
 #[test]
 fn an_invalid_kind_does_not_add_command_problems() {
     assert!(problem("[executor]\nkind = \"bogus\"\ncommand = [\"x\"]\n").contains("executor.kind"));
+}
+
+#[test]
+fn a_panel_is_read_in_order_with_how_it_agrees() {
+    let panel = "agree = \"majority\"\n\
+                 [[judge.panel]]\napi = \"anthropic\"\nbase_url = \"http://127.0.0.1:9\"\n\
+                 model = \"second\"\napi_key_env = \"SECOND_KEY\"\ntimeout_secs = 30\n\
+                 [[judge.panel]]\napi = \"openai-chat\"\nbase_url = \"http://127.0.0.1:10\"\n\
+                 model = \"third\"\n";
+    let read = config(&format!(
+        "{MODEL}{}",
+        judge("http://127.0.0.1:8080/v1", "first", panel)
+    ))
+    .judge
+    .unwrap();
+    assert_eq!(read.agree, tether_config::Agree::Majority);
+    let names: Vec<&str> = read.judges().map(|j| j.endpoint.model.as_str()).collect();
+    assert_eq!(names, ["first", "second", "third"]);
+    assert_eq!(read.panel[0].timeout_secs, 30);
+    assert_eq!(read.panel[1].timeout_secs, 600);
+    let config = config(&format!(
+        "{MODEL}{}",
+        judge("http://127.0.0.1:8080/v1", "first", panel)
+    ));
+    assert!(
+        config.key_vars().contains(&"SECOND_KEY".to_owned()),
+        "a panel judge's key is tether's"
+    );
+    assert_eq!(
+        config.key_setting("SECOND_KEY").unwrap(),
+        "[judge.panel] api_key_env"
+    );
+}
+
+#[test]
+fn a_panel_entry_has_the_keys_of_a_judge_but_agree_and_panel() {
+    let text = format!(
+        "{MODEL}{}",
+        judge(
+            "http://127.0.0.1:8080/v1",
+            "first",
+            "[[judge.panel]]\napi = \"openai-chat\"\nbase_url = \"http://127.0.0.1:9\"\n\
+             model = \"second\"\nagree = \"all\"\n"
+        )
+    );
+    let found = problem(&text);
+    assert!(found.contains("judge.panel.agree: unknown key"), "{found}");
+}
+
+#[test]
+fn agree_is_all_or_majority_and_a_panel_judge_is_independent_too() {
+    let text = format!(
+        "{MODEL}{}",
+        judge("http://127.0.0.1:8080/v1", "first", "agree = \"most\"\n")
+    );
+    assert!(
+        problem(&text).contains("judge.agree: must be one of all | majority"),
+        "{}",
+        problem(&text)
+    );
+    let text = format!(
+        "{MODEL}{}",
+        judge(
+            "http://127.0.0.1:8080/v1",
+            "first",
+            "[[judge.panel]]\napi = \"openai-chat\"\nbase_url = \"http://127.0.0.1:8080/v1\"\n\
+             model = \"qwen3-coder\"\n"
+        )
+    );
+    let found = problem(&text);
+    assert!(
+        found.contains("a judge of the panel is the executor's own model"),
+        "{found}"
+    );
+    assert!(found.contains("`judge.panel.same_model = true`"), "{found}");
+    assert_eq!(
+        config(&format!(
+            "{MODEL}{}",
+            judge("http://127.0.0.1:8080/v1", "first", "")
+        ))
+        .judge
+        .unwrap()
+        .agree,
+        tether_config::Agree::All,
+        "all is the default"
+    );
 }

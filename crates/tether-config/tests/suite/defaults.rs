@@ -88,6 +88,12 @@ model = "small"
 price_per_mtok = { input = 0.1, output = 0.4 }
 timeout_secs = 20
 
+[side]
+api = "anthropic"
+base_url = "https://api.anthropic.com"
+model = "claude-haiku-4-5"
+api_key_env = "SIDE_KEY"
+
 [loop]
 max_iterations = 0
 max_tokens = "400k"
@@ -146,6 +152,8 @@ command = ["my-agent", "--print", ""]
             },
             same_model: true,
             timeout_secs: 120,
+            agree: tether_config::Agree::All,
+            panel: Vec::new(),
         }),
         planning: Some(PlanningConfig {
             model: Some("gpt-5-pro".into()),
@@ -165,6 +173,13 @@ command = ["my-agent", "--print", ""]
                 }),
             },
             timeout_secs: 20,
+        }),
+        side: Some(ModelConfig {
+            api: Api::Anthropic,
+            base_url: "https://api.anthropic.com".into(),
+            model: "claude-haiku-4-5".into(),
+            api_key_env: Some("SIDE_KEY".into()),
+            price: None,
         }),
         r#loop: LoopConfig {
             max_iterations: 0,
@@ -220,7 +235,12 @@ command = ["my-agent", "--print", ""]
     );
     assert_eq!(
         config.key_vars(),
-        ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_PAGER_KEY"]
+        [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "SIDE_KEY",
+            "MY_PAGER_KEY"
+        ]
     );
 }
 
@@ -440,4 +460,32 @@ fn planning_overrides_the_model_and_stands_alone_only_when_complete() {
     let keys: Vec<String> = err.problems().iter().map(|p| p.key.clone()).collect();
     assert_eq!(keys, ["planning.api", "planning.base_url"]);
     assert_eq!(config("").planning_model(), None);
+}
+
+#[test]
+fn side_is_its_own_endpoint_and_defaults_to_the_model() {
+    let model = "[model]\napi = \"openai-chat\"\nbase_url = \"http://m\"\nmodel = \"worker\"\n";
+    let alone = config(model);
+    assert_eq!(alone.side, None);
+    assert_eq!(alone.side_model().map(|m| m.model.as_str()), Some("worker"));
+    let both = config(&format!(
+        "{model}[side]\napi = \"anthropic\"\nbase_url = \"http://s\"\nmodel = \"asker\"\n\
+         api_key_env = \"SIDE_K\"\n"
+    ));
+    let side = both.side_model().unwrap();
+    assert_eq!(
+        (side.api, side.base_url.as_str(), side.model.as_str()),
+        (Api::Anthropic, "http://s", "asker")
+    );
+    assert!(both.key_vars().contains(&"SIDE_K".to_owned()));
+    assert_eq!(config("").side_model(), None);
+    let err = tether_config::parse(
+        &schema(),
+        "[side]\nmodel = \"asker\"\n",
+        Path::new("tether.toml"),
+        &MapEnv::new(),
+    )
+    .unwrap_err();
+    let keys: Vec<String> = err.problems().iter().map(|p| p.key.clone()).collect();
+    assert_eq!(keys, ["side.api", "side.base_url"]);
 }

@@ -54,6 +54,10 @@ fn suggestions_cover_every_table() {
             "tether.toml:2: pager.rom: unknown key; did you mean `room`?",
         ),
         (
+            "[side]\napi = \"anthropic\"\nbase_url = \"http://h\"\nmodel = \"m\"\ntimeout_secs = 9\n",
+            "tether.toml:5: side.timeout_secs: unknown key; `timeout_secs` belongs in [judge] or [loop_judge] or [human]",
+        ),
+        (
             "[executor]\nkidn = \"pi\"\n",
             "tether.toml:2: executor.kidn: unknown key; did you mean `kind`?",
         ),
@@ -87,8 +91,8 @@ fn a_far_off_key_gets_no_guess_but_the_valid_keys() {
     );
     assert_eq!(
         problem("wibble = 1\n"),
-        "tether.toml:1: wibble: unknown key; the top level has plan, model, planning, judge, loop_judge, loop, \
-         human, notify, pager, executor, server, store, sandbox, run, schedule"
+        "tether.toml:1: wibble: unknown key; the top level has plan, model, planning, judge, loop_judge, side, \
+         loop, human, notify, pager, executor, server, store, sandbox, run, schedule"
     );
 }
 

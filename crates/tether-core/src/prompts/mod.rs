@@ -8,7 +8,8 @@
 //! injection and asking guidance ([`goal`]); what a prompt owes the agent after its fixed part
 //! — messages a person sent, answers a resumed run delivers, the goal loop's reminders, nudges
 //! and continuation line ([`feedback`]); the loop judge's question about each iteration
-//! ([`loop_judge`]). The Ralph loop's prompt is here. Asking a human's texts
+//! ([`loop_judge`]); a person's question about a run, asked on the side ([`side`]). The Ralph
+//! loop's prompt is here. Asking a human's texts
 //! live with the broker (`tether_human::prompts`), the judge's with the sign-off
 //! (`tether_signoff::prompts`).
 
@@ -16,6 +17,7 @@ pub mod drafting;
 pub mod feedback;
 pub mod goal;
 pub mod loop_judge;
+pub mod side;
 
 pub use feedback::Feedback;
 

@@ -121,6 +121,7 @@ pub(super) fn sign_off_by(root: &Path, goal: &str, patch_plan: bool, judge: Opti
             judge_model: judge.map(str::to_owned),
             transcript_path: None,
             contract_hash: Some(hash),
+            judges: Vec::new(),
         })
         .unwrap();
     if patch_plan {
@@ -161,6 +162,7 @@ fn reject(root: &Path, reason: &str, exit: Option<i32>) {
             judge_model: (!reason.starts_with("verify")).then(|| "judge".into()),
             transcript_path: None,
             contract_hash: None,
+            judges: Vec::new(),
         })
         .unwrap();
 }

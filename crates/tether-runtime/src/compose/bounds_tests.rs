@@ -37,6 +37,12 @@ const LOOP_JUDGE: &[Entry] = &[
     ("loop_judge", "base_url", "\"http://127.0.0.1:6\""),
     ("loop_judge", "model", "\"l\""),
 ];
+/// The side model's required keys.
+const SIDE: &[Entry] = &[
+    ("side", "api", "\"openai-chat\""),
+    ("side", "base_url", "\"http://127.0.0.1:2\""),
+    ("side", "model", "\"s\""),
+];
 
 /// For each setting: what else the file needs for it to be valid, and the value an edit gives
 /// it (the file before has the context only; a required key's context holds another value).
@@ -62,12 +68,22 @@ fn edit(table: &str, key: &str) -> Option<(&'static [Entry], &'static str)> {
         ("judge", "price_per_mtok") => (JUDGE, price),
         ("judge", "same_model") => (JUDGE, "true"),
         ("judge", "timeout_secs") => (JUDGE, "30"),
+        ("judge", "agree") => (JUDGE, "\"majority\""),
+        ("judge", "panel") => (
+            JUDGE,
+            "[{ api = \"openai-chat\", base_url = \"http://127.0.0.1:9\", model = \"q\" }]",
+        ),
         ("loop_judge", "api") => (LOOP_JUDGE, "\"anthropic\""),
         ("loop_judge", "base_url") => (LOOP_JUDGE, "\"http://127.0.0.1:3\""),
         ("loop_judge", "model") => (LOOP_JUDGE, "\"o\""),
         ("loop_judge", "api_key_env") => (LOOP_JUDGE, "\"LOOP_KEY\""),
         ("loop_judge", "price_per_mtok") => (LOOP_JUDGE, price),
         ("loop_judge", "timeout_secs") => (LOOP_JUDGE, "30"),
+        ("side", "api") => (SIDE, "\"anthropic\""),
+        ("side", "base_url") => (SIDE, "\"http://127.0.0.1:1\""),
+        ("side", "model") => (SIDE, "\"t\""),
+        ("side", "api_key_env") => (SIDE, "\"SIDE_KEY\""),
+        ("side", "price_per_mtok") => (SIDE, price),
         ("loop", "max_iterations") => (NONE, "5"),
         ("loop", "max_tokens") => (NONE, "\"2M\""),
         ("loop", "max_cost_usd") => (NONE, "7"),

@@ -13,6 +13,8 @@
 //! - [`plan`]: the flags on a plan's goals only the store can tell (`tether plan`), and a
 //!   criterion added (`tether goal add-criterion`).
 //! - [`drafting`]: the restricted agent plan mode (`tether plan new`) drafts with.
+//! - [`side`]: a question about a run asked on the side (`tether side`, the dashboard's "Ask
+//!   about this run"), answered by a read-only model session that never reaches the run.
 //! - [`push`]: a workspace's history copied into the team store (`tether store push`).
 //! - [`demo`]: `tether demo`'s run, with scripted models.
 //! - [`judge_test`]: the judge measured on the corpus (`tether judge test`).
@@ -26,5 +28,6 @@ pub mod judge_test;
 pub mod mcp;
 pub mod plan;
 pub mod push;
+pub mod side;
 pub mod signoff;
 pub mod status;

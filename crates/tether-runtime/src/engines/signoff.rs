@@ -60,12 +60,14 @@ impl ByPerson {
         })
     }
 
-    /// Who judges, for people: `judge <model>`, or `no judge`.
+    /// Who judges, for people: `judge <model>`, `judges <a> and <b> (all must accept)`, or
+    /// `no judge`.
     pub fn judge(&self) -> String {
-        self.signoff.judge().map_or_else(
-            || "no judge".to_owned(),
-            |j| format!("judge {}", j.model_name()),
-        )
+        match self.signoff.panel() {
+            None => "no judge".to_owned(),
+            Some(panel) if panel.is_panel() => format!("judges {}", panel.describe()),
+            Some(panel) => format!("judge {}", panel.describe()),
+        }
     }
 
     /// Verify, then the judge, on goal `id` with the person's `evidence` and `paths`.

@@ -118,7 +118,17 @@ impl Fx {
     }
 
     pub async fn complete(&self, judge: Option<Judge>) -> SignoffOutcome {
-        self.signoff(judge)
+        self.complete_by(self.signoff(judge)).await
+    }
+
+    /// Goal `add` signed off (or not) by the judges of `panel`.
+    pub async fn complete_with(&self, panel: tether_signoff::Panel) -> SignoffOutcome {
+        self.complete_by(self.signoff(None).with_panel(Some(panel)))
+            .await
+    }
+
+    async fn complete_by(&self, signoff: Signoff) -> SignoffOutcome {
+        signoff
             .complete(
                 "add",
                 "add returns a + b; check.sh passes",
@@ -157,9 +167,14 @@ impl Fx {
 
 /// A scripted judge (the script is shared, so `script.served()` counts its model calls).
 pub fn scripted(script: &Script) -> Judge {
+    scripted_as(script, "judge-model")
+}
+
+/// A scripted judge on the model `name`.
+pub fn scripted_as(script: &Script, name: &str) -> Judge {
     Judge::new(
         Arc::new(ScriptedModel::new(script.clone())),
-        "judge-model",
+        name,
         Duration::from_secs(30),
     )
 }

@@ -48,6 +48,8 @@ async fn a_judge_over_http_accepts_and_its_errors_and_silence_are_rejects() {
         },
         same_model: false,
         timeout_secs: 30,
+        agree: tether_config::Agree::All,
+        panel: Vec::new(),
     };
 
     server.fault_next(1, Fault::Status(400));
@@ -99,6 +101,8 @@ fn a_judge_that_is_the_executors_model_is_refused_unless_allowed() {
         },
         same_model: false,
         timeout_secs: 5,
+        agree: tether_config::Agree::All,
+        panel: Vec::new(),
     };
     let err = Judge::from_config(&judge, Some(&model), &MapEnv::new()).unwrap_err();
     assert!(matches!(err, JudgeSetupError::SameModel { .. }));

@@ -1,5 +1,6 @@
 mod contract;
 mod http;
 mod judge;
+mod panel;
 mod tools;
 mod verify;

@@ -16,6 +16,7 @@ on_both_backends!(
     a_workspace_path_that_is_not_utf8_is_refused,
     runs_are_filtered_by_machine_workspace_and_state,
     usage_with_the_caches_reads_and_writes_is_kept_and_summed,
+    a_side_question_round_trips_and_leaves_the_run_as_it_was,
 );
 
 fn runs_are_created_listed_and_paged(b: &Backend) {
@@ -346,4 +347,43 @@ fn usage_with_the_caches_reads_and_writes_is_kept_and_summed(b: &Backend) {
     );
     assert_eq!(state.judge_usage.cache_write_input_tokens, 3000);
     assert_eq!(state.goal_usage["g1"].usage.cache_write_input_tokens, 8000);
+}
+
+fn a_side_question_round_trips_and_leaves_the_run_as_it_was(b: &Backend) {
+    let store = &b.store;
+    let id = run(store);
+    store
+        .append(Some(&id), &Event::IterationStarted { n: 1 })
+        .unwrap();
+    let before = store.run(&id).unwrap().state;
+    let asked = Event::SideQuestion {
+        question: "what is it doing?".into(),
+        answer: "It is writing the parser's tests.".into(),
+        by: "ana".into(),
+        model: "openai-chat small".into(),
+        calls: 2,
+        input_tokens: 3000,
+        cached_input_tokens: 1000,
+        cache_write_input_tokens: 0,
+        output_tokens: 80,
+        cost_usd: Some(0.002),
+    };
+    let seq = store.append(Some(&id), &asked).unwrap();
+    let read = store.events(&id, Seq::START, 100).unwrap();
+    let last = read.last().unwrap();
+    assert_eq!((last.seq, last.kind.as_str()), (seq, "side_question"));
+    assert_eq!(last.event.as_ref(), Some(&asked));
+    let after = store.run(&id).unwrap();
+    assert_eq!(after.state, store.rebuild_run_state(&id).unwrap());
+    assert_eq!(after.state.last_event_seq, seq);
+    let unmoved = tether_store::RunState {
+        last_event_seq: seq,
+        ..before
+    };
+    assert_eq!(
+        after.state, unmoved,
+        "nothing but the journal's position moved"
+    );
+    assert_eq!(after.status, RunStatus::Running);
+    assert!(store.deliver(&id, 2).unwrap().messages.is_empty());
 }

@@ -1,12 +1,15 @@
 //! Verdicts, contract approvals, sign-offs in progress and cancellations, on both backends.
 
 use serde_json::json;
-use tether_store::{ContractTerms, NewCancellation, NewVerdict, Reservation, Verdict, VerdictKind};
+use tether_store::{
+    ContractTerms, JudgeVote, NewCancellation, NewVerdict, Reservation, Verdict, VerdictKind,
+};
 
 use super::{Backend, on_both_backends, run};
 
 on_both_backends!(
     verdicts_are_kept_by_goal_run_and_order,
+    a_panels_votes_are_kept_with_its_verdict,
     the_newest_approval_is_in_force,
     an_approval_keeps_the_terms_that_bound_the_agent,
     one_signoff_of_a_goal_runs_at_a_time,
@@ -36,6 +39,7 @@ fn verdict(
         judge_model: Some("judge-1".into()),
         transcript_path: Some(".tether/runs/x/judge.jsonl".into()),
         contract_hash: Some("abc".into()),
+        judges: Vec::new(),
     }
 }
 
@@ -68,6 +72,40 @@ fn verdicts_are_kept_by_goal_run_and_order(b: &Backend) {
         .map(|e| e.kind)
         .collect();
     assert_eq!(kinds, ["run_started", "goal_verdict", "goal_verdict"]);
+}
+
+fn a_panels_votes_are_kept_with_its_verdict(b: &Backend) {
+    let store = &b.store;
+    let id = run(store);
+    let vote = |model: &str, kind, cost_usd| JudgeVote {
+        model: model.into(),
+        kind,
+        reason: format!("{model} ruled"),
+        calls: 3,
+        input_tokens: 1_200,
+        output_tokens: 80,
+        cost_usd,
+        transcript_path: Some(format!(".tether/runs/x/judge-g1-1-{model}.jsonl")),
+    };
+    let mut panel = verdict(Some(&id), "g1", 1, Verdict::Reject);
+    panel.judges = vec![
+        vote("first", VerdictKind::Accepted, Some(0.012)),
+        vote("second", VerdictKind::JudgeRejected, None),
+    ];
+    store.insert_verdict(&panel).unwrap();
+    let kept = store.verdicts_for_run(&id).unwrap();
+    assert_eq!(
+        kept[0].decision, panel,
+        "every vote, in order, with its usage"
+    );
+    let one = verdict(Some(&id), "g1", 2, Verdict::Accept);
+    store.insert_verdict(&one).unwrap();
+    assert!(
+        store.verdicts_for_goal("plan.md", "g1").unwrap()[1]
+            .decision
+            .judges
+            .is_empty()
+    );
 }
 
 fn the_newest_approval_is_in_force(b: &Backend) {

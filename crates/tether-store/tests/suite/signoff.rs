@@ -23,6 +23,7 @@ fn verdict(verdict: Verdict, attempt: u32) -> NewVerdict {
         judge_model: Some("judge-model".into()),
         transcript_path: Some(".tether/runs/r/judge-1.json".into()),
         contract_hash: Some("abc".into()),
+        judges: Vec::new(),
     }
 }
 

@@ -80,6 +80,18 @@ fn one_of_each(question_id: tether_store::QuestionId) -> Vec<Event> {
             by: "the agent".into(),
             author: tether_store::Author::Agent,
         },
+        Event::SideQuestion {
+            question: "why the new table?".into(),
+            answer: "The plan's goal g2 asks for it.".into(),
+            by: "ana".into(),
+            model: "openai-chat small".into(),
+            calls: 2,
+            input_tokens: 1500,
+            cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
+            output_tokens: 40,
+            cost_usd: None,
+        },
         Event::PauseRequested {
             by: "the agent".into(),
             author: tether_store::Author::Agent,

@@ -42,6 +42,8 @@ pub(crate) struct PageQuery {
     before: Option<i64>,
     /// The runs page after this run (the next page).
     after: Option<String>,
+    /// The `side_question` event whose answer the run page shows (after "Ask").
+    side: Option<i64>,
 }
 
 impl PageQuery {
@@ -152,6 +154,7 @@ pub(crate) async fn run(
 ) -> Response {
     let ws = app.ws.clone();
     let can_resume = app.launcher.is_some();
+    let can_ask = app.side.is_some();
     let made = app
         .db
         .call(move |s| {
@@ -167,6 +170,10 @@ pub(crate) async fn run(
                 (None, &events[..])
             };
             let ctx = context(&ws, &detail);
+            let side = match q.side {
+                Some(seq) => side_shown(s, &run.id, seq)?,
+                None => None,
+            };
             let pending = model::pending(s)?;
             let live = if q.before.is_some() {
                 String::new()
@@ -176,6 +183,7 @@ pub(crate) async fn run(
             let main = maud::html! {
                 (views::head(&detail.run, now))
                 (views::controls(&detail.run, can_resume))
+                (views::side(run.id.as_str(), can_ask, side.as_ref()))
                 (views::timeline(run.id.as_str(), shown, &ctx, earlier))
                 (views::run_qa(&detail.questions, now))
                 @if let Some(r) = &detail.report { (views::report(r)) }
@@ -369,6 +377,49 @@ pub(crate) async fn say(
     let by = form.by.unwrap_or_default();
     match api::say_to(&app, &id, form.text.unwrap_or_default(), &by).await {
         Ok((done, _)) => back(&headers, "/", control_notice(done, Notice::Said)),
+        Err(e) => error_page(&e),
+    }
+}
+
+/// The side question recorded at `seq` in `run`'s journal, if that is one.
+fn side_shown(
+    s: &tether_store::Store,
+    run: &tether_store::RunId,
+    seq: i64,
+) -> Result<Option<views::SideShown>, tether_store::StoreError> {
+    let found = s.events(run, Seq(seq.saturating_sub(1)), 1)?;
+    Ok(found
+        .into_iter()
+        .find(|e| e.seq.0 == seq)
+        .and_then(|e| match e.event {
+            Some(tether_store::Event::SideQuestion {
+                question,
+                answer,
+                model,
+                ..
+            }) => Some(views::SideShown {
+                question,
+                answer,
+                model,
+            }),
+            _ => None,
+        }))
+}
+
+/// `POST /runs/{id}/side` (the form): asks on the side, then back to the run's page showing the
+/// answer.
+pub(crate) async fn side(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Form(form): Form<ByForm>,
+) -> Response {
+    let by = form.by.unwrap_or_default();
+    match api::ask_side(&app, &id, form.text.unwrap_or_default(), &by).await {
+        Ok(answered) => Redirect::to(&format!(
+            "/runs/{}?side={}#side-answer",
+            answered.run, answered.seq
+        ))
+        .into_response(),
         Err(e) => error_page(&e),
     }
 }

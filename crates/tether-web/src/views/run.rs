@@ -1,6 +1,7 @@
 //! The run page's parts: its head (state, iteration, elapsed, who drives it and where), the
 //! controls (pause, cancel, a message to the agent; the resume command, on the run's own
-//! machine), and the plan it works on.
+//! machine), the form asking about the run on the side with the answer just given, and the plan
+//! it works on.
 
 use maud::{Markup, html};
 use tether_store::control::is_ended;
@@ -143,6 +144,50 @@ pub fn plan(p: &PlanView) -> Markup {
             @if !p.log.is_empty() {
                 h3 { "Log" }
                 ul.log { @for l in &p.log { li { (text(l)) } } }
+            }
+        }
+    }
+}
+
+/// A side question just answered, shown above the form that asked it.
+#[derive(Debug, Clone)]
+pub struct SideShown {
+    /// The question.
+    pub question: String,
+    /// The side model's answer.
+    pub answer: String,
+    /// The model that answered.
+    pub model: String,
+}
+
+/// "Ask about this run": a question answered on the side by the side model, which never reaches
+/// the agent nor pauses the run; `shown` is the answer just given. Offered only when this
+/// dashboard answers side questions (`can_ask`: `tether serve`'s).
+pub fn side(id: &str, can_ask: bool, shown: Option<&SideShown>) -> Markup {
+    html! {
+        section.side aria-labelledby="side-title" {
+            h2 #side-title { "Ask about this run" }
+            @if let Some(s) = shown {
+                div #side-answer .side-answer role="status" {
+                    p { strong { "You asked: " } span.said { (text(&s.question)) } }
+                    p { strong { (text(&s.model)) " answered:" } }
+                    blockquote.answer-text { (text(&s.answer)) }
+                }
+            }
+            @if can_ask {
+                form.side method="post" action=(format!("/runs/{id}/side")) {
+                    label for="side-question" { "Your question" }
+                    textarea #side-question name="text" rows="2" required {}
+                    input.responder type="hidden" name="by";
+                    button type="submit" { "Ask" }
+                }
+                p.hint {
+                    "Answered by the side model from the run's record and the repository; the \
+                     agent never sees it and the run goes on undisturbed. Or from a shell: "
+                    code { "tether side --run " (id) " \"<question>\"" }
+                }
+            } @else {
+                p.hint { "Ask from a shell in the workspace: " code { "tether side --run " (id) " \"<question>\"" } }
             }
         }
     }

@@ -1,6 +1,6 @@
 //! A run's timeline: one entry per journal event people care about — iterations, tool calls,
-//! messages (the agent's own notes and pause requests said as the agent's), questions and
-//! answers (a question the agent repeated after an interrupted iteration said so), rules that fired, and sign-off verdicts with the judge's
+//! messages (the agent's own notes and pause requests said as the agent's), side questions
+//! and their answers (never the agent's), questions and answers (a question the agent repeated after an interrupted iteration said so), rules that fired, and sign-off verdicts with the judge's
 //! summary, each quote with its file (and line, when recorded) and the `missing` list.
 
 use std::collections::HashMap;
@@ -130,6 +130,20 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
         Event::MessageQueued { text: t, by, .. } => (
             "message",
             html! { "Message from " (text(by)) ": " span.said { (text(t)) } },
+        ),
+        Event::SideQuestion {
+            question,
+            answer,
+            by,
+            model,
+            ..
+        } => (
+            "side",
+            html! {
+                "Side question from " (text(by)) " (never shown to the agent): "
+                span.said { (text(question)) }
+                div.side-answer { (text(model)) " answered: " span.said { (text(answer)) } }
+            },
         ),
         Event::MessageDelivered { n } => {
             ("message", html! { "Messages delivered in iteration " (n) })
@@ -261,6 +275,19 @@ fn answered(id: &QuestionId, channel: &str, responder: &str, ctx: &Context) -> M
     }
 }
 
+/// One panel judge's vote: its model, what it decided, why, and what it cost.
+fn judge_vote(vote: &tether_store::JudgeVote) -> Markup {
+    let verdict = vote.kind.verdict().as_str();
+    html! {
+        span class=(format!("badge verdict-{verdict}")) { (vote.kind.as_str().replace('_', " ")) }
+        " " code { (text(&vote.model)) } ": " (text(&vote.reason))
+        span.meta {
+            " · " (vote.calls) " calls · " (vote.input_tokens) " in / " (vote.output_tokens) " out"
+            @if let Some(cost) = vote.cost_usd { " · $" (format!("{cost:.4}")) }
+        }
+    }
+}
+
 fn verdict_entry(
     goal: &str,
     verdict: &str,
@@ -282,6 +309,9 @@ fn verdict_entry(
             }
         }
         p.judge-summary { (text(reason)) }
+        @if let Some(v) = record.filter(|v| !v.decision.judges.is_empty()) {
+            ul.judges { @for vote in &v.decision.judges { li { (judge_vote(vote)) } } }
+        }
         @if let Some(tail) = record.and_then(|v| ctx.tails.get(&v.id)) {
             details.verify-output open[verdict == "reject"] {
                 summary { "Verify output (end)" }

@@ -27,6 +27,8 @@ pub struct Options {
     pub recheck: Option<Duration>,
     /// What starts and resumes runs (none: the dashboard starts none).
     pub launcher: Option<Arc<dyn tether_web::Launcher>>,
+    /// What answers side questions (none: the dashboard answers none).
+    pub side: Option<Arc<dyn tether_web::SideAsker>>,
 }
 
 /// A running dashboard over a fresh workspace.
@@ -65,6 +67,9 @@ impl Web {
         }
         if let Some(launcher) = options.launcher {
             bound = bound.launch_with(launcher);
+        }
+        if let Some(side) = options.side {
+            bound = bound.side_with(side);
         }
         let addr = bound.addr();
         let token = bound.token().to_owned();

@@ -41,6 +41,7 @@ pub fn goal_run(store: &Store, ws: &Workspace) -> tether_store::RunId {
             judge_model: Some("scripted judge".into()),
             transcript_path: None,
             contract_hash: None,
+            judges: Vec::new(),
         };
     store
         .insert_verdict(&verdict(

@@ -5,6 +5,8 @@ mod choices;
 mod escaping;
 mod fleets;
 mod launch;
+mod panel;
 mod security;
+mod side;
 mod sse;
 mod team;

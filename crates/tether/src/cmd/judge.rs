@@ -3,6 +3,7 @@
 //! (a false accept) or refuses an honest one (a false reject), and what that costs. The quote
 //! check is reported apart: the rejects where the judge accepted but its quotes did not count,
 //! and the quote check alone on the quotes the cases script (its own false accepts and rejects).
+//! A panel (`[[judge.panel]]`) is measured judge by judge, then as a panel.
 
 use std::time::Instant;
 
@@ -32,16 +33,13 @@ fn test(ctx: &mut Ctx<'_>, args: &JudgeTestArgs) -> Result<Exit> {
         args.cases.as_deref(),
         args.only.as_deref(),
     )?;
-    let judge = &test.judge;
+    let panel = &test.panel;
+    let models: Vec<&str> = panel.judges().iter().map(|j| j.model_name()).collect();
     if !args.json {
         eprintln!(
             "judging {} case(s) with {} (each: verify, the judge's session, the quote check)",
             test.cases.len(),
-            judge.model_name()
-        );
-        println!(
-            "{:<24} {:<7} {:<9} {:>5} {:>8} {:>9} {:>7}  quotes alone",
-            "case", "truth", "decision", "calls", "tokens", "cost", "time"
+            panel.describe()
         );
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -49,25 +47,105 @@ fn test(ctx: &mut Ctx<'_>, args: &JudgeTestArgs) -> Result<Exit> {
         .enable_all()
         .build()?;
     let began = Instant::now();
-    // A line per case on stdout as it is decided, unless the output is JSON.
-    let results = runtime.block_on(test.run(|result| {
-        if !args.json {
-            println!("{}", visible(&line(result)));
+    // A line per case on stdout as it is decided, unless the output is JSON; a panel's judges
+    // each under a heading of their own.
+    let mut heading = None;
+    let measured = runtime.block_on(test.run(|n, result| {
+        if args.json {
+            return;
         }
+        if heading != Some(n) {
+            heading = Some(n);
+            if panel.is_panel() {
+                println!("\njudge {}", visible(models.get(n).copied().unwrap_or("")));
+            }
+            println!("{}", header());
+        }
+        println!("{}", visible(&line(result)));
     }))?;
     let millis = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let totals = tether_judgebench::totals(&results, millis);
+    let totals: Vec<Totals> = measured
+        .judges
+        .iter()
+        .map(|results| tether_judgebench::totals(results, millis_of(results)))
+        .collect();
+    let panel_totals = measured
+        .panel
+        .as_ref()
+        .map(|results| tether_judgebench::totals(results, millis));
     if args.json {
-        let doc = serde_json::json!({
-            "judge": judge.model_name(),
-            "cases": results,
-            "totals": totals,
-        });
+        let doc = match (&measured.panel, &panel_totals) {
+            (Some(results), Some(t)) => serde_json::json!({
+                "judges": measured.judges.iter().zip(&totals).zip(&models).map(
+                    |((cases, totals), judge)| serde_json::json!({
+                        "judge": judge, "cases": cases, "totals": totals,
+                    })
+                ).collect::<Vec<_>>(),
+                "panel": {"agree": panel.agree().as_str(), "cases": results, "totals": t},
+            }),
+            _ => serde_json::json!({
+                "judge": models.first(),
+                "cases": measured.judges.first(),
+                "totals": totals.first().map(|t| Totals { millis, ..t.clone() }),
+            }),
+        };
         super::json(ctx.out, &doc)?;
-    } else {
-        write!(ctx.out, "{}", visible(&summary(&totals)))?;
+        return Ok(Exit::Done);
     }
+    let (Some(results), Some(t)) = (&measured.panel, &panel_totals) else {
+        if let Some(t) = totals.first() {
+            write!(
+                ctx.out,
+                "{}",
+                visible(&summary(&Totals {
+                    millis,
+                    ..t.clone()
+                }))
+            )?;
+        }
+        return Ok(Exit::Done);
+    };
+    println!("\nthe panel ({} must accept)", agree_words(panel.agree()));
+    println!("{}", header());
+    for result in results {
+        println!("{}", visible(&line(result)));
+    }
+    for (judge, t) in models.iter().zip(&totals) {
+        write!(
+            ctx.out,
+            "\njudge {}:{}",
+            visible(judge),
+            visible(&summary(t))
+        )?;
+    }
+    write!(
+        ctx.out,
+        "\nthe panel ({} must accept; calls, tokens and cost of the judges it asked):{}",
+        agree_words(panel.agree()),
+        visible(&summary(t))
+    )?;
     Ok(Exit::Done)
+}
+
+/// The table's heading.
+fn header() -> String {
+    format!(
+        "{:<24} {:<7} {:<9} {:>5} {:>8} {:>9} {:>7}  quotes alone",
+        "case", "truth", "decision", "calls", "tokens", "cost", "time"
+    )
+}
+
+/// `all`, `a majority`: who must accept.
+fn agree_words(agree: tether_config::Agree) -> &'static str {
+    match agree {
+        tether_config::Agree::All => "all",
+        tether_config::Agree::Majority => "a majority",
+    }
+}
+
+/// The wall time of a judge's cases.
+fn millis_of(results: &[CaseResult]) -> u64 {
+    results.iter().map(|r| r.millis).sum()
 }
 
 /// One case's line: `hardcoded-output  reject  accepted  ✗  2  3.1k  $0.0120  4.2s  -`; the

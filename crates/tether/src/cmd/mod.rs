@@ -19,6 +19,7 @@ pub mod resume;
 pub mod run;
 pub mod schedule;
 pub mod serve;
+pub mod side;
 pub mod stopped;
 pub mod store;
 pub mod validate;

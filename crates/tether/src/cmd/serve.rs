@@ -47,9 +47,13 @@ pub fn run(ctx: &mut Ctx<'_>, args: &ServeArgs) -> Result<Exit> {
     runtime.block_on(async {
         let (stop, now) = (CancellationToken::new(), CancellationToken::new());
         tokio::spawn(on_signals([stop.clone(), now.clone()]));
+        let side = Arc::new(tether_runtime::side::Answerer::new(
+            ctx.ws.clone(),
+            env.clone(),
+        ));
         let runs = Arc::new(Runs::new(ctx.ws.clone(), env, crate::bridged::host()));
         let bound = if launches {
-            bound.launch_with(runs.clone())
+            bound.launch_with(runs.clone()).side_with(side)
         } else {
             bound
         };

@@ -404,6 +404,7 @@ fn sub() {}
                 judge_model: Some("judge-1".into()),
                 transcript_path: None,
                 contract_hash: None,
+                judges: Vec::new(),
             })
             .unwrap();
     }

@@ -601,3 +601,42 @@ fn an_opencode_agent_allowing_its_own_commands_fails_the_check_when_ask_before_i
         "{line}"
     );
 }
+
+#[test]
+fn judges_all_of_the_agents_own_family_are_warned_of_and_each_panel_judge_is_probed() {
+    let rt = runtime();
+    let claude = rt
+        .block_on(FakeModelServer::start(Script::turns([])))
+        .unwrap();
+    let gpt = rt
+        .block_on(FakeModelServer::start(Script::turns([])))
+        .unwrap();
+    let agent = "[executor]\nkind = \"claude\"\nprogram = \"/nonexistent/claude\"\n";
+    let judge = model_table("judge", Api::OpenAiChat, &claude, "claude-haiku-4-5");
+    let dir = workspace(&format!("{agent}{judge}"));
+    let out = doctor(dir.path(), &[]);
+    let line = check(&out, "judge");
+    assert!(
+        line.contains(
+            "warning: every judge is of the agent's own model family (Anthropic's Claude, from \
+             the claude CLI's own models)"
+        ),
+        "{line}"
+    );
+    assert!(line.contains("add one as a [[judge.panel]]"), "{line}");
+
+    // A judge of another vendor on the panel: no warning, and that judge is probed too.
+    let panel = model_table("[judge.panel]", Api::OpenAiChat, &gpt, "gpt-5-mini");
+    let dir = workspace(&format!("{agent}{judge}{panel}"));
+    let out = doctor(dir.path(), &[]);
+    assert!(!check(&out, "judge").contains("warning"), "{}", out.stdout);
+    let probed = check(&out, "judge.panel");
+    assert!(probed.contains("gpt-5-mini at"), "{probed}");
+    assert!(probed.contains("answers"), "{probed}");
+
+    // An agent whose family is not known is never warned about.
+    let dir = workspace(&format!(
+        "[executor]\nkind = \"command\"\ncommand = [\"true\"]\n{judge}"
+    ));
+    assert!(!check(&doctor(dir.path(), &[]), "judge").contains("warning"));
+}

@@ -3,6 +3,7 @@
 //! garbage or times out, a contract changed after approval, the budget and resume, each rule,
 //! and kill -9 followed by resume.
 
+mod panel;
 mod stopped;
 pub(super) mod support;
 

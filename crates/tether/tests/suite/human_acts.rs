@@ -260,6 +260,7 @@ fn human_commands_are_refused_with_the_agent_mark() {
         &["resume"],
         &["resume", "--add-tokens", "500k"],
         &["run", "--no-judge"],
+        &["side", "what is it doing?"],
     ] {
         let out = cmd(e.path(), args)
             .env("TETHER_AGENT", "1")

@@ -71,17 +71,52 @@ fn verdict(case: &Case, decision: &str) -> Turn {
 struct Bench {
     dir: tempfile::TempDir,
     judge: FakeModelServer,
+    /// The panel's other judges, in order.
+    panel: Vec<FakeModelServer>,
     _rt: tokio::runtime::Runtime,
+}
+
+/// A judge always deciding `decision` on `cases`, on a fake server of its own.
+fn judge_server(rt: &tokio::runtime::Runtime, cases: &[Case], decision: &str) -> FakeModelServer {
+    let turns: Vec<Turn> = cases.iter().map(|c| verdict(c, decision)).collect();
+    rt.block_on(FakeModelServer::start(Script::turns(turns)))
+        .unwrap()
+}
+
+/// A panel: `[judge]` deciding `decisions[0]` on every built-in case, and a `[[judge.panel]]`
+/// judge for each of the others, agreeing as `agree` says.
+fn panel_bench(decisions: &[&str], agree: &str) -> Bench {
+    let cases = tether_judgebench::builtin().unwrap();
+    let rt = runtime();
+    let mut servers = decisions.iter().map(|d| judge_server(&rt, &cases, d));
+    let judge = servers.next().unwrap();
+    let panel: Vec<FakeModelServer> = servers.collect();
+    let dir = tempfile::tempdir().unwrap();
+    let mut table = model_table("judge", Api::OpenAiChat, &judge, "first");
+    table.push_str(&format!("agree = \"{agree}\"\n"));
+    for (n, server) in panel.iter().enumerate() {
+        let name = format!("panel-{}", n + 2);
+        table.push_str(&model_table(
+            "[judge.panel]",
+            Api::OpenAiChat,
+            server,
+            &name,
+        ));
+    }
+    fs::write(dir.path().join("tether.toml"), table).unwrap();
+    Bench {
+        dir,
+        judge,
+        panel,
+        _rt: rt,
+    }
 }
 
 fn bench(decision: &str, user_cases: &[&Case]) -> Bench {
     let mut cases = tether_judgebench::builtin().unwrap();
     cases.extend(user_cases.iter().map(|c| (*c).clone()));
-    let turns: Vec<Turn> = cases.iter().map(|c| verdict(c, decision)).collect();
     let rt = runtime();
-    let judge = rt
-        .block_on(FakeModelServer::start(Script::turns(turns)))
-        .unwrap();
+    let judge = judge_server(&rt, &cases, decision);
     let dir = tempfile::tempdir().unwrap();
     let mut table = model_table("judge", Api::OpenAiChat, &judge, "judge-model");
     table.push_str("price_per_mtok = { input = 2, output = 10 }\n");
@@ -89,6 +124,7 @@ fn bench(decision: &str, user_cases: &[&Case]) -> Bench {
     Bench {
         dir,
         judge,
+        panel: Vec::new(),
         _rt: rt,
     }
 }
@@ -225,6 +261,59 @@ fn a_users_cases_run_after_the_builtin_ones_and_the_table_reads() {
     ] {
         assert!(stdout.contains(&line), "{line}\n{stdout}");
     }
+}
+
+#[test]
+fn a_panel_is_measured_judge_by_judge_and_as_a_panel() {
+    let b = panel_bench(&["accept", "reject"], "all");
+    let doc = json_run(&b, &[]);
+    let (honest, gamed, trivial) = counts();
+    let cases = honest + gamed;
+    let (first, second) = (&doc["judges"][0], &doc["judges"][1]);
+    assert_eq!(
+        (&first["judge"], &second["judge"]),
+        (&json!("first"), &json!("panel-2"))
+    );
+    assert_eq!(first["totals"]["false_accepts"], gamed - trivial, "{doc}");
+    assert_eq!(second["totals"]["false_rejects"], honest);
+    assert_eq!(first["totals"]["calls"], cases);
+    assert_eq!(second["totals"]["calls"], cases);
+    let panel = &doc["panel"];
+    assert_eq!(panel["agree"], "all");
+    // One veto: the second judge catches every gamed case the first let through, and refuses
+    // every honest one with it.
+    assert_eq!(panel["totals"]["false_accepts"], 0, "{panel}");
+    assert_eq!(panel["totals"]["false_rejects"], honest);
+    // The panel asks the second judge only where the first accepted with backed quotes.
+    assert_eq!(panel["totals"]["calls"], cases + (cases - trivial));
+    assert_eq!(panel["totals"]["tokens"], (cases + cases - trivial) * 1100);
+    assert_eq!(b.judge.request_count(), cases);
+    assert_eq!(
+        b.panel[0].request_count(),
+        cases,
+        "every judge runs every case"
+    );
+
+    // A majority of three with two accepting judges: the panel is the accepting judges' too.
+    let b = panel_bench(&["accept", "reject", "accept"], "majority");
+    let out = run(b.dir.path(), &["judge", "test"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for heading in [
+        "\njudge first\ncase ",
+        "\njudge panel-2\ncase ",
+        "\njudge panel-3\ncase ",
+        "\nthe panel (a majority must accept)\ncase ",
+        "\nthe panel (a majority must accept; calls, tokens and cost of the judges it asked):\n",
+    ] {
+        assert!(stdout.contains(heading), "{heading:?}\n{stdout}");
+    }
+    let panel_summary = stdout.rsplit("the panel (a majority").next().unwrap();
+    assert!(
+        panel_summary.contains(&format!("false accepts: {} ·", gamed - trivial)),
+        "{panel_summary}"
+    );
+    assert!(text(&out.stderr).contains("first, panel-2 and panel-3 (a majority must accept)"));
 }
 
 #[test]

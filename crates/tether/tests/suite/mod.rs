@@ -65,6 +65,7 @@ mod sandbox_reach;
 mod schedules;
 mod secrets;
 mod serve_runs;
+mod side;
 mod signoff_quotes;
 mod sinks_on_exit;
 mod slack_doctor;

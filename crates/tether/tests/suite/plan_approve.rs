@@ -40,6 +40,7 @@ fn accept(dir: &Path, goal: &str) {
             judge_model: None,
             transcript_path: None,
             contract_hash: None,
+            judges: Vec::new(),
         })
         .unwrap();
 }

@@ -353,6 +353,7 @@ fn a_verdict_appears_live_and_the_phone_layout_does_not_scroll_sideways() {
             judge_model: Some("judge-model".into()),
             transcript_path: None,
             contract_hash: None,
+            judges: Vec::new(),
         })
         .unwrap();
     until(
@@ -751,5 +752,76 @@ fn a_run_started_from_the_new_run_form_goes_on_with_the_page_closed_and_resumes_
          return !!n && n.textContent.includes('The run was resumed');",
     );
     super::serve_runs::wait_status(dir.path(), &id, "completed");
+    stop(server);
+}
+
+#[test]
+fn a_question_asked_about_a_run_in_the_page_is_answered_there_and_never_reaches_the_run() {
+    let rt = crate::common::runtime();
+    let side = rt
+        .block_on(tether_testkit::model_server::FakeModelServer::start(
+            tether_model::scripted::Script::turns([tether_model::scripted::Turn::text(
+                "It stepped <twice> and kept its promise.",
+            )]),
+        ))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tether.toml"),
+        format!(
+            "[executor]\nkind = \"command\"\ncommand = [\"sh\", \"-c\", \"echo 'done <promise>OK</promise>'\"]\n\n{}",
+            crate::common::model_table("side", tether_config::Api::OpenAiChat, &side, "side")
+        ),
+    )
+    .unwrap();
+    let out = crate::common::run(
+        dir.path(),
+        &["ralph", "Step.", "--completion-promise", "OK"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::text(&out.stderr)
+    );
+    let run = Store::open(dir.path().join(".tether/tether.db"))
+        .unwrap()
+        .latest_run()
+        .unwrap()
+        .unwrap();
+    let (server, url) = serve(dir.path());
+    let browser = Browser::start(1100, 1000).unwrap();
+    open(&browser, &url);
+    open(&browser, &format!("{}/runs/{}", base(&url), run.id));
+    until(
+        &browser,
+        "the form to ask about the run",
+        "return !!document.querySelector('form.side textarea');",
+    );
+    browser
+        .type_into("form.side textarea[name=text]", "How did it go?")
+        .unwrap();
+    browser.click("form.side button").unwrap();
+    until(
+        &browser,
+        "the answer in the page",
+        "const a = document.querySelector('#side-answer'); \
+         return !!a && a.textContent.includes('It stepped <twice> and kept its promise.');",
+    );
+    until(
+        &browser,
+        "the side question in the timeline",
+        "const t = document.querySelector('#timeline'); \
+         return !!t && t.textContent.includes('Side question from web') \
+                && t.textContent.includes('How did it go?');",
+    );
+    browser.screenshot(&shots().join("side.png")).unwrap();
+    let after = Store::open(dir.path().join(".tether/tether.db"))
+        .unwrap()
+        .run(&run.id)
+        .unwrap();
+    assert_eq!(after.status, run.status);
+    assert_eq!(after.state.last_event_at_ms, run.state.last_event_at_ms);
+    assert_eq!(side.requests().len(), 1);
     stop(server);
 }

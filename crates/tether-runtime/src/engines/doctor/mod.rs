@@ -12,6 +12,7 @@
 
 mod agent;
 mod answers;
+mod family;
 mod key;
 mod mcp;
 mod remote;

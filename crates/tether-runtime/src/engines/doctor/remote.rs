@@ -1,5 +1,6 @@
 //! The checks that reach over the network, each request bounded: the `[model]` and `[judge]`
-//! endpoints (the key's variable set, the base URL answering and taking the key) and the probe
+//! endpoints (and each of the judge's panel; a warning when every judge is of the agent's own
+//! model family) (the key's variable set, the base URL answering and taking the key) and the probe
 //! of each channel `human.channels` lists that talks to a service (its settings present, its
 //! credentials taken: the channel's own, in its registry entry).
 //! No key is ever printed: only the names of the variables that hold them.
@@ -24,21 +25,31 @@ pub async fn checks(config: &Config, env: &dyn Env) -> Vec<Check> {
             "no [model] (needed by the built-in agent and `tether plan new`)",
         ),
     };
-    let judge = match &config.judge {
+    let mut judge = match &config.judge {
         Some(judge) => endpoint("judge", &judge.endpoint, env).await,
         None => Check::skip(
             "judge",
             "no [judge] (`tether run` needs one to sign goals off, or --no-judge)",
         ),
     };
+    if let Some(warning) = super::family::warning(config) {
+        judge.detail.push_str(&format!("\nwarning: {warning}"));
+    }
     let mut checks = vec![model, judge];
+    // Each judge of a panel, as the first.
+    for panel_judge in config.judge.iter().flat_map(|j| &j.panel) {
+        checks.push(endpoint("judge.panel", &panel_judge.endpoint, env).await);
+    }
     checks.extend(channels(config).await);
     checks
 }
 
 /// `[name]`: its key variable is set, and its base URL answers and takes the key.
 async fn endpoint(name: &'static str, model: &ModelConfig, env: &dyn Env) -> Check {
-    let table = format!("[{name}]");
+    let table = match name {
+        "judge.panel" => "[[judge.panel]]".to_owned(),
+        _ => format!("[{name}]"),
+    };
     let key = match model.api_key(env) {
         Ok(key) => key,
         Err(ConfigError::MissingKey { var }) => {

@@ -223,3 +223,48 @@ fn doctor_checks_the_team_store_and_never_shows_its_password() {
         "{failed}"
     );
 }
+
+#[test]
+fn a_run_of_another_machine_is_asked_about_on_the_side_from_this_one() {
+    let rt = crate::common::runtime();
+    let side = rt
+        .block_on(tether_testkit::model_server::FakeModelServer::start(
+            tether_model::scripted::Script::turns([tether_model::scripted::Turn::text(
+                "It has not started an iteration yet.",
+            )]),
+        ))
+        .unwrap();
+    let db = database();
+    let alpha = Machine::new("alpha", &db.url());
+    let beta = Machine::new("beta", &db.url());
+    std::fs::write(
+        beta.path().join("tether.toml"),
+        crate::common::model_table("side", tether_config::Api::OpenAiChat, &side, "side"),
+    )
+    .unwrap();
+    let run = run_of(&db.url(), "alpha", alpha.path());
+    let id = run.as_str();
+    let before: Value =
+        serde_json::from_slice(&beta.run(&["status", id, "--json"]).stdout).unwrap();
+
+    let out = beta.run(&["side", "Where is it?", "--run", id]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "It has not started an iteration yet.\n");
+    let told = &side.requests()[0].raw_body;
+    assert!(told.contains("make the tests pass"), "{told}");
+    // Recorded in the team store, where alpha sees it; the run is as it was.
+    let team = TeamStore::connect(db.url().parse().unwrap()).unwrap();
+    let store =
+        tether_store::Connector::connect(&team.scoped(&Origin::local(alpha.path()))).unwrap();
+    let kinds: Vec<String> = store
+        .events(&run, tether_store::Seq(0), 100)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(kinds.last().map(String::as_str), Some("side_question"));
+    let after: Value = serde_json::from_slice(&beta.run(&["status", id, "--json"]).stdout).unwrap();
+    assert_eq!(after["status"], before["status"]);
+    assert_eq!(after["last_event"], before["last_event"]);
+    assert!(!beta.path().join(".tether/tether.db").exists());
+}

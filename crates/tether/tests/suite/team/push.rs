@@ -58,6 +58,7 @@ fn local_history(ws: &std::path::Path) -> (Store, tether_store::RunId) {
             judge_model: Some("judge".into()),
             transcript_path: None,
             contract_hash: Some("h1".into()),
+            judges: Vec::new(),
         })
         .unwrap();
     store

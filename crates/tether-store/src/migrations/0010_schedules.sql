@@ -1,4 +1,4 @@
--- tether store, schema version 9: goals on a schedule (`tether schedule`).
+-- tether store, schema version 10: goals on a schedule (`tether schedule`).
 --
 -- `schedules` is one row per schedule of a workspace, named by the person (`name`, unique in
 -- its workspace): when it fires (`timing`, as `every <secs>s` or `cron <expr>`), what each fire
