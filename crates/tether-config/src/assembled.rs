@@ -14,8 +14,8 @@
 
 use crate::declare::{AgentDecl, KeyKind, Role, TableDecl};
 use crate::keys::{
-    EXECUTOR, HUMAN, JUDGE, LOOP, LOOP_JUDGE, MODEL, NOTIFY, PLANNING, RUN, SANDBOX, SERVER, SIDE,
-    STORE,
+    EXECUTOR, HUMAN, JUDGE, LOOP, LOOP_JUDGE, MODEL, NOTIFY, PLANNING, RUN, SANDBOX, SCHEDULE,
+    SERVER, SIDE, STORE,
 };
 use crate::{Channel, ExecutorKind};
 
@@ -38,6 +38,7 @@ const CORE_AFTER: &[(&str, &[&str])] = &[
     ("store", STORE),
     ("sandbox", SANDBOX),
     ("run", RUN),
+    ("schedule", SCHEDULE),
 ];
 
 /// Every table and key `tether.toml` can hold: the core tables and the declared ones, in the

@@ -51,6 +51,8 @@ pub struct Config {
     pub sandbox: crate::SandboxConfig,
     /// Where a run works and what it leaves (`[run]`).
     pub run: crate::RunConfig,
+    /// How `tether schedule run` keeps schedules (`[schedule]`).
+    pub schedule: crate::ScheduleConfig,
 }
 
 impl Config {
@@ -144,6 +146,7 @@ impl Default for Config {
             store: StoreConfig::default(),
             sandbox: crate::SandboxConfig::default(),
             run: crate::RunConfig::default(),
+            schedule: crate::ScheduleConfig::default(),
         }
     }
 }

@@ -101,6 +101,9 @@ pub(crate) const STORE: &[&str] = &["url"];
 /// Keys of `[sandbox]`.
 pub(crate) const SANDBOX: &[&str] = &["mode", "network", "writable", "readable", "env"];
 
+/// Keys of `[schedule]`: how `tether schedule run` keeps schedules.
+pub(crate) const SCHEDULE: &[&str] = &["pause_after_failures", "overdue_grace_secs", "poll_secs"];
+
 /// Keys of `[run]`.
 pub(crate) const RUN: &[&str] = &["worktree", "commit_hooks", "parallel", "merge_attempts"];
 

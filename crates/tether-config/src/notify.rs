@@ -17,16 +17,23 @@ pub enum NoticeKind {
     SignedOff,
     /// A goal's sign-off was rejected `[notify] rejected_after` times in a row.
     Rejected,
+    /// A schedule paused itself: its runs failed `[schedule] pause_after_failures` times in a
+    /// row; the notice carries `tether schedule resume <name>`.
+    SchedulePaused,
+    /// A schedule has not fired within its interval and `[schedule] overdue_grace_secs`.
+    Overdue,
 }
 
 impl NoticeKind {
     /// Every kind with its spelling in `tether.toml`.
-    pub const CHOICES: [(&'static str, NoticeKind); 5] = [
+    pub const CHOICES: [(&'static str, NoticeKind); 7] = [
         ("done", NoticeKind::Done),
         ("paused", NoticeKind::Paused),
         ("failed", NoticeKind::Failed),
         ("signed_off", NoticeKind::SignedOff),
         ("rejected", NoticeKind::Rejected),
+        ("schedule_paused", NoticeKind::SchedulePaused),
+        ("overdue", NoticeKind::Overdue),
     ];
 
     /// The spelling in `tether.toml`.
@@ -37,6 +44,8 @@ impl NoticeKind {
             NoticeKind::Failed => "failed",
             NoticeKind::SignedOff => "signed_off",
             NoticeKind::Rejected => "rejected",
+            NoticeKind::SchedulePaused => "schedule_paused",
+            NoticeKind::Overdue => "overdue",
         }
     }
 }
@@ -45,8 +54,8 @@ impl NoticeKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotifyConfig {
     /// The notices every channel gets unless its own table lists others (its `notify = [...]`,
-    /// read with [`crate::TableReader::notices`]). Default: `done` and `paused` (the rest is
-    /// chat noise unless asked for).
+    /// read with [`crate::TableReader::notices`]). Default: `done`, `paused` and the
+    /// schedules' `schedule_paused` and `overdue` (the rest is chat noise unless asked for).
     pub on: Vec<NoticeKind>,
     /// Whether the terminal user also gets a desktop notification (freedesktop, where a
     /// notification service is running).
@@ -63,7 +72,12 @@ impl NotifyConfig {
 impl Default for NotifyConfig {
     fn default() -> Self {
         NotifyConfig {
-            on: vec![NoticeKind::Done, NoticeKind::Paused],
+            on: vec![
+                NoticeKind::Done,
+                NoticeKind::Paused,
+                NoticeKind::SchedulePaused,
+                NoticeKind::Overdue,
+            ],
             desktop: true,
             rejected_after: Self::DEFAULT_REJECTED_AFTER,
         }

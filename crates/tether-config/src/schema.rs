@@ -101,6 +101,9 @@ pub(crate) fn read(doc: &DeTable, r: &mut Reader, env: &dyn Env) -> (Config, Mar
     if let Some(t) = r.table(&root, "run") {
         crate::isolation::read_run(r, &t, &mut config.run);
     }
+    if let Some(t) = r.table(&root, "schedule") {
+        crate::schedule::read_schedule(r, &t, &mut config.schedule);
+    }
     config.store = read_store(doc, r, env);
     (config, marks)
 }

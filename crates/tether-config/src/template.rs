@@ -159,8 +159,9 @@ ask_before = []
 
 # What a run tells its channels unprompted, in the same places its questions go.
 [notify]
-# Any of "done" | "paused" | "failed" | "signed_off" | "rejected".
-on = ["done", "paused"]
+# Any of "done" | "paused" | "failed" | "signed_off" | "rejected" | "schedule_paused" |
+# "overdue" (the last two are a schedule's: `tether schedule`).
+on = ["done", "paused", "schedule_paused", "overdue"]
 # A desktop notification for the terminal user too (where a notification service runs).
 desktop = true
 # Rejected sign-offs of one goal in a row that make a "rejected" notice: 1..100.
@@ -236,6 +237,18 @@ parallel = 1
 # How many times a goal's merge back may conflict before a person is asked; the goal's agent
 # settles each conflict before that, on its branch with the run's merged in. 1: ask at once.
 merge_attempts = 3
+
+[schedule]
+# How `tether schedule run` keeps goals on a schedule (`tether schedule add`). A fire whose run
+# does not end done is a failure; after this many in a row the schedule pauses itself and a
+# notice says so, with `tether schedule resume <name>`. 0: never pause.
+pause_after_failures = 3
+# How long past its due time a schedule that has not fired is overdue, in seconds: a notice
+# says so, once per overdue spell.
+overdue_grace_secs = 300
+# How often the scheduler looks at the schedules at the most, in seconds (it also wakes when
+# one is due).
+poll_secs = 10
 "#;
 
 impl Schema {

@@ -27,6 +27,7 @@ pub mod planning;
 pub mod prompts;
 pub mod ralph;
 pub mod report;
+pub mod schedule;
 pub mod side;
 pub mod snapshot;
 /// The run lock lives with the store, so that every reader of runs can tell a live one.

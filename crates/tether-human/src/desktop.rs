@@ -77,7 +77,10 @@ impl Desktop {
     /// (markup characters escaped).
     pub fn argv(&self, notice: &Notice) -> Vec<String> {
         let urgency = match notice.kind {
-            NoticeKind::Failed | NoticeKind::Paused => "normal",
+            NoticeKind::Failed
+            | NoticeKind::Paused
+            | NoticeKind::SchedulePaused
+            | NoticeKind::Overdue => "normal",
             NoticeKind::Done | NoticeKind::SignedOff | NoticeKind::Rejected => "low",
         };
         vec![
@@ -121,6 +124,8 @@ fn title(notice: &Notice) -> String {
         NoticeKind::Failed => "failed",
         NoticeKind::SignedOff => "signed a goal off",
         NoticeKind::Rejected => "keeps being rejected",
+        NoticeKind::SchedulePaused => return "tether: a schedule paused itself".to_owned(),
+        NoticeKind::Overdue => return "tether: a schedule is overdue".to_owned(),
     };
     match &notice.run_id {
         Some(run) => format!("tether: run {run} {what}"),

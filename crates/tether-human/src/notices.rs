@@ -40,6 +40,35 @@ impl Notice {
         }
     }
 
+    /// Schedule `name` paused itself: `failures` fires in a row did not end done, the last
+    /// ending as `last` says. A notice of no run, carrying the command that resumes it.
+    pub fn schedule_paused(name: &str, failures: u32, last: &str) -> Self {
+        let name = crate::visible::one_line(name);
+        Notice {
+            kind: NoticeKind::SchedulePaused,
+            run_id: None,
+            text: format!(
+                "Schedule {name} paused itself after {failures} failed runs in a row. Last: {}",
+                crate::visible::one_line(last)
+            ),
+            resume: Some(format!("tether schedule resume {name}")),
+        }
+    }
+
+    /// Schedule `name` was due at `due` and has not fired for `late` (both as a person reads
+    /// them): a notice of no run.
+    pub fn overdue(name: &str, due: &str, late: &str) -> Self {
+        Notice {
+            kind: NoticeKind::Overdue,
+            run_id: None,
+            text: format!(
+                "Schedule {} is overdue: it was due at {due} and has not fired for {late}.",
+                crate::visible::one_line(name)
+            ),
+            resume: None,
+        }
+    }
+
     /// The notice as one plain text: the text, then the command on its own line.
     pub fn plain(&self) -> String {
         match &self.resume {
@@ -94,5 +123,24 @@ impl NoticeRoutes {
     /// The desktop notifier, if `kind` is for it.
     pub fn desktop(&self, kind: NoticeKind) -> Option<&crate::desktop::Desktop> {
         self.desktop.as_ref().filter(|_| self.on.contains(&kind))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Notice;
+
+    #[test]
+    fn a_schedules_notices_say_what_happened_and_how_to_go_on() {
+        let texts = [
+            Notice::schedule_paused(
+                "nightly",
+                3,
+                "run r-7k2m9x3tq0w2 failed: the model endpoint answered 500",
+            ),
+            Notice::overdue("nightly", "2026-11-29 06:00:00 UTC", "12m"),
+        ]
+        .map(|n| format!("{}: {}", n.kind.as_str(), n.plain()));
+        insta::assert_snapshot!(texts.join("\n===\n"));
     }
 }

@@ -31,7 +31,8 @@ pub enum BodyKind {
 pub struct SinkBody {
     /// What happened.
     pub kind: BodyKind,
-    /// The notice's kind (`done`, `paused`, `failed`, `signed_off`, `rejected`), for notices.
+    /// The notice's kind (`done`, `paused`, `failed`, `signed_off`, `rejected`,
+    /// `schedule_paused`, `overdue`), for notices.
     pub notice: Option<&'static str>,
     /// The run it is about, when there is one.
     pub run_id: Option<String>,

@@ -238,6 +238,9 @@ pub enum Error {
     /// The loop refused to start or resume, or its store failed.
     #[error(transparent)]
     Loop(#[from] LoopError),
+    /// A schedule cannot be added, found or changed.
+    #[error(transparent)]
+    Schedule(#[from] crate::compose::scheduler::ScheduleError),
     /// The run's task ended without an end (it panicked, or its runtime shut down).
     #[error("the run's task ended abnormally: {0}")]
     Task(String),
@@ -378,6 +381,7 @@ impl Error {
             | Error::RaiseOtherUnit { .. }
             | Error::NotAHuman(_) => true,
             Error::Planning(e) => e.is_usage(),
+            Error::Schedule(e) => e.is_usage(),
             Error::Control(e) => !matches!(e, tether_store::control::ControlError::Store(_)),
             // Asking for something that cannot be done (the run ended, another process drives
             // it, the plan needs fixing) is a usage error, not a failure of tether.

@@ -32,7 +32,7 @@ mod schema;
 
 pub use compose::{
     agent_key, agents, asking, bounds, bridge, budget, executor, fleet, launch, lifetime, process,
-    reach, report, sandbox, served, store, worktree,
+    reach, report, sandbox, scheduler, served, store, worktree,
 };
 pub use engines::{
     ask, demo, doctor, drafting, gate, judge_test, mcp, plan, push, side, signoff, status,

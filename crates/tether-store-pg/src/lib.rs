@@ -51,6 +51,7 @@ mod listen;
 mod migrations;
 mod questions;
 mod runs;
+mod schedules;
 mod signoffs;
 mod store;
 mod verdicts;

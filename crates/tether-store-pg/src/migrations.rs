@@ -10,7 +10,7 @@ use deadpool_postgres::Client;
 use crate::error::{PgStoreError, Result};
 
 /// The schema version this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// The migrations, by version.
 const MIGRATIONS: &[(i64, &str)] = &[
@@ -20,6 +20,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (4, include_str!("migrations/0004_run_leases.sql")),
     (5, include_str!("migrations/0005_fleets.sql")),
     (6, include_str!("migrations/0006_panel_votes.sql")),
+    (7, include_str!("migrations/0007_schedules.sql")),
 ];
 
 /// The advisory lock key migrations hold ("tether" and 1).

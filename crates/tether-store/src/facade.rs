@@ -191,6 +191,31 @@ macro_rules! with_store_operations {
     /// The worker holding the goal's lease with `token` reports where it stands (with the goal
     /// run working on it); any state but `working` ends its lease. Refused like a renewal.
     fn report_fleet_goal(&self, fleet_id: &$crate::RunId, goal_id: &str, token: i64, state: $crate::GoalState, run_id: Option<&$crate::RunId>) -> $crate::Result<()>;
+    /// Adds a schedule (see `schedules.rs`); `false`, adding nothing, when its workspace has one
+    /// of that name.
+    fn add_schedule(&self, new: &$crate::NewSchedule) -> $crate::Result<bool>;
+    /// The schedules of `workspace`, by name.
+    fn schedules(&self, workspace: &::std::path::Path) -> $crate::Result<Vec<$crate::Schedule>>;
+    /// The schedule `name` of `workspace`.
+    fn schedule(&self, workspace: &::std::path::Path, name: &str) -> $crate::Result<$crate::Schedule>;
+    /// Removes the schedule `name` of `workspace`; whether there was one.
+    fn remove_schedule(&self, workspace: &::std::path::Path, name: &str) -> $crate::Result<bool>;
+    /// Pauses the schedule or resumes it (resumed, its failures are forgotten and it is no
+    /// longer overdue); whether there is one.
+    fn pause_schedule(&self, workspace: &::std::path::Path, name: &str, paused: bool) -> $crate::Result<bool>;
+    /// Claims the schedule's next fire at `at_ms` for `holder`, for `ttl_ms`: only while its fire
+    /// counter is still `seen`, it is not paused and no fire of it goes on (or that one's lease
+    /// lapsed); `None` when another scheduler fired it or it may not fire.
+    fn claim_schedule_fire(&self, workspace: &::std::path::Path, name: &str, seen: i64, at_ms: i64, holder: &$crate::Holder, ttl_ms: i64) -> $crate::Result<Option<$crate::FireClaim>>;
+    /// Extends the lease of the fire `token` holds for `ttl_ms` from now;
+    /// [`StoreError::LeaseLost`](crate::StoreError::LeaseLost) when another fire took over.
+    fn renew_schedule_fire(&self, workspace: &::std::path::Path, name: &str, token: i64, ttl_ms: i64) -> $crate::Result<i64>;
+    /// Ends the fire `token` holds with how its run ended, counting a failure (the
+    /// `pause_after`th in a row pauses the schedule); refused like a renewal.
+    fn end_schedule_fire(&self, workspace: &::std::path::Path, name: &str, token: i64, end: &$crate::FireEnd, pause_after: u32) -> $crate::Result<$crate::FireEnded>;
+    /// Marks the schedule overdue at `at_ms` while its fire counter is still `seen` and it was not
+    /// marked in this spell; whether this call marked it (and so tells people).
+    fn mark_schedule_overdue(&self, workspace: &::std::path::Path, name: &str, seen: i64, at_ms: i64) -> $crate::Result<bool>;
     /// Claims the run for `holder` for `ttl_ms` (see `leases.rs`): the lease with a new fencing
     /// token, unless another holder's lease is live ([`Claim::Held`](crate::Claim)). A lapsed
     /// or released lease, the caller's own, or one whose holder `is_gone` (the caller knows

@@ -93,6 +93,7 @@ mod questions;
 mod row;
 pub mod run_lock;
 mod runs;
+mod schedules;
 mod shared;
 mod signoffs;
 mod state;
@@ -118,6 +119,10 @@ pub use migrations::SCHEMA_VERSION;
 pub use origin::{MACHINE_VAR, Origin, this_machine};
 pub use questions::{AnswerOutcome, NewQuestion, Question, QuestionPost, read_choice};
 pub use runs::{Run, RunFilter};
+pub use schedules::{
+    FireClaim, FireEnd, FireEnded, NewSchedule, SCHEDULE_COLUMNS, Schedule, count_failure,
+    fire_lapse, fire_name,
+};
 pub use shared::{EventSink, Journal, RunCell};
 pub use signoffs::{Cancellation, NewCancellation, Reservation, RunningSignoff};
 pub use state::{

@@ -68,10 +68,15 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0009_panel_votes.sql",
         sql: include_str!("migrations/0009_panel_votes.sql"),
     },
+    Migration {
+        version: 10,
+        name: "0010_schedules.sql",
+        sql: include_str!("migrations/0010_schedules.sql"),
+    },
 ];
 
 /// The schema version this build creates and understands.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 fn user_version(conn: &Connection) -> Result<i64> {
     Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)

@@ -106,6 +106,12 @@ pub enum Command {
     /// repository from its shared remote, run the goal in a worktree of its own with this
     /// machine's keys, push its signed-off branch; then the next goal, until stopped.
     Worker(WorkerArgs),
+    /// Goals on a schedule: a Ralph run or a goal every so long or on a cron expression, each
+    /// fire a normal run; repeated failures pause the schedule with a notice, a late one sends
+    /// an "overdue" notice, missed fires give one catch-up run. `tether schedule run` is the
+    /// scheduler; `tether schedule install` keeps it running.
+    #[command(subcommand)]
+    Schedule(ScheduleCommand),
     /// A `PreToolUse` hook for an agent CLI (Claude Code): reads the hook's JSON on stdin and,
     /// when the Bash command starts with an `ask_before` prefix, asks a human and waits; prints
     /// the hook's decision (allow after a yes, deny otherwise) on stdout.
@@ -645,3 +651,82 @@ pub struct GoalCancelArgs {
 #[cfg(test)]
 #[path = "reference_tests.rs"]
 mod reference_tests;
+
+/// `tether schedule …`.
+#[derive(Debug, Subcommand)]
+pub enum ScheduleCommand {
+    /// Add a schedule: when it fires (--every or --cron) and what each fire runs (--goal or
+    /// --ralph with --completion-promise). Its first fire is one interval (or the cron's next
+    /// time) from now.
+    Add(ScheduleAddArgs),
+    /// Every schedule of this workspace: when it fires next, how its last fire ended, its
+    /// failures in a row, whether it is paused or overdue.
+    List(ScheduleListArgs),
+    /// Remove a schedule (a run it started goes on to its end).
+    Remove(ScheduleNameArg),
+    /// Pause a schedule: it does not fire until resumed.
+    Pause(ScheduleNameArg),
+    /// Resume a paused schedule, its failures forgotten: it fires at once when one of its times
+    /// passed while it was paused (one catch-up run), else at its next time.
+    Resume(ScheduleNameArg),
+    /// The scheduler, in the foreground: fires each schedule as it falls due, until Ctrl+C or
+    /// SIGTERM (which stop its runs after their current step, resumable).
+    Run,
+    /// Print a systemd user unit that keeps `tether schedule run` going here (or, with
+    /// --crontab, a crontab line starting it at boot).
+    Install(ScheduleInstallArgs),
+}
+
+/// Options of `tether schedule add`.
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("when").required(true).args(["every", "cron"]))]
+#[command(group = clap::ArgGroup::new("what").required(true).args(["goal", "ralph"]))]
+pub struct ScheduleAddArgs {
+    /// The schedule's name: letters, digits, `-` and `_`.
+    #[arg(long, value_name = "NAME")]
+    pub name: String,
+    /// Fire every DURATION (45s, 90m, 2h, 1h30m, 2d).
+    #[arg(long, value_name = "DURATION")]
+    pub every: Option<String>,
+    /// Fire at the times a cron expression names, in UTC ("0 9 * * 1-5": 09:00 on weekdays).
+    #[arg(long, value_name = "EXPR")]
+    pub cron: Option<String>,
+    /// Each fire is a goal run on this goal of the plan, done once it is signed off.
+    #[arg(long, value_name = "ID")]
+    pub goal: Option<String>,
+    /// Each fire is a Ralph run of this prompt, done once the agent keeps its promise.
+    #[arg(long, value_name = "PROMPT", requires = "completion_promise")]
+    pub ralph: Option<String>,
+    /// The word a Ralph fire's agent says (`<promise>WORD</promise>`) when it is done.
+    #[arg(long, value_name = "WORD", requires = "ralph")]
+    pub completion_promise: Option<String>,
+    /// Each fire's iteration budget (default: `[loop] max_iterations`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20_000))]
+    pub max_iterations: Option<u32>,
+    /// Each fire works in a git worktree of its own, on a branch tether/<run>.
+    #[arg(long)]
+    pub worktree: bool,
+}
+
+/// Options of `tether schedule list`.
+#[derive(Debug, Args)]
+pub struct ScheduleListArgs {
+    /// Print the schedules as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A schedule, by name.
+#[derive(Debug, Args)]
+pub struct ScheduleNameArg {
+    /// The schedule's name.
+    pub name: String,
+}
+
+/// Options of `tether schedule install`.
+#[derive(Debug, Args)]
+pub struct ScheduleInstallArgs {
+    /// Print a crontab line starting the scheduler at boot instead of a systemd user unit.
+    #[arg(long)]
+    pub crontab: bool,
+}

@@ -140,6 +140,7 @@ fn dispatch(cli: &Cli, ctx: &mut cmd::Ctx<'_>) -> anyhow::Result<Exit> {
         Command::Store(args) => cmd::store::run(ctx, args),
         Command::Worktree(args) => cmd::worktree::run(ctx, args),
         Command::Worker(args) => cmd::worker::run(ctx, args),
+        Command::Schedule(command) => cmd::schedule::run(ctx, command),
         Command::Report(args) => cmd::control::report(ctx, args),
         Command::Judge(cmd) => cmd::judge::run(ctx, cmd),
         Command::Gate(args) => cmd::gate::run(ctx, args),

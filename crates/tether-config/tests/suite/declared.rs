@@ -25,7 +25,7 @@ fn without_its_declaration_the_table_is_unknown() {
     assert_eq!(
         err.problems()[0].to_string(),
         "tether.toml:1: pager: unknown table; the top level has plan, model, planning, judge, \
-         loop_judge, side, loop, human, notify, executor, server, store, sandbox, run"
+         loop_judge, side, loop, human, notify, executor, server, store, sandbox, run, schedule"
     );
 }
 

@@ -219,6 +219,7 @@ command = ["my-agent", "--print", ""]
         store: tether_config::StoreConfig::default(),
         sandbox: tether_config::SandboxConfig::default(),
         run: tether_config::RunConfig::default(),
+        schedule: tether_config::ScheduleConfig::default(),
     };
     assert_eq!(config, expected);
     assert_eq!(

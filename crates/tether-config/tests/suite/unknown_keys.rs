@@ -92,7 +92,7 @@ fn a_far_off_key_gets_no_guess_but_the_valid_keys() {
     assert_eq!(
         problem("wibble = 1\n"),
         "tether.toml:1: wibble: unknown key; the top level has plan, model, planning, judge, loop_judge, side, \
-         loop, human, notify, pager, executor, server, store, sandbox, run"
+         loop, human, notify, pager, executor, server, store, sandbox, run, schedule"
     );
 }
 

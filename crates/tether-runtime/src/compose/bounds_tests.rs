@@ -156,6 +156,9 @@ fn edit(table: &str, key: &str) -> Option<(&'static [Entry], &'static str)> {
         ("run", "commit_hooks") => (NONE, "true"),
         ("run", "parallel") => (NONE, "4"),
         ("run", "merge_attempts") => (NONE, "1"),
+        ("schedule", "pause_after_failures") => (NONE, "5"),
+        ("schedule", "overdue_grace_secs") => (NONE, "60"),
+        ("schedule", "poll_secs") => (NONE, "2"),
         (table, key) => (
             NONE,
             crate::schema().declared_table(table)?.key(key)?.sample,

@@ -23,7 +23,8 @@
 //! - [`launch`]: a run composed from all of the above and driven on the caller's Tokio
 //!   runtime, with a handle to watch, interrupt or cancel it; [`report`] the report it leaves
 //!   (also `tether report`'s); [`served`] the runs a server (the dashboard of `tether serve`)
-//!   starts and resumes.
+//!   starts and resumes; [`scheduler`] the schedules and the scheduler beside it, firing
+//!   runs through the same [`served::Runs`].
 
 pub mod agent_key;
 pub mod agents;
@@ -39,6 +40,7 @@ pub mod process;
 pub mod reach;
 pub mod report;
 pub mod sandbox;
+pub mod scheduler;
 pub mod served;
 pub mod store;
 pub mod worktree;

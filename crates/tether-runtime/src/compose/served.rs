@@ -15,6 +15,7 @@
 //! file's, as `tether resume --accept-config` does. There is no `--no-judge` and no unlimited
 //! budget from the dashboard.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use tether_config::{Config, Env, Workspace};
@@ -25,12 +26,25 @@ use tether_human::Console;
 use tether_store::RunId;
 use tether_store::control::{self, ControlError};
 use tether_store::launch::{BoxFuture, LaunchError, Launcher, NewRun, Started};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::compose::bounds::Resumed;
-use crate::compose::launch::{Begun, Launch, Log, Place, RunSpec};
+use crate::compose::launch::{Begun, End, Launch, Log, Place, RunSpec};
 use crate::error::chain;
 use crate::{Error, Host};
+
+/// Tells a caller how a run ended: its end, or why its driving failed.
+type Tell = oneshot::Sender<std::result::Result<End, String>>;
+
+/// A run started for a caller that waits for its end ([`Runs::start_watched`]).
+pub struct Watched {
+    /// The run.
+    pub id: RunId,
+    /// How it ended, once it has: its end, or why its driving failed (closed when the process
+    /// stops driving it).
+    pub ended: oneshot::Receiver<std::result::Result<End, String>>,
+}
 
 /// Who a run taken up from the dashboard is recorded as resumed by.
 const BY: &str = "dashboard";
@@ -70,16 +84,47 @@ impl Runs {
     /// goals at once (or with `[run] parallel` above 1) is a run of many goals.
     pub async fn start(&self, run: NewRun) -> Result<Started, LaunchError> {
         let loaded = self.loaded()?;
-        let config = loaded.config.clone();
         let many = match &run {
             NewRun::Goal {
                 parallel: Some(n), ..
             } => Some(*n),
-            NewRun::Goal { parallel: None, .. } if config.run.parallel > 1 => {
-                Some(config.run.parallel)
+            NewRun::Goal { parallel: None, .. } if loaded.config.run.parallel > 1 => {
+                Some(loaded.config.run.parallel)
             }
             NewRun::Goal { .. } | NewRun::Ralph { .. } => None,
         };
+        let launch = self.new_launch(loaded, run, many.is_some(), None).await?;
+        match many {
+            Some(parallel) => self.drive_fleet(launch, parallel).await.map(Started::Fleet),
+            None => self.drive(launch, None).await.map(Started::Run),
+        }
+    }
+
+    /// Starts `run` as one run (never a run of many goals) — a goal run on the goals `scope`
+    /// names alone, when it names some — for a caller that waits for its end (a schedule's
+    /// fire): its id once it is under way, and its end to come.
+    pub async fn start_watched(
+        &self,
+        run: NewRun,
+        scope: Option<BTreeSet<String>>,
+    ) -> Result<Watched, LaunchError> {
+        let loaded = self.loaded()?;
+        let launch = self.new_launch(loaded, run, false, scope).await?;
+        let (tell, ended) = oneshot::channel();
+        let id = self.drive(launch, Some(tell)).await?;
+        Ok(Watched { id, ended })
+    }
+
+    /// The launch of a new run `run` with the configuration `loaded` (`many`: a run of many
+    /// goals; `scope`: a goal run's goals, when not every active one).
+    async fn new_launch(
+        &self,
+        loaded: tether_config::Loaded,
+        run: NewRun,
+        many: bool,
+        scope: Option<BTreeSet<String>>,
+    ) -> Result<Launch, LaunchError> {
+        let config = loaded.config.clone();
         let (NewRun::Ralph {
             max_iterations,
             worktree,
@@ -115,26 +160,24 @@ impl Runs {
                 crate::compose::launch::loop_budget(&config),
             ),
             NewRun::Goal { .. } => {
-                if many.is_some() {
+                if many {
                     crate::compose::fleet::ready(&self.ws, &config)
                         .await
                         .map_err(refusal)?;
                 }
                 self.ensure_approved(&config)?;
-                RunSpec::goal(
+                let mut goal = RunSpec::goal_spec(
                     &config,
                     Some(max),
                     crate::compose::launch::loop_budget(&config),
                     false,
-                )
+                );
+                goal.scope = scope;
+                RunSpec::Goal(goal)
             }
         };
         let bounds = crate::compose::bounds::for_new_run(&self.ws, &loaded);
-        let launch = self.launch(config, bounds, spec, place);
-        match many {
-            Some(parallel) => self.drive_fleet(launch, parallel).await.map(Started::Fleet),
-            None => self.drive(launch).await.map(Started::Run),
-        }
+        Ok(self.launch(config, bounds, spec, place))
     }
 
     /// Resumes the stopped run `id` with the configuration it recorded; when tether.toml
@@ -162,7 +205,7 @@ impl Runs {
             };
         let (config, bounds) = (settled.config, settled.pinned);
         let launch = self.launch(config, bounds, RunSpec::Resume(run.id), Place::RESUMED);
-        self.drive(launch).await.map(drop)
+        self.drive(launch, None).await.map(drop)
     }
 
     /// Stops every run this server drives after its current step (each can be resumed), and
@@ -269,24 +312,36 @@ impl Runs {
         Ok(id)
     }
 
-    /// Composes `launch`, starts it and waits until it is under way (its id) or refused.
-    async fn drive(&self, launch: Launch) -> Result<RunId, LaunchError> {
+    /// Composes `launch`, starts it and waits until it is under way (its id) or refused; `tell`
+    /// hears how it ended.
+    async fn drive(&self, launch: Launch, tell: Option<Tell>) -> Result<RunId, LaunchError> {
         let prepared = launch.prepare(&*self.env).await.map_err(refusal)?;
         let handle = prepared.start(&self.runtime);
         let (id, handle) = match handle.begun().await.map_err(refusal)? {
             Begun::Going(id, handle) => (id, handle),
             Begun::Over(finished) => {
                 tracing::info!(run = %finished.run, end = ?finished.end, "run ended");
+                if let Some(tell) = tell {
+                    let _ = tell.send(Ok(finished.end));
+                }
                 return Ok(finished.run);
             }
         };
         let interrupt = handle.interrupter();
         let task = self.runtime.spawn(async move {
-            match handle.finished().await {
+            let ended = match handle.finished().await {
                 Ok(finished) => {
-                    tracing::info!(run = %finished.run, end = ?finished.end, "run ended")
+                    tracing::info!(run = %finished.run, end = ?finished.end, "run ended");
+                    Ok(finished.end)
                 }
-                Err(e) => tracing::warn!(error = %chain(&e), "a run failed"),
+                Err(e) => {
+                    tracing::warn!(error = %chain(&e), "a run failed");
+                    Err(chain(&e))
+                }
+            };
+            if let Some(tell) = tell {
+                // Nobody waiting any more is fine.
+                let _ = tell.send(ended);
             }
         });
         if let Ok(mut driven) = self.driven.lock() {

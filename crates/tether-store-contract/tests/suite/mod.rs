@@ -8,6 +8,7 @@ mod fleets;
 mod journal;
 mod leases;
 mod questions;
+mod schedules;
 mod signoff;
 
 use tether_store::{Connector, EmbeddedFile, NewQuestion, RunId, RunKind, Store, StoreOptions};

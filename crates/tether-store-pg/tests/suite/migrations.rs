@@ -33,6 +33,7 @@ async fn a_fresh_database_gets_the_current_schema() {
             "questions",
             "run_leases",
             "runs",
+            "schedules",
             "signoffs_running",
             "tether_schema",
             "topic_counters",

@@ -17,6 +17,7 @@ pub mod plan;
 pub mod ralph;
 pub mod resume;
 pub mod run;
+pub mod schedule;
 pub mod serve;
 pub mod side;
 pub mod stopped;

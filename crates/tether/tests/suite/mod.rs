@@ -62,6 +62,7 @@ mod resume_telegram;
 mod runaway;
 mod sandbox;
 mod sandbox_reach;
+mod schedules;
 mod secrets;
 mod serve_runs;
 mod side;

@@ -8,6 +8,7 @@ mod mcp;
 mod outage;
 mod push;
 mod resume;
+mod schedules;
 mod workers;
 
 use std::path::Path;

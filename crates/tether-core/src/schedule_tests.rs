@@ -1,0 +1,212 @@
+//! The schedule's rules on a paused clock: every time is handed in, none is read.
+
+use proptest::prelude::*;
+
+use super::{Look, Standing, Timing, TimingError, look, when};
+
+const SEC: i64 = 1000;
+const MIN: i64 = 60 * SEC;
+/// 2026-11-29 06:00:00 UTC.
+const T0: i64 = 1_795_932_000_000;
+
+fn fresh(created_at_ms: i64) -> Standing {
+    Standing {
+        created_at_ms,
+        last_fire_ms: None,
+        paused: false,
+        firing: false,
+        overdue_told: false,
+    }
+}
+
+#[test]
+fn durations_and_cron_expressions_are_read_and_stored_back() {
+    assert!(matches!(
+        Timing::every("1h30m"),
+        Ok(Timing::Every { secs: 5400 })
+    ));
+    assert!(matches!(
+        Timing::every("0s"),
+        Err(TimingError::Duration { .. })
+    ));
+    assert!(matches!(
+        Timing::every("soon"),
+        Err(TimingError::Duration { .. })
+    ));
+    let cron = Timing::cron("0 9 * * 1-5").unwrap();
+    assert_eq!(cron.stored(), "cron 0 9 * * 1-5");
+    assert_eq!(cron.describe(), "cron 0 9 * * 1-5 (UTC)");
+    assert!(matches!(
+        Timing::cron("61 * * * *"),
+        Err(TimingError::Cron { .. })
+    ));
+    assert!(matches!(
+        Timing::cron("often"),
+        Err(TimingError::Cron { .. })
+    ));
+    for t in [Timing::every("90m").unwrap(), cron] {
+        let back = Timing::read(&t.stored()).unwrap();
+        assert_eq!(back.stored(), t.stored());
+    }
+    assert!(matches!(
+        Timing::read("whenever"),
+        Err(TimingError::Stored { .. })
+    ));
+    assert_eq!(Timing::every("90m").unwrap().describe(), "every 1h 30m");
+}
+
+#[test]
+fn a_cron_fires_at_its_next_time_in_utc() {
+    let cron = Timing::cron("30 9 * * *").unwrap();
+    // 06:00 → 09:30 the same day; 09:30 itself → the next day's.
+    let next = cron.next_after(T0).unwrap();
+    assert_eq!(when(next), "2026-11-29 09:30:00 UTC");
+    assert_eq!(
+        when(cron.next_after(next).unwrap()),
+        "2026-11-30 09:30:00 UTC"
+    );
+}
+
+#[test]
+fn a_new_schedule_waits_one_interval_then_fires() {
+    let every = Timing::every("10m").unwrap();
+    let s = fresh(T0);
+    let before = look(&every, &s, T0 + 9 * MIN, MIN);
+    assert_eq!(
+        before,
+        Look {
+            due_ms: Some(T0 + 10 * MIN),
+            fire: false,
+            missed: 0,
+            late: false,
+            tell_overdue: false,
+            wake_ms: Some(T0 + 10 * MIN),
+        }
+    );
+    let due = look(&every, &s, T0 + 10 * MIN, MIN);
+    assert!(due.fire && !due.late && due.missed == 1, "{due:?}");
+}
+
+#[test]
+fn fires_missed_while_no_scheduler_ran_give_one_catch_up() {
+    let every = Timing::every("10m").unwrap();
+    let mut s = fresh(T0);
+    s.last_fire_ms = Some(T0);
+    // Down for 55 minutes: five times missed, one fire, told it is overdue.
+    let now = T0 + 55 * MIN;
+    let back = look(&every, &s, now, MIN);
+    assert!(back.fire && back.late && back.tell_overdue, "{back:?}");
+    assert_eq!(back.missed, 5);
+    // Fired at `now`, the next is a whole interval on: nothing more to catch up.
+    s.last_fire_ms = Some(now);
+    let after = look(&every, &s, now + SEC, MIN);
+    assert!(!after.fire && !after.late);
+    assert_eq!(after.due_ms, Some(now + 10 * MIN));
+}
+
+#[test]
+fn overdue_is_told_once_per_spell_and_a_fire_ends_it() {
+    let every = Timing::every("10m").unwrap();
+    let mut s = fresh(T0);
+    s.firing = true; // the last fire still goes on
+    let due = look(&every, &s, T0 + 10 * MIN, 5 * MIN);
+    assert!(!due.fire && !due.late, "{due:?}");
+    assert_eq!(
+        due.wake_ms,
+        Some(T0 + 15 * MIN),
+        "wakes when it would be overdue"
+    );
+    let late = look(&every, &s, T0 + 15 * MIN, 5 * MIN);
+    assert!(late.late && late.tell_overdue && !late.fire);
+    s.overdue_told = true;
+    let still = look(&every, &s, T0 + 40 * MIN, 5 * MIN);
+    assert!(still.late && !still.tell_overdue, "told once: {still:?}");
+}
+
+#[test]
+fn a_paused_schedule_neither_fires_nor_is_overdue() {
+    let every = Timing::every("1m").unwrap();
+    let mut s = fresh(T0);
+    s.paused = true;
+    let paused = look(&every, &s, T0 + 600 * MIN, MIN);
+    assert!(!paused.fire && !paused.late && paused.due_ms.is_none());
+}
+
+fn timing() -> impl Strategy<Value = Timing> {
+    prop_oneof![
+        (1u64..100_000).prop_map(|secs| Timing::Every { secs }),
+        prop::sample::select(vec![
+            "* * * * *",
+            "*/5 * * * *",
+            "0 9 * * 1-5",
+            "30 2 1 * *",
+            "0 0 29 2 *",
+        ])
+        .prop_map(|t| Timing::cron(t).unwrap()),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn the_next_time_is_always_later(t in timing(), at in 0i64..4_000_000_000_000) {
+        let next = t.next_after(at).unwrap();
+        prop_assert!(next > at);
+        if let Timing::Every { secs } = t {
+            prop_assert_eq!(next - at, i64::try_from(secs).unwrap() * SEC);
+        }
+    }
+
+    #[test]
+    fn however_long_it_was_down_it_catches_up_once(
+        t in timing(),
+        last in 0i64..4_000_000_000_000,
+        down in 0i64..(400 * 86_400 * SEC),
+    ) {
+        let mut s = fresh(last);
+        s.last_fire_ms = Some(last);
+        let now = last + down;
+        let first = look(&t, &s, now, MIN);
+        let due = first.due_ms.unwrap();
+        prop_assert_eq!(first.fire, now >= due);
+        prop_assert_eq!(first.missed, t.times_in(due, now));
+        if first.fire {
+            prop_assert!(first.missed >= 1);
+            s.last_fire_ms = Some(now);
+            let again = look(&t, &s, now, MIN);
+            prop_assert!(!again.fire, "one catch-up fire");
+        } else {
+            prop_assert_eq!(first.missed, 0);
+        }
+    }
+
+    /// A scheduler looking every `step` for a while fires about once per interval, never
+    /// more: each fire is a whole interval after the one before.
+    #[test]
+    fn a_running_scheduler_fires_once_per_interval(
+        secs in 1u64..600,
+        step in 1i64..600_000,
+        looks in 1usize..400,
+    ) {
+        let every = Timing::Every { secs };
+        let interval = i64::try_from(secs).unwrap() * SEC;
+        let mut s = fresh(T0);
+        let mut fires = Vec::new();
+        let mut now = T0;
+        for _ in 0..looks {
+            now += step;
+            let l = look(&every, &s, now, interval);
+            if l.fire {
+                fires.push(now);
+                s.last_fire_ms = Some(now);
+            }
+        }
+        for pair in fires.windows(2) {
+            prop_assert!(pair[1] - pair[0] >= interval);
+        }
+        let elapsed = now - T0;
+        prop_assert!(i64::try_from(fires.len()).unwrap() <= elapsed / interval);
+        // Late by a step at most each time.
+        let at_least = elapsed / (interval + step) - 1;
+        prop_assert!(i64::try_from(fires.len()).unwrap() >= at_least);
+    }
+}

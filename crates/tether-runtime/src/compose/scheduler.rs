@@ -1,0 +1,750 @@
+//! Goals on a schedule (`tether schedule`): what each fire starts ([`Work`]), the schedules a
+//! person adds, lists, pauses, resumes and removes, and the scheduler (`tether schedule run`),
+//! a long-lived host beside the dashboard's server: it starts each fire's run through the same
+//! [`Runs`] that `tether serve` drives the dashboard's runs with, so a scheduled run is composed
+//! exactly as `tether ralph` and `tether run` compose theirs (its report, its notices, the
+//! dashboard) and driven as a task of the scheduler's process.
+//!
+//! When a schedule fires is `tether_core::schedule`'s (pure); where it stands is the store's
+//! (`tether_store::Schedule`): a scheduler claims each fire with a conditional write, so two
+//! schedulers on one store — on one machine, or on many sharing a team store — never fire one
+//! schedule twice, and holds the fire's lease while its run works, renewing it. A run that
+//! does not end done is a failure; the `[schedule] pause_after_failures`th in a row pauses the
+//! schedule, and a `schedule_paused` notice says so with the command that resumes it. A
+//! schedule not fired a grace past its due time makes one `overdue` notice per overdue spell.
+//! Fires missed while no scheduler ran give one catch-up fire.
+//!
+//! A scheduler stopped (Ctrl+C, SIGTERM) interrupts the runs it started (each can be resumed)
+//! and leaves their fires unended: their leases lapse and nothing is counted against the
+//! schedules.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tether_config::{Config, Env, ScheduleConfig, Workspace};
+use tether_core::goal::GoalEnd;
+use tether_core::ralph::RalphEnd;
+use tether_core::schedule::{self, Standing, Timing, TimingError};
+use tether_human::registry::Reach;
+use tether_human::{Console, Desk, Notice};
+use tether_store::launch::NewRun;
+use tether_store::{FireClaim, FireEnd, Holder, Journal, NewSchedule, Schedule};
+use tokio_util::sync::CancellationToken;
+
+use crate::Host;
+use crate::compose::launch::End;
+use crate::compose::served::Runs;
+use crate::error::{Result, chain};
+
+/// How long a scheduler's hold on a fire lasts unless renewed.
+pub const FIRE_LEASE: Duration = Duration::from_secs(60);
+
+/// How often a scheduler renews its hold on a fire while its run works.
+pub const HEARTBEAT: Duration = Duration::from_secs(15);
+
+/// The longest name a schedule may have.
+const MAX_NAME: usize = 64;
+
+/// What a fire starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Work {
+    /// A Ralph run of `prompt`, done when the agent keeps `completion_promise`.
+    Ralph {
+        /// The prompt.
+        prompt: String,
+        /// The promise that ends it done.
+        completion_promise: String,
+        /// The iteration budget (default: `[loop] max_iterations`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_iterations: Option<u32>,
+        /// Work in a git worktree of its own.
+        #[serde(default)]
+        worktree: bool,
+    },
+    /// A goal run on one goal of the plan, done when it is signed off.
+    Goal {
+        /// The goal's id.
+        goal: String,
+        /// The iteration budget (default: `[loop] max_iterations`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_iterations: Option<u32>,
+        /// Work in a git worktree of its own.
+        #[serde(default)]
+        worktree: bool,
+    },
+}
+
+impl Work {
+    /// The run it starts, and a goal run's scope.
+    fn run(&self) -> (NewRun, Option<BTreeSet<String>>) {
+        match self.clone() {
+            Work::Ralph {
+                prompt,
+                completion_promise,
+                max_iterations,
+                worktree,
+            } => (
+                NewRun::Ralph {
+                    prompt,
+                    completion_promise: Some(completion_promise),
+                    max_iterations,
+                    worktree,
+                },
+                None,
+            ),
+            Work::Goal {
+                goal,
+                max_iterations,
+                worktree,
+            } => (
+                NewRun::Goal {
+                    max_iterations,
+                    worktree,
+                    parallel: None,
+                },
+                Some(BTreeSet::from([goal])),
+            ),
+        }
+    }
+
+    /// For people: `ralph "tidy up" until DONE`, `goal g1`.
+    pub fn describe(&self) -> String {
+        match self {
+            Work::Ralph {
+                prompt,
+                completion_promise,
+                ..
+            } => format!(
+                "ralph {:?} until {completion_promise}",
+                tether_human::visible::one_line(prompt)
+            ),
+            Work::Goal { goal, .. } => format!("goal {goal}"),
+        }
+    }
+}
+
+/// Why a schedule cannot be added, found or changed: each says what to give instead.
+#[derive(Debug, thiserror::Error)]
+pub enum ScheduleError {
+    /// The name is not one a schedule may have.
+    #[error(
+        "--name {0:?}: a schedule's name is 1 to 64 letters, digits, `-` and `_` (such as \
+         `nightly-tests`)"
+    )]
+    BadName(String),
+    /// The workspace has a schedule of that name.
+    #[error(
+        "--name {0}: a schedule named {0} exists already; choose another name, or remove it \
+         first (`tether schedule remove {0}`)"
+    )]
+    Exists(String),
+    /// `--every` or `--cron` cannot be read.
+    #[error("{flag}: {problem}")]
+    Timing {
+        /// The flag.
+        flag: &'static str,
+        /// Why (in the message, so not also a `source`).
+        problem: TimingError,
+    },
+    /// `--goal` names no goal of the plan.
+    #[error("--goal {goal}: the plan {plan} has no goal {goal} (`tether plan` lists its goals)")]
+    UnknownGoal {
+        /// The id given.
+        goal: String,
+        /// The plan file.
+        plan: String,
+    },
+    /// `--ralph` without its promise, or an empty one.
+    #[error(
+        "--completion-promise: a scheduled Ralph run needs the word that ends it done (such as \
+         --completion-promise DONE); without it no fire could end done"
+    )]
+    NoPromise,
+    /// No schedule of that name.
+    #[error("no schedule named {0} here (`tether schedule list` lists them)")]
+    NotFound(String),
+}
+
+impl ScheduleError {
+    /// Whether a person fixes it by giving other arguments (all of them are).
+    pub fn is_usage(&self) -> bool {
+        true
+    }
+}
+
+/// A schedule as `tether schedule list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Listed {
+    /// Its name.
+    pub name: String,
+    /// When it fires, for people (`every 1h`, `cron 0 9 * * 1-5 (UTC)`).
+    pub timing: String,
+    /// What each fire starts.
+    pub work: serde_json::Value,
+    /// Whether it is paused.
+    pub paused: bool,
+    /// When it fires next (ms since the Unix epoch), unless paused; in the past when it is
+    /// due now.
+    pub next_fire_ms: Option<i64>,
+    /// [`Listed::next_fire_ms`] for people.
+    pub next_fire: Option<String>,
+    /// Whether a fire of it goes on.
+    pub firing: bool,
+    /// Whether it is late past its grace.
+    pub overdue: bool,
+    /// When it last fired.
+    pub last_fire_ms: Option<i64>,
+    /// The run its last fire started.
+    pub last_run: Option<String>,
+    /// How its last fire ended (`done`, or what went wrong).
+    pub last_outcome: Option<String>,
+    /// Its fires in a row that did not end done.
+    pub consecutive_failures: u32,
+}
+
+/// The workspace as schedules are keyed in the store: its root, made absolute.
+pub fn key_of(ws: &Workspace) -> PathBuf {
+    std::fs::canonicalize(ws.root()).unwrap_or_else(|_| ws.root().to_owned())
+}
+
+/// Adds schedule `name` to `ws`: `timing` starting `work` (a goal checked against the plan).
+pub fn add(ws: &Workspace, env: &dyn Env, name: &str, timing: &Timing, work: &Work) -> Result<()> {
+    let valid = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if name.is_empty() || name.len() > MAX_NAME || !name.chars().all(valid) {
+        return Err(ScheduleError::BadName(name.to_owned()).into());
+    }
+    let loaded = tether_config::load(crate::schema(), ws.root(), env)?;
+    match work {
+        Work::Goal { goal, .. } => {
+            let path = ws.root().join(&loaded.config.plan);
+            let unknown = || ScheduleError::UnknownGoal {
+                goal: goal.clone(),
+                plan: loaded.config.plan.display().to_string(),
+            };
+            let doc = tether_plan::file::read(&path).map_err(|_| unknown())?;
+            if doc.plan().goal(goal).is_none() {
+                return Err(unknown().into());
+            }
+        }
+        Work::Ralph {
+            completion_promise, ..
+        } if completion_promise.trim().is_empty() => {
+            return Err(ScheduleError::NoPromise.into());
+        }
+        Work::Ralph { .. } => {}
+    }
+    let store = crate::compose::store::open(ws, env)?;
+    let new = NewSchedule {
+        workspace: key_of(ws),
+        name: name.to_owned(),
+        timing: timing.stored(),
+        work: serde_json::to_value(work).map_err(tether_store::StoreError::Json)?,
+    };
+    if !store.add_schedule(&new)? {
+        return Err(ScheduleError::Exists(name.to_owned()).into());
+    }
+    Ok(())
+}
+
+/// Removes schedule `name` of `ws` (a fire going on goes on to its end).
+pub fn remove(ws: &Workspace, env: &dyn Env, name: &str) -> Result<()> {
+    let store = crate::compose::store::open(ws, env)?;
+    if !store.remove_schedule(&key_of(ws), name)? {
+        return Err(ScheduleError::NotFound(name.to_owned()).into());
+    }
+    Ok(())
+}
+
+/// Pauses schedule `name` of `ws`, or resumes it (its failures forgotten).
+pub fn set_paused(ws: &Workspace, env: &dyn Env, name: &str, paused: bool) -> Result<()> {
+    let store = crate::compose::store::open(ws, env)?;
+    if !store.pause_schedule(&key_of(ws), name, paused)? {
+        return Err(ScheduleError::NotFound(name.to_owned()).into());
+    }
+    Ok(())
+}
+
+/// The schedules of `ws` as they stand at `now_ms`.
+pub fn list(ws: &Workspace, env: &dyn Env, now_ms: i64) -> Result<Vec<Listed>> {
+    let loaded = tether_config::load(crate::schema(), ws.root(), env)?;
+    let grace = grace_ms(&loaded.config.schedule);
+    let store = crate::compose::store::for_reading(ws, env)?;
+    let schedules = store.schedules(&key_of(ws))?;
+    Ok(schedules
+        .into_iter()
+        .map(|s| {
+            let timing = Timing::read(&s.timing);
+            let look = timing
+                .as_ref()
+                .ok()
+                .map(|t| schedule::look(t, &standing(&s, now_ms), now_ms, grace));
+            let next = look.and_then(|l| l.due_ms);
+            Listed {
+                timing: timing.map_or_else(|e| e.to_string(), |t| t.describe()),
+                work: s.work.clone(),
+                paused: s.paused,
+                next_fire_ms: next,
+                next_fire: next.map(schedule::when),
+                firing: s.firing(now_ms),
+                overdue: look.is_some_and(|l| l.late),
+                last_fire_ms: s.last_fire_ms,
+                last_run: s.last_run.as_ref().map(ToString::to_string),
+                last_outcome: s.last_outcome.clone(),
+                consecutive_failures: s.failures,
+                name: s.name,
+            }
+        })
+        .collect())
+}
+
+/// Where `s` stands at `now_ms`, as the schedule's rules read it.
+fn standing(s: &Schedule, now_ms: i64) -> Standing {
+    Standing {
+        created_at_ms: s.created_at_ms,
+        last_fire_ms: s.last_fire_ms,
+        paused: s.paused,
+        firing: s.firing(now_ms),
+        overdue_told: s.overdue_at_ms.is_some(),
+    }
+}
+
+fn grace_ms(config: &ScheduleConfig) -> i64 {
+    i64::try_from(config.overdue_grace_secs.saturating_mul(1000)).unwrap_or(i64::MAX)
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The scheduler of a workspace (`tether schedule run`): fires its schedules as they fall
+/// due, each fire a run driven by its [`Runs`].
+pub struct Scheduler {
+    inner: Arc<Inner>,
+}
+
+/// Hears, one line each, what a scheduler does (a schedule fired, how its run ended, paused,
+/// overdue): a foreground scheduler prints it for the person who started it.
+pub type Said = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// What the scheduler and its fires share.
+struct Inner {
+    said: Said,
+    /// The store's place, connected once (a team store's pool is shared by every store of it).
+    connector: Arc<dyn tether_store::Connector>,
+    ws: Workspace,
+    env: Arc<dyn Env + Send + Sync>,
+    runs: Runs,
+    key: PathBuf,
+    holder: Holder,
+    /// The fires this scheduler drives.
+    fires: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+impl Scheduler {
+    /// The scheduler of `ws` (`env` holding the keys), its runs driven on the current Tokio
+    /// runtime; `host` runs the tether commands their agents hand over. Call it inside the
+    /// runtime.
+    /// `said` hears what it does. Refused when the store tether.toml names cannot be reached.
+    pub fn new(
+        ws: Workspace,
+        env: Arc<dyn Env + Send + Sync>,
+        host: Host,
+        said: Said,
+    ) -> Result<Scheduler> {
+        let key = key_of(&ws);
+        let connector = crate::compose::store::connector(&ws, &*env)?;
+        let runs = Runs::new(ws.clone(), env.clone(), host);
+        Ok(Scheduler {
+            inner: Arc::new(Inner {
+                said,
+                connector,
+                holder: Holder::this_process(&key),
+                ws,
+                env,
+                runs,
+                key,
+                fires: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+
+    /// Fires the schedules as they fall due until `stop` fires, then interrupts the runs it
+    /// started and waits for them (until `now` fires).
+    pub async fn run(&self, stop: CancellationToken, now: CancellationToken) {
+        while !stop.is_cancelled() {
+            let wait = match self.tick(tether_store::now_ms()).await {
+                Ok(wait) => wait,
+                Err(e) => {
+                    tracing::warn!(error = %chain(&e), "could not look at the schedules");
+                    Duration::from_secs(ScheduleConfig::default().poll_secs)
+                }
+            };
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = stop.cancelled() => {}
+            }
+        }
+        self.inner.runs.stop(now.clone()).await;
+        let fires = match self.inner.fires.lock() {
+            Ok(mut fires) => std::mem::take(&mut *fires),
+            Err(_) => Vec::new(),
+        };
+        let all = futures_util::future::join_all(fires);
+        tokio::select! {
+            _ = all => {}
+            () = now.cancelled() => {}
+        }
+    }
+
+    /// Looks at every schedule at `now_ms`: tells people of those overdue, fires those due.
+    /// How long to wait before looking again.
+    pub async fn tick(&self, now_ms: i64) -> Result<Duration> {
+        let inner = &self.inner;
+        let loaded = tether_config::load(crate::schema(), inner.ws.root(), &*inner.env)?;
+        let config = loaded.config;
+        let settings = config.schedule;
+        let poll = Duration::from_secs(settings.poll_secs.max(1));
+        let grace = grace_ms(&settings);
+        let store = inner.store()?;
+        let mut wait = poll;
+        for s in store.schedules(&inner.key)? {
+            let timing = match Timing::read(&s.timing) {
+                Ok(timing) => timing,
+                Err(e) => {
+                    tracing::warn!(schedule = s.name, error = %e, "a schedule cannot be read");
+                    continue;
+                }
+            };
+            let look = schedule::look(&timing, &standing(&s, now_ms), now_ms, grace);
+            if look.tell_overdue
+                && store.mark_schedule_overdue(&inner.key, &s.name, s.fire, now_ms)?
+            {
+                let due = look.due_ms.unwrap_or(now_ms);
+                let notice =
+                    Notice::overdue(&s.name, &schedule::when(due), &schedule::span(now_ms - due));
+                (inner.said)(&notice.text);
+                inner.notify(&config, &notice).await?;
+            }
+            if look.fire {
+                let claimed = store.claim_schedule_fire(
+                    &inner.key,
+                    &s.name,
+                    s.fire,
+                    now_ms,
+                    &inner.holder,
+                    millis(FIRE_LEASE),
+                )?;
+                if let Some(claim) = claimed {
+                    if look.missed > 1 {
+                        (inner.said)(&format!(
+                            "schedule {}: one catch-up fire for {} missed times",
+                            s.name, look.missed
+                        ));
+                    }
+                    self.fire(s, claim, settings);
+                }
+                continue;
+            }
+            if let Some(wake) = look.wake_ms {
+                let until = u64::try_from(wake.saturating_sub(now_ms)).unwrap_or(0);
+                wait = wait.min(Duration::from_millis(until.max(50)));
+            }
+        }
+        Ok(wait)
+    }
+
+    /// Starts the fire `claim` of `s` as a task of its own: its run, its lease renewed while
+    /// the run works, its end recorded.
+    fn fire(&self, s: Schedule, claim: FireClaim, settings: ScheduleConfig) {
+        let inner = self.inner.clone();
+        tracing::info!(schedule = s.name, fire = claim.token, "firing");
+        let task = tokio::spawn(async move {
+            if let Err(e) = inner.drive_fire(&s, claim, settings).await {
+                tracing::warn!(schedule = s.name, error = %chain(&e), "a fire's end was not recorded");
+            }
+        });
+        if let Ok(mut fires) = self.inner.fires.lock() {
+            fires.retain(|t| !t.is_finished());
+            fires.push(task);
+        }
+    }
+}
+
+impl Inner {
+    /// A store of the scheduler's place.
+    fn store(&self) -> Result<tether_store::Store> {
+        self.connector
+            .connect()
+            .map_err(|cause| crate::Error::OpenStore {
+                place: self.connector.describe(),
+                cause,
+            })
+    }
+
+    /// Drives one fire of `s` to its end and records it.
+    async fn drive_fire(
+        &self,
+        s: &Schedule,
+        claim: FireClaim,
+        settings: ScheduleConfig,
+    ) -> Result<()> {
+        let work: std::result::Result<Work, _> = serde_json::from_value(s.work.clone());
+        let end = match work {
+            Err(e) => FireEnd {
+                run: None,
+                outcome: format!("not started: its work cannot be read ({e})"),
+                done: false,
+            },
+            Ok(work) => {
+                let (run, scope) = work.run();
+                match self.runs.start_watched(run, scope).await {
+                    Err(refused) => FireEnd {
+                        run: None,
+                        outcome: format!("not started: {refused}"),
+                        done: false,
+                    },
+                    Ok(watched) => {
+                        let id = watched.id.clone();
+                        (self.said)(&format!("schedule {} fired: run {id}", s.name));
+                        match self.watch(&s.name, claim, watched.ended).await {
+                            Some(ended) => {
+                                let (done, outcome) = outcome(&ended);
+                                FireEnd {
+                                    run: Some(id.clone()),
+                                    outcome: format!("run {id} {outcome}"),
+                                    done,
+                                }
+                            }
+                            // The scheduler is stopping: the fire is left to lapse.
+                            None => return Ok(()),
+                        }
+                    }
+                }
+            }
+        };
+        let store = self.store()?;
+        let ended = store.end_schedule_fire(
+            &self.key,
+            &s.name,
+            claim.token,
+            &end,
+            settings.pause_after_failures,
+        )?;
+        (self.said)(&format!(
+            "schedule {}: {} ({} failure(s) in a row)",
+            s.name, end.outcome, ended.failures
+        ));
+        if ended.paused_now {
+            let config = tether_config::load(crate::schema(), self.ws.root(), &*self.env)?.config;
+            let notice = Notice::schedule_paused(&s.name, ended.failures, &end.outcome);
+            (self.said)(&notice.plain());
+            self.notify(&config, &notice).await?;
+        }
+        Ok(())
+    }
+
+    /// Renews the fire's lease until the run ends: its end (`None`: the run was interrupted
+    /// because the scheduler is stopping, or its driving was dropped).
+    async fn watch(
+        &self,
+        name: &str,
+        claim: FireClaim,
+        mut ended: tokio::sync::oneshot::Receiver<std::result::Result<End, String>>,
+    ) -> Option<std::result::Result<End, String>> {
+        loop {
+            tokio::select! {
+                end = &mut ended => {
+                    return match end {
+                        Ok(Ok(End::Goal(tether_core::goal::GoalEnd::Stopped(
+                            tether_core::looping::Stopped::Interrupted,
+                        ))))
+                        | Ok(Ok(End::Ralph(RalphEnd::Stopped(
+                            tether_core::looping::Stopped::Interrupted,
+                        )))) => None,
+                        Ok(end) => Some(end),
+                        Err(_) => None,
+                    };
+                }
+                () = tokio::time::sleep(HEARTBEAT) => {
+                    let renewed = self.store()
+                        .map_err(|e| chain(&e))
+                        .and_then(|store| {
+                            store
+                                .renew_schedule_fire(&self.key, name, claim.token, millis(FIRE_LEASE))
+                                .map_err(|e| chain(&e))
+                        });
+                    if let Err(e) = renewed {
+                        tracing::warn!(schedule = name, error = e, "could not renew a fire's lease");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends `notice` to the channels `config` names, waiting a little for its delivery.
+    async fn notify(&self, config: &Config, notice: &Notice) -> Result<()> {
+        let store = self.store()?;
+        let journal = Journal::new(store, Vec::new())?;
+        let desk = Desk::from_config(
+            config,
+            &self.ws,
+            journal,
+            (Console::Absent, Reach::ANYTHING),
+        );
+        desk.notify(notice).await;
+        desk.flush_within(crate::compose::process::notice_grace(&*self.env))
+            .await;
+        Ok(())
+    }
+}
+
+/// Whether a fire's run ended done, and how it ended for people (`done`, `failed: …`).
+fn outcome(ended: &std::result::Result<End, String>) -> (bool, String) {
+    use tether_core::looping::Stopped;
+    let stopped = |s: &Stopped| match s {
+        Stopped::Cancelled => "cancelled".to_owned(),
+        Stopped::Interrupted => "interrupted".to_owned(),
+        Stopped::Paused { reason } => format!("paused: {reason}"),
+        Stopped::BudgetSpent { iteration } => {
+            format!("spent its budget after {iteration} iteration(s) without ending done")
+        }
+        Stopped::CannotRun { error, .. } => format!("cannot run: {error}"),
+        Stopped::Failed { error, .. } => format!("failed: {error}"),
+        Stopped::LeaseLost { detail } => format!("was taken over: {detail}"),
+    };
+    match ended {
+        Ok(End::Goal(GoalEnd::AllDone { .. }) | End::Ralph(RalphEnd::PromiseKept { .. })) => {
+            (true, "done".to_owned())
+        }
+        Ok(End::Goal(GoalEnd::Blocked { rule, reason })) => {
+            (false, format!("blocked: {}: {reason}", rule.as_str()))
+        }
+        Ok(End::Goal(GoalEnd::Stopped(s)) | End::Ralph(RalphEnd::Stopped(s))) => {
+            (false, stopped(s))
+        }
+        Err(e) => (false, format!("failed: {e}")),
+    }
+}
+
+/// The systemd user unit that keeps `exe schedule run` going in `root`.
+pub fn systemd_unit(root: &Path, exe: &Path) -> String {
+    format!(
+        "# tether's scheduler for {root}: fires its schedules (`tether schedule list`).\n\
+         # Install: save as ~/.config/systemd/user/tether-schedule.service, then\n\
+         #   systemctl --user daemon-reload\n\
+         #   systemctl --user enable --now tether-schedule.service\n\
+         # and, to keep it running while you are logged out: loginctl enable-linger \"$USER\"\n\
+         # Keys (the model's, the judge's) go in an EnvironmentFile=, never in this file.\n\
+         [Unit]\n\
+         Description=tether scheduler ({root})\n\
+         After=network-online.target\n\
+         Wants=network-online.target\n\
+         \n\
+         [Service]\n\
+         Type=simple\n\
+         WorkingDirectory={root}\n\
+         ExecStart={exe} schedule run\n\
+         Restart=on-failure\n\
+         RestartSec=10\n\
+         KillSignal=SIGTERM\n\
+         TimeoutStopSec=60\n\
+         \n\
+         [Install]\n\
+         WantedBy=default.target\n",
+        root = root.display(),
+        exe = exe.display(),
+    )
+}
+
+/// The crontab line that starts `exe schedule run` in `root` at boot (cron does not restart
+/// it: prefer the systemd unit where there is systemd).
+pub fn crontab_line(root: &Path, exe: &Path) -> String {
+    format!(
+        "@reboot cd {root} && {exe} schedule run >> {log} 2>&1\n",
+        root = shell_quote(&root.display().to_string()),
+        exe = shell_quote(&exe.display().to_string()),
+        log = shell_quote(&root.join(".tether/schedule.log").display().to_string()),
+    )
+}
+
+/// `text` quoted for a POSIX shell.
+fn shell_quote(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        return text.to_owned();
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use tether_core::goal::GoalEnd;
+    use tether_core::looping::Stopped;
+    use tether_core::ralph::RalphEnd;
+
+    use super::{End, Work, crontab_line, outcome};
+
+    #[test]
+    fn only_a_run_that_ends_done_is_not_a_failure() {
+        let kept = Ok(End::Ralph(RalphEnd::PromiseKept { iteration: 2 }));
+        assert_eq!(outcome(&kept), (true, "done".to_owned()));
+        let signed = Ok(End::Goal(GoalEnd::AllDone {
+            iteration: 3,
+            signed_off: vec!["g1".to_owned()],
+        }));
+        assert!(outcome(&signed).0);
+        let spent = Ok(End::Ralph(RalphEnd::Stopped(Stopped::BudgetSpent {
+            iteration: 5,
+        })));
+        assert_eq!(
+            outcome(&spent),
+            (
+                false,
+                "spent its budget after 5 iteration(s) without ending done".to_owned()
+            )
+        );
+        let paused = Ok(End::Goal(GoalEnd::paused(
+            "the judge is unavailable".to_owned(),
+        )));
+        assert_eq!(
+            outcome(&paused),
+            (false, "paused: the judge is unavailable".to_owned())
+        );
+        assert_eq!(
+            outcome(&Err("the run's task ended abnormally".to_owned())),
+            (false, "failed: the run's task ended abnormally".to_owned())
+        );
+    }
+
+    #[test]
+    fn work_is_stored_as_json_and_read_back() {
+        let work = Work::Goal {
+            goal: "g3".to_owned(),
+            max_iterations: Some(40),
+            worktree: true,
+        };
+        let json = serde_json::to_value(&work).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"kind": "goal", "goal": "g3", "max_iterations": 40, "worktree": true})
+        );
+        assert_eq!(serde_json::from_value::<Work>(json).unwrap(), work);
+        assert_eq!(work.describe(), "goal g3");
+    }
+
+    #[test]
+    fn the_crontab_line_quotes_what_the_shell_would_split() {
+        let line = crontab_line(Path::new("/srv/my app"), Path::new("/usr/bin/tether"));
+        assert_eq!(
+            line,
+            "@reboot cd '/srv/my app' && /usr/bin/tether schedule run >> \
+             '/srv/my app/.tether/schedule.log' 2>&1\n"
+        );
+    }
+}

@@ -1,0 +1,270 @@
+//! Goals on a schedule: added once per name, listed, paused and resumed, removed; each fire
+//! claimed once however many schedulers race for it, renewed and ended with its token, the
+//! failures in a row counted until they pause the schedule, and an overdue spell marked once;
+//! on both backends.
+
+use std::path::Path;
+
+use tether_store::{FireEnd, Holder, Lapse, NewSchedule, StoreError};
+
+use super::{Backend, on_both_backends, run};
+
+on_both_backends!(
+    a_schedule_is_added_once_listed_paused_resumed_and_removed,
+    each_fire_is_claimed_once_and_ended_by_its_token,
+    failures_in_a_row_pause_the_schedule_once,
+    an_overdue_spell_is_marked_once_and_a_fire_ends_it,
+    racing_schedulers_claim_one_fire_once,
+);
+
+const WS: &str = "/work";
+
+fn new(name: &str) -> NewSchedule {
+    NewSchedule {
+        workspace: WS.into(),
+        name: name.into(),
+        timing: "every 60s".into(),
+        work: serde_json::json!({"kind": "ralph", "prompt": "tidy up"}),
+    }
+}
+
+fn holder() -> Holder {
+    Holder::this_process(WS)
+}
+
+fn ws() -> &'static Path {
+    Path::new(WS)
+}
+
+fn a_schedule_is_added_once_listed_paused_resumed_and_removed(b: &Backend) {
+    assert!(b.store.add_schedule(&new("nightly")).unwrap());
+    assert!(
+        !b.store.add_schedule(&new("nightly")).unwrap(),
+        "one per name"
+    );
+    assert!(b.store.add_schedule(&new("hourly")).unwrap());
+    let elsewhere = NewSchedule {
+        workspace: "/other".into(),
+        ..new("nightly")
+    };
+    assert!(
+        b.store.add_schedule(&elsewhere).unwrap(),
+        "names are a workspace's"
+    );
+
+    let listed = b.other().schedules(ws()).unwrap();
+    let names: Vec<&str> = listed.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["hourly", "nightly"]);
+    let nightly = &listed[1];
+    assert_eq!(nightly.timing, "every 60s");
+    assert_eq!(nightly.work["prompt"], "tidy up");
+    assert_eq!(
+        (nightly.fire, nightly.failures, nightly.paused),
+        (0, 0, false)
+    );
+    assert_eq!(
+        (nightly.last_fire_ms, nightly.last_outcome.as_deref()),
+        (None, None)
+    );
+
+    assert!(b.store.pause_schedule(ws(), "nightly", true).unwrap());
+    assert!(b.other().schedule(ws(), "nightly").unwrap().paused);
+    assert!(b.store.pause_schedule(ws(), "nightly", false).unwrap());
+    assert!(!b.other().schedule(ws(), "nightly").unwrap().paused);
+    assert!(!b.store.pause_schedule(ws(), "none", true).unwrap());
+
+    assert!(b.store.remove_schedule(ws(), "nightly").unwrap());
+    assert!(!b.store.remove_schedule(ws(), "nightly").unwrap());
+    assert!(matches!(
+        b.other().schedule(ws(), "nightly"),
+        Err(StoreError::NotFound {
+            what: "schedule",
+            ..
+        })
+    ));
+    assert_eq!(b.store.schedules(Path::new("/other")).unwrap().len(), 1);
+}
+
+fn each_fire_is_claimed_once_and_ended_by_its_token(b: &Backend) {
+    b.store.add_schedule(&new("nightly")).unwrap();
+    let claim = b
+        .store
+        .claim_schedule_fire(ws(), "nightly", 0, 1_000, &holder(), 60_000)
+        .unwrap()
+        .expect("the first fire");
+    assert_eq!(claim.token, 1);
+    // The same fire again, or the next while this one goes on: refused.
+    let again = b
+        .other()
+        .claim_schedule_fire(ws(), "nightly", 0, 1_000, &holder(), 60_000);
+    assert_eq!(again.unwrap(), None);
+    let next = b
+        .other()
+        .claim_schedule_fire(ws(), "nightly", 1, 2_000, &holder(), 60_000);
+    assert_eq!(next.unwrap(), None, "a fire goes on");
+    let going = b.other().schedule(ws(), "nightly").unwrap();
+    assert_eq!((going.fire, going.last_fire_ms), (1, Some(1_000)));
+    assert!(going.expires_at_ms > 0);
+    assert_eq!(going.machine.as_deref(), Some(holder().machine.as_str()));
+
+    assert!(
+        b.store
+            .renew_schedule_fire(ws(), "nightly", 1, 60_000)
+            .unwrap()
+            > 0
+    );
+    let stale = b.store.renew_schedule_fire(ws(), "nightly", 7, 60_000);
+    assert!(
+        matches!(
+            stale,
+            Err(StoreError::LeaseLost {
+                lapse: Lapse::TakenOver,
+                ..
+            })
+        ),
+        "{stale:?}"
+    );
+    let ran = run(&b.store);
+    let end = FireEnd {
+        run: Some(ran.clone()),
+        outcome: "done".into(),
+        done: true,
+    };
+    let ended = b
+        .store
+        .end_schedule_fire(ws(), "nightly", 1, &end, 3)
+        .unwrap();
+    assert_eq!((ended.failures, ended.paused_now), (0, false));
+    let twice = b.store.end_schedule_fire(ws(), "nightly", 1, &end, 3);
+    assert!(matches!(
+        twice,
+        Err(StoreError::LeaseLost {
+            lapse: Lapse::Released,
+            ..
+        })
+    ));
+    let done = b.other().schedule(ws(), "nightly").unwrap();
+    assert_eq!(done.last_run.as_ref(), Some(&ran));
+    assert_eq!(done.last_outcome.as_deref(), Some("done"));
+    assert_eq!(done.expires_at_ms, 0);
+    // Ended, the next fire may be claimed.
+    let second = b
+        .store
+        .claim_schedule_fire(ws(), "nightly", 1, 2_000, &holder(), 60_000);
+    assert_eq!(second.unwrap().map(|c| c.token), Some(2));
+    // A fire whose scheduler stopped renewing it lapses: the next may be claimed over it.
+    b.store.renew_schedule_fire(ws(), "nightly", 2, -1).unwrap();
+    let over = b
+        .store
+        .claim_schedule_fire(ws(), "nightly", 2, 3_000, &holder(), 60_000);
+    assert_eq!(over.unwrap().map(|c| c.token), Some(3));
+    let late = b.store.end_schedule_fire(ws(), "nightly", 2, &end, 3);
+    assert!(
+        matches!(late, Err(StoreError::LeaseLost { .. })),
+        "{late:?}"
+    );
+}
+
+fn failures_in_a_row_pause_the_schedule_once(b: &Backend) {
+    b.store.add_schedule(&new("flaky")).unwrap();
+    let failed = FireEnd {
+        run: None,
+        outcome: "failed: the model is unavailable".into(),
+        done: false,
+    };
+    let mut paused = Vec::new();
+    for seen in 0..3 {
+        let claim = b
+            .store
+            .claim_schedule_fire(ws(), "flaky", seen, 1_000 * seen, &holder(), 60_000)
+            .unwrap()
+            .expect("a fire");
+        let ended = b
+            .store
+            .end_schedule_fire(ws(), "flaky", claim.token, &failed, 3)
+            .unwrap();
+        paused.push((ended.failures, ended.paused_now));
+    }
+    assert_eq!(paused, [(1, false), (2, false), (3, true)]);
+    let flaky = b.other().schedule(ws(), "flaky").unwrap();
+    assert!(flaky.paused);
+    assert_eq!(
+        flaky.last_outcome.as_deref(),
+        Some("failed: the model is unavailable")
+    );
+    // Paused, it does not fire.
+    let claim = b
+        .store
+        .claim_schedule_fire(ws(), "flaky", 3, 9_000, &holder(), 60_000);
+    assert_eq!(claim.unwrap(), None);
+    // Resumed, it fires again with its failures forgotten.
+    b.store.pause_schedule(ws(), "flaky", false).unwrap();
+    assert_eq!(b.other().schedule(ws(), "flaky").unwrap().failures, 0);
+    let claim = b
+        .store
+        .claim_schedule_fire(ws(), "flaky", 3, 9_000, &holder(), 60_000)
+        .unwrap()
+        .expect("a fire once resumed");
+    let ended = b
+        .store
+        .end_schedule_fire(ws(), "flaky", claim.token, &failed, 3);
+    assert_eq!(ended.unwrap().failures, 1);
+}
+
+fn an_overdue_spell_is_marked_once_and_a_fire_ends_it(b: &Backend) {
+    b.store.add_schedule(&new("late")).unwrap();
+    assert!(
+        b.store
+            .mark_schedule_overdue(ws(), "late", 0, 5_000)
+            .unwrap()
+    );
+    assert!(
+        !b.other()
+            .mark_schedule_overdue(ws(), "late", 0, 6_000)
+            .unwrap()
+    );
+    assert_eq!(
+        b.other().schedule(ws(), "late").unwrap().overdue_at_ms,
+        Some(5_000)
+    );
+    // A stale reading marks nothing.
+    assert!(
+        !b.other()
+            .mark_schedule_overdue(ws(), "late", 4, 6_000)
+            .unwrap()
+    );
+    b.store
+        .claim_schedule_fire(ws(), "late", 0, 7_000, &holder(), 60_000)
+        .unwrap()
+        .expect("a fire");
+    assert_eq!(
+        b.other().schedule(ws(), "late").unwrap().overdue_at_ms,
+        None
+    );
+    assert!(
+        b.store
+            .mark_schedule_overdue(ws(), "late", 1, 9_000)
+            .unwrap(),
+        "a new spell"
+    );
+}
+
+fn racing_schedulers_claim_one_fire_once(b: &Backend) {
+    b.store.add_schedule(&new("race")).unwrap();
+    let won: Vec<Option<i64>> = std::thread::scope(|s| {
+        let racers: Vec<_> = (0..6)
+            .map(|_| {
+                let store = b.other();
+                s.spawn(move || {
+                    store
+                        .claim_schedule_fire(ws(), "race", 0, 1_000, &holder(), 60_000)
+                        .unwrap()
+                        .map(|c| c.token)
+                })
+            })
+            .collect();
+        racers.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let winners: Vec<i64> = won.into_iter().flatten().collect();
+    assert_eq!(winners, [1], "one fire, once");
+}
