@@ -110,10 +110,12 @@ mod tests {
                 .set_fleet_goal(&id, goal, GoalState::Ready, None)
                 .unwrap();
         }
-        // `held` claimed for a minute; `lost` for a moment, with a run that was interrupted.
+        // `held` claimed for a minute; `lost` for five seconds, with a run that was interrupted
+        // (long enough for its report to land on a busy machine; lapsed by the time it is taken
+        // up, ten seconds on).
         let held = store.claim_fleet_goal(&worker, 60_000).unwrap().unwrap();
         assert_eq!(held.goal_id, "held");
-        let lost = store.claim_fleet_goal(&worker, 1).unwrap().unwrap();
+        let lost = store.claim_fleet_goal(&worker, 5_000).unwrap().unwrap();
         let run = store
             .create_run(
                 tether_store::RunKind::Goal,
@@ -133,7 +135,7 @@ mod tests {
             2,
             3,
         );
-        let later = tether_store::now_ms() + 10;
+        let later = tether_store::now_ms() + 10_000;
         let taken = apply(&record, &mut schedule, &store, later);
         assert_eq!(taken.held, ["held"]);
         assert_eq!(schedule.phase("merged"), Some(&Phase::Merged));
