@@ -1,0 +1,135 @@
+//! What each iteration of a run used — its agent's tokens and cost, the judges' calls made
+//! during it, and how long it took — read from the journal, since the run's row keeps only the
+//! totals. The charts of the dashboard and `tether watch`'s sparkline draw it.
+
+use serde::Serialize;
+use tether_store::{Event, RunId, Seq, Store, StoreError};
+
+/// How many events are read at a time.
+const PAGE: usize = 2_000;
+
+/// One iteration's usage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct IterationUsage {
+    /// The iteration (from 1).
+    pub n: u32,
+    /// Tokens its agent turn sent and received (cache reads and writes included).
+    pub agent_tokens: u64,
+    /// What its agent turn cost, when known.
+    pub agent_cost_usd: Option<f64>,
+    /// Tokens of the judges' calls made during it (sign-off and loop judge).
+    pub judge_tokens: u64,
+    /// What those calls cost, when known.
+    pub judge_cost_usd: Option<f64>,
+    /// From its start to its end (or to its last event, while it goes on), in milliseconds.
+    pub duration_ms: u64,
+    /// Whether it ended (completed or failed).
+    pub ended: bool,
+    /// Whether it failed.
+    pub failed: bool,
+}
+
+impl IterationUsage {
+    /// Its tokens, agent and judges together.
+    pub fn tokens(&self) -> u64 {
+        self.agent_tokens + self.judge_tokens
+    }
+
+    /// Its cost, agent and judges together; `None` when neither is known.
+    pub fn cost_usd(&self) -> Option<f64> {
+        match (self.agent_cost_usd, self.judge_cost_usd) {
+            (None, None) => None,
+            (a, j) => Some(a.unwrap_or(0.0) + j.unwrap_or(0.0)),
+        }
+    }
+}
+
+/// Every iteration of `run` with what it used, in order. An iteration run again (after an
+/// interruption, or a usage limit) is one entry: its usage added up, its time from its last
+/// start. Judges' calls made between iterations count toward the one before.
+pub fn usage_series(store: &Store, run: &RunId) -> Result<Vec<IterationUsage>, StoreError> {
+    let mut series: Vec<IterationUsage> = Vec::new();
+    let mut started: Vec<(u32, i64)> = Vec::new();
+    let mut after = Seq::START;
+    loop {
+        let page = store.events(run, after, PAGE)?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        for stored in &page {
+            let Some(event) = &stored.event else { continue };
+            let at = stored.at_ms;
+            apply(&mut series, &mut started, event, at);
+        }
+        if page.len() < PAGE {
+            break;
+        }
+    }
+    Ok(series)
+}
+
+/// One event into the series.
+fn apply(series: &mut Vec<IterationUsage>, started: &mut Vec<(u32, i64)>, event: &Event, at: i64) {
+    match event {
+        Event::IterationStarted { n } => {
+            entry(series, *n);
+            started.retain(|(m, _)| m != n);
+            started.push((*n, at));
+        }
+        Event::IterationUsage { n, .. } => {
+            let usage = tether_store::Usage::of(event);
+            let it = entry(series, *n);
+            it.agent_tokens += usage.tokens();
+            it.agent_cost_usd = add(it.agent_cost_usd, usage.cost_usd);
+        }
+        Event::JudgeUsage { .. } => {
+            let usage = tether_store::Usage::of(event);
+            if let Some(it) = series.last_mut() {
+                it.judge_tokens += usage.tokens();
+                it.judge_cost_usd = add(it.judge_cost_usd, usage.cost_usd);
+            }
+        }
+        Event::IterationCompleted { n, .. } | Event::IterationFailed { n, .. } => {
+            let began = started.iter().find(|(m, _)| m == n).map(|(_, t)| *t);
+            let it = entry(series, *n);
+            it.ended = true;
+            it.failed = matches!(event, Event::IterationFailed { .. });
+            if let Some(began) = began {
+                it.duration_ms = u64::try_from(at.saturating_sub(began)).unwrap_or(0);
+            }
+        }
+        _ => {
+            // An iteration under way: its time so far.
+            if let Some(it) = series.last_mut().filter(|it| !it.ended)
+                && let Some((_, began)) = started.iter().find(|(m, _)| *m == it.n)
+            {
+                it.duration_ms = u64::try_from(at.saturating_sub(*began)).unwrap_or(0);
+            }
+        }
+    }
+}
+
+/// The entry of iteration `n`, made (in order) when there is none.
+fn entry(series: &mut Vec<IterationUsage>, n: u32) -> &mut IterationUsage {
+    let at = match series.iter().position(|it| it.n == n) {
+        Some(at) => at,
+        None => {
+            let at = series.partition_point(|it| it.n < n);
+            series.insert(
+                at,
+                IterationUsage {
+                    n,
+                    ..IterationUsage::default()
+                },
+            );
+            at
+        }
+    };
+    &mut series[at]
+}
+
+fn add(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+    }
+}
