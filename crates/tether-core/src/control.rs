@@ -2,16 +2,15 @@
 //!
 //! The requests themselves live with the store (`tether_store::control`, shared with the
 //! dashboard); here they are given the run's lock file from the workspace, and [`view`] says
-//! where a run stands for `tether status`.
+//! where a run stands for `tether status`, from the read model every surface reads
+//! ([`tether_read`]).
 
 use serde::Serialize;
 use tether_store::{
-    Author, Budget, Event, Run, RunId, RunStatus, Seq, Spending, SpentBudget, Store, StoredEvent,
-    Unit, Usage, UsageLimitWait,
+    Author, Budget, Run, RunId, RunStatus, Spending, SpentBudget, Store, StoredEvent, Unit, Usage,
+    UsageLimitWait,
 };
 
-use crate::looping;
-use crate::run_lock::RunLock;
 use tether_config::Workspace;
 
 pub use tether_store::control::{Control, ControlError, find_run, is_ended};
@@ -70,69 +69,45 @@ pub struct RunView {
     pub branch: Option<String>,
 }
 
-/// Where `run` stands, including whether its process is alive.
+/// Where `run` stands, including whether its process is alive: its header and activity as the
+/// read model gives them ([`tether_read`]), which the dashboard reads too.
 pub fn view(store: &Store, ws: &Workspace, run: &Run) -> Result<RunView, ControlError> {
-    let elsewhere = tether_store::control::is_elsewhere(run);
-    let pid = if elsewhere {
-        None
-    } else {
-        RunLock::holder(&lock_of(ws, run))
-    };
-    let state = &run.state;
-    let active = matches!(
-        state.status,
-        RunStatus::Running | RunStatus::WaitingForInput
-    );
-    let recent = store.events(&run.id, Seq(run.last_event_seq.0.saturating_sub(200)), 200)?;
-    let last_tool_call = recent.iter().rev().find_map(|e| match &e.event {
-        Some(Event::ToolCalled { summary, .. }) => Some(summary.clone()),
-        _ => None,
-    });
+    let header = tether_read::RunHeader::of(ws, run, tether_store::now_ms());
+    let activity = tether_read::activity(store, run)?;
     Ok(RunView {
-        id: run.id.clone(),
-        kind: run.kind.as_str().to_owned(),
-        status: state.status,
-        pid,
-        orphaned: active && pid.is_none() && !elsewhere,
-        iteration: state.iteration,
-        in_progress: state.in_progress,
-        budget_used: state.budget_used(),
-        max_iterations: state.max_iterations,
-        created_at_ms: run.created_at_ms,
-        // A side question is no step of the run's: the last event is the run's own.
-        last_event: recent
-            .iter()
-            .rev()
-            .find(|e| !matches!(e.event, Some(Event::SideQuestion { .. })))
-            .cloned(),
-        last_tool_call,
-        usage_limit: state.usage_limit.clone(),
-        usage: state.usage,
-        judge_usage: state.judge_usage,
-        loop_judge_usage: state.loop_judge_usage,
-        limits: run.limits(),
-        spent: state.spending(tether_store::now_ms()),
-        budget_spent: state.budget_spent.clone(),
+        kind: header.kind.as_str().to_owned(),
+        status: header.status,
+        pid: header.pid,
+        orphaned: header.orphaned,
+        iteration: header.iteration,
+        in_progress: header.in_progress,
+        budget_used: header.budget_used,
+        max_iterations: header.max_iterations,
+        created_at_ms: header.created_at_ms,
+        last_event: activity.last_event,
+        last_tool_call: activity.last_tool_call,
+        usage_limit: header.usage_limit,
+        usage: header.usage,
+        judge_usage: header.judge_usage,
+        loop_judge_usage: header.loop_judge_usage,
+        limits: header.limits,
+        spent: header.spent,
+        budget_spent: header.budget_spent,
         transcripts: ws
             .display(&ws.runs_dir().join(run.id.to_string()))
             .into_owned(),
-        machine: run.machine.clone(),
-        workspace: run.workspace.display().to_string(),
-        // A run of this workspace's store recorded elsewhere on this machine works in its
-        // worktree.
-        branch: (!elsewhere && run.workspace != ws.root()).then(|| format!("tether/{}", run.id)),
-        elsewhere,
+        machine: header.machine,
+        workspace: header.workspace,
+        branch: header.branch,
+        elsewhere: header.elsewhere,
+        id: header.id,
     })
 }
 
 /// The run's lock file: in its own workspace (a team store holds runs of other workspaces of
 /// this machine too), or in `ws` for runs that do not say.
 fn lock_of(ws: &Workspace, run: &Run) -> std::path::PathBuf {
-    if run.workspace.as_os_str().is_empty() || run.workspace == ws.root() {
-        looping::lock_path(ws, &run.id)
-    } else {
-        looping::lock_path(&Workspace::at(run.workspace.clone()), &run.id)
-    }
+    tether_read::lock_of(ws, run)
 }
 
 /// Asks the run to pause at its next iteration boundary (or pauses a stopped, unfinished run),

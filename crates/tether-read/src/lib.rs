@@ -26,5 +26,5 @@ mod series;
 pub use activity::{Activity, activity};
 pub use context::Context;
 pub use group::{Group, grouped};
-pub use header::{RunHeader, runs};
+pub use header::{RunHeader, lock_of, runs};
 pub use series::{IterationUsage, usage_series};

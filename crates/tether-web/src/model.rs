@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::Value;
 use tether_config::Workspace;
-use tether_store::run_lock::RunLock;
 use tether_store::{
     Iteration, Question, QueuedMessage, Run, RunKind, RunStatus, Store, VerdictRecord,
 };
@@ -64,40 +63,32 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
-    /// The summary of `run`; `goals` are the goal ids the caller found for it.
+    /// The summary of `run`; `goals` are the goal ids the caller found for it. Read from the
+    /// run's header in the read model ([`tether_read::RunHeader`]), as `tether status` is.
     pub fn of(ws: &Workspace, run: &Run, goals: Vec<String>) -> RunSummary {
-        let state = &run.state;
-        let here = is_here(run);
-        // Only a run of this machine has a lock file that can be looked at; one of another
-        // machine is taken at its journal's word.
-        let pid = here.then(|| RunLock::holder(&run_lock(ws, run))).flatten();
-        let active = here
-            && matches!(
-                state.status,
-                RunStatus::Running | RunStatus::WaitingForInput
-            );
+        let h = tether_read::RunHeader::of(ws, run, tether_store::now_ms());
         RunSummary {
-            id: run.id.to_string(),
-            kind: run.kind,
-            status: state.status,
-            pid,
-            orphaned: active && pid.is_none(),
-            objective: objective(run),
+            id: h.id.to_string(),
+            kind: h.kind,
+            status: h.status,
+            pid: h.pid,
+            orphaned: h.orphaned,
+            objective: h.objective,
             goals,
-            iteration: state.budget_used(),
-            in_progress: state.in_progress,
-            max_iterations: state.max_iterations,
-            created_at_ms: run.created_at_ms,
-            last_event_at_ms: state.last_event_at_ms,
-            last_event_kind: state.last_event_kind.clone(),
-            pending_questions: state.pending_questions.len(),
-            usage_limit: state.usage_limit.clone(),
-            usage: state.usage,
-            machine: run.machine.clone(),
-            workspace: run.workspace.display().to_string(),
-            repo_remote: run.repo_remote.clone(),
-            branch: (here && run.workspace != ws.root()).then(|| format!("tether/{}", run.id)),
-            here,
+            iteration: h.budget_used,
+            in_progress: h.in_progress,
+            max_iterations: h.max_iterations,
+            created_at_ms: h.created_at_ms,
+            last_event_at_ms: h.last_event_at_ms,
+            last_event_kind: h.last_event_kind,
+            pending_questions: h.pending_questions,
+            usage_limit: h.usage_limit,
+            usage: h.usage,
+            machine: h.machine,
+            workspace: h.workspace,
+            repo_remote: h.repo_remote,
+            branch: h.branch,
+            here: !h.elsewhere,
         }
     }
 
@@ -111,21 +102,6 @@ impl RunSummary {
 /// taken as this machine's: they come from a workspace's own store).
 pub fn is_here(run: &Run) -> bool {
     !tether_store::control::is_elsewhere(run)
-}
-
-/// The lock file of a run of this machine: in its own workspace.
-fn run_lock(ws: &Workspace, run: &Run) -> PathBuf {
-    if run.workspace == ws.root() {
-        ws.run_lock(run.id.as_str())
-    } else {
-        Workspace::at(&run.workspace).run_lock(run.id.as_str())
-    }
-}
-
-/// The Ralph prompt, or the plan file of a goal run.
-fn objective(run: &Run) -> String {
-    let text = |k: &str| run.spec.get(k).and_then(Value::as_str).map(str::to_owned);
-    text("prompt").or_else(|| text("plan")).unwrap_or_default()
 }
 
 /// The plan file a run works on (goal runs), resolved in the workspace.

@@ -11,13 +11,12 @@ use tether_store::{Author, Event, Question, QuestionId, StoredEvent, VerdictReco
 
 use super::{absolute, text};
 
-/// What the timeline needs beside the events: the run's questions and verdicts.
+/// What the timeline needs beside the events: the run's questions and verdicts, as the read
+/// model gives them ([`tether_read::Context`]), and the end of each verdict's verify output.
 #[derive(Debug, Default)]
 pub struct Context {
-    /// The run's questions by id.
-    pub questions: HashMap<QuestionId, Question>,
-    /// The run's verdicts, oldest first.
-    pub verdicts: Vec<VerdictRecord>,
+    /// The run's questions and verdicts.
+    pub read: tether_read::Context,
     /// The end of the verify output per verdict id.
     pub tails: HashMap<i64, String>,
 }
@@ -30,18 +29,9 @@ impl Context {
         tails: HashMap<i64, String>,
     ) -> Self {
         Context {
-            questions: questions.into_iter().map(|q| (q.id.clone(), q)).collect(),
-            verdicts,
+            read: tether_read::Context::new(questions, verdicts),
             tails,
         }
-    }
-
-    /// The verdict recorded with this `goal_verdict` event (same goal, same time; the store
-    /// writes both in one transaction).
-    fn verdict(&self, goal: &str, at_ms: i64) -> Option<&VerdictRecord> {
-        self.verdicts
-            .iter()
-            .find(|v| v.decision.goal_id == goal && v.created_at_ms == at_ms)
     }
 }
 
@@ -186,7 +176,7 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
                 goal_id,
                 verdict.as_str(),
                 reason,
-                ctx.verdict(goal_id, e.at_ms),
+                ctx.read.verdict(goal_id, e.at_ms),
                 ctx,
             ),
         ),
@@ -257,7 +247,7 @@ pub fn item(e: &StoredEvent, ctx: &Context) -> Option<Markup> {
 }
 
 fn asked(id: &QuestionId, ctx: &Context) -> Markup {
-    let q = ctx.questions.get(id);
+    let q = ctx.read.questions.get(id);
     html! {
         "Asked a human (" code { (id.as_str()) } "): "
         @if let Some(q) = q {
@@ -268,7 +258,7 @@ fn asked(id: &QuestionId, ctx: &Context) -> Markup {
 }
 
 fn answered(id: &QuestionId, channel: &str, responder: &str, ctx: &Context) -> Markup {
-    let answer = ctx.questions.get(id).and_then(|q| q.answer.as_deref());
+    let answer = ctx.read.questions.get(id).and_then(|q| q.answer.as_deref());
     html! {
         "Answered on " strong { (text(channel)) } " by " strong { (text(responder)) } " (" code { (id.as_str()) } ")"
         @if let Some(a) = answer { ": " span.said { (text(a)) } }
