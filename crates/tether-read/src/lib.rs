@@ -12,18 +12,23 @@
 //! - [`Context`]: what a timeline shows beside the journal's events: each question and each
 //!   verdict by its id.
 //!
+//! - [`Changes`]: when the store changed, so a live surface re-reads the journal then, and only
+//!   then.
+//!
 //! Everything here only reads the store (and a run's lock file, to tell whether a process of
 //! this machine drives it).
 
 #![deny(missing_docs)]
 
 mod activity;
+mod changes;
 mod context;
 mod group;
 mod header;
 mod series;
 
 pub use activity::{Activity, activity};
+pub use changes::{Changes, OnChanged};
 pub use context::Context;
 pub use group::{Group, grouped};
 pub use header::{RunHeader, lock_of, runs};

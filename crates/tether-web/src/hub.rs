@@ -3,12 +3,11 @@
 //!
 //! The journal is written by other processes (the loops, `tether answer`, `tether mcp`), maybe
 //! on other machines, so the watcher sleeps until something says the store changed and then
-//! reads what is new, by seq. What wakes it depends on the store:
+//! reads what is new, by seq. What wakes it:
 //!
-//! - **The workspace's own file**: `inotify` on `.tether/` (every commit writes the WAL file).
-//! - **A team's database**: there is no local file to watch, so no `inotify`; the store's own
-//!   feed of changes ([`tether_store::Store::follow`], `LISTEN/NOTIFY`) wakes it when the
-//!   backend has one.
+//! - **The store's changes** ([`tether_read::Changes`], which `tether watch` uses too):
+//!   `inotify` on `.tether/` for the workspace's own file (every commit writes the WAL file),
+//!   the store's own feed of changes (`LISTEN/NOTIFY`) for a team's database.
 //! - **Either**: an outside wake-up the caller hands in ([`Wakes::outside`], from
 //!   [`crate::Bound::wake_on`]): a [`Notify`] it calls `notify_one` on whenever it hears of a
 //!   commit (the binary feeds it from the team store's notifications). A wake-up is only a poke:
@@ -20,14 +19,11 @@
 //! indexed query. Streams never read the store in a loop: they read their backlog once, then
 //! take events from here (and read again only if they fell behind the channel).
 
-use std::os::fd::AsFd as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
-use tether_store::{BackendKind, Following, Seq, StoredEvent};
+use tether_store::{BackendKind, Seq, StoredEvent};
 use tokio::sync::{Notify, broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -71,12 +67,8 @@ impl Hub {
         let (events, _) = broadcast::channel(CAPACITY);
         let (last_tx, last) = watch::channel(start);
         let written = Arc::new(Notify::new());
-        let feed = follow_store(&db, kind, &written).await;
-        let watching = match kind {
-            BackendKind::Embedded => watch_files(&wakes.state_dir, &written, stop.clone()),
-            BackendKind::Team => false,
-        };
-        if !watching && feed.is_none() && wakes.outside.is_none() {
+        let changes = watch_changes(&db, kind, &wakes.state_dir, &written).await;
+        if !changes.watching() && wakes.outside.is_none() {
             tracing::warn!(
                 every = ?wakes.safety_net,
                 "dashboard: nothing tells it of new events; re-reading the store periodically"
@@ -85,7 +77,7 @@ impl Hub {
         let wake = Wake {
             written,
             outside: wakes.outside,
-            _feed: feed.map(std::sync::Mutex::new),
+            _changes: changes,
         };
         let hub = Hub { events, last };
         // What was committed before the wake-ups were set up; from here on, they say.
@@ -192,8 +184,8 @@ struct Wake {
     written: Arc<Notify>,
     /// Notified by the caller.
     outside: Option<Arc<Notify>>,
-    /// Keeps the store's feed of changes going (and the store it came from open).
-    _feed: Option<std::sync::Mutex<(Following, tether_store::Store)>>,
+    /// Tells `written` of the store's changes while it is kept.
+    _changes: tether_read::Changes,
 }
 
 impl Wake {
@@ -212,92 +204,38 @@ impl Wake {
     }
 }
 
-/// Subscribes to the store's feed of changes (a team store's), if it has one: every change
-/// notifies `written`.
-async fn follow_store(
+/// Watches the store for changes ([`tether_read::Changes`]), each one notifying `written`.
+async fn watch_changes(
     db: &Arc<Db>,
     kind: BackendKind,
+    state_dir: &Path,
     written: &Arc<Notify>,
-) -> Option<(Following, tether_store::Store)> {
-    if kind == BackendKind::Embedded {
-        return None;
-    }
+) -> tether_read::Changes {
     let db = Arc::clone(db);
     let wake = Arc::clone(written);
+    let state_dir = state_dir.to_path_buf();
     let made = tokio::task::spawn_blocking(move || {
-        let store = db.connect()?;
-        let feed = store.follow(Box::new(move |_change| wake.notify_one()));
-        Ok::<_, WebError>(feed.map(|f| (f, store)))
+        let connect = || {
+            db.connect().map_err(|e| match e {
+                WebError::Store(e) => e,
+                other => tether_store::StoreError::Unavailable {
+                    detail: other.to_string(),
+                },
+            })
+        };
+        tether_read::Changes::watch(
+            kind,
+            &state_dir,
+            connect,
+            Arc::new(move || wake.notify_one()),
+        )
     })
     .await;
     match made {
-        Ok(Ok(feed)) => feed,
-        Ok(Err(e)) => {
-            tracing::warn!(error = %e, "dashboard: cannot follow the store's changes");
-            None
-        }
+        Ok(changes) => changes,
         Err(e) => {
-            tracing::warn!(error = %e, "dashboard: cannot follow the store's changes");
-            None
-        }
-    }
-}
-
-/// Starts `inotify` on the state directory, watched by a thread that notifies `written` when
-/// the store's files were written (the thread checks for the stop every second). `false` (with
-/// a log line) when inotify cannot be used.
-fn watch_files(state_dir: &Path, written: &Arc<Notify>, stop: CancellationToken) -> bool {
-    let made = (|| {
-        let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
-        inotify.add_watch(
-            state_dir,
-            AddWatchFlags::IN_MODIFY
-                | AddWatchFlags::IN_CREATE
-                | AddWatchFlags::IN_MOVED_TO
-                | AddWatchFlags::IN_CLOSE_WRITE,
-        )?;
-        Ok::<_, nix::Error>(inotify)
-    })();
-    let inotify = match made {
-        Ok(i) => i,
-        Err(e) => {
-            tracing::warn!(error = %e, "dashboard: cannot watch the store's files");
-            return false;
-        }
-    };
-    let wake = Arc::clone(written);
-    let spawned = std::thread::Builder::new()
-        .name("tether-web-watch".into())
-        .spawn(move || watch(&inotify, &wake, &stop));
-    if let Err(e) = spawned {
-        tracing::warn!(error = %e, "dashboard: cannot watch the store's files");
-        return false;
-    }
-    true
-}
-
-fn watch(inotify: &Inotify, written: &Notify, stop: &CancellationToken) {
-    while !stop.is_cancelled() {
-        let mut fds = [PollFd::new(inotify.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, PollTimeout::from(1000u16)) {
-            Ok(0) | Err(nix::Error::EINTR) => continue,
-            Ok(_) => {}
-            Err(e) => {
-                tracing::warn!(error = %e, "dashboard: watching the store's files failed; re-reading it periodically");
-                return;
-            }
-        }
-        let mut store_written = false;
-        while let Ok(batch) = inotify.read_events() {
-            store_written |= batch.iter().any(|e| {
-                e.name
-                    .as_ref()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n == "tether.db" || n == "tether.db-wal")
-            });
-        }
-        if store_written {
-            written.notify_one();
+            tracing::warn!(error = %e, "dashboard: cannot watch the store's changes");
+            tether_read::Changes::none()
         }
     }
 }
