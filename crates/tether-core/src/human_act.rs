@@ -73,6 +73,9 @@ pub enum HumanAct {
     /// Asking a question about a run on the side (`tether side`), whose model calls are not
     /// charged to the run's budget.
     AskOnTheSide,
+    /// Watching the runs in the terminal (`tether watch`), whose holder answers questions and
+    /// pauses, cancels and speaks to runs.
+    WatchRuns,
 }
 
 impl HumanAct {
@@ -91,6 +94,7 @@ impl HumanAct {
             HumanAct::AcceptConfig => "applying changed settings to a run (--accept-config)",
             HumanAct::ServeDashboard => "serving the dashboard (tether serve)",
             HumanAct::AskOnTheSide => "asking about a run on the side (tether side)",
+            HumanAct::WatchRuns => "watching the runs in the terminal (tether watch)",
         }
     }
 
@@ -144,6 +148,11 @@ impl HumanAct {
                 "A person serves the dashboard with `tether serve` in their own shell, outside \
                  the agent: it answers questions and starts and resumes runs. The run's own \
                  dashboard already shows what the agent does."
+            }
+            HumanAct::WatchRuns => {
+                "A person watches the runs with `tether watch` in their own terminal, outside \
+                 the agent: it answers questions and pauses and cancels runs. An agent reads \
+                 where its own run stands with `tether status`."
             }
             HumanAct::AskOnTheSide => {
                 "A person asks about a run on the side with `tether side` in their own shell, \

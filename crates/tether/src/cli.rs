@@ -54,6 +54,9 @@ pub enum Command {
     /// [model]) from the run's record and the repository; it never reaches the agent nor
     /// pauses the run (default: the latest run).
     Side(SideArgs),
+    /// Watch every run in the terminal: grouped needs input / running / paused / done, the
+    /// selected run's live header and timeline; answer its question, pause, cancel or say.
+    Watch,
     /// Ask a human from any script and print the answer (waits as long as it takes; Ctrl+C
     /// leaves the question pending).
     Ask(AskArgs),

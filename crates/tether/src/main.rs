@@ -127,6 +127,7 @@ fn dispatch(cli: &Cli, ctx: &mut cmd::Ctx<'_>) -> anyhow::Result<Exit> {
         Command::Cancel(args) => cmd::control::cancel(ctx, args),
         Command::Say(args) => cmd::control::say(ctx, args),
         Command::Side(args) => cmd::side::run(ctx, args),
+        Command::Watch => cmd::watch::run(ctx),
         Command::Resume(args) => cmd::resume::run(ctx, args),
         Command::Demo(args) => cmd::demo::run(ctx, args),
         Command::Ask(args) => cmd::human::ask(ctx, args),

@@ -23,6 +23,7 @@ pub mod side;
 pub mod stopped;
 pub mod store;
 pub mod validate;
+pub mod watch;
 pub mod worker;
 pub mod worktree;
 
