@@ -508,7 +508,11 @@ pub struct InitArgs {
     #[arg(long, value_name = "AGENT", conflicts_with = "full")]
     pub agent: Option<InitAgent>,
     /// With --agent acp: the agent's program, a name on PATH or a path.
-    #[arg(value_name = "PROGRAM", requires = "agent", required_if_eq("agent", "acp"))]
+    #[arg(
+        value_name = "PROGRAM",
+        requires = "agent",
+        required_if_eq("agent", "acp")
+    )]
     pub program: Option<String>,
     /// Write the full reference instead: every table and key, commented (what `tether init`
     /// writes without --agent).

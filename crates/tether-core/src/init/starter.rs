@@ -27,10 +27,11 @@ enum Vendor {
 }
 
 impl Vendor {
-    fn name(self) -> &'static str {
+    /// The vendor as the judge's comment names it: "an OpenAI", "an Anthropic".
+    fn article_name(self) -> &'static str {
         match self {
-            Vendor::Anthropic => "Anthropic",
-            Vendor::OpenAi => "OpenAI",
+            Vendor::Anthropic => "an Anthropic",
+            Vendor::OpenAi => "an OpenAI",
         }
     }
 
@@ -82,8 +83,7 @@ impl Agent {
                     "# pi works on the provider its own settings choose. If that is OpenAI, make \
                      this judge\n# Anthropic's (api = \"anthropic\", base_url = \
                      \"https://api.anthropic.com\",\n# model = \"claude-opus-4-5\", api_key_env = \
-                     \"ANTHROPIC_API_KEY\"): tether keeps its judge's key from\n# the agent, and a \
-                     judge of the agent's own vendor shares its blind spots.\n"
+                     \"ANTHROPIC_API_KEY\"): tether keeps its judge's key\n# from the agent.\n"
                         .to_owned(),
                 ),
             ),
@@ -210,9 +210,9 @@ pub fn starter(agent: &Agent) -> String {
          {}\
          \n\
          [judge]\n\
-         # Who signs a goal off once its verify command passes: a model of another vendor than \
-         the\n# agent's ({}'s), reading the repository; one of the agent's own would share its \
-         blind spots.\n\
+         # Who signs a goal off once its verify command passes: {} model, reading the \
+         repository.\n# Of another vendor than the agent's: one of its own would share its blind \
+         spots.\n\
          {}{}\
          \n\
          [human]\n\
@@ -222,7 +222,7 @@ pub fn starter(agent: &Agent) -> String {
          \n\
          # The full reference, every setting commented: tether init --full\n",
         agent.executor(),
-        judge.name(),
+        judge.article_name(),
         why.unwrap_or_default(),
         judge.endpoint(judge.judge_model()),
     );

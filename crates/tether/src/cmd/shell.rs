@@ -1,8 +1,6 @@
 //! `tether completions` and `tether man`: the shell's conventions, generated from the command
 //! line's own definition (clap's generators), so they name what `tether` accepts today.
 
-use std::io::Write as _;
-
 use anyhow::Result;
 use clap::CommandFactory as _;
 use roff::{Roff, bold, italic, roman};
@@ -21,16 +19,51 @@ pub fn command() -> clap::Command {
 
 /// Prints the completion script for `args.shell`.
 pub fn completions(ctx: &mut Ctx<'_>, args: &CompletionsArgs) -> Result<Exit> {
-    ctx.out.write_all(completion_script(args.shell).as_bytes())?;
+    ctx.out
+        .write_all(completion_script(args.shell).as_bytes())?;
     Ok(Exit::Done)
 }
 
-/// The completion script of `shell`.
+/// The completion script of `shell`: the commands and arguments `--help` shows.
 pub fn completion_script(shell: clap_complete::Shell) -> String {
-    let mut cli = command();
+    let mut cli = shown(&Cli::command()).disable_help_subcommand(true);
+    cli.build();
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut cli, "tether", &mut script);
     String::from_utf8_lossy(&script).into_owned()
+}
+
+/// `cmd` without its hidden subcommands and arguments (clap's completion generators would offer
+/// them: `tether gate`, the flags tether passes itself), read before the command line is built.
+fn shown(cmd: &clap::Command) -> clap::Command {
+    let args: Vec<clap::Arg> = cmd
+        .get_arguments()
+        .filter(|a| !a.is_hide_set())
+        .cloned()
+        .collect();
+    let kept = |id: &clap::Id| args.iter().any(|a| a.get_id() == id);
+    let groups: Vec<clap::ArgGroup> = cmd
+        .get_groups()
+        .filter(|g| g.get_args().all(kept))
+        .cloned()
+        .collect();
+    let subcommands: Vec<clap::Command> = cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .map(shown)
+        .collect();
+    let mut out = clap::Command::new(cmd.get_name().to_owned())
+        .args(args)
+        .groups(groups)
+        .subcommands(subcommands)
+        .args_conflicts_with_subcommands(cmd.is_args_conflicts_with_subcommands_set());
+    if let Some(about) = cmd.get_about() {
+        out = out.about(about.clone());
+    }
+    if let Some(version) = cmd.get_version() {
+        out = out.version(version.to_owned());
+    }
+    out
 }
 
 /// Prints the manual page.
@@ -39,10 +72,11 @@ pub fn man(ctx: &mut Ctx<'_>) -> Result<Exit> {
     Ok(Exit::Done)
 }
 
-/// tether(1): clap_mangen's page of the top-level command (its name, synopsis, description,
-/// global options, exit codes, version) with a COMMANDS section between its options and its
-/// exit codes holding every command and subcommand — its usage, its description and its
-/// arguments — in the command line's order, so one page says everything.
+/// tether(1): clap_mangen's page of the top-level command (its name, synopsis, description and
+/// global options) with a COMMANDS section holding every command and subcommand — its usage,
+/// its description and its own arguments — in the command line's order, so one page says
+/// everything; then the exit codes and the version. Characters beyond ASCII are written as
+/// groff's escapes, so the page needs no input encoding.
 pub fn manual_page() -> std::io::Result<Vec<u8>> {
     let cli = command();
     let man = clap_mangen::Man::new(cli.clone()).manual("tether manual");
@@ -52,15 +86,31 @@ pub fn manual_page() -> std::io::Result<Vec<u8>> {
     man.render_synopsis_section(&mut page)?;
     man.render_description_section(&mut page)?;
     man.render_options_section(&mut page)?;
-    let mut commands = Roff::default();
-    commands.control("SH", ["COMMANDS"]);
+    let mut roff = Roff::default();
+    roff.control("SH", ["COMMANDS"]);
     for sub in visible(&cli) {
-        command_section(&mut commands, sub, "tether");
+        command_section(&mut roff, sub, "tether");
     }
-    commands.to_writer(&mut page)?;
-    man.render_extra_section(&mut page)?;
+    if let Some(exit) = cli.get_after_help() {
+        roff.control("SH", ["EXIT STATUS"]);
+        roff.text([roman(exit.to_string())]);
+    }
+    roff.to_writer(&mut page)?;
     man.render_version_section(&mut page)?;
-    Ok(page)
+    Ok(ascii(&String::from_utf8_lossy(&page)).into_bytes())
+}
+
+/// `text` with every character beyond ASCII written as groff's `\[uXXXX]`.
+fn ascii(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            out.push_str(&format!("\\[u{:04X}]", u32::from(c)));
+        }
+    }
+    out
 }
 
 /// The subcommands of `cmd` a person sees in `--help`.
@@ -76,11 +126,19 @@ fn command_section(roff: &mut Roff, cmd: &clap::Command, parent: &str) {
     let usage = usage.strip_prefix("Usage: ").unwrap_or(&usage);
     roff.text([bold(usage.trim())]);
     let about = cmd.get_long_about().or_else(|| cmd.get_about());
-    for paragraph in about.map(|a| a.to_string()).unwrap_or_default().split("\n\n") {
+    for paragraph in about
+        .map(|a| a.to_string())
+        .unwrap_or_default()
+        .split("\n\n")
+    {
         roff.control("PP", []);
         roff.text([roman(paragraph.replace('\n', " ").trim())]);
     }
-    for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+    // Its own arguments: the global ones and --help are the page's OPTIONS.
+    let own = cmd
+        .get_arguments()
+        .filter(|a| !a.is_hide_set() && !a.is_global_set() && a.get_id() != "help");
+    for arg in own {
         roff.control("TP", []);
         roff.text(argument(arg));
         let help = arg.get_long_help().or_else(|| arg.get_help());
@@ -99,7 +157,10 @@ fn command_section(roff: &mut Roff, cmd: &clap::Command, parent: &str) {
             .iter()
             .map(|v| v.to_string_lossy().into_owned())
             .collect();
-        if !defaults.is_empty() && !arg.is_hide_default_value_set() {
+        if !defaults.is_empty()
+            && !arg.is_hide_default_value_set()
+            && arg.get_action().takes_values()
+        {
             text.push_str(&format!(" [default: {}]", defaults.join(", ")));
         }
         roff.text([roman(text.replace('\n', " ").trim())]);

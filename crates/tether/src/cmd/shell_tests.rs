@@ -12,7 +12,7 @@ use clap_complete::Shell;
 use super::{command, completion_script, manual_page};
 
 /// Every command a person sees, as its path from `tether` (`["plan", "new"]`), with the long
-/// flags it takes.
+/// flags of its own (not the global ones, nor `--help`).
 fn commands() -> Vec<(Vec<String>, Vec<String>)> {
     fn walk(cmd: &clap::Command, path: &[String], out: &mut Vec<(Vec<String>, Vec<String>)>) {
         for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
@@ -20,7 +20,7 @@ fn commands() -> Vec<(Vec<String>, Vec<String>)> {
             at.push(sub.get_name().to_owned());
             let longs = sub
                 .get_arguments()
-                .filter(|a| !a.is_hide_set())
+                .filter(|a| !a.is_hide_set() && !a.is_global_set() && a.get_id() != "help")
                 .filter_map(|a| a.get_long().map(str::to_owned))
                 .collect();
             out.push((at.clone(), longs));
@@ -44,8 +44,8 @@ fn flag(shell: Shell, long: &str) -> String {
 fn command_mark(shell: Shell, path: &[String]) -> String {
     let name = &path[path.len() - 1];
     match shell {
-        // The function of each command: `tether__plan__new)`.
-        Shell::Bash => format!("tether__{}", path.join("__")),
+        // Its case in the walk over the words typed: `tether__subcmd__plan,new)`.
+        Shell::Bash => format!(",{name})"),
         // Its description under its parent: `'new:Plan mode…'`.
         Shell::Zsh => format!("'{name}:"),
         // `-a "new"` under its parent's condition.
@@ -81,9 +81,15 @@ fn every_script_names_every_command_subcommand_and_flag() {
                 );
             }
         }
+        for global in ["workspace", "verbose", "help", "version"] {
+            assert!(script.contains(&flag(shell, global)), "{shell}: --{global}");
+        }
         // The hidden `gate` (an agent CLI's hook) and `mcp`'s hidden flags are not offered.
         assert!(!script.contains("gate"), "{shell}: offers `gate`");
-        assert!(!script.contains("progress-ms"), "{shell}: offers a hidden flag");
+        assert!(
+            !script.contains("progress-ms"),
+            "{shell}: offers a hidden flag"
+        );
     }
 }
 
@@ -125,10 +131,14 @@ fn each_shell_accepts_its_script() {
 #[test]
 fn the_page_names_every_command_and_flag_in_its_commands_section() {
     let page = String::from_utf8(manual_page().unwrap()).unwrap();
-    assert!(page.starts_with(".TH tether 1 "), "{page}");
+    assert!(
+        page.lines().any(|l| l.starts_with(".TH tether 1 ")),
+        "{page}"
+    );
     let sections: Vec<&str> = page
         .lines()
         .filter_map(|l| l.strip_prefix(".SH "))
+        .map(|h| h.trim_matches('"'))
         .collect();
     assert_eq!(
         sections,
@@ -138,7 +148,7 @@ fn the_page_names_every_command_and_flag_in_its_commands_section() {
             "DESCRIPTION",
             "OPTIONS",
             "COMMANDS",
-            "EXTRA",
+            "EXIT STATUS",
             "VERSION"
         ]
     );
@@ -161,7 +171,11 @@ fn the_page_names_every_command_and_flag_in_its_commands_section() {
             assert!(block.contains(&roff), "{path:?}: {roff} in\n{block}");
         }
     }
-    assert!(!page.contains("gate"), "the hidden `gate` is on the page");
+    assert!(
+        !page.contains("tether gate"),
+        "the hidden `gate` is on the page"
+    );
+    assert!(page.is_ascii(), "the page needs an input encoding");
 }
 
 #[test]

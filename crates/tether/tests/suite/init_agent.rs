@@ -116,7 +116,11 @@ fn each_agent_gets_a_short_file_that_validates_and_passes_doctor() {
         assert!(written.lines().count() < 50, "{name}: {written}");
 
         let validate = tether(dir, &["validate"], &[]);
-        assert_eq!(validate.code, 0, "{name}: {}{}", validate.stdout, validate.stderr);
+        assert_eq!(
+            validate.code, 0,
+            "{name}: {}{}",
+            validate.stdout, validate.stderr
+        );
 
         if let Some((program_name, body)) = installed {
             program(dir, program_name, body);
@@ -132,7 +136,10 @@ fn each_agent_gets_a_short_file_that_validates_and_passes_doctor() {
                 "base_url = \"https://api.anthropic.com\"",
                 &format!("base_url = \"{}\"", anthropic.base_url(Api::Anthropic)),
             );
-        assert_ne!(pointed, written, "{name}: no base_url to point at a fake server");
+        assert_ne!(
+            pointed, written,
+            "{name}: no base_url to point at a fake server"
+        );
         fs::write(dir.join("tether.toml"), pointed).unwrap();
         let keys = [
             ("OPENAI_API_KEY", "sk-openai"),
@@ -177,7 +184,8 @@ fn full_writes_the_whole_reference_as_plain_init_does() {
     let out = tether(full.path(), &["init", "--agent", "claude", "--force"], &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        read(full.path()).ends_with("# The full reference, every setting commented: tether init --full\n")
+        read(full.path())
+            .ends_with("# The full reference, every setting commented: tether init --full\n")
     );
 }
 
