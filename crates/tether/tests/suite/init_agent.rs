@@ -53,6 +53,15 @@ fn check(out: &Out, name: &str) -> String {
     all.join("\n")
 }
 
+/// An agent's name, `init`'s arguments for it, the program standing for it installed (its name
+/// and script), and its judge's key variable.
+type Case = (
+    &'static str,
+    &'static [&'static str],
+    Option<(&'static str, &'static str)>,
+    &'static str,
+);
+
 #[test]
 fn each_agent_gets_a_short_file_that_validates_and_passes_doctor() {
     let rt = runtime();
@@ -72,7 +81,7 @@ fn each_agent_gets_a_short_file_that_validates_and_passes_doctor() {
         .unwrap();
     // The agent, as each is installed: a CLI of a version tether drives, or the scripted ACP
     // agent; and the variable of its judge's key, of another vendor.
-    let agents: [(&str, &[&str], Option<(&str, &str)>, &str); 5] = [
+    let agents: [Case; 5] = [
         (
             "claude",
             &["--agent", "claude"],
