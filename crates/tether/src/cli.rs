@@ -532,7 +532,8 @@ pub enum InitAgent {
     /// tether's own agent on an Anthropic model (ANTHROPIC_API_KEY), judged by an OpenAI one
     /// (OPENAI_API_KEY).
     Builtin,
-    /// Any agent speaking the Agent Client Protocol, by its PROGRAM.
+    /// Any agent speaking the Agent Client Protocol, by its PROGRAM, judged by an Anthropic
+    /// model (ANTHROPIC_API_KEY), or an OpenAI one for a Claude adapter (OPENAI_API_KEY).
     Acp,
 }
 
