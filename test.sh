@@ -6,7 +6,8 @@
 #
 # Installs only what is missing, so a second run goes straight to the tests:
 # - system programs the tests start: script(1) for the pseudo-terminal tests, kill, git,
-#   python3, and headless Chromium with its WebDriver (Debian's chromium and chromium-driver)
+#   python3, zsh, fish and groff (the completion scripts and the manual page are checked with
+#   them), and headless Chromium with its WebDriver (Debian's chromium and chromium-driver)
 #   for the dashboard's browser tests (with apt-get; through sudo when not root);
 # - PostgreSQL's server binaries (Debian's postgresql) for the team store's tests, which start a
 #   throwaway cluster of their own, and as root an unprivileged user to run it (`initdb` refuses
@@ -68,6 +69,9 @@ system_packages() {
   type -P chromium >/dev/null || need+=(chromium)
   type -P chromedriver >/dev/null || need+=(chromium-driver)
   type -P openssl >/dev/null || need+=(openssl)
+  type -P zsh >/dev/null || need+=(zsh)
+  type -P fish >/dev/null || need+=(fish)
+  type -P groff >/dev/null || need+=(groff-base)
   if [ ${#need[@]} -gt 0 ]; then
     apt_install "${need[@]}"
   fi

@@ -1,7 +1,8 @@
 //! `tether init`: everything a repository needs to start, written without clobbering anything.
 //!
-//! It writes a commented `tether.toml`, a `plan.md` with one example goal, creates `.tether/`
-//! with the store, and git-ignores `.tether/`. Existing files are refused, all of them named at
+//! It writes a `tether.toml` — the full commented reference, or a short working one for an agent
+//! ([`starter`]) —, a `plan.md` with one example goal, creates `.tether/` with the store, and
+//! git-ignores `.tether/`. Existing files are refused, all of them named at
 //! once, before anything is written — unless the caller forces an overwrite.
 
 use std::fs;
@@ -9,6 +10,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use tether_config::{STATE_DIR, Workspace};
+
+pub mod starter;
+
+pub use starter::{Agent, starter};
 
 /// The `plan.md` that `tether init` writes: one example goal in the contract format.
 pub const PLAN_TEMPLATE: &str = "\
@@ -35,11 +40,13 @@ failure_modes:
 - plan created by `tether init`
 ";
 
-/// What `init` should do about files that already exist.
-#[derive(Debug, Clone, Copy, Default)]
+/// What `init` writes, and what it should do about files that already exist.
+#[derive(Debug, Clone, Default)]
 pub struct InitOptions {
     /// Overwrite an existing `tether.toml` and `plan.md`.
     pub force: bool,
+    /// Write the short working `tether.toml` for this agent instead of the full reference.
+    pub agent: Option<Agent>,
 }
 
 /// One thing `init` did.
@@ -100,14 +107,18 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> InitError + '_ {
     }
 }
 
-/// Sets up `ws` for tether, its `tether.toml` the template of `schema` (every table and key
-/// it holds, commented). Returns what was done, in order.
+/// Sets up `ws` for tether, its `tether.toml` the short working one of `options.agent`, else the
+/// template of `schema` (every table and key it holds, commented). Returns what was done, in
+/// order.
 pub fn init(
     ws: &Workspace,
     schema: &tether_config::Schema,
     options: InitOptions,
 ) -> Result<Vec<InitAction>, InitError> {
-    let template = schema.template();
+    let template = match &options.agent {
+        Some(agent) => starter(agent),
+        None => schema.template(),
+    };
     let files = [
         (ws.default_config_path(), template.as_str()),
         (ws.root().join("plan.md"), PLAN_TEMPLATE),

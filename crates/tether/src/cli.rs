@@ -26,8 +26,9 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Set up tether here: a commented tether.toml, a plan.md with an example goal, and .tether/
-    /// (the store), git-ignored.
+    /// Set up tether here: a tether.toml (a short working one for your agent with --agent, else
+    /// every setting commented), a plan.md with an example goal, and .tether/ (the store),
+    /// git-ignored.
     Init(InitArgs),
     /// Check tether.toml and the plan file, listing every problem; exits 2 if there is any.
     Validate(JsonArgs),
@@ -115,6 +116,12 @@ pub enum Command {
     /// scheduler; `tether schedule install` keeps it running.
     #[command(subcommand)]
     Schedule(ScheduleCommand),
+    /// Print a completion script for SHELL on stdout, generated from this command line (where to
+    /// put it: the book's "Getting started").
+    Completions(CompletionsArgs),
+    /// Print tether's manual page on stdout (roff, every command and option), generated from
+    /// this command line: `tether man > ~/.local/share/man/man1/tether.1`.
+    Man,
     /// A `PreToolUse` hook for an agent CLI (Claude Code): reads the hook's JSON on stdin and,
     /// when the Bash command starts with an `ask_before` prefix, asks a human and waits; prints
     /// the hook's decision (allow after a yes, deny otherwise) on stdout.
@@ -499,6 +506,46 @@ pub struct InitArgs {
     /// Overwrite an existing tether.toml and plan.md.
     #[arg(long)]
     pub force: bool,
+    /// Write a short working tether.toml for this agent: its [executor], a [judge] of another
+    /// vendor, the terminal's channels, each line commented (acp takes the agent's PROGRAM).
+    #[arg(long, value_name = "AGENT", conflicts_with = "full")]
+    pub agent: Option<InitAgent>,
+    /// With --agent acp: the agent's program, a name on PATH or a path.
+    #[arg(
+        value_name = "PROGRAM",
+        requires = "agent",
+        required_if_eq("agent", "acp")
+    )]
+    pub program: Option<String>,
+    /// Write the full reference instead: every table and key, commented (what `tether init`
+    /// writes without --agent).
+    #[arg(long)]
+    pub full: bool,
+}
+
+/// The agents `tether init --agent` writes a working configuration for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InitAgent {
+    /// Claude Code, judged by an OpenAI model (OPENAI_API_KEY).
+    Claude,
+    /// The Codex CLI, judged by an Anthropic model (ANTHROPIC_API_KEY).
+    Codex,
+    /// The pi coding agent, judged by an OpenAI model (OPENAI_API_KEY).
+    Pi,
+    /// tether's own agent on an Anthropic model (ANTHROPIC_API_KEY), judged by an OpenAI one
+    /// (OPENAI_API_KEY).
+    Builtin,
+    /// Any agent speaking the Agent Client Protocol, by its PROGRAM, judged by an Anthropic
+    /// model (ANTHROPIC_API_KEY), or an OpenAI one for a Claude adapter (OPENAI_API_KEY).
+    Acp,
+}
+
+/// Options of `tether completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell the script is for.
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
 }
 
 /// `--json` for reading commands.

@@ -144,6 +144,8 @@ fn dispatch(cli: &Cli, ctx: &mut cmd::Ctx<'_>) -> anyhow::Result<Exit> {
         Command::Schedule(command) => cmd::schedule::run(ctx, command),
         Command::Report(args) => cmd::control::report(ctx, args),
         Command::Judge(cmd) => cmd::judge::run(ctx, cmd),
+        Command::Completions(args) => cmd::shell::completions(ctx, args),
+        Command::Man => cmd::shell::man(ctx),
         Command::Gate(args) => cmd::gate::run(ctx, args),
     }?;
     ctx.out.flush()?;

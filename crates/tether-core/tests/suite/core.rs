@@ -58,7 +58,15 @@ fn init_refuses_to_overwrite_and_writes_nothing() {
     );
     assert!(!ws.state_dir().exists() && !ws.gitignore_path().exists());
 
-    let actions = init::init(&ws, &schema(), InitOptions { force: true }).unwrap();
+    let actions = init::init(
+        &ws,
+        &schema(),
+        InitOptions {
+            force: true,
+            ..InitOptions::default()
+        },
+    )
+    .unwrap();
     assert!(matches!(actions[0], InitAction::Overwrote(_)));
     assert_eq!(
         fs::read_to_string(ws.root().join("plan.md")).unwrap(),
@@ -85,7 +93,15 @@ fn init_keeps_a_gitignore_that_already_ignores_the_state_dir() {
 fn init_twice_with_force_keeps_the_store() {
     let (_d, ws) = ws();
     init::init(&ws, &schema(), InitOptions::default()).unwrap();
-    let actions = init::init(&ws, &schema(), InitOptions { force: true }).unwrap();
+    let actions = init::init(
+        &ws,
+        &schema(),
+        InitOptions {
+            force: true,
+            ..InitOptions::default()
+        },
+    )
+    .unwrap();
     assert!(actions.contains(&InitAction::KeptStore(ws.db_path())));
     assert!(actions.contains(&InitAction::AlreadyIgnored(ws.gitignore_path())));
 }

@@ -19,6 +19,7 @@ pub mod resume;
 pub mod run;
 pub mod schedule;
 pub mod serve;
+pub mod shell;
 pub mod side;
 pub mod stopped;
 pub mod store;
