@@ -50,7 +50,7 @@ impl Theme {
 pub fn draw(frame: &mut Frame, app: &App, theme: Theme, now_ms: i64) {
     let [body, bottom] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(frame.area());
-    let list_width = (body.width / 3).clamp(24, 40);
+    let list_width = (body.width * 2 / 5).clamp(24, 48);
     let [left, right] =
         Layout::horizontal([Constraint::Length(list_width), Constraint::Min(20)]).areas(body);
     runs(frame, app, theme, left);
@@ -90,7 +90,11 @@ fn runs(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                 selected_at = lines.len();
             }
             let mark = if chosen { "▸ " } else { "  " };
-            let text = format!("{mark}{} {}", row.header.id, clean(&row.header.objective));
+            let text = format!(
+                "{mark}{} {}",
+                short_id(row.header.id.as_str()),
+                clean(&row.header.objective)
+            );
             let style = if chosen {
                 Style::default().add_modifier(Modifier::REVERSED)
             } else {
@@ -171,36 +175,63 @@ fn run(frame: &mut Frame, app: &App, sel: &Selected, theme: Theme, area: Rect, n
     timeline_pane(frame, app, sel, theme, timeline);
 }
 
-/// The timeline, scrolled as the person asked, the line a search found marked.
+/// The timeline, scrolled as the person asked (by whole lines, from its end), each line wrapped
+/// to the pane's width, the line a search found marked.
 fn timeline_pane(frame: &mut Frame, app: &App, sel: &Selected, theme: Theme, area: Rect) {
     let height = usize::from(area.height.saturating_sub(2));
+    let width = usize::from(area.width.saturating_sub(2)).max(12);
     let total = sel.lines.len();
-    let scroll = app.scroll.min(total.saturating_sub(height));
+    let scroll = app.scroll.min(total.saturating_sub(1));
     let end = total - scroll;
-    let start = end.saturating_sub(height);
-    let lines: Vec<TextLine> = sel.lines[start..end]
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let mut style = theme.kind(l.kind);
-            if app.found == Some(start + i) {
-                style = style.add_modifier(Modifier::REVERSED);
-            }
-            TextLine::from(vec![
-                Span::styled(format!("{:>8} ", l.at), theme.fg(Color::DarkGray)),
-                Span::styled(l.text.clone(), style),
-            ])
-        })
-        .collect();
+    // From the last line shown upwards, until the pane is full.
+    let mut rows: Vec<TextLine> = Vec::new();
+    for at in (0..end).rev() {
+        if rows.len() >= height {
+            break;
+        }
+        let Some(line) = sel.lines.get(at) else {
+            continue;
+        };
+        let mut style = theme.kind(line.kind);
+        if app.found == Some(at) {
+            style = style.add_modifier(Modifier::REVERSED);
+        }
+        let chunks = wrap(&line.text, width - 9);
+        for (i, chunk) in chunks.into_iter().enumerate().rev() {
+            let stamp = if i == 0 {
+                format!("{:>8} ", line.at)
+            } else {
+                " ".repeat(9)
+            };
+            rows.push(TextLine::from(vec![
+                Span::styled(stamp, theme.fg(Color::DarkGray)),
+                Span::styled(chunk, style),
+            ]));
+        }
+    }
+    rows.truncate(height);
+    rows.reverse();
     let title = if scroll > 0 {
         format!(" Timeline (↑{scroll}) ")
     } else {
         " Timeline ".to_owned()
     };
     frame.render_widget(
-        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),
+        Paragraph::new(rows).block(Block::default().borders(Borders::ALL).title(title)),
         area,
     );
+}
+
+/// `text` cut into pieces of at most `width` characters.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.is_empty() {
+        return vec![String::new()];
+    }
+    chars
+        .chunks(width.max(1))
+        .map(|c| c.iter().collect())
+        .collect()
 }
 
 /// The bottom line: what is being typed, the last status, or the keys.
@@ -289,6 +320,14 @@ fn usage(h: &RunHeader, now_ms: i64) -> String {
 /// One line of text from an agent, a model or a person, escaped.
 fn clean(text: &str) -> String {
     escape(text.trim(), Escaping::OneLine).into_owned()
+}
+
+/// The end of a run's id (`…3f9a2c`), enough to tell runs apart in the list; the header shows
+/// the whole id.
+fn short_id(id: &str) -> String {
+    let chars: Vec<char> = id.chars().collect();
+    let tail: String = chars[chars.len().saturating_sub(6)..].iter().collect();
+    format!("…{tail}")
 }
 
 fn to_u16(n: usize) -> u16 {
