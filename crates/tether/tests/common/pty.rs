@@ -30,6 +30,32 @@ impl Pty {
         Pty::launch(Command::new("script"), dir, args, setup)
     }
 
+    /// [`Pty::start_with`] on a terminal of `rows` by `cols` that says it is an xterm (for a
+    /// full-screen program: `tether watch`).
+    pub fn start_sized(dir: &Path, args: &str, (rows, cols): (u16, u16)) -> Pty {
+        let tether = env!("CARGO_BIN_EXE_tether");
+        let line = format!(
+            "exec sh -c 'stty rows {rows} cols {cols} && exec \"$0\" \"$@\"' {tether} {args}"
+        );
+        Pty::launch_line(Command::new("script"), dir, &line, |cmd| {
+            cmd.env("TERM", "xterm-256color");
+        })
+    }
+
+    /// Presses keys: `bytes` as the terminal would send them (`\r` for Enter).
+    pub fn press(&mut self, bytes: &[u8]) {
+        self.keys.write_all(bytes).unwrap();
+        self.keys.flush().unwrap();
+    }
+
+    /// Everything shown so far, as a terminal of `rows` by `cols` would show it now.
+    pub fn rendered(&self, (rows, cols): (u16, u16)) -> String {
+        let nonzero = |n: u16| std::num::NonZero::new(n).unwrap();
+        let mut parser = vt100::Parser::new(nonzero(rows), nonzero(cols), 0);
+        parser.process(&self.screen.lock().unwrap());
+        parser.screen().contents()
+    }
+
     /// [`Pty::start_with`] as an ordinary user when the tests run as root (see
     /// [`unprivileged`](super::unprivileged)): the terminal, the workspace and tether are that
     /// user's, as a person's own terminal is theirs.
@@ -51,17 +77,22 @@ impl Pty {
     }
 
     /// Runs `tether <args>` through `script` (`launcher` runs it, with what follows added).
-    fn launch(
+    fn launch(launcher: Command, dir: &Path, args: &str, setup: impl FnOnce(&mut Command)) -> Pty {
+        let line = format!("exec {} {args}", env!("CARGO_BIN_EXE_tether"));
+        Pty::launch_line(launcher, dir, &line, setup)
+    }
+
+    /// Runs the shell line `line` through `script`.
+    fn launch_line(
         mut launcher: Command,
         dir: &Path,
-        args: &str,
+        line: &str,
         setup: impl FnOnce(&mut Command),
     ) -> Pty {
-        let line = format!("exec {} {args}", env!("CARGO_BIN_EXE_tether"));
         let script = &mut launcher;
         isolate(script)
             // -e: script exits with tether's code; -f: the screen is flushed as it is written.
-            .args(["-qfec", &line, "/dev/null"])
+            .args(["-qfec", line, "/dev/null"])
             .current_dir(dir)
             .env("TERM", "dumb");
         setup(script);

@@ -76,6 +76,7 @@ mod telegram_misconfig;
 mod telegram_processes;
 mod terminal;
 mod usage_limit_cli;
+mod watch;
 mod web_browser;
 mod webhook_markup;
 mod worktree;
