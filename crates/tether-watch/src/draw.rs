@@ -125,7 +125,7 @@ fn runs(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
 /// The selected run: header, sparkline, timeline.
 fn run(frame: &mut Frame, app: &App, sel: &Selected, theme: Theme, area: Rect, now_ms: i64) {
     let [head, spark, timeline] = Layout::vertical([
-        Constraint::Length(4),
+        Constraint::Length(5),
         Constraint::Length(2),
         Constraint::Min(3),
     ])
@@ -137,12 +137,11 @@ fn run(frame: &mut Frame, app: &App, sel: &Selected, theme: Theme, area: Rect, n
         Group::Paused => theme.fg(Color::Magenta),
         Group::Done => Style::default(),
     };
+    let (spent, left) = usage(h, now_ms);
     let head_lines = vec![
-        TextLine::from(vec![
-            Span::styled(state(h), state_style),
-            Span::raw(format!(" · {}", iteration(h))),
-        ]),
-        TextLine::from(usage(h, now_ms)),
+        TextLine::from(Span::styled(state(h), state_style)),
+        TextLine::from(format!("{} · {spent}", iteration(h))),
+        TextLine::from(left),
     ];
     let title = format!(" {} {} ", h.id, h.kind.as_str());
     frame.render_widget(
@@ -222,16 +221,25 @@ fn timeline_pane(frame: &mut Frame, app: &App, sel: &Selected, theme: Theme, are
     );
 }
 
-/// `text` cut into pieces of at most `width` characters.
+/// `text` cut into pieces of at most `width` characters, at a space where there is one.
 fn wrap(text: &str, width: usize) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    if chars.is_empty() {
-        return vec![String::new()];
+    let width = width.max(1);
+    let mut rest: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    while rest.len() > width {
+        let cut = rest[..=width]
+            .iter()
+            .rposition(|c| *c == ' ')
+            .filter(|at| *at > 0)
+            .unwrap_or(width);
+        out.push(rest[..cut].iter().collect::<String>().trim_end().to_owned());
+        rest.drain(..cut);
+        while rest.first() == Some(&' ') {
+            rest.remove(0);
+        }
     }
-    chars
-        .chunks(width.max(1))
-        .map(|c| c.iter().collect())
-        .collect()
+    out.push(rest.into_iter().collect());
+    out
 }
 
 /// The bottom line: what is being typed, the last status, or the keys.
@@ -279,7 +287,7 @@ fn state(h: &RunHeader) -> String {
         ),
         Group::NeedsInput => format!("stopped for you ({})", h.status.as_str().replace('_', " ")),
         Group::Running => "working".to_owned(),
-        Group::Paused if h.orphaned => "stopped: its process is gone (tether resume)".to_owned(),
+        Group::Paused if h.orphaned => "stopped: no process drives it".to_owned(),
         Group::Paused | Group::Done => h.status.as_str().replace('_', " "),
     }
 }
@@ -293,12 +301,13 @@ fn iteration(h: &RunHeader) -> String {
     }
 }
 
-/// `12.3k tokens · $0.42 · left: 17 iterations, $4.58 · 5m 12s`.
-fn usage(h: &RunHeader, now_ms: i64) -> String {
+/// What the run spent (`12.3k tokens · $0.42`), and what is left with the time since it began
+/// (`left: 17 iterations, $4.58 · began 5m 12s ago`).
+fn usage(h: &RunHeader, now_ms: i64) -> (String, String) {
     let tokens = h.usage.tokens() + h.judge_usage.tokens() + h.loop_judge_usage.tokens();
-    let mut parts = vec![format!("{} tokens", format_tokens(tokens))];
+    let mut spent = format!("{} tokens", format_tokens(tokens));
     if let Some(cost) = Some(h.spent.get(Unit::CostUsd)).filter(|c| *c > 0.0) {
-        parts.push(format_cost(cost));
+        spent.push_str(&format!(" · {}", format_cost(cost)));
     }
     let mut left = Vec::new();
     if let Some(max) = h.max_iterations.filter(|m| *m > 0) {
@@ -309,12 +318,14 @@ fn usage(h: &RunHeader, now_ms: i64) -> String {
             left.push(unit.format((limit - h.spent.get(unit)).max(0.0)));
         }
     }
-    if !left.is_empty() {
-        parts.push(format!("left: {}", left.join(", ")));
-    }
     let secs = u64::try_from(now_ms.saturating_sub(h.created_at_ms) / 1000).unwrap_or(0);
-    parts.push(format_duration(secs));
-    parts.join(" · ")
+    let began = format!("began {} ago", format_duration(secs));
+    let left = if left.is_empty() {
+        format!("no budget set · {began}")
+    } else {
+        format!("left: {} · {began}", left.join(", "))
+    };
+    (spent, left)
 }
 
 /// One line of text from an agent, a model or a person, escaped.

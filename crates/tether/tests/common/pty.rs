@@ -30,8 +30,8 @@ impl Pty {
         Pty::launch(Command::new("script"), dir, args, setup)
     }
 
-    /// [`Pty::start_with`] on a terminal of `rows` by `cols` that says it is an xterm (for a
-    /// full-screen program: `tether watch`).
+    /// [`Pty::start_with`] on a terminal of `rows` by `cols` that says it is an xterm in colour
+    /// (for a full-screen program: `tether watch`).
     pub fn start_sized(dir: &Path, args: &str, (rows, cols): (u16, u16)) -> Pty {
         let tether = env!("CARGO_BIN_EXE_tether");
         let line = format!(
@@ -54,6 +54,61 @@ impl Pty {
         let mut parser = vt100::Parser::new(nonzero(rows), nonzero(cols), 0);
         parser.process(&self.screen.lock().unwrap());
         parser.screen().contents()
+    }
+
+    /// The screen now as an HTML page (each cell's character and colours), for the book's
+    /// picture of a full-screen program.
+    pub fn html(&self, (rows, cols): (u16, u16)) -> String {
+        let nonzero = |n: u16| std::num::NonZero::new(n).unwrap();
+        let mut parser = vt100::Parser::new(nonzero(rows), nonzero(cols), 0);
+        parser.process(&self.screen.lock().unwrap());
+        let screen = parser.screen();
+        let css = |c: vt100::Color, default: &str| match c {
+            vt100::Color::Default => default.to_owned(),
+            vt100::Color::Idx(i) => {
+                const BASE: [&str; 16] = [
+                    "#1e1e1e", "#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd", "#56b6c2",
+                    "#abb2bf", "#5c6370", "#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd",
+                    "#56b6c2", "#ffffff",
+                ];
+                BASE.get(usize::from(i))
+                    .copied()
+                    .unwrap_or("#abb2bf")
+                    .to_owned()
+            }
+            vt100::Color::Rgb(r, g, b) => format!("#{r:02x}{g:02x}{b:02x}"),
+        };
+        let mut body = String::new();
+        for row in 0..rows {
+            for col in 0..cols {
+                let Some(cell) = screen.cell(row, col) else {
+                    continue;
+                };
+                let (mut fg, mut bg) = (
+                    css(cell.fgcolor(), "#d7dae0"),
+                    css(cell.bgcolor(), "#1e1e1e"),
+                );
+                if cell.inverse() {
+                    std::mem::swap(&mut fg, &mut bg);
+                }
+                let weight = if cell.bold() { "bold" } else { "normal" };
+                let text = match cell.contents() {
+                    "" => " ".to_owned(),
+                    "<" => "&lt;".to_owned(),
+                    ">" => "&gt;".to_owned(),
+                    "&" => "&amp;".to_owned(),
+                    other => other.to_owned(),
+                };
+                body.push_str(&format!(
+                    "<span style=\"color:{fg};background:{bg};font-weight:{weight}\">{text}</span>"
+                ));
+            }
+            body.push('\n');
+        }
+        format!(
+            "<!doctype html><meta charset=utf-8><body style=\"margin:0;background:#1e1e1e\">\
+             <pre style=\"margin:8px;font:14px/1.2 'DejaVu Sans Mono',monospace\">{body}</pre>"
+        )
     }
 
     /// [`Pty::start_with`] as an ordinary user when the tests run as root (see

@@ -20,7 +20,7 @@ fn ralph(store: &Store, dir: &std::path::Path, prompt: &str) -> tether_store::Ru
         .create_run(
             RunKind::Ralph,
             dir,
-            &serde_json::json!({"prompt": prompt, "max_iterations": 5}),
+            &serde_json::json!({"prompt": prompt, "max_iterations": 8}),
         )
         .unwrap();
     store
@@ -29,16 +29,66 @@ fn ralph(store: &Store, dir: &std::path::Path, prompt: &str) -> tether_store::Ru
     run
 }
 
+/// Iterations 1 to 3 of `run`, each with a tool call and what it used; the fourth begun.
+fn three_iterations(store: &Store, run: &tether_store::RunId) {
+    for (n, tokens) in [(1, 9_000), (2, 24_000), (3, 15_000)] {
+        if n > 1 {
+            store
+                .append(Some(run), &Event::IterationStarted { n })
+                .unwrap();
+        }
+        let events = [
+            Event::ToolCalled {
+                n,
+                tool: "bash".into(),
+                summary: format!("bash: cargo test -p release (exit {})", u8::from(n < 3)),
+            },
+            Event::IterationUsage {
+                n,
+                input_tokens: tokens,
+                cached_input_tokens: 0,
+                cache_write_input_tokens: 0,
+                output_tokens: tokens / 10,
+                cost_usd: Some(f64::from(u32::try_from(tokens).unwrap()) / 1e6 * 3.0),
+                goals: Vec::new(),
+                duration_ms: 40_000,
+            },
+            Event::IterationCompleted {
+                n,
+                summary: format!("release checklist step {n} done"),
+            },
+        ];
+        for e in &events {
+            store.append(Some(run), e).unwrap();
+        }
+    }
+    store
+        .append(Some(run), &Event::IterationStarted { n: 4 })
+        .unwrap();
+}
+
+/// A process standing for a run's driver, ended with the test.
+struct Driver(std::process::Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The screen with what moves masked: run ids, clock times, the time elapsed.
 fn masked(screen: &str) -> String {
     let ids = regex_lite::Regex::new(r"r-[0-9a-z]{12}").unwrap();
     let short = regex_lite::Regex::new(r"…[0-9a-z]{6}").unwrap();
     let clock = regex_lite::Regex::new(r"\d\d:\d\d:\d\d").unwrap();
-    let elapsed = regex_lite::Regex::new(r"· (\d+[dhms] ?)+ *│").unwrap();
+    let elapsed = regex_lite::Regex::new(r"began (\d+[dhms] ?)+ago *│").unwrap();
     let screen = ids.replace_all(screen, "r-xxxxxxxxxxxx");
     let screen = short.replace_all(&screen, "…xxxxxx");
     let screen = clock.replace_all(&screen, "HH:MM:SS");
-    elapsed.replace_all(&screen, "· ELAPSED │").into_owned()
+    elapsed
+        .replace_all(&screen, "began ELAPSED ago │")
+        .into_owned()
 }
 
 /// Waits until the terminal shows `what`.
@@ -55,7 +105,27 @@ fn a_person_watches_answers_by_number_and_quits_at_a_terminal() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plan.md"), "# Plan\n").unwrap();
     let store = store(dir.path());
+    // A run a live process drives: one that holds its lock, as a loop does (not this test's
+    // own process: `tether watch` descends from it, and would be taken for an agent's).
+    let working = ralph(&store, dir.path(), "Port the parser");
+    let lock = dir.path().join(format!(".tether/runs/{working}/lock"));
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    let _driver = Driver(
+        std::process::Command::new("sh")
+            .args([
+                "-c",
+                "printf %s $$ > \"$0\"; exec flock -x \"$0\" sleep 600",
+            ])
+            .arg(&lock)
+            .spawn()
+            .unwrap(),
+    );
+    wait_until("the run's driver to hold its lock", PATIENCE, || {
+        tether_store::run_lock::RunLock::holder(&lock)
+    })
+    .unwrap();
     let waiting = ralph(&store, dir.path(), "Ship the release");
+    three_iterations(&store, &waiting);
     let q = store
         .insert_question(&NewQuestion {
             run_id: Some(waiting.clone()),
@@ -71,8 +141,17 @@ fn a_person_watches_answers_by_number_and_quits_at_a_terminal() {
     let screen = shows(&pty, "Which registry do I publish to?");
     insta::assert_snapshot!(masked(&screen));
     let needs = screen.find("Needs input (1)").unwrap();
+    assert!(needs < screen.find("Running (1)").unwrap(), "{screen}");
     assert!(screen.contains("waits for you (1 question)"), "{screen}");
-    assert!(!screen.contains("working"), "{screen}");
+    assert!(
+        screen.contains("iteration 4 of 8 · 52.8k tokens · $0.14"),
+        "{screen}"
+    );
+    // The book's picture of it: target/web-screenshots/watch.html, the screen as it is now.
+    let shots =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/web-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    std::fs::write(shots.join("watch.html"), pty.html(SIZE)).unwrap();
 
     // Another process starts a run: it shows without a key pressed.
     ralph(&store, dir.path(), "Tidy the docs");
@@ -90,6 +169,11 @@ fn a_person_watches_answers_by_number_and_quits_at_a_terminal() {
     .unwrap();
     assert_eq!(answered, "our mirror");
     shows(&pty, "answered: option 2");
+    // The book's picture of it: target/web-screenshots/watch.html, the screen as it is now.
+    let shots =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/web-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    std::fs::write(shots.join("watch.html"), pty.html(SIZE)).unwrap();
 
     pty.press(b"q");
     let (code, _) = pty.wait();
