@@ -27,4 +27,4 @@ pub use activity::{Activity, activity};
 pub use context::Context;
 pub use group::{Group, grouped};
 pub use header::{RunHeader, lock_of, runs};
-pub use series::{IterationUsage, usage_series};
+pub use series::{IterationUsage, recent_usage_series, usage_series};

@@ -391,6 +391,19 @@ pub(crate) fn summary(
     Ok(RunSummary::of(ws, run, goals))
 }
 
+/// The most journal events read for a run's sparkline on the runs list: its newest
+/// iterations, read bounded, for each of the many runs the list shows.
+pub const SPARK_EVENTS: usize = 400;
+
+/// The newest iterations of a run with what each used, as the runs list's sparkline draws
+/// them: from at most [`SPARK_EVENTS`] of its newest events.
+pub fn recent_usage(
+    store: &Store,
+    run: &tether_store::RunId,
+) -> Result<Vec<tether_read::IterationUsage>, WebError> {
+    Ok(tether_read::recent_usage_series(store, run, SPARK_EVENTS)?)
+}
+
 /// The most of a verify log shown on a page.
 const TAIL_BYTES: u64 = 4096;
 

@@ -825,3 +825,173 @@ fn a_question_asked_about_a_run_in_the_page_is_answered_there_and_never_reaches_
     assert_eq!(side.requests().len(), 1);
     stop(server);
 }
+
+/// A goal run of six iterations, each with what it used, and three sign-offs of `greet`
+/// (rejected by verify, by the judge, then accepted) and one of `docs` ruled out.
+fn seed_charted_run(store: &Store, dir: &Path) -> tether_store::RunId {
+    let run = store
+        .create_run(
+            RunKind::Goal,
+            dir,
+            &json!({"plan": "plan.md", "max_iterations": 20}),
+        )
+        .unwrap();
+    let verdict = |goal: &str, attempt: u32, kind: VerdictKind| NewVerdict {
+        run_id: Some(run.clone()),
+        goal_id: goal.into(),
+        plan_path: "plan.md".into(),
+        attempt,
+        verify_exit: Some(i32::from(kind == VerdictKind::VerifyFailed)),
+        verdict: kind.verdict(),
+        kind,
+        reason: "seeded".into(),
+        checks: json!([]),
+        missing: vec![],
+        judge_model: Some("judge-model".into()),
+        transcript_path: None,
+        contract_hash: None,
+        judges: Vec::new(),
+    };
+    for n in 1..=6u32 {
+        store
+            .append(Some(&run), &Event::IterationStarted { n })
+            .unwrap();
+        store
+            .append(
+                Some(&run),
+                &iteration_usage(n, 9_000 * u64::from(n % 4 + 1)),
+            )
+            .unwrap();
+        let decided = match n {
+            2 => Some(verdict("greet", 1, VerdictKind::VerifyFailed)),
+            4 => Some(verdict("greet", 2, VerdictKind::JudgeRejected)),
+            5 => Some(verdict("docs", 1, VerdictKind::JudgeBlocked)),
+            6 => Some(verdict("greet", 3, VerdictKind::Accepted)),
+            _ => None,
+        };
+        if let Some(v) = decided {
+            store
+                .append(
+                    Some(&run),
+                    &Event::JudgeUsage {
+                        judge: tether_store::JudgeRole::SignOff,
+                        goal_id: Some(v.goal_id.clone()),
+                        calls: 3,
+                        input_tokens: 6_000,
+                        cached_input_tokens: 0,
+                        cache_write_input_tokens: 0,
+                        output_tokens: 800,
+                        cost_usd: Some(0.02),
+                    },
+                )
+                .unwrap();
+            store.insert_verdict(&v).unwrap();
+        }
+        store
+            .append(
+                Some(&run),
+                &Event::IterationCompleted {
+                    n,
+                    summary: format!("step {n}"),
+                },
+            )
+            .unwrap();
+    }
+    run
+}
+
+fn iteration_usage(n: u32, input: u64) -> Event {
+    Event::IterationUsage {
+        n,
+        input_tokens: input,
+        cached_input_tokens: 0,
+        cache_write_input_tokens: 0,
+        output_tokens: input / 10,
+        cost_usd: Some(f64::from(u32::try_from(input / 100).unwrap()) / 1000.0),
+        goals: vec!["greet".into()],
+        duration_ms: 30_000,
+    }
+}
+
+/// Whether the element `selector` is drawn: in the page with a box of some size.
+fn drawn(selector: &str) -> String {
+    format!(
+        "const e = document.querySelector({selector:?}); if (!e) return false; \
+         const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0;"
+    )
+}
+
+#[test]
+fn the_run_page_draws_its_charts_and_the_runs_list_its_sparklines() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, url) = serve(dir.path());
+    let store = Store::open(dir.path().join(".tether/tether.db")).unwrap();
+    let run = seed_charted_run(&store, dir.path());
+    let browser = Browser::start(1100, 1000).unwrap();
+
+    open(&browser, &url);
+    until(
+        &browser,
+        "the run's sparkline drawn in the runs list",
+        &drawn(&format!("#run-{run} svg.spark")),
+    );
+    assert_eq!(
+        browser
+            .execute(
+                &format!("return document.querySelectorAll('#run-{run} svg.spark rect').length;"),
+                &[]
+            )
+            .unwrap(),
+        json!(6),
+        "a bar per iteration"
+    );
+
+    open(&browser, &format!("{}/runs/{run}", base(&url)));
+    for chart in ["#chart-tokens", "#chart-cost", "#chart-verdicts"] {
+        until(&browser, &format!("{chart} drawn"), &drawn(chart));
+    }
+    until(
+        &browser,
+        "a bar of some height per iteration, the verdicts marked",
+        "return [...document.querySelectorAll('#chart-tokens rect.agent')]\
+             .filter(r => r.getBoundingClientRect().height > 0).length === 6 \
+         && document.querySelectorAll('#chart-verdicts .mark').length === 4 \
+         && document.querySelectorAll('#chart-verdicts .mark.accept').length === 1;",
+    );
+    let words = browser
+        .execute(
+            "return document.querySelector('#chart-tokens title').textContent;",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        words,
+        json!("Tokens per iteration: 6 iterations, most 39.6k at iteration 3"),
+    );
+    browser
+        .execute(
+            "document.querySelector('#run-charts').scrollIntoView(); return true;",
+            &[],
+        )
+        .unwrap();
+    browser.screenshot(&shots().join("run-charts.png")).unwrap();
+
+    // The next iteration's bar comes without a reload.
+    until(
+        &browser,
+        "the page to go live",
+        "return document.body.dataset.connected === 'true';",
+    );
+    store
+        .append(Some(&run), &Event::IterationStarted { n: 7 })
+        .unwrap();
+    store
+        .append(Some(&run), &iteration_usage(7, 20_000))
+        .unwrap();
+    until(
+        &browser,
+        "the seventh bar drawn live",
+        "return document.querySelectorAll('#chart-tokens rect.agent').length === 7;",
+    );
+    stop(server);
+}
