@@ -188,7 +188,7 @@ fn frame(bars: &[Bar], top_label: &str, half_label: &str, unit: &str) -> Markup 
 fn svg(id: &str, height: f64, title: &str, desc: &str, body: Markup) -> Markup {
     html! {
         svg.chart-svg id=(id) xmlns="http://www.w3.org/2000/svg" viewBox=(format!("0 0 {} {}", px(WIDTH), px(height)))
-            role="img" aria-labelledby=(format!("{id}-title {id}-desc")) preserveAspectRatio="xMinYMin meet" {
+            role="img" aria-labelledby=(format!("{id}-title")) aria-describedby=(format!("{id}-desc")) preserveAspectRatio="xMinYMin meet" {
             title id=(format!("{id}-title")) { (title) }
             desc id=(format!("{id}-desc")) { (desc) }
             (body)

@@ -826,9 +826,36 @@ fn a_question_asked_about_a_run_in_the_page_is_answered_there_and_never_reaches_
     stop(server);
 }
 
-/// A goal run of six iterations, each with what it used, and three sign-offs of `greet`
-/// (rejected by verify, by the judge, then accepted) and one of `docs` ruled out.
-fn seed_charted_run(store: &Store, dir: &Path) -> tether_store::RunId {
+/// The time the charted run's store records (ms since the epoch): set as the seeding goes, so
+/// its iterations and verdicts are spread over the last half hour as a real run's would be.
+static SEEDED_AT: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+fn seeded_clock() -> i64 {
+    SEEDED_AT.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Sets the seeded clock to `minutes` after the start of the last half hour.
+fn seed_at(minutes: i64) {
+    let start = tether_store::now_ms() - 32 * 60_000;
+    SEEDED_AT.store(
+        start + minutes * 60_000,
+        std::sync::atomic::Ordering::SeqCst,
+    );
+}
+
+/// A goal run of six iterations five minutes apart, each with what it used, and three
+/// sign-offs of `greet` (rejected by verify, by the judge, then accepted) and one of `docs`
+/// ruled out, recorded by a store whose clock says when.
+fn seed_charted_run(dir: &Path) -> (Store, tether_store::RunId) {
+    seed_at(0);
+    let store = Store::open_with(
+        dir.join(".tether/tether.db"),
+        &tether_store::StoreOptions {
+            clock: seeded_clock,
+            ..tether_store::StoreOptions::default()
+        },
+    )
+    .unwrap();
     let run = store
         .create_run(
             RunKind::Goal,
@@ -853,6 +880,7 @@ fn seed_charted_run(store: &Store, dir: &Path) -> tether_store::RunId {
         judges: Vec::new(),
     };
     for n in 1..=6u32 {
+        seed_at(i64::from(n) * 5 - 4);
         store
             .append(Some(&run), &Event::IterationStarted { n })
             .unwrap();
@@ -869,6 +897,7 @@ fn seed_charted_run(store: &Store, dir: &Path) -> tether_store::RunId {
             6 => Some(verdict("greet", 3, VerdictKind::Accepted)),
             _ => None,
         };
+        seed_at(i64::from(n) * 5);
         if let Some(v) = decided {
             store
                 .append(
@@ -897,7 +926,8 @@ fn seed_charted_run(store: &Store, dir: &Path) -> tether_store::RunId {
             )
             .unwrap();
     }
-    run
+    seed_at(31);
+    (store, run)
 }
 
 fn iteration_usage(n: u32, input: u64) -> Event {
@@ -925,8 +955,7 @@ fn drawn(selector: &str) -> String {
 fn the_run_page_draws_its_charts_and_the_runs_list_its_sparklines() {
     let dir = tempfile::tempdir().unwrap();
     let (server, url) = serve(dir.path());
-    let store = Store::open(dir.path().join(".tether/tether.db")).unwrap();
-    let run = seed_charted_run(&store, dir.path());
+    let (store, run) = seed_charted_run(dir.path());
     let browser = Browser::start(1100, 1000).unwrap();
 
     open(&browser, &url);
