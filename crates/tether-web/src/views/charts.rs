@@ -580,9 +580,12 @@ mod tests {
         }
     }
 
+    /// A tag as parsed: its name and its attributes.
+    type Tag = (String, Vec<(String, String)>);
+
     /// Checks that `xml` is well formed as far as its tags go: every tag closed, in order, its
     /// attributes quoted, no stray `<` or `&`; returns the tags opened, in order.
-    fn well_formed(xml: &str) -> Result<Vec<(String, Vec<(String, String)>)>, String> {
+    fn well_formed(xml: &str) -> Result<Vec<Tag>, String> {
         let mut stack: Vec<String> = Vec::new();
         let mut tags = Vec::new();
         let mut rest = xml;
@@ -656,11 +659,7 @@ mod tests {
     }
 
     /// Every bar `rect` of `tags` within the plot (`top`..`bottom`), none of negative height.
-    fn bars_within(
-        tags: &[(String, Vec<(String, String)>)],
-        top: f64,
-        bottom: f64,
-    ) -> Result<usize, String> {
+    fn bars_within(tags: &[Tag], top: f64, bottom: f64) -> Result<usize, String> {
         let mut n = 0;
         for (name, attrs) in tags {
             let class = attrs
