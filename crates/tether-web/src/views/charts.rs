@@ -547,7 +547,8 @@ pub fn sparkline(series: &[IterationUsage]) -> Markup {
             top.which()
         )
     };
-    let step = SPARK_W / f(SPARK_BARS as u64);
+    // Room for at least 10 bars, so a few stay slim; the newest at the right.
+    let step = SPARK_W / f(bars.len().clamp(10, SPARK_BARS) as u64);
     html! {
         svg.spark xmlns="http://www.w3.org/2000/svg" viewBox=(format!("0 0 {} {}", px(SPARK_W), px(SPARK_H)))
             role="img" aria-label=(label) preserveAspectRatio="xMaxYMax meet" {
@@ -556,7 +557,7 @@ pub fn sparkline(series: &[IterationUsage]) -> Markup {
             @for (i, b) in bars.iter().enumerate() {
                 @let h = scaled(f(b.tokens()), f(max), SPARK_H - 1.0).max(if b.tokens() > 0 { 1.0 } else { 0.0 });
                 @let x = SPARK_W - step * f((bars.len() - i) as u64);
-                rect.spark-bar.failed[b.failed] x=(px(x + 0.5)) y=(px(SPARK_H - 1.0 - h)) width=(px(step - 1.0)) height=(px(h)) {}
+                rect.spark-bar.failed[b.failed] x=(px(x + 0.5)) y=(px(SPARK_H - 1.0 - h)) width=(px((step - 1.0).max(0.5))) height=(px(h)) {}
             }
         }
     }
@@ -673,6 +674,10 @@ mod tests {
             if h < 0.0 || y < top - 0.05 || y + h > bottom + 0.05 {
                 return Err(format!("a bar out of the plot: y {y}, height {h}"));
             }
+            let (x, w) = (attr(attrs, "x"), attr(attrs, "width"));
+            if w <= 0.0 || x < LEFT - 0.05 || x + w > WIDTH - RIGHT + 0.05 {
+                return Err(format!("a bar out of the plot: x {x}, width {w}"));
+            }
             n += 1;
         }
         Ok(n)
@@ -742,6 +747,8 @@ mod tests {
             for (_, attrs) in tags.iter().filter(|(name, _)| name == "rect") {
                 let (y, h) = (attr(attrs, "y"), attr(attrs, "height"));
                 prop_assert!(h >= 0.0 && y >= -0.05 && y + h <= SPARK_H + 0.05, "y {} h {}", y, h);
+                let (x, w) = (attr(attrs, "x"), attr(attrs, "width"));
+                prop_assert!(w > 0.0 && x >= -0.05 && x + w <= SPARK_W + 0.05, "x {} w {}", x, w);
             }
         }
 

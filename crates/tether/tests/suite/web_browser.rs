@@ -974,6 +974,9 @@ fn the_run_page_draws_its_charts_and_the_runs_list_its_sparklines() {
         json!(6),
         "a bar per iteration"
     );
+    browser
+        .screenshot(&shots().join("runs-sparkline.png"))
+        .unwrap();
 
     open(&browser, &format!("{}/runs/{run}", base(&url)));
     for chart in ["#chart-tokens", "#chart-cost", "#chart-verdicts"] {
