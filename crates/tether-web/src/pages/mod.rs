@@ -102,6 +102,7 @@ pub(crate) async fn runs(
     PageParams(f): PageParams<FilterQuery>,
 ) -> Response {
     let ws = app.ws.clone();
+    let sparks = Arc::clone(&app.sparks);
     let can_start = app.launcher.is_some();
     let filter = match f.filter() {
         Ok(filter) => filter,
@@ -123,8 +124,7 @@ pub(crate) async fn runs(
             };
             let mut usage = std::collections::HashMap::new();
             for r in &page.runs {
-                let id = api::run_id(&r.id)?;
-                usage.insert(r.id.clone(), model::recent_usage(s, &id)?);
+                usage.insert(r.id.clone(), sparks.of(s, r)?);
             }
             let pending = model::pending(s)?;
             let fleets = s.fleets(views::FLEETS_SHOWN)?;

@@ -135,6 +135,17 @@ fn the_runs_list_shows_each_runs_usage_as_a_sparkline() {
         ),
         "{spark}"
     );
+
+    // Its journal grows: the sparkline read before is not the one shown.
+    store
+        .append(Some(&run), &Event::IterationStarted { n: 3 })
+        .unwrap();
+    common::usage(&store, &run, 3, 1_000, 0, 0.01, 0);
+    let again = web.get("/").body;
+    let row = &again[again.find(&format!("id=\"run-{run}\"")).unwrap()..];
+    let start = row.find("<svg class=\"spark\"").unwrap();
+    let spark = &row[start..start + row[start..].find("</svg>").unwrap()];
+    assert_eq!(spark.matches("<rect").count(), 3, "{spark}");
 }
 
 #[test]
