@@ -4,7 +4,8 @@
 //! choice's button); a verdict appears
 //! in a live timeline; pause on the page stops a running loop at its next boundary; a run started
 //! from the "New run" form goes on with the page closed, and "Resume" takes a paused one up
-//! again; the phone layout has no horizontal scroll. Screenshots of the main pages go to
+//! again; the phone layout has no horizontal scroll; a run page's charts and the runs list's
+//! sparklines are drawn (each a box of some size), an iteration's bar arriving live. Screenshots of the main pages go to
 //! `target/web-screenshots/`; the book and the README show copies of them, kept in
 //! `docs/src/images/`.
 
@@ -1024,6 +1025,21 @@ fn the_run_page_draws_its_charts_and_the_runs_list_its_sparklines() {
         &browser,
         "the seventh bar drawn live",
         "return document.querySelectorAll('#chart-tokens rect.agent').length === 7;",
+    );
+
+    // At phone width the charts shrink to the screen: still drawn, nothing scrolls sideways.
+    browser.resize(390, 844).unwrap();
+    until(
+        &browser,
+        "the narrow window",
+        "return window.innerWidth <= 400;",
+    );
+    until(
+        &browser,
+        "the charts within a phone's width",
+        "const c = document.querySelector('#chart-tokens').getBoundingClientRect(); \
+         return c.width > 0 && c.right <= window.innerWidth \
+             && document.documentElement.scrollWidth <= window.innerWidth;",
     );
     stop(server);
 }
