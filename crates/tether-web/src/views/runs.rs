@@ -1,6 +1,7 @@
 //! The runs list: each run with its kind, state (waiting for input stands out), what it works
 //! toward, where it lives (machine and workspace, links to their runs), iteration n/max,
-//! elapsed time and last activity; above it the filter form (machine, workspace, state).
+//! elapsed time, last activity and a sparkline of its tokens per iteration; above it the filter
+//! form (machine, workspace, state).
 
 use std::collections::HashMap;
 
