@@ -32,4 +32,4 @@ pub use changes::{Changes, OnChanged};
 pub use context::Context;
 pub use group::{Group, grouped};
 pub use header::{RunHeader, lock_of, runs};
-pub use series::{IterationUsage, usage_series};
+pub use series::{IterationUsage, recent_usage_series, usage_series};

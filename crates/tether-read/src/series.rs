@@ -67,6 +67,28 @@ pub fn usage_series(store: &Store, run: &RunId) -> Result<Vec<IterationUsage>, S
     Ok(series)
 }
 
+/// The iterations of the newest `events` events of `run`'s journal, in order: the end of the
+/// series read bounded, for a list that shows many runs. When the journal is longer, the oldest
+/// iteration seen may be seen only in part: it is left out.
+pub fn recent_usage_series(
+    store: &Store,
+    run: &RunId,
+    events: usize,
+) -> Result<Vec<IterationUsage>, StoreError> {
+    let page = store.events_before(run, None, events)?;
+    let mut series: Vec<IterationUsage> = Vec::new();
+    let mut started: Vec<(u32, i64)> = Vec::new();
+    for stored in &page {
+        if let Some(event) = &stored.event {
+            apply(&mut series, &mut started, event, stored.at_ms);
+        }
+    }
+    if page.len() >= events && series.len() > 1 {
+        series.remove(0);
+    }
+    Ok(series)
+}
+
 /// One event into the series.
 fn apply(series: &mut Vec<IterationUsage>, started: &mut Vec<(u32, i64)>, event: &Event, at: i64) {
     match event {

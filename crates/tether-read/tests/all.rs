@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use tether_config::Workspace;
-use tether_read::{Group, RunHeader, grouped, usage_series};
+use tether_read::{Group, RunHeader, grouped, recent_usage_series, usage_series};
 use tether_store::{Event, JudgeRole, NewQuestion, Outcome, RunFilter, RunId, RunKind, Store};
 
 struct Fx {
@@ -189,6 +189,30 @@ fn each_iteration_has_its_own_usage_time_and_the_judges_share() {
     assert_eq!(series[2].tokens(), 0);
     assert!(!series[2].ended);
     assert_eq!(series[2].cost_usd(), None);
+}
+
+#[test]
+fn the_recent_series_reads_only_the_end_of_the_journal_and_drops_a_partial_iteration() {
+    let f = fx();
+    let mut events = Vec::new();
+    for n in 1..=10 {
+        events.push(Event::IterationStarted { n });
+        events.push(usage(n, u64::from(n) * 1_000, 0, 0.01));
+        events.push(Event::IterationCompleted {
+            n,
+            summary: "done".into(),
+        });
+    }
+    let run = f.run("work", &events);
+    let all = usage_series(&f.store, &run).unwrap();
+    assert_eq!(all.len(), 10);
+    // The last 7 events: iteration 8's usage and end, 9 and 10 whole; 8 is partial.
+    let recent = recent_usage_series(&f.store, &run, 7).unwrap();
+    let n: Vec<u32> = recent.iter().map(|it| it.n).collect();
+    assert_eq!(n, [9, 10]);
+    assert_eq!(recent[..], all[8..]);
+    // A journal shorter than the bound is read whole.
+    assert_eq!(recent_usage_series(&f.store, &run, 1_000).unwrap(), all);
 }
 
 #[test]

@@ -74,18 +74,30 @@ pub(crate) fn run_id(s: &str) -> Result<RunId, WebError> {
         .map_err(|_| WebError::NotFound(format!("no run `{s}` in this workspace")))
 }
 
+/// A run in detail as `GET /api/runs/{id}` answers: with what each iteration used.
+#[derive(Debug, Serialize)]
+pub(crate) struct RunJson {
+    #[serde(flatten)]
+    detail: RunDetail,
+    /// Per iteration, in order: its agent's and judges' tokens and cost, its time, how it ended.
+    usage_series: Vec<tether_read::IterationUsage>,
+}
+
 /// `GET /api/runs/{id}`: a run in detail.
 pub(crate) async fn run(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-) -> Result<Json<RunDetail>, WebError> {
+) -> Result<Json<RunJson>, WebError> {
     let ws = app.ws.clone();
     let id = run_id(&id)?;
     Ok(Json(
         app.db
             .call(move |s| {
                 let run = control::find_run(s, Some(id.as_str()))?;
-                model::detail(s, &ws, &run)
+                Ok(RunJson {
+                    detail: model::detail(s, &ws, &run)?,
+                    usage_series: tether_read::usage_series(s, &run.id)?,
+                })
             })
             .await?,
     ))

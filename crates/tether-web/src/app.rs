@@ -26,4 +26,6 @@ pub(crate) struct App {
     pub launcher: Option<Arc<dyn crate::launch::Launcher>>,
     /// Answers questions about runs on the side, when this server may (`tether serve`'s).
     pub side: Option<Arc<dyn tether_store::launch::SideAsker>>,
+    /// The runs list's sparklines already read.
+    pub sparks: Arc<crate::model::Sparks>,
 }

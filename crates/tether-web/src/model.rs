@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::Value;
 use tether_config::Workspace;
+use tether_read::IterationUsage;
 use tether_store::{
     Iteration, Question, QueuedMessage, Run, RunKind, RunStatus, Store, VerdictRecord,
 };
@@ -60,6 +61,9 @@ pub struct RunSummary {
     /// The branch a run in a worktree of its own works on (`tether/<run-id>`): a run of this
     /// machine whose workspace is not the one served.
     pub branch: Option<String>,
+    /// The seq of its newest event (left out of the JSON: `GET /api/runs/{id}` has it).
+    #[serde(skip)]
+    pub last_event_seq: i64,
 }
 
 impl RunSummary {
@@ -89,6 +93,7 @@ impl RunSummary {
             repo_remote: h.repo_remote,
             branch: h.branch,
             here: !h.elsewhere,
+            last_event_seq: run.last_event_seq.0,
         }
     }
 
@@ -389,6 +394,42 @@ pub(crate) fn summary(
         goal_ids(p, &verdicts)
     };
     Ok(RunSummary::of(ws, run, goals))
+}
+
+/// The most journal events read for a run's sparkline on the runs list: its newest
+/// iterations, read bounded, for each of the many runs the list shows.
+pub const SPARK_EVENTS: usize = 300;
+/// The most runs whose sparkline is kept.
+const SPARKS_KEPT: usize = 2_000;
+
+/// The runs list's sparklines already read, each with the seq of its run's newest event then:
+/// a run whose journal has not grown since is not read again (a run that ended, never).
+#[derive(Debug, Default)]
+pub struct Sparks(std::sync::Mutex<std::collections::HashMap<String, (i64, Vec<IterationUsage>)>>);
+
+impl Sparks {
+    /// The newest iterations of the run `r` with what each used, as its sparkline draws them:
+    /// from at most [`SPARK_EVENTS`] of its newest events, or as kept when its journal has not
+    /// grown.
+    pub fn of(&self, store: &Store, r: &RunSummary) -> Result<Vec<IterationUsage>, WebError> {
+        if let Ok(kept) = self.0.lock()
+            && let Some((seq, series)) = kept.get(&r.id)
+            && *seq == r.last_event_seq
+        {
+            return Ok(series.clone());
+        }
+        let id: tether_store::RunId =
+            r.id.parse()
+                .map_err(|_| WebError::NotFound(format!("no run `{}`", r.id)))?;
+        let series = tether_read::recent_usage_series(store, &id, SPARK_EVENTS)?;
+        if let Ok(mut kept) = self.0.lock() {
+            if kept.len() >= SPARKS_KEPT {
+                kept.clear();
+            }
+            kept.insert(r.id.clone(), (r.last_event_seq, series.clone()));
+        }
+        Ok(series)
+    }
 }
 
 /// The most of a verify log shown on a page.

@@ -191,6 +191,7 @@ impl Bound {
             stop: stop.clone(),
             launcher: self.launcher,
             side: self.side,
+            sparks: Arc::default(),
         });
         let router = routes(app);
         axum::serve(listener, router)

@@ -102,6 +102,7 @@ pub(crate) async fn runs(
     PageParams(f): PageParams<FilterQuery>,
 ) -> Response {
     let ws = app.ws.clone();
+    let sparks = Arc::clone(&app.sparks);
     let can_start = app.launcher.is_some();
     let filter = match f.filter() {
         Ok(filter) => filter,
@@ -121,6 +122,10 @@ pub(crate) async fn runs(
                 },
                 None => filter::page(s, &ws, &filter, None, RUNS)?,
             };
+            let mut usage = std::collections::HashMap::new();
+            for r in &page.runs {
+                usage.insert(r.id.clone(), sparks.of(s, r)?);
+            }
             let pending = model::pending(s)?;
             let fleets = s.fleets(views::FLEETS_SHOWN)?;
             let live = [format!("/live?page=runs&after={}", after.0), filter.query()]
@@ -137,7 +142,7 @@ pub(crate) async fn runs(
                 maud::html! {
                     @if can_start { (views::new_run()) }
                     (views::fleets(&fleets, now))
-                    (views::table(&page, &filter, now))
+                    (views::table(&page, &usage, &filter, now))
                 },
             ))
         })
@@ -170,6 +175,7 @@ pub(crate) async fn run(
                 (None, &events[..])
             };
             let ctx = context(&ws, &detail);
+            let charts = charts(s, &run.id, &detail, now)?;
             let side = match q.side {
                 Some(seq) => side_shown(s, &run.id, seq)?,
                 None => None,
@@ -183,6 +189,7 @@ pub(crate) async fn run(
             let main = maud::html! {
                 (views::head(&detail.run, now))
                 (views::controls(&detail.run, can_resume))
+                (charts)
                 (views::side(run.id.as_str(), can_ask, side.as_ref()))
                 (views::timeline(run.id.as_str(), shown, &ctx, earlier))
                 (views::run_qa(&detail.questions, now))
@@ -228,6 +235,31 @@ pub(crate) async fn fleet(
         })
         .await;
     page_result(made)
+}
+
+/// A run's charts: what each iteration used and, for a goal run, its sign-off verdicts over
+/// time (from its start to its last event, or to now while it goes on).
+pub(super) fn charts(
+    s: &tether_store::Store,
+    id: &RunId,
+    detail: &model::RunDetail,
+    now: i64,
+) -> Result<Markup, WebError> {
+    let r = &detail.run;
+    let series = tether_read::usage_series(s, id)?;
+    let marks: Vec<views::VerdictMark> = detail.verdicts.iter().map(Into::into).collect();
+    let to = if r.status.is_stopped() {
+        r.last_event_at_ms.unwrap_or(r.created_at_ms)
+    } else {
+        now
+    };
+    let goal = r.kind == tether_store::RunKind::Goal;
+    Ok(views::run_charts(
+        &series,
+        goal.then_some(&marks[..]),
+        r.created_at_ms,
+        to,
+    ))
 }
 
 /// The timeline's context for a run: its questions, verdicts and verify output tails.

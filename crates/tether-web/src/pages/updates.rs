@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use tether_store::{Event, StoredEvent, now_ms};
 
-use super::{HISTORY, context};
+use super::{HISTORY, charts, context};
 use crate::api;
 use crate::app::App;
 use crate::body::PageParams;
@@ -75,9 +75,10 @@ pub(crate) async fn live(
         Box::pin(async move {
             let seq = e.seq;
             let ws = app.ws.clone();
+            let sparks = Arc::clone(&app.sparks);
             let ops = app
                 .db
-                .call(move |s| ops_for(s, &ws, &which, &e))
+                .call(move |s| ops_for(s, &ws, &sparks, &which, &e))
                 .await
                 .unwrap_or_else(|err| {
                     tracing::warn!(error = %err, "dashboard: rendering a live update failed");
@@ -93,6 +94,7 @@ pub(crate) async fn live(
 fn ops_for(
     s: &tether_store::Store,
     ws: &tether_config::Workspace,
+    sparks: &model::Sparks,
     which: &Which,
     e: &StoredEvent,
 ) -> Result<Vec<Op>, WebError> {
@@ -155,7 +157,7 @@ fn ops_for(
                     ops.push(Op::Upsert {
                         target: "runs-list".into(),
                         id: format!("run-{run_id}"),
-                        html: views::row(&summary, now).into_string(),
+                        html: views::row(&summary, &sparks.of(s, &summary)?, now).into_string(),
                     });
                 } else if !filter.is_empty() {
                     // It left the filter (a state changed): off the list, if it was on it.
@@ -190,6 +192,23 @@ fn ops_for(
                 target: "run-head".into(),
                 html: views::head(&detail.run, now).into_string(),
             });
+            let usage_may_change = matches!(
+                e.event,
+                Some(
+                    Event::IterationStarted { .. }
+                        | Event::IterationUsage { .. }
+                        | Event::JudgeUsage { .. }
+                        | Event::IterationCompleted { .. }
+                        | Event::IterationFailed { .. }
+                        | Event::GoalVerdict { .. }
+                )
+            );
+            if usage_may_change {
+                ops.push(Op::Replace {
+                    target: "run-charts".into(),
+                    html: charts(s, id, &detail, now)?.into_string(),
+                });
+            }
             if question.is_some() {
                 ops.push(Op::Replace {
                     target: "run-qa".into(),

@@ -3,6 +3,7 @@
 //! goes through [`text`] first, so control characters (ANSI escapes, carriage returns,
 //! text-direction overrides) show as visible escapes instead of acting on anything.
 
+mod charts;
 mod fleet;
 mod layout;
 mod question;
@@ -13,6 +14,7 @@ mod timeline;
 
 use std::borrow::Cow;
 
+pub use charts::{VerdictMark, run_charts, sparkline};
 pub use fleet::{FLEETS_SHOWN, fleet, fleets};
 pub use layout::{Nav, Notice, page, shell};
 pub use question::{answered_card, cards, history, pending_card, run_qa};

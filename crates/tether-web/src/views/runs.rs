@@ -1,20 +1,29 @@
 //! The runs list: each run with its kind, state (waiting for input stands out), what it works
 //! toward, where it lives (machine and workspace, links to their runs), iteration n/max,
-//! elapsed time and last activity; above it the filter form (machine, workspace, state).
+//! elapsed time, last activity and a sparkline of its tokens per iteration; above it the filter
+//! form (machine, workspace, state).
+
+use std::collections::HashMap;
 
 use maud::{Markup, html};
+use tether_read::IterationUsage;
 use tether_store::RunStatus;
 
-use super::{text, when};
+use super::{sparkline, text, when};
 use crate::filter::{FilterLinks, Page, RunFilter, encode};
 use crate::model::RunSummary;
 
 /// Runs on one page of the list.
 pub const RUNS_SHOWN: usize = 200;
 
-/// The runs list: the filter form, the runs of `page` and, when older runs may match, a link
-/// to the next page (with the same filter).
-pub fn table(page: &Page, filter: &RunFilter, now_ms: i64) -> Markup {
+/// The runs list: the filter form, the runs of `page` (each with its sparkline, from `usage`,
+/// by run id) and, when older runs may match, a link to the next page (with the same filter).
+pub fn table(
+    page: &Page,
+    usage: &HashMap<String, Vec<IterationUsage>>,
+    filter: &RunFilter,
+    now_ms: i64,
+) -> Markup {
     html! {
         h1 { "Runs" }
         (filters(filter))
@@ -24,7 +33,9 @@ pub fn table(page: &Page, filter: &RunFilter, now_ms: i64) -> Markup {
             p.empty { "No runs match this filter." }
         }
         ol.runs #runs-list {
-            @for r in &page.runs { (row(r, now_ms)) }
+            @for r in &page.runs {
+                (row(r, usage.get(&r.id).map_or(&[][..], Vec::as_slice), now_ms))
+            }
         }
         @if let Some(last) = &page.next {
             p.older {
@@ -88,8 +99,8 @@ pub fn place(r: &RunSummary) -> Markup {
     }
 }
 
-/// One run in the list.
-pub fn row(r: &RunSummary, now_ms: i64) -> Markup {
+/// One run in the list, with the sparkline of its newest iterations' tokens (`usage`).
+pub fn row(r: &RunSummary, usage: &[IterationUsage], now_ms: i64) -> Markup {
     let last = r.last_event_at_ms.unwrap_or(r.created_at_ms);
     let elapsed_to = if r.status.is_stopped() { last } else { now_ms };
     html! {
@@ -98,6 +109,7 @@ pub fn row(r: &RunSummary, now_ms: i64) -> Markup {
                 a href=(format!("/runs/{}", r.id)) { code { (r.id) } }
                 " " span.kind { (r.kind.as_str()) }
                 " " (badge(r))
+                @if !usage.is_empty() { " " span.usage { (sparkline(usage)) } }
             }
             p.objective { (text(&short(&r.objective, 160))) }
             @if !r.goals.is_empty() {

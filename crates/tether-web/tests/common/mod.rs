@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 mod seed;
 mod team;
-pub use seed::{goal_run, place, question};
+pub use seed::{goal_run, place, question, usage};
 pub use team::TeamLike;
 
 /// How a test's dashboard is started.

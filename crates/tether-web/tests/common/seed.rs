@@ -109,3 +109,49 @@ pub fn place(db: &std::path::Path, run: &tether_store::RunId, machine: &str, wor
         .unwrap();
     assert_eq!(changed, 1);
 }
+
+/// Records what iteration `n` of `run` used: its agent's turn (`input` and `output` tokens at
+/// `cost` dollars), then a sign-off judge's call of `judge` tokens when not 0.
+pub fn usage(
+    store: &Store,
+    run: &tether_store::RunId,
+    n: u32,
+    input: u64,
+    output: u64,
+    cost: f64,
+    judge: u64,
+) {
+    use tether_store::{Event, JudgeRole};
+    store
+        .append(
+            Some(run),
+            &Event::IterationUsage {
+                n,
+                input_tokens: input,
+                cached_input_tokens: 0,
+                cache_write_input_tokens: 0,
+                output_tokens: output,
+                cost_usd: Some(cost),
+                goals: Vec::new(),
+                duration_ms: 1_000,
+            },
+        )
+        .unwrap();
+    if judge > 0 {
+        store
+            .append(
+                Some(run),
+                &Event::JudgeUsage {
+                    judge: JudgeRole::SignOff,
+                    goal_id: Some("greet".into()),
+                    calls: 1,
+                    input_tokens: judge,
+                    cached_input_tokens: 0,
+                    cache_write_input_tokens: 0,
+                    output_tokens: 0,
+                    cost_usd: Some(0.001),
+                },
+            )
+            .unwrap();
+    }
+}

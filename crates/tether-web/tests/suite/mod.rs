@@ -1,6 +1,7 @@
 mod api;
 mod authors;
 mod channel;
+mod charts;
 mod choices;
 mod escaping;
 mod fleets;

@@ -4,7 +4,8 @@
 //! choice's button); a verdict appears
 //! in a live timeline; pause on the page stops a running loop at its next boundary; a run started
 //! from the "New run" form goes on with the page closed, and "Resume" takes a paused one up
-//! again; the phone layout has no horizontal scroll. Screenshots of the main pages go to
+//! again; the phone layout has no horizontal scroll; a run page's charts and the runs list's
+//! sparklines are drawn (each a box of some size), an iteration's bar arriving live. Screenshots of the main pages go to
 //! `target/web-screenshots/`; the book and the README show copies of them, kept in
 //! `docs/src/images/`.
 
@@ -823,5 +824,222 @@ fn a_question_asked_about_a_run_in_the_page_is_answered_there_and_never_reaches_
     assert_eq!(after.status, run.status);
     assert_eq!(after.state.last_event_at_ms, run.state.last_event_at_ms);
     assert_eq!(side.requests().len(), 1);
+    stop(server);
+}
+
+/// The time the charted run's store records (ms since the epoch): set as the seeding goes, so
+/// its iterations and verdicts are spread over the last half hour as a real run's would be.
+static SEEDED_AT: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+fn seeded_clock() -> i64 {
+    SEEDED_AT.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Sets the seeded clock to `minutes` after the start of the last half hour.
+fn seed_at(minutes: i64) {
+    let start = tether_store::now_ms() - 32 * 60_000;
+    SEEDED_AT.store(
+        start + minutes * 60_000,
+        std::sync::atomic::Ordering::SeqCst,
+    );
+}
+
+/// A goal run of six iterations five minutes apart, each with what it used, and three
+/// sign-offs of `greet` (rejected by verify, by the judge, then accepted) and one of `docs`
+/// ruled out, recorded by a store whose clock says when.
+fn seed_charted_run(dir: &Path) -> (Store, tether_store::RunId) {
+    seed_at(0);
+    let store = Store::open_with(
+        dir.join(".tether/tether.db"),
+        &tether_store::StoreOptions {
+            clock: seeded_clock,
+            ..tether_store::StoreOptions::default()
+        },
+    )
+    .unwrap();
+    let run = store
+        .create_run(
+            RunKind::Goal,
+            dir,
+            &json!({"plan": "plan.md", "max_iterations": 20}),
+        )
+        .unwrap();
+    let verdict = |goal: &str, attempt: u32, kind: VerdictKind| NewVerdict {
+        run_id: Some(run.clone()),
+        goal_id: goal.into(),
+        plan_path: "plan.md".into(),
+        attempt,
+        verify_exit: Some(i32::from(kind == VerdictKind::VerifyFailed)),
+        verdict: kind.verdict(),
+        kind,
+        reason: "seeded".into(),
+        checks: json!([]),
+        missing: vec![],
+        judge_model: Some("judge-model".into()),
+        transcript_path: None,
+        contract_hash: None,
+        judges: Vec::new(),
+    };
+    for n in 1..=6u32 {
+        seed_at(i64::from(n) * 5 - 4);
+        store
+            .append(Some(&run), &Event::IterationStarted { n })
+            .unwrap();
+        store
+            .append(
+                Some(&run),
+                &iteration_usage(n, 9_000 * u64::from(n % 4 + 1)),
+            )
+            .unwrap();
+        let decided = match n {
+            2 => Some(verdict("greet", 1, VerdictKind::VerifyFailed)),
+            4 => Some(verdict("greet", 2, VerdictKind::JudgeRejected)),
+            5 => Some(verdict("docs", 1, VerdictKind::JudgeBlocked)),
+            6 => Some(verdict("greet", 3, VerdictKind::Accepted)),
+            _ => None,
+        };
+        seed_at(i64::from(n) * 5);
+        if let Some(v) = decided {
+            store
+                .append(
+                    Some(&run),
+                    &Event::JudgeUsage {
+                        judge: tether_store::JudgeRole::SignOff,
+                        goal_id: Some(v.goal_id.clone()),
+                        calls: 3,
+                        input_tokens: 6_000,
+                        cached_input_tokens: 0,
+                        cache_write_input_tokens: 0,
+                        output_tokens: 800,
+                        cost_usd: Some(0.02),
+                    },
+                )
+                .unwrap();
+            store.insert_verdict(&v).unwrap();
+        }
+        store
+            .append(
+                Some(&run),
+                &Event::IterationCompleted {
+                    n,
+                    summary: format!("step {n}"),
+                },
+            )
+            .unwrap();
+    }
+    seed_at(31);
+    (store, run)
+}
+
+fn iteration_usage(n: u32, input: u64) -> Event {
+    Event::IterationUsage {
+        n,
+        input_tokens: input,
+        cached_input_tokens: 0,
+        cache_write_input_tokens: 0,
+        output_tokens: input / 10,
+        cost_usd: Some(f64::from(u32::try_from(input / 100).unwrap()) / 1000.0),
+        goals: vec!["greet".into()],
+        duration_ms: 30_000,
+    }
+}
+
+/// Whether the element `selector` is drawn: in the page with a box of some size.
+fn drawn(selector: &str) -> String {
+    format!(
+        "const e = document.querySelector({selector:?}); if (!e) return false; \
+         const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0;"
+    )
+}
+
+#[test]
+fn the_run_page_draws_its_charts_and_the_runs_list_its_sparklines() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, url) = serve(dir.path());
+    let (store, run) = seed_charted_run(dir.path());
+    let browser = Browser::start(1100, 1000).unwrap();
+
+    open(&browser, &url);
+    until(
+        &browser,
+        "the run's sparkline drawn in the runs list",
+        &drawn(&format!("#run-{run} svg.spark")),
+    );
+    assert_eq!(
+        browser
+            .execute(
+                &format!("return document.querySelectorAll('#run-{run} svg.spark rect').length;"),
+                &[]
+            )
+            .unwrap(),
+        json!(6),
+        "a bar per iteration"
+    );
+    browser
+        .screenshot(&shots().join("runs-sparkline.png"))
+        .unwrap();
+
+    open(&browser, &format!("{}/runs/{run}", base(&url)));
+    for chart in ["#chart-tokens", "#chart-cost", "#chart-verdicts"] {
+        until(&browser, &format!("{chart} drawn"), &drawn(chart));
+    }
+    until(
+        &browser,
+        "a bar of some height per iteration, the verdicts marked",
+        "return [...document.querySelectorAll('#chart-tokens rect.agent')]\
+             .filter(r => r.getBoundingClientRect().height > 0).length === 6 \
+         && document.querySelectorAll('#chart-verdicts .mark').length === 4 \
+         && document.querySelectorAll('#chart-verdicts .mark.accept').length === 1;",
+    );
+    let words = browser
+        .execute(
+            "return document.querySelector('#chart-tokens title').textContent;",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        words,
+        json!("Tokens per iteration: 6 iterations, most 39.6k at iteration 3"),
+    );
+    browser
+        .execute(
+            "document.querySelector('#run-charts').scrollIntoView(); return true;",
+            &[],
+        )
+        .unwrap();
+    browser.screenshot(&shots().join("run-charts.png")).unwrap();
+
+    // The next iteration's bar comes without a reload.
+    until(
+        &browser,
+        "the page to go live",
+        "return document.body.dataset.connected === 'true';",
+    );
+    store
+        .append(Some(&run), &Event::IterationStarted { n: 7 })
+        .unwrap();
+    store
+        .append(Some(&run), &iteration_usage(7, 20_000))
+        .unwrap();
+    until(
+        &browser,
+        "the seventh bar drawn live",
+        "return document.querySelectorAll('#chart-tokens rect.agent').length === 7;",
+    );
+
+    // At phone width the charts shrink to the screen: still drawn, nothing scrolls sideways.
+    browser.resize(390, 844).unwrap();
+    until(
+        &browser,
+        "the narrow window",
+        "return window.innerWidth <= 400;",
+    );
+    until(
+        &browser,
+        "the charts within a phone's width",
+        "const c = document.querySelector('#chart-tokens').getBoundingClientRect(); \
+         return c.width > 0 && c.right <= window.innerWidth \
+             && document.documentElement.scrollWidth <= window.innerWidth;",
+    );
     stop(server);
 }
