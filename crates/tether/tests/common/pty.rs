@@ -38,7 +38,7 @@ impl Pty {
             "exec sh -c 'stty rows {rows} cols {cols} && exec \"$0\" \"$@\"' {tether} {args}"
         );
         Pty::launch_line(Command::new("script"), dir, &line, |cmd| {
-            cmd.env("TERM", "xterm-256color");
+            cmd.env("TERM", "xterm-256color").env_remove("NO_COLOR");
         })
     }
 

@@ -169,11 +169,6 @@ fn a_person_watches_answers_by_number_and_quits_at_a_terminal() {
     .unwrap();
     assert_eq!(answered, "our mirror");
     shows(&pty, "answered: option 2");
-    // The book's picture of it: target/web-screenshots/watch.html, the screen as it is now.
-    let shots =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/web-screenshots");
-    std::fs::create_dir_all(&shots).unwrap();
-    std::fs::write(shots.join("watch.html"), pty.html(SIZE)).unwrap();
 
     pty.press(b"q");
     let (code, _) = pty.wait();
