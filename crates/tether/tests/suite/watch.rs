@@ -128,7 +128,7 @@ fn a_person_watches_answers_by_number_and_quits_at_a_terminal() {
     three_iterations(&store, &waiting);
     let q = store
         .insert_question(&NewQuestion {
-            run_id: Some(waiting.clone()),
+            run_id: Some(waiting),
             thread_id: None,
             question: "Which registry do I publish to?".into(),
             context: String::new(),
@@ -164,7 +164,7 @@ fn a_person_watches_answers_by_number_and_quits_at_a_terminal() {
     pty.press(b"2\r");
     let answered = wait_until("the answer to be recorded", PATIENCE, || {
         let q = store.question(&q.id).ok()?;
-        q.answer.clone()
+        q.answer
     })
     .unwrap();
     assert_eq!(answered, "our mirror");
