@@ -104,12 +104,6 @@ pub fn view(store: &Store, ws: &Workspace, run: &Run) -> Result<RunView, Control
     })
 }
 
-/// The run's lock file: in its own workspace (a team store holds runs of other workspaces of
-/// this machine too), or in `ws` for runs that do not say.
-fn lock_of(ws: &Workspace, run: &Run) -> std::path::PathBuf {
-    tether_read::lock_of(ws, run)
-}
-
 /// Asks the run to pause at its next iteration boundary (or pauses a stopped, unfinished run),
 /// for `by`: a person, or the run's own agent (`author`).
 pub fn pause(
@@ -118,12 +112,12 @@ pub fn pause(
     run: &Run,
     by: (&str, Author),
 ) -> Result<Control, ControlError> {
-    tether_store::control::pause(store, &lock_of(ws, run), run, by)
+    tether_store::control::pause(store, &tether_read::lock_of(ws, run), run, by)
 }
 
 /// Cancels the run: a live loop stops its current iteration; a stopped run is marked cancelled.
 pub fn cancel(store: &Store, ws: &Workspace, run: &Run, by: &str) -> Result<Control, ControlError> {
-    tether_store::control::cancel(store, &lock_of(ws, run), run, by)
+    tether_store::control::cancel(store, &tether_read::lock_of(ws, run), run, by)
 }
 
 /// Queues a message from `by` for the run's agent: it is delivered at the start of the next
