@@ -60,6 +60,7 @@ pub fn draw(frame: &mut Frame, app: &App, theme: Theme, now_ms: i64) {
             Paragraph::new(
                 "No runs yet in this workspace: start one with tether ralph or tether run.",
             )
+            .wrap(ratatui::widgets::Wrap { trim: true })
             .block(
                 Block::default()
                     .borders(Borders::ALL)
