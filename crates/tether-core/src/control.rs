@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 use tether_store::{
-    Author, Budget, Run, RunId, RunStatus, Spending, SpentBudget, Store, StoredEvent, Unit, Usage,
+    Author, Budget, Run, RunId, RunStatus, Spending, SpentBudget, Store, StoredEvent, Usage,
     UsageLimitWait,
 };
 
@@ -133,41 +133,14 @@ pub fn say(
 }
 
 impl RunView {
-    /// `agent 1200 in / 340 out tokens · judge 300 in / 20 out tokens`: who used what, for
-    /// people; `None` when nothing was recorded.
+    /// Who used what, said as every surface says it ([`tether_read::usage_line`]).
     pub fn usage_line(&self) -> Option<String> {
-        let parts: Vec<String> = [
-            ("agent", &self.usage),
-            ("judge", &self.judge_usage),
-            ("loop judge", &self.loop_judge_usage),
-        ]
-        .iter()
-        .filter(|(_, u)| u.is_known())
-        .map(|(who, u)| format!("{who} {}", u.describe()))
-        .collect();
-        (!parts.is_empty()).then(|| parts.join(" · "))
+        tether_read::usage_line(&self.usage, &self.judge_usage, &self.loop_judge_usage)
     }
 
-    /// `tokens 12.3k of 400k · cost $0.42 of $5.00`: what was spent of each limited unit
-    /// besides iterations (shown elsewhere); `None` when only iterations are limited.
+    /// What was spent of each limited unit besides iterations (shown elsewhere), said as every
+    /// surface says it ([`tether_read::budget_line`]); `None` when only iterations are limited.
     pub fn budget_line(&self) -> Option<String> {
-        budget_line(&self.limits, &self.spent)
+        tether_read::budget_line(&self.limits, &self.spent)
     }
-}
-
-/// `tokens 12.3k tokens of 400k tokens · cost $0.42 of $5.00`: what was spent of each limited
-/// unit but iterations; `None` when none is limited.
-pub fn budget_line(limits: &Budget, spent: &Spending) -> Option<String> {
-    let parts: Vec<String> = [Unit::Tokens, Unit::CostUsd, Unit::Duration]
-        .into_iter()
-        .filter_map(|unit| {
-            let limit = limits.get(unit)?;
-            Some(format!(
-                "{} of {}",
-                unit.format(spent.get(unit)),
-                unit.format(limit)
-            ))
-        })
-        .collect();
-    (!parts.is_empty()).then(|| parts.join(" · "))
 }

@@ -6,11 +6,21 @@
 //! it on the side (`tether side`) with their answers.
 //!
 //! It is rendered from the store alone (markdown), so it reads the same on any machine of a
-//! team; `tether report` writes it to `.tether/runs/<run>/report.md` and prints it.
+//! team; `tether report` writes it to `.tether/runs/<run>/report.md` and prints it. Where the run
+//! stands, what it used and what each iteration used come from the read model every surface
+//! reads ([`tether_read`]), so the report says what `tether status`, `tether watch` and the
+//! dashboard say.
 
 use std::collections::BTreeMap;
 
+use tether_budget::{Unit, format_cost, format_duration, format_tokens};
+use tether_config::Workspace;
+use tether_read::{IterationUsage, RunHeader};
 use tether_store::{Author, Event, Run, Seq, Store, StoreError, VerdictRecord, utc_clock};
+
+/// The most iterations the report lists one by one: the newest are listed, the totals count
+/// them all.
+const ITERATION_ROWS: usize = 50;
 
 /// Appends one formatted line to a report.
 macro_rules! put {
@@ -23,31 +33,38 @@ macro_rules! put {
     }};
 }
 
-/// The report of `run`, as markdown; `files` is what the run changed (see
-/// [`crate::snapshot::diffstat`]), when known.
-pub fn render(store: &Store, run: &Run, files: Option<&str>) -> Result<String, StoreError> {
+/// The report of `run`, seen from the workspace `ws`, as markdown; `files` is what the run
+/// changed (see [`crate::snapshot::diffstat`]), when known.
+pub fn render(
+    store: &Store,
+    ws: &Workspace,
+    run: &Run,
+    files: Option<&str>,
+) -> Result<String, StoreError> {
     let mut out = String::new();
-    write_report(&mut out, store, run, files)?;
+    write_report(&mut out, store, ws, run, files)?;
     Ok(out)
 }
 
 fn write_report(
     out: &mut String,
     store: &Store,
+    ws: &Workspace,
     run: &Run,
     files: Option<&str>,
 ) -> Result<(), StoreError> {
-    let state = &run.state;
+    // The run as it stood at its last event: a report of an ended run does not age.
+    let ended = run.state.last_event_at_ms.unwrap_or(run.updated_at_ms);
+    let header = RunHeader::of(ws, run, ended);
     put!(out, "# Run {} ({})", run.id, run.kind.as_str());
     put!(out);
-    let ended = state.last_event_at_ms.unwrap_or(run.updated_at_ms);
     let minutes = (ended - run.created_at_ms).max(0) / 60_000;
     put!(
         out,
         "- **Outcome:** {} after {} iteration(s){}",
-        state.status.as_str(),
-        state.iteration,
-        state
+        header.status.as_str(),
+        header.iteration,
+        header
             .max_iterations
             .map_or_else(String::new, |m| format!(" of {m}"))
     );
@@ -60,8 +77,10 @@ fn write_report(
     if let Some(machine) = &run.machine {
         put!(out, "- **Where:** {machine}, {}", run.workspace.display());
     }
-    usage(out, run);
+    usage(out, &header);
     goals(out, &store.verdicts_for_run(&run.id)?);
+    let ended_run = tether_store::control::is_ended(header.status);
+    iterations(out, &tether_read::usage_series(store, &run.id)?, ended_run);
     contracts(out, store, run)?;
     questions(out, store, run)?;
     messages(out, store, run)?;
@@ -284,41 +303,82 @@ fn one_line(text: &str) -> String {
 
 /// What the model calls used — the agent's, each judge's, each goal's — against the budgets,
 /// and the budget that stopped the run.
-fn usage(out: &mut String, run: &Run) {
-    let state = &run.state;
-    let agent = if state.usage.is_known() {
-        format!("agent {}", state.usage.describe())
+fn usage(out: &mut String, header: &RunHeader) {
+    let agent = if header.usage.is_known() {
+        format!("agent {}", header.usage.describe())
     } else {
         "not reported by the agent".to_owned()
     };
     put!(out, "- **Usage:** {agent}");
-    if state.judge_usage.is_known() {
-        put!(out, "- **Judge:** {}", state.judge_usage.describe());
+    if header.judge_usage.is_known() {
+        put!(out, "- **Judge:** {}", header.judge_usage.describe());
     }
-    if state.loop_judge_usage.is_known() {
+    if header.loop_judge_usage.is_known() {
         put!(
             out,
             "- **Loop judge:** {}",
-            state.loop_judge_usage.describe()
+            header.loop_judge_usage.describe()
         );
     }
-    let spent = state.spending(state.last_event_at_ms.unwrap_or(run.updated_at_ms));
-    if let Some(line) = crate::control::budget_line(&run.limits(), &spent) {
+    if let Some(line) = header.budget_line() {
         put!(out, "- **Budget:** {line}");
     }
-    if let Some(stopped) = &state.budget_spent {
+    if let Some(stopped) = &header.budget_spent {
         put!(out, "- **Stopped by:** {}", stopped.describe());
     }
-    for (goal, used) in &state.goal_usage {
+    for (goal, used) in &header.goals {
         let s = used.spending();
         put!(
             out,
             "- **Goal {goal}:** {} iteration(s), {}, {}",
             s.iterations,
-            tether_store::Unit::Tokens.format(as_amount(s.tokens)),
-            tether_store::Unit::CostUsd.format(s.cost_usd)
+            Unit::Tokens.format(as_amount(s.tokens)),
+            Unit::CostUsd.format(s.cost_usd)
         );
     }
+}
+
+/// What each iteration used, a row each (the newest [`ITERATION_ROWS`] of a long run): its
+/// outcome, its time, its agent's and the judges' tokens, and its cost. An iteration of a run
+/// that `ended` without ending it was cut short (the run was stopped or killed in it).
+fn iterations(out: &mut String, series: &[IterationUsage], ended: bool) {
+    if series.is_empty() {
+        return;
+    }
+    put!(out, "## Iterations");
+    put!(out);
+    let left_out = series.len().saturating_sub(ITERATION_ROWS);
+    if left_out > 0 {
+        put!(
+            out,
+            "The newest {ITERATION_ROWS} of {} iterations; the usage above counts them all.",
+            series.len()
+        );
+        put!(out);
+    }
+    put!(
+        out,
+        "| # | outcome | time | agent tokens | judge tokens | cost |"
+    );
+    put!(out, "|--:|---|--:|--:|--:|--:|");
+    for it in &series[left_out..] {
+        let outcome = match (it.ended, it.failed) {
+            (true, true) => "failed",
+            (true, false) => "completed",
+            (false, _) if ended => "cut short",
+            (false, _) => "under way",
+        };
+        put!(
+            out,
+            "| {} | {outcome} | {} | {} | {} | {} |",
+            it.n,
+            format_duration(it.duration_ms / 1000),
+            format_tokens(it.agent_tokens),
+            format_tokens(it.judge_tokens),
+            it.cost_usd().map_or_else(|| "—".to_owned(), format_cost)
+        );
+    }
+    put!(out);
 }
 
 #[allow(clippy::cast_precision_loss)]

@@ -1,6 +1,7 @@
 //! Where a run stands, from its row: the one place a run's state, its process, its budget and
 //! its usage are read for people.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -9,7 +10,7 @@ use tether_budget::{Budget, Spending};
 use tether_config::Workspace;
 use tether_store::run_lock::RunLock;
 use tether_store::{
-    Run, RunFilter, RunId, RunKind, RunStatus, SpentBudget, Store, StoreError, Usage,
+    GoalUsage, Run, RunFilter, RunId, RunKind, RunStatus, SpentBudget, Store, StoreError, Usage,
     UsageLimitWait,
 };
 
@@ -65,6 +66,8 @@ pub struct RunHeader {
     pub spent: Spending,
     /// The budget that stopped it, while it stays stopped.
     pub budget_spent: Option<SpentBudget>,
+    /// What each goal's work used (iterations, tokens, cost), by goal id: a goal run's goals.
+    pub goals: BTreeMap<String, GoalUsage>,
     /// The machine that created it (`None` for runs recorded before tether kept it).
     pub machine: Option<String>,
     /// The workspace it works in, on its machine.
@@ -114,6 +117,7 @@ impl RunHeader {
             limits: run.limits(),
             spent: state.spending(now_ms),
             budget_spent: state.budget_spent.clone(),
+            goals: state.goal_usage.clone(),
             machine: run.machine.clone(),
             workspace: run.workspace.display().to_string(),
             repo_remote: run.repo_remote.clone(),
@@ -128,6 +132,16 @@ impl RunHeader {
     /// Whether a person is waiting to be asked: a question of this run has no answer.
     pub fn waiting_for_input(&self) -> bool {
         self.status == RunStatus::WaitingForInput
+    }
+
+    /// Who used what (`agent … · judge … · loop judge …`), see [`crate::usage_line`].
+    pub fn usage_line(&self) -> Option<String> {
+        crate::usage_line(&self.usage, &self.judge_usage, &self.loop_judge_usage)
+    }
+
+    /// What was spent of each limited unit, see [`crate::budget_line`].
+    pub fn budget_line(&self) -> Option<String> {
+        crate::budget_line(&self.limits, &self.spent)
     }
 }
 

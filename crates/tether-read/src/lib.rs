@@ -9,6 +9,8 @@
 //! - [`Activity`]: its last step and last tool call, from the journal's tail;
 //! - [`usage_series`]: what each iteration used — tokens, cost, time, the judges' share — which
 //!   the run's row keeps only as totals;
+//! - [`usage_line`] and [`budget_line`]: what it used and what is left, said the same way on
+//!   every surface;
 //! - [`Context`]: what a timeline shows beside the journal's events: each question and each
 //!   verdict by its id.
 //!
@@ -25,6 +27,7 @@ mod changes;
 mod context;
 mod group;
 mod header;
+mod lines;
 mod series;
 
 pub use activity::{Activity, activity};
@@ -32,4 +35,5 @@ pub use changes::{Changes, OnChanged};
 pub use context::Context;
 pub use group::{Group, grouped};
 pub use header::{RunHeader, lock_of, runs};
+pub use lines::{budget_line, usage_line};
 pub use series::{IterationUsage, recent_usage_series, usage_series};

@@ -244,3 +244,29 @@ fn a_side_question_is_no_step_of_the_run() {
     assert_eq!(activity.last_event.unwrap().kind, "tool_called");
     assert_eq!(activity.last_tool_call.as_deref(), Some("bash: make"));
 }
+
+#[test]
+fn a_header_says_what_each_goal_used_and_its_usage_and_budget_lines() {
+    let f = fx();
+    let mut first = usage(1, 2_000, 100, 0.02);
+    if let Event::IterationUsage { goals, .. } = &mut first {
+        goals.push("add".into());
+    }
+    let run = f.run(
+        "work",
+        &[
+            Event::IterationStarted { n: 1 },
+            first,
+            Event::IterationCompleted {
+                n: 1,
+                summary: "one".into(),
+            },
+        ],
+    );
+    let h = f.header(&run);
+    let add = h.goals["add"].spending();
+    assert_eq!((add.iterations, add.tokens), (1, 2_100));
+    let line = h.usage_line().unwrap();
+    assert!(line.starts_with("agent 2000 in / 100 out tokens"), "{line}");
+    assert_eq!(h.budget_line(), None, "nothing but iterations is limited");
+}

@@ -35,7 +35,7 @@ pub async fn write(
         env_remove,
     )
     .await;
-    let markdown = tether_core::report::render(&journal.store(), &run, files.as_deref())?;
+    let markdown = tether_core::report::render(&journal.store(), ws, &run, files.as_deref())?;
     let path = ws.runs_dir().join(run.id.as_str()).join("report.md");
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::creating(dir, e))?;

@@ -137,7 +137,10 @@ pub fn report(ctx: &mut Ctx<'_>, args: &crate::cli::ReportArgs) -> Result<Exit> 
         Some((path, markdown)) => (Some(path), markdown),
         None => {
             let store = crate::cmd::store(ctx)?;
-            (None, tether_core::report::render(&store, &run, None)?)
+            (
+                None,
+                tether_core::report::render(&store, &ctx.ws, &run, None)?,
+            )
         }
     };
     let shown = path.as_ref().map(|p| ctx.ws.display(p).into_owned());

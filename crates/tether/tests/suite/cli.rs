@@ -319,6 +319,12 @@ fn a_run_report_says_what_the_run_did_and_is_written_beside_its_transcripts() {
             output_tokens: 150,
             cost_usd: Some(0.0251),
         },
+        Event::IterationCompleted {
+            n: 1,
+            summary: "added add".into(),
+        },
+        // A second iteration, stopped before it ended: the table says it was cut short.
+        Event::IterationStarted { n: 2 },
     ];
     store.append_all(Some(&run), &used).unwrap();
     std::fs::write(
