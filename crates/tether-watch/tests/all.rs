@@ -258,6 +258,57 @@ fn a_digit_then_enter_picks_an_option_and_the_first_answer_counts() {
 }
 
 #[test]
+fn several_questions_are_answered_oldest_first_and_one_answered_elsewhere_is_not_answered_again() {
+    let (fx, _, waiting) = fx();
+    let ask = |text: &str| {
+        fx.store
+            .insert_question(&NewQuestion {
+                run_id: Some(waiting.clone()),
+                question: text.into(),
+                ..NewQuestion::default()
+            })
+            .unwrap()
+    };
+    let second = ask("May I bump the version?");
+    let third = ask("Tag it too?");
+    let load = |app: &App| tether_watch::load(&fx.store, &fx.ws, app.selected.as_ref()).unwrap();
+    let mut app = app(&fx);
+    let acts = OnStore {
+        fx: &fx,
+        done: RefCell::new(Vec::new()),
+    };
+    assert!(screen(&app, COLOR).contains("waits for you (3 questions)"));
+    app.key(Key::Enter, &acts);
+    app.key(Key::Char('1'), &acts);
+    app.key(Key::Enter, &acts);
+    app.refresh(load(&app));
+    assert_eq!(
+        app.question().map(|q| &q.id),
+        Some(&second.id),
+        "the next oldest"
+    );
+    // While the answer is typed here, someone answers it on another channel: the first answer
+    // stands, and the one typed here is refused and said so.
+    app.key(Key::Enter, &acts);
+    for c in "yes".chars() {
+        app.key(Key::Char(c), &acts);
+    }
+    fx.store
+        .answer_question(&second.id, "no", "zulip", "bo")
+        .unwrap();
+    app.key(Key::Enter, &acts);
+    assert_eq!(app.status, "not answered");
+    let kept = fx.store.question(&second.id).unwrap();
+    assert_eq!(
+        (kept.answer.as_deref(), kept.responder.as_deref()),
+        (Some("no"), Some("bo"))
+    );
+    app.refresh(load(&app));
+    assert_eq!(app.question().map(|q| &q.id), Some(&third.id));
+    assert!(screen(&app, COLOR).contains("waits for you (1 question)"));
+}
+
+#[test]
 fn typed_text_answers_freely_and_escape_leaves_it_unanswered() {
     let (fx, _, waiting) = fx();
     let mut app = app(&fx);
