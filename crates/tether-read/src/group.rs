@@ -41,6 +41,16 @@ impl Group {
         }
     }
 
+    /// Its name in JSON and in a page's ids: `needs_input`, `running`, `paused`, `done`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Group::NeedsInput => "needs_input",
+            Group::Running => "running",
+            Group::Paused => "paused",
+            Group::Done => "done",
+        }
+    }
+
     /// How the group is titled: `Needs input`, `Running`, `Paused`, `Done`.
     pub fn title(self) -> &'static str {
         match self {

@@ -149,12 +149,14 @@
       el = document.getElementById(op.target);
       if (el) { el.replaceWith(fragment(op.html)); }
     } else if (op.op === 'upsert') {
+      // In place when it is in its list already; else moved (or put) first in that list.
       el = document.getElementById(op.id);
-      if (el) {
+      var list = document.getElementById(op.target);
+      if (el && el.parentNode === list) {
         el.replaceWith(fragment(op.html));
       } else {
-        el = document.getElementById(op.target);
-        if (el) { el.prepend(fragment(op.html)); }
+        if (el) { el.remove(); }
+        if (list) { list.prepend(fragment(op.html)); }
       }
     }
   }

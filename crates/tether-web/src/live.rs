@@ -212,7 +212,9 @@ pub enum Op {
         /// Its replacement.
         html: String,
     },
-    /// Put `html` first in `target`, or replace the element `id` when it exists.
+    /// Replace the element `id` with `html` where it is when it is in `target`; otherwise
+    /// (it is elsewhere, or nowhere) remove it and put `html` first in `target` — a run whose
+    /// group changed moves to its new group's list.
     Upsert {
         /// The container.
         target: String,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::Value;
 use tether_config::Workspace;
-use tether_read::IterationUsage;
+use tether_read::{Group, IterationUsage};
 use tether_store::{
     Iteration, Question, QueuedMessage, Run, RunKind, RunStatus, Store, VerdictRecord,
 };
@@ -23,6 +23,9 @@ pub struct RunSummary {
     pub kind: RunKind,
     /// Where it stands.
     pub status: RunStatus,
+    /// The group a person looks for it in (`needs_input`, `running`, `paused`, `done`), as
+    /// `tether watch` groups it: a run waiting for a person is never `running`.
+    pub group: Group,
     /// The pid of the live process driving it, if one does.
     pub pid: Option<u32>,
     /// The journal says it runs but no process drives it (it was killed).
@@ -75,6 +78,7 @@ impl RunSummary {
             id: h.id.to_string(),
             kind: h.kind,
             status: h.status,
+            group: Group::of(&h),
             pid: h.pid,
             orphaned: h.orphaned,
             objective: h.objective,

@@ -155,7 +155,7 @@ fn ops_for(
                 if filter.matches(&run) {
                     let summary = model::runs_one(s, ws, &run)?;
                     ops.push(Op::Upsert {
-                        target: "runs-list".into(),
+                        target: views::group_list(summary.group),
                         id: format!("run-{run_id}"),
                         html: views::row(&summary, &sparks.of(s, &summary)?, now).into_string(),
                     });

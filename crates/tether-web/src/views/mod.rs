@@ -19,7 +19,7 @@ pub use fleet::{FLEETS_SHOWN, fleet, fleets};
 pub use layout::{Nav, Notice, page, shell};
 pub use question::{answered_card, cards, history, pending_card, run_qa};
 pub use run::{SideShown, controls, head, plan, report, side};
-pub use runs::{RUNS_SHOWN, filters, new_run, place, row, table};
+pub use runs::{RUNS_SHOWN, filters, group_list, new_run, place, row, table};
 pub use time::{absolute, ago, when};
 pub use timeline::{Context, item, timeline};
 

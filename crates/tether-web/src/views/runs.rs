@@ -1,12 +1,13 @@
-//! The runs list: each run with its kind, state (waiting for input stands out), what it works
-//! toward, where it lives (machine and workspace, links to their runs), iteration n/max,
-//! elapsed time, last activity and a sparkline of its tokens per iteration; above it the filter
-//! form (machine, workspace, state).
+//! The runs list, in the groups `tether watch` shows (needs input, running, paused, done; the
+//! runs that need a person first): each run with its kind, state (waiting for input stands
+//! out), what it works toward, where it lives (machine and workspace, links to their runs),
+//! iteration n/max, elapsed time, last activity and a sparkline of its tokens per iteration;
+//! above it the filter form (machine, workspace, state).
 
 use std::collections::HashMap;
 
 use maud::{Markup, html};
-use tether_read::IterationUsage;
+use tether_read::{Group, IterationUsage};
 use tether_store::RunStatus;
 
 use super::{sparkline, text, when};
@@ -16,8 +17,10 @@ use crate::model::RunSummary;
 /// Runs on one page of the list.
 pub const RUNS_SHOWN: usize = 200;
 
-/// The runs list: the filter form, the runs of `page` (each with its sparkline, from `usage`,
-/// by run id) and, when older runs may match, a link to the next page (with the same filter).
+/// The runs list: the filter form, the runs of `page` in their groups (each with its
+/// sparkline, from `usage`, by run id) and, when older runs may match, a link to the next page
+/// (with the same filter). Every group has its list, empty or not, so a run that changes group
+/// while the page is open moves into it; an empty group is not shown.
 pub fn table(
     page: &Page,
     usage: &HashMap<String, Vec<IterationUsage>>,
@@ -32,9 +35,16 @@ pub fn table(
         } @else if page.runs.is_empty() && page.next.is_none() {
             p.empty { "No runs match this filter." }
         }
-        ol.runs #runs-list {
-            @for r in &page.runs {
-                (row(r, usage.get(&r.id).map_or(&[][..], Vec::as_slice), now_ms))
+        div #runs-list {
+            @for group in Group::ALL {
+                section.group {
+                    h2 { (group.title()) }
+                    ol.runs #(group_list(group)) {
+                        @for r in page.runs.iter().filter(|r| r.group == group) {
+                            (row(r, usage.get(&r.id).map_or(&[][..], Vec::as_slice), now_ms))
+                        }
+                    }
+                }
             }
         }
         @if let Some(last) = &page.next {
@@ -126,17 +136,26 @@ pub fn row(r: &RunSummary, usage: &[IterationUsage], now_ms: i64) -> Markup {
     }
 }
 
-/// The state badge; waiting for input gets its own look and words.
+/// The id of `group`'s list on the runs page (`runs-needs_input`, …).
+pub fn group_list(group: Group) -> String {
+    format!("runs-{}", group.as_str())
+}
+
+/// The state badge, from the run's group as `tether watch` reads it: a run a person is needed
+/// for has its own look and words, and never reads as running.
 pub fn badge(r: &RunSummary) -> Markup {
-    let (class, words) = match r.status {
-        RunStatus::WaitingForInput => ("badge waiting", "waiting for input".to_owned()),
-        RunStatus::Running if r.orphaned => ("badge orphaned", "killed (no process)".to_owned()),
-        RunStatus::Running if r.usage_limit.is_some() => {
+    let (class, words) = match r.group {
+        Group::NeedsInput if r.status == RunStatus::Blocked => {
+            ("badge waiting", "blocked: needs a person".to_owned())
+        }
+        Group::NeedsInput => ("badge waiting", "waiting for input".to_owned()),
+        Group::Running if r.usage_limit.is_some() => {
             ("badge waiting", "waiting for a usage limit".to_owned())
         }
-        RunStatus::Running => ("badge running", "running".to_owned()),
-        RunStatus::Completed => ("badge done", "completed".to_owned()),
-        s => ("badge stopped", s.as_str().replace('_', " ")),
+        Group::Running => ("badge running", "running".to_owned()),
+        Group::Paused if r.orphaned => ("badge orphaned", "killed (no process)".to_owned()),
+        Group::Done if r.status == RunStatus::Completed => ("badge done", "completed".to_owned()),
+        Group::Paused | Group::Done => ("badge stopped", r.status.as_str().replace('_', " ")),
     };
     html! { span class=(class) { (words) } }
 }

@@ -5,6 +5,7 @@ mod charts;
 mod choices;
 mod escaping;
 mod fleets;
+mod groups;
 mod launch;
 mod panel;
 mod security;

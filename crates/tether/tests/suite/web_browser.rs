@@ -5,7 +5,9 @@
 //! in a live timeline; pause on the page stops a running loop at its next boundary; a run started
 //! from the "New run" form goes on with the page closed, and "Resume" takes a paused one up
 //! again; the phone layout has no horizontal scroll; a run page's charts and the runs list's
-//! sparklines are drawn (each a box of some size), an iteration's bar arriving live. Screenshots of the main pages go to
+//! sparklines are drawn (each a box of some size), an iteration's bar arriving live; the runs
+//! list is grouped, and a run that asks a question moves to *Needs input* live. Screenshots of
+//! the main pages go to
 //! `target/web-screenshots/`; the book and the README show copies of them, kept in
 //! `docs/src/images/`.
 
@@ -1041,5 +1043,87 @@ fn the_run_page_draws_its_charts_and_the_runs_list_its_sparklines() {
          return c.width > 0 && c.right <= window.innerWidth \
              && document.documentElement.scrollWidth <= window.innerWidth;",
     );
+    stop(server);
+}
+
+/// Whether the group `group`'s section of the runs list is shown.
+fn group_shown(group: &str) -> String {
+    format!(
+        "const l = document.querySelector('#runs-{group}'); \
+         return !!l && getComputedStyle(l.closest('section')).display !== 'none';"
+    )
+}
+
+#[test]
+fn the_runs_list_is_grouped_and_a_run_asking_a_question_moves_to_needs_input_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, url) = serve(dir.path());
+    let store = Store::open(dir.path().join(".tether/tether.db")).unwrap();
+    let run = |prompt: &str, event: Event| {
+        let id = store
+            .create_run(RunKind::Ralph, dir.path(), &json!({"prompt": prompt}))
+            .unwrap();
+        store.append(Some(&id), &event).unwrap();
+        id
+    };
+    let paused = run(
+        "Fix the parser",
+        Event::Paused {
+            reason: "a person asked".into(),
+        },
+    );
+    run(
+        "Tidy the docs",
+        Event::RunFinished {
+            outcome: tether_store::Outcome::Completed,
+        },
+    );
+    let browser = Browser::start(1100, 900).unwrap();
+    open(&browser, &url);
+    until(&browser, "the paused group shown", &group_shown("paused"));
+    until(&browser, "the done group shown", &group_shown("done"));
+    assert_eq!(
+        browser.execute(&group_shown("needs_input"), &[]).unwrap(),
+        json!(false),
+        "an empty group is not shown"
+    );
+    until(
+        &browser,
+        "the page to go live",
+        "return document.body.dataset.connected === 'true';",
+    );
+    store
+        .insert_question(&NewQuestion {
+            run_id: Some(paused.clone()),
+            question: "May I change the grammar?".into(),
+            ..NewQuestion::default()
+        })
+        .unwrap();
+    until(
+        &browser,
+        "the run moved into Needs input, first, and its old group gone",
+        &format!(
+            "const row = document.querySelector('#run-{paused}'); \
+             return !!row && row.parentElement.id === 'runs-needs_input' \
+               && document.querySelectorAll('#run-{paused}').length === 1 \
+               && row.textContent.includes('waiting for input') \
+               && getComputedStyle(document.querySelector('#runs-paused').closest('section')).display === 'none';"
+        ),
+    );
+    let first = browser
+        .execute(
+            "return [...document.querySelectorAll('#runs-list section')] \
+               .find(s => getComputedStyle(s).display !== 'none').querySelector('h2').textContent;",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        first,
+        json!("Needs input"),
+        "the waiting run's group comes first"
+    );
+    browser
+        .screenshot(&shots().join("runs-groups.png"))
+        .unwrap();
     stop(server);
 }
