@@ -89,6 +89,29 @@ fn state_of(dir: &Path) -> Value {
     s
 }
 
+/// A workspace whose Ralph run ended (the agent kept its promise in its second iteration), with
+/// `side` as the `[table]` model named `name` — `[side]`, or `[model]`, which the side model
+/// falls back to.
+fn ended_run(side: &FakeModelServer, table: &str, name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("agent.sh"), AGENT).unwrap();
+    fs::write(dir.path().join("go-1"), "").unwrap();
+    fs::write(
+        dir.path().join("tether.toml"),
+        format!(
+            "[executor]\nkind = \"command\"\ncommand = [\"sh\", \"agent.sh\"]\n\n{}",
+            model_table(table, Api::OpenAiChat, side, name)
+        ),
+    )
+    .unwrap();
+    let out = run(
+        dir.path(),
+        &["ralph", "Do it.", "--completion-promise", "DONE"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    dir
+}
+
 #[test]
 fn a_side_question_to_a_running_loop_is_answered_and_never_reaches_the_agent() {
     let rt = runtime();
@@ -169,23 +192,8 @@ fn an_ended_run_is_asked_about_as_json_and_its_end_stays_where_it_was() {
             "It kept its promise in iteration 2.",
         )])))
         .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("agent.sh"), AGENT).unwrap();
-    fs::write(dir.path().join("go-1"), "").unwrap();
     // No [side]: the side model is [model]'s.
-    fs::write(
-        dir.path().join("tether.toml"),
-        format!(
-            "[executor]\nkind = \"command\"\ncommand = [\"sh\", \"agent.sh\"]\n\n{}",
-            model_table("model", Api::OpenAiChat, &side, "worker-model")
-        ),
-    )
-    .unwrap();
-    let out = run(
-        dir.path(),
-        &["ralph", "Do it.", "--completion-promise", "DONE"],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let dir = ended_run(&side, "model", "worker-model");
     let before = store(dir.path()).latest_run().unwrap().unwrap();
     let id = before.id.to_string();
 
@@ -388,22 +396,7 @@ fn the_answer_is_escaped_before_it_reaches_the_terminal() {
             "fine\u{1b}]0;owned\u{7}\u{1b}[2J now",
         )])))
         .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("agent.sh"), AGENT).unwrap();
-    fs::write(dir.path().join("go-1"), "").unwrap();
-    fs::write(
-        dir.path().join("tether.toml"),
-        format!(
-            "[executor]\nkind = \"command\"\ncommand = [\"sh\", \"agent.sh\"]\n\n{}",
-            model_table("side", Api::OpenAiChat, &side, "side")
-        ),
-    )
-    .unwrap();
-    let out = run(
-        dir.path(),
-        &["ralph", "Do it.", "--completion-promise", "DONE"],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let dir = ended_run(&side, "side", "side");
     let out = run(dir.path(), &["side", "Anything odd?"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(!out.stdout.contains(&0x1b), "{:?}", text(&out.stdout));
@@ -420,22 +413,7 @@ fn no_answer_within_its_bounds_is_said_and_nothing_is_recorded() {
             Turn::tool("ls", json!({"path": "."}))
         })))
         .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("agent.sh"), AGENT).unwrap();
-    fs::write(dir.path().join("go-1"), "").unwrap();
-    fs::write(
-        dir.path().join("tether.toml"),
-        format!(
-            "[executor]\nkind = \"command\"\ncommand = [\"sh\", \"agent.sh\"]\n\n{}",
-            model_table("side", Api::OpenAiChat, &side, "side")
-        ),
-    )
-    .unwrap();
-    let out = run(
-        dir.path(),
-        &["ralph", "Do it.", "--completion-promise", "DONE"],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let dir = ended_run(&side, "side", "side");
 
     let out = run(dir.path(), &["side", "Anything?"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
