@@ -1,6 +1,7 @@
 //! `tether watch` on the terminal: raw mode and the alternate screen (restored however it
-//! ends), keys read on a thread of their own, the store's changes poking the same channel, and
-//! the screen drawn again after each.
+//! ends: `q`, Ctrl+C, a panic, or SIGTERM, SIGHUP or SIGINT from outside), keys read on a
+//! thread of their own, the store's changes and those signals poking the same channel, and the
+//! screen drawn again after each.
 
 use std::io;
 use std::path::PathBuf;
@@ -9,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use ratatui::DefaultTerminal;
 use ratatui::crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 use tether_config::Workspace;
 use tether_store::{Store, StoreError};
 
@@ -38,6 +41,8 @@ enum Input {
     Key(Key),
     Resized,
     Changed,
+    /// A signal asked it to end (a `kill`, the terminal or SSH session closing).
+    Ended,
 }
 
 /// Watches `ws`'s `store` until the person quits: `connect` opens a connection of its own for
@@ -63,13 +68,31 @@ pub fn run(
         }),
     );
     let mut app = App::new(model::load(store, ws, None)?, export_dir);
+    let signals = on_signals(tx.clone())?;
     let mut terminal = ratatui::try_init()?;
     std::thread::Builder::new()
         .name("tether-watch-keys".into())
         .spawn(move || read_keys(&tx))?;
     let ended = watch(&mut terminal, &mut app, (store, ws), acts, (&rx, theme));
     ratatui::restore();
+    signals.close();
     ended
+}
+
+/// Turns SIGTERM, SIGHUP and SIGINT into [`Input::Ended`], so the watch ends as `q` ends it,
+/// the terminal given back, rather than leaving it in raw mode on the alternate screen. (In raw
+/// mode Ctrl+C is a key; SIGINT comes only from outside.)
+fn on_signals(tx: mpsc::Sender<Input>) -> io::Result<signal_hook::iterator::Handle> {
+    let mut signals = Signals::new([SIGTERM, SIGHUP, SIGINT])?;
+    let handle = signals.handle();
+    std::thread::Builder::new()
+        .name("tether-watch-signals".into())
+        .spawn(move || {
+            if signals.forever().next().is_some() {
+                let _ = tx.send(Input::Ended);
+            }
+        })?;
+    Ok(handle)
 }
 
 fn watch(
@@ -91,6 +114,7 @@ fn watch(
                 reload |= matches!(key, Key::Enter | Key::Char('p' | 'y' | 'Y'));
             }
             Ok(Input::Changed) => reload = true,
+            Ok(Input::Ended) => return Ok(()),
             Ok(Input::Resized) | Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
         }

@@ -206,6 +206,19 @@ impl Pty {
         self.keys.flush().unwrap();
     }
 
+    /// The pid of the program on the terminal: `script`'s child (tether, once the shell line
+    /// has exec'd it).
+    pub fn program_pid(&self) -> i32 {
+        let script = self.child.id();
+        let children =
+            std::fs::read_to_string(format!("/proc/{script}/task/{script}/children")).unwrap();
+        children
+            .split_whitespace()
+            .next()
+            .and_then(|pid| pid.parse().ok())
+            .unwrap_or_else(|| panic!("script {script} has no child: {children:?}"))
+    }
+
     /// Presses Ctrl+C (the terminal sends SIGINT to its foreground process group).
     pub fn ctrl_c(&mut self) {
         self.keys.write_all(b"\x03").unwrap();

@@ -176,6 +176,35 @@ fn a_person_watches_answers_by_number_and_quits_at_a_terminal() {
 }
 
 #[test]
+fn a_kill_or_a_closed_terminal_ends_it_with_the_terminal_given_back() {
+    for signal in ["TERM", "HUP"] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(dir.path());
+        ralph(&store, dir.path(), "Port the parser");
+        let pty = Pty::start_sized(dir.path(), "watch", SIZE);
+        shows(&pty, "Port the parser");
+        let pid = pty.program_pid();
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+        assert_eq!(comm.trim(), "tether", "the program on the terminal");
+        let killed = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let (code, screen) = pty.wait();
+        assert_eq!(code, 0, "SIG{signal}: it ends as q ends it");
+        // It left the alternate screen after it last entered it, and showed the cursor again.
+        let entered = screen.rfind("\x1b[?1049h").unwrap();
+        let left = screen.rfind("\x1b[?1049l").unwrap_or(0);
+        assert!(left > entered, "SIG{signal}: still on the alternate screen");
+        assert!(
+            screen[entered..].contains("\x1b[?25h"),
+            "SIG{signal}: cursor hidden"
+        );
+    }
+}
+
+#[test]
 fn without_a_terminal_or_inside_an_agent_it_says_what_to_do_instead() {
     let dir = tempfile::tempdir().unwrap();
     let out = cmd(dir.path(), &["watch"]).output().unwrap();
