@@ -22,6 +22,16 @@ use tether_store::{Author, Event, Run, Seq, Store, StoreError, VerdictRecord, ut
 /// them all.
 const ITERATION_ROWS: usize = 50;
 
+/// Begins a section titled `title`, one blank line after what came before.
+fn section(out: &mut String, title: &str) {
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    out.push_str("\n## ");
+    out.push_str(title);
+    out.push_str("\n\n");
+}
+
 /// Appends one formatted line to a report.
 macro_rules! put {
     ($out:expr) => {
@@ -111,8 +121,7 @@ fn contracts(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreErro
     if approved.is_empty() {
         return Ok(());
     }
-    put!(out, "## Contract changes");
-    put!(out);
+    section(out, "Contract changes");
     for (at, goal, by) in approved {
         put!(out, "- {}: `{goal}` approved by {by}", utc_clock(at));
     }
@@ -122,9 +131,7 @@ fn contracts(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreErro
 
 /// What the run changed in the workspace's files.
 fn changed_files(out: &mut String, files: Option<&str>) {
-    put!(out);
-    put!(out, "## Files changed");
-    put!(out);
+    section(out, "Files changed");
     match files {
         Some(stat) => {
             put!(out, "```");
@@ -141,9 +148,7 @@ fn changed_files(out: &mut String, files: Option<&str>) {
 
 /// Each goal's attempts, newest verdict first in detail.
 fn goals(out: &mut String, verdicts: &[VerdictRecord]) {
-    put!(out);
-    put!(out, "## Goals");
-    put!(out);
+    section(out, "Goals");
     if verdicts.is_empty() {
         put!(out, "No sign-off was attempted.");
         return;
@@ -207,8 +212,7 @@ fn questions(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreErro
     if asked.is_empty() {
         return Ok(());
     }
-    put!(out, "## Questions");
-    put!(out);
+    section(out, "Questions");
     for q in asked {
         match (&q.answer, &q.responder, &q.channel) {
             (Some(answer), Some(who), Some(channel)) => {
@@ -248,8 +252,7 @@ fn messages(out: &mut String, store: &Store, run: &Run) -> Result<(), StoreError
     if said.is_empty() {
         return Ok(());
     }
-    put!(out, "## Messages");
-    put!(out);
+    section(out, "Messages");
     for line in said {
         put!(out, "- {line}");
     }
@@ -276,9 +279,7 @@ fn side_questions(out: &mut String, store: &Store, run: &Run) -> Result<(), Stor
     if asked.is_empty() {
         return Ok(());
     }
-    put!(out);
-    put!(out, "## Side questions");
-    put!(out);
+    section(out, "Side questions");
     put!(
         out,
         "Asked about the run with `tether side`; none reached the agent, and their model calls \
@@ -345,8 +346,7 @@ fn iterations(out: &mut String, series: &[IterationUsage], ended: bool) {
     if series.is_empty() {
         return;
     }
-    put!(out, "## Iterations");
-    put!(out);
+    section(out, "Iterations");
     let left_out = series.len().saturating_sub(ITERATION_ROWS);
     if left_out > 0 {
         put!(
