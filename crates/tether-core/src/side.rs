@@ -96,15 +96,18 @@ fn task(run: &Run, root: &Path) -> Task {
     };
     Task::Plan {
         path: plan.to_owned(),
-        text: read_bounded(&root.join(plan)),
+        text: read_bounded(root, plan),
     }
 }
 
-/// The start of the file at `path` (a little more than the prompt keeps, so a cut shows), when
-/// it can be read.
-fn read_bounded(path: &Path) -> Option<String> {
+/// The start of the plan file `plan` in `root` (a little more than the prompt keeps, so a cut
+/// shows), when it can be read. The agent writes the plan, so it is read as the side model's
+/// own tools read: inside `root` (no symlink out of it, nothing under `.tether/`), a regular
+/// file, opened without blocking — a FIFO or a link to a secret is not read.
+fn read_bounded(root: &Path, plan: &str) -> Option<String> {
     use std::io::Read as _;
-    let file = std::fs::File::open(path).ok()?;
+    let ws = tether_tools::Workspace::new(root).ok()?;
+    let file = ws.open_read(&ws.resolve(plan).ok()?).ok()?;
     let mut bytes = Vec::new();
     file.take(TASK_LIMIT as u64 + 4)
         .read_to_end(&mut bytes)
@@ -116,6 +119,30 @@ fn read_bounded(path: &Path) -> Option<String> {
 mod tests {
     use super::*;
     use tether_store::RunKind;
+
+    #[test]
+    fn the_plan_is_read_inside_the_workspace_only_and_never_waits_on_a_fifo() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("plan.md"), "# Plan\n").unwrap();
+        assert_eq!(
+            read_bounded(root.path(), "plan.md").as_deref(),
+            Some("# Plan\n")
+        );
+        std::fs::write(outside.path().join("secret"), "sk-live-1").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), root.path().join("link.md"))
+            .unwrap();
+        assert_eq!(read_bounded(root.path(), "link.md"), None, "a link out");
+        assert_eq!(read_bounded(root.path(), "/proc/self/environ"), None);
+        assert_eq!(read_bounded(root.path(), "../secret"), None);
+        nix::unistd::mkfifo(
+            &root.path().join("fifo.md"),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
+        // Opened without blocking and refused: no writer ever comes.
+        assert_eq!(read_bounded(root.path(), "fifo.md"), None);
+    }
 
     #[test]
     fn the_latest_iterations_are_told_once_each_with_their_latest_tool_calls() {
