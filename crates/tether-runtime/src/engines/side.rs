@@ -39,6 +39,14 @@ pub enum SideError {
     /// The question is empty: ask something.
     #[error("the question is empty")]
     Empty,
+    /// The question is longer than a side question may be: ask it shorter.
+    #[error("the question is {bytes} bytes long; a side question may be at most {limit}")]
+    TooLong {
+        /// Its length, trimmed, in bytes.
+        bytes: usize,
+        /// The most it may be.
+        limit: usize,
+    },
     /// Neither `[side]` nor `[model]` names a model: add one.
     #[error(
         "no model answers side questions: add a [side] table (api, base_url, model) to \
@@ -77,7 +85,11 @@ impl SideError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            SideError::Empty | SideError::NoModel | SideError::Key(_) | SideError::Client(_)
+            SideError::Empty
+                | SideError::TooLong { .. }
+                | SideError::NoModel
+                | SideError::Key(_)
+                | SideError::Client(_)
         )
     }
 }
@@ -135,6 +147,14 @@ pub fn prepare(
     let question = question.trim();
     if question.is_empty() {
         return Err(SideError::Empty);
+    }
+    // Recorded whole in the run's journal and shown on every surface: bounded before.
+    let limit = tether_core::prompts::side::QUESTION_LIMIT;
+    if question.len() > limit {
+        return Err(SideError::TooLong {
+            bytes: question.len(),
+            limit,
+        });
     }
     let model = config.side_model().ok_or(SideError::NoModel)?;
     let root = root_of(ws, run);

@@ -255,6 +255,15 @@ fn without_a_model_or_a_question_it_says_what_to_do() {
         "{}",
         text(&out.stderr)
     );
+    let long = "why? ".repeat(1_000);
+    let out = run(dir.path(), &["side", &long]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr)
+            .contains("the question is 4999 bytes long; a side question may be at most 4000"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(side_questions(dir.path()).is_empty());
 }
 
