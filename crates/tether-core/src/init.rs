@@ -2,8 +2,9 @@
 //!
 //! It writes a `tether.toml` — the full commented reference, or a short working one for an agent
 //! ([`starter`]) —, a `plan.md` with one example goal, creates `.tether/` with the store, and
-//! git-ignores `.tether/`. Existing files are refused, all of them named at
-//! once, before anything is written — unless the caller forces an overwrite.
+//! git-ignores `.tether/`. An existing `plan.md` is kept, always: it is the person's plan and
+//! its log, and a template is no reason to lose them. An existing `tether.toml` is refused
+//! before anything is written — unless the caller forces its overwrite.
 
 use std::fs;
 use std::io;
@@ -43,7 +44,7 @@ failure_modes:
 /// What `init` writes, and what it should do about files that already exist.
 #[derive(Debug, Clone, Default)]
 pub struct InitOptions {
-    /// Overwrite an existing `tether.toml` and `plan.md`.
+    /// Overwrite an existing `tether.toml` (an existing `plan.md` is kept all the same).
     pub force: bool,
     /// Write the short working `tether.toml` for this agent instead of the full reference.
     pub agent: Option<Agent>,
@@ -56,6 +57,8 @@ pub enum InitAction {
     Created(PathBuf),
     /// Replaced an existing file (`--force`).
     Overwrote(PathBuf),
+    /// Left an existing file as it was (a plan is never replaced).
+    Kept(PathBuf),
     /// Created the state directory and the store in it.
     CreatedStore(PathBuf),
     /// The store already existed and was opened (and migrated if needed).
@@ -119,33 +122,29 @@ pub fn init(
         Some(agent) => starter(agent),
         None => schema.template(),
     };
-    let files = [
-        (ws.default_config_path(), template.as_str()),
-        (ws.root().join("plan.md"), PLAN_TEMPLATE),
-    ];
-    let existing: Vec<PathBuf> = files
-        .iter()
-        .filter(|(p, _)| p.exists())
-        .map(|(p, _)| p.clone())
-        .collect();
-    if !existing.is_empty() && !options.force {
+    let config = ws.default_config_path();
+    let plan = ws.root().join("plan.md");
+    // `symlink_metadata`: a dangling link is in the way too, and is not written through.
+    let exists = |p: &Path| p.symlink_metadata().is_ok();
+    if exists(&config) && !options.force {
         return Err(InitError::Exists {
-            paths: existing
-                .iter()
-                .map(|p| PathBuf::from(ws.display(p).as_ref()))
-                .collect(),
+            paths: vec![PathBuf::from(ws.display(&config).as_ref())],
         });
     }
     fs::create_dir_all(ws.root()).map_err(io_err(ws.root()))?;
     let mut actions = Vec::new();
-    for (path, text) in &files {
-        let existed = path.exists();
-        fs::write(path, text).map_err(io_err(path))?;
-        actions.push(if existed {
-            InitAction::Overwrote(path.clone())
-        } else {
-            InitAction::Created(path.clone())
-        });
+    let existed = exists(&config);
+    fs::write(&config, &template).map_err(io_err(&config))?;
+    actions.push(if existed {
+        InitAction::Overwrote(config)
+    } else {
+        InitAction::Created(config)
+    });
+    if exists(&plan) {
+        actions.push(InitAction::Kept(plan));
+    } else {
+        fs::write(&plan, PLAN_TEMPLATE).map_err(io_err(&plan))?;
+        actions.push(InitAction::Created(plan));
     }
     let db = ws.db_path();
     let had_store = db.exists();

@@ -503,7 +503,7 @@ pub struct ResumeArgs {
 /// Options of `tether init`.
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// Overwrite an existing tether.toml and plan.md.
+    /// Overwrite an existing tether.toml (an existing plan.md is always kept).
     #[arg(long)]
     pub force: bool,
     /// Write a short working tether.toml for this agent: its [executor], a [judge] of another

@@ -47,17 +47,18 @@ fn init_refuses_to_overwrite_and_writes_nothing() {
     fs::write(ws.root().join("plan.md"), "mine\n").unwrap();
     fs::write(ws.root().join("tether.toml"), "# mine\n").unwrap();
     let err = init::init(&ws, &schema(), InitOptions::default()).unwrap_err();
-    assert!(matches!(err, InitError::Exists { ref paths } if paths.len() == 2));
+    assert!(matches!(err, InitError::Exists { ref paths } if paths.len() == 1));
     assert_eq!(
         err.to_string(),
-        "tether.toml and plan.md already exist; nothing was written (use --force to overwrite)"
+        "tether.toml already exists; nothing was written (use --force to overwrite)"
     );
     assert_eq!(
-        fs::read_to_string(ws.root().join("plan.md")).unwrap(),
-        "mine\n"
+        fs::read_to_string(ws.root().join("tether.toml")).unwrap(),
+        "# mine\n"
     );
     assert!(!ws.state_dir().exists() && !ws.gitignore_path().exists());
 
+    // --force replaces the configuration; the plan, with its goals and log, is the person's.
     let actions = init::init(
         &ws,
         &schema(),
@@ -68,10 +69,25 @@ fn init_refuses_to_overwrite_and_writes_nothing() {
     )
     .unwrap();
     assert!(matches!(actions[0], InitAction::Overwrote(_)));
+    assert_eq!(actions[1], InitAction::Kept(ws.root().join("plan.md")));
     assert_eq!(
         fs::read_to_string(ws.root().join("plan.md")).unwrap(),
-        init::PLAN_TEMPLATE
+        "mine\n"
     );
+}
+
+#[test]
+fn an_existing_plan_is_kept_and_the_configuration_written_beside_it() {
+    let (_d, ws) = ws();
+    fs::write(ws.root().join("plan.md"), "# My plan\n").unwrap();
+    let actions = init::init(&ws, &schema(), InitOptions::default()).unwrap();
+    assert!(matches!(actions[0], InitAction::Created(_)));
+    assert_eq!(actions[1], InitAction::Kept(ws.root().join("plan.md")));
+    assert_eq!(
+        fs::read_to_string(ws.root().join("plan.md")).unwrap(),
+        "# My plan\n"
+    );
+    assert!(ws.default_config_path().is_file());
 }
 
 #[test]

@@ -45,6 +45,10 @@ pub fn run(ctx: &mut Ctx<'_>, args: &InitArgs) -> Result<Exit> {
         let line = match action {
             InitAction::Created(p) => format!("created   {}", ws.display(p)),
             InitAction::Overwrote(p) => format!("replaced  {}", ws.display(p)),
+            InitAction::Kept(p) => format!(
+                "kept      {} (yours: init writes one only where none is)",
+                ws.display(p)
+            ),
             InitAction::CreatedStore(p) => format!("created   {} (the store)", ws.display(p)),
             InitAction::KeptStore(p) => format!("kept      {} (the store)", ws.display(p)),
             InitAction::IgnoredState(p) => format!("ignored   .tether/ in {}", ws.display(p)),

@@ -56,18 +56,24 @@ fn init_then_validate_then_plan() {
 }
 
 #[test]
-fn init_refuses_to_overwrite_with_exit_2() {
+fn init_refuses_to_overwrite_with_exit_2_and_never_replaces_a_plan() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("plan.md"), "mine\n").unwrap();
+    // A plan of the person's own: kept, and the configuration written beside it.
+    let out = tether(dir.path(), &["init"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("kept      plan.md"), "{}", out.stdout);
     let out = tether(dir.path(), &["init"]);
     assert_eq!(out.code, 2);
     assert_eq!(out.stdout, "");
-    insta::assert_snapshot!(out.stderr, @"error: plan.md already exists; nothing was written (use --force to overwrite)");
+    insta::assert_snapshot!(out.stderr, @"error: tether.toml already exists; nothing was written (use --force to overwrite)");
+    let out = tether(dir.path(), &["init", "--agent", "codex", "--force"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("replaced  tether.toml"), "{}", out.stdout);
     assert_eq!(
         fs::read_to_string(dir.path().join("plan.md")).unwrap(),
         "mine\n"
     );
-    assert_eq!(tether(dir.path(), &["init", "--force"]).code, 0);
 }
 
 #[test]
