@@ -189,14 +189,33 @@ fn basic_string(text: &str) -> String {
     out
 }
 
+/// `text` for a comment line: its control characters (a line break would end the comment, an
+/// escape sequence has no place in a file a person reads) written as `\u{…}`.
+fn comment_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            let _ = write!(out, "\\u{{{:04X}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The short working `tether.toml` for `agent`: its executor, a judge of another vendor, the
 /// terminal's channels and the plan, every line commented.
 pub fn starter(agent: &Agent) -> String {
     let (title, kind) = agent.names();
+    let title = comment_text(title);
     let (judge, why) = agent.judge();
     let mut out = String::new();
     let command = match agent {
-        Agent::Acp(program) => format!("tether init --agent acp {program}"),
+        // As a shell would take it back, and on one comment line.
+        Agent::Acp(program) => comment_text(&format!(
+            "tether init --agent acp {}",
+            shlex::try_quote(program).unwrap_or_else(|_| program.as_str().into())
+        )),
         _ => format!("tether init --agent {kind}"),
     };
     let _ = write!(
@@ -237,6 +256,27 @@ mod tests {
     fn a_program_is_written_as_the_toml_string_of_its_exact_name() {
         assert_eq!(basic_string("my agent"), "\"my agent\"");
         assert_eq!(basic_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000A\"");
+    }
+
+    #[test]
+    fn any_program_name_gives_a_file_that_parses_with_the_command_to_write_it_again() {
+        for program in [
+            "new\nline",
+            "agent\x1b[2J",
+            "npx @zed-industries/claude-code-acp",
+            "it's",
+        ] {
+            let file = starter(&Agent::Acp(program.into()));
+            let parsed: toml::Value =
+                toml::from_str(&file).unwrap_or_else(|e| panic!("{program:?}: {e}\n{file}"));
+            assert_eq!(parsed["executor"]["program"].as_str(), Some(program));
+            assert!(!file.contains('\x1b'), "{file}");
+        }
+        let file = starter(&Agent::Acp("npx @zed-industries/claude-code-acp".into()));
+        assert!(
+            file.contains("`tether init --agent acp 'npx @zed-industries/claude-code-acp'`"),
+            "{file}"
+        );
     }
 
     #[test]

@@ -69,7 +69,11 @@ fn init_refuses_to_overwrite_with_exit_2_and_never_replaces_a_plan() {
     insta::assert_snapshot!(out.stderr, @"error: tether.toml already exists; nothing was written (use --force to overwrite)");
     let out = tether(dir.path(), &["init", "--agent", "codex", "--force"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("replaced  tether.toml"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("replaced  tether.toml"),
+        "{}",
+        out.stdout
+    );
     assert_eq!(
         fs::read_to_string(dir.path().join("plan.md")).unwrap(),
         "mine\n"
