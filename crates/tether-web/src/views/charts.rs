@@ -395,7 +395,14 @@ pub fn verdicts_chart(marks: &[VerdictMark], from_ms: i64, to_ms: i64) -> Option
         }
     };
     let plot_h = LANE * f(lanes as u64);
-    let count = |class: &str| shown.iter().filter(|m| look(m.kind).0 == class).count();
+    // The title says what the run's verdicts were, all of them; the plot shows the newest.
+    let count = |class: &str| marks.iter().filter(|m| look(m.kind).0 == class).count();
+    let mut all_goals: Vec<&str> = Vec::new();
+    for m in marks {
+        if !all_goals.contains(&m.goal.as_str()) {
+            all_goals.push(&m.goal);
+        }
+    }
     let (accepted, rejected, ruled, unjudged) = (
         count("accept"),
         count("reject"),
@@ -406,14 +413,21 @@ pub fn verdicts_chart(marks: &[VerdictMark], from_ms: i64, to_ms: i64) -> Option
     let mut title = format!(
         "Sign-off verdicts over time: {n} {} on {} {}, {accepted} accepted, {rejected} rejected",
         if n == 1 { "verdict" } else { "verdicts" },
-        goals.len(),
-        if goals.len() == 1 { "goal" } else { "goals" },
+        all_goals.len(),
+        if all_goals.len() == 1 {
+            "goal"
+        } else {
+            "goals"
+        },
     );
     if ruled > 0 {
         title.push_str(&format!(", {ruled} ruled out"));
     }
     if unjudged > 0 {
         title.push_str(&format!(", {unjudged} with the judge unavailable"));
+    }
+    if n > shown.len() {
+        title.push_str(&format!(" (the newest {} shown)", shown.len()));
     }
     let desc = format!(
         "A lane per goal, time from {} to {}; a circle for an accept, a square for a reject, a \
@@ -770,6 +784,33 @@ mod tests {
                 prop_assert_eq!(shown, marks.len().min(MAX_MARKS));
             }
         }
+    }
+
+    #[test]
+    fn the_verdicts_title_counts_every_verdict_and_says_how_many_are_drawn() {
+        let marks: Vec<VerdictMark> = (0..500)
+            .map(|i| VerdictMark {
+                at_ms: i,
+                goal: if i < 50 {
+                    "early".into()
+                } else {
+                    "late".into()
+                },
+                attempt: 1,
+                kind: if i < 100 {
+                    VerdictKind::JudgeRejected
+                } else {
+                    VerdictKind::Accepted
+                },
+            })
+            .collect();
+        let chart = verdicts_chart(&marks, 0, 500).unwrap().into_string();
+        assert!(
+            chart.contains(
+                "500 verdicts on 2 goals, 400 accepted, 100 rejected (the newest 400 shown)"
+            ),
+            "{chart}"
+        );
     }
 
     #[test]
