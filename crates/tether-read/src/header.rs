@@ -40,7 +40,7 @@ pub struct RunHeader {
     pub in_progress: Option<u32>,
     /// Iterations used of the current budget.
     pub budget_used: u32,
-    /// The iteration budget (`None` or 0: unlimited).
+    /// The iteration budget now, what people added included (`None` or 0: unlimited).
     pub max_iterations: Option<u32>,
     /// What it works toward: the Ralph prompt, or the plan file of a goal run.
     pub objective: String,
@@ -90,6 +90,7 @@ impl RunHeader {
         } else {
             RunLock::holder(&lock_of(ws, run))
         };
+        let limits = run.limits();
         let active = matches!(
             state.status,
             RunStatus::Running | RunStatus::WaitingForInput
@@ -104,7 +105,7 @@ impl RunHeader {
             iteration: state.iteration,
             in_progress: state.in_progress,
             budget_used: state.budget_used(),
-            max_iterations: state.max_iterations,
+            max_iterations: limits.iterations,
             objective: objective(run),
             created_at_ms: run.created_at_ms,
             last_event_at_ms: state.last_event_at_ms,
@@ -114,7 +115,7 @@ impl RunHeader {
             usage: state.usage,
             judge_usage: state.judge_usage,
             loop_judge_usage: state.loop_judge_usage,
-            limits: run.limits(),
+            limits,
             spent: state.spending(now_ms),
             budget_spent: state.budget_spent.clone(),
             goals: state.goal_usage.clone(),

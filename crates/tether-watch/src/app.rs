@@ -36,8 +36,8 @@ pub enum Key {
 }
 
 /// What a person may do to a run from the screen: the same acts, with the same rules, as
-/// `tether answer`, `pause`, `cancel` and `say`. Each says what happened, for the status line,
-/// or why not.
+/// `tether answer`, `pause`, `cancel`, `say` and `resume --add-iterations`. Each says what
+/// happened, for the status line, or why not.
 pub trait Acts {
     /// Answers `question` with `text` (an option's number picks that option).
     fn answer(&self, question: &QuestionId, text: &str) -> Result<String, String>;
@@ -47,6 +47,9 @@ pub trait Acts {
     fn cancel(&self, run: &RunId) -> Result<String, String>;
     /// Says `text` to `run`'s agent at its next iteration.
     fn say(&self, run: &RunId, text: &str) -> Result<String, String>;
+    /// Adds `n` iterations to `run`'s iteration budget: a running run goes on further, a run
+    /// its iteration budget stopped may be resumed.
+    fn add_iterations(&self, run: &RunId, n: u32) -> Result<String, String>;
 }
 
 /// What the bottom line is doing.
@@ -60,6 +63,8 @@ pub enum Mode {
     Search(String),
     /// Typing a message for the agent.
     Say(String),
+    /// Typing how many iterations to add to the run's budget.
+    AddIterations(String),
     /// Asking whether to cancel the selected run.
     ConfirmCancel,
 }
@@ -131,6 +136,12 @@ impl App {
                 self.mode = self.typing(key, text, Mode::Say, |app, text| app.say(&text, acts));
                 false
             }
+            Mode::AddIterations(text) => {
+                self.mode = self.typing(key, text, Mode::AddIterations, |app, text| {
+                    app.add_iterations(&text, acts);
+                });
+                false
+            }
             Mode::ConfirmCancel => {
                 match (key, self.selected.clone()) {
                     (Key::Char('y' | 'Y'), Some(run)) => self.report(acts.cancel(&run)),
@@ -192,6 +203,9 @@ impl App {
             }
             Key::Char('c') if self.selected.is_some() => self.mode = Mode::ConfirmCancel,
             Key::Char('s') if self.selected.is_some() => self.mode = Mode::Say(String::new()),
+            Key::Char('+') if self.selected.is_some() => {
+                self.mode = Mode::AddIterations(String::new());
+            }
             Key::Char('e') => self.export(),
             _ => {}
         }
@@ -242,6 +256,18 @@ impl App {
             (_, "") => self.status = "nothing said".to_owned(),
             (Some(run), text) => self.report(acts.say(&run, text)),
             (None, _) => {}
+        }
+    }
+
+    fn add_iterations(&mut self, text: &str, acts: &dyn Acts) {
+        let Some(run) = self.selected.clone() else {
+            return;
+        };
+        match tether_budget::parse_iterations(text.trim()) {
+            Ok(0) | Err(_) => {
+                self.status = format!("not added: “{}” is no number of iterations", text.trim());
+            }
+            Ok(n) => self.report(acts.add_iterations(&run, n)),
         }
     }
 

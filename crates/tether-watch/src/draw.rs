@@ -266,13 +266,14 @@ fn bottom_line(app: &App, theme: Theme) -> TextLine<'static> {
         }
         Mode::Search(text) => prompt("search: ", text),
         Mode::Say(text) => prompt("say to the agent: ", text),
+        Mode::AddIterations(text) => prompt("add iterations to its budget (a number): ", text),
         Mode::ConfirmCancel => TextLine::from(Span::styled(
             "cancel this run? y: yes, any other key: no",
             theme.fg(Color::Red).add_modifier(Modifier::BOLD),
         )),
         Mode::Normal if !app.status.is_empty() => TextLine::from(clean(&app.status)),
         Mode::Normal => TextLine::from(
-            "↑↓ run  Enter answer  / search  e export  p pause  c cancel  s say  q quit",
+            "↑↓ run  Enter answer  / find  e export  p pause  c cancel  s say  + iter  q quit",
         ),
     }
 }

@@ -55,6 +55,22 @@ impl Acts for OnStore<'_> {
         control::cancel(&self.fx.store, &lock, &found, "watch").unwrap();
         Ok("cancelled".into())
     }
+    fn add_iterations(&self, run: &RunId, n: u32) -> Result<String, String> {
+        self.done.borrow_mut().push(format!("add {n}"));
+        self.fx
+            .store
+            .append(
+                Some(run),
+                &Event::BudgetRaised {
+                    unit: tether_store::Unit::Iterations,
+                    amount: f64::from(n),
+                    goal_id: None,
+                    by: "ana".into(),
+                },
+            )
+            .unwrap();
+        Ok(format!("added {n}"))
+    }
     fn say(&self, run: &RunId, text: &str) -> Result<String, String> {
         self.done.borrow_mut().push(format!("say {text}"));
         let found = self.fx.store.run(run).unwrap();
@@ -306,6 +322,37 @@ fn several_questions_are_answered_oldest_first_and_one_answered_elsewhere_is_not
     app.refresh(load(&app));
     assert_eq!(app.question().map(|q| &q.id), Some(&third.id));
     assert!(screen(&app, COLOR).contains("waits for you (1 question)"));
+}
+
+#[test]
+fn plus_adds_iterations_to_the_selected_runs_budget_and_the_header_shows_it() {
+    let (fx, _, waiting) = fx();
+    let mut app = app(&fx);
+    let acts = OnStore {
+        fx: &fx,
+        done: RefCell::new(Vec::new()),
+    };
+    assert!(screen(&app, COLOR).contains("of 10"));
+    app.key(Key::Char('+'), &acts);
+    assert!(screen(&app, COLOR).contains("add iterations to its budget"));
+    for c in "lots".chars() {
+        app.key(Key::Char(c), &acts);
+    }
+    app.key(Key::Enter, &acts);
+    assert!(acts.done.borrow().is_empty(), "not a number: nothing added");
+    assert!(
+        app.status.contains("is no number of iterations"),
+        "{}",
+        app.status
+    );
+    app.key(Key::Char('+'), &acts);
+    app.key(Key::Char('5'), &acts);
+    app.key(Key::Enter, &acts);
+    assert_eq!(*acts.done.borrow(), ["add 5"]);
+    app.refresh(tether_watch::load(&fx.store, &fx.ws, app.selected.as_ref()).unwrap());
+    assert_eq!(app.selected.as_ref(), Some(&waiting));
+    let shown = screen(&app, COLOR);
+    assert!(shown.contains("of 15"), "{shown}");
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::io::IsTerminal as _;
 use anyhow::{Result, anyhow};
 use tether_core::control::{self, Control};
 use tether_runtime::human_act::{HumanAct, require_human};
-use tether_store::{AnswerOutcome, Author, QuestionId, RunId, Store};
+use tether_store::{AnswerOutcome, Author, QuestionId, RunId, RunStatus, Store, Unit};
 
 use super::Ctx;
 use crate::exit::Exit;
@@ -138,5 +138,35 @@ impl tether_watch::Acts for ByPerson {
             )),
             _ => Ok("message queued: its agent reads it at its next iteration".to_owned()),
         }
+    }
+
+    fn add_iterations(&self, run: &RunId, n: u32) -> Result<String, String> {
+        let store = self.store()?;
+        let found = self.run(&store, run)?;
+        let state = &found.state;
+        if control::is_ended(state.status) {
+            return Err(format!(
+                "it has ended ({}): there is nothing to add iterations to",
+                state.status.as_str()
+            ));
+        }
+        let limit = found.limits().iterations.filter(|m| *m > 0);
+        let Some(limit) = limit else {
+            return Err("it has no iteration limit: nothing to add to".to_owned());
+        };
+        tether_runtime::budget::raise(
+            &store,
+            &found,
+            &[(Unit::Iterations, f64::from(n))],
+            &self.ctx.name,
+        )
+        .map_err(|e| format!("{e:#}"))?;
+        let now = limit.saturating_add(n);
+        Ok(match state.status {
+            RunStatus::BudgetExhausted => {
+                format!("budget now {now} iterations; go on with tether resume {run}")
+            }
+            _ => format!("budget now {now} iterations"),
+        })
     }
 }

@@ -175,6 +175,61 @@ fn a_person_watches_answers_by_number_and_quits_at_a_terminal() {
     assert_eq!(code, 0);
 }
 
+/// The agent of a real loop: counts its turns; on its first it says so (`running-1`) and waits
+/// for `go`; it never keeps the promise, so only its iteration budget ends the run.
+const WAITING_AGENT: &str = r#"
+n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count
+cat > /dev/null
+if [ $n -eq 1 ]; then
+  touch running-1
+  while [ ! -f go ]; do sleep 0.05; done
+fi
+echo "step $n"
+"#;
+
+#[test]
+fn iterations_added_from_the_screen_carry_a_running_loop_further() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("agent.sh"), WAITING_AGENT).unwrap();
+    std::fs::write(
+        dir.path().join("tether.toml"),
+        "[executor]\nkind = \"command\"\ncommand = [\"sh\", \"agent.sh\"]\n",
+    )
+    .unwrap();
+    let looped = crate::common::spawn(
+        dir.path(),
+        &[
+            "ralph",
+            "Keep going",
+            "--completion-promise",
+            "NEVER",
+            "--max-iterations",
+            "2",
+        ],
+    );
+    wait_until("the first iteration", PATIENCE, || {
+        dir.path().join("running-1").exists().then_some(())
+    })
+    .unwrap();
+    let mut pty = Pty::start_sized(dir.path(), "watch", SIZE);
+    shows(&pty, "iteration 1 of 2");
+    pty.press(b"+3\r");
+    shows(&pty, "budget now 5 iterations");
+    shows(&pty, "of 5");
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    let out = crate::common::wait_output(looped);
+    let said = text(&out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("count"))
+            .unwrap()
+            .trim(),
+        "5",
+        "the loop went on to the raised budget: {said}"
+    );
+    pty.press(b"q");
+    assert_eq!(pty.wait().0, 0);
+}
+
 #[test]
 fn a_kill_or_a_closed_terminal_ends_it_with_the_terminal_given_back() {
     for signal in ["TERM", "HUP"] {
