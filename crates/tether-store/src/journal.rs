@@ -8,10 +8,10 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, ToSql, params};
 
 use crate::error::{Result, StoreError};
-use crate::event::{Event, StoredEvent};
+use crate::event::{Event, StoredEvent, USAGE_KINDS};
 use crate::ids::{RunId, Seq};
 use crate::iterations::{self, Iteration, IterationWrite};
 use crate::questions::load_question;
@@ -96,11 +96,29 @@ impl Sqlite {
             params![run_id.as_str(), before, row::limit(limit)],
             raw_event,
         )?;
-        let mut page = rows
-            .map(|raw| decode_event(raw?))
-            .collect::<Result<Vec<_>>>()?;
-        page.reverse();
-        Ok(page)
+        oldest_first(rows)
+    }
+
+    pub fn usage_events_before(
+        &self,
+        run_id: &RunId,
+        before: Option<Seq>,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>> {
+        let kinds = (4..4 + USAGE_KINDS.len())
+            .map(|i| format!("?{i}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {EVENT_COLUMNS} FROM events WHERE run_id = ?1 AND seq < ?2 \
+             AND kind IN ({kinds}) ORDER BY seq DESC LIMIT ?3"
+        ))?;
+        let before = before.map_or(i64::MAX, |s| s.0);
+        let (run_id, limit) = (run_id.as_str(), row::limit(limit));
+        let mut args: Vec<&dyn ToSql> = vec![&run_id, &before, &limit];
+        args.extend(USAGE_KINDS.iter().map(|kind| kind as &dyn ToSql));
+        let rows = stmt.query_map(args.as_slice(), raw_event)?;
+        oldest_first(rows)
     }
 
     pub fn events_all_after(&self, after: Seq, limit: usize) -> Result<Vec<StoredEvent>> {
@@ -339,6 +357,17 @@ fn all_events(conn: &Connection, run_id: &RunId) -> Result<Vec<StoredEvent>> {
 }
 
 type RawEvent = (i64, Option<String>, i64, String, String);
+
+/// A page of events read newest first, decoded and turned oldest first.
+fn oldest_first(
+    rows: impl Iterator<Item = rusqlite::Result<RawEvent>>,
+) -> Result<Vec<StoredEvent>> {
+    let mut page = rows
+        .map(|raw| decode_event(raw?))
+        .collect::<Result<Vec<_>>>()?;
+    page.reverse();
+    Ok(page)
+}
 
 fn raw_event(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawEvent> {
     Ok((
