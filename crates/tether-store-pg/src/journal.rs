@@ -13,7 +13,7 @@
 //! [`RunState::apply`], writes the state back, and sends the wake-ups ([`crate::Channel`]) that
 //! are delivered on commit.
 
-use tether_store::{Delivery, Event, RunId, RunState, Seq, StoredEvent, USAGE_KINDS};
+use tether_store::{Delivery, Event, RunId, RunState, Seq, StoredEvent, usage_kinds_sql};
 use tokio_postgres::Row;
 use tokio_postgres::types::Json;
 
@@ -99,7 +99,10 @@ impl PgStore {
     }
 
     /// [`PgStore::events_before`] of the events a run's usage series is made of alone (their
-    /// kinds are [`USAGE_KINDS`]), filtered by the database.
+    /// kinds are [`tether_store::USAGE_KINDS`]), read through their own index: the kinds are
+    /// written into the statement as that index names them (migration 8), not bound, so
+    /// PostgreSQL uses it in every plan it makes, the generic one it keeps for a statement run
+    /// often included (which, with the kinds bound, may walk the whole journal back by seq).
     pub async fn usage_events_before(
         &self,
         run_id: &RunId,
@@ -110,20 +113,13 @@ impl PgStore {
         let stmt = client
             .prepare_cached(&format!(
                 "SELECT {EVENT_COLUMNS} FROM events WHERE run_id = $1 AND seq < $2 \
-                 AND kind = ANY($4) ORDER BY seq DESC LIMIT $3"
+                 AND kind IN ({}) ORDER BY seq DESC LIMIT $3",
+                usage_kinds_sql()
             ))
             .await?;
         let before = before.map_or(i64::MAX, |s| s.0);
         let rows = client
-            .query(
-                &stmt,
-                &[
-                    &run_id.as_str(),
-                    &before,
-                    &limit_of(limit),
-                    &&USAGE_KINDS[..],
-                ],
-            )
+            .query(&stmt, &[&run_id.as_str(), &before, &limit_of(limit)])
             .await?;
         oldest_first(&rows)
     }

@@ -384,6 +384,18 @@ pub const USAGE_KINDS: [&str; 5] = [
     ITERATION_FAILED,
 ];
 
+/// [`USAGE_KINDS`] as a list of SQL string literals (`'iteration_started', …`), for
+/// `kind IN (…)`. Both backends write it into the statement rather than bind it: each keeps an
+/// index of these events alone (`events_usage_by_run`), whose condition names the same list, and
+/// a query planner uses such an index only for a query that names the list too.
+pub fn usage_kinds_sql() -> String {
+    USAGE_KINDS
+        .iter()
+        .map(|kind| format!("'{kind}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl Event {
     /// The event's type tag, as stored in `events.kind` and in the JSON `type` field.
     pub fn kind(&self) -> &'static str {

@@ -42,3 +42,18 @@ fn each_usage_kind_is_the_kind_of_its_event_as_stored_and_as_json() {
         assert_eq!(serde_json::to_value(&event).unwrap()["type"], *kind);
     }
 }
+
+#[test]
+fn the_usage_kinds_are_plain_words_so_they_are_quoted_as_they_are_in_sql() {
+    for kind in USAGE_KINDS {
+        assert!(
+            !kind.is_empty() && kind.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+            "{kind}"
+        );
+    }
+    assert_eq!(
+        usage_kinds_sql(),
+        "'iteration_started', 'iteration_usage', 'judge_usage', 'iteration_completed', \
+         'iteration_failed'"
+    );
+}

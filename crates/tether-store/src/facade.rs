@@ -111,7 +111,8 @@ macro_rules! with_store_operations {
     /// [`events_before`](Self::events_before) of the events a run's usage series is made of
     /// alone (their kinds are [`crate::USAGE_KINDS`]): the newest `limit` of them with seq below
     /// `before`, returned oldest first, however many other events lie between them. The store
-    /// filters them, so a chart of a chatty run reads (and decodes) nothing else.
+    /// reads them through an index of their own, so a chart of a chatty run reads (and decodes)
+    /// nothing else.
     fn usage_events_before(&self, run_id: &$crate::RunId, before: Option<$crate::Seq>, limit: usize) -> $crate::Result<Vec<$crate::StoredEvent>>;
     /// Every event (any run, or none) with seq greater than `after`, oldest first, at most
     /// `limit` of them.

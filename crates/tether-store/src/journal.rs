@@ -8,10 +8,10 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{Connection, OptionalExtension, ToSql, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::{Result, StoreError};
-use crate::event::{Event, StoredEvent, USAGE_KINDS};
+use crate::event::{Event, StoredEvent, usage_kinds_sql};
 use crate::ids::{RunId, Seq};
 use crate::iterations::{self, Iteration, IterationWrite};
 use crate::questions::load_question;
@@ -105,19 +105,12 @@ impl Sqlite {
         before: Option<Seq>,
         limit: usize,
     ) -> Result<Vec<StoredEvent>> {
-        let kinds = (4..4 + USAGE_KINDS.len())
-            .map(|i| format!("?{i}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {EVENT_COLUMNS} FROM events WHERE run_id = ?1 AND seq < ?2 \
-             AND kind IN ({kinds}) ORDER BY seq DESC LIMIT ?3"
-        ))?;
+        let mut stmt = self.conn.prepare_cached(&usage_events_sql())?;
         let before = before.map_or(i64::MAX, |s| s.0);
-        let (run_id, limit) = (run_id.as_str(), row::limit(limit));
-        let mut args: Vec<&dyn ToSql> = vec![&run_id, &before, &limit];
-        args.extend(USAGE_KINDS.iter().map(|kind| kind as &dyn ToSql));
-        let rows = stmt.query_map(args.as_slice(), raw_event)?;
+        let rows = stmt.query_map(
+            params![run_id.as_str(), before, row::limit(limit)],
+            raw_event,
+        )?;
         oldest_first(rows)
     }
 
@@ -357,6 +350,16 @@ fn all_events(conn: &Connection, run_id: &RunId) -> Result<Vec<StoredEvent>> {
 }
 
 type RawEvent = (i64, Option<String>, i64, String, String);
+
+/// The statement of [`Sqlite::usage_events_before`]: the kinds written in, as the index of these
+/// events alone names them (migration 11), so SQLite reads that index.
+pub(crate) fn usage_events_sql() -> String {
+    format!(
+        "SELECT {EVENT_COLUMNS} FROM events WHERE run_id = ?1 AND seq < ?2 \
+         AND kind IN ({}) ORDER BY seq DESC LIMIT ?3",
+        usage_kinds_sql()
+    )
+}
 
 /// A page of events read newest first, decoded and turned oldest first.
 fn oldest_first(
