@@ -1,6 +1,7 @@
 //! What each iteration of a run used — its agent's tokens and cost, the judges' calls made
 //! during it, and how long it took — read from the journal, since the run's row keeps only the
-//! totals. The charts of the dashboard and `tether watch`'s sparkline draw it.
+//! totals. The charts of the dashboard and `tether watch`'s sparkline draw it, and the
+//! dashboard's runs list its end ([`recent_usage_series`], read through the usage events alone).
 
 use serde::Serialize;
 use tether_store::{Event, RunId, Seq, Store, StoreError};
@@ -21,7 +22,8 @@ pub struct IterationUsage {
     pub judge_tokens: u64,
     /// What those calls cost, when known.
     pub judge_cost_usd: Option<f64>,
-    /// From its start to its end (or to its last event, while it goes on), in milliseconds.
+    /// From its start to its end (or, while it goes on, to its last event, which
+    /// [`recent_usage_series`] does not read), in milliseconds.
     pub duration_ms: u64,
     /// Whether it ended (completed or failed).
     pub ended: bool,
@@ -67,15 +69,19 @@ pub fn usage_series(store: &Store, run: &RunId) -> Result<Vec<IterationUsage>, S
     Ok(series)
 }
 
-/// The iterations of the newest `events` events of `run`'s journal, in order: the end of the
-/// series read bounded, for a list that shows many runs. When the journal is longer, the oldest
-/// iteration seen may be seen only in part: it is left out.
+/// The newest iterations of `run`, in order: the end of the series read bounded, for a list
+/// that shows many runs. Only the events a series is made of are read
+/// ([`Store::usage_events_before`]), the newest `events` of them, so tool calls and messages,
+/// however many, neither crowd the iterations out nor are decoded. When the run has more, the
+/// oldest iteration seen may be seen only in part: it is left out. An iteration under way gets
+/// no time here: these events say when it started, not how long it has gone on (its
+/// `duration_ms` stays 0, or its last attempt's when it runs again).
 pub fn recent_usage_series(
     store: &Store,
     run: &RunId,
     events: usize,
 ) -> Result<Vec<IterationUsage>, StoreError> {
-    let page = store.events_before(run, None, events)?;
+    let page = store.usage_events_before(run, None, events)?;
     let mut series: Vec<IterationUsage> = Vec::new();
     let mut started: Vec<(u32, i64)> = Vec::new();
     for stored in &page {

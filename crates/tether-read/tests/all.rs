@@ -216,6 +216,49 @@ fn the_recent_series_reads_only_the_end_of_the_journal_and_drops_a_partial_itera
 }
 
 #[test]
+fn the_recent_series_of_a_chatty_run_still_has_its_recent_iterations() {
+    let f = fx();
+    let tools = |n: u32| {
+        (0..40).map(move |k| Event::ToolCalled {
+            n,
+            tool: "bash".into(),
+            summary: format!("bash: step {k}"),
+        })
+    };
+    let mut events = Vec::new();
+    for n in 1..=10 {
+        events.push(Event::IterationStarted { n });
+        events.extend(tools(n));
+        events.push(usage(n, u64::from(n) * 1_000, 0, 0.01));
+        events.push(Event::IterationCompleted {
+            n,
+            summary: "done".into(),
+        });
+        events.push(Event::MessageQueued {
+            text: "and the docs".into(),
+            by: "ana".into(),
+            author: tether_store::Author::Person,
+        });
+    }
+    // Iteration 11 under way, its tool calls the newest events.
+    events.push(Event::IterationStarted { n: 11 });
+    events.extend(tools(11));
+    let run = f.run("chatty", &[]);
+    f.store.append_all(Some(&run), &events).unwrap();
+    let all = usage_series(&f.store, &run).unwrap();
+    assert_eq!(all.len(), 11);
+    // The newest 13 usage events: 11's start and 10 to 7 whole (the oldest left out, as one
+    // seen in part would be), though the newest 13 events of the journal are all tool calls.
+    let recent = recent_usage_series(&f.store, &run, 13).unwrap();
+    let n: Vec<u32> = recent.iter().map(|it| it.n).collect();
+    assert_eq!(n, [8, 9, 10, 11]);
+    assert_eq!(recent[..3], all[7..10]);
+    let under_way = &recent[3];
+    assert!(!under_way.ended);
+    assert_eq!((under_way.tokens(), under_way.duration_ms), (0, 0));
+}
+
+#[test]
 fn a_side_question_is_no_step_of_the_run() {
     let f = fx();
     let run = f.run(

@@ -13,7 +13,7 @@
 //! [`RunState::apply`], writes the state back, and sends the wake-ups ([`crate::Channel`]) that
 //! are delivered on commit.
 
-use tether_store::{Delivery, Event, RunId, RunState, Seq, StoredEvent};
+use tether_store::{Delivery, Event, RunId, RunState, Seq, StoredEvent, usage_kinds_sql};
 use tokio_postgres::Row;
 use tokio_postgres::types::Json;
 
@@ -95,9 +95,33 @@ impl PgStore {
         let rows = client
             .query(&stmt, &[&run_id.as_str(), &before, &limit_of(limit)])
             .await?;
-        let mut page = rows.iter().map(decode_event).collect::<Result<Vec<_>>>()?;
-        page.reverse();
-        Ok(page)
+        oldest_first(&rows)
+    }
+
+    /// [`PgStore::events_before`] of the events a run's usage series is made of alone (their
+    /// kinds are [`tether_store::USAGE_KINDS`]), read through their own index: the kinds are
+    /// written into the statement as that index names them (migration 8), not bound, so
+    /// PostgreSQL uses it in every plan it makes, the generic one it keeps for a statement run
+    /// often included (which, with the kinds bound, may walk the whole journal back by seq).
+    pub async fn usage_events_before(
+        &self,
+        run_id: &RunId,
+        before: Option<Seq>,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE run_id = $1 AND seq < $2 \
+                 AND kind IN ({}) ORDER BY seq DESC LIMIT $3",
+                usage_kinds_sql()
+            ))
+            .await?;
+        let before = before.map_or(i64::MAX, |s| s.0);
+        let rows = client
+            .query(&stmt, &[&run_id.as_str(), &before, &limit_of(limit)])
+            .await?;
+        oldest_first(&rows)
     }
 
     /// Takes what the run owes iteration `n`'s prompt (queued messages, answers that came after
@@ -399,6 +423,13 @@ pub(crate) fn get<'a, T: tokio_postgres::types::FromSql<'a>>(
 ) -> Result<T> {
     row.try_get(i)
         .map_err(|err| PgStoreError::corrupt(format!("column {column}: {err}")))
+}
+
+/// A page of events read newest first, decoded and turned oldest first.
+fn oldest_first(rows: &[Row]) -> Result<Vec<StoredEvent>> {
+    let mut page = rows.iter().map(decode_event).collect::<Result<Vec<_>>>()?;
+    page.reverse();
+    Ok(page)
 }
 
 pub(crate) fn decode_event(row: &Row) -> Result<StoredEvent> {

@@ -6,8 +6,9 @@
 //! prints, so it is a wire format: rename nothing, and give new fields `#[serde(default)]` so
 //! older journal rows still decode.
 //!
-//! Adding a variant: add it here, give [`Event::kind`] its tag, and decide in
-//! [`crate::RunState::apply`] whether it changes run state. An older tether reading a journal
+//! Adding a variant: add it here, give [`Event::kind`] its tag, decide in
+//! [`crate::RunState::apply`] whether it changes run state, and whether a run's usage series is
+//! made of it ([`USAGE_KINDS`]). An older tether reading a journal
 //! that holds a newer variant sees it as a [`StoredEvent`] with `event: None` and skips it.
 
 use serde::{Deserialize, Serialize};
@@ -365,16 +366,46 @@ pub enum Event {
     },
 }
 
+const ITERATION_STARTED: &str = "iteration_started";
+const ITERATION_USAGE: &str = "iteration_usage";
+const JUDGE_USAGE: &str = "judge_usage";
+const ITERATION_COMPLETED: &str = "iteration_completed";
+const ITERATION_FAILED: &str = "iteration_failed";
+
+/// The kinds ([`Event::kind`]) of the events a run's usage series is made of: an iteration's
+/// start, what its agent and the judges used, its end. A reader of what each iteration used
+/// reads only these ([`crate::Store::usage_events_before`]), however many other events (tool
+/// calls, messages) the journal holds between them.
+pub const USAGE_KINDS: [&str; 5] = [
+    ITERATION_STARTED,
+    ITERATION_USAGE,
+    JUDGE_USAGE,
+    ITERATION_COMPLETED,
+    ITERATION_FAILED,
+];
+
+/// [`USAGE_KINDS`] as a list of SQL string literals (`'iteration_started', …`), for
+/// `kind IN (…)`. Both backends write it into the statement rather than bind it: each keeps an
+/// index of these events alone (`events_usage_by_run`), whose condition names the same list, and
+/// a query planner uses such an index only for a query that names the list too.
+pub fn usage_kinds_sql() -> String {
+    USAGE_KINDS
+        .iter()
+        .map(|kind| format!("'{kind}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl Event {
     /// The event's type tag, as stored in `events.kind` and in the JSON `type` field.
     pub fn kind(&self) -> &'static str {
         match self {
             Event::RunStarted { .. } => "run_started",
-            Event::IterationStarted { .. } => "iteration_started",
-            Event::IterationCompleted { .. } => "iteration_completed",
-            Event::IterationFailed { .. } => "iteration_failed",
-            Event::IterationUsage { .. } => "iteration_usage",
-            Event::JudgeUsage { .. } => "judge_usage",
+            Event::IterationStarted { .. } => ITERATION_STARTED,
+            Event::IterationCompleted { .. } => ITERATION_COMPLETED,
+            Event::IterationFailed { .. } => ITERATION_FAILED,
+            Event::IterationUsage { .. } => ITERATION_USAGE,
+            Event::JudgeUsage { .. } => JUDGE_USAGE,
             Event::NothingChanged { .. } => "nothing_changed",
             Event::BudgetSpent { .. } => "budget_spent",
             Event::BudgetRaised { .. } => "budget_raised",
@@ -430,3 +461,7 @@ pub struct StoredEvent {
     #[serde(rename = "event")]
     pub payload: Value,
 }
+
+#[cfg(test)]
+#[path = "event_tests.rs"]
+mod tests;

@@ -108,6 +108,12 @@ macro_rules! with_store_operations {
     /// `before` (all of them when `None`), returned oldest first. A dashboard shows the end of
     /// a long journal this way and pages back from the first seq it shows.
     fn events_before(&self, run_id: &$crate::RunId, before: Option<$crate::Seq>, limit: usize) -> $crate::Result<Vec<$crate::StoredEvent>>;
+    /// [`events_before`](Self::events_before) of the events a run's usage series is made of
+    /// alone (their kinds are [`crate::USAGE_KINDS`]): the newest `limit` of them with seq below
+    /// `before`, returned oldest first, however many other events lie between them. The store
+    /// reads them through an index of their own, so a chart of a chatty run reads (and decodes)
+    /// nothing else.
+    fn usage_events_before(&self, run_id: &$crate::RunId, before: Option<$crate::Seq>, limit: usize) -> $crate::Result<Vec<$crate::StoredEvent>>;
     /// Every event (any run, or none) with seq greater than `after`, oldest first, at most
     /// `limit` of them.
     fn events_all_after(&self, after: $crate::Seq, limit: usize) -> $crate::Result<Vec<$crate::StoredEvent>>;

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::{Result, StoreError};
-use crate::event::{Event, StoredEvent};
+use crate::event::{Event, StoredEvent, usage_kinds_sql};
 use crate::ids::{RunId, Seq};
 use crate::iterations::{self, Iteration, IterationWrite};
 use crate::questions::load_question;
@@ -96,11 +96,22 @@ impl Sqlite {
             params![run_id.as_str(), before, row::limit(limit)],
             raw_event,
         )?;
-        let mut page = rows
-            .map(|raw| decode_event(raw?))
-            .collect::<Result<Vec<_>>>()?;
-        page.reverse();
-        Ok(page)
+        oldest_first(rows)
+    }
+
+    pub fn usage_events_before(
+        &self,
+        run_id: &RunId,
+        before: Option<Seq>,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>> {
+        let mut stmt = self.conn.prepare_cached(&usage_events_sql())?;
+        let before = before.map_or(i64::MAX, |s| s.0);
+        let rows = stmt.query_map(
+            params![run_id.as_str(), before, row::limit(limit)],
+            raw_event,
+        )?;
+        oldest_first(rows)
     }
 
     pub fn events_all_after(&self, after: Seq, limit: usize) -> Result<Vec<StoredEvent>> {
@@ -339,6 +350,27 @@ fn all_events(conn: &Connection, run_id: &RunId) -> Result<Vec<StoredEvent>> {
 }
 
 type RawEvent = (i64, Option<String>, i64, String, String);
+
+/// The statement of [`Sqlite::usage_events_before`]: the kinds written in, as the index of these
+/// events alone names them (migration 11), so SQLite reads that index.
+pub(crate) fn usage_events_sql() -> String {
+    format!(
+        "SELECT {EVENT_COLUMNS} FROM events WHERE run_id = ?1 AND seq < ?2 \
+         AND kind IN ({}) ORDER BY seq DESC LIMIT ?3",
+        usage_kinds_sql()
+    )
+}
+
+/// A page of events read newest first, decoded and turned oldest first.
+fn oldest_first(
+    rows: impl Iterator<Item = rusqlite::Result<RawEvent>>,
+) -> Result<Vec<StoredEvent>> {
+    let mut page = rows
+        .map(|raw| decode_event(raw?))
+        .collect::<Result<Vec<_>>>()?;
+    page.reverse();
+    Ok(page)
+}
 
 fn raw_event(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawEvent> {
     Ok((

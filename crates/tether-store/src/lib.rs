@@ -105,7 +105,7 @@ mod waiters;
 
 pub use approvals::{Approval, ContractTerms};
 pub use error::{Result, StoreError};
-pub use event::{Event, StoredEvent};
+pub use event::{Event, StoredEvent, USAGE_KINDS, usage_kinds_sql};
 pub use facade::{
     BackendKind, Change, Connector, EmbeddedFile, Following, OnChange, Store, StoreBackend,
 };

@@ -129,3 +129,35 @@ fn approvals_recorded_before_version_6_read_back_without_terms() {
     );
     assert!(bad.is_err(), "terms are JSON");
 }
+
+#[test]
+fn the_index_of_usage_events_names_the_usage_kinds_and_their_query_reads_it() {
+    let index = MIGRATIONS
+        .iter()
+        .find(|m| m.name == "0011_usage_events.sql")
+        .unwrap();
+    assert!(
+        index.sql.contains(&format!(
+            "WHERE kind IN ({});",
+            crate::event::usage_kinds_sql()
+        )),
+        "{}",
+        index.sql
+    );
+    let store = crate::store::Sqlite::open_in_memory().unwrap();
+    let plan: Vec<String> = store
+        .conn
+        .prepare(&format!(
+            "EXPLAIN QUERY PLAN {}",
+            crate::journal::usage_events_sql()
+        ))
+        .unwrap()
+        .query_map(rusqlite::params!["r-1", i64::MAX, 10], |row| row.get(3))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        plan,
+        ["SEARCH events USING INDEX events_usage_by_run (run_id=? AND seq<?)"]
+    );
+}

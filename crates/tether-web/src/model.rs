@@ -400,9 +400,11 @@ pub(crate) fn summary(
     Ok(RunSummary::of(ws, run, goals))
 }
 
-/// The most journal events read for a run's sparkline on the runs list: its newest
-/// iterations, read bounded, for each of the many runs the list shows.
-pub const SPARK_EVENTS: usize = 300;
+/// The most usage events (an iteration's start, its agent's and the judges' usage, its end)
+/// read for a run's sparkline on the runs list, for each of the many runs the list shows: those
+/// of about its newest 40 iterations, as many as a sparkline has bars, at four an iteration
+/// (fewer without a judge), however many tool calls and messages lie between them.
+pub const SPARK_EVENTS: usize = 160;
 /// The most runs whose sparkline is kept.
 const SPARKS_KEPT: usize = 2_000;
 
@@ -413,8 +415,8 @@ pub struct Sparks(std::sync::Mutex<std::collections::HashMap<String, (i64, Vec<I
 
 impl Sparks {
     /// The newest iterations of the run `r` with what each used, as its sparkline draws them:
-    /// from at most [`SPARK_EVENTS`] of its newest events, or as kept when its journal has not
-    /// grown.
+    /// from at most [`SPARK_EVENTS`] of its newest usage events, or as kept when its journal has
+    /// not grown.
     pub fn of(&self, store: &Store, r: &RunSummary) -> Result<Vec<IterationUsage>, WebError> {
         if let Ok(kept) = self.0.lock()
             && let Some((seq, series)) = kept.get(&r.id)

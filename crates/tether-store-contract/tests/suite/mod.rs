@@ -10,6 +10,7 @@ mod leases;
 mod questions;
 mod schedules;
 mod signoff;
+mod usage_events;
 
 use tether_store::{Connector, EmbeddedFile, NewQuestion, RunId, RunKind, Store, StoreOptions};
 use tether_store_pg::TeamStore;

@@ -3,3 +3,4 @@ mod journal;
 mod listen;
 mod migrations;
 mod questions;
+mod usage_index;

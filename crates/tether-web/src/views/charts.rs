@@ -582,6 +582,12 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    #[test]
+    fn the_runs_list_reads_the_usage_events_of_as_many_iterations_as_a_sparkline_has_bars() {
+        // Four usage events an iteration: its start, its agent's usage, a judge's, its end.
+        assert_eq!(crate::model::SPARK_EVENTS, 4 * SPARK_BARS);
+    }
+
     fn it(n: u32, agent: u64, judge: u64, cost: Option<f64>) -> IterationUsage {
         IterationUsage {
             n,
