@@ -2,7 +2,8 @@
 //! two: a Ralph schedule fires and its runs end done; one that keeps failing pauses itself after
 //! three failures with a notice on a webhook naming `tether schedule resume`; a schedule left
 //! without a scheduler past its grace gets one overdue notice and one catch-up run; pausing,
-//! resuming and removing from the command line; the scheduler's unit; bad arguments named.
+//! resuming and removing from the command line; the scheduler's unit; bad arguments named; an
+//! agent refused every act but listing and pausing.
 
 use std::fs;
 use std::path::Path;
@@ -12,7 +13,7 @@ use serde_json::Value;
 use tether_testkit::wait_until;
 
 use crate::common::webhook::Webhook;
-use crate::common::{PATIENCE, run, spawn, text, wait_exit};
+use crate::common::{PATIENCE, cmd, run, spawn, text, wait_exit};
 
 /// The agent: writes the time it started to `fires.log`, then keeps its promise unless a file
 /// `fail` exists.
@@ -383,4 +384,62 @@ fn install_prints_a_unit_that_keeps_the_scheduler_running() {
         "{cron}"
     );
     assert!(cron.contains(" schedule run >> "), "{cron}");
+}
+
+#[test]
+fn an_agent_may_list_and_pause_schedules_but_not_add_remove_resume_run_or_install_them() {
+    let dir = workspace("");
+    ralph(dir.path(), "tidy", "1h", &[]);
+    ok(dir.path(), &["schedule", "pause", "tidy"]);
+    let as_agent = |args: &[&str]| {
+        cmd(dir.path(), args)
+            .env("TETHER_AGENT", "1")
+            .output()
+            .unwrap()
+    };
+    for args in [
+        &[
+            "schedule",
+            "add",
+            "--name",
+            "again",
+            "--every",
+            "1m",
+            "--ralph",
+            "hi",
+            "--completion-promise",
+            "D",
+        ][..],
+        &["schedule", "remove", "tidy"],
+        &["schedule", "resume", "tidy"],
+        &["schedule", "run"],
+        &["schedule", "install"],
+        &["schedule", "install", "--crontab"],
+    ] {
+        let out = as_agent(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let said = text(&out.stderr);
+        assert!(said.starts_with("error: refused: "), "{args:?}: {said}");
+        assert!(said.contains("is for a person"), "{args:?}: {said}");
+        assert!(said.contains("TETHER_AGENT is set"), "{args:?}: {said}");
+        assert!(said.contains("in their own shell"), "{args:?}: {said}");
+        assert_eq!(text(&out.stdout), "", "{args:?}: nothing printed");
+    }
+    let all = listed(dir.path());
+    assert_eq!(all.len(), 1, "nothing added, nothing removed");
+    assert_eq!(all[0]["paused"], true, "not resumed");
+
+    // What an agent may do: read the schedules, and pause one, as `tether pause` a run.
+    let out = as_agent(&["schedule", "list"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("tidy  every 1h  paused"));
+    let out = as_agent(&["schedule", "pause", "tidy"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // A person may do the rest.
+    ok(dir.path(), &["schedule", "resume", "tidy"]);
+    ralph(dir.path(), "again", "1m", &[]);
+    ok(dir.path(), &["schedule", "remove", "again"]);
+    assert!(ok(dir.path(), &["schedule", "install"]).contains(" schedule run"));
+    assert_eq!(listed(dir.path())[0]["paused"], false);
 }
