@@ -10,7 +10,7 @@ use deadpool_postgres::Client;
 use crate::error::{PgStoreError, Result};
 
 /// The schema version this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// The migrations, by version.
 const MIGRATIONS: &[(i64, &str)] = &[
@@ -21,6 +21,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (5, include_str!("migrations/0005_fleets.sql")),
     (6, include_str!("migrations/0006_panel_votes.sql")),
     (7, include_str!("migrations/0007_schedules.sql")),
+    (8, include_str!("migrations/0008_schedule_fire_tokens.sql")),
 ];
 
 /// The advisory lock key migrations hold ("tether" and 1).

@@ -1,7 +1,9 @@
 //! Goals on a schedule in the team store: the rules of the embedded store's `schedules.rs`,
-//! every fire claimed with one conditional `UPDATE` (the fire counter still the one its
+//! every fire claimed with one conditional `UPDATE` (the fire token still the one its
 //! scheduler read), so schedulers on many machines never fire one schedule twice, and the
-//! schedule's row locked (`FOR UPDATE`) for each renewal and end.
+//! schedule's row locked (`FOR UPDATE`) for each renewal and end. Every token is the next value
+//! of the sequence `schedule_fire_tokens`, so none comes again, even for a schedule removed and
+//! added again under its name.
 
 use std::path::{Path, PathBuf};
 
@@ -90,8 +92,9 @@ impl PgStore {
             .map_err(|e| PgStoreError::corrupt(StoreError::Json(e).to_string()))?;
         let insert = client
             .prepare_cached(
-                "INSERT INTO schedules (workspace, name, timing, work, created_at_ms) \
-                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (workspace, name) DO NOTHING",
+                "INSERT INTO schedules (workspace, name, timing, work, created_at_ms, fire) \
+                 VALUES ($1, $2, $3, $4, $5, nextval('schedule_fire_tokens')) \
+                 ON CONFLICT (workspace, name) DO NOTHING",
             )
             .await?;
         let added = client
@@ -177,25 +180,25 @@ impl PgStore {
     ) -> Result<Option<FireClaim>> {
         let client = self.client().await?;
         let now = self.now();
-        let token = seen.saturating_add(1);
         let expires_at_ms = now.saturating_add(ttl_ms);
         let update = client
             .prepare_cached(
-                "UPDATE schedules SET fire = $4, expires_at_ms = $5, machine = $6, \
-                 last_fire_ms = $7, last_run_id = NULL, last_outcome = NULL, \
+                "UPDATE schedules SET fire = nextval('schedule_fire_tokens'), \
+                 expires_at_ms = $4, machine = $5, \
+                 last_fire_ms = $6, last_run_id = NULL, last_outcome = NULL, \
                  overdue_at_ms = NULL \
                  WHERE workspace = $1 AND name = $2 AND fire = $3 AND paused = 0 \
-                 AND expires_at_ms <= $8",
+                 AND expires_at_ms <= $7 \
+                 RETURNING fire",
             )
             .await?;
         let claimed = client
-            .execute(
+            .query_opt(
                 &update,
                 &[
                     &path_text(workspace)?,
                     &name,
                     &seen,
-                    &token,
                     &expires_at_ms,
                     &holder.machine,
                     &at_ms,
@@ -203,10 +206,14 @@ impl PgStore {
                 ],
             )
             .await?;
-        Ok((claimed == 1).then_some(FireClaim {
-            token,
-            expires_at_ms,
-        }))
+        claimed
+            .map(|row| {
+                Ok(FireClaim {
+                    token: get(&row, 0, "schedules.fire")?,
+                    expires_at_ms,
+                })
+            })
+            .transpose()
     }
 
     /// Extends the lease of the fire `token` holds.

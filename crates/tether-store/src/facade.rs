@@ -203,9 +203,10 @@ macro_rules! with_store_operations {
     /// Pauses the schedule or resumes it (resumed, its failures are forgotten and it is no
     /// longer overdue); whether there is one.
     fn pause_schedule(&self, workspace: &::std::path::Path, name: &str, paused: bool) -> $crate::Result<bool>;
-    /// Claims the schedule's next fire at `at_ms` for `holder`, for `ttl_ms`: only while its fire
-    /// counter is still `seen`, it is not paused and no fire of it goes on (or that one's lease
-    /// lapsed); `None` when another scheduler fired it or it may not fire.
+    /// Claims the schedule's next fire at `at_ms` for `holder`, for `ttl_ms`, with a token no
+    /// schedule ever had: only while its fire token is still `seen`, it is not paused and no
+    /// fire of it goes on (or that one's lease lapsed); `None` when another scheduler fired it
+    /// or it may not fire.
     fn claim_schedule_fire(&self, workspace: &::std::path::Path, name: &str, seen: i64, at_ms: i64, holder: &$crate::Holder, ttl_ms: i64) -> $crate::Result<Option<$crate::FireClaim>>;
     /// Extends the lease of the fire `token` holds for `ttl_ms` from now;
     /// [`StoreError::LeaseLost`](crate::StoreError::LeaseLost) when another fire took over.
@@ -213,7 +214,7 @@ macro_rules! with_store_operations {
     /// Ends the fire `token` holds with how its run ended, counting a failure (the
     /// `pause_after`th in a row pauses the schedule); refused like a renewal.
     fn end_schedule_fire(&self, workspace: &::std::path::Path, name: &str, token: i64, end: &$crate::FireEnd, pause_after: u32) -> $crate::Result<$crate::FireEnded>;
-    /// Marks the schedule overdue at `at_ms` while its fire counter is still `seen` and it was not
+    /// Marks the schedule overdue at `at_ms` while its fire token is still `seen` and it was not
     /// marked in this spell; whether this call marked it (and so tells people).
     fn mark_schedule_overdue(&self, workspace: &::std::path::Path, name: &str, seen: i64, at_ms: i64) -> $crate::Result<bool>;
     /// Claims the run for `holder` for `ttl_ms` (see `leases.rs`): the lease with a new fencing

@@ -73,10 +73,15 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0010_schedules.sql",
         sql: include_str!("migrations/0010_schedules.sql"),
     },
+    Migration {
+        version: 11,
+        name: "0011_schedule_fire_tokens.sql",
+        sql: include_str!("migrations/0011_schedule_fire_tokens.sql"),
+    },
 ];
 
 /// The schema version this build creates and understands.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 fn user_version(conn: &Connection) -> Result<i64> {
     Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)

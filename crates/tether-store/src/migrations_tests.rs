@@ -129,3 +129,32 @@ fn approvals_recorded_before_version_6_read_back_without_terms() {
     );
     assert!(bad.is_err(), "terms are JSON");
 }
+
+#[test]
+fn schedules_from_before_version_11_keep_their_tokens_and_new_ones_come_above_any_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tether.db");
+    {
+        let conn = Connection::open(&db).unwrap();
+        for m in &MIGRATIONS[..10] {
+            conn.execute_batch(m.sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 10).unwrap();
+        conn.execute(
+            "INSERT INTO schedules (workspace, name, timing, work, created_at_ms, fire) \
+             VALUES ('/work', 'nightly', 'every 60s', '{}', 1, 7)",
+            [],
+        )
+        .unwrap();
+    }
+    let store = crate::Store::open(&db).unwrap();
+    let path = std::path::Path::new("/work");
+    assert_eq!(store.schedule(path, "nightly").unwrap().fire, 7);
+    let holder = crate::Holder::this_process(path);
+    let claim = store
+        .claim_schedule_fire(path, "nightly", 7, 2, &holder, 60_000)
+        .unwrap()
+        .unwrap();
+    // Above any count a schedule removed before the migration could have reached.
+    assert_eq!(claim.token, 7 + (1 << 32) + 1);
+}

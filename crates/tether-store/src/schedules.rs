@@ -3,14 +3,20 @@
 //! rules of a run's lease (`leases.rs`).
 //!
 //! A scheduler that finds a schedule due **claims** its next fire: only when the schedule's
-//! fire counter is still the one it read, it is not paused and no fire of it goes on (or the
-//! one going on lapsed: its scheduler stopped renewing it). The claim bumps the counter, which
-//! is the fire's token, in one conditional write, so two schedulers — on one machine or on
-//! many sharing a team store — never fire one schedule twice. The scheduler **renews** the
-//! fire's lease while its run works and **ends** it with how the run ended: a run that did not
-//! end done counts as a failure, and the `pause_after`th failure in a row pauses the schedule
-//! (the end says so, once, so one notice is sent). A schedule late past its grace is **marked
-//! overdue** once per overdue spell (the next fire clears it), so one notice is sent for it.
+//! fire token is still the one it read, it is not paused and no fire of it goes on (or the
+//! one going on lapsed: its scheduler stopped renewing it). The claim sets a new token, in one
+//! conditional write, so two schedulers — on one machine or on many sharing a team store —
+//! never fire one schedule twice. Every token, the one a schedule is added with and each of
+//! its fires', is the next value of one store-wide counter (`schedule_fire_tokens`), so none
+//! ever comes again: a fire of a schedule since removed, whose run still goes on, holds a token
+//! no schedule added again under its name will have, and can neither renew nor end its fires,
+//! and a scheduler's reading of the removed one claims nothing of the new.
+//!
+//! The scheduler **renews** the fire's lease while its run works and **ends** it with how the
+//! run ended: a run that did not end done counts as a failure, and the `pause_after`th failure
+//! in a row pauses the schedule (the end says so, once, so one notice is sent). A schedule late
+//! past its grace is **marked overdue** once per overdue spell (the next fire clears it), so
+//! one notice is sent for it.
 //!
 //! The store knows nothing of clocks beyond its own: the scheduler decides when a schedule is
 //! due (`tether_core::schedule`) and hands the time it fired at.
@@ -52,7 +58,8 @@ pub struct Schedule {
     pub paused: bool,
     /// When it was added.
     pub created_at_ms: i64,
-    /// How many times it fired: the token of its last fire (0: never).
+    /// The token of its last fire, or before its first the one it was added with: a value of
+    /// the store-wide counter, never another row's (see the module's documentation).
     pub fire: i64,
     /// When the lease of the fire going on lapses unless renewed; 0 when none goes on.
     pub expires_at_ms: i64,
@@ -127,7 +134,7 @@ pub fn fire_name(name: &str) -> String {
     format!("schedule {name}")
 }
 
-/// Why `token` does not hold the fire going on of a schedule whose fire counter is `current`
+/// Why `token` does not hold the fire going on of a schedule whose fire token is `current`
 /// with a lease to `expires_at_ms`; `None` when it does. A fire whose lease lapsed is still its
 /// scheduler's to end while no other took the schedule over. Every backend decides by this.
 pub fn fire_lapse(current: i64, expires_at_ms: i64, token: i64) -> Option<Lapse> {
@@ -191,20 +198,25 @@ impl Sqlite {
         let tx = self.write()?;
         let now = self.now();
         let work = serde_json::to_string(&new.work).map_err(StoreError::Json)?;
+        let token = next_token(&tx)?;
         let added = tx
             .prepare_cached(
-                "INSERT INTO schedules (workspace, name, timing, work, created_at_ms) \
-                 VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (workspace, name) DO NOTHING",
+                "INSERT INTO schedules (workspace, name, timing, work, created_at_ms, fire) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (workspace, name) DO NOTHING",
             )?
             .execute(params![
                 path_text(&new.workspace)?,
                 new.name,
                 new.timing,
                 work,
-                now
+                now,
+                token
             ])?;
+        if added != 1 {
+            return Ok(false);
+        }
         tx.commit()?;
-        Ok(added == 1)
+        Ok(true)
     }
 
     pub fn schedules(&self, workspace: &Path) -> Result<Vec<Schedule>> {
@@ -258,7 +270,7 @@ impl Sqlite {
     ) -> Result<Option<FireClaim>> {
         let tx = self.write()?;
         let now = self.now();
-        let token = seen.saturating_add(1);
+        let token = next_token(&tx)?;
         let expires_at_ms = now.saturating_add(ttl_ms);
         let claimed = tx
             .prepare_cached(
@@ -278,8 +290,12 @@ impl Sqlite {
                 at_ms,
                 now
             ])?;
+        if claimed != 1 {
+            // Dropped, the transaction gives the token back.
+            return Ok(None);
+        }
         tx.commit()?;
-        Ok((claimed == 1).then_some(FireClaim {
+        Ok(Some(FireClaim {
             token,
             expires_at_ms,
         }))
@@ -355,6 +371,17 @@ impl Sqlite {
         tx.commit()?;
         Ok(marked == 1)
     }
+}
+
+/// The store-wide counter's next value, taken in `tx` (given back if `tx` is not committed).
+fn next_token(tx: &rusqlite::Transaction<'_>) -> Result<i64> {
+    let token = tx
+        .prepare_cached(
+            "UPDATE schedule_fire_tokens SET last = last + 1 WHERE id = 1 RETURNING last",
+        )?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    token.ok_or_else(|| StoreError::corrupt("the table schedule_fire_tokens has no row"))
 }
 
 /// The schedule `name` of `workspace`, in `tx`.
