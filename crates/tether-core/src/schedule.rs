@@ -14,12 +14,35 @@ use chrono::{DateTime, Utc};
 /// The most missed times counted (the rest is said as "at least").
 pub const MAX_MISSED: u64 = 10_000;
 
+/// The longest interval of an `--every` schedule: 366 days (a longer wait is a cron
+/// expression's, such as a yearly one).
+pub const MAX_EVERY_SECS: u64 = 366 * 86_400;
+
 /// Why a timing cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TimingError {
     /// `--every` is not a duration, or is zero.
     #[error("`{text}` is not a duration of at least a second (such as 45s, 90m, 2h, 1h30m or 2d)")]
     Duration {
+        /// What was given.
+        text: String,
+    },
+    /// `--every` is longer than [`MAX_EVERY_SECS`].
+    #[error(
+        "`{text}` is longer than the longest interval, 366d (for a time once a year, give \
+         --cron, such as `0 9 1 1 *`)"
+    )]
+    TooLong {
+        /// What was given.
+        text: String,
+    },
+    /// The timing names no time after now: a cron expression's day no month has (`30 2`), or
+    /// a year gone by.
+    #[error(
+        "`{text}` names no time to come (a day no month has, such as the 30th of February, or \
+         a year gone by)"
+    )]
+    NoTimeToCome {
         /// What was given.
         text: String,
     },
@@ -60,12 +83,29 @@ pub enum Timing {
 }
 
 impl Timing {
-    /// Every `text` (`45s`, `90m`, `2h`, `1h30m`, `2d`).
+    /// Every `text` (`45s`, `90m`, `2h`, `1h30m`, `2d`), at most [`MAX_EVERY_SECS`].
     pub fn every(text: &str) -> Result<Timing, TimingError> {
         match tether_budget::parse_duration(text) {
+            Ok(secs) if secs > MAX_EVERY_SECS => Err(TimingError::TooLong {
+                text: text.to_owned(),
+            }),
             Ok(secs) if secs > 0 => Ok(Timing::Every { secs }),
             _ => Err(TimingError::Duration {
                 text: text.to_owned(),
+            }),
+        }
+    }
+
+    /// This timing, when it names a time after `at_ms` (ms since the Unix epoch); refused
+    /// otherwise, as a schedule that would never fire.
+    pub fn to_come(self, at_ms: i64) -> Result<Timing, TimingError> {
+        match self.next_after(at_ms) {
+            Some(_) => Ok(self),
+            None => Err(TimingError::NoTimeToCome {
+                text: match &self {
+                    Timing::Every { secs } => tether_budget::format_duration(*secs),
+                    Timing::Cron { text, .. } => text.clone(),
+                },
             }),
         }
     }

@@ -210,3 +210,56 @@ proptest! {
         prop_assert!(i64::try_from(fires.len()).unwrap() >= at_least);
     }
 }
+
+#[test]
+fn a_timing_that_names_no_time_to_come_is_refused() {
+    for never in ["0 0 30 2 *", "0 0 31 4 *", "0 0 0 1 1 * 2020"] {
+        let parsed = Timing::cron(never).unwrap();
+        assert_eq!(parsed.next_after(T0), None, "{never}");
+        assert!(
+            matches!(
+                Timing::cron(never).unwrap().to_come(T0),
+                Err(TimingError::NoTimeToCome { ref text }) if text == never
+            ),
+            "{never}"
+        );
+    }
+    let said = Timing::cron("0 0 30 2 *")
+        .unwrap()
+        .to_come(T0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        said.starts_with("`0 0 30 2 *` names no time to come"),
+        "{said}"
+    );
+    // Honest timings come, however rare.
+    for honest in ["0 9 * * 1-5", "0 0 29 2 *", "0 0 0 1 1 * 2099", "* * * * *"] {
+        assert!(
+            Timing::cron(honest).unwrap().to_come(T0).is_ok(),
+            "{honest}"
+        );
+    }
+    for every in ["1s", "1d", "366d", "8784h"] {
+        assert!(Timing::every(every).unwrap().to_come(T0).is_ok(), "{every}");
+    }
+}
+
+#[test]
+fn an_interval_is_366_days_at_most() {
+    assert!(matches!(
+        Timing::every("366d"),
+        Ok(Timing::Every { secs }) if secs == 366 * 86_400
+    ));
+    for long in ["367d", "366d1s", "300000000000d"] {
+        assert!(
+            matches!(Timing::every(long), Err(TimingError::TooLong { ref text }) if text == long),
+            "{long}"
+        );
+    }
+    let said = Timing::every("300000000000d").unwrap_err().to_string();
+    assert!(
+        said.starts_with("`300000000000d` is longer than the longest interval, 366d"),
+        "{said}"
+    );
+}

@@ -90,18 +90,16 @@ fn human_act(command: &ScheduleCommand) -> Option<HumanAct> {
 
 /// `tether schedule add`.
 fn add(ctx: &mut Ctx<'_>, args: &ScheduleAddArgs) -> Result<Exit> {
-    let timing = match (&args.every, &args.cron) {
-        (Some(every), _) => Timing::every(every).map_err(|problem| ScheduleError::Timing {
-            flag: "--every",
-            problem,
-        }),
-        (None, Some(cron)) => Timing::cron(cron).map_err(|problem| ScheduleError::Timing {
-            flag: "--cron",
-            problem,
-        }),
+    let now = tether_store::now_ms();
+    let (flag, timing) = match (&args.every, &args.cron) {
+        (Some(every), _) => ("--every", Timing::every(every)),
+        (None, Some(cron)) => ("--cron", Timing::cron(cron)),
         (None, None) => return Err(Failure::usage(anyhow!("give --every or --cron"))),
-    }
-    .map_err(Failure::usage)?;
+    };
+    // A timing that names no time to come would never fire: refused, not kept silently.
+    let timing = timing
+        .and_then(|timing| timing.to_come(now))
+        .map_err(|problem| Failure::usage(ScheduleError::Timing { flag, problem }))?;
     let work = match (&args.goal, &args.ralph) {
         (Some(goal), _) => Work::Goal {
             goal: goal.clone(),

@@ -443,3 +443,51 @@ fn an_agent_may_list_and_pause_schedules_but_not_add_remove_resume_run_or_instal
     assert!(ok(dir.path(), &["schedule", "install"]).contains(" schedule run"));
     assert_eq!(listed(dir.path())[0]["paused"], false);
 }
+
+#[test]
+fn a_timing_that_would_never_fire_is_refused_naming_the_flag() {
+    let dir = workspace("");
+    let ralph = ["--ralph", "x", "--completion-promise", "D"];
+    let add = |name: &str, timing: &[&str]| {
+        let args = [&["schedule", "add", "--name", name][..], timing, &ralph].concat();
+        run(dir.path(), &args)
+    };
+    for (timing, said) in [
+        (
+            ["--cron", "0 0 30 2 *"],
+            "error: --cron: `0 0 30 2 *` names no time to come",
+        ),
+        (
+            ["--cron", "0 0 0 1 1 * 2020"],
+            "error: --cron: `0 0 0 1 1 * 2020` names no time to come",
+        ),
+        (
+            ["--every", "300000000000d"],
+            "error: --every: `300000000000d` is longer than the longest interval, 366d",
+        ),
+        (
+            ["--every", "367d"],
+            "error: --every: `367d` is longer than the longest interval, 366d",
+        ),
+    ] {
+        let out = add("never", &timing);
+        assert_eq!(out.status.code(), Some(2), "{timing:?}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.starts_with(said), "{timing:?}: {stderr}");
+    }
+    assert!(listed(dir.path()).is_empty(), "nothing added");
+
+    // Honest timings, however rare, are kept, each with its next time.
+    for (name, timing) in [
+        ("weekdays", ["--cron", "0 9 * * 1-5"]),
+        ("leap", ["--cron", "0 0 29 2 *"]),
+        ("daily", ["--every", "1d"]),
+        ("yearly", ["--every", "366d"]),
+    ] {
+        let out = add(name, &timing);
+        assert!(out.status.success(), "{timing:?}: {}", text(&out.stderr));
+    }
+    for s in listed(dir.path()) {
+        assert!(s["next_fire_ms"].as_i64().is_some(), "{s}");
+    }
+}
