@@ -7,7 +7,9 @@
 //! goes on; the fire is recorded at the time it happened, so the next is due a whole interval
 //! (or the cron's next time) after it: however many times were missed while no scheduler ran,
 //! they give **one** catch-up fire. A schedule still not fired a grace past its due time is
-//! **overdue**: people are told once per overdue spell (the next fire ends the spell).
+//! **overdue**: people are told once per overdue spell (the next fire ends the spell). A
+//! schedule a person resumed is due at once when one of its times passed while it was paused,
+//! but late only a grace past its resume: its pause was the person's, not a fault to report.
 
 use chrono::{DateTime, Utc};
 
@@ -218,6 +220,8 @@ pub struct Standing {
     pub firing: bool,
     /// Whether people were told it is overdue in this spell.
     pub overdue_told: bool,
+    /// When a person last resumed it, if ever: it is late no sooner than a grace after that.
+    pub resumed_at_ms: Option<i64>,
 }
 
 /// What a scheduler does with a schedule at a given time ([`look`]).
@@ -256,7 +260,10 @@ pub fn look(timing: &Timing, s: &Standing, now_ms: i64, grace_ms: i64) -> Look {
     let Some(due) = timing.next_after(anchor) else {
         return idle;
     };
-    let overdue_at = due.saturating_add(grace_ms.max(0));
+    // Late a grace past its due time, or past its resume when that came later.
+    let overdue_at = due
+        .max(s.resumed_at_ms.unwrap_or(due))
+        .saturating_add(grace_ms.max(0));
     if now_ms < due {
         return Look {
             due_ms: Some(due),

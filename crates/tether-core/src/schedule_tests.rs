@@ -16,6 +16,7 @@ fn fresh(created_at_ms: i64) -> Standing {
         paused: false,
         firing: false,
         overdue_told: false,
+        resumed_at_ms: None,
     }
 }
 
@@ -262,4 +263,33 @@ fn an_interval_is_366_days_at_most() {
         said.starts_with("`300000000000d` is longer than the longest interval, 366d"),
         "{said}"
     );
+}
+
+#[test]
+fn a_resumed_schedule_is_due_at_once_but_late_only_a_grace_after_its_resume() {
+    let hourly = Timing::every("1h").unwrap();
+    let grace = 5 * MIN;
+    let mut s = fresh(T0);
+    s.last_fire_ms = Some(T0);
+    // Paused for a week, then resumed: its time passed meanwhile, so it fires at once.
+    let resumed = T0 + 7 * 24 * 60 * MIN;
+    s.resumed_at_ms = Some(resumed);
+    let at_resume = look(&hourly, &s, resumed + SEC, grace);
+    assert!(at_resume.fire, "{at_resume:?}");
+    assert!(!at_resume.late && !at_resume.tell_overdue, "{at_resume:?}");
+    // Not fired (its last run still works), it is late a grace after the resume.
+    s.firing = true;
+    let working = look(&hourly, &s, resumed + SEC, grace);
+    assert_eq!(working.wake_ms, Some(resumed + grace));
+    let before = look(&hourly, &s, resumed + grace - SEC, grace);
+    assert!(!before.late, "{before:?}");
+    let late = look(&hourly, &s, resumed + grace, grace);
+    assert!(late.late && late.tell_overdue, "{late:?}");
+    // A resume before its due time leaves its lateness as it was: a grace past the due time.
+    let mut early = fresh(T0);
+    early.last_fire_ms = Some(T0);
+    early.resumed_at_ms = Some(T0 + 10 * MIN);
+    let due = T0 + 60 * MIN;
+    assert!(!look(&hourly, &early, due + grace - SEC, grace).late);
+    assert!(look(&hourly, &early, due + grace, grace).late);
 }

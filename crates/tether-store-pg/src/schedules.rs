@@ -54,6 +54,7 @@ fn schedule_of(row: &Row) -> Result<Schedule> {
         last_outcome: get(row, 11, "schedules.last_outcome")?,
         failures: u32::try_from(failures).unwrap_or(u32::MAX),
         overdue_at_ms: get(row, 13, "schedules.overdue_at_ms")?,
+        resumed_at_ms: get(row, 14, "schedules.resumed_at_ms")?,
     })
 }
 
@@ -158,12 +159,17 @@ impl PgStore {
             .prepare_cached(
                 "UPDATE schedules SET paused = CASE WHEN $3 THEN 1 ELSE 0 END, \
                  failures = CASE WHEN $3 THEN failures ELSE 0 END, \
-                 overdue_at_ms = CASE WHEN $3 THEN overdue_at_ms ELSE NULL END \
+                 overdue_at_ms = CASE WHEN $3 THEN overdue_at_ms ELSE NULL END, \
+                 resumed_at_ms = CASE WHEN NOT $3 AND paused = 1 THEN $4 \
+                 ELSE resumed_at_ms END \
                  WHERE workspace = $1 AND name = $2",
             )
             .await?;
         let changed = client
-            .execute(&update, &[&path_text(workspace)?, &name, &paused])
+            .execute(
+                &update,
+                &[&path_text(workspace)?, &name, &paused, &self.now()],
+            )
             .await?;
         Ok(changed == 1)
     }

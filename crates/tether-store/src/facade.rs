@@ -200,8 +200,8 @@ macro_rules! with_store_operations {
     fn schedule(&self, workspace: &::std::path::Path, name: &str) -> $crate::Result<$crate::Schedule>;
     /// Removes the schedule `name` of `workspace`; whether there was one.
     fn remove_schedule(&self, workspace: &::std::path::Path, name: &str) -> $crate::Result<bool>;
-    /// Pauses the schedule or resumes it (resumed, its failures are forgotten and it is no
-    /// longer overdue); whether there is one.
+    /// Pauses the schedule or resumes it (resumed, its failures are forgotten, it is no longer
+    /// overdue, and when it was paused the time of its resume is kept); whether there is one.
     fn pause_schedule(&self, workspace: &::std::path::Path, name: &str, paused: bool) -> $crate::Result<bool>;
     /// Claims the schedule's next fire at `at_ms` for `holder`, for `ttl_ms`, with a token no
     /// schedule ever had: only while its fire token is still `seen`, it is not paused and no

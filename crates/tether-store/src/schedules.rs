@@ -76,6 +76,9 @@ pub struct Schedule {
     pub failures: u32,
     /// When it was last found overdue and a notice sent, if it is still in that spell.
     pub overdue_at_ms: Option<i64>,
+    /// When a person last resumed it, if ever (its lateness is measured from then when later
+    /// than its due time).
+    pub resumed_at_ms: Option<i64>,
 }
 
 impl Schedule {
@@ -127,7 +130,8 @@ pub fn count_failure(failures: u32, done: bool, pause_after: u32) -> (u32, bool)
 
 /// The columns a [`Schedule`] is read from, in order.
 pub const SCHEDULE_COLUMNS: &str = "workspace, name, timing, work, paused, created_at_ms, fire, \
-     expires_at_ms, machine, last_fire_ms, last_run_id, last_outcome, failures, overdue_at_ms";
+     expires_at_ms, machine, last_fire_ms, last_run_id, last_outcome, failures, overdue_at_ms, \
+     resumed_at_ms";
 
 /// A schedule's name as a lease error names it (`schedule <name>`).
 pub fn fire_name(name: &str) -> String {
@@ -181,6 +185,7 @@ fn schedule_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Schedule>> {
         last_outcome: r.get(11)?,
         failures: u32::try_from(failures).unwrap_or(u32::MAX),
         overdue_at_ms: r.get(13)?,
+        resumed_at_ms: r.get(14)?,
     };
     let decoded = crate::row::json("schedules.work", &work).and_then(|work| {
         let run = crate::row::parse_opt("schedules.last_run_id", last_run)?;
@@ -246,15 +251,17 @@ impl Sqlite {
 
     pub fn pause_schedule(&self, workspace: &Path, name: &str, paused: bool) -> Result<bool> {
         let tx = self.write()?;
-        // Resumed, it starts afresh: no failures counted, not overdue.
+        // Resumed, it starts afresh: no failures counted, not overdue, and (when it was
+        // paused) not late before a grace from now.
         let changed = tx
             .prepare_cached(
                 "UPDATE schedules SET paused = ?3, \
                  failures = CASE WHEN ?3 THEN failures ELSE 0 END, \
-                 overdue_at_ms = CASE WHEN ?3 THEN overdue_at_ms ELSE NULL END \
+                 overdue_at_ms = CASE WHEN ?3 THEN overdue_at_ms ELSE NULL END, \
+                 resumed_at_ms = CASE WHEN NOT ?3 AND paused = 1 THEN ?4 ELSE resumed_at_ms END \
                  WHERE workspace = ?1 AND name = ?2",
             )?
-            .execute(params![path_text(workspace)?, name, paused])?;
+            .execute(params![path_text(workspace)?, name, paused, self.now()])?;
         tx.commit()?;
         Ok(changed == 1)
     }

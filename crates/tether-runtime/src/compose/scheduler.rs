@@ -321,6 +321,7 @@ fn standing(s: &Schedule, now_ms: i64, live: bool) -> Standing {
         paused: s.paused,
         firing: live || s.firing(now_ms),
         overdue_told: s.overdue_at_ms.is_some(),
+        resumed_at_ms: s.resumed_at_ms,
     }
 }
 

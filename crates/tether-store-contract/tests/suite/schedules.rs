@@ -17,6 +17,7 @@ on_both_backends!(
     an_overdue_spell_is_marked_once_and_a_fire_ends_it,
     racing_schedulers_claim_one_fire_once,
     a_schedule_added_again_under_its_name_refuses_the_removed_ones_tokens,
+    the_time_a_paused_schedule_was_resumed_is_kept,
 );
 
 const WS: &str = "/work";
@@ -388,4 +389,33 @@ fn a_schedule_added_again_under_its_name_refuses_the_removed_ones_tokens(b: &Bac
         .end_schedule_fire(ws(), "nightly", new_fire.token, &end, 3)
         .unwrap();
     assert_eq!((ended.failures, ended.paused_now), (1, false));
+}
+
+fn the_time_a_paused_schedule_was_resumed_is_kept(b: &Backend) {
+    b.store.add_schedule(&new("weekly")).unwrap();
+    assert_eq!(
+        b.other().schedule(ws(), "weekly").unwrap().resumed_at_ms,
+        None
+    );
+    // Resuming a schedule that is not paused resumes nothing.
+    assert!(b.store.pause_schedule(ws(), "weekly", false).unwrap());
+    assert_eq!(
+        b.other().schedule(ws(), "weekly").unwrap().resumed_at_ms,
+        None
+    );
+    assert!(b.store.pause_schedule(ws(), "weekly", true).unwrap());
+    let before = tether_store::now_ms();
+    assert!(b.store.pause_schedule(ws(), "weekly", false).unwrap());
+    let resumed = b.other().schedule(ws(), "weekly").unwrap().resumed_at_ms;
+    let resumed = resumed.expect("the time it was resumed");
+    assert!(
+        resumed >= before && resumed <= tether_store::now_ms(),
+        "{resumed}"
+    );
+    // Paused again, it keeps the last resume's time until the next.
+    assert!(b.store.pause_schedule(ws(), "weekly", true).unwrap());
+    assert_eq!(
+        b.other().schedule(ws(), "weekly").unwrap().resumed_at_ms,
+        Some(resumed)
+    );
 }
