@@ -29,7 +29,7 @@
 //! its end.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -43,6 +43,10 @@ use tether_human::{Console, Desk, Notice};
 use tether_store::launch::NewRun;
 use tether_store::{FireClaim, FireEnd, Holder, Journal, NewSchedule, Schedule, StoreError};
 use tokio_util::sync::CancellationToken;
+
+mod install;
+
+pub use install::{Unwritable, crontab_line, systemd_unit};
 
 use crate::Host;
 use crate::compose::launch::End;
@@ -784,65 +788,13 @@ fn outcome(ended: &std::result::Result<End, String>) -> (bool, String) {
     }
 }
 
-/// The systemd user unit that keeps `exe schedule run` going in `root`.
-pub fn systemd_unit(root: &Path, exe: &Path) -> String {
-    format!(
-        "# tether's scheduler for {root}: fires its schedules (`tether schedule list`).\n\
-         # Install: save as ~/.config/systemd/user/tether-schedule.service, then\n\
-         #   systemctl --user daemon-reload\n\
-         #   systemctl --user enable --now tether-schedule.service\n\
-         # and, to keep it running while you are logged out: loginctl enable-linger \"$USER\"\n\
-         # Keys (the model's, the judge's) go in an EnvironmentFile=, never in this file.\n\
-         [Unit]\n\
-         Description=tether scheduler ({root})\n\
-         After=network-online.target\n\
-         Wants=network-online.target\n\
-         \n\
-         [Service]\n\
-         Type=simple\n\
-         WorkingDirectory={root}\n\
-         ExecStart={exe} schedule run\n\
-         Restart=on-failure\n\
-         RestartSec=10\n\
-         KillSignal=SIGTERM\n\
-         TimeoutStopSec=60\n\
-         \n\
-         [Install]\n\
-         WantedBy=default.target\n",
-        root = root.display(),
-        exe = exe.display(),
-    )
-}
-
-/// The crontab line that starts `exe schedule run` in `root` at boot (cron does not restart
-/// it: prefer the systemd unit where there is systemd).
-pub fn crontab_line(root: &Path, exe: &Path) -> String {
-    format!(
-        "@reboot cd {root} && {exe} schedule run >> {log} 2>&1\n",
-        root = shell_quote(&root.display().to_string()),
-        exe = shell_quote(&exe.display().to_string()),
-        log = shell_quote(&root.join(".tether/schedule.log").display().to_string()),
-    )
-}
-
-/// `text` quoted for a POSIX shell.
-fn shell_quote(text: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@".contains(c);
-    if !text.is_empty() && text.chars().all(plain) {
-        return text.to_owned();
-    }
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
-
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use tether_core::goal::GoalEnd;
     use tether_core::looping::Stopped;
     use tether_core::ralph::RalphEnd;
 
-    use super::{End, Work, crontab_line, outcome};
+    use super::{End, Work, outcome};
 
     #[test]
     fn only_a_run_that_ends_done_is_not_a_failure() {
@@ -890,15 +842,5 @@ mod tests {
         );
         assert_eq!(serde_json::from_value::<Work>(json).unwrap(), work);
         assert_eq!(work.describe(), "goal g3");
-    }
-
-    #[test]
-    fn the_crontab_line_quotes_what_the_shell_would_split() {
-        let line = crontab_line(Path::new("/srv/my app"), Path::new("/usr/bin/tether"));
-        assert_eq!(
-            line,
-            "@reboot cd '/srv/my app' && /usr/bin/tether schedule run >> \
-             '/srv/my app/.tether/schedule.log' 2>&1\n"
-        );
     }
 }

@@ -69,7 +69,8 @@ pub fn run(ctx: &mut Ctx<'_>, command: &ScheduleCommand) -> Result<Exit> {
                 scheduler::crontab_line(&root, &exe)
             } else {
                 scheduler::systemd_unit(&root, &exe)
-            };
+            }
+            .map_err(Failure::usage)?;
             write!(ctx.out, "{text}")?;
             Ok(Exit::Done)
         }

@@ -378,12 +378,18 @@ fn install_prints_a_unit_that_keeps_the_scheduler_running() {
         "{unit}"
     );
     assert!(unit.contains("WantedBy=default.target"), "{unit}");
+    assert!(unit.contains("\nSuccessExitStatus=130\n"), "{unit}");
     let cron = ok(dir.path(), &["schedule", "install", "--crontab"]);
+    let line = cron.lines().last().unwrap();
     assert!(
-        cron.starts_with(&format!("@reboot cd {} && ", root.display())),
+        line.starts_with(&format!("@reboot cd {} && ", root.display())),
         "{cron}"
     );
-    assert!(cron.contains(" schedule run >> "), "{cron}");
+    assert!(line.contains(" schedule run >> "), "{cron}");
+    assert!(
+        cron.starts_with("# cron starts it with a bare PATH"),
+        "{cron}"
+    );
 }
 
 #[test]
