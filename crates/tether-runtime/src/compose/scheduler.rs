@@ -173,6 +173,9 @@ pub enum ScheduleError {
         /// The plan file.
         plan: String,
     },
+    /// `--ralph` with an empty prompt.
+    #[error("--ralph: the prompt is empty; give what each fire's agent is asked to do")]
+    EmptyPrompt,
     /// `--ralph` without its promise, or an empty one.
     #[error(
         "--completion-promise: a scheduled Ralph run needs the word that ends it done (such as \
@@ -244,6 +247,9 @@ pub fn add(ws: &Workspace, env: &dyn Env, name: &str, timing: &Timing, work: &Wo
             if doc.plan().goal(goal).is_none() {
                 return Err(unknown().into());
             }
+        }
+        Work::Ralph { prompt, .. } if prompt.trim().is_empty() => {
+            return Err(ScheduleError::EmptyPrompt.into());
         }
         Work::Ralph {
             completion_promise, ..

@@ -361,6 +361,22 @@ fn bad_arguments_are_refused_naming_the_flag() {
     );
     let said = add(&["--name", "a", "--every", "1h", "--ralph", "x"]);
     assert!(said.contains("--completion-promise"), "{said}");
+    for empty in ["", "  ", "\n\t"] {
+        let said = add(&[
+            "--name",
+            "a",
+            "--every",
+            "1h",
+            "--ralph",
+            empty,
+            "--completion-promise",
+            "D",
+        ]);
+        assert!(
+            said.starts_with("error: --ralph: the prompt is empty"),
+            "{empty:?}: {said}"
+        );
+    }
     assert_eq!(listed(dir.path()).len(), 1, "nothing added");
 }
 
