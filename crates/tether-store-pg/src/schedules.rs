@@ -246,6 +246,63 @@ impl PgStore {
         Ok(expires_at_ms)
     }
 
+    /// Records the run of the fire `token` holds.
+    pub async fn start_schedule_fire(
+        &self,
+        workspace: &Path,
+        name: &str,
+        token: i64,
+        run: &tether_store::RunId,
+    ) -> Result<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let workspace = path_text(workspace)?;
+        held(&locked(&tx, workspace, name).await?, token)?;
+        let update = tx
+            .prepare_cached(
+                "UPDATE schedules SET last_run_id = $3 WHERE workspace = $1 AND name = $2",
+            )
+            .await?;
+        tx.execute(&update, &[&workspace, &name, &run.as_str()])
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Records a lapsed fire that never ended as abandoned.
+    pub async fn abandon_schedule_fire(
+        &self,
+        workspace: &Path,
+        name: &str,
+        seen: i64,
+        run: Option<&tether_store::RunId>,
+        outcome: &str,
+    ) -> Result<bool> {
+        let client = self.client().await?;
+        let update = client
+            .prepare_cached(
+                "UPDATE schedules SET expires_at_ms = 0, last_outcome = $5 \
+                 WHERE workspace = $1 AND name = $2 AND fire = $3 \
+                 AND last_run_id IS NOT DISTINCT FROM $4 \
+                 AND expires_at_ms > 0 AND expires_at_ms <= $6",
+            )
+            .await?;
+        let abandoned = client
+            .execute(
+                &update,
+                &[
+                    &path_text(workspace)?,
+                    &name,
+                    &seen,
+                    &run.map(tether_store::RunId::as_str),
+                    &outcome,
+                    &self.now(),
+                ],
+            )
+            .await?;
+        Ok(abandoned == 1)
+    }
+
     /// Ends the fire `token` holds, counting a failure.
     pub async fn end_schedule_fire(
         &self,

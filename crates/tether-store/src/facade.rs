@@ -211,6 +211,13 @@ macro_rules! with_store_operations {
     /// Extends the lease of the fire `token` holds for `ttl_ms` from now;
     /// [`StoreError::LeaseLost`](crate::StoreError::LeaseLost) when another fire took over.
     fn renew_schedule_fire(&self, workspace: &::std::path::Path, name: &str, token: i64, ttl_ms: i64) -> $crate::Result<i64>;
+    /// Records `run` as the run of the fire `token` holds, once it started; refused like a
+    /// renewal.
+    fn start_schedule_fire(&self, workspace: &::std::path::Path, name: &str, token: i64, run: &$crate::RunId) -> $crate::Result<()>;
+    /// Records the fire `seen` of the schedule as abandoned with `outcome` (its lease lapsed
+    /// and it never ended: its scheduler stopped), counting no failure, while its run is still
+    /// `run`; whether this call recorded it. The schedule may then fire again.
+    fn abandon_schedule_fire(&self, workspace: &::std::path::Path, name: &str, seen: i64, run: Option<&$crate::RunId>, outcome: &str) -> $crate::Result<bool>;
     /// Ends the fire `token` holds with how its run ended, counting a failure (the
     /// `pause_after`th in a row pauses the schedule); refused like a renewal.
     fn end_schedule_fire(&self, workspace: &::std::path::Path, name: &str, token: i64, end: &$crate::FireEnd, pause_after: u32) -> $crate::Result<$crate::FireEnded>;

@@ -12,11 +12,14 @@
 //! no schedule added again under its name will have, and can neither renew nor end its fires,
 //! and a scheduler's reading of the removed one claims nothing of the new.
 //!
-//! The scheduler **renews** the fire's lease while its run works and **ends** it with how the
-//! run ended: a run that did not end done counts as a failure, and the `pause_after`th failure
-//! in a row pauses the schedule (the end says so, once, so one notice is sent). A schedule late
-//! past its grace is **marked overdue** once per overdue spell (the next fire clears it), so
-//! one notice is sent for it.
+//! The scheduler **renews** the fire's lease while its run works, records its run once it
+//! **started**, and **ends** it with how the run ended: a run that did not end done counts as
+//! a failure, and the `pause_after`th failure in a row pauses the schedule (the end says so,
+//! once, so one notice is sent). A fire whose lease lapsed and that never ended — its scheduler
+//! was killed, or stopped, mid-run — is **abandoned** by the next scheduler that sees it: its
+//! outcome says so (naming its run, when it started one), and no failure is counted. A
+//! schedule late past its grace is **marked overdue** once per overdue spell (the next fire
+//! clears it), so one notice is sent for it.
 //!
 //! The store knows nothing of clocks beyond its own: the scheduler decides when a schedule is
 //! due (`tether_core::schedule`) and hands the time it fired at.
@@ -326,6 +329,51 @@ impl Sqlite {
         .execute(params![path_text(workspace)?, name, expires_at_ms])?;
         tx.commit()?;
         Ok(expires_at_ms)
+    }
+
+    pub fn start_schedule_fire(
+        &self,
+        workspace: &Path,
+        name: &str,
+        token: i64,
+        run: &RunId,
+    ) -> Result<()> {
+        let tx = self.write()?;
+        let found = one(&tx, path_text(workspace)?, name)?.ok_or_else(|| not_found(name))?;
+        held(&found, token)?;
+        tx.prepare_cached(
+            "UPDATE schedules SET last_run_id = ?3 WHERE workspace = ?1 AND name = ?2",
+        )?
+        .execute(params![path_text(workspace)?, name, run.as_str()])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn abandon_schedule_fire(
+        &self,
+        workspace: &Path,
+        name: &str,
+        seen: i64,
+        run: Option<&RunId>,
+        outcome: &str,
+    ) -> Result<bool> {
+        let tx = self.write()?;
+        let abandoned = tx
+            .prepare_cached(
+                "UPDATE schedules SET expires_at_ms = 0, last_outcome = ?5 \
+                 WHERE workspace = ?1 AND name = ?2 AND fire = ?3 AND last_run_id IS ?4 \
+                 AND expires_at_ms > 0 AND expires_at_ms <= ?6",
+            )?
+            .execute(params![
+                path_text(workspace)?,
+                name,
+                seen,
+                run.map(RunId::as_str),
+                outcome,
+                self.now()
+            ])?;
+        tx.commit()?;
+        Ok(abandoned == 1)
     }
 
     pub fn end_schedule_fire(

@@ -27,6 +27,10 @@
 //! (which can be resumed), so one schedule's runs never work side by side for long. A schedule
 //! removed while its fire goes on (and perhaps added again under its name) leaves that run to
 //! its end.
+//!
+//! A fire's run is recorded as soon as it started, so a fire left unended — its scheduler
+//! stopped, or killed mid-run (SIGKILL, a crash) — keeps its run named: the next scheduler to
+//! find its lease lapsed records it abandoned (no failure counted), with the run to resume.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -461,6 +465,9 @@ impl Scheduler {
                 }
             };
             let live = inner.is_live(&s.name);
+            if !live {
+                inner.abandon_lapsed(&store, &s, now_ms)?;
+            }
             let look = schedule::look(&timing, &standing(&s, now_ms, live), now_ms, grace);
             if look.tell_overdue
                 && store.mark_schedule_overdue(&inner.key, &s.name, s.fire, now_ms)?
@@ -544,7 +551,7 @@ impl Inner {
         settings: ScheduleConfig,
     ) -> Result<()> {
         let lost = CancellationToken::new();
-        let going = self.run_fire(s, &lost);
+        let going = self.run_fire(s, claim, &lost);
         let renewing = self.renew(s, claim, &lost);
         tokio::pin!(going, renewing);
         let end = tokio::select! {
@@ -560,7 +567,12 @@ impl Inner {
 
     /// Starts the run of `s`'s fire and waits for its end: `None` when it was interrupted (the
     /// scheduler is stopping, or `lost` said the fire is another's) and is left unended.
-    async fn run_fire(&self, s: &Schedule, lost: &CancellationToken) -> Option<FireEnd> {
+    async fn run_fire(
+        &self,
+        s: &Schedule,
+        claim: FireClaim,
+        lost: &CancellationToken,
+    ) -> Option<FireEnd> {
         let work = match serde_json::from_value::<Work>(s.work.clone()) {
             Ok(work) => work,
             Err(e) => {
@@ -583,6 +595,7 @@ impl Inner {
             }
         };
         let id = watched.id.clone();
+        self.started(&s.name, claim, &id);
         (self.said)(&format!("schedule {} fired: run {id}", s.name));
         let ended = self.watch(&s.name, watched, lost).await?;
         let (done, outcome) = outcome(&ended);
@@ -591,6 +604,39 @@ impl Inner {
             outcome: format!("run {id} {outcome}"),
             done,
         })
+    }
+
+    /// Records `run` as the run of `name`'s fire `claim`, so a fire whose scheduler dies leaves
+    /// its run named (a fire no longer this scheduler's is told so by its next renewal).
+    fn started(&self, name: &str, claim: FireClaim, run: &tether_store::RunId) {
+        let recorded = self.store().map_err(|e| chain(&e)).and_then(|store| {
+            store
+                .start_schedule_fire(&self.key, name, claim.token, run)
+                .map_err(|e| chain(&e))
+        });
+        if let Err(e) = recorded {
+            tracing::warn!(schedule = name, run = %run, error = e, "a fire's run was not recorded");
+        }
+    }
+
+    /// Records `s`'s fire as abandoned when its lease lapsed at `now_ms` and it never ended (its
+    /// scheduler was killed or stopped mid-run, and no fire of it goes on here), so the
+    /// schedule says what became of it and of its run.
+    fn abandon_lapsed(&self, store: &tether_store::Store, s: &Schedule, now_ms: i64) -> Result<()> {
+        if s.expires_at_ms == 0 || s.firing(now_ms) {
+            return Ok(());
+        }
+        let outcome = match &s.last_run {
+            Some(run) => format!(
+                "abandoned: its scheduler stopped while run {run} worked (`tether resume {run}` \
+                 takes it up)"
+            ),
+            None => "abandoned: its scheduler stopped before its run started".to_owned(),
+        };
+        if store.abandon_schedule_fire(&self.key, &s.name, s.fire, s.last_run.as_ref(), &outcome)? {
+            (self.said)(&format!("schedule {}: {outcome}", s.name));
+        }
+        Ok(())
     }
 
     /// Records the end of `s`'s fire `claim`, and tells people when it paused the schedule.

@@ -1,7 +1,8 @@
 //! The scheduler of `tether schedule run`, driven in the test's process against a real store and
 //! real agent processes (a shell script that waits for a file `go`): a fire whose lease another
 //! scheduler took over has its run interrupted and is left to the other; a look at the
-//! schedules while a fire of its own goes on claims nothing, whatever that fire's lease says.
+//! schedules while a fire of its own goes on claims nothing, whatever that fire's lease says;
+//! a fire whose scheduler died is recorded abandoned, naming its run.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -200,4 +201,61 @@ fn a_look_while_a_fire_of_its_own_goes_on_claims_nothing_whatever_its_lease_says
     let slow = store.schedule(&key, "slow").unwrap();
     assert_eq!(slow.last_run, Some(run));
     assert_eq!(slow.expires_at_ms, 0);
+}
+
+#[test]
+fn a_fire_whose_scheduler_died_is_recorded_abandoned_naming_its_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(dir.path());
+    let (store, key) = store(&ws);
+    let run = {
+        let runtime = runtime();
+        let (scheduler, heard) = scheduler(&ws, &runtime, Duration::from_millis(1_200));
+        runtime
+            .block_on(scheduler.tick(tether_store::now_ms() + 1_000))
+            .unwrap();
+        let run = fired_run(&heard.until("schedule slow fired: run "));
+        // Its run is named as soon as it started, not only at its end.
+        let slow = store.schedule(&key, "slow").unwrap();
+        assert_eq!(slow.last_run.as_ref(), Some(&run));
+        assert_eq!(slow.last_outcome, None);
+        // Paused, so no scheduler fires it again over what is found below.
+        store.pause_schedule(&key, "slow", true).unwrap();
+        // The scheduler dies with its runtime: nothing renews the fire any more.
+        runtime.shutdown_background();
+        run
+    };
+    let deadline = Instant::now() + DEADLINE;
+    while store
+        .schedule(&key, "slow")
+        .unwrap()
+        .firing(tether_store::now_ms())
+    {
+        assert!(Instant::now() < deadline, "the lease never lapsed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let runtime = runtime();
+    let (scheduler, heard) = scheduler(&ws, &runtime, scheduler::FIRE_LEASE);
+    runtime
+        .block_on(scheduler.tick(tether_store::now_ms()))
+        .unwrap();
+    let said = heard.until("abandoned");
+    assert!(
+        said.contains(&format!("its scheduler stopped while run {run} worked")),
+        "{said}"
+    );
+    let listed = scheduler::list(&ws, &MapEnv::new(), tether_store::now_ms()).unwrap();
+    let outcome = listed[0].last_outcome.as_deref().unwrap();
+    assert!(
+        outcome.starts_with(&format!(
+            "abandoned: its scheduler stopped while run {run} worked"
+        )),
+        "{outcome}"
+    );
+    assert_eq!(listed[0].last_run.as_deref(), Some(run.as_str()));
+    assert_eq!(
+        (listed[0].firing, listed[0].consecutive_failures),
+        (false, 0)
+    );
 }

@@ -2,7 +2,8 @@
 //! claimed once however many schedulers race for it, renewed and ended with its token, the
 //! failures in a row counted until they pause the schedule, and an overdue spell marked once;
 //! a token never handed out again, even to a schedule removed and added again under its name;
-//! on both backends.
+//! a fire's run recorded as it starts, and a fire whose lease lapsed abandoned once; on both
+//! backends.
 
 use std::path::Path;
 
@@ -18,6 +19,7 @@ on_both_backends!(
     racing_schedulers_claim_one_fire_once,
     a_schedule_added_again_under_its_name_refuses_the_removed_ones_tokens,
     the_time_a_paused_schedule_was_resumed_is_kept,
+    a_fire_records_its_run_when_it_starts_and_a_lapsed_one_is_abandoned_once,
 );
 
 const WS: &str = "/work";
@@ -418,4 +420,80 @@ fn the_time_a_paused_schedule_was_resumed_is_kept(b: &Backend) {
         b.other().schedule(ws(), "weekly").unwrap().resumed_at_ms,
         Some(resumed)
     );
+}
+
+fn a_fire_records_its_run_when_it_starts_and_a_lapsed_one_is_abandoned_once(b: &Backend) {
+    b.store.add_schedule(&new("nightly")).unwrap();
+    let claim = b
+        .store
+        .claim_schedule_fire(
+            ws(),
+            "nightly",
+            token(b, "nightly"),
+            1_000,
+            &holder(),
+            60_000,
+        )
+        .unwrap()
+        .expect("a fire");
+    let ran = run(&b.store);
+    // Only the fire's own token records its run.
+    let stale = b
+        .other()
+        .start_schedule_fire(ws(), "nightly", claim.token - 1, &ran);
+    assert!(
+        matches!(stale, Err(StoreError::LeaseLost { .. })),
+        "{stale:?}"
+    );
+    assert_eq!(b.other().schedule(ws(), "nightly").unwrap().last_run, None);
+    b.store
+        .start_schedule_fire(ws(), "nightly", claim.token, &ran)
+        .unwrap();
+    let going = b.other().schedule(ws(), "nightly").unwrap();
+    assert_eq!(going.last_run.as_ref(), Some(&ran));
+    assert_eq!(going.last_outcome, None, "it goes on");
+
+    // A live fire is not abandoned.
+    let abandon = |seen: i64, run: Option<&tether_store::RunId>| {
+        b.other()
+            .abandon_schedule_fire(
+                ws(),
+                "nightly",
+                seen,
+                run,
+                "abandoned: its scheduler stopped",
+            )
+            .unwrap()
+    };
+    assert!(!abandon(claim.token, Some(&ran)), "abandoned while live");
+    // Lapsed (its scheduler was killed), it is abandoned once, on a reading that is current.
+    b.store
+        .renew_schedule_fire(ws(), "nightly", claim.token, -1)
+        .unwrap();
+    assert!(!abandon(claim.token - 1, Some(&ran)), "a stale reading");
+    assert!(
+        !abandon(claim.token, None),
+        "read before its run was recorded"
+    );
+    assert!(abandon(claim.token, Some(&ran)));
+    assert!(!abandon(claim.token, Some(&ran)), "abandoned twice");
+    let abandoned = b.other().schedule(ws(), "nightly").unwrap();
+    assert_eq!(
+        abandoned.last_outcome.as_deref(),
+        Some("abandoned: its scheduler stopped")
+    );
+    assert_eq!(abandoned.last_run.as_ref(), Some(&ran));
+    assert_eq!((abandoned.expires_at_ms, abandoned.failures), (0, 0));
+    // Its scheduler, back, can neither renew it nor end it; the schedule fires again.
+    let late = b
+        .store
+        .renew_schedule_fire(ws(), "nightly", claim.token, 60_000);
+    assert!(
+        matches!(late, Err(StoreError::LeaseLost { .. })),
+        "{late:?}"
+    );
+    let next = b
+        .store
+        .claim_schedule_fire(ws(), "nightly", claim.token, 2_000, &holder(), 60_000);
+    assert!(next.unwrap().is_some(), "fires again");
 }
