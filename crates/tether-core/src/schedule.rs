@@ -229,11 +229,9 @@ pub struct Standing {
 pub struct Look {
     /// When it is (or was) due; `None` when paused or its timing names no time to come.
     pub due_ms: Option<i64>,
-    /// Fire it now: it is due and no fire of it goes on.
+    /// Fire it now: it is due and no fire of it goes on (how many of its times the fire
+    /// stands for is [`missed`]'s, asked once it is claimed).
     pub fire: bool,
-    /// How many of its times it missed up to now (1: only the one due; more: one catch-up
-    /// fire stands for them all).
-    pub missed: u64,
     /// It is late past its grace (overdue), whether or not people were told.
     pub late: bool,
     /// Tell people it is overdue now: it is late and they were not told in this spell.
@@ -248,7 +246,6 @@ pub fn look(timing: &Timing, s: &Standing, now_ms: i64, grace_ms: i64) -> Look {
     let idle = Look {
         due_ms: None,
         fire: false,
-        missed: 0,
         late: false,
         tell_overdue: false,
         wake_ms: None,
@@ -275,12 +272,18 @@ pub fn look(timing: &Timing, s: &Standing, now_ms: i64, grace_ms: i64) -> Look {
     Look {
         due_ms: Some(due),
         fire: !s.firing,
-        missed: timing.times_in(due, now_ms),
         late,
         tell_overdue: late && !s.overdue_told,
         // Firing now moves it on; while a fire goes on, it is overdue at its grace.
         wake_ms: (s.firing && !late).then_some(overdue_at),
     }
+}
+
+/// How many of `timing`'s times a fire at `now_ms` of a schedule due at `due_ms` stands for
+/// (1: only the one due; more: one catch-up fire for them all; at most [`MAX_MISSED`]). Counting
+/// them walks a cron expression time by time, so a scheduler asks only for a fire it claimed.
+pub fn missed(timing: &Timing, due_ms: i64, now_ms: i64) -> u64 {
+    timing.times_in(due_ms, now_ms)
 }
 
 /// `at_ms` for people: `2026-11-29 06:00:00 UTC`.

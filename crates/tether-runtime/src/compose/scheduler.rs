@@ -488,10 +488,13 @@ impl Scheduler {
                     millis(inner.lease),
                 )?;
                 if let Some(claim) = claimed {
-                    if look.missed > 1 {
+                    let missed = look
+                        .due_ms
+                        .map_or(1, |due| schedule::missed(&timing, due, now_ms));
+                    if missed > 1 {
                         (inner.said)(&format!(
-                            "schedule {}: one catch-up fire for {} missed times",
-                            s.name, look.missed
+                            "schedule {}: one catch-up fire for {missed} missed times",
+                            s.name
                         ));
                     }
                     self.fire(s, claim, settings);
