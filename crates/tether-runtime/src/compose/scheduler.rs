@@ -45,7 +45,7 @@ use tether_core::schedule::{self, Standing, Timing, TimingError};
 use tether_human::registry::Reach;
 use tether_human::{Console, Desk, Notice};
 use tether_store::launch::NewRun;
-use tether_store::{FireClaim, FireEnd, Holder, Journal, NewSchedule, Schedule, StoreError};
+use tether_store::{FireClaim, FireEnd, Holder, Journal, Lapse, NewSchedule, Schedule, StoreError};
 use tokio_util::sync::CancellationToken;
 
 mod install;
@@ -720,9 +720,13 @@ impl Inner {
                         tracing::info!(schedule = name, "removed while its fire goes on");
                         return std::future::pending().await;
                     }
+                    let how = match lapse {
+                        Lapse::TakenOver => "another scheduler fired it since",
+                        _ => "another scheduler found its lease lapsed and recorded it abandoned",
+                    };
                     (self.said)(&format!(
-                        "schedule {name}: another scheduler took its fire over ({lapse}); \
-                         this one stops renewing it"
+                        "schedule {name}: its fire is no longer this scheduler's ({how}); this \
+                         one stops renewing it"
                     ));
                     tracing::warn!(schedule = name, %lapse, "a fire's lease lost");
                     lost.cancel();

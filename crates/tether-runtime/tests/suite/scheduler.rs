@@ -152,7 +152,7 @@ fn a_fire_another_scheduler_took_over_has_its_run_interrupted_and_left_unended()
         }
     };
 
-    heard.until("another scheduler took its fire over");
+    heard.until("its fire is no longer this scheduler's (another scheduler fired it since)");
     let said = heard.until("interrupted");
     assert!(said.contains(&format!("run {run} interrupted")), "{said}");
     assert!(said.contains(&format!("tether resume {run}")), "{said}");
