@@ -2,7 +2,8 @@
 //!
 //! tether's promise rests on a few decisions no agent may take for itself: agreeing to a goal's
 //! contract, signing a goal off without the judge, cancelling a goal or a run, answering a question,
-//! resuming a run a rule paused for a person, applying a changed tether.toml to a run. The agent has a shell and runs as the same user, so
+//! resuming a run a rule paused for a person, applying a changed tether.toml to a run, putting
+//! work on a schedule or running the scheduler. The agent has a shell and runs as the same user, so
 //! it can start the tether binary itself; these commands therefore check, in one place
 //! ([`require_human`]), that they do not run inside an agent's process tree:
 //!
@@ -76,6 +77,17 @@ pub enum HumanAct {
     /// Watching the runs in the terminal (`tether watch`), whose holder answers questions and
     /// pauses, cancels and speaks to runs.
     WatchRuns,
+    /// Adding a schedule (`tether schedule add`): each of its fires starts a run with a fresh
+    /// budget.
+    AddSchedule,
+    /// Removing a schedule (`tether schedule remove`).
+    RemoveSchedule,
+    /// Resuming a paused schedule (`tether schedule resume`), perhaps one its failures paused.
+    ResumeSchedule,
+    /// Running the scheduler (`tether schedule run`), which starts runs as the schedules say.
+    RunScheduler,
+    /// Printing the unit that keeps the scheduler running (`tether schedule install`).
+    InstallScheduler,
 }
 
 impl HumanAct {
@@ -95,6 +107,13 @@ impl HumanAct {
             HumanAct::ServeDashboard => "serving the dashboard (tether serve)",
             HumanAct::AskOnTheSide => "asking about a run on the side (tether side)",
             HumanAct::WatchRuns => "watching the runs in the terminal (tether watch)",
+            HumanAct::AddSchedule => "adding a schedule (tether schedule add)",
+            HumanAct::RemoveSchedule => "removing a schedule (tether schedule remove)",
+            HumanAct::ResumeSchedule => "resuming a schedule (tether schedule resume)",
+            HumanAct::RunScheduler => "running the scheduler (tether schedule run)",
+            HumanAct::InstallScheduler => {
+                "installing the scheduler's service (tether schedule install)"
+            }
         }
     }
 
@@ -158,6 +177,17 @@ impl HumanAct {
                 "A person asks about a run on the side with `tether side` in their own shell, \
                  outside the agent: its model calls are not charged to the run. An agent reads \
                  the repository itself, or asks a person with ask_human."
+            }
+            HumanAct::AddSchedule
+            | HumanAct::RemoveSchedule
+            | HumanAct::ResumeSchedule
+            | HumanAct::RunScheduler
+            | HumanAct::InstallScheduler => {
+                "A person adds, removes and resumes schedules and runs the scheduler with \
+                 `tether schedule` in their own shell, outside the agent: each fire starts a \
+                 run with a fresh budget. An agent may read them with `tether schedule list` \
+                 and stop one with `tether schedule pause`; one that wants a schedule changed \
+                 asks with ask_human."
             }
         }
     }

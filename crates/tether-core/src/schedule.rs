@@ -7,12 +7,18 @@
 //! goes on; the fire is recorded at the time it happened, so the next is due a whole interval
 //! (or the cron's next time) after it: however many times were missed while no scheduler ran,
 //! they give **one** catch-up fire. A schedule still not fired a grace past its due time is
-//! **overdue**: people are told once per overdue spell (the next fire ends the spell).
+//! **overdue**: people are told once per overdue spell (the next fire ends the spell). A
+//! schedule a person resumed is due at once when one of its times passed while it was paused,
+//! but late only a grace past its resume: its pause was the person's, not a fault to report.
 
 use chrono::{DateTime, Utc};
 
 /// The most missed times counted (the rest is said as "at least").
 pub const MAX_MISSED: u64 = 10_000;
+
+/// The longest interval of an `--every` schedule: 366 days (a longer wait is a cron
+/// expression's, such as a yearly one).
+pub const MAX_EVERY_SECS: u64 = 366 * 86_400;
 
 /// Why a timing cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -20,6 +26,25 @@ pub enum TimingError {
     /// `--every` is not a duration, or is zero.
     #[error("`{text}` is not a duration of at least a second (such as 45s, 90m, 2h, 1h30m or 2d)")]
     Duration {
+        /// What was given.
+        text: String,
+    },
+    /// `--every` is longer than [`MAX_EVERY_SECS`].
+    #[error(
+        "`{text}` is longer than the longest interval, 366d (for a time once a year, give \
+         --cron, such as `0 9 1 1 *`)"
+    )]
+    TooLong {
+        /// What was given.
+        text: String,
+    },
+    /// The timing names no time after now: a cron expression's day no month has (`30 2`), or
+    /// a year gone by.
+    #[error(
+        "`{text}` names no time to come (a day no month has, such as the 30th of February, or \
+         a year gone by)"
+    )]
+    NoTimeToCome {
         /// What was given.
         text: String,
     },
@@ -60,12 +85,29 @@ pub enum Timing {
 }
 
 impl Timing {
-    /// Every `text` (`45s`, `90m`, `2h`, `1h30m`, `2d`).
+    /// Every `text` (`45s`, `90m`, `2h`, `1h30m`, `2d`), at most [`MAX_EVERY_SECS`].
     pub fn every(text: &str) -> Result<Timing, TimingError> {
         match tether_budget::parse_duration(text) {
+            Ok(secs) if secs > MAX_EVERY_SECS => Err(TimingError::TooLong {
+                text: text.to_owned(),
+            }),
             Ok(secs) if secs > 0 => Ok(Timing::Every { secs }),
             _ => Err(TimingError::Duration {
                 text: text.to_owned(),
+            }),
+        }
+    }
+
+    /// This timing, when it names a time after `at_ms` (ms since the Unix epoch); refused
+    /// otherwise, as a schedule that would never fire.
+    pub fn to_come(self, at_ms: i64) -> Result<Timing, TimingError> {
+        match self.next_after(at_ms) {
+            Some(_) => Ok(self),
+            None => Err(TimingError::NoTimeToCome {
+                text: match &self {
+                    Timing::Every { secs } => tether_budget::format_duration(*secs),
+                    Timing::Cron { text, .. } => text.clone(),
+                },
             }),
         }
     }
@@ -178,6 +220,8 @@ pub struct Standing {
     pub firing: bool,
     /// Whether people were told it is overdue in this spell.
     pub overdue_told: bool,
+    /// When a person last resumed it, if ever: it is late no sooner than a grace after that.
+    pub resumed_at_ms: Option<i64>,
 }
 
 /// What a scheduler does with a schedule at a given time ([`look`]).
@@ -185,11 +229,9 @@ pub struct Standing {
 pub struct Look {
     /// When it is (or was) due; `None` when paused or its timing names no time to come.
     pub due_ms: Option<i64>,
-    /// Fire it now: it is due and no fire of it goes on.
+    /// Fire it now: it is due and no fire of it goes on (how many of its times the fire
+    /// stands for is [`missed`]'s, asked once it is claimed).
     pub fire: bool,
-    /// How many of its times it missed up to now (1: only the one due; more: one catch-up
-    /// fire stands for them all).
-    pub missed: u64,
     /// It is late past its grace (overdue), whether or not people were told.
     pub late: bool,
     /// Tell people it is overdue now: it is late and they were not told in this spell.
@@ -204,7 +246,6 @@ pub fn look(timing: &Timing, s: &Standing, now_ms: i64, grace_ms: i64) -> Look {
     let idle = Look {
         due_ms: None,
         fire: false,
-        missed: 0,
         late: false,
         tell_overdue: false,
         wake_ms: None,
@@ -216,7 +257,10 @@ pub fn look(timing: &Timing, s: &Standing, now_ms: i64, grace_ms: i64) -> Look {
     let Some(due) = timing.next_after(anchor) else {
         return idle;
     };
-    let overdue_at = due.saturating_add(grace_ms.max(0));
+    // Late a grace past its due time, or past its resume when that came later.
+    let overdue_at = due
+        .max(s.resumed_at_ms.unwrap_or(due))
+        .saturating_add(grace_ms.max(0));
     if now_ms < due {
         return Look {
             due_ms: Some(due),
@@ -228,12 +272,18 @@ pub fn look(timing: &Timing, s: &Standing, now_ms: i64, grace_ms: i64) -> Look {
     Look {
         due_ms: Some(due),
         fire: !s.firing,
-        missed: timing.times_in(due, now_ms),
         late,
         tell_overdue: late && !s.overdue_told,
         // Firing now moves it on; while a fire goes on, it is overdue at its grace.
         wake_ms: (s.firing && !late).then_some(overdue_at),
     }
+}
+
+/// How many of `timing`'s times a fire at `now_ms` of a schedule due at `due_ms` stands for
+/// (1: only the one due; more: one catch-up fire for them all; at most [`MAX_MISSED`]). Counting
+/// them walks a cron expression time by time, so a scheduler asks only for a fire it claimed.
+pub fn missed(timing: &Timing, due_ms: i64, now_ms: i64) -> u64 {
+    timing.times_in(due_ms, now_ms)
 }
 
 /// `at_ms` for people: `2026-11-29 06:00:00 UTC`.

@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 
-use super::{Look, Standing, Timing, TimingError, look, when};
+use super::{Look, Standing, Timing, TimingError, look, missed, when};
 
 const SEC: i64 = 1000;
 const MIN: i64 = 60 * SEC;
@@ -16,6 +16,7 @@ fn fresh(created_at_ms: i64) -> Standing {
         paused: false,
         firing: false,
         overdue_told: false,
+        resumed_at_ms: None,
     }
 }
 
@@ -77,14 +78,14 @@ fn a_new_schedule_waits_one_interval_then_fires() {
         Look {
             due_ms: Some(T0 + 10 * MIN),
             fire: false,
-            missed: 0,
             late: false,
             tell_overdue: false,
             wake_ms: Some(T0 + 10 * MIN),
         }
     );
     let due = look(&every, &s, T0 + 10 * MIN, MIN);
-    assert!(due.fire && !due.late && due.missed == 1, "{due:?}");
+    assert!(due.fire && !due.late, "{due:?}");
+    assert_eq!(missed(&every, due.due_ms.unwrap(), T0 + 10 * MIN), 1);
 }
 
 #[test]
@@ -96,7 +97,7 @@ fn fires_missed_while_no_scheduler_ran_give_one_catch_up() {
     let now = T0 + 55 * MIN;
     let back = look(&every, &s, now, MIN);
     assert!(back.fire && back.late && back.tell_overdue, "{back:?}");
-    assert_eq!(back.missed, 5);
+    assert_eq!(missed(&every, back.due_ms.unwrap(), now), 5);
     // Fired at `now`, the next is a whole interval on: nothing more to catch up.
     s.last_fire_ms = Some(now);
     let after = look(&every, &s, now + SEC, MIN);
@@ -168,14 +169,13 @@ proptest! {
         let first = look(&t, &s, now, MIN);
         let due = first.due_ms.unwrap();
         prop_assert_eq!(first.fire, now >= due);
-        prop_assert_eq!(first.missed, t.times_in(due, now));
         if first.fire {
-            prop_assert!(first.missed >= 1);
+            prop_assert!(missed(&t, due, now) >= 1);
             s.last_fire_ms = Some(now);
             let again = look(&t, &s, now, MIN);
             prop_assert!(!again.fire, "one catch-up fire");
         } else {
-            prop_assert_eq!(first.missed, 0);
+            prop_assert_eq!(missed(&t, due, now), 0);
         }
     }
 
@@ -209,4 +209,86 @@ proptest! {
         let at_least = elapsed / (interval + step) - 1;
         prop_assert!(i64::try_from(fires.len()).unwrap() >= at_least);
     }
+}
+
+#[test]
+fn a_timing_that_names_no_time_to_come_is_refused() {
+    for never in ["0 0 30 2 *", "0 0 31 4 *", "0 0 0 1 1 * 2020"] {
+        let parsed = Timing::cron(never).unwrap();
+        assert_eq!(parsed.next_after(T0), None, "{never}");
+        assert!(
+            matches!(
+                Timing::cron(never).unwrap().to_come(T0),
+                Err(TimingError::NoTimeToCome { ref text }) if text == never
+            ),
+            "{never}"
+        );
+    }
+    let said = Timing::cron("0 0 30 2 *")
+        .unwrap()
+        .to_come(T0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        said.starts_with("`0 0 30 2 *` names no time to come"),
+        "{said}"
+    );
+    // Honest timings come, however rare.
+    for honest in ["0 9 * * 1-5", "0 0 29 2 *", "0 0 0 1 1 * 2099", "* * * * *"] {
+        assert!(
+            Timing::cron(honest).unwrap().to_come(T0).is_ok(),
+            "{honest}"
+        );
+    }
+    for every in ["1s", "1d", "366d", "8784h"] {
+        assert!(Timing::every(every).unwrap().to_come(T0).is_ok(), "{every}");
+    }
+}
+
+#[test]
+fn an_interval_is_366_days_at_most() {
+    assert!(matches!(
+        Timing::every("366d"),
+        Ok(Timing::Every { secs }) if secs == 366 * 86_400
+    ));
+    for long in ["367d", "366d1s", "300000000000d"] {
+        assert!(
+            matches!(Timing::every(long), Err(TimingError::TooLong { ref text }) if text == long),
+            "{long}"
+        );
+    }
+    let said = Timing::every("300000000000d").unwrap_err().to_string();
+    assert!(
+        said.starts_with("`300000000000d` is longer than the longest interval, 366d"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_resumed_schedule_is_due_at_once_but_late_only_a_grace_after_its_resume() {
+    let hourly = Timing::every("1h").unwrap();
+    let grace = 5 * MIN;
+    let mut s = fresh(T0);
+    s.last_fire_ms = Some(T0);
+    // Paused for a week, then resumed: its time passed meanwhile, so it fires at once.
+    let resumed = T0 + 7 * 24 * 60 * MIN;
+    s.resumed_at_ms = Some(resumed);
+    let at_resume = look(&hourly, &s, resumed + SEC, grace);
+    assert!(at_resume.fire, "{at_resume:?}");
+    assert!(!at_resume.late && !at_resume.tell_overdue, "{at_resume:?}");
+    // Not fired (its last run still works), it is late a grace after the resume.
+    s.firing = true;
+    let working = look(&hourly, &s, resumed + SEC, grace);
+    assert_eq!(working.wake_ms, Some(resumed + grace));
+    let before = look(&hourly, &s, resumed + grace - SEC, grace);
+    assert!(!before.late, "{before:?}");
+    let late = look(&hourly, &s, resumed + grace, grace);
+    assert!(late.late && late.tell_overdue, "{late:?}");
+    // A resume before its due time leaves its lateness as it was: a grace past the due time.
+    let mut early = fresh(T0);
+    early.last_fire_ms = Some(T0);
+    early.resumed_at_ms = Some(T0 + 10 * MIN);
+    let due = T0 + 60 * MIN;
+    assert!(!look(&hourly, &early, due + grace - SEC, grace).late);
+    assert!(look(&hourly, &early, due + grace, grace).late);
 }

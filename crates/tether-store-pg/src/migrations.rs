@@ -10,7 +10,7 @@ use deadpool_postgres::Client;
 use crate::error::{PgStoreError, Result};
 
 /// The schema version this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// The migrations, by version.
 const MIGRATIONS: &[(i64, &str)] = &[
@@ -22,6 +22,8 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (6, include_str!("migrations/0006_panel_votes.sql")),
     (7, include_str!("migrations/0007_schedules.sql")),
     (8, include_str!("migrations/0008_usage_events.sql")),
+    (9, include_str!("migrations/0009_schedule_fire_tokens.sql")),
+    (10, include_str!("migrations/0010_schedule_resumed.sql")),
 ];
 
 /// The advisory lock key migrations hold ("tether" and 1).

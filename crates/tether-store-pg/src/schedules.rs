@@ -1,7 +1,9 @@
 //! Goals on a schedule in the team store: the rules of the embedded store's `schedules.rs`,
-//! every fire claimed with one conditional `UPDATE` (the fire counter still the one its
+//! every fire claimed with one conditional `UPDATE` (the fire token still the one its
 //! scheduler read), so schedulers on many machines never fire one schedule twice, and the
-//! schedule's row locked (`FOR UPDATE`) for each renewal and end.
+//! schedule's row locked (`FOR UPDATE`) for each renewal and end. Every token is the next value
+//! of the sequence `schedule_fire_tokens`, so none comes again, even for a schedule removed and
+//! added again under its name.
 
 use std::path::{Path, PathBuf};
 
@@ -52,6 +54,7 @@ fn schedule_of(row: &Row) -> Result<Schedule> {
         last_outcome: get(row, 11, "schedules.last_outcome")?,
         failures: u32::try_from(failures).unwrap_or(u32::MAX),
         overdue_at_ms: get(row, 13, "schedules.overdue_at_ms")?,
+        resumed_at_ms: get(row, 14, "schedules.resumed_at_ms")?,
     })
 }
 
@@ -90,8 +93,9 @@ impl PgStore {
             .map_err(|e| PgStoreError::corrupt(StoreError::Json(e).to_string()))?;
         let insert = client
             .prepare_cached(
-                "INSERT INTO schedules (workspace, name, timing, work, created_at_ms) \
-                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (workspace, name) DO NOTHING",
+                "INSERT INTO schedules (workspace, name, timing, work, created_at_ms, fire) \
+                 VALUES ($1, $2, $3, $4, $5, nextval('schedule_fire_tokens')) \
+                 ON CONFLICT (workspace, name) DO NOTHING",
             )
             .await?;
         let added = client
@@ -155,12 +159,17 @@ impl PgStore {
             .prepare_cached(
                 "UPDATE schedules SET paused = CASE WHEN $3 THEN 1 ELSE 0 END, \
                  failures = CASE WHEN $3 THEN failures ELSE 0 END, \
-                 overdue_at_ms = CASE WHEN $3 THEN overdue_at_ms ELSE NULL END \
+                 overdue_at_ms = CASE WHEN $3 THEN overdue_at_ms ELSE NULL END, \
+                 resumed_at_ms = CASE WHEN NOT $3 AND paused = 1 THEN $4 \
+                 ELSE resumed_at_ms END \
                  WHERE workspace = $1 AND name = $2",
             )
             .await?;
         let changed = client
-            .execute(&update, &[&path_text(workspace)?, &name, &paused])
+            .execute(
+                &update,
+                &[&path_text(workspace)?, &name, &paused, &self.now()],
+            )
             .await?;
         Ok(changed == 1)
     }
@@ -177,25 +186,25 @@ impl PgStore {
     ) -> Result<Option<FireClaim>> {
         let client = self.client().await?;
         let now = self.now();
-        let token = seen.saturating_add(1);
         let expires_at_ms = now.saturating_add(ttl_ms);
         let update = client
             .prepare_cached(
-                "UPDATE schedules SET fire = $4, expires_at_ms = $5, machine = $6, \
-                 last_fire_ms = $7, last_run_id = NULL, last_outcome = NULL, \
+                "UPDATE schedules SET fire = nextval('schedule_fire_tokens'), \
+                 expires_at_ms = $4, machine = $5, \
+                 last_fire_ms = $6, last_run_id = NULL, last_outcome = NULL, \
                  overdue_at_ms = NULL \
                  WHERE workspace = $1 AND name = $2 AND fire = $3 AND paused = 0 \
-                 AND expires_at_ms <= $8",
+                 AND expires_at_ms <= $7 \
+                 RETURNING fire",
             )
             .await?;
         let claimed = client
-            .execute(
+            .query_opt(
                 &update,
                 &[
                     &path_text(workspace)?,
                     &name,
                     &seen,
-                    &token,
                     &expires_at_ms,
                     &holder.machine,
                     &at_ms,
@@ -203,10 +212,14 @@ impl PgStore {
                 ],
             )
             .await?;
-        Ok((claimed == 1).then_some(FireClaim {
-            token,
-            expires_at_ms,
-        }))
+        claimed
+            .map(|row| {
+                Ok(FireClaim {
+                    token: get(&row, 0, "schedules.fire")?,
+                    expires_at_ms,
+                })
+            })
+            .transpose()
     }
 
     /// Extends the lease of the fire `token` holds.
@@ -231,6 +244,63 @@ impl PgStore {
             .await?;
         tx.commit().await?;
         Ok(expires_at_ms)
+    }
+
+    /// Records the run of the fire `token` holds.
+    pub async fn start_schedule_fire(
+        &self,
+        workspace: &Path,
+        name: &str,
+        token: i64,
+        run: &tether_store::RunId,
+    ) -> Result<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
+        let workspace = path_text(workspace)?;
+        held(&locked(&tx, workspace, name).await?, token)?;
+        let update = tx
+            .prepare_cached(
+                "UPDATE schedules SET last_run_id = $3 WHERE workspace = $1 AND name = $2",
+            )
+            .await?;
+        tx.execute(&update, &[&workspace, &name, &run.as_str()])
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Records a lapsed fire that never ended as abandoned.
+    pub async fn abandon_schedule_fire(
+        &self,
+        workspace: &Path,
+        name: &str,
+        seen: i64,
+        run: Option<&tether_store::RunId>,
+        outcome: &str,
+    ) -> Result<bool> {
+        let client = self.client().await?;
+        let update = client
+            .prepare_cached(
+                "UPDATE schedules SET expires_at_ms = 0, last_outcome = $5 \
+                 WHERE workspace = $1 AND name = $2 AND fire = $3 \
+                 AND last_run_id IS NOT DISTINCT FROM $4 \
+                 AND expires_at_ms > 0 AND expires_at_ms <= $6",
+            )
+            .await?;
+        let abandoned = client
+            .execute(
+                &update,
+                &[
+                    &path_text(workspace)?,
+                    &name,
+                    &seen,
+                    &run.map(tether_store::RunId::as_str),
+                    &outcome,
+                    &self.now(),
+                ],
+            )
+            .await?;
+        Ok(abandoned == 1)
     }
 
     /// Ends the fire `token` holds, counting a failure.

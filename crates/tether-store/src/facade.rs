@@ -206,20 +206,28 @@ macro_rules! with_store_operations {
     fn schedule(&self, workspace: &::std::path::Path, name: &str) -> $crate::Result<$crate::Schedule>;
     /// Removes the schedule `name` of `workspace`; whether there was one.
     fn remove_schedule(&self, workspace: &::std::path::Path, name: &str) -> $crate::Result<bool>;
-    /// Pauses the schedule or resumes it (resumed, its failures are forgotten and it is no
-    /// longer overdue); whether there is one.
+    /// Pauses the schedule or resumes it (resumed, its failures are forgotten, it is no longer
+    /// overdue, and when it was paused the time of its resume is kept); whether there is one.
     fn pause_schedule(&self, workspace: &::std::path::Path, name: &str, paused: bool) -> $crate::Result<bool>;
-    /// Claims the schedule's next fire at `at_ms` for `holder`, for `ttl_ms`: only while its fire
-    /// counter is still `seen`, it is not paused and no fire of it goes on (or that one's lease
-    /// lapsed); `None` when another scheduler fired it or it may not fire.
+    /// Claims the schedule's next fire at `at_ms` for `holder`, for `ttl_ms`, with a token no
+    /// schedule ever had: only while its fire token is still `seen`, it is not paused and no
+    /// fire of it goes on (or that one's lease lapsed); `None` when another scheduler fired it
+    /// or it may not fire.
     fn claim_schedule_fire(&self, workspace: &::std::path::Path, name: &str, seen: i64, at_ms: i64, holder: &$crate::Holder, ttl_ms: i64) -> $crate::Result<Option<$crate::FireClaim>>;
     /// Extends the lease of the fire `token` holds for `ttl_ms` from now;
     /// [`StoreError::LeaseLost`](crate::StoreError::LeaseLost) when another fire took over.
     fn renew_schedule_fire(&self, workspace: &::std::path::Path, name: &str, token: i64, ttl_ms: i64) -> $crate::Result<i64>;
+    /// Records `run` as the run of the fire `token` holds, once it started; refused like a
+    /// renewal.
+    fn start_schedule_fire(&self, workspace: &::std::path::Path, name: &str, token: i64, run: &$crate::RunId) -> $crate::Result<()>;
+    /// Records the fire `seen` of the schedule as abandoned with `outcome` (its lease lapsed
+    /// and it never ended: its scheduler stopped), counting no failure, while its run is still
+    /// `run`; whether this call recorded it. The schedule may then fire again.
+    fn abandon_schedule_fire(&self, workspace: &::std::path::Path, name: &str, seen: i64, run: Option<&$crate::RunId>, outcome: &str) -> $crate::Result<bool>;
     /// Ends the fire `token` holds with how its run ended, counting a failure (the
     /// `pause_after`th in a row pauses the schedule); refused like a renewal.
     fn end_schedule_fire(&self, workspace: &::std::path::Path, name: &str, token: i64, end: &$crate::FireEnd, pause_after: u32) -> $crate::Result<$crate::FireEnded>;
-    /// Marks the schedule overdue at `at_ms` while its fire counter is still `seen` and it was not
+    /// Marks the schedule overdue at `at_ms` while its fire token is still `seen` and it was not
     /// marked in this spell; whether this call marked it (and so tells people).
     fn mark_schedule_overdue(&self, workspace: &::std::path::Path, name: &str, seen: i64, at_ms: i64) -> $crate::Result<bool>;
     /// Claims the run for `holder` for `ttl_ms` (see `leases.rs`): the lease with a new fencing

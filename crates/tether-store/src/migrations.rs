@@ -78,10 +78,20 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0011_usage_events.sql",
         sql: include_str!("migrations/0011_usage_events.sql"),
     },
+    Migration {
+        version: 12,
+        name: "0012_schedule_fire_tokens.sql",
+        sql: include_str!("migrations/0012_schedule_fire_tokens.sql"),
+    },
+    Migration {
+        version: 13,
+        name: "0013_schedule_resumed.sql",
+        sql: include_str!("migrations/0013_schedule_resumed.sql"),
+    },
 ];
 
 /// The schema version this build creates and understands.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 13;
 
 fn user_version(conn: &Connection) -> Result<i64> {
     Ok(conn.pragma_query_value(None, "user_version", |row| row.get(0))?)

@@ -161,3 +161,32 @@ fn the_index_of_usage_events_names_the_usage_kinds_and_their_query_reads_it() {
         ["SEARCH events USING INDEX events_usage_by_run (run_id=? AND seq<?)"]
     );
 }
+
+#[test]
+fn schedules_from_before_version_12_keep_their_tokens_and_new_ones_come_above_any_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tether.db");
+    {
+        let conn = Connection::open(&db).unwrap();
+        for m in &MIGRATIONS[..11] {
+            conn.execute_batch(m.sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 11).unwrap();
+        conn.execute(
+            "INSERT INTO schedules (workspace, name, timing, work, created_at_ms, fire) \
+             VALUES ('/work', 'nightly', 'every 60s', '{}', 1, 7)",
+            [],
+        )
+        .unwrap();
+    }
+    let store = crate::Store::open(&db).unwrap();
+    let path = std::path::Path::new("/work");
+    assert_eq!(store.schedule(path, "nightly").unwrap().fire, 7);
+    let holder = crate::Holder::this_process(path);
+    let claim = store
+        .claim_schedule_fire(path, "nightly", 7, 2, &holder, 60_000)
+        .unwrap()
+        .unwrap();
+    // Above any count a schedule removed before the migration could have reached.
+    assert_eq!(claim.token, 7 + (1 << 32) + 1);
+}

@@ -3,14 +3,23 @@
 //! rules of a run's lease (`leases.rs`).
 //!
 //! A scheduler that finds a schedule due **claims** its next fire: only when the schedule's
-//! fire counter is still the one it read, it is not paused and no fire of it goes on (or the
-//! one going on lapsed: its scheduler stopped renewing it). The claim bumps the counter, which
-//! is the fire's token, in one conditional write, so two schedulers — on one machine or on
-//! many sharing a team store — never fire one schedule twice. The scheduler **renews** the
-//! fire's lease while its run works and **ends** it with how the run ended: a run that did not
-//! end done counts as a failure, and the `pause_after`th failure in a row pauses the schedule
-//! (the end says so, once, so one notice is sent). A schedule late past its grace is **marked
-//! overdue** once per overdue spell (the next fire clears it), so one notice is sent for it.
+//! fire token is still the one it read, it is not paused and no fire of it goes on (or the
+//! one going on lapsed: its scheduler stopped renewing it). The claim sets a new token, in one
+//! conditional write, so two schedulers — on one machine or on many sharing a team store —
+//! never fire one schedule twice. Every token, the one a schedule is added with and each of
+//! its fires', is the next value of one store-wide counter (`schedule_fire_tokens`), so none
+//! ever comes again: a fire of a schedule since removed, whose run still goes on, holds a token
+//! no schedule added again under its name will have, and can neither renew nor end its fires,
+//! and a scheduler's reading of the removed one claims nothing of the new.
+//!
+//! The scheduler **renews** the fire's lease while its run works, records its run once it
+//! **started**, and **ends** it with how the run ended: a run that did not end done counts as
+//! a failure, and the `pause_after`th failure in a row pauses the schedule (the end says so,
+//! once, so one notice is sent). A fire whose lease lapsed and that never ended — its scheduler
+//! was killed, or stopped, mid-run — is **abandoned** by the next scheduler that sees it: its
+//! outcome says so (naming its run, when it started one), and no failure is counted. A
+//! schedule late past its grace is **marked overdue** once per overdue spell (the next fire
+//! clears it), so one notice is sent for it.
 //!
 //! The store knows nothing of clocks beyond its own: the scheduler decides when a schedule is
 //! due (`tether_core::schedule`) and hands the time it fired at.
@@ -52,7 +61,8 @@ pub struct Schedule {
     pub paused: bool,
     /// When it was added.
     pub created_at_ms: i64,
-    /// How many times it fired: the token of its last fire (0: never).
+    /// The token of its last fire, or before its first the one it was added with: a value of
+    /// the store-wide counter, never another row's (see the module's documentation).
     pub fire: i64,
     /// When the lease of the fire going on lapses unless renewed; 0 when none goes on.
     pub expires_at_ms: i64,
@@ -69,6 +79,9 @@ pub struct Schedule {
     pub failures: u32,
     /// When it was last found overdue and a notice sent, if it is still in that spell.
     pub overdue_at_ms: Option<i64>,
+    /// When a person last resumed it, if ever (its lateness is measured from then when later
+    /// than its due time).
+    pub resumed_at_ms: Option<i64>,
 }
 
 impl Schedule {
@@ -120,14 +133,15 @@ pub fn count_failure(failures: u32, done: bool, pause_after: u32) -> (u32, bool)
 
 /// The columns a [`Schedule`] is read from, in order.
 pub const SCHEDULE_COLUMNS: &str = "workspace, name, timing, work, paused, created_at_ms, fire, \
-     expires_at_ms, machine, last_fire_ms, last_run_id, last_outcome, failures, overdue_at_ms";
+     expires_at_ms, machine, last_fire_ms, last_run_id, last_outcome, failures, overdue_at_ms, \
+     resumed_at_ms";
 
 /// A schedule's name as a lease error names it (`schedule <name>`).
 pub fn fire_name(name: &str) -> String {
     format!("schedule {name}")
 }
 
-/// Why `token` does not hold the fire going on of a schedule whose fire counter is `current`
+/// Why `token` does not hold the fire going on of a schedule whose fire token is `current`
 /// with a lease to `expires_at_ms`; `None` when it does. A fire whose lease lapsed is still its
 /// scheduler's to end while no other took the schedule over. Every backend decides by this.
 pub fn fire_lapse(current: i64, expires_at_ms: i64, token: i64) -> Option<Lapse> {
@@ -174,6 +188,7 @@ fn schedule_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Schedule>> {
         last_outcome: r.get(11)?,
         failures: u32::try_from(failures).unwrap_or(u32::MAX),
         overdue_at_ms: r.get(13)?,
+        resumed_at_ms: r.get(14)?,
     };
     let decoded = crate::row::json("schedules.work", &work).and_then(|work| {
         let run = crate::row::parse_opt("schedules.last_run_id", last_run)?;
@@ -191,20 +206,25 @@ impl Sqlite {
         let tx = self.write()?;
         let now = self.now();
         let work = serde_json::to_string(&new.work).map_err(StoreError::Json)?;
+        let token = next_token(&tx)?;
         let added = tx
             .prepare_cached(
-                "INSERT INTO schedules (workspace, name, timing, work, created_at_ms) \
-                 VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (workspace, name) DO NOTHING",
+                "INSERT INTO schedules (workspace, name, timing, work, created_at_ms, fire) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (workspace, name) DO NOTHING",
             )?
             .execute(params![
                 path_text(&new.workspace)?,
                 new.name,
                 new.timing,
                 work,
-                now
+                now,
+                token
             ])?;
+        if added != 1 {
+            return Ok(false);
+        }
         tx.commit()?;
-        Ok(added == 1)
+        Ok(true)
     }
 
     pub fn schedules(&self, workspace: &Path) -> Result<Vec<Schedule>> {
@@ -234,15 +254,17 @@ impl Sqlite {
 
     pub fn pause_schedule(&self, workspace: &Path, name: &str, paused: bool) -> Result<bool> {
         let tx = self.write()?;
-        // Resumed, it starts afresh: no failures counted, not overdue.
+        // Resumed, it starts afresh: no failures counted, not overdue, and (when it was
+        // paused) not late before a grace from now.
         let changed = tx
             .prepare_cached(
                 "UPDATE schedules SET paused = ?3, \
                  failures = CASE WHEN ?3 THEN failures ELSE 0 END, \
-                 overdue_at_ms = CASE WHEN ?3 THEN overdue_at_ms ELSE NULL END \
+                 overdue_at_ms = CASE WHEN ?3 THEN overdue_at_ms ELSE NULL END, \
+                 resumed_at_ms = CASE WHEN NOT ?3 AND paused = 1 THEN ?4 ELSE resumed_at_ms END \
                  WHERE workspace = ?1 AND name = ?2",
             )?
-            .execute(params![path_text(workspace)?, name, paused])?;
+            .execute(params![path_text(workspace)?, name, paused, self.now()])?;
         tx.commit()?;
         Ok(changed == 1)
     }
@@ -258,7 +280,7 @@ impl Sqlite {
     ) -> Result<Option<FireClaim>> {
         let tx = self.write()?;
         let now = self.now();
-        let token = seen.saturating_add(1);
+        let token = next_token(&tx)?;
         let expires_at_ms = now.saturating_add(ttl_ms);
         let claimed = tx
             .prepare_cached(
@@ -278,8 +300,12 @@ impl Sqlite {
                 at_ms,
                 now
             ])?;
+        if claimed != 1 {
+            // Dropped, the transaction gives the token back.
+            return Ok(None);
+        }
         tx.commit()?;
-        Ok((claimed == 1).then_some(FireClaim {
+        Ok(Some(FireClaim {
             token,
             expires_at_ms,
         }))
@@ -303,6 +329,51 @@ impl Sqlite {
         .execute(params![path_text(workspace)?, name, expires_at_ms])?;
         tx.commit()?;
         Ok(expires_at_ms)
+    }
+
+    pub fn start_schedule_fire(
+        &self,
+        workspace: &Path,
+        name: &str,
+        token: i64,
+        run: &RunId,
+    ) -> Result<()> {
+        let tx = self.write()?;
+        let found = one(&tx, path_text(workspace)?, name)?.ok_or_else(|| not_found(name))?;
+        held(&found, token)?;
+        tx.prepare_cached(
+            "UPDATE schedules SET last_run_id = ?3 WHERE workspace = ?1 AND name = ?2",
+        )?
+        .execute(params![path_text(workspace)?, name, run.as_str()])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn abandon_schedule_fire(
+        &self,
+        workspace: &Path,
+        name: &str,
+        seen: i64,
+        run: Option<&RunId>,
+        outcome: &str,
+    ) -> Result<bool> {
+        let tx = self.write()?;
+        let abandoned = tx
+            .prepare_cached(
+                "UPDATE schedules SET expires_at_ms = 0, last_outcome = ?5 \
+                 WHERE workspace = ?1 AND name = ?2 AND fire = ?3 AND last_run_id IS ?4 \
+                 AND expires_at_ms > 0 AND expires_at_ms <= ?6",
+            )?
+            .execute(params![
+                path_text(workspace)?,
+                name,
+                seen,
+                run.map(RunId::as_str),
+                outcome,
+                self.now()
+            ])?;
+        tx.commit()?;
+        Ok(abandoned == 1)
     }
 
     pub fn end_schedule_fire(
@@ -355,6 +426,17 @@ impl Sqlite {
         tx.commit()?;
         Ok(marked == 1)
     }
+}
+
+/// The store-wide counter's next value, taken in `tx` (given back if `tx` is not committed).
+fn next_token(tx: &rusqlite::Transaction<'_>) -> Result<i64> {
+    let token = tx
+        .prepare_cached(
+            "UPDATE schedule_fire_tokens SET last = last + 1 WHERE id = 1 RETURNING last",
+        )?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    token.ok_or_else(|| StoreError::corrupt("the table schedule_fire_tokens has no row"))
 }
 
 /// The schedule `name` of `workspace`, in `tx`.

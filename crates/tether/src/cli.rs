@@ -735,7 +735,7 @@ pub struct ScheduleAddArgs {
     /// The schedule's name: letters, digits, `-` and `_`.
     #[arg(long, value_name = "NAME")]
     pub name: String,
-    /// Fire every DURATION (45s, 90m, 2h, 1h30m, 2d).
+    /// Fire every DURATION (45s, 90m, 2h, 1h30m, 2d; 366d at most).
     #[arg(long, value_name = "DURATION")]
     pub every: Option<String>,
     /// Fire at the times a cron expression names, in UTC ("0 9 * * 1-5": 09:00 on weekdays).

@@ -17,9 +17,23 @@
 //! A scheduler stopped (Ctrl+C, SIGTERM) interrupts the runs it started (each can be resumed)
 //! and leaves their fires unended: their leases lapse and nothing is counted against the
 //! schedules.
+//!
+//! A scheduler holds a fire from its claim on: it renews the lease while the run is being
+//! started (a worktree made, the agent checked) as while it works, and it never fires again a
+//! schedule whose fire of its own goes on, whatever its lease says (a machine back from a
+//! suspend looks at its schedules before its heartbeat renews). Told by a renewal that another
+//! scheduler took the schedule over — its lease lapsed meanwhile, and two clocks that disagree
+//! by more than the lease make one lapse early — it stops renewing and interrupts its run
+//! (which can be resumed), so one schedule's runs never work side by side for long. A schedule
+//! removed while its fire goes on (and perhaps added again under its name) leaves that run to
+//! its end.
+//!
+//! A fire's run is recorded as soon as it started, so a fire left unended — its scheduler
+//! stopped, or killed mid-run (SIGKILL, a crash) — keeps its run named: the next scheduler to
+//! find its lease lapsed records it abandoned (no failure counted), with the run to resume.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -31,18 +45,23 @@ use tether_core::schedule::{self, Standing, Timing, TimingError};
 use tether_human::registry::Reach;
 use tether_human::{Console, Desk, Notice};
 use tether_store::launch::NewRun;
-use tether_store::{FireClaim, FireEnd, Holder, Journal, NewSchedule, Schedule};
+use tether_store::{FireClaim, FireEnd, Holder, Journal, Lapse, NewSchedule, Schedule, StoreError};
 use tokio_util::sync::CancellationToken;
+
+mod install;
+
+pub use install::{Unwritable, crontab_line, systemd_unit};
 
 use crate::Host;
 use crate::compose::launch::End;
-use crate::compose::served::Runs;
+use crate::compose::served::{Runs, Watched};
 use crate::error::{Result, chain};
 
 /// How long a scheduler's hold on a fire lasts unless renewed.
 pub const FIRE_LEASE: Duration = Duration::from_secs(60);
 
-/// How often a scheduler renews its hold on a fire while its run works.
+/// How often a scheduler renews its hold on a fire while its run works: a quarter of the
+/// lease, so a scheduler that misses three renewals still holds its fire.
 pub const HEARTBEAT: Duration = Duration::from_secs(15);
 
 /// The longest name a schedule may have.
@@ -158,6 +177,9 @@ pub enum ScheduleError {
         /// The plan file.
         plan: String,
     },
+    /// `--ralph` with an empty prompt.
+    #[error("--ralph: the prompt is empty; give what each fire's agent is asked to do")]
+    EmptyPrompt,
     /// `--ralph` without its promise, or an empty one.
     #[error(
         "--completion-promise: a scheduled Ralph run needs the word that ends it done (such as \
@@ -230,6 +252,9 @@ pub fn add(ws: &Workspace, env: &dyn Env, name: &str, timing: &Timing, work: &Wo
                 return Err(unknown().into());
             }
         }
+        Work::Ralph { prompt, .. } if prompt.trim().is_empty() => {
+            return Err(ScheduleError::EmptyPrompt.into());
+        }
         Work::Ralph {
             completion_promise, ..
         } if completion_promise.trim().is_empty() => {
@@ -281,7 +306,7 @@ pub fn list(ws: &Workspace, env: &dyn Env, now_ms: i64) -> Result<Vec<Listed>> {
             let look = timing
                 .as_ref()
                 .ok()
-                .map(|t| schedule::look(t, &standing(&s, now_ms), now_ms, grace));
+                .map(|t| schedule::look(t, &standing(&s, now_ms, false), now_ms, grace));
             let next = look.and_then(|l| l.due_ms);
             Listed {
                 timing: timing.map_or_else(|e| e.to_string(), |t| t.describe()),
@@ -301,14 +326,16 @@ pub fn list(ws: &Workspace, env: &dyn Env, now_ms: i64) -> Result<Vec<Listed>> {
         .collect())
 }
 
-/// Where `s` stands at `now_ms`, as the schedule's rules read it.
-fn standing(s: &Schedule, now_ms: i64) -> Standing {
+/// Where `s` stands at `now_ms`, as the schedule's rules read it; `live`: a fire of it this
+/// process drives goes on, whatever its lease says.
+fn standing(s: &Schedule, now_ms: i64, live: bool) -> Standing {
     Standing {
         created_at_ms: s.created_at_ms,
         last_fire_ms: s.last_fire_ms,
         paused: s.paused,
-        firing: s.firing(now_ms),
+        firing: live || s.firing(now_ms),
         overdue_told: s.overdue_at_ms.is_some(),
+        resumed_at_ms: s.resumed_at_ms,
     }
 }
 
@@ -340,8 +367,12 @@ struct Inner {
     runs: Runs,
     key: PathBuf,
     holder: Holder,
+    /// How long its hold on a fire lasts unless renewed; it renews every quarter of it.
+    lease: Duration,
     /// The fires this scheduler drives.
     fires: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// The names of the schedules whose fire this scheduler drives, from its claim to its end.
+    live: Mutex<BTreeSet<String>>,
 }
 
 impl Scheduler {
@@ -355,6 +386,18 @@ impl Scheduler {
         host: Host,
         said: Said,
     ) -> Result<Scheduler> {
+        Scheduler::leasing(ws, env, host, said, FIRE_LEASE)
+    }
+
+    /// [`Scheduler::new`], holding each fire for `lease` unless renewed ([`FIRE_LEASE`] there),
+    /// renewed every quarter of it.
+    pub fn leasing(
+        ws: Workspace,
+        env: Arc<dyn Env + Send + Sync>,
+        host: Host,
+        said: Said,
+        lease: Duration,
+    ) -> Result<Scheduler> {
         let key = key_of(&ws);
         let connector = crate::compose::store::connector(&ws, &*env)?;
         let runs = Runs::new(ws.clone(), env.clone(), host);
@@ -367,7 +410,9 @@ impl Scheduler {
                 env,
                 runs,
                 key,
+                lease,
                 fires: Mutex::new(Vec::new()),
+                live: Mutex::new(BTreeSet::new()),
             }),
         })
     }
@@ -419,7 +464,11 @@ impl Scheduler {
                     continue;
                 }
             };
-            let look = schedule::look(&timing, &standing(&s, now_ms), now_ms, grace);
+            let live = inner.is_live(&s.name);
+            if !live {
+                inner.abandon_lapsed(&store, &s, now_ms)?;
+            }
+            let look = schedule::look(&timing, &standing(&s, now_ms, live), now_ms, grace);
             if look.tell_overdue
                 && store.mark_schedule_overdue(&inner.key, &s.name, s.fire, now_ms)?
             {
@@ -436,13 +485,16 @@ impl Scheduler {
                     s.fire,
                     now_ms,
                     &inner.holder,
-                    millis(FIRE_LEASE),
+                    millis(inner.lease),
                 )?;
                 if let Some(claim) = claimed {
-                    if look.missed > 1 {
+                    let missed = look
+                        .due_ms
+                        .map_or(1, |due| schedule::missed(&timing, due, now_ms));
+                    if missed > 1 {
                         (inner.said)(&format!(
-                            "schedule {}: one catch-up fire for {} missed times",
-                            s.name, look.missed
+                            "schedule {}: one catch-up fire for {missed} missed times",
+                            s.name
                         ));
                     }
                     self.fire(s, claim, settings);
@@ -457,12 +509,15 @@ impl Scheduler {
         Ok(wait)
     }
 
-    /// Starts the fire `claim` of `s` as a task of its own: its run, its lease renewed while
-    /// the run works, its end recorded.
+    /// Starts the fire `claim` of `s` as a task of its own: its run, its lease renewed from
+    /// now until the run ends, its end recorded. The schedule is this scheduler's live fire
+    /// until the task ends.
     fn fire(&self, s: Schedule, claim: FireClaim, settings: ScheduleConfig) {
         let inner = self.inner.clone();
         tracing::info!(schedule = s.name, fire = claim.token, "firing");
+        let live = LiveFire::begin(inner.clone(), &s.name);
         let task = tokio::spawn(async move {
+            let _live = live;
             if let Err(e) = inner.drive_fire(&s, claim, settings).await {
                 tracing::warn!(schedule = s.name, error = %chain(&e), "a fire's end was not recorded");
             }
@@ -485,53 +540,122 @@ impl Inner {
             })
     }
 
-    /// Drives one fire of `s` to its end and records it.
+    /// Whether this scheduler drives a fire of schedule `name` now.
+    fn is_live(&self, name: &str) -> bool {
+        self.live.lock().is_ok_and(|live| live.contains(name))
+    }
+
+    /// Drives one fire of `s` to its end and records it, renewing its lease all along; a fire
+    /// whose lease another scheduler took over is left unended, its run interrupted.
     async fn drive_fire(
         &self,
         s: &Schedule,
         claim: FireClaim,
         settings: ScheduleConfig,
     ) -> Result<()> {
-        let work: std::result::Result<Work, _> = serde_json::from_value(s.work.clone());
-        let end = match work {
-            Err(e) => FireEnd {
-                run: None,
-                outcome: format!("not started: its work cannot be read ({e})"),
-                done: false,
-            },
-            Ok(work) => {
-                let (run, scope) = work.run();
-                match self.runs.start_watched(run, scope).await {
-                    Err(refused) => FireEnd {
-                        run: None,
-                        outcome: format!("not started: {refused}"),
-                        done: false,
-                    },
-                    Ok(watched) => {
-                        let id = watched.id.clone();
-                        (self.said)(&format!("schedule {} fired: run {id}", s.name));
-                        match self.watch(&s.name, claim, watched.ended).await {
-                            Some(ended) => {
-                                let (done, outcome) = outcome(&ended);
-                                FireEnd {
-                                    run: Some(id.clone()),
-                                    outcome: format!("run {id} {outcome}"),
-                                    done,
-                                }
-                            }
-                            // The scheduler is stopping: the fire is left to lapse.
-                            None => return Ok(()),
-                        }
-                    }
-                }
+        let lost = CancellationToken::new();
+        let going = self.run_fire(s, claim, &lost);
+        let renewing = self.renew(s, claim, &lost);
+        tokio::pin!(going, renewing);
+        let end = tokio::select! {
+            end = &mut going => end,
+            // No longer this scheduler's: the run, told by `lost`, stops and is left unended.
+            () = &mut renewing => going.await,
+        };
+        match end {
+            Some(end) if !lost.is_cancelled() => self.end_fire(s, claim, &end, settings).await,
+            _ => Ok(()),
+        }
+    }
+
+    /// Starts the run of `s`'s fire and waits for its end: `None` when it was interrupted (the
+    /// scheduler is stopping, or `lost` said the fire is another's) and is left unended.
+    async fn run_fire(
+        &self,
+        s: &Schedule,
+        claim: FireClaim,
+        lost: &CancellationToken,
+    ) -> Option<FireEnd> {
+        let work = match serde_json::from_value::<Work>(s.work.clone()) {
+            Ok(work) => work,
+            Err(e) => {
+                return Some(FireEnd {
+                    run: None,
+                    outcome: format!("not started: its work cannot be read ({e})"),
+                    done: false,
+                });
             }
         };
+        let (run, scope) = work.run();
+        let watched = match self.runs.start_watched(run, scope).await {
+            Ok(watched) => watched,
+            Err(refused) => {
+                return Some(FireEnd {
+                    run: None,
+                    outcome: format!("not started: {refused}"),
+                    done: false,
+                });
+            }
+        };
+        let id = watched.id.clone();
+        self.started(&s.name, claim, &id);
+        (self.said)(&format!("schedule {} fired: run {id}", s.name));
+        let ended = self.watch(&s.name, watched, lost).await?;
+        let (done, outcome) = outcome(&ended);
+        Some(FireEnd {
+            run: Some(id.clone()),
+            outcome: format!("run {id} {outcome}"),
+            done,
+        })
+    }
+
+    /// Records `run` as the run of `name`'s fire `claim`, so a fire whose scheduler dies leaves
+    /// its run named (a fire no longer this scheduler's is told so by its next renewal).
+    fn started(&self, name: &str, claim: FireClaim, run: &tether_store::RunId) {
+        let recorded = self.store().map_err(|e| chain(&e)).and_then(|store| {
+            store
+                .start_schedule_fire(&self.key, name, claim.token, run)
+                .map_err(|e| chain(&e))
+        });
+        if let Err(e) = recorded {
+            tracing::warn!(schedule = name, run = %run, error = e, "a fire's run was not recorded");
+        }
+    }
+
+    /// Records `s`'s fire as abandoned when its lease lapsed at `now_ms` and it never ended (its
+    /// scheduler was killed or stopped mid-run, and no fire of it goes on here), so the
+    /// schedule says what became of it and of its run.
+    fn abandon_lapsed(&self, store: &tether_store::Store, s: &Schedule, now_ms: i64) -> Result<()> {
+        if s.expires_at_ms == 0 || s.firing(now_ms) {
+            return Ok(());
+        }
+        let outcome = match &s.last_run {
+            Some(run) => format!(
+                "abandoned: its scheduler stopped while run {run} worked (`tether resume {run}` \
+                 takes it up)"
+            ),
+            None => "abandoned: its scheduler stopped before its run started".to_owned(),
+        };
+        if store.abandon_schedule_fire(&self.key, &s.name, s.fire, s.last_run.as_ref(), &outcome)? {
+            (self.said)(&format!("schedule {}: {outcome}", s.name));
+        }
+        Ok(())
+    }
+
+    /// Records the end of `s`'s fire `claim`, and tells people when it paused the schedule.
+    async fn end_fire(
+        &self,
+        s: &Schedule,
+        claim: FireClaim,
+        end: &FireEnd,
+        settings: ScheduleConfig,
+    ) -> Result<()> {
         let store = self.store()?;
         let ended = store.end_schedule_fire(
             &self.key,
             &s.name,
             claim.token,
-            &end,
+            end,
             settings.pause_after_failures,
         )?;
         (self.said)(&format!(
@@ -547,41 +671,88 @@ impl Inner {
         Ok(())
     }
 
-    /// Renews the fire's lease until the run ends: its end (`None`: the run was interrupted
-    /// because the scheduler is stopping, or its driving was dropped).
+    /// Waits for the run's end (`None`: it was interrupted because the scheduler is stopping,
+    /// or its driving was dropped); when `lost` says the fire is no longer this scheduler's,
+    /// interrupts the run first and leaves it unended.
     async fn watch(
         &self,
         name: &str,
-        claim: FireClaim,
-        mut ended: tokio::sync::oneshot::Receiver<std::result::Result<End, String>>,
+        watched: Watched,
+        lost: &CancellationToken,
     ) -> Option<std::result::Result<End, String>> {
+        let Watched {
+            id,
+            mut ended,
+            interrupt,
+        } = watched;
+        tokio::select! {
+            end = &mut ended => return ended_on_its_own(end),
+            () = lost.cancelled() => {}
+        }
+        interrupt.cancel();
+        (self.said)(&format!(
+            "schedule {name}: run {id} interrupted, as its fire is no longer this scheduler's \
+             (`tether resume {id}` takes it up)"
+        ));
+        tracing::warn!(schedule = name, run = %id, "a fire taken over: its run interrupted");
+        // It stops after its current step; its end is not this scheduler's to record.
+        let _ = ended.await;
+        None
+    }
+
+    /// Renews the lease of `s`'s fire `claim` every quarter of the lease until another
+    /// scheduler took it over, then cancels `lost`; returns only then (a schedule removed
+    /// meanwhile stops the renewals but leaves its run be). A store that cannot be reached is
+    /// tried again at the next beat: the lease holds for a few.
+    async fn renew(&self, s: &Schedule, claim: FireClaim, lost: &CancellationToken) {
+        let name = s.name.as_str();
         loop {
-            tokio::select! {
-                end = &mut ended => {
-                    return match end {
-                        Ok(Ok(End::Goal(tether_core::goal::GoalEnd::Stopped(
-                            tether_core::looping::Stopped::Interrupted,
-                        ))))
-                        | Ok(Ok(End::Ralph(RalphEnd::Stopped(
-                            tether_core::looping::Stopped::Interrupted,
-                        )))) => None,
-                        Ok(end) => Some(end),
-                        Err(_) => None,
-                    };
-                }
-                () = tokio::time::sleep(HEARTBEAT) => {
-                    let renewed = self.store()
-                        .map_err(|e| chain(&e))
-                        .and_then(|store| {
-                            store
-                                .renew_schedule_fire(&self.key, name, claim.token, millis(FIRE_LEASE))
-                                .map_err(|e| chain(&e))
-                        });
-                    if let Err(e) = renewed {
-                        tracing::warn!(schedule = name, error = e, "could not renew a fire's lease");
+            tokio::time::sleep(self.lease / 4).await;
+            let renewed = self.store().map(|store| {
+                let renewed =
+                    store.renew_schedule_fire(&self.key, name, claim.token, millis(self.lease));
+                (store, renewed)
+            });
+            match renewed {
+                Ok((_, Ok(_))) => {}
+                Ok((store, Err(StoreError::LeaseLost { lapse, .. }))) => {
+                    if self.replaced(&store, s) {
+                        tracing::info!(schedule = name, "removed while its fire goes on");
+                        return std::future::pending().await;
                     }
+                    let how = match lapse {
+                        Lapse::TakenOver => "another scheduler fired it since",
+                        _ => "another scheduler found its lease lapsed and recorded it abandoned",
+                    };
+                    (self.said)(&format!(
+                        "schedule {name}: its fire is no longer this scheduler's ({how}); this \
+                         one stops renewing it"
+                    ));
+                    tracing::warn!(schedule = name, %lapse, "a fire's lease lost");
+                    lost.cancel();
+                    return;
+                }
+                Ok((_, Err(StoreError::NotFound { .. }))) => {
+                    tracing::info!(schedule = name, "removed while its fire goes on");
+                    return std::future::pending().await;
+                }
+                Ok((_, Err(e))) => {
+                    tracing::warn!(schedule = name, error = %e, "could not renew a fire's lease");
+                }
+                Err(e) => {
+                    tracing::warn!(schedule = name, error = %chain(&e), "could not renew a fire's lease");
                 }
             }
+        }
+    }
+
+    /// Whether schedule `s` was removed (and perhaps added again under its name) since it was
+    /// read: its fire is then nobody's to take over.
+    fn replaced(&self, store: &tether_store::Store, s: &Schedule) -> bool {
+        match store.schedule(&self.key, &s.name) {
+            Ok(now) => now.created_at_ms != s.created_at_ms,
+            Err(StoreError::NotFound { .. }) => true,
+            Err(_) => false,
         }
     }
 
@@ -599,6 +770,52 @@ impl Inner {
         desk.flush_within(crate::compose::process::notice_grace(&*self.env))
             .await;
         Ok(())
+    }
+}
+
+/// A run's end as its watcher heard it: `None` when it was interrupted (the scheduler is
+/// stopping) or its driving was dropped, so its fire is left unended.
+fn ended_on_its_own(
+    end: std::result::Result<
+        std::result::Result<End, String>,
+        tokio::sync::oneshot::error::RecvError,
+    >,
+) -> Option<std::result::Result<End, String>> {
+    use tether_core::looping::Stopped;
+    match end {
+        Ok(Ok(
+            End::Goal(GoalEnd::Stopped(Stopped::Interrupted))
+            | End::Ralph(RalphEnd::Stopped(Stopped::Interrupted)),
+        ))
+        | Err(_) => None,
+        Ok(end) => Some(end),
+    }
+}
+
+/// A schedule this scheduler drives a fire of, from its claim until the fire's task ends
+/// (dropped, it is no longer).
+struct LiveFire {
+    inner: Arc<Inner>,
+    name: String,
+}
+
+impl LiveFire {
+    fn begin(inner: Arc<Inner>, name: &str) -> LiveFire {
+        if let Ok(mut live) = inner.live.lock() {
+            live.insert(name.to_owned());
+        }
+        LiveFire {
+            inner,
+            name: name.to_owned(),
+        }
+    }
+}
+
+impl Drop for LiveFire {
+    fn drop(&mut self) {
+        if let Ok(mut live) = self.inner.live.lock() {
+            live.remove(&self.name);
+        }
     }
 }
 
@@ -630,65 +847,13 @@ fn outcome(ended: &std::result::Result<End, String>) -> (bool, String) {
     }
 }
 
-/// The systemd user unit that keeps `exe schedule run` going in `root`.
-pub fn systemd_unit(root: &Path, exe: &Path) -> String {
-    format!(
-        "# tether's scheduler for {root}: fires its schedules (`tether schedule list`).\n\
-         # Install: save as ~/.config/systemd/user/tether-schedule.service, then\n\
-         #   systemctl --user daemon-reload\n\
-         #   systemctl --user enable --now tether-schedule.service\n\
-         # and, to keep it running while you are logged out: loginctl enable-linger \"$USER\"\n\
-         # Keys (the model's, the judge's) go in an EnvironmentFile=, never in this file.\n\
-         [Unit]\n\
-         Description=tether scheduler ({root})\n\
-         After=network-online.target\n\
-         Wants=network-online.target\n\
-         \n\
-         [Service]\n\
-         Type=simple\n\
-         WorkingDirectory={root}\n\
-         ExecStart={exe} schedule run\n\
-         Restart=on-failure\n\
-         RestartSec=10\n\
-         KillSignal=SIGTERM\n\
-         TimeoutStopSec=60\n\
-         \n\
-         [Install]\n\
-         WantedBy=default.target\n",
-        root = root.display(),
-        exe = exe.display(),
-    )
-}
-
-/// The crontab line that starts `exe schedule run` in `root` at boot (cron does not restart
-/// it: prefer the systemd unit where there is systemd).
-pub fn crontab_line(root: &Path, exe: &Path) -> String {
-    format!(
-        "@reboot cd {root} && {exe} schedule run >> {log} 2>&1\n",
-        root = shell_quote(&root.display().to_string()),
-        exe = shell_quote(&exe.display().to_string()),
-        log = shell_quote(&root.join(".tether/schedule.log").display().to_string()),
-    )
-}
-
-/// `text` quoted for a POSIX shell.
-fn shell_quote(text: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@".contains(c);
-    if !text.is_empty() && text.chars().all(plain) {
-        return text.to_owned();
-    }
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
-
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use tether_core::goal::GoalEnd;
     use tether_core::looping::Stopped;
     use tether_core::ralph::RalphEnd;
 
-    use super::{End, Work, crontab_line, outcome};
+    use super::{End, Work, outcome};
 
     #[test]
     fn only_a_run_that_ends_done_is_not_a_failure() {
@@ -736,15 +901,5 @@ mod tests {
         );
         assert_eq!(serde_json::from_value::<Work>(json).unwrap(), work);
         assert_eq!(work.describe(), "goal g3");
-    }
-
-    #[test]
-    fn the_crontab_line_quotes_what_the_shell_would_split() {
-        let line = crontab_line(Path::new("/srv/my app"), Path::new("/usr/bin/tether"));
-        assert_eq!(
-            line,
-            "@reboot cd '/srv/my app' && /usr/bin/tether schedule run >> \
-             '/srv/my app/.tether/schedule.log' 2>&1\n"
-        );
     }
 }

@@ -44,6 +44,8 @@ pub struct Watched {
     /// How it ended, once it has: its end, or why its driving failed (closed when the process
     /// stops driving it).
     pub ended: oneshot::Receiver<std::result::Result<End, String>>,
+    /// Stops the run after its current step (it can be resumed), as [`Runs::stop`] does.
+    pub interrupt: CancellationToken,
 }
 
 /// Who a run taken up from the dashboard is recorded as resumed by.
@@ -96,7 +98,10 @@ impl Runs {
         let launch = self.new_launch(loaded, run, many.is_some(), None).await?;
         match many {
             Some(parallel) => self.drive_fleet(launch, parallel).await.map(Started::Fleet),
-            None => self.drive(launch, None).await.map(Started::Run),
+            None => self
+                .drive(launch, None)
+                .await
+                .map(|(id, _)| Started::Run(id)),
         }
     }
 
@@ -111,8 +116,12 @@ impl Runs {
         let loaded = self.loaded()?;
         let launch = self.new_launch(loaded, run, false, scope).await?;
         let (tell, ended) = oneshot::channel();
-        let id = self.drive(launch, Some(tell)).await?;
-        Ok(Watched { id, ended })
+        let (id, interrupt) = self.drive(launch, Some(tell)).await?;
+        Ok(Watched {
+            id,
+            ended,
+            interrupt,
+        })
     }
 
     /// The launch of a new run `run` with the configuration `loaded` (`many`: a run of many
@@ -312,9 +321,13 @@ impl Runs {
         Ok(id)
     }
 
-    /// Composes `launch`, starts it and waits until it is under way (its id) or refused; `tell`
-    /// hears how it ended.
-    async fn drive(&self, launch: Launch, tell: Option<Tell>) -> Result<RunId, LaunchError> {
+    /// Composes `launch`, starts it and waits until it is under way (its id, and the token that
+    /// interrupts it) or refused; `tell` hears how it ended.
+    async fn drive(
+        &self,
+        launch: Launch,
+        tell: Option<Tell>,
+    ) -> Result<(RunId, CancellationToken), LaunchError> {
         let prepared = launch.prepare(&*self.env).await.map_err(refusal)?;
         let handle = prepared.start(&self.runtime);
         let (id, handle) = match handle.begun().await.map_err(refusal)? {
@@ -324,7 +337,8 @@ impl Runs {
                 if let Some(tell) = tell {
                     let _ = tell.send(Ok(finished.end));
                 }
-                return Ok(finished.run);
+                // Over already: nothing is left to interrupt.
+                return Ok((finished.run, CancellationToken::new()));
             }
         };
         let interrupt = handle.interrupter();
@@ -346,9 +360,12 @@ impl Runs {
         });
         if let Ok(mut driven) = self.driven.lock() {
             driven.retain(|run| !run.task.is_finished());
-            driven.push(Driven { interrupt, task });
+            driven.push(Driven {
+                interrupt: interrupt.clone(),
+                task,
+            });
         }
-        Ok(id)
+        Ok((id, interrupt))
     }
 }
 

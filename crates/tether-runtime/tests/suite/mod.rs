@@ -1,1 +1,2 @@
 mod launch;
+mod scheduler;

@@ -2,11 +2,17 @@
 //! (see `tether_runtime::scheduler`). `run` is the scheduler in the foreground: Ctrl+C or
 //! SIGTERM stops it, its runs after their current step (each resumable); a second stops
 //! waiting for them.
+//!
+//! Adding, removing and resuming a schedule, running the scheduler and installing it are a
+//! person's acts, refused inside an agent's process tree: each fire starts a run with a fresh
+//! budget, so an agent that could schedule work could restart its own goal. Listing and pausing
+//! stay open to agents, as `tether status` and `tether pause` do.
 
 use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
 use tether_core::schedule::Timing;
+use tether_runtime::human_act::{HumanAct, require_human};
 use tether_runtime::scheduler::{self, Listed, ScheduleError, Scheduler, Work};
 use tokio_util::sync::CancellationToken;
 
@@ -17,6 +23,9 @@ use crate::failure::Failure;
 
 /// `tether schedule …`.
 pub fn run(ctx: &mut Ctx<'_>, command: &ScheduleCommand) -> Result<Exit> {
+    if let Some(act) = human_act(command) {
+        require_human(&ctx.ws, ctx.env, act)?;
+    }
     match command {
         ScheduleCommand::Add(args) => add(ctx, args),
         ScheduleCommand::List(args) => {
@@ -60,27 +69,38 @@ pub fn run(ctx: &mut Ctx<'_>, command: &ScheduleCommand) -> Result<Exit> {
                 scheduler::crontab_line(&root, &exe)
             } else {
                 scheduler::systemd_unit(&root, &exe)
-            };
+            }
+            .map_err(Failure::usage)?;
             write!(ctx.out, "{text}")?;
             Ok(Exit::Done)
         }
     }
 }
 
+/// The act only a person may do that `command` is, if it is one.
+fn human_act(command: &ScheduleCommand) -> Option<HumanAct> {
+    match command {
+        ScheduleCommand::Add(_) => Some(HumanAct::AddSchedule),
+        ScheduleCommand::Remove(_) => Some(HumanAct::RemoveSchedule),
+        ScheduleCommand::Resume(_) => Some(HumanAct::ResumeSchedule),
+        ScheduleCommand::Run => Some(HumanAct::RunScheduler),
+        ScheduleCommand::Install(_) => Some(HumanAct::InstallScheduler),
+        ScheduleCommand::List(_) | ScheduleCommand::Pause(_) => None,
+    }
+}
+
 /// `tether schedule add`.
 fn add(ctx: &mut Ctx<'_>, args: &ScheduleAddArgs) -> Result<Exit> {
-    let timing = match (&args.every, &args.cron) {
-        (Some(every), _) => Timing::every(every).map_err(|problem| ScheduleError::Timing {
-            flag: "--every",
-            problem,
-        }),
-        (None, Some(cron)) => Timing::cron(cron).map_err(|problem| ScheduleError::Timing {
-            flag: "--cron",
-            problem,
-        }),
+    let now = tether_store::now_ms();
+    let (flag, timing) = match (&args.every, &args.cron) {
+        (Some(every), _) => ("--every", Timing::every(every)),
+        (None, Some(cron)) => ("--cron", Timing::cron(cron)),
         (None, None) => return Err(Failure::usage(anyhow!("give --every or --cron"))),
-    }
-    .map_err(Failure::usage)?;
+    };
+    // A timing that names no time to come would never fire: refused, not kept silently.
+    let timing = timing
+        .and_then(|timing| timing.to_come(now))
+        .map_err(|problem| Failure::usage(ScheduleError::Timing { flag, problem }))?;
     let work = match (&args.goal, &args.ralph) {
         (Some(goal), _) => Work::Goal {
             goal: goal.clone(),

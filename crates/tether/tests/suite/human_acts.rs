@@ -1,7 +1,8 @@
 //! The acts only a person may do, tried by an adversarial agent (a shell script run by the
 //! `command` executor) from inside a goal run that has a judge: it loosens `verify:` to `true`,
 //! finds the tether binary through `/proc/$PPID/exe`, and tries to approve the contract and sign
-//! off without the judge, or serve the dashboard (which answers questions and starts runs) —
+//! off without the judge, serve the dashboard (which answers questions and starts runs), or put
+//! its goal on a schedule and run the scheduler (each fire a run with a fresh budget) —
 //! with the mark in its environment, and without it from an orphan it
 //! double-forked. Every attempt is refused and the run never reports success. Also: status edits
 //! and a deleted goal never end a run "done", and two concurrent `tether goal complete` of one
@@ -45,6 +46,9 @@ sed 's/^verify: .*/verify: true/' plan.md > plan.tmp && cat plan.tmp > plan.md &
 "$exe" goal add-criterion add "or anything at all" > criterion.out 2>&1; echo $? > criterion.code
 "$exe" resume --add-tokens 1M --add-iterations 100 > raise.out 2>&1; echo $? > raise.code
 timeout 5 "$exe" serve > serve.out 2>&1; echo $? > serve.code
+# A schedule would start its goal again with a fresh budget; the scheduler would start runs.
+"$exe" schedule add --name again --every 1m --goal add > schedule.out 2>&1; echo $? > schedule.code
+timeout 5 "$exe" schedule run > scheduler.out 2>&1; echo $? > scheduler.code
 # An orphan without the mark: its parent exits at once, so it is adopted by tether.
 sh -c '(sleep 0.2; env -u TETHER_AGENT "$0" plan approve --all > orphan.out 2>&1; echo $? > orphan.code) &' "$exe"
 while [ ! -f orphan.code ]; do sleep 0.05; done
@@ -148,13 +152,21 @@ fn an_agent_cannot_approve_its_contract_or_skip_the_judge() {
     }
     // A dashboard answers questions and starts and resumes runs: not the agent's to serve
     // (refused as a person's act, or by the bridge in the sandbox; either way, exit 2).
-    assert_eq!(e.read("serve.code").trim(), "2");
-    let said = e.read("serve.out");
-    assert!(
-        said.contains("in their own shell") || said.contains("from your own shell"),
-        "{said}"
-    );
+    // Nor are a schedule and the scheduler, which start runs with budgets of their own.
+    for file in ["serve", "schedule", "scheduler"] {
+        assert_eq!(e.read(&format!("{file}.code")).trim(), "2", "{file}");
+        let said = e.read(&format!("{file}.out"));
+        assert!(
+            said.contains("in their own shell") || said.contains("from your own shell"),
+            "{file}: {said}"
+        );
+    }
     let store = e.store();
+    let workspace = std::fs::canonicalize(e.path()).unwrap();
+    assert!(
+        store.schedules(&workspace).unwrap().is_empty(),
+        "a schedule was added"
+    );
     assert!(
         store
             .verdicts_for_goal("plan.md", "add")

@@ -2,7 +2,8 @@
 //! two: a Ralph schedule fires and its runs end done; one that keeps failing pauses itself after
 //! three failures with a notice on a webhook naming `tether schedule resume`; a schedule left
 //! without a scheduler past its grace gets one overdue notice and one catch-up run; pausing,
-//! resuming and removing from the command line; the scheduler's unit; bad arguments named.
+//! resuming and removing from the command line; the scheduler's unit; bad arguments named; an
+//! agent refused every act but listing and pausing.
 
 use std::fs;
 use std::path::Path;
@@ -12,7 +13,7 @@ use serde_json::Value;
 use tether_testkit::wait_until;
 
 use crate::common::webhook::Webhook;
-use crate::common::{PATIENCE, run, spawn, text, wait_exit};
+use crate::common::{PATIENCE, cmd, run, spawn, text, wait_exit};
 
 /// The agent: writes the time it started to `fires.log`, then keeps its promise unless a file
 /// `fail` exists.
@@ -360,6 +361,22 @@ fn bad_arguments_are_refused_naming_the_flag() {
     );
     let said = add(&["--name", "a", "--every", "1h", "--ralph", "x"]);
     assert!(said.contains("--completion-promise"), "{said}");
+    for empty in ["", "  ", "\n\t"] {
+        let said = add(&[
+            "--name",
+            "a",
+            "--every",
+            "1h",
+            "--ralph",
+            empty,
+            "--completion-promise",
+            "D",
+        ]);
+        assert!(
+            said.starts_with("error: --ralph: the prompt is empty"),
+            "{empty:?}: {said}"
+        );
+    }
     assert_eq!(listed(dir.path()).len(), 1, "nothing added");
 }
 
@@ -377,10 +394,122 @@ fn install_prints_a_unit_that_keeps_the_scheduler_running() {
         "{unit}"
     );
     assert!(unit.contains("WantedBy=default.target"), "{unit}");
+    assert!(unit.contains("\nSuccessExitStatus=130\n"), "{unit}");
     let cron = ok(dir.path(), &["schedule", "install", "--crontab"]);
+    let line = cron.lines().last().unwrap();
     assert!(
-        cron.starts_with(&format!("@reboot cd {} && ", root.display())),
+        line.starts_with(&format!("@reboot cd {} && ", root.display())),
         "{cron}"
     );
-    assert!(cron.contains(" schedule run >> "), "{cron}");
+    assert!(line.contains(" schedule run >> "), "{cron}");
+    assert!(
+        cron.starts_with("# cron starts it with a bare PATH"),
+        "{cron}"
+    );
+}
+
+#[test]
+fn an_agent_may_list_and_pause_schedules_but_not_add_remove_resume_run_or_install_them() {
+    let dir = workspace("");
+    ralph(dir.path(), "tidy", "1h", &[]);
+    ok(dir.path(), &["schedule", "pause", "tidy"]);
+    let as_agent = |args: &[&str]| {
+        cmd(dir.path(), args)
+            .env("TETHER_AGENT", "1")
+            .output()
+            .unwrap()
+    };
+    for args in [
+        &[
+            "schedule",
+            "add",
+            "--name",
+            "again",
+            "--every",
+            "1m",
+            "--ralph",
+            "hi",
+            "--completion-promise",
+            "D",
+        ][..],
+        &["schedule", "remove", "tidy"],
+        &["schedule", "resume", "tidy"],
+        &["schedule", "run"],
+        &["schedule", "install"],
+        &["schedule", "install", "--crontab"],
+    ] {
+        let out = as_agent(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let said = text(&out.stderr);
+        assert!(said.starts_with("error: refused: "), "{args:?}: {said}");
+        assert!(said.contains("is for a person"), "{args:?}: {said}");
+        assert!(said.contains("TETHER_AGENT is set"), "{args:?}: {said}");
+        assert!(said.contains("in their own shell"), "{args:?}: {said}");
+        assert_eq!(text(&out.stdout), "", "{args:?}: nothing printed");
+    }
+    let all = listed(dir.path());
+    assert_eq!(all.len(), 1, "nothing added, nothing removed");
+    assert_eq!(all[0]["paused"], true, "not resumed");
+
+    // What an agent may do: read the schedules, and pause one, as `tether pause` a run.
+    let out = as_agent(&["schedule", "list"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("tidy  every 1h  paused"));
+    let out = as_agent(&["schedule", "pause", "tidy"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // A person may do the rest.
+    ok(dir.path(), &["schedule", "resume", "tidy"]);
+    ralph(dir.path(), "again", "1m", &[]);
+    ok(dir.path(), &["schedule", "remove", "again"]);
+    assert!(ok(dir.path(), &["schedule", "install"]).contains(" schedule run"));
+    assert_eq!(listed(dir.path())[0]["paused"], false);
+}
+
+#[test]
+fn a_timing_that_would_never_fire_is_refused_naming_the_flag() {
+    let dir = workspace("");
+    let ralph = ["--ralph", "x", "--completion-promise", "D"];
+    let add = |name: &str, timing: &[&str]| {
+        let args = [&["schedule", "add", "--name", name][..], timing, &ralph].concat();
+        run(dir.path(), &args)
+    };
+    for (timing, said) in [
+        (
+            ["--cron", "0 0 30 2 *"],
+            "error: --cron: `0 0 30 2 *` names no time to come",
+        ),
+        (
+            ["--cron", "0 0 0 1 1 * 2020"],
+            "error: --cron: `0 0 0 1 1 * 2020` names no time to come",
+        ),
+        (
+            ["--every", "300000000000d"],
+            "error: --every: `300000000000d` is longer than the longest interval, 366d",
+        ),
+        (
+            ["--every", "367d"],
+            "error: --every: `367d` is longer than the longest interval, 366d",
+        ),
+    ] {
+        let out = add("never", &timing);
+        assert_eq!(out.status.code(), Some(2), "{timing:?}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.starts_with(said), "{timing:?}: {stderr}");
+    }
+    assert!(listed(dir.path()).is_empty(), "nothing added");
+
+    // Honest timings, however rare, are kept, each with its next time.
+    for (name, timing) in [
+        ("weekdays", ["--cron", "0 9 * * 1-5"]),
+        ("leap", ["--cron", "0 0 29 2 *"]),
+        ("daily", ["--every", "1d"]),
+        ("yearly", ["--every", "366d"]),
+    ] {
+        let out = add(name, &timing);
+        assert!(out.status.success(), "{timing:?}: {}", text(&out.stderr));
+    }
+    for s in listed(dir.path()) {
+        assert!(s["next_fire_ms"].as_i64().is_some(), "{s}");
+    }
 }
