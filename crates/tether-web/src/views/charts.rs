@@ -262,7 +262,11 @@ pub fn cost_chart(series: &[IterationUsage]) -> Option<Markup> {
         return None;
     }
     let (top, max) = most(&bars, |b| b.cost.unwrap_or(0.0))?;
-    let total: f64 = bars.iter().filter_map(|b| b.cost).sum();
+    // Saturating, as each bar's sum is: costs near f64's largest must not add up to infinity.
+    let total = bars
+        .iter()
+        .filter_map(|b| b.cost)
+        .fold(0.0, |sum, c| (sum + c).min(f64::MAX));
     let title = format!(
         "Cost per iteration: {}, most {} at {}",
         counted(series, &bars),
