@@ -4,7 +4,7 @@
 //! dashboard's runs list its end ([`recent_usage_series`], read through the usage events alone).
 
 use serde::Serialize;
-use tether_store::{Event, RunId, Seq, Store, StoreError};
+use tether_store::{Event, RunId, Store, StoreError};
 
 /// How many events are read at a time.
 const PAGE: usize = 2_000;
@@ -48,25 +48,45 @@ impl IterationUsage {
 
 /// Every iteration of `run` with what it used, in order. An iteration run again (after an
 /// interruption, or a usage limit) is one entry: its usage added up, its time from its last
-/// start. Judges' calls made between iterations count toward the one before.
+/// start. Judges' calls made between iterations count toward the one before. Only the events a
+/// series is made of are read ([`Store::usage_events_before`], a page at a time from the end),
+/// so a chart of a run of thousands of tool calls reads none of them; an iteration under way
+/// has its time up to the run's last event.
 pub fn usage_series(store: &Store, run: &RunId) -> Result<Vec<IterationUsage>, StoreError> {
-    let mut series: Vec<IterationUsage> = Vec::new();
-    let mut started: Vec<(u32, i64)> = Vec::new();
-    let mut after = Seq::START;
+    let mut pages = Vec::new();
+    let mut before = None;
     loop {
-        let page = store.events(run, after, PAGE)?;
-        let Some(last) = page.last() else { break };
-        after = last.seq;
-        for stored in &page {
-            let Some(event) = &stored.event else { continue };
-            let at = stored.at_ms;
-            apply(&mut series, &mut started, event, at);
-        }
-        if page.len() < PAGE {
+        let page = store.usage_events_before(run, before, PAGE)?;
+        let Some(first) = page.first() else { break };
+        before = Some(first.seq);
+        let full = page.len() == PAGE;
+        pages.push(page);
+        if !full {
             break;
         }
     }
+    let mut series: Vec<IterationUsage> = Vec::new();
+    let mut started: Vec<(u32, i64)> = Vec::new();
+    for stored in pages.iter().rev().flatten() {
+        if let Some(event) = &stored.event {
+            apply(&mut series, &mut started, event, stored.at_ms);
+        }
+    }
+    if series.last().is_some_and(|it| !it.ended) {
+        let last_event = store.run(run)?.state.last_event_at_ms;
+        under_way(&mut series, &started, last_event);
+    }
     Ok(series)
+}
+
+/// The time so far of the series' last iteration, under way, up to `last_event_ms`.
+fn under_way(series: &mut [IterationUsage], started: &[(u32, i64)], last_event_ms: Option<i64>) {
+    let Some(it) = series.last_mut() else { return };
+    if let (Some((_, began)), Some(last)) =
+        (started.iter().find(|(m, _)| *m == it.n), last_event_ms)
+    {
+        it.duration_ms = u64::try_from(last.saturating_sub(*began)).unwrap_or(0);
+    }
 }
 
 /// The newest iterations of `run`, in order: the end of the series read bounded, for a list

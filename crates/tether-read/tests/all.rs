@@ -313,3 +313,65 @@ fn a_header_says_what_each_goal_used_and_its_usage_and_budget_lines() {
     assert!(line.starts_with("agent 2000 in / 100 out tokens"), "{line}");
     assert_eq!(h.budget_line(), None, "nothing but iterations is limited");
 }
+
+/// A clock that moves a second at each reading.
+fn ticking() -> i64 {
+    static NOW: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(1_000_000);
+    NOW.fetch_add(1_000, std::sync::atomic::Ordering::SeqCst)
+}
+
+#[test]
+fn the_whole_series_reads_page_after_page_and_an_iteration_under_way_has_its_time_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::at(dir.path());
+    let store = Store::open_with(
+        ws.db_path(),
+        &tether_store::StoreOptions {
+            clock: ticking,
+            ..tether_store::StoreOptions::default()
+        },
+    )
+    .unwrap();
+    let run = store
+        .create_run(RunKind::Ralph, ws.root(), &serde_json::json!({"prompt": "p"}))
+        .unwrap();
+    // 700 iterations: 2,100 usage events, more than a page, with tool calls between them.
+    let mut events = Vec::new();
+    for n in 1..=700 {
+        events.push(Event::IterationStarted { n });
+        events.push(Event::ToolCalled {
+            n,
+            tool: "bash".into(),
+            summary: "cargo test".into(),
+        });
+        events.push(usage(n, u64::from(n), 0, 0.0));
+        events.push(Event::IterationCompleted {
+            n,
+            summary: format!("did {n}"),
+        });
+    }
+    store.append_all(Some(&run), &events).unwrap();
+    // The 701st under way: started, then three tool calls (a second each).
+    store
+        .append(Some(&run), &Event::IterationStarted { n: 701 })
+        .unwrap();
+    for _ in 0..3 {
+        store
+            .append(
+                Some(&run),
+                &Event::ToolCalled {
+                    n: 701,
+                    tool: "read".into(),
+                    summary: "read".into(),
+                },
+            )
+            .unwrap();
+    }
+    let series = usage_series(&store, &run).unwrap();
+    assert_eq!(series.len(), 701);
+    assert!(series.iter().enumerate().all(|(i, it)| it.n as usize == i + 1));
+    assert_eq!(series[699].agent_tokens, 700);
+    let last = &series[700];
+    assert!(!last.ended);
+    assert_eq!(last.duration_ms, 3_000, "its time up to the run's last event");
+}
