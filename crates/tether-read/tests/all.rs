@@ -333,7 +333,11 @@ fn the_whole_series_reads_page_after_page_and_an_iteration_under_way_has_its_tim
     )
     .unwrap();
     let run = store
-        .create_run(RunKind::Ralph, ws.root(), &serde_json::json!({"prompt": "p"}))
+        .create_run(
+            RunKind::Ralph,
+            ws.root(),
+            &serde_json::json!({"prompt": "p"}),
+        )
         .unwrap();
     // 700 iterations: 2,100 usage events, more than a page, with tool calls between them.
     let mut events = Vec::new();
@@ -369,9 +373,17 @@ fn the_whole_series_reads_page_after_page_and_an_iteration_under_way_has_its_tim
     }
     let series = usage_series(&store, &run).unwrap();
     assert_eq!(series.len(), 701);
-    assert!(series.iter().enumerate().all(|(i, it)| it.n as usize == i + 1));
+    assert!(
+        series
+            .iter()
+            .enumerate()
+            .all(|(i, it)| it.n as usize == i + 1)
+    );
     assert_eq!(series[699].agent_tokens, 700);
     let last = &series[700];
     assert!(!last.ended);
-    assert_eq!(last.duration_ms, 3_000, "its time up to the run's last event");
+    assert_eq!(
+        last.duration_ms, 3_000,
+        "its time up to the run's last event"
+    );
 }

@@ -110,13 +110,7 @@ impl PgStore {
         limit: usize,
     ) -> Result<Vec<StoredEvent>> {
         let client = self.client().await?;
-        let stmt = client
-            .prepare_cached(&format!(
-                "SELECT {EVENT_COLUMNS} FROM events WHERE run_id = $1 AND seq < $2 \
-                 AND kind IN ({}) ORDER BY seq DESC LIMIT $3",
-                usage_kinds_sql()
-            ))
-            .await?;
+        let stmt = client.prepare_cached(&usage_events_sql()).await?;
         let before = before.map_or(i64::MAX, |s| s.0);
         let rows = client
             .query(&stmt, &[&run_id.as_str(), &before, &limit_of(limit)])
@@ -391,6 +385,16 @@ pub(crate) async fn save_state(
     )
     .await?;
     Ok(())
+}
+
+/// The statement [`PgStore::usage_events_before`] runs (parameters: the run, the seq below
+/// which, the limit), for a test to ask PostgreSQL how it plans it.
+pub fn usage_events_sql() -> String {
+    format!(
+        "SELECT {EVENT_COLUMNS} FROM events WHERE run_id = $1 AND seq < $2 \
+         AND kind IN ({}) ORDER BY seq DESC LIMIT $3",
+        usage_kinds_sql()
+    )
 }
 
 pub(crate) fn run_not_found(run_id: &RunId) -> PgStoreError {

@@ -61,6 +61,7 @@ pub use backend::TeamStore;
 pub use connect::{UrlError, config_from_url, config_with, redacted};
 pub use error::{PgStoreError, Result, describe};
 pub use import::{Imported, RunHistory};
+pub use journal::usage_events_sql;
 pub use listen::{Channel, Listener, Wake};
 pub use migrations::SCHEMA_VERSION;
 pub use store::{PgStore, now_ms};

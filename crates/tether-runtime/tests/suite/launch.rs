@@ -6,35 +6,15 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::{DEADLINE, Refuse};
 use tether_config::{MapEnv, Workspace};
 use tether_core::looping::LoopError;
 use tether_core::ralph::{RalphEnd, Stopped};
 use tether_human::Console;
-use tether_runtime::bridge::{Call, Handler, HandlerError, Reply};
 use tether_runtime::launch::{Begun, End, Launch, Log, Place, Prepared, RunSpec};
 use tether_runtime::{Error, Host};
 use tether_store::{Budget, Event};
 use tokio::sync::broadcast::Receiver;
-
-/// Refuses every command an agent hands over (these agents hand none over).
-struct Refuse;
-
-impl Handler for Refuse {
-    fn is_session(&self, _: &[String]) -> bool {
-        false
-    }
-
-    fn session(&self, _: &Call<'_>) -> Result<tether_mcp::TetherMcp, HandlerError> {
-        Err("no sessions here".into())
-    }
-
-    fn command(&self, _: &Call<'_>) -> Reply {
-        Reply::refused("not here\n")
-    }
-}
-
-/// How long a test waits for what it expects.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 /// A workspace whose agent is `script`, run by `sh -c` per turn, with the sandbox off (the
 /// machine running the tests may not enforce it).

@@ -9,33 +9,13 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use super::{DEADLINE, Refuse};
 use tether_config::{MapEnv, Workspace};
 use tether_core::schedule::Timing;
 use tether_runtime::Host;
-use tether_runtime::bridge::{Call, Handler, HandlerError, Reply};
 use tether_runtime::scheduler::{self, Scheduler, Work};
 use tether_store::{Holder, RunId, Store};
 use tokio_util::sync::CancellationToken;
-
-/// Refuses every command an agent hands over (this agent hands none over).
-struct Refuse;
-
-impl Handler for Refuse {
-    fn is_session(&self, _: &[String]) -> bool {
-        false
-    }
-
-    fn session(&self, _: &Call<'_>) -> Result<tether_mcp::TetherMcp, HandlerError> {
-        Err("no sessions here".into())
-    }
-
-    fn command(&self, _: &Call<'_>) -> Reply {
-        Reply::refused("not here\n")
-    }
-}
-
-/// How long a test waits for what it expects.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 /// The agent: waits for `go`, then keeps its promise.
 const AGENT: &str = "while [ ! -f go ]; do sleep 0.05; done; echo '<promise>DONE</promise>'";
