@@ -222,16 +222,30 @@ pub enum LaunchError {
     },
 }
 
+/// How a person resumes a stopped run from a page: whether the configuration file's
+/// differences from the run's record are applied, and what is added to its budgets first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Resume {
+    /// Apply the file's configuration, its differences shown to the person.
+    pub accept_config: bool,
+    /// What to add to each budget before going on (`None`: nothing) — the raises `tether
+    /// resume --add-…` records; a run a budget other than its own iteration budget stopped
+    /// needs a raise of that unit.
+    pub add: tether_budget::Budget,
+    /// Who resumes it (`web:ana`), recorded with the raises.
+    pub by: String,
+}
+
 /// Starts and resumes runs in the serving process.
 pub trait Launcher: Send + Sync {
     /// Starts `run`: what it started as soon as it is recorded (it goes on after the call
     /// returns).
     fn start(&self, run: NewRun) -> BoxFuture<'_, Result<Started, LaunchError>>;
     /// Resumes the stopped run `id` (it goes on after the call returns) with the
-    /// configuration it recorded; when its file differs, refused with
-    /// [`LaunchError::ConfigChanged`] unless `accept_config` (a person saw the differences and
-    /// applies the file's).
-    fn resume(&self, id: RunId, accept_config: bool) -> BoxFuture<'_, Result<(), LaunchError>>;
+    /// configuration it recorded, after recording the raises `how` adds; when its file
+    /// differs, refused with [`LaunchError::ConfigChanged`] unless `how.accept_config` (a
+    /// person saw the differences and applies the file's).
+    fn resume(&self, id: RunId, how: Resume) -> BoxFuture<'_, Result<(), LaunchError>>;
 }
 
 /// The answer to a question asked about a run on the side ([`SideAsker`]).

@@ -21,10 +21,11 @@ use axum::extract::{Form, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::{Deserialize, Serialize};
-use tether_store::RunId;
+use tether_store::launch::Resume;
 pub use tether_store::launch::{
     LaunchError, Launcher, MAX_ITERATIONS, MAX_PARALLEL, NewRun, Started,
 };
+use tether_store::{Budget, RunId, Unit};
 
 use crate::app::App;
 use crate::body::Body;
@@ -80,20 +81,36 @@ async fn start_run(app: &App, run: NewRun) -> Result<Started, WebError> {
     Ok(launcher.start(run).await?)
 }
 
-async fn resume_run(app: &App, id: &str, accept_config: bool) -> Result<RunId, WebError> {
+async fn resume_run(app: &App, id: &str, how: Resume) -> Result<RunId, WebError> {
     let launcher = launcher(app)?;
     let id = crate::api::run_id(id)?;
-    launcher.resume(id.clone(), accept_config).await?;
+    launcher.resume(id.clone(), how).await?;
     Ok(id)
 }
 
 /// A resume as a request spells it: `{}` (or no body) keeps the run's configuration;
-/// `{"accept_config": true}` applies tether.toml's after its differences were shown.
+/// `{"accept_config": true}` applies tether.toml's after its differences were shown; `"add":
+/// {"iterations": 5, "tokens": 200000, "cost_usd": 2.5, "duration_secs": 3600}` (any of them)
+/// raises those budgets first, as `tether resume --add-…` does; `"by"` names who.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ResumeRequest {
     #[serde(default)]
     accept_config: bool,
+    #[serde(default)]
+    add: Option<Budget>,
+    #[serde(default)]
+    by: Option<String>,
+}
+
+impl ResumeRequest {
+    fn resume(self) -> Resume {
+        Resume {
+            accept_config: self.accept_config,
+            add: self.add.unwrap_or_default(),
+            by: format!("web:{}", crate::api::responder(self.by.as_deref())),
+        }
+    }
 }
 
 /// `POST /api/runs` `{"kind": "ralph", "prompt": …, "completion_promise": …, "max_iterations":
@@ -114,8 +131,8 @@ pub(crate) async fn resume(
     Path(id): Path<String>,
     body: Option<Body<ResumeRequest>>,
 ) -> Result<(StatusCode, Json<Launched>), WebError> {
-    let accept = body.is_some_and(|Body(r)| r.accept_config);
-    let id = resume_run(&app, &id, accept).await?;
+    let how = body.map(|Body(r)| r).unwrap_or_default().resume();
+    let id = resume_run(&app, &id, how).await?;
     Ok((StatusCode::ACCEPTED, Json(Launched::of(&Started::Run(id)))))
 }
 
@@ -188,11 +205,52 @@ pub(crate) async fn start_form(
     }
 }
 
-/// The "Resume" button's form: `accept_config` is sent by the button under the differences.
+/// The "Resume" button's form: `accept_config` is sent by the button under the differences;
+/// `add` and `unit` by the form of a run a budget stopped (an amount of that unit, as `tether
+/// resume --add-…` reads it: `5`, `200k`, `$2.50`, `1h`), with `by`.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct ResumeForm {
     #[serde(default)]
     accept_config: Option<String>,
+    #[serde(default)]
+    add: String,
+    #[serde(default)]
+    unit: String,
+    #[serde(default)]
+    by: String,
+}
+
+impl ResumeForm {
+    fn resume(self) -> Result<Resume, WebError> {
+        let mut add = Budget::default();
+        let amount = self.add.trim();
+        if !amount.is_empty() {
+            let unit = Unit::ALL
+                .into_iter()
+                .find(|u| u.as_str() == self.unit)
+                .ok_or_else(|| WebError::BadRequest(format!("`{}` is not a budget", self.unit)))?;
+            let bad = |e: tether_budget::BudgetError| WebError::BadRequest(e.to_string());
+            match unit {
+                Unit::Iterations => {
+                    add.iterations = Some(tether_budget::parse_iterations(amount).map_err(bad)?);
+                }
+                Unit::Tokens => {
+                    add.tokens = Some(tether_budget::parse_tokens(amount).map_err(bad)?)
+                }
+                Unit::CostUsd => {
+                    add.cost_usd = Some(tether_budget::parse_cost(amount).map_err(bad)?)
+                }
+                Unit::Duration => {
+                    add.duration_secs = Some(tether_budget::parse_duration(amount).map_err(bad)?);
+                }
+            }
+        }
+        Ok(Resume {
+            accept_config: self.accept_config.is_some(),
+            add,
+            by: format!("web:{}", crate::api::responder(Some(&self.by))),
+        })
+    }
 }
 
 /// `POST /runs/{id}/resume` (the "Resume" button): back to the run's page; when tether.toml
@@ -203,7 +261,11 @@ pub(crate) async fn resume_form(
     Path(id): Path<String>,
     Form(form): Form<ResumeForm>,
 ) -> Response {
-    match resume_run(&app, &id, form.accept_config.is_some()).await {
+    let resumed = match form.resume() {
+        Ok(how) => resume_run(&app, &id, how).await,
+        Err(e) => Err(e),
+    };
+    match resumed {
         Ok(id) => Redirect::to(&format!("/runs/{id}?notice=resumed")).into_response(),
         Err(WebError::ConfigChanged { changes, .. }) => crate::pages::config_changed(&id, &changes),
         Err(e) => crate::pages::error_page(&e),

@@ -50,6 +50,8 @@ pub struct RunSummary {
     pub pending_questions: usize,
     /// The agent's usage limit the loop is waiting out, if it is.
     pub usage_limit: Option<tether_store::UsageLimitWait>,
+    /// The budget that stopped it, while it stays stopped.
+    pub budget_spent: Option<tether_store::SpentBudget>,
     /// What its agent turns used so far.
     pub usage: tether_store::Usage,
     /// The machine that created it and can drive it (`None` for runs recorded before tether
@@ -91,6 +93,7 @@ impl RunSummary {
             last_event_kind: h.last_event_kind,
             pending_questions: h.pending_questions,
             usage_limit: h.usage_limit,
+            budget_spent: h.budget_spent,
             usage: h.usage,
             machine: h.machine,
             workspace: h.workspace,

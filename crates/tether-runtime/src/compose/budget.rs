@@ -27,19 +27,35 @@ pub fn resumable(run: &Run) -> Result<()> {
     }
 }
 
+/// The raises `add` names, by unit (a unit it leaves unset adds nothing; a zero adds nothing).
+pub fn raises_of(add: &tether_store::Budget) -> Vec<(Unit, f64)> {
+    Unit::ALL
+        .into_iter()
+        .filter_map(|unit| Some((unit, add.get(unit)?)))
+        .filter(|(_, amount)| *amount > 0.0)
+        .collect()
+}
+
+/// Refuses `raises` for `run` when a budget stopped it and none of them is of that budget's
+/// unit (it would stop again at once), naming the flag that gives it more.
+pub fn raise_fits(run: &Run, raises: &[(Unit, f64)]) -> Result<()> {
+    match spent(run) {
+        Some(spent) if !raises.iter().any(|(unit, _)| *unit == spent.overrun.unit) => {
+            Err(Error::RaiseOtherUnit {
+                run: run.id.to_string(),
+                spent: spent.describe(),
+                hint: spent.raise_hint(run.id.as_str()),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Records the `raises` (by unit) of `run`'s budgets, as `by`: a run a budget stopped must be
 /// given more of that unit. The events recorded.
 pub fn raise(store: &Store, run: &Run, raises: &[(Unit, f64)], by: &str) -> Result<Vec<Event>> {
+    raise_fits(run, raises)?;
     let spent = spent(run);
-    if let Some(spent) = spent
-        && !raises.iter().any(|(unit, _)| *unit == spent.overrun.unit)
-    {
-        return Err(Error::RaiseOtherUnit {
-            run: run.id.to_string(),
-            spent: spent.describe(),
-            hint: spent.raise_hint(run.id.as_str()),
-        });
-    }
     let events: Vec<Event> = raises
         .iter()
         .map(|&(unit, amount)| Event::BudgetRaised {

@@ -25,7 +25,7 @@ use tether_core::planning::approve::{self, Selection};
 use tether_human::Console;
 use tether_store::RunId;
 use tether_store::control::{self, ControlError};
-use tether_store::launch::{BoxFuture, LaunchError, Launcher, NewRun, Started};
+use tether_store::launch::{BoxFuture, LaunchError, Launcher, NewRun, Resume, Started};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -192,26 +192,35 @@ impl Runs {
     /// Resumes the stopped run `id` with the configuration it recorded; when tether.toml
     /// differs, refused with the differences unless `accept_config` (a person saw them and
     /// accepts the file's).
-    pub async fn resume(&self, id: RunId, accept_config: bool) -> Result<(), LaunchError> {
-        let run = {
-            let store = crate::compose::store::open(&self.ws, &*self.env).map_err(refusal)?;
-            let run = control::find_run(&store, Some(&id.to_string())).map_err(|e| match e {
-                ControlError::UnknownRun(_) => LaunchError::NotFound(format!("no run {id}")),
-                e => LaunchError::Failed(chain(&e)),
-            })?;
-            crate::compose::launch::resumable_here(&self.ws, &*self.env, &store, &run)
-                .map_err(refusal)?;
-            run
-        };
-        // A run its budget stopped is raised at a terminal first (`tether resume --add-…`).
-        crate::compose::budget::resumable(&run).map_err(refusal)?;
+    pub async fn resume(&self, id: RunId, how: Resume) -> Result<(), LaunchError> {
+        let store = crate::compose::store::open(&self.ws, &*self.env).map_err(refusal)?;
+        let run = control::find_run(&store, Some(&id.to_string())).map_err(|e| match e {
+            ControlError::UnknownRun(_) => LaunchError::NotFound(format!("no run {id}")),
+            e => LaunchError::Failed(chain(&e)),
+        })?;
+        crate::compose::launch::resumable_here(&self.ws, &*self.env, &store, &run)
+            .map_err(refusal)?;
+        // The raises the person gave, as `tether resume --add-…` records them; a run a budget
+        // stopped that needs a raise goes on only with one of its unit.
+        let raises = crate::compose::budget::raises_of(&how.add);
+        if raises.is_empty() {
+            crate::compose::budget::resumable(&run).map_err(refusal)?;
+        } else {
+            crate::compose::budget::raise_fits(&run, &raises).map_err(refusal)?;
+        }
         let loaded = self.loaded()?;
         let settled =
             match crate::compose::bounds::for_resumed_run(&self.ws, &run, &loaded, &*self.env) {
                 Resumed::Settled(settled) => *settled,
-                Resumed::Changed(changed) if accept_config => changed.accept(),
+                Resumed::Changed(changed) if how.accept_config => changed.accept(),
                 Resumed::Changed(changed) => return Err(config_changed(&run.id, &changed)),
             };
+        // Recorded only once nothing refuses the resume: a request sent again after a refusal
+        // (accepting the configuration) raises once.
+        if !raises.is_empty() {
+            crate::compose::budget::raise(&store, &run, &raises, &how.by).map_err(refusal)?;
+        }
+        drop(store);
         let (config, bounds) = (settled.config, settled.pinned);
         let launch = self.launch(config, bounds, RunSpec::Resume(run.id), Place::RESUMED);
         self.drive(launch, None).await.map(drop)
@@ -374,8 +383,8 @@ impl Launcher for Runs {
         Box::pin(Runs::start(self, run))
     }
 
-    fn resume(&self, id: RunId, accept_config: bool) -> BoxFuture<'_, Result<(), LaunchError>> {
-        Box::pin(Runs::resume(self, id, accept_config))
+    fn resume(&self, id: RunId, how: Resume) -> BoxFuture<'_, Result<(), LaunchError>> {
+        Box::pin(Runs::resume(self, id, how))
     }
 }
 
@@ -404,7 +413,8 @@ fn refusal(e: Error) -> LaunchError {
         | Error::OtherMachine { .. }
         | Error::OtherWorkspace { .. }
         | Error::ConfigChanged { .. }
-        | Error::NeedsRaise { .. } => LaunchError::Refused(text),
+        | Error::NeedsRaise { .. }
+        | Error::RaiseOtherUnit { .. } => LaunchError::Refused(text),
         Error::Loop(
             LoopError::NoActiveGoals { .. }
             | LoopError::ScopeNotInPlan { .. }

@@ -81,6 +81,9 @@ pub fn controls(r: &RunSummary, can_resume: bool) -> Markup {
             }
             @if r.status.is_stopped() && !ended || r.orphaned {
                 @if r.here && can_resume {
+                    @if let Some(spent) = &r.budget_spent {
+                        (raise_form(id, spent))
+                    }
                     form method="post" action=(format!("/runs/{id}/resume")) {
                         button type="submit" { "Resume" }
                     }
@@ -94,6 +97,28 @@ pub fn controls(r: &RunSummary, can_resume: bool) -> Markup {
                         code { "tether resume " (id) }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// For a run a budget stopped: what stopped it, and a form that adds to a budget (that one
+/// chosen) and resumes the run, as `tether resume --add-…` does.
+fn raise_form(id: &str, spent: &tether_store::SpentBudget) -> Markup {
+    let stopped = spent.overrun.unit;
+    html! {
+        form.raise method="post" action=(format!("/runs/{id}/resume")) {
+            p { "Stopped: " (text(&spent.describe())) "." }
+            label for="raise-amount" { "Add to its budget, then resume" }
+            div.buttons {
+                input #raise-amount name="add" required placeholder="5, 200k, $2.50, 1h" {}
+                select name="unit" aria-label="Which budget" {
+                    @for unit in tether_store::Unit::ALL {
+                        option value=(unit.as_str()) selected[unit == stopped] { (unit.noun()) }
+                    }
+                }
+                input.responder type="hidden" name="by";
+                button type="submit" { "Add and resume" }
             }
         }
     }

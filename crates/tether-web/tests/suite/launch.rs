@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 use serde_json::json;
+use tether_store::launch::Resume;
 use tether_store::{RunId, RunKind, Store};
 use tether_web::{LaunchError, Launcher, NewRun, Started};
 
@@ -61,13 +62,18 @@ impl Launcher for Recorder {
         })
     }
 
-    fn resume(&self, id: RunId, accept_config: bool) -> BoxFuture<'_, Result<(), LaunchError>> {
+    fn resume(&self, id: RunId, how: Resume) -> BoxFuture<'_, Result<(), LaunchError>> {
         Box::pin(async move {
-            let accepting = if accept_config { " accepting" } else { "" };
+            let accepting = if how.accept_config { " accepting" } else { "" };
+            let adding = if how.add.is_unlimited() {
+                String::new()
+            } else {
+                format!(" adding {} by {}", how.add.describe(), how.by)
+            };
             self.asked
                 .lock()
                 .unwrap()
-                .push(format!("resume {id}{accepting}"));
+                .push(format!("resume {id}{accepting}{adding}"));
             match &self.refuse {
                 Some(refused) => Err(refused.clone()),
                 None => Ok(()),
@@ -337,6 +343,61 @@ fn a_changed_configuration_is_shown_and_applied_only_when_accepted() {
             format!("resume {id} accepting"),
             format!("resume {id}"),
             format!("resume {id} accepting"),
+        ]
+    );
+}
+
+#[test]
+fn a_resume_adds_to_a_budget_first_from_the_api_and_from_the_form() {
+    let recorder = Arc::new(Recorder::default());
+    let web = web_with(recorder.clone());
+    let id = web
+        .store()
+        .create_run(RunKind::Ralph, web.ws.root(), &json!({"prompt": "p"}))
+        .unwrap();
+    // A run its cost budget stopped: its page says so and offers to add to that budget.
+    web.store()
+        .append(
+            Some(&id),
+            &tether_store::Event::BudgetSpent {
+                unit: tether_store::Unit::CostUsd,
+                used: 5.2,
+                limit: 5.0,
+                goal_id: None,
+                shared: false,
+            },
+        )
+        .unwrap();
+    let page = web.get(&format!("/runs/{id}")).body;
+    assert!(page.contains("Add and resume"), "{page}");
+    assert!(
+        page.contains("<option value=\"cost_usd\" selected>cost budget</option>"),
+        "the unit that stopped it is chosen: {page}"
+    );
+    let r = web.post_json(
+        &format!("/api/runs/{id}/resume"),
+        &json!({"add": {"iterations": 5, "cost_usd": 2.5}, "by": "ana"}),
+    );
+    assert_eq!(r.status, 202, "{}", r.body);
+    let form = |body: &str| {
+        web.request(
+            "POST",
+            &format!("/runs/{id}/resume"),
+            &[("Authorization", &web.bearer()), ("Origin", &web.origin())],
+            Some(("application/x-www-form-urlencoded", body)),
+        )
+    };
+    assert_eq!(form("add=200k&unit=tokens&by=bo").status, 303);
+    // An amount that is no amount of its unit never reaches the launcher.
+    let bad = form("add=lots&unit=cost_usd");
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert!(bad.body.contains("lots"), "{}", bad.body);
+    assert_eq!(form("add=5&unit=apples").status, 400);
+    assert_eq!(
+        *recorder.asked.lock().unwrap(),
+        [
+            format!("resume {id} adding 5 iterations, $2.50 by web:ana"),
+            format!("resume {id} adding 200k tokens by web:bo"),
         ]
     );
 }

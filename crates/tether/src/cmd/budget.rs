@@ -26,19 +26,14 @@ pub fn any_raise(args: &RaiseArgs) -> bool {
     !raises(args).is_empty()
 }
 
-/// The raises given, by unit.
+/// The raises given, by unit (read as the dashboard's are: one way to turn amounts into raises).
 fn raises(args: &RaiseArgs) -> Vec<(Unit, f64)> {
-    #[allow(clippy::cast_precision_loss)]
-    let raises = [
-        (Unit::Iterations, args.add_iterations.map(f64::from)),
-        (Unit::Tokens, args.add_tokens.map(|t| t as f64)),
-        (Unit::CostUsd, args.add_cost),
-        (Unit::Duration, args.add_time.map(|s| s as f64)),
-    ];
-    raises
-        .into_iter()
-        .filter_map(|(unit, amount)| Some((unit, amount?)))
-        .collect()
+    tether_runtime::budget::raises_of(&Budget {
+        iterations: args.add_iterations,
+        tokens: args.add_tokens,
+        cost_usd: args.add_cost,
+        duration_secs: args.add_time,
+    })
 }
 
 /// Records the raises `args` gives `run`, as `by`, before it is resumed. A run stopped by a

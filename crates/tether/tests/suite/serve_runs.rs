@@ -325,3 +325,42 @@ fn a_run_started_over_the_api_in_a_worktree_leaves_the_checkout_as_it_was() {
     assert!(!dir.path().join("notes.md").exists());
     assert_eq!(git("git status --porcelain"), "");
 }
+
+#[test]
+fn a_run_its_token_budget_stopped_is_given_more_and_resumed_over_the_api() {
+    let (dir, _server, _rt) = waiting_workspace("one done");
+    // A token budget the first iteration spends.
+    let mut toml = fs::read_to_string(dir.path().join("tether.toml")).unwrap();
+    toml.push_str("\n[loop]\nmax_tokens = 10\n");
+    fs::write(dir.path().join("tether.toml"), toml).unwrap();
+    let served = serve(dir.path());
+    let (status, started) = served.post("/api/runs", &ralph());
+    assert_eq!(status, 201, "{started}");
+    let id = started["id"].as_str().unwrap().to_owned();
+    fs::write(dir.path().join("go"), "").unwrap();
+    wait_status(dir.path(), &id, "budget_exhausted");
+    // Without more tokens it stays stopped, the answer naming what to add.
+    let (status, body) = served.post(&format!("/api/runs/{id}/resume"), &json!({}));
+    assert_eq!(status, 409, "{body}");
+    assert!(body.to_string().contains("--add-tokens"), "{body}");
+    // More of another unit is not what it needs.
+    let (status, body) = served.post(
+        &format!("/api/runs/{id}/resume"),
+        &json!({"add": {"iterations": 5}}),
+    );
+    assert_eq!(status, 409, "{body}");
+    let (status, body) = served.post(
+        &format!("/api/runs/{id}/resume"),
+        &json!({"add": {"tokens": 1_000_000}, "by": "ana"}),
+    );
+    assert_eq!(status, 202, "{body}");
+    wait_status(dir.path(), &id, "completed");
+    let shown = text(&run(dir.path(), &["status", &id, "--json"]).stdout);
+    let shown: Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(shown["limits"]["tokens"], 1_000_010, "{shown}");
+    let report = text(&run(dir.path(), &["report", &id]).stdout);
+    assert!(
+        report.contains("completed after 2 iteration(s)"),
+        "{report}"
+    );
+}
