@@ -170,7 +170,8 @@ impl HumanAct {
             }
             HumanAct::WatchRuns => {
                 "A person watches the runs with `tether watch` in their own terminal, outside \
-                 the agent: it answers questions and pauses and cancels runs. An agent reads \
+                 the agent: it answers questions, pauses and cancels runs and raises their \
+                 budgets. An agent reads \
                  where its own run stands with `tether status`."
             }
             HumanAct::AskOnTheSide => {

@@ -89,8 +89,13 @@ fn write_report(
     }
     usage(out, &header);
     goals(out, &store.verdicts_for_run(&run.id)?);
-    let ended_run = tether_store::control::is_ended(header.status);
-    iterations(out, &tether_read::usage_series(store, &run.id)?, ended_run);
+    // An iteration goes on only while a process drives the run; one of a run stopped (paused,
+    // interrupted, killed, waiting out a budget) was cut short.
+    let going_on = matches!(
+        header.status,
+        tether_store::RunStatus::Running | tether_store::RunStatus::WaitingForInput
+    ) && !header.orphaned;
+    iterations(out, &tether_read::usage_series(store, &run.id)?, going_on);
     contracts(out, store, run)?;
     questions(out, store, run)?;
     messages(out, store, run)?;
@@ -340,9 +345,10 @@ fn usage(out: &mut String, header: &RunHeader) {
 }
 
 /// What each iteration used, a row each (the newest [`ITERATION_ROWS`] of a long run): its
-/// outcome, its time, its agent's and the judges' tokens, and its cost. An iteration of a run
-/// that `ended` without ending it was cut short (the run was stopped or killed in it).
-fn iterations(out: &mut String, series: &[IterationUsage], ended: bool) {
+/// outcome, its time, its agent's and the judges' tokens, and its cost. An iteration that did
+/// not end is under way while the run is `going_on`, and was cut short otherwise (the run was
+/// stopped, interrupted or killed in it).
+fn iterations(out: &mut String, series: &[IterationUsage], going_on: bool) {
     if series.is_empty() {
         return;
     }
@@ -365,8 +371,8 @@ fn iterations(out: &mut String, series: &[IterationUsage], ended: bool) {
         let outcome = match (it.ended, it.failed) {
             (true, true) => "failed",
             (true, false) => "completed",
-            (false, _) if ended => "cut short",
-            (false, _) => "under way",
+            (false, _) if going_on => "under way",
+            (false, _) => "cut short",
         };
         put!(
             out,

@@ -80,16 +80,24 @@ pub fn run(
 }
 
 /// Turns SIGTERM, SIGHUP and SIGINT into [`Input::Ended`], so the watch ends as `q` ends it,
-/// the terminal given back, rather than leaving it in raw mode on the alternate screen. (In raw
-/// mode Ctrl+C is a key; SIGINT comes only from outside.)
+/// the terminal given back, rather than leaving it in raw mode on the alternate screen; a
+/// second signal gives the terminal back and exits 130 at once. (In raw mode Ctrl+C is a key;
+/// SIGINT comes only from outside.)
 fn on_signals(tx: mpsc::Sender<Input>) -> io::Result<signal_hook::iterator::Handle> {
     let mut signals = Signals::new([SIGTERM, SIGHUP, SIGINT])?;
     let handle = signals.handle();
     std::thread::Builder::new()
         .name("tether-watch-signals".into())
         .spawn(move || {
-            if signals.forever().next().is_some() {
+            let mut received = signals.forever();
+            if received.next().is_some() {
                 let _ = tx.send(Input::Ended);
+            }
+            // A second one while the first waits on something slow (a team store that does not
+            // answer): the terminal given back here, and out.
+            if received.next().is_some() {
+                ratatui::restore();
+                std::process::exit(130);
             }
         })?;
     Ok(handle)

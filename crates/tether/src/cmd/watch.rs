@@ -1,6 +1,8 @@
 //! `tether watch`: the runs in the terminal ([`tether_watch`]). A person's act — its holder
-//! answers questions and pauses, cancels and speaks to runs — so it is refused inside an
-//! agent's process tree. Its acts are those of `tether answer`, `pause`, `cancel` and `say`.
+//! answers questions, pauses, cancels and speaks to runs and adds iterations to them — so it is
+//! refused inside an agent's process tree. Its acts are those of `tether answer`, `pause`,
+//! `cancel`, `say` and `resume --add-iterations` (whose raise is refused for a run of another
+//! machine, and inside an agent of the run's own workspace).
 
 use std::io::IsTerminal as _;
 
@@ -27,6 +29,7 @@ pub fn run(ctx: &mut Ctx<'_>) -> Result<Exit> {
     let acts = ByPerson {
         ctx: Acting {
             ws: ctx.ws.clone(),
+            env: ctx.env,
             name: super::who(ctx),
             config: super::load_config(ctx).map(|l| l.config).ok(),
             grace: tether_runtime::process::notice_grace(ctx.env),
@@ -39,8 +42,9 @@ pub fn run(ctx: &mut Ctx<'_>) -> Result<Exit> {
 }
 
 /// What the acts need of the command's context.
-struct Acting {
+struct Acting<'a> {
     ws: tether_config::Workspace,
+    env: &'a dyn tether_config::Env,
     name: String,
     config: Option<tether_config::Config>,
     grace: std::time::Duration,
@@ -48,11 +52,11 @@ struct Acting {
 }
 
 /// A person's acts from the screen.
-struct ByPerson {
-    ctx: Acting,
+struct ByPerson<'a> {
+    ctx: Acting<'a>,
 }
 
-impl ByPerson {
+impl ByPerson<'_> {
     fn store(&self) -> Result<Store, String> {
         tether_runtime::store::open_of(&self.ctx.ws, &self.ctx.store_config)
             .map_err(|e| format!("{e:#}"))
@@ -63,7 +67,7 @@ impl ByPerson {
     }
 }
 
-impl tether_watch::Acts for ByPerson {
+impl tether_watch::Acts for ByPerson<'_> {
     fn answer(&self, question: &QuestionId, text: &str) -> Result<String, String> {
         let store = self.store()?;
         let config = self.ctx.config.clone();
@@ -150,23 +154,43 @@ impl tether_watch::Acts for ByPerson {
                 state.status.as_str()
             ));
         }
-        let limit = found.limits().iterations.filter(|m| *m > 0);
-        let Some(limit) = limit else {
+        // As `tether resume --add-iterations`: a run of another machine is raised there, and
+        // no agent of the run's own workspace may raise it, whichever workspace this is.
+        if tether_store::control::is_elsewhere(&found) {
+            return Err(format!(
+                "it belongs to {}: add iterations there (tether resume {run} --add-iterations {n})",
+                found.machine.as_deref().unwrap_or("another machine")
+            ));
+        }
+        if !found.workspace.as_os_str().is_empty() {
+            let theirs = tether_config::Workspace::at(&found.workspace);
+            tether_runtime::human_act::require_human(&theirs, self.ctx.env, HumanAct::RaiseBudget)
+                .map_err(|e| format!("{e:#}"))?;
+        }
+        if found.limits().iterations.filter(|m| *m > 0).is_none() {
             return Err("it has no iteration limit: nothing to add to".to_owned());
-        };
-        tether_runtime::budget::raise(
+        }
+        let raised = tether_runtime::budget::raise(
             &store,
             &found,
             &[(Unit::Iterations, f64::from(n))],
             &self.ctx.name,
         )
         .map_err(|e| format!("{e:#}"))?;
-        let now = limit.saturating_add(n);
+        // Said from what was recorded: the run's budget, or the goal's whose budget stopped it.
+        let whose = raised.iter().find_map(|e| match e {
+            tether_store::Event::BudgetRaised { goal_id, .. } => Some(goal_id.clone()),
+            _ => None,
+        });
+        let whose = match whose.flatten() {
+            Some(goal) => format!("goal {goal}'s iteration budget"),
+            None => "its iteration budget".to_owned(),
+        };
         Ok(match state.status {
             RunStatus::BudgetExhausted => {
-                format!("budget now {now} iterations; go on with tether resume {run}")
+                format!("added {n} to {whose}; go on with tether resume {run}")
             }
-            _ => format!("budget now {now} iterations"),
+            _ => format!("added {n} to {whose}"),
         })
     }
 }

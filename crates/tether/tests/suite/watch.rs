@@ -214,7 +214,7 @@ fn iterations_added_from_the_screen_carry_a_running_loop_further() {
     let mut pty = Pty::start_sized(dir.path(), "watch", SIZE);
     shows(&pty, "iteration 1 of 2");
     pty.press(b"+3\r");
-    shows(&pty, "budget now 5 iterations");
+    shows(&pty, "added 3 to its iteration budget");
     shows(&pty, "of 5");
     std::fs::write(dir.path().join("go"), "").unwrap();
     let out = crate::common::wait_output(looped);
