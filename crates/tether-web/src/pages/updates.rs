@@ -192,17 +192,10 @@ fn ops_for(
                 target: "run-head".into(),
                 html: views::head(&detail.run, now).into_string(),
             });
-            let usage_may_change = matches!(
-                e.event,
-                Some(
-                    Event::IterationStarted { .. }
-                        | Event::IterationUsage { .. }
-                        | Event::JudgeUsage { .. }
-                        | Event::IterationCompleted { .. }
-                        | Event::IterationFailed { .. }
-                        | Event::GoalVerdict { .. }
-                )
-            );
+            // The charts draw the usage series (its events are the store's usage kinds) and the
+            // verdicts.
+            let usage_may_change = tether_store::USAGE_KINDS.contains(&e.kind.as_str())
+                || matches!(e.event, Some(Event::GoalVerdict { .. }));
             if usage_may_change {
                 ops.push(Op::Replace {
                     target: "run-charts".into(),
