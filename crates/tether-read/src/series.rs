@@ -4,7 +4,7 @@
 //! dashboard's runs list its end ([`recent_usage_series`], read through the usage events alone).
 
 use serde::Serialize;
-use tether_store::{Event, RunId, Store, StoreError};
+use tether_store::{Event, RunId, Store, StoreError, StoredEvent};
 
 /// How many events are read at a time.
 const PAGE: usize = 2_000;
@@ -65,13 +65,7 @@ pub fn usage_series(store: &Store, run: &RunId) -> Result<Vec<IterationUsage>, S
             break;
         }
     }
-    let mut series: Vec<IterationUsage> = Vec::new();
-    let mut started: Vec<(u32, i64)> = Vec::new();
-    for stored in pages.iter().rev().flatten() {
-        if let Some(event) = &stored.event {
-            apply(&mut series, &mut started, event, stored.at_ms);
-        }
-    }
+    let (mut series, started) = fold(pages.iter().rev().flatten());
     if series.last().is_some_and(|it| !it.ended) {
         let last_event = store.run(run)?.state.last_event_at_ms;
         under_way(&mut series, &started, last_event);
@@ -102,17 +96,25 @@ pub fn recent_usage_series(
     events: usize,
 ) -> Result<Vec<IterationUsage>, StoreError> {
     let page = store.usage_events_before(run, None, events)?;
-    let mut series: Vec<IterationUsage> = Vec::new();
-    let mut started: Vec<(u32, i64)> = Vec::new();
-    for stored in &page {
-        if let Some(event) = &stored.event {
-            apply(&mut series, &mut started, event, stored.at_ms);
-        }
-    }
+    let (mut series, _) = fold(&page);
     if page.len() >= events && series.len() > 1 {
         series.remove(0);
     }
     Ok(series)
+}
+
+/// The series `events` (usage events, oldest first) make, and when each iteration last started.
+fn fold<'a>(
+    events: impl IntoIterator<Item = &'a StoredEvent>,
+) -> (Vec<IterationUsage>, Vec<(u32, i64)>) {
+    let mut series: Vec<IterationUsage> = Vec::new();
+    let mut started: Vec<(u32, i64)> = Vec::new();
+    for stored in events {
+        if let Some(event) = &stored.event {
+            apply(&mut series, &mut started, event, stored.at_ms);
+        }
+    }
+    (series, started)
 }
 
 /// One event into the series.
@@ -145,14 +147,9 @@ fn apply(series: &mut Vec<IterationUsage>, started: &mut Vec<(u32, i64)>, event:
                 it.duration_ms = u64::try_from(at.saturating_sub(began)).unwrap_or(0);
             }
         }
-        _ => {
-            // An iteration under way: its time so far.
-            if let Some(it) = series.last_mut().filter(|it| !it.ended)
-                && let Some((_, began)) = started.iter().find(|(m, _)| *m == it.n)
-            {
-                it.duration_ms = u64::try_from(at.saturating_sub(*began)).unwrap_or(0);
-            }
-        }
+        // Only the usage kinds are read; an iteration under way has its time from the run's
+        // last event (`under_way`).
+        _ => {}
     }
 }
 
